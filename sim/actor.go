@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+type actorState uint8
+
+const (
+	stateReady actorState = iota
+	stateRunning
+	stateSleeping
+	stateWaiting
+	stateDone
+)
+
+// Actor is a goroutine under the simulator's control: GPU code, a host
+// thread, a test driver. Its methods may only be called from its own
+// goroutine, while it runs.
+type Actor struct {
+	s       *Sim
+	name    string
+	id      uint32
+	fn      func(*Actor)
+	resume  chan struct{}
+	started bool
+	killed  bool
+	state   actorState
+	token   uint64 // bumped each time the actor blocks; wakes carry it
+	since   Time
+	until   Time // sleeping: wake time
+	wait    *Wait
+	label   string
+}
+
+// Spawn creates an actor that runs fn, starting at Now (after whatever is
+// already due now, in PRNG order). It may be called before Run, from an
+// actor or from an event.
+func (s *Sim) Spawn(name string, fn func(a *Actor)) *Actor {
+	a := &Actor{s: s, name: name, id: uint32(len(s.actors)), fn: fn, resume: make(chan struct{})}
+	s.actors = append(s.actors, a)
+	s.trace.record(s, s.traceSched, a.id, 1, 0, 0)
+	s.wake(a, s.now)
+	return a
+}
+
+// Name returns the name given to Spawn.
+func (a *Actor) Name() string { return a.name }
+
+// Sim returns the simulator the actor belongs to.
+func (a *Actor) Sim() *Sim { return a.s }
+
+// Now is a.Sim().Now().
+func (a *Actor) Now() Time { return a.s.now }
+
+// Done reports whether the actor's function has returned.
+func (a *Actor) Done() bool { return a.state == stateDone }
+
+// SetLabel names what the actor is doing, for hang reports (a polling loop
+// that sleeps between reads shows its label while it sleeps).
+func (a *Actor) SetLabel(l string) { a.label = l }
+
+// wake schedules a to run at t with its current token.
+func (s *Sim) wake(a *Actor, t Time) Timer { return s.wakeTok(a, t, a.token) }
+
+func (s *Sim) wakeTok(a *Actor, t Time, tok uint64) Timer {
+	if t < s.now {
+		t = s.now
+	}
+	e := s.alloc()
+	e.t, e.actor, e.token = t, a, tok
+	s.schedule(e)
+	return Timer{e: e, gen: e.gen}
+}
+
+func (s *Sim) runActor(a *Actor) {
+	s.cur = a
+	a.state = stateRunning
+	a.wait = nil
+	s.trace.record(s, s.traceSched, a.id, 2, a.token, 0)
+	if !a.started {
+		a.started = true
+		s.live++
+		s.progress = s.now
+		go a.main()
+	} else {
+		a.resume <- struct{}{}
+	}
+	<-s.back
+	s.cur = nil
+}
+
+// ActorPanicError reports a panic in an actor's function. The run stops;
+// the process does not.
+type ActorPanicError struct {
+	Actor string
+	At    Time
+	Value any
+	Stack string
+}
+
+func (e *ActorPanicError) Error() string {
+	return fmt.Sprintf("actor %q panicked at %v: %v", e.Actor, e.At, e.Value)
+}
+
+func (a *Actor) main() {
+	defer func() {
+		if r := recover(); r != nil && !a.killed {
+			a.s.Fail(&ActorPanicError{Actor: a.name, At: a.s.now, Value: r, Stack: string(debug.Stack())})
+		}
+		a.state = stateDone
+		a.s.live--
+		if !a.killed {
+			a.s.progress = a.s.now
+			a.s.trace.record(a.s, a.s.traceSched, a.id, 3, 0, 0)
+		}
+		a.s.back <- struct{}{}
+	}()
+	a.fn(a)
+}
+
+// block hands control back to the scheduler until a wake with the current
+// token runs the actor again.
+func (a *Actor) block() {
+	if a.killed {
+		return // a defer running during the kill: never block again
+	}
+	a.since = a.s.now
+	a.s.back <- struct{}{}
+	<-a.resume
+	if a.killed {
+		runtime.Goexit()
+	}
+}
+
+func (a *Actor) check() {
+	if a.s.cur != a {
+		panic(fmt.Sprintf("sim: actor %q used from outside its own goroutine turn", a.name))
+	}
+}
+
+// Sleep advances the actor's virtual time by d (at least 0).
+func (a *Actor) Sleep(d Time) {
+	a.check()
+	if d < 0 {
+		d = 0
+	}
+	a.token++
+	a.state = stateSleeping
+	a.until = a.s.now + d
+	a.s.wake(a, a.until)
+	a.block()
+}
+
+// Yield lets every other actor and event due now run first, in PRNG order.
+func (a *Actor) Yield() { a.Sleep(0) }
+
+// Wait describes what an actor waits for: a predicate over state that
+// writers to List announce with Notify on [Lo, Hi).
+type Wait struct {
+	List   *WatchList
+	Lo, Hi uint64
+	// Pred is true when the wait is over. It is evaluated by the writer's
+	// Notify and again by the actor when it runs.
+	Pred func() bool
+	// What says what is awaited, for hang reports. Text, if set, is called
+	// at report time instead, so the report can show values as they are then.
+	What string
+	Text func() string
+	// Detail is optional structured data for the JSON report.
+	Detail func() any
+}
+
+func (w *Wait) describe() string {
+	if w.Text != nil {
+		return w.Text()
+	}
+	return w.What
+}
+
+// Await blocks until w.Pred holds. It returns at once if it already holds.
+func (a *Actor) Await(w Wait) { a.await(w, -1) }
+
+// AwaitTimeout is Await with a deadline d after Now. It reports whether the
+// predicate held (false: the deadline passed first).
+func (a *Actor) AwaitTimeout(w Wait, d Time) bool {
+	if d < 0 {
+		d = 0
+	}
+	return a.await(w, a.s.now+d)
+}
+
+func (a *Actor) await(w Wait, deadline Time) bool {
+	a.check()
+	for !w.Pred() {
+		if a.killed {
+			return false
+		}
+		if deadline >= 0 && a.s.now >= deadline {
+			return false
+		}
+		a.token++
+		tok := a.token
+		var h *watch
+		if w.List != nil {
+			h = w.List.add(w.Lo, w.Hi, w.Pred, nil, a, tok)
+		}
+		var tm Timer
+		if deadline >= 0 {
+			tm = a.s.wake(a, deadline)
+		}
+		a.state = stateWaiting
+		a.wait = &w
+		a.block()
+		if h != nil {
+			w.List.remove(h)
+		}
+		tm.Stop()
+	}
+	a.s.progress = a.s.now
+	return true
+}
+
+func (a *Actor) waiter() (Waiter, bool) {
+	switch a.state {
+	case stateWaiting:
+		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(a.wait), Label: a.label}, true
+	case stateSleeping:
+		return Waiter{Kind: "actor", Name: a.name, State: "sleeping", Since: a.since,
+			WaitsFor: fmt.Sprintf("sleep until %v", a.until), Label: a.label}, true
+	}
+	return Waiter{}, false
+}
+
+func detail(w *Wait) any {
+	if w == nil || w.Detail == nil {
+		return nil
+	}
+	return w.Detail()
+}
+
+// killAll ends every started actor goroutine: each blocked actor resumes,
+// sees it was killed and exits through runtime.Goexit (its defers run).
+func (s *Sim) killAll() {
+	for _, a := range s.actors {
+		if a.started && a.state != stateDone {
+			a.killed = true
+			s.cur = a
+			a.resume <- struct{}{}
+			<-s.back
+			s.cur = nil
+		}
+	}
+}

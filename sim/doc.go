@@ -1,0 +1,39 @@
+// Package sim is emud's deterministic discrete-event core.
+//
+// Virtual time is an integer count of picoseconds ([Time]). Work happens in
+// two forms:
+//
+//   - events: callbacks scheduled at a virtual time ([Sim.At], [Sim.After]).
+//     The emulated SDMA engines are pure event machines, so a packet costs no
+//     goroutine switch.
+//   - actors: goroutines ([Sim.Spawn]) that model code running on a GPU or
+//     host. Exactly one actor or event runs at a time; control passes between
+//     goroutines through channels, so emulated state needs no locks and the
+//     race detector sees every hand-off.
+//
+// Events are ordered by (time, sequence). When several are due at the same
+// virtual time, a PRNG seeded from the run's seed picks which runs first:
+// that choice is what a seed fixes and what exploring seeds varies.
+//
+// Actors block only through this package: [Actor.Sleep], [Actor.Yield] and
+// [Actor.Await]. Await is a subscription, never a spin: the waiter registers a
+// predicate on a [WatchList] range and is woken by the write ([WatchList.Notify])
+// that can satisfy it. The woken actor re-checks its predicate when it runs,
+// so a value that flips back before the waiter runs is missed, as a sampling
+// poller on hardware would miss it.
+//
+// A run ends in one of three ways: every actor returned and nothing is
+// pending (success); something failed ([Sim.Fail], a panic in an actor or an
+// event); or a hang. Hangs are detected two ways: deadlock (no event pending,
+// no actor runnable, yet an actor is blocked or an inspector reports stuck
+// work) and the progress watchdog (a span of virtual time in which nothing
+// counted as progress happened, which catches pollers that retry forever).
+// Either way Run returns a *[HangError] listing every waiter and what it waits
+// for; inspectors registered by higher layers (the SDMA engine) add their
+// queues and plain-words causes.
+//
+// Every scheduling decision and every traced event is folded into a SHA-256
+// digest ([Sim.Digest]): the same seed gives the same digest.
+//
+// Nothing in this package reads the wall clock.
+package sim

@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+)
+
+// DefaultWatchdog is the progress watchdog's span when Config.Watchdog is 0:
+// long against any collective on one node (microseconds to milliseconds),
+// short enough that a poller spinning forever is reported quickly.
+const DefaultWatchdog = 100 * Millisecond
+
+// Config sets up a run.
+type Config struct {
+	// Seed fixes every choice of the run: tie-breaks between events due at
+	// the same time, and the streams handed out by Rand.
+	Seed uint64
+	// Watchdog is the span of virtual time without progress after which the
+	// run stops with a watchdog HangError. 0 means DefaultWatchdog; a
+	// negative value disables the watchdog.
+	Watchdog Time
+	// Record keeps every trace record in memory (Records). The digest is
+	// computed either way.
+	Record bool
+}
+
+// Sim is one deterministic run. It is single-use: build it, spawn actors,
+// call Run once.
+type Sim struct {
+	cfg      Config
+	now      Time
+	seq      uint64
+	heap     eventHeap
+	batch    []*event // events due now, not yet run; the PRNG picks among them
+	free     []*event
+	sched    *rand.Rand
+	watchdog Time
+	progress Time // virtual time of the last progress
+
+	actors []*Actor
+	cur    *Actor
+	back   chan struct{} // actor -> scheduler hand-back
+	live   int           // actors started and not finished
+
+	inspectors []Inspector
+	trace      tracer
+	traceSched TraceKind
+
+	running bool
+	ran     bool
+	err     error
+}
+
+// New returns a simulator at virtual time 0.
+func New(cfg Config) *Sim {
+	s := &Sim{
+		cfg:   cfg,
+		sched: rand.New(rand.NewPCG(cfg.Seed, 0x5eed_5c4ed)),
+		back:  make(chan struct{}),
+	}
+	switch {
+	case cfg.Watchdog == 0:
+		s.watchdog = DefaultWatchdog
+	case cfg.Watchdog < 0:
+		s.watchdog = -1
+	default:
+		s.watchdog = cfg.Watchdog
+	}
+	s.trace.init(cfg.Record)
+	s.traceSched = s.TraceKind("sched")
+	return s
+}
+
+// Now returns the current virtual time.
+func (s *Sim) Now() Time { return s.now }
+
+// Seed returns the run's seed.
+func (s *Sim) Seed() uint64 { return s.cfg.Seed }
+
+// Rand returns a new PRNG stream derived from the seed and stream. Users of
+// randomness (timing jitter, fault injection) each take their own stream so
+// that one consumer drawing more numbers does not shift another's.
+func (s *Sim) Rand(stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(s.cfg.Seed, 0x9e3779b97f4a7c15^stream))
+}
+
+func (s *Sim) alloc() *event {
+	if n := len(s.free); n > 0 {
+		e := s.free[n-1]
+		s.free = s.free[:n-1]
+		return e
+	}
+	return &event{}
+}
+
+func (s *Sim) recycle(e *event) {
+	e.gen++
+	e.fn, e.actor, e.dead = nil, nil, false
+	s.free = append(s.free, e)
+}
+
+func (s *Sim) schedule(e *event) {
+	s.seq++
+	e.seq = s.seq
+	if e.t == s.now && len(s.batch) > 0 {
+		// Already choosing among events due now: the new one competes too.
+		s.batch = append(s.batch, e)
+		return
+	}
+	s.heap.push(e)
+}
+
+// At schedules fn at virtual time t. A time in the past runs at Now: the
+// past cannot be changed.
+func (s *Sim) At(t Time, fn func()) Timer {
+	if t < s.now {
+		t = s.now
+	}
+	e := s.alloc()
+	e.t, e.fn = t, fn
+	s.schedule(e)
+	return Timer{e: e, gen: e.gen}
+}
+
+// After schedules fn d after Now.
+func (s *Sim) After(d Time, fn func()) Timer { return s.At(s.now+d, fn) }
+
+// Progress records that the run made progress now (the watchdog's notion).
+// The engine calls it per completed packet; satisfied waits, actor starts and
+// exits count on their own.
+func (s *Sim) Progress() { s.progress = s.now }
+
+// LastProgress returns the virtual time of the last progress.
+func (s *Sim) LastProgress() Time { return s.progress }
+
+// Fail stops the run: Run returns err (the first one, if several fail).
+func (s *Sim) Fail(err error) {
+	if err == nil {
+		err = errors.New("sim: Fail(nil)")
+	}
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Err returns the error that stopped the run, if any.
+func (s *Sim) Err() error { return s.err }
+
+// EventPanicError reports a panic inside an event callback: a bug in emud
+// itself, turned into an error so the process survives.
+type EventPanicError struct {
+	At    Time
+	Value any
+	Stack string
+}
+
+func (e *EventPanicError) Error() string {
+	return fmt.Sprintf("sim: event callback panicked at %v: %v\n%s", e.At, e.Value, e.Stack)
+}
+
+// Run runs the simulation until it finishes, fails or hangs. It returns nil
+// on success, a *HangError on a hang, or the failure. Every actor goroutine
+// has ended when Run returns.
+func (s *Sim) Run() error {
+	if s.ran {
+		return errors.New("sim: Run called twice; a Sim is single-use")
+	}
+	s.ran, s.running = true, true
+	defer func() { s.running = false }()
+	s.loop()
+	if s.err == nil {
+		if h := s.quiescentHang(); h != nil {
+			s.err = h
+		}
+	}
+	s.killAll()
+	return s.err
+}
+
+func (s *Sim) loop() {
+	for s.err == nil {
+		var e *event
+		if n := len(s.batch); n > 0 {
+			i := 0
+			if n > 1 {
+				i = s.sched.IntN(n)
+				s.trace.sched(s, uint64(i), uint64(n))
+			}
+			e = s.batch[i]
+			s.batch[i] = s.batch[n-1]
+			s.batch[n-1] = nil
+			s.batch = s.batch[:n-1]
+		} else {
+			if len(s.heap) == 0 {
+				return
+			}
+			e = s.heap.pop()
+			if e.dead {
+				s.recycle(e)
+				continue
+			}
+			if s.watchdog > 0 && e.t-s.progress > s.watchdog {
+				// Put it back so the report shows it pending; stop at the
+				// moment the watchdog expired.
+				s.heap.push(e)
+				s.now = s.progress + s.watchdog
+				s.err = s.hang(HangWatchdog)
+				return
+			}
+			s.now = e.t
+			if len(s.heap) > 0 && s.heap[0].t == e.t {
+				// Several due at once: gather them and let the PRNG pick.
+				s.batch = append(s.batch, e)
+				for len(s.heap) > 0 && s.heap[0].t == e.t {
+					s.batch = append(s.batch, s.heap.pop())
+				}
+				continue
+			}
+		}
+		if e.dead {
+			s.recycle(e)
+			continue
+		}
+		if a := e.actor; a != nil {
+			tok := e.token
+			s.recycle(e)
+			if a.token == tok && a.state != stateDone {
+				s.runActor(a)
+			}
+			continue
+		}
+		fn := e.fn
+		s.recycle(e)
+		s.call(fn)
+	}
+}
+
+func (s *Sim) call(fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.Fail(&EventPanicError{At: s.now, Value: r, Stack: string(debug.Stack())})
+		}
+	}()
+	fn()
+}
+
+// Inspector is called when a run is checked for a hang. It adds to h every
+// waiter it owns (for the engine: queues with rung packets they cannot run)
+// and any plain-words causes it recognises. A quiescent run is a hang if any
+// actor is blocked or any inspector adds a waiter.
+type Inspector func(h *HangError)
+
+// AddInspector registers an inspector.
+func (s *Sim) AddInspector(f Inspector) { s.inspectors = append(s.inspectors, f) }
+
+func (s *Sim) quiescentHang() *HangError {
+	h := s.hang(HangDeadlock)
+	if len(h.Waiters) == 0 {
+		return nil
+	}
+	return h
+}
+
+func (s *Sim) hang(kind HangKind) *HangError {
+	h := &HangError{Kind: kind, At: s.now, Seed: s.cfg.Seed, LastProgress: s.progress}
+	for _, a := range s.actors {
+		if w, ok := a.waiter(); ok {
+			h.Waiters = append(h.Waiters, w)
+		}
+	}
+	for _, f := range s.inspectors {
+		f(h)
+	}
+	h.Digest = s.Digest()
+	return h
+}
