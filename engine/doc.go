@@ -1,0 +1,68 @@
+// Package engine emulates the devices below the ccoSdma API: each GPU's
+// memory in one flat LSA address space, and the SDMA queues that fetch rung
+// packets from their rings and execute them.
+//
+// # Memory
+//
+// A [Node] has GPUs 0..n−1. GPU g's memory is the slice
+// [Base + g·Stride, Base + (g+1)·Stride) of one flat address space, as MORI
+// lays out LSA windows (perRankSize rounded up to 4 GiB; shared/spec
+// cco-semantics.md §2.1). Only allocated regions are backed: an access
+// anywhere else is a VM hole. Every write notifies the memory's watch list,
+// so waiters on a flag or signal slot are woken by the write itself.
+//
+// # Queues
+//
+// A [Queue] is one SDMA queue of GPU g toward peer p with queue id q,
+// loopback (p == g) included. It owns a [ring.Ring] holding the real gfx9
+// packet bytes. The issuer side ([Queue.Reserve], [Queue.Submit],
+// [Queue.Commit], [Queue.AwaitDrained]) follows MORI's ring protocol
+// (sdma-hardware.md §3): reservation by fetch-add, the full-ring rule, the
+// in-order commit chain. The engine side executes [rptr, doorbell) strictly
+// in order, one packet at a time; queues run concurrently. Durations come
+// from a [model.Model].
+//
+// Packet semantics (sdma-hardware.md §2, §5, §6):
+//   - COPY moves real bytes when it completes (memmove semantics; an overlap
+//     is reported as a COPY_OVERLAP event because hardware leaves it
+//     undefined).
+//   - Broadcast COPY writes both destinations. When they are not congruent
+//     mod 32 the second stream lands at (dst2 &^ 31) + (dst1 & 31), so dst2's
+//     range is wrong and up to 31 neighbouring bytes are overwritten: the
+//     seed's rule, with the [inferred] placement model of the spec.
+//   - ATOMIC is one read-modify-write (ADD64 and every other 32/64-bit op
+//     the decoder names; the loop/CMPSWAP retry bound is not modelled).
+//   - POLL_REGMEM compares 32 bits of memory under the mask, unsigned. A
+//     failing poll parks the queue: a subscription on the polled word, with
+//     re-reads only at multiples of the poll interval after the packet
+//     started (so a value that flips back between reads is missed, as on
+//     hardware). A finite retry count expires after retry+1 failed reads
+//     into a POLL_TIMEOUT event; the queue then continues with the next
+//     packet (or halts, by Config.PollTimeout) — the spec's [inferred] rule.
+//   - FENCE stores 32 bits; TRAP raises a TRAP event; TIMESTAMP (get local
+//     or global) stores a 64-bit counter at Config.TimestampHz.
+//   - WRITE_LINEAR stores its inline dwords; CONST_FILL fills dwords.
+//
+// Faults are [Fault] values naming the queue, ring offset, decoded packet and
+// address. VM holes, misaligned atomics, illegal or unsupported packets halt
+// the queue (rptr stays on the packet) and, unless Config.KeepGoingOnFault,
+// stop the run with the fault as its error; the Go process never panics.
+// TRAP, POLL_TIMEOUT, DOORBELL_INVALID and COPY_OVERLAP are events that do
+// not stop the queue. A packet whose header is rung but whose body is not
+// (the doorbell points into it) stalls the queue until more is rung, as a
+// fetcher waiting on wptr would.
+//
+// The read pointer is written back per packet by default; [RptrOnDrain]
+// writes it back only when the queue drains (gem5's behaviour), so a queue
+// parked on a poll never publishes progress.
+//
+// When a run hangs, the node's inspector adds every queue that has rung
+// work it cannot run (parked on a poll, stalled, faulted) with its
+// pointers, decoded head packet and, for a poll, the value now in memory,
+// and names known misuse in plain words (a full ring whose reservations
+// were never rung, a stalled commit chain, a poll on a flag that never
+// arrives).
+//
+// Link sharing between concurrent copies is not modelled yet: each copy
+// takes the model's CopyTime on its own (the timing-model issue adds it).
+package engine

@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// prepare checks the head packet's operands before any time passes (the
+// engine faults when it touches memory, which is at the start) and returns
+// its data-movement time. It returns ok=false if the queue halted. A POLL
+// that does not hold parks the queue here.
+func (q *Queue) prepare() (sim.Time, bool) {
+	p := &q.head
+	mem := q.n.mem
+	check := func(op string, addr, n uint64) bool {
+		if err := mem.Check(op, addr, n); err != nil {
+			q.halt(FaultVMHole, addr, err.Error())
+			return false
+		}
+		return true
+	}
+	aligned := func(what string, addr, to uint64) bool {
+		if addr%to != 0 {
+			q.halt(FaultMisaligned, addr, fmt.Sprintf("%s address %#x is not %d-byte aligned", what, addr, to))
+			return false
+		}
+		return true
+	}
+	switch p.Kind {
+	case ring.KindNop:
+		return 0, true
+	case ring.KindCopy:
+		n := p.CopyBytes()
+		if !check("copy source read", p.Src, n) || !check("copy destination write", p.Dst, n) {
+			return 0, false
+		}
+		return q.n.model.CopyTime(model.Copy{Bytes: n, Src: mem.GPUOf(p.Src), Dst: q.dsts(p.Dst)}), true
+	case ring.KindBroadcastCopy:
+		n := p.CopyBytes()
+		if !check("copy source read", p.Src, n) || !check("broadcast destination 1 write", p.Dst, n) ||
+			!check("broadcast destination 2 write", broadcastDst2(p), n) {
+			return 0, false
+		}
+		return q.n.model.CopyTime(model.Copy{Bytes: n, Src: mem.GPUOf(p.Src), Dst: q.dsts(p.Dst, p.Dst2)}), true
+	case ring.KindAtomic:
+		w := uint64(p.AtomicOp.Width())
+		if _, ok := atomicFn(p.AtomicOp); !ok {
+			q.halt(FaultIllegal, p.Addr, fmt.Sprintf("atomic op %v is not emulated", p.AtomicOp))
+			return 0, false
+		}
+		return 0, aligned("atomic", p.Addr, w) && check("atomic", p.Addr, w)
+	case ring.KindFence:
+		return 0, aligned("fence", p.Addr, 4) && check("fence write", p.Addr, 4)
+	case ring.KindTrap:
+		return 0, true
+	case ring.KindTimestamp:
+		if p.SubOp == ring.TimestampSet {
+			q.halt(FaultIllegal, 0, "TIMESTAMP set (sub_op 0) is not emulated")
+			return 0, false
+		}
+		return 0, check("timestamp write", p.Addr, 8)
+	case ring.KindWrite:
+		return 0, aligned("write", p.Dst, 4) && check("write", p.Dst, 4*uint64(len(p.Payload)))
+	case ring.KindConstFill:
+		n, ok := constFillBytes(p)
+		if !ok {
+			q.halt(FaultIllegal, p.Dst, "CONST_FILL: only dword fills (fillsize 2) are emulated")
+			return 0, false
+		}
+		return 0, aligned("const fill", p.Dst, 4) && check("const fill", p.Dst, n)
+	case ring.KindPoll:
+		return 0, q.startPoll()
+	}
+	q.halt(FaultIllegal, 0, fmt.Sprintf("%v is not emulated", p.Kind))
+	return 0, false
+}
+
+func (q *Queue) dsts(addrs ...uint64) []int {
+	d := make([]int, len(addrs))
+	for i, a := range addrs {
+		d[i] = q.n.mem.GPUOf(a)
+	}
+	return d
+}
+
+// broadcastDst2 is where the second stream of a broadcast really lands:
+// [inferred] (dst2 &^ 31) + (dst1 & 31), which is dst2 when the two are
+// congruent mod 32.
+func broadcastDst2(p *ring.Packet) uint64 { return p.Dst2&^31 | p.Dst&31 }
+
+func constFillBytes(p *ring.Packet) (uint64, bool) {
+	if p.Header>>30 != 2 {
+		return 0, false
+	}
+	return uint64(p.Count) + 1, true
+}
+
+// apply performs the head packet's effect. Operands were checked by
+// prepare, so errors here mean memory changed shape, which it cannot; they
+// still halt rather than panic.
+func (q *Queue) apply() bool {
+	p := &q.head
+	mem := q.n.mem
+	var err error
+	switch p.Kind {
+	case ring.KindCopy:
+		n := p.CopyBytes()
+		var overlap bool
+		if overlap, err = mem.Move(p.Dst, p.Src, n); err == nil {
+			q.c.bytes.Add(float64(n))
+			if overlap {
+				q.event(FaultCopyOverlap, p.Dst, 0, fmt.Sprintf("source [%#x, +%d) and destination [%#x, +%d) overlap; hardware leaves the result undefined, emud copies as memmove", p.Src, n, p.Dst, n))
+			}
+		}
+	case ring.KindBroadcastCopy:
+		n := p.CopyBytes()
+		if _, err = mem.Move(p.Dst, p.Src, n); err == nil {
+			_, err = mem.Move(broadcastDst2(p), p.Src, n)
+			q.c.bytes.Add(float64(2 * n))
+		}
+	case ring.KindAtomic:
+		err = q.atomic(p)
+	case ring.KindFence:
+		err = mem.Store32(p.Addr, uint32(p.Data))
+	case ring.KindTrap:
+		q.event(FaultTrap, 0, p.Context, fmt.Sprintf("TRAP int_context %#x", p.Context))
+	case ring.KindTimestamp:
+		period := uint64(sim.Second) / q.n.cfg.TimestampHz
+		err = mem.Store64(p.Addr, uint64(q.n.s.Now())/max(period, 1))
+	case ring.KindWrite:
+		buf := make([]byte, 4*len(p.Payload))
+		for i, d := range p.Payload {
+			binary.LittleEndian.PutUint32(buf[4*i:], d)
+		}
+		err = mem.Write(p.Dst, buf)
+	case ring.KindConstFill:
+		n, _ := constFillBytes(p)
+		buf := make([]byte, n)
+		for i := uint64(0); i+4 <= n; i += 4 {
+			binary.LittleEndian.PutUint32(buf[i:], uint32(p.Data))
+		}
+		err = mem.Write(p.Dst, buf)
+	}
+	if err != nil {
+		q.halt(FaultVMHole, 0, err.Error())
+		return false
+	}
+	return true
+}
+
+// atomicFn returns the integer read-modify-write of op: new value from
+// (old, src, cmp), at the op's width.
+func atomicFn(op ring.AtomicOp) (func(old, src, cmp uint64, bits int) uint64, bool) {
+	if !op.Valid() {
+		return nil, false
+	}
+	signed := func(v uint64, bits int) int64 {
+		if bits == 32 {
+			return int64(int32(v))
+		}
+		return int64(v)
+	}
+	// Bits 4:0 of the TC_OP code name the operation; the float ones are
+	// not emulated.
+	switch op & 0x1f {
+	case 0x07: // SWAP
+		return func(_, src, _ uint64, _ int) uint64 { return src }, true
+	case 0x08: // CMPSWAP
+		return func(old, src, cmp uint64, _ int) uint64 {
+			if old == cmp {
+				return src
+			}
+			return old
+		}, true
+	case 0x0f: // ADD
+		return func(old, src, _ uint64, _ int) uint64 { return old + src }, true
+	case 0x10: // SUB
+		return func(old, src, _ uint64, _ int) uint64 { return old - src }, true
+	case 0x11: // SMIN
+		return func(old, src, _ uint64, b int) uint64 {
+			if signed(src, b) < signed(old, b) {
+				return src
+			}
+			return old
+		}, true
+	case 0x12: // UMIN
+		return func(old, src, _ uint64, _ int) uint64 { return min(old, src) }, true
+	case 0x13: // SMAX
+		return func(old, src, _ uint64, b int) uint64 {
+			if signed(src, b) > signed(old, b) {
+				return src
+			}
+			return old
+		}, true
+	case 0x14: // UMAX
+		return func(old, src, _ uint64, _ int) uint64 { return max(old, src) }, true
+	case 0x15: // AND
+		return func(old, src, _ uint64, _ int) uint64 { return old & src }, true
+	case 0x16: // OR
+		return func(old, src, _ uint64, _ int) uint64 { return old | src }, true
+	case 0x17: // XOR
+		return func(old, src, _ uint64, _ int) uint64 { return old ^ src }, true
+	case 0x18: // INC
+		return func(old, src, _ uint64, _ int) uint64 {
+			if old >= src {
+				return 0
+			}
+			return old + 1
+		}, true
+	case 0x19: // DEC
+		return func(old, src, _ uint64, _ int) uint64 {
+			if old == 0 || old > src {
+				return src
+			}
+			return old - 1
+		}, true
+	}
+	return nil, false
+}
+
+func (q *Queue) atomic(p *ring.Packet) error {
+	mem := q.n.mem
+	if p.AtomicOp&^0x40 == ring.AtomicOpAdd64 {
+		_, err := mem.AtomicAdd64(p.Addr, p.Data)
+		return err
+	}
+	fn, _ := atomicFn(p.AtomicOp)
+	bits := 8 * p.AtomicOp.Width()
+	if bits == 32 {
+		old, err := mem.Load32(p.Addr)
+		if err != nil {
+			return err
+		}
+		return mem.Store32(p.Addr, uint32(fn(uint64(old), p.Data&0xffffffff, p.Cmp&0xffffffff, 32)))
+	}
+	old, err := mem.Load64(p.Addr)
+	if err != nil {
+		return err
+	}
+	return mem.Store64(p.Addr, fn(old, p.Data, p.Cmp, 64))
+}
+
+// ---- POLL_REGMEM ----
+
+type pollState struct {
+	start, deadline sim.Time
+	interval        sim.Time
+	finite          bool
+	watch           sim.WatchHandle
+	timer           sim.Timer
+	reads           uint64
+}
+
+func (q *Queue) pollHolds() bool {
+	v, err := q.n.mem.Load32(q.head.Addr)
+	if err != nil {
+		return false
+	}
+	return q.head.Func.Eval(v&q.head.Mask, q.head.Ref)
+}
+
+// startPoll reads the polled word once. If the condition holds, the packet
+// completes like any other; if not, the queue parks on a subscription to
+// the word, re-reading only at poll-interval ticks.
+func (q *Queue) startPoll() bool {
+	p := &q.head
+	if !p.MemPoll {
+		q.halt(FaultIllegal, 0, "POLL_REGMEM on a register (mem_poll = 0) is not emulated")
+		return false
+	}
+	if p.Addr%4 != 0 {
+		q.halt(FaultMisaligned, p.Addr, fmt.Sprintf("poll address %#x is not 4-byte aligned", p.Addr))
+		return false
+	}
+	if err := q.n.mem.Check("poll read", p.Addr, 4); err != nil {
+		q.halt(FaultVMHole, p.Addr, err.Error())
+		return false
+	}
+	now := q.n.s.Now()
+	q.poll = pollState{start: now, interval: q.n.model.PollInterval(p.Interval), reads: 1}
+	if q.pollHolds() {
+		return true
+	}
+	q.state = qParked
+	q.c.pollWaits.Inc()
+	q.n.s.Trace(q.n.tk.park, q.subj, q.pos, p.Addr, uint64(p.Ref))
+	if p.Retry != ring.RetryForever {
+		// retry_count + 1 failed reads, at start + k·interval, k = 0..retry.
+		q.poll.finite = true
+		q.poll.deadline = now + sim.Time(p.Retry)*q.poll.interval
+		q.poll.timer = q.n.s.At(q.poll.deadline, q.pollTimeout)
+	}
+	q.pollWatch()
+	return true
+}
+
+func (q *Queue) pollWatch() {
+	a := q.head.Addr
+	q.poll.watch = q.n.mem.watch.Watch(a, a+4, q.pollHolds, q.pollSample)
+}
+
+// pollSample runs after a write made the condition true: the engine sees it
+// at its next read tick, if it still holds then.
+func (q *Queue) pollSample() {
+	if q.state != qParked {
+		return
+	}
+	now, st := q.n.s.Now(), &q.poll
+	if st.interval > 0 {
+		k := (now - st.start + st.interval - 1) / st.interval
+		if tick := st.start + k*st.interval; tick > now {
+			q.n.s.At(tick, q.pollRead)
+			return
+		}
+	}
+	q.pollRead()
+}
+
+func (q *Queue) pollRead() {
+	if q.state != qParked {
+		return
+	}
+	st := &q.poll
+	st.reads++
+	if st.finite && q.n.s.Now() > st.deadline {
+		return // the timeout event is handling it
+	}
+	if !q.pollHolds() {
+		q.pollWatch()
+		return
+	}
+	st.timer.Stop()
+	q.state = qBusy
+	q.busyUntil = q.n.s.Now() + q.n.model.PacketOverhead(ring.KindPoll)
+	q.n.s.At(q.busyUntil, q.completeFn)
+}
+
+func (q *Queue) pollTimeout() {
+	if q.state != qParked {
+		return
+	}
+	q.poll.watch.Cancel()
+	v, _ := q.n.mem.Load32(q.head.Addr)
+	q.event(FaultPollTimeout, q.head.Addr, 0, fmt.Sprintf(
+		"Polling register/memory timeout executing POLL_REG/MEM with finite timer: mem[%#x] & %#x %v %#x failed %d reads (value %#x)",
+		q.head.Addr, q.head.Mask, q.head.Func, q.head.Ref, uint64(q.head.Retry)+1, v))
+	if q.n.cfg.PollTimeout == PollTimeoutHalt {
+		q.halt(FaultPollTimeout, q.head.Addr, "halted after POLL_TIMEOUT (PollTimeoutHalt)")
+		return
+	}
+	q.retire()
+	q.step()
+}

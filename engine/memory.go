@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// Region is one backed range of the flat address space.
+type Region struct {
+	Base, Size uint64
+	GPU        int
+	Name       string
+	data       []byte // nil in phantom mode
+}
+
+// End is one past the region's last byte.
+func (r *Region) End() uint64 { return r.Base + r.Size }
+
+// AddrError is an access outside backed memory: what the hardware reports as
+// a VM hole or page fault.
+type AddrError struct {
+	Op     string // "read", "write", "atomic", ...
+	Addr   uint64
+	Len    uint64
+	Reason string
+}
+
+func (e *AddrError) Error() string {
+	return fmt.Sprintf("%s of %d B at %#x: %s", e.Op, e.Len, e.Addr, e.Reason)
+}
+
+// Memory is the node's flat LSA address space. It is owned by the simulator:
+// only the running actor or event may touch it.
+type Memory struct {
+	n       *Node
+	regions []*Region // sorted by Base
+	next    []uint64  // per GPU: bump pointer for Alloc
+	last    *Region
+	watch   *sim.WatchList
+}
+
+func newMemory(n *Node) *Memory {
+	return &Memory{n: n, next: make([]uint64, n.cfg.GPUs), watch: n.s.NewWatchList("memory")}
+}
+
+// Watch returns the watch list every write to memory notifies.
+func (m *Memory) Watch() *sim.WatchList { return m.watch }
+
+// SliceBase returns the first address of GPU g's slice.
+func (m *Memory) SliceBase(g int) uint64 { return m.n.cfg.Base + uint64(g)*m.n.cfg.Stride }
+
+// GPUOf returns the GPU whose slice holds addr, or −1.
+func (m *Memory) GPUOf(addr uint64) int {
+	c := m.n.cfg
+	if addr < c.Base {
+		return -1
+	}
+	g := (addr - c.Base) / c.Stride
+	if g >= uint64(c.GPUs) {
+		return -1
+	}
+	return int(g)
+}
+
+// allocAlign is the alignment of Alloc: a page, like hipMalloc.
+const allocAlign = 4096
+
+// Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
+// returns the address. Allocations are never freed: a run is short.
+func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
+	return m.alloc(g, size, name, false)
+}
+
+// AllocPhantom maps size bytes of GPU g's slice with no backing: copies to
+// and from it cost time but move nothing, loads read 0, stores are dropped.
+// For timing-only scale runs; keep flags and signals in Alloc'd memory.
+func (m *Memory) AllocPhantom(g int, size uint64, name string) (uint64, error) {
+	return m.alloc(g, size, name, true)
+}
+
+func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, error) {
+	if g < 0 || g >= m.n.cfg.GPUs {
+		return 0, fmt.Errorf("engine: alloc %q: GPU %d outside [0, %d)", name, g, m.n.cfg.GPUs)
+	}
+	if size == 0 {
+		return 0, fmt.Errorf("engine: alloc %q on GPU %d: size 0", name, g)
+	}
+	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
+	if rounded < size || m.next[g]+rounded > m.n.cfg.Stride || m.next[g]+rounded < m.next[g] {
+		return 0, fmt.Errorf("engine: alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, m.n.cfg.Stride, m.next[g])
+	}
+	if !phantom && rounded > 1<<40 {
+		return 0, fmt.Errorf("engine: alloc %q: %d B is too large to back with real bytes; use phantom mode", name, size)
+	}
+	base := m.SliceBase(g) + m.next[g]
+	m.next[g] += rounded
+	r := &Region{Base: base, Size: rounded, GPU: g, Name: name}
+	if !phantom {
+		r.data = make([]byte, rounded)
+	}
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].Base > base })
+	m.regions = append(m.regions, nil)
+	copy(m.regions[i+1:], m.regions[i:])
+	m.regions[i] = r
+	return base, nil
+}
+
+// Regions returns the backed regions, sorted by address.
+func (m *Memory) Regions() []*Region { return m.regions }
+
+// region finds the region holding [addr, addr+n).
+func (m *Memory) region(op string, addr, n uint64) (*Region, error) {
+	if r := m.last; r != nil && addr >= r.Base && addr-r.Base+n <= r.Size && addr+n >= addr {
+		return r, nil
+	}
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].End() > addr })
+	if i == len(m.regions) || m.regions[i].Base > addr {
+		return nil, &AddrError{Op: op, Addr: addr, Len: n, Reason: m.hole(addr)}
+	}
+	r := m.regions[i]
+	if n > r.Size-(addr-r.Base) {
+		return nil, &AddrError{Op: op, Addr: addr, Len: n,
+			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-r.End(), r.Name, r.Base, r.End())}
+	}
+	m.last = r
+	return r, nil
+}
+
+func (m *Memory) hole(addr uint64) string {
+	if g := m.GPUOf(addr); g >= 0 {
+		return fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-m.SliceBase(g))
+	}
+	return "unmapped (outside every GPU's slice)"
+}
+
+// bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.
+func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) {
+	r, err := m.region(op, addr, n)
+	if err != nil {
+		return nil, err
+	}
+	if r.data == nil {
+		return nil, nil
+	}
+	off := addr - r.Base
+	return r.data[off : off+n : off+n], nil
+}
+
+// Check reports whether [addr, addr+n) is backed.
+func (m *Memory) Check(op string, addr, n uint64) error {
+	_, err := m.region(op, addr, n)
+	return err
+}
+
+// Read copies [addr, addr+len(dst)) into dst.
+func (m *Memory) Read(addr uint64, dst []byte) error {
+	b, err := m.bytes("read", addr, uint64(len(dst)))
+	if err != nil {
+		return err
+	}
+	copy(dst, b)
+	return nil
+}
+
+// Write copies src to [addr, addr+len(src)) and wakes waiters on it.
+func (m *Memory) Write(addr uint64, src []byte) error {
+	b, err := m.bytes("write", addr, uint64(len(src)))
+	if err != nil {
+		return err
+	}
+	copy(b, src)
+	m.watch.Notify(addr, addr+uint64(len(src)))
+	return nil
+}
+
+// Fill sets [addr, addr+n) to v.
+func (m *Memory) Fill(addr, n uint64, v byte) error {
+	b, err := m.bytes("write", addr, n)
+	if err != nil {
+		return err
+	}
+	for i := range b {
+		b[i] = v
+	}
+	m.watch.Notify(addr, addr+n)
+	return nil
+}
+
+// Load32 reads a little-endian 32-bit word.
+func (m *Memory) Load32(addr uint64) (uint32, error) {
+	b, err := m.bytes("read", addr, 4)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+// Load64 reads a little-endian 64-bit word.
+func (m *Memory) Load64(addr uint64) (uint64, error) {
+	b, err := m.bytes("read", addr, 8)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// Store32 writes a 32-bit word and wakes waiters.
+func (m *Memory) Store32(addr uint64, v uint32) error {
+	b, err := m.bytes("write", addr, 4)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		binary.LittleEndian.PutUint32(b, v)
+	}
+	m.watch.Notify(addr, addr+4)
+	return nil
+}
+
+// Store64 writes a 64-bit word and wakes waiters.
+func (m *Memory) Store64(addr uint64, v uint64) error {
+	b, err := m.bytes("write", addr, 8)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		binary.LittleEndian.PutUint64(b, v)
+	}
+	m.watch.Notify(addr, addr+8)
+	return nil
+}
+
+// AtomicAdd64 adds v to the 64-bit word at addr (8-byte aligned) in one
+// read-modify-write and returns the old value.
+func (m *Memory) AtomicAdd64(addr, v uint64) (uint64, error) {
+	if addr%8 != 0 {
+		return 0, &AddrError{Op: "atomic", Addr: addr, Len: 8, Reason: "not 8-byte aligned"}
+	}
+	b, err := m.bytes("atomic", addr, 8)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	old := binary.LittleEndian.Uint64(b)
+	binary.LittleEndian.PutUint64(b, old+v)
+	m.watch.Notify(addr, addr+8)
+	return old, nil
+}
+
+// Move copies n bytes from src to dst with memmove semantics (the engine's
+// COPY). It returns whether the ranges overlap.
+func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
+	if n == 0 {
+		return false, nil
+	}
+	sb, err := m.bytes("copy source read", src, n)
+	if err != nil {
+		return false, err
+	}
+	db, err := m.bytes("copy destination write", dst, n)
+	if err != nil {
+		return false, err
+	}
+	copy(db, sb)
+	m.watch.Notify(dst, dst+n)
+	return src < dst+n && dst < src+n, nil
+}
+
+// Await blocks actor a until pred holds, woken by writes to [addr, addr+n).
+// what describes the wait for hang reports; it is called at report time.
+func (m *Memory) Await(a *sim.Actor, addr, n uint64, pred func() bool, what func() string) {
+	a.Await(sim.Wait{List: m.watch, Lo: addr, Hi: addr + n, Pred: pred, Text: what})
+}

@@ -1,0 +1,193 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Defaults of a node: an MI355X platform has 8 GPUs, MORI caps queues per
+// GPU pair at 8, and LSA slices are 4 GiB multiples.
+const (
+	DefaultGPUs          = 8
+	DefaultQueuesPerPeer = 8
+	DefaultStride        = 64 << 30
+	DefaultBase          = 0x7f00_0000_0000
+	strideQuantum        = 4 << 30
+	DefaultTimestampHz   = 100_000_000
+)
+
+// RptrPolicy says when the engine writes the read pointer back.
+type RptrPolicy uint8
+
+const (
+	// RptrPerPacket writes rptr back after every packet (default).
+	RptrPerPacket RptrPolicy = iota
+	// RptrOnDrain writes it back only when the queue has run everything
+	// rung (gem5): a queue parked on a poll never shows progress.
+	RptrOnDrain
+)
+
+// PollTimeoutPolicy says what a queue does after a POLL_TIMEOUT.
+type PollTimeoutPolicy uint8
+
+const (
+	// PollTimeoutContinue raises the event and runs the next packet
+	// (default; the spec's [inferred] rule).
+	PollTimeoutContinue PollTimeoutPolicy = iota
+	// PollTimeoutHalt raises the event and halts the queue on the packet.
+	PollTimeoutHalt
+)
+
+// Config describes a node.
+type Config struct {
+	GPUs          int    // 0 = DefaultGPUs
+	QueuesPerPeer int    // queue ids per (GPU, peer); 0 = DefaultQueuesPerPeer
+	Base          uint64 // flat address of GPU 0's slice; 0 = DefaultBase
+	Stride        uint64 // bytes per GPU slice, rounded up to 4 GiB; 0 = DefaultStride
+	Ring          ring.Options
+	Model         model.Model // nil = model.NewPlaceholder()
+	RptrWriteBack RptrPolicy
+	PollTimeout   PollTimeoutPolicy
+	TimestampHz   uint64 // TIMESTAMP counter rate; 0 = DefaultTimestampHz
+	// KeepGoingOnFault keeps the run going after a halting fault (the queue
+	// still halts). By default the run stops with the fault as its error.
+	KeepGoingOnFault bool
+	// Registry receives the node's metrics; nil = a new registry per node.
+	Registry *prometheus.Registry
+}
+
+// Node is one emulated machine: GPUs, their memory, their SDMA queues.
+type Node struct {
+	s       *sim.Sim
+	cfg     Config
+	model   model.Model
+	mem     *Memory
+	queues  map[QueueID]*Queue
+	order   []*Queue // creation order, for deterministic reports
+	faults  []Fault
+	onFault []func(Fault)
+	m       *metrics
+	tk      traceKinds
+}
+
+type traceKinds struct {
+	doorbell, start, done, fault, park sim.TraceKind
+}
+
+// NewNode builds a node on s and registers its hang inspector.
+func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
+	if cfg.GPUs == 0 {
+		cfg.GPUs = DefaultGPUs
+	}
+	if cfg.QueuesPerPeer == 0 {
+		cfg.QueuesPerPeer = DefaultQueuesPerPeer
+	}
+	if cfg.Base == 0 {
+		cfg.Base = DefaultBase
+	}
+	if cfg.Stride == 0 {
+		cfg.Stride = DefaultStride
+	}
+	if cfg.TimestampHz == 0 {
+		cfg.TimestampHz = DefaultTimestampHz
+	}
+	if cfg.Model == nil {
+		cfg.Model = model.NewPlaceholder()
+	}
+	switch {
+	case cfg.GPUs < 1 || cfg.GPUs > 1024:
+		return nil, fmt.Errorf("engine: GPUs = %d: need 1..1024", cfg.GPUs)
+	case cfg.QueuesPerPeer < 1 || cfg.QueuesPerPeer > 64:
+		return nil, fmt.Errorf("engine: QueuesPerPeer = %d: need 1..64", cfg.QueuesPerPeer)
+	case cfg.Base%strideQuantum != 0:
+		return nil, fmt.Errorf("engine: Base %#x is not a multiple of 4 GiB", cfg.Base)
+	}
+	cfg.Stride = (cfg.Stride + strideQuantum - 1) / strideQuantum * strideQuantum
+	if end := cfg.Base + uint64(cfg.GPUs)*cfg.Stride; end < cfg.Base || end > 1<<57 {
+		return nil, fmt.Errorf("engine: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", cfg.GPUs, cfg.Stride, cfg.Base)
+	}
+	if _, err := ring.New(cfg.Ring); err != nil {
+		return nil, fmt.Errorf("engine: ring options: %w", err)
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	n := &Node{s: s, cfg: cfg, model: cfg.Model, queues: map[QueueID]*Queue{}}
+	n.mem = newMemory(n)
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	n.m = m
+	n.tk = traceKinds{
+		doorbell: s.TraceKind("sdma.doorbell"),
+		start:    s.TraceKind("sdma.start"),
+		done:     s.TraceKind("sdma.done"),
+		fault:    s.TraceKind("sdma.fault"),
+		park:     s.TraceKind("sdma.park"),
+	}
+	s.AddInspector(n.inspect)
+	return n, nil
+}
+
+// Sim returns the simulator the node runs on.
+func (n *Node) Sim() *sim.Sim { return n.s }
+
+// Config returns the node's configuration with defaults filled in.
+func (n *Node) Config() Config { return n.cfg }
+
+// GPUs returns the number of GPUs.
+func (n *Node) GPUs() int { return n.cfg.GPUs }
+
+// Memory returns the node's flat memory.
+func (n *Node) Memory() *Memory { return n.mem }
+
+// Model returns the timing model.
+func (n *Node) Model() model.Model { return n.model }
+
+// Registry returns the node's Prometheus registry.
+func (n *Node) Registry() *prometheus.Registry { return n.cfg.Registry }
+
+// Faults returns every fault and event raised so far, in order.
+func (n *Node) Faults() []Fault { return n.faults }
+
+// OnFault registers f to be called for each fault or event as it is raised.
+func (n *Node) OnFault(f func(Fault)) { n.onFault = append(n.onFault, f) }
+
+// QueueID names an SDMA queue: GPU's queue toward Peer with id Q.
+type QueueID struct{ GPU, Peer, Q int }
+
+func (id QueueID) String() string { return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q) }
+
+// Queue returns the queue (gpu → peer, q), creating it on first use. Queues
+// are keyed like MORI's hardware queues, per (src GPU, dst GPU, channel), so
+// every user of the pair shares one ring and one commit chain.
+func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
+	id := QueueID{gpu, peer, q}
+	if qu, ok := n.queues[id]; ok {
+		return qu, nil
+	}
+	switch {
+	case gpu < 0 || gpu >= n.cfg.GPUs:
+		return nil, fmt.Errorf("engine: queue %v: GPU %d outside [0, %d)", id, gpu, n.cfg.GPUs)
+	case peer < 0 || peer >= n.cfg.GPUs:
+		return nil, fmt.Errorf("engine: queue %v: peer %d outside [0, %d)", id, peer, n.cfg.GPUs)
+	case q < 0 || q >= n.cfg.QueuesPerPeer:
+		return nil, fmt.Errorf("engine: queue %v: queue id %d outside [0, %d)", id, q, n.cfg.QueuesPerPeer)
+	}
+	qu, err := newQueue(n, id)
+	if err != nil {
+		return nil, err
+	}
+	n.queues[id] = qu
+	n.order = append(n.order, qu)
+	return qu, nil
+}
+
+// Queues returns every queue created so far, in creation order.
+func (n *Node) Queues() []*Queue { return n.order }

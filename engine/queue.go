@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+type qstate uint8
+
+const (
+	qIdle     qstate = iota // nothing rung beyond pos
+	qFetching               // doorbell seen; fetch latency running
+	qBusy                   // executing the head packet
+	qParked                 // POLL_REGMEM condition false
+	qStalled                // head packet only partly rung
+	qHalted                 // faulted
+)
+
+var qstateNames = [...]string{"idle", "fetching", "busy", "parked", "stalled", "halted"}
+
+func (s qstate) String() string { return qstateNames[s] }
+
+// Watch-list keys of a queue: waiters on the written-back read pointer and
+// on the commit frontier.
+const (
+	keyRptr      = 0
+	keyCommitted = 1
+)
+
+// Queue is one SDMA queue: a ring, the issuer-side protocol and the engine
+// that executes it. Its methods must be called from the running actor or
+// event (the simulator runs one at a time).
+type Queue struct {
+	n    *Node
+	id   QueueID
+	r    *ring.Ring
+	subj sim.TraceSubject
+	wl   *sim.WatchList
+	c    *queueCounters
+
+	// engine side
+	pos       uint64 // next packet to execute; rptr trails it per policy
+	target    uint64 // last valid doorbell value
+	state     qstate
+	head      ring.Packet
+	headLen   int
+	headSince sim.Time
+	poll      pollState
+	fault     *Fault
+	busyUntil sim.Time
+
+	// issuer side bookkeeping for diagnosis
+	spaceWaiters int
+	chainBases   []uint64
+	quietWaiters int
+
+	stepFn, completeFn func()
+}
+
+func newQueue(n *Node, id QueueID) (*Queue, error) {
+	r, err := ring.New(n.cfg.Ring)
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()),
+		wl: n.s.NewWatchList(id.String()), c: n.m.forQueue(id)}
+	q.pos, q.target = r.Rptr(), r.Doorbell()
+	q.stepFn, q.completeFn = q.step, q.complete
+	return q, nil
+}
+
+// ID returns the queue's identity.
+func (q *Queue) ID() QueueID { return q.id }
+
+// Ring returns the queue's ring (its bytes and pointers).
+func (q *Queue) Ring() *ring.Ring { return q.r }
+
+// Busy reports whether the engine has rung work it has not finished.
+func (q *Queue) Busy() bool { return q.pos != q.target || q.state == qBusy }
+
+// State names what the engine is doing: idle, fetching, busy, parked,
+// stalled or halted.
+func (q *Queue) State() string { return q.state.String() }
+
+// Fault returns the fault that halted the queue, or nil.
+func (q *Queue) Fault() *Fault { return q.fault }
+
+// ---- issuer side (MORI's ring protocol, sdma-hardware.md §3) ----
+
+// Reserve hands out bytes of ring space by fetch-add on the cached write
+// pointer, then waits, as the issuing lane would spin on the read pointer,
+// until the full-ring rule lets the reservation be written. A reservation
+// that needs the engine to free space on a queue whose earlier reservations
+// were never rung waits forever: the hang report says so.
+func (q *Queue) Reserve(a *sim.Actor, bytes uint64) (uint64, error) {
+	base, err := q.r.Reserve(bytes)
+	if err != nil {
+		return 0, fmt.Errorf("%v: reserve: %w", q.id, err)
+	}
+	q.r.RefreshReadIndex()
+	if !q.r.Fits(base, bytes) {
+		q.c.ringFull.Inc()
+		q.spaceWaiters++
+		a.Await(sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
+			Pred: func() bool { q.r.RefreshReadIndex(); return q.r.Fits(base, bytes) },
+			Text: func() string {
+				return fmt.Sprintf("ring space on %v: reservation [%#x, %#x) needs rptr ≥ %#x, rptr = %#x",
+					q.id, base, base+bytes, base+bytes-q.r.Capacity(), q.r.Rptr())
+			}})
+		q.spaceWaiters--
+	}
+	return base, nil
+}
+
+// WriteUnit encodes p into the 32 B unit at ptr (padding with zero dwords).
+func (q *Queue) WriteUnit(ptr uint64, p *ring.Packet) error { return q.r.WriteUnit(ptr, p) }
+
+// WriteBroadcast places a broadcast COPY in the 96 B reservation at base.
+func (q *Queue) WriteBroadcast(base uint64, p *ring.Packet) (uint64, error) {
+	return q.r.WriteBroadcast(base, p)
+}
+
+// Submit rings [base, end) in reservation order: it waits until the commit
+// frontier reaches base (the commit chain), then stores the write pointer
+// and the doorbell and advances the frontier.
+func (q *Queue) Submit(a *sim.Actor, base, end uint64) error {
+	if end < base || end > q.r.CachedWptr() {
+		return fmt.Errorf("%v: submit [%#x, %#x): not a reserved range (cachedWptr %#x)", q.id, base, end, q.r.CachedWptr())
+	}
+	if !q.r.CanSubmit(base) {
+		q.chainBases = append(q.chainBases, base)
+		a.Await(sim.Wait{List: q.wl, Lo: keyCommitted, Hi: keyCommitted + 1,
+			Pred: func() bool { return q.r.CanSubmit(base) },
+			Text: func() string {
+				return fmt.Sprintf("commit chain on %v: [%#x, %#x) waits for committedWptr == %#x, committedWptr = %#x",
+					q.id, base, end, base, q.r.CommittedWptr())
+			}})
+		q.dropChainBase(base)
+	}
+	if err := q.r.Submit(base, end); err != nil {
+		return fmt.Errorf("%v: %w", q.id, err)
+	}
+	q.wl.Notify(keyCommitted, keyCommitted+1)
+	q.doorbell(end)
+	return nil
+}
+
+func (q *Queue) dropChainBase(base uint64) {
+	for i, b := range q.chainBases {
+		if b == base {
+			q.chainBases = append(q.chainBases[:i], q.chainBases[i+1:]...)
+			return
+		}
+	}
+}
+
+// Commit rings everything reserved so far, by anyone (ccoSdmaRingQueueDbr).
+// It reports whether there was anything to ring.
+func (q *Queue) Commit() bool {
+	_, end, rang := q.r.Commit()
+	if rang {
+		q.wl.Notify(keyCommitted, keyCommitted+1)
+		q.doorbell(end)
+	}
+	return rang
+}
+
+// QuietTarget is the drain target of quiet: the commit frontier. Packets
+// reserved but not rung lie beyond it and are not waited for.
+func (q *Queue) QuietTarget() uint64 { return q.r.QuietTarget() }
+
+// Drained reports whether the written-back read pointer has reached target.
+func (q *Queue) Drained(target uint64) bool { return q.r.Rptr() >= target }
+
+// AwaitDrained blocks until the read pointer reaches target.
+func (q *Queue) AwaitDrained(a *sim.Actor, target uint64) {
+	if q.Drained(target) {
+		return
+	}
+	q.quietWaiters++
+	a.Await(sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
+		Pred: func() bool { return q.Drained(target) },
+		Text: func() string {
+			return fmt.Sprintf("quiet on %v: rptr ≥ %#x, rptr = %#x (engine %s)", q.id, target, q.r.Rptr(), q.state)
+		}})
+	q.quietWaiters--
+}
+
+// ---- engine side (sdma-hardware.md §3.5, §5) ----
+
+// doorbell is the engine seeing a 64-bit doorbell store of v.
+func (q *Queue) doorbell(v uint64) {
+	q.c.doorbells.Inc()
+	q.n.s.Trace(q.n.tk.doorbell, q.subj, v, q.pos, 0)
+	if why := q.badDoorbell(v); why != "" {
+		q.n.raise(Fault{Kind: FaultDoorbellInvalid, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: v, Detail: why})
+		return
+	}
+	q.target = v
+	switch q.state {
+	case qIdle:
+		q.state = qFetching
+		q.n.s.After(q.n.model.DoorbellLatency(), q.stepFn)
+	case qStalled:
+		q.state = qFetching
+		q.n.s.After(0, q.stepFn)
+	}
+}
+
+func (q *Queue) badDoorbell(v uint64) string {
+	switch {
+	case v%4 != 0:
+		return fmt.Sprintf("doorbell value %#x is not a multiple of 4", v)
+	case v < q.target:
+		return fmt.Sprintf("doorbell value %#x is below the previous one %#x", v, q.target)
+	case v-q.pos > q.r.Size():
+		return fmt.Sprintf("doorbell value %#x is more than one ring (%d B) ahead of the engine at %#x", v, q.r.Size(), q.pos)
+	}
+	return ""
+}
+
+// step fetches and starts packets until one takes time, the queue parks, or
+// nothing rung is left.
+func (q *Queue) step() {
+	if q.state == qHalted {
+		return
+	}
+	for {
+		q.state = qBusy
+		if q.pos == q.target {
+			q.state = qIdle
+			if q.n.cfg.RptrWriteBack == RptrOnDrain {
+				q.writeBack()
+			}
+			return
+		}
+		n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
+		if err != nil {
+			if errors.Is(err, ring.ErrTruncated) {
+				q.state = qStalled
+				q.headLen = 0
+				q.headSince = q.n.s.Now()
+				return
+			}
+			q.headLen = 0
+			q.halt(FaultIllegal, 0, err.Error())
+			return
+		}
+		q.headLen, q.headSince = n, q.n.s.Now()
+		cost := q.n.model.PacketOverhead(q.head.Kind)
+		if q.head.Kind == ring.KindNop && cost == 0 {
+			q.retire() // padding dwords: free, no event
+			continue
+		}
+		d, ok := q.prepare()
+		if !ok {
+			return
+		}
+		if q.state == qParked {
+			return
+		}
+		q.state = qBusy
+		q.busyUntil = q.n.s.Now() + cost + d
+		q.n.s.At(q.busyUntil, q.completeFn)
+		return
+	}
+}
+
+// retire moves past the head packet.
+func (q *Queue) retire() {
+	q.pos += uint64(q.headLen)
+	q.c.packets[q.head.Kind].Inc()
+	q.n.s.Trace(q.n.tk.done, q.subj, q.pos, uint64(q.head.Kind), q.head.CopyBytes())
+	q.n.s.Progress()
+	if q.n.cfg.RptrWriteBack == RptrPerPacket {
+		q.writeBack()
+	}
+}
+
+func (q *Queue) writeBack() {
+	if q.r.Rptr() == q.pos {
+		return
+	}
+	if err := q.r.SetRptr(q.pos); err != nil {
+		q.halt(FaultIllegal, 0, "read-pointer write-back: "+err.Error())
+		return
+	}
+	q.wl.Notify(keyRptr, keyRptr+1)
+}
+
+// complete applies the head packet's effect when its time is up, then moves
+// on.
+func (q *Queue) complete() {
+	if q.state != qBusy {
+		return
+	}
+	if !q.apply() {
+		return
+	}
+	q.retire()
+	q.step()
+}
+
+func (q *Queue) halt(kind FaultKind, addr uint64, detail string) {
+	q.state = qHalted
+	f := Fault{Kind: kind, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: addr, Halts: true, Detail: detail}
+	if q.headLen > 0 {
+		f.Packet = q.head.String()
+	}
+	q.fault = &f
+	q.n.raise(f)
+}
+
+func (q *Queue) event(kind FaultKind, addr uint64, ctx uint32, detail string) {
+	q.n.raise(Fault{Kind: kind, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Packet: q.head.String(),
+		Addr: addr, Context: ctx, Detail: detail})
+}

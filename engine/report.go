@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// QueueReport is a queue's state in a hang report (the JSON detail of its
+// waiter).
+type QueueReport struct {
+	Queue         string      `json:"queue"`
+	GPU           int         `json:"gpu"`
+	Peer          int         `json:"peer"`
+	Q             int         `json:"q"`
+	State         string      `json:"state"`
+	Rptr          uint64      `json:"rptr"`
+	Wptr          uint64      `json:"wptr"`
+	Doorbell      uint64      `json:"doorbell"`
+	CachedWptr    uint64      `json:"cached_wptr"`
+	CommittedWptr uint64      `json:"committed_wptr"`
+	EnginePos     uint64      `json:"engine_pos"`
+	Head          string      `json:"head,omitempty"`
+	HeadOffset    uint64      `json:"head_offset"`
+	Poll          *PollReport `json:"poll,omitempty"`
+	Fault         string      `json:"fault,omitempty"`
+	SpaceWaiters  int         `json:"space_waiters,omitempty"`
+	ChainWaiters  int         `json:"chain_waiters,omitempty"`
+	QuietWaiters  int         `json:"quiet_waiters,omitempty"`
+}
+
+// PollReport describes the POLL_REGMEM a queue is parked on.
+type PollReport struct {
+	Addr     uint64   `json:"addr"`
+	AddrGPU  int      `json:"addr_gpu"`
+	Mask     uint32   `json:"mask"`
+	Func     string   `json:"func"`
+	Ref      uint32   `json:"ref"`
+	Value    uint32   `json:"value"`
+	Retry    uint16   `json:"retry"`
+	Interval uint16   `json:"interval"`
+	Since    sim.Time `json:"since_ps"`
+}
+
+// Report returns the queue's state now.
+func (q *Queue) Report() QueueReport {
+	r := QueueReport{
+		Queue: q.id.String(), GPU: q.id.GPU, Peer: q.id.Peer, Q: q.id.Q, State: q.state.String(),
+		Rptr: q.r.Rptr(), Wptr: q.r.Wptr(), Doorbell: q.r.Doorbell(), CachedWptr: q.r.CachedWptr(),
+		CommittedWptr: q.r.CommittedWptr(), EnginePos: q.pos, HeadOffset: q.pos,
+		SpaceWaiters: q.spaceWaiters, ChainWaiters: len(q.chainBases), QuietWaiters: q.quietWaiters,
+	}
+	switch q.state {
+	case qBusy, qParked:
+		r.Head = q.head.String()
+	case qStalled:
+		var p ring.Packet
+		_, err := q.r.DecodeAt(&p, q.pos, q.target-q.pos)
+		r.Head = "incomplete packet: " + err.Error()
+	case qHalted:
+		if q.fault != nil {
+			r.Head, r.Fault = q.fault.Packet, q.fault.Error()
+		}
+	}
+	if q.state == qParked {
+		v, _ := q.n.mem.Load32(q.head.Addr)
+		r.Poll = &PollReport{Addr: q.head.Addr, AddrGPU: q.n.mem.GPUOf(q.head.Addr), Mask: q.head.Mask,
+			Func: q.head.Func.String(), Ref: q.head.Ref, Value: v, Retry: q.head.Retry,
+			Interval: q.head.Interval, Since: q.headSince}
+	}
+	return r
+}
+
+// Lines renders the report's text lines.
+func (r QueueReport) Lines() []string {
+	l := []string{fmt.Sprintf("rptr=%#x wptr=%#x doorbell=%#x cachedWptr=%#x committedWptr=%#x engine=%#x",
+		r.Rptr, r.Wptr, r.Doorbell, r.CachedWptr, r.CommittedWptr, r.EnginePos)}
+	if r.Head != "" {
+		l = append(l, fmt.Sprintf("head @%#x: %s", r.HeadOffset, r.Head))
+	}
+	if p := r.Poll; p != nil {
+		l = append(l, fmt.Sprintf("poll: mem[%#x] (GPU %d) & %#x %s %#x; value now %#x (%#x under mask); retry %s, interval %d",
+			p.Addr, p.AddrGPU, p.Mask, p.Func, p.Ref, p.Value, p.Value&p.Mask, retryText(p.Retry), p.Interval))
+	}
+	return l
+}
+
+func retryText(r uint16) string {
+	if r == ring.RetryForever {
+		return "forever"
+	}
+	return fmt.Sprint(r)
+}
+
+// inspect adds to a hang report every queue that cannot make progress or
+// that actors wait on, and names known causes.
+func (n *Node) inspect(h *sim.HangError) {
+	for _, q := range n.order {
+		waiters := q.spaceWaiters + len(q.chainBases) + q.quietWaiters
+		stuck := q.state == qParked || q.state == qStalled || q.state == qHalted
+		if !stuck && waiters == 0 {
+			continue
+		}
+		rep := q.Report()
+		h.Waiters = append(h.Waiters, sim.Waiter{
+			Kind: "queue", Name: q.id.String(), State: rep.State, Since: q.headSince,
+			WaitsFor: q.waitsFor(), Lines: rep.Lines(), Detail: rep,
+		})
+		for _, c := range q.causes() {
+			h.AddCause(c)
+		}
+	}
+}
+
+func (q *Queue) waitsFor() string {
+	switch q.state {
+	case qParked:
+		return "POLL_REGMEM condition to hold"
+	case qStalled:
+		return fmt.Sprintf("the rest of a packet: doorbell %#x points inside it", q.target)
+	case qHalted:
+		return "nothing: halted by a fault"
+	case qIdle:
+		return "a doorbell: nothing rung to execute"
+	}
+	return "its current packet to finish"
+}
+
+// causes names the misuse a queue's state matches, in plain words.
+func (q *Queue) causes() []string {
+	var c []string
+	unrung := q.r.Unrung()
+	if q.spaceWaiters > 0 && unrung > 0 && q.pos == q.target {
+		c = append(c, fmt.Sprintf(
+			"ring full on %v: %d B (%d packets' units) reserved but never rung — doorbell %#x is behind cachedWptr %#x by %d B, so the engine has nothing to run and never frees space; an Aggregate batch must be committed before it exceeds the ring (%d B)",
+			q.id, unrung, unrung/ring.Unit, q.r.Doorbell(), q.r.CachedWptr(), unrung, q.r.Capacity()))
+	}
+	for _, base := range q.chainBases {
+		committed := q.r.CommittedWptr()
+		if committed > base {
+			c = append(c, fmt.Sprintf(
+				"commit chain on %v: an issuer waits to ring its reservation at %#x, but committedWptr already jumped to %#x — a commit rang everything reserved, including this unwritten slot, so its issuer can never ring",
+				q.id, base, committed))
+		} else {
+			c = append(c, fmt.Sprintf(
+				"commit chain on %v stalled: an issuer waits to ring its reservation at %#x, but bytes [%#x, %#x) were reserved and never rung",
+				q.id, base, committed, base))
+		}
+	}
+	switch q.state {
+	case qParked:
+		v, _ := q.n.mem.Load32(q.head.Addr)
+		s := fmt.Sprintf("%v parked on POLL_REGMEM since %v: mem[%#x] & %#x %s %#x never held (value now %#x)",
+			q.id, q.headSince, q.head.Addr, q.head.Mask, q.head.Func, q.head.Ref, v)
+		if g := q.n.mem.GPUOf(q.head.Addr); g != q.id.GPU {
+			s += fmt.Sprintf("; the polled word is GPU %d's memory, not the queue's GPU %d — an engine-side wait must poll local memory", g, q.id.GPU)
+		} else {
+			s += "; the flag never reached the value"
+		}
+		c = append(c, s)
+	case qStalled:
+		c = append(c, fmt.Sprintf("%v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos))
+	case qHalted:
+		if q.fault != nil {
+			c = append(c, "queue halted by a fault: "+q.fault.Error())
+		}
+	}
+	return c
+}
