@@ -162,7 +162,9 @@ func (n *Node) OnFault(f func(Fault)) { n.onFault = append(n.onFault, f) }
 // QueueID names an SDMA queue: GPU's queue toward Peer with id Q.
 type QueueID struct{ GPU, Peer, Q int }
 
-func (id QueueID) String() string { return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q) }
+func (id QueueID) String() string {
+	return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q)
+}
 
 // Queue returns the queue (gpu → peer, q), creating it on first use. Queues
 // are keyed like MORI's hardware queues, per (src GPU, dst GPU, channel), so

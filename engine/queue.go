@@ -191,6 +191,18 @@ func (q *Queue) AwaitDrained(a *sim.Actor, target uint64) {
 
 // ---- engine side (sdma-hardware.md §3.5, §5) ----
 
+// RingDoorbell is a raw 64-bit doorbell store of v, outside the commit
+// chain: what a host-side issuer or a buggy kernel does. The engine checks
+// the value as hardware would (DOORBELL_INVALID for a value that is not a
+// multiple of 4, moves backwards, or is more than a ring ahead) and ignores
+// a bad one.
+func (q *Queue) RingDoorbell(v uint64) {
+	if q.badDoorbell(v) == "" {
+		q.r.StoreDoorbell(v)
+	}
+	q.doorbell(v)
+}
+
 // doorbell is the engine seeing a 64-bit doorbell store of v.
 func (q *Queue) doorbell(v uint64) {
 	q.c.doorbells.Inc()

@@ -194,6 +194,11 @@ func (r *Ring) Submit(base, end uint64) error {
 	return nil
 }
 
+// StoreDoorbell records a raw doorbell store of v, outside the commit chain
+// (a host-side or misbehaving issuer writing the doorbell directly). It
+// changes neither wptr nor the commit frontier; the engine validates v.
+func (r *Ring) StoreDoorbell(v uint64) { r.doorbell = v }
+
 // Commit rings everything reserved so far, by anyone (ccoSdmaRingQueueDbr):
 // [CommittedWptr, CachedWptr). Issuers whose slots were inside that range but
 // not yet submitted will then never satisfy CanSubmit.
