@@ -79,8 +79,10 @@ func (q *Queue) prepare() (sim.Time, bool) {
 	return 0, false
 }
 
+// dsts maps destination addresses to GPUs in a per-queue scratch array, so
+// the per-packet path does not allocate.
 func (q *Queue) dsts(addrs ...uint64) []int {
-	d := make([]int, len(addrs))
+	d := q.dstBuf[:len(addrs)]
 	for i, a := range addrs {
 		d[i] = q.n.mem.GPUOf(a)
 	}

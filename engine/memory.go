@@ -36,9 +36,9 @@ func (e *AddrError) Error() string {
 // only the running actor or event may touch it.
 type Memory struct {
 	n       *Node
-	regions []*Region // sorted by Base
-	next    []uint64  // per GPU: bump pointer for Alloc
-	last    *Region
+	regions []*Region  // sorted by Base
+	next    []uint64   // per GPU: bump pointer for Alloc
+	last    [2]*Region // most recently used regions
 	watch   *sim.WatchList
 }
 
@@ -113,8 +113,12 @@ func (m *Memory) Regions() []*Region { return m.regions }
 
 // region finds the region holding [addr, addr+n).
 func (m *Memory) region(op string, addr, n uint64) (*Region, error) {
-	if r := m.last; r != nil && addr >= r.Base && addr-r.Base+n <= r.Size && addr+n >= addr {
-		return r, nil
+	// Copies alternate between a source and a destination region: a
+	// two-entry cache saves the search on the per-packet path.
+	for _, r := range m.last {
+		if r != nil && addr >= r.Base && addr-r.Base+n <= r.Size && addr+n >= addr {
+			return r, nil
+		}
 	}
 	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].End() > addr })
 	if i == len(m.regions) || m.regions[i].Base > addr {
@@ -125,7 +129,7 @@ func (m *Memory) region(op string, addr, n uint64) (*Region, error) {
 		return nil, &AddrError{Op: op, Addr: addr, Len: n,
 			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-r.End(), r.Name, r.Base, r.End())}
 	}
-	m.last = r
+	m.last[1], m.last[0] = m.last[0], r
 	return r, nil
 }
 
