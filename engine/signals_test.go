@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+func TestSignalPoolsAndWaits(t *testing.T) {
+	r := newRig(t, 2, Config{GPUs: 2})
+	pool, err := r.n.AllocSignalPool(1, 2, 4)
+	require.NoError(t, err)
+	src, dst := r.alloc(0, 4096), r.alloc(1, 4096)
+	q := r.queue(0, 1, 3)
+	slot, err := pool.Slot(0, 3)
+	require.NoError(t, err)
+	r.s.Spawn("rank0", func(a *sim.Actor) {
+		for range 3 {
+			require.NoError(t, post(a, q, ring.Copy(dst, src, 64), ring.AtomicAdd64(slot, 1)))
+		}
+	})
+	var woke sim.Time
+	r.s.Spawn("rank1", func(a *sim.Actor) {
+		require.NoError(t, r.n.AwaitSignal(a, pool, 0, 3, 3))
+		woke = a.Now()
+		err := r.n.AwaitSignal(a, pool, 2, 0, 1)
+		assert.ErrorContains(t, err, "sender rank 2 outside [0, 2)")
+	})
+	require.NoError(t, r.s.Run())
+	v, err := r.n.Signal(pool, 0, 3)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), v)
+	assert.Positive(t, woke)
+	other, _ := r.n.Signal(pool, 0, 2)
+	assert.Zero(t, other, "other slots untouched")
+	_, err = r.n.AllocSignalPool(0, 0, 1)
+	assert.Error(t, err)
+}
+
+// The classic misuse: expected counted across two queues. The hang report
+// shows the slot, the value there and the expected count; the JSON has the
+// queue detail a tool needs.
+func TestSharedExpectedAcrossQueuesHangReport(t *testing.T) {
+	r := newRig(t, 3, Config{GPUs: 2})
+	pool, err := r.n.AllocSignalPool(1, 2, 2)
+	require.NoError(t, err)
+	src, dst, flag := r.alloc(0, 4096), r.alloc(1, 4096), r.alloc(0, 64)
+	s0, _ := pool.Slot(0, 0)
+	s1, _ := pool.Slot(0, 1)
+	q0, q1 := r.queue(0, 1, 0), r.queue(0, 1, 1)
+	r.s.Spawn("rank0", func(a *sim.Actor) {
+		require.NoError(t, post(a, q0, ring.Copy(dst, src, 64), ring.AtomicAdd64(s0, 1)))
+		require.NoError(t, post(a, q1, ring.Copy(dst+64, src, 64), ring.AtomicAdd64(s1, 1)))
+		// And a queue parked forever on a flag nobody sets.
+		require.NoError(t, post(a, q1, ring.Poll(flag, 1, 0xff, ring.CmpGE, 4, ring.RetryForever)))
+	})
+	r.s.Spawn("rank1", func(a *sim.Actor) {
+		require.NoError(t, r.n.AwaitSignal(a, pool, 0, 0, 2)) // wrong: 2 across queues
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, r.s.Run(), &h)
+	txt := h.Text()
+	assert.Contains(t, txt, "rank1 [waiting since 0ps]: signal gpu1[sender 0, queue 0]")
+	assert.Contains(t, txt, "≥ 2, value now 1")
+	assert.Contains(t, txt, "sdma gpu0→gpu1 q1 [parked")
+	assert.Contains(t, txt, "poll: mem[")
+	assert.Contains(t, txt, "& 0xff >= 0x1; value now 0x0")
+	js, err := h.JSON()
+	require.NoError(t, err)
+	var back struct {
+		Waiters []struct {
+			Kind   string
+			Detail map[string]any
+		}
+	}
+	require.NoError(t, json.Unmarshal(js, &back))
+	require.Len(t, back.Waiters, 2)
+	d := back.Waiters[1].Detail
+	assert.Equal(t, "queue", back.Waiters[1].Kind)
+	assert.Equal(t, "parked", d["state"])
+	assert.Equal(t, float64(3*ring.Unit), d["doorbell"])
+	poll := d["poll"].(map[string]any)
+	assert.Equal(t, float64(flag), poll["addr"])
+	assert.Equal(t, ">=", poll["func"])
+	assert.Equal(t, float64(0xff), poll["mask"])
+	assert.Equal(t, float64(1), poll["ref"])
+	assert.Equal(t, float64(0), poll["value"])
+	assert.Contains(t, d["head"], "POLL_REGMEM")
+}
