@@ -75,21 +75,33 @@ func (s *Sim) wakeTok(a *Actor, t Time, tok uint64) Timer {
 	return Timer{e: e, gen: e.gen}
 }
 
-func (s *Sim) runActor(a *Actor) {
+// enter marks a as the running actor.
+func (s *Sim) enter(a *Actor) {
 	s.cur = a
 	a.state = stateRunning
 	a.wait = nil
 	s.trace.record(s, s.traceSched, a.id, 2, a.token, 0)
+}
+
+// dispatch hands the token to a, or back to Run's goroutine when a is nil.
+// The caller then waits for the token (or exits). Control moves straight
+// from one actor to the next: one channel operation per switch, none when
+// an actor's own wake is next.
+func (s *Sim) dispatch(a *Actor) {
+	if a == nil {
+		s.cur = nil
+		s.back <- struct{}{}
+		return
+	}
+	s.enter(a)
 	if !a.started {
 		a.started = true
 		s.live++
 		s.progress = s.now
 		go a.main()
-	} else {
-		a.resume <- struct{}{}
+		return
 	}
-	<-s.back
-	s.cur = nil
+	a.resume <- struct{}{}
 }
 
 // ActorPanicError reports a panic in an actor's function. The run stops;
@@ -110,13 +122,16 @@ func (a *Actor) main() {
 		if r := recover(); r != nil && !a.killed {
 			a.s.Fail(&ActorPanicError{Actor: a.name, At: a.s.now, Value: r, Stack: string(debug.Stack())})
 		}
+		s := a.s
 		a.state = stateDone
-		a.s.live--
-		if !a.killed {
-			a.s.progress = a.s.now
-			a.s.trace.record(a.s, a.s.traceSched, a.id, 3, 0, 0)
+		s.live--
+		if a.killed {
+			s.back <- struct{}{}
+			return
 		}
-		a.s.back <- struct{}{}
+		s.progress = s.now
+		s.trace.record(s, s.traceSched, a.id, 3, 0, 0)
+		s.dispatch(s.next())
 	}()
 	a.fn(a)
 }
@@ -128,7 +143,12 @@ func (a *Actor) block() {
 		return // a defer running during the kill: never block again
 	}
 	a.since = a.s.now
-	a.s.back <- struct{}{}
+	nx := a.s.next()
+	if nx == a {
+		a.s.enter(a) // our own wake is next: no goroutine switch
+		return
+	}
+	a.s.dispatch(nx)
 	<-a.resume
 	if a.killed {
 		runtime.Goexit()

@@ -169,7 +169,10 @@ func (s *Sim) Run() error {
 	}
 	s.ran, s.running = true, true
 	defer func() { s.running = false }()
-	s.loop()
+	if a := s.next(); a != nil {
+		s.dispatch(a)
+		<-s.back // the token comes back when nothing is left to run
+	}
 	if s.err == nil {
 		if h := s.quiescentHang(); h != nil {
 			s.err = h
@@ -179,7 +182,10 @@ func (s *Sim) Run() error {
 	return s.err
 }
 
-func (s *Sim) loop() {
+// next runs due events, on whichever goroutine holds the token, until an
+// actor is due (it returns that actor) or the run is over (nil).
+func (s *Sim) next() *Actor {
+	s.cur = nil
 	for s.err == nil {
 		var e *event
 		if n := len(s.batch); n > 0 {
@@ -194,7 +200,7 @@ func (s *Sim) loop() {
 			s.batch = s.batch[:n-1]
 		} else {
 			if len(s.heap) == 0 {
-				return
+				return nil
 			}
 			e = s.heap.pop()
 			if e.dead {
@@ -207,7 +213,7 @@ func (s *Sim) loop() {
 				s.heap.push(e)
 				s.now = s.progress + s.watchdog
 				s.err = s.hang(HangWatchdog)
-				return
+				return nil
 			}
 			s.now = e.t
 			if len(s.heap) > 0 && s.heap[0].t == e.t {
@@ -227,7 +233,7 @@ func (s *Sim) loop() {
 			tok := e.token
 			s.recycle(e)
 			if a.token == tok && a.state != stateDone {
-				s.runActor(a)
+				return a
 			}
 			continue
 		}
@@ -235,6 +241,7 @@ func (s *Sim) loop() {
 		s.recycle(e)
 		s.call(fn)
 	}
+	return nil
 }
 
 func (s *Sim) call(fn func()) {

@@ -368,3 +368,23 @@ func BenchmarkActorSwitch(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkActorPingPong measures a real goroutine switch: two actors take
+// turns, so every step hands the token to the other goroutine.
+func BenchmarkActorPingPong(b *testing.B) {
+	s := New(Config{Seed: 1, Watchdog: -1})
+	for i := range 2 {
+		s.Spawn(fmt.Sprint("p", i), func(a *Actor) {
+			if i == 1 {
+				a.Sleep(Picosecond) // offset: the two never tie
+			}
+			for range b.N / 2 {
+				a.Sleep(2 * Nanosecond)
+			}
+		})
+	}
+	b.ResetTimer()
+	if err := s.Run(); err != nil {
+		b.Fatal(err)
+	}
+}
