@@ -1,50 +1,80 @@
 package sim
 
+import (
+	"cmp"
+	"slices"
+)
+
 // WatchList is the set of waiters on one piece of emulated state (a GPU's
 // memory, a ring's read pointer). Whoever writes that state calls Notify
 // with the range written; waiters whose range overlaps and whose predicate
 // now holds are woken. Nothing polls.
+//
+// Watches are bucketed by 4 KiB page of the watched range, so a write only
+// looks at the watches on the pages it touched: a node with thousands of
+// waiting lanes does not pay for all of them on every copy.
 type WatchList struct {
-	s    *Sim
-	name string
-	ws   []*watch
+	s       *Sim
+	name    string
+	pages   map[uint64][]*watch // watches spanning at most two pages, under each page
+	wide    []*watch            // watches spanning more
+	n       int                 // live watches
+	nextID  uint64
+	scratch []*watch
 }
 
+const pageShift = 12
+
 type watch struct {
+	id     uint64 // registration order: fired watches are woken in this order
 	lo, hi uint64
 	pred   func() bool
 	fire   func() // callback watcher (the engine's POLL), or nil for an actor
 	actor  *Actor
 	token  uint64
-	idx    int
+	dead   bool
 }
 
 // NewWatchList returns an empty watch list named for reports.
-func (s *Sim) NewWatchList(name string) *WatchList { return &WatchList{s: s, name: name} }
+func (s *Sim) NewWatchList(name string) *WatchList {
+	return &WatchList{s: s, name: name, pages: map[uint64][]*watch{}}
+}
 
 // Name returns the list's name.
 func (l *WatchList) Name() string { return l.name }
 
 // Len returns the number of registered watches.
-func (l *WatchList) Len() int { return len(l.ws) }
+func (l *WatchList) Len() int { return l.n }
 
 func (l *WatchList) add(lo, hi uint64, pred func() bool, fire func(), a *Actor, tok uint64) *watch {
-	w := &watch{lo: lo, hi: hi, pred: pred, fire: fire, actor: a, token: tok, idx: len(l.ws)}
-	l.ws = append(l.ws, w)
+	if hi <= lo {
+		hi = lo + 1
+	}
+	l.nextID++
+	w := &watch{id: l.nextID, lo: lo, hi: hi, pred: pred, fire: fire, actor: a, token: tok}
+	l.n++
+	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
+	if p1-p0 > 1 {
+		l.wide = append(compact(l.wide), w)
+		return w
+	}
+	for p := p0; p <= p1; p++ {
+		l.pages[p] = append(compact(l.pages[p]), w)
+	}
 	return w
 }
 
+// compact drops cancelled watches so lists that are never notified do not
+// grow without bound.
+func compact(ws []*watch) []*watch {
+	return slices.DeleteFunc(ws, func(w *watch) bool { return w.dead })
+}
+
 func (l *WatchList) remove(w *watch) {
-	i := w.idx
-	if i < 0 || i >= len(l.ws) || l.ws[i] != w {
-		return
+	if !w.dead {
+		w.dead = true
+		l.n--
 	}
-	last := len(l.ws) - 1
-	l.ws[i] = l.ws[last]
-	l.ws[i].idx = i
-	l.ws[last] = nil
-	l.ws = l.ws[:last]
-	w.idx = -1
 }
 
 // WatchHandle cancels a callback watch.
@@ -68,24 +98,69 @@ func (l *WatchList) Watch(lo, hi uint64, pred func() bool, fn func()) WatchHandl
 	return WatchHandle{l: l, w: l.add(lo, hi, pred, fn, nil, 0)}
 }
 
-// Notify announces a write to [lo, hi). It costs one length check when
-// nobody watches.
+// Notify announces a write to [lo, hi). It costs one comparison when nobody
+// watches.
 func (l *WatchList) Notify(lo, hi uint64) {
-	if len(l.ws) == 0 {
+	if l.n == 0 || hi <= lo {
 		return
 	}
-	for i := 0; i < len(l.ws); {
-		w := l.ws[i]
-		if w.lo < hi && lo < w.hi && w.pred() {
-			l.remove(w) // swaps the last watch into i: do not advance
-			l.s.progress = l.s.now
-			if w.actor != nil {
-				l.s.wakeTok(w.actor, l.s.now, w.token)
-			} else {
-				l.s.At(l.s.now, w.fire)
+	fired := l.scratch[:0]
+	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
+	if p1-p0 < uint64(len(l.pages)) {
+		for p := p0; p <= p1; p++ {
+			if ws, ok := l.pages[p]; ok {
+				fired = l.scan(p, ws, lo, hi, fired)
 			}
-			continue
 		}
-		i++
+	} else {
+		// A write wider than the watched pages: visit the watched pages.
+		for p, ws := range l.pages {
+			if p >= p0 && p <= p1 {
+				fired = l.scan(p, ws, lo, hi, fired)
+			}
+		}
 	}
+	if len(l.wide) > 0 {
+		fired = l.scanWide(lo, hi, fired)
+	}
+	if len(fired) > 1 {
+		// Map order is random; wake order must not be.
+		slices.SortFunc(fired, func(a, b *watch) int { return cmp.Compare(a.id, b.id) })
+	}
+	for _, w := range fired {
+		if w.actor != nil {
+			l.s.wakeTok(w.actor, l.s.now, w.token)
+		} else {
+			l.s.At(l.s.now, w.fire)
+		}
+	}
+	clear(fired)
+	l.scratch = fired[:0]
+}
+
+func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) []*watch {
+	fired = l.match(ws, lo, hi, fired)
+	if ws = compact(ws); len(ws) == 0 {
+		delete(l.pages, p)
+	} else {
+		l.pages[p] = ws
+	}
+	return fired
+}
+
+func (l *WatchList) scanWide(lo, hi uint64, fired []*watch) []*watch {
+	fired = l.match(l.wide, lo, hi, fired)
+	l.wide = compact(l.wide)
+	return fired
+}
+
+func (l *WatchList) match(ws []*watch, lo, hi uint64, fired []*watch) []*watch {
+	for _, w := range ws {
+		if !w.dead && w.lo < hi && lo < w.hi && w.pred() {
+			l.remove(w)
+			l.s.progress = l.s.now
+			fired = append(fired, w)
+		}
+	}
+	return fired
 }
