@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// options are the knobs every scenario takes from the command line.
+type options struct {
+	Ranks  int    // GPUs of the emulated node, one rank each
+	Bytes  uint64 // bytes each rank sends to each rank
+	Queues int    // SDMA queue ids per GPU pair
+	Seed   uint64
+}
+
+// Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)
+// but still small enough to run in seconds; 8 queue ids is MORI's cap per
+// GPU pair (engine.DefaultQueuesPerPeer).
+const (
+	minRanks, maxRanks   = 2, 64
+	minQueues, maxQueues = 1, 8
+)
+
+// validate checks the ranges every scenario shares. Errors name the flag.
+func (o options) validate() error {
+	switch {
+	case o.Ranks < minRanks || o.Ranks > maxRanks:
+		return fmt.Errorf("invalid --ranks %d: need %d..%d", o.Ranks, minRanks, maxRanks)
+	case o.Queues < minQueues || o.Queues > maxQueues:
+		return fmt.Errorf("invalid --queues %d: need %d..%d", o.Queues, minQueues, maxQueues)
+	case o.Bytes == 0:
+		return fmt.Errorf("invalid --bytes 0: need at least 1 byte")
+	}
+	return nil
+}
+
+// rankResult is one rank's row of the summary.
+type rankResult struct {
+	Rank          int      `json:"rank"`
+	Finish        sim.Time `json:"finish_ps"` // emulated time the rank's work was done
+	BytesSent     uint64   `json:"bytes_sent"`
+	BytesReceived uint64   `json:"bytes_received"`
+}
+
+// Micros is the finish time in microseconds.
+func (r rankResult) Micros() float64 { return r.Finish.Micros() }
+
+// GBps is bytes received per emulated nanosecond (= GB/s); 0 if the rank
+// finished at time 0.
+func (r rankResult) GBps() float64 {
+	if r.Finish <= 0 {
+		return 0
+	}
+	return float64(r.BytesReceived) / (float64(r.Finish) / float64(sim.Nanosecond))
+}
+
+// outcome is what a run that finished and passed its checks reports.
+type outcome struct {
+	Model  string // timing model name
+	End    sim.Time
+	Ranks  []rankResult
+	Seed   uint64
+	Digest string
+}
+
+// scenario is one runnable workload. run builds its own simulator from the
+// options, runs it and checks its data; it returns *sim.HangError on a hang
+// and *mismatchError when data is wrong.
+type scenario struct {
+	name    string
+	summary string
+	// check rejects option combinations the scenario cannot run (beyond
+	// options.validate), naming the flags. Optional.
+	check func(options) error
+	run   func(options) (*outcome, error)
+}
+
+// scenarios is the registry "emud run --scenario" picks from. Scenario files
+// add themselves in init.
+var scenarios = map[string]*scenario{}
+
+func register(s *scenario) {
+	if _, dup := scenarios[s.name]; dup {
+		panic("emud: scenario " + s.name + " registered twice")
+	}
+	scenarios[s.name] = s
+}
+
+// scenarioNames lists the registry, sorted, for help and errors.
+func scenarioNames() string {
+	names := make([]string, 0, len(scenarios))
+	for n := range scenarios {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+func lookupScenario(name string) (*scenario, error) {
+	if s, ok := scenarios[name]; ok {
+		return s, nil
+	}
+	return nil, fmt.Errorf("invalid --scenario %q: known scenarios: %s", name, scenarioNames())
+}
+
+// mismatchError reports data a scenario found wrong after its run.
+type mismatchError struct {
+	Scenario string
+	Seed     uint64
+	Detail   string
+}
+
+func (e *mismatchError) Error() string {
+	return fmt.Sprintf("%s data check failed (seed %d): %s", e.Scenario, e.Seed, e.Detail)
+}
