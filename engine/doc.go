@@ -52,9 +52,11 @@
 // (the doorbell points into it) stalls the queue until more is rung, as a
 // fetcher waiting on wptr would.
 //
-// The read pointer is written back per packet by default; [RptrOnDrain]
-// writes it back only when the queue drains (gem5's behaviour), so a queue
-// parked on a poll never publishes progress.
+// The read pointer is written back per packet by default; [RptrPerBurst]
+// writes it back every few packets and on drain; [RptrOnDrain] only when the
+// queue drains (gem5's behaviour), so a queue parked on a poll never
+// publishes progress. Hardware's cadence is unspecified (sdma-hardware.md
+// §3.5), so tests can choose.
 //
 // When a run hangs, the node's inspector adds every queue that has rung
 // work it cannot run (parked on a poll, stalled, faulted) with its

@@ -50,9 +50,15 @@ func (f *Fault) Error() string {
 	return s
 }
 
+// faultCodes number the kinds for the trace digest.
+var faultCodes = map[FaultKind]uint64{
+	FaultVMHole: 1, FaultIllegal: 2, FaultMisaligned: 3,
+	FaultTrap: 4, FaultPollTimeout: 5, FaultDoorbellInvalid: 6, FaultCopyOverlap: 7,
+}
+
 func (n *Node) raise(f Fault) {
 	n.faults = append(n.faults, f)
-	n.s.Trace(n.tk.fault, n.queues[f.Queue].subj, uint64(len(f.Kind)), f.Offset, f.Addr)
+	n.s.Trace(n.tk.fault, n.queues[f.Queue].subj, faultCodes[f.Kind], f.Offset, f.Addr)
 	n.queues[f.Queue].c.fault(f.Kind)
 	for _, h := range n.onFault {
 		h(f)

@@ -32,8 +32,9 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%s of %d B at %#x: %s", e.Op, e.Len, e.Addr, e.Reason)
 }
 
-// Memory is the node's flat LSA address space. It is owned by the simulator:
-// only the running actor or event may touch it.
+// Memory is the node's flat LSA address space. While the simulator runs,
+// only the running actor or event may touch it; before Run (to set up
+// buffers) and after Run returns (to check results) any code may.
 type Memory struct {
 	n       *Node
 	regions []*Region  // sorted by Base

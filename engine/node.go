@@ -30,7 +30,13 @@ const (
 	// RptrOnDrain writes it back only when the queue has run everything
 	// rung (gem5): a queue parked on a poll never shows progress.
 	RptrOnDrain
+	// RptrPerBurst writes it back every Config.RptrBurst packets and when
+	// the queue drains.
+	RptrPerBurst
 )
+
+// DefaultRptrBurst is the burst of RptrPerBurst when Config.RptrBurst is 0.
+const DefaultRptrBurst = 16
 
 // PollTimeoutPolicy says what a queue does after a POLL_TIMEOUT.
 type PollTimeoutPolicy uint8
@@ -52,6 +58,7 @@ type Config struct {
 	Ring          ring.Options
 	Model         model.Model // nil = model.NewPlaceholder()
 	RptrWriteBack RptrPolicy
+	RptrBurst     int // packets per write-back under RptrPerBurst; 0 = DefaultRptrBurst
 	PollTimeout   PollTimeoutPolicy
 	TimestampHz   uint64 // TIMESTAMP counter rate; 0 = DefaultTimestampHz
 	// KeepGoingOnFault keeps the run going after a halting fault (the queue
@@ -93,6 +100,9 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	if cfg.Stride == 0 {
 		cfg.Stride = DefaultStride
 	}
+	if cfg.RptrBurst == 0 {
+		cfg.RptrBurst = DefaultRptrBurst
+	}
 	if cfg.TimestampHz == 0 {
 		cfg.TimestampHz = DefaultTimestampHz
 	}
@@ -104,6 +114,12 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("engine: GPUs = %d: need 1..1024", cfg.GPUs)
 	case cfg.QueuesPerPeer < 1 || cfg.QueuesPerPeer > 64:
 		return nil, fmt.Errorf("engine: QueuesPerPeer = %d: need 1..64", cfg.QueuesPerPeer)
+	case cfg.RptrBurst < 1:
+		return nil, fmt.Errorf("engine: RptrBurst = %d: need at least 1", cfg.RptrBurst)
+	case cfg.RptrWriteBack > RptrPerBurst:
+		return nil, fmt.Errorf("engine: RptrWriteBack = %d: unknown policy", cfg.RptrWriteBack)
+	case cfg.PollTimeout > PollTimeoutHalt:
+		return nil, fmt.Errorf("engine: PollTimeout = %d: unknown policy", cfg.PollTimeout)
 	case cfg.Base%strideQuantum != 0:
 		return nil, fmt.Errorf("engine: Base %#x is not a multiple of 4 GiB", cfg.Base)
 	}

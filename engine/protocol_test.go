@@ -211,6 +211,10 @@ func TestFullRingOfUnrungReservationsHangs(t *testing.T) {
 	js, err := h.JSON()
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"cached_wptr": 262144`)
+	w, ok := h.Waiters[0].Detail.(IssuerWait)
+	require.True(t, ok, "the blocked actor's wait has structured detail")
+	assert.Equal(t, IssuerWait{Queue: "sdma gpu0→gpu1 q3", Op: "reserve", Base: 0x3ffe0, End: 0x40000, Need: 0x20,
+		CachedWptr: 0x40000}, w)
 }
 
 // commit<> rings everything reserved by anyone: an issuer whose slot was
@@ -273,27 +277,38 @@ func TestDoorbellValidation(t *testing.T) {
 	assert.Equal(t, float64(4), testutil.ToFloat64(q.c.doorbells))
 }
 
-func TestRptrOnDrainHidesProgressOfAParkedQueue(t *testing.T) {
-	for _, pol := range []RptrPolicy{RptrPerPacket, RptrOnDrain} {
-		r := newRig(t, 1, Config{GPUs: 1, RptrWriteBack: pol})
-		flag, buf := r.alloc(0, 64), r.alloc(0, 4096)
-		q := r.queue(0, 0, 0)
-		var rptrWhileParked uint64
-		r.s.Spawn("k", func(a *sim.Actor) {
-			require.NoError(t, post(a, q, ring.Fence(buf, 1), ring.Poll(flag, 1, ^uint32(0), ring.CmpEQ, 4, ring.RetryForever)))
-			a.Sleep(20 * sim.Microsecond)
-			rptrWhileParked = q.Ring().Rptr()
-			require.NoError(t, r.n.Memory().Store32(flag, 1))
-			q.AwaitDrained(a, q.QuietTarget())
+func TestRptrWriteBackPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		pol   RptrPolicy
+		burst int
+		want  uint64 // rptr seen while the queue is parked behind 3 FENCEs
+	}{
+		{RptrPerPacket, 0, 3 * ring.Unit},
+		{RptrOnDrain, 0, 0},
+		{RptrPerBurst, 2, 2*ring.Unit - 16}, // just past the second 16 B FENCE
+	} {
+		t.Run(fmt.Sprint(tc.pol), func(t *testing.T) {
+			r := newRig(t, 1, Config{GPUs: 1, RptrWriteBack: tc.pol, RptrBurst: tc.burst})
+			flag, buf := r.alloc(0, 64), r.alloc(0, 4096)
+			q := r.queue(0, 0, 0)
+			var rptrWhileParked uint64
+			r.s.Spawn("k", func(a *sim.Actor) {
+				require.NoError(t, post(a, q, ring.Fence(buf, 1), ring.Fence(buf+4, 1), ring.Fence(buf+8, 1),
+					ring.Poll(flag, 1, ^uint32(0), ring.CmpEQ, 4, ring.RetryForever)))
+				a.Sleep(50 * sim.Microsecond)
+				rptrWhileParked = q.Ring().Rptr()
+				require.NoError(t, r.n.Memory().Store32(flag, 1))
+				q.AwaitDrained(a, q.QuietTarget())
+			})
+			require.NoError(t, r.s.Run())
+			assert.Equal(t, tc.want, rptrWhileParked)
+			assert.Equal(t, uint64(4*ring.Unit), q.Ring().Rptr(), "everything written back once drained")
 		})
-		require.NoError(t, r.s.Run())
-		if pol == RptrPerPacket {
-			assert.Equal(t, uint64(ring.Unit), rptrWhileParked, "the FENCE's progress is visible")
-		} else {
-			assert.Zero(t, rptrWhileParked, "nothing written back while parked")
-		}
-		assert.Equal(t, uint64(2*ring.Unit), q.Ring().Rptr())
 	}
+	_, err := NewNode(sim.New(sim.Config{}), Config{RptrWriteBack: 9})
+	assert.ErrorContains(t, err, "unknown policy")
+	_, err = NewNode(sim.New(sim.Config{}), Config{RptrBurst: -1})
+	assert.ErrorContains(t, err, "RptrBurst = -1")
 }
 
 func TestMetricsOnTheNodeRegistry(t *testing.T) {

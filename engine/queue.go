@@ -51,7 +51,9 @@ type Queue struct {
 	poll      pollState
 	fault     *Fault
 	busyUntil sim.Time
-	dstBuf    [2]int
+	// packets retired since the last rptr write-back (RptrPerBurst)
+	sinceWriteBack int
+	dstBuf         [2]int
 
 	// issuer side bookkeeping for diagnosis
 	spaceWaiters int
@@ -110,7 +112,8 @@ func (q *Queue) Reserve(a *sim.Actor, bytes uint64) (uint64, error) {
 			Text: func() string {
 				return fmt.Sprintf("ring space on %v: reservation [%#x, %#x) needs rptr ≥ %#x, rptr = %#x",
 					q.id, base, base+bytes, base+bytes-q.r.Capacity(), q.r.Rptr())
-			}})
+			},
+			Detail: func() any { return q.issuerWait("reserve", base, base+bytes, base+bytes-q.r.Capacity()) }})
 		q.spaceWaiters--
 	}
 	return base, nil
@@ -138,7 +141,8 @@ func (q *Queue) Submit(a *sim.Actor, base, end uint64) error {
 			Text: func() string {
 				return fmt.Sprintf("commit chain on %v: [%#x, %#x) waits for committedWptr == %#x, committedWptr = %#x",
 					q.id, base, end, base, q.r.CommittedWptr())
-			}})
+			},
+			Detail: func() any { return q.issuerWait("submit", base, end, base) }})
 		q.dropChainBase(base)
 	}
 	if err := q.r.Submit(base, end); err != nil {
@@ -186,8 +190,28 @@ func (q *Queue) AwaitDrained(a *sim.Actor, target uint64) {
 		Pred: func() bool { return q.Drained(target) },
 		Text: func() string {
 			return fmt.Sprintf("quiet on %v: rptr ≥ %#x, rptr = %#x (engine %s)", q.id, target, q.r.Rptr(), q.state)
-		}})
+		},
+		Detail: func() any { return q.issuerWait("quiet", target, target, target) }})
 	q.quietWaiters--
+}
+
+// IssuerWait is the JSON detail of an actor blocked in the ring protocol.
+type IssuerWait struct {
+	Queue string `json:"queue"`
+	// Op is "reserve" (waiting for ring space), "submit" (waiting for the
+	// commit chain) or "quiet" (waiting for the read pointer).
+	Op            string `json:"op"`
+	Base          uint64 `json:"base"`
+	End           uint64 `json:"end"`
+	Need          uint64 `json:"need"` // rptr (reserve, quiet) or committedWptr (submit) it waits for
+	Rptr          uint64 `json:"rptr"`
+	CommittedWptr uint64 `json:"committed_wptr"`
+	CachedWptr    uint64 `json:"cached_wptr"`
+}
+
+func (q *Queue) issuerWait(op string, base, end, need uint64) IssuerWait {
+	return IssuerWait{Queue: q.id.String(), Op: op, Base: base, End: end, Need: need,
+		Rptr: q.r.Rptr(), CommittedWptr: q.r.CommittedWptr(), CachedWptr: q.r.CachedWptr()}
 }
 
 // ---- engine side (sdma-hardware.md §3.5, §5) ----
@@ -245,7 +269,7 @@ func (q *Queue) step() {
 		q.state = qBusy
 		if q.pos == q.target {
 			q.state = qIdle
-			if q.n.cfg.RptrWriteBack == RptrOnDrain {
+			if q.n.cfg.RptrWriteBack != RptrPerPacket {
 				q.writeBack()
 			}
 			return
@@ -292,12 +316,21 @@ func (q *Queue) retire() {
 		q.n.s.Trace(q.n.tk.done, q.subj, q.pos, uint64(q.head.Kind), q.head.CopyBytes())
 	}
 	q.n.s.Progress()
-	if q.n.cfg.RptrWriteBack == RptrPerPacket {
+	switch q.n.cfg.RptrWriteBack {
+	case RptrPerPacket:
 		q.writeBack()
+	case RptrPerBurst:
+		// Padding NOPs do not count towards a burst.
+		if q.head.Kind != ring.KindNop {
+			if q.sinceWriteBack++; q.sinceWriteBack >= q.n.cfg.RptrBurst {
+				q.writeBack()
+			}
+		}
 	}
 }
 
 func (q *Queue) writeBack() {
+	q.sinceWriteBack = 0
 	if q.r.Rptr() == q.pos {
 		return
 	}

@@ -151,7 +151,7 @@ func (q *Queue) causes() []string {
 	switch q.state {
 	case qParked:
 		v, _ := q.n.mem.Load32(q.head.Addr)
-		s := fmt.Sprintf("%v parked on POLL_REGMEM since %v: mem[%#x] & %#x %s %#x never held (value now %#x)",
+		s := fmt.Sprintf("QUEUE_HANG: %v parked on POLL_REGMEM since %v: mem[%#x] & %#x %s %#x never held (value now %#x)",
 			q.id, q.headSince, q.head.Addr, q.head.Mask, q.head.Func, q.head.Ref, v)
 		if g := q.n.mem.GPUOf(q.head.Addr); g != q.id.GPU {
 			s += fmt.Sprintf("; the polled word is GPU %d's memory, not the queue's GPU %d — an engine-side wait must poll local memory", g, q.id.GPU)
@@ -160,7 +160,7 @@ func (q *Queue) causes() []string {
 		}
 		c = append(c, s)
 	case qStalled:
-		c = append(c, fmt.Sprintf("%v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos))
+		c = append(c, fmt.Sprintf("QUEUE_HANG: %v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos))
 	case qHalted:
 		if q.fault != nil {
 			c = append(c, "queue halted by a fault: "+q.fault.Error())

@@ -92,3 +92,34 @@ func TestSharedExpectedAcrossQueuesHangReport(t *testing.T) {
 	assert.Equal(t, float64(0), poll["value"])
 	assert.Contains(t, d["head"], "POLL_REGMEM")
 }
+
+// A CU-side poller that re-reads a signal forever never blocks, so only the
+// watchdog can stop it; the report still shows the parked queue that would
+// have produced the signal.
+func TestWatchdogReportsSpinningPollerAndParkedQueue(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 1, Watchdog: 200 * sim.Microsecond})
+	n, err := NewNode(s, Config{GPUs: 2})
+	require.NoError(t, err)
+	flag, _ := n.Memory().Alloc(1, 64, "flag")
+	pool, err := n.AllocSignalPool(1, 2, 1)
+	require.NoError(t, err)
+	slot, _ := pool.Slot(0, 0)
+	q, _ := n.Queue(1, 0, 0)
+	s.Spawn("rank0", func(a *sim.Actor) {
+		require.NoError(t, post(a, q, ring.Poll(flag, 1, ^uint32(0), ring.CmpEQ, 4, ring.RetryForever), ring.AtomicAdd64(slot, 1)))
+		a.SetLabel("spinning on signal slot [0][0]")
+		for {
+			if v, _ := n.Signal(pool, 0, 0); v >= 1 {
+				return
+			}
+			a.Sleep(sim.Microsecond)
+		}
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, s.Run(), &h)
+	assert.Equal(t, sim.HangWatchdog, h.Kind)
+	txt := h.Text()
+	assert.Contains(t, txt, "hang (watchdog)")
+	assert.Contains(t, txt, "doing: spinning on signal slot [0][0]")
+	assert.Contains(t, txt, "QUEUE_HANG: sdma gpu1→gpu0 q0 parked on POLL_REGMEM")
+}
