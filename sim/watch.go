@@ -139,28 +139,38 @@ func (l *WatchList) Notify(lo, hi uint64) {
 }
 
 func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) []*watch {
-	fired = l.match(ws, lo, hi, fired)
-	if ws = compact(ws); len(ws) == 0 {
+	kept, fired, changed := l.sweep(ws, lo, hi, fired)
+	switch {
+	case len(kept) == 0:
 		delete(l.pages, p)
-	} else {
-		l.pages[p] = ws
+	case changed:
+		l.pages[p] = kept
 	}
 	return fired
 }
 
 func (l *WatchList) scanWide(lo, hi uint64, fired []*watch) []*watch {
-	fired = l.match(l.wide, lo, hi, fired)
-	l.wide = compact(l.wide)
+	l.wide, fired, _ = l.sweep(l.wide, lo, hi, fired)
 	return fired
 }
 
-func (l *WatchList) match(ws []*watch, lo, hi uint64, fired []*watch) []*watch {
+// sweep fires the watches of ws that [lo, hi) satisfies and drops them and
+// cancelled ones, in one pass and in place.
+func (l *WatchList) sweep(ws []*watch, lo, hi uint64, fired []*watch) (kept, out []*watch, changed bool) {
+	j := 0
 	for _, w := range ws {
-		if !w.dead && w.lo < hi && lo < w.hi && w.pred() {
+		if w.dead {
+			continue
+		}
+		if w.lo < hi && lo < w.hi && w.pred() {
 			l.remove(w)
 			l.s.progress = l.s.now
 			fired = append(fired, w)
+			continue
 		}
+		ws[j] = w
+		j++
 	}
-	return fired
+	clear(ws[j:])
+	return ws[:j], fired, j != len(ws)
 }
