@@ -337,8 +337,7 @@ func (q *Queue) pollRead() {
 	}
 	st.timer.Stop()
 	q.state = qBusy
-	q.busyUntil = q.n.s.Now() + q.n.model.PacketOverhead(ring.KindPoll)
-	q.n.s.At(q.busyUntil, q.completeFn)
+	q.n.s.After(q.n.model.PacketOverhead(ring.KindPoll), q.completeFn)
 }
 
 func (q *Queue) pollTimeout() {

@@ -50,7 +50,6 @@ type Queue struct {
 	headSince sim.Time
 	poll      pollState
 	fault     *Fault
-	busyUntil sim.Time
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         [2]int
@@ -300,8 +299,7 @@ func (q *Queue) step() {
 			return
 		}
 		q.state = qBusy
-		q.busyUntil = q.n.s.Now() + cost + d
-		q.n.s.At(q.busyUntil, q.completeFn)
+		q.n.s.After(cost+d, q.completeFn)
 		return
 	}
 }
