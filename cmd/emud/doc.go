@@ -5,7 +5,7 @@
 //	emud run      run a scenario on an emulated node and print per-rank results
 //	emud version  print the module version and the Go toolchain
 //
-// "emud run" runs one scenario (--scenario; the default and, for now, only
+// "emud run [SCENARIO]" runs one scenario (or --scenario; the default and, for now, only
 // one is alltoall, an all-to-all over raw SDMA queues) on one deterministic
 // simulation, sized by --ranks, --bytes and --queues. It checks every byte
 // the scenario moved, prints one row per rank (finish time, bytes,

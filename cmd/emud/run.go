@@ -17,7 +17,7 @@ func newRunCmd() *cobra.Command {
 	size := byteSize(o.Bytes)
 	name, asJSON := "alltoall", false
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [SCENARIO]",
 		Short: "Run a scenario on an emulated MI355X node (8 GPUs by default) and print per-rank results",
 		Long: `Run a scenario on one deterministic emulated node, check every byte it moved,
 and print one row per rank: finish time (emulated µs), bytes sent and received,
@@ -28,9 +28,15 @@ Timing comes from the placeholder model: uncalibrated, right in shape only.
 
 Exit status: 0 ok, 1 bad flags or a failed run, 2 hang (the report says who
 waits on what), 3 wrong data.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Bytes = uint64(size)
+			if len(args) == 1 {
+				if cmd.Flags().Changed("scenario") && args[0] != name {
+					return fmt.Errorf("scenario given twice: %q as an argument and %q by --scenario", args[0], name)
+				}
+				name = args[0]
+			}
 			sc, err := lookupScenario(name)
 			if err != nil {
 				return err

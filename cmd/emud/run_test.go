@@ -152,3 +152,18 @@ func TestRunBadFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestRunScenarioAsArgument(t *testing.T) {
+	out, _, status := execute(t, "run", "alltoall", "--bytes", "4K", "--ranks", "2")
+	require.Equal(t, 0, status, out)
+	assert.Len(t, rankRows(out), 2)
+	_, errOut, status := execute(t, "run", "nosuch")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, `invalid --scenario "nosuch"`)
+	_, errOut, status = execute(t, "run", "alltoall", "--scenario", "other")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "scenario given twice")
+	_, errOut, status = execute(t, "run", "a", "b")
+	assert.Equal(t, 1, status)
+	assert.Contains(t, errOut, "accepts at most 1 arg")
+}
