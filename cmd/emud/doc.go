@@ -5,9 +5,9 @@
 //	emud run      run a scenario on an emulated node and print per-rank results
 //	emud version  print the module version and the Go toolchain
 //
-// "emud run [SCENARIO]" runs one scenario (or --scenario; the default and, for now, only
-// one is alltoall, an all-to-all over raw SDMA queues) on one deterministic
-// simulation, sized by --ranks, --bytes and --queues. It checks every byte
+// "emud run [SCENARIO]" runs one scenario (also --scenario; the default
+// and, for now, only one is alltoall, an all-to-all over raw SDMA queues) on
+// one deterministic simulation, sized by --ranks, --bytes and --queues. It checks every byte
 // the scenario moved, prints one row per rank (finish time, bytes,
 // bandwidth), or the same as JSON with --json, and ends with two lines that
 // pin the run down:
