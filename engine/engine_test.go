@@ -501,3 +501,16 @@ func TestPollOnRemoteMemoryIsNamedInTheHangReport(t *testing.T) {
 	require.ErrorAs(t, r.s.Run(), &h)
 	assert.Contains(t, h.Text(), "the polled word is GPU 1's memory, not the queue's GPU 0")
 }
+
+func TestGPUOfWithAnyStride(t *testing.T) {
+	for _, stride := range []uint64{4 << 30, 12 << 30, 64 << 30} {
+		r := newRig(t, 1, Config{GPUs: 3, Stride: stride})
+		m := r.n.Memory()
+		for g := range 3 {
+			assert.Equal(t, g, m.GPUOf(m.SliceBase(g)), "stride %#x", stride)
+			assert.Equal(t, g, m.GPUOf(m.SliceBase(g)+stride-1), "stride %#x", stride)
+		}
+		assert.Equal(t, -1, m.GPUOf(m.SliceBase(3)))
+		assert.Equal(t, -1, m.GPUOf(m.SliceBase(0)-1))
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/emud-dev/emud/sim"
@@ -41,10 +42,16 @@ type Memory struct {
 	next    []uint64   // per GPU: bump pointer for Alloc
 	last    [2]*Region // most recently used regions
 	watch   *sim.WatchList
+	// log2(Stride) when Stride is a power of two, else 0
+	strideShift uint
 }
 
 func newMemory(n *Node) *Memory {
-	return &Memory{n: n, next: make([]uint64, n.cfg.GPUs), watch: n.s.NewWatchList("memory")}
+	m := &Memory{n: n, next: make([]uint64, n.cfg.GPUs), watch: n.s.NewWatchList("memory")}
+	if st := n.cfg.Stride; st&(st-1) == 0 {
+		m.strideShift = uint(bits.TrailingZeros64(st))
+	}
+	return m
 }
 
 // Watch returns the watch list every write to memory notifies.
@@ -59,7 +66,12 @@ func (m *Memory) GPUOf(addr uint64) int {
 	if addr < c.Base {
 		return -1
 	}
-	g := (addr - c.Base) / c.Stride
+	var g uint64
+	if m.strideShift > 0 {
+		g = (addr - c.Base) >> m.strideShift // the default strides are powers of two: no division per packet
+	} else {
+		g = (addr - c.Base) / c.Stride
+	}
 	if g >= uint64(c.GPUs) {
 		return -1
 	}
