@@ -514,3 +514,26 @@ func TestGPUOfWithAnyStride(t *testing.T) {
 		assert.Equal(t, -1, m.GPUOf(m.SliceBase(0)-1))
 	}
 }
+
+func TestFaultHookAndQueueAccessors(t *testing.T) {
+	r := newRig(t, 1, Config{GPUs: 2, KeepGoingOnFault: true})
+	buf := r.alloc(0, 4096)
+	var seen []FaultKind
+	r.n.OnFault(func(f Fault) { seen = append(seen, f.Kind) })
+	q := r.queue(0, 1, 1)
+	assert.Equal(t, QueueID{0, 1, 1}, q.ID())
+	assert.Equal(t, []*Queue{q}, r.n.Queues())
+	fill := ring.ConstFill(buf, 7, 15)
+	fill.FillSize = 0 // byte fill: not emulated
+	r.s.Spawn("k", func(a *sim.Actor) {
+		require.NoError(t, post(a, q, ring.Trap(1), fill))
+		assert.True(t, q.Busy())
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, r.s.Run(), &h, "a halted queue with rung work is a hang")
+	assert.Equal(t, []FaultKind{FaultTrap, FaultIllegal}, seen)
+	require.NotNil(t, q.Fault())
+	assert.Contains(t, q.Fault().Error(), "only dword fills")
+	assert.True(t, q.Busy())
+	assert.Contains(t, h.Text(), "queue halted by a fault: ILLEGAL_INSTRUCTION")
+}
