@@ -388,3 +388,22 @@ func BenchmarkActorPingPong(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+func TestWriteRecords(t *testing.T) {
+	run := func() string {
+		s := New(Config{Seed: 3, Record: true})
+		k := s.TraceKind("bump")
+		id := s.TraceSubject("counter")
+		s.Spawn("a", func(a *Actor) { a.Sleep(Microsecond); s.Trace(k, id, 1, 2, 255) })
+		require.NoError(t, s.Run())
+		var b strings.Builder
+		require.NoError(t, s.WriteRecords(&b))
+		return b.String()
+	}
+	out := run()
+	assert.Contains(t, out, "1µs\tbump\tcounter\t0x1\t0x2\t0xff\n")
+	assert.Contains(t, out, "0ps\tsched\tspawn a\n")
+	assert.Contains(t, out, "1µs\tsched\trun a\n", "wakes are traced")
+	assert.Contains(t, out, "1µs\tsched\texit a\n")
+	assert.Equal(t, out, run(), "same seed, same trace")
+}

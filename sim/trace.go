@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"hash"
+	"io"
 )
 
 // TraceKind names a kind of trace record ("packet", "doorbell", ...).
@@ -15,7 +18,9 @@ type TraceKind uint16
 // TraceSubject names who a record is about (a queue, an actor).
 type TraceSubject uint32
 
-// Record is one kept trace record (Config.Record).
+// Record is one kept trace record (Config.Record). For the scheduler's own
+// records (kind "sched") Subject is the actor's index, or all ones for a
+// tie-break; WriteRecords renders them.
 type Record struct {
 	T       Time
 	Kind    TraceKind
@@ -123,3 +128,37 @@ func (s *Sim) TraceCount() uint64 { return s.trace.count }
 
 // Records returns the kept records (nil unless Config.Record).
 func (s *Sim) Records() []Record { return s.trace.recs }
+
+// WriteRecords writes the kept records (Config.Record) as text, one per
+// line: virtual time, kind, subject and the three values. Scheduler records
+// read "sched spawn|run|exit ACTOR" or "sched pick I of N". For reading what
+// happened before a hang; the same seed writes the same text.
+func (s *Sim) WriteRecords(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range s.trace.recs {
+		var err error
+		if r.Kind == s.traceSched {
+			_, err = fmt.Fprintf(bw, "%v\tsched\t%s\n", r.T, s.schedText(r))
+		} else {
+			_, err = fmt.Fprintf(bw, "%v\t%s\t%s\t%#x\t%#x\t%#x\n", r.T, s.KindName(r.Kind), s.SubjectName(r.Subject), r.A, r.B, r.C)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// schedText renders a scheduler record: its subject is an actor index, or
+// all ones for a tie-break.
+func (s *Sim) schedText(r Record) string {
+	if r.Subject == TraceSubject(^uint32(0)) {
+		return fmt.Sprintf("pick %d of %d", r.B, r.C)
+	}
+	name := "?"
+	if int(r.Subject) < len(s.actors) {
+		name = s.actors[r.Subject].name
+	}
+	what := map[uint64]string{1: "spawn", 2: "run", 3: "exit"}[r.A]
+	return what + " " + name
+}
