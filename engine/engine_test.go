@@ -144,8 +144,6 @@ func TestFenceTrapTimestampWriteNopFill(t *testing.T) {
 	buf := r.alloc(0, 4096)
 	require.NoError(t, r.n.Memory().Fill(buf, 4096, 0xAA))
 	q := r.queue(0, 0, 0)
-	fill := ring.Packet{Kind: ring.KindConstFill}
-	_ = fill
 	r.s.Spawn("k", func(a *sim.Actor) {
 		a.Sleep(5 * sim.Microsecond)
 		require.NoError(t, post(a, q,

@@ -154,96 +154,79 @@ func (q *Queue) apply() bool {
 	return true
 }
 
-// atomicFn returns the integer read-modify-write of op: new value from
-// (old, src, cmp), at the op's width.
-func atomicFn(op ring.AtomicOp) (func(old, src, cmp uint64, bits int) uint64, bool) {
+// rmw computes an atomic's new value from (old, src, cmp) at a width of
+// bits (for the signed compares).
+type rmw func(old, src, cmp uint64, bits int) uint64
+
+func signed(v uint64, bits int) int64 {
+	if bits == 32 {
+		return int64(int32(v))
+	}
+	return int64(v)
+}
+
+// atomicOps maps bits 4:0 of the TC_OP code to the integer operation; the
+// float operations are absent (not emulated). A table, not a switch of
+// closures, because every signal is an ATOMIC.
+var atomicOps = [32]rmw{
+	0x07: func(_, src, _ uint64, _ int) uint64 { return src }, // SWAP
+	0x08: func(old, src, cmp uint64, _ int) uint64 { // CMPSWAP
+		if old == cmp {
+			return src
+		}
+		return old
+	},
+	0x0f: func(old, src, _ uint64, _ int) uint64 { return old + src }, // ADD
+	0x10: func(old, src, _ uint64, _ int) uint64 { return old - src }, // SUB
+	0x11: func(old, src, _ uint64, b int) uint64 { // SMIN
+		if signed(src, b) < signed(old, b) {
+			return src
+		}
+		return old
+	},
+	0x12: func(old, src, _ uint64, _ int) uint64 { return min(old, src) }, // UMIN
+	0x13: func(old, src, _ uint64, b int) uint64 { // SMAX
+		if signed(src, b) > signed(old, b) {
+			return src
+		}
+		return old
+	},
+	0x14: func(old, src, _ uint64, _ int) uint64 { return max(old, src) }, // UMAX
+	0x15: func(old, src, _ uint64, _ int) uint64 { return old & src },     // AND
+	0x16: func(old, src, _ uint64, _ int) uint64 { return old | src },     // OR
+	0x17: func(old, src, _ uint64, _ int) uint64 { return old ^ src },     // XOR
+	0x18: func(old, src, _ uint64, _ int) uint64 { // INC
+		if old >= src {
+			return 0
+		}
+		return old + 1
+	},
+	0x19: func(old, src, _ uint64, _ int) uint64 { // DEC
+		if old == 0 || old > src {
+			return src
+		}
+		return old - 1
+	},
+}
+
+// atomicFn returns the operation of op, if emulated.
+func atomicFn(op ring.AtomicOp) (rmw, bool) {
 	if !op.Valid() {
 		return nil, false
 	}
-	signed := func(v uint64, bits int) int64 {
-		if bits == 32 {
-			return int64(int32(v))
-		}
-		return int64(v)
-	}
-	// Bits 4:0 of the TC_OP code name the operation; the float ones are
-	// not emulated.
-	switch op & 0x1f {
-	case 0x07: // SWAP
-		return func(_, src, _ uint64, _ int) uint64 { return src }, true
-	case 0x08: // CMPSWAP
-		return func(old, src, cmp uint64, _ int) uint64 {
-			if old == cmp {
-				return src
-			}
-			return old
-		}, true
-	case 0x0f: // ADD
-		return func(old, src, _ uint64, _ int) uint64 { return old + src }, true
-	case 0x10: // SUB
-		return func(old, src, _ uint64, _ int) uint64 { return old - src }, true
-	case 0x11: // SMIN
-		return func(old, src, _ uint64, b int) uint64 {
-			if signed(src, b) < signed(old, b) {
-				return src
-			}
-			return old
-		}, true
-	case 0x12: // UMIN
-		return func(old, src, _ uint64, _ int) uint64 { return min(old, src) }, true
-	case 0x13: // SMAX
-		return func(old, src, _ uint64, b int) uint64 {
-			if signed(src, b) > signed(old, b) {
-				return src
-			}
-			return old
-		}, true
-	case 0x14: // UMAX
-		return func(old, src, _ uint64, _ int) uint64 { return max(old, src) }, true
-	case 0x15: // AND
-		return func(old, src, _ uint64, _ int) uint64 { return old & src }, true
-	case 0x16: // OR
-		return func(old, src, _ uint64, _ int) uint64 { return old | src }, true
-	case 0x17: // XOR
-		return func(old, src, _ uint64, _ int) uint64 { return old ^ src }, true
-	case 0x18: // INC
-		return func(old, src, _ uint64, _ int) uint64 {
-			if old >= src {
-				return 0
-			}
-			return old + 1
-		}, true
-	case 0x19: // DEC
-		return func(old, src, _ uint64, _ int) uint64 {
-			if old == 0 || old > src {
-				return src
-			}
-			return old - 1
-		}, true
-	}
-	return nil, false
+	f := atomicOps[op&0x1f]
+	return f, f != nil
 }
 
 func (q *Queue) atomic(p *ring.Packet) error {
-	mem := q.n.mem
-	if p.AtomicOp&^0x40 == ring.AtomicOpAdd64 {
-		_, err := mem.AtomicAdd64(p.Addr, p.Data)
-		return err
-	}
 	fn, _ := atomicFn(p.AtomicOp)
-	bits := 8 * p.AtomicOp.Width()
-	if bits == 32 {
-		old, err := mem.Load32(p.Addr)
-		if err != nil {
-			return err
-		}
-		return mem.Store32(p.Addr, uint32(fn(uint64(old), p.Data&0xffffffff, p.Cmp&0xffffffff, 32)))
+	w := p.AtomicOp.Width()
+	src, cmp := p.Data, p.Cmp
+	if w == 4 {
+		src, cmp = src&0xffffffff, cmp&0xffffffff
 	}
-	old, err := mem.Load64(p.Addr)
-	if err != nil {
-		return err
-	}
-	return mem.Store64(p.Addr, fn(old, p.Data, p.Cmp, 64))
+	_, err := q.n.mem.Atomic(p.Addr, w, func(old uint64) uint64 { return fn(old, src, cmp, 8*w) })
+	return err
 }
 
 // ---- POLL_REGMEM ----

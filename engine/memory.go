@@ -250,20 +250,37 @@ func (m *Memory) Store64(addr uint64, v uint64) error {
 	return nil
 }
 
-// AtomicAdd64 adds v to the 64-bit word at addr (8-byte aligned) in one
-// read-modify-write and returns the old value.
-func (m *Memory) AtomicAdd64(addr, v uint64) (uint64, error) {
-	if addr%8 != 0 {
-		return 0, &AddrError{Op: "atomic", Addr: addr, Len: 8, Reason: "not 8-byte aligned"}
+// Atomic applies f to the naturally aligned word of width bytes (4 or 8) at
+// addr in one read-modify-write, wakes waiters, and returns the old value.
+// A 4-byte word is zero-extended into f and truncated back.
+func (m *Memory) Atomic(addr uint64, width int, f func(old uint64) uint64) (uint64, error) {
+	if width != 4 && width != 8 {
+		return 0, &AddrError{Op: "atomic", Addr: addr, Len: uint64(width), Reason: "width must be 4 or 8 bytes"}
 	}
-	b, err := m.bytes("atomic", addr, 8)
+	w := uint64(width)
+	if addr%w != 0 {
+		return 0, &AddrError{Op: "atomic", Addr: addr, Len: w, Reason: fmt.Sprintf("not %d-byte aligned", w)}
+	}
+	b, err := m.bytes("atomic", addr, w)
 	if err != nil || b == nil {
 		return 0, err
 	}
-	old := binary.LittleEndian.Uint64(b)
-	binary.LittleEndian.PutUint64(b, old+v)
-	m.watch.Notify(addr, addr+8)
+	var old uint64
+	if w == 4 {
+		old = uint64(binary.LittleEndian.Uint32(b))
+		binary.LittleEndian.PutUint32(b, uint32(f(old)))
+	} else {
+		old = binary.LittleEndian.Uint64(b)
+		binary.LittleEndian.PutUint64(b, f(old))
+	}
+	m.watch.Notify(addr, addr+w)
 	return old, nil
+}
+
+// AtomicAdd64 adds v to the 64-bit word at addr (8-byte aligned) in one
+// read-modify-write and returns the old value.
+func (m *Memory) AtomicAdd64(addr, v uint64) (uint64, error) {
+	return m.Atomic(addr, 8, func(old uint64) uint64 { return old + v })
 }
 
 // Move copies n bytes from src to dst with memmove semantics (the engine's

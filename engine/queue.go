@@ -102,12 +102,11 @@ func (q *Queue) Reserve(a *sim.Actor, bytes uint64) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%v: reserve: %w", q.id, err)
 	}
-	q.r.RefreshReadIndex()
 	if !q.r.Fits(base, bytes) {
 		q.c.ringFull.Inc()
 		q.spaceWaiters++
 		a.Await(sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
-			Pred: func() bool { q.r.RefreshReadIndex(); return q.r.Fits(base, bytes) },
+			Pred: func() bool { return q.r.Fits(base, bytes) },
 			Text: func() string {
 				return fmt.Sprintf("ring space on %v: reservation [%#x, %#x) needs rptr ≥ %#x, rptr = %#x",
 					q.id, base, base+bytes, base+bytes-q.r.Capacity(), q.r.Rptr())

@@ -22,7 +22,6 @@ type QueueReport struct {
 	CommittedWptr uint64      `json:"committed_wptr"`
 	EnginePos     uint64      `json:"engine_pos"`
 	Head          string      `json:"head,omitempty"`
-	HeadOffset    uint64      `json:"head_offset"`
 	Poll          *PollReport `json:"poll,omitempty"`
 	Fault         string      `json:"fault,omitempty"`
 	SpaceWaiters  int         `json:"space_waiters,omitempty"`
@@ -48,7 +47,7 @@ func (q *Queue) Report() QueueReport {
 	r := QueueReport{
 		Queue: q.id.String(), GPU: q.id.GPU, Peer: q.id.Peer, Q: q.id.Q, State: q.state.String(),
 		Rptr: q.r.Rptr(), Wptr: q.r.Wptr(), Doorbell: q.r.Doorbell(), CachedWptr: q.r.CachedWptr(),
-		CommittedWptr: q.r.CommittedWptr(), EnginePos: q.pos, HeadOffset: q.pos,
+		CommittedWptr: q.r.CommittedWptr(), EnginePos: q.pos,
 		SpaceWaiters: q.spaceWaiters, ChainWaiters: len(q.chainBases), QuietWaiters: q.quietWaiters,
 	}
 	switch q.state {
@@ -77,7 +76,7 @@ func (r QueueReport) Lines() []string {
 	l := []string{fmt.Sprintf("rptr=%#x wptr=%#x doorbell=%#x cachedWptr=%#x committedWptr=%#x engine=%#x",
 		r.Rptr, r.Wptr, r.Doorbell, r.CachedWptr, r.CommittedWptr, r.EnginePos)}
 	if r.Head != "" {
-		l = append(l, fmt.Sprintf("head @%#x: %s", r.HeadOffset, r.Head))
+		l = append(l, fmt.Sprintf("head @%#x: %s", r.EnginePos, r.Head))
 	}
 	if p := r.Poll; p != nil {
 		l = append(l, fmt.Sprintf("poll: mem[%#x] (GPU %d) & %#x %s %#x; value now %#x (%#x under mask); retry %s, interval %d",

@@ -96,7 +96,6 @@ func (s *Sim) dispatch(a *Actor) {
 	s.enter(a)
 	if !a.started {
 		a.started = true
-		s.live++
 		s.progress = s.now
 		go a.main()
 		return
@@ -124,7 +123,6 @@ func (a *Actor) main() {
 		}
 		s := a.s
 		a.state = stateDone
-		s.live--
 		if a.killed {
 			s.back <- struct{}{}
 			return

@@ -53,6 +53,7 @@ func ExampleSim_Digest() {
 		_ = s.Run()
 		return s.Digest()
 	}
-	fmt.Println(run(42) == run(42))
+	first, second := run(42), run(42)
+	fmt.Println(first == second)
 	// Output: true
 }

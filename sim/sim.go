@@ -42,15 +42,13 @@ type Sim struct {
 	actors []*Actor
 	cur    *Actor
 	back   chan struct{} // actor -> scheduler hand-back
-	live   int           // actors started and not finished
 
 	inspectors []Inspector
 	trace      tracer
 	traceSched TraceKind
 
-	running bool
-	ran     bool
-	err     error
+	ran bool
+	err error
 }
 
 // New returns a simulator at virtual time 0.
@@ -167,8 +165,7 @@ func (s *Sim) Run() error {
 	if s.ran {
 		return errors.New("sim: Run called twice; a Sim is single-use")
 	}
-	s.ran, s.running = true, true
-	defer func() { s.running = false }()
+	s.ran = true
 	if a := s.next(); a != nil {
 		s.dispatch(a)
 		<-s.back // the token comes back when nothing is left to run

@@ -258,7 +258,7 @@ func TestPanicsBecomeErrors(t *testing.T) {
 	assert.Equal(t, Time(3), p.At)
 
 	s2 := New(Config{Seed: 1})
-	s2.At(7, func() { var m map[int]int; m[1] = 1 })
+	s2.At(7, func() { panic("engine bug") })
 	var ep *EventPanicError
 	require.ErrorAs(t, s2.Run(), &ep)
 	assert.Equal(t, Time(7), ep.At)
@@ -336,7 +336,6 @@ func TestRecordsKept(t *testing.T) {
 	assert.Equal(t, "x", s.KindName(k))
 	assert.Equal(t, "thing", s.SubjectName(id))
 	assert.Equal(t, "?", s.SubjectName(99))
-	assert.True(t, strings.HasPrefix(s.Digest(), ""))
 	assert.Len(t, s.Digest(), 64)
 }
 
