@@ -33,6 +33,7 @@ type Actor struct {
 	until   Time // sleeping: wake time
 	wait    *Wait
 	label   string
+	labelFn func() string
 }
 
 // Spawn creates an actor that runs fn, starting at Now (after whatever is
@@ -60,7 +61,18 @@ func (a *Actor) Done() bool { return a.state == stateDone }
 
 // SetLabel names what the actor is doing, for hang reports (a polling loop
 // that sleeps between reads shows its label while it sleeps).
-func (a *Actor) SetLabel(l string) { a.label = l }
+func (a *Actor) SetLabel(l string) { a.label, a.labelFn = l, nil }
+
+// SetLabelFunc is SetLabel with the text built only when a report asks for
+// it: for labels that change on every step of a hot loop.
+func (a *Actor) SetLabelFunc(f func() string) { a.label, a.labelFn = "", f }
+
+func (a *Actor) labelText() string {
+	if a.labelFn != nil {
+		return a.labelFn()
+	}
+	return a.label
+}
 
 // wake schedules a to run at t with its current token.
 func (s *Sim) wake(a *Actor, t Time) Timer { return s.wakeTok(a, t, a.token) }
@@ -244,10 +256,10 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 func (a *Actor) waiter() (Waiter, bool) {
 	switch a.state {
 	case stateWaiting:
-		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(a.wait), Label: a.label}, true
+		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(a.wait), Label: a.labelText()}, true
 	case stateSleeping:
 		return Waiter{Kind: "actor", Name: a.name, State: "sleeping", Since: a.since,
-			WaitsFor: fmt.Sprintf("sleep until %v", a.until), Label: a.label}, true
+			WaitsFor: fmt.Sprintf("sleep until %v", a.until), Label: a.labelText()}, true
 	}
 	return Waiter{}, false
 }

@@ -1,0 +1,175 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// Limits of the emulated launcher (gfx9 / CDNA3-4).
+const (
+	DefaultWaveSize = 64
+	MaxBlockThreads = 1024
+	// MaxSharedBytes is the LDS one block may use on MI355X (160 KiB).
+	MaxSharedBytes = 160 << 10
+)
+
+// Config describes one launch: Grid blocks of Block threads on GPU GPU.
+type Config struct {
+	Name        string // for reports; "" = "kernel"
+	GPU         int
+	Grid        int // blocks (gridDim.x)
+	Block       int // threads per block (blockDim.x)
+	WaveSize    int // 64 (default) or 32 (gfx1250)
+	SharedBytes int // per-block shared memory (LDS)
+}
+
+func (c *Config) check() error {
+	if c.Name == "" {
+		c.Name = "kernel"
+	}
+	if c.WaveSize == 0 {
+		c.WaveSize = DefaultWaveSize
+	}
+	switch {
+	case c.GPU < 0:
+		return fmt.Errorf("kernel %q: GPU %d is negative", c.Name, c.GPU)
+	case c.Grid < 1:
+		return fmt.Errorf("kernel %q: grid of %d blocks: need at least 1", c.Name, c.Grid)
+	case c.Block < 1 || c.Block > MaxBlockThreads:
+		return fmt.Errorf("kernel %q: block of %d threads: need 1..%d", c.Name, c.Block, MaxBlockThreads)
+	case c.WaveSize != 32 && c.WaveSize != 64:
+		return fmt.Errorf("kernel %q: wave size %d: only 32 and 64 exist", c.Name, c.WaveSize)
+	case c.SharedBytes < 0 || c.SharedBytes > MaxSharedBytes:
+		return fmt.Errorf("kernel %q: %d B of shared memory per block: need 0..%d", c.Name, c.SharedBytes, MaxSharedBytes)
+	}
+	return nil
+}
+
+// Kernel is one launched grid.
+type Kernel struct {
+	s      *sim.Sim
+	cfg    Config
+	fn     func(*Thread)
+	wl     *sim.WatchList
+	live   int // waves not finished
+	err    error
+	blocks []*block
+}
+
+// Launch starts fn on every thread of the grid. It may be called before
+// sim.Run or from a running actor (a host thread launching a kernel); the
+// kernel's waves start at the current virtual time.
+func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
+	if s == nil {
+		return nil, fmt.Errorf("kernel: Launch with a nil simulator")
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("kernel %q: nil kernel function", cfg.Name)
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	k := &Kernel{s: s, cfg: cfg, fn: fn, wl: s.NewWatchList(cfg.Name)}
+	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
+	for b := 0; b < cfg.Grid; b++ {
+		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock,
+			wl: s.NewWatchList(fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))}
+		k.blocks = append(k.blocks, blk)
+		for wi := 0; wi < wavesPerBlock; wi++ {
+			w := &Wave{k: k, b: blk, idx: wi}
+			first := wi * cfg.WaveSize
+			last := min(first+cfg.WaveSize, cfg.Block)
+			for tid := first; tid < last; tid++ {
+				w.lanes = append(w.lanes, &Thread{w: w, lane: tid - first, tid: tid})
+			}
+			k.live++
+			w.a = s.Spawn(fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
+		}
+	}
+	return k, nil
+}
+
+// Config returns the launch configuration, defaults filled in.
+func (k *Kernel) Config() Config { return k.cfg }
+
+// Done reports whether every thread has returned (or the kernel failed).
+func (k *Kernel) Done() bool { return k.live == 0 || k.err != nil }
+
+// Err returns the error that failed the kernel, or nil.
+func (k *Kernel) Err() error { return k.err }
+
+// Wait blocks actor a (a host thread) until the kernel is done, like
+// hipDeviceSynchronize, and returns its error.
+func (k *Kernel) Wait(a *sim.Actor) error {
+	a.Await(sim.Wait{List: k.wl, Lo: 0, Hi: 1, Pred: k.Done,
+		Text: func() string { return fmt.Sprintf("kernel %q on GPU %d: %d waves still running", k.cfg.Name, k.cfg.GPU, k.live) }})
+	return k.err
+}
+
+// WaitAll waits for every kernel and returns the first error.
+func WaitAll(a *sim.Actor, ks ...*Kernel) error {
+	var first error
+	for _, k := range ks {
+		if err := k.Wait(a); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (k *Kernel) fail(err error) {
+	if k.err == nil {
+		k.err = err
+		k.s.Fail(err)
+		k.wl.Notify(0, 1)
+	}
+}
+
+func (k *Kernel) waveDone() {
+	k.live--
+	if k.live == 0 {
+		k.wl.Notify(0, 1)
+	}
+}
+
+// block is one thread block: its shared memory and its barrier.
+type block struct {
+	k       *Kernel
+	idx     int
+	shared  []byte
+	live    int // waves not finished
+	arrived int // waves at the barrier
+	gen     uint64
+	wl      *sim.WatchList
+}
+
+// arrive is one wave reaching s_barrier: it waits until every live wave of
+// the block has arrived.
+func (b *block) arrive(a *sim.Actor, w *Wave) {
+	gen := b.gen
+	b.arrived++
+	if b.arrived >= b.live {
+		b.release()
+		return
+	}
+	a.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen },
+		Text: func() string {
+			return fmt.Sprintf("block barrier (SyncThreads) of block %d: %d of %d live waves arrived", b.idx, b.arrived, b.live)
+		}})
+}
+
+func (b *block) release() {
+	b.arrived = 0
+	b.gen++
+	b.wl.Notify(0, 1)
+}
+
+// waveDone takes a finished wave out of the barrier count; the waves already
+// waiting may now be all there are.
+func (b *block) waveDone() {
+	b.live--
+	if b.arrived > 0 && b.arrived >= b.live {
+		b.release()
+	}
+}

@@ -1,0 +1,269 @@
+package kernel
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Thread is one lane's view of the kernel: its indices and the wave
+// collectives. A Thread must only be used by its own kernel function.
+type Thread struct {
+	w    *Wave
+	lane int
+	tid  int
+
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	done  bool
+
+	panicked *LaneError
+
+	// convergence point
+	call *Call
+	pcs  [maxDepth]uintptr
+	npc  int
+
+	// Arg and Result carry a device call's per-lane values between the lane
+	// and the group's Run. U64 and Res64 are the same for plain integers,
+	// without boxing.
+	Arg    any
+	Result any
+	U64    uint64
+	Res64  uint64
+}
+
+// GPU is the GPU the kernel runs on.
+func (t *Thread) GPU() int { return t.w.k.cfg.GPU }
+
+// ThreadIdx is threadIdx.x.
+func (t *Thread) ThreadIdx() int { return t.tid }
+
+// BlockIdx is blockIdx.x.
+func (t *Thread) BlockIdx() int { return t.w.b.idx }
+
+// BlockDim is blockDim.x.
+func (t *Thread) BlockDim() int { return t.w.k.cfg.Block }
+
+// GridDim is gridDim.x.
+func (t *Thread) GridDim() int { return t.w.k.cfg.Grid }
+
+// Lane is the lane index within the wave (threadIdx.x % warpSize).
+func (t *Thread) Lane() int { return t.lane }
+
+// WarpSize is the wave width, 64 or 32.
+func (t *Thread) WarpSize() int { return t.w.k.cfg.WaveSize }
+
+// WaveIdx is the wave's index in the block (threadIdx.x / warpSize).
+func (t *Thread) WaveIdx() int { return t.w.idx }
+
+// Wave is the thread's wave.
+func (t *Thread) Wave() *Wave { return t.w }
+
+// Shared is the block's shared memory (LDS), Config.SharedBytes long.
+func (t *Thread) Shared() []byte { return t.w.b.shared }
+
+// String names the thread for messages.
+func (t *Thread) String() string {
+	return fmt.Sprintf("GPU %d block %d thread %d (wave %d lane %d)", t.GPU(), t.BlockIdx(), t.tid, t.w.idx, t.lane)
+}
+
+// Converge parks the lane at call c and returns once c has run for the
+// group of lanes that reached it together. Packages that implement device
+// calls (cco, fabric) build on it: they pass per-lane values in Arg/U64 and
+// read results from Result/Res64.
+func (t *Thread) Converge(c *Call) { t.park(c) }
+
+// Fail stops the kernel at this lane with err, as a trap does: the run ends
+// with a *LaneError naming the lane and call. It does not return.
+func (t *Thread) Fail(call string, err error) { panic(t.laneError(call, err)) }
+
+func (t *Thread) laneError(call string, err error) *LaneError {
+	return &LaneError{Kernel: t.w.k.cfg.Name, GPU: t.GPU(), Block: t.BlockIdx(), Thread: t.tid,
+		Wave: t.w.idx, Lane: t.lane, Call: call, Err: err}
+}
+
+// ---- wave collectives ----
+
+var (
+	ballotCall = &Call{Name: "ballot", Run: func(g *Active) error {
+		var m uint64
+		for _, t := range g.lanes {
+			if t.U64 != 0 {
+				m |= 1 << uint(t.lane)
+			}
+		}
+		for _, t := range g.lanes {
+			t.Res64 = m
+		}
+		return nil
+	}}
+	matchAnyCall = &Call{Name: "match_any", Run: func(g *Active) error {
+		for _, t := range g.lanes {
+			var m uint64
+			for _, u := range g.lanes {
+				if u.U64 == t.U64 {
+					m |= 1 << uint(u.lane)
+				}
+			}
+			t.Res64 = m
+		}
+		return nil
+	}}
+	firstLaneCall = &Call{Name: "readfirstlane", Run: func(g *Active) error {
+		v := g.lanes[0].U64
+		for _, t := range g.lanes {
+			t.Res64 = v
+		}
+		return nil
+	}}
+	activeCall = &Call{Name: "activemask", Run: func(g *Active) error {
+		for _, t := range g.lanes {
+			t.Res64 = g.mask
+		}
+		return nil
+	}}
+	syncWarpCall    = &Call{Name: "syncwarp", Run: func(g *Active) error { return nil }}
+	syncThreadsCall = &Call{Name: "syncthreads", Run: func(g *Active) error {
+		g.w.b.arrive(g.w.a, g.w)
+		return nil
+	}}
+)
+
+// Ballot returns the mask of active lanes whose pred is true.
+func (t *Thread) Ballot(pred bool) uint64 {
+	t.U64 = 0
+	if pred {
+		t.U64 = 1
+	}
+	t.park(ballotCall)
+	return t.Res64
+}
+
+// MatchAny returns the mask of active lanes whose key equals this lane's.
+func (t *Thread) MatchAny(key uint64) uint64 {
+	t.U64 = key
+	t.park(matchAnyCall)
+	return t.Res64
+}
+
+// ReadFirstLane returns v of the lowest active lane.
+func (t *Thread) ReadFirstLane(v uint64) uint64 {
+	t.U64 = v
+	t.park(firstLaneCall)
+	return t.Res64
+}
+
+// ActiveMask returns the mask of lanes that reached this call together.
+func (t *Thread) ActiveMask() uint64 {
+	t.park(activeCall)
+	return t.Res64
+}
+
+// SyncWarp is a wave barrier: the lanes that reach it together leave it
+// together.
+func (t *Thread) SyncWarp() { t.park(syncWarpCall) }
+
+// SyncThreads is __syncthreads: every live wave of the block arrives before
+// any leaves.
+func (t *Thread) SyncThreads() { t.park(syncThreadsCall) }
+
+// Popc is the number of lanes in a mask.
+func Popc(mask uint64) int { return bits.OnesCount64(mask) }
+
+// ---- cooperative groups ----
+
+// Scope is the extent of a cooperative group.
+type Scope uint8
+
+const (
+	ScopeThread Scope = iota
+	ScopeWarp
+	ScopeBlock
+)
+
+var scopeNames = [...]string{"thread", "warp", "block"}
+
+func (s Scope) String() string {
+	if int(s) < len(scopeNames) {
+		return scopeNames[s]
+	}
+	return fmt.Sprintf("Scope(%d)", s)
+}
+
+// Group is a cooperative group of threads (cg::thread_block and friends).
+type Group struct {
+	t     *Thread
+	scope Scope
+}
+
+// ThreadGroup is the group of this thread alone.
+func (t *Thread) ThreadGroup() Group { return Group{t, ScopeThread} }
+
+// WarpGroup is the thread's wave.
+func (t *Thread) WarpGroup() Group { return Group{t, ScopeWarp} }
+
+// BlockGroup is the thread's block.
+func (t *Thread) BlockGroup() Group { return Group{t, ScopeBlock} }
+
+// Scope is the group's extent.
+func (g Group) Scope() Scope { return g.scope }
+
+// Thread is the calling thread.
+func (g Group) Thread() *Thread { return g.t }
+
+// ThreadRank is the calling thread's rank in the group.
+func (g Group) ThreadRank() int {
+	switch g.scope {
+	case ScopeWarp:
+		return g.t.lane
+	case ScopeBlock:
+		return g.t.tid
+	}
+	return 0
+}
+
+// Size is the number of threads in the group: 1, the wave size, or the
+// block size.
+func (g Group) Size() int {
+	switch g.scope {
+	case ScopeWarp:
+		return g.t.w.k.cfg.WaveSize
+	case ScopeBlock:
+		return g.t.w.k.cfg.Block
+	}
+	return 1
+}
+
+// Sync is the group's barrier: nothing for a thread, SyncWarp for a wave,
+// SyncThreads for a block.
+func (g Group) Sync() {
+	switch g.scope {
+	case ScopeWarp:
+		g.t.SyncWarp()
+	case ScopeBlock:
+		g.t.SyncThreads()
+	}
+}
+
+// LaneError is a kernel failure at one lane: a panic in the kernel function
+// or a device call that trapped.
+type LaneError struct {
+	Kernel string
+	GPU    int
+	Block  int
+	Thread int
+	Wave   int
+	Lane   int
+	Call   string // the device call, or "panic"
+	Err    error
+	Panic  any    // the panic value, when Call == "panic"
+	Stack  string // the lane's stack at the panic
+}
+
+func (e *LaneError) Error() string {
+	return fmt.Sprintf("kernel %q: GPU %d block %d thread %d (wave %d lane %d): %s: %v",
+		e.Kernel, e.GPU, e.Block, e.Thread, e.Wave, e.Lane, e.Call, e.Err)
+}
+
+func (e *LaneError) Unwrap() error { return e.Err }

@@ -1,0 +1,267 @@
+package kernel
+
+import (
+	"fmt"
+	"iter"
+	"math/bits"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// maxDepth bounds the call-site stack used to match lanes at one call.
+const maxDepth = 24
+
+// Call is a device call that lanes converge at. Run executes it once for the
+// active lanes, on the wave's actor, which may block (a reservation, a
+// drain). Calls are compared by identity: declare each as a package variable.
+type Call struct {
+	Name string
+	Run  func(g *Active) error
+}
+
+// Active is the set of lanes of one wave that reached a call together.
+type Active struct {
+	w     *Wave
+	call  *Call
+	lanes []*Thread
+	mask  uint64
+}
+
+// Actor is the wave's actor: block on it.
+func (g *Active) Actor() *sim.Actor { return g.w.a }
+
+// Wave is the wave the lanes belong to.
+func (g *Active) Wave() *Wave { return g.w }
+
+// Lanes are the active lanes in lane order.
+func (g *Active) Lanes() []*Thread { return g.lanes }
+
+// Mask is the active mask: bit i set for lane i.
+func (g *Active) Mask() uint64 { return g.mask }
+
+// Call names the call the lanes are at.
+func (g *Active) Call() string { return g.call.Name }
+
+// Errorf returns a *LaneError for lane t at this call.
+func (g *Active) Errorf(t *Thread, format string, args ...any) error {
+	return t.laneError(g.call.Name, fmt.Errorf(format, args...))
+}
+
+// Wave is one wavefront: up to WaveSize lanes run in lock-step.
+type Wave struct {
+	k     *Kernel
+	b     *block
+	idx   int
+	a     *sim.Actor
+	lanes []*Thread
+	live  int
+	cur   *Active
+	act   Active // reused for every group
+}
+
+// Index is the wave's index within its block.
+func (w *Wave) Index() int { return w.idx }
+
+// Size is the number of lanes a wave has (the configured wave size).
+func (w *Wave) Size() int { return w.k.cfg.WaveSize }
+
+// Kernel is the kernel the wave belongs to.
+func (w *Wave) Kernel() *Kernel { return w.k }
+
+func (w *Wave) main(a *sim.Actor) {
+	defer w.stopLanes()
+	a.SetLabelFunc(w.label)
+	for _, t := range w.lanes {
+		t.start()
+		w.live++
+	}
+	for _, t := range w.lanes {
+		if !w.advance(t) {
+			return
+		}
+	}
+	for w.live > 0 {
+		g := w.pick()
+		w.cur = g
+		err := g.call.Run(g)
+		w.cur = nil
+		if err != nil {
+			if _, ok := err.(*LaneError); !ok {
+				err = g.lanes[0].laneError(g.call.Name, err)
+			}
+			w.k.fail(err)
+			return
+		}
+		for _, t := range g.lanes {
+			t.call = nil
+			if !w.advance(t) {
+				return
+			}
+		}
+	}
+	w.b.waveDone()
+	w.k.waveDone()
+}
+
+// advance runs lane t to its next convergence point. It reports false when
+// the kernel has failed.
+func (w *Wave) advance(t *Thread) bool {
+	if w.k.err != nil {
+		return false
+	}
+	if _, ok := t.next(); !ok {
+		t.done = true
+		w.live--
+		if t.panicked != nil {
+			w.k.fail(t.panicked)
+			return false
+		}
+	}
+	return w.k.err == nil
+}
+
+// pick returns the group of parked lanes at the call site that comes first
+// in the code (min-PC reconvergence).
+func (w *Wave) pick() *Active {
+	var best *Thread
+	for _, t := range w.lanes {
+		if t.call == nil {
+			continue
+		}
+		if best == nil || t.before(best) {
+			best = t
+		}
+	}
+	g := &w.act
+	g.w, g.call, g.lanes, g.mask = w, best.call, g.lanes[:0], 0
+	for _, t := range w.lanes {
+		if t.call != nil && t.sameSite(best) {
+			g.lanes = append(g.lanes, t)
+			g.mask |= 1 << uint(t.lane)
+		}
+	}
+	return g
+}
+
+func (w *Wave) stopLanes() {
+	for _, t := range w.lanes {
+		if t.stop != nil {
+			t.stop()
+		}
+	}
+}
+
+func (w *Wave) label() string {
+	var sb strings.Builder
+	if g := w.cur; g != nil {
+		fmt.Fprintf(&sb, "%s by lanes %s", g.call.Name, maskString(g.mask))
+	}
+	parked := map[string]uint64{}
+	var order []string
+	for _, t := range w.lanes {
+		if t.call != nil && (w.cur == nil || !t.sameSite(w.cur.lanes[0])) {
+			if _, ok := parked[t.call.Name]; !ok {
+				order = append(order, t.call.Name)
+			}
+			parked[t.call.Name] |= 1 << uint(t.lane)
+		}
+	}
+	for _, n := range order {
+		if sb.Len() > 0 {
+			sb.WriteString("; ")
+		}
+		fmt.Fprintf(&sb, "lanes %s parked at %s", maskString(parked[n]), n)
+	}
+	return sb.String()
+}
+
+// maskString writes a lane mask as ranges: "0-3,8,10-63".
+func maskString(m uint64) string {
+	var parts []string
+	for m != 0 {
+		lo := bits.TrailingZeros64(m)
+		hi := lo
+		for hi+1 < 64 && m&(1<<uint(hi+1)) != 0 {
+			hi++
+		}
+		if hi == lo {
+			parts = append(parts, fmt.Sprint(lo))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", lo, hi))
+		}
+		if hi == 63 {
+			break
+		}
+		m &^= (uint64(1)<<uint(hi+1) - 1)
+	}
+	return strings.Join(parts, ",")
+}
+
+// ---- lanes as coroutines ----
+
+// errStopped unwinds a lane whose wave is being torn down.
+type errStopped struct{}
+
+func (t *Thread) start() {
+	seq := func(yield func(struct{}) bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(errStopped); ok {
+					return
+				}
+				if le, ok := r.(*LaneError); ok { // a failed device call
+					t.panicked = le
+					return
+				}
+				t.panicked = &LaneError{Kernel: t.w.k.cfg.Name, GPU: t.w.k.cfg.GPU, Block: t.w.b.idx,
+					Thread: t.tid, Wave: t.w.idx, Lane: t.lane, Call: "panic",
+					Err: fmt.Errorf("%v", r), Panic: r, Stack: string(debug.Stack())}
+			}
+		}()
+		t.yield = yield
+		t.w.k.fn(t)
+	}
+	t.next, t.stop = iter.Pull(seq)
+}
+
+// park records the call site and hands control back to the wave until the
+// group has run.
+func (t *Thread) park(c *Call) {
+	t.npc = runtime.Callers(3, t.pcs[:])
+	t.call = c
+	if !t.yield(struct{}{}) {
+		panic(errStopped{})
+	}
+}
+
+// before orders call sites: compare return addresses from the outermost
+// frame; the first difference decides, lower first.
+func (t *Thread) before(u *Thread) bool {
+	i, j := t.npc-1, u.npc-1
+	for i >= 0 && j >= 0 {
+		if t.pcs[i] != u.pcs[j] {
+			return t.pcs[i] < u.pcs[j]
+		}
+		i--
+		j--
+	}
+	if i != j {
+		return i < j // the shallower site first
+	}
+	return t.lane < u.lane
+}
+
+func (t *Thread) sameSite(u *Thread) bool {
+	if t.call != u.call || t.npc != u.npc {
+		return false
+	}
+	for i := 0; i < t.npc; i++ {
+		if t.pcs[i] != u.pcs[i] {
+			return false
+		}
+	}
+	return true
+}
