@@ -103,7 +103,9 @@ func (k *Kernel) Err() error { return k.err }
 // hipDeviceSynchronize, and returns its error.
 func (k *Kernel) Wait(a *sim.Actor) error {
 	a.Await(sim.Wait{List: k.wl, Lo: 0, Hi: 1, Pred: k.Done,
-		Text: func() string { return fmt.Sprintf("kernel %q on GPU %d: %d waves still running", k.cfg.Name, k.cfg.GPU, k.live) }})
+		Text: func() string {
+			return fmt.Sprintf("kernel %q on GPU %d: %d waves still running", k.cfg.Name, k.cfg.GPU, k.live)
+		}})
 	return k.err
 }
 
