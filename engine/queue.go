@@ -96,25 +96,43 @@ func (q *Queue) Fault() *Fault { return q.fault }
 // pointer, then waits, as the issuing lane would spin on the read pointer,
 // until the full-ring rule lets the reservation be written. A reservation
 // that needs the engine to free space on a queue whose earlier reservations
-// were never rung waits forever: the hang report says so.
+// were never rung waits forever: the hang report says so. It is Claim
+// followed by AwaitSpace.
 func (q *Queue) Reserve(a *sim.Actor, bytes uint64) (uint64, error) {
+	base, err := q.Claim(bytes)
+	if err != nil {
+		return 0, err
+	}
+	q.AwaitSpace(a, base, bytes)
+	return base, nil
+}
+
+// Claim is the fetch-add half of Reserve: it hands out [base, base+bytes)
+// and never waits. Lanes of one wave claim together, then spin together.
+func (q *Queue) Claim(bytes uint64) (uint64, error) {
 	base, err := q.r.Reserve(bytes)
 	if err != nil {
 		return 0, fmt.Errorf("%v: reserve: %w", q.id, err)
 	}
-	if !q.r.Fits(base, bytes) {
-		q.c.ringFull.Inc()
-		q.spaceWaiters++
-		a.Await(sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
-			Pred: func() bool { return q.r.Fits(base, bytes) },
-			Text: func() string {
-				return fmt.Sprintf("ring space on %v: reservation [%#x, %#x) needs rptr ≥ %#x, rptr = %#x",
-					q.id, base, base+bytes, base+bytes-q.r.Capacity(), q.r.Rptr())
-			},
-			Detail: func() any { return q.issuerWait("reserve", base, base+bytes, base+bytes-q.r.Capacity()) }})
-		q.spaceWaiters--
-	}
 	return base, nil
+}
+
+// AwaitSpace is the spin half of Reserve: it waits until the claimed
+// [base, base+bytes) may be written.
+func (q *Queue) AwaitSpace(a *sim.Actor, base, bytes uint64) {
+	if q.r.Fits(base, bytes) {
+		return
+	}
+	q.c.ringFull.Inc()
+	q.spaceWaiters++
+	a.Await(sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
+		Pred: func() bool { return q.r.Fits(base, bytes) },
+		Text: func() string {
+			return fmt.Sprintf("ring space on %v: reservation [%#x, %#x) needs rptr ≥ %#x, rptr = %#x",
+				q.id, base, base+bytes, base+bytes-q.r.Capacity(), q.r.Rptr())
+		},
+		Detail: func() any { return q.issuerWait("reserve", base, base+bytes, base+bytes-q.r.Capacity()) }})
+	q.spaceWaiters--
 }
 
 // WriteUnit encodes p into the 32 B unit at ptr (padding with zero dwords).
@@ -127,28 +145,43 @@ func (q *Queue) WriteBroadcast(base uint64, p *ring.Packet) (uint64, error) {
 
 // Submit rings [base, end) in reservation order: it waits until the commit
 // frontier reaches base (the commit chain), then stores the write pointer
-// and the doorbell and advances the frontier.
+// and the doorbell and advances the frontier. It is AwaitChain followed by
+// the ring.
 func (q *Queue) Submit(a *sim.Actor, base, end uint64) error {
-	if end < base || end > q.r.CachedWptr() {
-		return fmt.Errorf("%v: submit [%#x, %#x): not a reserved range (cachedWptr %#x)", q.id, base, end, q.r.CachedWptr())
+	if err := q.checkRange(base, end); err != nil {
+		return err
 	}
-	if !q.r.CanSubmit(base) {
-		q.chainBases = append(q.chainBases, base)
-		a.Await(sim.Wait{List: q.wl, Lo: keyCommitted, Hi: keyCommitted + 1,
-			Pred: func() bool { return q.r.CanSubmit(base) },
-			Text: func() string {
-				return fmt.Sprintf("commit chain on %v: [%#x, %#x) waits for committedWptr == %#x, committedWptr = %#x",
-					q.id, base, end, base, q.r.CommittedWptr())
-			},
-			Detail: func() any { return q.issuerWait("submit", base, end, base) }})
-		q.dropChainBase(base)
-	}
+	q.AwaitChain(a, base, end)
 	if err := q.r.Submit(base, end); err != nil {
 		return fmt.Errorf("%v: %w", q.id, err)
 	}
 	q.wl.Notify(keyCommitted, keyCommitted+1)
 	q.doorbell(end)
 	return nil
+}
+
+func (q *Queue) checkRange(base, end uint64) error {
+	if end < base || end > q.r.CachedWptr() {
+		return fmt.Errorf("%v: submit [%#x, %#x): not a reserved range (cachedWptr %#x)", q.id, base, end, q.r.CachedWptr())
+	}
+	return nil
+}
+
+// AwaitChain is the spin half of Submit: it waits until the commit frontier
+// reaches base, so that [base, end) is next to be rung.
+func (q *Queue) AwaitChain(a *sim.Actor, base, end uint64) {
+	if q.r.CanSubmit(base) {
+		return
+	}
+	q.chainBases = append(q.chainBases, base)
+	a.Await(sim.Wait{List: q.wl, Lo: keyCommitted, Hi: keyCommitted + 1,
+		Pred: func() bool { return q.r.CanSubmit(base) },
+		Text: func() string {
+			return fmt.Sprintf("commit chain on %v: [%#x, %#x) waits for committedWptr == %#x, committedWptr = %#x",
+				q.id, base, end, base, q.r.CommittedWptr())
+		},
+		Detail: func() any { return q.issuerWait("submit", base, end, base) }})
+	q.dropChainBase(base)
 }
 
 func (q *Queue) dropChainBase(base uint64) {

@@ -78,6 +78,10 @@ func (t *Thread) Converge(c *Call) { t.park(c) }
 // with a *LaneError naming the lane and call. It does not return.
 func (t *Thread) Fail(call string, err error) { panic(t.laneError(call, err)) }
 
+// Error returns err as a *LaneError of this lane at call: what a device
+// call's Run returns to fail the kernel at a particular lane.
+func (t *Thread) Error(call string, err error) error { return t.laneError(call, err) }
+
 func (t *Thread) laneError(call string, err error) *LaneError {
 	return &LaneError{Kernel: t.w.k.cfg.Name, GPU: t.GPU(), Block: t.BlockIdx(), Thread: t.tid,
 		Wave: t.w.idx, Lane: t.lane, Call: call, Err: err}

@@ -1,0 +1,282 @@
+package cco
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Rows of the seed's "Failure modes" table that a hang can match. The hang
+// report quotes the row so a reader can find it in the document.
+const (
+	RowWaitSignal   = "waitSignal never returns"
+	RowAggregate    = "a put inside an Aggregate batch never returns"
+	RowStale        = "quiet returns but data is stale"
+	RowPostWaitMem  = "a queue stops moving after postWaitMem"
+	RowChainStalled = "aggregate puts were never committed before a put without Aggregate"
+)
+
+// diagnosis keeps what the hang inspector needs to name a known misuse:
+// uncommitted Aggregate posts per queue and wave, signals posted toward each
+// slot, and what every wave is blocked on.
+type diagnosis struct {
+	h       *Host
+	queues  map[Queue]*qdiag
+	waits   map[*kernel.Wave]*waitInfo
+	signals map[uint64]*sigdiag
+}
+
+type qdiag struct {
+	gpu, peer, q int
+	agg          map[*kernel.Wave]uint64 // uncommitted Aggregate bytes by wave
+	aggUnits     int
+	total        uint64
+}
+
+type sigdiag struct {
+	posted uint64 // ATOMIC +1 units written toward the slot
+	lanes  uint64 // lanes in the groups that posted them
+}
+
+type waitKind uint8
+
+const (
+	waitSpace waitKind = iota
+	waitChain
+	waitDrain
+	waitSig
+)
+
+type waitInfo struct {
+	kind      waitKind
+	call      string
+	st        *devState
+	q         Queue
+	peer, qid int
+	base, end uint64
+	// waitSignal
+	src      int
+	addr     uint64
+	expected uint64
+}
+
+func newDiagnosis(h *Host) *diagnosis {
+	d := &diagnosis{h: h, queues: map[Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
+	if s := h.dev.Sim(); s != nil {
+		s.AddInspector(d.inspect)
+	}
+	return d
+}
+
+func (d *diagnosis) qd(q Queue) *qdiag {
+	x := d.queues[q]
+	if x == nil {
+		x = &qdiag{gpu: -1, agg: map[*kernel.Wave]uint64{}}
+		if r, ok := q.(interface{ Report() engine.QueueReport }); ok {
+			rep := r.Report()
+			x.gpu, x.peer, x.q = rep.GPU, rep.Peer, rep.Q
+		}
+		d.queues[q] = x
+	}
+	return x
+}
+
+func (d *diagnosis) aggregated(q Queue, w *kernel.Wave, bytes uint64, units int) {
+	x := d.qd(q)
+	x.agg[w] += bytes
+	x.total += bytes
+	x.aggUnits += units
+}
+
+func (d *diagnosis) committed(q Queue) {
+	if x := d.queues[q]; x != nil && x.total > 0 {
+		clear(x.agg)
+		x.total, x.aggUnits = 0, 0
+	}
+}
+
+func (d *diagnosis) aggOf(q Queue, w *kernel.Wave) uint64 {
+	if x := d.queues[q]; x != nil {
+		return x.agg[w]
+	}
+	return 0
+}
+
+func (d *diagnosis) aggTotal(q Queue) uint64 {
+	if x := d.queues[q]; x != nil {
+		return x.total
+	}
+	return 0
+}
+
+func (d *diagnosis) signalPosted(addr uint64) {
+	x := d.signals[addr]
+	if x == nil {
+		x = &sigdiag{}
+		d.signals[addr] = x
+	}
+	x.posted++
+}
+
+// lanesJoined credits one lane of a signalling post to the slots its
+// group's signals hit.
+func (d *diagnosis) lanesJoined(p *post) {
+	if !p.sigs || (!p.o.local && !p.o.remote) {
+		return
+	}
+	st := p.s.st
+	add := func(addr uint64) {
+		x := d.signals[addr]
+		if x == nil {
+			x = &sigdiag{}
+			d.signals[addr] = x
+		}
+		x.lanes++
+	}
+	if p.o.local {
+		if a, err := st.pool.Slot(p.s.me(), p.q); err == nil {
+			add(a)
+		}
+	}
+	if p.o.remote {
+		for _, peer := range p.remotePeers() {
+			if pool, err := st.peerPool(peer); err == nil {
+				if a, err := pool.Slot(p.s.me(), p.q); err == nil {
+					add(a)
+				}
+			}
+		}
+	}
+}
+
+func (d *diagnosis) enter(w *kernel.Wave, wi *waitInfo) { d.waits[w] = wi }
+func (d *diagnosis) leave(w *kernel.Wave)               { delete(d.waits, w) }
+
+// inspect adds causes, in plain words, for the hang patterns of the seed's
+// failure-mode table.
+func (d *diagnosis) inspect(h *sim.HangError) {
+	ws := make([]*waitInfo, 0, len(d.waits))
+	for _, wi := range d.waits {
+		ws = append(ws, wi)
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		a, b := ws[i], ws[j]
+		if a.st.c.LsaRank != b.st.c.LsaRank {
+			return a.st.c.LsaRank < b.st.c.LsaRank
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.base+a.addr < b.base+b.addr
+	})
+	seen := map[string]bool{}
+	add := func(c string) {
+		if !seen[c] {
+			seen[c] = true
+			h.AddCause(c)
+		}
+	}
+	for _, wi := range ws {
+		if c := d.explain(wi); c != "" {
+			add(c)
+		}
+	}
+	// Queues parked on an engine-side wait posted by postWaitMem*.
+	qs := make([]Queue, 0, len(d.queues))
+	for q := range d.queues {
+		qs = append(qs, q)
+	}
+	sort.Slice(qs, func(i, j int) bool {
+		a, b := d.queues[qs[i]], d.queues[qs[j]]
+		return a.gpu*1e6+a.peer*1e3+a.q < b.gpu*1e6+b.peer*1e3+b.q
+	})
+	for _, q := range qs {
+		if c := d.explainPoll(q); c != "" {
+			add(c)
+		}
+	}
+}
+
+func (d *diagnosis) explain(wi *waitInfo) string {
+	name := queueName(wi.st, wi.peer, wi.qid)
+	switch wi.kind {
+	case waitSpace:
+		x := d.queues[wi.q]
+		r := wi.q.Ring()
+		if x != nil && x.total > 0 && wi.end-r.Capacity() > r.CommittedWptr() {
+			return fmt.Sprintf("%s: %s posted %d B (%d packets) of Aggregate puts on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner",
+				quoteRow(RowAggregate), rankOf(wi), x.total, x.aggUnits, name, wi.call, r.Capacity())
+		}
+	case waitChain:
+		x := d.queues[wi.q]
+		r := wi.q.Ring()
+		if x != nil && x.total > 0 {
+			return fmt.Sprintf("%s: %d packets reserved on %s with Aggregate and never committed, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first",
+				quoteRow(RowChainStalled), x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call)
+		}
+	case waitDrain:
+		return ""
+	case waitSig:
+		return d.explainSignal(wi)
+	}
+	return ""
+}
+
+func rankOf(wi *waitInfo) string { return fmt.Sprintf("rank %d", wi.st.c.LsaRank) }
+
+func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
+
+func (d *diagnosis) explainSignal(wi *waitInfo) string {
+	st := wi.st
+	mem := st.c.h.dev.Memory()
+	cur, _ := mem.Load64(wi.addr)
+	var posted, lanes uint64
+	if x := d.signals[wi.addr]; x != nil {
+		posted, lanes = x.posted, x.lanes
+	}
+	head := fmt.Sprintf("%s: rank %d waits for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
+		quoteRow(RowWaitSignal), st.c.LsaRank, wi.src, st.n, wi.qid, wi.expected, cur, posted)
+	if posted >= wi.expected {
+		return head + "; enough signals are posted but they have not landed: the queue carrying them is stuck (see its report)"
+	}
+	if wi.src < 0 || wi.src >= st.c.LsaSize {
+		return head + fmt.Sprintf("; srcRank %d is not an LSA rank in [0, %d): pass devComm.lsaRank values, not world ranks", wi.src, st.c.LsaSize)
+	}
+	// One counter across queues: the sender's other slots hold the rest.
+	var sum uint64
+	for q := 0; q < st.n; q++ {
+		if a, err := st.pool.Slot(wi.src, q); err == nil {
+			v, _ := mem.Load64(a)
+			sum += v
+		}
+	}
+	if sum >= wi.expected && cur < wi.expected {
+		return head + fmt.Sprintf("; the slots of rank %d across all %d queues sum to %d ≥ %d: expected looks shared across queues, keep one running total per (srcRank, queueId)", wi.src, st.n, sum, wi.expected)
+	}
+	if lanes >= wi.expected {
+		return head + fmt.Sprintf("; %d lanes joined the signalling posts but a group signals once per put() call: expected looks counted per lane", lanes)
+	}
+	return head + "; no more signals toward this slot are queued, so it can never reach expected"
+}
+
+func (d *diagnosis) explainPoll(q Queue) string {
+	r, ok := q.(interface{ Report() engine.QueueReport })
+	if !ok {
+		return ""
+	}
+	rep := r.Report()
+	if rep.Poll == nil || rep.State != "parked" {
+		return ""
+	}
+	p := rep.Poll
+	name := fmt.Sprintf("rank %d → %d queue %d", rep.GPU, rep.Peer, rep.Q)
+	if p.AddrGPU != rep.GPU {
+		return fmt.Sprintf("%s: %s is parked on a POLL of the flag at %#x, which is in GPU %d's memory, not GPU %d's: win/offset must be local",
+			quoteRow(RowPostWaitMem), name, p.Addr, p.AddrGPU, rep.GPU)
+	}
+	return fmt.Sprintf("%s: %s is parked on a POLL of the flag at %#x: (value %#x & mask %#x) %s %d never held; everything behind it on the queue waits too",
+		quoteRow(RowPostWaitMem), name, p.Addr, p.Value, p.Mask, p.Func, p.Ref)
+}

@@ -1,0 +1,424 @@
+package cco
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/signal"
+)
+
+// Queue-count limits (context.cpp, anvil.hpp).
+const (
+	// MaxSdmaQueues is kMaxSdmaChannelsPerPair: "4 queues/engine × 2
+	// recommended engines".
+	MaxSdmaQueues = 8
+	// DefaultSdmaQueues is the count when neither the requirements nor
+	// MORI_SDMA_NUM_CHANNELS set one.
+	DefaultSdmaQueues = 2
+)
+
+// Env is the environment the emulated process sees: MORI_ENABLE_SDMA,
+// MORI_SDMA_NUM_CHANNELS, MORI_CCO_SDMA_DEBUG. Tests pass their own so that a
+// run never depends on the shell it was started from.
+type Env map[string]string
+
+// OSEnv snapshots the MORI_* variables of the real environment.
+func OSEnv() Env {
+	e := Env{}
+	for _, k := range []string{"MORI_ENABLE_SDMA", "MORI_SDMA_NUM_CHANNELS", "MORI_CCO_SDMA_DEBUG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			e[k] = v
+		}
+	}
+	return e
+}
+
+// Truthy is MORI's env_utils rule: unset, empty, 0, false, off and no
+// (case-insensitive) are false; anything else non-empty is true.
+func Truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false", "off", "no":
+		return false
+	}
+	return true
+}
+
+// Host is one emulated process: the host side of every rank that shares
+// the node. Hardware queues belong to the process and are keyed by (src
+// GPU, dst GPU, channel), so all comms of a Host share rings and commit
+// chains, as in MORI's anvil.
+type Host struct {
+	dev    Device
+	env    Env
+	worlds map[UniqueId]*world
+	nextID uint64
+	warns  []string
+	// Warnf, if set, receives each warning as it is issued.
+	Warnf func(format string, args ...any)
+	diag  *diagnosis
+}
+
+// NewHost returns the process view of a device. env nil means an empty
+// environment, in which MORI_ENABLE_SDMA is unset and SDMA is off.
+func NewHost(dev Device, env Env) *Host {
+	if env == nil {
+		env = Env{}
+	}
+	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}}
+	h.diag = newDiagnosis(h)
+	return h
+}
+
+// NewEmulatedHost is NewHost(Emulated(n), env).
+func NewEmulatedHost(n *engine.Node, env Env) *Host { return NewHost(Emulated(n), env) }
+
+// Device returns the device the host drives.
+func (h *Host) Device() Device { return h.dev }
+
+// Warnings returns every warning issued so far (queue-count clamps and
+// ignored requests), in order.
+func (h *Host) Warnings() []string { return h.warns }
+
+func (h *Host) warn(format string, args ...any) {
+	h.warns = append(h.warns, fmt.Sprintf(format, args...))
+	if h.Warnf != nil {
+		h.Warnf(format, args...)
+	}
+}
+
+// UniqueId names one job: the comms created with it are its ranks.
+type UniqueId uint64
+
+// GetUniqueId is ccoGetUniqueId.
+func GetUniqueId(h *Host) UniqueId {
+	h.nextID++
+	return UniqueId(h.nextID)
+}
+
+type world struct {
+	nRanks int
+	comms  []*Comm
+}
+
+// Comm is one rank's communicator (ccoComm).
+type Comm struct {
+	h           *Host
+	w           *world
+	Rank        int
+	NRanks      int
+	LsaRank     int
+	LsaSize     int
+	PerRankSize uint64 // vmmSize rounded up to 4 GiB
+
+	sdmaEnabled bool
+	numQueue    int  // fixed by the first dev comm
+	fixed       bool // a dev comm has fixed numQueue
+	used        uint64
+	allocs      []uint64 // slot offsets, in allocation order
+	windows     []Window
+	devs        []*devState
+}
+
+// CommCreate is ccoCommCreate: rank's communicator of nRanks ranks. The
+// emulated node is one LSA domain, so nRanks may not exceed its GPUs and LSA
+// rank l runs on GPU l (MORI assumes the same). vmmSize is rounded up to 4
+// GiB; 0 means the node's whole per-GPU slice.
+func CommCreate(h *Host, uid UniqueId, nRanks, rank int, vmmSize uint64) (*Comm, error) {
+	if h == nil {
+		return nil, errors.New("ccoCommCreate: nil host")
+	}
+	gpus := h.dev.GPUs()
+	switch {
+	case nRanks < 1:
+		return nil, fmt.Errorf("ccoCommCreate: nRanks %d: need at least 1", nRanks)
+	case nRanks > gpus:
+		return nil, fmt.Errorf("ccoCommCreate: nRanks %d exceeds the node's %d GPUs: ccoSdma is intra-node (LSA) only, multi-node comms are not emulated", nRanks, gpus)
+	case rank < 0 || rank >= nRanks:
+		return nil, fmt.Errorf("ccoCommCreate: rank %d outside [0, %d)", rank, nRanks)
+	case uid == 0 || uint64(uid) > h.nextID:
+		return nil, fmt.Errorf("ccoCommCreate: unique id %d was not made by GetUniqueId on this host", uid)
+	}
+	stride := h.dev.Stride()
+	per := stride
+	if vmmSize != 0 {
+		per = (vmmSize + (4<<30 - 1)) &^ (4<<30 - 1)
+		if per < vmmSize || per > stride {
+			return nil, fmt.Errorf("ccoCommCreate: vmmSize %d B (%d B rounded to 4 GiB) exceeds the emulated node's %d B per-GPU slice (engine.Config.Stride)", vmmSize, per, stride)
+		}
+	}
+	w := h.worlds[uid]
+	if w == nil {
+		w = &world{nRanks: nRanks, comms: make([]*Comm, nRanks)}
+		h.worlds[uid] = w
+	}
+	if w.nRanks != nRanks {
+		return nil, fmt.Errorf("ccoCommCreate: rank %d says nRanks %d, but unique id %d was created with %d", rank, nRanks, uid, w.nRanks)
+	}
+	if w.comms[rank] != nil {
+		return nil, fmt.Errorf("ccoCommCreate: rank %d of unique id %d already has a comm", rank, uid)
+	}
+	c := &Comm{h: h, w: w, Rank: rank, NRanks: nRanks, LsaRank: rank, LsaSize: nRanks, PerRankSize: per,
+		sdmaEnabled: Truthy(h.env["MORI_ENABLE_SDMA"])}
+	w.comms[rank] = c
+	return c, nil
+}
+
+// CommCreateAll creates the comms of every rank of a new job, as the ranks'
+// processes would each call CommCreate.
+func CommCreateAll(h *Host, nRanks int, vmmSize uint64) ([]*Comm, error) {
+	uid := GetUniqueId(h)
+	cs := make([]*Comm, nRanks)
+	for r := range cs {
+		c, err := CommCreate(h, uid, nRanks, r, vmmSize)
+		if err != nil {
+			return nil, err
+		}
+		cs[r] = c
+	}
+	return cs, nil
+}
+
+// MemAlloc is ccoMemAlloc: bytes of this rank's slice. Every rank must make
+// the same sequence of allocations so that windows are symmetric, as with
+// MORI's per-rank slots at one offset.
+func MemAlloc(c *Comm, bytes uint64) (uint64, error) {
+	if bytes == 0 {
+		return 0, fmt.Errorf("ccoMemAlloc (rank %d): 0 bytes", c.Rank)
+	}
+	rounded := (bytes + 4095) &^ 4095
+	if rounded < bytes || c.used+rounded > c.PerRankSize {
+		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
+	}
+	mem := c.h.dev.Memory()
+	addr, err := mem.Alloc(c.LsaRank, bytes, fmt.Sprintf("cco rank %d buf %d", c.Rank, len(c.allocs)))
+	if err != nil {
+		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %w", c.Rank, err)
+	}
+	c.used += rounded
+	c.allocs = append(c.allocs, addr-mem.SliceBase(c.LsaRank))
+	return addr, nil
+}
+
+// Window is a registered window as device code sees it (ccoWindowDevice):
+// the LSA pointer of (window, peer, offset) is
+// Base + ((peer × Stride4G) << 32) + offset.
+type Window struct {
+	Base     uint64 // flatBase + slot offset
+	Stride4G uint64 // perRankSize >> 32
+	LsaRank  int    // the owner's LSA rank
+	Bytes    uint64
+}
+
+// LsaPtr is ccoGetLsaPeerPtr.
+func (w Window) LsaPtr(peer int, off uint64) uint64 {
+	return w.Base + (uint64(peer)*w.Stride4G)<<32 + off
+}
+
+// LocalPtr is ccoGetLocalPtr.
+func (w Window) LocalPtr(off uint64) uint64 { return w.LsaPtr(w.LsaRank, off) }
+
+// WindowRegister is ccoWindowRegister: it makes buf visible to every LSA
+// peer at the same slot offset. Registration is collective: the k-th window
+// of every rank must have the same offset and size, which holds when ranks
+// allocate alike. A mismatch is an error naming both ranks.
+func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
+	mem := c.h.dev.Memory()
+	base := mem.SliceBase(c.LsaRank)
+	if buf < base || bytes == 0 {
+		return Window{}, fmt.Errorf("ccoWindowRegister (rank %d): buffer %#x (%d B) is not in this rank's slice", c.Rank, buf, bytes)
+	}
+	if err := mem.Check("ccoWindowRegister", buf, bytes); err != nil {
+		return Window{}, fmt.Errorf("ccoWindowRegister (rank %d): %w", c.Rank, err)
+	}
+	off := buf - base
+	w := Window{Base: mem.SliceBase(0) + off, Stride4G: c.h.dev.Stride() >> 32, LsaRank: c.LsaRank, Bytes: bytes}
+	k := len(c.windows)
+	for _, o := range c.w.comms {
+		if o == nil || o == c || len(o.windows) <= k {
+			continue
+		}
+		ow := o.windows[k]
+		if ow.Base != w.Base || ow.Bytes != bytes {
+			return Window{}, fmt.Errorf("ccoWindowRegister: window %d of rank %d is at slot offset %#x (%d B) but rank %d registered it at %#x (%d B): ranks must allocate and register alike",
+				k, c.Rank, off, bytes, o.Rank, ow.Base-mem.SliceBase(0), ow.Bytes)
+		}
+	}
+	c.windows = append(c.windows, w)
+	return w, nil
+}
+
+// GDA connection types (SDMA needs none).
+const (
+	GdaConnectionNone = 0
+)
+
+// Requirements magic and version (ccoDevCommRequirements).
+const (
+	DevCommMagic   = 0x0CC0AAAA
+	DevCommVersion = 1
+)
+
+// DevCommRequirements is ccoDevCommRequirements. Start from
+// DevCommRequirementsInitializer.
+type DevCommRequirements struct {
+	Magic             uint32
+	Version           uint32
+	GdaConnectionType int
+	GdaContextCount   int
+	GdaSignalCount    int
+	GdaCounterCount   int
+	// SdmaQueueCount: 0 = MORI_SDMA_NUM_CHANNELS, else 2; above 8 is
+	// clamped with a warning.
+	SdmaQueueCount int
+	// Debug turns on the misuse checks for this dev comm (what
+	// -DMORI_CCO_SDMA_DEBUG compiles in). MORI_CCO_SDMA_DEBUG in the
+	// environment turns them on for every dev comm.
+	Debug bool
+}
+
+// DevCommRequirementsInitializer is CCO_DEV_COMM_REQUIREMENTS_INITIALIZER
+// with GDA off, as SDMA-only users set it.
+func DevCommRequirementsInitializer() DevCommRequirements {
+	return DevCommRequirements{Magic: DevCommMagic, Version: DevCommVersion, GdaConnectionType: GdaConnectionNone}
+}
+
+// SdmaDevComm is the sdma part of a dev comm.
+type SdmaDevComm struct {
+	SdmaNumQueue int // 0: SDMA unavailable, every call is a no-op
+}
+
+// DevComm is ccoDevComm, passed to kernels by value.
+type DevComm struct {
+	Rank, NRanks     int
+	LsaRank, LsaSize int
+	Sdma             SdmaDevComm
+	Debug            bool
+	st               *devState
+}
+
+// devState is what the device pointers of a dev comm lead to.
+type devState struct {
+	c      *Comm
+	idx    int // k-th dev comm of the comm
+	n      int
+	debug  bool
+	pool   signal.Pool
+	queues []Queue // [peer × n + q], made on first use
+}
+
+// DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
+// first call wins), allocates the zeroed signal pool of lsaSize × n slots on
+// this rank's GPU, and returns the dev comm. Every rank must create its k-th
+// dev comm before kernels signal across it.
+func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
+	if reqs == nil {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): nil requirements", c.Rank)
+	}
+	if reqs.Magic != DevCommMagic {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): requirements magic %#x, want %#x: start from DevCommRequirementsInitializer", c.Rank, reqs.Magic, DevCommMagic)
+	}
+	if reqs.Version != DevCommVersion {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): requirements version %d, this emulator speaks %d", c.Rank, reqs.Version, DevCommVersion)
+	}
+	if reqs.GdaConnectionType != GdaConnectionNone || reqs.GdaContextCount != 0 || reqs.GdaSignalCount != 0 || reqs.GdaCounterCount != 0 {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): ccoGda is not emulated: set gdaConnectionType = NONE and the GDA context/signal/counter counts to 0", c.Rank)
+	}
+	if reqs.SdmaQueueCount < 0 {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): sdmaQueueCount %d is negative", c.Rank, reqs.SdmaQueueCount)
+	}
+	n := 0
+	if c.sdmaEnabled {
+		n = c.h.resolveQueues(c, reqs.SdmaQueueCount)
+	}
+	if n > c.h.dev.QueuesPerPeer() {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %d queues per peer requested but the device has %d", c.Rank, n, c.h.dev.QueuesPerPeer())
+	}
+	st := &devState{c: c, idx: len(c.devs), n: n,
+		debug: reqs.Debug || Truthy(c.h.env["MORI_CCO_SDMA_DEBUG"])}
+	if n > 0 {
+		mem := c.h.dev.Memory()
+		size := uint64(c.LsaSize*n) * signal.SlotBytes
+		base, err := mem.Alloc(c.LsaRank, size, fmt.Sprintf("cco rank %d signal pool %d", c.Rank, st.idx))
+		if err != nil {
+			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): signal pool: %w", c.Rank, err)
+		}
+		if st.pool, err = signal.NewPool(c.LsaRank, base, c.LsaSize, n); err != nil {
+			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
+		}
+		st.queues = make([]Queue, c.LsaSize*n)
+	}
+	c.devs = append(c.devs, st)
+	return DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
+		Sdma: SdmaDevComm{SdmaNumQueue: n}, Debug: st.debug, st: st}, nil
+}
+
+// resolveQueues applies MORI's queue-count rules (cco-semantics.md §1.2).
+func (h *Host) resolveQueues(c *Comm, req int) int {
+	want := req
+	if want > MaxSdmaQueues {
+		h.warn("ccoDevCommCreate (rank %d): sdmaQueueCount %d exceeds hardware max %d; clamped to %d", c.Rank, req, MaxSdmaQueues, MaxSdmaQueues)
+		want = MaxSdmaQueues
+	}
+	if c.fixed {
+		if want > 0 && want != c.numQueue {
+			h.warn("ccoDevCommCreate (rank %d): sdmaQueueCount %d ignored; comm already has %d", c.Rank, want, c.numQueue)
+		}
+		return c.numQueue
+	}
+	if want == 0 {
+		want = DefaultSdmaQueues
+		if v, err := strconv.Atoi(strings.TrimSpace(h.env["MORI_SDMA_NUM_CHANNELS"])); err == nil && v >= 1 {
+			want = min(v, MaxSdmaQueues) // env values above 8 are capped silently
+		}
+	}
+	c.fixed, c.numQueue = true, want
+	return want
+}
+
+// SignalPool returns the dev comm's signal pool on its rank's GPU (zero
+// value when SDMA is off).
+func (d DevComm) SignalPool() signal.Pool {
+	if d.st == nil {
+		return signal.Pool{}
+	}
+	return d.st.pool
+}
+
+// Signal reads this rank's slot signalBuf[src × n + q] from the host.
+func (d DevComm) Signal(src, q int) (uint64, error) {
+	if d.st == nil || d.st.n == 0 {
+		return 0, errors.New("cco: dev comm has no signal pool (SDMA off)")
+	}
+	addr, err := d.st.pool.Slot(src, q)
+	if err != nil {
+		return 0, err
+	}
+	return d.st.c.h.dev.Memory().Load64(addr)
+}
+
+// peerPool is the signal pool of LSA peer p for the same dev comm index.
+func (st *devState) peerPool(p int) (signal.Pool, error) {
+	o := st.c.w.comms[p]
+	if o == nil || len(o.devs) <= st.idx || o.devs[st.idx].n == 0 {
+		return signal.Pool{}, fmt.Errorf("peer %d has not created dev comm #%d (ccoDevCommCreate is collective: every rank creates it before kernels signal)", p, st.idx)
+	}
+	return o.devs[st.idx].pool, nil
+}
+
+// queue returns the queue toward peer p with id q, creating it on first use.
+func (st *devState) queue(p, q int) (Queue, error) {
+	i := p*st.n + q
+	if st.queues[i] == nil {
+		qu, err := st.c.h.dev.Queue(st.c.LsaRank, p, q)
+		if err != nil {
+			return nil, err
+		}
+		st.queues[i] = qu
+		st.c.h.diag.qd(qu)
+	}
+	return st.queues[i], nil
+}

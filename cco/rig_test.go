@@ -1,0 +1,142 @@
+package cco_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// seeds is how many seeds every scenario runs under.
+const seeds = 20
+
+// rig is one emulated MI355X node with a job of n ranks, a send and a
+// receive window per rank, and one dev comm per rank.
+type rig struct {
+	t     testing.TB
+	s     *sim.Sim
+	node  *engine.Node
+	h     *cco.Host
+	comms []*cco.Comm
+	dcs   []cco.DevComm
+	send  []cco.Window
+	recv  []cco.Window
+	mem   cco.Memory
+}
+
+type rigOpts struct {
+	ranks     int
+	queues    int // reqs.SdmaQueueCount; 0 = default rules
+	winBytes  uint64
+	env       cco.Env
+	debug     bool
+	watchdog  sim.Time
+	engineCfg func(*engine.Config)
+}
+
+func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
+	t.Helper()
+	if o.env == nil {
+		o.env = cco.Env{"MORI_ENABLE_SDMA": "1"}
+	}
+	if o.winBytes == 0 {
+		o.winBytes = 64 << 10
+	}
+	s := sim.New(sim.Config{Seed: seed, Watchdog: o.watchdog})
+	cfg := cco.MI355X(0)
+	if o.engineCfg != nil {
+		o.engineCfg(&cfg)
+	}
+	node, err := engine.NewNode(s, cfg)
+	require.NoError(t, err)
+	h := cco.NewEmulatedHost(node, o.env)
+	comms, err := cco.CommCreateAll(h, o.ranks, 0)
+	require.NoError(t, err)
+	r := &rig{t: t, s: s, node: node, h: h, comms: comms, mem: h.Device().Memory()}
+	for _, c := range comms {
+		sb, err := cco.MemAlloc(c, o.winBytes)
+		require.NoError(t, err)
+		rb, err := cco.MemAlloc(c, o.winBytes)
+		require.NoError(t, err)
+		sw, err := cco.WindowRegister(c, sb, o.winBytes)
+		require.NoError(t, err)
+		rw, err := cco.WindowRegister(c, rb, o.winBytes)
+		require.NoError(t, err)
+		r.send = append(r.send, sw)
+		r.recv = append(r.recv, rw)
+	}
+	for _, c := range comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = o.queues
+		reqs.Debug = o.debug
+		dc, err := cco.DevCommCreate(c, &reqs)
+		require.NoError(t, err)
+		r.dcs = append(r.dcs, dc)
+	}
+	return r
+}
+
+// launch starts fn on rank's GPU.
+func (r *rig) launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) *kernel.Kernel {
+	r.t.Helper()
+	dc := r.dcs[rank]
+	k, err := kernel.Launch(r.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: grid, Block: block},
+		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	require.NoError(r.t, err)
+	return k
+}
+
+// fill writes f(i) as float32 at index i of window w on its owner.
+func (r *rig) fillF32(w cco.Window, from, count int, f func(i int) float32) {
+	buf := make([]byte, 4*count)
+	for i := 0; i < count; i++ {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(f(i)))
+	}
+	require.NoError(r.t, r.mem.Write(w.LocalPtr(uint64(4*from)), buf))
+}
+
+func (r *rig) readF32(w cco.Window, from, count int) []float32 {
+	buf := make([]byte, 4*count)
+	require.NoError(r.t, r.mem.Read(w.LocalPtr(uint64(4*from)), buf))
+	out := make([]float32, count)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	}
+	return out
+}
+
+func (r *rig) fillBytes(w cco.Window, off uint64, b []byte) {
+	require.NoError(r.t, r.mem.Write(w.LocalPtr(off), b))
+}
+
+func (r *rig) readBytes(w cco.Window, off, n uint64) []byte {
+	b := make([]byte, n)
+	require.NoError(r.t, r.mem.Read(w.LocalPtr(off), b))
+	return b
+}
+
+func (r *rig) signal(rank, src, q int) uint64 {
+	v, err := r.dcs[rank].Signal(src, q)
+	require.NoError(r.t, err)
+	return v
+}
+
+// pattern is the byte at offset i of a chunk identified by tag.
+func pattern(tag, i int) byte { return byte(tag*131 + i*7 + 1) }
+
+func patterned(tag int, n uint64) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = pattern(tag, i)
+	}
+	return b
+}

@@ -1,0 +1,475 @@
+package cco
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Unit is CCO_SDMA_UNIT, the ring slot of one packet.
+const Unit = ring.Unit
+
+// MaxCopyBytes is CCO_SDMA_MAX_COPY_BYTES: larger transfers are chunked.
+const MaxCopyBytes = ring.MaxCopyBytes
+
+// Sdma is ccoSdma: the device API of one dev comm, as one lane sees it.
+// Construct it inside the kernel, per thread, like `ccoSdma sdma{devComm}`.
+type Sdma struct {
+	t  *kernel.Thread
+	dc DevComm
+	st *devState
+	p  post // this lane's arguments for the call in progress
+}
+
+// NewSdma is `ccoSdma sdma{devComm}` for thread t.
+func NewSdma(t *kernel.Thread, dc DevComm) *Sdma {
+	s := &Sdma{t: t, dc: dc, st: dc.st}
+	s.p.s = s
+	return s
+}
+
+// Thread is the lane the object belongs to.
+func (s *Sdma) Thread() *kernel.Thread { return s.t }
+
+// DevComm is the dev comm the object was built from.
+func (s *Sdma) DevComm() DevComm { return s.dc }
+
+func (s *Sdma) n() int {
+	if s.st == nil {
+		return 0
+	}
+	return s.st.n
+}
+
+func (s *Sdma) me() int { return s.dc.LsaRank }
+
+// fail traps the lane at call: the kernel stops with a *kernel.LaneError.
+func (s *Sdma) fail(call string, format string, args ...any) {
+	s.t.Fail(call, fmt.Errorf(format, args...))
+}
+
+func (s *Sdma) parse(call string, k optKind, list []Option) opts {
+	o, err := parse(call, k, list)
+	if err != nil {
+		s.t.Fail(call, err)
+	}
+	return o
+}
+
+// checkPeer: an out-of-range peer is not checked by MORI and faults on
+// hardware; the emulator stops the kernel naming the call [inferred].
+func (s *Sdma) checkPeer(call string, peer int) {
+	if peer < 0 || peer >= s.dc.LsaSize {
+		s.fail(call, "peer %d outside the LSA ranks [0, %d) (peers are LSA ranks; on hardware this reads a null queue handle and faults)", peer, s.dc.LsaSize)
+	}
+}
+
+// leader reports whether this lane posts for its coop scope.
+func (s *Sdma) leader(c Coop) bool {
+	switch c {
+	case CoopWarp:
+		return s.t.Lane() == 0
+	case CoopBlock:
+		return s.t.ThreadIdx() == 0
+	}
+	return true
+}
+
+// post is one lane's request to a posting call.
+type post struct {
+	s      *Sdma
+	call   string
+	o      opts
+	peer   int
+	peer2  int // broadcast
+	q      int
+	dst    uint64
+	dst2   uint64 // broadcast
+	src    uint64
+	bytes  uint64
+	sigs   bool // this chunk carries the call's signals
+	broad  bool
+	wait   bool // a POLL unit first (postWaitMem*)
+	flag   uint64
+	value  uint32
+	mask   uint32
+	cmp    Cmp
+	copy   bool // a COPY (or broadcast) unit follows
+	serial bool // single issuer: post one lane at a time, no grouping
+
+	// set while posting
+	queue Queue
+	base  uint64
+	key   int
+}
+
+func (p *post) sigCount() int {
+	if !p.sigs {
+		return 0
+	}
+	n := 0
+	if p.o.local {
+		n++
+	}
+	if p.o.remote {
+		n += len(p.remotePeers())
+	}
+	return n
+}
+
+// remotePeers are the pools a remote signal bumps: the peer, and for a
+// broadcast the second peer, each once and never yourself.
+func (p *post) remotePeers() []int {
+	me := p.s.me()
+	if !p.broad {
+		return []int{p.peer}
+	}
+	var ps []int
+	if p.peer != me {
+		ps = append(ps, p.peer)
+	}
+	if p.peer2 != me && p.peer2 != p.peer {
+		ps = append(ps, p.peer2)
+	}
+	return ps
+}
+
+// soloBytes is the reservation of a post by one lane.
+func (p *post) soloBytes() uint64 {
+	n := uint64(p.sigCount()) * Unit
+	if p.wait {
+		n += Unit
+	}
+	if p.copy {
+		if p.broad {
+			n += 3 * Unit
+		} else {
+			n += Unit
+		}
+	}
+	return n
+}
+
+// ---- put / get / putPtr ----
+
+var putCall = &kernel.Call{Name: "put", Run: runPosts}
+
+// Put is ccoSdma::put: copy bytes from srcWin+srcOff here to dstWin+dstOff on
+// LSA peer peer, through queue (peer, queueId). It does not wait: drain
+// with Quiet/QuietQueue or wait for a signal.
+func (s *Sdma) Put(peer int, dstWin Window, dstOff uint64, srcWin Window, srcOff uint64, bytes uint64, queueId int, o ...Option) {
+	s.xfer("put", peer, func() (uint64, uint64) { return dstWin.LsaPtr(peer, dstOff), srcWin.LocalPtr(srcOff) }, bytes, queueId, o)
+}
+
+// Get is ccoSdma::get: copy bytes from LSA peer peer's srcWin+srcOff to
+// dstWin+dstOff here, through this GPU's queue (peer, queueId).
+func (s *Sdma) Get(peer int, dstWin Window, dstOff uint64, srcWin Window, srcOff uint64, bytes uint64, queueId int, o ...Option) {
+	s.xfer("get", peer, func() (uint64, uint64) { return dstWin.LocalPtr(dstOff), srcWin.LsaPtr(peer, srcOff) }, bytes, queueId, o)
+}
+
+// PutPtr is put with raw pointers: dst is the peer's memory as mapped here
+// (an LSA pointer), src is local.
+func (s *Sdma) PutPtr(peer int, dst, src uint64, bytes uint64, queueId int, o ...Option) {
+	s.xfer("putPtr", peer, func() (uint64, uint64) { return dst, src }, bytes, queueId, o)
+}
+
+func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes uint64, q int, list []Option) {
+	o := s.parse(call, optsPut, list)
+	n := s.n()
+	if n == 0 || q < 0 || q >= n || bytes == 0 {
+		return // silent no-ops, before any ballot (cco-semantics.md §2.3)
+	}
+	if !s.leader(o.coop) {
+		return
+	}
+	s.checkPeer(call, peer)
+	dst, src := addrs()
+	s.chunked(&post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true}, putCall)
+}
+
+// chunked posts p in chunks of at most MaxCopyBytes, the signals on the last
+// (ccoSdmaDispatchChunked). Each chunk is its own group post.
+func (s *Sdma) chunked(p *post, c *kernel.Call) {
+	full := uint64(0)
+	if p.bytes > MaxCopyBytes {
+		full = (p.bytes - 1) / MaxCopyBytes
+	}
+	for i := uint64(0); i < full; i++ {
+		ch := *p
+		ch.bytes, ch.sigs = MaxCopyBytes, false
+		ch.dst, ch.dst2, ch.src = p.dst+i*MaxCopyBytes, p.dst2+i*MaxCopyBytes, p.src+i*MaxCopyBytes
+		s.converge(&ch, c)
+	}
+	last := *p
+	last.bytes, last.sigs = p.bytes-full*MaxCopyBytes, true
+	last.dst, last.dst2, last.src = p.dst+full*MaxCopyBytes, p.dst2+full*MaxCopyBytes, p.src+full*MaxCopyBytes
+	s.converge(&last, c)
+}
+
+func (s *Sdma) converge(p *post, c *kernel.Call) {
+	p.s = s
+	s.p = *p
+	s.t.Arg = &s.p
+	s.t.Converge(c)
+}
+
+// runPosts posts the group of lanes that reached a put-family call together
+// (ccoSdmaPutThread): solo, SameQueue, or Independent grouping.
+func runPosts(g *kernel.Active) error {
+	lanes := g.Lanes()
+	ps := make([]*post, len(lanes))
+	for i, t := range lanes {
+		ps[i] = t.Arg.(*post)
+	}
+	a := g.Actor()
+	p0 := ps[0]
+	if len(ps) == 1 || p0.o.coop != CoopThread || p0.serial {
+		for i, p := range ps {
+			if err := soloPosts(a, lanes[i:i+1], []*post{p}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range ps {
+		p.key = p.peer*p.s.n() + p.q
+	}
+	switch p0.o.mode {
+	case SdmaThreadSameQueue:
+		if p0.s.st.debug {
+			for i, p := range ps {
+				if p.key != p0.key { // waveMatchAny(queueKey) != active
+					return g.Errorf(lanes[i], "debug check 3 (SameQueue promise broken): lane %d targets peer %d queue %d but the wave's leader lane %d targets peer %d queue %d; with ccoSdmaThreadSameQueue every active lane must use one (peer, queueId)",
+						lanes[i].Lane(), p.peer, p.q, lanes[0].Lane(), p0.peer, p0.q)
+				}
+			}
+		}
+		return groupPost(g, lanes, ps)
+	case SdmaThreadLegacyPerLane:
+		return soloPosts(a, lanes, ps)
+	}
+	// Independent: if no lane shares its key, all post solo in parallel.
+	shared := false
+	for i := range ps {
+		for j := i + 1; j < len(ps); j++ {
+			if ps[i].key == ps[j].key {
+				shared = true
+			}
+		}
+	}
+	if !shared {
+		return soloPosts(a, lanes, ps)
+	}
+	// Otherwise the whole wave posts group by group, lowest lane first.
+	done := make([]bool, len(ps))
+	for i := range ps {
+		if done[i] {
+			continue
+		}
+		var gl []*kernel.Thread
+		var gp []*post
+		for j := i; j < len(ps); j++ {
+			if !done[j] && ps[j].key == ps[i].key {
+				done[j] = true
+				gl = append(gl, lanes[j])
+				gp = append(gp, ps[j])
+			}
+		}
+		if err := groupPost(g, gl, gp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// soloPosts posts each lane on its own, in lock-step: all claim, all spin
+// for space, all write, all spin on the commit chain, all ring. Lanes that
+// share a queue therefore deadlock in the chain (the pre-grouping bug).
+func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
+	for i, p := range ps {
+		q, err := p.s.st.queue(p.peer, p.q)
+		if err != nil {
+			return lanes[i].Error(p.call, err)
+		}
+		p.queue = q
+		if p.base, err = claim(a, lanes[i], p, q, p.soloBytes()); err != nil {
+			return err
+		}
+	}
+	for i, p := range ps {
+		if err := awaitSpace(a, lanes[i], p, p.queue, p.base, p.soloBytes()); err != nil {
+			return err
+		}
+	}
+	for i, p := range ps {
+		if err := writeSolo(lanes[i], p, p.queue, p.base); err != nil {
+			return err
+		}
+		p.s.st.c.h.diag.lanesJoined(p)
+	}
+	if ps[0].o.aggregate() {
+		for i, p := range ps {
+			p.s.st.c.h.diag.aggregated(p.queue, lanes[i].Wave(), p.soloBytes(), unitsOf(p))
+		}
+		return nil
+	}
+	for i, p := range ps {
+		if err := awaitChain(a, lanes[i], p, p.queue, p.base, p.base+p.soloBytes()); err != nil {
+			return err
+		}
+	}
+	for i, p := range ps {
+		if err := p.queue.Submit(a, p.base, p.base+p.soloBytes()); err != nil {
+			return lanes[i].Error(p.call, err)
+		}
+	}
+	return nil
+}
+
+func unitsOf(p *post) int { return int(p.soloBytes() / Unit) }
+
+// groupPost is the grouped path: the leader (lowest lane) reserves for all,
+// each lane writes its unit(s) into its own queue's ring at the leader's
+// base, the last lane writes the group signals, and the leader rings once.
+func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
+	a := g.Actor()
+	k := len(ps)
+	lead := ps[0]
+	perCopy := lead.o.signalPerCopy()
+	sig := lead.sigCount()
+	stride := uint64(Unit)
+	total := uint64(k+sig) * Unit
+	if perCopy {
+		stride = uint64(1+sig) * Unit
+		total = stride * uint64(k)
+	}
+	lq, err := lead.s.st.queue(lead.peer, lead.q)
+	if err != nil {
+		return g.Errorf(lanes[0], "%v", err)
+	}
+	base, err := claim(a, lanes[0], lead, lq, total)
+	if err != nil {
+		return err
+	}
+	if err := awaitSpace(a, lanes[0], lead, lq, base, total); err != nil {
+		return err
+	}
+	for i, p := range ps {
+		// Each lane uses the handle of its own (peer, q): under a broken
+		// SameQueue promise it writes into another queue's ring.
+		q, err := p.s.st.queue(p.peer, p.q)
+		if err != nil {
+			return g.Errorf(lanes[i], "%v", err)
+		}
+		at := base + uint64(i)*stride
+		if err := writeCopy(lanes[i], p, q, at); err != nil {
+			return err
+		}
+		if perCopy {
+			if err := writeSignals(lanes[i], p, q, at+Unit); err != nil {
+				return err
+			}
+		} else if i == k-1 && sig > 0 {
+			if err := writeSignals(lanes[i], p, q, base+uint64(k)*Unit); err != nil {
+				return err
+			}
+		}
+		p.s.st.c.h.diag.lanesJoined(p)
+	}
+	if lead.o.aggregate() {
+		lead.s.st.c.h.diag.aggregated(lq, lanes[0].Wave(), total, int(total/Unit))
+		return nil
+	}
+	if err := awaitChain(a, lanes[0], lead, lq, base, base+total); err != nil {
+		return err
+	}
+	if err := lq.Submit(a, base, base+total); err != nil {
+		return g.Errorf(lanes[0], "%v", err)
+	}
+	return nil
+}
+
+// writeSolo writes one lane's whole post: [POLL]? [COPY or broadcast]?
+// [signals].
+func writeSolo(t *kernel.Thread, p *post, q Queue, base uint64) error {
+	at := base
+	if p.wait {
+		pk := ring.Poll(p.flag, p.value, p.mask, p.cmp, pollInterval, ring.RetryForever)
+		if err := q.WriteUnit(at, &pk); err != nil {
+			return t.Error(p.call, err)
+		}
+		at += Unit
+	}
+	if p.copy {
+		if p.broad {
+			pk := ring.Broadcast(p.dst, p.dst2, p.src, p.bytes)
+			if _, err := q.WriteBroadcast(at, &pk); err != nil {
+				return t.Error(p.call, err)
+			}
+			at += 3 * Unit
+		} else {
+			if err := writeCopy(t, p, q, at); err != nil {
+				return err
+			}
+			at += Unit
+		}
+	}
+	return writeSignals(t, p, q, at)
+}
+
+func writeCopy(t *kernel.Thread, p *post, q Queue, at uint64) error {
+	pk := ring.Copy(p.dst, p.src, p.bytes)
+	if err := q.WriteUnit(at, &pk); err != nil {
+		return t.Error(p.call, err)
+	}
+	return nil
+}
+
+// writeSignals writes the chunk's ATOMIC ADD64 +1 units at at: local first,
+// then the remote peer(s).
+func writeSignals(t *kernel.Thread, p *post, q Queue, at uint64) error {
+	if !p.sigs {
+		return nil
+	}
+	st := p.s.st
+	me := p.s.me()
+	emit := func(addr uint64) error {
+		pk := ring.AtomicAdd64(addr, 1)
+		if err := q.WriteUnit(at, &pk); err != nil {
+			return t.Error(p.call, err)
+		}
+		st.c.h.diag.signalPosted(addr)
+		at += Unit
+		return nil
+	}
+	if p.o.local {
+		addr, err := st.pool.Slot(me, p.q)
+		if err != nil {
+			return t.Error(p.call, fmt.Errorf("local signal: %w", err))
+		}
+		if err := emit(addr); err != nil {
+			return err
+		}
+	}
+	if p.o.remote {
+		for _, peer := range p.remotePeers() {
+			pool, err := st.peerPool(peer)
+			if err != nil {
+				return t.Error(p.call, fmt.Errorf("remote signal: %w", err))
+			}
+			addr, err := pool.Slot(me, p.q)
+			if err != nil {
+				return t.Error(p.call, fmt.Errorf("remote signal: %w", err))
+			}
+			if err := emit(addr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pollInterval is the POLL_REGMEM interval ROCr uses.
+const pollInterval = 4
