@@ -74,7 +74,7 @@ func alltoall(t *kernel.Thread, sendWin, recvWin cco.Window, bytes uint64, devCo
 	sdma.Put(p, recvWin, uint64(me)*bytes, sendWin, uint64(p)*bytes, bytes, 0,
 		cco.CoopThread, cco.RemoteSignal)
 
-	sdma.Quiet(p)                    // our sends are out
+	sdma.Quiet(p)                   // our sends are out
 	sdma.WaitSignal(p, 0, expected) // peer p's data has landed
 }
 
