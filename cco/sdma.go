@@ -186,23 +186,31 @@ func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes 
 	}
 	s.checkPeer(call, peer)
 	dst, src := addrs()
-	s.chunked(&post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true}, putCall)
+	s.p = post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true}
+	s.chunked(&s.p, putCall)
 }
 
 // chunked posts p in chunks of at most MaxCopyBytes, the signals on the last
 // (ccoSdmaDispatchChunked). Each chunk is its own group post.
 func (s *Sdma) chunked(p *post, c *kernel.Call) {
+	if p.bytes <= MaxCopyBytes {
+		p.sigs = true
+		s.converge(p, c)
+		return
+	}
 	full := uint64(0)
 	if p.bytes > MaxCopyBytes {
 		full = (p.bytes - 1) / MaxCopyBytes
 	}
+	orig := *p
+	p = &orig
 	for i := uint64(0); i < full; i++ {
 		ch := *p
 		ch.bytes, ch.sigs = MaxCopyBytes, false
 		ch.dst, ch.dst2, ch.src = p.dst+i*MaxCopyBytes, p.dst2+i*MaxCopyBytes, p.src+i*MaxCopyBytes
 		s.converge(&ch, c)
 	}
-	last := *p
+	last := *p // p may be &s.p, which converge overwrites
 	last.bytes, last.sigs = p.bytes-full*MaxCopyBytes, true
 	last.dst, last.dst2, last.src = p.dst+full*MaxCopyBytes, p.dst2+full*MaxCopyBytes, p.src+full*MaxCopyBytes
 	s.converge(&last, c)
@@ -210,7 +218,9 @@ func (s *Sdma) chunked(p *post, c *kernel.Call) {
 
 func (s *Sdma) converge(p *post, c *kernel.Call) {
 	p.s = s
-	s.p = *p
+	if p != &s.p {
+		s.p = *p
+	}
 	s.t.Arg = &s.p
 	s.t.Converge(c)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"math/bits"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // maxDepth bounds the call-site stack used to match lanes at one call.
-const maxDepth = 24
+const maxDepth = 16
 
 // Call is a device call that lanes converge at. Run executes it once for the
 // active lanes, on the wave's actor, which may block (a reservation, a
@@ -230,7 +229,7 @@ func (t *Thread) start() {
 // park records the call site and hands control back to the wave until the
 // group has run.
 func (t *Thread) park(c *Call) {
-	t.npc = runtime.Callers(3, t.pcs[:])
+	t.npc = callSite(t.pcs[:])
 	t.call = c
 	if !t.yield(struct{}{}) {
 		panic(errStopped{})
