@@ -185,7 +185,15 @@ func CommCreateAll(h *Host, nRanks int, vmmSize uint64) ([]*Comm, error) {
 // MemAlloc is ccoMemAlloc: bytes of this rank's slice. Every rank must make
 // the same sequence of allocations so that windows are symmetric, as with
 // MORI's per-rank slots at one offset.
-func MemAlloc(c *Comm, bytes uint64) (uint64, error) {
+func MemAlloc(c *Comm, bytes uint64) (uint64, error) { return memAlloc(c, bytes, false) }
+
+// MemAllocPhantom is MemAlloc without backing bytes, for timing-only runs at
+// scale (transfers of gigabytes): copies to and from it take their time but
+// move nothing, and loads read 0. The device must support it (the emulator
+// does); keep flags and signals in MemAlloc'd memory.
+func MemAllocPhantom(c *Comm, bytes uint64) (uint64, error) { return memAlloc(c, bytes, true) }
+
+func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	if bytes == 0 {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): 0 bytes", c.Rank)
 	}
@@ -194,7 +202,20 @@ func MemAlloc(c *Comm, bytes uint64) (uint64, error) {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
 	}
 	mem := c.h.dev.Memory()
-	addr, err := mem.Alloc(c.LsaRank, bytes, fmt.Sprintf("cco rank %d buf %d", c.Rank, len(c.allocs)))
+	name := fmt.Sprintf("cco rank %d buf %d", c.Rank, len(c.allocs))
+	var addr uint64
+	var err error
+	if phantom {
+		pm, ok := mem.(interface {
+			AllocPhantom(int, uint64, string) (uint64, error)
+		})
+		if !ok {
+			return 0, fmt.Errorf("ccoMemAlloc (rank %d): this device has no phantom memory", c.Rank)
+		}
+		addr, err = pm.AllocPhantom(c.LsaRank, bytes, name)
+	} else {
+		addr, err = mem.Alloc(c.LsaRank, bytes, name)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %w", c.Rank, err)
 	}
