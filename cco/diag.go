@@ -16,7 +16,9 @@ const (
 	RowAggregate    = "a put inside an Aggregate batch never returns"
 	RowStale        = "quiet returns but data is stale"
 	RowPostWaitMem  = "a queue stops moving after postWaitMem"
-	RowChainStalled = "aggregate puts were never committed before a put without Aggregate"
+	// RowChainStalled is MORI's hazard (PR #454 notes), next to the seed's
+	// rows: Aggregate posts followed by a put without Aggregate.
+	RowChainStalled = "Aggregate posts followed by a non-aggregate put before commit"
 )
 
 // diagnosis keeps what the hang inspector needs to name a known misuse:
@@ -172,13 +174,20 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 		return a.base+a.addr < b.base+b.addr
 	})
+	// Collected first, then put ahead of the generic causes in order.
+	var causes []string
 	seen := map[string]bool{}
 	add := func(c string) {
 		if !seen[c] {
 			seen[c] = true
-			h.AddCause(c)
+			causes = append(causes, c)
 		}
 	}
+	defer func() {
+		for i := len(causes) - 1; i >= 0; i-- {
+			h.AddLeadCause(causes[i])
+		}
+	}()
 	for _, wi := range ws {
 		if c := d.explain(wi); c != "" {
 			add(c)
@@ -206,16 +215,16 @@ func (d *diagnosis) explain(wi *waitInfo) string {
 	case waitSpace:
 		x := d.queues[wi.q]
 		r := wi.q.Ring()
-		if x != nil && x.total > 0 && wi.end-r.Capacity() > r.CommittedWptr() {
-			return fmt.Sprintf("%s: %s posted %d B (%d packets) of Aggregate puts on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner",
-				quoteRow(RowAggregate), rankOf(wi), x.total, x.aggUnits, name, wi.call, r.Capacity())
+		if x != nil && x.total > 0 && wi.end > r.Capacity() && wi.end-r.Capacity() > r.CommittedWptr() {
+			return fmt.Sprintf("aggregate batch too big for the ring: %d packets (%d B) posted with Aggregate on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner (%s)",
+				x.aggUnits, x.total, name, wi.call, r.Capacity(), quoteRow(RowAggregate))
 		}
 	case waitChain:
 		x := d.queues[wi.q]
 		r := wi.q.Ring()
 		if x != nil && x.total > 0 {
-			return fmt.Sprintf("%s: %d packets reserved on %s with Aggregate and never committed, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first",
-				quoteRow(RowChainStalled), x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call)
+			return fmt.Sprintf("aggregate puts were never committed: %d packets reserved on %s, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first (%s)",
+				x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call, quoteHazard(RowChainStalled))
 		}
 	case waitDrain:
 		return ""
@@ -228,6 +237,8 @@ func (d *diagnosis) explain(wi *waitInfo) string {
 func rankOf(wi *waitInfo) string { return fmt.Sprintf("rank %d", wi.st.c.LsaRank) }
 
 func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
+
+func quoteHazard(r string) string { return fmt.Sprintf("MORI hazard %q", r) }
 
 func (d *diagnosis) explainSignal(wi *waitInfo) string {
 	st := wi.st
@@ -274,9 +285,9 @@ func (d *diagnosis) explainPoll(q Queue) string {
 	p := rep.Poll
 	name := fmt.Sprintf("rank %d → %d queue %d", rep.GPU, rep.Peer, rep.Q)
 	if p.AddrGPU != rep.GPU {
-		return fmt.Sprintf("%s: %s is parked on a POLL of the flag at %#x, which is in GPU %d's memory, not GPU %d's: win/offset must be local",
-			quoteRow(RowPostWaitMem), name, p.Addr, p.AddrGPU, rep.GPU)
+		return fmt.Sprintf("%s is parked on a POLL of the flag at %#x, which is in GPU %d's memory, not GPU %d's: win/offset must be local (%s)",
+			name, p.Addr, p.AddrGPU, rep.GPU, quoteRow(RowPostWaitMem))
 	}
-	return fmt.Sprintf("%s: %s is parked on a POLL of the flag at %#x: (value %#x & mask %#x) %s %d never held; everything behind it on the queue waits too",
-		quoteRow(RowPostWaitMem), name, p.Addr, p.Value, p.Mask, p.Func, p.Ref)
+	return fmt.Sprintf("%s is parked on a POLL of the flag at %#x: (value %#x & mask %#x) %s %d never held, so everything behind it on the queue waits too (%s)",
+		name, p.Addr, p.Value, p.Mask, p.Func, p.Ref, quoteRow(RowPostWaitMem))
 }

@@ -21,9 +21,8 @@ func queueName(st *devState, peer, q int) string {
 func claim(a *sim.Actor, t *kernel.Thread, p *post, q Queue, bytes uint64) (uint64, error) {
 	r := q.Ring()
 	st := p.s.st
-	if st.debug && bytes <= r.Capacity() {
-		base := r.CachedWptr()
-		need := base + bytes - r.Capacity()
+	if base := r.CachedWptr(); st.debug && bytes <= r.Capacity() && base+bytes > r.Capacity() {
+		need := base + bytes - r.Capacity() // the rptr the reservation needs
 		own := st.c.h.diag.aggOf(q, t.Wave())
 		if need > r.CommittedWptr() && own > 0 && own >= base-r.CommittedWptr() {
 			return 0, t.Error(p.call, fmt.Errorf("debug check 1 (ring full): %s holds %d B of this wave's uncommitted Aggregate posts; %d B more cannot fit the ring's %d B before a commit (a batch must fit in 256 KiB − 32 B with one unit to spare): commit sooner",

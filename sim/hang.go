@@ -55,6 +55,18 @@ func (h *HangError) AddCause(c string) {
 	h.Causes = append(h.Causes, c)
 }
 
+// AddLeadCause adds c as the first cause: for an inspector that recognises
+// a more specific misuse than the ones already listed.
+func (h *HangError) AddLeadCause(c string) {
+	for i, x := range h.Causes {
+		if x == c {
+			h.Causes = append(h.Causes[:i], h.Causes[i+1:]...)
+			break
+		}
+	}
+	h.Causes = append([]string{c}, h.Causes...)
+}
+
 func (h *HangError) Error() string {
 	what := "no actor can run and no event is pending"
 	if h.Kind == HangWatchdog {
