@@ -1,0 +1,81 @@
+// Package cco is the ccoSdma device API of MORI (include/mori/cco/cco.hpp),
+// host side and device side, on an emulated MI355X node or any Device.
+//
+// It follows shared/seeds/cco-sdma-device-api.txt and
+// shared/spec/cco-semantics.md; the section numbers below are the spec's.
+//
+// # Host side
+//
+// A Host is one process: NewEmulatedHost wraps an engine.Node (MI355X gives
+// the node preset: 8 GPUs, eight queue ids per peer, 256 KiB rings). Env is
+// the process environment: MORI_ENABLE_SDMA (MORI's truthiness: unset,
+// empty, 0, false, off, no are off), MORI_SDMA_NUM_CHANNELS and
+// MORI_CCO_SDMA_DEBUG. With SDMA off every dev comm has SdmaNumQueue == 0 and
+// every device call is a silent no-op, as in MORI. CommCreate, MemAlloc,
+// WindowRegister, DevCommRequirementsInitializer and DevCommCreate mirror the
+// ccoXxx calls (§1): the queue count comes from reqs.SdmaQueueCount, else
+// MORI_SDMA_NUM_CHANNELS (capped at 8 silently), else 2; a request above 8
+// is clamped with a warning; the first dev comm of a comm fixes the count and
+// later ones warn. Every dev comm gets a zeroed signal pool of lsaSize × n
+// 64-bit slots on its rank's GPU, never reset. Queues are keyed by (src GPU,
+// dst GPU, queue id) for the whole host, so comms share rings and commit
+// chains as MORI's anvil does.
+//
+// Emulation choices: all ranks live in one Go process, rank r on GPU r (LSA
+// rank = rank; multi-node comms are refused, ccoSdma is intra-node). The
+// node's flat address space stands in for the comm's VMM reservation, so a
+// Window's LSA pointer is Base + ((peer × Stride4G) << 32) + offset with the
+// node's slice stride. Windows are symmetric: the k-th registration of every
+// rank must have the same slot offset (checked).
+//
+// # Device side
+//
+// Inside a kernel (package kernel), each thread builds NewSdma(t, devComm)
+// and calls Put, Get, PutPtr, Commit, QuietQueue, Quiet, WaitSignal,
+// PutBroadcast, PostWaitMem, PostWaitSignal and PostWaitMemPutPtr with the
+// seed's arguments. Template arguments are trailing Options: CoopThread,
+// CoopWarp, CoopBlock; LocalSignal, RemoteSignal; SdmaOptFlagsAggregate,
+// SdmaOptFlagsSignalPerCopy; SdmaThreadSameQueue, SdmaThreadIndependent.
+// What C++ rejects at compile time (SameQueue outside thread scope, unknown
+// flag bits, flags the engine-side calls do not take) fails the kernel at
+// the call.
+//
+// Lanes that reach a call together are its active lanes (package kernel).
+// Thread-scope put/get follow ccoSdmaPutThread (§6): lanes with zero bytes or
+// an out-of-range queue leave before the ballot; one lane posts solo;
+// SameQueue reserves once for the wave, every lane writes its unit at
+// base + 32 × index into its own queue's ring (so a broken promise corrupts
+// exactly as on hardware), the last lane writes the group's signals, and the
+// leader rings once; Independent posts lanes on distinct queues in parallel
+// and otherwise runs the match-any groups one at a time. Ring layouts (§4):
+// [COPY] × k then the signal ATOMICs, or ([COPY][ATOMIC]…) × k with
+// SignalPerCopy; broadcasts take three units; engine-side waits one POLL
+// unit (interval 4, retry 0xFFF). Transfers above MaxCopyBytes are chunked
+// with the signals on the last chunk (§9). Lanes of one wave run in
+// lock-step through the protocol: all claim, all spin for space, all write,
+// all spin on the commit chain, all ring. That is why a per-lane commit chain
+// on a shared queue deadlocks (SdmaThreadLegacyPerLane reproduces it).
+//
+// # Debug mode and failures
+//
+// With DevCommRequirements.Debug or MORI_CCO_SDMA_DEBUG, MORI's five checks
+// (ring full behind the wave's own uncommitted batch, stalled commit chain,
+// broken SameQueue promise, quiet with uncommitted Aggregate posts, bad
+// srcRank) and the seed's (broadcast destinations not congruent mod 32,
+// postWaitSignal expected ≥ 2^32, engine-side wait on non-local memory)
+// stop the kernel at the offending call with a *kernel.LaneError naming the
+// call, the lane and the rule. Checks 1 and 2 trap at once when the wait can
+// only end by a commit the same wave owes, where MORI traps after 2^30 spins.
+// Check 4 fires only when Aggregate posts are outstanding, not merely when
+// another wave is mid-post. In release mode the symptoms are those of the
+// hardware: silent no-ops, stale data, shifted broadcasts, early release,
+// hangs. A hang ends in the simulator's report, to which this package adds
+// the matching row of the seed's failure-mode table in plain words (see the
+// Row constants).
+//
+// An out-of-range peer is refused in both modes (MORI does not check it and
+// the hardware faults on a null queue handle).
+//
+// Issue costs take no virtual time yet; engine costs come from the node's
+// model.
+package cco

@@ -1,0 +1,203 @@
+package cco_test
+
+import (
+	"testing"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/sim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newHost(t *testing.T, env cco.Env) *cco.Host {
+	t.Helper()
+	node, err := engine.NewNode(sim.New(sim.Config{Seed: 1}), cco.MI355X(0))
+	require.NoError(t, err)
+	return cco.NewEmulatedHost(node, env)
+}
+
+func TestTruthy(t *testing.T) {
+	for v, want := range map[string]bool{
+		"": false, "0": false, "false": false, "FALSE": false, "off": false, "No": false, " no ": false,
+		"1": true, "true": true, "on": true, "yes": true, "2": true, "enabled": true, "anything": true,
+	} {
+		assert.Equal(t, want, cco.Truthy(v), "%q", v)
+	}
+}
+
+// Queue-count resolution, cco-semantics.md §1.2.
+func TestQueueCountRules(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      cco.Env
+		reqs     []int // sdmaQueueCount of successive dev comms on one comm
+		want     []int
+		warnings []string
+	}{
+		{"default 2", cco.Env{"MORI_ENABLE_SDMA": "1"}, []int{0}, []int{2}, nil},
+		{"requirements win", cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "3"}, []int{5}, []int{5}, nil},
+		{"env fallback", cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "3"}, []int{0}, []int{3}, nil},
+		{"env capped silently", cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "12"}, []int{0}, []int{8}, nil},
+		{"env unparsable", cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "lots"}, []int{0}, []int{2}, nil},
+		{"env zero", cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "0"}, []int{0}, []int{2}, nil},
+		{"clamp with warning", cco.Env{"MORI_ENABLE_SDMA": "1"}, []int{16}, []int{8}, []string{"sdmaQueueCount 16 exceeds hardware max 8; clamped to 8"}},
+		{"first wins", cco.Env{"MORI_ENABLE_SDMA": "yes"}, []int{4, 6, 0, 4}, []int{4, 4, 4, 4}, []string{"sdmaQueueCount 6 ignored; comm already has 4"}},
+		{"first wins after clamp", cco.Env{"MORI_ENABLE_SDMA": "1"}, []int{3, 20}, []int{3, 3}, []string{"exceeds hardware max", "sdmaQueueCount 8 ignored; comm already has 3"}},
+		{"sdma off", cco.Env{"MORI_ENABLE_SDMA": "off"}, []int{8}, []int{0}, nil},
+		{"sdma unset", cco.Env{}, []int{4}, []int{0}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, tc.env)
+			comms, err := cco.CommCreateAll(h, 2, 0)
+			require.NoError(t, err)
+			for i, q := range tc.reqs {
+				reqs := cco.DevCommRequirementsInitializer()
+				reqs.SdmaQueueCount = q
+				dc, err := cco.DevCommCreate(comms[0], &reqs)
+				require.NoError(t, err)
+				assert.Equal(t, tc.want[i], dc.Sdma.SdmaNumQueue, "dev comm %d", i)
+				if tc.want[i] > 0 {
+					assert.Equal(t, 2, dc.SignalPool().LsaSize)
+					assert.Equal(t, tc.want[i], dc.SignalPool().Queues)
+				}
+			}
+			require.Len(t, h.Warnings(), len(tc.warnings), "%q", h.Warnings())
+			for i, w := range tc.warnings {
+				assert.Contains(t, h.Warnings()[i], w)
+			}
+		})
+	}
+}
+
+func TestWarnf(t *testing.T) {
+	h := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	var got []string
+	h.Warnf = func(f string, a ...any) { got = append(got, f) }
+	cs, err := cco.CommCreateAll(h, 1, 0)
+	require.NoError(t, err)
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount = 9
+	_, err = cco.DevCommCreate(cs[0], &reqs)
+	require.NoError(t, err)
+	assert.Len(t, got, 1)
+}
+
+func TestDebugFromEnv(t *testing.T) {
+	h := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_CCO_SDMA_DEBUG": "1"})
+	cs, err := cco.CommCreateAll(h, 2, 0)
+	require.NoError(t, err)
+	reqs := cco.DevCommRequirementsInitializer()
+	dc, err := cco.DevCommCreate(cs[0], &reqs)
+	require.NoError(t, err)
+	assert.True(t, dc.Debug)
+	h2 := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	cs2, err := cco.CommCreateAll(h2, 2, 0)
+	require.NoError(t, err)
+	dc2, err := cco.DevCommCreate(cs2[0], &reqs)
+	require.NoError(t, err)
+	assert.False(t, dc2.Debug)
+}
+
+func TestHostErrors(t *testing.T) {
+	h := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	uid := cco.GetUniqueId(h)
+	_, err := cco.CommCreate(h, uid, 9, 0, 0)
+	assert.ErrorContains(t, err, "nRanks 9 exceeds the node's 8 GPUs")
+	_, err = cco.CommCreate(h, uid, 0, 0, 0)
+	assert.ErrorContains(t, err, "nRanks 0")
+	_, err = cco.CommCreate(h, uid, 2, 2, 0)
+	assert.ErrorContains(t, err, "rank 2 outside [0, 2)")
+	_, err = cco.CommCreate(h, 99, 2, 0, 0)
+	assert.ErrorContains(t, err, "unique id 99 was not made by GetUniqueId")
+	_, err = cco.CommCreate(h, uid, 2, 0, 1<<40)
+	assert.ErrorContains(t, err, "exceeds the emulated node's")
+	_, err = cco.CommCreate(nil, uid, 2, 0, 0)
+	assert.ErrorContains(t, err, "nil host")
+
+	c0, err := cco.CommCreate(h, uid, 2, 0, 4<<30)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4<<30), c0.PerRankSize)
+	_, err = cco.CommCreate(h, uid, 2, 0, 0)
+	assert.ErrorContains(t, err, "rank 0 of unique id")
+	_, err = cco.CommCreate(h, uid, 3, 1, 0)
+	assert.ErrorContains(t, err, "was created with 2")
+	c1, err := cco.CommCreate(h, uid, 2, 1, 1)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(4<<30), c1.PerRankSize, "rounded up to 4 GiB")
+
+	_, err = cco.MemAlloc(c0, 0)
+	assert.ErrorContains(t, err, "0 bytes")
+	_, err = cco.MemAlloc(c0, 5<<30)
+	assert.ErrorContains(t, err, "does not fit")
+
+	// Asymmetric registration is caught.
+	b0, err := cco.MemAlloc(c0, 4096)
+	require.NoError(t, err)
+	_, err = cco.MemAlloc(c1, 8192) // rank 1 allocates something else first
+	require.NoError(t, err)
+	b1, err := cco.MemAlloc(c1, 4096)
+	require.NoError(t, err)
+	_, err = cco.WindowRegister(c0, b0, 4096)
+	require.NoError(t, err)
+	_, err = cco.WindowRegister(c1, b1, 4096)
+	assert.ErrorContains(t, err, "ranks must allocate and register alike")
+	_, err = cco.WindowRegister(c0, 0x10, 4096)
+	assert.ErrorContains(t, err, "not in this rank's slice")
+
+	reqs := cco.DevCommRequirementsInitializer()
+	bad := reqs
+	bad.Magic = 1
+	_, err = cco.DevCommCreate(c0, &bad)
+	assert.ErrorContains(t, err, "magic")
+	bad = reqs
+	bad.Version = 7
+	_, err = cco.DevCommCreate(c0, &bad)
+	assert.ErrorContains(t, err, "version 7")
+	bad = reqs
+	bad.GdaConnectionType = 1
+	_, err = cco.DevCommCreate(c0, &bad)
+	assert.ErrorContains(t, err, "ccoGda is not emulated")
+	bad = reqs
+	bad.SdmaQueueCount = -1
+	_, err = cco.DevCommCreate(c0, &bad)
+	assert.ErrorContains(t, err, "negative")
+	_, err = cco.DevCommCreate(c0, nil)
+	assert.ErrorContains(t, err, "nil requirements")
+}
+
+func TestWindowPointers(t *testing.T) {
+	r := newRig(t, 1, rigOpts{ranks: 4})
+	w := r.recv[2]
+	assert.Equal(t, 2, w.LsaRank)
+	for p := 0; p < 4; p++ {
+		assert.Equal(t, r.mem.GPUOf(w.LsaPtr(p, 0)), p, "LSA pointer of peer %d lands on GPU %d", p, p)
+		assert.Equal(t, r.recv[p].LocalPtr(12), w.LsaPtr(p, 12), "every rank's window has the same slot offset")
+	}
+	assert.Equal(t, w.LsaPtr(2, 5), w.LocalPtr(5))
+}
+
+func TestOSEnv(t *testing.T) {
+	t.Setenv("MORI_ENABLE_SDMA", "1")
+	t.Setenv("MORI_SDMA_NUM_CHANNELS", "4")
+	t.Setenv("UNRELATED_EMUD_TEST", "x")
+	e := cco.OSEnv()
+	assert.Equal(t, cco.Env{"MORI_ENABLE_SDMA": "1", "MORI_SDMA_NUM_CHANNELS": "4"}, e)
+}
+
+func TestSignalHostRead(t *testing.T) {
+	h := newHost(t, cco.Env{})
+	cs, err := cco.CommCreateAll(h, 2, 0)
+	require.NoError(t, err)
+	reqs := cco.DevCommRequirementsInitializer()
+	dc, err := cco.DevCommCreate(cs[0], &reqs)
+	require.NoError(t, err)
+	_, err = dc.Signal(0, 0)
+	assert.ErrorContains(t, err, "SDMA off")
+	r := newRig(t, 1, rigOpts{ranks: 2})
+	_, err = r.dcs[0].Signal(2, 0)
+	assert.ErrorContains(t, err, "sender rank 2")
+	v, err := r.dcs[0].Signal(1, 1)
+	require.NoError(t, err)
+	assert.Zero(t, v, "zeroed at creation")
+}
