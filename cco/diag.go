@@ -12,10 +12,10 @@ import (
 // Rows of the seed's "Failure modes" table that a hang can match. The hang
 // report quotes the row so a reader can find it in the document.
 const (
-	RowWaitSignal   = "waitSignal never returns"
-	RowAggregate    = "a put inside an Aggregate batch never returns"
-	RowStale        = "quiet returns but data is stale"
-	RowPostWaitMem  = "a queue stops moving after postWaitMem"
+	RowWaitSignal  = "waitSignal never returns"
+	RowAggregate   = "a put inside an Aggregate batch never returns"
+	RowStale       = "quiet returns but data is stale"
+	RowPostWaitMem = "a queue stops moving after postWaitMem"
 	// RowChainStalled is MORI's hazard (PR #454 notes), next to the seed's
 	// rows: Aggregate posts followed by a put without Aggregate.
 	RowChainStalled = "Aggregate posts followed by a non-aggregate put before commit"
@@ -59,10 +59,7 @@ type waitInfo struct {
 	q         Queue
 	peer, qid int
 	base, end uint64
-	// waitSignal
-	src      int
-	addr     uint64
-	expected uint64
+	sigs      []*sigWait // waitSignal: the lanes not yet satisfied
 }
 
 func newDiagnosis(h *Host) *diagnosis {
@@ -172,7 +169,7 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		if a.kind != b.kind {
 			return a.kind < b.kind
 		}
-		return a.base+a.addr < b.base+b.addr
+		return a.base < b.base
 	})
 	// Collected first, then put ahead of the generic causes in order.
 	var causes []string
@@ -189,7 +186,7 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 	}()
 	for _, wi := range ws {
-		if c := d.explain(wi); c != "" {
+		for _, c := range d.explain(wi) {
 			add(c)
 		}
 	}
@@ -209,29 +206,36 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 	}
 }
 
-func (d *diagnosis) explain(wi *waitInfo) string {
+func (d *diagnosis) explain(wi *waitInfo) []string {
 	name := queueName(wi.st, wi.peer, wi.qid)
 	switch wi.kind {
 	case waitSpace:
 		x := d.queues[wi.q]
 		r := wi.q.Ring()
 		if x != nil && x.total > 0 && wi.end > r.Capacity() && wi.end-r.Capacity() > r.CommittedWptr() {
-			return fmt.Sprintf("aggregate batch too big for the ring: %d packets (%d B) posted with Aggregate on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner (%s)",
-				x.aggUnits, x.total, name, wi.call, r.Capacity(), quoteRow(RowAggregate))
+			return []string{fmt.Sprintf("aggregate batch too big for the ring: %d packets (%d B) posted with Aggregate on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner (%s)",
+				x.aggUnits, x.total, name, wi.call, r.Capacity(), quoteRow(RowAggregate))}
 		}
 	case waitChain:
 		x := d.queues[wi.q]
 		r := wi.q.Ring()
 		if x != nil && x.total > 0 {
-			return fmt.Sprintf("aggregate puts were never committed: %d packets reserved on %s, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first (%s)",
-				x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call, quoteHazard(RowChainStalled))
+			return []string{fmt.Sprintf("aggregate puts were never committed: %d packets reserved on %s, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first (%s)",
+				x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call, quoteHazard(RowChainStalled))}
 		}
 	case waitDrain:
-		return ""
+		return nil
 	case waitSig:
-		return d.explainSignal(wi)
+		var out []string
+		mem := d.h.dev.Memory()
+		for _, w := range wi.sigs {
+			if !w.done(mem) {
+				out = append(out, d.explainSignal(w))
+			}
+		}
+		return out
 	}
-	return ""
+	return nil
 }
 
 func rankOf(wi *waitInfo) string { return fmt.Sprintf("rank %d", wi.st.c.LsaRank) }
@@ -240,7 +244,7 @@ func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
 
 func quoteHazard(r string) string { return fmt.Sprintf("MORI hazard %q", r) }
 
-func (d *diagnosis) explainSignal(wi *waitInfo) string {
+func (d *diagnosis) explainSignal(wi *sigWait) string {
 	st := wi.st
 	mem := st.c.h.dev.Memory()
 	cur, _ := mem.Load64(wi.addr)
@@ -249,7 +253,7 @@ func (d *diagnosis) explainSignal(wi *waitInfo) string {
 		posted, lanes = x.posted, x.lanes
 	}
 	head := fmt.Sprintf("%s: rank %d waits for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
-		quoteRow(RowWaitSignal), st.c.LsaRank, wi.src, st.n, wi.qid, wi.expected, cur, posted)
+		quoteRow(RowWaitSignal), st.c.LsaRank, wi.src, st.n, wi.q, wi.expected, cur, posted)
 	if posted >= wi.expected {
 		return head + "; enough signals are posted but they have not landed: the queue carrying them is stuck (see its report)"
 	}

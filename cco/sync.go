@@ -2,6 +2,7 @@ package cco
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/emud-dev/emud/kernel"
 )
@@ -150,15 +151,7 @@ func (s *Sdma) group(c Coop) kernel.Group {
 
 func (s *Sdma) coopSync(c Coop) { s.group(c).Sync() }
 
-var waitSignalCall = &kernel.Call{Name: "waitSignal", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*syncArgs)
-		if err := waitSignal(g, t, a); err != nil {
-			return err
-		}
-	}
-	return nil
-}}
+var waitSignalCall = &kernel.Call{Name: "waitSignal", Run: runWaitSignal}
 
 // WaitSignal is ccoSdma::waitSignal(srcRank, queueId, expected): spin until
 // this rank's slot signalBuf[srcRank × n + queueId] is at least expected (a
@@ -175,23 +168,68 @@ func (s *Sdma) WaitSignal(srcRank, queueId int, expected uint64) {
 	s.syncConverge(syncArgs{call: "waitSignal", src: srcRank, q: queueId, expected: expected}, waitSignalCall)
 }
 
-func waitSignal(g *kernel.Active, t *kernel.Thread, a *syncArgs) error {
-	st := a.s.st
-	// Release builds index the pool without a bound, as MORI does.
-	addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
-	mem := st.c.h.dev.Memory()
-	if err := mem.Check("waitSignal", addr, 8); err != nil {
-		return t.Error(a.call, fmt.Errorf("memory access fault reading signal slot [%d × %d + %d] at %#x: %w", a.src, st.n, a.q, addr, err))
+// sigWait is one lane's waitSignal.
+type sigWait struct {
+	t        *kernel.Thread
+	st       *devState
+	src, q   int
+	addr     uint64
+	expected uint64
+}
+
+func (w *sigWait) done(mem Memory) bool {
+	v, err := mem.Load64(w.addr)
+	return err == nil && v >= w.expected
+}
+
+// runWaitSignal spins the lanes together until every lane's slot has
+// reached its expected value (the loop exits only when all lanes have).
+func runWaitSignal(g *kernel.Active) error {
+	var ws []*sigWait
+	var mem Memory
+	var lo, hi uint64
+	for _, t := range g.Lanes() {
+		a := t.Arg.(*syncArgs)
+		st := a.s.st
+		mem = st.c.h.dev.Memory()
+		// Release builds index the pool without a bound, as MORI does.
+		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
+		if err := mem.Check("waitSignal", addr, 8); err != nil {
+			return t.Error(a.call, fmt.Errorf("memory access fault reading signal slot [%d × %d + %d] at %#x: %w", a.src, st.n, a.q, addr, err))
+		}
+		w := &sigWait{t: t, st: st, src: a.src, q: a.q, addr: addr, expected: a.expected}
+		if w.done(mem) {
+			continue
+		}
+		if len(ws) == 0 || addr < lo {
+			lo = addr
+		}
+		hi = max(hi, addr+8)
+		ws = append(ws, w)
 	}
-	load := func() uint64 { v, _ := mem.Load64(addr); return v }
-	if load() >= a.expected {
+	if len(ws) == 0 {
 		return nil
 	}
-	d := st.c.h.diag
-	d.enter(t.Wave(), &waitInfo{kind: waitSig, call: a.call, st: st, src: a.src, qid: a.q, addr: addr, expected: a.expected})
-	mem.Await(g.Actor(), addr, 8, func() bool { return load() >= a.expected }, func() string {
-		return fmt.Sprintf("waitSignal on rank %d: signalBuf[%d × %d + %d] at %#x ≥ %d, now %d", st.c.LsaRank, a.src, st.n, a.q, addr, a.expected, load())
+	all := func() bool {
+		for _, w := range ws {
+			if !w.done(mem) {
+				return false
+			}
+		}
+		return true
+	}
+	d := ws[0].st.c.h.diag
+	d.enter(g.Wave(), &waitInfo{kind: waitSig, call: "waitSignal", st: ws[0].st, sigs: ws})
+	mem.Await(g.Actor(), lo, hi-lo, all, func() string {
+		var parts []string
+		for _, w := range ws {
+			if !w.done(mem) {
+				v, _ := mem.Load64(w.addr)
+				parts = append(parts, fmt.Sprintf("lane %d: signalBuf[%d × %d + %d] at %#x ≥ %d, now %d", w.t.Lane(), w.src, w.st.n, w.q, w.addr, w.expected, v))
+			}
+		}
+		return fmt.Sprintf("waitSignal on rank %d: %s", ws[0].st.c.LsaRank, strings.Join(parts, "; "))
 	})
-	d.leave(t.Wave())
+	d.leave(g.Wave())
 	return nil
 }

@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/emud-dev/emud/sim"
 )
 
 // Thread is one lane's view of the kernel: its indices and the wave
@@ -59,6 +61,9 @@ func (t *Thread) WaveIdx() int { return t.w.idx }
 
 // Wave is the thread's wave.
 func (t *Thread) Wave() *Wave { return t.w }
+
+// Now is the current virtual time (a clock64-style read that costs nothing).
+func (t *Thread) Now() sim.Time { return t.w.k.s.Now() }
 
 // Shared is the block's shared memory (LDS), Config.SharedBytes long.
 func (t *Thread) Shared() []byte { return t.w.b.shared }

@@ -5,22 +5,24 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/signal"
 	"github.com/emud-dev/emud/sim"
 )
 
-// The alltoall scenario drives the engine directly, as a ccoSdma put with a
-// remote signal would: per peer, one two-unit reservation holding [COPY]
-// [ATOMIC ADD64 +1], so the signal lands only after the block did (in-order
-// execution per queue). A later version runs the same exchange through the
-// cco API.
+// The alltoall scenario is the seed's worked alltoall on the ccoSdma API:
+// every rank launches one wave in which lane i puts its block to peer
+// (rank+1+i) mod ranks (loopback last) with a remote signal, quiets that
+// peer and waits for the peer's signal. Lanes target distinct peers, so the
+// Independent thread mode posts them in parallel.
 
 func init() {
 	register(&scenario{
 		name:    "alltoall",
-		summary: "every rank copies a block to every rank (itself included) over raw SDMA queues",
+		summary: "every rank puts a block to every rank (itself included) with ccoSdma put + remote signal",
 		check:   checkAlltoall,
 		run:     runAlltoall,
 	})
@@ -47,7 +49,9 @@ func runAlltoall(o options) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	x.spawn()
+	if err := x.spawn(); err != nil {
+		return nil, err
+	}
 	if err := x.s.Run(); err != nil {
 		return nil, err
 	}
@@ -66,41 +70,74 @@ type alltoall struct {
 	finish []sim.Time
 }
 
-// a2aRank is what rank r owns on its GPU: send[p] is the block for rank p,
-// recv[p] the block from rank p (each o.Bytes long, p-major), and the pool
-// whose row p counts rank p's signals.
+// a2aRank is what rank r owns: its windows (send[p] is the block for rank p,
+// recv[p] the block from rank p, each o.Bytes long, p-major), their local
+// addresses, and its dev comm, whose signal pool row p counts rank p's
+// signals.
 type a2aRank struct {
-	send, recv uint64
-	pool       signal.Pool
+	sendWin, recvWin cco.Window
+	send, recv       uint64
+	dc               cco.DevComm
+	pool             signal.Pool
+}
+
+// alltoallEnv is the process environment of a run: the caller's MORI_*
+// variables (MORI_CCO_SDMA_DEBUG turns the debug checks on), with SDMA on
+// unless the caller says otherwise.
+func alltoallEnv() cco.Env {
+	env := cco.OSEnv()
+	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
+		env["MORI_ENABLE_SDMA"] = "1"
+	}
+	return env
 }
 
 func newAlltoall(o options) (*alltoall, error) {
 	s := sim.New(sim.Config{Seed: o.Seed})
-	n, err := engine.NewNode(s, engine.Config{GPUs: o.Ranks})
+	n, err := engine.NewNode(s, cco.MI355X(o.Ranks))
+	if err != nil {
+		return nil, err
+	}
+	host := cco.NewEmulatedHost(n, alltoallEnv())
+	comms, err := cco.CommCreateAll(host, o.Ranks, 0)
 	if err != nil {
 		return nil, err
 	}
 	x := &alltoall{o: o, s: s, n: n, ranks: make([]a2aRank, o.Ranks), finish: make([]sim.Time, o.Ranks)}
 	mem := n.Memory()
 	span := uint64(o.Ranks) * o.Bytes
-	host := make([]byte, span) // one staging buffer, reused per rank
-	for r := range x.ranks {
+	staging := make([]byte, span) // one staging buffer, reused per rank
+	for r, c := range comms {
 		rk := &x.ranks[r]
-		if rk.send, err = mem.Alloc(r, span, fmt.Sprintf("rank%d send", r)); err != nil {
+		if rk.send, err = cco.MemAlloc(c, span); err != nil {
 			return nil, err
 		}
-		if rk.recv, err = mem.Alloc(r, span, fmt.Sprintf("rank%d recv", r)); err != nil {
+		if rk.recv, err = cco.MemAlloc(c, span); err != nil {
 			return nil, err
 		}
-		if rk.pool, err = n.AllocSignalPool(r, o.Ranks, o.Queues); err != nil {
+		if rk.sendWin, err = cco.WindowRegister(c, rk.send, span); err != nil {
+			return nil, err
+		}
+		if rk.recvWin, err = cco.WindowRegister(c, rk.recv, span); err != nil {
 			return nil, err
 		}
 		for p := range o.Ranks {
-			fillBlock(x.block(host, p), r, p)
+			fillBlock(x.block(staging, p), r, p)
 		}
-		if err := mem.Write(rk.send, host); err != nil {
+		if err := mem.Write(rk.send, staging); err != nil {
 			return nil, err
 		}
+	}
+	for r, c := range comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = o.Queues
+		if x.ranks[r].dc, err = cco.DevCommCreate(c, &reqs); err != nil {
+			return nil, err
+		}
+		if x.ranks[r].dc.Sdma.SdmaNumQueue == 0 {
+			return nil, fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, alltoallEnv()["MORI_ENABLE_SDMA"])
+		}
+		x.ranks[r].pool = x.ranks[r].dc.SignalPool()
 	}
 	return x, nil
 }
@@ -115,98 +152,30 @@ func (x *alltoall) block(buf []byte, p int) []byte {
 // queue ids, so the receiver knows which signal column to watch.
 func (x *alltoall) queueID(p int) int { return p % x.o.Queues }
 
-func (x *alltoall) spawn() {
+func (x *alltoall) spawn() error {
 	for r := range x.ranks {
-		x.spawnRank(r)
-	}
-}
-
-// spawnRank starts rank r's actor; an error from the engine fails the run.
-func (x *alltoall) spawnRank(r int) {
-	x.s.Spawn(fmt.Sprintf("rank%d", r), func(a *sim.Actor) {
-		if err := x.rank(a, r); err != nil {
-			x.s.Fail(fmt.Errorf("rank %d: %w", r, err))
-			return
-		}
-		x.finish[r] = a.Now()
-	})
-}
-
-// rank is rank r's program: post to every peer, wait for every peer's
-// signal, then quiet its queues.
-func (x *alltoall) rank(a *sim.Actor, r int) error {
-	o, me := x.o, x.ranks[r]
-	a.SetLabel("posting")
-	used := make([]*engine.Queue, 0, o.Ranks)
-	// Rotated order, loopback last: every rank starts on a different peer
-	// instead of all of them hitting GPU 0 first.
-	for i := 1; i <= o.Ranks; i++ {
-		p := (r + i) % o.Ranks
-		q, err := x.n.Queue(r, p, x.queueID(p))
-		if err != nil {
+		if err := x.spawnRank(r); err != nil {
 			return err
 		}
-		slot, err := x.ranks[p].pool.Slot(r, x.queueID(p))
-		if err != nil {
-			return err
-		}
-		base, err := q.Reserve(a, 2*ring.Unit)
-		if err != nil {
-			return err
-		}
-		cp := ring.Copy(x.ranks[p].recv+uint64(r)*o.Bytes, me.send+uint64(p)*o.Bytes, o.Bytes)
-		sig := ring.AtomicAdd64(slot, 1)
-		if err := q.WriteUnit(base, &cp); err != nil {
-			return err
-		}
-		if err := q.WriteUnit(base+ring.Unit, &sig); err != nil {
-			return err
-		}
-		if err := q.Submit(a, base, base+2*ring.Unit); err != nil {
-			return err
-		}
-		used = append(used, q)
-	}
-
-	// Every peer p signals on its queue toward r, id queueID(r).
-	qid := x.queueID(r)
-	var exp signal.Expected
-	want := make([]uint64, o.Ranks)
-	slots := make([]uint64, o.Ranks)
-	for p := range want {
-		want[p] = exp.Next(p, qid)
-		slots[p], _ = me.pool.Slot(p, qid) // p < Ranks = LsaSize, qid < Queues
-	}
-	mem := x.n.Memory()
-	reached := func(p int) bool {
-		v, err := mem.Load64(slots[p])
-		return err == nil && signal.Reached(v, want[p])
-	}
-	a.SetLabel("waiting for signals")
-	mem.Await(a, me.pool.Base, me.pool.Bytes(),
-		func() bool {
-			for p := range slots {
-				if !reached(p) {
-					return false
-				}
-			}
-			return true
-		},
-		func() string {
-			var missing []int
-			for p := range slots {
-				if !reached(p) {
-					missing = append(missing, p)
-				}
-			}
-			return fmt.Sprintf("signals from ranks %v (queue id %d) in gpu%d's pool to reach %d", missing, qid, r, want[0])
-		})
-
-	a.SetLabel("quiet")
-	for _, q := range used {
-		q.AwaitDrained(a, q.QuietTarget())
 	}
 	return nil
+}
+
+// spawnRank launches rank r's kernel: one wave, lane i serving peer
+// (r+1+i) mod ranks.
+func (x *alltoall) spawnRank(r int) error {
+	o, me := x.o, x.ranks[r]
+	_, err := kernel.Launch(x.s, kernel.Config{Name: fmt.Sprintf("rank%d", r), GPU: r, Grid: 1, Block: o.Ranks},
+		func(t *kernel.Thread) {
+			sdma := cco.NewSdma(t, me.dc)
+			p := (r + 1 + t.ThreadIdx()) % o.Ranks
+			b := o.Bytes
+			sdma.Put(p, me.recvWin, uint64(r)*b, me.sendWin, uint64(p)*b, b, x.queueID(p), cco.RemoteSignal)
+			sdma.Quiet(p)                       // our send to p is out
+			sdma.WaitSignal(p, x.queueID(r), 1) // p's block to us has landed
+			x.finish[r] = max(x.finish[r], t.Now())
+		})
+	return err
 }
 
 // verify checks every byte of every receive buffer and every signal slot:

@@ -17,7 +17,7 @@ func ranAlltoall(t *testing.T) *alltoall {
 	t.Helper()
 	x, err := newAlltoall(options{Ranks: 4, Bytes: 1000, Queues: 2, Seed: 5})
 	require.NoError(t, err)
-	x.spawn()
+	require.NoError(t, x.spawn())
 	require.NoError(t, x.s.Run())
 	require.NoError(t, x.verify())
 	return x
@@ -89,7 +89,9 @@ func TestRunHangReport(t *testing.T) {
 			return nil, err
 		}
 		for r := 1; r < o.Ranks; r++ {
-			x.spawnRank(r)
+			if err := x.spawnRank(r); err != nil {
+				return nil, err
+			}
 		}
 		if err := x.s.Run(); err != nil {
 			return nil, err
@@ -101,9 +103,10 @@ func TestRunHangReport(t *testing.T) {
 	out, errOut, status := execute(t, args...)
 	assert.Equal(t, exitHang, status, errOut)
 	assert.Contains(t, errOut, "hang (deadlock)")
-	assert.Contains(t, out, "rank1")
-	assert.Contains(t, out, "signals from ranks [0] (queue id 1) in gpu1's pool to reach 1")
-	assert.Contains(t, out, "signals from ranks [0] (queue id 0) in gpu2's pool to reach 1")
+	assert.Contains(t, out, "rank1/gpu1/b0/w0")
+	assert.Contains(t, out, "waitSignal on rank 1: lane 1: signalBuf[0 × 2 + 1]")
+	assert.Contains(t, out, "waitSignal on rank 2: lane 0: signalBuf[0 × 2 + 0]")
+	assert.Contains(t, out, `failure mode "waitSignal never returns": rank 1 waits for signalBuf[0 × 2 + 1] ≥ 1; it holds 0`)
 	seedAndDigest(t, out, 9)
 
 	out, _, status = execute(t, append(args, "--json")...)
@@ -116,7 +119,7 @@ func TestRunHangReport(t *testing.T) {
 	for _, w := range h.Waiters {
 		names = append(names, w.Name)
 	}
-	assert.Subset(t, names, []string{"rank1", "rank2"})
+	assert.Subset(t, names, []string{"rank1/gpu1/b0/w0", "rank2/gpu2/b0/w0"})
 }
 
 func TestRunMismatchStatus(t *testing.T) {
