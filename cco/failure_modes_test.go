@@ -246,7 +246,7 @@ func TestFailureSignalOnOtherQueue(t *testing.T) {
 		r.fillBytes(r.send[0], 0, patterned(3, big))
 		var seen []byte
 		r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-			sdma.Put(1, r.recv[0], 0, r.send[0], 0, big, 0)                  // data on queue 0
+			sdma.Put(1, r.recv[0], 0, r.send[0], 0, big, 0)                     // data on queue 0
 			sdma.Put(1, r.recv[0], big-8, r.send[0], 0, 8, 1, cco.RemoteSignal) // signal on queue 1
 		})
 		r.launch(1, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
