@@ -238,8 +238,6 @@ func (d *diagnosis) explain(wi *waitInfo) []string {
 	return nil
 }
 
-func rankOf(wi *waitInfo) string { return fmt.Sprintf("rank %d", wi.st.c.LsaRank) }
-
 func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
 
 func quoteHazard(r string) string { return fmt.Sprintf("MORI hazard %q", r) }

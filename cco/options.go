@@ -144,16 +144,6 @@ type opts struct {
 
 func (o *opts) aggregate() bool     { return o.flags&SdmaOptFlagsAggregate != 0 }
 func (o *opts) signalPerCopy() bool { return o.flags&SdmaOptFlagsSignalPerCopy != 0 }
-func (o *opts) sig() int {
-	n := 0
-	if o.local {
-		n++
-	}
-	if o.remote {
-		n++
-	}
-	return n
-}
 
 // optKind says which template parameters a call takes.
 type optKind uint8

@@ -207,8 +207,8 @@ func TestPanicFailsKernelNotProcess(t *testing.T) {
 	k, err := run(t, 6, Config{Name: "boom", GPU: 2, Grid: 2, Block: 64}, func(th *Thread) {
 		th.SyncWarp()
 		if th.BlockIdx() == 1 && th.Lane() == 17 {
-			var m map[int]int
-			m[1] = 1 // nil map write
+			var lanes []int
+			lanes[th.Lane()]++ // index out of range
 		}
 		th.SyncWarp()
 	})
