@@ -144,25 +144,16 @@ var msigScopes = []msigScope{
 
 var msigMatrixBytes = []uint64{8, 64, 1024, 4096, 65536, 262144, msigMaxChunk}
 
-// Cost control. Under -race every lane is a goroutine the detector tracks
-// (a 256-thread block costs milliseconds to start and to switch) and every
-// byte a copy, a preset or a compare touches is checked (a few ns a byte on
-// the 2-core CI machine). One seed of the whole part A matrix (3 scopes × 2
-// queues × 2 aggregate × 7 sizes = 84 rounds) takes seconds, so the whole
-// matrix, and the 1 MiB size of parts B–D, run under the first
-// msigFullSeeds seeds only. Every other seed of the seeds constant runs a
-// reduced matrix of 6 rounds: each scope twice, the two rounds covering both
-// queues and both aggregate settings (which pairing alternates with the
-// seed), each with a size up to 256 KiB that rotates with the seed; and
-// parts B–D at 8 B and 4 KiB. Part A runs a ring of 3 ranks (still
-// peer ≠ src): a quarter fewer lanes than 4.
-const msigFullSeeds = 1
+// Every seed runs the whole part A matrix (3 scopes × 2 queues × 2
+// aggregate × 7 sizes = 84 rounds) and parts B–D at every size; under -race
+// one seed of the matrix takes about 3 s on a 2-core machine. Part A runs a
+// ring of 3 ranks (still peer ≠ src).
 
 const msigRanks = 4
 
 func TestMoriSignalMatrix(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
-		msigMatrix(t, seed, seed <= msigFullSeeds)
+		msigMatrix(t, seed)
 	}
 }
 
@@ -177,32 +168,16 @@ func (c msigRound) String() string {
 	return fmt.Sprintf("scope %s queue %d aggregate %v bytes %d", c.scope.name, c.q, c.agg, c.bytes)
 }
 
-func msigMatrix(t *testing.T, seed uint64, full bool) {
+func msigMatrix(t *testing.T, seed uint64) {
 	const ranks = 3
 	n := cco.DefaultSdmaQueues // the CI setup's queue count
 	var rounds []msigRound
-	if full {
-		for _, sc := range msigScopes {
-			for q := 0; q < n; q++ {
-				for _, agg := range []bool{false, true} {
-					for _, b := range msigMatrixBytes {
-						rounds = append(rounds, msigRound{sc, q, agg, b})
-					}
+	for _, sc := range msigScopes {
+		for q := 0; q < n; q++ {
+			for _, agg := range []bool{false, true} {
+				for _, b := range msigMatrixBytes {
+					rounds = append(rounds, msigRound{sc, q, agg, b})
 				}
-			}
-		}
-	} else {
-		// Two rounds per scope that between them use both queues and both
-		// aggregate settings; which pairing alternates with the seed.
-		pairs := [][2]struct {
-			q   int
-			agg bool
-		}{{{0, false}, {1, true}}, {{1, false}, {0, true}}}
-		small := msigMatrixBytes[:len(msigMatrixBytes)-1] // without 1 MiB
-		for _, sc := range msigScopes {
-			for _, p := range pairs[seed%2] {
-				i := (int(seed)*5 + len(rounds)) % len(small)
-				rounds = append(rounds, msigRound{sc, p.q, p.agg, small[i]})
 			}
 		}
 	}
@@ -303,9 +278,6 @@ func TestMoriSignalRemoteLocalBoth(t *testing.T) {
 	const ranks = msigRanks
 	for seed := uint64(1); seed <= seeds; seed++ {
 		sizes := msigSignalBytes
-		if seed > msigFullSeeds {
-			sizes = sizes[:2] // 8 B and 4 KiB; see msigFullSeeds
-		}
 		span := msigNPut * sizes[len(sizes)-1]
 		r := newRig(t, seed, rigOpts{ranks: ranks, winBytes: span})
 		n := r.dcs[0].Sdma.SdmaNumQueue
