@@ -198,10 +198,7 @@ func (s *Sdma) chunked(p *post, c *kernel.Call) {
 		s.converge(p, c)
 		return
 	}
-	full := uint64(0)
-	if p.bytes > MaxCopyBytes {
-		full = (p.bytes - 1) / MaxCopyBytes
-	}
+	full := (p.bytes - 1) / MaxCopyBytes
 	orig := *p
 	p = &orig
 	for i := uint64(0); i < full; i++ {
