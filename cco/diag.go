@@ -19,6 +19,9 @@ const (
 	// RowChainStalled is MORI's hazard (PR #454 notes), next to the seed's
 	// rows: Aggregate posts followed by a put without Aggregate.
 	RowChainStalled = "Aggregate posts followed by a non-aggregate put before commit"
+	// RowChainJumped is MORI's other hazard: a commit while another issuer
+	// has reserved but not yet written.
+	RowChainJumped = "commit while another issuer has reserved but not yet written"
 )
 
 // diagnosis keeps what the hang inspector needs to name a known misuse:
@@ -219,6 +222,10 @@ func (d *diagnosis) explain(wi *waitInfo) []string {
 	case waitChain:
 		x := d.queues[wi.q]
 		r := wi.q.Ring()
+		if r.CommittedWptr() > wi.base {
+			return []string{fmt.Sprintf("a commit rang past this %s's reservation at %#x on %s before it was written (commit rings everything reserved, by anyone; committedWptr is now %#x), so it can never ring: do not commit while another issuer on the queue is mid-post (%s)",
+				wi.call, wi.base, name, r.CommittedWptr(), quoteHazard(RowChainJumped))}
+		}
 		if x != nil && x.total > 0 {
 			return []string{fmt.Sprintf("aggregate puts were never committed: %d packets reserved on %s, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first (%s)",
 				x.aggUnits, name, wi.base-r.CommittedWptr(), wi.call, quoteHazard(RowChainStalled))}
