@@ -74,7 +74,10 @@
 // Row constants).
 //
 // An out-of-range peer is refused in both modes (MORI does not check it and
-// the hardware faults on a null queue handle).
+// the hardware faults on a null queue handle). Debug mode also traps a put
+// whose source and destination overlap (the spec's inferred extra; release
+// moves the bytes with memmove semantics and the engine reports
+// COPY_OVERLAP).
 //
 // Issue costs take no virtual time yet; engine costs come from the node's
 // model.

@@ -367,3 +367,25 @@ func TestHangReportJSONNamesCause(t *testing.T) {
 	require.NoError(t, jerr)
 	assert.Contains(t, string(js), "aggregate puts were never committed")
 }
+
+// Emulator debug extra [inferred]: overlapping source and destination trap
+// under debug; in release the engine reports a COPY_OVERLAP event and moves
+// the bytes with memmove semantics.
+func TestDebugOverlap(t *testing.T) {
+	r := newRig(t, 1, rigOpts{ranks: 2, debug: true})
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.PutPtr(0, r.send[0].LocalPtr(8), r.send[0].LocalPtr(0), 64, 0)
+	})
+	trap(t, r.s.Run(), "putPtr", "overlap")
+
+	r = newRig(t, 1, rigOpts{ranks: 2})
+	r.fillBytes(r.send[0], 0, patterned(1, 72))
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.PutPtr(0, r.send[0].LocalPtr(8), r.send[0].LocalPtr(0), 64, 0)
+		sdma.QuietQueue(0, 0)
+	})
+	require.NoError(t, r.s.Run())
+	assert.Equal(t, patterned(1, 64), r.readBytes(r.send[0], 8, 64), "memmove semantics")
+	require.NotEmpty(t, r.node.Faults())
+	assert.Equal(t, "COPY_OVERLAP", string(r.node.Faults()[0].Kind))
+}

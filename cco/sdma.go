@@ -186,6 +186,10 @@ func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes 
 	}
 	s.checkPeer(call, peer)
 	dst, src := addrs()
+	if s.st.debug && dst < src+bytes && src < dst+bytes {
+		s.fail(call, "source [%#x, %#x) and destination [%#x, %#x) overlap: the engine's COPY is undefined on overlap (emulator debug check, not MORI's)",
+			src, src+bytes, dst, dst+bytes)
+	}
 	s.p = post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true}
 	s.chunked(&s.p, putCall)
 }
