@@ -27,6 +27,11 @@
 // lanes in the body arrive, and lanes that left a loop early wait until the
 // others leave it, so they reconverge as on hardware.
 //
+// Lane coroutines are pooled per run: a finished lane's coroutine runs the
+// next lane that starts, of this kernel or a later one, and the pool ends
+// them when sim.Run returns. (Creating a goroutine costs about 15 times a
+// switch, 60 times under the race detector.)
+//
 // Code between convergence points takes no virtual time and runs lane by lane,
 // which is an allowed interleaving of lock-step execution; ordinary Go values
 // shared between lanes need no locks because only one runs at a time.

@@ -326,3 +326,30 @@ func TestMaskString(t *testing.T) {
 	assert.Equal(t, "0,2-4,63", maskString(1|0b11100|1<<63))
 	assert.Equal(t, "", maskString(0))
 }
+
+// Lane coroutines are reused by later kernels of the same run, and the pool
+// ends them when the run ends (goleak checks that in TestMain).
+func TestWorkersReused(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 10})
+	var idle, made []int
+	sum := 0
+	s.Spawn("host", func(a *sim.Actor) {
+		for round := 0; round < 3; round++ {
+			k, err := Launch(s, Config{Grid: 2, Block: 64}, func(th *Thread) {
+				th.SyncThreads()
+				sum += th.ThreadIdx()
+			})
+			require.NoError(t, err)
+			require.NoError(t, k.Wait(a))
+			idle = append(idle, len(lanePool(s).idle))
+			made = append(made, lanePool(s).made)
+		}
+	})
+	require.NoError(t, s.Run())
+	// Each block is one wave that never blocks, so block 1 already runs on
+	// block 0's workers, and every later kernel on the same 64.
+	assert.Equal(t, []int{64, 64, 64}, made, "workers created")
+	assert.Equal(t, []int{64, 64, 64}, idle, "workers idle between kernels")
+	assert.Equal(t, 3*2*(63*64/2), sum)
+	assert.Nil(t, lanePool(s).idle, "drained when the run ended")
+}

@@ -14,8 +14,7 @@ type Thread struct {
 	lane int
 	tid  int
 
-	next  func() (struct{}, bool)
-	stop  func()
+	wk    *worker // the coroutine running the lane; nil when done
 	yield func(struct{}) bool
 	done  bool
 

@@ -14,3 +14,19 @@ func TestAddLeadCause(t *testing.T) {
 	h.AddLeadCause("other") // moves, never duplicates
 	assert.Equal(t, []string{"other", "specific", "generic"}, h.Causes)
 }
+
+func TestLocalAndAtEnd(t *testing.T) {
+	s := New(Config{Seed: 1})
+	type key struct{}
+	made := 0
+	mk := func() any { made++; return &made }
+	a := s.Local(key{}, mk)
+	b := s.Local(key{}, mk)
+	assert.Same(t, a, b)
+	assert.Equal(t, 1, made)
+	var order []string
+	s.Spawn("x", func(a *Actor) { order = append(order, "actor") })
+	s.AtEnd(func() { order = append(order, "end") })
+	assert.NoError(t, s.Run())
+	assert.Equal(t, []string{"actor", "end"}, order)
+}

@@ -47,8 +47,10 @@ type Sim struct {
 	trace      tracer
 	traceSched TraceKind
 
-	ran bool
-	err error
+	ran   bool
+	err   error
+	local map[any]any
+	atEnd []func()
 }
 
 // New returns a simulator at virtual time 0.
@@ -176,8 +178,30 @@ func (s *Sim) Run() error {
 		}
 	}
 	s.killAll()
+	for _, fn := range s.atEnd {
+		fn()
+	}
 	return s.err
 }
+
+// Local returns the value stored under key, making it with mk on first use:
+// per-run state of the packages built on sim (a pool of lane coroutines,
+// say), kept with the run instead of in a global.
+func (s *Sim) Local(key any, mk func() any) any {
+	if v, ok := s.local[key]; ok {
+		return v
+	}
+	if s.local == nil {
+		s.local = map[any]any{}
+	}
+	v := mk()
+	s.local[key] = v
+	return v
+}
+
+// AtEnd registers fn to run when Run returns, after every actor has ended:
+// to release per-run resources such as idle goroutines.
+func (s *Sim) AtEnd(fn func()) { s.atEnd = append(s.atEnd, fn) }
 
 // next runs due events, on whichever goroutine holds the token, until an
 // actor is due (it returns that actor) or the run is over (nil).
