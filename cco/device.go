@@ -59,6 +59,9 @@ type Device interface {
 	// Stride is the bytes between two GPUs' slices of the flat LSA space.
 	Stride() uint64
 	Queue(gpu, peer, q int) (Queue, error)
+	// LookupQueue returns the queue if it exists, else nil (nothing was
+	// ever reserved on it), without creating it.
+	LookupQueue(gpu, peer, q int) Queue
 	Memory() Memory
 }
 
@@ -73,6 +76,13 @@ func (e emulated) QueuesPerPeer() int { return e.n.Config().QueuesPerPeer }
 func (e emulated) Stride() uint64     { return e.n.Config().Stride }
 func (e emulated) Memory() Memory     { return e.n.Memory() }
 func (e emulated) Node() *engine.Node { return e.n }
+func (e emulated) LookupQueue(gpu, peer, q int) Queue {
+	if qu := e.n.LookupQueue(gpu, peer, q); qu != nil {
+		return qu
+	}
+	return nil // not a typed nil inside the interface
+}
+
 func (e emulated) Queue(gpu, peer, q int) (Queue, error) {
 	qu, err := e.n.Queue(gpu, peer, q)
 	if err != nil {

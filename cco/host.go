@@ -430,6 +430,21 @@ func (st *devState) peerPool(p int) (signal.Pool, error) {
 	return o.devs[st.idx].pool, nil
 }
 
+// existing returns the queue toward peer p with id q if anyone has created
+// it (on this host, by any comm), else nil.
+func (st *devState) existing(p, q int) Queue {
+	i := p*st.n + q
+	if st.queues[i] == nil {
+		qu := st.c.h.dev.LookupQueue(st.c.LsaRank, p, q)
+		if qu == nil {
+			return nil
+		}
+		st.queues[i] = qu
+		st.c.h.diag.qd(qu)
+	}
+	return st.queues[i]
+}
+
 // queue returns the queue toward peer p with id q, creating it on first use.
 func (st *devState) queue(p, q int) (Queue, error) {
 	i := p*st.n + q

@@ -9,7 +9,7 @@ import (
 // Option is one template argument of a device call: a Coop scope, a signal
 // flag, OptFlags or a ThreadMode. Restrictions that C++ enforces at compile
 // time (static_assert, unknown flag bits) fail the kernel at the call.
-type Option interface{ apply(*opts) error }
+type Option interface{ apply(opts) (opts, error) }
 
 // Coop is the cooperative scope of a call (ccoCoopThread/Warp/Block).
 type Coop uint8
@@ -29,15 +29,17 @@ func (c Coop) String() string {
 	return fmt.Sprintf("Coop(%d)", c)
 }
 
-func (c Coop) apply(o *opts) error {
+// apply takes and returns opts by value: a pointer through the interface
+// call would make every device call allocate.
+func (c Coop) apply(o opts) (opts, error) {
 	if c > CoopBlock {
-		return fmt.Errorf("unknown coop scope %d", c)
+		return o, fmt.Errorf("unknown coop scope %d", c)
 	}
 	if o.coopSet && o.coop != c {
-		return fmt.Errorf("two coop scopes given (%v and %v)", o.coop, c)
+		return o, fmt.Errorf("two coop scopes given (%v and %v)", o.coop, c)
 	}
 	o.coop, o.coopSet = c, true
-	return nil
+	return o, nil
 }
 
 // Signal selects the trailing ATOMICs of a put: LocalSignal increments
@@ -49,16 +51,16 @@ const (
 	RemoteSignal Signal = 2
 )
 
-func (s Signal) apply(o *opts) error {
+func (s Signal) apply(o opts) (opts, error) {
 	switch s {
 	case LocalSignal:
 		o.local = true
 	case RemoteSignal:
 		o.remote = true
 	default:
-		return fmt.Errorf("unknown signal option %d", s)
+		return o, fmt.Errorf("unknown signal option %d", s)
 	}
-	return nil
+	return o, nil
 }
 
 // OptFlags is the ccoSdmaOptFlags bitmask.
@@ -73,12 +75,12 @@ const (
 	SdmaOptFlagsSignalPerCopy OptFlags = 2
 )
 
-func (f OptFlags) apply(o *opts) error {
+func (f OptFlags) apply(o opts) (opts, error) {
 	if f&^(SdmaOptFlagsAggregate|SdmaOptFlagsSignalPerCopy) != 0 {
-		return fmt.Errorf("optFlags %#x has unknown bits (only Aggregate = 1 and SignalPerCopy = 2 exist): a compile error in C++", uint32(f))
+		return o, fmt.Errorf("optFlags %#x has unknown bits (only Aggregate = 1 and SignalPerCopy = 2 exist): a compile error in C++", uint32(f))
 	}
 	o.flags |= f
-	return nil
+	return o, nil
 }
 
 // ThreadMode is ccoSdmaThreadMode: how lanes of one wave that call put
@@ -108,15 +110,15 @@ func (m ThreadMode) String() string {
 	return fmt.Sprintf("ThreadMode(%d)", m)
 }
 
-func (m ThreadMode) apply(o *opts) error {
+func (m ThreadMode) apply(o opts) (opts, error) {
 	if m > SdmaThreadLegacyPerLane {
-		return fmt.Errorf("unknown thread mode %d", m)
+		return o, fmt.Errorf("unknown thread mode %d", m)
 	}
 	if o.modeSet && o.mode != m {
-		return fmt.Errorf("two thread modes given (%v and %v)", o.mode, m)
+		return o, fmt.Errorf("two thread modes given (%v and %v)", o.mode, m)
 	}
 	o.mode, o.modeSet = m, true
-	return nil
+	return o, nil
 }
 
 // Cmp is ccoSdmaCmp, the POLL_REGMEM function on (*addr & mask) vs value.
@@ -164,7 +166,8 @@ func parse(call string, k optKind, list []Option) (opts, error) {
 		if x == nil {
 			return o, fmt.Errorf("nil option")
 		}
-		if err := x.apply(&o); err != nil {
+		var err error
+		if o, err = x.apply(o); err != nil {
 			return o, err
 		}
 	}

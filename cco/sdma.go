@@ -103,6 +103,7 @@ type post struct {
 	queue Queue
 	base  uint64
 	key   int
+	pk    ring.Packet // scratch: a packet passed through the Queue interface escapes
 }
 
 func (p *post) sigCount() int {
@@ -407,16 +408,16 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 func writeSolo(t *kernel.Thread, p *post, q Queue, base uint64) error {
 	at := base
 	if p.wait {
-		pk := ring.Poll(p.flag, p.value, p.mask, p.cmp, pollInterval, ring.RetryForever)
-		if err := q.WriteUnit(at, &pk); err != nil {
+		p.pk = ring.Poll(p.flag, p.value, p.mask, p.cmp, pollInterval, ring.RetryForever)
+		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
 		at += Unit
 	}
 	if p.copy {
 		if p.broad {
-			pk := ring.Broadcast(p.dst, p.dst2, p.src, p.bytes)
-			if _, err := q.WriteBroadcast(at, &pk); err != nil {
+			p.pk = ring.Broadcast(p.dst, p.dst2, p.src, p.bytes)
+			if _, err := q.WriteBroadcast(at, &p.pk); err != nil {
 				return t.Error(p.call, err)
 			}
 			at += 3 * Unit
@@ -431,8 +432,8 @@ func writeSolo(t *kernel.Thread, p *post, q Queue, base uint64) error {
 }
 
 func writeCopy(t *kernel.Thread, p *post, q Queue, at uint64) error {
-	pk := ring.Copy(p.dst, p.src, p.bytes)
-	if err := q.WriteUnit(at, &pk); err != nil {
+	p.pk = ring.Copy(p.dst, p.src, p.bytes)
+	if err := q.WriteUnit(at, &p.pk); err != nil {
 		return t.Error(p.call, err)
 	}
 	return nil
@@ -447,8 +448,8 @@ func writeSignals(t *kernel.Thread, p *post, q Queue, at uint64) error {
 	st := p.s.st
 	me := p.s.me()
 	emit := func(addr uint64) error {
-		pk := ring.AtomicAdd64(addr, 1)
-		if err := q.WriteUnit(at, &pk); err != nil {
+		p.pk = ring.AtomicAdd64(addr, 1)
+		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
 		st.c.h.diag.signalPosted(addr)

@@ -207,5 +207,10 @@ func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
 	return qu, nil
 }
 
+// LookupQueue returns the queue (gpu → peer, q) if it has been created, else
+// nil: a queue nobody has used holds nothing to drain or ring, so a quiet
+// need not build its ring.
+func (n *Node) LookupQueue(gpu, peer, q int) *Queue { return n.queues[QueueID{gpu, peer, q}] }
+
 // Queues returns every queue created so far, in creation order.
 func (n *Node) Queues() []*Queue { return n.order }
