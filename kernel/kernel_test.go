@@ -353,3 +353,22 @@ func TestWorkersReused(t *testing.T) {
 	assert.Equal(t, 3*2*(63*64/2), sum)
 	assert.Nil(t, lanePool(s).idle, "drained when the run ended")
 }
+
+// A Thread used from another lane's code fails the lane that did it, with
+// a message saying so, instead of corrupting the wave.
+func TestThreadUsedByAnotherLane(t *testing.T) {
+	var lane0 *Thread
+	_, err := run(t, 11, Config{Grid: 1, Block: 64}, func(th *Thread) {
+		if th.Lane() == 0 {
+			lane0 = th
+		}
+		th.SyncWarp()
+		if th.Lane() == 5 {
+			lane0.SyncWarp()
+		}
+	})
+	var le *LaneError
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, 5, le.Lane)
+	assert.Contains(t, le.Error(), "syncwarp called on GPU 0 block 0 thread 0 (wave 0 lane 0)'s Thread from another lane")
+}

@@ -57,8 +57,9 @@ type Wave struct {
 	a     *sim.Actor
 	lanes []*Thread
 	live  int
-	cur   *Active
-	act   Active // reused for every group
+	cur     *Active
+	act     Active  // reused for every group
+	running *Thread // the lane whose coroutine runs now
 }
 
 // Index is the wave's index within its block.
@@ -113,7 +114,10 @@ func (w *Wave) advance(t *Thread) bool {
 	if w.k.err != nil {
 		return false
 	}
-	if _, ok := t.wk.next(); !ok || t.done {
+	w.running = t
+	_, ok := t.wk.next()
+	w.running = nil
+	if !ok || t.done {
 		if ok { // the worker is idle again: reuse it
 			lanePool(w.k.s).put(t.wk)
 		}
@@ -300,6 +304,11 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 // park records the call site and hands control back to the wave until the
 // group has run.
 func (t *Thread) park(c *Call) {
+	if t.w.running != t {
+		// Another lane's code is using this Thread (or an object built on
+		// it): the caller's own lane is the one to fail.
+		panic(fmt.Sprintf("%s called on %v's Thread from another lane: a Thread (and a cco.Sdma built on it) belongs to its own lane", c.Name, t))
+	}
 	t.npc = callSite(t.pcs[:])
 	t.call = c
 	if !t.yield(struct{}{}) {
