@@ -51,12 +51,12 @@ func (g *Active) Errorf(t *Thread, format string, args ...any) error {
 
 // Wave is one wavefront: up to WaveSize lanes run in lock-step.
 type Wave struct {
-	k     *Kernel
-	b     *block
-	idx   int
-	a     *sim.Actor
-	lanes []*Thread
-	live  int
+	k       *Kernel
+	b       *block
+	idx     int
+	a       *sim.Actor
+	lanes   []*Thread
+	live    int
 	cur     *Active
 	act     Active  // reused for every group
 	running *Thread // the lane whose coroutine runs now
