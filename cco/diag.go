@@ -77,9 +77,9 @@ func (d *diagnosis) qd(q Queue) *qdiag {
 	x := d.queues[q]
 	if x == nil {
 		x = &qdiag{gpu: -1, agg: map[*kernel.Wave]uint64{}}
-		if r, ok := q.(interface{ Report() engine.QueueReport }); ok {
-			rep := r.Report()
-			x.gpu, x.peer, x.q = rep.GPU, rep.Peer, rep.Q
+		if e, ok := q.(interface{ ID() engine.QueueID }); ok { // not Report: it decodes the head packet
+			id := e.ID()
+			x.gpu, x.peer, x.q = id.GPU, id.Peer, id.Q
 		}
 		d.queues[q] = x
 	}
@@ -114,44 +114,24 @@ func (d *diagnosis) aggTotal(q Queue) uint64 {
 	return 0
 }
 
-func (d *diagnosis) signalPosted(addr uint64) {
+func (d *diagnosis) signalPosted(addr uint64) { d.sig(addr).posted++ }
+
+// lanesJoined credits one lane of a signalling post to the slots its
+// group's signals hit.
+func (d *diagnosis) lanesJoined(p *post) {
+	addrs, n, _ := p.signalSlots() // an error fails the post where it is written
+	for _, addr := range addrs[:n] {
+		d.sig(addr).lanes++
+	}
+}
+
+func (d *diagnosis) sig(addr uint64) *sigdiag {
 	x := d.signals[addr]
 	if x == nil {
 		x = &sigdiag{}
 		d.signals[addr] = x
 	}
-	x.posted++
-}
-
-// lanesJoined credits one lane of a signalling post to the slots its
-// group's signals hit.
-func (d *diagnosis) lanesJoined(p *post) {
-	if !p.sigs || (!p.o.local && !p.o.remote) {
-		return
-	}
-	st := p.s.st
-	add := func(addr uint64) {
-		x := d.signals[addr]
-		if x == nil {
-			x = &sigdiag{}
-			d.signals[addr] = x
-		}
-		x.lanes++
-	}
-	if p.o.local {
-		if a, err := st.pool.Slot(p.s.me(), p.q); err == nil {
-			add(a)
-		}
-	}
-	if p.o.remote {
-		for _, peer := range p.remotePeers() {
-			if pool, err := st.peerPool(peer); err == nil {
-				if a, err := pool.Slot(p.s.me(), p.q); err == nil {
-					add(a)
-				}
-			}
-		}
-	}
+	return x
 }
 
 func (d *diagnosis) enter(w *kernel.Wave, wi *waitInfo) { d.waits[w] = wi }

@@ -12,17 +12,9 @@ import (
 // active lanes post one at a time, so they may share a queue; at warp/block
 // scope the leader posts. Only ccoSdmaOptFlagsAggregate is accepted.
 
-var serialCall = &kernel.Call{Name: "post", Run: runSerial}
-
-func runSerial(g *kernel.Active) error {
-	for i, t := range g.Lanes() {
-		p := t.Arg.(*post)
-		if err := soloPosts(g.Actor(), g.Lanes()[i:i+1], []*post{p}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// serialCall posts through runPosts, which posts serial posts one lane at a
+// time.
+var serialCall = &kernel.Call{Name: "post", Run: runPosts}
 
 // PutBroadcast is ccoSdma::putBroadcast: one broadcast COPY from srcWin+srcOff
 // to dstWin+dstOff on peer and dstWin2+dstOff2 on peer2, posted on queue

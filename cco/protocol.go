@@ -18,7 +18,7 @@ func queueName(st *devState, peer, q int) string {
 // reservation can only fit after a commit that this wave itself owes: the
 // unrung bytes ahead of it are the wave's own uncommitted Aggregate batch
 // (check 1, and the seed's "aggregate batch that cannot fit the ring").
-func claim(a *sim.Actor, t *kernel.Thread, p *post, q Queue, bytes uint64) (uint64, error) {
+func claim(t *kernel.Thread, p *post, q Queue, bytes uint64) (uint64, error) {
 	r := q.Ring()
 	st := p.s.st
 	if base := r.CachedWptr(); st.debug && bytes <= r.Capacity() && base+bytes > r.Capacity() {
@@ -36,15 +36,14 @@ func claim(a *sim.Actor, t *kernel.Thread, p *post, q Queue, bytes uint64) (uint
 	return base, nil
 }
 
-func awaitSpace(a *sim.Actor, t *kernel.Thread, p *post, q Queue, base, bytes uint64) error {
+func awaitSpace(a *sim.Actor, t *kernel.Thread, p *post, q Queue, base, bytes uint64) {
 	if q.Ring().Fits(base, bytes) {
-		return nil
+		return
 	}
 	d := p.s.st.c.h.diag
 	d.enter(t.Wave(), &waitInfo{kind: waitSpace, call: p.call, st: p.s.st, q: q, peer: p.peer, qid: p.q, base: base, end: base + bytes})
 	q.AwaitSpace(a, base, bytes)
 	d.leave(t.Wave())
-	return nil
 }
 
 // awaitChain is the commit-chain spin. Under debug it traps when the chain

@@ -102,6 +102,7 @@ type post struct {
 	// set while posting
 	queue Queue
 	base  uint64
+	size  uint64 // soloBytes, once the post is claimed
 	key   int
 	pk    ring.Packet // scratch: a packet passed through the Queue interface escapes
 }
@@ -115,26 +116,56 @@ func (p *post) sigCount() int {
 		n++
 	}
 	if p.o.remote {
-		n += len(p.remotePeers())
+		_, k := p.remotePeers()
+		n += k
 	}
 	return n
 }
 
 // remotePeers are the pools a remote signal bumps: the peer, and for a
-// broadcast the second peer, each once and never yourself.
-func (p *post) remotePeers() []int {
+// broadcast the second peer, each once and never yourself. A fixed array:
+// this runs for every signalling post.
+func (p *post) remotePeers() (ps [2]int, n int) {
 	me := p.s.me()
 	if !p.broad {
-		return []int{p.peer}
+		return [2]int{p.peer}, 1
 	}
-	var ps []int
 	if p.peer != me {
-		ps = append(ps, p.peer)
+		ps[n], n = p.peer, n+1
 	}
 	if p.peer2 != me && p.peer2 != p.peer {
-		ps = append(ps, p.peer2)
+		ps[n], n = p.peer2, n+1
 	}
-	return ps
+	return ps, n
+}
+
+// signalSlots are the addresses of the chunk's signal ATOMICs, in ring
+// order: the local slot, then each remote peer's slot, all in row me.
+func (p *post) signalSlots() (addrs [3]uint64, n int, err error) {
+	if !p.sigs {
+		return addrs, 0, nil
+	}
+	st, me := p.s.st, p.s.me()
+	if p.o.local {
+		if addrs[n], err = st.pool.Slot(me, p.q); err != nil {
+			return addrs, 0, fmt.Errorf("local signal: %w", err)
+		}
+		n++
+	}
+	if p.o.remote {
+		peers, k := p.remotePeers()
+		for _, peer := range peers[:k] {
+			pool, err := st.peerPool(peer)
+			if err == nil {
+				addrs[n], err = pool.Slot(me, p.q)
+			}
+			if err != nil {
+				return addrs, 0, fmt.Errorf("remote signal: %w", err)
+			}
+			n++
+		}
+	}
+	return addrs, n, nil
 }
 
 // soloBytes is the reservation of a post by one lane.
@@ -264,11 +295,9 @@ func runPosts(g *kernel.Active) error {
 	}
 	// Independent: if no lane shares its key, all post solo in parallel.
 	shared := false
-	for i := range ps {
-		for j := i + 1; j < len(ps); j++ {
-			if ps[i].key == ps[j].key {
-				shared = true
-			}
+	for i := 0; i < len(ps) && !shared; i++ {
+		for j := i + 1; j < len(ps) && !shared; j++ {
+			shared = ps[i].key == ps[j].key
 		}
 	}
 	if !shared {
@@ -305,15 +334,13 @@ func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
 		if err != nil {
 			return lanes[i].Error(p.call, err)
 		}
-		p.queue = q
-		if p.base, err = claim(a, lanes[i], p, q, p.soloBytes()); err != nil {
+		p.queue, p.size = q, p.soloBytes()
+		if p.base, err = claim(lanes[i], p, q, p.size); err != nil {
 			return err
 		}
 	}
 	for i, p := range ps {
-		if err := awaitSpace(a, lanes[i], p, p.queue, p.base, p.soloBytes()); err != nil {
-			return err
-		}
+		awaitSpace(a, lanes[i], p, p.queue, p.base, p.size)
 	}
 	for i, p := range ps {
 		if err := writeSolo(lanes[i], p, p.queue, p.base); err != nil {
@@ -323,24 +350,22 @@ func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
 	}
 	if ps[0].o.aggregate() {
 		for i, p := range ps {
-			p.s.st.c.h.diag.aggregated(p.queue, lanes[i].Wave(), p.soloBytes(), unitsOf(p))
+			p.s.st.c.h.diag.aggregated(p.queue, lanes[i].Wave(), p.size, int(p.size/Unit))
 		}
 		return nil
 	}
 	for i, p := range ps {
-		if err := awaitChain(a, lanes[i], p, p.queue, p.base, p.base+p.soloBytes()); err != nil {
+		if err := awaitChain(a, lanes[i], p, p.queue, p.base, p.base+p.size); err != nil {
 			return err
 		}
 	}
 	for i, p := range ps {
-		if err := p.queue.Submit(a, p.base, p.base+p.soloBytes()); err != nil {
+		if err := p.queue.Submit(a, p.base, p.base+p.size); err != nil {
 			return lanes[i].Error(p.call, err)
 		}
 	}
 	return nil
 }
-
-func unitsOf(p *post) int { return int(p.soloBytes() / Unit) }
 
 // groupPost is the grouped path: the leader (lowest lane) reserves for all,
 // each lane writes its unit(s) into its own queue's ring at the leader's
@@ -361,13 +386,11 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 	if err != nil {
 		return g.Errorf(lanes[0], "%v", err)
 	}
-	base, err := claim(a, lanes[0], lead, lq, total)
+	base, err := claim(lanes[0], lead, lq, total)
 	if err != nil {
 		return err
 	}
-	if err := awaitSpace(a, lanes[0], lead, lq, base, total); err != nil {
-		return err
-	}
+	awaitSpace(a, lanes[0], lead, lq, base, total)
 	for i, p := range ps {
 		// Each lane uses the handle of its own (peer, q): under a broken
 		// SameQueue promise it writes into another queue's ring.
@@ -442,43 +465,17 @@ func writeCopy(t *kernel.Thread, p *post, q Queue, at uint64) error {
 // writeSignals writes the chunk's ATOMIC ADD64 +1 units at at: local first,
 // then the remote peer(s).
 func writeSignals(t *kernel.Thread, p *post, q Queue, at uint64) error {
-	if !p.sigs {
-		return nil
+	addrs, n, err := p.signalSlots()
+	if err != nil {
+		return t.Error(p.call, err)
 	}
-	st := p.s.st
-	me := p.s.me()
-	emit := func(addr uint64) error {
+	for _, addr := range addrs[:n] {
 		p.pk = ring.AtomicAdd64(addr, 1)
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
-		st.c.h.diag.signalPosted(addr)
+		p.s.st.c.h.diag.signalPosted(addr)
 		at += Unit
-		return nil
-	}
-	if p.o.local {
-		addr, err := st.pool.Slot(me, p.q)
-		if err != nil {
-			return t.Error(p.call, fmt.Errorf("local signal: %w", err))
-		}
-		if err := emit(addr); err != nil {
-			return err
-		}
-	}
-	if p.o.remote {
-		for _, peer := range p.remotePeers() {
-			pool, err := st.peerPool(peer)
-			if err != nil {
-				return t.Error(p.call, fmt.Errorf("remote signal: %w", err))
-			}
-			addr, err := pool.Slot(me, p.q)
-			if err != nil {
-				return t.Error(p.call, fmt.Errorf("remote signal: %w", err))
-			}
-			if err := emit(addr); err != nil {
-				return err
-			}
-		}
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
-	"github.com/emud-dev/emud/signal"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -71,14 +70,11 @@ type alltoall struct {
 }
 
 // a2aRank is what rank r owns: its windows (send[p] is the block for rank p,
-// recv[p] the block from rank p, each o.Bytes long, p-major), their local
-// addresses, and its dev comm, whose signal pool row p counts rank p's
-// signals.
+// recv[p] the block from rank p, each o.Bytes long, p-major) and its dev
+// comm, whose signal pool row p counts rank p's signals.
 type a2aRank struct {
 	sendWin, recvWin cco.Window
-	send, recv       uint64
 	dc               cco.DevComm
-	pool             signal.Pool
 }
 
 // alltoallEnv is the process environment of a run: the caller's MORI_*
@@ -98,7 +94,8 @@ func newAlltoall(o options) (*alltoall, error) {
 	if err != nil {
 		return nil, err
 	}
-	host := cco.NewEmulatedHost(n, alltoallEnv())
+	env := alltoallEnv()
+	host := cco.NewEmulatedHost(n, env)
 	comms, err := cco.CommCreateAll(host, o.Ranks, 0)
 	if err != nil {
 		return nil, err
@@ -109,22 +106,24 @@ func newAlltoall(o options) (*alltoall, error) {
 	staging := make([]byte, span) // one staging buffer, reused per rank
 	for r, c := range comms {
 		rk := &x.ranks[r]
-		if rk.send, err = cco.MemAlloc(c, span); err != nil {
+		send, err := cco.MemAlloc(c, span)
+		if err != nil {
 			return nil, err
 		}
-		if rk.recv, err = cco.MemAlloc(c, span); err != nil {
+		recv, err := cco.MemAlloc(c, span)
+		if err != nil {
 			return nil, err
 		}
-		if rk.sendWin, err = cco.WindowRegister(c, rk.send, span); err != nil {
+		if rk.sendWin, err = cco.WindowRegister(c, send, span); err != nil {
 			return nil, err
 		}
-		if rk.recvWin, err = cco.WindowRegister(c, rk.recv, span); err != nil {
+		if rk.recvWin, err = cco.WindowRegister(c, recv, span); err != nil {
 			return nil, err
 		}
 		for p := range o.Ranks {
 			fillBlock(x.block(staging, p), r, p)
 		}
-		if err := mem.Write(rk.send, staging); err != nil {
+		if err := mem.Write(send, staging); err != nil {
 			return nil, err
 		}
 	}
@@ -135,9 +134,8 @@ func newAlltoall(o options) (*alltoall, error) {
 			return nil, err
 		}
 		if x.ranks[r].dc.Sdma.SdmaNumQueue == 0 {
-			return nil, fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, alltoallEnv()["MORI_ENABLE_SDMA"])
+			return nil, fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, env["MORI_ENABLE_SDMA"])
 		}
-		x.ranks[r].pool = x.ranks[r].dc.SignalPool()
 	}
 	return x, nil
 }
@@ -187,7 +185,7 @@ func (x *alltoall) verify() error {
 	var first string
 	bad := 0
 	for r, rk := range x.ranks {
-		if err := mem.Read(rk.recv, got); err != nil {
+		if err := mem.Read(rk.recvWin.LocalPtr(0), got); err != nil {
 			return err
 		}
 		for p := range o.Ranks {
@@ -203,8 +201,7 @@ func (x *alltoall) verify() error {
 		}
 		for p := range o.Ranks {
 			for q := range o.Queues {
-				slot, _ := rk.pool.Slot(p, q)
-				v, err := mem.Load64(slot)
+				v, err := rk.dc.Signal(p, q)
 				if err != nil {
 					return err
 				}

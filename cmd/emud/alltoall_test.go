@@ -26,7 +26,7 @@ func ranAlltoall(t *testing.T) *alltoall {
 func TestVerifyCatchesWrongByte(t *testing.T) {
 	x := ranAlltoall(t)
 	// Byte 100 of rank 2's block from rank 1.
-	addr := x.ranks[2].recv + 1*1000 + 100
+	addr := x.ranks[2].recvWin.LocalPtr(1*1000 + 100)
 	b := make([]byte, 1)
 	require.NoError(t, x.n.Memory().Read(addr, b))
 	require.NoError(t, x.n.Memory().Write(addr, []byte{^b[0]}))
@@ -41,7 +41,7 @@ func TestVerifyCatchesSwappedBlocks(t *testing.T) {
 	x := ranAlltoall(t)
 	// Rank 3's blocks from ranks 0 and 1 swapped: every byte is a valid
 	// pattern byte, just not the one from the right sender.
-	mem, recv := x.n.Memory(), x.ranks[3].recv
+	mem, recv := x.n.Memory(), x.ranks[3].recvWin.LocalPtr(0)
 	b0, b1 := make([]byte, 1000), make([]byte, 1000)
 	require.NoError(t, mem.Read(recv, b0))
 	require.NoError(t, mem.Read(recv+1000, b1))
@@ -55,7 +55,7 @@ func TestVerifyCatchesSwappedBlocks(t *testing.T) {
 
 func TestVerifyCatchesExtraSignal(t *testing.T) {
 	x := ranAlltoall(t)
-	slot, err := x.ranks[1].pool.Slot(2, x.queueID(1))
+	slot, err := x.ranks[1].dc.SignalPool().Slot(2, x.queueID(1))
 	require.NoError(t, err)
 	require.NoError(t, x.n.Memory().Store64(slot, 2))
 	err = x.verify()
