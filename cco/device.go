@@ -2,6 +2,7 @@ package cco
 
 import (
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -93,10 +94,11 @@ func (e emulated) Queue(gpu, peer, q int) (Queue, error) {
 
 // MI355X is the node preset: gpus GPUs (0 = 8) of an MI355X platform, eight
 // SDMA queue ids per peer (MORI's kMaxSdmaChannelsPerPair), 256 KiB rings
-// with the seed's capacity rule, and LSA slices 4 GiB apart.
+// with the seed's capacity rule, LSA slices 4 GiB apart, and the
+// calibrated MI355X timing model.
 func MI355X(gpus int) engine.Config {
 	if gpus == 0 {
 		gpus = 8
 	}
-	return engine.Config{GPUs: gpus, QueuesPerPeer: MaxSdmaQueues}
+	return engine.Config{GPUs: gpus, QueuesPerPeer: MaxSdmaQueues, Model: model.MI355X()}
 }

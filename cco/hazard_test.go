@@ -22,7 +22,7 @@ import (
 func TestHazardCommitOverHalfWrittenSlot(t *testing.T) {
 	const fill = 8191 // an exact ring of single-unit puts (capacity 256 KiB − 32 B)
 	for seed := uint64(1); seed <= seeds; seed++ {
-		r := newRig(t, seed, rigOpts{ranks: 2})
+		r := newRig(t, seed, rigOpts{ranks: 2, freeIssue: true})
 		r.fillBytes(r.send[0], 0, patterned(int(seed), 64))
 		slot, err := r.dcs[0].SignalPool().Slot(0, 1)
 		require.NoError(t, err)

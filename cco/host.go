@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/signal"
 )
 
@@ -60,6 +61,9 @@ type Host struct {
 	// Warnf, if set, receives each warning as it is issued.
 	Warnf func(format string, args ...any)
 	diag  *diagnosis
+	// timing is the emulated device's model for CU-side costs; nil on
+	// hardware (timing.go).
+	timing model.Model
 }
 
 // NewHost returns the process view of a device. env nil means an empty
@@ -68,7 +72,7 @@ func NewHost(dev Device, env Env) *Host {
 	if env == nil {
 		env = Env{}
 	}
-	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}}
+	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}, timing: timingOf(dev)}
 	h.diag = newDiagnosis(h)
 	return h
 }

@@ -47,7 +47,7 @@ func moriEdgeCheck(t *testing.T, r *rig, ranks int, what string) {
 // their lanes may find the space already free.)
 func moriEdgeWrap(t *testing.T, ranks int, seed uint64) {
 	what := fmt.Sprintf("wrap ranks %d seed %d", ranks, seed)
-	r := newRig(t, seed, rigOpts{ranks: ranks})
+	r := newRig(t, seed, rigOpts{ranks: ranks, freeIssue: true})
 	moriA2ASetup(r, ranks, moriEdgeCount, 0xff)
 	var ks []*kernel.Kernel
 	for me := 0; me < ranks; me++ {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -65,6 +66,7 @@ func awaitChain(a *sim.Actor, t *kernel.Thread, p *post, q Queue, base, end uint
 	d.enter(t.Wave(), &waitInfo{kind: waitChain, call: p.call, st: st, q: q, peer: p.peer, qid: p.q, base: base, end: end})
 	q.AwaitChain(a, base, end)
 	d.leave(t.Wave())
+	st.c.h.cuSpend(a, model.Model.ChainObserve)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/require"
@@ -41,6 +42,10 @@ type rigOpts struct {
 	debug     bool
 	watchdog  sim.Time
 	engineCfg func(*engine.Config)
+	// freeIssue uses the placeholder model, whose CU issue costs nothing:
+	// for protocol tests whose interleaving needs issuers that outrun the
+	// engine (a ring filled before the engine frees a slot).
+	freeIssue bool
 }
 
 func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
@@ -55,6 +60,9 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	cfg := cco.MI355X(0)
 	if o.engineCfg != nil {
 		o.engineCfg(&cfg)
+	}
+	if o.freeIssue {
+		cfg.Model = model.NewPlaceholder()
 	}
 	node, err := engine.NewNode(s, cfg)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -329,6 +330,8 @@ func runPosts(g *kernel.Active) error {
 // for space, all write, all spin on the commit chain, all ring. Lanes that
 // share a queue therefore deadlock in the chain (the pre-grouping bug).
 func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
+	h := ps[0].s.st.c.h
+	h.cuSpend(a, func(m model.Model) sim.Time { return m.Issue(issueShape(ps, false)) })
 	for i, p := range ps {
 		q, err := p.s.st.queue(p.peer, p.q)
 		if err != nil {
@@ -359,6 +362,7 @@ func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
 			return err
 		}
 	}
+	h.cuSpend(a, model.Model.Submit)
 	for i, p := range ps {
 		if err := p.queue.Submit(a, p.base, p.base+p.size); err != nil {
 			return lanes[i].Error(p.call, err)
@@ -386,6 +390,8 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 	if err != nil {
 		return g.Errorf(lanes[0], "%v", err)
 	}
+	h := lead.s.st.c.h
+	h.cuSpend(a, func(m model.Model) sim.Time { return m.Issue(issueShape(ps, true)) })
 	base, err := claim(lanes[0], lead, lq, total)
 	if err != nil {
 		return err
@@ -420,6 +426,7 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 	if err := awaitChain(a, lanes[0], lead, lq, base, base+total); err != nil {
 		return err
 	}
+	h.cuSpend(a, model.Model.Submit)
 	if err := lq.Submit(a, base, base+total); err != nil {
 		return g.Errorf(lanes[0], "%v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/sim"
 )
 
 // syncArgs is one lane's arguments to commit, quiet, quietQueue and
@@ -26,6 +28,8 @@ func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call) {
 }
 
 var commitCall = &kernel.Call{Name: "commit", Run: func(g *kernel.Active) error {
+	// One doorbell store per ringing lane, in parallel across the wave.
+	g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.Model.Submit)
 	for _, t := range g.Lanes() {
 		a := t.Arg.(*syncArgs)
 		st := a.s.st
@@ -79,6 +83,7 @@ func (s *Sdma) Commit(peer, queueId int, o ...Option) {
 }
 
 var quietCall = &kernel.Call{Name: "quiet", Run: func(g *kernel.Active) error {
+	reads := 0 // most rptr reads any one lane makes; lanes read in parallel
 	for _, t := range g.Lanes() {
 		a := t.Arg.(*syncArgs)
 		n := a.s.st.n
@@ -89,14 +94,26 @@ var quietCall = &kernel.Call{Name: "quiet", Run: func(g *kernel.Active) error {
 		case CoopBlock:
 			first, step = t.ThreadIdx(), t.BlockDim()
 		}
+		r := 0
 		for q := first; q < n; q += step {
 			if err := drain(g.Actor(), t, a.s, a.call, a.peer, q); err != nil {
 				return err
 			}
+			r++
 		}
+		reads = max(reads, r)
 	}
+	rptrReads(g, reads)
 	return nil
 }}
+
+// rptrReads spends the CU time of n uncached read-pointer reads: every
+// queue quiet visits costs one, even when idle (MORI cco.hpp).
+func rptrReads(g *kernel.Active, n int) {
+	if n > 0 {
+		g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), func(m model.Model) sim.Time { return sim.Time(n) * m.RptrRead() })
+	}
+}
 
 // Quiet is ccoSdma::quiet<Coop>(peer): wait until every queue toward peer
 // has drained to its last rung packet. At thread scope every calling lane
@@ -119,6 +136,7 @@ var quietQueueCall = &kernel.Call{Name: "quietQueue", Run: func(g *kernel.Active
 			return err
 		}
 	}
+	rptrReads(g, 1)
 	return nil
 }}
 
@@ -207,6 +225,8 @@ func runWaitSignal(g *kernel.Active) error {
 		hi = max(hi, addr+8)
 		ws = append(ws, w)
 	}
+	h := g.Lanes()[0].Arg.(*syncArgs).s.st.c.h
+	defer h.cuSpend(g.Actor(), model.Model.SignalVisible)
 	if len(ws) == 0 {
 		return nil
 	}

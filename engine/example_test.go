@@ -39,7 +39,7 @@ func Example() {
 	if err := s.Run(); err != nil {
 		fmt.Println(err)
 	}
-	// Output: hello, gpu1 at 7.000183µs
+	// Output: hello, gpu1 at 5.000183µs
 }
 
 // A POLL_REGMEM parks the queue until a flag in local memory holds; the

@@ -4,16 +4,15 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
 // prepare checks the head packet's operands before any time passes (the
-// engine faults when it touches memory, which is at the start) and returns
-// its data-movement time. It returns ok=false if the queue halted. A POLL
-// that does not hold parks the queue here.
-func (q *Queue) prepare() (sim.Time, bool) {
+// engine faults when it touches memory, which is at the start) and starts a
+// COPY's data movement. It returns false if the queue halted. A POLL that
+// does not hold parks the queue here.
+func (q *Queue) prepare() bool {
 	p := &q.head
 	mem := q.n.mem
 	check := func(op string, addr, n uint64) bool {
@@ -32,51 +31,53 @@ func (q *Queue) prepare() (sim.Time, bool) {
 	}
 	switch p.Kind {
 	case ring.KindNop:
-		return 0, true
+		return true
 	case ring.KindCopy:
 		n := p.CopyBytes()
 		if !check("copy source read", p.Src, n) || !check("copy destination write", p.Dst, n) {
-			return 0, false
+			return false
 		}
-		return q.n.model.CopyTime(model.Copy{Bytes: n, Src: mem.GPUOf(p.Src), Dst: q.dsts(p.Dst)}), true
+		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst))
+		return true
 	case ring.KindBroadcastCopy:
 		n := p.CopyBytes()
 		if !check("copy source read", p.Src, n) || !check("broadcast destination 1 write", p.Dst, n) ||
 			!check("broadcast destination 2 write", broadcastDst2(p), n) {
-			return 0, false
+			return false
 		}
-		return q.n.model.CopyTime(model.Copy{Bytes: n, Src: mem.GPUOf(p.Src), Dst: q.dsts(p.Dst, p.Dst2)}), true
+		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst, p.Dst2))
+		return true
 	case ring.KindAtomic:
 		w := uint64(p.AtomicOp.Width())
 		if _, ok := atomicFn(p.AtomicOp); !ok {
 			q.halt(FaultIllegal, p.Addr, fmt.Sprintf("atomic op %v is not emulated", p.AtomicOp))
-			return 0, false
+			return false
 		}
-		return 0, aligned("atomic", p.Addr, w) && check("atomic", p.Addr, w)
+		return aligned("atomic", p.Addr, w) && check("atomic", p.Addr, w)
 	case ring.KindFence:
-		return 0, aligned("fence", p.Addr, 4) && check("fence write", p.Addr, 4)
+		return aligned("fence", p.Addr, 4) && check("fence write", p.Addr, 4)
 	case ring.KindTrap:
-		return 0, true
+		return true
 	case ring.KindTimestamp:
 		if p.SubOp == ring.TimestampSet {
 			q.halt(FaultIllegal, 0, "TIMESTAMP set (sub_op 0) is not emulated")
-			return 0, false
+			return false
 		}
-		return 0, check("timestamp write", p.Addr, 8)
+		return check("timestamp write", p.Addr, 8)
 	case ring.KindWrite:
-		return 0, aligned("write", p.Dst, 4) && check("write", p.Dst, 4*uint64(len(p.Payload)))
+		return aligned("write", p.Dst, 4) && check("write", p.Dst, 4*uint64(len(p.Payload)))
 	case ring.KindConstFill:
 		n, ok := constFillBytes(p)
 		if !ok {
 			q.halt(FaultIllegal, p.Dst, "CONST_FILL: only dword fills (fillsize 2) are emulated")
-			return 0, false
+			return false
 		}
-		return 0, aligned("const fill", p.Dst, 4) && check("const fill", p.Dst, n)
+		return aligned("const fill", p.Dst, 4) && check("const fill", p.Dst, n)
 	case ring.KindPoll:
-		return 0, q.startPoll()
+		return q.startPoll()
 	}
 	q.halt(FaultIllegal, 0, fmt.Sprintf("%v is not emulated", p.Kind))
-	return 0, false
+	return false
 }
 
 // dsts maps destination addresses to GPUs in a per-queue scratch array, so
@@ -320,7 +321,7 @@ func (q *Queue) pollRead() {
 	}
 	st.timer.Stop()
 	q.state = qBusy
-	q.n.s.After(q.n.model.PacketOverhead(ring.KindPoll), q.completeFn)
+	q.n.s.After(0, q.completeFn) // the gap after it is the model's PacketOverhead(POLL)
 }
 
 func (q *Queue) pollTimeout() {

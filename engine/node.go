@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -80,6 +81,9 @@ type Node struct {
 	onFault []func(Fault)
 	m       *metrics
 	tk      traceKinds
+	links   map[[2]int]*link // directed paths (timing.go)
+	jit     *rand.Rand       // jitter stream, made on first use
+	obs     Observer         // nil unless a recorder is attached (hooks.go)
 }
 
 type traceKinds struct {

@@ -53,6 +53,7 @@ type Queue struct {
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         [2]int
+	x              xfer // COPY data movement in progress (timing.go)
 
 	// issuer side bookkeeping for diagnosis
 	spaceWaiters int
@@ -152,6 +153,9 @@ func (q *Queue) Submit(a *sim.Actor, base, end uint64) error {
 		return err
 	}
 	q.AwaitChain(a, base, end)
+	if q.n.obs != nil {
+		q.n.obs.Running(a)
+	}
 	if err := q.r.Submit(base, end); err != nil {
 		return fmt.Errorf("%v: %w", q.id, err)
 	}
@@ -263,6 +267,9 @@ func (q *Queue) RingDoorbell(v uint64) {
 func (q *Queue) doorbell(v uint64) {
 	q.c.doorbells.Inc()
 	q.n.s.Trace(q.n.tk.doorbell, q.subj, v, q.pos, 0)
+	if q.n.obs != nil {
+		q.n.obs.Doorbell(q, v)
+	}
 	if why := q.badDoorbell(v); why != "" {
 		q.n.raise(Fault{Kind: FaultDoorbellInvalid, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: v, Detail: why})
 		return
@@ -271,7 +278,7 @@ func (q *Queue) doorbell(v uint64) {
 	switch q.state {
 	case qIdle:
 		q.state = qFetching
-		q.n.s.After(q.n.model.DoorbellLatency(), q.stepFn)
+		q.n.s.After(q.n.jitter(q.n.model.DoorbellLatency()), q.stepFn)
 	case qStalled:
 		q.state = qFetching
 		q.n.s.After(0, q.stepFn)
@@ -318,26 +325,20 @@ func (q *Queue) step() {
 			return
 		}
 		q.headLen, q.headSince = n, q.n.s.Now()
-		cost := q.n.model.PacketOverhead(q.head.Kind)
-		if q.head.Kind == ring.KindNop && cost == 0 {
-			q.retire() // padding dwords: free, no event
-			continue
+		if !q.prepare() || q.state == qParked || q.x.active {
+			return // halted, parked on a POLL, or moving data
 		}
-		d, ok := q.prepare()
-		if !ok {
+		if !q.finish() {
 			return
 		}
-		if q.state == qParked {
-			return
-		}
-		q.state = qBusy
-		q.n.s.After(cost+d, q.completeFn)
-		return
 	}
 }
 
 // retire moves past the head packet.
 func (q *Queue) retire() {
+	if q.n.obs != nil {
+		q.n.obs.Retired(q, q.pos, q.headSince, &q.head)
+	}
 	q.pos += uint64(q.headLen)
 	q.c.packets[q.head.Kind].Inc()
 	if q.head.Kind != ring.KindNop {
@@ -377,11 +378,9 @@ func (q *Queue) complete() {
 	if q.state != qBusy {
 		return
 	}
-	if !q.apply() {
-		return
+	if q.finish() {
+		q.step()
 	}
-	q.retire()
-	q.step()
 }
 
 func (q *Queue) halt(kind FaultKind, addr uint64, detail string) {

@@ -9,6 +9,7 @@ import (
 // presets are the models Load knows by name.
 var presets = map[string]func() Model{
 	"placeholder": func() Model { return NewPlaceholder() },
+	"mi355x":      func() Model { return MI355X() },
 }
 
 // Presets lists the preset names Load accepts, sorted.
@@ -21,8 +22,12 @@ func Presets() []string {
 	return names
 }
 
-// Load returns the model named by spec: a preset name, or "" for the
-// default preset.
+// DefaultPreset is the model Load returns for "": the calibrated MI355X.
+const DefaultPreset = "mi355x"
+
+// Load returns the model named by spec: a preset name, "" for the default
+// preset, or the path of a model file (JSON, see LoadFile; anything with a
+// path separator or a .json suffix is taken as a file).
 func Load(spec string) (Model, error) {
 	if spec == "" {
 		spec = DefaultPreset
@@ -30,8 +35,8 @@ func Load(spec string) (Model, error) {
 	if mk, ok := presets[spec]; ok {
 		return mk(), nil
 	}
-	return nil, fmt.Errorf("unknown model %q: presets are %s", spec, strings.Join(Presets(), ", "))
+	if strings.ContainsAny(spec, `/\`) || strings.HasSuffix(spec, ".json") {
+		return LoadFile(spec)
+	}
+	return nil, fmt.Errorf("unknown model %q: presets are %s, or give a model file path (*.json)", spec, strings.Join(Presets(), ", "))
 }
-
-// DefaultPreset is the model Load returns for "".
-const DefaultPreset = "placeholder"

@@ -1,0 +1,149 @@
+package cco
+
+import (
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Call hooks for tracing (package trace). Every device call's Run is wrapped
+// once, at init, so the calls' own code stays as it is: the wrapper asks the
+// node's observer (engine.Node.SetObserver) whether it also wants calls and,
+// if not, runs the call directly. Without an observer a call costs a type
+// switch and a few loads more, and allocates nothing.
+
+// CallObserver is told when a group of a wave's lanes enters and leaves a
+// device call. An engine.Observer attached to an emulated node that also
+// implements CallObserver sees every cco call made on that node; package
+// trace's Recorder does. Methods run on the wave's actor.
+type CallObserver interface {
+	CallBegin(c *CallEvent)
+	// CallEnd is given the same event; err is the call's failure (a debug
+	// trap, say), or nil.
+	CallEnd(c *CallEvent, err error)
+}
+
+// CallEvent is one device call by the active lanes of a wave.
+type CallEvent struct {
+	// Name is the call as the lanes made it: put, get, putPtr,
+	// putBroadcast, postWaitMem, postWaitSignal, postWaitMemPutPtr, commit,
+	// quiet, quietQueue or waitSignal. Each chunk of a chunked put is its
+	// own call.
+	Name string
+	// Call is the kernel.Call the lanes converged at: put (put, get,
+	// putPtr), post (the engine-side calls), commit, quiet, quietQueue or
+	// waitSignal.
+	Call   string
+	Actor  *sim.Actor // the wave's actor
+	Wave   *kernel.Wave
+	Kernel string // the kernel's name
+	GPU    int
+	Block  int
+	Rank   int    // the caller's LSA rank
+	Mask   uint64 // the active lanes
+	Lanes  []CallLane
+	// Drains are the queues quiet or quietQueue waits for (those that
+	// exist: a queue nobody used holds nothing to drain).
+	Drains []Queue
+}
+
+// CallLane is one active lane's arguments.
+type CallLane struct {
+	Lane  int
+	Peer  int // the peer (posts, commit, quiet) or srcRank (waitSignal)
+	Queue int // queue id; −1 when the call takes none (quiet)
+	Bytes uint64
+	// Slot and Expected are waitSignal's: the signal slot the lane waits
+	// on and the value it waits for.
+	Slot, Expected uint64
+}
+
+func init() {
+	for _, c := range []*kernel.Call{putCall, serialCall, commitCall, quietCall, quietQueueCall, waitSignalCall} {
+		c.Run = observed(c.Name, c.Run)
+	}
+}
+
+func observed(name string, run func(*kernel.Active) error) func(*kernel.Active) error {
+	return func(g *kernel.Active) error {
+		o, st := callObserver(g)
+		if o == nil {
+			return run(g)
+		}
+		ev := callEvent(g, st, name)
+		o.CallBegin(ev)
+		err := run(g)
+		o.CallEnd(ev, err)
+		return err
+	}
+}
+
+// callObserver returns the observer of the node the group's dev comm runs
+// on, if it wants calls.
+func callObserver(g *kernel.Active) (CallObserver, *devState) {
+	var st *devState
+	switch a := g.Lanes()[0].Arg.(type) {
+	case *post:
+		st = a.s.st
+	case *syncArgs:
+		st = a.s.st
+	}
+	if st == nil {
+		return nil, nil
+	}
+	e, ok := st.c.h.dev.(emulated)
+	if !ok {
+		return nil, nil
+	}
+	o, _ := e.n.Observer().(CallObserver)
+	return o, st
+}
+
+func callEvent(g *kernel.Active, st *devState, name string) *CallEvent {
+	w := g.Wave()
+	cfg := w.Kernel().Config()
+	lanes := g.Lanes()
+	ev := &CallEvent{Call: name, Actor: g.Actor(), Wave: w, Kernel: cfg.Name, GPU: cfg.GPU, Block: lanes[0].BlockIdx(),
+		Rank: st.c.LsaRank, Mask: g.Mask(), Lanes: make([]CallLane, 0, len(lanes))}
+	for _, t := range lanes {
+		l := CallLane{Lane: t.Lane(), Queue: -1}
+		switch a := t.Arg.(type) {
+		case *post:
+			ev.Name = a.call
+			l.Peer, l.Queue = a.peer, a.q
+			if a.copy {
+				l.Bytes = a.bytes
+			}
+		case *syncArgs:
+			ev.Name = a.call
+			l.Peer = a.peer
+			switch name {
+			case "commit":
+				l.Queue = a.q
+			case "quietQueue":
+				l.Queue = a.q
+				ev.addDrain(a.s.st.existing(a.peer, a.q))
+			case "waitSignal":
+				l.Peer, l.Queue, l.Expected = a.src, a.q, a.expected
+				l.Slot = a.s.st.pool.Base + uint64(a.src*a.s.st.n+a.q)*8 // runWaitSignal's index
+			case "quiet":
+				for q := 0; q < a.s.st.n; q++ {
+					ev.addDrain(a.s.st.existing(a.peer, q))
+				}
+			}
+		}
+		ev.Lanes = append(ev.Lanes, l)
+	}
+	return ev
+}
+
+func (ev *CallEvent) addDrain(q Queue) {
+	if q == nil {
+		return
+	}
+	for _, d := range ev.Drains {
+		if d == q {
+			return
+		}
+	}
+	ev.Drains = append(ev.Drains, q)
+}

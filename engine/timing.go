@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"github.com/emud-dev/emud/sim"
+)
+
+// Engine timing (model.Model, shared/spec sdma-hardware.md §8):
+//
+//   - A packet's effect happens when it starts (ATOMIC, POLL that holds,
+//     ...) or when its data has moved (COPY); the read pointer moves right
+//     then. The engine then spends the model's PacketOverhead before it
+//     starts the next packet of the burst: completion handshake plus the
+//     fetch of the successor. An idle queue's first packet is fetched
+//     DoorbellLatency after the doorbell.
+//   - A COPY's bytes cross the directed path src → dst (one xGMI direction,
+//     or the GPU's own memory) in chunks of LinkChunk. Each chunk takes the
+//     path for chunk/bandwidth, after whatever chunk holds it, so copies
+//     sharing a path interleave and share its bandwidth; copies on
+//     different paths run in parallel.
+//   - A broadcast COPY reads once and writes its two destinations one after
+//     the other, chunk by chunk, each stream at BroadcastGBps: one engine
+//     does not overlap its two writes (seed document).
+
+// link is the arbitration state of one directed path.
+type link struct{ free sim.Time }
+
+// xfer is a COPY's data movement in progress.
+type xfer struct {
+	active bool
+	src    int
+	dst    [2]int
+	nd     int
+	left   uint64 // bytes still to move (per destination)
+	cur    int    // destination index of the next chunk
+	chunk  uint64 // size of the chunk in flight
+	fn     func()
+}
+
+func (n *Node) linkOf(src, dst int) *link {
+	k := [2]int{src, dst}
+	l := n.links[k]
+	if l == nil {
+		if n.links == nil {
+			n.links = map[[2]int]*link{}
+		}
+		l = &link{}
+		n.links[k] = l
+	}
+	return l
+}
+
+// jitter spreads d by the model's relative jitter, from the run's seed.
+func (n *Node) jitter(d sim.Time) sim.Time {
+	j := n.model.Jitter()
+	if j <= 0 || d <= 0 {
+		return d
+	}
+	if n.jit == nil {
+		n.jit = n.s.Rand(0x6a177e72)
+	}
+	return sim.Time(float64(d) * (1 + j*(2*n.jit.Float64()-1)))
+}
+
+// startXfer begins moving bytes from GPU src to dsts (one or two).
+func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
+	x := &q.x
+	if x.fn == nil {
+		x.fn = q.xferChunk
+	}
+	x.active, x.src, x.nd, x.left, x.cur = true, src, len(dsts), bytes, 0
+	copy(x.dst[:], dsts)
+	q.xferNext()
+}
+
+// xferNext puts the next chunk on its path.
+func (q *Queue) xferNext() {
+	x := &q.x
+	m := q.n.model
+	x.chunk = min(x.left, m.LinkChunk())
+	d := x.dst[x.cur]
+	bw := m.LinkGBps(x.src, d)
+	if x.nd > 1 {
+		bw = m.BroadcastGBps(d == x.src)
+	}
+	l := q.n.linkOf(x.src, d)
+	start := max(q.n.s.Now(), l.free)
+	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
+	q.n.s.At(l.free, x.fn)
+}
+
+// xferChunk runs when a chunk has crossed its path.
+func (q *Queue) xferChunk() {
+	x := &q.x
+	if !x.active || q.state != qBusy {
+		return
+	}
+	if x.cur++; x.cur == x.nd {
+		x.cur = 0
+		x.left -= x.chunk
+	}
+	if x.left > 0 {
+		q.xferNext()
+		return
+	}
+	x.active = false
+	q.complete()
+}
+
+// finish applies and retires the head packet, then either reports that the
+// next packet may start at once (true) or schedules it after the model's
+// gap (false).
+func (q *Queue) finish() bool {
+	if !q.apply() {
+		return false
+	}
+	q.retire()
+	gap := q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
+	if gap == 0 || q.state == qHalted {
+		return q.state != qHalted
+	}
+	q.state = qBusy
+	q.n.s.After(gap, q.stepFn)
+	return false
+}
