@@ -69,7 +69,7 @@ func ExampleQueue_Submit_poll() {
 		fmt.Printf("copied %#x after the flag, drained at %v\n", v, a.Now())
 	})
 	_ = s.Run()
-	// Output: copied 0x7070707 after the flag, drained at 104.201066µs
+	// Output: copied 0x7070707 after the flag, drained at 102.201066µs
 }
 
 // A bad address in a packet is a fault naming the queue, the packet and the

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -113,12 +114,31 @@ func (q *Queue) finish() bool {
 	if !q.apply() {
 		return false
 	}
+	kind := q.head.Kind
 	q.retire()
-	gap := q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
+	q.retirePadding()
+	gap := q.n.jitter(q.n.model.PacketOverhead(kind))
 	if gap == 0 || q.state == qHalted {
 		return q.state != qHalted
 	}
 	q.state = qBusy
 	q.n.s.After(gap, q.stepFn)
 	return false
+}
+
+// retirePadding retires the padding NOPs that fill the rest of a packet's
+// ring unit along with it: they are part of the unit the engine fetched,
+// not packets that wait for the gap.
+func (q *Queue) retirePadding() {
+	if q.n.model.PacketOverhead(ring.KindNop) != 0 {
+		return
+	}
+	for q.state != qHalted && q.pos < q.target && q.pos%ring.Unit != 0 {
+		n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
+		if err != nil || q.head.Kind != ring.KindNop {
+			return // step decodes it again and reports any error
+		}
+		q.headLen, q.headSince = n, q.n.s.Now()
+		q.retire()
+	}
 }

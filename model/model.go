@@ -66,11 +66,17 @@ type Model interface {
 	ChainObserve() sim.Time
 	// RptrRead is one uncached read of a queue's read pointer (quiet).
 	RptrRead() sim.Time
-	// MemRead is one CU read of ordinary memory (a signal slot, a flag).
+	// MemRead is one CU read of a flag another agent sets (what a CU poll
+	// loop pays per read).
 	MemRead() sim.Time
+	// HostStoreVisible is from a host store into device memory to device
+	// readers seeing it: for scenario drivers that play the host.
+	HostStoreVisible() sim.Time
 	// SignalVisible is the time from an engine's write (a signal ATOMIC, a
 	// flag) to a CU that polls it seeing the new value.
 	SignalVisible() sim.Time
+	// CUClockGHz is the CU clock, for reporting CU times in cycles.
+	CUClockGHz() float64
 	// CUCopyGBps is a CU kernel's local copy bandwidth (pack, gather).
 	CUCopyGBps() float64
 	// Jitter is the relative spread (0 = none) applied, from the run's
@@ -170,8 +176,14 @@ func (p *Placeholder) RptrRead() sim.Time { return 0 }
 // MemRead implements Model: free.
 func (p *Placeholder) MemRead() sim.Time { return 0 }
 
+// HostStoreVisible implements Model: immediate.
+func (p *Placeholder) HostStoreVisible() sim.Time { return 0 }
+
 // SignalVisible implements Model: immediate.
 func (p *Placeholder) SignalVisible() sim.Time { return 0 }
+
+// CUClockGHz implements Model: MI355X's peak engine clock.
+func (p *Placeholder) CUClockGHz() float64 { return 2.4 }
 
 // CUCopyGBps implements Model.
 func (p *Placeholder) CUCopyGBps() float64 { return 5000 }

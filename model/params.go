@@ -19,7 +19,7 @@ type Params struct {
 	Label string `json:"name"`
 
 	// CU side. Cycles are CU clock cycles at CUClockGHz.
-	CUClockGHz float64 `json:"cu_clock_ghz"`
+	ClockGHz float64 `json:"cu_clock_ghz"`
 	// IssueBase is one lane posting one packet on one queue, up to the
 	// commit chain: ballot, reservation fetch-add, read-pointer check,
 	// packet stores.
@@ -48,6 +48,12 @@ type Params struct {
 	// UncachedRead is one uncached, system-scope read: a queue's read
 	// pointer (quiet), a flag polled by a CU. MORI's cco.hpp: about 2600.
 	UncachedRead float64 `json:"uncached_read_cycles"`
+	// FlagRead is one CU read of a flag another agent sets (fine-grained,
+	// system-scope memory), in cycles: what a CU poll loop pays per read.
+	FlagRead float64 `json:"flag_read_cycles"`
+	// HostStoreUs is from a host store to device memory to the store being
+	// visible to device readers (the CPU's posted write crossing PCIe).
+	HostStoreUs float64 `json:"host_store_us"`
 	// SignalVisibleUs is from an engine write (a signal ATOMIC) to a CU
 	// spinning on that ordinary-memory slot seeing it.
 	SignalVisibleUs float64 `json:"signal_visible_us"`
@@ -72,7 +78,7 @@ type Params struct {
 func MI355X() *Params {
 	return &Params{
 		Label:             "mi355x",
-		CUClockGHz:        2.4,
+		ClockGHz:          2.4,
 		IssueBase:         2000,
 		IssueGroup:        180,
 		IssueScan:         60,
@@ -83,11 +89,13 @@ func MI355X() *Params {
 		Submit_:           244,
 		ChainObserve_:     488,
 		UncachedRead:      2600,
+		FlagRead:          4540,
+		HostStoreUs:       2.15,
 		SignalVisibleUs:   0.84,
 		CUCopy:            7000,
 		DoorbellUs:        0.75,
 		PacketUs:          2.02,
-		PollGapUs:         1.5,
+		PollGapUs:         1.6,
 		PollUnitUs:        0.3,
 		Link:              60.25,
 		Local:             200,
@@ -103,7 +111,7 @@ func (p *Params) Validate() error {
 		name string
 		v    float64
 	}{
-		{"cu_clock_ghz", p.CUClockGHz}, {"link_gbps", p.Link}, {"local_gbps", p.Local},
+		{"cu_clock_ghz", p.ClockGHz}, {"link_gbps", p.Link}, {"local_gbps", p.Local},
 		{"bcast_link_gbps", p.BcastLink}, {"bcast_local_gbps", p.BcastLocal}, {"cu_copy_gbps", p.CUCopy},
 	}
 	for _, f := range pos {
@@ -118,7 +126,7 @@ func (p *Params) Validate() error {
 		{"issue_base_cycles", p.IssueBase}, {"issue_group_cycles", p.IssueGroup}, {"issue_scan_cycles", p.IssueScan},
 		{"issue_lane_cycles", p.IssueLane}, {"issue_detect_cycles", p.IssueDetect}, {"issue_queue_cycles", p.IssueQueue},
 		{"submit_cycles", p.Submit_}, {"chain_observe_cycles", p.ChainObserve_}, {"uncached_read_cycles", p.UncachedRead},
-		{"signal_visible_us", p.SignalVisibleUs}, {"doorbell_us", p.DoorbellUs}, {"packet_us", p.PacketUs},
+		{"signal_visible_us", p.SignalVisibleUs}, {"flag_read_cycles", p.FlagRead}, {"host_store_us", p.HostStoreUs}, {"doorbell_us", p.DoorbellUs}, {"packet_us", p.PacketUs},
 		{"poll_gap_us", p.PollGapUs}, {"poll_unit_us", p.PollUnitUs}, {"jitter", p.Jitter_},
 	}
 	for _, f := range nonneg {
@@ -141,7 +149,7 @@ func (p *Params) Validate() error {
 func us(v float64) sim.Time { return sim.Time(math.Round(v * float64(sim.Microsecond))) }
 
 func (p *Params) cycles(c float64) sim.Time {
-	return sim.Time(math.Round(c / p.CUClockGHz * float64(sim.Nanosecond)))
+	return sim.Time(math.Round(c / p.ClockGHz * float64(sim.Nanosecond)))
 }
 
 // Name implements Model.
@@ -212,12 +220,17 @@ func (p *Params) ChainObserve() sim.Time { return p.cycles(p.ChainObserve_) }
 // RptrRead implements Model.
 func (p *Params) RptrRead() sim.Time { return p.cycles(p.UncachedRead) }
 
-// MemRead implements Model: a CU polling a flag another agent sets reads
-// it uncached, at system scope.
-func (p *Params) MemRead() sim.Time { return p.cycles(p.UncachedRead) }
+// MemRead implements Model: a CU polling a flag another agent sets.
+func (p *Params) MemRead() sim.Time { return p.cycles(p.FlagRead) }
+
+// HostStoreVisible implements Model.
+func (p *Params) HostStoreVisible() sim.Time { return us(p.HostStoreUs) }
 
 // SignalVisible implements Model.
 func (p *Params) SignalVisible() sim.Time { return us(p.SignalVisibleUs) }
+
+// CUClockGHz implements Model.
+func (p *Params) CUClockGHz() float64 { return p.ClockGHz }
 
 // CUCopyGBps implements Model.
 func (p *Params) CUCopyGBps() float64 { return p.CUCopy }

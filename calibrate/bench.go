@@ -1,0 +1,178 @@
+package calibrate
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/sim"
+)
+
+// bench is one measurement's emulated machine: an MI355X node (8 GPUs,
+// queue ids per pair as MORI) under the model being judged, ranks with a
+// send and a receive window each, and their dev comms with 8 queues. Every
+// scenario builds a fresh one, so no state leaks between rows.
+type bench struct {
+	s          *sim.Sim
+	node       *engine.Node
+	m          model.Model
+	mem        cco.Memory
+	send, recv []cco.Window
+	flags      []cco.Window // 4 KiB per rank for flags the host sets
+	dcs        []cco.DevComm
+}
+
+const benchQueues = 8
+
+func newBench(m model.Model, seed uint64, ranks int, win uint64) (*bench, error) {
+	s := sim.New(sim.Config{Seed: seed})
+	cfg := cco.MI355X(0)
+	cfg.Model = m
+	node, err := engine.NewNode(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	comms, err := cco.CommCreateAll(h, ranks, 0)
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{s: s, node: node, m: m, mem: h.Device().Memory()}
+	for _, c := range comms {
+		var ws [3]cco.Window
+		for i, n := range []uint64{win, win, 4 << 10} {
+			buf, err := cco.MemAlloc(c, n)
+			if err != nil {
+				return nil, err
+			}
+			if ws[i], err = cco.WindowRegister(c, buf, n); err != nil {
+				return nil, err
+			}
+		}
+		b.send, b.recv, b.flags = append(b.send, ws[0]), append(b.recv, ws[1]), append(b.flags, ws[2])
+	}
+	for _, c := range comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = benchQueues
+		dc, err := cco.DevCommCreate(c, &reqs)
+		if err != nil {
+			return nil, err
+		}
+		b.dcs = append(b.dcs, dc)
+	}
+	return b, nil
+}
+
+// launch starts fn on every lane of a one-block kernel of threads lanes on
+// rank's GPU. warps > 1 launches that many single-lane blocks instead
+// (independent waves).
+func (b *bench) launch(rank, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
+	dc := b.dcs[rank]
+	_, err := kernel.Launch(b.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: 1, Block: threads},
+		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	return err
+}
+
+func (b *bench) launchWaves(rank, waves int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
+	dc := b.dcs[rank]
+	_, err := kernel.Launch(b.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: waves, Block: 1},
+		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	return err
+}
+
+// run runs the machine to the end; a hang or a failed kernel is an error
+// naming the scenario.
+func (b *bench) run(what string) error {
+	if err := b.s.Run(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// observeDrain starts a free observer (not a wave: it costs nothing) that
+// records when queue gpu → peer, q has executed everything rung on it so
+// far: the moment the last packet's data landed. Call it right after the
+// doorbell.
+func (b *bench) observeDrain(gpu, peer, q int, done *sim.Time) {
+	qu := b.node.LookupQueue(gpu, peer, q)
+	if qu == nil {
+		*done = b.s.Now()
+		return
+	}
+	target := qu.QuietTarget()
+	b.s.Spawn("observer", func(a *sim.Actor) {
+		qu.AwaitDrained(a, target)
+		*done = a.Now()
+	})
+}
+
+// setFlagAt makes the host store v into rank's flag word at time at; the
+// store lands the model's HostStoreVisible later.
+func (b *bench) setFlagAt(rank int, at sim.Time, v uint32, set *sim.Time) {
+	addr := b.flags[rank].LocalPtr(0)
+	*set = at
+	b.s.At(at+b.m.HostStoreVisible(), func() {
+		_ = b.mem.Store32(addr, v) // allocated above: cannot fail
+	})
+}
+
+// cuPoll is a CU spinning on a flag another agent sets: each read samples
+// the word when it is issued and returns one MemRead later.
+var cuPollCall = &kernel.Call{Name: "cuPoll", Run: func(g *kernel.Active) error {
+	for _, t := range g.Lanes() {
+		p := t.Arg.(*cuPollArgs)
+		for {
+			v, err := p.mem.Load32(p.addr)
+			if err != nil {
+				return t.Error("cuPoll", err)
+			}
+			if d := p.m.MemRead(); d > 0 {
+				g.Actor().Sleep(d)
+			} else if v != p.want {
+				g.Actor().Sleep(sim.Nanosecond) // a model with free reads still spins in time
+			}
+			if v == p.want {
+				break
+			}
+		}
+	}
+	return nil
+}}
+
+type cuPollArgs struct {
+	mem  cco.Memory
+	m    model.Model
+	addr uint64
+	want uint32
+}
+
+func (b *bench) cuPoll(t *kernel.Thread, rank int, want uint32) {
+	t.Arg = &cuPollArgs{mem: b.mem, m: b.m, addr: b.flags[rank].LocalPtr(0), want: want}
+	t.Converge(cuPollCall)
+}
+
+// cuCopy is a CU kernel copying n bytes within its GPU's memory at the
+// model's CU copy bandwidth, the bytes really moved.
+var cuCopyCall = &kernel.Call{Name: "cuCopy", Run: func(g *kernel.Active) error {
+	for _, t := range g.Lanes() {
+		p := t.Arg.(*cuCopyArgs)
+		buf := make([]byte, p.n)
+		if err := p.mem.Read(p.src, buf); err != nil {
+			return t.Error("cuCopy", err)
+		}
+		if err := p.mem.Write(p.dst, buf); err != nil {
+			return t.Error("cuCopy", err)
+		}
+		g.Actor().Sleep(sim.Time(float64(p.n) / p.m.CUCopyGBps() * float64(sim.Nanosecond)))
+	}
+	return nil
+}}
+
+type cuCopyArgs struct {
+	mem      cco.Memory
+	m        model.Model
+	dst, src uint64
+	n        uint64
+}
