@@ -1,0 +1,281 @@
+package calibrate
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/emud-dev/emud/model"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The report under the MI355X preset is the calibration: every documented
+// row but the two named conflicts within ±10%, median ≤ 5%. A model or
+// engine change that breaks one row fails here, naming it.
+func TestMI355XCalibration(t *testing.T) {
+	rows := Documented()
+	require.Len(t, rows, 45, "the embedded table is the seed's 45 rows")
+	rep, err := Run(model.MI355X(), rows, 1)
+	require.NoError(t, err)
+	var text bytes.Buffer
+	require.NoError(t, rep.WriteText(&text))
+	t.Log("\n" + text.String())
+	for _, r := range rep.Rows {
+		if r.Conflict != "" {
+			continue
+		}
+		assert.True(t, r.OK, "%s: documented %v, emulated %v (%+.1f%%)", r.ID, r.Documented, r.Emulated, 100*r.Error)
+	}
+	assert.Empty(t, rep.Failed)
+	assert.Equal(t, 43, rep.Counted)
+	assert.LessOrEqual(t, rep.Max, Tolerance)
+	assert.LessOrEqual(t, rep.Median, 0.05)
+	assert.Contains(t, text.String(), "max |error| ")
+	assert.Regexp(t, `max \|error\| \d+\.\d% over 43 rows \(median \d+\.\d%\)\n$`, text.String())
+
+	byID := map[string]Result{}
+	for _, r := range rep.Rows {
+		byID[r.ID] = r
+	}
+	// The conflicts are real: single.256k is the bw.256k operation, so the
+	// emulator gives both the same time, which cannot be near both values.
+	bw := byID["bw.256k"].Emulated
+	assert.InDelta(t, 262144/bw/1e3, byID["single.256k"].Emulated, 1e-6, "single.256k and bw.256k run one scenario")
+	assert.Greater(t, math.Abs(byID["single.256k"].Error), Tolerance)
+	assert.InDelta(t, byID["wait.vs.quiet.8"].Emulated, byID["wait.vs.quiet.64k"].Emulated, 1e-9,
+		"the wait-vs-quiet gap does not depend on the copy size in an in-order engine")
+}
+
+// The same seed gives the same report, bit for bit.
+func TestReportDeterministic(t *testing.T) {
+	rows := []Row{}
+	for _, r := range Documented() {
+		if strings.HasPrefix(r.ID, "postwait.engine") || strings.HasPrefix(r.ID, "chain") || r.ID == "bw.split.2x4m" {
+			rows = append(rows, r)
+		}
+	}
+	a, err := Run(model.MI355X(), rows, 3)
+	require.NoError(t, err)
+	b, err := Run(model.MI355X(), rows, 3)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+}
+
+// Mechanisms the rows rely on, each against its opposite.
+func TestMechanisms(t *testing.T) {
+	m := model.MI355X()
+	t.Run("copies to one peer share its link", func(t *testing.T) {
+		one, err := putQuiet(m, 1, false, 4<<20, 1, 1, false)
+		require.NoError(t, err)
+		two, err := putQuiet(m, 1, false, 4<<20, 2, 2, false)
+		require.NoError(t, err)
+		assert.InDelta(t, 2, two/one, 0.1, "two 4 MiB copies on two queues to one peer take twice one's time")
+	})
+	t.Run("copies to two peers run in parallel", func(t *testing.T) {
+		one, err := bcastGBps(m, 1, bcTwoPuts1Q, 4<<20)
+		require.NoError(t, err)
+		two, err := bcastGBps(m, 1, bcTwoPuts2Q, 4<<20)
+		require.NoError(t, err)
+		assert.InDelta(t, 2, two/one, 0.1)
+	})
+	t.Run("broadcast does not overlap its writes", func(t *testing.T) {
+		bc, err := bcastGBps(m, 1, bcRemote2, 4<<20)
+		require.NoError(t, err)
+		puts, err := bcastGBps(m, 1, bcTwoPuts1Q, 4<<20)
+		require.NoError(t, err)
+		assert.Less(t, bc, puts)
+	})
+	t.Run("the commit chain serialises issuers", func(t *testing.T) {
+		for _, w := range []int{2, 4, 8} {
+			one, err := chainIssue(m, 1, w, true)
+			require.NoError(t, err)
+			many, err := chainIssue(m, 1, w, false)
+			require.NoError(t, err)
+			assert.Greater(t, one/many, 1+0.2*float64(w-1), "%d warps", w)
+		}
+	})
+	t.Run("per-copy signals cost a packet each", func(t *testing.T) {
+		g, err := runGrouped64(m, 1, 16, 64, true, false)
+		require.NoError(t, err)
+		p, err := runGrouped64(m, 1, 16, 64, true, true)
+		require.NoError(t, err)
+		assert.InDelta(t, 15*m.PacketUs, p.wait-g.wait, 0.5)
+	})
+	t.Run("the placeholder issues for free", func(t *testing.T) {
+		c, err := issueCycles(model.NewPlaceholder(), 1, 8, false)
+		require.NoError(t, err)
+		assert.Zero(t, c)
+	})
+}
+
+func TestJitterIsSeeded(t *testing.T) {
+	m := model.MI355X()
+	m.Jitter_ = 0.2
+	a, err := putQuiet(m, 5, false, 4096, 16, 1, true)
+	require.NoError(t, err)
+	b, err := putQuiet(m, 5, false, 4096, 16, 1, true)
+	require.NoError(t, err)
+	c, err := putQuiet(m, 6, false, 4096, 16, 1, true)
+	require.NoError(t, err)
+	flat, err := putQuiet(model.MI355X(), 5, false, 4096, 16, 1, true)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "same seed, same times")
+	assert.NotEqual(t, a, c, "another seed moves the gaps")
+	assert.InDelta(t, flat, a, 0.2*flat, "jitter spreads around the model's value")
+}
+
+// Fit on half of the documented measurements, predict the other half.
+// Every other single-put size trains, with the scatter row: the only row
+// with several ops on one queue, so the only one that shows the per-packet
+// gap. The other sizes and the two-queue split row are predicted.
+func TestFitHalfPredictHalf(t *testing.T) {
+	ms := DocumentedMeasurements(Documented())
+	require.Len(t, ms, 10)
+	var train, test []Measurement
+	for i, m := range ms {
+		if i%2 == 0 && m.Ops == 1 || m.Ops == 64 {
+			train = append(train, m)
+		} else {
+			test = append(test, m)
+		}
+	}
+	require.Len(t, train, 5)
+	start := model.MI355X()
+	start.Link, start.PacketUs, start.DoorbellUs = 30, 0.5, 3 // far from the preset
+	res, err := Fit(start, DefaultFitParams, train, 1)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, WriteResiduals(&buf, res.Residuals))
+	pred, err := Residuals(res.Model, test, 1)
+	require.NoError(t, err)
+	require.NoError(t, WriteResiduals(&buf, pred))
+	t.Logf("fitted link %.2f GB/s, packet %.3f µs, doorbell %.3f µs in %d evaluations\n%s", res.Model.Link, res.Model.PacketUs, res.Model.DoorbellUs, res.Evals, buf.String())
+	for _, r := range append(res.Residuals, pred...) {
+		assert.Less(t, math.Abs(r.Error), 0.06, "%+v", r)
+	}
+	assert.InDelta(t, 60, res.Model.Link, 3, "the link rate comes back")
+	assert.Equal(t, 30.0, start.Link, "the base model is not changed")
+}
+
+func TestFitErrors(t *testing.T) {
+	ms := []Measurement{{Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 3}}
+	_, err := Fit(model.MI355X(), []string{"warp_drive"}, ms, 1)
+	assert.ErrorContains(t, err, `unknown parameter "warp_drive"`)
+	zero := model.MI355X()
+	zero.Jitter_ = 0
+	_, err = Fit(zero, []string{"jitter"}, ms, 1)
+	assert.ErrorContains(t, err, "positive start")
+	_, err = Fit(model.MI355X(), DefaultFitParams, nil, 1)
+	assert.ErrorContains(t, err, "no measurements")
+}
+
+func TestParseMeasurements(t *testing.T) {
+	good := "ops,bytes,queues,time_us\n# a comment\n1,65536,1,3.85\n2,4194304,2,147.2\n"
+	ms, err := ParseMeasurements(strings.NewReader(good))
+	require.NoError(t, err)
+	assert.Equal(t, []Measurement{{Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85}, {Ops: 2, Bytes: 4194304, Queues: 2, TimeUs: 147.2}}, ms)
+	for _, tc := range []struct{ in, want string }{
+		{"", "header"},
+		{"ops,bytes,time_us,queues\n1,2,3,4\n", "header"},
+		{"ops,bytes,queues,time_us\n", "no rows"},
+		{"ops,bytes,queues,time_us\nx,1,1,1\n", `line 2: ops "x"`},
+		{"ops,bytes,queues,time_us\n1,0,1,1\n", `line 2: bytes "0"`},
+		{"ops,bytes,queues,time_us\n1,1,9,1\n", `line 2: queues "9"`},
+		{"ops,bytes,queues,time_us\n1,1,1,-2\n", `line 2: time_us "-2"`},
+		{"ops,bytes,queues,time_us\n1,1,1,NaN\n", `time_us "NaN"`},
+		{"ops,bytes,queues,time_us\n4096,268435456,1,1\n", "exceeds"},
+		{"ops,bytes,queues,time_us\n1,1,1\n", "wrong number of fields"},
+	} {
+		_, err := ParseMeasurements(strings.NewReader(tc.in))
+		assert.ErrorContains(t, err, tc.want, "%q", tc.in)
+	}
+}
+
+func TestParseTableErrors(t *testing.T) {
+	hdr := "id,scenario,params,metric,value,unit,note\n"
+	for _, tc := range []struct{ in, want string }{
+		{"a,b,c,d,e,f,g\n", "header must be"},
+		{hdr + "x,s,,m,abc,u,\n", `value "abc"`},
+		{hdr + "x,s,bytes,m,1,u,\n", `params entry "bytes"`},
+		{hdr + "x,s,,m,1,u,\nx,s,,m,1,u,\n", `id "x" is empty or repeated`},
+	} {
+		_, err := ParseTable(strings.NewReader(tc.in))
+		assert.ErrorContains(t, err, tc.want, "%q", tc.in)
+	}
+	_, _, err := Measure(model.MI355X(), Row{ID: "nosuch.row"}, 1)
+	assert.ErrorContains(t, err, "no scenario for row nosuch.row")
+}
+
+// The picture: documented points against the emulated curve. The test
+// writes it where a developer can look at it with -args -plot DIR... here
+// into the test's temp dir, and checks it is a real SVG/PNG with both
+// series.
+func TestPlot(t *testing.T) {
+	c, err := BandwidthCurve(model.MI355X(), 1)
+	require.NoError(t, err)
+	require.Len(t, c.Bytes, 49)
+	for i := 1; i < len(c.GBps); i++ {
+		assert.Greater(t, c.GBps[i], c.GBps[i-1], "bandwidth grows with bytes per op")
+	}
+	assert.Less(t, c.GBps[len(c.GBps)-1], model.MI355X().Link, "and stays under the link rate")
+	dir := t.TempDir()
+	if d := os.Getenv("EMUD_PLOT_DIR"); d != "" {
+		dir = d
+	}
+	for _, f := range []string{"svg", "png"} {
+		var buf bytes.Buffer
+		require.NoError(t, WritePlot(&buf, f, "mi355x", Documented(), c))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "bandwidth."+f), buf.Bytes(), 0o644))
+		if f == "svg" {
+			s := buf.String()
+			assert.Contains(t, s, "<svg")
+			assert.Contains(t, s, "documented (seed, MI355X)")
+			assert.Contains(t, s, "emud (emulated curve)")
+		} else {
+			assert.Equal(t, "\x89PNG", buf.String()[:4])
+		}
+	}
+	assert.ErrorContains(t, WritePlot(&bytes.Buffer{}, "gif", "m", Documented(), c), `plot format "gif"`)
+	assert.ErrorContains(t, WritePlot(&bytes.Buffer{}, "svg", "m", nil, c), "no single-op bw.* bandwidth rows")
+}
+
+func FuzzParseMeasurements(f *testing.F) {
+	f.Add("ops,bytes,queues,time_us\n1,65536,1,3.85\n")
+	f.Add("ops,bytes,queues,time_us\n64,4096,1,138\n2,4194304,2,147\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		ms, err := ParseMeasurements(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if m.Ops < 1 || m.Queues < 1 || m.Queues > benchQueues || m.Bytes < 1 || !(m.TimeUs > 0) || uint64(m.Ops)*m.Bytes > maxFitBytes {
+				t.Fatalf("accepted an out-of-range row %+v", m)
+			}
+		}
+	})
+}
+
+func FuzzParseTable(f *testing.F) {
+	f.Add(documentedCSV)
+	f.Fuzz(func(t *testing.T, in string) {
+		rows, err := ParseTable(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, r := range rows {
+			if r.ID == "" || seen[r.ID] {
+				t.Fatalf("bad row accepted: %+v", r)
+			}
+			seen[r.ID] = true
+		}
+	})
+}
