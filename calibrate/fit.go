@@ -96,6 +96,9 @@ type FitResult struct {
 	Params    []string // the fitted parameters, by model-file name
 	Residuals []Residual
 	Evals     int
+	// Unidentified lists fitted parameters the rows do not constrain: a
+	// ±10% change moves no prediction.
+	Unidentified []string
 }
 
 // Fit varies the named parameters of base (a copy; base is not changed) to
@@ -165,9 +168,22 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64) (*Fi
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
+	// A parameter the rows do not constrain leaves the objective flat
+	// around the optimum: say so rather than report its value as fitted.
+	best := obj(res.X)
+	var flat []string
+	for i, n := range names {
+		x := append([]float64(nil), res.X...)
+		x[i] += 0.1 // ×1.105
+		up := obj(x)
+		x[i] -= 0.2
+		if down := obj(x); math.Abs(up-best) < 1e-9 && math.Abs(down-best) < 1e-9 {
+			flat = append(flat, n)
+		}
+	}
 	set(res.X)
 	p.Label = base.Name() + "+fit"
-	out := &FitResult{Model: p, Params: names, Evals: evals}
+	out := &FitResult{Model: p, Params: names, Evals: evals, Unidentified: flat}
 	if out.Residuals, err = Residuals(p, ms, seed); err != nil {
 		return nil, err
 	}

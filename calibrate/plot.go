@@ -83,7 +83,9 @@ func WritePlot(w io.Writer, format string, modelName string, rows []Row, c Curve
 	p.Add(line, pts)
 	p.Legend.Add("emud (emulated curve)", line)
 	p.Legend.Add("documented (seed, MI355X)", pts)
-	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.Top, p.Legend.Left = false, false // bottom right: the curve is high there
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), vg.Points(10)
+	p.Y.Max = 70
 	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cco
 
 import (
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
@@ -44,6 +45,8 @@ type CallEvent struct {
 	// Drains are the queues quiet or quietQueue waits for (those that
 	// exist: a queue nobody used holds nothing to drain).
 	Drains []Queue
+	// Rings are the queues a commit rings (if they exist when it does).
+	Rings []engine.QueueID
 }
 
 // CallLane is one active lane's arguments.
@@ -119,6 +122,9 @@ func callEvent(g *kernel.Active, st *devState, name string) *CallEvent {
 			switch name {
 			case "commit":
 				l.Queue = a.q
+				if q := commitQueue(t, a); q >= 0 {
+					ev.Rings = append(ev.Rings, engine.QueueID{GPU: st.c.LsaRank, Peer: a.peer, Q: q})
+				}
 			case "quietQueue":
 				l.Queue = a.q
 				ev.addDrain(a.s.st.existing(a.peer, a.q))
@@ -134,6 +140,21 @@ func callEvent(g *kernel.Active, st *devState, name string) *CallEvent {
 		ev.Lanes = append(ev.Lanes, l)
 	}
 	return ev
+}
+
+// commitQueue is the queue id lane t rings in commitCall, or −1.
+func commitQueue(t *kernel.Thread, a *syncArgs) int {
+	q := a.q
+	switch a.coop {
+	case CoopWarp:
+		q = t.Lane()
+	case CoopBlock:
+		q = t.ThreadIdx()
+	}
+	if q < 0 || q >= a.s.st.n {
+		return -1
+	}
+	return q
 }
 
 func (ev *CallEvent) addDrain(q Queue) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
-	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
-	"github.com/emud-dev/emud/sim"
 )
 
 // The alltoall scenario is the seed's worked alltoall on the ccoSdma API:
@@ -57,16 +54,15 @@ func runAlltoall(o options) (*outcome, error) {
 	if err := x.verify(); err != nil {
 		return nil, err
 	}
-	return x.outcome(), nil
+	per := uint64(o.Ranks) * o.Bytes
+	each := func(int) uint64 { return per }
+	return x.outcome(each, each), nil
 }
 
-// alltoall is one run's state: the node and every rank's buffers.
+// alltoall is one run's state: the job and every rank's buffers.
 type alltoall struct {
-	o      options
-	s      *sim.Sim
-	n      *engine.Node
-	ranks  []a2aRank
-	finish []sim.Time
+	*job
+	ranks []a2aRank
 }
 
 // a2aRank is what rank r owns: its windows (send[p] is the block for rank p,
@@ -77,65 +73,29 @@ type a2aRank struct {
 	dc               cco.DevComm
 }
 
-// alltoallEnv is the process environment of a run: the caller's MORI_*
-// variables (MORI_CCO_SDMA_DEBUG turns the debug checks on), with SDMA on
-// unless the caller says otherwise.
-func alltoallEnv() cco.Env {
-	env := cco.OSEnv()
-	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
-		env["MORI_ENABLE_SDMA"] = "1"
-	}
-	return env
-}
-
 func newAlltoall(o options) (*alltoall, error) {
-	s := sim.New(sim.Config{Seed: o.Seed})
-	n, err := engine.NewNode(s, cco.MI355X(o.Ranks))
+	j, err := newJob(o)
 	if err != nil {
 		return nil, err
 	}
-	env := alltoallEnv()
-	host := cco.NewEmulatedHost(n, env)
-	comms, err := cco.CommCreateAll(host, o.Ranks, 0)
-	if err != nil {
-		return nil, err
-	}
-	x := &alltoall{o: o, s: s, n: n, ranks: make([]a2aRank, o.Ranks), finish: make([]sim.Time, o.Ranks)}
-	mem := n.Memory()
 	span := uint64(o.Ranks) * o.Bytes
-	staging := make([]byte, span) // one staging buffer, reused per rank
-	for r, c := range comms {
-		rk := &x.ranks[r]
-		send, err := cco.MemAlloc(c, span)
-		if err != nil {
-			return nil, err
-		}
-		recv, err := cco.MemAlloc(c, span)
-		if err != nil {
-			return nil, err
-		}
-		if rk.sendWin, err = cco.WindowRegister(c, send, span); err != nil {
-			return nil, err
-		}
-		if rk.recvWin, err = cco.WindowRegister(c, recv, span); err != nil {
-			return nil, err
-		}
-		for p := range o.Ranks {
-			fillBlock(x.block(staging, p), r, p)
-		}
-		if err := mem.Write(send, staging); err != nil {
-			return nil, err
-		}
+	send, err := j.window(span)
+	if err != nil {
+		return nil, err
 	}
-	for r, c := range comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = o.Queues
-		if x.ranks[r].dc, err = cco.DevCommCreate(c, &reqs); err != nil {
-			return nil, err
-		}
-		if x.ranks[r].dc.Sdma.SdmaNumQueue == 0 {
-			return nil, fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, env["MORI_ENABLE_SDMA"])
-		}
+	recv, err := j.window(span)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.fill(send, o.Ranks, o.Bytes, func(r, p int) (int, int) { return r, p }); err != nil {
+		return nil, err
+	}
+	if err := j.devComms(); err != nil {
+		return nil, err
+	}
+	x := &alltoall{job: j, ranks: make([]a2aRank, o.Ranks)}
+	for r := range x.ranks {
+		x.ranks[r] = a2aRank{sendWin: send[r], recvWin: recv[r], dc: j.dcs[r]}
 	}
 	return x, nil
 }
@@ -163,90 +123,44 @@ func (x *alltoall) spawn() error {
 // (r+1+i) mod ranks.
 func (x *alltoall) spawnRank(r int) error {
 	o, me := x.o, x.ranks[r]
-	_, err := kernel.Launch(x.s, kernel.Config{Name: fmt.Sprintf("rank%d", r), GPU: r, Grid: 1, Block: o.Ranks},
-		func(t *kernel.Thread) {
-			sdma := cco.NewSdma(t, me.dc)
-			p := (r + 1 + t.ThreadIdx()) % o.Ranks
-			b := o.Bytes
-			sdma.Put(p, me.recvWin, uint64(r)*b, me.sendWin, uint64(p)*b, b, x.queueID(p), cco.RemoteSignal)
-			sdma.Quiet(p)                       // our send to p is out
-			sdma.WaitSignal(p, x.queueID(r), 1) // p's block to us has landed
-			x.finish[r] = max(x.finish[r], t.Now())
-		})
-	return err
+	return x.launch(r, 1, o.Ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
+		p := (r + 1 + t.ThreadIdx()) % o.Ranks
+		b := o.Bytes
+		sdma.Put(p, me.recvWin, uint64(r)*b, me.sendWin, uint64(p)*b, b, x.queueID(p), cco.RemoteSignal)
+		sdma.Quiet(p)                       // our send to p is out
+		sdma.WaitSignal(p, x.queueID(r), 1) // p's block to us has landed
+		x.done(r, t)
+	})
 }
 
 // verify checks every byte of every receive buffer and every signal slot:
 // slot (p, queueID(r)) of rank r's pool is exactly 1, all others 0.
 func (x *alltoall) verify() error {
-	o, mem := x.o, x.n.Memory()
+	o := x.o
 	got := make([]byte, uint64(o.Ranks)*o.Bytes)
 	want := make([]byte, o.Bytes)
-	var first string
-	bad := 0
+	var c checker
 	for r, rk := range x.ranks {
-		if err := mem.Read(rk.recvWin.LocalPtr(0), got); err != nil {
+		if err := x.mem.Read(rk.recvWin.LocalPtr(0), got); err != nil {
 			return err
 		}
 		for p := range o.Ranks {
 			fillBlock(want, p, r)
-			blk := x.block(got, p)
-			if bytes.Equal(blk, want) {
-				continue
-			}
-			bad++
-			if first == "" {
-				first = describeMismatch(r, p, blk, want)
-			}
+			c.block(fmt.Sprintf("rank %d's receive block from rank %d", r, p), x.block(got, p), want)
 		}
 		for p := range o.Ranks {
 			for q := range o.Queues {
-				v, err := rk.dc.Signal(p, q)
-				if err != nil {
-					return err
-				}
 				w := uint64(0)
 				if q == x.queueID(r) {
 					w = 1
 				}
-				if v != w {
-					bad++
-					if first == "" {
-						first = fmt.Sprintf("rank %d's signal slot (sender %d, queue %d) is %d, want %d", r, p, q, v, w)
-					}
+				if err := c.signal(rk.dc, r, p, q, w); err != nil {
+					return err
 				}
 			}
 		}
 	}
-	if bad > 0 {
-		return &mismatchError{Scenario: "alltoall", Seed: o.Seed,
-			Detail: fmt.Sprintf("%d wrong blocks or signals; first: %s", bad, first)}
-	}
-	return nil
-}
-
-func describeMismatch(dst, src int, got, want []byte) string {
-	n, at := 0, -1
-	for i := range got {
-		if got[i] != want[i] {
-			if at < 0 {
-				at = i
-			}
-			n++
-		}
-	}
-	return fmt.Sprintf("rank %d's receive block from rank %d: %d of %d bytes wrong, first at block offset %d (got %#02x, want %#02x)",
-		dst, src, n, len(got), at, got[at], want[at])
-}
-
-func (x *alltoall) outcome() *outcome {
-	o := x.o
-	res := &outcome{Model: x.n.Model().Name(), End: x.s.Now(), Seed: x.s.Seed(), Digest: x.s.Digest()}
-	per := uint64(o.Ranks) * o.Bytes
-	for r := range x.ranks {
-		res.Ranks = append(res.Ranks, rankResult{Rank: r, Finish: x.finish[r], BytesSent: per, BytesReceived: per})
-	}
-	return res
+	return c.err("alltoall", o.Seed)
 }
 
 // fillBlock writes the block src sends to dst: 64-bit words of a splitmix64

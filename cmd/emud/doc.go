@@ -1,26 +1,79 @@
-// Command emud runs emud's emulated MI355X node from the command line.
+// Command emud runs emud's emulated MI355X node from the command line and
+// as a daemon.
 //
 // Subcommands:
 //
-//	emud run      run a scenario on an emulated node and print per-rank results
-//	emud version  print the module version and the Go toolchain
+//	emud run [SCENARIO]      run a scenario once and print per-rank results
+//	emud explore [SCENARIO]  run it under many seeds, stop at the first hang or failed check
+//	emud replay [SCENARIO]   rerun one seed and write its Chrome trace
+//	emud serve               HTTP daemon: submit runs, fetch reports and traces, /metrics, /healthz
+//	emud version             print the module version and the Go toolchain
 //
-// "emud run [SCENARIO]" runs one scenario (also --scenario; the default
-// and, for now, only one is alltoall, an all-to-all over raw SDMA queues) on
-// one deterministic simulation, sized by --ranks, --bytes and --queues. It checks every byte
-// the scenario moved, prints one row per rank (finish time, bytes,
-// bandwidth), or the same as JSON with --json, and ends with two lines that
-// pin the run down:
+// (emud calibrate and emud fit belong to the timing model.)
+//
+// # Scenarios
+//
+// Each scenario is a collective written against the public cco API the way
+// a user's kernel would be, with a host side (comms, windows, dev comms) and
+// one kernel per rank, on one deterministic emulated node sized by --ranks,
+// --bytes and --queues. After the run it checks every byte it moved and
+// every signal slot it touched:
+//
+//   - alltoall (the default): each rank puts a block to every rank, itself
+//     included, with put + remote signal, quiet, waitSignal (the seed
+//     document's worked example);
+//   - allgather-ring: ranks−1 steps of put-to-successor, with running
+//     signal totals per (source, queue id) as steps rotate over the queues;
+//   - relay: rank 0's buffer forwarded along a chain in four pipelined
+//     chunks by the engines themselves (postWaitSignal, then put), the
+//     kernels returning at once;
+//   - broadcast-tree: a binary tree where each parent reaches both children
+//     with one putBroadcast;
+//   - alltoall-split: an all-to-all in rounds, each block in two halves on
+//     queue ids 0 and 1 moved by two kernels per rank whose launches are
+//     skewed by the seed (host launches never land together);
+//   - alltoall-shared-expected: a planted bug for explore to find, the same
+//     exchange with one expected counter per source shared by both queue
+//     ids. It hangs only when the seed's launch skew lets one kernel finish a
+//     round before its sibling starts (about one seed in five at the
+//     defaults, most seeds at 4 ranks × 4 KiB), and the hang report names
+//     the cause: "expected looks shared across queues".
+//
+// The CFT all-reduce scenario (package fabric) is not here yet.
+//
+// # Output
+//
+// run prints one row per rank (finish time in emulated µs, bytes sent and
+// received, bandwidth = the larger of the two over the finish time), or the
+// same as JSON with --json, and ends with two lines that pin the run down:
 //
 //	seed: 1
 //	digest: <64 hex digits>
 //
-// Re-running with the same seed (and the same flags) gives the same digest.
+// Re-running with the same seed and flags gives the same digest; replay
+// does, and writes the trace besides (attaching the recorder does not change
+// the digest). A hang prints the simulator's report instead: every blocked
+// wave and queue, what it waits for, the likely causes, then seed and
+// digest; --json gives the same as JSON.
 //
-// Timing comes from model.Placeholder, which is uncalibrated: the numbers
-// have the right shape, not MI355X accuracy.
+// explore hands out seeds in order to --jobs workers and reports the
+// lowest failing seed of the range, so its answer does not depend on the
+// number of jobs. Its progress bar is a \r-redrawn line on stderr, drawn
+// only when stderr is a terminal or with --progress.
+//
+// --model takes a preset name (model.Load); the placeholder model's numbers
+// are right in shape only and the header says so. --debug turns on
+// MORI_CCO_SDMA_DEBUG's misuse checks (the environment variable works too).
+//
+// # Daemon
+//
+// serve's API is described in "emud serve --help". Runs execute on at most
+// --max-runs goroutines (a golang.org/x/sync semaphore); engine counters of
+// every run are summed into the daemon's /metrics next to emud_runs_total,
+// emud_run_duration_seconds, emud_runs_in_flight and emud_runs_queued. A
+// panicking run is an error report; SIGINT/SIGTERM drains.
 //
 // Exit status: 0 on success, 1 on bad flags or a failed run (engine fault,
-// internal error), 2 when the run hung (the hang report is printed: who
-// waits on what), 3 when the data check found a wrong byte.
+// debug trap, internal error), 2 when the run hung, 3 when the data check
+// found a wrong byte. explore exits with the status of the seed it found.
 package main

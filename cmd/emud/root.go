@@ -20,6 +20,14 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 		SilenceUsage:  true,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(), newVersionCmd())
+	root.AddCommand(
+		newRunCmd(),
+		newExploreCmd(),
+		newReplayCmd(),
+		newServeCmd(),
+		newCalibrateCmd(),
+		newFitCmd(),
+		newVersionCmd(),
+	)
 	return root
 }

@@ -1,147 +1,138 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/emud-dev/emud/sim"
+	"github.com/emud-dev/emud/model"
 )
 
+// scenarioFlags are the flags run, explore and replay share, with their
+// defaults: the default run is an all-to-all of 1 MiB per pair over SDMA on
+// an 8-GPU MI355X node.
+type scenarioFlags struct {
+	name   string
+	o      options
+	size   byteSize
+	asJSON bool
+}
+
+func newScenarioFlags() *scenarioFlags {
+	f := &scenarioFlags{name: "alltoall", o: options{Ranks: 8, Bytes: 1 << 20, Queues: 2, Seed: 1}}
+	f.size = byteSize(f.o.Bytes)
+	return f
+}
+
+// bind registers the shared flags on cmd; withSeed adds --seed.
+func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenarioNames()+")")
+	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d)", minRanks, maxRanks))
+	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
+	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", minQueues, maxQueues))
+	fs.BoolVar(&f.o.Debug, "debug", false, "turn on MORI_CCO_SDMA_DEBUG's misuse checks: a misuse stops at the offending call")
+	fs.StringVar(&f.o.Model, "model", "", "timing model: a preset name ("+strings.Join(model.Presets(), ", ")+"); empty = the default")
+	fs.BoolVar(&f.asJSON, "json", false, "print the summary, or the hang report, as JSON")
+	if withSeed {
+		fs.Uint64Var(&f.o.Seed, "seed", f.o.Seed, "seed that fixes every scheduling choice of the run")
+	}
+}
+
+// resolve picks the scenario (argument or --scenario) and checks the flags.
+// Every error names the flag at fault.
+func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, error) {
+	f.o.Bytes = uint64(f.size)
+	if len(args) == 1 {
+		if cmd.Flags().Changed("scenario") && args[0] != f.name {
+			return nil, fmt.Errorf("scenario given twice: %q as an argument and %q by --scenario", args[0], f.name)
+		}
+		f.name = args[0]
+	}
+	sc, err := lookupScenario(f.name)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.o.validate(); err != nil {
+		return nil, err
+	}
+	if sc.check != nil {
+		if err := sc.check(f.o); err != nil {
+			return nil, err
+		}
+	}
+	return sc, nil
+}
+
+const exitStatusHelp = `Exit status: 0 ok, 1 bad flags or a failed run (engine fault, debug trap),
+2 hang (the report says who waits on what), 3 wrong data.`
+
 func newRunCmd() *cobra.Command {
-	o := options{Ranks: 8, Bytes: 1 << 20, Queues: 2, Seed: 1}
-	size := byteSize(o.Bytes)
-	name, asJSON := "alltoall", false
+	f := newScenarioFlags()
+	var tracePath string
 	cmd := &cobra.Command{
 		Use:   "run [SCENARIO]",
 		Short: "Run a scenario on an emulated MI355X node (8 GPUs by default) and print per-rank results",
 		Long: `Run a scenario on one deterministic emulated node, check every byte it moved,
 and print one row per rank: finish time (emulated µs), bytes sent and received,
 and bandwidth. The last two lines are the run's seed and trace digest; the same
-seed and flags give the same digest.
+seed and flags give the same digest. Without a scenario, runs alltoall.
 
-Timing comes from the placeholder model: uncalibrated, right in shape only.
+Scenarios:
+` + scenarioList() + `
+With --trace FILE the run's Chrome trace-event JSON (chrome://tracing,
+ui.perfetto.dev) is written to FILE, also when the run hangs.
 
-Exit status: 0 ok, 1 bad flags or a failed run, 2 hang (the report says who
-waits on what), 3 wrong data.`,
+` + exitStatusHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Bytes = uint64(size)
-			if len(args) == 1 {
-				if cmd.Flags().Changed("scenario") && args[0] != name {
-					return fmt.Errorf("scenario given twice: %q as an argument and %q by --scenario", args[0], name)
-				}
-				name = args[0]
-			}
-			sc, err := lookupScenario(name)
+			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err
 			}
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if sc.check != nil {
-				if err := sc.check(o); err != nil {
-					return err
-				}
-			}
-			return runScenario(cmd.OutOrStdout(), sc, o, asJSON)
+			return runAndPrint(cmd.OutOrStdout(), sc, f.o, f.asJSON, tracePath)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&name, "scenario", name, "scenario to run ("+scenarioNames()+")")
-	f.IntVar(&o.Ranks, "ranks", o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d)", minRanks, maxRanks))
-	f.Var(&size, "bytes", "bytes each rank sends to each rank; K, M, G suffixes are powers of 1024")
-	f.IntVar(&o.Queues, "queues", o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d); peer p uses id p mod queues", minQueues, maxQueues))
-	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed that fixes every scheduling choice of the run")
-	f.BoolVar(&asJSON, "json", false, "print the summary, or the hang report, as JSON")
+	f.bind(cmd, true)
+	cmd.Flags().StringVar(&tracePath, "trace", "", "write the run's Chrome trace-event JSON to this file")
 	return cmd
 }
 
-// runScenario runs sc and prints its summary or its hang report to w. The
-// error it returns carries the exit status.
-func runScenario(w io.Writer, sc *scenario, o options, asJSON bool) error {
-	res, err := sc.run(o)
-	var hang *sim.HangError
-	var bad *mismatchError
-	switch {
-	case errors.As(err, &hang):
-		if werr := writeHang(w, hang, asJSON); werr != nil {
-			return werr
+// runAndPrint runs sc once, writes its trace when asked, and prints its
+// summary or hang report to w. The error it returns carries the exit
+// status.
+func runAndPrint(w io.Writer, sc *scenario, o options, asJSON bool, tracePath string) error {
+	var writeTrace func() error
+	if tracePath != "" {
+		var err error
+		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
+			return err
 		}
-		return &codedError{exitHang, fmt.Errorf("%s: %w (report on stdout)", sc.name, hang)}
-	case errors.As(err, &bad):
-		return &codedError{exitMismatch, err}
-	case err != nil:
-		return fmt.Errorf("%s failed (seed %d): %w", sc.name, o.Seed, err)
 	}
-	if asJSON {
-		return writeJSON(w, sc.name, o, res)
+	rep := runOnce(sc, o)
+	if writeTrace != nil && rep.digest() != "" {
+		if err := writeTrace(); err != nil {
+			return err
+		}
 	}
-	return writeTable(w, sc.name, o, res)
-}
-
-func writeHang(w io.Writer, h *sim.HangError, asJSON bool) error {
-	if !asJSON {
-		_, err := io.WriteString(w, h.Text())
+	if err := rep.write(w, asJSON); err != nil {
 		return err
 	}
-	b, err := h.JSON()
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	return rep.exitErr()
 }
 
-func writeTable(w io.Writer, name string, o options, res *outcome) error {
-	fmt.Fprintf(w, "%s: %d ranks, %s per pair, %d queue ids per GPU pair, timing model %s (uncalibrated)\n",
-		name, o.Ranks, formatBytes(o.Bytes), o.Queues, res.Model)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\ttime (µs)\tsent (B)\treceived (B)\tGB/s\t")
-	for _, r := range res.Ranks {
-		fmt.Fprintf(tw, "%d\t%.3f\t%d\t%d\t%.2f\t\n", r.Rank, r.Micros(), r.BytesSent, r.BytesReceived, r.GBps())
+// scenarioList is the help text's list of scenarios, planted bugs last.
+func scenarioList() string {
+	var b, planted strings.Builder
+	for _, n := range strings.Split(scenarioNames(), ", ") {
+		sc := scenarios[n]
+		to := &b
+		if sc.planted {
+			to = &planted
+		}
+		fmt.Fprintf(to, "  %-26s %s\n", n, sc.summary)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "seed: %d\ndigest: %s\n", res.Seed, res.Digest)
-	return err
-}
-
-// jsonRank and jsonSummary are the --json form of the table: the same
-// numbers, plus the run's parameters, seed and digest.
-type jsonRank struct {
-	Rank          int     `json:"rank"`
-	TimeMicros    float64 `json:"time_us"`
-	BytesSent     uint64  `json:"bytes_sent"`
-	BytesReceived uint64  `json:"bytes_received"`
-	GBps          float64 `json:"bandwidth_gbps"`
-}
-
-type jsonSummary struct {
-	Scenario     string     `json:"scenario"`
-	Model        string     `json:"model"`
-	Ranks        int        `json:"ranks"`
-	BytesPerPair uint64     `json:"bytes_per_pair"`
-	Queues       int        `json:"queues"`
-	EndMicros    float64    `json:"end_us"`
-	Results      []jsonRank `json:"results"`
-	Seed         uint64     `json:"seed"`
-	Digest       string     `json:"digest"`
-}
-
-func writeJSON(w io.Writer, name string, o options, res *outcome) error {
-	s := jsonSummary{Scenario: name, Model: res.Model, Ranks: o.Ranks, BytesPerPair: o.Bytes, Queues: o.Queues,
-		EndMicros: res.End.Micros(), Seed: res.Seed, Digest: res.Digest}
-	for _, r := range res.Ranks {
-		s.Results = append(s.Results, jsonRank{r.Rank, r.Micros(), r.BytesSent, r.BytesReceived, r.GBps()})
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return b.String() + planted.String()
 }

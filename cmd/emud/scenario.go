@@ -5,15 +5,28 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
 
-// options are the knobs every scenario takes from the command line.
+// options are the knobs every scenario takes from the command line (or
+// from a request to the daemon).
 type options struct {
 	Ranks  int    // GPUs of the emulated node, one rank each
-	Bytes  uint64 // bytes each rank sends to each rank
+	Bytes  uint64 // bytes per message: per pair (alltoall), per chunk (all-gather), the payload (relay, broadcast)
 	Queues int    // SDMA queue ids per GPU pair
 	Seed   uint64
+	Debug  bool   // MORI_CCO_SDMA_DEBUG's checks on every dev comm
+	Model  string // timing model: a preset name (model.Load); "" = the default preset
+
+	// registry receives the node's engine counters (nil: a registry of the
+	// run's own); observe sees the node before anything runs (the trace
+	// recorder attaches there).
+	registry *prometheus.Registry
+	observe  func(*engine.Node)
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)
@@ -34,6 +47,9 @@ func (o options) validate() error {
 	case o.Bytes == 0:
 		return fmt.Errorf("invalid --bytes 0: need at least 1 byte")
 	}
+	if _, err := model.Load(o.Model); err != nil {
+		return fmt.Errorf("invalid --model: %w", err)
+	}
 	return nil
 }
 
@@ -48,13 +64,13 @@ type rankResult struct {
 // Micros is the finish time in microseconds.
 func (r rankResult) Micros() float64 { return r.Finish.Micros() }
 
-// GBps is bytes received per emulated nanosecond (= GB/s); 0 if the rank
-// finished at time 0.
+// GBps is the bytes the rank moved (the larger of sent and received) per
+// emulated nanosecond (= GB/s); 0 if the rank finished at time 0.
 func (r rankResult) GBps() float64 {
 	if r.Finish <= 0 {
 		return 0
 	}
-	return float64(r.BytesReceived) / (float64(r.Finish) / float64(sim.Nanosecond))
+	return float64(max(r.BytesSent, r.BytesReceived)) / (float64(r.Finish) / float64(sim.Nanosecond))
 }
 
 // outcome is what a run that finished and passed its checks reports.
@@ -72,10 +88,23 @@ type outcome struct {
 type scenario struct {
 	name    string
 	summary string
+	// planted marks a scenario with a deliberate bug, kept to show what
+	// explore finds; it is listed apart.
+	planted bool
+	// bytes says what --bytes means here ("per pair", "per chunk", ...);
+	// "" = "per pair".
+	bytes string
 	// check rejects option combinations the scenario cannot run (beyond
 	// options.validate), naming the flags. Optional.
 	check func(options) error
 	run   func(options) (*outcome, error)
+}
+
+func (s *scenario) bytesMeaning() string {
+	if s.bytes == "" {
+		return "per pair"
+	}
+	return s.bytes
 }
 
 // scenarios is the registry "emud run --scenario" picks from. Scenario files

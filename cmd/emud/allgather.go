@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/kernel"
+)
+
+// The allgather-ring scenario is the ring all-gather: every rank owns one
+// chunk of --bytes, and after ranks−1 steps every rank holds all of them in
+// rank order. At step s, rank r forwards chunk (r−s) mod n to its successor
+// with a remote signal, then waits for its predecessor's step-s chunk before
+// forwarding it at step s+1. Steps rotate over the queue ids (step s uses
+// queue s mod queues), so the receiver keeps one running total per
+// (srcRank, queueId), as ccoSdma requires, rather than one per source.
+
+func init() {
+	register(&scenario{
+		name:    "allgather-ring",
+		summary: "ring all-gather: ranks−1 steps, each rank forwards one chunk to its successor per step with put + remote signal",
+		bytes:   "per chunk",
+		check:   checkAllgather,
+		run:     runAllgather,
+	})
+}
+
+func checkAllgather(o options) error {
+	if need := 2 * uint64(o.Ranks) * o.Bytes; o.Bytes > maxAlltoallMemory || need > maxAlltoallMemory {
+		return fmt.Errorf("invalid --bytes %s with --ranks %d: allgather-ring needs %s of emulated memory (2 × ranks × bytes), the limit is %s",
+			formatBytes(o.Bytes), o.Ranks, formatBytes(need), formatBytes(maxAlltoallMemory))
+	}
+	return nil
+}
+
+func runAllgather(o options) (*outcome, error) {
+	j, err := newJob(o)
+	if err != nil {
+		return nil, err
+	}
+	n, b := o.Ranks, o.Bytes
+	span := uint64(n) * b
+	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own
+	// chunk is in place before the kernels start.
+	buf, err := j.window(span)
+	if err != nil {
+		return nil, err
+	}
+	own := make([]byte, b)
+	for r := range n {
+		fillBlock(own, r, r)
+		if err := j.mem.Write(buf[r].LocalPtr(uint64(r)*b), own); err != nil {
+			return nil, err
+		}
+	}
+	if err := j.devComms(); err != nil {
+		return nil, err
+	}
+	for r := range n {
+		next, prev := (r+1)%n, (r+n-1)%n
+		err := j.launch(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+			expected := make([]uint64, o.Queues) // running total per queue id from prev
+			for s := range n - 1 {
+				c := uint64((r - s + n) % n)
+				q := s % o.Queues
+				sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q, cco.RemoteSignal)
+				expected[q]++
+				sdma.WaitSignal(prev, q, expected[q]) // chunk (r−s−1) mod n has landed
+			}
+			sdma.Quiet(next) // our last forward is out
+			j.done(r, t)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := j.s.Run(); err != nil {
+		return nil, err
+	}
+	var c checker
+	got := make([]byte, span)
+	for r := range n {
+		if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
+			return nil, err
+		}
+		for src := range n {
+			fillBlock(own, src, src)
+			c.block(fmt.Sprintf("rank %d's chunk from rank %d", r, src), got[uint64(src)*b:uint64(src+1)*b], own)
+		}
+		prev := (r + n - 1) % n
+		for q := range o.Queues {
+			// Steps 0..n−2 used queue s mod queues.
+			want := uint64(0)
+			for s := range n - 1 {
+				if s%o.Queues == q {
+					want++
+				}
+			}
+			if err := c.signal(j.dcs[r], r, prev, q, want); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.err("allgather-ring", o.Seed); err != nil {
+		return nil, err
+	}
+	moved := func(int) uint64 { return uint64(n-1) * b }
+	return j.outcome(moved, moved), nil
+}

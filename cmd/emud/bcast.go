@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/kernel"
+)
+
+// The broadcast-tree scenario sends rank 0's buffer down a binary tree
+// (children of r are 2r+1 and 2r+2). A rank with two children reaches both
+// with one putBroadcast, a single COPY that writes both destinations and
+// signals each child once; a rank with one child uses put. Every non-root
+// rank first waits for its parent's signal. The buffers are symmetric
+// windows at the same offset, so the two destinations are congruent mod 32
+// as putBroadcast requires.
+
+func init() {
+	register(&scenario{
+		name:    "broadcast-tree",
+		summary: "rank 0's buffer down a binary tree, one putBroadcast per parent reaching both children",
+		bytes:   "payload",
+		check:   checkPayload("broadcast-tree"),
+		run:     runBroadcastTree,
+	})
+}
+
+func runBroadcastTree(o options) (*outcome, error) {
+	j, err := newJob(o)
+	if err != nil {
+		return nil, err
+	}
+	n, b := o.Ranks, o.Bytes
+	buf, err := j.window(b)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, b)
+	payload(data)
+	if err := j.mem.Write(buf[0].LocalPtr(0), data); err != nil {
+		return nil, err
+	}
+	if err := j.devComms(); err != nil {
+		return nil, err
+	}
+	const q = 0
+	children := func(r int) (kids []int) {
+		for _, c := range []int{2*r + 1, 2*r + 2} {
+			if c < n {
+				kids = append(kids, c)
+			}
+		}
+		return kids
+	}
+	for r := range n {
+		kids := children(r)
+		err := j.launch(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+			if r > 0 {
+				sdma.WaitSignal((r-1)/2, q, 1) // the parent's copy has landed
+			}
+			switch len(kids) {
+			case 2:
+				sdma.PutBroadcast(kids[0], buf[r], 0, kids[1], buf[r], 0, buf[r], 0, b, q, cco.RemoteSignal)
+			case 1:
+				sdma.Put(kids[0], buf[r], 0, buf[r], 0, b, q, cco.RemoteSignal)
+			}
+			if len(kids) > 0 {
+				sdma.QuietQueue(kids[0], q) // both children's copies are out
+			}
+			j.done(r, t)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := j.s.Run(); err != nil {
+		return nil, err
+	}
+	var c checker
+	got := make([]byte, b)
+	for r := range n {
+		if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
+			return nil, err
+		}
+		c.block(fmt.Sprintf("rank %d's buffer", r), got, data)
+		if r > 0 {
+			if err := c.signal(j.dcs[r], r, (r-1)/2, q, 1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.err("broadcast-tree", o.Seed); err != nil {
+		return nil, err
+	}
+	return j.outcome(
+		func(r int) uint64 { return b * uint64(len(children(r))) },
+		func(r int) uint64 { return b * uint64(min(1, r)) }), nil
+}

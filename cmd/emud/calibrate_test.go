@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/model"
+)
+
+const tableHeader = "id,scenario,params,metric,value,unit,note\n"
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+func TestCalibrateCommand(t *testing.T) {
+	good := writeFile(t, "t.csv", tableHeader+
+		"bw.64k,one put,bytes=65536,bandwidth,17,GB/s,\n"+
+		"chain.8warps,8 warps,warps=8,time_ratio,3.2,ratio,\n")
+	plot := filepath.Join(t.TempDir(), "bw.svg")
+	out, _, status := execute(t, "calibrate", "--table", good, "--plot", plot)
+	require.Equal(t, exitOK, status, out)
+	ls := lines(out)
+	assert.Regexp(t, `^max \|error\| \d+\.\d% over 2 rows \(median \d+\.\d%\)$`, ls[len(ls)-1])
+	assert.Contains(t, out, "bw.64k")
+	svg, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	assert.Contains(t, string(svg), "<svg")
+
+	// A documented value the model cannot meet: exit 4, the row named.
+	bad := writeFile(t, "bad.csv", tableHeader+"bw.64k,one put,bytes=65536,bandwidth,30,GB/s,\n")
+	out, errOut, status := execute(t, "calibrate", "--table", bad, "--plot", "")
+	assert.Equal(t, exitCalibration, status)
+	assert.Contains(t, out, "FAIL")
+	assert.Contains(t, errOut, "rows outside tolerance: bw.64k")
+
+	out, _, status = execute(t, "calibrate", "--table", good, "--plot", "", "--json")
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, out, `"model": "mi355x"`)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "tpu"}, `invalid --model: unknown model "tpu"`},
+		{[]string{"--plot", "x.gif"}, `invalid --plot "x.gif"`},
+		{[]string{"--table", "/nonexistent.csv"}, "invalid --table"},
+		{[]string{"--table", writeFile(t, "h.csv", "a,b\n")}, "invalid --table"},
+	} {
+		_, errOut, status := execute(t, append([]string{"calibrate"}, tc.args...)...)
+		assert.Equal(t, exitError, status, "%v", tc.args)
+		assert.Contains(t, errOut, tc.want, "%v", tc.args)
+	}
+}
+
+func TestFitCommand(t *testing.T) {
+	in := writeFile(t, "m.csv", "ops,bytes,queues,time_us\n8,4096,1,18.0\n1,65536,1,3.855\n1,262144,1,7.282\n1,131072,1,5.041\n")
+	modelOut := filepath.Join(t.TempDir(), "fitted.json")
+	out, errOut, status := execute(t, "fit", in, "--out", modelOut, "--holdout")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, out, "fitted 3 parameters on 2 rows")
+	assert.Contains(t, out, "predictions (held-out rows):")
+	m, err := model.Load(modelOut)
+	require.NoError(t, err, "the written model file loads")
+	assert.Equal(t, "mi355x+fit", m.Name())
+
+	// A parameter no row constrains is reported as such.
+	out, _, status = execute(t, "fit", in, "--out", "", "--params", "link_gbps,bcast_local_gbps")
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, out, "warning: bcast_local_gbps is not identified")
+	assert.NotContains(t, out, "warning: link_gbps")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fit", "/nonexistent.csv"}, "no such file"},
+		{[]string{"fit", writeFile(t, "x.csv", "ops,bytes\n")}, "wrong number of fields"},
+		{[]string{"fit", in, "--params", "warp_drive"}, `unknown parameter "warp_drive"`},
+		{[]string{"fit", in, "--model", "placeholder"}, "needs a parameter model"},
+		{[]string{"fit"}, "accepts 1 arg"},
+	} {
+		_, errOut, status := execute(t, tc.args...)
+		assert.Equal(t, exitError, status, "%v", tc.args)
+		assert.Contains(t, errOut, tc.want, "%v", tc.args)
+	}
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/sim"
+)
+
+// job is the host side every scenario starts from, as a MORI program does:
+// one emulated MI355X node of o.Ranks GPUs, one comm per rank (rank r on
+// GPU r), then windows and dev comms. Scenarios differ only in their
+// kernels and checks.
+type job struct {
+	o      options
+	s      *sim.Sim
+	n      *engine.Node
+	mem    *engine.Memory
+	env    cco.Env
+	comms  []*cco.Comm
+	dcs    []cco.DevComm
+	finish []sim.Time // per rank: when its kernel's work was done
+}
+
+// newNode builds the simulator and the node a run uses: the seed, the
+// timing model, the metrics registry and the observer from o.
+func newNode(o options) (*sim.Sim, *engine.Node, error) {
+	s := sim.New(sim.Config{Seed: o.Seed})
+	cfg := cco.MI355X(o.Ranks)
+	m, err := model.Load(o.Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid --model: %w", err)
+	}
+	cfg.Model = m
+	cfg.Registry = o.registry
+	n, err := engine.NewNode(s, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.observe != nil {
+		o.observe(n)
+	}
+	return s, n, nil
+}
+
+// runEnv is the process environment of a run: the caller's MORI_*
+// variables (MORI_CCO_SDMA_DEBUG turns the debug checks on), with SDMA on
+// unless the caller says otherwise.
+func runEnv() cco.Env {
+	env := cco.OSEnv()
+	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
+		env["MORI_ENABLE_SDMA"] = "1"
+	}
+	return env
+}
+
+func newJob(o options) (*job, error) {
+	s, n, err := newNode(o)
+	if err != nil {
+		return nil, err
+	}
+	env := runEnv()
+	comms, err := cco.CommCreateAll(cco.NewEmulatedHost(n, env), o.Ranks, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &job{o: o, s: s, n: n, mem: n.Memory(), env: env, comms: comms, finish: make([]sim.Time, o.Ranks)}, nil
+}
+
+// window allocates and registers a window of size bytes on every rank, in
+// rank order, so that the k-th registration is symmetric across ranks as
+// ccoWindowRegister requires.
+func (j *job) window(size uint64) ([]cco.Window, error) {
+	ws := make([]cco.Window, len(j.comms))
+	for r, c := range j.comms {
+		buf, err := cco.MemAlloc(c, size)
+		if err != nil {
+			return nil, err
+		}
+		if ws[r], err = cco.WindowRegister(c, buf, size); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// devComms creates every rank's dev comm with o.Queues queue ids per peer
+// and the debug checks when o.Debug is set.
+func (j *job) devComms() error {
+	j.dcs = make([]cco.DevComm, len(j.comms))
+	for r, c := range j.comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = j.o.Queues
+		reqs.Debug = j.o.Debug
+		dc, err := cco.DevCommCreate(c, &reqs)
+		if err != nil {
+			return err
+		}
+		if dc.Sdma.SdmaNumQueue == 0 {
+			return fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, j.env["MORI_ENABLE_SDMA"])
+		}
+		j.dcs[r] = dc
+	}
+	return nil
+}
+
+// launch starts fn as rank's kernel (grid blocks of threads threads),
+// named rank<r> so that hang reports name the rank.
+func (j *job) launch(rank, grid, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
+	_, err := j.launchNamed(fmt.Sprintf("rank%d", rank), rank, grid, threads, fn)
+	return err
+}
+
+func (j *job) launchNamed(name string, rank, grid, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
+	dc := j.dcs[rank]
+	return kernel.Launch(j.s, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: threads},
+		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+}
+
+// done records that rank's work was done at t's current time (the latest
+// of its lanes).
+func (j *job) done(rank int, t *kernel.Thread) { j.finish[rank] = max(j.finish[rank], t.Now()) }
+
+// fill writes, on every rank r, fillBlock(r, p) for p in 0..ranks-1 at
+// offsets p × bytes of w (the pattern any scenario can check against).
+func (j *job) fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) (int, int)) error {
+	buf := make([]byte, uint64(blocks)*bytes)
+	for r := range w {
+		for p := range blocks {
+			a, b := src(r, p)
+			fillBlock(buf[uint64(p)*bytes:uint64(p+1)*bytes], a, b)
+		}
+		if err := j.mem.Write(w[r].LocalPtr(0), buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outcome is the summary of a finished run; sent and received give each
+// rank's byte counts.
+func (j *job) outcome(sent, received func(r int) uint64) *outcome {
+	res := &outcome{Model: j.n.Model().Name(), End: j.s.Now(), Seed: j.s.Seed(), Digest: j.s.Digest()}
+	for r := range j.comms {
+		res.Ranks = append(res.Ranks, rankResult{Rank: r, Finish: j.finish[r], BytesSent: sent(r), BytesReceived: received(r)})
+	}
+	return res
+}
+
+// checker collects data-check failures and keeps the first in detail.
+type checker struct {
+	bad   int
+	first string
+}
+
+func (c *checker) failf(format string, args ...any) {
+	c.bad++
+	if c.first == "" {
+		c.first = fmt.Sprintf(format, args...)
+	}
+}
+
+// block compares got with want and records the first difference.
+func (c *checker) block(what string, got, want []byte) {
+	if string(got) == string(want) {
+		return
+	}
+	n, at := 0, -1
+	for i := range got {
+		if got[i] != want[i] {
+			if at < 0 {
+				at = i
+			}
+			n++
+		}
+	}
+	c.failf("%s: %d of %d bytes wrong, first at block offset %d (got %#02x, want %#02x)", what, n, len(got), at, got[at], want[at])
+}
+
+// signal checks one signal slot of rank r's pool.
+func (c *checker) signal(dc cco.DevComm, r, src, q int, want uint64) error {
+	v, err := dc.Signal(src, q)
+	if err != nil {
+		return err
+	}
+	if v != want {
+		c.failf("rank %d's signal slot (sender %d, queue %d) is %d, want %d", r, src, q, v, want)
+	}
+	return nil
+}
+
+func (c *checker) err(scenario string, seed uint64) error {
+	if c.bad == 0 {
+		return nil
+	}
+	return &mismatchError{Scenario: scenario, Seed: seed, Detail: fmt.Sprintf("%d wrong blocks or signals; first: %s", c.bad, c.first)}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newReplayCmd() *cobra.Command {
+	f := newScenarioFlags()
+	var tracePath, wantDigest string
+	cmd := &cobra.Command{
+		Use:   "replay [SCENARIO] --seed S",
+		Short: "Rerun one seed of a scenario and write its trace",
+		Long: `Rerun one seed of a scenario, as "emud explore" prints it, and write the run's
+Chrome trace-event JSON (open it in ui.perfetto.dev or chrome://tracing).
+The output is run's: the table or the hang report, ending with the seed and
+the digest, which is the original run's: the same seed and flags give the same
+run, bit for bit. --expect-digest makes that a check.
+
+The trace goes to --trace, by default SCENARIO-seedS.trace.json.
+
+` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := f.resolve(cmd, args)
+			if err != nil {
+				return err
+			}
+			if tracePath == "" {
+				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.name, f.o.Seed)
+			}
+			writeTrace, err := traceToFile(&f.o, tracePath)
+			if err != nil {
+				return err
+			}
+			rep := runOnce(sc, f.o)
+			if rep.digest() != "" {
+				if err := writeTrace(); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "trace: %s\n", tracePath)
+			}
+			if err := rep.write(cmd.OutOrStdout(), f.asJSON); err != nil {
+				return err
+			}
+			if got := rep.digest(); wantDigest != "" && got != wantDigest {
+				return fmt.Errorf("replay %s seed %d: digest %s differs from --expect-digest %s: the run did not reproduce (other flags, or another emud version?)",
+					sc.name, f.o.Seed, got, wantDigest)
+			}
+			return rep.exitErr()
+		},
+	}
+	f.bind(cmd, true)
+	fs := cmd.Flags()
+	fs.StringVar(&tracePath, "trace", "", "where to write the trace (default SCENARIO-seedS.trace.json)")
+	fs.StringVar(&wantDigest, "expect-digest", "", "fail unless the run's digest is this one")
+	_ = cmd.MarkFlagRequired("seed")
+	return cmd
+}

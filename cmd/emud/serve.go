@@ -1,0 +1,584 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/semaphore"
+)
+
+// serveConfig are the daemon's knobs.
+type serveConfig struct {
+	Addr            string
+	MaxRuns         int           // runs executing at once
+	MaxQueued       int           // runs waiting for a slot; more are refused with 503
+	MaxBody         int64         // request body limit; larger gets 413
+	Keep            int           // finished runs kept for GET; the oldest go first
+	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
+}
+
+func defaultServeConfig() serveConfig {
+	return serveConfig{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
+		Keep: 1000, ShutdownTimeout: 30 * time.Second}
+}
+
+func newServeCmd() *cobra.Command {
+	cfg := defaultServeConfig()
+	maxBody := byteSize(cfg.MaxBody)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve runs over HTTP: submit, list, fetch reports and traces, Prometheus metrics",
+		Long: `Run emud as a daemon. The HTTP API (JSON):
+
+  POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
+                         "seed", "debug", "model", "trace"}; every field is
+                         optional (defaults as "emud run"; "bytes" is a number
+                         or a size such as "64K"; "trace": true keeps the trace).
+                         Answers 202 {"id", "status", "url"}.
+  GET  /runs             the runs, newest first: id, scenario, seed, status.
+  GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
+                         error, canceled), the request, and the report (summary,
+                         hang report or error).
+  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace).
+  GET  /metrics          Prometheus: engine counters summed over all runs, run
+                         counts by scenario and status, run durations.
+  GET  /healthz          200 "ok".
+
+Bad requests get 400 with a message naming the field; a body over --max-body
+gets 413. At most --max-runs runs execute at once; the rest queue. A run that
+fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
+SIGTERM stops taking runs, cancels queued ones, waits for those in flight
+(up to --shutdown-timeout) and exits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.MaxBody = int64(maxBody)
+			if err := cfg.validate(); err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return fmt.Errorf("invalid --addr: %w", err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cfg, ln, cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on")
+	fs.IntVar(&cfg.MaxRuns, "max-runs", cfg.MaxRuns, "runs executing at once")
+	fs.IntVar(&cfg.MaxQueued, "max-queued", cfg.MaxQueued, "runs waiting for a slot before submissions get 503")
+	fs.Var(&maxBody, "max-body", "request body limit")
+	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
+	return cmd
+}
+
+func (c serveConfig) validate() error {
+	switch {
+	case c.MaxRuns < 1:
+		return fmt.Errorf("invalid --max-runs %d: need at least 1", c.MaxRuns)
+	case c.MaxQueued < 0:
+		return fmt.Errorf("invalid --max-queued %d: need 0 or more", c.MaxQueued)
+	case c.MaxBody < 1:
+		return fmt.Errorf("invalid --max-body %d: need at least 1 byte", c.MaxBody)
+	case c.Keep < 1:
+		return fmt.Errorf("invalid --keep %d: need at least 1", c.Keep)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("invalid --shutdown-timeout %v: need 0 or more", c.ShutdownTimeout)
+	}
+	return nil
+}
+
+// serve answers HTTP on ln until ctx is done, then shuts down gracefully:
+// no new runs, queued runs canceled, runs in flight awaited (the API keeps
+// answering meanwhile, so clients can fetch their results), then the
+// listener closes. It logs one line per run to log.
+func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer) error {
+	d := newDaemon(cfg, log)
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	d.logf("emud serve: listening on http://%s", ln.Addr())
+
+	select {
+	case err := <-errc:
+		d.drain(0)
+		return err
+	case <-ctx.Done():
+	}
+	d.logf("emud serve: shutting down: %d runs in flight, %d queued (canceled)", d.inFlight(), d.queued())
+	if !d.drain(cfg.ShutdownTimeout) {
+		d.logf("emud serve: gave up waiting for runs in flight after %v", cfg.ShutdownTimeout)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	d.logf("emud serve: stopped")
+	return nil
+}
+
+// daemon is the server's state: the runs and the metrics.
+type daemon struct {
+	cfg  serveConfig
+	log  io.Writer
+	sem  *semaphore.Weighted
+	ctx  context.Context // canceled at shutdown: queued runs give up
+	stop context.CancelFunc
+	wg   sync.WaitGroup // runs not finished
+
+	mu       sync.Mutex
+	runs     map[string]*run
+	order    []string // ids, oldest first
+	nextID   int
+	draining bool
+	logMu    sync.Mutex
+
+	reg      *prometheus.Registry
+	engine   *engineTotals
+	total    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	flying   prometheus.Gauge
+	waiting  prometheus.Gauge
+}
+
+// run is one submitted run.
+type run struct {
+	ID        string     `json:"id"`
+	Status    string     `json:"status"`
+	Request   runRequest `json:"request"`
+	Submitted time.Time  `json:"submitted"`
+	Started   *time.Time `json:"started,omitempty"`
+	Finished  *time.Time `json:"finished,omitempty"`
+	Report    *report    `json:"report,omitempty"`
+	trace     []byte     // Chrome trace JSON, when asked for
+	sc        *scenario  // resolved at submission
+	o         options    // resolved at submission
+}
+
+const (
+	statusQueued   = "queued"
+	statusRunning  = "running"
+	statusCanceled = "canceled"
+)
+
+func newDaemon(cfg serveConfig, log io.Writer) *daemon {
+	ctx, stop := context.WithCancel(context.Background())
+	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
+		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals()}
+	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
+		Help: "Runs finished, by scenario and status (ok, hang, mismatch, error, canceled)."}, []string{"scenario", "status"})
+	d.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "emud_run_duration_seconds",
+		Help:    "Wall-clock time of a run, from start to report, by scenario.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"scenario"})
+	d.flying = prometheus.NewGauge(prometheus.GaugeOpts{Name: "emud_runs_in_flight", Help: "Runs executing now."})
+	d.waiting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "emud_runs_queued", Help: "Runs waiting for a slot."})
+	d.reg.MustRegister(d.total, d.duration, d.flying, d.waiting, d.engine)
+	return d
+}
+
+func (d *daemon) logf(format string, args ...any) {
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	fmt.Fprintf(d.log, format+"\n", args...)
+}
+
+func (d *daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /runs", d.submit)
+	mux.HandleFunc("GET /runs", d.list)
+	mux.HandleFunc("GET /runs/{id}", d.get)
+	mux.HandleFunc("GET /runs/{id}/trace", d.getTrace)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	return mux
+}
+
+// runRequest is POST /runs's body. Absent fields keep emud run's defaults.
+type runRequest struct {
+	Scenario string    `json:"scenario"`
+	Ranks    int       `json:"ranks"`
+	Bytes    jsonBytes `json:"bytes"`
+	Queues   int       `json:"queues"`
+	Seed     uint64    `json:"seed"`
+	Debug    bool      `json:"debug"`
+	Model    string    `json:"model,omitempty"`
+	Trace    bool      `json:"trace"`
+}
+
+// jsonBytes is a byte count given as a JSON number or as a size string
+// ("64K", "1MiB"), as --bytes takes it.
+type jsonBytes uint64
+
+func (b *jsonBytes) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		v, err := parseBytes(s)
+		if err != nil {
+			return &fieldError{"bytes", err}
+		}
+		*b = jsonBytes(v)
+		return nil
+	}
+	v, err := strconv.ParseUint(string(data), 10, 64)
+	if err != nil {
+		return &fieldError{"bytes", fmt.Errorf("%s is not a whole number of bytes (or a size string such as \"64K\")", data)}
+	}
+	*b = jsonBytes(v)
+	return nil
+}
+
+// fieldError is a field's own decoder failing (encoding/json passes it on
+// without saying which field it was).
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+
+// requestError is a 4xx answer: the status, the field at fault (if one is)
+// and the message.
+type requestError struct {
+	status int
+	field  string
+	msg    string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badField(field, format string, args ...any) *requestError {
+	return &requestError{http.StatusBadRequest, field, fmt.Sprintf(format, args...)}
+}
+
+// flagInError finds the flag an option error names ("invalid --ranks 1:
+// ..."), the request field of the same name.
+var flagInError = regexp.MustCompile(`--([a-z-]+)`)
+
+// decodeRequest reads and checks a POST /runs body.
+func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *scenario, options, *requestError) {
+	def := newScenarioFlags()
+	req := runRequest{Scenario: def.name, Ranks: def.o.Ranks, Bytes: jsonBytes(def.o.Bytes), Queues: def.o.Queues, Seed: def.o.Seed}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, d.cfg.MaxBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.More() {
+		err = errors.New("extra data after the JSON object")
+	}
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("extra data after the JSON object")
+		}
+	}
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		var typeErr *json.UnmarshalTypeError
+		var syntax *json.SyntaxError
+		var fe *fieldError
+		switch {
+		case errors.As(err, &fe):
+			return nil, nil, options{}, badField(fe.field, "field %q: %v", fe.field, fe.err)
+		case errors.As(err, &tooBig):
+			return nil, nil, options{}, &requestError{http.StatusRequestEntityTooLarge, "",
+				fmt.Sprintf("request body over the limit of %s", formatBytes(uint64(tooBig.Limit)))}
+		case errors.As(err, &typeErr):
+			return nil, nil, options{}, badField(typeErr.Field, "field %q: want %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+		case errors.As(err, &syntax):
+			return nil, nil, options{}, badField("", "request body is not valid JSON (at byte %d): %v", syntax.Offset, err)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, nil, options{}, badField("", "request body is not valid JSON: it ends inside the object")
+		case errors.Is(err, io.EOF):
+			return nil, nil, options{}, badField("", "empty request body: want a JSON object such as {\"scenario\": \"alltoall\"}")
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return nil, nil, options{}, badField(f, "unknown field %q: known fields are scenario, ranks, bytes, queues, seed, debug, model, trace", f)
+		}
+		return nil, nil, options{}, badField("", "bad request body: %v", err)
+	}
+	sc, ok := scenarios[req.Scenario]
+	if !ok {
+		return nil, nil, options{}, badField("scenario", "unknown scenario %q: known scenarios: %s", req.Scenario, scenarioNames())
+	}
+	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model}
+	cerr := o.validate()
+	if cerr == nil && sc.check != nil {
+		cerr = sc.check(o)
+	}
+	if cerr != nil {
+		field := ""
+		if m := flagInError.FindStringSubmatch(cerr.Error()); m != nil {
+			field = m[1]
+		}
+		return nil, nil, options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
+	}
+	return &req, sc, o, nil
+}
+
+func writeJSONResponse(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away; nothing to do
+}
+
+func writeError(w http.ResponseWriter, e *requestError) {
+	body := map[string]string{"error": e.msg}
+	if e.field != "" {
+		body["field"] = e.field
+	}
+	writeJSONResponse(w, e.status, body)
+}
+
+func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
+	req, sc, o, rerr := d.decodeRequest(w, r)
+	if rerr != nil {
+		writeError(w, rerr)
+		return
+	}
+	d.mu.Lock()
+	if d.draining {
+		d.mu.Unlock()
+		writeError(w, &requestError{http.StatusServiceUnavailable, "", "shutting down: not taking runs"})
+		return
+	}
+	if d.queuedLocked() >= d.cfg.MaxQueued+d.cfg.MaxRuns {
+		d.mu.Unlock()
+		writeError(w, &requestError{http.StatusServiceUnavailable, "", fmt.Sprintf("too many runs waiting (%d): try again later", d.cfg.MaxQueued)})
+		return
+	}
+	d.nextID++
+	ru := &run{ID: strconv.Itoa(d.nextID), Status: statusQueued, Request: *req, Submitted: time.Now().UTC(), sc: sc, o: o}
+	d.runs[ru.ID] = ru
+	d.order = append(d.order, ru.ID)
+	d.evictLocked()
+	d.wg.Add(1)
+	d.mu.Unlock()
+	d.waiting.Inc()
+	go d.execute(ru)
+	writeJSONResponse(w, http.StatusAccepted, map[string]string{"id": ru.ID, "status": statusQueued, "url": "/runs/" + ru.ID})
+}
+
+// queuedLocked counts runs not finished (queued or running).
+func (d *daemon) queuedLocked() int {
+	n := 0
+	for _, ru := range d.runs {
+		if ru.Status == statusQueued || ru.Status == statusRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// evictLocked drops the oldest finished runs beyond cfg.Keep.
+func (d *daemon) evictLocked() {
+	excess := len(d.order) - d.cfg.Keep
+	if excess <= 0 {
+		return
+	}
+	kept := d.order[:0]
+	for _, id := range d.order {
+		ru := d.runs[id]
+		if excess > 0 && ru.Status != statusQueued && ru.Status != statusRunning {
+			delete(d.runs, id)
+			excess--
+			continue
+		}
+		kept = append(kept, id)
+	}
+	d.order = kept
+}
+
+// execute waits for a slot, runs, and files the report. Nothing a run
+// does can stop the daemon: runOnce turns panics into error reports.
+func (d *daemon) execute(ru *run) {
+	defer d.wg.Done()
+	err := d.sem.Acquire(d.ctx, 1)
+	d.waiting.Dec()
+	if err != nil {
+		d.finish(ru, nil, statusCanceled)
+		return
+	}
+	defer d.sem.Release(1)
+	now := time.Now().UTC()
+	d.mu.Lock()
+	ru.Status, ru.Started = statusRunning, &now
+	d.mu.Unlock()
+	d.flying.Inc()
+	defer d.flying.Dec()
+
+	o := ru.o
+	o.registry = prometheus.NewRegistry()
+	var writeTrace func(io.Writer) error
+	if ru.Request.Trace {
+		writeTrace = traceInto(&o)
+	}
+	rep := runOnce(ru.sc, o)
+	if writeTrace != nil && rep.digest() != "" {
+		var buf bytes.Buffer
+		if err := writeTrace(&buf); err != nil {
+			d.logf("run %s: trace: %v", ru.ID, err)
+		} else {
+			ru.trace = buf.Bytes()
+		}
+	}
+	if err := d.engine.add(o.registry); err != nil {
+		d.logf("run %s: engine metrics: %v", ru.ID, err)
+	}
+	d.duration.WithLabelValues(ru.sc.name).Observe(time.Since(now).Seconds())
+	d.finish(ru, rep, rep.Status)
+}
+
+func (d *daemon) finish(ru *run, rep *report, status string) {
+	now := time.Now().UTC()
+	d.mu.Lock()
+	ru.Status, ru.Report, ru.Finished = status, rep, &now
+	d.evictLocked()
+	d.mu.Unlock()
+	d.total.WithLabelValues(ru.sc.name, status).Inc()
+	d.logf("run %s: %s seed %d: %s", ru.ID, ru.sc.name, ru.o.Seed, status)
+}
+
+// runListing is one row of GET /runs.
+type runListing struct {
+	ID       string `json:"id"`
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Status   string `json:"status"`
+	Digest   string `json:"digest,omitempty"`
+}
+
+func (d *daemon) list(w http.ResponseWriter, _ *http.Request) {
+	d.mu.Lock()
+	rows := make([]runListing, 0, len(d.order))
+	for _, id := range slices.Backward(d.order) {
+		ru := d.runs[id]
+		row := runListing{ID: ru.ID, Scenario: ru.sc.name, Seed: ru.o.Seed, Status: ru.Status}
+		if ru.Report != nil {
+			row.Digest = ru.Report.digest()
+		}
+		rows = append(rows, row)
+	}
+	d.mu.Unlock()
+	writeJSONResponse(w, http.StatusOK, map[string]any{"runs": rows})
+}
+
+func (d *daemon) lookup(w http.ResponseWriter, r *http.Request) *run {
+	id := r.PathValue("id")
+	d.mu.Lock()
+	ru := d.runs[id]
+	d.mu.Unlock()
+	if ru == nil {
+		writeError(w, &requestError{http.StatusNotFound, "id", fmt.Sprintf("no run %q (finished runs beyond the last %d are dropped)", id, d.cfg.Keep)})
+	}
+	return ru
+}
+
+func (d *daemon) get(w http.ResponseWriter, r *http.Request) {
+	ru := d.lookup(w, r)
+	if ru == nil {
+		return
+	}
+	d.mu.Lock()
+	body, err := json.MarshalIndent(ru, "", "  ")
+	d.mu.Unlock()
+	if err != nil {
+		writeError(w, &requestError{http.StatusInternalServerError, "", err.Error()})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(body, '\n'))
+}
+
+func (d *daemon) getTrace(w http.ResponseWriter, r *http.Request) {
+	ru := d.lookup(w, r)
+	if ru == nil {
+		return
+	}
+	d.mu.Lock()
+	status, tr, asked := ru.Status, ru.trace, ru.Request.Trace
+	d.mu.Unlock()
+	switch {
+	case !asked:
+		writeError(w, &requestError{http.StatusNotFound, "trace", fmt.Sprintf("run %s was submitted without \"trace\": true", ru.ID)})
+	case status == statusQueued || status == statusRunning:
+		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s is %s: its trace is written when it ends", ru.ID, status)})
+	case tr == nil:
+		writeError(w, &requestError{http.StatusNotFound, "", fmt.Sprintf("run %s (%s) left no trace", ru.ID, status)})
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(tr)
+	}
+}
+
+func (d *daemon) inFlight() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, ru := range d.runs {
+		if ru.Status == statusRunning {
+			n++
+		}
+	}
+	return n
+}
+
+func (d *daemon) queued() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, ru := range d.runs {
+		if ru.Status == statusQueued {
+			n++
+		}
+	}
+	return n
+}
+
+// drain stops taking runs, cancels the queued ones and waits up to timeout
+// for those in flight. It reports whether they all finished.
+func (d *daemon) drain(timeout time.Duration) bool {
+	d.mu.Lock()
+	d.draining = true
+	d.mu.Unlock()
+	d.stop()
+	done := make(chan struct{})
+	go func() { d.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// daemonUnderTest is emud serve on a loopback port, in process.
+type daemonUnderTest struct {
+	t      *testing.T
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+	log    *syncBuffer
+}
+
+// syncBuffer is a log the daemon writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startDaemon(t *testing.T, edit func(*serveConfig)) *daemonUnderTest {
+	t.Helper()
+	cfg := defaultServeConfig()
+	cfg.Addr, cfg.MaxRuns, cfg.MaxBody = "127.0.0.1:0", 2, 4096
+	if edit != nil {
+		edit(&cfg)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemonUnderTest{t: t, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}}
+	go func() { d.done <- serve(ctx, cfg, ln, d.log) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-d.done:
+			assert.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Error("the daemon did not stop")
+		}
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return d
+}
+
+// do sends a request and returns the status and body.
+func (d *daemonUnderTest) do(method, path, body string) (int, string) {
+	d.t.Helper()
+	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
+	require.NoError(d.t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(d.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(d.t, err)
+	return resp.StatusCode, string(b)
+}
+
+// submit posts a run and returns its id.
+func (d *daemonUnderTest) submit(body string) string {
+	d.t.Helper()
+	status, resp := d.do("POST", "/runs", body)
+	require.Equal(d.t, http.StatusAccepted, status, resp)
+	var r struct{ ID, Status, URL string }
+	require.NoError(d.t, json.Unmarshal([]byte(resp), &r))
+	assert.Equal(d.t, statusQueued, r.Status)
+	assert.Equal(d.t, "/runs/"+r.ID, r.URL)
+	return r.ID
+}
+
+// apiRun is GET /runs/{id}, as a client reads it.
+type apiRun struct {
+	ID      string     `json:"id"`
+	Status  string     `json:"status"`
+	Request runRequest `json:"request"`
+	Report  *struct {
+		Status  string       `json:"status"`
+		Summary *jsonSummary `json:"summary"`
+		Hang    *struct {
+			Causes []string `json:"causes"`
+			Digest string   `json:"digest"`
+		} `json:"hang"`
+		Error string `json:"error"`
+	} `json:"report"`
+}
+
+// wait polls a run until it is finished.
+func (d *daemonUnderTest) wait(id string) apiRun {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		status, body := d.do("GET", "/runs/"+id, "")
+		require.Equal(d.t, http.StatusOK, status, body)
+		var r apiRun
+		require.NoError(d.t, json.Unmarshal([]byte(body), &r), body)
+		if r.Status != statusQueued && r.Status != statusRunning {
+			return r
+		}
+		require.True(d.t, time.Now().Before(deadline), "run %s still %s", id, r.Status)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestServeRunsReportsAndMetrics(t *testing.T) {
+	d := startDaemon(t, nil)
+	status, body := d.do("GET", "/healthz", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "ok\n", body)
+
+	// A passing run: its digest is the CLI's for the same flags.
+	ok := d.submit(`{"scenario": "alltoall", "ranks": 3, "bytes": "4K", "seed": 7}`)
+	// A hanging one (the planted bug), with its trace kept.
+	hang := d.submit(fmt.Sprintf(`{"scenario": "alltoall-shared-expected", "ranks": 4, "bytes": 4096, "seed": %d, "trace": true}`, hangingSeed(t)))
+
+	r := d.wait(ok)
+	require.Equal(t, statusOK, r.Status, "%+v", r.Report)
+	require.NotNil(t, r.Report.Summary)
+	assert.Len(t, r.Report.Summary.Results, 3)
+	out, _, _ := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "7")
+	assert.Equal(t, seedAndDigest(t, out, 7), r.Report.Summary.Digest, "the daemon's run is the CLI's run")
+	assert.Equal(t, uint64(4096), uint64(r.Request.Bytes))
+
+	h := d.wait(hang)
+	require.Equal(t, statusHang, h.Status)
+	require.NotNil(t, h.Report.Hang)
+	assert.Contains(t, strings.Join(h.Report.Hang.Causes, "\n"), "expected looks shared across queues")
+	status, body = d.do("GET", "/healthz", "")
+	assert.Equal(t, http.StatusOK, status, "a hung run does not hurt the daemon")
+
+	status, body = d.do("GET", "/runs/"+hang+"/trace", "")
+	require.Equal(t, http.StatusOK, status, body)
+	var tr map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &tr))
+	assert.Contains(t, tr, "traceEvents")
+	status, body = d.do("GET", "/runs/"+ok+"/trace", "")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body, `submitted without \"trace\": true`)
+
+	status, body = d.do("GET", "/runs", "")
+	require.Equal(t, http.StatusOK, status)
+	var list struct{ Runs []runListing }
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	require.Len(t, list.Runs, 2)
+	assert.Equal(t, hang, list.Runs[0].ID, "newest first")
+	assert.Equal(t, statusHang, list.Runs[0].Status)
+	assert.Equal(t, r.Report.Summary.Digest, list.Runs[1].Digest)
+
+	status, body = d.do("GET", "/runs/999", "")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body, `no run \"999\"`)
+
+	// The scrape parses as Prometheus text and counts what happened.
+	status, body = d.do("GET", "/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err, body)
+	runs := map[string]float64{}
+	for _, m := range mfs["emud_runs_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		runs[labels["scenario"]+"/"+labels["status"]] = m.GetCounter().GetValue()
+	}
+	assert.Equal(t, map[string]float64{"alltoall/ok": 1, "alltoall-shared-expected/hang": 1}, runs)
+	var copies float64
+	for _, m := range mfs["emud_sdma_packets_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "op" && l.GetValue() == "COPY_LINEAR" {
+				copies += m.GetCounter().GetValue()
+			}
+		}
+	}
+	// alltoall on 3 ranks: 9 puts of 4 KiB, one COPY each; the hung run adds its own.
+	assert.GreaterOrEqual(t, copies, 9.0, "engine counters of the runs are summed")
+	hist := mfs["emud_run_duration_seconds"].GetMetric()
+	require.Len(t, hist, 2)
+	for _, m := range hist {
+		assert.Equal(t, uint64(1), m.GetHistogram().GetSampleCount())
+	}
+	assert.Contains(t, mfs, "emud_runs_in_flight")
+}
+
+func TestServeBadRequests(t *testing.T) {
+	d := startDaemon(t, nil)
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		field, msg string
+	}{
+		{"bad JSON", `{"ranks": 4`, 400, "", "not valid JSON"},
+		{"not an object", `[1, 2]`, 400, "", "want"},
+		{"empty body", ``, 400, "", "empty request body"},
+		{"trailing data", `{"ranks": 4} {"ranks": 5}`, 400, "", "extra data"},
+		{"unknown field", `{"rank": 4}`, 400, "rank", `unknown field "rank"`},
+		{"wrong type", `{"ranks": "four"}`, 400, "ranks", `field "ranks": want int`},
+		{"negative seed", `{"seed": -1}`, 400, "seed", `field "seed"`},
+		{"bad size", `{"bytes": "64X"}`, 400, "bytes", `unknown suffix`},
+		{"fractional bytes", `{"bytes": 1.5}`, 400, "bytes", `not a whole number`},
+		{"unknown scenario", `{"scenario": "nope"}`, 400, "scenario", `unknown scenario "nope": known scenarios: `},
+		{"ranks out of range", `{"ranks": 1}`, 400, "ranks", "invalid ranks 1: need 2..64"},
+		{"queues out of range", `{"queues": 9}`, 400, "queues", "invalid queues 9"},
+		{"scenario check", `{"scenario": "alltoall-split", "queues": 1}`, 400, "queues", "invalid queues 1"},
+		{"unknown model", `{"model": "nope"}`, 400, "model", `unknown model "nope"`},
+		{"oversized", `{"scenario": "` + strings.Repeat("x", 5000) + `"}`, 413, "", "over the limit of 4KiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := d.do("POST", "/runs", tc.body)
+			assert.Equal(t, tc.status, status, body)
+			var e struct{ Error, Field string }
+			require.NoError(t, json.Unmarshal([]byte(body), &e), body)
+			assert.Contains(t, e.Error, tc.msg)
+			assert.Equal(t, tc.field, e.Field)
+		})
+	}
+	status, body := d.do("GET", "/runs", "")
+	assert.Equal(t, http.StatusOK, status)
+	assert.JSONEq(t, `{"runs": []}`, body, "no bad request made a run")
+	status, _ = d.do("DELETE", "/runs", "")
+	assert.Equal(t, http.StatusMethodNotAllowed, status)
+}
+
+// SIGINT/SIGTERM while a run executes: no new runs are taken, the run in
+// flight finishes and is reported, then the daemon exits cleanly.
+func TestServeShutdownWaitsForRunInFlight(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	withScenario(t, &scenario{name: "test-blocks", run: func(o options) (*outcome, error) {
+		close(started)
+		<-release
+		return &outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
+	}})
+	d := startDaemon(t, func(c *serveConfig) { c.MaxRuns = 1 })
+	id := d.submit(`{"scenario": "test-blocks"}`)
+	queued := d.submit(`{"scenario": "alltoall", "ranks": 2, "bytes": 8}`)
+	<-started
+	d.cancel() // what SIGINT does through signal.NotifyContext
+
+	// Draining: the API still answers, but takes no runs.
+	require.Eventually(t, func() bool {
+		status, _ := d.do("POST", "/runs", `{}`)
+		return status == http.StatusServiceUnavailable
+	}, 10*time.Second, 10*time.Millisecond)
+	r := d.wait(queued)
+	assert.Equal(t, statusCanceled, r.Status, "queued runs are canceled")
+	status, body := d.do("GET", "/runs/"+id, "")
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, `"status": "running"`)
+	select {
+	case err := <-d.done:
+		t.Fatalf("the daemon stopped with a run in flight: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	close(release)
+	select {
+	case err := <-d.done:
+		require.NoError(t, err)
+		d.done <- nil // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon did not stop after its run finished")
+	}
+	log := d.log.String()
+	assert.Contains(t, log, fmt.Sprintf("run %s: test-blocks seed 1: ok", id))
+	assert.Contains(t, log, "shutting down: 1 runs in flight")
+	assert.Contains(t, log, "emud serve: stopped")
+}
+
+func TestServeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--max-runs", "0"}, "--max-runs"},
+		{[]string{"--max-body", "0"}, "--max-body"},
+		{[]string{"--keep", "0"}, "--keep"},
+		{[]string{"--addr", "256.0.0.1:99999"}, "--addr"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, errOut, status := execute(t, append([]string{"serve"}, tc.args...)...)
+			assert.Equal(t, exitError, status)
+			assert.Contains(t, errOut, tc.flag)
+		})
+	}
+}
+
+// Old finished runs make room for new ones beyond --keep.
+func TestServeKeepsTheNewestRuns(t *testing.T) {
+	d := startDaemon(t, func(c *serveConfig) { c.Keep = 2 })
+	var ids []string
+	for seed := range 3 {
+		id := d.submit(fmt.Sprintf(`{"ranks": 2, "bytes": 8, "seed": %d}`, seed+1))
+		d.wait(id)
+		ids = append(ids, id)
+	}
+	status, _ := d.do("GET", "/runs/"+ids[0], "")
+	assert.Equal(t, http.StatusNotFound, status)
+	for _, id := range ids[1:] {
+		status, _ := d.do("GET", "/runs/"+id, "")
+		assert.Equal(t, http.StatusOK, status)
+	}
+}
+
+// Any body gets an answer: a run, or a 4xx naming what is wrong; never a
+// panic.
+func FuzzDecodeRequest(f *testing.F) {
+	for _, s := range []string{`{}`, `{"scenario":"relay","bytes":"4K"}`, `{"ranks":-1}`, `{"bytes":"1.5M"}`, `[`, `{"seed":1e3}`, `{"trace":true,"model":""}`} {
+		f.Add(s)
+	}
+	d := newDaemon(defaultServeConfig(), io.Discard)
+	d.cfg.MaxBody = 512
+	f.Fuzz(func(t *testing.T, body string) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("POST", "/runs", strings.NewReader(body))
+		_, sc, o, rerr := d.decodeRequest(rec, req)
+		if rerr != nil {
+			assert.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge}, rerr.status)
+			assert.NotEmpty(t, rerr.msg)
+			return
+		}
+		require.NotNil(t, sc)
+		assert.NoError(t, o.validate())
+	})
+}

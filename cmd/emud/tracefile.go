@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/trace"
+)
+
+// The trace wiring: a recorder attaches to the run's node before anything
+// runs (options.observe) and writes Chrome trace-event JSON after the run,
+// whatever its outcome.
+
+// traceInto attaches a recorder through o and returns the function that
+// writes the trace to w once the run is over.
+func traceInto(o *options) func(w io.Writer) error {
+	var rec *trace.Recorder
+	prev := o.observe
+	o.observe = func(n *engine.Node) {
+		if prev != nil {
+			prev(n)
+		}
+		rec = trace.Attach(n)
+	}
+	return func(w io.Writer) error {
+		if rec == nil {
+			return fmt.Errorf("no trace: the run stopped before its node was built")
+		}
+		return rec.WriteJSON(w)
+	}
+}
+
+// traceToFile checks that path can be written (before the run, so a typo
+// costs nothing) and returns the function that writes the trace there.
+func traceToFile(o *options, path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --trace: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("invalid --trace: %w", err)
+	}
+	write := traceInto(o)
+	return func() error {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			return fmt.Errorf("writing trace %s: %w", path, err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing trace %s: %w", path, err)
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,131 @@
+package emutest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeT records what Seeds reports instead of failing the real test.
+type fakeT struct {
+	testing.TB
+	name   string
+	failed string
+}
+
+func (f *fakeT) Helper()      {}
+func (f *fakeT) Name() string { return f.name }
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.failed = fmt.Sprintf(format, args...)
+}
+
+func TestFind(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		k      int
+		failAt uint64 // 0: none
+		panics bool
+	}{
+		{"all pass", 5, 0, false},
+		{"third fails", 5, 3, false},
+		{"beyond k", 2, 3, false},
+		{"panic", 5, 2, true},
+		{"no seeds", 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran []uint64
+			f := Find(tc.k, func(seed uint64) error {
+				ran = append(ran, seed)
+				if seed == tc.failAt {
+					if tc.panics {
+						panic("boom")
+					}
+					return errors.New("bad data")
+				}
+				return nil
+			})
+			if tc.failAt == 0 || tc.failAt > uint64(tc.k) {
+				assert.Nil(t, f)
+				assert.Len(t, ran, tc.k)
+				return
+			}
+			require.NotNil(t, f)
+			assert.Equal(t, tc.failAt, f.Seed)
+			assert.Len(t, ran, int(tc.failAt), "stops at the first failure")
+			assert.Nil(t, f.Hang())
+			if tc.panics {
+				assert.Equal(t, "panic: boom\n", f.Report())
+			} else {
+				assert.Equal(t, "bad data\n", f.Report())
+			}
+		})
+	}
+}
+
+// A hang fails the test with the full report and a command that reruns
+// the seed; the job helpers build a real node.
+func TestSeedsReportsHang(t *testing.T) {
+	ft := &fakeT{name: "TestUser/sub"}
+	Seeds(ft, 3, func(seed uint64) error {
+		j, err := NewJob(seed, 2)
+		require.NoError(t, err)
+		require.NoError(t, j.CreateDevComms(0, false))
+		_, err = j.Launch(1, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) })
+		require.NoError(t, err)
+		return j.Run()
+	})
+	assert.True(t, strings.HasPrefix(ft.failed, "emutest: seed 1 hangs:\nhang (deadlock)"), ft.failed)
+	assert.Contains(t, ft.failed, "waitSignal on rank 1")
+	assert.Contains(t, ft.failed, "seed: 1\ndigest: ")
+	assert.True(t, strings.HasSuffix(ft.failed, "reproduce: go test -run '^TestUser$' ./emutest -emutest.seed=1"), ft.failed)
+}
+
+func TestSeedsFlags(t *testing.T) {
+	defer func(s uint64, n int) { *onlySeed, *numSeeds = s, n }(*onlySeed, *numSeeds)
+	var ran []uint64
+	record := func(seed uint64) error { ran = append(ran, seed); return nil }
+
+	ft := &fakeT{name: "TestX"}
+	Seeds(ft, 3, record)
+	assert.Equal(t, []uint64{1, 2, 3}, ran)
+	assert.Empty(t, ft.failed)
+
+	ran, *numSeeds = nil, 5
+	Seeds(ft, 3, record)
+	assert.Equal(t, []uint64{1, 2, 3, 4, 5}, ran, "-emutest.seeds overrides the count")
+
+	ran, *onlySeed = nil, 17
+	Seeds(ft, 3, func(seed uint64) error { ran = append(ran, seed); return errors.New("wrong") })
+	assert.Equal(t, []uint64{17}, ran, "-emutest.seed runs that seed only")
+	assert.Equal(t, "emutest: seed 17 fails:\nwrong\nreproduce: go test -run '^TestX$' ./emutest -emutest.seed=17", ft.failed)
+
+	ft = &fakeT{name: "TestX"}
+	Seeds(ft, 0, record)
+	assert.Contains(t, ft.failed, "k = 0")
+}
+
+func TestJobErrors(t *testing.T) {
+	_, err := NewJob(1, 0)
+	assert.Error(t, err)
+	j, err := NewJob(1, 2)
+	require.NoError(t, err)
+	_, err = j.Launch(0, 1, 1, func(*kernel.Thread, *cco.Sdma) {})
+	assert.ErrorContains(t, err, "Launch before CreateDevComms")
+	require.NoError(t, j.CreateDevComms(0, true))
+	_, err = j.Launch(2, 1, 1, func(*kernel.Thread, *cco.Sdma) {})
+	assert.ErrorContains(t, err, "rank 2")
+	assert.NoError(t, j.Run(), "nothing launched, nothing to wait for")
+	var h *sim.HangError
+	assert.False(t, errors.As(err, &h))
+}

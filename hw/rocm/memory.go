@@ -1,0 +1,215 @@
+package rocm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/sim"
+)
+
+// pageSize is the allocation granule: a page, like hipMalloc and
+// hsaKmtAllocMemory.
+const pageSize = 4096
+
+// Memory is the device memory of the backend: the flat LSA space laid out
+// as engine.Memory lays it out (GPU g's slice at Base + g·Stride, page
+// bump allocation), each allocation backed by the driver. Addresses are
+// the same on the CPU and on every GPU, so the packet bytes carry them as
+// they are. The engine writes this memory outside the simulator: loads
+// and stores of 4 and 8 aligned bytes are atomic, and Await polls.
+type Memory struct {
+	d       *Device
+	regions []*region // sorted by base
+	next    []uint64  // per GPU: bump pointer
+	watch   *sim.WatchList
+}
+
+var _ cco.Memory = (*Memory)(nil)
+
+type region struct {
+	base, size uint64
+	gpu        int
+	name       string
+	data       []byte
+}
+
+func newMemory(d *Device) *Memory {
+	return &Memory{d: d, next: make([]uint64, d.cfg.GPUs), watch: d.s.NewWatchList("rocm memory")}
+}
+
+// SliceBase returns the first address of GPU g's slice.
+func (m *Memory) SliceBase(g int) uint64 { return m.d.cfg.Base + uint64(g)*m.d.cfg.Stride }
+
+// GPUOf returns the GPU whose slice holds addr, or −1.
+func (m *Memory) GPUOf(addr uint64) int {
+	c := m.d.cfg
+	if addr < c.Base {
+		return -1
+	}
+	g := (addr - c.Base) / c.Stride
+	if g >= uint64(c.GPUs) {
+		return -1
+	}
+	return int(g)
+}
+
+// Alloc backs size bytes (rounded up to a page) of GPU g's slice through
+// the driver and returns the address: the same address engine.Memory would
+// return for the same sequence of allocations.
+func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
+	if g < 0 || g >= m.d.cfg.GPUs {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: GPU %d outside [0, %d)", name, g, m.d.cfg.GPUs)
+	}
+	if size == 0 {
+		return 0, fmt.Errorf("hw/rocm: alloc %q on GPU %d: size 0", name, g)
+	}
+	rounded := (size + pageSize - 1) / pageSize * pageSize
+	if rounded < size || m.next[g]+rounded > m.d.cfg.Stride || m.next[g]+rounded < m.next[g] {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, m.d.cfg.Stride, m.next[g])
+	}
+	if m.d.closed {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: device closed", name)
+	}
+	base := m.SliceBase(g) + m.next[g]
+	data, err := m.d.drv.Back(g, base, rounded)
+	if err != nil {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
+	}
+	if uint64(len(data)) != rounded {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: driver %s backed %d B, asked %d B", name, m.d.drv.Name(), len(data), rounded)
+	}
+	m.next[g] += rounded
+	r := &region{base: base, size: rounded, gpu: g, name: name, data: data}
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > base })
+	m.regions = append(m.regions, nil)
+	copy(m.regions[i+1:], m.regions[i:])
+	m.regions[i] = r
+	return base, nil
+}
+
+// bytes returns the backing of [addr, addr+n) or an *engine.AddrError.
+func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) {
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base+m.regions[i].size > addr })
+	if i == len(m.regions) || m.regions[i].base > addr {
+		reason := "unmapped (outside every GPU's slice)"
+		if g := m.GPUOf(addr); g >= 0 {
+			reason = fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-m.SliceBase(g))
+		}
+		return nil, &engine.AddrError{Op: op, Addr: addr, Len: n, Reason: reason}
+	}
+	r := m.regions[i]
+	off := addr - r.base
+	if n > r.size-off {
+		return nil, &engine.AddrError{Op: op, Addr: addr, Len: n,
+			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-(r.base+r.size), r.name, r.base, r.base+r.size)}
+	}
+	return r.data[off : off+n : off+n], nil
+}
+
+// Check reports whether [addr, addr+n) is backed.
+func (m *Memory) Check(op string, addr, n uint64) error {
+	_, err := m.bytes(op, addr, n)
+	return err
+}
+
+// Read copies [addr, addr+len(dst)) into dst.
+func (m *Memory) Read(addr uint64, dst []byte) error {
+	b, err := m.bytes("read", addr, uint64(len(dst)))
+	if err != nil {
+		return err
+	}
+	copy(dst, b)
+	return nil
+}
+
+// Write copies src to [addr, addr+len(src)) and wakes waiters on it.
+func (m *Memory) Write(addr uint64, src []byte) error {
+	b, err := m.bytes("write", addr, uint64(len(src)))
+	if err != nil {
+		return err
+	}
+	copy(b, src)
+	m.watch.Notify(addr, addr+uint64(len(src)))
+	return nil
+}
+
+// word32 and word64 view an aligned word of b for atomic access: the
+// engine writes signals with 64-bit atomics.
+func word32(b []byte) *uint32 {
+	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil
+	}
+	return (*uint32)(unsafe.Pointer(&b[0]))
+}
+
+func word64(b []byte) *uint64 {
+	if uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+		return nil
+	}
+	return (*uint64)(unsafe.Pointer(&b[0]))
+}
+
+// Load32 reads a little-endian 32-bit word (atomically when aligned).
+func (m *Memory) Load32(addr uint64) (uint32, error) {
+	b, err := m.bytes("read", addr, 4)
+	if err != nil {
+		return 0, err
+	}
+	if w := word32(b); w != nil {
+		return atomic.LoadUint32(w), nil
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+// Load64 reads a little-endian 64-bit word (atomically when aligned).
+func (m *Memory) Load64(addr uint64) (uint64, error) {
+	b, err := m.bytes("read", addr, 8)
+	if err != nil {
+		return 0, err
+	}
+	if w := word64(b); w != nil {
+		return atomic.LoadUint64(w), nil
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// Store32 writes a 32-bit word and wakes waiters.
+func (m *Memory) Store32(addr uint64, v uint32) error {
+	b, err := m.bytes("write", addr, 4)
+	if err != nil {
+		return err
+	}
+	if w := word32(b); w != nil {
+		atomic.StoreUint32(w, v)
+	} else {
+		binary.LittleEndian.PutUint32(b, v)
+	}
+	m.watch.Notify(addr, addr+4)
+	return nil
+}
+
+// Store64 writes a 64-bit word and wakes waiters.
+func (m *Memory) Store64(addr uint64, v uint64) error {
+	b, err := m.bytes("write", addr, 8)
+	if err != nil {
+		return err
+	}
+	if w := word64(b); w != nil {
+		atomic.StoreUint64(w, v)
+	} else {
+		binary.LittleEndian.PutUint64(b, v)
+	}
+	m.watch.Notify(addr, addr+8)
+	return nil
+}
+
+// Await blocks a until pred holds. Stores from inside the simulator wake it
+// at once; what the engine writes is seen at the next poll (see Pace).
+func (m *Memory) Await(a *sim.Actor, addr, n uint64, pred func() bool, what func() string) {
+	m.d.poll(a, sim.Wait{List: m.watch, Lo: addr, Hi: addr + n, Pred: pred, Text: what})
+}

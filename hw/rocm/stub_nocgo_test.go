@@ -1,0 +1,5 @@
+//go:build rocm && !cgo
+
+package rocm_test
+
+const buildWhy = "built with -tags rocm but without cgo"

@@ -1,0 +1,5 @@
+//go:build !rocm
+
+package rocm_test
+
+const buildWhy = "built without the rocm build tag"

@@ -1,0 +1,123 @@
+package rocm
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// TopologyRoot is where KFD publishes its topology in sysfs.
+const TopologyRoot = "/sys/class/kfd/kfd/topology"
+
+// TopoNode is one KFD topology node as sysfs describes it
+// (nodes/<id>/properties and nodes/<id>/io_links/*/properties).
+type TopoNode struct {
+	ID    int
+	GPUID uint32 // gpu_id; 0 on CPU-only nodes
+	SIMDs int    // simd_count; 0 on CPU-only nodes
+	// SDMAEngines and XGMIEngines are num_sdma_engines and
+	// num_sdma_xgmi_engines.
+	SDMAEngines, XGMIEngines int
+	// RecEngineMask maps a peer node id to the io link's
+	// recommended_sdma_engine_id_mask (absent before Linux 6.9 / on links
+	// without a recommendation).
+	RecEngineMask map[int]uint32
+}
+
+// IsGPU reports whether the node has GPU compute (what
+// hsaKmtGetNodeProperties reports as NumFComputeCores > 0).
+func (n TopoNode) IsGPU() bool { return n.SIMDs > 0 }
+
+// ReadTopology reads KFD's sysfs topology under root (TopologyRoot on a
+// real host), nodes sorted by id. The backend needs it only for the
+// recommended SDMA engine of each GPU pair, which libhsakmt 5.2.3's
+// HsaIoLinkProperties lacks.
+func ReadTopology(root string) ([]TopoNode, error) {
+	dirs, err := os.ReadDir(filepath.Join(root, "nodes"))
+	if err != nil {
+		return nil, fmt.Errorf("KFD topology: %w", err)
+	}
+	var nodes []TopoNode
+	for _, d := range dirs {
+		id, err := strconv.Atoi(d.Name())
+		if err != nil || id < 0 {
+			continue // not a node directory
+		}
+		dir := filepath.Join(root, "nodes", d.Name())
+		props, err := readProps(filepath.Join(dir, "properties"))
+		if err != nil {
+			return nil, err
+		}
+		n := TopoNode{ID: id, GPUID: uint32(props["gpu_id"]), SIMDs: int(props["simd_count"]),
+			SDMAEngines: int(props["num_sdma_engines"]), XGMIEngines: int(props["num_sdma_xgmi_engines"]),
+			RecEngineMask: map[int]uint32{}}
+		links, _ := os.ReadDir(filepath.Join(dir, "io_links")) // a node may have none
+		for _, l := range links {
+			lp, err := readProps(filepath.Join(dir, "io_links", l.Name(), "properties"))
+			if err != nil {
+				return nil, err
+			}
+			to, ok := lp["node_to"]
+			if m, has := lp["recommended_sdma_engine_id_mask"]; ok && has && m != 0 {
+				n.RecEngineMask[int(to)] = uint32(m)
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].ID < nodes[j].ID })
+	return nodes, nil
+}
+
+// readProps parses a sysfs properties file: one "name value" per line,
+// values unsigned decimal. Lines that do not parse are skipped, as KFD
+// adds properties over time; a missing or unreadable file is an error.
+func readProps(path string) (map[string]uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("KFD topology: %w", err)
+	}
+	defer f.Close()
+	props := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 2 {
+			continue
+		}
+		v, err := strconv.ParseUint(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		props[fields[0]] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("KFD topology: %s: %w", path, err)
+	}
+	return props, nil
+}
+
+// ChooseEngine picks the SDMA engine of channel c toward a peer the way
+// MORI's anvil does (sdma-hardware.md §4.4): loopback uses engine 0;
+// otherwise channel c goes to the c-th (mod n) engine set in the io link's
+// recommended mask. ok is false when there is no recommendation: the
+// caller then lets KFD choose an xGMI engine (HSA_QUEUE_SDMA_XGMI).
+// MORI's static MI300X OAM fallback table is not reproduced.
+func ChooseEngine(loopback bool, recMask uint32, c int) (engine int, ok bool) {
+	if loopback {
+		return 0, true
+	}
+	var engines []int
+	for b := 0; b < 32; b++ {
+		if recMask&(1<<b) != 0 {
+			engines = append(engines, b)
+		}
+	}
+	if len(engines) == 0 || c < 0 {
+		return 0, false
+	}
+	return engines[c%len(engines)], true
+}

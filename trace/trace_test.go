@@ -1,0 +1,512 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// a2a is the alltoall of cmd/emud (the seed's worked example): every rank
+// launches one wave whose lane i puts its block to peer (rank+1+i) mod
+// ranks with a remote signal, quiets that peer and waits for the peer's
+// signal; peer p is served on queue id p mod queues.
+type a2a struct {
+	ranks, queues int
+	bytes         uint64
+}
+
+// run builds the node, attaches a recorder (unless attach is false), runs
+// the alltoall under seed and returns the recorder and node.
+func (x a2a) run(t testing.TB, seed uint64, attach bool) (*Recorder, *engine.Node) {
+	t.Helper()
+	s := sim.New(sim.Config{Seed: seed})
+	n, err := engine.NewNode(s, cco.MI355X(x.ranks))
+	require.NoError(t, err)
+	var r *Recorder
+	if attach {
+		r = Attach(n)
+	}
+	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	comms, err := cco.CommCreateAll(host, x.ranks, 0)
+	require.NoError(t, err)
+	span := uint64(x.ranks) * x.bytes
+	type rank struct {
+		send, recv cco.Window
+		dc         cco.DevComm
+	}
+	rs := make([]rank, x.ranks)
+	for i, c := range comms {
+		send, err := cco.MemAlloc(c, span)
+		require.NoError(t, err)
+		recv, err := cco.MemAlloc(c, span)
+		require.NoError(t, err)
+		rs[i].send, err = cco.WindowRegister(c, send, span)
+		require.NoError(t, err)
+		rs[i].recv, err = cco.WindowRegister(c, recv, span)
+		require.NoError(t, err)
+	}
+	for i, c := range comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = x.queues
+		rs[i].dc, err = cco.DevCommCreate(c, &reqs)
+		require.NoError(t, err)
+	}
+	for r := range rs {
+		me := rs[r]
+		_, err := kernel.Launch(s, kernel.Config{Name: fmt.Sprintf("rank%d", r), GPU: r, Grid: 1, Block: x.ranks},
+			func(t *kernel.Thread) {
+				sdma := cco.NewSdma(t, me.dc)
+				p := (r + 1 + t.ThreadIdx()) % x.ranks
+				sdma.Put(p, me.recv, uint64(r)*x.bytes, me.send, uint64(p)*x.bytes, x.bytes, p%x.queues, cco.RemoteSignal)
+				sdma.Quiet(p)
+				sdma.WaitSignal(p, r%x.queues, 1)
+			})
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Run())
+	return r, n
+}
+
+func writeJSON(t testing.TB, r *Recorder) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, r.WriteJSON(&b))
+	return b.Bytes()
+}
+
+// parsed is a written trace, indexed for the tests' questions.
+type parsed struct {
+	Events []struct {
+		Name string         `json:"name"`
+		Cat  string         `json:"cat"`
+		Ph   string         `json:"ph"`
+		Ts   float64        `json:"ts"`
+		Dur  float64        `json:"dur"`
+		Pid  int            `json:"pid"`
+		Tid  int            `json:"tid"`
+		ID   uint64         `json:"id"`
+		S    string         `json:"s"`
+		Args map[string]any `json:"args"`
+	} `json:"traceEvents"`
+	DisplayTimeUnit string `json:"displayTimeUnit"`
+}
+
+func parse(t testing.TB, data []byte) *parsed {
+	t.Helper()
+	var p parsed
+	require.NoError(t, json.Unmarshal(data, &p))
+	return &p
+}
+
+// trackNames maps tid to thread name.
+func (p *parsed) trackNames() map[int]string {
+	m := map[int]string{}
+	for _, e := range p.Events {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			m[e.Tid] = e.Args["name"].(string)
+		}
+	}
+	return m
+}
+
+// chains returns every flow as the slices it links, bound as Perfetto
+// binds them (bindFlows), with the tracks' kinds:
+// "wave:put → queue:ATOMIC → wave:waitSignal".
+func chains(t testing.TB, data []byte) []string {
+	t.Helper()
+	var top struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&top))
+	evs := top.TraceEvents
+	bound, problems := bindFlows(evs)
+	require.Empty(t, problems)
+	names := map[string]string{}
+	for _, e := range evs {
+		if e["name"] == "thread_name" {
+			names[fmt.Sprint(e["tid"])] = e["args"].(map[string]any)["name"].(string)
+		}
+	}
+	kind := func(e map[string]any) string {
+		if strings.HasPrefix(names[fmt.Sprint(e["tid"])], "wave ") {
+			return "wave"
+		}
+		return "queue"
+	}
+	var ids []string
+	byID := map[string][]string{}
+	for i, e := range evs {
+		if ph := e["ph"]; ph != "s" && ph != "t" && ph != "f" {
+			continue
+		}
+		id := fmt.Sprint(e["id"])
+		if _, ok := byID[id]; !ok {
+			ids = append(ids, id)
+		}
+		name := "?"
+		if b, ok := bound[i]; ok {
+			name = evs[b]["name"].(string)
+		}
+		byID[id] = append(byID[id], kind(e)+":"+name)
+	}
+	var out []string
+	for _, id := range ids {
+		out = append(out, strings.Join(byID[id], " → "))
+	}
+	return out
+}
+
+func count(xs []string, want string) int {
+	n := 0
+	for _, x := range xs {
+		if x == want {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAlltoallTraceFollowsTheFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x    a2a
+		seed uint64
+	}{
+		{"8 ranks 4 KiB 2 queues", a2a{8, 2, 4 << 10}, 1},
+		{"8 ranks 4 KiB 2 queues seed 7", a2a{8, 2, 4 << 10}, 7},
+		{"4 ranks 64 KiB 4 queues", a2a{4, 4, 64 << 10}, 3},
+		{"2 ranks 1 queue", a2a{2, 1, 256}, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := tc.x.run(t, tc.seed, true)
+			data := writeJSON(t, r)
+			require.NoError(t, validateTrace(data))
+			assert.Equal(t, "ns", parse(t, data).DisplayTimeUnit)
+		})
+	}
+}
+
+// The alltoall's trace has one track per queue and per wave, a slice for
+// every packet the engines executed (counted independently by the node's
+// Prometheus counters), a slice for every device call, and complete
+// call → packet → waiter chains.
+func TestAlltoallTraceContent(t *testing.T) {
+	x := a2a{ranks: 8, queues: 2, bytes: 4 << 10}
+	r, n := x.run(t, 1, true)
+	data := writeJSON(t, r)
+	p := parse(t, data)
+
+	names := p.trackNames()
+	var queueTracks, waveTracks []string
+	for _, nm := range names {
+		if strings.HasPrefix(nm, "wave ") {
+			waveTracks = append(waveTracks, nm)
+		} else {
+			queueTracks = append(queueTracks, nm)
+		}
+	}
+	require.Len(t, queueTracks, len(n.Queues()), "one track per queue")
+	assert.Len(t, queueTracks, x.ranks*x.ranks, "each rank used one queue per peer, loopback included")
+	for _, q := range n.Queues() {
+		id := q.ID()
+		assert.Contains(t, queueTracks, fmt.Sprintf("GPU %d → %d q%d", id.GPU, id.Peer, id.Q))
+	}
+	require.Len(t, waveTracks, x.ranks, "one track per wave")
+	for rk := range x.ranks {
+		assert.Contains(t, waveTracks, fmt.Sprintf("wave b0w0 (rank%d)", rk))
+	}
+
+	// Packets: slices per kind against the engine's own counters.
+	slicesByKind := map[string]int{}
+	calls := map[string]int{}
+	for _, e := range p.Events {
+		if e.Ph == "X" && e.Cat == "sdma" {
+			slicesByKind[e.Name]++
+			assert.True(t, strings.HasPrefix(names[e.Tid], "GPU "), "packet slice on a queue track")
+			assert.Contains(t, e.Args, "ring_offset")
+		}
+		if e.Ph == "X" && e.Cat == "cco" {
+			calls[e.Name]++
+		}
+	}
+	assert.Equal(t, executedPackets(t, n), slicesByKind)
+	assert.Equal(t, map[string]int{"COPY_LINEAR": x.ranks * x.ranks, "ATOMIC": x.ranks * x.ranks}, slicesByKind)
+	for _, e := range p.Events {
+		if e.Ph == "X" && e.Name == "COPY_LINEAR" {
+			assert.EqualValues(t, x.bytes, e.Args["bytes"])
+		}
+	}
+	// Every lane calls put, quiet, waitSignal; lanes of a wave converge, so
+	// one slice per wave per call (the wave's lanes target distinct peers).
+	assert.Equal(t, map[string]int{"put": x.ranks, "quiet": x.ranks, "waitSignal": x.ranks}, calls)
+
+	chains := chains(t, data)
+	t.Logf("%d flows; e.g. %q", len(chains), chains[:3])
+	// Each queue's last packet, the ATOMIC, released its wave's quiet. (The
+	// waitSignals do not wait here: every rank's quiet outlasts the
+	// signal coming its way, so no ATOMIC wakes one; see
+	// TestWaitSignalWokenByAtomic.)
+	assert.Equal(t, x.ranks*x.ranks, count(chains, "wave:put → queue:ATOMIC → wave:quiet"), "call → packet → waiter chains")
+	assert.Equal(t, x.ranks*x.ranks, count(chains, "wave:put → queue:COPY_LINEAR"), "every COPY is linked to its put")
+	for _, c := range chains {
+		assert.NotContains(t, c, "?", "flow %q binds to no slice", c)
+	}
+}
+
+// executedPackets reads emud_sdma_packets_total by op, padding NOPs aside.
+func executedPackets(t *testing.T, n *engine.Node) map[string]int {
+	mfs, err := n.Registry().Gather()
+	require.NoError(t, err)
+	got := map[string]int{}
+	for _, mf := range mfs {
+		if mf.GetName() != "emud_sdma_packets_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			op := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "op" {
+					op = l.GetValue()
+				}
+			}
+			if v := int(m.GetCounter().GetValue()); op != "NOP" && v > 0 {
+				got[op] += v
+			}
+		}
+	}
+	return got
+}
+
+func TestSameSeedSameBytes(t *testing.T) {
+	x := a2a{ranks: 4, queues: 2, bytes: 1 << 10}
+	r1, _ := x.run(t, 5, true)
+	r2, _ := x.run(t, 5, true)
+	a, b := writeJSON(t, r1), writeJSON(t, r2)
+	assert.True(t, bytes.Equal(a, b), "two runs of seed 5 wrote different traces")
+	assert.True(t, bytes.Equal(a, writeJSON(t, r1)), "writing twice changed the trace")
+}
+
+// pair is two ranks with one queue per peer and a 4 KiB window each.
+type pair struct {
+	s    *sim.Sim
+	n    *engine.Node
+	r    *Recorder
+	wins []cco.Window
+	dcs  []cco.DevComm
+}
+
+func newPair(t *testing.T, seed uint64) *pair {
+	s := sim.New(sim.Config{Seed: seed})
+	n, err := engine.NewNode(s, cco.MI355X(2))
+	require.NoError(t, err)
+	p := &pair{s: s, n: n, r: Attach(n)}
+	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	comms, err := cco.CommCreateAll(host, 2, 0)
+	require.NoError(t, err)
+	for _, c := range comms {
+		buf, err := cco.MemAlloc(c, 4096)
+		require.NoError(t, err)
+		w, err := cco.WindowRegister(c, buf, 4096)
+		require.NoError(t, err)
+		p.wins = append(p.wins, w)
+	}
+	for _, c := range comms {
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.SdmaQueueCount = 1
+		dc, err := cco.DevCommCreate(c, &reqs)
+		require.NoError(t, err)
+		p.dcs = append(p.dcs, dc)
+	}
+	return p
+}
+
+func (p *pair) launch(t *testing.T, rank int, fn func(sdma *cco.Sdma)) {
+	_, err := kernel.Launch(p.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: 1, Block: 1}, func(t *kernel.Thread) {
+		fn(cco.NewSdma(t, p.dcs[rank]))
+	})
+	require.NoError(t, err)
+}
+
+// chains runs the pair and returns its trace's flows.
+func (p *pair) chains(t *testing.T) []string {
+	require.NoError(t, p.s.Run())
+	data := writeJSON(t, p.r)
+	require.NoError(t, validateTrace(data))
+	return chains(t, data)
+}
+
+func suffixed(xs []string, suffix string) int {
+	n := 0
+	for _, x := range xs {
+		if strings.HasSuffix(x, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// Rank 0 waits for rank 1's signal before doing anything: the remote
+// ATOMIC of rank 1's put is what wakes it.
+func TestWaitSignalWokenByAtomic(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		p := newPair(t, seed)
+		p.launch(t, 0, func(sdma *cco.Sdma) { sdma.WaitSignal(1, 0, 1) })
+		p.launch(t, 1, func(sdma *cco.Sdma) {
+			sdma.Put(0, p.wins[1], 1024, p.wins[1], 0, 1024, 0, cco.RemoteSignal)
+			sdma.Quiet(0)
+		})
+		chains := p.chains(t)
+		assert.Equal(t, 1, count(chains, "wave:put → queue:ATOMIC → wave:waitSignal"), "seed %d: %q", seed, chains)
+	}
+}
+
+// An engine-side wait (postWaitSignal parks a POLL_REGMEM on the queue) is
+// woken by the remote ATOMIC of another rank's put: the trace links them.
+func TestPollWokenByAtomic(t *testing.T) {
+	p := newPair(t, 3)
+	// Rank 0's queue toward itself waits for rank 1's signal, then copies.
+	p.launch(t, 0, func(sdma *cco.Sdma) {
+		sdma.PostWaitSignal(0, 0, 1, 0, 1)
+		sdma.Put(0, p.wins[0], 2048, p.wins[0], 0, 64, 0)
+		sdma.Quiet(0)
+	})
+	p.launch(t, 1, func(sdma *cco.Sdma) {
+		sdma.Put(0, p.wins[1], 1024, p.wins[1], 0, 1024, 0, cco.RemoteSignal)
+		sdma.Quiet(0)
+	})
+	chains := p.chains(t)
+	assert.Equal(t, 1, suffixed(chains, "queue:ATOMIC → queue:POLL_REGMEM"), "the ATOMIC released the parked poll: %q", chains)
+	assert.Contains(t, chains, "wave:postWaitSignal → queue:POLL_REGMEM")
+}
+
+// Aggregate puts are rung by a commit: the commit is their issuing call,
+// even when its CU time lets other waves run before it rings.
+func TestCommitRingsAggregatePuts(t *testing.T) {
+	p := newPair(t, 4)
+	for rank := range 2 {
+		p.launch(t, rank, func(sdma *cco.Sdma) {
+			for i := range 3 {
+				sdma.Put(1-rank, p.wins[rank], uint64(1024+64*i), p.wins[rank], 0, 64, 0, cco.SdmaOptFlagsAggregate)
+			}
+			sdma.Commit(1-rank, 0)
+			sdma.Quiet(1 - rank)
+		})
+	}
+	chains := p.chains(t)
+	assert.Equal(t, 4, count(chains, "wave:commit → queue:COPY_LINEAR"), "%q", chains)
+	assert.Equal(t, 2, count(chains, "wave:commit → queue:COPY_LINEAR → wave:quiet"), "%q", chains)
+}
+
+// Detach stops recording: a run after it leaves named tracks and nothing
+// else, and the node runs without an observer.
+func TestDetach(t *testing.T) {
+	p := newPair(t, 1)
+	assert.Same(t, p.r, Attach(p.n), "one recorder per node")
+	p.r.Detach()
+	assert.Nil(t, p.n.Observer())
+	p.launch(t, 0, func(sdma *cco.Sdma) {
+		sdma.Put(1, p.wins[0], 1024, p.wins[0], 0, 64, 0, cco.RemoteSignal)
+		sdma.Quiet(1)
+	})
+	require.NoError(t, p.s.Run())
+	data := writeJSON(t, p.r)
+	require.NoError(t, validateTrace(data))
+	evs := parse(t, data).Events
+	require.NotEmpty(t, evs)
+	for _, e := range evs {
+		assert.Equal(t, "M", e.Ph, "nothing but track names after Detach: %+v", e)
+	}
+}
+
+func TestMicros(t *testing.T) {
+	for _, tc := range []struct {
+		t    sim.Time
+		want string
+	}{
+		{0, "0"}, {1, "0.000001"}, {1_000_000, "1"}, {1_500_000, "1.5"}, {123_456_789, "123.456789"},
+		{sim.Second, "1000000"}, {-5, "0"},
+	} {
+		assert.Equal(t, tc.want, micros(tc.t), "%d ps", tc.t)
+	}
+}
+
+// The validator is not vacuous: each broken trace is refused, naming what
+// is wrong.
+func TestValidatorRefuses(t *testing.T) {
+	const names = `{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"t"}},` +
+		`{"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":"p"}},`
+	for _, tc := range []struct {
+		name, json, want string
+	}{
+		{"not an object", `[1,2]`, "not a JSON object"},
+		{"no events", `{"displayTimeUnit":"ns"}`, "no traceEvents"},
+		{"bad unit", `{"displayTimeUnit":"us","traceEvents":[]}`, "displayTimeUnit"},
+		{"bad phase", `{"traceEvents":[{"name":"a","ph":"Q","ts":0,"pid":1,"tid":2}]}`, "not a trace-event phase"},
+		{"string ts", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":"1","dur":1,"pid":1,"tid":2}]}`, "ts"},
+		{"no dur", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"pid":1,"tid":2}]}`, "without a numeric dur"},
+		{"negative dur", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":-1,"pid":1,"tid":2}]}`, "negative"},
+		{"float pid", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1.5,"tid":2}]}`, "pid"},
+		{"string tid", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":"x"}]}`, "tid"},
+		{"unknown metadata", `{"traceEvents":[{"name":"thread_colour","ph":"M","pid":1,"tid":2,"args":{}}]}`, "metadata name"},
+		{"thread name not a string", `{"traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":3}}]}`, "args.name"},
+		{"sort index not an integer", `{"traceEvents":[{"name":"thread_sort_index","ph":"M","pid":1,"tid":2,"args":{"sort_index":"a"}}]}`, "sort_index"},
+		{"unnamed track", `{"traceEvents":[{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":3}]}`, "no thread_name"},
+		{"tid in two pids", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":2},{"name":"a","ph":"X","ts":1,"dur":1,"pid":4,"tid":2}]}`, "used with pids"},
+		{"overlap", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"b","ph":"X","ts":3,"dur":5,"pid":1,"tid":2}]}`, "overlap"},
+		{"flow without end", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2}]}`, "want one of each"},
+		{"flow outside slices", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":9,"pid":1,"tid":2}]}`, "does not contain it"},
+		{"flow backwards", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":4,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":2,"pid":1,"tid":2}]}`, "before the previous"},
+		{"flow names differ", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"g","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`, "differ in name"},
+		{"flow without id", `{"traceEvents":[` + names + `{"name":"f","cat":"c","ph":"s","ts":2,"pid":1,"tid":2}]}`, "without an id"},
+		{"bp on s", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","bp":"e","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`, "bp"},
+		{"bad instant scope", `{"traceEvents":[{"name":"i","ph":"i","s":"x","ts":1,"pid":1,"tid":2}]}`, "instant scope"},
+		{"unbalanced B", `{"traceEvents":[` + names + `{"name":"a","ph":"B","ts":1,"pid":1,"tid":2}]}`, "never ended"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateTrace([]byte(tc.json))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	ok := `{"displayTimeUnit":"ns","traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`
+	assert.NoError(t, validateTrace([]byte(ok)))
+}
+
+// TestWriteAlltoallTrace writes the trace of emud's default alltoall
+// (8 ranks, 1 MiB per pair, 2 queues, seed 1) to $EMUD_TRACE_OUT, for
+// opening in the Perfetto UI; without the variable it is skipped.
+func TestWriteAlltoallTrace(t *testing.T) {
+	out := os.Getenv("EMUD_TRACE_OUT")
+	if out == "" {
+		t.Skip("set EMUD_TRACE_OUT=file.json to write the default alltoall's trace")
+	}
+	r, _ := a2a{ranks: 8, queues: 2, bytes: 1 << 20}.run(t, 1, true)
+	data := writeJSON(t, r)
+	require.NoError(t, validateTrace(data))
+	require.NoError(t, os.WriteFile(out, data, 0o644))
+	kinds := map[string]int{}
+	for _, e := range parse(t, data).Events {
+		k := e.Ph
+		if e.Ph == "X" || e.Ph == "M" {
+			k += " " + e.Name
+		}
+		kinds[k]++
+	}
+	t.Logf("%d bytes; events by kind: %v", len(data), kinds)
+}
