@@ -1,0 +1,171 @@
+// Package fabric is NCCL's CFT (Compute Fabric Transport) device API, host
+// side and device side, on an emulated system of ranks joined by a fabric
+// of logical endpoints (LEs).
+//
+// It follows shared/seeds/nccl-device-api-cft.txt (NCCL 2.31, "Device API -
+// CFT") and shared/spec/cft-semantics.md; section numbers below are the
+// spec's. Reductions are done by package fabric/redop.
+//
+// # System and host side
+//
+// NewSystem builds the emulated system on a sim.Sim from a Topology: world
+// size, NVLink (LSA) domain size, CFT unicast group (flat team) size and
+// multicast group size, each a block of consecutive world ranks, with ranks
+// that lack CFT (NoCft), no multicast (NoMulticast) and owner access to the
+// own LE (PutToSelf) as switches. NCCL 2.31 collapses the CFT sizes to
+// lsaSize (§2.2); here they are independent so that the hierarchical teams
+// have more than one rank. NCCL_CFT_ENABLE=0 in Config.Env turns CFT off.
+//
+// CommInitAll makes every rank's Comm (hostCftMode: enable creates LEs at
+// init and fails without CFT, fallback creates them when supported, the
+// default and disable create them with the first CFT dev comm).
+// CommWindowRegister allocates and registers a window; registration is
+// symmetric (the k-th allocation of every rank has the same offset and size,
+// checked) and WinCollSymmetric windows are bound to the rank's LEs.
+// DevCommCreate takes DevCommRequirements{CftCaps, CftBarrierCount} and fails
+// as §1.3 says: CFT requested while some rank lacks it, NCCL_CFT_MULTIMEM
+// without NVLS ("CFT multicast support requested, but NVLS is disabled or
+// unsupported."), NCCL_CFT_MULTIMEM without NCCL_CFT. Host failures are
+// *Error values carrying NCCL's result code. The host LE queries
+// (GetCftDeviceLeInfo, GetPeerDeviceLeInfo, GetMultimemDeviceLeInfo) fail
+// before LE creation (ncclInvalidUsage), on windows not registered for CFT
+// (ncclInvalidUsage), without CFT support or with a peer outside the flat
+// team (ncclInvalidArgument).
+//
+// Memory: each rank's device memory is a byte slice owned by the System
+// (not engine.Node, whose flat SDMA address space has no use for LEs). It
+// is the rank's symmetric "big VA": a window's leOffset is its offset there,
+// the same on every rank. The dev comm's resource window holds the barrier
+// buffers with NCCL's layout (§10.2). System.Read and System.Write are the
+// host's cudaMemcpy.
+//
+// # Teams and LEs
+//
+// Team is ncclTeam {nRanks, rank, stride}; TeamCft(dc, mode) and
+// TeamCftMultimem(dc) (device) and HostTeamCft / HostTeamCftMultimem (host)
+// build the flat, hier-multimem, hier-LSA and multimem teams of §2.2; the
+// rank conversions are DevComm.TeamRankToWorld, TeamRankToLsa and
+// TeamRankInTeam. LE ids are distinct across the system so that an LE a
+// rank never imported is refused: flat group g's unicast LEs are UcLeBase +
+// g × cftSize + flatRank, multicast group m's LE is McLeBase + m.
+// GetCftLeInfo, GetPeerLeInfo and GetMultimemLeInfo are the device queries
+// with NCCL's arithmetic and, like them, no checks.
+//
+// # The Cft object
+//
+// In the kernel (package kernel), every thread of a coop builds
+// NewCft(coop, devComm, cftSmem); CftSmem is the shared-memory offset of the
+// user's ncclCftSmem (the Go form takes the dev comm because LE ids need the
+// emulated fabric). Put, PutCpMask, PutMultimem, PutMultimemCpMask, Get,
+// Red, RedCpMask, RedMultimem, RedMultimemCpMask and PullRed take the OpCoop
+// that issues; its elected thread (every thread of a thread group, the
+// lowest active lane of a warp, thread 0 of a block) issues after op.sync().
+// The mbarrier is modelled as in §4.1: one arrival per phase, a signed
+// tx-count raised only by Submit (expect_tx), lowered as operations complete
+// (bytes/16 for put and red, bytes for get and pullRed), a report predicate
+// and code per phase. FlushSmem waits until submitted operations have read
+// their shared-memory sources; Flush arrives and waits for the phase, and
+// returns (hasReport, report) with report 0 on success (the code writes it
+// either way). PullRed starts at issue (the fetching submit every lane
+// runs); its tx is expected at the next Submit.
+//
+// Rules enforced, each failing the kernel at the call with a
+// *kernel.LaneError naming the rule: 16-byte aligned shared-memory pointers
+// and leOffsets, sizes positive multiples of 16, shared ranges inside the
+// block's shared memory and clear of the ncclCftSmem, LE ranges inside a
+// window bound to the LE on the target, unicast ops on unicast LEs and
+// multimem ops on the rank's own multicast LE (which needs NCCL_CFT_MULTIMEM),
+// no unicast access to the own LE unless Topology.PutToSelf, pullRed only
+// from a warp, OpCoop not wider than the coop, reduction pairs redop.Check
+// accepts (f64 add has no pullRed), cpMasks that enable whole elements for
+// reductions, at most 2^20 − 1 tracked tx units between flushes (16 MB of
+// put/red, 1 MB of get/pullRed, and the combined rule of §6), no issue
+// while another group's flush runs, one flush per phase.
+//
+// Submit before flush (§4.3 rule 1) is the one rule whose hardware outcome
+// is undefined: in debug mode (Config.Debug) a flush or flushSmem with
+// operations some group issued but never submitted fails at once, naming
+// the group; in release mode the phase waits for them, they never start,
+// and the run ends in sim's hang report whose lead cause names the group
+// and its operations.
+//
+// # Barriers and fences
+//
+// NewCftBarrierSession(coop, dc, index, multimem) with Arrive, Wait, Sync
+// and the timeout variants WaitTimeout / SyncTimeout (timeoutCycles at
+// Model.ClockGHz) runs NCCL's algorithm (§10.3) over the fabric: unicast
+// arrive puts the absolute epoch + 1 into each peer's inbox granule,
+// multimem arrive adds 1 into every member's multicast inbox; waits poll the
+// local inbox with the 32-bit rolling compare. Epochs live in the barrier
+// buffer and persist across launches (thread 0 stores its epoch after each
+// completed wait, which is what the destructor's store gives the next
+// launch). An index not below cftBarrierCount and a multimem session
+// without NCCL_CFT_MULTIMEM fail at construction. A timed-out wait returns
+// Timeout for the threads that timed out and poisons the slot: later
+// sessions on it fail. A barrier that can never complete (an index some rank
+// never arrives at, a dropped arrival) ends in the hang report with the
+// barrier, the inbox value, the target and each missing peer named.
+//
+// MemFence(coop, dc, order, producer, consumer, scope) follows §9 (relaxed
+// does nothing; release syncs before, acquire after). Memory is sequentially
+// consistent, so fences move no data. In debug mode a checker tracks, per
+// byte of every rank's memory, the last write and its proxy (Fabric for
+// deliveries of put/red, Generic for DevComm.Store, none for host writes).
+// A read (DevComm.Load for the Generic proxy, get and pullRed sources for the
+// Fabric proxy) is ordered after a write when the reader made it through
+// the same proxy, or, for its own writes, acquired (producer → consumer,
+// Sys) after the write landed, or, for another rank's writes, when the
+// writer released them (MemFence release or a barrier arrive with a release
+// order, producer → consumer, Sys, after the write landed) and the reader
+// acquired after that release (a fence or a barrier wait with an acquire
+// order). Otherwise the kernel fails with a *FenceError naming the missing
+// fence. Cta-scope fences order shared memory only. Approximations: the
+// checker keeps only the last write per byte, orders by virtual time rather
+// than by the barrier's happens-before edges, and does not track generic
+// writes to shared memory; DevComm.LoadRelaxed is an unchecked flag read.
+//
+// # Fault injection
+//
+// Config.Faults (a FaultPlan, drawn from the run's seed through sim.Rand
+// stream FaultStream) fails chosen data operations (FailOps: the n-th op of
+// a rank; OpFailRate: a seeded chance per op): their data does not land and
+// the flush of their phase reports Code. DropBarrier loses a rank's
+// arrivals at a barrier so waits time out or hang.
+//
+// # Timing
+//
+// Model has named parameters: InjectionGBps (each GPU's fabric bandwidth per
+// direction; ops leaving a GPU share its egress port, writes arriving share
+// its ingress port), Latency (one way), IssueCost, McFanout (the switch's
+// extra cost per multicast member) and ClockGHz (SM clock for timeouts).
+// There is no documented calibration for CFT. DefaultModel takes NVLink 5 as
+// in GB200 NVL72: 18 links of 100 GB/s, 1.8 TB/s bidirectional per GPU
+// ("A single NVIDIA Blackwell Tensor Core GPU supports up to 18 NVLink 100
+// GB/s connections for a total bandwidth of 1.8 TB/s",
+// https://www.nvidia.com/en-us/data-center/nvlink/), so 900 GB/s per
+// direction; Latency 1 µs, IssueCost 20 ns and McFanout 5 ns are
+// uncalibrated round numbers, and ClockGHz 1.9 is a B200-class boost clock.
+// A put's source is read when it has streamed through the egress port
+// (which is when flushSmem returns), lands after Latency (queued behind
+// earlier arrivals at the destination), and completes when the ack returns
+// after another Latency; get and pullRed complete when the data reaches
+// shared memory. Each delivery applies as one event, one allowed
+// interleaving of the element-wise atomics; the seed orders events due at
+// the same time.
+//
+// # Scenarios
+//
+// NewJob builds a ready system of N ranks from a seed (comms, windows, dev
+// comms); RunAllReduce (pullRed + redMultimem + multimem barriers) and
+// RunAllToAll (put + unicast barrier) run whole collectives and check every
+// byte: the entry points for an `emud run cft-allreduce` scenario.
+//
+// # Not modelled
+//
+// Counted writes (NCCL 2.32, §13), the resource-buffer LE queries, the
+// abort flag, the report at kernel end of a Cft object with work in flight
+// (§4.3 rule 3), mixing reporting mechanisms beyond the overlap check,
+// strict (stale-data) visibility for missing fences (the checker reports
+// them instead), and per-element interleaving of concurrent reductions
+// within one delivery.
+package fabric

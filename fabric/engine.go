@@ -1,0 +1,205 @@
+package fabric
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/sim"
+)
+
+// fop is one fabric operation in flight.
+type fop struct {
+	kind    opKind
+	call    string
+	rank    int // issuing rank
+	tg      leTarget
+	leOff   uint64
+	bytes   uint64
+	smemOff int
+	smem    []byte // the issuing block's shared memory
+	mask    uint16
+	red     RedOp
+	units   int64 // tx units: bytes/16, or bytes for fetching ops
+	mb      *mbar
+	issuer  *issuer
+	started bool
+
+	fail bool  // injected fabric error: data does not land, the phase reports
+	code uint8 // its report code
+
+	internal bool   // a barrier's own op: not checked, not failed
+	payload  []byte // data for internal ops instead of shared memory
+}
+
+func (o *fop) dsts() []int {
+	if o.tg.multicast {
+		return o.tg.members
+	}
+	return []int{o.tg.rank}
+}
+
+// start hands o to the fabric and schedules its steps with the model's
+// timing (see the package doc: ports, latency, fan-out).
+func (sys *System) start(o *fop) {
+	o.started = true
+	m, s := sys.model, sys.s
+	src := sys.ranks[o.rank]
+	ser := m.serialize(o.bytes)
+	issue := s.Now() + m.IssueCost
+	mb := o.mb
+	mb.inflight++
+	switch o.kind {
+	case opPut, opPutMC, opRed, opRedMC:
+		mb.smemBusy++
+		st := max(issue, src.txFree)
+		src.txFree = st + ser
+		read := st + ser
+		dsts := o.dsts()
+		arrs := make([]sim.Time, len(dsts))
+		last := read
+		for i, d := range dsts {
+			extra := sim.Time(0)
+			if o.tg.multicast {
+				extra = m.McFanout * sim.Time(i+1)
+			}
+			rd := sys.ranks[d]
+			arr := max(read+m.Latency+extra, rd.rxFree+ser)
+			rd.rxFree = arr
+			arrs[i] = arr
+			last = max(last, arr)
+		}
+		complete := last + m.Latency
+		s.At(read, func() {
+			data := o.payload
+			if data == nil {
+				data = append([]byte(nil), o.smem[o.smemOff:o.smemOff+int(o.bytes)]...)
+			}
+			mb.smemBusy--
+			mb.wl.Notify(0, 1)
+			for i, d := range dsts {
+				s.At(arrs[i], func() { sys.deliver(o, d, data) })
+			}
+			s.At(complete, func() { sys.complete(o) })
+		})
+	case opGet:
+		d := o.tg.rank
+		rd := sys.ranks[d]
+		st := max(issue+m.Latency, rd.txFree)
+		rd.txFree = st + ser
+		arr := max(st+ser+m.Latency, src.rxFree+ser)
+		src.rxFree = arr
+		s.At(st, func() {
+			data := sys.fabricRead(o, d)
+			s.At(arr, func() {
+				if !o.fail && data != nil {
+					copy(o.smem[o.smemOff:], data)
+				}
+				sys.complete(o)
+			})
+		})
+	case opPullRed:
+		ready := issue + m.Latency
+		for i, d := range o.tg.members {
+			rd := sys.ranks[d]
+			st := max(issue+m.Latency+m.McFanout*sim.Time(i+1), rd.txFree)
+			rd.txFree = st + ser
+			ready = max(ready, st+ser)
+		}
+		arr := max(ready+m.Latency, src.rxFree+ser)
+		src.rxFree = arr
+		s.At(ready, func() {
+			ins := make([][]byte, 0, len(o.tg.members))
+			for _, d := range o.tg.members {
+				data := sys.fabricRead(o, d)
+				if data == nil {
+					return
+				}
+				ins = append(ins, data)
+			}
+			// The switch folds the members' copies in team order.
+			acc := make([]byte, o.bytes)
+			if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
+				sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
+				return
+			}
+			s.At(arr, func() {
+				if !o.fail {
+					copy(o.smem[o.smemOff:], acc)
+				}
+				sys.complete(o)
+			})
+		})
+	}
+}
+
+// fabricRead snapshots [leOff, leOff+bytes) of rank d for a fetching op,
+// running the fence checker for the fabric proxy. nil means the run failed.
+func (sys *System) fabricRead(o *fop, d int) []byte {
+	if sys.chk != nil && !o.internal {
+		if err := sys.chk.read(o.rank, d, o.leOff, o.bytes, ProxyFabric, o.call); err != nil {
+			sys.s.Fail(err)
+			return nil
+		}
+	}
+	return append([]byte(nil), sys.ranks[d].mem[o.leOff:o.leOff+o.bytes]...)
+}
+
+// deliver lands o's data in rank d's memory: a masked copy or an
+// element-wise reduction, all at one instant (one allowed interleaving of
+// the element-wise atomics).
+func (sys *System) deliver(o *fop, d int, data []byte) {
+	if o.fail {
+		return // the op failed in the fabric: nothing lands
+	}
+	r := sys.ranks[d]
+	dst := r.mem[o.leOff : o.leOff+o.bytes]
+	var err error
+	switch {
+	case o.kind.reduces() && o.mask == FullMask:
+		err = redop.Apply(o.red.Op, o.red.Type, dst, data)
+	case o.kind.reduces():
+		err = redop.ApplyMasked(o.red.Op, o.red.Type, dst, data, byteMask(o.mask, len(dst)))
+	case o.mask == FullMask:
+		copy(dst, data)
+	default:
+		for i := range dst {
+			if o.mask&(1<<uint(i%16)) != 0 {
+				dst[i] = data[i]
+			}
+		}
+	}
+	if err != nil {
+		sys.s.Fail(fmt.Errorf("fabric: %s from rank %d to rank %d: %w", o.call, o.rank, d, err))
+		return
+	}
+	if sys.chk != nil && !o.internal {
+		sys.chk.fabricWrite(o, d)
+	}
+	sys.s.Progress()
+	r.wl.Notify(o.leOff, o.leOff+o.bytes)
+}
+
+// byteMask expands a cpMask to one enable byte per data byte.
+func byteMask(m uint16, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		if m&(1<<uint(i%16)) != 0 {
+			b[i] = 1
+		}
+	}
+	return b
+}
+
+// complete is complete_tx on the op's mbarrier; a failed op sets the
+// phase's report.
+func (sys *System) complete(o *fop) {
+	mb := o.mb
+	mb.tx -= o.units
+	mb.inflight--
+	if o.fail {
+		mb.reported, mb.report = true, o.code
+	}
+	sys.s.Progress()
+	mb.maybeComplete()
+	mb.wl.Notify(0, 1)
+}

@@ -1,0 +1,64 @@
+package fabric_test
+
+import (
+	"testing"
+
+	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// rig is a small job for unit tests: n ranks, one 64 KiB window W and a
+// second 64 KiB window V on every rank.
+type rig struct {
+	*fabric.Job
+	W, V []fabric.Window
+}
+
+func newRig(t testing.TB, seed uint64, cfg fabric.JobConfig) *rig {
+	t.Helper()
+	cfg.Seed = seed
+	if cfg.Topology.NRanks == 0 {
+		cfg.Topology.NRanks = 2
+	}
+	if cfg.Windows == nil {
+		cfg.Windows = []uint64{64 << 10, 64 << 10}
+	}
+	j, err := fabric.NewJob(cfg)
+	require.NoError(t, err)
+	return &rig{Job: j, W: j.Windows[0], V: j.Windows[1]}
+}
+
+// launch runs fn on rank's GPU: one block of threads (waves of 32) with
+// shared bytes of shared memory.
+func (r *rig) launch(t testing.TB, rank, threads, shared int, fn func(th *kernel.Thread, dc fabric.DevComm)) *kernel.Kernel {
+	t.Helper()
+	dc := r.DevComms[rank]
+	k, err := kernel.Launch(r.Sim, kernel.Config{Name: "test", GPU: rank, Grid: 1, Block: threads, WaveSize: 32, SharedBytes: shared},
+		func(th *kernel.Thread) { fn(th, dc) })
+	require.NoError(t, err)
+	return k
+}
+
+func (r *rig) write(t testing.TB, rank int, w []fabric.Window, off uint64, data []byte) {
+	t.Helper()
+	require.NoError(t, r.Sys.Write(rank, w[rank], off, data))
+}
+
+func (r *rig) read(t testing.TB, rank int, w []fabric.Window, off, n uint64) []byte {
+	t.Helper()
+	b, err := r.Sys.Read(rank, w[rank], off, n)
+	require.NoError(t, err)
+	return b
+}
+
+func pattern(seed, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(seed*131 + i*7 + 1)
+	}
+	return b
+}
