@@ -92,3 +92,34 @@ func TestFitCommand(t *testing.T) {
 		assert.Contains(t, errOut, tc.want, "%v", tc.args)
 	}
 }
+
+func TestRunCftAllReduce(t *testing.T) {
+	out, errOut, status := execute(t, "run", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug")
+	require.Equal(t, exitOK, status, errOut)
+	rows := rankRows(out)
+	require.Len(t, rows, 4)
+	for _, r := range rows {
+		assert.Equal(t, "1024", r[3], "each rank receives the whole reduced output")
+	}
+	d1 := seedAndDigest(t, out, 3)
+	again, _, _ := execute(t, "run", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug")
+	assert.Equal(t, d1, seedAndDigest(t, again, 3), "same seed, same digest")
+	rep, errOut, status := execute(t, "replay", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug", "--expect-digest", d1)
+	require.Equal(t, exitOK, status, errOut)
+	assert.Equal(t, d1, seedAndDigest(t, rep, 3), "replay reproduces the digest")
+	assert.Contains(t, errOut, "trace: none (cft-allreduce has no SDMA queues)")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bytes", "24"}, "multiple of 16"},
+		{[]string{"--bytes", "1M"}, "shared memory"},
+		{[]string{"--bytes", "64", "--model", "mi355x"}, "fabric's own timing model"},
+		{[]string{"--bytes", "64", "--trace", filepath.Join(t.TempDir(), "t.json")}, "SDMA scenarios only"},
+	} {
+		_, errOut, status := execute(t, append([]string{"run", "cft-allreduce"}, tc.args...)...)
+		assert.Equal(t, exitError, status, "%v", tc.args)
+		assert.Contains(t, errOut, tc.want, "%v", tc.args)
+	}
+}

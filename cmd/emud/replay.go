@@ -30,8 +30,13 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 			if tracePath == "" {
 				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.name, f.o.Seed)
 			}
-			writeTrace, err := traceToFile(&f.o, tracePath)
-			if err != nil {
+			writeTrace := func() error { return nil }
+			if sc.noSDMA {
+				if cmd.Flags().Changed("trace") {
+					return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+				}
+				tracePath = "none (" + sc.name + " has no SDMA queues)"
+			} else if writeTrace, err = traceToFile(&f.o, tracePath); err != nil {
 				return err
 			}
 			rep := runOnce(sc, f.o)

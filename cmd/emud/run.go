@@ -106,6 +106,9 @@ ui.perfetto.dev) is written to FILE, also when the run hangs.
 func runAndPrint(w io.Writer, sc *scenario, o options, asJSON bool, tracePath string) error {
 	var writeTrace func() error
 	if tracePath != "" {
+		if sc.noSDMA {
+			return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+		}
 		var err error
 		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
 			return err

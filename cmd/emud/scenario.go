@@ -91,6 +91,9 @@ type scenario struct {
 	// planted marks a scenario with a deliberate bug, kept to show what
 	// explore finds; it is listed apart.
 	planted bool
+	// noSDMA marks a scenario with no SDMA node (the CFT fabric): it takes
+	// no --model and leaves no trace.
+	noSDMA bool
 	// bytes says what --bytes means here ("per pair", "per chunk", ...);
 	// "" = "per pair".
 	bytes string

@@ -332,6 +332,9 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 	}
 	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model}
 	cerr := o.validate()
+	if cerr == nil && sc.noSDMA && req.Trace {
+		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+	}
 	if cerr == nil && sc.check != nil {
 		cerr = sc.check(o)
 	}

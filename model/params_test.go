@@ -1,0 +1,137 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+func TestMI355XShape(t *testing.T) {
+	p := MI355X()
+	require.NoError(t, p.Validate())
+	var m Model = p
+	assert.Equal(t, "mi355x", m.Name())
+	assert.Equal(t, m.PacketOverhead(ring.KindCopy), m.PacketOverhead(ring.KindAtomic), "an ATOMIC costs the engine about what a COPY does")
+	assert.Zero(t, m.PacketOverhead(ring.KindNop), "padding is free")
+	assert.Less(t, m.PacketOverhead(ring.KindPoll), m.PacketOverhead(ring.KindCopy), "a POLL has no writes to complete")
+	assert.InDelta(t, 2600/2.4*float64(sim.Nanosecond), float64(m.RptrRead()), 1, "MORI: about 2600 cycles per rptr read")
+	assert.Greater(t, m.LinkGBps(0, 0), m.LinkGBps(0, 1), "local copies are faster than the link")
+	assert.Equal(t, m.LinkGBps(0, 1), m.LinkGBps(1, 0), "xGMI is symmetric")
+	assert.Less(t, m.BroadcastGBps(false), m.LinkGBps(0, 1), "a broadcast stream is slower than a plain copy")
+	assert.Equal(t, 4*m.PollInterval(1), m.PollInterval(4))
+	assert.Equal(t, m.PollInterval(1), m.PollInterval(0), "interval 0 still takes one read")
+}
+
+func TestIssueCycles(t *testing.T) {
+	p := MI355X()
+	same := func(n int) float64 { return p.IssueCycles(IssueShape{Lanes: n, Queues: 1}) }
+	spread := func(n int) float64 { return p.IssueCycles(IssueShape{Lanes: n, Queues: n, Independent: true}) }
+	for _, n := range []int{2, 4, 8, 16, 32, 64} {
+		assert.Greater(t, same(n), same(n/2), "grouping cost grows with lanes")
+		assert.Less(t, same(n)/float64(n), same(1), "but per packet it shrinks")
+	}
+	assert.Equal(t, same(1)+p.IssueDetect, spread(1), "Independent pays its shape detection")
+	assert.Greater(t, spread(2), same(2), "spreading lanes over queues costs more than sharing one")
+	assert.Equal(t, spread(4), spread(8), "the memory pipeline overlaps more than IssueQueueOverlap queues")
+	assert.Equal(t, sim.Time(0), NewPlaceholder().Issue(IssueShape{Lanes: 64, Queues: 1}), "the placeholder issues for free")
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mut  func(p *Params)
+		want string
+	}{
+		{"zero clock", func(p *Params) { p.ClockGHz = 0 }, "cu_clock_ghz must be a positive number"},
+		{"negative gap", func(p *Params) { p.PacketUs = -1 }, "packet_us must be a finite number ≥ 0"},
+		{"jitter ≥ 1", func(p *Params) { p.Jitter_ = 1 }, "jitter must be below 1"},
+		{"no overlap", func(p *Params) { p.IssueQueueOverlap = 0 }, "issue_queue_overlap must be 1..64"},
+		{"zero chunk", func(p *Params) { p.ChunkKiB = 0 }, "link_chunk_kib must be 1..1048576"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := MI355X()
+			tc.mut(p)
+			assert.ErrorContains(t, p.Validate(), tc.want)
+		})
+	}
+}
+
+func TestModelFiles(t *testing.T) {
+	dir := t.TempDir()
+	p := MI355X()
+	p.Label, p.Link = "mine", 55
+	path := filepath.Join(dir, "m.json")
+	require.NoError(t, p.WriteFile(path))
+	got, err := Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, p, got, "a model file round-trips")
+
+	partial := filepath.Join(dir, "partial.json")
+	require.NoError(t, os.WriteFile(partial, []byte(`{"link_gbps": 40}`), 0o644))
+	q, err := LoadFile(partial)
+	require.NoError(t, err)
+	assert.Equal(t, 40.0, q.Link)
+	assert.Equal(t, MI355X().PacketUs, q.PacketUs, "missing fields keep the preset's values")
+	assert.Equal(t, partial, q.Name(), "an unnamed file is named by its path")
+
+	for _, tc := range []struct{ body, want string }{
+		{`{"link_gbs": 40}`, `unknown field "link_gbs"`},
+		{`{"link_gbps": -4}`, "link_gbps must be a positive number"},
+		{`{"link_gbps": "fast"}`, "cannot unmarshal"},
+		{`{`, "unexpected EOF"},
+	} {
+		f := filepath.Join(dir, "bad.json")
+		require.NoError(t, os.WriteFile(f, []byte(tc.body), 0o644))
+		_, err := Load(f)
+		assert.ErrorContains(t, err, tc.want, tc.body)
+	}
+	_, err = Load(filepath.Join(dir, "absent.json"))
+	assert.ErrorContains(t, err, "model file")
+	_, err = Load("tpu")
+	assert.ErrorContains(t, err, `unknown model "tpu": presets are mi355x, placeholder`)
+	d, err := Load("")
+	require.NoError(t, err)
+	assert.Equal(t, DefaultPreset, d.Name())
+}
+
+func TestFieldsCoverEveryFloat(t *testing.T) {
+	p := MI355X()
+	names := map[string]bool{}
+	for _, f := range p.Fields() {
+		names[f.Name] = true
+		*f.Ptr *= 2 // the pointer is into p
+	}
+	assert.Equal(t, 2*MI355X().Link, p.Link)
+	for _, n := range []string{"link_gbps", "packet_us", "doorbell_us", "issue_base_cycles", "jitter"} {
+		assert.True(t, names[n], n)
+	}
+	assert.False(t, names["issue_queue_overlap"], "integers are not fitted")
+}
+
+func ExampleMI355X() {
+	m := MI355X()
+	// One 64-lane SameQueue post: issue before the chain, then the doorbell.
+	issue := m.Issue(IssueShape{Lanes: 64, Queues: 1}) + m.Submit()
+	fmt.Println("64-lane post:", issue)
+	// A lone 1 MiB copy over one xGMI direction.
+	fmt.Println("1 MiB copy:", UncontendedCopyTime(m, Copy{Bytes: 1 << 20, Src: 0, Dst: []int{1}}))
+	// Output:
+	// 64-lane post: 1.3175µs
+	// 1 MiB copy: 17.403751µs
+}
+
+func ExampleLoad() {
+	m, err := Load("mi355x") // or "placeholder", or "fitted.json" from emud fit
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(m.Name(), m.DoorbellLatency(), m.PacketOverhead(ring.KindCopy))
+	// Output: mi355x 750ns 2.02µs
+}
