@@ -94,7 +94,6 @@ type mbar struct {
 	byThread map[*kernel.Thread]*issuer
 	smemBusy int // submitted ops that have not yet read their smem source
 	inflight int // submitted ops not yet complete
-	internal bool
 }
 
 type phaseReport struct {

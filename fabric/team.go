@@ -36,14 +36,6 @@ func (t Team) String() string {
 	return fmt.Sprintf("{nRanks %d, rank %d, stride %d}", t.NRanks, t.Rank, t.Stride)
 }
 
-// teamInnerFactor is ncclTeamInnerFactor: {k, p.rank mod k, p.stride}.
-func teamInnerFactor(p Team, k int) Team {
-	if k <= 0 {
-		return Team{}
-	}
-	return Team{NRanks: k, Rank: p.Rank % k, Stride: p.Stride}
-}
-
 // teamOuterFactor is ncclTeamOuterFactor: {p.nRanks / k, p.rank / k,
 // p.stride × k}. Integer division truncates, so a parent smaller than k
 // gives an empty team, as in NCCL.

@@ -65,15 +65,6 @@ func (t Topology) Normalize() (Topology, error) {
 	return t, nil
 }
 
-func (t Topology) hasCft(rank int) bool {
-	for _, r := range t.NoCft {
-		if r == rank {
-			return false
-		}
-	}
-	return true
-}
-
 // LsaRank is world rank r's rank in its NVLink domain.
 func (t Topology) LsaRank(r int) int { return r % t.LsaSize }
 

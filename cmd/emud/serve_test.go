@@ -154,7 +154,7 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	require.NotNil(t, h.Report.Hang)
 	assert.Contains(t, strings.Join(h.Report.Hang.Causes, "\n"), "expected looks shared across queues")
 	status, body = d.do("GET", "/healthz", "")
-	assert.Equal(t, http.StatusOK, status, "a hung run does not hurt the daemon")
+	assert.Equal(t, http.StatusOK, status, "a hung run does not hurt the daemon: %s", body)
 
 	status, body = d.do("GET", "/runs/"+hang+"/trace", "")
 	require.Equal(t, http.StatusOK, status, body)

@@ -10,8 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/hw/rocm"
+	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
+
+// nopUnit is a packet that does nothing: NOP skipping seven dwords, one
+// 32-byte unit.
+func nopUnit() ring.Packet { return ring.Nop(7) }
 
 func kfdPresent() bool {
 	_, err := os.Stat("/dev/kfd")
