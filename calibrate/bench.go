@@ -40,27 +40,18 @@ func newBench(m model.Model, seed uint64, ranks int, win uint64) (*bench, error)
 		return nil, err
 	}
 	b := &bench{s: s, node: node, m: m, mem: h.Device().Memory()}
-	for _, c := range comms {
-		var ws [3]cco.Window
-		for i, n := range []uint64{win, win, 4 << 10} {
-			buf, err := cco.MemAlloc(c, n)
-			if err != nil {
-				return nil, err
-			}
-			if ws[i], err = cco.WindowRegister(c, buf, n); err != nil {
-				return nil, err
-			}
-		}
-		b.send, b.recv, b.flags = append(b.send, ws[0]), append(b.recv, ws[1]), append(b.flags, ws[2])
-	}
-	for _, c := range comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = benchQueues
-		dc, err := cco.DevCommCreate(c, &reqs)
-		if err != nil {
+	for _, w := range []struct {
+		ws    *[]cco.Window
+		bytes uint64
+	}{{&b.send, win}, {&b.recv, win}, {&b.flags, 4 << 10}} {
+		if *w.ws, err = cco.WindowAllocAll(comms, w.bytes); err != nil {
 			return nil, err
 		}
-		b.dcs = append(b.dcs, dc)
+	}
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount = benchQueues
+	if b.dcs, err = cco.DevCommCreateAll(comms, &reqs); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -462,3 +462,35 @@ func (st *devState) queue(p, q int) (Queue, error) {
 	}
 	return st.queues[i], nil
 }
+
+// WindowAllocAll allocates bytes on every comm (MemAlloc) and registers
+// each buffer as a window, in rank order, so the registration is
+// symmetric as WindowRegister requires. It returns the windows by rank:
+// the host-side loop every multi-rank job writes.
+func WindowAllocAll(comms []*Comm, bytes uint64) ([]Window, error) {
+	ws := make([]Window, len(comms))
+	for r, c := range comms {
+		buf, err := MemAlloc(c, bytes)
+		if err != nil {
+			return nil, err
+		}
+		if ws[r], err = WindowRegister(c, buf, bytes); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// DevCommCreateAll creates a dev comm on every comm with the same
+// requirements, in rank order, and returns them by rank.
+func DevCommCreateAll(comms []*Comm, reqs *DevCommRequirements) ([]DevComm, error) {
+	dcs := make([]DevComm, len(comms))
+	for r, c := range comms {
+		dc, err := DevCommCreate(c, reqs)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		dcs[r] = dc
+	}
+	return dcs, nil
+}

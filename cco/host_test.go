@@ -201,3 +201,31 @@ func TestSignalHostRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, v, "zeroed at creation")
 }
+
+func TestWindowAllocAllAndDevCommCreateAll(t *testing.T) {
+	node, err := engine.NewNode(sim.New(sim.Config{Seed: 1}), cco.MI355X(0))
+	require.NoError(t, err)
+	h := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	comms, err := cco.CommCreateAll(h, 3, 0)
+	require.NoError(t, err)
+	ws, err := cco.WindowAllocAll(comms, 4096)
+	require.NoError(t, err)
+	require.Len(t, ws, 3)
+	for r, w := range ws {
+		assert.Equal(t, r, w.LsaRank)
+		assert.Equal(t, ws[0].LsaPtr(r, 0), w.LocalPtr(0), "symmetric: rank r's window is where rank 0 computes it")
+	}
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount = 4
+	dcs, err := cco.DevCommCreateAll(comms, &reqs)
+	require.NoError(t, err)
+	for r, dc := range dcs {
+		assert.Equal(t, r, dc.Rank)
+		assert.Equal(t, 4, dc.Sdma.SdmaNumQueue)
+	}
+	_, err = cco.WindowAllocAll(comms, 1<<50)
+	assert.Error(t, err, "an allocation the GPU cannot hold fails")
+	bad := cco.DevCommRequirements{} // not from the initializer: no magic
+	_, err = cco.DevCommCreateAll(comms, &bad)
+	assert.ErrorContains(t, err, "rank 0: ")
+}

@@ -41,34 +41,19 @@ func NewJob(seed uint64, ranks int) (*Job, error) {
 
 // Window allocates and registers size bytes on every rank, in rank order
 // (registrations must be symmetric), and returns the windows by rank.
-func (j *Job) Window(size uint64) ([]cco.Window, error) {
-	ws := make([]cco.Window, len(j.Comms))
-	for r, c := range j.Comms {
-		buf, err := cco.MemAlloc(c, size)
-		if err != nil {
-			return nil, err
-		}
-		if ws[r], err = cco.WindowRegister(c, buf, size); err != nil {
-			return nil, err
-		}
-	}
-	return ws, nil
-}
+func (j *Job) Window(size uint64) ([]cco.Window, error) { return cco.WindowAllocAll(j.Comms, size) }
 
 // CreateDevComms creates every rank's dev comm with queues SDMA queue ids
 // per peer (0: MORI's default) and MORI_CCO_SDMA_DEBUG's checks when
 // debug is set.
 func (j *Job) CreateDevComms(queues int, debug bool) error {
-	j.DevComms = make([]cco.DevComm, len(j.Comms))
-	for r, c := range j.Comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount, reqs.Debug = queues, debug
-		dc, err := cco.DevCommCreate(c, &reqs)
-		if err != nil {
-			return err
-		}
-		j.DevComms[r] = dc
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount, reqs.Debug = queues, debug
+	dcs, err := cco.DevCommCreateAll(j.Comms, &reqs)
+	if err != nil {
+		return err
 	}
+	j.DevComms = dcs
 	return nil
 }
 

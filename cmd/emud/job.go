@@ -73,37 +73,23 @@ func newJob(o options) (*job, error) {
 // window allocates and registers a window of size bytes on every rank, in
 // rank order, so that the k-th registration is symmetric across ranks as
 // ccoWindowRegister requires.
-func (j *job) window(size uint64) ([]cco.Window, error) {
-	ws := make([]cco.Window, len(j.comms))
-	for r, c := range j.comms {
-		buf, err := cco.MemAlloc(c, size)
-		if err != nil {
-			return nil, err
-		}
-		if ws[r], err = cco.WindowRegister(c, buf, size); err != nil {
-			return nil, err
-		}
-	}
-	return ws, nil
-}
+func (j *job) window(size uint64) ([]cco.Window, error) { return cco.WindowAllocAll(j.comms, size) }
 
 // devComms creates every rank's dev comm with o.Queues queue ids per peer
 // and the debug checks when o.Debug is set.
 func (j *job) devComms() error {
-	j.dcs = make([]cco.DevComm, len(j.comms))
-	for r, c := range j.comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = j.o.Queues
-		reqs.Debug = j.o.Debug
-		dc, err := cco.DevCommCreate(c, &reqs)
-		if err != nil {
-			return err
-		}
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount, reqs.Debug = j.o.Queues, j.o.Debug
+	dcs, err := cco.DevCommCreateAll(j.comms, &reqs)
+	if err != nil {
+		return err
+	}
+	for r, dc := range dcs {
 		if dc.Sdma.SdmaNumQueue == 0 {
 			return fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, j.env["MORI_ENABLE_SDMA"])
 		}
-		j.dcs[r] = dc
 	}
+	j.dcs = dcs
 	return nil
 }
 
