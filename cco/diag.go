@@ -2,7 +2,10 @@ package cco
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
@@ -154,18 +157,24 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 		return a.base < b.base
 	})
-	// Collected first, then put ahead of the generic causes in order.
+	// Collected first, then put ahead of the generic causes in order. A
+	// cause that differs between ranks only in the rank is said once, for
+	// all of them (an all-to-all has the same bug on every rank).
 	var causes []string
-	seen := map[string]bool{}
+	ranks := map[string][]int{}
 	add := func(c string) {
-		if !seen[c] {
-			seen[c] = true
-			causes = append(causes, c)
+		t, r := splitRanked(c)
+		if _, dup := ranks[t]; !dup {
+			causes = append(causes, t)
+			ranks[t] = nil
+		}
+		if r >= 0 && !slices.Contains(ranks[t], r) {
+			ranks[t] = append(ranks[t], r)
 		}
 	}
 	defer func() {
 		for i := len(causes) - 1; i >= 0; i-- {
-			h.AddLeadCause(causes[i])
+			h.AddLeadCause(strings.Replace(causes[i], whoMark, who(ranks[causes[i]]), 1))
 		}
 	}()
 	for _, wi := range ws {
@@ -225,6 +234,54 @@ func (d *diagnosis) explain(wi *waitInfo) []string {
 	return nil
 }
 
+// A ranked cause names the waiting rank through whoMark, so causes that
+// differ only in the rank merge into one naming every rank:
+// "rank 3 waits" or "ranks 0–7 each wait".
+const whoMark = "\x00who\x00"
+
+func ranked(rank int, text string) string {
+	return "\x00" + strconv.Itoa(rank) + "\x01" + text
+}
+
+// splitRanked undoes ranked: the template and the rank, or c and -1.
+func splitRanked(c string) (string, int) {
+	end := strings.IndexByte(c, '\x01')
+	if !strings.HasPrefix(c, "\x00") || end < 0 {
+		return c, -1
+	}
+	r, err := strconv.Atoi(c[1:end])
+	if err != nil {
+		return c, -1
+	}
+	return c[end+1:], r
+}
+
+// who renders the ranks of a merged cause.
+func who(ranks []int) string {
+	switch len(ranks) {
+	case 0:
+		return "a rank waits"
+	case 1:
+		return fmt.Sprintf("rank %d waits", ranks[0])
+	}
+	rs := slices.Clone(ranks)
+	slices.Sort(rs)
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d–%d", rs[i], rs[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(rs[i]))
+		}
+		i = j + 1
+	}
+	return "ranks " + strings.Join(parts, ", ") + " each wait"
+}
+
 func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
 
 func quoteHazard(r string) string { return fmt.Sprintf("MORI hazard %q", r) }
@@ -237,8 +294,8 @@ func (d *diagnosis) explainSignal(wi *sigWait) string {
 	if x := d.signals[wi.addr]; x != nil {
 		posted, lanes = x.posted, x.lanes
 	}
-	head := fmt.Sprintf("%s: rank %d waits for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
-		quoteRow(RowWaitSignal), st.c.LsaRank, wi.src, st.n, wi.q, wi.expected, cur, posted)
+	head := ranked(st.c.LsaRank, fmt.Sprintf("%s: %s for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
+		quoteRow(RowWaitSignal), whoMark, wi.src, st.n, wi.q, wi.expected, cur, posted))
 	if posted >= wi.expected {
 		return head + "; enough signals are posted but they have not landed: the queue carrying them is stuck (see its report)"
 	}
