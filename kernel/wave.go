@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"math/bits"
@@ -73,6 +74,16 @@ func (w *Wave) Kernel() *Kernel { return w.k }
 
 func (w *Wave) main(a *sim.Actor) {
 	defer w.stopLanes()
+	defer func() {
+		// A lane that ended through runtime.Goexit takes the wave's
+		// goroutine with it (iter.Pull propagates Goexit): fail the kernel
+		// with that lane's error before the actor goes.
+		for _, t := range w.lanes {
+			if t.panicked != nil {
+				w.k.fail(t.panicked)
+			}
+		}
+	}()
 	a.SetLabelFunc(w.label)
 	pl := lanePool(w.k.s)
 	for _, t := range w.lanes {
@@ -280,9 +291,20 @@ func (p *workerPool) drain() {
 // false when the worker was stopped mid-lane; a panic is recorded as the
 // lane's failure and the worker stays usable.
 func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
+	returned := false
 	defer func() {
 		t.done = true
-		if r := recover(); r != nil {
+		r := recover()
+		if r == nil && !returned {
+			// runtime.Goexit: from a test's t.FailNow or require.* in
+			// kernel code. The lane must fail, not vanish as if it had
+			// finished.
+			t.panicked = &LaneError{Kernel: t.w.k.cfg.Name, GPU: t.w.k.cfg.GPU, Block: t.w.b.idx,
+				Thread: t.tid, Wave: t.w.idx, Lane: t.lane, Call: "runtime.Goexit",
+				Err: errors.New("the lane's code called runtime.Goexit (t.FailNow, t.Fatal or require.* inside a kernel?): check with assert, or return errors to the host")}
+			return
+		}
+		if r != nil {
 			if _, stopped := r.(errStopped); stopped {
 				ok = false
 				return
@@ -298,6 +320,7 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 	}()
 	t.yield = yield
 	t.w.k.fn(t)
+	returned = true
 	return true
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -129,9 +130,14 @@ func (e *ActorPanicError) Error() string {
 }
 
 func (a *Actor) main() {
+	returned := false
 	defer func() {
 		if r := recover(); r != nil && !a.killed {
 			a.s.Fail(&ActorPanicError{Actor: a.name, At: a.s.now, Value: r, Stack: string(debug.Stack())})
+		} else if !returned && !a.killed {
+			// runtime.Goexit, not ours: a test's t.FailNow or require.*
+			// from actor code. The run must not end as if all went well.
+			a.s.Fail(&ActorPanicError{Actor: a.name, At: a.s.now, Value: errGoexit})
 		}
 		s := a.s
 		a.state = stateDone
@@ -144,7 +150,12 @@ func (a *Actor) main() {
 		s.dispatch(s.next())
 	}()
 	a.fn(a)
+	returned = true
 }
+
+// errGoexit is the ActorPanicError value of an actor whose function ended
+// through runtime.Goexit.
+var errGoexit = errors.New("runtime.Goexit: the actor's code exited without returning (t.FailNow, t.Fatal or require.* called outside the test goroutine?)")
 
 // block hands control back to the scheduler until a wake with the current
 // token runs the actor again.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -405,4 +406,21 @@ func TestWriteRecords(t *testing.T) {
 	assert.Contains(t, out, "1µs\tsched\trun a\n", "wakes are traced")
 	assert.Contains(t, out, "1µs\tsched\texit a\n")
 	assert.Equal(t, out, run(), "same seed, same trace")
+}
+
+// An actor whose code ends through runtime.Goexit (a test's require.* or
+// t.FailNow outside the test goroutine) fails the run; it does not end it
+// as if everything had finished.
+func TestActorGoexitFailsTheRun(t *testing.T) {
+	s := New(Config{Seed: 1})
+	s.Spawn("quitter", func(a *Actor) {
+		a.Sleep(Microsecond)
+		runtime.Goexit()
+	})
+	s.Spawn("worker", func(a *Actor) { a.Sleep(5 * Microsecond) })
+	err := s.Run()
+	var pe *ActorPanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "quitter", pe.Actor)
+	assert.ErrorContains(t, err, "runtime.Goexit")
 }
