@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/emud-dev/emud/model"
 	"io"
 	"net"
 	"net/http"
@@ -329,6 +330,10 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 	sc, ok := scenarios[req.Scenario]
 	if !ok {
 		return nil, nil, options{}, badField("scenario", "unknown scenario %q: known scenarios: %s", req.Scenario, scenarioNames())
+	}
+	if req.Model != "" && !slices.Contains(model.Presets(), req.Model) {
+		// A path would let any client make the daemon open files.
+		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
 	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model}
 	cerr := o.validate()

@@ -231,7 +231,9 @@ func TestServeBadRequests(t *testing.T) {
 		{"ranks out of range", `{"ranks": 1}`, 400, "ranks", "invalid ranks 1: need 2..64"},
 		{"queues out of range", `{"queues": 9}`, 400, "queues", "invalid queues 9"},
 		{"scenario check", `{"scenario": "alltoall-split", "queues": 1}`, 400, "queues", "invalid queues 1"},
-		{"unknown model", `{"model": "nope"}`, 400, "model", `unknown model "nope"`},
+		{"unknown model", `{"model": "nope"}`, 400, "model", `"nope" is not a preset; the daemon takes preset names only: mi355x, placeholder`},
+		{"model file", `{"model": "/etc/passwd.json"}`, 400, "model", `the daemon takes preset names only`},
+		{"cft trace", `{"scenario": "cft-allreduce", "bytes": 64, "trace": true}`, 400, "trace", `no SDMA queues`},
 		{"oversized", `{"scenario": "` + strings.Repeat("x", 5000) + `"}`, 413, "", "over the limit of 4KiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
