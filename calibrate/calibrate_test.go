@@ -118,7 +118,7 @@ func TestMechanisms(t *testing.T) {
 
 func TestJitterIsSeeded(t *testing.T) {
 	m := model.MI355X()
-	m.Jitter_ = 0.2
+	m.JitterFrac = 0.2
 	a, err := putQuiet(m, 5, false, 4096, 16, 1, true)
 	require.NoError(t, err)
 	b, err := putQuiet(m, 5, false, 4096, 16, 1, true)
@@ -170,7 +170,7 @@ func TestFitErrors(t *testing.T) {
 	_, err := Fit(model.MI355X(), []string{"warp_drive"}, ms, 1)
 	assert.ErrorContains(t, err, `unknown parameter "warp_drive"`)
 	zero := model.MI355X()
-	zero.Jitter_ = 0
+	zero.JitterFrac = 0
 	_, err = Fit(zero, []string{"jitter"}, ms, 1)
 	assert.ErrorContains(t, err, "positive start")
 	_, err = Fit(model.MI355X(), DefaultFitParams, nil, 1)

@@ -41,10 +41,10 @@ type Params struct {
 	// ...which overlaps this many of them; more queues add nothing.
 	IssueQueueOverlap int `json:"issue_queue_overlap"`
 	// Submit is write pointer, release fence and doorbell store.
-	Submit_ float64 `json:"submit_cycles"`
+	SubmitCycles float64 `json:"submit_cycles"`
 	// ChainObserve is one uncached re-read of the commit chain by an issuer
 	// that had to wait for its predecessor.
-	ChainObserve_ float64 `json:"chain_observe_cycles"`
+	ChainObserveCycles float64 `json:"chain_observe_cycles"`
 	// UncachedRead is one uncached, system-scope read: a queue's read
 	// pointer (quiet), a flag polled by a CU. MORI's cco.hpp: about 2600.
 	UncachedRead float64 `json:"uncached_read_cycles"`
@@ -70,38 +70,38 @@ type Params struct {
 	BcastLink  float64 `json:"bcast_link_gbps"`  // one broadcast stream to a peer
 	BcastLocal float64 `json:"bcast_local_gbps"` // one broadcast stream to this GPU
 	ChunkKiB   uint64  `json:"link_chunk_kib"`   // interleaving granularity on a shared path
-	Jitter_    float64 `json:"jitter"`           // relative spread of engine gaps, 0 = none
+	JitterFrac float64 `json:"jitter"`           // relative spread of engine gaps, 0 = none
 }
 
 // MI355X returns the calibrated MI355X preset (see the package doc for how
 // each value was obtained).
 func MI355X() *Params {
 	return &Params{
-		Label:             "mi355x",
-		ClockGHz:          2.4,
-		IssueBase:         2000,
-		IssueGroup:        180,
-		IssueScan:         60,
-		IssueLane:         6,
-		IssueDetect:       86,
-		IssueQueue:        541,
-		IssueQueueOverlap: 4,
-		Submit_:           244,
-		ChainObserve_:     488,
-		UncachedRead:      2600,
-		FlagRead:          4540,
-		HostStoreUs:       2.15,
-		SignalVisibleUs:   0.84,
-		CUCopy:            7000,
-		DoorbellUs:        0.75,
-		PacketUs:          2.02,
-		PollGapUs:         1.6,
-		PollUnitUs:        0.3,
-		Link:              60.25,
-		Local:             200,
-		BcastLink:         35.6,
-		BcastLocal:        63.7,
-		ChunkKiB:          256,
+		Label:              "mi355x",
+		ClockGHz:           2.4,
+		IssueBase:          2000,
+		IssueGroup:         180,
+		IssueScan:          60,
+		IssueLane:          6,
+		IssueDetect:        86,
+		IssueQueue:         541,
+		IssueQueueOverlap:  4,
+		SubmitCycles:       244,
+		ChainObserveCycles: 488,
+		UncachedRead:       2600,
+		FlagRead:           4540,
+		HostStoreUs:        2.15,
+		SignalVisibleUs:    0.84,
+		CUCopy:             7000,
+		DoorbellUs:         0.75,
+		PacketUs:           2.02,
+		PollGapUs:          1.6,
+		PollUnitUs:         0.3,
+		Link:               60.25,
+		Local:              200,
+		BcastLink:          35.6,
+		BcastLocal:         63.7,
+		ChunkKiB:           256,
 	}
 }
 
@@ -125,17 +125,17 @@ func (p *Params) Validate() error {
 	}{
 		{"issue_base_cycles", p.IssueBase}, {"issue_group_cycles", p.IssueGroup}, {"issue_scan_cycles", p.IssueScan},
 		{"issue_lane_cycles", p.IssueLane}, {"issue_detect_cycles", p.IssueDetect}, {"issue_queue_cycles", p.IssueQueue},
-		{"submit_cycles", p.Submit_}, {"chain_observe_cycles", p.ChainObserve_}, {"uncached_read_cycles", p.UncachedRead},
+		{"submit_cycles", p.SubmitCycles}, {"chain_observe_cycles", p.ChainObserveCycles}, {"uncached_read_cycles", p.UncachedRead},
 		{"signal_visible_us", p.SignalVisibleUs}, {"flag_read_cycles", p.FlagRead}, {"host_store_us", p.HostStoreUs}, {"doorbell_us", p.DoorbellUs}, {"packet_us", p.PacketUs},
-		{"poll_gap_us", p.PollGapUs}, {"poll_unit_us", p.PollUnitUs}, {"jitter", p.Jitter_},
+		{"poll_gap_us", p.PollGapUs}, {"poll_unit_us", p.PollUnitUs}, {"jitter", p.JitterFrac},
 	}
 	for _, f := range nonneg {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 1e9 {
 			return fmt.Errorf("model %q: %s must be a finite number ≥ 0, got %v", p.Label, f.name, f.v)
 		}
 	}
-	if p.Jitter_ >= 1 {
-		return fmt.Errorf("model %q: jitter must be below 1 (a relative spread), got %v", p.Label, p.Jitter_)
+	if p.JitterFrac >= 1 {
+		return fmt.Errorf("model %q: jitter must be below 1 (a relative spread), got %v", p.Label, p.JitterFrac)
 	}
 	if p.IssueQueueOverlap < 1 || p.IssueQueueOverlap > 64 {
 		return fmt.Errorf("model %q: issue_queue_overlap must be 1..64, got %d", p.Label, p.IssueQueueOverlap)
@@ -212,10 +212,10 @@ func (p *Params) IssueCycles(s IssueShape) float64 {
 func (p *Params) Issue(s IssueShape) sim.Time { return p.cycles(p.IssueCycles(s)) }
 
 // Submit implements Model.
-func (p *Params) Submit() sim.Time { return p.cycles(p.Submit_) }
+func (p *Params) Submit() sim.Time { return p.cycles(p.SubmitCycles) }
 
 // ChainObserve implements Model.
-func (p *Params) ChainObserve() sim.Time { return p.cycles(p.ChainObserve_) }
+func (p *Params) ChainObserve() sim.Time { return p.cycles(p.ChainObserveCycles) }
 
 // RptrRead implements Model.
 func (p *Params) RptrRead() sim.Time { return p.cycles(p.UncachedRead) }
@@ -236,7 +236,7 @@ func (p *Params) CUClockGHz() float64 { return p.ClockGHz }
 func (p *Params) CUCopyGBps() float64 { return p.CUCopy }
 
 // Jitter implements Model.
-func (p *Params) Jitter() float64 { return p.Jitter_ }
+func (p *Params) Jitter() float64 { return p.JitterFrac }
 
 // Clone returns a copy that can be changed without touching p.
 func (p *Params) Clone() *Params { c := *p; return &c }

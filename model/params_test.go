@@ -51,7 +51,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"zero clock", func(p *Params) { p.ClockGHz = 0 }, "cu_clock_ghz must be a positive number"},
 		{"negative gap", func(p *Params) { p.PacketUs = -1 }, "packet_us must be a finite number ≥ 0"},
-		{"jitter ≥ 1", func(p *Params) { p.Jitter_ = 1 }, "jitter must be below 1"},
+		{"jitter ≥ 1", func(p *Params) { p.JitterFrac = 1 }, "jitter must be below 1"},
 		{"no overlap", func(p *Params) { p.IssueQueueOverlap = 0 }, "issue_queue_overlap must be 1..64"},
 		{"zero chunk", func(p *Params) { p.ChunkKiB = 0 }, "link_chunk_kib must be 1..1048576"},
 	} {
