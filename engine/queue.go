@@ -53,7 +53,9 @@ type Queue struct {
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         [2]int
-	x              xfer // COPY data movement in progress (timing.go)
+	x              xfer     // COPY data movement in progress (timing.go)
+	gap            sim.Time // engine time owed before the next packet (timing.go)
+	headReady      bool     // head is decoded at pos, waiting out the gap
 
 	// issuer side bookkeeping for diagnosis
 	spaceWaiters int
@@ -306,25 +308,39 @@ func (q *Queue) step() {
 	for {
 		q.state = qBusy
 		if q.pos == q.target {
+			if q.waitGap() {
+				return
+			}
 			q.state = qIdle
 			if q.n.cfg.RptrWriteBack != RptrPerPacket {
 				q.writeBack()
 			}
 			return
 		}
-		n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
-		if err != nil {
-			if errors.Is(err, ring.ErrTruncated) {
-				q.state = qStalled
+		if !q.headReady {
+			n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
+			if err != nil {
+				if errors.Is(err, ring.ErrTruncated) {
+					q.state = qStalled
+					q.headLen = 0
+					q.headSince = q.n.s.Now()
+					return
+				}
 				q.headLen = 0
-				q.headSince = q.n.s.Now()
+				q.halt(FaultIllegal, 0, err.Error())
 				return
 			}
-			q.headLen = 0
-			q.halt(FaultIllegal, 0, err.Error())
+			q.headLen = n
+		}
+		q.headReady, q.headSince = false, q.n.s.Now()
+		if q.head.Kind == ring.KindNop && q.n.model.PacketOverhead(ring.KindNop) == 0 {
+			q.retire() // padding dwords: part of the unit just run, free
+			continue
+		}
+		if q.waitGap() {
+			q.headReady = true // decoded: it starts when the gap is over
 			return
 		}
-		q.headLen, q.headSince = n, q.n.s.Now()
 		if !q.prepare() || q.state == qParked || q.x.active {
 			return // halted, parked on a POLL, or moving data
 		}

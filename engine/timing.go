@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -107,38 +106,26 @@ func (q *Queue) xferChunk() {
 	q.complete()
 }
 
-// finish applies and retires the head packet, then either reports that the
-// next packet may start at once (true) or schedules it after the model's
-// gap (false).
+// finish applies and retires the head packet and owes the model's gap
+// before the next one; it reports whether the queue can go on.
 func (q *Queue) finish() bool {
 	if !q.apply() {
 		return false
 	}
-	kind := q.head.Kind
 	q.retire()
-	q.retirePadding()
-	gap := q.n.jitter(q.n.model.PacketOverhead(kind))
-	if gap == 0 || q.state == qHalted {
-		return q.state != qHalted
-	}
-	q.state = qBusy
-	q.n.s.After(gap, q.stepFn)
-	return false
+	q.gap = q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
+	return q.state != qHalted
 }
 
-// retirePadding retires the padding NOPs that fill the rest of a packet's
-// ring unit along with it: they are part of the unit the engine fetched,
-// not packets that wait for the gap.
-func (q *Queue) retirePadding() {
-	if q.n.model.PacketOverhead(ring.KindNop) != 0 {
-		return
+// waitGap schedules the rest of step after the gap owed by the last packet,
+// if any: the engine's completion handshake and next fetch, which it also
+// finishes when nothing more is rung.
+func (q *Queue) waitGap() bool {
+	if q.gap == 0 {
+		return false
 	}
-	for q.state != qHalted && q.pos < q.target && q.pos%ring.Unit != 0 {
-		n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
-		if err != nil || q.head.Kind != ring.KindNop {
-			return // step decodes it again and reports any error
-		}
-		q.headLen, q.headSince = n, q.n.s.Now()
-		q.retire()
-	}
+	q.state = qBusy
+	q.n.s.After(q.gap, q.stepFn)
+	q.gap = 0
+	return true
 }
