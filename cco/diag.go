@@ -173,9 +173,11 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 	}
 	defer func() {
-		for i := len(causes) - 1; i >= 0; i-- {
-			h.AddLeadCause(strings.Replace(causes[i], whoMark, who(ranks[causes[i]]), 1))
+		said := make([]string, len(causes))
+		for i, c := range causes {
+			said[i] = strings.Replace(c, whoMark, who(ranks[c]), 1)
 		}
+		h.AddLeadCauses(said...)
 	}()
 	for _, wi := range ws {
 		for _, c := range d.explain(wi) {

@@ -96,9 +96,7 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 			causes = append(causes, c)
 		}
 	}
-	for i := len(causes) - 1; i >= 0; i-- {
-		h.AddLeadCause(causes[i])
-	}
+	h.AddLeadCauses(causes...)
 }
 
 func (d *diagnosis) explainFlush(wi *waitInfo) string {

@@ -67,6 +67,15 @@ func (h *HangError) AddLeadCause(c string) {
 	h.Causes = append([]string{c}, h.Causes...)
 }
 
+// AddLeadCauses puts cs ahead of the causes already listed, in the order
+// given (each moved, never duplicated): for an inspector that collected
+// several specific causes.
+func (h *HangError) AddLeadCauses(cs ...string) {
+	for i := len(cs) - 1; i >= 0; i-- {
+		h.AddLeadCause(cs[i])
+	}
+}
+
 func (h *HangError) Error() string {
 	what := "no actor can run and no event is pending"
 	if h.Kind == HangWatchdog {

@@ -13,6 +13,8 @@ func TestAddLeadCause(t *testing.T) {
 	h.AddLeadCause("specific")
 	h.AddLeadCause("other") // moves, never duplicates
 	assert.Equal(t, []string{"other", "specific", "generic"}, h.Causes)
+	h.AddLeadCauses("first", "generic", "second")
+	assert.Equal(t, []string{"first", "generic", "second", "other", "specific"}, h.Causes)
 }
 
 func TestLocalAndAtEnd(t *testing.T) {
