@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
 )
@@ -26,23 +24,11 @@ func init() {
 }
 
 func runBroadcastTree(o options) (*outcome, error) {
-	j, err := newJob(o)
+	j, buf, data, err := newPayloadJob(o)
 	if err != nil {
 		return nil, err
 	}
 	n, b := o.Ranks, o.Bytes
-	buf, err := j.window(b)
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, b)
-	payload(data)
-	if err := j.mem.Write(buf[0].LocalPtr(0), data); err != nil {
-		return nil, err
-	}
-	if err := j.devComms(); err != nil {
-		return nil, err
-	}
 	const q = 0
 	children := func(r int) (kids []int) {
 		for _, c := range []int{2*r + 1, 2*r + 2} {
@@ -76,20 +62,7 @@ func runBroadcastTree(o options) (*outcome, error) {
 	if err := j.s.Run(); err != nil {
 		return nil, err
 	}
-	var c checker
-	got := make([]byte, b)
-	for r := range n {
-		if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
-			return nil, err
-		}
-		c.block(fmt.Sprintf("rank %d's buffer", r), got, data)
-		if r > 0 {
-			if err := c.signal(j.dcs[r], r, (r-1)/2, q, 1); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := c.err("broadcast-tree", o.Seed); err != nil {
+	if err := j.verifyPayload("broadcast-tree", buf, data, q, func(r int) int { return (r - 1) / 2 }, 1); err != nil {
 		return nil, err
 	}
 	return j.outcome(

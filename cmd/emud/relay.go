@@ -53,25 +53,55 @@ func chunkSpan(n uint64, k, i int) (off, size uint64) {
 // payload fills b with the pattern every rank must end up holding.
 func payload(b []byte) { fillBlock(b, 0, 0) }
 
-func runRelay(o options) (*outcome, error) {
+// newPayloadJob sets up a scenario that spreads rank 0's payload: a window
+// of o.Bytes on every rank, rank 0's holding the payload, dev comms made.
+func newPayloadJob(o options) (*job, []cco.Window, []byte, error) {
 	j, err := newJob(o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	buf, err := j.window(o.Bytes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	data := make([]byte, o.Bytes)
+	payload(data)
+	if err := j.mem.Write(buf[0].LocalPtr(0), data); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := j.devComms(); err != nil {
+		return nil, nil, nil, err
+	}
+	return j, buf, data, nil
+}
+
+// verifyPayload checks, after the run, that every rank holds the payload
+// and that every rank but 0 got exactly signals signals from parent(r) on
+// queue id q.
+func (j *job) verifyPayload(name string, buf []cco.Window, data []byte, q int, parent func(r int) int, signals uint64) error {
+	var c checker
+	got := make([]byte, len(data))
+	for r := range j.o.Ranks {
+		if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
+			return err
+		}
+		c.block(fmt.Sprintf("rank %d's buffer", r), got, data)
+		if r > 0 {
+			if err := c.signal(j.dcs[r], r, parent(r), q, signals); err != nil {
+				return err
+			}
+		}
+	}
+	return c.err(name, j.o.Seed)
+}
+
+func runRelay(o options) (*outcome, error) {
+	j, buf, data, err := newPayloadJob(o)
 	if err != nil {
 		return nil, err
 	}
 	n, b := o.Ranks, o.Bytes
 	k := int(min(relayChunks, b))
-	buf, err := j.window(b)
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, b)
-	payload(data)
-	if err := j.mem.Write(buf[0].LocalPtr(0), data); err != nil {
-		return nil, err
-	}
-	if err := j.devComms(); err != nil {
-		return nil, err
-	}
 	const q = 0
 	for r := range n {
 		prev, next := r-1, r+1
@@ -116,20 +146,7 @@ func runRelay(o options) (*outcome, error) {
 	if err := j.s.Run(); err != nil {
 		return nil, err
 	}
-	var c checker
-	got := make([]byte, b)
-	for r := range n {
-		if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
-			return nil, err
-		}
-		c.block(fmt.Sprintf("rank %d's buffer", r), got, data)
-		if r > 0 {
-			if err := c.signal(j.dcs[r], r, r-1, q, uint64(k)); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := c.err("relay", o.Seed); err != nil {
+	if err := j.verifyPayload("relay", buf, data, q, func(r int) int { return r - 1 }, uint64(k)); err != nil {
 		return nil, err
 	}
 	return j.outcome(

@@ -132,3 +132,15 @@ func TestRunDebugAndModelFlags(t *testing.T) {
 	require.Equal(t, exitOK, status, errOut)
 	assert.Contains(t, lines(out)[0], "timing model placeholder (uncalibrated), debug checks on")
 }
+
+// verifyPayload fails when a rank lacks the payload or its signals: here
+// nothing ran, so only rank 0 holds the data.
+func TestVerifyPayloadCatchesMissingData(t *testing.T) {
+	o := options{Ranks: 3, Bytes: 256, Queues: 1, Seed: 1}
+	j, buf, data, err := newPayloadJob(o)
+	require.NoError(t, err)
+	err = j.verifyPayload("relay", buf, data, 0, func(r int) int { return r - 1 }, 1)
+	var bad *mismatchError
+	require.ErrorAs(t, err, &bad)
+	assert.Contains(t, err.Error(), "rank 1's buffer")
+}
