@@ -3,8 +3,6 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
-	"sort"
 
 	"github.com/emud-dev/emud/sim"
 )
@@ -33,53 +31,21 @@ func (e *AddrError) Error() string {
 	return fmt.Sprintf("%s of %d B at %#x: %s", e.Op, e.Len, e.Addr, e.Reason)
 }
 
-// Memory is the node's flat LSA address space. While the simulator runs,
-// only the running actor or event may touch it; before Run (to set up
-// buffers) and after Run returns (to check results) any code may.
+// Memory is the node's flat LSA address space (a Space) backed by Go
+// bytes. While the simulator runs, only the running actor or event may
+// touch it; before Run (to set up buffers) and after Run returns (to check
+// results) any code may.
 type Memory struct {
-	n       *Node
-	regions []*Region  // sorted by Base
-	next    []uint64   // per GPU: bump pointer for Alloc
-	last    [2]*Region // most recently used regions
-	watch   *sim.WatchList
-	// log2(Stride) when Stride is a power of two, else 0
-	strideShift uint
+	*Space
+	watch *sim.WatchList
 }
 
 func newMemory(n *Node) *Memory {
-	m := &Memory{n: n, next: make([]uint64, n.cfg.GPUs), watch: n.s.NewWatchList("memory")}
-	if st := n.cfg.Stride; st&(st-1) == 0 {
-		m.strideShift = uint(bits.TrailingZeros64(st))
-	}
-	return m
+	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride), watch: n.s.NewWatchList("memory")}
 }
 
 // Watch returns the watch list every write to memory notifies.
 func (m *Memory) Watch() *sim.WatchList { return m.watch }
-
-// SliceBase returns the first address of GPU g's slice.
-func (m *Memory) SliceBase(g int) uint64 { return m.n.cfg.Base + uint64(g)*m.n.cfg.Stride }
-
-// GPUOf returns the GPU whose slice holds addr, or −1.
-func (m *Memory) GPUOf(addr uint64) int {
-	c := m.n.cfg
-	if addr < c.Base {
-		return -1
-	}
-	var g uint64
-	if m.strideShift > 0 {
-		g = (addr - c.Base) >> m.strideShift // the default strides are powers of two: no division per packet
-	} else {
-		g = (addr - c.Base) / c.Stride
-	}
-	if g >= uint64(c.GPUs) {
-		return -1
-	}
-	return int(g)
-}
-
-// allocAlign is the alignment of Alloc: a page, like hipMalloc.
-const allocAlign = 4096
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
 // returns the address. Allocations are never freed: a run is short.
@@ -95,80 +61,27 @@ func (m *Memory) AllocPhantom(g int, size uint64, name string) (uint64, error) {
 }
 
 func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, error) {
-	if g < 0 || g >= m.n.cfg.GPUs {
-		return 0, fmt.Errorf("engine: alloc %q: GPU %d outside [0, %d)", name, g, m.n.cfg.GPUs)
+	base, err := m.Space.Alloc(g, size, name, func(_, rounded uint64) ([]byte, error) {
+		switch {
+		case phantom:
+			return nil, nil
+		case rounded > 1<<40:
+			return nil, fmt.Errorf("too large to back with real bytes; use phantom mode")
+		}
+		return make([]byte, rounded), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("engine: %w", err)
 	}
-	if size == 0 {
-		return 0, fmt.Errorf("engine: alloc %q on GPU %d: size 0", name, g)
-	}
-	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
-	if rounded < size || m.next[g]+rounded > m.n.cfg.Stride || m.next[g]+rounded < m.next[g] {
-		return 0, fmt.Errorf("engine: alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, m.n.cfg.Stride, m.next[g])
-	}
-	if !phantom && rounded > 1<<40 {
-		return 0, fmt.Errorf("engine: alloc %q: %d B is too large to back with real bytes; use phantom mode", name, size)
-	}
-	base := m.SliceBase(g) + m.next[g]
-	m.next[g] += rounded
-	r := &Region{Base: base, Size: rounded, GPU: g, Name: name}
-	if !phantom {
-		r.data = make([]byte, rounded)
-	}
-	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].Base > base })
-	m.regions = append(m.regions, nil)
-	copy(m.regions[i+1:], m.regions[i:])
-	m.regions[i] = r
 	return base, nil
 }
 
-// Regions returns the backed regions, sorted by address.
-func (m *Memory) Regions() []*Region { return m.regions }
-
-// region finds the region holding [addr, addr+n).
-func (m *Memory) region(op string, addr, n uint64) (*Region, error) {
-	// Copies alternate between a source and a destination region: a
-	// two-entry cache saves the search on the per-packet path.
-	for _, r := range m.last {
-		if r != nil && addr >= r.Base && addr-r.Base+n <= r.Size && addr+n >= addr {
-			return r, nil
-		}
-	}
-	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].End() > addr })
-	if i == len(m.regions) || m.regions[i].Base > addr {
-		return nil, &AddrError{Op: op, Addr: addr, Len: n, Reason: m.hole(addr)}
-	}
-	r := m.regions[i]
-	if n > r.Size-(addr-r.Base) {
-		return nil, &AddrError{Op: op, Addr: addr, Len: n,
-			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-r.End(), r.Name, r.Base, r.End())}
-	}
-	m.last[1], m.last[0] = m.last[0], r
-	return r, nil
-}
-
-func (m *Memory) hole(addr uint64) string {
-	if g := m.GPUOf(addr); g >= 0 {
-		return fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-m.SliceBase(g))
-	}
-	return "unmapped (outside every GPU's slice)"
-}
-
 // bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.
-func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) {
-	r, err := m.region(op, addr, n)
-	if err != nil {
-		return nil, err
-	}
-	if r.data == nil {
-		return nil, nil
-	}
-	off := addr - r.Base
-	return r.data[off : off+n : off+n], nil
-}
+func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
 
 // Check reports whether [addr, addr+n) is backed.
 func (m *Memory) Check(op string, addr, n uint64) error {
-	_, err := m.region(op, addr, n)
+	_, err := m.Region(op, addr, n)
 	return err
 }
 

@@ -3,7 +3,6 @@ package rocm
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 	"sync/atomic"
 	"unsafe"
 
@@ -12,104 +11,47 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// pageSize is the allocation granule: a page, like hipMalloc and
-// hsaKmtAllocMemory.
-const pageSize = 4096
-
 // Memory is the device memory of the backend: the flat LSA space laid out
-// as engine.Memory lays it out (GPU g's slice at Base + g·Stride, page
-// bump allocation), each allocation backed by the driver. Addresses are
-// the same on the CPU and on every GPU, so the packet bytes carry them as
-// they are. The engine writes this memory outside the simulator: loads
-// and stores of 4 and 8 aligned bytes are atomic, and Await polls.
+// by engine.Space as the emulator lays it out (GPU g's slice at Base +
+// g·Stride, page bump allocation), each allocation backed by the driver.
+// Addresses are the same on the CPU and on every GPU, so the packet bytes
+// carry them as they are. The engine writes this memory outside the
+// simulator: loads and stores of 4 and 8 aligned bytes are atomic, and
+// Await polls.
 type Memory struct {
-	d       *Device
-	regions []*region // sorted by base
-	next    []uint64  // per GPU: bump pointer
-	watch   *sim.WatchList
+	*engine.Space
+	d     *Device
+	watch *sim.WatchList
 }
 
 var _ cco.Memory = (*Memory)(nil)
 
-type region struct {
-	base, size uint64
-	gpu        int
-	name       string
-	data       []byte
-}
-
 func newMemory(d *Device) *Memory {
-	return &Memory{d: d, next: make([]uint64, d.cfg.GPUs), watch: d.s.NewWatchList("rocm memory")}
-}
-
-// SliceBase returns the first address of GPU g's slice.
-func (m *Memory) SliceBase(g int) uint64 { return m.d.cfg.Base + uint64(g)*m.d.cfg.Stride }
-
-// GPUOf returns the GPU whose slice holds addr, or −1.
-func (m *Memory) GPUOf(addr uint64) int {
-	c := m.d.cfg
-	if addr < c.Base {
-		return -1
-	}
-	g := (addr - c.Base) / c.Stride
-	if g >= uint64(c.GPUs) {
-		return -1
-	}
-	return int(g)
+	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride), d: d, watch: d.s.NewWatchList("rocm memory")}
 }
 
 // Alloc backs size bytes (rounded up to a page) of GPU g's slice through
 // the driver and returns the address: the same address engine.Memory would
 // return for the same sequence of allocations.
 func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
-	if g < 0 || g >= m.d.cfg.GPUs {
-		return 0, fmt.Errorf("hw/rocm: alloc %q: GPU %d outside [0, %d)", name, g, m.d.cfg.GPUs)
-	}
-	if size == 0 {
-		return 0, fmt.Errorf("hw/rocm: alloc %q on GPU %d: size 0", name, g)
-	}
-	rounded := (size + pageSize - 1) / pageSize * pageSize
-	if rounded < size || m.next[g]+rounded > m.d.cfg.Stride || m.next[g]+rounded < m.next[g] {
-		return 0, fmt.Errorf("hw/rocm: alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, m.d.cfg.Stride, m.next[g])
-	}
 	if m.d.closed {
 		return 0, fmt.Errorf("hw/rocm: alloc %q: device closed", name)
 	}
-	base := m.SliceBase(g) + m.next[g]
-	data, err := m.d.drv.Back(g, base, rounded)
+	base, err := m.Space.Alloc(g, size, name, func(base, rounded uint64) ([]byte, error) {
+		data, err := m.d.drv.Back(g, base, rounded)
+		if err == nil && data == nil {
+			err = fmt.Errorf("driver %s backed nothing", m.d.drv.Name())
+		}
+		return data, err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("hw/rocm: alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
+		return 0, fmt.Errorf("hw/rocm: %w", err)
 	}
-	if uint64(len(data)) != rounded {
-		return 0, fmt.Errorf("hw/rocm: alloc %q: driver %s backed %d B, asked %d B", name, m.d.drv.Name(), len(data), rounded)
-	}
-	m.next[g] += rounded
-	r := &region{base: base, size: rounded, gpu: g, name: name, data: data}
-	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base > base })
-	m.regions = append(m.regions, nil)
-	copy(m.regions[i+1:], m.regions[i:])
-	m.regions[i] = r
 	return base, nil
 }
 
 // bytes returns the backing of [addr, addr+n) or an *engine.AddrError.
-func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) {
-	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].base+m.regions[i].size > addr })
-	if i == len(m.regions) || m.regions[i].base > addr {
-		reason := "unmapped (outside every GPU's slice)"
-		if g := m.GPUOf(addr); g >= 0 {
-			reason = fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-m.SliceBase(g))
-		}
-		return nil, &engine.AddrError{Op: op, Addr: addr, Len: n, Reason: reason}
-	}
-	r := m.regions[i]
-	off := addr - r.base
-	if n > r.size-off {
-		return nil, &engine.AddrError{Op: op, Addr: addr, Len: n,
-			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-(r.base+r.size), r.name, r.base, r.base+r.size)}
-	}
-	return r.data[off : off+n : off+n], nil
-}
+func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
 
 // Check reports whether [addr, addr+n) is backed.
 func (m *Memory) Check(op string, addr, n uint64) error {

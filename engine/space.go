@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+)
+
+// Space is the bookkeeping of a flat LSA address space: GPU g's slice is
+// [Base + g·Stride, Base + (g+1)·Stride), allocations are page-aligned
+// bumps within a slice, and an access resolves to its region or to an
+// *AddrError naming the hole. The emulator's Memory backs regions with Go
+// bytes; a hardware backend backs them with device memory at the same
+// addresses, so one program gets the same addresses (and packet bytes) on
+// both.
+type Space struct {
+	base, stride uint64
+	gpus         int
+	strideShift  uint       // log2(stride) when a power of two, else 0
+	regions      []*Region  // sorted by Base
+	next         []uint64   // per GPU: bump pointer
+	last         [2]*Region // most recently used regions
+}
+
+// NewSpace returns the empty space of gpus slices of stride bytes from base.
+func NewSpace(gpus int, base, stride uint64) *Space {
+	s := &Space{base: base, stride: stride, gpus: gpus, next: make([]uint64, gpus)}
+	if stride&(stride-1) == 0 {
+		s.strideShift = uint(bits.TrailingZeros64(stride))
+	}
+	return s
+}
+
+// allocAlign is the alignment of an allocation: a page, like hipMalloc.
+const allocAlign = 4096
+
+// SliceBase returns the first address of GPU g's slice.
+func (s *Space) SliceBase(g int) uint64 { return s.base + uint64(g)*s.stride }
+
+// GPUOf returns the GPU whose slice holds addr, or −1.
+func (s *Space) GPUOf(addr uint64) int {
+	if addr < s.base {
+		return -1
+	}
+	var g uint64
+	if s.strideShift > 0 {
+		g = (addr - s.base) >> s.strideShift // the default strides are powers of two: no division per packet
+	} else {
+		g = (addr - s.base) / s.stride
+	}
+	if g >= uint64(s.gpus) {
+		return -1
+	}
+	return int(g)
+}
+
+// Alloc reserves size bytes (rounded up to a page) of GPU g's slice, backs
+// them with what back returns for the region's base and rounded size (nil:
+// phantom, no bytes), and returns the base. Nothing is reserved when back
+// fails. Errors name the allocation.
+func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
+	if g < 0 || g >= s.gpus {
+		return 0, fmt.Errorf("alloc %q: GPU %d outside [0, %d)", name, g, s.gpus)
+	}
+	if size == 0 {
+		return 0, fmt.Errorf("alloc %q on GPU %d: size 0", name, g)
+	}
+	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
+	if rounded < size || s.next[g]+rounded > s.stride || s.next[g]+rounded < s.next[g] {
+		return 0, fmt.Errorf("alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, s.stride, s.next[g])
+	}
+	base := s.SliceBase(g) + s.next[g]
+	data, err := back(base, rounded)
+	if err != nil {
+		return 0, fmt.Errorf("alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
+	}
+	if data != nil && uint64(len(data)) != rounded {
+		return 0, fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)
+	}
+	s.next[g] += rounded
+	r := &Region{Base: base, Size: rounded, GPU: g, Name: name, data: data}
+	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].Base > base })
+	s.regions = append(s.regions, nil)
+	copy(s.regions[i+1:], s.regions[i:])
+	s.regions[i] = r
+	return base, nil
+}
+
+// Regions returns the allocated regions, sorted by address.
+func (s *Space) Regions() []*Region { return s.regions }
+
+// Region finds the region holding [addr, addr+n).
+func (s *Space) Region(op string, addr, n uint64) (*Region, error) {
+	// Copies alternate between a source and a destination region: a
+	// two-entry cache saves the search on the per-packet path.
+	for _, r := range s.last {
+		if r != nil && addr >= r.Base && addr-r.Base+n <= r.Size && addr+n >= addr {
+			return r, nil
+		}
+	}
+	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].End() > addr })
+	if i == len(s.regions) || s.regions[i].Base > addr {
+		return nil, &AddrError{Op: op, Addr: addr, Len: n, Reason: s.hole(addr)}
+	}
+	r := s.regions[i]
+	if n > r.Size-(addr-r.Base) {
+		return nil, &AddrError{Op: op, Addr: addr, Len: n,
+			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-r.End(), r.Name, r.Base, r.End())}
+	}
+	s.last[1], s.last[0] = s.last[0], r
+	return r, nil
+}
+
+func (s *Space) hole(addr uint64) string {
+	if g := s.GPUOf(addr); g >= 0 {
+		return fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-s.SliceBase(g))
+	}
+	return "unmapped (outside every GPU's slice)"
+}
+
+// Bytes returns the backing of [addr, addr+n): nil for a phantom region.
+func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
+	r, err := s.Region(op, addr, n)
+	if err != nil || r.data == nil {
+		return nil, err
+	}
+	off := addr - r.Base
+	return r.data[off : off+n : off+n], nil
+}

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSpace(t *testing.T) {
+	s := NewSpace(2, 1<<32, 1<<32)
+	back := func(_, n uint64) ([]byte, error) { return make([]byte, n), nil }
+	a, err := s.Alloc(1, 10, "a", back)
+	require.NoError(t, err)
+	assert.Equal(t, s.SliceBase(1), a)
+	b, err := s.Alloc(1, 5000, "b", back)
+	require.NoError(t, err)
+	assert.Equal(t, a+4096, b, "page bump")
+	assert.Equal(t, 1, s.GPUOf(b))
+	assert.Equal(t, -1, s.GPUOf(3<<32))
+
+	_, err = s.Alloc(0, 4096, "fails", func(_, _ uint64) ([]byte, error) { return nil, errors.New("no memory") })
+	assert.ErrorContains(t, err, `alloc "fails": 4096 B at 0x100000000 on GPU 0: no memory`)
+	c, err := s.Alloc(0, 1, "c", back)
+	require.NoError(t, err)
+	assert.Equal(t, s.SliceBase(0), c, "a failed backing reserves nothing")
+	_, err = s.Alloc(0, 1, "short", func(_, _ uint64) ([]byte, error) { return make([]byte, 8), nil })
+	assert.ErrorContains(t, err, "backed 8 B, asked 4096 B")
+
+	buf, err := s.Bytes("read", b+4000, 100)
+	require.NoError(t, err)
+	assert.Len(t, buf, 100)
+	_, err = s.Bytes("read", b+8000, 200)
+	var ae *AddrError
+	require.ErrorAs(t, err, &ae)
+	assert.Contains(t, ae.Reason, `runs 8 B past the end of region "b"`)
+	_, err = s.Bytes("write", s.SliceBase(1)+1<<20, 4)
+	assert.ErrorContains(t, err, "VM hole in GPU 1's slice at offset 0x100000")
+	p, err := s.Alloc(0, 4096, "phantom", func(_, _ uint64) ([]byte, error) { return nil, nil })
+	require.NoError(t, err)
+	buf, err = s.Bytes("read", p, 16)
+	assert.NoError(t, err)
+	assert.Nil(t, buf, "a phantom region has no bytes")
+}
