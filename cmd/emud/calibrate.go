@@ -14,10 +14,6 @@ import (
 	"github.com/emud-dev/emud/model"
 )
 
-// exitCalibration is the status of a calibration report with a row outside
-// its tolerance.
-const exitCalibration = 4
-
 func newCalibrateCmd() *cobra.Command {
 	var (
 		modelName, tablePath, plotPath string

@@ -72,12 +72,9 @@ shape.`,
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "fitted %d parameters on %d rows (%d emulator evaluations):\n", len(params), len(train), res.Evals)
-			fields := map[string]float64{}
-			for _, fl := range res.Model.Fields() {
-				fields[fl.Name] = *fl.Ptr
-			}
+			was, now := paramValues(p), paramValues(res.Model)
 			for _, n := range params {
-				fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, fields[n], startValue(p, n))
+				fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, now[n], was[n])
 			}
 			for _, n := range res.Unidentified {
 				fmt.Fprintf(w, "  warning: %s is not identified by these rows (±10%% moves no prediction); its value is the start value's neighbourhood, not a fit\n", n)
@@ -114,11 +111,11 @@ shape.`,
 	return cmd
 }
 
-func startValue(p *model.Params, name string) float64 {
+// paramValues maps p's tunable parameters by model-file name.
+func paramValues(p *model.Params) map[string]float64 {
+	m := map[string]float64{}
 	for _, f := range p.Fields() {
-		if f.Name == name {
-			return *f.Ptr
-		}
+		m[f.Name] = *f.Ptr
 	}
-	return 0
+	return m
 }

@@ -14,6 +14,8 @@ const (
 	exitError    = 1
 	exitHang     = 2
 	exitMismatch = 3
+	// exitCalibration: a calibration report with a row outside tolerance.
+	exitCalibration = 4
 )
 
 // codedError carries the exit status a failure should end the process with.
