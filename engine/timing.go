@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -78,10 +79,7 @@ func (q *Queue) xferNext() {
 	m := q.n.model
 	x.chunk = min(x.left, m.LinkChunk())
 	d := x.dst[x.cur]
-	bw := m.LinkGBps(x.src, d)
-	if x.nd > 1 {
-		bw = m.BroadcastGBps(d == x.src)
-	}
+	bw := model.StreamGBps(m, x.src, d, x.nd > 1)
 	l := q.n.linkOf(x.src, d)
 	start := max(q.n.s.Now(), l.free)
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))

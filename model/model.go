@@ -88,15 +88,19 @@ type Model interface {
 // uses its paths: what the engine's link arbitration yields for a lone copy.
 func UncontendedCopyTime(m Model, c Copy) sim.Time {
 	var t float64
-	bcast := len(c.Dst) > 1
 	for _, d := range c.Dst {
-		bw := m.LinkGBps(c.Src, d)
-		if bcast {
-			bw = m.BroadcastGBps(d == c.Src)
-		}
-		t += float64(c.Bytes) / bw // bytes / (bytes/ns) = ns
+		t += float64(c.Bytes) / StreamGBps(m, c.Src, d, len(c.Dst) > 1) // bytes / (bytes/ns) = ns
 	}
 	return sim.Time(t * float64(sim.Nanosecond))
+}
+
+// StreamGBps is the rate of one destination stream of a copy from GPU src
+// to GPU dst: the path's bandwidth, or a broadcast stream's.
+func StreamGBps(m Model, src, dst int, broadcast bool) float64 {
+	if broadcast {
+		return m.BroadcastGBps(dst == src)
+	}
+	return m.LinkGBps(src, dst)
 }
 
 // Placeholder is a simple, uncalibrated model (see the package doc): engine
