@@ -12,6 +12,8 @@ import (
 // engine.Queue; the hardware backend with a real KFD queue. Blocking methods
 // take the actor of the issuing wave.
 type Queue interface {
+	// ID names the queue: GPU, peer and queue id.
+	ID() engine.QueueID
 	// Claim is the reservation fetch-add; it never waits.
 	Claim(bytes uint64) (base uint64, err error)
 	// AwaitSpace spins on the read pointer until [base, base+bytes) fits.

@@ -79,11 +79,8 @@ func newDiagnosis(h *Host) *diagnosis {
 func (d *diagnosis) qd(q Queue) *qdiag {
 	x := d.queues[q]
 	if x == nil {
-		x = &qdiag{gpu: -1, agg: map[*kernel.Wave]uint64{}}
-		if e, ok := q.(interface{ ID() engine.QueueID }); ok { // not Report: it decodes the head packet
-			id := e.ID()
-			x.gpu, x.peer, x.q = id.GPU, id.Peer, id.Q
-		}
+		id := q.ID()
+		x = &qdiag{gpu: id.GPU, peer: id.Peer, q: id.Q, agg: map[*kernel.Wave]uint64{}}
 		d.queues[q] = x
 	}
 	return x

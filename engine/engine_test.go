@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -534,4 +535,52 @@ func TestFaultHookAndQueueAccessors(t *testing.T) {
 	assert.Contains(t, q.Fault().Error(), "only dword fills")
 	assert.True(t, q.Busy())
 	assert.Contains(t, h.Text(), "queue halted by a fault: ILLEGAL_INSTRUCTION")
+}
+
+// retiredAt records each retired packet's kind, start and end.
+type retiredAt struct {
+	kinds      []ring.Kind
+	start, end []sim.Time
+}
+
+func (o *retiredAt) Running(*sim.Actor)      {}
+func (o *retiredAt) Doorbell(*Queue, uint64) {}
+func (o *retiredAt) Retired(q *Queue, _ uint64, start sim.Time, p *ring.Packet) {
+	if p.Kind == ring.KindNop {
+		return
+	}
+	o.kinds = append(o.kinds, p.Kind)
+	o.start, o.end = append(o.start, start), append(o.end, q.n.s.Now())
+}
+
+// A POLL that times out owes the packet gap before the next packet, as one
+// that holds does.
+func TestPacketGapAfterPoll(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		flag    uint32 // the flag's value: 1 holds, 0 times out
+		timeout bool
+	}{{"holds", 1, false}, {"times out", 0, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := model.NewPlaceholder()
+			r := newRig(t, 1, Config{GPUs: 1, Model: m, KeepGoingOnFault: true})
+			obs := &retiredAt{}
+			r.n.SetObserver(obs)
+			flag, sig := r.alloc(0, 64), r.alloc(0, 64)
+			require.NoError(t, r.n.Memory().Store32(flag, tc.flag))
+			q := r.queue(0, 0, 0)
+			r.s.Spawn("k", func(a *sim.Actor) {
+				require.NoError(t, post(a, q, ring.Poll(flag, 1, ^uint32(0), ring.CmpEQ, 10, 3), ring.AtomicAdd64(sig, 1)))
+			})
+			require.NoError(t, r.s.Run())
+			require.Equal(t, []ring.Kind{ring.KindPoll, ring.KindAtomic}, obs.kinds)
+			timedOut := false
+			for _, f := range r.n.Faults() {
+				timedOut = timedOut || f.Kind == FaultPollTimeout
+			}
+			require.Equal(t, tc.timeout, timedOut)
+			assert.Equal(t, obs.end[0]+m.PacketOverhead(ring.KindPoll), obs.start[1],
+				"the ATOMIC starts one POLL gap after the POLL ended")
+		})
+	}
 }

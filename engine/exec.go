@@ -337,6 +337,6 @@ func (q *Queue) pollTimeout() {
 		q.halt(FaultPollTimeout, q.head.Addr, "halted after POLL_TIMEOUT (PollTimeoutHalt)")
 		return
 	}
-	q.retire()
+	q.retireOwingGap() // like a poll that holds: the gap comes before the next packet
 	q.step()
 }

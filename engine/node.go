@@ -57,7 +57,7 @@ type Config struct {
 	Base          uint64 // flat address of GPU 0's slice; 0 = DefaultBase
 	Stride        uint64 // bytes per GPU slice, rounded up to 4 GiB; 0 = DefaultStride
 	Ring          ring.Options
-	Model         model.Model // nil = model.NewPlaceholder()
+	Model         model.Model // nil = model.Default() (the calibrated MI355X)
 	RptrWriteBack RptrPolicy
 	RptrBurst     int // packets per write-back under RptrPerBurst; 0 = DefaultRptrBurst
 	PollTimeout   PollTimeoutPolicy
@@ -111,7 +111,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		cfg.TimestampHz = DefaultTimestampHz
 	}
 	if cfg.Model == nil {
-		cfg.Model = model.NewPlaceholder()
+		cfg.Model = model.Default()
 	}
 	switch {
 	case cfg.GPUs < 1 || cfg.GPUs > 1024:

@@ -110,9 +110,15 @@ func (q *Queue) finish() bool {
 	if !q.apply() {
 		return false
 	}
+	q.retireOwingGap()
+	return q.state != qHalted
+}
+
+// retireOwingGap retires the head packet and owes the model's gap after
+// it: every packet that ends, a POLL that timed out included, pays it.
+func (q *Queue) retireOwingGap() {
 	q.retire()
 	q.gap = q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
-	return q.state != qHalted
 }
 
 // waitGap schedules the rest of step after the gap owed by the last packet,

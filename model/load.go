@@ -25,6 +25,10 @@ func Presets() []string {
 // DefaultPreset is the model Load returns for "": the calibrated MI355X.
 const DefaultPreset = "mi355x"
 
+// Default returns the default preset's model (DefaultPreset): what a node
+// built without a model, the CLI and the daemon use.
+func Default() Model { return presets[DefaultPreset]() }
+
 // Load returns the model named by spec: a preset name, "" for the default
 // preset, or the path of a model file (JSON, see LoadFile; anything with a
 // path separator or a .json suffix is taken as a file).

@@ -153,12 +153,10 @@ func (d *Device) Memory() cco.Memory { return d.mem }
 // Mem is Memory with its concrete type.
 func (d *Device) Mem() *Memory { return d.mem }
 
-// QueueID names a queue: GPU gpu toward peer, channel q.
-type QueueID struct{ GPU, Peer, Q int }
-
-func (id QueueID) String() string {
-	return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q)
-}
+// QueueID names a queue: GPU gpu toward peer, channel q. It is the
+// emulator's type, so reports and cco's diagnosis name a hardware queue as
+// they name an emulated one.
+type QueueID = engine.QueueID
 
 // Queue returns queue (gpu → peer, q), creating the driver's queue on first
 // use, as MORI's anvil connects a pair on first need.
@@ -172,7 +170,7 @@ func (d *Device) Queue(gpu, peer, q int) (cco.Queue, error) {
 
 // HWQueue is Queue with the concrete type.
 func (d *Device) HWQueue(gpu, peer, q int) (*Queue, error) {
-	id := QueueID{gpu, peer, q}
+	id := QueueID{GPU: gpu, Peer: peer, Q: q}
 	if qu := d.queues[id]; qu != nil {
 		return qu, nil
 	}
@@ -201,7 +199,7 @@ func (d *Device) HWQueue(gpu, peer, q int) (*Queue, error) {
 
 // LookupQueue returns the queue if it was created, else nil.
 func (d *Device) LookupQueue(gpu, peer, q int) cco.Queue {
-	if qu := d.queues[QueueID{gpu, peer, q}]; qu != nil {
+	if qu := d.queues[QueueID{GPU: gpu, Peer: peer, Q: q}]; qu != nil {
 		return qu
 	}
 	return nil // not a typed nil inside the interface

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/hw/rocm"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -191,4 +193,19 @@ func TestWallClockPace(t *testing.T) {
 	require.NoError(t, s.Run())
 	<-engineDone
 	require.GreaterOrEqual(t, done, 2*sim.Millisecond, "virtual time kept up with the wall clock")
+}
+
+// Through cco's seam a hardware queue names its GPU, peer and queue id as
+// an emulated one does (cco's diagnosis reads them; a queue's GPU used to
+// be −1 on hardware).
+func TestQueueIDThroughTheSeam(t *testing.T) {
+	_, _, hw := rig(t, 3, rocm.Config{}, sim.Config{})
+	node, err := engine.NewNode(sim.New(sim.Config{}), engine.Config{GPUs: 3})
+	require.NoError(t, err)
+	for _, dev := range []cco.Device{hw, cco.Emulated(node)} {
+		q, err := dev.Queue(2, 1, 3)
+		require.NoError(t, err)
+		require.Equal(t, engine.QueueID{GPU: 2, Peer: 1, Q: 3}, q.ID())
+		require.Equal(t, "sdma gpu2→gpu1 q3", q.ID().String())
+	}
 }
