@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/emud-dev/emud/model"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -25,6 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/semaphore"
+
+	"github.com/emud-dev/emud/model"
 )
 
 // serveConfig are the daemon's knobs.
@@ -34,17 +36,19 @@ type serveConfig struct {
 	MaxQueued       int           // runs waiting for a slot; more are refused with 503
 	MaxBody         int64         // request body limit; larger gets 413
 	Keep            int           // finished runs kept for GET; the oldest go first
+	TraceBudget     int64         // bytes of serialized traces kept; the oldest traces go first
+	ReadTimeout     time.Duration // a request (headers and body) must arrive within this
 	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
 }
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
-		Keep: 1000, ShutdownTimeout: 30 * time.Second}
+		Keep: 1000, TraceBudget: 256 << 20, ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
 }
 
 func newServeCmd() *cobra.Command {
 	cfg := defaultServeConfig()
-	maxBody := byteSize(cfg.MaxBody)
+	maxBody, traceBudget := byteSize(cfg.MaxBody), byteSize(cfg.TraceBudget)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve runs over HTTP: submit, list, fetch reports and traces, Prometheus metrics",
@@ -59,19 +63,24 @@ func newServeCmd() *cobra.Command {
   GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
                          error, canceled), the request, and the report (summary,
                          hang report or error).
-  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace).
+  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
+                         410 once dropped to stay within --trace-budget.
   GET  /metrics          Prometheus: engine counters summed over all runs, run
                          counts by scenario and status, run durations.
   GET  /healthz          200 "ok".
 
-Bad requests get 400 with a message naming the field; a body over --max-body
-gets 413. At most --max-runs runs execute at once; the rest queue. A run that
+Bad requests get 400 with a message naming the field (field names are
+case-sensitive; null, non-objects and trailing data are refused); a body over
+--max-body gets 413; a request not sent within --read-timeout is cut off. A
+finished run keeps only its request, status, report and (within
+--trace-budget) its serialized trace; the last --keep runs are kept. At most --max-runs runs execute at once; the rest queue. A run that
 fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
 SIGTERM stops taking runs, cancels queued ones, waits for those in flight
-(up to --shutdown-timeout) and exits.`,
+(up to --shutdown-timeout; runs still in flight then make the exit status 1)
+and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.MaxBody = int64(maxBody)
+			cfg.MaxBody, cfg.TraceBudget = int64(maxBody), int64(traceBudget)
 			if err := cfg.validate(); err != nil {
 				return err
 			}
@@ -89,7 +98,9 @@ SIGTERM stops taking runs, cancels queued ones, waits for those in flight
 	fs.IntVar(&cfg.MaxRuns, "max-runs", cfg.MaxRuns, "runs executing at once")
 	fs.IntVar(&cfg.MaxQueued, "max-queued", cfg.MaxQueued, "runs waiting for a slot before submissions get 503")
 	fs.Var(&maxBody, "max-body", "request body limit")
-	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory")
+	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory (each keeps its request, status and report)")
+	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped")
+	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time a client has to send a whole request (headers and body); a stalled upload is cut off")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
 	return cmd
 }
@@ -104,6 +115,10 @@ func (c serveConfig) validate() error {
 		return fmt.Errorf("invalid --max-body %d: need at least 1 byte", c.MaxBody)
 	case c.Keep < 1:
 		return fmt.Errorf("invalid --keep %d: need at least 1", c.Keep)
+	case c.TraceBudget < 0:
+		return fmt.Errorf("invalid --trace-budget %d: need 0 or more bytes", c.TraceBudget)
+	case c.ReadTimeout <= 0:
+		return fmt.Errorf("invalid --read-timeout %v: need more than 0", c.ReadTimeout)
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("invalid --shutdown-timeout %v: need 0 or more", c.ShutdownTimeout)
 	}
@@ -116,7 +131,11 @@ func (c serveConfig) validate() error {
 // listener closes. It logs one line per run to log.
 func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer) error {
 	d := newDaemon(cfg, log)
-	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	// A client has ReadTimeout for its whole request: a stalled upload holds
+	// a connection (and a goroutine) no longer than that. Idle keep-alive
+	// connections go after a while too.
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
+		ReadTimeout: cfg.ReadTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	d.logf("emud serve: listening on http://%s", ln.Addr())
@@ -128,8 +147,11 @@ func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer)
 	case <-ctx.Done():
 	}
 	d.logf("emud serve: shutting down: %d runs in flight, %d queued (canceled)", d.inFlight(), d.queued())
+	var gaveUp error
 	if !d.drain(cfg.ShutdownTimeout) {
-		d.logf("emud serve: gave up waiting for runs in flight after %v", cfg.ShutdownTimeout)
+		// Runs were cut off: the exit status must say so.
+		gaveUp = fmt.Errorf("shutdown: gave up waiting for %d runs in flight after --shutdown-timeout %v", d.inFlight(), cfg.ShutdownTimeout)
+		d.logf("emud serve: %v", gaveUp)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -139,6 +161,9 @@ func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer)
 	}
 	if err != nil {
 		return err
+	}
+	if gaveUp != nil {
+		return gaveUp
 	}
 	d.logf("emud serve: stopped")
 	return nil
@@ -153,12 +178,13 @@ type daemon struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // runs not finished
 
-	mu       sync.Mutex
-	runs     map[string]*run
-	order    []string // ids, oldest first
-	nextID   int
-	draining bool
-	logMu    sync.Mutex
+	mu         sync.Mutex
+	runs       map[string]*run
+	order      []string // ids, oldest first
+	traceBytes int64    // bytes of the traces kept
+	nextID     int
+	draining   bool
+	logMu      sync.Mutex
 
 	reg      *prometheus.Registry
 	engine   *engineTotals
@@ -168,7 +194,12 @@ type daemon struct {
 	waiting  prometheus.Gauge
 }
 
-// run is one submitted run.
+// run is one submitted run. Once it has finished it keeps only what GET
+// answers with: its request, status, digest, the report serialized as JSON
+// and, if asked for, the serialized trace (within --trace-budget). Nothing
+// of the run's node (memory, queues, metrics registry, trace recorder)
+// survives it, so --keep finished runs cost kilobytes each, not the run's
+// footprint.
 type run struct {
 	ID        string     `json:"id"`
 	Status    string     `json:"status"`
@@ -176,10 +207,15 @@ type run struct {
 	Submitted time.Time  `json:"submitted"`
 	Started   *time.Time `json:"started,omitempty"`
 	Finished  *time.Time `json:"finished,omitempty"`
-	Report    *report    `json:"report,omitempty"`
-	trace     []byte     // Chrome trace JSON, when asked for
-	sc        *scenario  // resolved at submission
-	o         options    // resolved at submission
+	// Report is the summary, hang report or error, as JSON.
+	Report json.RawMessage `json:"report,omitempty"`
+	// TraceDropped says why a trace that was asked for is not kept.
+	TraceDropped string `json:"trace_dropped,omitempty"`
+
+	digest string
+	trace  []byte    // Chrome trace JSON, when asked for and within the budget
+	sc     *scenario // resolved at submission
+	o      options   // resolved at submission; no registry or observer
 }
 
 const (
@@ -291,9 +327,12 @@ var flagInError = regexp.MustCompile(`--([a-z-]+)`)
 func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *scenario, options, *requestError) {
 	def := newScenarioFlags()
 	req := runRequest{Scenario: def.name, Ranks: def.o.Ranks, Bytes: jsonBytes(def.o.Bytes), Queues: def.o.Queues, Seed: def.o.Seed}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, d.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, d.cfg.MaxBody))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
+	if err == nil {
+		err = dec.Decode(&req)
+	}
 	if err == nil && dec.More() {
 		err = errors.New("extra data after the JSON object")
 	}
@@ -313,6 +352,8 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		case errors.As(err, &tooBig):
 			return nil, nil, options{}, &requestError{http.StatusRequestEntityTooLarge, "",
 				fmt.Sprintf("request body over the limit of %s", formatBytes(uint64(tooBig.Limit)))}
+		case errors.As(err, &typeErr) && typeErr.Field == "":
+			return nil, nil, options{}, badField("", "request body is a JSON %s: want a JSON object such as {\"scenario\": \"alltoall\"}", typeErr.Value)
 		case errors.As(err, &typeErr):
 			return nil, nil, options{}, badField(typeErr.Field, "field %q: want %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntax):
@@ -323,9 +364,12 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 			return nil, nil, options{}, badField("", "empty request body: want a JSON object such as {\"scenario\": \"alltoall\"}")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return nil, nil, options{}, badField(f, "unknown field %q: known fields are scenario, ranks, bytes, queues, seed, debug, model, trace", f)
+			return nil, nil, options{}, badField(f, "unknown field %q: known fields are %s", f, strings.Join(requestFields(), ", "))
 		}
 		return nil, nil, options{}, badField("", "bad request body: %v", err)
+	}
+	if rerr := checkRequestKeys(body); rerr != nil {
+		return nil, nil, options{}, rerr
 	}
 	sc, ok := scenarios[req.Scenario]
 	if !ok {
@@ -351,6 +395,68 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		return nil, nil, options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
 	}
 	return &req, sc, o, nil
+}
+
+// requestFields are runRequest's JSON field names.
+func requestFields() []string {
+	t := reflect.TypeFor[runRequest]()
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		names = append(names, strings.Split(t.Field(i).Tag.Get("json"), ",")[0])
+	}
+	return names
+}
+
+// checkRequestKeys is what encoding/json does not check in a body that
+// decoded: that it is an object (null decodes into a struct as a no-op),
+// that every key is a field name exactly (encoding/json matches keys
+// without regard to case, so "Ranks" or "RANKS" would pass), and that no
+// key is given twice (the last would win silently). body is valid JSON.
+func checkRequestKeys(body []byte) *requestError {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return badField("", "request body is %s: want a JSON object such as {\"scenario\": \"alltoall\"}", jsonKind(tok))
+	}
+	known, seen := requestFields(), map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return badField("", "bad request body: %v", err)
+		}
+		k, _ := tok.(string)
+		switch {
+		case !slices.Contains(known, k):
+			return badField(k, "unknown field %q: field names are case-sensitive; known fields are %s", k, strings.Join(known, ", "))
+		case seen[k]:
+			return badField(k, "field %q is given twice", k)
+		}
+		seen[k] = true
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return badField(k, "field %q: %v", k, err)
+		}
+	}
+	return nil
+}
+
+// jsonKind names the JSON value a token starts.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case nil:
+		return "null"
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "not an object"
 }
 
 func writeJSONResponse(w http.ResponseWriter, status int, v any) {
@@ -419,6 +525,9 @@ func (d *daemon) evictLocked() {
 	for _, id := range d.order {
 		ru := d.runs[id]
 		if excess > 0 && ru.Status != statusQueued && ru.Status != statusRunning {
+			if ru.trace != nil {
+				d.dropTraceLocked(ru, "")
+			}
 			delete(d.runs, id)
 			excess--
 			continue
@@ -435,7 +544,7 @@ func (d *daemon) execute(ru *run) {
 	err := d.sem.Acquire(d.ctx, 1)
 	d.waiting.Dec()
 	if err != nil {
-		d.finish(ru, nil, statusCanceled)
+		d.finish(ru, nil, nil, statusCanceled)
 		return
 	}
 	defer d.sem.Release(1)
@@ -446,6 +555,15 @@ func (d *daemon) execute(ru *run) {
 	d.flying.Inc()
 	defer d.flying.Dec()
 
+	rep, tr := d.runOne(ru)
+	d.duration.WithLabelValues(ru.sc.name).Observe(time.Since(now).Seconds())
+	d.finish(ru, rep, tr, rep.Status)
+}
+
+// runOne runs ru and returns its report and serialized trace (nil unless
+// asked for). The run's registry is folded into the daemon's totals here;
+// nothing else of the run outlives this call.
+func (d *daemon) runOne(ru *run) (*report, []byte) {
 	o := ru.o
 	o.registry = prometheus.NewRegistry()
 	var writeTrace func(io.Writer) error
@@ -453,29 +571,68 @@ func (d *daemon) execute(ru *run) {
 		writeTrace = traceInto(&o)
 	}
 	rep := runOnce(ru.sc, o)
+	var tr []byte
 	if writeTrace != nil && rep.digest() != "" {
 		var buf bytes.Buffer
 		if err := writeTrace(&buf); err != nil {
 			d.logf("run %s: trace: %v", ru.ID, err)
 		} else {
-			ru.trace = buf.Bytes()
+			tr = buf.Bytes()
 		}
 	}
 	if err := d.engine.add(o.registry); err != nil {
 		d.logf("run %s: engine metrics: %v", ru.ID, err)
 	}
-	d.duration.WithLabelValues(ru.sc.name).Observe(time.Since(now).Seconds())
-	d.finish(ru, rep, rep.Status)
+	return rep, tr
 }
 
-func (d *daemon) finish(ru *run, rep *report, status string) {
+// finish files a run's outcome: the report as JSON, the trace within the
+// budget.
+func (d *daemon) finish(ru *run, rep *report, tr []byte, status string) {
 	now := time.Now().UTC()
+	var body json.RawMessage
+	digest := ""
+	if rep != nil {
+		b, err := json.Marshal(rep)
+		if err != nil {
+			b, _ = json.Marshal(map[string]string{"status": statusError, "error": "report: " + err.Error()})
+			status = statusError
+		}
+		body, digest = b, rep.digest()
+	}
 	d.mu.Lock()
-	ru.Status, ru.Report, ru.Finished = status, rep, &now
+	ru.Status, ru.Report, ru.digest, ru.Finished = status, body, digest, &now
+	switch {
+	case tr == nil:
+	case int64(len(tr)) > d.cfg.TraceBudget:
+		ru.TraceDropped = fmt.Sprintf("the trace (%s) is larger than --trace-budget %s", formatBytes(uint64(len(tr))), formatBytes(uint64(d.cfg.TraceBudget)))
+	default:
+		ru.trace = tr
+		d.traceBytes += int64(len(tr))
+		d.trimTracesLocked()
+	}
 	d.evictLocked()
 	d.mu.Unlock()
 	d.total.WithLabelValues(ru.sc.name, status).Inc()
 	d.logf("run %s: %s seed %d: %s", ru.ID, ru.sc.name, ru.o.Seed, status)
+}
+
+// trimTracesLocked drops the oldest kept traces until the rest fit
+// --trace-budget.
+func (d *daemon) trimTracesLocked() {
+	for _, id := range d.order {
+		if d.traceBytes <= d.cfg.TraceBudget {
+			return
+		}
+		if ru := d.runs[id]; ru.trace != nil {
+			d.dropTraceLocked(ru, fmt.Sprintf("dropped to keep the traces of newer runs within --trace-budget %s", formatBytes(uint64(d.cfg.TraceBudget))))
+		}
+	}
+}
+
+func (d *daemon) dropTraceLocked(ru *run, why string) {
+	d.traceBytes -= int64(len(ru.trace))
+	ru.trace, ru.TraceDropped = nil, why
 }
 
 // runListing is one row of GET /runs.
@@ -492,10 +649,7 @@ func (d *daemon) list(w http.ResponseWriter, _ *http.Request) {
 	rows := make([]runListing, 0, len(d.order))
 	for _, id := range slices.Backward(d.order) {
 		ru := d.runs[id]
-		row := runListing{ID: ru.ID, Scenario: ru.sc.name, Seed: ru.o.Seed, Status: ru.Status}
-		if ru.Report != nil {
-			row.Digest = ru.Report.digest()
-		}
+		row := runListing{ID: ru.ID, Scenario: ru.sc.name, Seed: ru.o.Seed, Status: ru.Status, Digest: ru.digest}
 		rows = append(rows, row)
 	}
 	d.mu.Unlock()
@@ -535,13 +689,15 @@ func (d *daemon) getTrace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.Lock()
-	status, tr, asked := ru.Status, ru.trace, ru.Request.Trace
+	status, tr, asked, dropped := ru.Status, ru.trace, ru.Request.Trace, ru.TraceDropped
 	d.mu.Unlock()
 	switch {
 	case !asked:
 		writeError(w, &requestError{http.StatusNotFound, "trace", fmt.Sprintf("run %s was submitted without \"trace\": true", ru.ID)})
 	case status == statusQueued || status == statusRunning:
 		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s is %s: its trace is written when it ends", ru.ID, status)})
+	case tr == nil && dropped != "":
+		writeError(w, &requestError{http.StatusGone, "", fmt.Sprintf("run %s's trace is not kept: %s", ru.ID, dropped)})
 	case tr == nil:
 		writeError(w, &requestError{http.StatusNotFound, "", fmt.Sprintf("run %s (%s) left no trace", ru.ID, status)})
 	default:

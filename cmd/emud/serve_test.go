@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -219,9 +220,15 @@ func TestServeBadRequests(t *testing.T) {
 		field, msg string
 	}{
 		{"bad JSON", `{"ranks": 4`, 400, "", "not valid JSON"},
-		{"not an object", `[1, 2]`, 400, "", "want"},
+		{"not an object", `[1, 2]`, 400, "", "request body is a JSON array: want a JSON object"},
 		{"empty body", ``, 400, "", "empty request body"},
 		{"trailing data", `{"ranks": 4} {"ranks": 5}`, 400, "", "extra data"},
+		{"trailing junk", `{"ranks": 4}x`, 400, "", "extra data"},
+		{"null body", `null`, 400, "", "request body is null: want a JSON object"},
+		{"a string", `"alltoall"`, 400, "", "request body is a JSON string: want a JSON object"},
+		{"field in another case", `{"Ranks": 4}`, 400, "Ranks", `unknown field "Ranks": field names are case-sensitive`},
+		{"field in capitals", `{"SCENARIO": "relay"}`, 400, "SCENARIO", `case-sensitive`},
+		{"field twice", `{"ranks": 4, "ranks": 5}`, 400, "ranks", `given twice`},
 		{"unknown field", `{"rank": 4}`, 400, "rank", `unknown field "rank"`},
 		{"wrong type", `{"ranks": "four"}`, 400, "ranks", `field "ranks": want int`},
 		{"negative seed", `{"seed": -1}`, 400, "seed", `field "seed"`},
@@ -330,6 +337,122 @@ func TestServeKeepsTheNewestRuns(t *testing.T) {
 		status, _ := d.do("GET", "/runs/"+id, "")
 		assert.Equal(t, http.StatusOK, status)
 	}
+}
+
+// A finished run keeps its report, not its node: the retained heap per run
+// stays in kilobytes where the run itself takes megabytes (its metrics
+// registry alone: 16 ranks × 8 queue ids is 2048 queues).
+func TestServeFinishedRunsKeepOnlyTheirReports(t *testing.T) {
+	d := startDaemon(t, nil)
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	warm := d.submit(`{"ranks": 16, "bytes": 64, "queues": 8}`)
+	require.Equal(t, statusOK, d.wait(warm).Status)
+	before := heap()
+	const n = 8
+	for range n {
+		require.Equal(t, statusOK, d.wait(d.submit(`{"ranks": 16, "bytes": 64, "queues": 8}`)).Status)
+	}
+	after := heap()
+	per := (int64(after) - int64(before)) / n
+	assert.Less(t, per, int64(256<<10), "each finished run retains %d B of heap", per)
+}
+
+// Traces are kept within --trace-budget, the oldest dropped first, and a
+// dropped trace says why.
+func TestServeTraceBudget(t *testing.T) {
+	body := `{"ranks": 2, "bytes": 64, "trace": true, "seed": %d}`
+	// One trace's size, to size the budget at about three of them.
+	probe := startDaemon(t, nil)
+	id := probe.submit(fmt.Sprintf(body, 1))
+	probe.wait(id)
+	_, tr := probe.do("GET", "/runs/"+id+"/trace", "")
+	one := int64(len(tr))
+	require.Greater(t, one, int64(1000))
+
+	budget := 3*one + one/2
+	d := startDaemon(t, func(c *serveConfig) { c.TraceBudget = budget; c.MaxRuns = 1 })
+	var ids []string
+	for seed := range 8 {
+		ids = append(ids, d.submit(fmt.Sprintf(body, seed+1)))
+	}
+	for _, id := range ids {
+		require.Equal(t, statusOK, d.wait(id).Status)
+	}
+	kept := int64(0)
+	for i, id := range ids {
+		status, b := d.do("GET", "/runs/"+id+"/trace", "")
+		if i >= len(ids)-3 {
+			require.Equal(t, http.StatusOK, status, "the newest traces are kept: %s", b)
+			kept += int64(len(b))
+			continue
+		}
+		require.Equal(t, http.StatusGone, status, b)
+		assert.Contains(t, b, "within --trace-budget")
+	}
+	assert.LessOrEqual(t, kept, budget)
+
+	small := startDaemon(t, func(c *serveConfig) { c.TraceBudget = 100 })
+	id = small.submit(fmt.Sprintf(body, 1))
+	r := small.wait(id)
+	require.Equal(t, statusOK, r.Status)
+	status, b := small.do("GET", "/runs/"+id+"/trace", "")
+	assert.Equal(t, http.StatusGone, status)
+	assert.Contains(t, b, "larger than --trace-budget 100")
+}
+
+// A client that stalls in the middle of its upload is cut off after
+// --read-timeout instead of holding the connection forever.
+func TestServeCutsOffStalledUploads(t *testing.T) {
+	d := startDaemon(t, func(c *serveConfig) { c.ReadTimeout = 200 * time.Millisecond })
+	conn, err := net.Dial("tcp", strings.TrimPrefix(d.url, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"ranks\": ")
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	start := time.Now()
+	_, err = io.ReadAll(conn) // returns when the daemon closes the connection
+	require.NoError(t, err, "the daemon did not close the stalled connection")
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// Runs still in flight when --shutdown-timeout expires make serve fail:
+// the exit status must not say all went well.
+func TestServeShutdownTimeoutIsAnError(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	withScenario(t, &scenario{name: "test-stuck", run: func(o options) (*outcome, error) {
+		close(started)
+		<-release
+		return &outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
+	}})
+	defer close(release)
+	cfg := defaultServeConfig()
+	cfg.Addr, cfg.ShutdownTimeout = "127.0.0.1:0", 50*time.Millisecond
+	ln, err := net.Listen("tcp", cfg.Addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	log := &syncBuffer{}
+	go func() { done <- serve(ctx, cfg, ln, log) }()
+	status, body := (&daemonUnderTest{t: t, url: "http://" + ln.Addr().String()}).do("POST", "/runs", `{"scenario": "test-stuck"}`)
+	require.Equal(t, http.StatusAccepted, status, body)
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "gave up waiting for 1 runs in flight after --shutdown-timeout 50ms")
+		assert.Equal(t, exitError, exitStatus(io.Discard, err))
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not return")
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
 
 // Any body gets an answer: a run, or a 4xx naming what is wrong; never a
