@@ -23,9 +23,13 @@
 // from a [model.Model].
 //
 // Packet semantics (sdma-hardware.md §2, §5, §6):
-//   - COPY moves real bytes when it completes (memmove semantics; an overlap
+//   - COPY moves real bytes chunk by chunk as they cross the link, in
+//     address order (the granule is the model's LinkChunk, the link-sharing
+//     chunk): a load during a copy sees the chunks landed so far, and a
+//     store to a source chunk not yet read is what gets sent. An overlap
 //     is reported as a COPY_OVERLAP event because hardware leaves it
-//     undefined).
+//     undefined; emud then moves all bytes when the COPY completes, with
+//     memmove semantics.
 //   - Broadcast COPY writes both destinations. When they are not congruent
 //     mod 32 the second stream lands at (dst2 &^ 31) + (dst1 & 31), so dst2's
 //     range is wrong and up to 31 neighbouring bytes are overwritten: the
@@ -65,6 +69,5 @@
 // were never rung, a stalled commit chain, a poll on a flag that never
 // arrives).
 //
-// Link sharing between concurrent copies is not modelled yet: each copy
-// takes the model's CopyTime on its own (the timing-model issue adds it).
+// Concurrent copies share a directed path chunk by chunk (timing.go).
 package engine

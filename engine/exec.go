@@ -37,6 +37,7 @@ func (q *Queue) prepare() bool {
 		if !check("copy source read", p.Src, n) || !check("copy destination write", p.Dst, n) {
 			return false
 		}
+		q.setXferData(p.Src, p.Dst)
 		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst))
 		return true
 	case ring.KindBroadcastCopy:
@@ -45,6 +46,7 @@ func (q *Queue) prepare() bool {
 			!check("broadcast destination 2 write", broadcastDst2(p), n) {
 			return false
 		}
+		q.setXferData(p.Src, p.Dst, broadcastDst2(p))
 		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst, p.Dst2))
 		return true
 	case ring.KindAtomic:
@@ -95,6 +97,13 @@ func (q *Queue) dsts(addrs ...uint64) []int {
 // congruent mod 32.
 func broadcastDst2(p *ring.Packet) uint64 { return p.Dst2&^31 | p.Dst&31 }
 
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func constFillBytes(p *ring.Packet) (uint64, bool) {
 	if p.Header>>30 != 2 {
 		return 0, false
@@ -110,20 +119,20 @@ func (q *Queue) apply() bool {
 	mem := q.n.mem
 	var err error
 	switch p.Kind {
-	case ring.KindCopy:
-		n := p.CopyBytes()
-		var overlap bool
-		if overlap, err = mem.Move(p.Dst, p.Src, n); err == nil {
-			q.c.bytes.Add(float64(n))
-			if overlap {
+	case ring.KindCopy, ring.KindBroadcastCopy:
+		// The chunks moved as they crossed (data.go); an overlapping copy
+		// moves now.
+		if d := &q.x.data; d.overlap {
+			n := p.CopyBytes()
+			for i := range 1 + btoi(p.Kind == ring.KindBroadcastCopy) {
+				if _, err = mem.Move(d.dst[i], p.Src, n); err != nil {
+					break
+				}
+				q.c.bytes.Add(float64(n))
+			}
+			if err == nil {
 				q.event(FaultCopyOverlap, p.Dst, 0, fmt.Sprintf("source [%#x, +%d) and destination [%#x, +%d) overlap; hardware leaves the result undefined, emud copies as memmove", p.Src, n, p.Dst, n))
 			}
-		}
-	case ring.KindBroadcastCopy:
-		n := p.CopyBytes()
-		if _, err = mem.Move(p.Dst, p.Src, n); err == nil {
-			_, err = mem.Move(broadcastDst2(p), p.Src, n)
-			q.c.bytes.Add(float64(2 * n))
 		}
 	case ring.KindAtomic:
 		err = q.atomic(p)

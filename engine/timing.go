@@ -21,6 +21,11 @@ import (
 //   - A broadcast COPY reads once and writes its two destinations one after
 //     the other, chunk by chunk, each stream at BroadcastGBps: one engine
 //     does not overlap its two writes (seed document).
+//   - Bytes move as they cross (data.go): the granule of data movement is
+//     the link-sharing chunk. When a chunk has crossed its path, its source
+//     bytes are read and its destination bytes written, in address order,
+//     so a load during a copy sees the chunks landed so far and a store to
+//     a source chunk not yet read is what gets sent.
 
 // link is the arbitration state of one directed path.
 type link struct{ free sim.Time }
@@ -35,6 +40,7 @@ type xfer struct {
 	cur    int    // destination index of the next chunk
 	chunk  uint64 // size of the chunk in flight
 	fn     func()
+	data   xferData // addresses and bytes moved so far (data.go)
 }
 
 func (n *Node) linkOf(src, dst int) *link {
@@ -92,9 +98,13 @@ func (q *Queue) xferChunk() {
 	if !x.active || q.state != qBusy {
 		return
 	}
+	if !q.landChunk() {
+		return
+	}
 	if x.cur++; x.cur == x.nd {
 		x.cur = 0
 		x.left -= x.chunk
+		x.data.off += x.chunk
 	}
 	if x.left > 0 {
 		q.xferNext()
