@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"reflect"
@@ -105,6 +106,12 @@ func MI355X() *Params {
 	}
 }
 
+// MaxStepUs bounds every parameter's contribution to one step (µs, or CU
+// cycles): 1000 s of virtual time. Far beyond any real device, and far
+// enough inside the virtual clock's range (int64 picoseconds, 106 days)
+// that sums over a run's steps cannot wrap.
+const MaxStepUs = 1e9
+
 // Validate reports the first parameter outside its physical range.
 func (p *Params) Validate() error {
 	pos := []struct {
@@ -119,6 +126,20 @@ func (p *Params) Validate() error {
 			return fmt.Errorf("model %q: %s must be a positive number, got %v", p.Label, f.name, f.v)
 		}
 	}
+	// A positive rate can still be so small that one step's time overflows
+	// the virtual clock (int64 picoseconds) and wraps: every single step,
+	// like every time parameter, must stay within MaxStepUs.
+	rates := pos[1:]
+	for _, f := range rates {
+		if step := float64(ring.MaxCopyBytes) / f.v / 1e3; step > MaxStepUs { // bytes / (bytes/ns) = ns
+			return fmt.Errorf("model %q: %s %v is too small: one COPY of %d B would take %.3g µs, more than the %g µs (1000 s) any one step may take; need at least %.3g",
+				p.Label, f.name, f.v, ring.MaxCopyBytes, step, float64(MaxStepUs), float64(ring.MaxCopyBytes)/MaxStepUs/1e3)
+		}
+	}
+	if step := MaxStepUs / p.ClockGHz / 1e3; step > MaxStepUs { // the largest cycle count, in µs
+		return fmt.Errorf("model %q: cu_clock_ghz %v is too small: %g cycles would take %.3g µs, more than the %g µs any one step may take; need at least 0.001",
+			p.Label, p.ClockGHz, float64(MaxStepUs), step, float64(MaxStepUs))
+	}
 	nonneg := []struct {
 		name string
 		v    float64
@@ -130,8 +151,8 @@ func (p *Params) Validate() error {
 		{"poll_gap_us", p.PollGapUs}, {"poll_unit_us", p.PollUnitUs}, {"jitter", p.JitterFrac},
 	}
 	for _, f := range nonneg {
-		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > 1e9 {
-			return fmt.Errorf("model %q: %s must be a finite number ≥ 0, got %v", p.Label, f.name, f.v)
+		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > MaxStepUs {
+			return fmt.Errorf("model %q: %s must be a number from 0 to %g, got %v", p.Label, f.name, float64(MaxStepUs), f.v)
 		}
 	}
 	if p.JitterFrac >= 1 {
@@ -256,6 +277,11 @@ func LoadFile(path string) (*Params, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(p); err != nil {
 		return nil, fmt.Errorf("model file %s: %w", path, err)
+	}
+	// One JSON object and nothing after it: trailing text is a damaged or
+	// concatenated file, not something to ignore.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("model file %s: data after the JSON object (at byte %d)", path, dec.InputOffset())
 	}
 	if p.Label == "" {
 		p.Label = path

@@ -50,7 +50,12 @@ func TestValidate(t *testing.T) {
 		want string
 	}{
 		{"zero clock", func(p *Params) { p.ClockGHz = 0 }, "cu_clock_ghz must be a positive number"},
-		{"negative gap", func(p *Params) { p.PacketUs = -1 }, "packet_us must be a finite number ≥ 0"},
+		{"negative gap", func(p *Params) { p.PacketUs = -1 }, "packet_us must be a number from 0 to 1e+09, got -1"},
+		{"gap past 1000 s", func(p *Params) { p.PacketUs = 2e9 }, "packet_us must be a number from 0 to 1e+09"},
+		{"link rate that overflows", func(p *Params) { p.Link = 1e-12 }, "link_gbps 1e-12 is too small: one COPY of 1073741792 B would take"},
+		{"broadcast rate that overflows", func(p *Params) { p.BcastLocal = 1e-4 }, "bcast_local_gbps 0.0001 is too small"},
+		{"CU copy rate that overflows", func(p *Params) { p.CUCopy = 1e-300 }, "cu_copy_gbps 1e-300 is too small"},
+		{"clock that overflows", func(p *Params) { p.ClockGHz = 1e-6 }, "cu_clock_ghz 1e-06 is too small"},
 		{"jitter ≥ 1", func(p *Params) { p.JitterFrac = 1 }, "jitter must be below 1"},
 		{"no overlap", func(p *Params) { p.IssueQueueOverlap = 0 }, "issue_queue_overlap must be 1..64"},
 		{"zero chunk", func(p *Params) { p.ChunkKiB = 0 }, "link_chunk_kib must be 1..1048576"},
@@ -86,6 +91,9 @@ func TestModelFiles(t *testing.T) {
 		{`{"link_gbps": -4}`, "link_gbps must be a positive number"},
 		{`{"link_gbps": "fast"}`, "cannot unmarshal"},
 		{`{`, "unexpected EOF"},
+		{`{"link_gbps": 40} trailing`, "data after the JSON object"},
+		{`{"link_gbps": 40}{"link_gbps": 41}`, "data after the JSON object"},
+		{`{"link_gbps": 1e-12}`, "link_gbps 1e-12 is too small"},
 	} {
 		f := filepath.Join(dir, "bad.json")
 		require.NoError(t, os.WriteFile(f, []byte(tc.body), 0o644))
