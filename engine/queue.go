@@ -280,7 +280,7 @@ func (q *Queue) doorbell(v uint64) {
 	switch q.state {
 	case qIdle:
 		q.state = qFetching
-		q.n.s.After(q.n.jitter(q.n.model.DoorbellLatency()), q.stepFn)
+		q.n.s.AfterWork(q.n.jitter(q.n.model.DoorbellLatency()), q.stepFn)
 	case qStalled:
 		q.state = qFetching
 		q.n.s.After(0, q.stepFn)

@@ -89,7 +89,7 @@ func (q *Queue) xferNext() {
 	l := q.n.linkOf(x.src, d)
 	start := max(q.n.s.Now(), l.free)
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
-	q.n.s.At(l.free, x.fn)
+	q.n.s.AtWork(l.free, x.fn)
 }
 
 // xferChunk runs when a chunk has crossed its path.
@@ -139,7 +139,7 @@ func (q *Queue) waitGap() bool {
 		return false
 	}
 	q.state = qBusy
-	q.n.s.After(q.gap, q.stepFn)
+	q.n.s.AfterWork(q.gap, q.stepFn)
 	q.gap = 0
 	return true
 }

@@ -69,7 +69,7 @@ func (sys *System) start(o *fop) {
 			last = max(last, arr)
 		}
 		complete := last + m.Latency
-		s.At(read, func() {
+		s.AtWork(read, func() {
 			data := o.payload
 			if data == nil {
 				data = append([]byte(nil), o.smem[o.smemOff:o.smemOff+int(o.bytes)]...)
@@ -77,9 +77,9 @@ func (sys *System) start(o *fop) {
 			mb.smemBusy--
 			mb.wl.Notify(0, 1)
 			for i, d := range dsts {
-				s.At(arrs[i], func() { sys.deliver(o, d, data) })
+				s.AtWork(arrs[i], func() { sys.deliver(o, d, data) })
 			}
-			s.At(complete, func() { sys.complete(o) })
+			s.AtWork(complete, func() { sys.complete(o) })
 		})
 	case opGet:
 		d := o.tg.rank
@@ -88,9 +88,9 @@ func (sys *System) start(o *fop) {
 		rd.txFree = st + ser
 		arr := max(st+ser+m.Latency, src.rxFree+ser)
 		src.rxFree = arr
-		s.At(st, func() {
+		s.AtWork(st, func() {
 			data := sys.fabricRead(o, d)
-			s.At(arr, func() {
+			s.AtWork(arr, func() {
 				if !o.fail && data != nil {
 					copy(o.smem[o.smemOff:], data)
 				}
@@ -107,7 +107,7 @@ func (sys *System) start(o *fop) {
 		}
 		arr := max(ready+m.Latency, src.rxFree+ser)
 		src.rxFree = arr
-		s.At(ready, func() {
+		s.AtWork(ready, func() {
 			ins := make([][]byte, 0, len(o.tg.members))
 			for _, d := range o.tg.members {
 				data := sys.fabricRead(o, d)
@@ -122,7 +122,7 @@ func (sys *System) start(o *fop) {
 				sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
 				return
 			}
-			s.At(arr, func() {
+			s.AtWork(arr, func() {
 				if !o.fail {
 					copy(o.smem[o.smemOff:], acc)
 				}

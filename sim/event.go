@@ -11,6 +11,7 @@ type event struct {
 	actor *Actor
 	token uint64 // actor wake token; a wake whose token is stale is dropped
 	dead  bool   // cancelled; skipped when popped
+	work  bool   // AtWork: holds off the watchdog while pending
 }
 
 // eventHeap is a binary min-heap ordered by (t, seq).

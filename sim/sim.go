@@ -38,6 +38,7 @@ type Sim struct {
 	sched    *rand.Rand
 	watchdog Time
 	progress Time // virtual time of the last progress
+	work     int  // AtWork events pending (cancelled ones until their time)
 
 	actors []*Actor
 	cur    *Actor
@@ -96,8 +97,11 @@ func (s *Sim) alloc() *event {
 }
 
 func (s *Sim) recycle(e *event) {
+	if e.work {
+		s.work--
+	}
 	e.gen++
-	e.fn, e.actor, e.dead = nil, nil, false
+	e.fn, e.actor, e.dead, e.work = nil, nil, false, false
 	s.free = append(s.free, e)
 }
 
@@ -126,6 +130,22 @@ func (s *Sim) At(t Time, fn func()) Timer {
 
 // After schedules fn d after Now.
 func (s *Sim) After(d Time, fn func()) Timer { return s.At(s.now+d, fn) }
+
+// AtWork is At for the end of a step of real work whose length the timing
+// model fixed (a packet's transfer or gap, a doorbell's latency): however
+// long it is, nothing spins meanwhile. While one is pending the watchdog
+// does not fire, and running it counts as progress. A slow but valid model
+// (a packet gap of 1000 s) is not a hang; pollers that re-check on a timer
+// must keep using At.
+func (s *Sim) AtWork(t Time, fn func()) Timer {
+	tm := s.At(t, fn)
+	tm.e.work = true
+	s.work++
+	return tm
+}
+
+// AfterWork is AtWork d after Now.
+func (s *Sim) AfterWork(d Time, fn func()) Timer { return s.AtWork(s.now+d, fn) }
 
 // Progress records that the run made progress now (the watchdog's notion).
 // The engine calls it per completed packet; satisfied waits, actor starts and
@@ -228,7 +248,7 @@ func (s *Sim) next() *Actor {
 				s.recycle(e)
 				continue
 			}
-			if s.watchdog > 0 && e.t-s.progress > s.watchdog {
+			if s.watchdog > 0 && s.work == 0 && e.t-s.progress > s.watchdog {
 				// Put it back so the report shows it pending; stop at the
 				// moment the watchdog expired.
 				s.heap.push(e)
@@ -259,6 +279,9 @@ func (s *Sim) next() *Actor {
 			continue
 		}
 		fn := e.fn
+		if e.work {
+			s.progress = s.now
+		}
 		s.recycle(e)
 		s.call(fn)
 	}

@@ -246,6 +246,59 @@ func TestWatchdogQuietWhileProgressing(t *testing.T) {
 	assert.Equal(t, 495*Microsecond, s.Now())
 }
 
+// A step of real work a thousand times the watchdog's span (a slow model's
+// packet) is not a hang, even with a poller re-checking meanwhile; after
+// it, the watchdog is back on guard.
+func TestWatchdogWaitsForLongWork(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		work bool
+		hang bool
+	}{
+		{"work", true, false},
+		{"plain event", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Seed: 5, Watchdog: 10 * Microsecond})
+			done := false
+			finish := func() { done = true }
+			if tc.work {
+				s.AfterWork(10*Millisecond, finish)
+			} else {
+				s.After(10*Millisecond, finish)
+			}
+			s.Spawn("poller", func(a *Actor) {
+				for !done {
+					a.Sleep(Microsecond)
+				}
+			})
+			err := s.Run()
+			if !tc.hang {
+				require.NoError(t, err)
+				assert.True(t, done)
+				assert.Equal(t, 10*Millisecond+Microsecond, s.Now(), "the poller's last check")
+				return
+			}
+			var h *HangError
+			require.ErrorAs(t, err, &h)
+			assert.Equal(t, HangWatchdog, h.Kind)
+			assert.Equal(t, 10*Microsecond, h.At)
+		})
+	}
+	// Cancelled work holds the watchdog off only until its time.
+	s := New(Config{Seed: 5, Watchdog: 10 * Microsecond})
+	s.AfterWork(Millisecond, func() {}).Stop()
+	s.Spawn("poller", func(a *Actor) {
+		for {
+			a.Sleep(Microsecond)
+		}
+	})
+	var h *HangError
+	require.ErrorAs(t, s.Run(), &h)
+	assert.Equal(t, HangWatchdog, h.Kind)
+	assert.LessOrEqual(t, h.At, Millisecond+10*Microsecond)
+}
+
 func TestPanicsBecomeErrors(t *testing.T) {
 	s := New(Config{Seed: 1})
 	s.Spawn("bad lane", func(a *Actor) { a.Sleep(3); panic("boom") })

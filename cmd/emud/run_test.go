@@ -167,3 +167,29 @@ func TestRunScenarioAsArgument(t *testing.T) {
 	assert.Equal(t, 1, status)
 	assert.Contains(t, errOut, "accepts at most 1 arg")
 }
+
+// Model files the CLI takes: a slow but valid one runs (a packet gap of
+// 1000 s is work, not a hang); one whose times would overflow, or with
+// junk after its JSON, is refused naming the parameter.
+func TestRunModelFiles(t *testing.T) {
+	slow := writeFile(t, "slow.json", `{"packet_us": 1e9}`)
+	out, errOut, status := execute(t, "run", "--model", slow, "--ranks", "2", "--bytes", "64")
+	require.Equal(t, exitOK, status, "%s%s", out, errOut)
+	for _, row := range rankRows(out) {
+		us, err := strconv.ParseFloat(row[1], 64)
+		require.NoError(t, err)
+		assert.Greater(t, us, 1e9, "each rank waits over 1000 s for its packets")
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"link_gbps": 1e-12}`, "link_gbps 1e-12 is too small"},
+		{`{"packet_us": 1e10}`, "packet_us must be a number from 0 to 1e+09"},
+		{`{"link_gbps": 50} junk`, "data after the JSON object"},
+	} {
+		bad := writeFile(t, "bad.json", tc.body)
+		out, errOut, status := execute(t, "run", "--model", bad, "--ranks", "2", "--bytes", "64")
+		assert.Equal(t, exitError, status, tc.body)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "invalid --model")
+		assert.Contains(t, errOut, tc.want)
+	}
+}
