@@ -329,8 +329,7 @@ func (q *Queue) pollRead() {
 		return
 	}
 	st.timer.Stop()
-	q.state = qBusy
-	q.n.s.After(0, q.completeFn) // the gap after it is the model's PacketOverhead(POLL)
+	q.pollOver() // the gap after it is the model's PacketOverhead(POLL)
 }
 
 func (q *Queue) pollTimeout() {
@@ -346,6 +345,5 @@ func (q *Queue) pollTimeout() {
 		q.halt(FaultPollTimeout, q.head.Addr, "halted after POLL_TIMEOUT (PollTimeoutHalt)")
 		return
 	}
-	q.retireOwingGap() // like a poll that holds: the gap comes before the next packet
-	q.step()
+	q.pollOver()
 }

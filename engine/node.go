@@ -82,6 +82,8 @@ type Node struct {
 	m       *metrics
 	tk      traceKinds
 	links   map[[2]int]*link // directed paths (timing.go)
+	engines map[[2]int]*Engine
+	engList []*Engine // creation order, for deterministic reports
 	jit     *rand.Rand       // jitter stream, made on first use
 	obs     Observer         // nil unless a recorder is attached (hooks.go)
 }
@@ -113,6 +115,9 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	if cfg.Model == nil {
 		cfg.Model = model.Default()
 	}
+	if err := cfg.Model.Engines().Validate(); err != nil {
+		return nil, fmt.Errorf("engine: model %s: %w", cfg.Model.Name(), err)
+	}
 	switch {
 	case cfg.GPUs < 1 || cfg.GPUs > 1024:
 		return nil, fmt.Errorf("engine: GPUs = %d: need 1..1024", cfg.GPUs)
@@ -137,7 +142,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	n := &Node{s: s, cfg: cfg, model: cfg.Model, queues: map[QueueID]*Queue{}}
+	n := &Node{s: s, cfg: cfg, model: cfg.Model, queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
@@ -202,7 +207,11 @@ func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
 	case q < 0 || q >= n.cfg.QueuesPerPeer:
 		return nil, fmt.Errorf("engine: queue %v: queue id %d outside [0, %d)", id, q, n.cfg.QueuesPerPeer)
 	}
-	qu, err := newQueue(n, id)
+	e, err := n.place(id)
+	if err != nil {
+		return nil, err
+	}
+	qu, err := newQueue(n, id, e)
 	if err != nil {
 		return nil, err
 	}
@@ -218,3 +227,31 @@ func (n *Node) LookupQueue(gpu, peer, q int) *Queue { return n.queues[QueueID{gp
 
 // Queues returns every queue created so far, in creation order.
 func (n *Node) Queues() []*Queue { return n.order }
+
+// place picks the engine queue id runs on (model.Engines.Place: MORI's
+// rule over KFD's recommended engines), creating it on first use. An
+// engine that already holds its KFD limit of queues refuses one more.
+func (n *Node) place(id QueueID) (*Engine, error) {
+	lay := n.model.Engines()
+	if lay.Dedicated() {
+		e := newEngine(n, id.GPU, -1)
+		n.engList = append(n.engList, e)
+		return e, nil
+	}
+	k := [2]int{id.GPU, lay.Place(id.GPU, id.Peer, id.Q)}
+	e := n.engines[k]
+	if e == nil {
+		e = newEngine(n, k[0], k[1])
+		n.engines[k] = e
+		n.engList = append(n.engList, e)
+	}
+	if len(e.queues) >= lay.QueuesPerEngine {
+		return nil, fmt.Errorf("engine: queue %v: %v already holds %d queues, the most one engine holds (KFD NumSdmaQueuesPerEngine)",
+			id, e, lay.QueuesPerEngine)
+	}
+	return e, nil
+}
+
+// Engines returns every SDMA engine that holds a queue, in the order their
+// first queue was created.
+func (n *Node) Engines() []*Engine { return n.engList }

@@ -1,27 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
-
-type qstate uint8
-
-const (
-	qIdle     qstate = iota // nothing rung beyond pos
-	qFetching               // doorbell seen; fetch latency running
-	qBusy                   // executing the head packet
-	qParked                 // POLL_REGMEM condition false
-	qStalled                // head packet only partly rung
-	qHalted                 // faulted
-)
-
-var qstateNames = [...]string{"idle", "fetching", "busy", "parked", "stalled", "halted"}
-
-func (s qstate) String() string { return qstateNames[s] }
 
 // Watch-list keys of a queue: waiters on the written-back read pointer and
 // on the commit frontier.
@@ -54,28 +38,34 @@ type Queue struct {
 	sinceWriteBack int
 	dstBuf         [2]int
 	x              xfer     // COPY data movement in progress (timing.go)
-	gap            sim.Time // engine time owed before the next packet (timing.go)
-	headReady      bool     // head is decoded at pos, waiting out the gap
+	gap            sim.Time // engine time owed after the packet just finished
+	pollHeld       bool     // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs
+	headReady      bool     // head is decoded at pos (after padding was retired)
+	eng            *Engine  // the SDMA engine the queue is placed on (sdma.go)
 
 	// issuer side bookkeeping for diagnosis
 	spaceWaiters int
 	chainBases   []uint64
 	quietWaiters int
 
-	stepFn, completeFn func()
+	fetchedFn func()
 }
 
-func newQueue(n *Node, id QueueID) (*Queue, error) {
+func newQueue(n *Node, id QueueID, e *Engine) (*Queue, error) {
 	r, err := ring.New(n.cfg.Ring)
 	if err != nil {
 		return nil, err
 	}
 	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()),
-		wl: n.s.NewWatchList(id.String()), c: n.m.forQueue(id)}
+		wl: n.s.NewWatchList(id.String()), c: n.m.forQueue(id), eng: e}
 	q.pos, q.target = r.Rptr(), r.Doorbell()
-	q.stepFn, q.completeFn = q.step, q.complete
+	q.fetchedFn = q.fetched
+	e.queues = append(e.queues, q)
 	return q, nil
 }
+
+// Engine returns the SDMA engine the queue is placed on.
+func (q *Queue) Engine() *Engine { return q.eng }
 
 // ID returns the queue's identity.
 func (q *Queue) ID() QueueID { return q.id }
@@ -251,165 +241,3 @@ func (q *Queue) issuerWait(op string, base, end, need uint64) IssuerWait {
 		Rptr: q.r.Rptr(), CommittedWptr: q.r.CommittedWptr(), CachedWptr: q.r.CachedWptr()}
 }
 
-// ---- engine side (sdma-hardware.md §3.5, §5) ----
-
-// RingDoorbell is a raw 64-bit doorbell store of v, outside the commit
-// chain: what a host-side issuer or a buggy kernel does. The engine checks
-// the value as hardware would (DOORBELL_INVALID for a value that is not a
-// multiple of 4, moves backwards, or is more than a ring ahead) and ignores
-// a bad one.
-func (q *Queue) RingDoorbell(v uint64) {
-	if q.badDoorbell(v) == "" {
-		q.r.StoreDoorbell(v)
-	}
-	q.doorbell(v)
-}
-
-// doorbell is the engine seeing a 64-bit doorbell store of v.
-func (q *Queue) doorbell(v uint64) {
-	q.c.doorbells.Inc()
-	q.n.s.Trace(q.n.tk.doorbell, q.subj, v, q.pos, 0)
-	if q.n.obs != nil {
-		q.n.obs.Doorbell(q, v)
-	}
-	if why := q.badDoorbell(v); why != "" {
-		q.n.raise(Fault{Kind: FaultDoorbellInvalid, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: v, Detail: why})
-		return
-	}
-	q.target = v
-	switch q.state {
-	case qIdle:
-		q.state = qFetching
-		q.n.s.AfterWork(q.n.jitter(q.n.model.DoorbellLatency()), q.stepFn)
-	case qStalled:
-		q.state = qFetching
-		q.n.s.After(0, q.stepFn)
-	}
-}
-
-func (q *Queue) badDoorbell(v uint64) string {
-	switch {
-	case v%4 != 0:
-		return fmt.Sprintf("doorbell value %#x is not a multiple of 4", v)
-	case v < q.target:
-		return fmt.Sprintf("doorbell value %#x is below the previous one %#x", v, q.target)
-	case v-q.pos > q.r.Size():
-		return fmt.Sprintf("doorbell value %#x is more than one ring (%d B) ahead of the engine at %#x", v, q.r.Size(), q.pos)
-	}
-	return ""
-}
-
-// step fetches and starts packets until one takes time, the queue parks, or
-// nothing rung is left.
-func (q *Queue) step() {
-	if q.state == qHalted {
-		return
-	}
-	for {
-		q.state = qBusy
-		if q.pos == q.target {
-			if q.waitGap() {
-				return
-			}
-			q.state = qIdle
-			if q.n.cfg.RptrWriteBack != RptrPerPacket {
-				q.writeBack()
-			}
-			return
-		}
-		if !q.headReady {
-			n, err := q.r.DecodeAt(&q.head, q.pos, q.target-q.pos)
-			if err != nil {
-				if errors.Is(err, ring.ErrTruncated) {
-					q.state = qStalled
-					q.headLen = 0
-					q.headSince = q.n.s.Now()
-					return
-				}
-				q.headLen = 0
-				q.halt(FaultIllegal, 0, err.Error())
-				return
-			}
-			q.headLen = n
-		}
-		q.headReady, q.headSince = false, q.n.s.Now()
-		if q.head.Kind == ring.KindNop && q.n.model.PacketOverhead(ring.KindNop) == 0 {
-			q.retire() // padding dwords: part of the unit just run, free
-			continue
-		}
-		if q.waitGap() {
-			q.headReady = true // decoded: it starts when the gap is over
-			return
-		}
-		if !q.prepare() || q.state == qParked || q.x.active {
-			return // halted, parked on a POLL, or moving data
-		}
-		if !q.finish() {
-			return
-		}
-	}
-}
-
-// retire moves past the head packet.
-func (q *Queue) retire() {
-	if q.n.obs != nil {
-		q.n.obs.Retired(q, q.pos, q.headSince, &q.head)
-	}
-	q.pos += uint64(q.headLen)
-	q.c.packets[q.head.Kind].Inc()
-	if q.head.Kind != ring.KindNop {
-		// Padding NOPs retire at their packet's time: tracing them would
-		// double the digest's cost and add nothing.
-		q.n.s.Trace(q.n.tk.done, q.subj, q.pos, uint64(q.head.Kind), q.head.CopyBytes())
-	}
-	q.n.s.Progress()
-	switch q.n.cfg.RptrWriteBack {
-	case RptrPerPacket:
-		q.writeBack()
-	case RptrPerBurst:
-		// Padding NOPs do not count towards a burst.
-		if q.head.Kind != ring.KindNop {
-			if q.sinceWriteBack++; q.sinceWriteBack >= q.n.cfg.RptrBurst {
-				q.writeBack()
-			}
-		}
-	}
-}
-
-func (q *Queue) writeBack() {
-	q.sinceWriteBack = 0
-	if q.r.Rptr() == q.pos {
-		return
-	}
-	if err := q.r.SetRptr(q.pos); err != nil {
-		q.halt(FaultIllegal, 0, "read-pointer write-back: "+err.Error())
-		return
-	}
-	q.wl.Notify(keyRptr, keyRptr+1)
-}
-
-// complete applies the head packet's effect when its time is up, then moves
-// on.
-func (q *Queue) complete() {
-	if q.state != qBusy {
-		return
-	}
-	if q.finish() {
-		q.step()
-	}
-}
-
-func (q *Queue) halt(kind FaultKind, addr uint64, detail string) {
-	q.state = qHalted
-	f := Fault{Kind: kind, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: addr, Halts: true, Detail: detail}
-	if q.headLen > 0 {
-		f.Packet = q.head.String()
-	}
-	q.fault = &f
-	q.n.raise(f)
-}
-
-func (q *Queue) event(kind FaultKind, addr uint64, ctx uint32, detail string) {
-	q.n.raise(Fault{Kind: kind, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Packet: q.head.String(),
-		Addr: addr, Context: ctx, Detail: detail})
-}

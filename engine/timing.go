@@ -99,6 +99,7 @@ func (q *Queue) xferChunk() {
 		return
 	}
 	if !q.landChunk() {
+		q.eng.resume() // halted mid-copy: the engine goes on with its other queues
 		return
 	}
 	if x.cur++; x.cur == x.nd {
@@ -112,34 +113,4 @@ func (q *Queue) xferChunk() {
 	}
 	x.active = false
 	q.complete()
-}
-
-// finish applies and retires the head packet and owes the model's gap
-// before the next one; it reports whether the queue can go on.
-func (q *Queue) finish() bool {
-	if !q.apply() {
-		return false
-	}
-	q.retireOwingGap()
-	return q.state != qHalted
-}
-
-// retireOwingGap retires the head packet and owes the model's gap after
-// it: every packet that ends, a POLL that timed out included, pays it.
-func (q *Queue) retireOwingGap() {
-	q.retire()
-	q.gap = q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
-}
-
-// waitGap schedules the rest of step after the gap owed by the last packet,
-// if any: the engine's completion handshake and next fetch, which it also
-// finishes when nothing more is rung.
-func (q *Queue) waitGap() bool {
-	if q.gap == 0 {
-		return false
-	}
-	q.state = qBusy
-	q.n.s.AfterWork(q.gap, q.stepFn)
-	q.gap = 0
-	return true
 }

@@ -46,6 +46,9 @@ type Model interface {
 	// BroadcastGBps is the rate of one destination stream of a broadcast
 	// COPY; one engine runs its two streams one after the other.
 	BroadcastGBps(local bool) float64
+	// Engines is each GPU's set of SDMA engines: how many, which links
+	// they serve, how many queues each holds and its time slice.
+	Engines() Engines
 	// LinkChunk is how many bytes a copy moves per turn on a shared path;
 	// concurrent copies interleave at this granularity.
 	LinkChunk() uint64
@@ -156,6 +159,10 @@ func (p *Placeholder) BroadcastGBps(local bool) float64 {
 	}
 	return p.Link
 }
+
+// Engines implements Model: every queue has an engine of its own (the
+// uncalibrated simplification; no engine is shared).
+func (p *Placeholder) Engines() Engines { return Engines{} }
 
 // LinkChunk implements Model.
 func (p *Placeholder) LinkChunk() uint64 { return 256 << 10 }

@@ -72,6 +72,16 @@ type Params struct {
 	BcastLocal float64 `json:"bcast_local_gbps"` // one broadcast stream to this GPU
 	ChunkKiB   uint64  `json:"link_chunk_kib"`   // interleaving granularity on a shared path
 	JitterFrac float64 `json:"jitter"`           // relative spread of engine gaps, 0 = none
+
+	// SDMA engines per GPU (model.Engines; KFD topology and MORI's
+	// placement).
+	GeneralEngines  int `json:"sdma_engines"`      // host-link and loopback engines
+	XGMIEngines     int `json:"sdma_xgmi_engines"` // peer-link engines
+	EnginesPerLink  int `json:"engines_per_link"`  // recommended engines per peer link
+	QueuesPerEngine int `json:"queues_per_engine"` // queues one engine holds
+	// QuantumKCycles is an engine's time slice per queue in 1K clock
+	// cycles at ClockGHz (amdgpu_sdma_phase_quantum).
+	QuantumKCycles float64 `json:"engine_quantum_kcycles"`
 }
 
 // MI355X returns the calibrated MI355X preset (see the package doc for how
@@ -103,6 +113,11 @@ func MI355X() *Params {
 		BcastLink:          35.6,
 		BcastLocal:         63.7,
 		ChunkKiB:           256,
+		GeneralEngines:     2,
+		XGMIEngines:        14,
+		EnginesPerLink:     2,
+		QueuesPerEngine:    8,
+		QuantumKCycles:     32,
 	}
 }
 
@@ -161,6 +176,12 @@ func (p *Params) Validate() error {
 	if p.IssueQueueOverlap < 1 || p.IssueQueueOverlap > 64 {
 		return fmt.Errorf("model %q: issue_queue_overlap must be 1..64, got %d", p.Label, p.IssueQueueOverlap)
 	}
+	if !(p.QuantumKCycles >= 0) || p.QuantumKCycles > 1e6 {
+		return fmt.Errorf("model %q: engine_quantum_kcycles must be 0..1e6, got %v", p.Label, p.QuantumKCycles)
+	}
+	if err := p.Engines().Validate(); err != nil {
+		return fmt.Errorf("model %q: %w", p.Label, err)
+	}
 	if p.ChunkKiB < 1 || p.ChunkKiB > 1<<20 {
 		return fmt.Errorf("model %q: link_chunk_kib must be 1..1048576, got %d", p.Label, p.ChunkKiB)
 	}
@@ -206,6 +227,12 @@ func (p *Params) BroadcastGBps(local bool) float64 {
 		return p.BcastLocal
 	}
 	return p.BcastLink
+}
+
+// Engines implements Model.
+func (p *Params) Engines() Engines {
+	return Engines{General: p.GeneralEngines, XGMI: p.XGMIEngines, PerLink: p.EnginesPerLink,
+		QueuesPerEngine: p.QueuesPerEngine, Slice: p.cycles(p.QuantumKCycles * 1024)}
 }
 
 // LinkChunk implements Model.
