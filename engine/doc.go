@@ -19,8 +19,20 @@
 // [Queue.Commit], [Queue.AwaitDrained]) follows MORI's ring protocol
 // (sdma-hardware.md §3): reservation by fetch-add, the full-ring rule, the
 // in-order commit chain. The engine side executes [rptr, doorbell) strictly
-// in order, one packet at a time; queues run concurrently. Durations come
-// from a [model.Model].
+// in order, one packet at a time. Durations come from a [model.Model].
+//
+// # Engines
+//
+// Each GPU has a set of SDMA [Engine]s (model.Engines: 2 general and 14
+// xGMI engines, 8 queues each, on MI355X). A queue is placed on one engine
+// as MORI places its channels over KFD's recommended engines
+// (model.Engines.Place: loopback on engine 0, channel c toward a peer on
+// the (c mod 2)-th of that link's two engines). An engine serves one of
+// its queues at a time, round-robin by time slice, switching only between
+// packets; a packet's execution and the gap after it are engine time, so
+// queues sharing an engine share its packet rate, while the data moves on
+// the directed path, shared with every other copy on it. The whole
+// queue/engine state machine is in sdma.go.
 //
 // Packet semantics (sdma-hardware.md §2, §5, §6):
 //   - COPY moves real bytes chunk by chunk as they cross the link, in

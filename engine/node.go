@@ -83,9 +83,9 @@ type Node struct {
 	tk      traceKinds
 	links   map[[2]int]*link // directed paths (timing.go)
 	engines map[[2]int]*Engine
-	engList []*Engine // creation order, for deterministic reports
-	jit     *rand.Rand       // jitter stream, made on first use
-	obs     Observer         // nil unless a recorder is attached (hooks.go)
+	engList []*Engine  // creation order, for deterministic reports
+	jit     *rand.Rand // jitter stream, made on first use
+	obs     Observer   // nil unless a recorder is attached (hooks.go)
 }
 
 type traceKinds struct {

@@ -240,4 +240,3 @@ func (q *Queue) issuerWait(op string, base, end, need uint64) IssuerWait {
 	return IssuerWait{Queue: q.id.String(), Op: op, Base: base, End: end, Need: need,
 		Rptr: q.r.Rptr(), CommittedWptr: q.r.CommittedWptr(), CachedWptr: q.r.CachedWptr()}
 }
-
