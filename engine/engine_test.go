@@ -449,13 +449,15 @@ func TestMemoryErrors(t *testing.T) {
 	assert.True(t, errors.As(m.Check("read", ph+(1<<30), 1), &ae))
 }
 
+// Queues on different engines (here: toward different peers, each link
+// with engines of its own) run concurrently; each runs in order.
 func TestQueuesRunInParallelAndInOrder(t *testing.T) {
 	finish := func(queues int) (sim.Time, []uint32) {
-		r := newRig(t, 1, Config{GPUs: 2})
+		r := newRig(t, 1, Config{GPUs: 5})
 		src, dst, log := r.alloc(0, 4096), r.alloc(1, 4096), r.alloc(1, 4096)
 		var order []uint32
 		for qi := range queues {
-			q := r.queue(0, 1, qi)
+			q := r.queue(0, 1+qi, 0)
 			r.s.Spawn(fmt.Sprint("issuer", qi), func(a *sim.Actor) {
 				for i := range 10 {
 					// A FENCE after each COPY records the order of execution.

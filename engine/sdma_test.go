@@ -34,7 +34,7 @@ func TestPlacement(t *testing.T) {
 	assert.NotSame(t, r.queue(0, 1, 0).Engine(), r.queue(1, 0, 0).Engine(), "engines belong to one GPU")
 
 	// The placeholder gives each queue an engine of its own.
-	p := newRig(t, 1, Config{GPUs: 2})
+	p := newRig(t, 1, Config{GPUs: 2, Model: model.NewPlaceholder()})
 	assert.NotSame(t, p.queue(0, 1, 0).Engine(), p.queue(0, 1, 2).Engine())
 	assert.Equal(t, -1, p.queue(0, 1, 0).Engine().ID())
 }
