@@ -175,6 +175,31 @@ func TestFitErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "positive start")
 	_, err = Fit(model.MI355X(), DefaultFitParams, nil, 1)
 	assert.ErrorContains(t, err, "no measurements")
+	_, err = Fit(model.MI355X(), nil, ms, 1)
+	assert.ErrorContains(t, err, "no parameters to fit")
+	_, err = Fit(model.MI355X(), []string{}, ms, 1)
+	assert.ErrorContains(t, err, "no parameters to fit")
+	_, err = Fit(model.MI355X(), []string{"link_gbps", "packet_us", "link_gbps"}, ms, 1)
+	assert.ErrorContains(t, err, `parameter "link_gbps" named twice`)
+
+	// A row no candidate can match (its relative error is infinite for
+	// all) is an error, not a model at wherever the search stopped.
+	tiny := []Measurement{{Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 1e-300}}
+	_, err = Fit(model.MI355X(), []string{"link_gbps"}, tiny, 1)
+	assert.ErrorContains(t, err, "gave a finite error")
+}
+
+func TestFitProgress(t *testing.T) {
+	ms := []Measurement{{Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85}}
+	var calls, last, budget int
+	res, err := Fit(model.MI355X(), []string{"link_gbps"}, ms, 1, WithProgress(func(evals, max int) {
+		calls++
+		assert.Equal(t, last+1, evals, "one call per candidate, in order")
+		last, budget = evals, max
+	}))
+	require.NoError(t, err)
+	assert.Equal(t, 400, budget)
+	assert.GreaterOrEqual(t, calls, res.Evals, "every candidate of the search was reported")
 }
 
 func TestParseMeasurements(t *testing.T) {
@@ -191,6 +216,9 @@ func TestParseMeasurements(t *testing.T) {
 		{"ops,bytes,queues,time_us\n1,1,9,1\n", `line 2: queues "9"`},
 		{"ops,bytes,queues,time_us\n1,1,1,-2\n", `line 2: time_us "-2"`},
 		{"ops,bytes,queues,time_us\n1,1,1,NaN\n", `time_us "NaN"`},
+		{"ops,bytes,queues,time_us\n1,1,1,1e-300\n", `time_us "1e-300": need a number from 1e-06 (1 ps`},
+		{"ops,bytes,queues,time_us\n1,1,1,1e12\n", `time_us "1e12"`},
+		{"ops,bytes,queues,time_us\n" + strings.Repeat("1,64,1,3\n", MaxFitRows+1), "more than 256 rows"},
 		{"ops,bytes,queues,time_us\n4096,268435456,1,1\n", "exceeds"},
 		{"ops,bytes,queues,time_us\n1,1,1\n", "wrong number of fields"},
 	} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,13 @@ type Measurement struct {
 const (
 	maxFitOps   = 4096
 	maxFitBytes = 256 << 20
+	// MaxFitRows caps a fit's input: every candidate runs every row, and a
+	// fit tries up to 400 candidates per parameter.
+	MaxFitRows = 256
+	// Measured times must lie within the virtual clock's reach: from one
+	// picosecond (its resolution) to model.MaxStepUs. Below it a relative
+	// error is infinite for every candidate.
+	minFitTimeUs = 1e-6
 )
 
 // ParseMeasurements reads a CSV with header ops,bytes,queues,time_us.
@@ -59,12 +67,15 @@ func ParseMeasurements(r io.Reader) ([]Measurement, error) {
 			return nil, fmt.Errorf("measurements line %d: bytes %q: need an integer 1..%d", line, rec[1], maxFitBytes)
 		case err3 != nil || queues < 1 || queues > benchQueues:
 			return nil, fmt.Errorf("measurements line %d: queues %q: need an integer 1..%d", line, rec[2], benchQueues)
-		case err4 != nil || !(t > 0) || math.IsInf(t, 0):
-			return nil, fmt.Errorf("measurements line %d: time_us %q: need a positive number", line, rec[3])
+		case err4 != nil || !(t >= minFitTimeUs) || t > model.MaxStepUs:
+			return nil, fmt.Errorf("measurements line %d: time_us %q: need a number from %g (1 ps, the emulator's clock resolution) to %g", line, rec[3], minFitTimeUs, float64(model.MaxStepUs))
 		case uint64(ops)*bytes > maxFitBytes:
 			return nil, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds %d", line, uint64(ops)*bytes, maxFitBytes)
 		}
 		m.Ops, m.Bytes, m.Queues, m.TimeUs = ops, bytes, queues, t
+		if len(ms) == MaxFitRows {
+			return nil, fmt.Errorf("measurements line %d: more than %d rows: a fit runs every row for each of its hundreds of candidates; fit a representative subset", line, MaxFitRows)
+		}
 		ms = append(ms, m)
 	}
 	if len(ms) == 0 {
@@ -101,13 +112,39 @@ type FitResult struct {
 	Unidentified []string
 }
 
+// FitOption tunes Fit.
+type FitOption func(*fitOptions)
+
+type fitOptions struct {
+	progress func(evals, budget int)
+}
+
+// WithProgress has Fit call f after every candidate it evaluates, with the
+// number evaluated so far and the evaluation budget (the fit may stop
+// earlier, when it converges).
+func WithProgress(f func(evals, budget int)) FitOption {
+	return func(o *fitOptions) { o.progress = f }
+}
+
 // Fit varies the named parameters of base (a copy; base is not changed) to
 // minimise the sum of squared relative errors of ms, running every
 // measurement's scenario on the emulator for each candidate (Nelder–Mead
 // from gonum/optimize, over the logarithms so parameters stay positive).
-func Fit(base *model.Params, names []string, ms []Measurement, seed uint64) (*FitResult, error) {
+func Fit(base *model.Params, names []string, ms []Measurement, seed uint64, opts ...FitOption) (*FitResult, error) {
+	var fo fitOptions
+	for _, o := range opts {
+		o(&fo)
+	}
 	if len(ms) == 0 {
 		return nil, errors.New("fit: no measurements")
+	}
+	if len(names) == 0 {
+		return nil, errors.New("fit: no parameters to fit: name at least one")
+	}
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("fit: parameter %q named twice", n)
+		}
 	}
 	p := base.Clone()
 	fields := map[string]*float64{}
@@ -135,10 +172,13 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64) (*Fi
 		}
 	}
 	var evalErr error
-	evals := 0
+	evals, budget := 0, 400*len(ptrs)
 	obj := func(x []float64) float64 {
 		set(x)
 		evals++
+		if fo.progress != nil {
+			defer fo.progress(evals, budget)
+		}
 		if err := p.Validate(); err != nil {
 			return math.Inf(1)
 		}
@@ -159,7 +199,7 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64) (*Fi
 		x0[i] = math.Log(*ptr)
 	}
 	res, err := optimize.Minimize(optimize.Problem{Func: obj}, x0,
-		&optimize.Settings{FuncEvaluations: 400 * len(ptrs), Concurrent: 1,
+		&optimize.Settings{FuncEvaluations: budget, Concurrent: 1,
 			Converger: &optimize.FunctionConverge{Absolute: 1e-9, Relative: 1e-9, Iterations: 60}},
 		&optimize.NelderMead{SimplexSize: 0.7}) // wide first simplex (log space): regimes where a parameter is hidden, as the per-packet gap under an issue-bound stream, are flat
 	if evalErr != nil {
@@ -167,6 +207,11 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64) (*Fi
 	}
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("fit: %w", err)
+	}
+	if math.IsInf(res.F, 0) || math.IsNaN(res.F) {
+		// No candidate could be scored: a model written now would be
+		// wherever the search happened to stop, not a fit.
+		return nil, fmt.Errorf("fit: no candidate of %d gave a finite error (every model was invalid or every row's error was infinite); check the measurements and the start model", evals)
 	}
 	// A parameter the rows do not constrain leaves the objective flat
 	// around the optimum: say so rather than report its value as fitted.

@@ -77,6 +77,12 @@ func TestFitCommand(t *testing.T) {
 	assert.Contains(t, out, "warning: bcast_local_gbps is not identified")
 	assert.NotContains(t, out, "warning: link_gbps")
 
+	// --progress draws the bar on stderr, candidates counted.
+	_, errOut, status = execute(t, "fit", in, "--out", "", "--params", "link_gbps", "--progress")
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, errOut, "\rfit "+in)
+	assert.Contains(t, errOut, "/400 candidates (at most)")
+
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -86,6 +92,9 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", in, "--params", "warp_drive"}, `unknown parameter "warp_drive"`},
 		{[]string{"fit", in, "--model", "placeholder"}, "needs a parameter model"},
 		{[]string{"fit"}, "accepts 1 arg"},
+		{[]string{"fit", in, "--params", ""}, `invalid --params "": name at least one parameter`},
+		{[]string{"fit", in, "--params", "link_gbps,link_gbps"}, "named twice"},
+		{[]string{"fit", writeFile(t, "tiny.csv", "ops,bytes,queues,time_us\n1,4096,1,1e-300\n")}, `time_us "1e-300"`},
 	} {
 		_, errOut, status := execute(t, tc.args...)
 		assert.Equal(t, exitError, status, "%v", tc.args)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ func newFitCmd() *cobra.Command {
 		params    []string
 		seed      uint64
 		holdout   bool
+		progress  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fit FILE",
@@ -23,7 +25,9 @@ func newFitCmd() *cobra.Command {
 		Long: `Fit timing-model parameters to measurements in FILE, a CSV with header
 ops,bytes,queues,time_us: ops copies of bytes each to one peer, issued back to
 back by one thread round-robin over queues queues, time_us from the first issue
-until all are complete. Lines starting with # are comments.
+until all are complete. Lines starting with # are comments. At most 256 rows;
+time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it is a
+terminal, or with --progress.
 
 Every candidate parameter set is judged by running each row's scenario on the
 emulator; gonum's Nelder–Mead minimises the sum of squared relative errors.
@@ -66,7 +70,16 @@ shape.`,
 					}
 				}
 			}
-			res, err := calibrate.Fit(p, params, train, seed)
+			if len(params) == 0 {
+				return fmt.Errorf("invalid --params %q: name at least one parameter (default %s)", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
+			}
+			errOut := cmd.ErrOrStderr()
+			prog := newProgress(errOut, progress || isTerminal(errOut), "fit "+args[0], 400*len(params))
+			if prog != nil {
+				prog.unit = "candidates (at most)"
+			}
+			res, err := calibrate.Fit(p, params, train, seed, calibrate.WithProgress(func(int, int) { prog.step(false) }))
+			prog.finish()
 			if err != nil {
 				return err
 			}
@@ -108,6 +121,7 @@ shape.`,
 	fl.StringVar(&out, "out", "emud-model.json", `model file to write ("" for none)`)
 	fl.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
 	fl.BoolVar(&holdout, "holdout", false, "fit on every other row, predict the rest")
+	fl.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	return cmd
 }
 

@@ -22,6 +22,7 @@ type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	label   string
+	unit    string // what is counted: "seeds" unless set
 	total   int
 	done    int
 	failed  int
@@ -38,7 +39,7 @@ func newProgress(w io.Writer, enabled bool, label string, total int) *progress {
 	if !enabled {
 		return nil
 	}
-	p := &progress{w: w, label: label, total: total, every: 100 * time.Millisecond, nowFunc: time.Now}
+	p := &progress{w: w, label: label, unit: "seeds", total: total, every: 100 * time.Millisecond, nowFunc: time.Now}
 	p.start = p.nowFunc()
 	return p
 }
@@ -80,7 +81,7 @@ func (p *progress) draw(now time.Time) {
 		fill = p.done * progressWidth / p.total
 	}
 	bar := strings.Repeat("#", fill) + strings.Repeat("·", progressWidth-fill)
-	fmt.Fprintf(p.w, "\r%s  [%s]  %d/%d seeds  %d failed  %.1fs", p.label, bar, p.done, p.total, p.failed, now.Sub(p.start).Seconds())
+	fmt.Fprintf(p.w, "\r%s  [%s]  %d/%d %s  %d failed  %.1fs", p.label, bar, p.done, p.total, p.unit, p.failed, now.Sub(p.start).Seconds())
 	p.drawn = true
 }
 
