@@ -9,12 +9,16 @@
 // report, with the cause cco recognised) and the go test command that
 // reruns exactly that seed:
 //
-//	go test -run '^TestMyAlltoall$' ./mypkg -emutest.seed=17
+//	go test -run '^TestMyAlltoall$' ./mypkg -emutest.seed=17 -emutest.perturb=1
 //
 // Flags of the test binary: -emutest.seed=S runs only seed S;
 // -emutest.seeds=K runs K seeds instead of the test's own count (for a
-// longer soak in CI). Find is the same search without a testing.T.
+// longer soak in CI); -emutest.perturb=L sets NewJob's timing perturbation
+// level (sim.Level: 0 = the model's exact timing, 1 = realistic hardware
+// spreads, the default, 2 = stress). Find is the same search without a
+// testing.T.
 //
-// Every run is deterministic: one seed fixes every scheduling choice, so a
-// seed that fails once fails every time, with the same digest.
+// Every run is deterministic: one seed and level fix every scheduling and
+// timing choice, so a seed that fails once fails every time, with the same
+// digest.
 package emutest

@@ -15,7 +15,15 @@ import (
 var (
 	onlySeed = flag.Uint64("emutest.seed", 0, "emutest: run only this seed (0: all)")
 	numSeeds = flag.Int("emutest.seeds", 0, "emutest: run this many seeds instead of each test's own count (0: the test's)")
+	perturb  = flag.Int("emutest.perturb", int(sim.LevelRealistic), "emutest: timing perturbation level of NewJob's runs (0 = the model's exact timing, 1 = realistic, 2 = stress)")
 )
+
+// Level is the timing perturbation level NewJob gives its runs: the
+// -emutest.perturb flag, realistic (1) unless set. A level outside 0..2
+// counts as the highest.
+func Level() sim.Level {
+	return sim.Level(min(max(*perturb, 0), int(sim.MaxLevel)))
+}
 
 // Failure is the first seed a search found failing.
 type Failure struct {
@@ -87,15 +95,16 @@ func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 	if f.Hang() != nil {
 		kind = "hangs"
 	}
-	t.Fatalf("emutest: seed %d %s:\n%sreproduce: %s", f.Seed, kind, f.Report(), Command(t.Name(), f.Seed))
+	t.Fatalf("emutest: seed %d %s (timing perturbation level %v):\n%sreproduce: %s", f.Seed, kind, Level(), f.Report(), Command(t.Name(), f.Seed))
 }
 
-// Command is the go test command that reruns test with one seed, from the
-// module root (the package directory is found from the test's working
-// directory, which go test sets to the package's).
+// Command is the go test command that reruns test with one seed at the
+// current perturbation level, from the module root (the package directory
+// is found from the test's working directory, which go test sets to the
+// package's).
 func Command(test string, seed uint64) string {
 	top, _, _ := strings.Cut(test, "/")
-	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d", top, packageDir(), seed)
+	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d", top, packageDir(), seed, Level())
 }
 
 // packageDir is the working directory relative to the module root, as

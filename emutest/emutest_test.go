@@ -85,10 +85,10 @@ func TestSeedsReportsHang(t *testing.T) {
 		require.NoError(t, err)
 		return j.Run()
 	})
-	assert.True(t, strings.HasPrefix(ft.failed, "emutest: seed 1 hangs:\nhang (deadlock)"), ft.failed)
+	assert.True(t, strings.HasPrefix(ft.failed, "emutest: seed 1 hangs (timing perturbation level 1 (realistic)):\nhang (deadlock)"), ft.failed)
 	assert.Contains(t, ft.failed, "waitSignal on rank 1")
 	assert.Contains(t, ft.failed, "seed: 1\ndigest: ")
-	assert.True(t, strings.HasSuffix(ft.failed, "reproduce: go test -run '^TestUser$' ./emutest -emutest.seed=1"), ft.failed)
+	assert.True(t, strings.HasSuffix(ft.failed, "reproduce: go test -run '^TestUser$' ./emutest -emutest.seed=1 -emutest.perturb=1"), ft.failed)
 }
 
 func TestSeedsFlags(t *testing.T) {
@@ -108,11 +108,52 @@ func TestSeedsFlags(t *testing.T) {
 	ran, *onlySeed = nil, 17
 	Seeds(ft, 3, func(seed uint64) error { ran = append(ran, seed); return errors.New("wrong") })
 	assert.Equal(t, []uint64{17}, ran, "-emutest.seed runs that seed only")
-	assert.Equal(t, "emutest: seed 17 fails:\nwrong\nreproduce: go test -run '^TestX$' ./emutest -emutest.seed=17", ft.failed)
+	assert.Equal(t, "emutest: seed 17 fails (timing perturbation level 1 (realistic)):\nwrong\nreproduce: go test -run '^TestX$' ./emutest -emutest.seed=17 -emutest.perturb=1", ft.failed)
+
+	defer func(p int) { *perturb = p }(*perturb)
+	ran, *perturb = nil, 0
+	Seeds(ft, 3, func(seed uint64) error { ran = append(ran, seed); return errors.New("wrong") })
+	assert.Equal(t, "emutest: seed 17 fails (timing perturbation level 0 (exact)):\nwrong\nreproduce: go test -run '^TestX$' ./emutest -emutest.seed=17 -emutest.perturb=0", ft.failed,
+		"-emutest.perturb sets the level and the reproduce command carries it")
 
 	ft = &fakeT{name: "TestX"}
 	Seeds(ft, 0, record)
 	assert.Contains(t, ft.failed, "k = 0")
+}
+
+// NewJob's runs are perturbed at the realistic level unless the flag says
+// otherwise, and the same seed gives the same run.
+func TestNewJobLevel(t *testing.T) {
+	assert.Equal(t, sim.LevelRealistic, Level(), "the default level")
+	end := func(seed uint64, l sim.Level) (sim.Time, string) {
+		j, err := NewJobAt(seed, 2, l)
+		require.NoError(t, err)
+		assert.Equal(t, l, j.Sim.Perturb().Level())
+		buf, err := j.Window(4096)
+		require.NoError(t, err)
+		require.NoError(t, j.CreateDevComms(1, false))
+		_, err = j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
+			sdma.Put(1, buf[1], 0, buf[0], 0, 4096, 0)
+			sdma.QuietQueue(1, 0)
+		})
+		require.NoError(t, err)
+		require.NoError(t, j.Run())
+		return j.Sim.Now(), j.Sim.Digest()
+	}
+	exact1, _ := end(1, sim.LevelExact)
+	exact2, _ := end(2, sim.LevelExact)
+	assert.Equal(t, exact1, exact2, "exact timing: the seed changes nothing here")
+	ends := map[sim.Time]bool{}
+	for seed := uint64(1); seed <= 5; seed++ {
+		e, d := end(seed, sim.LevelRealistic)
+		e2, d2 := end(seed, sim.LevelRealistic)
+		assert.Equal(t, e, e2)
+		assert.Equal(t, d, d2, "same seed and level, same digest")
+		ends[e] = true
+	}
+	assert.Greater(t, len(ends), 3, "realistic perturbation spreads the end time over seeds")
+	_, err := NewJobAt(1, 2, sim.MaxLevel+1)
+	assert.ErrorContains(t, err, "perturbation level")
 }
 
 func TestJobErrors(t *testing.T) {

@@ -90,5 +90,5 @@ func ExampleNewJob() {
 
 func ExampleCommand() {
 	fmt.Println(emutest.Command("TestExchange/small", 17))
-	// Output: go test -run '^TestExchange$' ./emutest -emutest.seed=17
+	// Output: go test -run '^TestExchange$' ./emutest -emutest.seed=17 -emutest.perturb=1
 }

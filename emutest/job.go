@@ -21,12 +21,19 @@ type Job struct {
 }
 
 // NewJob builds a node of ranks GPUs for seed, with SDMA on
-// (MORI_ENABLE_SDMA=1) and one comm per rank.
-func NewJob(seed uint64, ranks int) (*Job, error) {
+// (MORI_ENABLE_SDMA=1), one comm per rank, and the timing perturbation
+// level of Level (realistic unless -emutest.perturb says otherwise).
+func NewJob(seed uint64, ranks int) (*Job, error) { return NewJobAt(seed, ranks, Level()) }
+
+// NewJobAt is NewJob at perturbation level l.
+func NewJobAt(seed uint64, ranks int, l sim.Level) (*Job, error) {
 	if ranks < 1 {
 		return nil, fmt.Errorf("emutest: NewJob with %d ranks: need at least 1", ranks)
 	}
-	s := sim.New(sim.Config{Seed: seed})
+	if l > sim.MaxLevel {
+		return nil, fmt.Errorf("emutest: NewJob at perturbation level %d: need 0..%d", l, sim.MaxLevel)
+	}
+	s := sim.New(sim.Config{Seed: seed, Perturb: l})
 	n, err := engine.NewNode(s, cco.MI355X(ranks))
 	if err != nil {
 		return nil, err

@@ -82,4 +82,19 @@
 // arrives).
 //
 // Concurrent copies share a directed path chunk by chunk (timing.go).
+//
+// Fault injection (Config.Inject, an [InjectPlan] given explicitly, as a
+// spec string [ParseInject] reads, or drawn from the seed by [SeededPlan])
+// plants what real SDMA systems have shown: a signal ATOMIC dropped (a
+// lost completion), an engine stalled on copies at or above a size (it
+// stays held, so every queue on it stops), a queue on a dead engine,
+// doorbells lost or delayed, read-pointer write-backs that lag. Each
+// injected fault is raised as a non-halting [Fault] (report, metrics,
+// trace) and a hang names it among its causes.
+//
+// Under the run's timing perturbation (sim.Config.Perturb) each engine's
+// packet gaps and each queue's doorbell latency are scaled by a factor
+// drawn once per run per engine (or queue) and once per use, and a parked
+// POLL's re-read ticks start at a random phase of their interval; link
+// rates and CU costs are perturbed through the model (model.Perturbed).
 package engine

@@ -37,6 +37,10 @@ func (q *Queue) prepare() bool {
 		if !check("copy source read", p.Src, n) || !check("copy destination write", p.Dst, n) {
 			return false
 		}
+		if q.n.inj != nil && q.n.inj.stall(q, n) {
+			q.x.active = true // never finishes: the engine stays held (inject.go)
+			return true
+		}
 		q.setXferData(p.Src, p.Dst)
 		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst))
 		return true
@@ -45,6 +49,10 @@ func (q *Queue) prepare() bool {
 		if !check("copy source read", p.Src, n) || !check("broadcast destination 1 write", p.Dst, n) ||
 			!check("broadcast destination 2 write", broadcastDst2(p), n) {
 			return false
+		}
+		if q.n.inj != nil && q.n.inj.stall(q, n) {
+			q.x.active = true
+			return true
 		}
 		q.setXferData(p.Src, p.Dst, broadcastDst2(p))
 		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst, p.Dst2))
@@ -135,7 +143,9 @@ func (q *Queue) apply() bool {
 			}
 		}
 	case ring.KindAtomic:
-		err = q.atomic(p)
+		if q.n.inj == nil || !q.n.inj.dropAtomic(q) {
+			err = q.atomic(p)
+		}
 	case ring.KindFence:
 		err = mem.Store32(p.Addr, uint32(p.Data))
 	case ring.KindTrap:
@@ -277,6 +287,11 @@ func (q *Queue) startPoll() bool {
 	}
 	now := q.n.s.Now()
 	q.poll = pollState{start: now, interval: q.n.model.PollInterval(p.Interval), reads: 1}
+	if ph := q.n.s.Perturb().Phase(q.poll.interval); ph > 0 {
+		// The engine's re-read timer is not in step with the packet's start:
+		// its ticks fall at now + ph + k·interval.
+		q.poll.start = now + ph - q.poll.interval
+	}
 	if q.pollHolds() {
 		return true
 	}

@@ -67,6 +67,8 @@ type Config struct {
 	KeepGoingOnFault bool
 	// Registry receives the node's metrics; nil = a new registry per node.
 	Registry *prometheus.Registry
+	// Inject plants SDMA faults (inject.go); nil injects none.
+	Inject *InjectPlan
 }
 
 // Node is one emulated machine: GPUs, their memory, their SDMA queues.
@@ -86,6 +88,7 @@ type Node struct {
 	engList []*Engine  // creation order, for deterministic reports
 	jit     *rand.Rand // jitter stream, made on first use
 	obs     Observer   // nil unless a recorder is attached (hooks.go)
+	inj     *injector  // nil unless Config.Inject plans faults (inject.go)
 }
 
 type traceKinds struct {
@@ -142,7 +145,9 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	n := &Node{s: s, cfg: cfg, model: cfg.Model, queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
+	// The run's timing perturbation applies to every cost the model gives
+	// (a no-op at level 0).
+	n := &Node{s: s, cfg: cfg, model: model.Perturbed(cfg.Model, s.Perturb()), queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
@@ -157,6 +162,14 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		park:     s.TraceKind("sdma.park"),
 	}
 	s.AddInspector(n.inspect)
+	if cfg.Inject != nil {
+		if err := cfg.Inject.Check(cfg.GPUs, cfg.QueuesPerPeer); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		if n.inj = newInjector(n, cfg.Inject); n.inj != nil {
+			s.AddInspector(n.inj.inspect)
+		}
+	}
 	return n, nil
 }
 

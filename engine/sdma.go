@@ -214,15 +214,34 @@ func (q *Queue) doorbell(v uint64) {
 	if q.n.obs != nil {
 		q.n.obs.Doorbell(q, v)
 	}
+	if in := q.n.inj; in != nil {
+		lost, at := in.doorbell(q, v)
+		if lost {
+			return
+		}
+		if at > q.n.s.Now() {
+			q.n.s.AtWork(at, func() { q.doorbellArrives(v) })
+			return
+		}
+	}
+	q.doorbellArrives(v)
+}
+
+// doorbellArrives is the doorbell store of v reaching the engine (at once,
+// unless an injected fault delays it).
+func (q *Queue) doorbellArrives(v uint64) {
 	if why := q.badDoorbell(v); why != "" {
 		q.n.raise(Fault{Kind: FaultDoorbellInvalid, Queue: q.id, At: q.n.s.Now(), Offset: q.pos, Addr: v, Detail: why})
 		return
 	}
 	q.target = v
+	if q.n.inj != nil && q.n.inj.deadQueue(q) {
+		return
+	}
 	switch q.state {
 	case qIdle:
 		q.state = qFetching
-		q.n.s.AfterWork(q.n.jitter(q.n.model.DoorbellLatency()), q.fetchedFn)
+		q.n.s.AfterWork(q.jitter(sim.Key{Kind: sim.KeyDoorbell, A: uint32(q.subj)}, q.n.model.DoorbellLatency()), q.fetchedFn)
 	case qStalled:
 		q.state = qReady
 		q.eng.wake()
@@ -332,7 +351,9 @@ func (q *Queue) finish() bool {
 		return false
 	}
 	q.retire()
-	q.gap = q.n.jitter(q.n.model.PacketOverhead(q.head.Kind))
+	// The gap is the engine's time: keyed by the engine, so that one
+	// engine can be slow for a whole perturbed run.
+	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.PacketOverhead(q.head.Kind))
 	q.retirePadding()
 	return q.state != qHalted
 }
@@ -389,7 +410,22 @@ func (q *Queue) writeBack() {
 	if q.r.Rptr() == q.pos {
 		return
 	}
-	if err := q.r.SetRptr(q.pos); err != nil {
+	if q.n.inj != nil {
+		if lag := q.n.inj.rptrLag(q); lag > 0 {
+			pos := q.pos
+			q.n.s.After(lag, func() {
+				if q.r.Rptr() < pos {
+					q.setRptr(pos)
+				}
+			})
+			return
+		}
+	}
+	q.setRptr(q.pos)
+}
+
+func (q *Queue) setRptr(pos uint64) {
+	if err := q.r.SetRptr(pos); err != nil {
 		q.halt(FaultIllegal, 0, "read-pointer write-back: "+err.Error())
 		return
 	}

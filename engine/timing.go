@@ -56,8 +56,13 @@ func (n *Node) linkOf(src, dst int) *link {
 	return l
 }
 
-// jitter spreads d by the model's relative jitter, from the run's seed.
-func (n *Node) jitter(d sim.Time) sim.Time {
+// jitter spreads d, one use of the engine-side cost keyed k (an engine's
+// packet gap, a queue's doorbell latency), by the run's timing
+// perturbation (sim.Perturber) and the model's relative jitter, both from
+// the run's seed.
+func (q *Queue) jitter(k sim.Key, d sim.Time) sim.Time {
+	n := q.n
+	d = n.s.Perturb().Duration(k, d)
 	j := n.model.Jitter()
 	if j <= 0 || d <= 0 {
 		return d

@@ -52,4 +52,10 @@
 // kernel with a *LaneError naming the GPU, block, thread and lane, and stops
 // the run with that error; the process never crashes. Device-call packages
 // (cco) build on Converge and fail lanes through it.
+//
+// Under timing perturbation (sim.Config.Perturb above 0) a launch lands
+// late by a skew drawn from the seed and each block starts a little after
+// it (sim.Perturber.LaunchSkew, BlockSkew): host launches on several GPUs
+// never land together, nor do a grid's blocks. At level 0 every wave
+// starts at the launch.
 package kernel

@@ -72,7 +72,13 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	}
 	k := &Kernel{s: s, cfg: cfg, fn: fn, wl: s.NewWatchList(cfg.Name)}
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
+	// Under timing perturbation (sim.Config.Perturb) the launch lands late
+	// and each block starts a little after the launch, from the seed; at
+	// level 0 every wave starts now.
+	pert := s.Perturb()
+	skew := pert.LaunchSkew()
 	for b := 0; b < cfg.Grid; b++ {
+		start := skew + pert.BlockSkew()
 		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock,
 			wl: s.NewWatchList(fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))}
 		k.blocks = append(k.blocks, blk)
@@ -84,7 +90,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 				w.lanes = append(w.lanes, &Thread{w: w, lane: tid - first, tid: tid})
 			}
 			k.live++
-			w.a = s.Spawn(fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
+			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
 		}
 	}
 	return k, nil

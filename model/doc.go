@@ -40,6 +40,11 @@
 //     stream. CUCopy is a CU kernel's local copy bandwidth.
 //   - Jitter spreads engine gaps and doorbell latencies by ±Jitter from the
 //     run's seed (0 in the preset: calibration is judged without it).
+//   - Timing perturbation is a layer over any model: [Perturbed] applies
+//     the run's sim.Perturber (its level and spreads are documented there,
+//     with their sources) to link rates and CU costs; the engine applies it
+//     to its per-queue costs. Level 0, the default of "emud run" and of
+//     calibration, leaves every number as fitted.
 //
 // # Where the MI355X numbers come from
 //

@@ -32,8 +32,16 @@
 // for; inspectors registered by higher layers (the SDMA engine) add their
 // queues and plain-words causes.
 //
+// Beyond tie-breaks, a seed can fix two more kinds of choice. A timing
+// perturbation level (Config.Perturb, [Level]; 0 = exact) makes the
+// [Perturber] spread durations, launches and poll phases within measured
+// hardware spreads; the engine, the model and the kernel launcher consult
+// it. The PCT strategy (Config.Strategy, [PCT]) replaces uniform
+// tie-breaks by random actor priorities with change points that preempt.
+//
 // Every scheduling decision and every traced event is folded into a SHA-256
-// digest ([Sim.Digest]): the same seed gives the same digest.
+// digest ([Sim.Digest]): the same seed and configuration give the same
+// digest.
 //
 // Nothing in this package reads the wall clock.
 package sim

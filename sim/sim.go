@@ -24,6 +24,14 @@ type Config struct {
 	// Record keeps every trace record in memory (Records). The digest is
 	// computed either way.
 	Record bool
+	// Perturb is the timing perturbation level (perturb.go): 0 runs the
+	// timing model exactly; higher levels spread durations, launches and
+	// poll phases from the seed.
+	Perturb Level
+	// Strategy is how scheduling choices are made (pct.go); PCT configures
+	// StrategyPCT.
+	Strategy Strategy
+	PCT      PCT
 }
 
 // Sim is one deterministic run. It is single-use: build it, spawn actors,
@@ -48,6 +56,10 @@ type Sim struct {
 	trace      tracer
 	traceSched TraceKind
 
+	perturb *Perturber
+	pct     *pctState // nil unless StrategyPCT
+	steps   int
+
 	ran   bool
 	err   error
 	local map[any]any
@@ -71,6 +83,15 @@ func New(cfg Config) *Sim {
 	}
 	s.trace.init(cfg.Record)
 	s.traceSched = s.TraceKind("sched")
+	s.perturb = newPerturber(s, cfg.Perturb)
+	if cfg.Strategy == StrategyPCT {
+		s.pct = newPCT(s, cfg.PCT)
+	}
+	if cfg.Perturb != LevelExact || cfg.Strategy != StrategyRandom {
+		// Part of the digest: the same seed under other settings is another
+		// run. Exact random runs hash nothing more, keeping their digests.
+		s.trace.hashString(fmt.Sprintf("perturb=%d strategy=%v pct=%+v", cfg.Perturb, cfg.Strategy, cfg.PCT))
+	}
 	return s
 }
 
@@ -232,7 +253,11 @@ func (s *Sim) next() *Actor {
 		if n := len(s.batch); n > 0 {
 			i := 0
 			if n > 1 {
-				i = s.sched.IntN(n)
+				if s.pct != nil {
+					i = s.pct.pick(s.batch)
+				} else {
+					i = s.sched.IntN(n)
+				}
 				s.trace.sched(s, uint64(i), uint64(n))
 			}
 			e = s.batch[i]
@@ -269,6 +294,19 @@ func (s *Sim) next() *Actor {
 		if e.dead {
 			s.recycle(e)
 			continue
+		}
+		if a := e.actor; a == nil || (a.token == e.token && a.state != stateDone) {
+			s.steps++
+			if s.pct != nil {
+				if d, ok := s.pct.preempt(s.steps, e); ok {
+					s.trace.record(s, s.traceSched, ^uint32(0)-1, 4, uint64(d), uint64(s.steps))
+					e.t = s.now + d
+					s.seq++
+					e.seq = s.seq
+					s.heap.push(e)
+					continue
+				}
+			}
 		}
 		if a := e.actor; a != nil {
 			tok := e.token

@@ -155,6 +155,9 @@ func (s *Sim) schedText(r Record) string {
 	if r.Subject == TraceSubject(^uint32(0)) {
 		return fmt.Sprintf("pick %d of %d", r.B, r.C)
 	}
+	if r.Subject == TraceSubject(^uint32(0)-1) {
+		return fmt.Sprintf("pct preempt at step %d for %v", r.C, Time(r.B))
+	}
 	name := "?"
 	if int(r.Subject) < len(s.actors) {
 		name = s.actors[r.Subject].name

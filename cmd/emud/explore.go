@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/emud-dev/emud/sim"
 )
 
 func newExploreCmd() *cobra.Command {
@@ -53,7 +55,7 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 			return res.write(cmd.OutOrStdout(), f.asJSON)
 		},
 	}
-	f.bind(cmd, false)
+	f.bind(cmd, false, sim.LevelRealistic)
 	fs := cmd.Flags()
 	fs.IntVar(&seeds, "seeds", 100, "how many seeds to run")
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
@@ -132,7 +134,27 @@ func reproduce(sc *scenario, o options) string {
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
-	return strings.Join(args, " ")
+	return strings.Join(append(args, timingArgs(o)...), " ")
+}
+
+// timingArgs are the flags that fix a run's timing and faults beyond the
+// seed, as replay takes them: the perturbation level always (replay's
+// default differs from explore's), the strategy and faults when set.
+func timingArgs(o options) []string {
+	args := []string{"--perturb", fmt.Sprint(int(o.Perturb))}
+	if o.Strategy != sim.StrategyRandom {
+		args = append(args, "--strategy", o.Strategy.String())
+		if o.PCT.Depth != 0 {
+			args = append(args, "--pct-depth", fmt.Sprint(o.PCT.Depth))
+		}
+		if o.PCT.Steps != 0 {
+			args = append(args, "--pct-steps", fmt.Sprint(o.PCT.Steps))
+		}
+	}
+	if !o.Faults.Empty() {
+		args = append(args, "--faults", o.Faults.String())
+	}
+	return args
 }
 
 // jsonExploration is explore's --json output.

@@ -28,8 +28,11 @@ type job struct {
 // newNode builds the simulator and the node a run uses: the seed, the
 // timing model, the metrics registry and the observer from o.
 func newNode(o options) (*sim.Sim, *engine.Node, error) {
-	s := sim.New(sim.Config{Seed: o.Seed})
+	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
 	cfg := cco.MI355X(o.Ranks)
+	if !o.Faults.Empty() {
+		cfg.Inject = o.Faults.For(s, o.Ranks, o.Queues)
+	}
 	m, err := model.Load(o.Model)
 	if err != nil {
 		return nil, nil, fmt.Errorf("invalid --model: %w", err)
@@ -129,7 +132,7 @@ func (j *job) fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 // outcome is the summary of a finished run; sent and received give each
 // rank's byte counts.
 func (j *job) outcome(sent, received func(r int) uint64) *outcome {
-	res := &outcome{Model: j.n.Model().Name(), End: j.s.Now(), Seed: j.s.Seed(), Digest: j.s.Digest()}
+	res := &outcome{Model: j.n.Model().Name(), End: j.s.Now(), Seed: j.s.Seed(), Digest: j.s.Digest(), Injected: j.n.Injected()}
 	for r := range j.comms {
 		res.Ranks = append(res.Ranks, rankResult{Rank: r, Finish: j.finish[r], BytesSent: sent(r), BytesReceived: received(r)})
 	}

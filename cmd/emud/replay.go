@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/emud-dev/emud/sim"
 )
 
 func newReplayCmd() *cobra.Command {
@@ -56,7 +58,7 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 			return rep.exitErr()
 		},
 	}
-	f.bind(cmd, true)
+	f.bind(cmd, true, sim.LevelExact)
 	fs := cmd.Flags()
 	fs.StringVar(&tracePath, "trace", "", "where to write the trace (default SCENARIO-seedS.trace.json)")
 	fs.StringVar(&wantDigest, "expect-digest", "", "fail unless the run's digest is this one")

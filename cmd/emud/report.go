@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"text/tabwriter"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -144,6 +145,15 @@ func writeTable(w io.Writer, sc *scenario, o options, res *outcome) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if o.Perturb != sim.LevelExact || o.Strategy != sim.StrategyRandom {
+		fmt.Fprintf(w, "timing perturbation: level %v; strategy %v\n", o.Perturb, o.Strategy)
+	}
+	if !o.Faults.Empty() {
+		fmt.Fprintf(w, "faults: %s; %d injected\n", o.Faults, len(res.Injected))
+		for _, f := range res.Injected {
+			fmt.Fprintf(w, "  injected %s\n", f.Error())
+		}
+	}
 	_, err := fmt.Fprintf(w, "seed: %d\ndigest: %s\n", res.Seed, res.Digest)
 	return err
 }
@@ -164,18 +174,27 @@ type jsonSummary struct {
 	Ranks    int    `json:"ranks"`
 	// BytesPerPair is --bytes, whatever the scenario calls it (per pair,
 	// per chunk, payload); the name is kept from the first release.
-	BytesPerPair uint64     `json:"bytes_per_pair"`
-	Queues       int        `json:"queues"`
-	Debug        bool       `json:"debug"`
-	EndMicros    float64    `json:"end_us"`
-	Results      []jsonRank `json:"results"`
-	Seed         uint64     `json:"seed"`
-	Digest       string     `json:"digest"`
+	BytesPerPair uint64 `json:"bytes_per_pair"`
+	Queues       int    `json:"queues"`
+	Debug        bool   `json:"debug"`
+	Perturb      int    `json:"perturb"`
+	Strategy     string `json:"strategy"`
+	Faults       string `json:"faults,omitempty"`
+	// Injected are the SDMA faults the run's plan injected.
+	Injected  []engine.Fault `json:"injected,omitempty"`
+	EndMicros float64        `json:"end_us"`
+	Results   []jsonRank     `json:"results"`
+	Seed      uint64         `json:"seed"`
+	Digest    string         `json:"digest"`
 }
 
 func summarize(sc *scenario, o options, res *outcome) *jsonSummary {
 	s := &jsonSummary{Scenario: sc.name, Model: res.Model, Ranks: o.Ranks, BytesPerPair: o.Bytes, Queues: o.Queues,
-		Debug: o.Debug, EndMicros: res.End.Micros(), Seed: res.Seed, Digest: res.Digest}
+		Debug: o.Debug, Perturb: int(o.Perturb), Strategy: o.Strategy.String(), Injected: res.Injected,
+		EndMicros: res.End.Micros(), Seed: res.Seed, Digest: res.Digest}
+	if !o.Faults.Empty() {
+		s.Faults = o.Faults.String()
+	}
 	for _, r := range res.Ranks {
 		s.Results = append(s.Results, jsonRank{r.Rank, r.Micros(), r.BytesSent, r.BytesReceived, r.GBps()})
 	}

@@ -7,17 +7,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/sim"
 )
 
 // scenarioFlags are the flags run, explore and replay share, with their
 // defaults: the default run is an all-to-all of 1 MiB per pair over SDMA on
 // an 8-GPU MI355X node.
 type scenarioFlags struct {
-	name   string
-	o      options
-	size   byteSize
-	asJSON bool
+	name     string
+	o        options
+	size     byteSize
+	asJSON   bool
+	perturb  int
+	strategy string
+	faults   string
 }
 
 func newScenarioFlags() *scenarioFlags {
@@ -27,8 +32,15 @@ func newScenarioFlags() *scenarioFlags {
 }
 
 // bind registers the shared flags on cmd; withSeed adds --seed.
-func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool) {
+// perturb is the command's default --perturb level.
+func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Level) {
 	fs := cmd.Flags()
+	f.perturb = int(perturb)
+	fs.IntVar(&f.perturb, "perturb", f.perturb, "timing perturbation level from the seed: 0 = the model's exact timing, 1 = realistic hardware spreads (launch skew, engine gaps, doorbells, links, poll phase, CU costs, host stores), 2 = stress")
+	fs.StringVar(&f.strategy, "strategy", "random", "scheduling strategy: random (seeded tie-breaks) or pct (random priorities with --pct-depth change points)")
+	fs.IntVar(&f.o.PCT.Depth, "pct-depth", 0, fmt.Sprintf("PCT bug depth d (d−1 change points; 0 = %d)", sim.DefaultPCTDepth))
+	fs.IntVar(&f.o.PCT.Steps, "pct-steps", 0, fmt.Sprintf("PCT: scheduling steps the change points are spread over (0 = %d)", sim.DefaultPCTSteps))
+	fs.StringVar(&f.faults, "faults", "none", "SDMA faults to inject: none, seed[=RATE] (drawn from the seed), or a list such as drop-signal=0:1:0#2,stall-bytes=256M,dead=1:0:1,lost-doorbell=0:1:0#0,doorbell-delay=20us@0.2,rptr-lag=5us")
 	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenarioNames()+")")
 	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d)", minRanks, maxRanks))
 	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
@@ -45,6 +57,18 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool) {
 // Every error names the flag at fault.
 func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, error) {
 	f.o.Bytes = uint64(f.size)
+	if f.perturb < 0 || f.perturb > int(sim.MaxLevel) {
+		return nil, fmt.Errorf("invalid --perturb %d: need 0..%d", f.perturb, sim.MaxLevel)
+	}
+	f.o.Perturb = sim.Level(f.perturb)
+	st, err := sim.ParseStrategy(f.strategy)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --strategy: %w", err)
+	}
+	f.o.Strategy = st
+	if f.o.Faults, err = engine.ParseInject(f.faults); err != nil {
+		return nil, fmt.Errorf("invalid --faults: %w", err)
+	}
 	if len(args) == 1 {
 		if cmd.Flags().Changed("scenario") && args[0] != f.name {
 			return nil, fmt.Errorf("scenario given twice: %q as an argument and %q by --scenario", args[0], f.name)
@@ -95,7 +119,7 @@ ui.perfetto.dev) is written to FILE, also when the run hangs.
 			return runAndPrint(cmd.OutOrStdout(), sc, f.o, f.asJSON, tracePath)
 		},
 	}
-	f.bind(cmd, true)
+	f.bind(cmd, true, sim.LevelExact)
 	cmd.Flags().StringVar(&tracePath, "trace", "", "write the run's Chrome trace-event JSON to this file")
 	return cmd
 }

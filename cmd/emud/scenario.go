@@ -21,6 +21,13 @@ type options struct {
 	Seed   uint64
 	Debug  bool   // MORI_CCO_SDMA_DEBUG's checks on every dev comm
 	Model  string // timing model: a preset name (model.Load); "" = the default preset
+	// Perturb is the timing perturbation level (0 = the model's exact
+	// timing); Strategy and PCT how scheduling choices are made; Faults the
+	// SDMA faults injected.
+	Perturb  sim.Level
+	Strategy sim.Strategy
+	PCT      sim.PCT
+	Faults   engine.InjectSpec
 
 	// registry receives the node's engine counters (nil: a registry of the
 	// run's own); observe sees the node before anything runs (the trace
@@ -50,6 +57,15 @@ func (o options) validate() error {
 	if _, err := model.Load(o.Model); err != nil {
 		return fmt.Errorf("invalid --model: %w", err)
 	}
+	if o.Perturb > sim.MaxLevel {
+		return fmt.Errorf("invalid --perturb %d: need 0..%d", o.Perturb, sim.MaxLevel)
+	}
+	if err := o.PCT.Check(); err != nil {
+		return fmt.Errorf("invalid --pct-depth or --pct-steps: %w", err)
+	}
+	if err := o.Faults.Plan.Check(o.Ranks, maxQueues); err != nil {
+		return fmt.Errorf("invalid --faults: %w", err)
+	}
 	return nil
 }
 
@@ -75,11 +91,13 @@ func (r rankResult) GBps() float64 {
 
 // outcome is what a run that finished and passed its checks reports.
 type outcome struct {
-	Model  string // timing model name
-	End    sim.Time
-	Ranks  []rankResult
-	Seed   uint64
-	Digest string
+	Model string // timing model name
+	// Injected lists the SDMA faults the run's plan injected.
+	Injected []engine.Fault
+	End      sim.Time
+	Ranks    []rankResult
+	Seed     uint64
+	Digest   string
 }
 
 // scenario is one runnable workload. run builds its own simulator from the

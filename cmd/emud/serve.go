@@ -26,7 +26,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/sim"
 )
 
 // serveConfig are the daemon's knobs.
@@ -269,6 +271,11 @@ type runRequest struct {
 	Debug    bool      `json:"debug"`
 	Model    string    `json:"model,omitempty"`
 	Trace    bool      `json:"trace"`
+	// Perturb is the timing perturbation level (0, as emud run); Strategy
+	// "random" or "pct"; Faults a fault spec as --faults takes it.
+	Perturb  int    `json:"perturb"`
+	Strategy string `json:"strategy,omitempty"`
+	Faults   string `json:"faults,omitempty"`
 }
 
 // jsonBytes is a byte count given as a JSON number or as a size string
@@ -380,6 +387,24 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
 	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model}
+	if req.Perturb < 0 || req.Perturb > int(sim.MaxLevel) {
+		return nil, nil, options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)
+	}
+	o.Perturb = sim.Level(req.Perturb)
+	if req.Strategy != "" {
+		st, err := sim.ParseStrategy(req.Strategy)
+		if err != nil {
+			return nil, nil, options{}, badField("strategy", "field \"strategy\": %v", err)
+		}
+		o.Strategy = st
+	}
+	if req.Faults != "" {
+		sp, err := engine.ParseInject(req.Faults)
+		if err != nil {
+			return nil, nil, options{}, badField("faults", "field \"faults\": %v", err)
+		}
+		o.Faults = sp
+	}
 	cerr := o.validate()
 	if cerr == nil && sc.noSDMA && req.Trace {
 		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
