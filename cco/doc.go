@@ -41,6 +41,13 @@
 // the call.
 //
 // Lanes that reach a call together are its active lanes (package kernel).
+// Every call is a convergence point for the lanes that make it: a lane
+// that does not post (a non-leader of a warp/block-scope put, get,
+// putBroadcast or postWait call, members other than rank 0 of a scoped
+// quietQueue, a no-op with zero bytes or an out-of-range queue) parks at the
+// call with its EXEC bit off (kernel.Thread.ConvergeIf) and resumes with
+// the lanes that did post, at the same virtual time, as a wave does after a
+// call run under a narrowed EXEC mask.
 // Thread-scope put/get follow ccoSdmaPutThread (§6): lanes with zero bytes or
 // an out-of-range queue leave before the ballot; one lane posts solo;
 // SameQueue reserves once for the wave, every lane writes its unit at

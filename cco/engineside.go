@@ -27,18 +27,23 @@ func (s *Sdma) PutBroadcast(peer int, dstWin Window, dstOff uint64, peer2 int, d
 	const call = "putBroadcast"
 	op := s.parse(call, optsBroadcast, o)
 	n := s.n()
-	if n == 0 || queueId < 0 || queueId >= n || bytes == 0 || !s.leader(op.coop) {
+	if n == 0 {
 		return
 	}
-	s.checkPeer(call, peer)
-	s.checkPeer(call, peer2)
-	d1, d2 := dstWin.LsaPtr(peer, dstOff), dstWin2.LsaPtr(peer2, dstOff2)
-	if s.st.debug && (d1^d2)&31 != 0 {
-		s.fail(call, "destinations %#x and %#x are not congruent mod 32 ((dst1 ^ dst2) & 31 = %d): the second would receive the data shifted and up to 31 neighbouring bytes overwritten",
-			d1, d2, (d1^d2)&31)
+	// Non-leaders and no-ops park, EXEC bit off, at the same call.
+	idle := queueId < 0 || queueId >= n || bytes == 0 || !s.leader(op.coop)
+	var d1, d2, src uint64
+	if !idle {
+		s.checkPeer(call, peer)
+		s.checkPeer(call, peer2)
+		d1, d2, src = dstWin.LsaPtr(peer, dstOff), dstWin2.LsaPtr(peer2, dstOff2), srcWin.LocalPtr(srcOff)
+		if s.st.debug && (d1^d2)&31 != 0 {
+			s.fail(call, "destinations %#x and %#x are not congruent mod 32 ((dst1 ^ dst2) & 31 = %d): the second would receive the data shifted and up to 31 neighbouring bytes overwritten",
+				d1, d2, (d1^d2)&31)
+		}
 	}
 	s.chunked(&post{call: call, o: op, peer: peer, peer2: peer2, q: queueId, dst: d1, dst2: d2,
-		src: srcWin.LocalPtr(srcOff), bytes: bytes, copy: true, broad: true, serial: true}, serialCall)
+		src: src, bytes: bytes, copy: true, broad: true, serial: true, idle: idle}, serialCall)
 }
 
 // PostWaitMem is ccoSdma::postWaitMem: park queue (peer, queueId) until
@@ -49,14 +54,19 @@ func (s *Sdma) PostWaitMem(peer, queueId int, win Window, off uint64, value uint
 	const call = "postWaitMem"
 	op := s.parse(call, optsWait, o)
 	n := s.n()
-	if n == 0 || queueId < 0 || queueId >= n || !s.leader(op.coop) {
+	if n == 0 {
 		return
 	}
-	s.checkPeer(call, peer)
-	s.checkCmp(call, cmp)
-	flag := win.LocalPtr(off)
-	s.checkLocalFlag(call, flag)
-	s.converge(&post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: value, mask: mask, cmp: cmp, serial: true}, serialCall)
+	// Non-leaders and no-ops park, EXEC bit off, at the same call.
+	idle := queueId < 0 || queueId >= n || !s.leader(op.coop)
+	var flag uint64
+	if !idle {
+		s.checkPeer(call, peer)
+		s.checkCmp(call, cmp)
+		flag = win.LocalPtr(off)
+		s.checkLocalFlag(call, flag)
+	}
+	s.converge(&post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: value, mask: mask, cmp: cmp, serial: true, idle: idle}, serialCall)
 }
 
 // PostWaitSignal is ccoSdma::postWaitSignal: PostWaitMem on the low dword
@@ -67,12 +77,16 @@ func (s *Sdma) PostWaitSignal(peer, queueId, srcRank, sigQueueId int, expected u
 	const call = "postWaitSignal"
 	op := s.parse(call, optsWait, o)
 	n := s.n()
-	if n == 0 || queueId < 0 || queueId >= n || !s.leader(op.coop) {
+	if n == 0 {
 		return
 	}
-	s.checkPeer(call, peer)
+	// Non-leaders and no-ops park, EXEC bit off, at the same call.
+	idle := queueId < 0 || queueId >= n || !s.leader(op.coop)
 	low, truncated := signal.Truncated32(expected)
-	if s.st.debug {
+	if !idle {
+		s.checkPeer(call, peer)
+	}
+	if !idle && s.st.debug {
 		if truncated {
 			s.fail(call, "expected %d (%#x) is 2^32 or more: the engine compares 32 bits, so it would wait for low32 ≥ %d and release early", expected, expected, low)
 		}
@@ -81,7 +95,7 @@ func (s *Sdma) PostWaitSignal(peer, queueId, srcRank, sigQueueId int, expected u
 		}
 	}
 	flag := s.st.pool.Base + uint64(srcRank*n+sigQueueId)*signal.SlotBytes
-	s.converge(&post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: low, mask: 0xFFFFFFFF, cmp: SdmaCmpGe, serial: true}, serialCall)
+	s.converge(&post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: low, mask: 0xFFFFFFFF, cmp: SdmaCmpGe, serial: true, idle: idle}, serialCall)
 }
 
 // PostWaitMemPutPtr is ccoSdma::postWaitMemPutPtr<localSignal, remoteSignal>:

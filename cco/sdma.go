@@ -99,6 +99,7 @@ type post struct {
 	cmp    Cmp
 	copy   bool // a COPY (or broadcast) unit follows
 	serial bool // single issuer: post one lane at a time, no grouping
+	idle   bool // a lane of the coop group that does not post (not the leader, or a no-op)
 
 	// set while posting
 	queue Queue
@@ -211,19 +212,24 @@ func (s *Sdma) PutPtr(peer int, dst, src uint64, bytes uint64, queueId int, o ..
 func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes uint64, q int, list []Option) {
 	o := s.parse(call, optsPut, list)
 	n := s.n()
-	if n == 0 || q < 0 || q >= n || bytes == 0 {
-		return // silent no-ops, before any ballot (cco-semantics.md §2.3)
-	}
-	if !s.leader(o.coop) {
+	if n == 0 {
 		return
 	}
-	s.checkPeer(call, peer)
-	dst, src := addrs()
-	if s.st.debug && dst < src+bytes && src < dst+bytes {
-		s.fail(call, "source [%#x, %#x) and destination [%#x, %#x) overlap: the engine's COPY is undefined on overlap (emulator debug check, not MORI's)",
-			src, src+bytes, dst, dst+bytes)
+	// A silent no-op (before any ballot, cco-semantics.md §2.3) or a lane
+	// that is not its group's leader: on hardware it waits, EXEC bit off,
+	// until the call's lanes leave it together. Both paths park at the one
+	// chunked call below, so they form one group.
+	idle := q < 0 || q >= n || bytes == 0 || !s.leader(o.coop)
+	var dst, src uint64
+	if !idle {
+		s.checkPeer(call, peer)
+		dst, src = addrs()
+		if s.st.debug && dst < src+bytes && src < dst+bytes {
+			s.fail(call, "source [%#x, %#x) and destination [%#x, %#x) overlap: the engine's COPY is undefined on overlap (emulator debug check, not MORI's)",
+				src, src+bytes, dst, dst+bytes)
+		}
 	}
-	s.p = post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true}
+	s.p = post{call: call, o: o, peer: peer, q: q, dst: dst, src: src, bytes: bytes, copy: true, idle: idle}
 	s.chunked(&s.p, putCall)
 }
 
@@ -256,7 +262,7 @@ func (s *Sdma) converge(p *post, c *kernel.Call) {
 		s.p = *p
 	}
 	s.t.Arg = &s.p
-	s.t.Converge(c)
+	s.t.ConvergeIf(c, !s.p.idle)
 }
 
 // runPosts posts the group of lanes that reached a put-family call together

@@ -19,12 +19,13 @@ type syncArgs struct {
 	q        int
 	src      int
 	expected uint64
+	idle     bool // a member of the coop group that waits while its leader runs the call
 }
 
 func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call) {
 	a.s = s
 	s.t.Arg = &a
-	s.t.Converge(c)
+	s.t.ConvergeIf(c, !a.idle)
 }
 
 var commitCall = &kernel.Call{Name: "commit", Run: func(g *kernel.Active) error {
@@ -150,10 +151,14 @@ func (s *Sdma) QuietQueue(peer, queueId int, o ...Option) {
 		return
 	}
 	g := s.group(op.coop)
-	if g.ThreadRank() == 0 && queueId >= 0 && queueId < n {
+	active := g.ThreadRank() == 0 && queueId >= 0 && queueId < n
+	if active {
 		s.checkPeer("quietQueue", peer)
-		s.syncConverge(syncArgs{call: "quietQueue", coop: op.coop, peer: peer, q: queueId}, quietQueueCall)
+	} else if op.coop == CoopThread {
+		return
 	}
+	// The other members wait at the call, EXEC bit off, while rank 0 polls.
+	s.syncConverge(syncArgs{call: "quietQueue", coop: op.coop, peer: peer, q: queueId, idle: !active}, quietQueueCall)
 	s.coopSync(op.coop)
 }
 

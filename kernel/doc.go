@@ -6,26 +6,63 @@
 // Every thread is a Go function, fn(t *Thread), run as a coroutine of its
 // wave. A wave is one sim actor, so the simulator schedules waves, and the
 // hang report names them. Inside a wave the lanes are run in lane order, each
-// until its next convergence point: a device call (Converge), a ballot, a
-// barrier. When every live lane of the wave is parked, the lanes parked at the
-// same call site (the same chain of return addresses) form one group: they are
-// the active lanes of that call, as when "several lanes of one wave call put at
-// once" (shared/seeds/cco-sdma-device-api.txt). The group's call runs once, on
-// the wave's actor, with all of their arguments; then those lanes run on to
-// their next point.
+// until its next convergence point: a device call (Converge, ConvergeIf), a
+// ballot, a barrier. When every live lane of the wave is parked, the lanes
+// parked at the same point of the program form one group: they are the
+// active lanes of that call, as when "several lanes of one wave call put at
+// once" (shared/seeds/cco-sdma-device-api.txt). The group's call runs once,
+// on the wave's actor, with all of their arguments; then those lanes run on
+// to their next point.
 //
-// A call site is the chain of return addresses of the lane's stack (up to
-// 16 frames), read by walking frame pointers on amd64 (a few nanoseconds a
-// frame) and by runtime.Callers elsewhere; lanes whose chains are equal are
-// at the same call.
+// # Reconvergence by program order
 //
-// When lanes diverge (they are parked at different call sites) the wave runs
-// one group at a time, choosing the site that comes first in the code: the
-// stacks are compared from the outermost frame, and at the first frame that
-// differs the lower return address wins. This is the min-PC reconvergence
-// rule: lanes that skipped an if-body wait at the code after it until the
-// lanes in the body arrive, and lanes that left a loop early wait until the
-// others leave it, so they reconverge as on hardware.
+// On hardware a SIMT compiler gives the wave structured control flow: lanes
+// that diverge run one side of an if/else while the others wait, and rejoin
+// at its end; lanes that leave a loop early wait at its exit; lanes that
+// return early from a function wait at its return. The wave is always at one
+// point of the program, the earliest one any of its lanes still has to run.
+// The emulator reproduces this by ordering parked lanes by their position in
+// the program, never by machine-code addresses, so the result is the same
+// under any inlining, block layout or -gcflags:
+//
+//   - A lane's point is its logical stack, from the kernel function to the
+//     call: each frame is (function, file, line), with inlined calls expanded
+//     (runtime.CallersFrames), read from the frame-pointer chain and interned
+//     per chain of return addresses (a map lookup per park; a lane that
+//     parks where it parked last skips even that).
+//   - The loops that enclose each frame's line, within that frame's own
+//     function, come from the file's syntax tree (go/parser, once per file).
+//   - Each lane counts its iterations of those loops: when it parks at or
+//     before its previous point within a function, it went round the
+//     innermost loop that holds both points (or, if none does, a caller's
+//     loop that called the function again).
+//   - Groups are ordered by comparing frames from the outermost: in a frame
+//     where both are at one line, the lower iteration of an enclosing loop
+//     comes first; at the first frame where they differ, the lower
+//     iteration of a loop holding both, then the lower line. Lanes at the
+//     same point (the same logical stack and call) form one group.
+//
+// So lanes that skipped an if-body wait after it until the body's lanes
+// arrive; lanes in iteration i+1 wait while others finish iteration i; lanes
+// that left a loop wait at its exit; and lanes that returned from a helper
+// wait in the caller.
+//
+// Leader-only calls are convergence points for their whole coop group: a
+// device call that only some lanes execute (a warp-scope put posted by lane
+// 0) parks every lane with ConvergeIf, the non-leaders with their EXEC bit
+// off, and they all resume together once the call has run.
+//
+// Limits, each a place where Go code does not show the wave what it does:
+//   - A loop iteration in which a lane reaches no convergence point is not
+//     seen (`for … { if skip { continue }; t.Ballot(x) }`): such a lane
+//     joins the group of the iteration the others are in, so its mask
+//     membership in that loop can differ from hardware's.
+//   - Two convergence calls on one source line are told apart by their
+//     function, then by lane, not by column.
+//   - Kernel source must be readable at run time for loops to be known (it
+//     is under go test and go run; a -trimpath binary without its source
+//     orders by line only). goto is not a loop.
+//   - A lane deeper than 64 frames keeps only its innermost 64.
 //
 // Lane coroutines are pooled per run: a finished lane's coroutine runs the
 // next lane that starts, of this kernel or a later one, and the pool ends
@@ -44,6 +81,15 @@
 // (ThreadGroup, WarpGroup, BlockGroup) with ThreadRank, Size and Sync. A block
 // barrier counts waves, as s_barrier does: a wave whose lanes have all
 // returned no longer takes part.
+//
+// # Hang reports
+//
+// A wave's entry in a hang report names the group whose call is running
+// ("put by lanes 0 at alltoall.go:42") and each parked group, in program
+// order, with its lanes, call and source position ("lanes 1-63 parked at
+// waitSignal (alltoall.go:47)"). The position is the innermost frame outside
+// the device-call packages (kernel, cco, fabric), so it points at the
+// kernel's own line.
 //
 // # Failure
 //

@@ -21,9 +21,13 @@ type Thread struct {
 	panicked *LaneError
 
 	// convergence point
-	call *Call
-	pcs  [maxDepth]uintptr
-	npc  int
+	call   *Call
+	idle   bool  // parked with its EXEC bit off: the call's Run does not see it
+	site   *site // where it is parked, in program terms
+	iters  []uint32
+	spare  []uint32
+	lastPC [maxDepth]uintptr // the chain that gave site, to skip the lookup
+	lastN  int
 
 	// Arg and Result carry a device call's per-lane values between the lane
 	// and the group's Run. U64 and Res64 are the same for plain integers,
@@ -76,7 +80,16 @@ func (t *Thread) String() string {
 // group of lanes that reached it together. Packages that implement device
 // calls (cco, fabric) build on it: they pass per-lane values in Arg/U64 and
 // read results from Result/Res64.
-func (t *Thread) Converge(c *Call) { t.park(c) }
+func (t *Thread) Converge(c *Call) { t.park(c, false) }
+
+// ConvergeIf is Converge for a call that only some lanes of a coop group
+// execute, as a wave runs a leader-only call with its EXEC mask narrowed:
+// every lane parks at c and resumes when the group's call has run, but
+// c.Run sees only the lanes with active set (Active.Lanes, Active.Mask).
+// When no lane of the group is active, c.Run is not called at all. Call it
+// from one line for active and inactive lanes alike, so that they park at
+// one point.
+func (t *Thread) ConvergeIf(c *Call, active bool) { t.park(c, !active) }
 
 // Fail stops the kernel at this lane with err, as a trap does: the run ends
 // with a *LaneError naming the lane and call. It does not return.
@@ -144,37 +157,37 @@ func (t *Thread) Ballot(pred bool) uint64 {
 	if pred {
 		t.U64 = 1
 	}
-	t.park(ballotCall)
+	t.park(ballotCall, false)
 	return t.Res64
 }
 
 // MatchAny returns the mask of active lanes whose key equals this lane's.
 func (t *Thread) MatchAny(key uint64) uint64 {
 	t.U64 = key
-	t.park(matchAnyCall)
+	t.park(matchAnyCall, false)
 	return t.Res64
 }
 
 // ReadFirstLane returns v of the lowest active lane.
 func (t *Thread) ReadFirstLane(v uint64) uint64 {
 	t.U64 = v
-	t.park(firstLaneCall)
+	t.park(firstLaneCall, false)
 	return t.Res64
 }
 
 // ActiveMask returns the mask of lanes that reached this call together.
 func (t *Thread) ActiveMask() uint64 {
-	t.park(activeCall)
+	t.park(activeCall, false)
 	return t.Res64
 }
 
 // SyncWarp is a wave barrier: the lanes that reach it together leave it
 // together.
-func (t *Thread) SyncWarp() { t.park(syncWarpCall) }
+func (t *Thread) SyncWarp() { t.park(syncWarpCall, false) }
 
 // SyncThreads is __syncthreads: every live wave of the block arrives before
 // any leaves.
-func (t *Thread) SyncThreads() { t.park(syncThreadsCall) }
+func (t *Thread) SyncThreads() { t.park(syncThreadsCall, false) }
 
 // Popc is the number of lanes in a mask.
 func Popc(mask uint64) int { return bits.OnesCount64(mask) }

@@ -6,13 +6,12 @@ import (
 	"iter"
 	"math/bits"
 	"runtime/debug"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/emud-dev/emud/sim"
 )
-
-// maxDepth bounds the call-site stack used to match lanes at one call.
-const maxDepth = 16
 
 // Call is a device call that lanes converge at. Run executes it once for the
 // active lanes, on the wave's actor, which may block (a reservation, a
@@ -26,8 +25,10 @@ type Call struct {
 type Active struct {
 	w     *Wave
 	call  *Call
-	lanes []*Thread
+	lanes []*Thread // active lanes
+	all   []*Thread // active and inactive lanes parked here
 	mask  uint64
+	site  *site
 }
 
 // Actor is the wave's actor: block on it.
@@ -45,6 +46,10 @@ func (g *Active) Mask() uint64 { return g.mask }
 // Call names the call the lanes are at.
 func (g *Active) Call() string { return g.call.Name }
 
+// Site is the group's source position, file:line of the kernel code that
+// made the call.
+func (g *Active) Site() string { return g.site.show }
+
 // Errorf returns a *LaneError for lane t at this call.
 func (g *Active) Errorf(t *Thread, format string, args ...any) error {
 	return t.laneError(g.call.Name, fmt.Errorf(format, args...))
@@ -61,6 +66,7 @@ type Wave struct {
 	cur     *Active
 	act     Active  // reused for every group
 	running *Thread // the lane whose coroutine runs now
+	pcs     [maxDepth]uintptr
 }
 
 // Index is the wave's index within its block.
@@ -98,9 +104,12 @@ func (w *Wave) main(a *sim.Actor) {
 	}
 	for w.live > 0 {
 		g := w.pick()
-		w.cur = g
-		err := g.call.Run(g)
-		w.cur = nil
+		var err error
+		if len(g.lanes) > 0 {
+			w.cur = g
+			err = g.call.Run(g)
+			w.cur = nil
+		}
 		if err != nil {
 			if _, ok := err.(*LaneError); !ok {
 				err = g.lanes[0].laneError(g.call.Name, err)
@@ -108,7 +117,7 @@ func (w *Wave) main(a *sim.Actor) {
 			w.k.fail(err)
 			return
 		}
-		for _, t := range g.lanes {
+		for _, t := range g.all {
 			t.call = nil
 			if !w.advance(t) {
 				return
@@ -142,8 +151,9 @@ func (w *Wave) advance(t *Thread) bool {
 	return w.k.err == nil
 }
 
-// pick returns the group of parked lanes at the call site that comes first
-// in the code (min-PC reconvergence).
+// pick returns the group of parked lanes whose point comes first in
+// program order (see the package doc): its active lanes run the call, and
+// all of its lanes resume after it.
 func (w *Wave) pick() *Active {
 	var best *Thread
 	for _, t := range w.lanes {
@@ -155,11 +165,14 @@ func (w *Wave) pick() *Active {
 		}
 	}
 	g := &w.act
-	g.w, g.call, g.lanes, g.mask = w, best.call, g.lanes[:0], 0
+	g.w, g.call, g.lanes, g.all, g.mask, g.site = w, best.call, g.lanes[:0], g.all[:0], 0, best.site
 	for _, t := range w.lanes {
 		if t.call != nil && t.sameSite(best) {
-			g.lanes = append(g.lanes, t)
-			g.mask |= 1 << uint(t.lane)
+			g.all = append(g.all, t)
+			if !t.idle {
+				g.lanes = append(g.lanes, t)
+				g.mask |= 1 << uint(t.lane)
+			}
 		}
 	}
 	return g
@@ -179,23 +192,36 @@ func (w *Wave) stopLanes() {
 func (w *Wave) label() string {
 	var sb strings.Builder
 	if g := w.cur; g != nil {
-		fmt.Fprintf(&sb, "%s by lanes %s", g.call.Name, maskString(g.mask))
+		fmt.Fprintf(&sb, "%s by lanes %s at %s", g.call.Name, maskString(g.mask), g.site.show)
 	}
-	parked := map[string]uint64{}
-	var order []string
+	// Parked groups in program order, each with its lanes and position.
+	type grp struct {
+		t    *Thread
+		mask uint64
+	}
+	var gs []grp
 	for _, t := range w.lanes {
-		if t.call != nil && (w.cur == nil || !t.sameSite(w.cur.lanes[0])) {
-			if _, ok := parked[t.call.Name]; !ok {
-				order = append(order, t.call.Name)
+		if t.call == nil || (w.cur != nil && t.sameSite(w.cur.all[0])) {
+			continue
+		}
+		found := false
+		for i := range gs {
+			if gs[i].t.sameSite(t) {
+				gs[i].mask |= 1 << uint(t.lane)
+				found = true
+				break
 			}
-			parked[t.call.Name] |= 1 << uint(t.lane)
+		}
+		if !found {
+			gs = append(gs, grp{t, 1 << uint(t.lane)})
 		}
 	}
-	for _, n := range order {
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].t.before(gs[j].t) })
+	for _, g := range gs {
 		if sb.Len() > 0 {
 			sb.WriteString("; ")
 		}
-		fmt.Fprintf(&sb, "lanes %s parked at %s", maskString(parked[n]), n)
+		fmt.Fprintf(&sb, "lanes %s parked at %s (%s)", maskString(g.mask), g.t.call.Name, g.t.site.show)
 	}
 	return sb.String()
 }
@@ -324,44 +350,43 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 	return true
 }
 
-// park records the call site and hands control back to the wave until the
-// group has run.
-func (t *Thread) park(c *Call) {
+// park records the lane's convergence point and hands control back to the
+// wave until the group has run.
+func (t *Thread) park(c *Call, idle bool) {
 	if t.w.running != t {
 		// Another lane's code is using this Thread (or an object built on
 		// it): the caller's own lane is the one to fail.
 		panic(fmt.Sprintf("%s called on %v's Thread from another lane: a Thread (and a cco.Sdma built on it) belongs to its own lane", c.Name, t))
 	}
-	t.npc = callSite(t.pcs[:])
-	t.call = c
+	// Read the chain into the wave's scratch (one lane runs at a time);
+	// a lane that parks where it parked last skips the site lookup.
+	pcs := t.w.pcs[:callSite(t.w.pcs[:])]
+	if len(pcs) == t.lastN && slices.Equal(pcs, t.lastPC[:t.lastN]) {
+		t.again()
+	} else {
+		t.lastN = copy(t.lastPC[:], pcs)
+		t.enter(lookupSite(pcs))
+	}
+	t.call, t.idle = c, idle
 	if !t.yield(struct{}{}) {
 		panic(errStopped{})
 	}
 }
 
-// before orders call sites: compare return addresses from the outermost
-// frame; the first difference decides, lower first.
-func (t *Thread) before(u *Thread) bool {
-	i, j := t.npc-1, u.npc-1
-	for i >= 0 && j >= 0 {
-		if t.pcs[i] != u.pcs[j] {
-			return t.pcs[i] < u.pcs[j]
-		}
-		i--
-		j--
-	}
-	if i != j {
-		return i < j // the shallower site first
-	}
-	return t.lane < u.lane
-}
-
+// sameSite: lanes at one call and one point of the program form a group.
 func (t *Thread) sameSite(u *Thread) bool {
-	if t.call != u.call || t.npc != u.npc {
+	if t.call != u.call {
 		return false
 	}
-	for i := 0; i < t.npc; i++ {
-		if t.pcs[i] != u.pcs[i] {
+	if t.site == u.site {
+		return true
+	}
+	a, b := t.site.frames, u.site.frames
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].samePos(&b[i]) {
 			return false
 		}
 	}
