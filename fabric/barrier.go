@@ -122,11 +122,11 @@ func (b *BarrierSession) peer(i int) int {
 }
 
 func (sys *System) load32(rank int, off uint64) uint32 {
-	return binary.LittleEndian.Uint32(sys.ranks[rank].mem[off:])
+	return binary.LittleEndian.Uint32(sys.ranks[rank].bytes(off, 4))
 }
 
 func (sys *System) store32(rank int, off uint64, v uint32) {
-	binary.LittleEndian.PutUint32(sys.ranks[rank].mem[off:], v)
+	binary.LittleEndian.PutUint32(sys.ranks[rank].bytes(off, 4), v)
 }
 
 // rollingReached is NCCL's 32-bit rolling compare: got − target ≤ 2^31 − 1.

@@ -59,3 +59,49 @@ func TestAllToAll(t *testing.T) {
 		})
 	}
 }
+
+// A buffer that does not split evenly over the team, moved in staged
+// pieces smaller than a chunk: every byte still checks (with the fence
+// checker on).
+func TestAllReduceUnevenChunksInPieces(t *testing.T) {
+	for _, tc := range []struct{ ranks, bytes, stage int }{
+		{6, 112, 16},      // chunks of 32 B: 32, 32, 32, 16, 0, 0
+		{4, 4096 + 48, 0}, // chunks of 1040 B, one piece each
+		{3, 3 * 4096, 1024},
+	} {
+		t.Run(fmt.Sprintf("%d ranks %d B stage %d", tc.ranks, tc.bytes, tc.stage), func(t *testing.T) {
+			res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 3, Topology: fabric.Topology{NRanks: tc.ranks},
+				Bytes: tc.bytes, Stage: tc.stage, Debug: true})
+			require.NoError(t, err)
+			require.Len(t, res.Out, tc.ranks)
+			require.Len(t, res.Want, tc.bytes)
+		})
+	}
+	_, err := fabric.RunAllReduce(fabric.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 100})
+	require.ErrorContains(t, err, "multiple of 16")
+	_, err = fabric.RunAllReduce(fabric.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 1 << 20, Stage: 1 << 20})
+	require.ErrorContains(t, err, "does not fit shared memory")
+}
+
+// Phantom runs time the same operations without bytes: the same virtual
+// end time and the same digest as the run that moves and checks them.
+func TestPhantomCollectivesTimeLikeRealOnes(t *testing.T) {
+	topo := fabric.Topology{NRanks: 8, CftMcSize: 4}
+	real, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 8192, Stage: 512})
+	require.NoError(t, err)
+	ph, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 8192, Stage: 512, Phantom: true})
+	require.NoError(t, err)
+	require.Equal(t, real.Elapsed, ph.Elapsed)
+	require.Equal(t, real.Digest, ph.Digest)
+	require.Nil(t, ph.Out, "nothing to read back")
+
+	a, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64})
+	require.NoError(t, err)
+	b, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64, Phantom: true})
+	require.NoError(t, err)
+	require.Equal(t, a.Elapsed, b.Elapsed)
+	require.Equal(t, a.Digest, b.Digest)
+
+	_, err = fabric.RunAllReduce(fabric.AllReduceConfig{Topology: topo, Phantom: true, Debug: true})
+	require.ErrorContains(t, err, "Phantom with Debug")
+}

@@ -115,7 +115,7 @@ func DevCommCreate(c *Comm, reqs DevCommRequirements) (DevComm, error) {
 			mc = ceil128(cftBarrierBytes(nB, ms))
 		}
 		st.resLen = max(uc+mc, 128)
-		off, err := c.symAlloc(call, st.resLen, fmt.Sprintf("dev comm %d resource window", c.devs))
+		off, err := c.symAlloc(call, st.resLen, fmt.Sprintf("dev comm %d resource window", c.devs), false)
 		if err != nil {
 			return DevComm{}, err
 		}

@@ -156,9 +156,19 @@
 // # Scenarios
 //
 // NewJob builds a ready system of N ranks from a seed (comms, windows, dev
-// comms); RunAllReduce (pullRed + redMultimem + multimem barriers) and
-// RunAllToAll (put + unicast barrier) run whole collectives and check every
-// byte: the entry points for an `emud run cft-allreduce` scenario.
+// comms); RunAllReduce (pullRed + redMultimem + multimem barriers, each
+// rank's chunk moved in shared-memory-sized pieces) and RunAllToAll (put +
+// unicast barrier) run whole collectives and check every byte: the entry
+// points for `emud run cft-allreduce` and `emud run cft-alltoall`.
+//
+// # Phantom memory
+//
+// With Config.Phantom, windows have no bytes: every operation takes the
+// same time and the run the same digest as with real bytes, but nothing is
+// stored, loads and host reads see zeros, and collectives skip their data
+// checks. Dev comm resource windows stay backed, so barriers run as
+// usual. Runs of a thousand ranks with megabytes each fit in memory this
+// way; the fence checker (Debug) needs real bytes and refuses it.
 //
 // # Not modelled
 //

@@ -71,7 +71,7 @@ func (sys *System) start(o *fop) {
 		complete := last + m.Latency
 		s.AtWork(read, func() {
 			data := o.payload
-			if data == nil {
+			if data == nil && !sys.phantom {
 				data = append([]byte(nil), o.smem[o.smemOff:o.smemOff+int(o.bytes)]...)
 			}
 			mb.smemBusy--
@@ -89,7 +89,10 @@ func (sys *System) start(o *fop) {
 		arr := max(st+ser+m.Latency, src.rxFree+ser)
 		src.rxFree = arr
 		s.AtWork(st, func() {
-			data := sys.fabricRead(o, d)
+			data, ok := sys.fabricRead(o, d)
+			if !ok {
+				return
+			}
 			s.AtWork(arr, func() {
 				if !o.fail && data != nil {
 					copy(o.smem[o.smemOff:], data)
@@ -110,20 +113,26 @@ func (sys *System) start(o *fop) {
 		s.AtWork(ready, func() {
 			ins := make([][]byte, 0, len(o.tg.members))
 			for _, d := range o.tg.members {
-				data := sys.fabricRead(o, d)
-				if data == nil {
+				data, ok := sys.fabricRead(o, d)
+				if !ok {
 					return
 				}
-				ins = append(ins, data)
+				if data != nil {
+					ins = append(ins, data)
+				}
 			}
-			// The switch folds the members' copies in team order.
-			acc := make([]byte, o.bytes)
-			if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
-				sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
-				return
+			// The switch folds the members' copies in team order (phantom
+			// windows have none: nothing to fold).
+			var acc []byte
+			if len(ins) == len(o.tg.members) {
+				acc = make([]byte, o.bytes)
+				if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
+					sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
+					return
+				}
 			}
 			s.AtWork(arr, func() {
-				if !o.fail {
+				if !o.fail && acc != nil {
 					copy(o.smem[o.smemOff:], acc)
 				}
 				sys.complete(o)
@@ -133,15 +142,19 @@ func (sys *System) start(o *fop) {
 }
 
 // fabricRead snapshots [leOff, leOff+bytes) of rank d for a fetching op,
-// running the fence checker for the fabric proxy. nil means the run failed.
-func (sys *System) fabricRead(o *fop, d int) []byte {
+// running the fence checker for the fabric proxy: nil data for a phantom
+// window; ok false means the run failed.
+func (sys *System) fabricRead(o *fop, d int) (data []byte, ok bool) {
 	if sys.chk != nil && !o.internal {
 		if err := sys.chk.read(o.rank, d, o.leOff, o.bytes, ProxyFabric, o.call); err != nil {
 			sys.s.Fail(err)
-			return nil
+			return nil, false
 		}
 	}
-	return append([]byte(nil), sys.ranks[d].mem[o.leOff:o.leOff+o.bytes]...)
+	if b := sys.ranks[d].bytes(o.leOff, o.bytes); b != nil {
+		return append([]byte(nil), b...), true
+	}
+	return nil, true
 }
 
 // deliver lands o's data in rank d's memory: a masked copy or an
@@ -152,9 +165,11 @@ func (sys *System) deliver(o *fop, d int, data []byte) {
 		return // the op failed in the fabric: nothing lands
 	}
 	r := sys.ranks[d]
-	dst := r.mem[o.leOff : o.leOff+o.bytes]
+	dst := r.bytes(o.leOff, o.bytes)
 	var err error
 	switch {
+	case dst == nil || data == nil:
+		// A phantom window: the op took its time, nothing lands.
 	case o.kind.reduces() && o.mask == FullMask:
 		err = redop.Apply(o.red.Op, o.red.Type, dst, data)
 	case o.kind.reduces():

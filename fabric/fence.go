@@ -157,7 +157,7 @@ func (dc DevComm) local(t *kernel.Thread, call string, w Window, off, n uint64) 
 		t.Fail(call, fmt.Errorf("[%d, %d) outside the window's %d B", off, off+n, w.Bytes))
 	}
 	b := w.bigOffset() + off
-	return dc.st.sys.ranks[dc.Rank].mem[b : b+n]
+	return dc.st.sys.ranks[dc.Rank].bytes(b, n) // nil in a phantom window
 }
 
 // Load is a generic (SM) load of len(dst) bytes of the local window at off,
@@ -171,13 +171,20 @@ func (dc DevComm) Load(t *kernel.Thread, w Window, off uint64, dst []byte) {
 			t.Fail("load", err)
 		}
 	}
+	if src == nil {
+		clear(dst) // a phantom window reads as zeros
+	}
 	copy(dst, src)
 }
 
 // LoadRelaxed is a relaxed generic load the checker does not check: the
 // polling of a flag, which a fence after it orders (spec §9 pattern 1).
 func (dc DevComm) LoadRelaxed(t *kernel.Thread, w Window, off uint64, dst []byte) {
-	copy(dst, dc.local(t, "loadRelaxed", w, off, uint64(len(dst))))
+	src := dc.local(t, "loadRelaxed", w, off, uint64(len(dst)))
+	if src == nil {
+		clear(dst)
+	}
+	copy(dst, src)
 }
 
 // Store is a generic (SM) store into the local window.
@@ -238,7 +245,7 @@ func (c *checker) sh(rank int, end uint64) []*writeRec {
 	if uint64(len(c.shadow[rank])) < end {
 		// Size it to the rank's memory at once: windows are made before
 		// kernels run, so this happens once per rank.
-		n := max(end, uint64(len(c.sys.ranks[rank].mem)))
+		n := max(end, c.sys.ranks[rank].used)
 		c.shadow[rank] = append(c.shadow[rank], make([]*writeRec, n-uint64(len(c.shadow[rank])))...)
 	}
 	return c.shadow[rank]

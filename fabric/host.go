@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/emud-dev/emud/sim"
@@ -63,6 +64,13 @@ type Config struct {
 	// MemBytes caps each rank's symmetric memory (windows and resource
 	// buffers); 0 means 256 MiB. Memory is allocated as windows are made.
 	MemBytes uint64
+	// Phantom gives windows registered with CommWindowRegister no bytes,
+	// for timing-only runs at scale: puts, gets and reductions into them
+	// take their time and count as usual but move nothing, host reads and
+	// generic loads see zeros, stores are dropped. Dev comm resource
+	// windows (barrier inboxes) stay backed, so barriers work. It cannot
+	// be combined with Debug: the fence checker tracks every byte.
+	Phantom bool
 	// Env is the environment the process sees; NCCL_CFT_ENABLE=0 turns CFT
 	// off. nil reads the real environment.
 	Env map[string]string
@@ -78,8 +86,9 @@ type System struct {
 	topo   Topology
 	model  Model
 	debug  bool
-	memCap uint64
-	cftOn  bool
+	memCap  uint64
+	cftOn   bool
+	phantom bool
 
 	ranks  []*rankState
 	comms  []*Comm
@@ -110,6 +119,9 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	if err := cfg.Faults.check(topo); err != nil {
 		return nil, err
 	}
+	if cfg.Phantom && cfg.Debug {
+		return nil, fmt.Errorf("fabric: Phantom with Debug: the fence checker tracks every byte, phantom windows have none")
+	}
 	env := cfg.Env
 	if env == nil {
 		env = map[string]string{}
@@ -117,7 +129,7 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 			env["NCCL_CFT_ENABLE"] = v
 		}
 	}
-	sys := &System{s: s, topo: topo, model: m, debug: cfg.Debug, memCap: cfg.MemBytes, cftOn: true,
+	sys := &System{s: s, topo: topo, model: m, debug: cfg.Debug, memCap: cfg.MemBytes, cftOn: true, phantom: cfg.Phantom,
 		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}}
 	if v, ok := env["NCCL_CFT_ENABLE"]; ok && strings.TrimSpace(v) == "0" {
 		sys.cftOn = false
@@ -145,6 +157,9 @@ func (sys *System) Topology() Topology { return sys.topo }
 // Model returns the timing model.
 func (sys *System) Model() Model { return sys.model }
 
+// Phantom reports whether windows have no bytes (Config.Phantom).
+func (sys *System) Phantom() bool { return sys.phantom }
+
 // cftSupported: every rank has CFT and NCCL_CFT_ENABLE is not 0.
 func (sys *System) cftSupported() bool { return sys.cftOn && len(sys.topo.NoCft) == 0 }
 
@@ -154,7 +169,7 @@ func (sys *System) mcSupported() bool { return sys.cftSupported() && !sys.topo.N
 // to its LEs and its fabric ports.
 type rankState struct {
 	rank   int
-	mem    []byte
+	mem    []backing // allocations in address order
 	wl     *sim.WatchList
 	used   uint64
 	bound  []span // [off, off+n) ranges bound to this rank's LEs
@@ -163,22 +178,47 @@ type rankState struct {
 	opSeq  int // user data ops issued, for FaultPlan.FailOps
 }
 
+// backing is one allocation of a rank's memory: its bytes, or none for a
+// phantom window.
+type backing struct {
+	off  uint64
+	data []byte // nil: phantom
+}
+
 type span struct {
 	off, n uint64
 	what   string
 }
 
-func (r *rankState) alloc(sys *System, bytes uint64, what string) (uint64, error) {
+func (r *rankState) alloc(sys *System, bytes uint64, what string, phantom bool) (uint64, error) {
 	off := (r.used + 4095) &^ 4095
 	end := off + bytes
 	if bytes == 0 || end < off || end > sys.memCap {
 		return 0, fmt.Errorf("%d B for %s does not fit rank %d's %d B of memory (%d B used)", bytes, what, r.rank, sys.memCap, r.used)
 	}
 	r.used = end
-	if uint64(len(r.mem)) < end {
-		r.mem = append(r.mem, make([]byte, end-uint64(len(r.mem)))...)
+	b := backing{off: off}
+	if !phantom {
+		b.data = make([]byte, bytes)
 	}
+	r.mem = append(r.mem, b)
 	return off, nil
+}
+
+// bytes returns the backing of [off, off+n): nil inside a phantom window.
+// Callers have checked the range against a window or resource buffer, so
+// a range outside every allocation is a bug in the fabric and panics (the
+// simulator turns that into an error).
+func (r *rankState) bytes(off, n uint64) []byte {
+	i := sort.Search(len(r.mem), func(i int) bool { return r.mem[i].off > off }) - 1
+	if i < 0 {
+		panic(fmt.Sprintf("fabric: rank %d: [%#x, %#x) is outside its memory", r.rank, off, off+n))
+	}
+	b := r.mem[i]
+	if b.data == nil {
+		return nil
+	}
+	return b.data[off-b.off : off-b.off+n]
 }
 
 // Comm is one rank's host communicator (ncclComm_t).
@@ -259,9 +299,9 @@ func (c *Comm) cftSizes() (cftRank, cftSize, mcSize int) {
 
 // symAlloc allocates bytes of this rank's memory; the k-th symmetric
 // allocation of every rank must land at the same offset with the same size.
-func (c *Comm) symAlloc(call string, bytes uint64, what string) (uint64, error) {
+func (c *Comm) symAlloc(call string, bytes uint64, what string, phantom bool) (uint64, error) {
 	r := c.sys.ranks[c.Rank]
-	off, err := r.alloc(c.sys, bytes, what)
+	off, err := r.alloc(c.sys, bytes, what, phantom)
 	if err != nil {
 		return 0, errf(InvalidArgument, call, "%v", err)
 	}
@@ -317,7 +357,7 @@ func CommWindowRegister(c *Comm, bytes uint64, flags WinFlags) (Window, error) {
 	if flags&^(WinCollSymmetric|WinStrictOrdering) != 0 {
 		return Window{}, errf(InvalidArgument, call, "rank %d: unknown window flags %#x", c.Rank, uint32(flags))
 	}
-	off, err := c.symAlloc(call, bytes, fmt.Sprintf("window %d", len(c.wins)))
+	off, err := c.symAlloc(call, bytes, fmt.Sprintf("window %d", len(c.wins)), c.sys.phantom)
 	if err != nil {
 		return Window{}, err
 	}
@@ -331,18 +371,20 @@ func CommWindowRegister(c *Comm, bytes uint64, flags WinFlags) (Window, error) {
 }
 
 // Read copies n bytes of rank's copy of window w at off: a host-side
-// cudaMemcpy, outside any kernel.
+// cudaMemcpy, outside any kernel. A phantom window reads as zeros.
 func (sys *System) Read(rank int, w Window, off, n uint64) ([]byte, error) {
 	b, err := sys.hostSpan("Read", rank, w, off, n)
 	if err != nil {
 		return nil, err
 	}
-	return append([]byte(nil), b...), nil
+	out := make([]byte, n)
+	copy(out, b)
+	return out, nil
 }
 
 // Write stores data into rank's copy of window w at off from the host,
 // before or between kernels: host writes are ordered for every proxy by
-// the kernel launch that follows.
+// the kernel launch that follows. A phantom window drops the data.
 func (sys *System) Write(rank int, w Window, off uint64, data []byte) error {
 	b, err := sys.hostSpan("Write", rank, w, off, uint64(len(data)))
 	if err != nil {
@@ -368,5 +410,5 @@ func (sys *System) hostSpan(call string, rank int, w Window, off, n uint64) ([]b
 		return nil, fmt.Errorf("fabric %s: [%d, %d) outside the window's %d B", call, off, off+n, w.Bytes)
 	}
 	base := w.bigOffset() + off
-	return sys.ranks[rank].mem[base : base+n], nil
+	return sys.ranks[rank].bytes(base, n), nil
 }

@@ -2,6 +2,7 @@ package fabric_test
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
@@ -209,4 +210,34 @@ func TestDeviceLeInfo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fabric.UcLeBase+8+2, hle, "host and device agree")
 	require.Equal(t, off, hoff)
+}
+
+// A phantom window costs no memory: 1 GiB windows on 4 ranks allocate
+// nothing but bookkeeping, and read as zeros.
+func TestPhantomWindowsHaveNoBytes(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	before := heap()
+	sys, err := fabric.NewSystem(sim.New(sim.Config{Seed: 1}), fabric.Config{Topology: fabric.Topology{NRanks: 4}, Phantom: true, MemBytes: 2 << 30, Env: map[string]string{}})
+	require.NoError(t, err)
+	comms, err := sys.CommInitAll(fabric.CommConfig{})
+	require.NoError(t, err)
+	var w fabric.Window
+	for _, c := range comms {
+		w, err = fabric.CommWindowRegister(c, 1<<30, fabric.WinCollSymmetric)
+		require.NoError(t, err)
+	}
+	require.Less(t, int64(heap())-int64(before), int64(1<<20), "phantom windows allocate no bytes")
+	require.NoError(t, sys.Write(3, w, 0, []byte{1, 2, 3}))
+	got, err := sys.Read(3, w, 0, 3)
+	require.NoError(t, err)
+	require.Equal(t, []byte{0, 0, 0}, got, "a phantom window reads as zeros")
+	runtime.KeepAlive(sys)
+
+	_, err = fabric.NewSystem(sim.New(sim.Config{Seed: 1}), fabric.Config{Topology: fabric.Topology{NRanks: 2}, Phantom: true, Debug: true})
+	require.ErrorContains(t, err, "Phantom with Debug")
 }

@@ -23,6 +23,8 @@ type JobConfig struct {
 	Faults   FaultPlan
 	Model    *Model
 	Watchdog sim.Time // sim.Config.Watchdog
+	Phantom  bool     // Config.Phantom: windows without bytes
+	MemBytes uint64   // Config.MemBytes
 }
 
 // Job is a built system: Windows[k][r] is rank r's copy of window k.
@@ -38,7 +40,8 @@ type Job struct {
 // seeded with cfg.Seed: comms, dev comms and windows, ready for kernels.
 func NewJob(cfg JobConfig) (*Job, error) {
 	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog})
-	sys, err := NewSystem(s, Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{}})
+	sys, err := NewSystem(s, Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{},
+		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes})
 	if err != nil {
 		return nil, err
 	}
@@ -93,15 +96,33 @@ type CollectiveResult struct {
 	Reports []string // flush reports (rank: code), empty on success
 }
 
-// AllReduceConfig is the cft-allreduce scenario: NRanks ranks, Chunk bytes
-// per rank of Type elements summed (U32, U64 or F32).
+// AllReduceConfig is the cft-allreduce scenario: every rank's buffer of
+// Bytes bytes of Type elements summed over its multicast group.
 type AllReduceConfig struct {
 	Seed     uint64
 	Topology Topology
-	Chunk    int        // bytes per multicast-team rank, a multiple of 16; 0 means 64
-	Type     redop.Type // U32 (default), U64 or F32
-	Debug    bool
+	// Bytes is each rank's buffer, a multiple of 16. It is split into
+	// CftMcSize chunks of ⌈Bytes / CftMcSize⌉ rounded up to 16 bytes (the
+	// last ones shorter, or empty), one per multicast-team rank. 0 means
+	// Chunk × CftMcSize.
+	Bytes int
+	// Chunk is the bytes per multicast-team rank when Bytes is 0, a
+	// multiple of 16; 0 means 64.
+	Chunk int
+	// Stage is how much of its chunk a rank moves per pullRed and
+	// redMultimem: a piece staged in shared memory. 0 means the chunk, at
+	// most DefaultStage.
+	Stage int
+	Type  redop.Type // U32 (default), U64 or F32
+	Debug bool
+	// Phantom runs on phantom windows (Config.Phantom): timing only, no
+	// inputs, no outputs, no check; Out and Want are nil.
+	Phantom bool
 }
+
+// DefaultStage is AllReduceConfig.Stage's cap when it is 0: a piece a
+// rank stages in shared memory per operation.
+const DefaultStage = 64 << 10
 
 // AllReduceInput is rank r's input for the all-reduce scenario, derived
 // from the seed: random bits for integer types, small integers for F32 so
@@ -115,7 +136,11 @@ func AllReduceInput(seed uint64, rank, n int, t redop.Type) []byte {
 			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(rng.IntN(129)-64)))
 		}
 	default:
-		for i := range b {
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
+		}
+		for ; i < n; i++ {
 			b[i] = byte(rng.Uint32())
 		}
 	}
@@ -127,74 +152,124 @@ func AllReduceInput(seed uint64, rank, n int, t redop.Type) []byte {
 // (with the default topology that is the whole world):
 //
 //  1. bar.sync(acq_rel, Generic → Fabric): the inputs are published;
-//  2. every rank pullReds its chunks of the input window through the
-//     multicast LE (the reduction over every member's copy) into smem;
-//  3. redMultimem(Sum) adds each reduced chunk into every member's zeroed
-//     output window (an all-gather by reduction);
-//  4. bar.sync(acq_rel, Fabric → Generic), then a checked generic load.
+//  2. every rank pullReds its chunk of the input window, a Stage-sized
+//     piece at a time, through the multicast LE (the reduction over every
+//     member's copy) into smem, and
+//  3. redMultimem(Sum)s the piece into every member's zeroed output window
+//     (an all-gather by reduction);
+//  4. bar.sync(acq_rel, Fabric → Generic), then a checked generic load of
+//     the whole output, compared with the expected sum.
 //
 // It checks every byte of every rank's output and returns an error naming
-// the first wrong byte.
+// the first wrong byte (with the result: the run itself finished).
 func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	t := cfg.Type
 	if t != redop.U32 && t != redop.U64 && t != redop.F32 {
 		return nil, fmt.Errorf("cft-allreduce: type %v: use u32, u64 or f32", t)
-	}
-	chunk := cfg.Chunk
-	if chunk == 0 {
-		chunk = 64
-	}
-	if chunk%16 != 0 || chunk <= 0 {
-		return nil, fmt.Errorf("cft-allreduce: chunk %d B must be a positive multiple of 16", chunk)
 	}
 	topo, err := cfg.Topology.Normalize()
 	if err != nil {
 		return nil, err
 	}
 	mc := topo.CftMcSize
-	size := mc * chunk
-	if 16+chunk > kernel.MaxSharedBytes {
-		return nil, fmt.Errorf("cft-allreduce: chunk %d B does not fit shared memory", chunk)
+	size := cfg.Bytes
+	if size == 0 {
+		chunk := cfg.Chunk
+		if chunk == 0 {
+			chunk = 64
+		}
+		if chunk%16 != 0 || chunk <= 0 {
+			return nil, fmt.Errorf("cft-allreduce: chunk %d B must be a positive multiple of 16", chunk)
+		}
+		size = mc * chunk
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug})
+	if size%16 != 0 || size <= 0 {
+		return nil, fmt.Errorf("cft-allreduce: %d B per rank must be a positive multiple of 16", size)
+	}
+	per := ((size+mc-1)/mc + 15) &^ 15 // a chunk: what one team rank reduces
+	stage := cfg.Stage
+	if stage == 0 {
+		stage = min(per, DefaultStage)
+	}
+	switch {
+	case stage%16 != 0 || stage <= 0:
+		return nil, fmt.Errorf("cft-allreduce: stage %d B must be a positive multiple of 16", stage)
+	case 16+stage > kernel.MaxSharedBytes:
+		return nil, fmt.Errorf("cft-allreduce: stage %d B does not fit shared memory (%d B)", stage, kernel.MaxSharedBytes-16)
+	}
+	if cfg.Phantom && cfg.Debug {
+		return nil, fmt.Errorf("cft-allreduce: Phantom with Debug: the fence checker needs real bytes")
+	}
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug,
+		Phantom: cfg.Phantom, MemBytes: max(DefaultMemBytes, 2*uint64(size)+1<<20)})
 	if err != nil {
 		return nil, err
 	}
 	in, out := j.Windows[0], j.Windows[1]
-	inputs := make([][]byte, topo.NRanks)
-	for r := range inputs {
-		inputs[r] = AllReduceInput(cfg.Seed, r, size, t)
-		if err := j.Sys.Write(r, in[r], 0, inputs[r]); err != nil {
-			return nil, err
+	// Expected: per multicast group, the fold over members in team order,
+	// then added into zero (the output starts zeroed). Inputs are written
+	// and folded one rank at a time, so the host holds one input at once.
+	var want [][]byte
+	if !cfg.Phantom {
+		want = make([][]byte, topo.NRanks/mc)
+		for r := 0; r < topo.NRanks; r++ {
+			x := AllReduceInput(cfg.Seed, r, size, t)
+			if err := j.Sys.Write(r, in[r], 0, x); err != nil {
+				return nil, err
+			}
+			g := r / mc
+			if want[g] == nil {
+				want[g] = x
+				continue
+			}
+			if err := redop.Apply(redop.Sum, t, want[g], x); err != nil {
+				return nil, err
+			}
+		}
+		for _, w := range want {
+			zero := make([]byte, size)
+			if err := redop.Apply(redop.Sum, t, zero, w); err != nil {
+				return nil, err
+			}
+			copy(w, zero)
 		}
 	}
 	red := RedOp{Op: redop.Sum, Type: t}
 	res := &CollectiveResult{}
-	loaded := make([][]byte, topo.NRanks)
-	err = j.Launch("cft-allreduce", 32, 16+chunk, func(th *kernel.Thread, dc DevComm) {
+	loadErr := make([]error, topo.NRanks)
+	err = j.Launch("cft-allreduce", 32, 16+stage, func(th *kernel.Thread, dc DevComm) {
 		warp := th.WarpGroup()
 		cft := NewCft(warp, dc, 0)
 		bar := NewCftBarrierSession(warp, dc, 0, true)
 		bar.Sync(warp, AcqRel, ProxyGeneric, ProxyFabric)
 		team := TeamCftMultimem(dc)
 		for c := team.Rank; c < mc; c += team.NRanks {
-			le, off := GetMultimemLeInfo(in[dc.Rank], uint64(c*chunk), dc)
-			cft.PullRed(warp, le, off, red, 16, uint32(chunk))
-			cft.Submit(warp)
-			if has, code := cft.Flush(warp); has && th.Lane() == 0 {
-				res.Reports = append(res.Reports, fmt.Sprintf("rank %d pullRed: report %#x", dc.Rank, code))
-			}
-			le, off = GetMultimemLeInfo(out[dc.Rank], uint64(c*chunk), dc)
-			cft.RedMultimem(warp, le, off, red, 16, uint32(chunk))
-			cft.Submit(warp)
-			if has, code := cft.Flush(warp); has && th.Lane() == 0 {
-				res.Reports = append(res.Reports, fmt.Sprintf("rank %d redMultimem: report %#x", dc.Rank, code))
+			for off, hi := c*per, min((c+1)*per, size); off < hi; off += stage {
+				n := uint32(min(stage, hi-off))
+				le, leOff := GetMultimemLeInfo(in[dc.Rank], uint64(off), dc)
+				cft.PullRed(warp, le, leOff, red, 16, n)
+				cft.Submit(warp)
+				if has, code := cft.Flush(warp); has && th.Lane() == 0 {
+					res.Reports = append(res.Reports, fmt.Sprintf("rank %d pullRed: report %#x", dc.Rank, code))
+				}
+				le, leOff = GetMultimemLeInfo(out[dc.Rank], uint64(off), dc)
+				cft.RedMultimem(warp, le, leOff, red, 16, n)
+				cft.Submit(warp)
+				if has, code := cft.Flush(warp); has && th.Lane() == 0 {
+					res.Reports = append(res.Reports, fmt.Sprintf("rank %d redMultimem: report %#x", dc.Rank, code))
+				}
 			}
 		}
 		bar.Sync(warp, AcqRel, ProxyFabric, ProxyGeneric)
-		if th.Lane() == 0 {
-			loaded[dc.Rank] = make([]byte, size)
-			dc.Load(th, out[dc.Rank], 0, loaded[dc.Rank])
+		if th.Lane() == 0 && want != nil {
+			// The kernel's own view of the output, piece by piece.
+			buf := make([]byte, stage)
+			w := want[dc.Rank/mc]
+			for off := 0; off < size && loadErr[dc.Rank] == nil; off += stage {
+				n := min(stage, size-off)
+				dc.Load(th, out[dc.Rank], uint64(off), buf[:n])
+				loadErr[dc.Rank] = sameBytes(fmt.Sprintf("rank %d kernel load at %d", dc.Rank, off), buf[:n], w[off:off+n])
+			}
 		}
 	})
 	if err != nil {
@@ -204,38 +279,23 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 		return nil, err
 	}
 	res.Elapsed, res.Digest = j.Sim.Now(), j.Sim.Digest()
-	// Expected: per multicast group, the fold over members in team order,
-	// then added into zero.
-	for g := 0; g < topo.NRanks/mc; g++ {
-		ins := make([][]byte, mc)
-		for i := range ins {
-			ins[i] = inputs[g*mc+i]
-		}
-		want := make([]byte, size)
-		if err := redop.Reduce(redop.Sum, t, want, ins...); err != nil {
+	if cfg.Phantom {
+		return res, nil
+	}
+	res.Want = want[0]
+	for r := 0; r < topo.NRanks; r++ {
+		// The output as the host sees it, without a copy: the system is
+		// done with it.
+		got, err := j.Sys.hostSpan("Read", r, out[r], 0, uint64(size))
+		if err != nil {
 			return nil, err
 		}
-		zero := make([]byte, size)
-		if err := redop.Apply(redop.Sum, t, zero, want); err != nil {
-			return nil, err
+		res.Out = append(res.Out, got)
+		if err := sameBytes(fmt.Sprintf("rank %d output", r), got, want[r/mc]); err != nil {
+			return res, err
 		}
-		want = zero
-		if g == 0 {
-			res.Want = want
-		}
-		for i := 0; i < mc; i++ {
-			r := g*mc + i
-			got, err := j.Sys.Read(r, out[r], 0, uint64(size))
-			if err != nil {
-				return nil, err
-			}
-			res.Out = append(res.Out, got)
-			if err := sameBytes(fmt.Sprintf("rank %d output", r), got, want); err != nil {
-				return res, err
-			}
-			if err := sameBytes(fmt.Sprintf("rank %d kernel load", r), loaded[r], want); err != nil {
-				return res, err
-			}
+		if loadErr[r] != nil {
+			return res, loadErr[r]
 		}
 	}
 	return res, nil
@@ -260,6 +320,9 @@ type AllToAllConfig struct {
 	Topology Topology
 	Block    int // bytes per (source, destination) pair, a multiple of 16; 0 means 16
 	Debug    bool
+	// Phantom runs on phantom windows (Config.Phantom): timing only, no
+	// blocks made, no check; Out is nil.
+	Phantom bool
 }
 
 // AllToAllBlock is the block rank src sends to rank dst.
@@ -295,7 +358,10 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if 16+size > kernel.MaxSharedBytes {
 		return nil, fmt.Errorf("all-to-all: %d ranks × %d B do not fit shared memory", n, blk)
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug})
+	if cfg.Phantom && cfg.Debug {
+		return nil, fmt.Errorf("all-to-all: Phantom with Debug: the fence checker needs real bytes")
+	}
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Phantom: cfg.Phantom})
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +372,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		warp := th.WarpGroup()
 		me := dc.CftRank
 		base := dc.Rank - me // world rank of flat rank 0
-		for p := th.Lane(); p < n; p += 32 {
+		for p := th.Lane(); p < n && !cfg.Phantom; p += 32 {
 			copy(th.Shared()[16+p*blk:], AllToAllBlock(cfg.Seed, dc.Rank, base+p, blk))
 		}
 		MemFence(warp, dc, Release, ProxyGeneric, ProxyFabric, FenceScopeCta)
@@ -325,7 +391,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 			res.Reports = append(res.Reports, fmt.Sprintf("rank %d: report %#x", dc.Rank, code))
 		}
 		bar.Sync(warp, AcqRel, ProxyFabric, ProxyGeneric)
-		if th.Lane() == 0 {
+		if th.Lane() == 0 && !cfg.Phantom {
 			loaded[dc.Rank] = make([]byte, size)
 			dc.Load(th, recv[dc.Rank], 0, loaded[dc.Rank])
 		}
@@ -337,6 +403,9 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		return nil, err
 	}
 	res.Elapsed, res.Digest = j.Sim.Now(), j.Sim.Digest()
+	if cfg.Phantom {
+		return res, nil
+	}
 	for r := 0; r < topo.NRanks; r++ {
 		got, err := j.Sys.Read(r, recv[r], 0, uint64(size))
 		if err != nil {
