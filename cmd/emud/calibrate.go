@@ -31,8 +31,9 @@ Rows that contradict another documented row under any physical parameter set
 are shown as conflicts, with the reason, and not counted. The last line is
 "max |error| X% over N rows (median Y%)".
 
-It also writes a picture of bandwidth against bytes per op, documented points
-against the emulated curve (--plot; .svg or .png; "" for none).
+With --plot FILE it also writes a picture of bandwidth against bytes per op,
+documented points against the emulated curve (.svg or .png). Without --plot
+it writes no file.
 
 Exit status: 0 all counted rows within tolerance, 4 some row outside it, 1 bad
 flags or a failed scenario.`,
@@ -97,7 +98,7 @@ flags or a failed scenario.`,
 	f := cmd.Flags()
 	f.StringVar(&modelName, "model", model.DefaultPreset, "timing model: a preset ("+strings.Join(model.Presets(), ", ")+") or a model file (.json)")
 	f.StringVar(&tablePath, "table", "", "documented table to judge against (CSV id,scenario,params,metric,value,unit,note); default the embedded MI355X table")
-	f.StringVar(&plotPath, "plot", "emud-bandwidth.svg", `where to write the bandwidth picture (.svg or .png; "" for none)`)
+	f.StringVar(&plotPath, "plot", "", `write the bandwidth picture to this file (.svg or .png); none without it`)
 	f.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd

@@ -45,6 +45,14 @@ func TestCalibrateCommand(t *testing.T) {
 	require.Equal(t, exitOK, status)
 	assert.Contains(t, out, `"model": "mi355x"`)
 
+	// Without --plot, no file appears in the working directory.
+	t.Chdir(t.TempDir())
+	_, _, status = execute(t, "calibrate", "--table", good)
+	require.Equal(t, exitOK, status)
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	assert.Empty(t, entries, "calibrate wrote into the working directory")
+
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -108,7 +116,7 @@ func TestRunCftAllReduce(t *testing.T) {
 	rows := rankRows(out)
 	require.Len(t, rows, 4)
 	for _, r := range rows {
-		assert.Equal(t, "1024", r[3], "each rank receives the whole reduced output")
+		assert.Equal(t, "256", r[3], "each rank receives its whole reduced buffer")
 	}
 	d1 := seedAndDigest(t, out, 3)
 	again, _, _ := execute(t, "run", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug")
@@ -123,7 +131,11 @@ func TestRunCftAllReduce(t *testing.T) {
 		want string
 	}{
 		{[]string{"--bytes", "24"}, "multiple of 16"},
-		{[]string{"--bytes", "1M"}, "shared memory"},
+		{[]string{"--bytes", "6G"}, "at most 4GiB per rank"},
+		{[]string{"--bytes", "64M", "--ranks", "72"}, "limit is 4GiB without --phantom"},
+		{[]string{"--ranks", "4097"}, "need 2..4096"},
+		{[]string{"--ranks", "8", "--mc-size", "3"}, "invalid --lsa-size/--cft-size/--mc-size"},
+		{[]string{"--phantom", "--debug"}, "fence checker"},
 		{[]string{"--bytes", "64", "--model", "mi355x"}, "fabric's own timing model"},
 		{[]string{"--bytes", "64", "--trace", filepath.Join(t.TempDir(), "t.json")}, "SDMA scenarios only"},
 	} {

@@ -9,14 +9,20 @@ import (
 )
 
 // The cft-allreduce scenario is fabric.RunAllReduce: NCCL's CFT device API
-// on an NVLink-class fabric, one multicast team of all ranks. Each rank
-// owns one chunk: it pullReds the chunk's sum over all members' inputs
-// (multicast LE), then redMultimems it into every member's output, between
-// two multimem barriers. Every byte of every rank's output is checked, on
-// the host and through a kernel load under the fence checker when --debug.
+// on an NVLink-class fabric, one multicast team per --mc-size ranks (all
+// ranks by default). Each rank's --bytes buffer is split into one chunk per
+// team rank; each rank pullReds its chunk's sum over all members' inputs
+// (multicast LE), then redMultimems it into every member's output, a
+// shared-memory piece at a time, between two multimem barriers. Every byte
+// of every rank's output is checked, on the host and through a kernel load
+// (under the fence checker with --debug); --phantom skips that.
 //
-// It runs on the fabric's own timing model (NVLink 5 defaults, see package
-// fabric), not an SDMA model, and has no SDMA queues to trace.
+// The cft-alltoall scenario is fabric.RunAllToAll: each rank puts a block
+// to every member of its flat CFT team (--cft-size) and meets them at a
+// barrier.
+//
+// Both run on the fabric's own timing model (NVLink 5 defaults, see package
+// fabric), not an SDMA model, and have no SDMA queues to trace.
 
 func init() {
 	register(&scenario{
@@ -27,38 +33,115 @@ func init() {
 		check:   checkCftAllReduce,
 		run:     runCftAllReduce,
 	})
+	register(&scenario{
+		name:         "cft-alltoall",
+		summary:      "all-to-all over the CFT fabric: put to every flat-team peer + a unicast barrier (NCCL device API)",
+		bytes:        "per pair (a multiple of 16)",
+		defaultBytes: 1 << 10,
+		noSDMA:       true,
+		check:        checkCftAllToAll,
+		run:          runCftAllToAll,
+	})
+}
+
+// fabricSharedBytes is a block's shared memory, where fabric kernels stage
+// what they put.
+const fabricSharedBytes = uint64(kernel.MaxSharedBytes)
+
+// maxCftBytes bounds --bytes of the CFT scenarios: the fabric's per-rank
+// memory is sized from it.
+const maxCftBytes = 4 << 30
+
+// checkCft is what both CFT scenarios require.
+func checkCft(o options) error {
+	switch {
+	case o.Bytes%16 != 0:
+		return fmt.Errorf("invalid --bytes %s: need a multiple of 16 (the CFT scenarios move whole 16-byte units)", formatBytes(o.Bytes))
+	case o.Bytes > maxCftBytes:
+		return fmt.Errorf("invalid --bytes %s: at most %s per rank", formatBytes(o.Bytes), formatBytes(maxCftBytes))
+	case o.Model != "":
+		return fmt.Errorf("invalid --model %q: the CFT scenarios run on the fabric's own timing model, not an SDMA model", o.Model)
+	}
+	return nil
 }
 
 func checkCftAllReduce(o options) error {
-	switch {
-	case o.Bytes%16 != 0:
-		return fmt.Errorf("invalid --bytes %s: cft-allreduce chunks must be a multiple of 16 bytes", formatBytes(o.Bytes))
-	case o.Bytes+16 > kernel.MaxSharedBytes:
-		return fmt.Errorf("invalid --bytes %s: a cft-allreduce chunk is staged in shared memory, at most %s", formatBytes(o.Bytes), formatBytes(kernel.MaxSharedBytes-16))
-	case o.Model != "":
-		return fmt.Errorf("invalid --model %q: cft-allreduce runs on the fabric's own timing model, not an SDMA model", o.Model)
+	if err := checkCft(o); err != nil {
+		return err
+	}
+	// Input and output window per rank, backed unless phantom.
+	if need := 2 * uint64(o.Ranks) * o.Bytes; !o.Phantom && need > maxAlltoallMemory {
+		return fmt.Errorf("invalid --bytes %s with --ranks %d: cft-allreduce needs %s of emulated memory (2 × ranks × bytes), the limit is %s without --phantom",
+			formatBytes(o.Bytes), o.Ranks, formatBytes(need), formatBytes(maxAlltoallMemory))
+	}
+	return nil
+}
+
+func checkCftAllToAll(o options) error {
+	if err := checkCft(o); err != nil {
+		return err
+	}
+	topo, err := o.topology().Normalize()
+	if err != nil {
+		return err
+	}
+	// Every outgoing block is staged in shared memory at once.
+	if stage := uint64(topo.CftSize) * o.Bytes; 16+stage > fabricSharedBytes {
+		return fmt.Errorf("invalid --bytes %s with a flat CFT team of %d ranks: cft-alltoall stages every outgoing block in shared memory, at most %s per pair",
+			formatBytes(o.Bytes), topo.CftSize, formatBytes((fabricSharedBytes-16)/uint64(topo.CftSize)&^15))
 	}
 	return nil
 }
 
 func runCftAllReduce(o options) (*outcome, error) {
-	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: fabric.Topology{NRanks: o.Ranks},
-		Chunk: int(o.Bytes), Type: redop.U32, Debug: o.Debug})
-	if err != nil {
-		if res != nil { // the run finished and a byte was wrong
-			return nil, &mismatchError{Scenario: "cft-allreduce", Seed: o.Seed, Detail: err.Error()}
-		}
+	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.topology(),
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Phantom: o.Phantom})
+	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
-	if len(res.Reports) > 0 {
-		return nil, fmt.Errorf("cft-allreduce: flush reported errors: %v", res.Reports)
-	}
-	out := &outcome{Model: "fabric (NVLink 5 defaults)", End: res.Elapsed, Seed: o.Seed, Digest: res.Digest}
-	size := uint64(len(res.Want))
-	for r := 0; r < o.Ranks; r++ {
-		// Each rank multicasts its reduced chunk to every member and
-		// receives the whole output.
-		out.Ranks = append(out.Ranks, rankResult{Rank: r, Finish: res.Elapsed, BytesSent: o.Bytes * uint64(o.Ranks), BytesReceived: size})
+	topo, _ := o.topology().Normalize()
+	out := cftOutcome(o, res)
+	mc := uint64(topo.CftMcSize)
+	per := ((o.Bytes+mc-1)/mc + 15) &^ 15 // fabric.AllReduceConfig.Bytes's chunks
+	for r := range o.Ranks {
+		// Each rank multicasts its reduced chunk to every member of its
+		// group and receives the whole buffer.
+		lo := min(uint64(topo.CftMultimemRank(r))*per, o.Bytes)
+		hi := min(lo+per, o.Bytes)
+		out.Ranks = append(out.Ranks, rankResult{Rank: r, Finish: res.Elapsed, BytesSent: (hi - lo) * mc, BytesReceived: o.Bytes})
 	}
 	return out, nil
+}
+
+func runCftAllToAll(o options) (*outcome, error) {
+	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.topology(),
+		Block: int(o.Bytes), Debug: o.Debug, Phantom: o.Phantom})
+	if err := cftErr("cft-alltoall", o, res, err); err != nil {
+		return nil, err
+	}
+	topo, _ := o.topology().Normalize()
+	out := cftOutcome(o, res)
+	moved := uint64(topo.CftSize-1) * o.Bytes // to and from every peer but itself
+	for r := range o.Ranks {
+		out.Ranks = append(out.Ranks, rankResult{Rank: r, Finish: res.Elapsed, BytesSent: moved, BytesReceived: moved})
+	}
+	return out, nil
+}
+
+// cftErr classifies a fabric collective's error: a result with an error is
+// a finished run whose data was wrong.
+func cftErr(name string, o options, res *fabric.CollectiveResult, err error) error {
+	switch {
+	case err != nil && res != nil:
+		return &mismatchError{Scenario: name, Seed: o.Seed, Detail: err.Error()}
+	case err != nil:
+		return err
+	case len(res.Reports) > 0:
+		return fmt.Errorf("%s: flush reported errors: %v", name, res.Reports)
+	}
+	return nil
+}
+
+func cftOutcome(o options, res *fabric.CollectiveResult) *outcome {
+	return &outcome{Model: "fabric (NVLink 5 defaults)", End: res.Elapsed, Seed: o.Seed, Digest: res.Digest}
 }

@@ -39,7 +39,15 @@
 //     defaults, most seeds at 4 ranks × 4 KiB), and the hang report names
 //     the cause: "expected looks shared across queues".
 //
-// The CFT all-reduce scenario (package fabric) is not here yet.
+// Two scenarios run NCCL's CFT device API (package fabric) instead of SDMA:
+// cft-allreduce (--bytes per rank, pullRed + redMultimem between multimem
+// barriers) and cft-alltoall (--bytes per pair, put + a unicast barrier).
+// They take --ranks up to 4096 and the fabric's topology: --lsa-size,
+// --cft-size and --mc-size.
+//
+// --phantom runs any scenario on memory without bytes: the same times and
+// digest, nothing stored, the data checks skipped (signal slots, in real
+// memory, are still checked); the output says so.
 //
 // # Output
 //

@@ -131,12 +131,20 @@ func modelNote(name string) string {
 }
 
 func writeTable(w io.Writer, sc *scenario, o options, res *outcome) error {
-	debugNote := ""
+	note := ""
 	if o.Debug {
-		debugNote = ", debug checks on"
+		note = ", debug checks on"
 	}
-	fmt.Fprintf(w, "%s: %d ranks, %s %s, %d queue ids per GPU pair, timing model %s%s%s\n",
-		sc.name, o.Ranks, formatBytes(o.Bytes), sc.bytesMeaning(), o.Queues, res.Model, modelNote(res.Model), debugNote)
+	if o.Phantom {
+		note += ", " + phantomNote
+	}
+	shape := fmt.Sprintf("%d queue ids per GPU pair", o.Queues)
+	if sc.noSDMA {
+		t, _ := o.topology().Normalize()
+		shape = fmt.Sprintf("LSA domains of %d, CFT teams of %d, multicast groups of %d", t.LsaSize, t.CftSize, t.CftMcSize)
+	}
+	fmt.Fprintf(w, "%s: %d ranks, %s %s, %s, timing model %s%s%s\n",
+		sc.name, o.Ranks, formatBytes(o.Bytes), sc.bytesMeaning(), shape, res.Model, modelNote(res.Model), note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\ttime (µs)\tsent (B)\treceived (B)\tGB/s\t")
 	for _, r := range res.Ranks {
@@ -157,6 +165,9 @@ func writeTable(w io.Writer, sc *scenario, o options, res *outcome) error {
 	_, err := fmt.Fprintf(w, "seed: %d\ndigest: %s\n", res.Seed, res.Digest)
 	return err
 }
+
+// phantomNote is what a phantom run's output says about its data.
+const phantomNote = "phantom (timing only: no bytes stored, data checks skipped)"
 
 // jsonRank and jsonSummary are the --json form of the table: the same
 // numbers, plus the run's parameters, seed and digest.
@@ -181,17 +192,23 @@ type jsonSummary struct {
 	Strategy     string `json:"strategy"`
 	Faults       string `json:"faults,omitempty"`
 	// Injected are the SDMA faults the run's plan injected.
-	Injected  []engine.Fault `json:"injected,omitempty"`
-	EndMicros float64        `json:"end_us"`
-	Results   []jsonRank     `json:"results"`
-	Seed      uint64         `json:"seed"`
-	Digest    string         `json:"digest"`
+	Injected []engine.Fault `json:"injected,omitempty"`
+	// Phantom says the run stored no bytes and checked no data.
+	Phantom     bool       `json:"phantom,omitempty"`
+	PhantomNote string     `json:"phantom_note,omitempty"`
+	EndMicros   float64    `json:"end_us"`
+	Results     []jsonRank `json:"results"`
+	Seed        uint64     `json:"seed"`
+	Digest      string     `json:"digest"`
 }
 
 func summarize(sc *scenario, o options, res *outcome) *jsonSummary {
 	s := &jsonSummary{Scenario: sc.name, Model: res.Model, Ranks: o.Ranks, BytesPerPair: o.Bytes, Queues: o.Queues,
 		Debug: o.Debug, Perturb: int(o.Perturb), Strategy: o.Strategy.String(), Injected: res.Injected,
 		EndMicros: res.End.Micros(), Seed: res.Seed, Digest: res.Digest}
+	if o.Phantom {
+		s.Phantom, s.PhantomNote = true, phantomNote
+	}
 	if !o.Faults.Empty() {
 		s.Faults = o.Faults.String()
 	}

@@ -42,12 +42,16 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.IntVar(&f.o.PCT.Steps, "pct-steps", 0, fmt.Sprintf("PCT: scheduling steps the change points are spread over (0 = %d)", sim.DefaultPCTSteps))
 	fs.StringVar(&f.faults, "faults", "none", "SDMA faults to inject: none, seed[=RATE] (drawn from the seed), or a list such as drop-signal=0:1:0#2,stall-bytes=256M,dead=1:0:1,lost-doorbell=0:1:0#0,doorbell-delay=20us@0.2,rptr-lag=5us")
 	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenarioNames()+")")
-	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d)", minRanks, maxRanks))
+	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d; CFT scenarios up to %d)", minRanks, maxRanks, maxFabricRanks))
 	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
 	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", minQueues, maxQueues))
 	fs.BoolVar(&f.o.Debug, "debug", false, "turn on MORI_CCO_SDMA_DEBUG's misuse checks: a misuse stops at the offending call")
 	fs.StringVar(&f.o.Model, "model", "", "timing model: a preset name ("+strings.Join(model.Presets(), ", ")+"); empty = the default")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary, or the hang report, as JSON")
+	fs.BoolVar(&f.o.Phantom, "phantom", false, "timing only: buffers have no bytes, so nothing is stored and the data checks are skipped (signals are still checked); for runs at scale")
+	fs.IntVar(&f.o.LsaSize, "lsa-size", 0, "CFT scenarios: ranks per NVLink (LSA) domain; 0 = all ranks")
+	fs.IntVar(&f.o.CftSize, "cft-size", 0, "CFT scenarios: ranks per CFT flat team, a multiple of --lsa-size; 0 = --lsa-size")
+	fs.IntVar(&f.o.McSize, "mc-size", 0, "CFT scenarios: ranks per multicast group, dividing --cft-size; 0 = --cft-size")
 	if withSeed {
 		fs.Uint64Var(&f.o.Seed, "seed", f.o.Seed, "seed that fixes every scheduling choice of the run")
 	}
@@ -79,7 +83,10 @@ func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, e
 	if err != nil {
 		return nil, err
 	}
-	if err := f.o.validate(); err != nil {
+	if !cmd.Flags().Changed("bytes") && sc.defaultBytes != 0 {
+		f.o.Bytes = sc.defaultBytes
+	}
+	if err := f.o.validate(sc); err != nil {
 		return nil, err
 	}
 	if sc.check != nil {

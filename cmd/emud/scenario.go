@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
@@ -28,6 +29,12 @@ type options struct {
 	Strategy sim.Strategy
 	PCT      sim.PCT
 	Faults   engine.InjectSpec
+	// Phantom runs on memory without bytes: timing only, data checks
+	// skipped (signals, which live in real memory, are still checked).
+	Phantom bool
+	// The fabric's topology (CFT scenarios): ranks per NVLink domain, per
+	// CFT flat team and per multicast group; 0 = fabric.Topology's default.
+	LsaSize, CftSize, McSize int
 
 	// registry receives the node's engine counters (nil: a registry of the
 	// run's own); observe sees the node before anything runs (the trace
@@ -38,17 +45,29 @@ type options struct {
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)
 // but still small enough to run in seconds; 8 queue ids is MORI's cap per
-// GPU pair (engine.DefaultQueuesPerPeer).
+// GPU pair (engine.DefaultQueuesPerPeer). The CFT fabric is built for
+// scale: an NVL72 domain and beyond, thousands of ranks in phantom mode.
 const (
 	minRanks, maxRanks   = 2, 64
+	maxFabricRanks       = 4096
 	minQueues, maxQueues = 1, 8
 )
 
-// validate checks the ranges every scenario shares. Errors name the flag.
-func (o options) validate() error {
+// maxRanksOf is the --ranks limit of sc.
+func maxRanksOf(sc *scenario) int {
+	if sc != nil && sc.noSDMA {
+		return maxFabricRanks
+	}
+	return maxRanks
+}
+
+// validate checks the ranges every scenario shares, for sc. Errors name
+// the flag.
+func (o options) validate(sc *scenario) error {
+	hi := maxRanksOf(sc)
 	switch {
-	case o.Ranks < minRanks || o.Ranks > maxRanks:
-		return fmt.Errorf("invalid --ranks %d: need %d..%d", o.Ranks, minRanks, maxRanks)
+	case o.Ranks < minRanks || o.Ranks > hi:
+		return fmt.Errorf("invalid --ranks %d: need %d..%d", o.Ranks, minRanks, hi)
 	case o.Queues < minQueues || o.Queues > maxQueues:
 		return fmt.Errorf("invalid --queues %d: need %d..%d", o.Queues, minQueues, maxQueues)
 	case o.Bytes == 0:
@@ -66,7 +85,30 @@ func (o options) validate() error {
 	if err := o.Faults.Plan.Check(o.Ranks, maxQueues); err != nil {
 		return fmt.Errorf("invalid --faults: %w", err)
 	}
+	if sc != nil && !sc.noSDMA {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"lsa-size", o.LsaSize}, {"cft-size", o.CftSize}, {"mc-size", o.McSize}} {
+			if f.v != 0 {
+				return fmt.Errorf("invalid --%s %d: %s has no CFT fabric; the topology flags are for cft-* scenarios", f.name, f.v, sc.name)
+			}
+		}
+	}
+	if sc != nil && sc.noSDMA {
+		if _, err := o.topology().Normalize(); err != nil {
+			return fmt.Errorf("invalid --lsa-size/--cft-size/--mc-size: %w", err)
+		}
+	}
+	if o.Phantom && o.Debug && sc != nil && sc.noSDMA {
+		return fmt.Errorf("invalid --phantom with --debug: the fabric's fence checker tracks every byte, phantom memory has none")
+	}
 	return nil
+}
+
+// topology is the fabric topology the CFT scenarios run on.
+func (o options) topology() fabric.Topology {
+	return fabric.Topology{NRanks: o.Ranks, LsaSize: o.LsaSize, CftSize: o.CftSize, CftMcSize: o.McSize}
 }
 
 // rankResult is one rank's row of the summary.
@@ -115,6 +157,9 @@ type scenario struct {
 	// bytes says what --bytes means here ("per pair", "per chunk", ...);
 	// "" = "per pair".
 	bytes string
+	// defaultBytes replaces the common --bytes default (1 MiB) when the
+	// scenario cannot run it; 0 = the common default.
+	defaultBytes uint64
 	// check rejects option combinations the scenario cannot run (beyond
 	// options.validate), naming the flags. Optional.
 	check func(options) error

@@ -57,9 +57,11 @@ func newServeCmd() *cobra.Command {
 		Long: `Run emud as a daemon. The HTTP API (JSON):
 
   POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
-                         "seed", "debug", "model", "trace"}; every field is
+                         "seed", "debug", "model", "trace", "phantom",
+                         "lsa_size", "cft_size", "mc_size"}; every field is
                          optional (defaults as "emud run"; "bytes" is a number
-                         or a size such as "64K"; "trace": true keeps the trace).
+                         or a size such as "64K"; "trace": true keeps the trace;
+                         "phantom": true runs timing only, as --phantom).
                          Answers 202 {"id", "status", "url"}.
   GET  /runs             the runs, newest first: id, scenario, seed, status.
   GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
@@ -276,6 +278,10 @@ type runRequest struct {
 	Perturb  int    `json:"perturb"`
 	Strategy string `json:"strategy,omitempty"`
 	Faults   string `json:"faults,omitempty"`
+	Phantom  bool   `json:"phantom,omitempty"`
+	LsaSize  int    `json:"lsa_size,omitempty"`
+	CftSize  int    `json:"cft_size,omitempty"`
+	McSize   int    `json:"mc_size,omitempty"`
 }
 
 // jsonBytes is a byte count given as a JSON number or as a size string
@@ -375,18 +381,23 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		}
 		return nil, nil, options{}, badField("", "bad request body: %v", err)
 	}
-	if rerr := checkRequestKeys(body); rerr != nil {
+	given, rerr := checkRequestKeys(body)
+	if rerr != nil {
 		return nil, nil, options{}, rerr
 	}
 	sc, ok := scenarios[req.Scenario]
 	if !ok {
 		return nil, nil, options{}, badField("scenario", "unknown scenario %q: known scenarios: %s", req.Scenario, scenarioNames())
 	}
+	if !given["bytes"] && sc.defaultBytes != 0 {
+		req.Bytes = jsonBytes(sc.defaultBytes)
+	}
 	if req.Model != "" && !slices.Contains(model.Presets(), req.Model) {
 		// A path would let any client make the daemon open files.
 		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
-	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model}
+	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model,
+		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize}
 	if req.Perturb < 0 || req.Perturb > int(sim.MaxLevel) {
 		return nil, nil, options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)
 	}
@@ -405,7 +416,7 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		}
 		o.Faults = sp
 	}
-	cerr := o.validate()
+	cerr := o.validate(sc)
 	if cerr == nil && sc.noSDMA && req.Trace {
 		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
 	}
@@ -415,7 +426,7 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 	if cerr != nil {
 		field := ""
 		if m := flagInError.FindStringSubmatch(cerr.Error()); m != nil {
-			field = m[1]
+			field = strings.ReplaceAll(m[1], "-", "_") // --lsa-size is "lsa_size"
 		}
 		return nil, nil, options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
 	}
@@ -437,32 +448,32 @@ func requestFields() []string {
 // that every key is a field name exactly (encoding/json matches keys
 // without regard to case, so "Ranks" or "RANKS" would pass), and that no
 // key is given twice (the last would win silently). body is valid JSON.
-func checkRequestKeys(body []byte) *requestError {
+func checkRequestKeys(body []byte) (given map[string]bool, _ *requestError) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('{') {
-		return badField("", "request body is %s: want a JSON object such as {\"scenario\": \"alltoall\"}", jsonKind(tok))
+		return nil, badField("", "request body is %s: want a JSON object such as {\"scenario\": \"alltoall\"}", jsonKind(tok))
 	}
 	known, seen := requestFields(), map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return badField("", "bad request body: %v", err)
+			return nil, badField("", "bad request body: %v", err)
 		}
 		k, _ := tok.(string)
 		switch {
 		case !slices.Contains(known, k):
-			return badField(k, "unknown field %q: field names are case-sensitive; known fields are %s", k, strings.Join(known, ", "))
+			return nil, badField(k, "unknown field %q: field names are case-sensitive; known fields are %s", k, strings.Join(known, ", "))
 		case seen[k]:
-			return badField(k, "field %q is given twice", k)
+			return nil, badField(k, "field %q is given twice", k)
 		}
 		seen[k] = true
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return badField(k, "field %q: %v", k, err)
+			return nil, badField(k, "field %q: %v", k, err)
 		}
 	}
-	return nil
+	return seen, nil
 }
 
 // jsonKind names the JSON value a token starts.

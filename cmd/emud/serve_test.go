@@ -473,6 +473,6 @@ func FuzzDecodeRequest(f *testing.F) {
 			return
 		}
 		require.NotNil(t, sc)
-		assert.NoError(t, o.validate())
+		assert.NoError(t, o.validate(sc))
 	})
 }

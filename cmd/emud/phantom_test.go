@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A phantom run is the same run without bytes: every scenario gives the
+// digest and times of its real run, and says it checked no data.
+func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
+	for _, tc := range []struct {
+		scenario string
+		args     []string
+	}{
+		{"alltoall", []string{"--ranks", "4", "--bytes", "4K"}},
+		{"allgather-ring", []string{"--ranks", "4", "--bytes", "4K"}},
+		{"relay", []string{"--ranks", "3", "--bytes", "64K"}},
+		{"broadcast-tree", []string{"--ranks", "5", "--bytes", "4K"}},
+		{"alltoall-split", []string{"--ranks", "3", "--bytes", "4K"}},
+		{"cft-allreduce", []string{"--ranks", "8", "--bytes", "64K", "--mc-size", "4"}},
+		{"cft-alltoall", []string{"--ranks", "8", "--bytes", "256", "--lsa-size", "4", "--cft-size", "8"}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			args := append([]string{"run", tc.scenario, "--seed", "2"}, tc.args...)
+			real, errOut, status := execute(t, args...)
+			require.Equal(t, exitOK, status, errOut)
+			ph, errOut, status := execute(t, append(args, "--phantom")...)
+			require.Equal(t, exitOK, status, errOut)
+			assert.Equal(t, seedAndDigest(t, real, 2), seedAndDigest(t, ph, 2), "same run, same digest")
+			assert.Equal(t, rankRows(real), rankRows(ph), "same times and byte counts")
+			assert.Contains(t, lines(ph)[0], "phantom (timing only: no bytes stored, data checks skipped)")
+			assert.NotContains(t, real, "phantom")
+
+			js, _, status := execute(t, append(args, "--phantom", "--json")...)
+			require.Equal(t, exitOK, status)
+			var s jsonSummary
+			require.NoError(t, json.Unmarshal([]byte(js), &s))
+			assert.True(t, s.Phantom)
+			assert.Contains(t, s.PhantomNote, "data checks skipped")
+		})
+	}
+}
+
+// Phantom runs are not held to the real-bytes limits: 8 ranks × 64 MiB per
+// pair is 8 GiB of emulated memory.
+func TestPhantomRunsPastTheByteLimit(t *testing.T) {
+	_, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M")
+	require.Equal(t, exitError, status)
+	assert.Contains(t, errOut, "alltoall needs 8GiB of emulated memory")
+	out, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--phantom")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Len(t, rankRows(out), 8)
+}
+
+// The README's CFT examples run as written, and the CFT scenarios go past
+// the SDMA node's 64 ranks with their topology flags.
+func TestCftScenariosAtScale(t *testing.T) {
+	out, errOut, status := execute(t, "run", "cft-allreduce", "--ranks", "72", "--bytes", "256")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Len(t, rankRows(out), 72)
+	out, errOut, status = execute(t, "run", "cft-allreduce")
+	require.Equal(t, exitOK, status, "the default --bytes runs: %s", errOut)
+	assert.Contains(t, out, "1MiB per rank")
+	out, errOut, status = execute(t, "run", "cft-alltoall")
+	require.Equal(t, exitOK, status, "the default --bytes runs: %s", errOut)
+	assert.Contains(t, out, "1KiB per pair")
+
+	out, errOut, status = execute(t, "run", "cft-allreduce", "--ranks", "256", "--bytes", "1M", "--phantom",
+		"--lsa-size", "8", "--cft-size", "64", "--mc-size", "16")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, lines(out)[0], "256 ranks, 1MiB per rank (a multiple of 16), LSA domains of 8, CFT teams of 64, multicast groups of 16")
+	assert.Len(t, rankRows(out), 256)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cft-alltoall", "--ranks", "1024", "--phantom"}, "at most 144 per pair"},
+		{[]string{"cft-alltoall", "--ranks", "8", "--bytes", "24"}, "multiple of 16"},
+		{[]string{"alltoall", "--lsa-size", "4"}, "invalid --lsa-size 4: alltoall has no CFT fabric"},
+		{[]string{"alltoall", "--ranks", "65"}, "need 2..64"},
+		{[]string{"cft-allreduce", "--ranks", "12", "--lsa-size", "8"}, "LsaSize 8 must divide NRanks 12"},
+	} {
+		out, errOut, status := execute(t, append([]string{"run"}, tc.args...)...)
+		assert.Equal(t, exitError, status, "%v", tc.args)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, tc.want, "%v", tc.args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+	}
+}
