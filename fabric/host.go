@@ -82,10 +82,10 @@ const DefaultMemBytes = 256 << 20
 // System is the emulated CFT fabric with every rank's device memory: the
 // state that outlives kernels (windows, LEs, barrier epochs and inboxes).
 type System struct {
-	s      *sim.Sim
-	topo   Topology
-	model  Model
-	debug  bool
+	s       *sim.Sim
+	topo    Topology
+	model   Model
+	debug   bool
 	memCap  uint64
 	cftOn   bool
 	phantom bool
