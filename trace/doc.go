@@ -1,5 +1,6 @@
 // Package trace records an emulated run as Chrome trace-event JSON, the
-// format the Perfetto UI (ui.perfetto.dev) and chrome://tracing open.
+// format the Perfetto UI (ui.perfetto.dev), chrome://tracing, the Chrome
+// DevTools performance panel and speedscope open.
 //
 // [Attach] hooks a [Recorder] onto an engine.Node (engine.Node.SetObserver;
 // the node's cco calls come through cco.CallObserver). From then on it
@@ -25,25 +26,60 @@
 //     putPtr, putBroadcast, postWaitMem..., commit, quiet, quietQueue,
 //     waitSignal), from entry to return, so a blocked wait shows as a long
 //     slice; args give the rank, active lanes, peers, queues and bytes;
-//   - flow events ("s", "t", "f", one category and name, "bp":"e" on the
-//     end) from the call that rang a packet's doorbell, through the packet,
-//     to the first waiter its write woke, plus a packet → waiter flow for
-//     every further waiter. A waiter is a waitSignal whose signal slot the
-//     packet wrote last (an ATOMIC, FENCE, WRITE_LINEAR, CONST_FILL or
-//     TIMESTAMP at that address) after the call began, a quiet/quietQueue
-//     for which the packet was the last one a drained queue retired during
-//     the call, or a parked POLL_REGMEM whose word the packet wrote;
+//   - inside a waiter that a packet woke (a call, or a parked POLL_REGMEM),
+//     a "wake" slice from each distinct wake to the next or to the waiter's
+//     end, args.by naming the packets (a quiet over several queues shows
+//     one per queue that drained last);
+//   - flow events ("s", "t", "f" with "bp":"e": v1 flows, which Perfetto,
+//     catapult and the DevTools trace engine all read; Perfetto's
+//     bind_id/flow_in/flow_out are Perfetto-only) from the call that rang a
+//     packet's doorbell, through the packet, to the wake slice of the
+//     first waiter its write woke, plus a packet → waiter flow for every
+//     further waiter. A waiter is a waitSignal whose signal slot the packet
+//     wrote last (an ATOMIC, FENCE, WRITE_LINEAR, CONST_FILL or TIMESTAMP
+//     at that address) after the call began, a quiet/quietQueue for which
+//     the packet was the last one a drained queue retired during the call,
+//     or a parked POLL_REGMEM whose word the packet wrote;
 //   - doorbells and engine faults/events as process-scoped instants ("i",
-//     "s":"p"): on a queue's thread track an instant would nest inside the
-//     running packet and capture its flows.
+//     "s":"p", categories sdma.doorbell and sdma.fault): on a queue's
+//     thread track an instant would nest inside the running packet.
 //
-// Times are virtual: sim.Time picoseconds written as microseconds with six
-// fraction digits, so nothing below a microsecond is lost (Perfetto keeps
-// nanoseconds). Events are written sorted by time, each flow event right
-// after the slice it binds to, inside that slice's span, so viewers that
-// bind a flow to the topmost open slice (Perfetto) and those that bind by
-// time (catapult) agree, even for slices that take no virtual time. The
-// output is deterministic: the same seed gives the same bytes.
+// Every event has a category: "sdma" on every slice and flow event (the
+// DevTools trace engine binds a flow event only to a slice of its own
+// category, and one flow spans wave and queue tracks), "__metadata" on the
+// M events, as Chrome writes them.
+//
+// Times: sim.Time picoseconds rounded to the nanosecond (monotone, so
+// slices that nest or are disjoint in picoseconds still are, and adjacent
+// slices touch), written in microseconds as the multiple of 2⁻¹¹ µs nearest
+// to that nanosecond (within 1/4 ns; 11 decimals at most, exact). Float64
+// viewers (DevTools, speedscope) then compute ts + dur and any shift
+// exactly, and Perfetto's round(µs × 1000) gives back the nanoseconds of
+// ts, dur and ts + dur. Plain nanoseconds (3 decimals) would not do:
+// 15.597 + 1.422 is not 17.019 in float64.
+//
+// Binding: each flow event sits at the start of the slice it binds to, on
+// its track, with args.slice_id naming it (every slice has a unique
+// args.slice_id). There Perfetto's rule (the innermost slice open on the
+// track; events at one ts sorted E, then X longest first, then the rest in
+// file order) and DevTools' (the first event of the track with the same
+// ts and category) pick the same slice, provided no other slice of the
+// track starts with it, or only ones of zero length written after it. The
+// writer orders each track's slices (by start, longer first), cuts a slice
+// that would outlast the one enclosing it (counted in otherData's
+// slices_cut; the recorder's tracks are sequential, so none are), and
+// draws a zero-length slice that starts with a longer one as a thread
+// instant (speedscope would end it before it begins). A flow's times must
+// strictly increase (DevTools keeps one event per time in a flow), so a
+// wake slice starts at the nanosecond after its waker's start if the waker
+// took no time, and in the waiter's last nanosecond if the wake is at its
+// end (a zero-length wake would share its start with the wave's next
+// call). A chain that cannot meet these rules is dropped and counted in
+// otherData's flows_dropped; the built-in scenarios have none. Package
+// tracecheck checks all of this on a written trace; CI also loads every
+// scenario's trace in the DevTools trace engine and speedscope.
+//
+// The output is deterministic: the same seed gives the same bytes.
 //
 // How the links are found: the engine reports doorbells and retired packets
 // (engine.Observer) and Submit reports the actor that rings; cco reports
@@ -60,7 +96,8 @@
 // has no hook; cco wraps its own calls), kernel-level waits between calls
 // (SyncThreads, ballots), host actors, COPY destinations as wakers (a wait
 // on a flag that a COPY lands is not linked), and packets still executing
-// or halted when the trace is written (a fault shows as an instant). With
+// or halted when the trace is written (a fault shows as an instant), and
+// time below the nanosecond. With
 // no recorder attached, the engine's hook points are nil checks and the
 // cco wrapper a type switch: nothing is allocated on the packet path (go
 // test -bench EngineCopy64 ./engine/).

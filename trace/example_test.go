@@ -15,7 +15,8 @@ import (
 
 // Record a two-rank exchange: each rank puts 4 KiB to the other with a
 // remote signal and waits for the other's signal. Write the trace to a
-// file and open it in the Perfetto UI; here its events are counted.
+// file and open it in the Perfetto UI; here its events are counted (a
+// "wake" slice is the part of a waitSignal after the ATOMIC that woke it).
 func ExampleAttach() {
 	s := sim.New(sim.Config{Seed: 1})
 	node, _ := engine.NewNode(s, cco.MI355X(2))
@@ -87,5 +88,6 @@ func ExampleAttach() {
 	// slice COPY_LINEAR 2
 	// slice put 2
 	// slice waitSignal 2
+	// slice wake 2
 	// tracks 4
 }

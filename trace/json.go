@@ -7,40 +7,59 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
-// usec is a virtual time written as trace-event microseconds: an exact
-// decimal with up to six fraction digits, so picoseconds survive.
-type usec sim.Time
+// ns is a virtual time rounded to the nanosecond: the grid every slice of
+// the trace sits on. Rounding is monotone, so slices that nest or are
+// disjoint in picoseconds still are.
+type ns int64
 
-func (u usec) MarshalJSON() ([]byte, error) { return []byte(micros(sim.Time(u))), nil }
-
-func micros(t sim.Time) string {
-	v := uint64(t)
-	if t < 0 {
-		v = 0 // virtual time never runs backwards; keep the output valid
+func nsOf(t sim.Time) ns {
+	if t <= 0 {
+		return 0 // virtual time never runs backwards; keep the output valid
 	}
-	s := strconv.FormatUint(v/1e6, 10)
-	if f := v % 1e6; f != 0 {
-		frac := fmt.Sprintf("%06d", f)
-		for frac[len(frac)-1] == '0' {
-			frac = frac[:len(frac)-1]
-		}
-		s += "." + frac
-	}
-	return s
+	return ns((int64(t) + 500) / 1000)
 }
+
+// stamp is how a time is written: the multiple of 2⁻¹¹ µs nearest to its
+// nanosecond, within a quarter nanosecond of it. Float64 viewers (DevTools,
+// speedscope) then add and subtract ts and dur exactly, whatever they shift
+// a track by, and Perfetto's import (round(µs × 1000)) gets the exact
+// nanoseconds back, for ts, dur and so ts + dur. A grid of plain
+// nanoseconds (3 decimals) is not enough: 15.597 + 1.422 is not 17.019 in
+// float64, and a viewer then sees adjacent slices overlap.
+type stamp int64
+
+const stampsPerMicro = 2048
+
+func (n ns) stamp() stamp { return stamp((int64(n)*256 + 62) / 125) } // n × 2.048, rounded
+
+// String writes s in microseconds, exactly: 2⁻¹¹ needs 11 decimals.
+func (s stamp) String() string {
+	if s < 0 {
+		return "-" + (-s).String()
+	}
+	out := strconv.FormatInt(int64(s/stampsPerMicro), 10)
+	if f := int64(s % stampsPerMicro); f != 0 {
+		frac := strings.TrimRight(fmt.Sprintf("%011d", f*48828125), "0") // 10¹¹/2048
+		out += "." + frac
+	}
+	return out
+}
+
+func (s stamp) MarshalJSON() ([]byte, error) { return []byte(s.String()), nil }
 
 // event is one trace event (Trace Event Format).
 type event struct {
 	Name string         `json:"name"`
-	Cat  string         `json:"cat,omitempty"`
+	Cat  string         `json:"cat"`
 	Ph   string         `json:"ph"`
-	Ts   usec           `json:"ts"`
-	Dur  *usec          `json:"dur,omitempty"`
+	Ts   stamp          `json:"ts"`
+	Dur  *stamp         `json:"dur,omitempty"`
 	Pid  int            `json:"pid"`
 	Tid  int            `json:"tid"`
 	ID   uint64         `json:"id,omitempty"`
@@ -49,11 +68,17 @@ type event struct {
 	Args map[string]any `json:"args,omitempty"`
 }
 
-// Flow events of one chain must share name and category (Perfetto keys v1
-// flows by id, cat and name).
+// Categories. Every slice and every flow event is "sdma": the DevTools
+// trace engine binds a flow event only to a slice of its own category, and
+// the events of one flow share one category, so a flow call → packet →
+// waiter needs one category across wave and queue tracks. Instants have
+// categories of their own so that no viewer binds a flow to them.
 const (
-	flowName = "sdma"
-	flowCat  = "flow"
+	catSlice    = "sdma"
+	catDoorbell = "sdma.doorbell"
+	catFault    = "sdma.fault"
+	catMeta     = "__metadata" // what Chrome writes on its own metadata
+	flowName    = "sdma"
 )
 
 // Track numbering: pid is GPU+1 (pid 0 is the idle process to some
@@ -81,45 +106,132 @@ func (w *waveTrack) name() string {
 
 func hexs(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
-// slice is an X event and the flow events bound to it, written right after
-// it so that a viewer binds them to it even when it takes no time.
+// slice is a complete ("X") event on its track and the flow events bound
+// to it, written right after it.
 type slice struct {
-	ev    event
-	flows []event
+	name       string
+	pid, tid   int
+	start, end ns
+	args       map[string]any
+	seq        int  // creation order: ties in the track's order
+	id         int  // args.slice_id, what the flow events name
+	target     bool // flows may bind here: see track.normalize
+	instant    bool // a zero-length slice drawn as a thread instant
+	flows      []event
+}
+
+// track is one thread track's slices.
+type track struct {
+	slices []*slice
+}
+
+func (t *track) add(s *slice) *slice {
+	s.seq = len(t.slices)
+	t.slices = append(t.slices, s)
+	return s
+}
+
+// normalize orders the track's slices and makes them nest or be disjoint
+// by construction: sorted by start, longer first, a slice that would end
+// past the slice enclosing it is cut at that end (the recorder's tracks
+// are sequential, so this does not happen; it is counted in otherData if it
+// does). It then marks which slices a flow may bind to: viewers bind a flow
+// event to a slice by its start (DevTools: the first event of the track at
+// that exact ts and category; Perfetto: the innermost slice open then), so
+// a slice sharing its start with another of its track can be told apart
+// only if it is the first of them and the others take no time. A slice
+// that takes no time but shares its start with a longer one is drawn as a
+// thread instant: speedscope ends it before it begins otherwise.
+func (t *track) normalize() (cut int) {
+	sort.SliceStable(t.slices, func(i, j int) bool {
+		a, b := t.slices[i], t.slices[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		if a.end != b.end {
+			return a.end > b.end
+		}
+		return a.seq < b.seq
+	})
+	var open []*slice
+	for _, s := range t.slices {
+		for len(open) > 0 && open[len(open)-1].end <= s.start {
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 && s.end > open[len(open)-1].end {
+			s.end = open[len(open)-1].end
+			s.args["cut_at_enclosing_end"] = true
+			cut++
+		}
+		open = append(open, s)
+	}
+	for i := 0; i < len(t.slices); {
+		j := i + 1 // t.slices[i:j] start together, longest first
+		for j < len(t.slices) && t.slices[j].start == t.slices[i].start {
+			j++
+		}
+		head := t.slices[i]
+		head.target = true
+		for _, s := range t.slices[i+1 : j] {
+			if s.end > s.start {
+				head.target = false
+			} else if head.end > head.start {
+				s.instant = true
+			}
+		}
+		i = j
+	}
+	return cut
 }
 
 // WriteJSON writes what was recorded as Chrome trace-event JSON, object
-// form, which the Perfetto UI and chrome://tracing open. The same run gives
-// the same bytes.
+// form, which the Perfetto UI, chrome://tracing, the DevTools performance
+// panel and speedscope open. The same run gives the same bytes.
 func (r *Recorder) WriteJSON(w io.Writer) error {
 	for _, q := range r.n.Queues() { // queues made but never rung still get a track
 		r.queue(q)
 	}
 	end := r.s.Now()
-	meta := r.metadata()
 
-	slices := map[any]*slice{}
-	var order []*slice // emission order: track by track, slice by slice
-	for _, t := range r.queueIDs {
-		for _, k := range t.packets {
-			s := &slice{ev: r.packetEvent(k)}
-			slices[k] = s
-			order = append(order, s)
+	var tracks []*track // emission order: queues, then waves
+	packets := map[*packet]*slice{}
+	calls := map[*call]*slice{}
+	owner := map[*slice]*track{}
+	for _, qt := range r.queueIDs {
+		t := &track{}
+		tracks = append(tracks, t)
+		for _, k := range qt.packets {
+			s := t.add(r.packetSlice(k))
+			packets[k], owner[s] = s, t
 		}
 	}
 	for _, wt := range r.waveIDs {
+		t := &track{}
+		tracks = append(tracks, t)
 		for _, c := range wt.calls {
-			s := &slice{ev: r.callEvent(c, end)}
-			slices[c] = s
-			order = append(order, s)
+			s := t.add(r.callSlice(c, end))
+			calls[c], owner[s] = s, t
 		}
 	}
-	r.flows(slices)
+	wakes := r.wakeSlices(packets, calls, owner)
+	var stats struct{ cut, dropped int }
+	id := 0
+	for _, t := range tracks {
+		stats.cut += t.normalize()
+		for _, s := range t.slices {
+			id++
+			s.id = id
+			s.args["slice_id"] = id
+		}
+	}
+	stats.dropped = r.flows(packets, calls, wakes)
 
 	var evs []event
-	for _, s := range order {
-		evs = append(evs, s.ev)
-		evs = append(evs, s.flows...)
+	for _, t := range tracks {
+		for _, s := range t.slices {
+			evs = append(evs, s.event())
+			evs = append(evs, s.flows...)
+		}
 	}
 	evs = append(evs, r.instants()...)
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Ts < evs[j].Ts })
@@ -127,15 +239,17 @@ func (r *Recorder) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"displayTimeUnit":"ns","otherData":`)
 	other, err := json.Marshal(map[string]any{
-		"generator": "emud trace", "seed": strconv.FormatUint(r.s.Seed(), 10), "end_us": micros(end),
-		"clock": "virtual time; ts and dur in microseconds with picosecond resolution",
+		"generator": "emud trace", "seed": strconv.FormatUint(r.s.Seed(), 10), "end_us": nsOf(end).stamp().String(),
+		"clock":         "virtual time rounded to the nanosecond; ts and dur in microseconds, each the multiple of 2^-11 µs nearest its nanosecond",
+		"flows":         "v1 (s/t/f): each flow event at the start of the slice it binds to, on its track, in its category; f with bp e",
+		"flows_dropped": stats.dropped, "slices_cut": stats.cut,
 	})
 	if err != nil {
 		return err
 	}
 	bw.Write(other)
 	bw.WriteString(",\n\"traceEvents\":[\n")
-	for i, e := range append(meta, evs...) {
+	for i, e := range append(r.metadata(), evs...) {
 		b, err := json.Marshal(e)
 		if err != nil {
 			return err
@@ -147,6 +261,18 @@ func (r *Recorder) WriteJSON(w io.Writer) error {
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
+}
+
+func (s *slice) event() event {
+	ts := s.start.stamp()
+	e := event{Name: s.name, Cat: catSlice, Ph: "X", Ts: ts, Pid: s.pid, Tid: s.tid, Args: s.args}
+	if s.instant {
+		e.Ph, e.S = "i", "t"
+		return e
+	}
+	d := s.end.stamp() - ts
+	e.Dur = &d
+	return e
 }
 
 // metadata names and orders the processes (GPUs) and threads (tracks).
@@ -163,32 +289,38 @@ func (r *Recorder) metadata() []event {
 		ids = append(ids, g)
 	}
 	sort.Ints(ids)
+	meta := func(name string, pid, tid int, args map[string]any) event {
+		return event{Name: name, Cat: catMeta, Ph: "M", Pid: pid, Tid: tid, Args: args}
+	}
 	var evs []event
 	for _, g := range ids {
 		p := pidOf(g)
 		evs = append(evs,
-			event{Name: "process_name", Ph: "M", Pid: p, Tid: p, Args: map[string]any{"name": fmt.Sprintf("GPU %d", g)}},
-			event{Name: "process_sort_index", Ph: "M", Pid: p, Tid: p, Args: map[string]any{"sort_index": g}})
+			meta("process_name", p, p, map[string]any{"name": fmt.Sprintf("GPU %d", g)}),
+			meta("process_sort_index", p, p, map[string]any{"sort_index": g}))
 	}
 	qs := append([]*queueTrack(nil), r.queueIDs...)
 	sort.SliceStable(qs, func(i, j int) bool { return qs[i].tid() < qs[j].tid() })
 	for _, t := range qs {
 		p := pidOf(t.id.GPU)
 		evs = append(evs,
-			event{Name: "thread_name", Ph: "M", Pid: p, Tid: t.tid(), Args: map[string]any{"name": t.name()}},
-			event{Name: "thread_sort_index", Ph: "M", Pid: p, Tid: t.tid(), Args: map[string]any{"sort_index": t.tid() - p*tidsPerGPU}})
+			meta("thread_name", p, t.tid(), map[string]any{"name": t.name()}),
+			meta("thread_sort_index", p, t.tid(), map[string]any{"sort_index": t.tid() - p*tidsPerGPU}))
 	}
 	for _, w := range r.waveIDs {
 		p := pidOf(w.gpu)
 		evs = append(evs,
-			event{Name: "thread_name", Ph: "M", Pid: p, Tid: w.tid(), Args: map[string]any{"name": w.name()}},
-			event{Name: "thread_sort_index", Ph: "M", Pid: p, Tid: w.tid(), Args: map[string]any{"sort_index": w.tid() - p*tidsPerGPU}})
+			meta("thread_name", p, w.tid(), map[string]any{"name": w.name()}),
+			meta("thread_sort_index", p, w.tid(), map[string]any{"sort_index": w.tid() - p*tidsPerGPU}))
 	}
 	return evs
 }
 
-func (r *Recorder) packetEvent(k *packet) event {
-	d := usec(k.end - k.start)
+func (k *packet) describe() string {
+	return k.p.Kind.String() + " on " + k.q.name() + " at ring offset " + hexs(k.off)
+}
+
+func (r *Recorder) packetSlice(k *packet) *slice {
 	p := &k.p
 	args := map[string]any{"ring_offset": hexs(k.off), "packet": k.text}
 	switch p.Kind {
@@ -210,11 +342,11 @@ func (r *Recorder) packetEvent(k *packet) event {
 	if k.issuer != nil {
 		args["issued_by"] = k.issuer.ev.Name + " on " + k.issuer.w.name()
 	}
-	return event{Name: p.Kind.String(), Cat: "sdma", Ph: "X", Ts: usec(k.start), Dur: &d,
-		Pid: pidOf(k.q.id.GPU), Tid: k.q.tid(), Args: args}
+	return &slice{name: p.Kind.String(), pid: pidOf(k.q.id.GPU), tid: k.q.tid(),
+		start: nsOf(k.start), end: nsOf(k.end), args: args}
 }
 
-func (r *Recorder) callEvent(c *call, end sim.Time) event {
+func (r *Recorder) callSlice(c *call, end sim.Time) *slice {
 	ev := c.ev
 	args := map[string]any{"rank": ev.Rank, "kernel": ev.Kernel, "active_lanes": hexs(ev.Mask)}
 	var peers, queues []int
@@ -245,65 +377,157 @@ func (r *Recorder) callEvent(c *call, end sim.Time) event {
 	if c.err != "" {
 		args["error"] = c.err
 	}
-	d := usec(stop - c.start)
-	return event{Name: ev.Name, Cat: "cco", Ph: "X", Ts: usec(c.start), Dur: &d,
-		Pid: pidOf(c.w.gpu), Tid: c.w.tid(), Args: args}
+	return &slice{name: ev.Name, pid: pidOf(c.w.gpu), tid: c.w.tid(),
+		start: nsOf(c.start), end: nsOf(stop), args: args}
+}
+
+// wakeKey is one waker of one waiter.
+type wakeKey struct {
+	k      *packet
+	waiter *slice
+}
+
+// wakeSlices splits each waiter (a call or a parked POLL_REGMEM) that a
+// packet woke into the time before the wake and "wake" slices after it,
+// one from each distinct wake time to the next (to the waiter's end for
+// the last), and returns, for each waker, the slice its flow ends at.
+//
+// A flow must end at the start of a slice (see track.normalize) and after
+// the events before it in time, which a waiter, begun before the packet
+// that woke it, does not satisfy; its wake slice does. The wake time is the
+// waker's end, moved to the nanosecond after the waker's start if it is not
+// later (a zero-length ATOMIC: DevTools keeps one event per time in a
+// flow) and to the waiter's last nanosecond if it is its end (a wake slice
+// of no length would share its start with the wave's next call). A wake at
+// the waiter's start ends the flow at the waiter itself.
+func (r *Recorder) wakeSlices(packets map[*packet]*slice, calls map[*call]*slice, owner map[*slice]*track) map[wakeKey]*slice {
+	type wake struct {
+		k  *packet
+		at ns
+	}
+	var order []*slice
+	byWaiter := map[*slice][]wake{}
+	for _, k := range r.packets {
+		for _, w := range k.woke {
+			ws := calls[w.c]
+			if w.p != nil {
+				ws = packets[w.p]
+			}
+			if ws == nil {
+				continue
+			}
+			at := max(nsOf(k.end), nsOf(k.start)+1)
+			if at >= ws.end {
+				at = ws.end - 1
+			}
+			if _, ok := byWaiter[ws]; !ok {
+				order = append(order, ws)
+			}
+			byWaiter[ws] = append(byWaiter[ws], wake{k, at})
+		}
+	}
+	targets := map[wakeKey]*slice{}
+	for _, ws := range order {
+		wakes := byWaiter[ws]
+		sort.SliceStable(wakes, func(i, j int) bool { return wakes[i].at < wakes[j].at })
+		var segs []*slice
+		for _, w := range wakes {
+			if w.at <= ws.start {
+				targets[wakeKey{w.k, ws}] = ws
+				continue
+			}
+			if n := len(segs); n == 0 || segs[n-1].start != w.at {
+				segs = append(segs, &slice{name: "wake", pid: ws.pid, tid: ws.tid, start: w.at, end: ws.end,
+					args: map[string]any{"of": ws.name}})
+			}
+			s := segs[len(segs)-1]
+			by, _ := s.args["by"].([]string)
+			s.args["by"] = append(by, w.k.describe())
+			targets[wakeKey{w.k, ws}] = s
+		}
+		for i, s := range segs {
+			if i+1 < len(segs) {
+				s.end = segs[i+1].start
+			}
+			s.args["last"] = i == len(segs)-1
+			owner[ws].add(s)
+		}
+	}
+	return targets
 }
 
 // flows links each packet to the call that rang it and to the waiters its
 // write woke: one chain call → packet → first waiter (s, t, f), and a pair
-// packet → waiter (s, f) for every further waiter; a packet that woke no one
-// ends its call's flow (s, f). Flow events sit inside their slices at times
-// that keep s ≤ t ≤ f: the doorbell, the packet's start, the wake.
-func (r *Recorder) flows(slices map[any]*slice) {
+// packet → waiter (s, f) for every further waiter; a packet that woke no
+// one ends its call's flow (s, f). Each flow event sits at the start of the
+// slice it binds to, on its track, with its category and args.slice_id
+// naming it (Perfetto's and catapult's enclosing-slice rule and DevTools'
+// exact-start rule then agree). A chain whose slices cannot be told apart
+// by their start, or whose times do not strictly increase, is dropped and
+// counted; the scenarios' traces have none.
+func (r *Recorder) flows(packets map[*packet]*slice, calls map[*call]*slice, wakes map[wakeKey]*slice) (dropped int) {
 	var id uint64
-	add := func(key any, ph string, ts sim.Time, fid uint64) {
-		s := slices[key]
-		e := event{Name: flowName, Cat: flowCat, Ph: ph, Ts: usec(ts), Pid: s.ev.Pid, Tid: s.ev.Tid, ID: fid}
-		if ph == "f" {
-			e.BP = "e"
+	emit := func(chain ...*slice) {
+		for i, s := range chain {
+			if s == nil || !s.target || (i > 0 && s.start <= chain[i-1].start) {
+				dropped++
+				return
+			}
 		}
-		s.flows = append(s.flows, e)
+		id++
+		for i, s := range chain {
+			ph := "t"
+			switch i {
+			case 0:
+				ph = "s"
+			case len(chain) - 1:
+				ph = "f"
+			}
+			ts := s.start.stamp()
+			e := event{Name: flowName, Cat: catSlice, Ph: ph, Ts: ts, Pid: s.pid, Tid: s.tid, ID: id,
+				Args: map[string]any{"slice_id": s.id}}
+			if ph == "f" {
+				e.BP = "e"
+			}
+			s.flows = append(s.flows, e)
+		}
 	}
-	waiterEnd := func(w waiter) (any, sim.Time) {
-		if w.c != nil {
-			return w.c, w.c.end
+	waiter := func(k *packet, w waiter) *slice {
+		ws := calls[w.c]
+		if w.p != nil {
+			ws = packets[w.p]
 		}
-		return w.p, w.p.end
+		return wakes[wakeKey{k, ws}]
 	}
 	for _, k := range r.packets {
+		ks := packets[k]
 		rest := k.woke
-		if c := k.issuer; c != nil && slices[c] != nil {
-			id++
-			add(c, "s", k.issuedAt, id)
+		if c := k.issuer; c != nil && calls[c] != nil {
 			if len(rest) > 0 {
-				add(k, "t", k.start, id)
-				wk, wt := waiterEnd(rest[0])
-				add(wk, "f", wt, id)
+				emit(calls[c], ks, waiter(k, rest[0]))
 				rest = rest[1:]
 			} else {
-				add(k, "f", k.start, id)
+				emit(calls[c], ks)
 			}
 		}
 		for _, w := range rest {
-			id++
-			add(k, "s", k.end, id)
-			wk, wt := waiterEnd(w)
-			add(wk, "f", wt, id)
+			emit(ks, waiter(k, w))
 		}
 	}
+	return dropped
 }
 
 // instants are doorbells and faults, as process-scoped instants: on the
-// thread tracks they would nest inside packets and capture their flows.
+// thread tracks they would nest inside packets.
 func (r *Recorder) instants() []event {
 	var evs []event
+	at := func(t sim.Time) stamp { return nsOf(t).stamp() }
 	for _, b := range r.bells {
-		evs = append(evs, event{Name: "doorbell " + b.q.name(), Cat: "sdma", Ph: "i", S: "p", Ts: usec(b.t),
+		evs = append(evs, event{Name: "doorbell " + b.q.name(), Cat: catDoorbell, Ph: "i", S: "p", Ts: at(b.t),
 			Pid: pidOf(b.q.id.GPU), Tid: b.q.tid(), Args: map[string]any{"value": hexs(b.v)}})
 	}
 	for _, f := range r.faults {
-		evs = append(evs, event{Name: string(f.f.Kind) + " " + f.q.name(), Cat: "sdma", Ph: "i", S: "p", Ts: usec(f.f.At),
+		evs = append(evs, event{Name: string(f.f.Kind) + " " + f.q.name(), Cat: catFault, Ph: "i", S: "p", Ts: at(f.f.At),
 			Pid: pidOf(f.q.id.GPU), Tid: f.q.tid(), Args: map[string]any{"detail": f.f.Detail, "ring_offset": hexs(f.f.Offset), "halts": f.f.Halts}})
 	}
 	return evs

@@ -4,19 +4,31 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"pgregory.net/rapid"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
+	"github.com/emud-dev/emud/trace/tracecheck"
 )
+
+// checkTrace fails t with every problem tracecheck finds in data.
+func checkTrace(t testing.TB, data []byte) {
+	t.Helper()
+	_, err := tracecheck.Check(data)
+	require.NoError(t, err)
+}
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -123,53 +135,45 @@ func (p *parsed) trackNames() map[int]string {
 	return m
 }
 
-// chains returns every flow as the slices it links, bound as Perfetto
-// binds them (bindFlows), with the tracks' kinds:
-// "wave:put → queue:ATOMIC → wave:waitSignal".
+// chains checks data with tracecheck and returns every flow as the slices
+// it links, bound as viewers bind them, with the tracks' kinds; a wake
+// slice reads as its waiter's name + ".wake":
+// "wave:put → queue:ATOMIC → wave:waitSignal.wake".
 func chains(t testing.TB, data []byte) []string {
 	t.Helper()
-	var top struct {
-		TraceEvents []map[string]any `json:"traceEvents"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	require.NoError(t, dec.Decode(&top))
-	evs := top.TraceEvents
-	bound, problems := bindFlows(evs)
-	require.Empty(t, problems)
-	names := map[string]string{}
-	for _, e := range evs {
-		if e["name"] == "thread_name" {
-			names[fmt.Sprint(e["tid"])] = e["args"].(map[string]any)["name"].(string)
-		}
-	}
-	kind := func(e map[string]any) string {
-		if strings.HasPrefix(names[fmt.Sprint(e["tid"])], "wave ") {
-			return "wave"
-		}
-		return "queue"
-	}
-	var ids []string
-	byID := map[string][]string{}
-	for i, e := range evs {
-		if ph := e["ph"]; ph != "s" && ph != "t" && ph != "f" {
-			continue
-		}
-		id := fmt.Sprint(e["id"])
-		if _, ok := byID[id]; !ok {
-			ids = append(ids, id)
-		}
-		name := "?"
-		if b, ok := bound[i]; ok {
-			name = evs[b]["name"].(string)
-		}
-		byID[id] = append(byID[id], kind(e)+":"+name)
-	}
+	rep, err := tracecheck.Check(data)
+	require.NoError(t, err)
+	names := parse(t, data).trackNames()
 	var out []string
-	for _, id := range ids {
-		out = append(out, strings.Join(byID[id], " → "))
+	for _, f := range rep.Flows {
+		var parts []string
+		for _, s := range f.Slices {
+			if s == nil {
+				parts = append(parts, "?")
+				continue
+			}
+			kind := "queue"
+			if strings.HasPrefix(names[int(s.Tid)], "wave ") {
+				kind = "wave"
+			}
+			name := s.Name
+			if name == "wake" {
+				name = fmt.Sprint(s.Args["of"]) + ".wake"
+			}
+			parts = append(parts, kind+":"+name)
+		}
+		out = append(out, strings.Join(parts, " → "))
 	}
 	return out
+}
+
+func mapsKeys(m map[string]int) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 func count(xs []string, want string) int {
@@ -196,7 +200,7 @@ func TestAlltoallTraceFollowsTheFormat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := tc.x.run(t, tc.seed, true)
 			data := writeJSON(t, r)
-			require.NoError(t, validateTrace(data))
+			checkTrace(t, data)
 			assert.Equal(t, "ns", parse(t, data).DisplayTimeUnit)
 		})
 	}
@@ -232,16 +236,23 @@ func TestAlltoallTraceContent(t *testing.T) {
 		assert.Contains(t, waveTracks, fmt.Sprintf("wave b0w0 (rank%d)", rk))
 	}
 
-	// Packets: slices per kind against the engine's own counters.
+	// Packets: slices per kind against the engine's own counters. Every
+	// slice is in the flows' category ("sdma").
 	slicesByKind := map[string]int{}
-	calls := map[string]int{}
+	calls, wakes := map[string]int{}, map[string]int{}
 	for _, e := range p.Events {
-		if e.Ph == "X" && e.Cat == "sdma" {
-			slicesByKind[e.Name]++
-			assert.True(t, strings.HasPrefix(names[e.Tid], "GPU "), "packet slice on a queue track")
-			assert.Contains(t, e.Args, "ring_offset")
+		if e.Ph != "X" {
+			continue
 		}
-		if e.Ph == "X" && e.Cat == "cco" {
+		assert.Equal(t, "sdma", e.Cat)
+		switch {
+		case e.Name == "wake":
+			wakes[fmt.Sprint(e.Args["of"])]++
+		case strings.HasPrefix(names[e.Tid], "GPU "):
+			slicesByKind[e.Name]++
+			assert.Contains(t, e.Args, "ring_offset")
+		default:
+			assert.True(t, strings.HasPrefix(names[e.Tid], "wave "), "a call slice on a wave track")
 			calls[e.Name]++
 		}
 	}
@@ -255,6 +266,11 @@ func TestAlltoallTraceContent(t *testing.T) {
 	// Every lane calls put, quiet, waitSignal; lanes of a wave converge, so
 	// one slice per wave per call (the wave's lanes target distinct peers).
 	assert.Equal(t, map[string]int{"put": x.ranks, "quiet": x.ranks, "waitSignal": x.ranks}, calls)
+	// Each quiet drains one queue per peer: each queue's last packet starts
+	// a wake slice, unless two retire in the same nanosecond.
+	assert.Equal(t, []string{"quiet"}, mapsKeys(wakes))
+	assert.LessOrEqual(t, wakes["quiet"], x.ranks*x.ranks)
+	assert.Greater(t, wakes["quiet"], x.ranks)
 
 	chains := chains(t, data)
 	t.Logf("%d flows; e.g. %q", len(chains), chains[:3])
@@ -262,7 +278,7 @@ func TestAlltoallTraceContent(t *testing.T) {
 	// waitSignals do not wait here: every rank's quiet outlasts the
 	// signal coming its way, so no ATOMIC wakes one; see
 	// TestWaitSignalWokenByAtomic.)
-	assert.Equal(t, x.ranks*x.ranks, count(chains, "wave:put → queue:ATOMIC → wave:quiet"), "call → packet → waiter chains")
+	assert.Equal(t, x.ranks*x.ranks, count(chains, "wave:put → queue:ATOMIC → wave:quiet.wake"), "call → packet → waiter chains")
 	assert.Equal(t, x.ranks*x.ranks, count(chains, "wave:put → queue:COPY_LINEAR"), "every COPY is linked to its put")
 	for _, c := range chains {
 		assert.NotContains(t, c, "?", "flow %q binds to no slice", c)
@@ -347,7 +363,7 @@ func (p *pair) launch(t *testing.T, rank int, fn func(sdma *cco.Sdma)) {
 func (p *pair) chains(t *testing.T) []string {
 	require.NoError(t, p.s.Run())
 	data := writeJSON(t, p.r)
-	require.NoError(t, validateTrace(data))
+	checkTrace(t, data)
 	return chains(t, data)
 }
 
@@ -372,7 +388,7 @@ func TestWaitSignalWokenByAtomic(t *testing.T) {
 			sdma.Quiet(0)
 		})
 		chains := p.chains(t)
-		assert.Equal(t, 1, count(chains, "wave:put → queue:ATOMIC → wave:waitSignal"), "seed %d: %q", seed, chains)
+		assert.Equal(t, 1, count(chains, "wave:put → queue:ATOMIC → wave:waitSignal.wake"), "seed %d: %q", seed, chains)
 	}
 }
 
@@ -391,7 +407,7 @@ func TestPollWokenByAtomic(t *testing.T) {
 		sdma.Quiet(0)
 	})
 	chains := p.chains(t)
-	assert.Equal(t, 1, suffixed(chains, "queue:ATOMIC → queue:POLL_REGMEM"), "the ATOMIC released the parked poll: %q", chains)
+	assert.Equal(t, 1, suffixed(chains, "queue:ATOMIC → queue:POLL_REGMEM.wake"), "the ATOMIC released the parked poll: %q", chains)
 	assert.Contains(t, chains, "wave:postWaitSignal → queue:POLL_REGMEM")
 }
 
@@ -410,7 +426,7 @@ func TestCommitRingsAggregatePuts(t *testing.T) {
 	}
 	chains := p.chains(t)
 	assert.Equal(t, 4, count(chains, "wave:commit → queue:COPY_LINEAR"), "%q", chains)
-	assert.Equal(t, 2, count(chains, "wave:commit → queue:COPY_LINEAR → wave:quiet"), "%q", chains)
+	assert.Equal(t, 2, count(chains, "wave:commit → queue:COPY_LINEAR → wave:quiet.wake"), "%q", chains)
 }
 
 // Detach stops recording: a run after it leaves named tracks and nothing
@@ -426,7 +442,7 @@ func TestDetach(t *testing.T) {
 	})
 	require.NoError(t, p.s.Run())
 	data := writeJSON(t, p.r)
-	require.NoError(t, validateTrace(data))
+	checkTrace(t, data)
 	evs := parse(t, data).Events
 	require.NotEmpty(t, evs)
 	for _, e := range evs {
@@ -434,58 +450,41 @@ func TestDetach(t *testing.T) {
 	}
 }
 
-func TestMicros(t *testing.T) {
+func TestStamp(t *testing.T) {
 	for _, tc := range []struct {
 		t    sim.Time
 		want string
 	}{
-		{0, "0"}, {1, "0.000001"}, {1_000_000, "1"}, {1_500_000, "1.5"}, {123_456_789, "123.456789"},
+		{0, "0"}, {1, "0"}, {499, "0"}, {500, "0.0009765625"}, {sim.Nanosecond, "0.0009765625"},
+		{2 * sim.Nanosecond, "0.001953125"}, {3 * sim.Nanosecond, "0.0029296875"},
+		{sim.Microsecond, "1"}, {1_500_000, "1.5"}, {123_456_789, "123.45703125"},
 		{sim.Second, "1000000"}, {-5, "0"},
 	} {
-		assert.Equal(t, tc.want, micros(tc.t), "%d ps", tc.t)
+		assert.Equal(t, tc.want, nsOf(tc.t).stamp().String(), "%d ps", tc.t)
 	}
 }
 
-// The validator is not vacuous: each broken trace is refused, naming what
-// is wrong.
-func TestValidatorRefuses(t *testing.T) {
-	const names = `{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":"t"}},` +
-		`{"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":"p"}},`
-	for _, tc := range []struct {
-		name, json, want string
-	}{
-		{"not an object", `[1,2]`, "not a JSON object"},
-		{"no events", `{"displayTimeUnit":"ns"}`, "no traceEvents"},
-		{"bad unit", `{"displayTimeUnit":"us","traceEvents":[]}`, "displayTimeUnit"},
-		{"bad phase", `{"traceEvents":[{"name":"a","ph":"Q","ts":0,"pid":1,"tid":2}]}`, "not a trace-event phase"},
-		{"string ts", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":"1","dur":1,"pid":1,"tid":2}]}`, "ts"},
-		{"no dur", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"pid":1,"tid":2}]}`, "without a numeric dur"},
-		{"negative dur", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":-1,"pid":1,"tid":2}]}`, "negative"},
-		{"float pid", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1.5,"tid":2}]}`, "pid"},
-		{"string tid", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":"x"}]}`, "tid"},
-		{"unknown metadata", `{"traceEvents":[{"name":"thread_colour","ph":"M","pid":1,"tid":2,"args":{}}]}`, "metadata name"},
-		{"thread name not a string", `{"traceEvents":[{"name":"thread_name","ph":"M","pid":1,"tid":2,"args":{"name":3}}]}`, "args.name"},
-		{"sort index not an integer", `{"traceEvents":[{"name":"thread_sort_index","ph":"M","pid":1,"tid":2,"args":{"sort_index":"a"}}]}`, "sort_index"},
-		{"unnamed track", `{"traceEvents":[{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":3}]}`, "no thread_name"},
-		{"tid in two pids", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":1,"pid":1,"tid":2},{"name":"a","ph":"X","ts":1,"dur":1,"pid":4,"tid":2}]}`, "used with pids"},
-		{"overlap", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"b","ph":"X","ts":3,"dur":5,"pid":1,"tid":2}]}`, "overlap"},
-		{"flow without end", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2}]}`, "want one of each"},
-		{"flow outside slices", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":9,"pid":1,"tid":2}]}`, "does not contain it"},
-		{"flow backwards", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":4,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":2,"pid":1,"tid":2}]}`, "before the previous"},
-		{"flow names differ", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"g","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`, "differ in name"},
-		{"flow without id", `{"traceEvents":[` + names + `{"name":"f","cat":"c","ph":"s","ts":2,"pid":1,"tid":2}]}`, "without an id"},
-		{"bp on s", `{"traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","bp":"e","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`, "bp"},
-		{"bad instant scope", `{"traceEvents":[{"name":"i","ph":"i","s":"x","ts":1,"pid":1,"tid":2}]}`, "instant scope"},
-		{"unbalanced B", `{"traceEvents":[` + names + `{"name":"a","ph":"B","ts":1,"pid":1,"tid":2}]}`, "never ended"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := validateTrace([]byte(tc.json))
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
-	}
-	ok := `{"displayTimeUnit":"ns","traceEvents":[` + names + `{"name":"a","ph":"X","ts":1,"dur":5,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"s","id":1,"ts":2,"pid":1,"tid":2},{"name":"f","cat":"c","ph":"f","bp":"e","id":1,"ts":3,"pid":1,"tid":2}]}`
-	assert.NoError(t, validateTrace([]byte(ok)))
+// The grid's promise, for any two times a ≤ b: the written values are
+// within 1/4 ns of their nanoseconds, Perfetto's round(µs × 1000) of the
+// written duration is the nanoseconds between them, and float64 sums and
+// differences of written values are exact.
+func TestStampGrid(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		a := sim.Time(rapid.Int64Range(0, int64(100*sim.Second)).Draw(rt, "a"))
+		b := a + sim.Time(rapid.Int64Range(0, int64(sim.Second)).Draw(rt, "d"))
+		na, nb := nsOf(a), nsOf(b)
+		require.LessOrEqual(rt, na, nb)
+		sa, sb := na.stamp(), nb.stamp()
+		us := func(s stamp) float64 {
+			v, err := strconv.ParseFloat(s.String(), 64)
+			require.NoError(rt, err)
+			return v
+		}
+		assert.InDelta(rt, float64(na), us(sa)*1000, 0.25)
+		assert.Equal(rt, int64(nb-na), int64(math.Round(us(sb-sa)*1000)), "Perfetto's nanoseconds of the duration")
+		assert.Equal(rt, us(sb), us(sa)+us(sb-sa), "ts + dur in float64")
+		assert.Equal(rt, us(sb)-us(sa), us(sb-sa), "a shift in float64")
+	})
 }
 
 // TestWriteAlltoallTrace writes the trace of emud's default alltoall
@@ -498,7 +497,7 @@ func TestWriteAlltoallTrace(t *testing.T) {
 	}
 	r, _ := a2a{ranks: 8, queues: 2, bytes: 1 << 20}.run(t, 1, true)
 	data := writeJSON(t, r)
-	require.NoError(t, validateTrace(data))
+	checkTrace(t, data)
 	require.NoError(t, os.WriteFile(out, data, 0o644))
 	kinds := map[string]int{}
 	for _, e := range parse(t, data).Events {
