@@ -270,7 +270,7 @@ func TestFailurePostWaitMemParks(t *testing.T) {
 		cause string
 	}{
 		{"flag never set", func(r *rig) cco.Window { return r.recv[0] }, "never held"},
-		{"flag on another GPU", func(r *rig) cco.Window { return r.recv[1] }, "in GPU 1's memory, not GPU 0's"},
+		{"flag on another GPU", func(r *rig) cco.Window { return r.recv[1] }, "GPU 1's memory, not the queue's GPU 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for seed := uint64(1); seed <= seeds; seed++ {

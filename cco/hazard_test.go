@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,10 @@ func TestHazardCommitOverHalfWrittenSlot(t *testing.T) {
 			require.NoError(t, r.mem.Store64(slot, 1))
 		})
 		h := hang(t, r.s.Run(), cco.RowChainJumped, "reservation at 0x3ffe0")
-		assert.Contains(t, h.Text(), "committedWptr already jumped to 0x40000")
+		assert.Contains(t, h.Text(), "committedWptr is now 0x40000")
+		require.Len(t, h.Causes, 1, "the condition is said once: cco's words replace the issuer's generic ones")
+		assert.Equal(t, issuer.CauseChainJumped, h.Causes[0].Kind)
+		assert.Equal(t, "sdma gpu0→gpu1 q0", h.Causes[0].Queue)
 		assert.False(t, lastReturned, "seed %d: the put never returns", seed)
 		assert.Equal(t, patterned(int(seed), 8), r.readBytes(r.recv[1], 0, 8), "the batch ran")
 		qu, _ := r.node.Queue(0, 1, 0)

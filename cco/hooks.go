@@ -2,26 +2,43 @@ package cco
 
 import (
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
 
 // Call hooks for tracing (package trace). Every device call's Run is wrapped
-// once, at init, so the calls' own code stays as it is: the wrapper asks the
-// node's observer (engine.Node.SetObserver) whether it also wants calls and,
-// if not, runs the call directly. Without an observer a call costs a type
-// switch and a few loads more, and allocates nothing.
+// once, at init, so the calls' own code stays as it is: the wrapper runs the
+// call directly unless the host has an observer. Without one a call costs a
+// nil check more, and allocates nothing.
 
-// CallObserver is told when a group of a wave's lanes enters and leaves a
-// device call. An engine.Observer attached to an emulated node that also
-// implements CallObserver sees every cco call made on that node; package
-// trace's Recorder does. Methods run on the wave's actor.
-type CallObserver interface {
+// Observer is told about a job's work as it happens: the queue work of its
+// device (issuer.Observer: doorbells, and on the emulator retired packets)
+// and the device calls of its waves. Methods run on the simulator's current
+// actor or event, one at a time. package trace's Recorder implements it.
+type Observer interface {
+	issuer.Observer
+	// CallBegin says a group of a wave's lanes entered a device call.
 	CallBegin(c *CallEvent)
 	// CallEnd is given the same event; err is the call's failure (a debug
 	// trap, say), or nil.
 	CallEnd(c *CallEvent, err error)
 }
+
+// SetObserver makes o the observer of the host's device calls and of its
+// device's queues (Device.SetObserver); nil detaches both. A host has one
+// observer at a time.
+func (h *Host) SetObserver(o Observer) {
+	h.obs = o
+	if o == nil {
+		h.dev.SetObserver(nil)
+		return
+	}
+	h.dev.SetObserver(o)
+}
+
+// Observer returns the host's observer, or nil.
+func (h *Host) Observer() Observer { return h.obs }
 
 // CallEvent is one device call by the active lanes of a wave.
 type CallEvent struct {
@@ -44,7 +61,7 @@ type CallEvent struct {
 	Lanes  []CallLane
 	// Drains are the queues quiet or quietQueue waits for (those that
 	// exist: a queue nobody used holds nothing to drain).
-	Drains []Queue
+	Drains []*Queue
 	// Rings are the queues a commit rings (if they exist when it does).
 	Rings []engine.QueueID
 }
@@ -68,10 +85,11 @@ func init() {
 
 func observed(name string, run func(*kernel.Active) error) func(*kernel.Active) error {
 	return func(g *kernel.Active) error {
-		o, st := callObserver(g)
-		if o == nil {
+		st := callState(g)
+		if st == nil || st.c.h.obs == nil {
 			return run(g)
 		}
+		o := st.c.h.obs
 		ev := callEvent(g, st, name)
 		o.CallBegin(ev)
 		err := run(g)
@@ -80,25 +98,15 @@ func observed(name string, run func(*kernel.Active) error) func(*kernel.Active) 
 	}
 }
 
-// callObserver returns the observer of the node the group's dev comm runs
-// on, if it wants calls.
-func callObserver(g *kernel.Active) (CallObserver, *devState) {
-	var st *devState
+// callState returns the dev comm state the group's call runs on.
+func callState(g *kernel.Active) *devState {
 	switch a := g.Lanes()[0].Arg.(type) {
 	case *post:
-		st = a.s.st
+		return a.s.st
 	case *syncArgs:
-		st = a.s.st
+		return a.s.st
 	}
-	if st == nil {
-		return nil, nil
-	}
-	e, ok := st.c.h.dev.(emulated)
-	if !ok {
-		return nil, nil
-	}
-	o, _ := e.n.Observer().(CallObserver)
-	return o, st
+	return nil
 }
 
 func callEvent(g *kernel.Active, st *devState, name string) *CallEvent {
@@ -157,7 +165,7 @@ func commitQueue(t *kernel.Thread, a *syncArgs) int {
 	return q
 }
 
-func (ev *CallEvent) addDrain(q Queue) {
+func (ev *CallEvent) addDrain(q *Queue) {
 	if q == nil {
 		return
 	}

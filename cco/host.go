@@ -64,6 +64,7 @@ type Host struct {
 	// timing is the emulated device's model for CU-side costs; nil on
 	// hardware (timing.go).
 	timing model.Model
+	obs    Observer // hooks.go
 }
 
 // NewHost returns the process view of a device. env nil means an empty
@@ -72,7 +73,7 @@ func NewHost(dev Device, env Env) *Host {
 	if env == nil {
 		env = Env{}
 	}
-	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}, timing: timingOf(dev)}
+	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}, timing: dev.Model()}
 	h.diag = newDiagnosis(h)
 	return h
 }
@@ -332,7 +333,7 @@ type devState struct {
 	n      int
 	debug  bool
 	pool   signal.Pool
-	queues []Queue // [peer × n + q], made on first use
+	queues []*Queue // [peer × n + q], made on first use
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
@@ -374,7 +375,7 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		if st.pool, err = signal.NewPool(c.LsaRank, base, c.LsaSize, n); err != nil {
 			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
 		}
-		st.queues = make([]Queue, c.LsaSize*n)
+		st.queues = make([]*Queue, c.LsaSize*n)
 	}
 	c.devs = append(c.devs, st)
 	return DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
@@ -436,7 +437,7 @@ func (st *devState) peerPool(p int) (signal.Pool, error) {
 
 // existing returns the queue toward peer p with id q if anyone has created
 // it (on this host, by any comm), else nil.
-func (st *devState) existing(p, q int) Queue {
+func (st *devState) existing(p, q int) *Queue {
 	i := p*st.n + q
 	if st.queues[i] == nil {
 		qu := st.c.h.dev.LookupQueue(st.c.LsaRank, p, q)
@@ -450,7 +451,7 @@ func (st *devState) existing(p, q int) Queue {
 }
 
 // queue returns the queue toward peer p with id q, creating it on first use.
-func (st *devState) queue(p, q int) (Queue, error) {
+func (st *devState) queue(p, q int) (*Queue, error) {
 	i := p*st.n + q
 	if st.queues[i] == nil {
 		qu, err := st.c.h.dev.Queue(st.c.LsaRank, p, q)

@@ -102,7 +102,7 @@ type post struct {
 	idle   bool // a lane of the coop group that does not post (not the leader, or a no-op)
 
 	// set while posting
-	queue Queue
+	queue *Queue
 	base  uint64
 	size  uint64 // soloBytes, once the post is claimed
 	key   int
@@ -441,7 +441,7 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 
 // writeSolo writes one lane's whole post: [POLL]? [COPY or broadcast]?
 // [signals].
-func writeSolo(t *kernel.Thread, p *post, q Queue, base uint64) error {
+func writeSolo(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	at := base
 	if p.wait {
 		p.pk = ring.Poll(p.flag, p.value, p.mask, p.cmp, pollInterval, ring.RetryForever)
@@ -467,7 +467,7 @@ func writeSolo(t *kernel.Thread, p *post, q Queue, base uint64) error {
 	return writeSignals(t, p, q, at)
 }
 
-func writeCopy(t *kernel.Thread, p *post, q Queue, at uint64) error {
+func writeCopy(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 	p.pk = ring.Copy(p.dst, p.src, p.bytes)
 	if err := q.WriteUnit(at, &p.pk); err != nil {
 		return t.Error(p.call, err)
@@ -477,7 +477,7 @@ func writeCopy(t *kernel.Thread, p *post, q Queue, at uint64) error {
 
 // writeSignals writes the chunk's ATOMIC ADD64 +1 units at at: local first,
 // then the remote peer(s).
-func writeSignals(t *kernel.Thread, p *post, q Queue, at uint64) error {
+func writeSignals(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 	addrs, n, err := p.signalSlots()
 	if err != nil {
 		return t.Error(p.call, err)

@@ -1,7 +1,6 @@
 package cco
 
 import (
-	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
@@ -20,14 +19,6 @@ import (
 //
 // On a device without a timing model (real hardware), nothing sleeps: time
 // passes by itself there.
-
-// timingOf returns the model of an emulated device, nil otherwise.
-func timingOf(dev Device) model.Model {
-	if e, ok := dev.(interface{ Node() *engine.Node }); ok {
-		return e.Node().Model()
-	}
-	return nil
-}
 
 // cuSpend sleeps the wave's actor for the model cost f gives, if the device
 // has a model.

@@ -15,11 +15,13 @@
 //
 // A [Queue] is one SDMA queue of GPU g toward peer p with queue id q,
 // loopback (p == g) included. It owns a [ring.Ring] holding the real gfx9
-// packet bytes. The issuer side ([Queue.Reserve], [Queue.Submit],
-// [Queue.Commit], [Queue.AwaitDrained]) follows MORI's ring protocol
-// (sdma-hardware.md §3): reservation by fetch-add, the full-ring rule, the
-// in-order commit chain. The engine side executes [rptr, doorbell) strictly
-// in order, one packet at a time. Durations come from a [model.Model].
+// packet bytes. The issuer side is the embedded [issuer.Queue]
+// (Reserve, Submit, Commit, AwaitDrained: MORI's ring protocol,
+// sdma-hardware.md §3, written once for this emulator and the ROCm
+// backend); the engine is its [issuer.Port], so a doorbell store reaches
+// the engine at once and a read-pointer write-back wakes the waiting
+// issuers. The engine side executes [rptr, doorbell) strictly in order,
+// one packet at a time. Durations come from a [model.Model].
 //
 // # Engines
 //

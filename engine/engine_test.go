@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -311,7 +312,7 @@ func TestFaultsNameQueuePacketAndAddress(t *testing.T) {
 	var f *Fault
 	require.ErrorAs(t, err, &f)
 	assert.Equal(t, FaultVMHole, f.Kind)
-	assert.Equal(t, QueueID{0, 1, 2}, f.Queue)
+	assert.Equal(t, QueueID{GPU: 0, Peer: 1, Q: 2}, f.Queue)
 	assert.Equal(t, bad, f.Addr)
 	assert.Contains(t, err.Error(), "sdma gpu0→gpu1 q2")
 	assert.Contains(t, err.Error(), "COPY_LINEAR")
@@ -522,7 +523,7 @@ func TestFaultHookAndQueueAccessors(t *testing.T) {
 	var seen []FaultKind
 	r.n.OnFault(func(f Fault) { seen = append(seen, f.Kind) })
 	q := r.queue(0, 1, 1)
-	assert.Equal(t, QueueID{0, 1, 1}, q.ID())
+	assert.Equal(t, QueueID{GPU: 0, Peer: 1, Q: 1}, q.ID())
 	assert.Equal(t, []*Queue{q}, r.n.Queues())
 	fill := ring.ConstFill(buf, 7, 15)
 	fill.FillSize = 0 // byte fill: not emulated
@@ -541,18 +542,19 @@ func TestFaultHookAndQueueAccessors(t *testing.T) {
 
 // retiredAt records each retired packet's kind, start and end.
 type retiredAt struct {
+	s          *sim.Sim
 	kinds      []ring.Kind
 	start, end []sim.Time
 }
 
-func (o *retiredAt) Running(*sim.Actor)      {}
-func (o *retiredAt) Doorbell(*Queue, uint64) {}
-func (o *retiredAt) Retired(q *Queue, _ uint64, start sim.Time, p *ring.Packet) {
+func (o *retiredAt) Running(*sim.Actor)             {}
+func (o *retiredAt) Doorbell(*issuer.Queue, uint64) {}
+func (o *retiredAt) Retired(_ *issuer.Queue, _ uint64, start sim.Time, p *ring.Packet) {
 	if p.Kind == ring.KindNop {
 		return
 	}
 	o.kinds = append(o.kinds, p.Kind)
-	o.start, o.end = append(o.start, start), append(o.end, q.n.s.Now())
+	o.start, o.end = append(o.start, start), append(o.end, o.s.Now())
 }
 
 // A POLL that times out owes the packet gap before the next packet, as one
@@ -566,7 +568,7 @@ func TestPacketGapAfterPoll(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := model.NewPlaceholder()
 			r := newRig(t, 1, Config{GPUs: 1, Model: m, KeepGoingOnFault: true})
-			obs := &retiredAt{}
+			obs := &retiredAt{s: r.s}
 			r.n.SetObserver(obs)
 			flag, sig := r.alloc(0, 64), r.alloc(0, 64)
 			require.NoError(t, r.n.Memory().Store32(flag, tc.flag))

@@ -182,7 +182,7 @@ func SeededPlan(r *rand.Rand, rate float64, gpus, queues int) *InjectPlan {
 	randQueue := func() QueueID {
 		g := r.IntN(gpus)
 		peer := (g + 1 + r.IntN(max(gpus-1, 1))) % gpus
-		return QueueID{g, peer, r.IntN(max(queues, 1))}
+		return QueueID{GPU: g, Peer: peer, Q: r.IntN(max(queues, 1))}
 	}
 	switch r.IntN(6) {
 	case 0:
@@ -338,6 +338,9 @@ func (n *Node) Injected() []Fault {
 	return slices.Clone(n.inj.fired)
 }
 
+// CauseInjected is the Kind of a hang cause that names an injected fault.
+const CauseInjected = "injected-fault"
+
 // inspect names, in a hang report, the injected faults of the run and the
 // queues they stopped (a stalled or dead queue nothing waits on directly
 // still holds the work a waiter needs).
@@ -362,12 +365,13 @@ func (in *injector) inspect(h *sim.HangError) {
 				WaitsFor: what, Lines: rep.Lines(), Detail: rep})
 		}
 	}
-	var causes []string
+	var causes []sim.Cause
 	for _, f := range in.fired {
 		if f.Kind == FaultInjectedDoorbellDelay {
 			continue // late, not lost: it cannot be why nothing moves
 		}
-		causes = append(causes, fmt.Sprintf("injected fault %s at %v: %s", f.Kind, f.At, f.Detail))
+		causes = append(causes, sim.Cause{Kind: CauseInjected, Queue: f.Queue.String(),
+			Text: fmt.Sprintf("injected fault %s at %v: %s", f.Kind, f.At, f.Detail)})
 	}
 	h.AddLeadCauses(causes...)
 }

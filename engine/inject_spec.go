@@ -191,7 +191,7 @@ func parseQueue(s string) (QueueID, error) {
 		}
 		v[i] = n
 	}
-	return QueueID{v[0], v[1], v[2]}, nil
+	return QueueID{GPU: v[0], Peer: v[1], Q: v[2]}, nil
 }
 
 func parseRef(s string) (PacketRef, error) {

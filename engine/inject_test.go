@@ -45,7 +45,7 @@ func hangText(t *testing.T, err error) string {
 }
 
 func TestInjectedFaults(t *testing.T) {
-	q0 := QueueID{0, 1, 0}
+	q0 := QueueID{GPU: 0, Peer: 1, Q: 0}
 	for _, tc := range []struct {
 		name  string
 		plan  InjectPlan
@@ -178,7 +178,7 @@ func TestSeededPlanAndSpec(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, sp, back, "String reads back: %s", tc.in)
 	}
-	p := InjectPlan{DeadQueues: []QueueID{{0, 5, 0}}}
+	p := InjectPlan{DeadQueues: []QueueID{{GPU: 0, Peer: 5, Q: 0}}}
 	assert.ErrorContains(t, p.Check(4, 2), "outside the node")
 	_, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Inject: &InjectPlan{SignalDropRate: 2}})
 	assert.ErrorContains(t, err, "signal drop rate")

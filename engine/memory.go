@@ -79,29 +79,11 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 // bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.
 func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
 
-// Check reports whether [addr, addr+n) is backed.
-func (m *Memory) Check(op string, addr, n uint64) error {
-	_, err := m.Region(op, addr, n)
-	return err
-}
-
-// Read copies [addr, addr+len(dst)) into dst.
-func (m *Memory) Read(addr uint64, dst []byte) error {
-	b, err := m.bytes("read", addr, uint64(len(dst)))
-	if err != nil {
-		return err
-	}
-	copy(dst, b)
-	return nil
-}
-
 // Write copies src to [addr, addr+len(src)) and wakes waiters on it.
 func (m *Memory) Write(addr uint64, src []byte) error {
-	b, err := m.bytes("write", addr, uint64(len(src)))
-	if err != nil {
+	if err := m.Put(addr, src); err != nil {
 		return err
 	}
-	copy(b, src)
 	m.watch.Notify(addr, addr+uint64(len(src)))
 	return nil
 }

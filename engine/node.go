@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -75,6 +76,7 @@ type Config struct {
 type Node struct {
 	s       *sim.Sim
 	cfg     Config
+	layout  Layout
 	model   model.Model
 	mem     *Memory
 	queues  map[QueueID]*Queue
@@ -85,30 +87,82 @@ type Node struct {
 	tk      traceKinds
 	links   map[[2]int]*link // directed paths (timing.go)
 	engines map[[2]int]*Engine
-	engList []*Engine  // creation order, for deterministic reports
-	jit     *rand.Rand // jitter stream, made on first use
-	obs     Observer   // nil unless a recorder is attached (hooks.go)
-	inj     *injector  // nil unless Config.Inject plans faults (inject.go)
+	engList []*Engine   // creation order, for deterministic reports
+	jit     *rand.Rand  // jitter stream, made on first use
+	hook    issuer.Hook // the observer, nil unless a recorder is attached (hooks.go)
+	inj     *injector   // nil unless Config.Inject plans faults (inject.go)
 }
 
 type traceKinds struct {
 	doorbell, start, done, fault, park sim.TraceKind
 }
 
+// Layout is the shape a backend presents to cco: its GPUs, the queue ids
+// per (GPU, peer), the flat LSA address space (GPU g's slice starts at
+// Base + g·Stride) and the ring options of every queue. The emulator and
+// the ROCm backend resolve it alike, so one program gets the same
+// addresses, and packet bytes, on both.
+type Layout struct {
+	GPUs          int    // 0 = DefaultGPUs
+	QueuesPerPeer int    // 0 = DefaultQueuesPerPeer
+	Base          uint64 // 0 = DefaultBase; a multiple of 4 GiB
+	Stride        uint64 // 0 = DefaultStride; rounded up to 4 GiB
+	Ring          ring.Options
+}
+
+// Resolve fills in the defaults and checks the layout; an error names the
+// field that is wrong.
+func (l Layout) Resolve() (Layout, error) {
+	if l.GPUs == 0 {
+		l.GPUs = DefaultGPUs
+	}
+	if l.QueuesPerPeer == 0 {
+		l.QueuesPerPeer = DefaultQueuesPerPeer
+	}
+	if l.Base == 0 {
+		l.Base = DefaultBase
+	}
+	if l.Stride == 0 {
+		l.Stride = DefaultStride
+	}
+	switch {
+	case l.GPUs < 1 || l.GPUs > 1024:
+		return l, fmt.Errorf("layout: GPUs = %d: need 1..1024", l.GPUs)
+	case l.QueuesPerPeer < 1 || l.QueuesPerPeer > 64:
+		return l, fmt.Errorf("layout: QueuesPerPeer = %d: need 1..64", l.QueuesPerPeer)
+	case l.Base%strideQuantum != 0:
+		return l, fmt.Errorf("layout: Base %#x is not a multiple of 4 GiB", l.Base)
+	}
+	l.Stride = (l.Stride + strideQuantum - 1) / strideQuantum * strideQuantum
+	if end := l.Base + uint64(l.GPUs)*l.Stride; l.Stride == 0 || end < l.Base || end > 1<<57 {
+		return l, fmt.Errorf("layout: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", l.GPUs, l.Stride, l.Base)
+	}
+	if _, err := ring.New(l.Ring); err != nil {
+		return l, fmt.Errorf("layout: ring options: %w", err)
+	}
+	return l, nil
+}
+
+// CheckQueue reports whether id names a queue of the layout.
+func (l Layout) CheckQueue(id QueueID) error {
+	switch {
+	case id.GPU < 0 || id.GPU >= l.GPUs:
+		return fmt.Errorf("queue %v: GPU %d outside [0, %d)", id, id.GPU, l.GPUs)
+	case id.Peer < 0 || id.Peer >= l.GPUs:
+		return fmt.Errorf("queue %v: peer %d outside [0, %d)", id, id.Peer, l.GPUs)
+	case id.Q < 0 || id.Q >= l.QueuesPerPeer:
+		return fmt.Errorf("queue %v: queue id %d outside [0, %d)", id, id.Q, l.QueuesPerPeer)
+	}
+	return nil
+}
+
 // NewNode builds a node on s and registers its hang inspector.
 func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
-	if cfg.GPUs == 0 {
-		cfg.GPUs = DefaultGPUs
+	l, err := Layout{GPUs: cfg.GPUs, QueuesPerPeer: cfg.QueuesPerPeer, Base: cfg.Base, Stride: cfg.Stride, Ring: cfg.Ring}.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
-	if cfg.QueuesPerPeer == 0 {
-		cfg.QueuesPerPeer = DefaultQueuesPerPeer
-	}
-	if cfg.Base == 0 {
-		cfg.Base = DefaultBase
-	}
-	if cfg.Stride == 0 {
-		cfg.Stride = DefaultStride
-	}
+	cfg.GPUs, cfg.QueuesPerPeer, cfg.Base, cfg.Stride = l.GPUs, l.QueuesPerPeer, l.Base, l.Stride
 	if cfg.RptrBurst == 0 {
 		cfg.RptrBurst = DefaultRptrBurst
 	}
@@ -122,32 +176,19 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("engine: model %s: %w", cfg.Model.Name(), err)
 	}
 	switch {
-	case cfg.GPUs < 1 || cfg.GPUs > 1024:
-		return nil, fmt.Errorf("engine: GPUs = %d: need 1..1024", cfg.GPUs)
-	case cfg.QueuesPerPeer < 1 || cfg.QueuesPerPeer > 64:
-		return nil, fmt.Errorf("engine: QueuesPerPeer = %d: need 1..64", cfg.QueuesPerPeer)
 	case cfg.RptrBurst < 1:
 		return nil, fmt.Errorf("engine: RptrBurst = %d: need at least 1", cfg.RptrBurst)
 	case cfg.RptrWriteBack > RptrPerBurst:
 		return nil, fmt.Errorf("engine: RptrWriteBack = %d: unknown policy", cfg.RptrWriteBack)
 	case cfg.PollTimeout > PollTimeoutHalt:
 		return nil, fmt.Errorf("engine: PollTimeout = %d: unknown policy", cfg.PollTimeout)
-	case cfg.Base%strideQuantum != 0:
-		return nil, fmt.Errorf("engine: Base %#x is not a multiple of 4 GiB", cfg.Base)
-	}
-	cfg.Stride = (cfg.Stride + strideQuantum - 1) / strideQuantum * strideQuantum
-	if end := cfg.Base + uint64(cfg.GPUs)*cfg.Stride; end < cfg.Base || end > 1<<57 {
-		return nil, fmt.Errorf("engine: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", cfg.GPUs, cfg.Stride, cfg.Base)
-	}
-	if _, err := ring.New(cfg.Ring); err != nil {
-		return nil, fmt.Errorf("engine: ring options: %w", err)
 	}
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
-	n := &Node{s: s, cfg: cfg, model: model.Perturbed(cfg.Model, s.Perturb()), queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
+	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
@@ -198,27 +239,18 @@ func (n *Node) Faults() []Fault { return n.faults }
 func (n *Node) OnFault(f func(Fault)) { n.onFault = append(n.onFault, f) }
 
 // QueueID names an SDMA queue: GPU's queue toward Peer with id Q.
-type QueueID struct{ GPU, Peer, Q int }
-
-func (id QueueID) String() string {
-	return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q)
-}
+type QueueID = issuer.QueueID
 
 // Queue returns the queue (gpu → peer, q), creating it on first use. Queues
 // are keyed like MORI's hardware queues, per (src GPU, dst GPU, channel), so
 // every user of the pair shares one ring and one commit chain.
 func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
-	id := QueueID{gpu, peer, q}
+	id := QueueID{GPU: gpu, Peer: peer, Q: q}
 	if qu, ok := n.queues[id]; ok {
 		return qu, nil
 	}
-	switch {
-	case gpu < 0 || gpu >= n.cfg.GPUs:
-		return nil, fmt.Errorf("engine: queue %v: GPU %d outside [0, %d)", id, gpu, n.cfg.GPUs)
-	case peer < 0 || peer >= n.cfg.GPUs:
-		return nil, fmt.Errorf("engine: queue %v: peer %d outside [0, %d)", id, peer, n.cfg.GPUs)
-	case q < 0 || q >= n.cfg.QueuesPerPeer:
-		return nil, fmt.Errorf("engine: queue %v: queue id %d outside [0, %d)", id, q, n.cfg.QueuesPerPeer)
+	if err := n.layout.CheckQueue(id); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e, err := n.place(id)
 	if err != nil {
@@ -236,7 +268,9 @@ func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
 // LookupQueue returns the queue (gpu → peer, q) if it has been created, else
 // nil: a queue nobody has used holds nothing to drain or ring, so a quiet
 // need not build its ring.
-func (n *Node) LookupQueue(gpu, peer, q int) *Queue { return n.queues[QueueID{gpu, peer, q}] }
+func (n *Node) LookupQueue(gpu, peer, q int) *Queue {
+	return n.queues[QueueID{GPU: gpu, Peer: peer, Q: q}]
+}
 
 // Queues returns every queue created so far, in creation order.
 func (n *Node) Queues() []*Queue { return n.order }

@@ -48,8 +48,9 @@ func (q *Queue) Report() QueueReport {
 		Queue: q.id.String(), GPU: q.id.GPU, Peer: q.id.Peer, Q: q.id.Q, State: q.state.String(),
 		Rptr: q.r.Rptr(), Wptr: q.r.Wptr(), Doorbell: q.r.Doorbell(), CachedWptr: q.r.CachedWptr(),
 		CommittedWptr: q.r.CommittedWptr(), EnginePos: q.pos,
-		SpaceWaiters: q.spaceWaiters, ChainWaiters: len(q.chainBases), QuietWaiters: q.quietWaiters,
 	}
+	w := q.Waiters()
+	r.SpaceWaiters, r.ChainWaiters, r.QuietWaiters = w.Space, w.Chain, w.Quiet
 	switch q.state {
 	case qBusy, qParked:
 		r.Head = q.head.String()
@@ -96,7 +97,8 @@ func retryText(r uint16) string {
 // that actors wait on, and names known causes.
 func (n *Node) inspect(h *sim.HangError) {
 	for _, q := range n.order {
-		waiters := q.spaceWaiters + len(q.chainBases) + q.quietWaiters
+		w := q.Waiters()
+		waiters := w.Space + w.Chain + w.Quiet
 		stuck := q.state == qParked || q.state == qStalled || q.state == qHalted
 		if !stuck && waiters == 0 {
 			continue
@@ -126,27 +128,11 @@ func (q *Queue) waitsFor() string {
 	return "its current packet to finish"
 }
 
-// causes names the misuse a queue's state matches, in plain words.
-func (q *Queue) causes() []string {
-	var c []string
-	unrung := q.r.Unrung()
-	if q.spaceWaiters > 0 && unrung > 0 && q.pos == q.target {
-		c = append(c, fmt.Sprintf(
-			"ring full on %v: %d B (%d packets' units) reserved but never rung — doorbell %#x is behind cachedWptr %#x by %d B, so the engine has nothing to run and never frees space; an Aggregate batch must be committed before it exceeds the ring (%d B)",
-			q.id, unrung, unrung/ring.Unit, q.r.Doorbell(), q.r.CachedWptr(), unrung, q.r.Capacity()))
-	}
-	for _, base := range q.chainBases {
-		committed := q.r.CommittedWptr()
-		if committed > base {
-			c = append(c, fmt.Sprintf(
-				"commit chain on %v: an issuer waits to ring its reservation at %#x, but committedWptr already jumped to %#x — a commit rang everything reserved, including this unwritten slot, so its issuer can never ring",
-				q.id, base, committed))
-		} else {
-			c = append(c, fmt.Sprintf(
-				"commit chain on %v stalled: an issuer waits to ring its reservation at %#x, but bytes [%#x, %#x) were reserved and never rung",
-				q.id, base, committed, base))
-		}
-	}
+// causes names the misuse a queue's state matches, in plain words: the
+// issuer side's (issuer.Queue.Causes) and the engine's own.
+func (q *Queue) causes() []sim.Cause {
+	c := q.Queue.Causes()
+	name := q.id.String()
 	switch q.state {
 	case qParked:
 		v, _ := q.n.mem.Load32(q.head.Addr)
@@ -157,13 +143,26 @@ func (q *Queue) causes() []string {
 		} else {
 			s += "; the flag never reached the value"
 		}
-		c = append(c, s)
+		c = append(c, sim.Cause{Kind: CausePollParked, Queue: name, Text: s})
 	case qStalled:
-		c = append(c, fmt.Sprintf("QUEUE_HANG: %v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos))
+		c = append(c, sim.Cause{Kind: CauseStalled, Queue: name, Text: fmt.Sprintf(
+			"QUEUE_HANG: %v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos)})
 	case qHalted:
 		if q.fault != nil {
-			c = append(c, "queue halted by a fault: "+q.fault.Error())
+			c = append(c, sim.Cause{Kind: CauseHalted, Queue: name, Text: "queue halted by a fault: " + q.fault.Error()})
 		}
 	}
 	return c
 }
+
+// Kinds of the hang causes the engine names (sim.Cause.Kind), beside the
+// issuer's (issuer.CauseRingFull, ...).
+const (
+	// CausePollParked: the queue is parked on a POLL_REGMEM whose condition
+	// never held.
+	CausePollParked = "poll-parked"
+	// CauseStalled: the doorbell stops inside a packet.
+	CauseStalled = "queue-stalled"
+	// CauseHalted: a fault halted the queue.
+	CauseHalted = "queue-halted"
+)

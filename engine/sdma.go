@@ -211,9 +211,7 @@ func (q *Queue) RingDoorbell(v uint64) {
 func (q *Queue) doorbell(v uint64) {
 	q.c.doorbells.Inc()
 	q.n.s.Trace(q.n.tk.doorbell, q.subj, v, q.pos, 0)
-	if q.n.obs != nil {
-		q.n.obs.Doorbell(q, v)
-	}
+	q.Rang(v)
 	if in := q.n.inj; in != nil {
 		lost, at := in.doorbell(q, v)
 		if lost {
@@ -381,9 +379,7 @@ func (q *Queue) retirePadding() {
 
 // retire moves past the head packet.
 func (q *Queue) retire() {
-	if q.n.obs != nil {
-		q.n.obs.Retired(q, q.pos, q.headSince, &q.head)
-	}
+	q.Retired(q.pos, q.headSince, &q.head)
 	q.pos += uint64(q.headLen)
 	q.c.packets[q.head.Kind].Inc()
 	if q.head.Kind != ring.KindNop {
@@ -429,7 +425,7 @@ func (q *Queue) setRptr(pos uint64) {
 		q.halt(FaultIllegal, 0, "read-pointer write-back: "+err.Error())
 		return
 	}
-	q.wl.Notify(keyRptr, keyRptr+1)
+	q.RptrWritten()
 }
 
 // complete is the head packet's time being up (its data has moved): the

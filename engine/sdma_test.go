@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -112,7 +113,7 @@ func TestEngineTimeSlice(t *testing.T) {
 		q0, q1 := r.queue(0, 1, 0), r.queue(0, 1, 1)
 		require.Same(t, q0.Engine(), q1.Engine())
 		var seq []byte
-		r.n.SetObserver(retireLog(func(q *Queue, p *ring.Packet) {
+		r.n.SetObserver(retireLog(func(q *issuer.Queue, p *ring.Packet) {
 			if p.Kind == ring.KindCopy {
 				seq = append(seq, byte('0'+q.ID().Q))
 			}
@@ -131,10 +132,10 @@ func TestEngineTimeSlice(t *testing.T) {
 	assert.Equal(t, "001101", order(3000*2.4/1024), "a 3 µs slice: two 2 µs packets, then the other queue")
 }
 
-type retireLog func(q *Queue, p *ring.Packet)
+type retireLog func(q *issuer.Queue, p *ring.Packet)
 
-func (retireLog) Running(*sim.Actor)      {}
-func (retireLog) Doorbell(*Queue, uint64) {}
-func (f retireLog) Retired(q *Queue, _ uint64, _ sim.Time, p *ring.Packet) {
+func (retireLog) Running(*sim.Actor)             {}
+func (retireLog) Doorbell(*issuer.Queue, uint64) {}
+func (f retireLog) Retired(q *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet) {
 	f(q, p)
 }

@@ -127,3 +127,31 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 	off := addr - r.Base
 	return r.data[off : off+n : off+n], nil
 }
+
+// Check reports whether [addr, addr+n) lies in one region.
+func (s *Space) Check(op string, addr, n uint64) error {
+	_, err := s.Region(op, addr, n)
+	return err
+}
+
+// Read copies [addr, addr+len(dst)) into dst (a phantom region leaves dst
+// as it is).
+func (s *Space) Read(addr uint64, dst []byte) error {
+	b, err := s.Bytes("read", addr, uint64(len(dst)))
+	if err != nil {
+		return err
+	}
+	copy(dst, b)
+	return nil
+}
+
+// Put copies src to [addr, addr+len(src)); the memory that owns the space
+// wakes the waiters on it.
+func (s *Space) Put(addr uint64, src []byte) error {
+	b, err := s.Bytes("write", addr, uint64(len(src)))
+	if err != nil {
+		return err
+	}
+	copy(b, src)
+	return nil
+}

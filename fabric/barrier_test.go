@@ -186,8 +186,8 @@ func TestHangDiagnosis(t *testing.T) {
 		var h *sim.HangError
 		require.True(t, errors.As(err, &h), "%v", err)
 		require.NotEmpty(t, h.Causes)
-		require.Contains(t, h.Causes[0], "CFT barrier index 0 (unicast): rank 0")
-		require.Contains(t, h.Causes[0], "rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])")
+		require.Contains(t, h.Causes[0].Text, "CFT barrier index 0 (unicast): rank 0")
+		require.Contains(t, h.Causes[0].Text, "rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])")
 		require.Contains(t, h.Text(), "CFT barrier index 1 (unicast)")
 	})
 	t.Run("a dropped arrival", func(t *testing.T) {
@@ -201,7 +201,7 @@ func TestHangDiagnosis(t *testing.T) {
 		}
 		var h *sim.HangError
 		require.True(t, errors.As(r.Sim.Run(), &h))
-		require.Contains(t, h.Causes[0], "rank 1 arrived but the fault plan dropped its arrivals")
+		require.Contains(t, h.Causes[0].Text, "rank 1 arrived but the fault plan dropped its arrivals")
 	})
 	for _, debug := range []bool{false, true} {
 		t.Run(fmt.Sprintf("a group skipped submit, debug=%v", debug), func(t *testing.T) {
@@ -226,7 +226,7 @@ func TestHangDiagnosis(t *testing.T) {
 			}
 			var h *sim.HangError
 			require.True(t, errors.As(err, &h), "%v", err)
-			require.Contains(t, h.Causes[0], "issued but never submitted, by warp 1 of block 0 on rank 0 (put ×1)")
+			require.Contains(t, h.Causes[0].Text, "issued but never submitted, by warp 1 of block 0 on rank 0 (put ×1)")
 		})
 	}
 }

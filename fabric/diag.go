@@ -96,7 +96,11 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 			causes = append(causes, c)
 		}
 	}
-	h.AddLeadCauses(causes...)
+	lead := make([]sim.Cause, len(causes))
+	for i, c := range causes {
+		lead[i] = sim.Because(c)
+	}
+	h.AddLeadCauses(lead...)
 }
 
 func (d *diagnosis) explainFlush(wi *waitInfo) string {

@@ -196,15 +196,15 @@ func TestInspectorWaitersMakeAHang(t *testing.T) {
 	s.AddInspector(func(h *HangError) {
 		if stuck {
 			h.Waiters = append(h.Waiters, Waiter{Kind: "queue", Name: "q0", State: "parked", WaitsFor: "poll"})
-			h.AddCause("flag never set")
-			h.AddCause("flag never set")
+			h.AddCause(Because("flag never set"))
+			h.AddCause(Because("flag never set"))
 		}
 	})
 	s.Spawn("k", func(a *Actor) { a.Sleep(1) })
 	err := s.Run()
 	var h *HangError
 	require.ErrorAs(t, err, &h)
-	assert.Equal(t, []string{"flag never set"}, h.Causes)
+	assert.Equal(t, []Cause{Because("flag never set")}, h.Causes)
 	assert.Contains(t, h.Text(), "blocked queues (1)")
 
 	s2 := New(Config{Seed: 1})

@@ -20,9 +20,9 @@ import (
 func ExampleAttach() {
 	s := sim.New(sim.Config{Seed: 1})
 	node, _ := engine.NewNode(s, cco.MI355X(2))
-	rec := trace.Attach(node) // before the run: everything from now on is kept
-
 	host := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	rec := trace.Attach(node, host) // before the run: everything from now on is kept
+
 	comms, _ := cco.CommCreateAll(host, 2, 0)
 	var wins []cco.Window
 	var dcs []cco.DevComm

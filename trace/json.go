@@ -189,7 +189,7 @@ func (t *track) normalize() (cut int) {
 // panel and speedscope open. The same run gives the same bytes.
 func (r *Recorder) WriteJSON(w io.Writer) error {
 	for _, q := range r.n.Queues() { // queues made but never rung still get a track
-		r.queue(q)
+		r.queue(q.Queue)
 	}
 	end := r.s.Now()
 

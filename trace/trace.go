@@ -3,6 +3,7 @@ package trace
 import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -13,10 +14,11 @@ import (
 // call WriteJSON after sim.Run returns (or from an actor of the run).
 type Recorder struct {
 	n   *engine.Node
+	h   *cco.Host // nil: queue work only
 	s   *sim.Sim
 	seq uint64 // orders hook events: "after the call began" is by seq, not time
 
-	queues   map[*engine.Queue]*queueTrack
+	queues   map[*issuer.Queue]*queueTrack
 	queueIDs []*queueTrack // first-seen order
 	waves    map[*kernel.Wave]*waveTrack
 	waveIDs  []*waveTrack
@@ -33,7 +35,7 @@ type Recorder struct {
 }
 
 type queueTrack struct {
-	q       *engine.Queue
+	q       *issuer.Queue
 	id      engine.QueueID
 	rung    []rung  // doorbells not yet passed by the engine, in order
 	top     uint64  // highest doorbell seen
@@ -94,20 +96,25 @@ type faultMark struct {
 	f engine.Fault
 }
 
-// Attach starts recording node n: from now on every doorbell, packet,
-// device call (cco) and wake-up on it is kept. A node has one recorder:
-// attaching twice returns the first. The recorder replaces any other
-// engine.Observer the node had.
-func Attach(n *engine.Node) *Recorder {
+// Attach starts recording node n: from now on every doorbell, packet and
+// wake-up on it is kept, and with h (the host whose jobs run on n; nil for
+// none) every device call (cco) too. A node has one recorder: attaching
+// twice returns the first. The recorder replaces any other observer the
+// node and the host had.
+func Attach(n *engine.Node, h *cco.Host) *Recorder {
 	if r, ok := n.Observer().(*Recorder); ok {
 		return r
 	}
-	r := &Recorder{n: n, s: n.Sim(), queues: map[*engine.Queue]*queueTrack{}, waves: map[*kernel.Wave]*waveTrack{},
+	r := &Recorder{n: n, h: h, s: n.Sim(), queues: map[*issuer.Queue]*queueTrack{}, waves: map[*kernel.Wave]*waveTrack{},
 		open: map[*sim.Actor]*call{}, lastWrit: map[uint64]*packet{}}
 	for _, q := range n.Queues() {
-		r.queue(q).top = q.Ring().Doorbell()
+		r.queue(q.Queue).top = q.Ring().Doorbell()
 	}
-	n.SetObserver(r)
+	if h != nil {
+		h.SetObserver(r) // the host's device is n: its queues report to r too
+	} else {
+		n.SetObserver(r)
+	}
 	n.OnFault(r.fault)
 	return r
 }
@@ -117,12 +124,15 @@ func (r *Recorder) Detach() {
 	if r.n.Observer() == engine.Observer(r) {
 		r.n.SetObserver(nil)
 	}
+	if r.h != nil && r.h.Observer() == cco.Observer(r) {
+		r.h.SetObserver(nil)
+	}
 	r.detached = true
 }
 
 func (r *Recorder) next() uint64 { r.seq++; return r.seq }
 
-func (r *Recorder) queue(q *engine.Queue) *queueTrack {
+func (r *Recorder) queue(q *issuer.Queue) *queueTrack {
 	if t, ok := r.queues[q]; ok {
 		return t
 	}
@@ -142,13 +152,13 @@ func (r *Recorder) wave(ev *cco.CallEvent) *waveTrack {
 	return t
 }
 
-// ---- engine.Observer ----
+// ---- issuer.Observer ----
 
-// Running implements engine.Observer: a's open call rings next.
+// Running implements issuer.Observer: a's open call rings next.
 func (r *Recorder) Running(a *sim.Actor) { r.submitter = r.open[a] }
 
-// Doorbell implements engine.Observer.
-func (r *Recorder) Doorbell(q *engine.Queue, v uint64) {
+// Doorbell implements issuer.Observer.
+func (r *Recorder) Doorbell(q *issuer.Queue, v uint64) {
 	t := r.queue(q)
 	c := r.submitter
 	if c == nil {
@@ -163,8 +173,8 @@ func (r *Recorder) Doorbell(q *engine.Queue, v uint64) {
 	}
 }
 
-// Retired implements engine.Observer.
-func (r *Recorder) Retired(q *engine.Queue, off uint64, start sim.Time, p *ring.Packet) {
+// Retired implements issuer.Observer.
+func (r *Recorder) Retired(q *issuer.Queue, off uint64, start sim.Time, p *ring.Packet) {
 	now := r.s.Now()
 	if p.Kind == ring.KindNop && start == now {
 		return // padding inside a unit: free, not a packet of its own
@@ -215,12 +225,12 @@ func (r *Recorder) fault(f engine.Fault) {
 	if q == nil {
 		return
 	}
-	r.faults = append(r.faults, faultMark{q: r.queue(q), f: f})
+	r.faults = append(r.faults, faultMark{q: r.queue(q.Queue), f: f})
 }
 
-// ---- cco.CallObserver ----
+// ---- cco.Observer ----
 
-// CallBegin implements cco.CallObserver.
+// CallBegin implements cco.Observer.
 func (r *Recorder) CallBegin(ev *cco.CallEvent) {
 	c := &call{ev: ev, w: r.wave(ev), start: r.s.Now(), seq: r.next()}
 	r.open[ev.Actor] = c
@@ -244,7 +254,7 @@ func (r *Recorder) committer(id engine.QueueID) *call {
 	return nil
 }
 
-// CallEnd implements cco.CallObserver: a call that waited was woken by the
+// CallEnd implements cco.Observer: a call that waited was woken by the
 // last write to a signal slot it waited on (waitSignal) or by the last
 // packet a queue it drained retired (quiet, quietQueue), if those came
 // after it began.
@@ -282,10 +292,8 @@ func (r *Recorder) CallEnd(ev *cco.CallEvent, err error) {
 		}
 	}
 	for _, d := range ev.Drains {
-		if q, ok := d.(*engine.Queue); ok {
-			if t := r.queues[q]; t != nil {
-				add(t.last)
-			}
+		if t := r.queues[d]; t != nil {
+			add(t.last)
 		}
 	}
 	for _, k := range wakers {
@@ -293,7 +301,4 @@ func (r *Recorder) CallEnd(ev *cco.CallEvent, err error) {
 	}
 }
 
-var (
-	_ engine.Observer  = (*Recorder)(nil)
-	_ cco.CallObserver = (*Recorder)(nil)
-)
+var _ cco.Observer = (*Recorder)(nil)

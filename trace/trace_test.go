@@ -48,11 +48,11 @@ func (x a2a) run(t testing.TB, seed uint64, attach bool) (*Recorder, *engine.Nod
 	s := sim.New(sim.Config{Seed: seed})
 	n, err := engine.NewNode(s, cco.MI355X(x.ranks))
 	require.NoError(t, err)
+	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
 	var r *Recorder
 	if attach {
-		r = Attach(n)
+		r = Attach(n, host)
 	}
-	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
 	comms, err := cco.CommCreateAll(host, x.ranks, 0)
 	require.NoError(t, err)
 	span := uint64(x.ranks) * x.bytes
@@ -331,8 +331,8 @@ func newPair(t *testing.T, seed uint64) *pair {
 	s := sim.New(sim.Config{Seed: seed})
 	n, err := engine.NewNode(s, cco.MI355X(2))
 	require.NoError(t, err)
-	p := &pair{s: s, n: n, r: Attach(n)}
 	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	p := &pair{s: s, n: n, r: Attach(n, host)}
 	comms, err := cco.CommCreateAll(host, 2, 0)
 	require.NoError(t, err)
 	for _, c := range comms {
@@ -433,7 +433,7 @@ func TestCommitRingsAggregatePuts(t *testing.T) {
 // else, and the node runs without an observer.
 func TestDetach(t *testing.T) {
 	p := newPair(t, 1)
-	assert.Same(t, p.r, Attach(p.n), "one recorder per node")
+	assert.Same(t, p.r, Attach(p.n, nil), "one recorder per node")
 	p.r.Detach()
 	assert.Nil(t, p.n.Observer())
 	p.launch(t, 0, func(sdma *cco.Sdma) {

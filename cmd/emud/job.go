@@ -26,7 +26,7 @@ type job struct {
 }
 
 // newNode builds the simulator and the node a run uses: the seed, the
-// timing model, the metrics registry and the observer from o.
+// timing model and the metrics registry from o.
 func newNode(o options) (*sim.Sim, *engine.Node, error) {
 	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
 	cfg := cco.MI355X(o.Ranks)
@@ -42,9 +42,6 @@ func newNode(o options) (*sim.Sim, *engine.Node, error) {
 	n, err := engine.NewNode(s, cfg)
 	if err != nil {
 		return nil, nil, err
-	}
-	if o.observe != nil {
-		o.observe(n)
 	}
 	return s, n, nil
 }
@@ -66,7 +63,11 @@ func newJob(o options) (*job, error) {
 		return nil, err
 	}
 	env := runEnv()
-	comms, err := cco.CommCreateAll(cco.NewEmulatedHost(n, env), o.Ranks, 0)
+	host := cco.NewEmulatedHost(n, env)
+	if o.observe != nil {
+		o.observe(n, host)
+	}
+	comms, err := cco.CommCreateAll(host, o.Ranks, 0)
 	if err != nil {
 		return nil, err
 	}

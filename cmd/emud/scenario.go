@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/model"
@@ -37,10 +38,10 @@ type options struct {
 	LsaSize, CftSize, McSize int
 
 	// registry receives the node's engine counters (nil: a registry of the
-	// run's own); observe sees the node before anything runs (the trace
+	// run's own); observe sees the node and its host before anything runs (the trace
 	// recorder attaches there).
 	registry *prometheus.Registry
-	observe  func(*engine.Node)
+	observe  func(*engine.Node, *cco.Host)
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)

@@ -19,6 +19,9 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/sim"
 )
 
 // daemonUnderTest is emud serve on a loopback port, in process.
@@ -107,8 +110,8 @@ type apiRun struct {
 		Status  string       `json:"status"`
 		Summary *jsonSummary `json:"summary"`
 		Hang    *struct {
-			Causes []string `json:"causes"`
-			Digest string   `json:"digest"`
+			Causes []sim.Cause `json:"causes"`
+			Digest string      `json:"digest"`
 		} `json:"hang"`
 		Error string `json:"error"`
 	} `json:"report"`
@@ -153,7 +156,9 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	h := d.wait(hang)
 	require.Equal(t, statusHang, h.Status)
 	require.NotNil(t, h.Report.Hang)
-	assert.Contains(t, strings.Join(h.Report.Hang.Causes, "\n"), "expected looks shared across queues")
+	require.NotEmpty(t, h.Report.Hang.Causes)
+	assert.Equal(t, cco.CauseSignalShort, h.Report.Hang.Causes[0].Kind)
+	assert.Contains(t, h.Report.Hang.Causes[0].Text, "expected looks shared across queues")
 	status, body = d.do("GET", "/healthz", "")
 	assert.Equal(t, http.StatusOK, status, "a hung run does not hurt the daemon: %s", body)
 

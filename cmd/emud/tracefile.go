@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/trace"
 )
@@ -19,11 +20,11 @@ import (
 func traceInto(o *options) func(w io.Writer) error {
 	var rec *trace.Recorder
 	prev := o.observe
-	o.observe = func(n *engine.Node) {
+	o.observe = func(n *engine.Node, h *cco.Host) {
 		if prev != nil {
-			prev(n)
+			prev(n, h)
 		}
-		rec = trace.Attach(n)
+		rec = trace.Attach(n, h)
 	}
 	return func(w io.Writer) error {
 		if rec == nil {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/issuer"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -59,11 +61,13 @@ type Device struct {
 	s      *sim.Sim
 	drv    Driver
 	cfg    Config
+	layout engine.Layout
 	mem    *Memory
 	queues map[QueueID]*Queue
 	order  []*Queue
 	closed bool
 	tkDB   sim.TraceKind
+	hook   issuer.Hook
 }
 
 var _ cco.Device = (*Device)(nil)
@@ -90,29 +94,15 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 	if cfg.QueuesPerPeer == 0 {
 		cfg.QueuesPerPeer = cco.MaxSdmaQueues
 	}
-	if cfg.QueuesPerPeer < 1 || cfg.QueuesPerPeer > 64 {
-		return nil, fmt.Errorf("hw/rocm: Config.QueuesPerPeer = %d: need 1..64", cfg.QueuesPerPeer)
+	cfg.Ring.Start = 0
+	l, err := engine.Layout{GPUs: cfg.GPUs, QueuesPerPeer: cfg.QueuesPerPeer, Base: cfg.Base, Stride: cfg.Stride, Ring: cfg.Ring}.Resolve()
+	if err != nil {
+		return nil, fmt.Errorf("hw/rocm: Config: %w", err)
 	}
-	if cfg.Base == 0 {
-		cfg.Base = engine.DefaultBase
-	}
-	if cfg.Stride == 0 {
-		cfg.Stride = engine.DefaultStride
-	}
-	const quantum = 4 << 30
-	if cfg.Base%quantum != 0 {
-		return nil, fmt.Errorf("hw/rocm: Config.Base %#x is not a multiple of 4 GiB", cfg.Base)
-	}
-	cfg.Stride = (cfg.Stride + quantum - 1) / quantum * quantum
-	if end := cfg.Base + uint64(cfg.GPUs)*cfg.Stride; end < cfg.Base || end > 1<<57 {
-		return nil, fmt.Errorf("hw/rocm: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", cfg.GPUs, cfg.Stride, cfg.Base)
-	}
+	cfg.QueuesPerPeer, cfg.Base, cfg.Stride = l.QueuesPerPeer, l.Base, l.Stride
+	l.Ring.Size = cfg.Ring.Size
 	if cfg.Ring.Size == 0 {
 		cfg.Ring.Size = ring.DefaultSize
-	}
-	cfg.Ring.Start = 0
-	if _, err := ring.New(cfg.Ring); err != nil {
-		return nil, fmt.Errorf("hw/rocm: ring options: %w", err)
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
@@ -124,10 +114,36 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 	default:
 		return nil, fmt.Errorf("hw/rocm: Config.Pace = %d: unknown", cfg.Pace)
 	}
-	d := &Device{s: s, drv: drv, cfg: cfg, queues: map[QueueID]*Queue{}, tkDB: s.TraceKind("rocm.doorbell")}
+	d := &Device{s: s, drv: drv, cfg: cfg, layout: l, queues: map[QueueID]*Queue{}, tkDB: s.TraceKind("rocm.doorbell")}
 	d.mem = newMemory(d)
+	s.AddInspector(d.inspect)
 	return d, nil
 }
+
+// inspect adds to a hang report every queue an issuer waits on, with its
+// pointers, and what the issuer side can tell of why (issuer.Queue.Causes).
+// The engine's own state is outside the simulator: the read pointer is all
+// it shows.
+func (d *Device) inspect(h *sim.HangError) {
+	for _, q := range d.order {
+		w := q.Waiters()
+		if w.Space+w.Chain+w.Quiet == 0 {
+			continue
+		}
+		p := q.Pointers()
+		h.Waiters = append(h.Waiters, sim.Waiter{Kind: "queue", Name: q.ID().String(), State: "outside the simulator",
+			WaitsFor: "the engine's read pointer to move",
+			Lines: []string{fmt.Sprintf("rptr=%#x wptr=%#x doorbell=%#x cachedWptr=%#x committedWptr=%#x",
+				p.Rptr, p.Wptr, p.Doorbell, p.CachedWptr, p.CommittedWptr)}, Detail: p})
+		for _, c := range q.Causes() {
+			h.AddCause(c)
+		}
+	}
+}
+
+// SetObserver makes o the observer of the device's queues (their
+// doorbells; a real engine reports no retired packets); nil detaches it.
+func (d *Device) SetObserver(o issuer.Observer) { d.hook.O = o }
 
 // Sim returns the simulator the device's kernels run on.
 func (d *Device) Sim() *sim.Sim { return d.s }
@@ -160,12 +176,12 @@ type QueueID = engine.QueueID
 
 // Queue returns queue (gpu → peer, q), creating the driver's queue on first
 // use, as MORI's anvil connects a pair on first need.
-func (d *Device) Queue(gpu, peer, q int) (cco.Queue, error) {
+func (d *Device) Queue(gpu, peer, q int) (*cco.Queue, error) {
 	qu, err := d.HWQueue(gpu, peer, q)
 	if err != nil {
 		return nil, err
 	}
-	return qu, nil
+	return qu.Queue, nil
 }
 
 // HWQueue is Queue with the concrete type.
@@ -174,15 +190,11 @@ func (d *Device) HWQueue(gpu, peer, q int) (*Queue, error) {
 	if qu := d.queues[id]; qu != nil {
 		return qu, nil
 	}
-	switch {
-	case d.closed:
+	if d.closed {
 		return nil, fmt.Errorf("hw/rocm: %v: device closed", id)
-	case gpu < 0 || gpu >= d.cfg.GPUs:
-		return nil, fmt.Errorf("hw/rocm: %v: GPU %d outside [0, %d)", id, gpu, d.cfg.GPUs)
-	case peer < 0 || peer >= d.cfg.GPUs:
-		return nil, fmt.Errorf("hw/rocm: %v: peer %d outside [0, %d)", id, peer, d.cfg.GPUs)
-	case q < 0 || q >= d.cfg.QueuesPerPeer:
-		return nil, fmt.Errorf("hw/rocm: %v: queue id %d outside [0, %d)", id, q, d.cfg.QueuesPerPeer)
+	}
+	if err := d.layout.CheckQueue(id); err != nil {
+		return nil, fmt.Errorf("hw/rocm: %w", err)
 	}
 	res, err := d.drv.CreateQueue(gpu, peer, q, d.cfg.Ring.Size)
 	if err != nil {
@@ -198,12 +210,15 @@ func (d *Device) HWQueue(gpu, peer, q int) (*Queue, error) {
 }
 
 // LookupQueue returns the queue if it was created, else nil.
-func (d *Device) LookupQueue(gpu, peer, q int) cco.Queue {
+func (d *Device) LookupQueue(gpu, peer, q int) *cco.Queue {
 	if qu := d.queues[QueueID{GPU: gpu, Peer: peer, Q: q}]; qu != nil {
-		return qu
+		return qu.Queue
 	}
-	return nil // not a typed nil inside the interface
+	return nil
 }
+
+// Model is nil: on hardware CU-side time passes by itself.
+func (d *Device) Model() model.Model { return nil }
 
 // Queues returns the created queues in creation order.
 func (d *Device) Queues() []*Queue { return d.order }

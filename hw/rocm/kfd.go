@@ -118,6 +118,7 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/emud-dev/emud/hw/rocm/internal/mmio"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -277,7 +278,9 @@ type kfdQueue struct {
 func (q *kfdQueue) RingMemory() []byte { return q.mem }
 func (q *kfdQueue) Wptr() *uint64      { return q.wp }
 func (q *kfdQueue) Rptr() *uint64      { return q.rp }
-func (q *kfdQueue) Doorbell() *uint64  { return q.db }
+
+// StoreDoorbell fences and stores v to the doorbell page.
+func (q *kfdQueue) StoreDoorbell(v uint64) { mmio.StoreDoorbell(q.db, v) }
 
 // CreateQueue allocates the ring and creates the SDMA queue: on the
 // recommended engine through hsaKmtCreateQueueExt where the library and
@@ -316,7 +319,10 @@ func (k *KFD) CreateQueue(gpu, peer, q, ringBytes int) (Resource, error) {
 	kq.wp = (*uint64)(unsafe.Pointer(C.emud_qr_wptr(&kq.res)))
 	kq.rp = (*uint64)(unsafe.Pointer(C.emud_qr_rptr(&kq.res)))
 	kq.db = (*uint64)(unsafe.Pointer(C.emud_qr_doorbell(&kq.res)))
-	k.queues = append(k.queues, kq)
+	k.queues = append(k.queues, kq) // Close destroys it, also when refused below
+	if kq.db == nil {
+		return nil, fmt.Errorf("SDMA queue on node %d: KFD returned no doorbell", node)
+	}
 	return kq, nil
 }
 

@@ -6,10 +6,10 @@ import (
 )
 
 // Resource is one SDMA queue as KFD hands it out (HsaQueueResource plus the
-// ring it was created on): the ring memory and three 64-bit words. The
-// queue path writes packets into RingMemory, stores the write pointer and
-// the doorbell, and reads the read pointer; it never calls into the driver
-// on the hot path.
+// ring it was created on): the ring memory, two 64-bit pointer words and
+// the doorbell. The queue path writes packets into RingMemory, stores the
+// write pointer and the doorbell, and reads the read pointer; it never
+// calls into the driver on the hot path.
 //
 // The words are the 64-bit views of HsaQueueResource (Queue_write_ptr_aql,
 // Queue_read_ptr_aql, Queue_DoorBell_aql): monotonic byte offsets on
@@ -23,16 +23,9 @@ type Resource interface {
 	Wptr() *uint64
 	// Rptr is the read-pointer word the engine writes back.
 	Rptr() *uint64
-	// Doorbell is the doorbell word (MMIO on hardware).
-	Doorbell() *uint64
-}
-
-// DoorbellObserver is implemented by a Resource that must see each
-// doorbell store as it happens: on hardware the store itself wakes the
-// engine, so only the in-memory stand-in needs it. Rang is called after the
-// write-pointer store, the fence and the doorbell store of v.
-type DoorbellObserver interface {
-	Rang(v uint64)
+	// StoreDoorbell is the release fence and one 64-bit store of v to the
+	// doorbell (MMIO on hardware), after the write-pointer store.
+	StoreDoorbell(v uint64)
 }
 
 // Driver is what the backend needs from the kernel driver: queues and

@@ -116,14 +116,15 @@ func (q *StandInQueue) Wptr() *uint64 { return &q.words[0] }
 // Rptr is the read-pointer word.
 func (q *StandInQueue) Rptr() *uint64 { return &q.words[1] }
 
-// Doorbell is the doorbell word.
+// Doorbell is the doorbell word (what StoreDoorbell stored last).
 func (q *StandInQueue) Doorbell() *uint64 { return &q.words[2] }
 
-// Rang records a doorbell store of v. It checks what the hardware relies on
-// (sdma-hardware.md §3.4, §3.6, §4.2): the doorbell word holds v, the
+// StoreDoorbell stores v to the doorbell word and records it. It checks
+// what the hardware relies on (sdma-hardware.md §3.4, §3.6, §4.2): the
 // write pointer was stored first with the same value, v is a multiple of 4
 // and does not move back. The first violation is kept (Err).
-func (q *StandInQueue) Rang(v uint64) {
+func (q *StandInQueue) StoreDoorbell(v uint64) {
+	atomic.StoreUint64(&q.words[2], v)
 	db, wp := atomic.LoadUint64(&q.words[2]), atomic.LoadUint64(&q.words[0])
 	var prev uint64
 	if n := len(q.doorbells); n > 0 {

@@ -1,0 +1,23 @@
+// Package issuer is the issuer side of MORI's SDMA ring protocol
+// (sdma-hardware.md §3), written once for every backend: reservation by
+// fetch-add on the cached write pointer (Claim), the full-ring rule
+// (AwaitSpace), the in-order commit chain (AwaitChain, Submit), committing
+// everything reserved (Commit) and draining to the commit frontier
+// (QuietTarget, AwaitDrained).
+//
+// A [Queue] keeps the issuer's pointers in a [ring.Ring] over the queue's
+// ring memory and reaches the engine only through a [Port]: publishing a
+// write pointer and doorbell, reading the read pointer the engine writes
+// back, and waiting for the engine. The emulator (package engine)
+// implements Port with its simulated engine, whose read-pointer write-backs
+// wake waiters directly; the ROCm backend (package hw/rocm) with a real KFD
+// queue, whose read pointer changes outside the simulator and is polled.
+// So the same calls write the same packet bytes and ring the same doorbells
+// on both.
+//
+// An [Observer] sees queue work as it happens (the issuer's doorbells; the
+// emulated engine's retired packets); package trace implements it.
+//
+// A Queue's methods must be called from the running simulator actor or
+// event: the simulator runs one at a time, so nothing here locks.
+package issuer
