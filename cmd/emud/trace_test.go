@@ -17,9 +17,11 @@ import (
 // viewers were first seen to misread) reads right: tracecheck finds no
 // problem (time grid, every slice nested or disjoint, every flow bound
 // under Perfetto's and DevTools' rules to the slices its args name), and
-// no flow was dropped. CI loads the same traces in the real viewers
+// no flow was dropped. With $EMUD_TRACE_DIR set the traces are kept there
+// as SCENARIO-seed1.json: .ci/run loads them in the real viewers
 // (.ci/tracecheck).
 func TestScenarioTracesReadRight(t *testing.T) {
+	keep := os.Getenv("EMUD_TRACE_DIR")
 	var names []string
 	for n, sc := range scenarios {
 		if !sc.noSDMA {
@@ -31,6 +33,9 @@ func TestScenarioTracesReadRight(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "t.json")
+			if keep != "" {
+				path = filepath.Join(keep, name+"-seed1.json")
+			}
 			_, errOut, status := execute(t, "run", name, "--seed", "1", "--trace", path)
 			want := exitOK
 			if name == "alltoall-shared-expected" {
