@@ -24,7 +24,18 @@ type JobConfig struct {
 	Model    *Model
 	Watchdog sim.Time // sim.Config.Watchdog
 	Phantom  bool     // Config.Phantom: windows without bytes
-	MemBytes uint64   // Config.MemBytes
+	// Sched is the rest of the run's sim.Config: timing perturbation (the
+	// kernels' launch and block skew) and the scheduling strategy.
+	Sched    Sched
+	MemBytes uint64 // Config.MemBytes
+}
+
+// Sched is how a run's seed makes its choices beyond tie-breaks: the
+// fields of sim.Config of those names.
+type Sched struct {
+	Perturb  sim.Level
+	Strategy sim.Strategy
+	PCT      sim.PCT
 }
 
 // Job is a built system: Windows[k][r] is rank r's copy of window k.
@@ -39,7 +50,7 @@ type Job struct {
 // NewJob builds a system of cfg.Topology.NRanks ranks on a new simulator
 // seeded with cfg.Seed: comms, dev comms and windows, ready for kernels.
 func NewJob(cfg JobConfig) (*Job, error) {
-	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog})
+	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog, Perturb: cfg.Sched.Perturb, Strategy: cfg.Sched.Strategy, PCT: cfg.Sched.PCT})
 	sys, err := NewSystem(s, Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{},
 		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes})
 	if err != nil {
@@ -118,6 +129,7 @@ type AllReduceConfig struct {
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// inputs, no outputs, no check; Out and Want are nil.
 	Phantom bool
+	Sched   Sched // sim.Config's perturbation and strategy
 }
 
 // DefaultStage is AllReduceConfig.Stage's cap when it is 0: a piece a
@@ -200,7 +212,7 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("cft-allreduce: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug,
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug, Sched: cfg.Sched,
 		Phantom: cfg.Phantom, MemBytes: max(DefaultMemBytes, 2*uint64(size)+1<<20)})
 	if err != nil {
 		return nil, err
@@ -323,6 +335,7 @@ type AllToAllConfig struct {
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// blocks made, no check; Out is nil.
 	Phantom bool
+	Sched   Sched // sim.Config's perturbation and strategy
 }
 
 // AllToAllBlock is the block rank src sends to rank dst.
@@ -361,7 +374,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("all-to-all: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Phantom: cfg.Phantom})
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Phantom: cfg.Phantom, Sched: cfg.Sched})
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,8 @@ func checkCft(o options) error {
 		return fmt.Errorf("invalid --bytes %s: at most %s per rank", formatBytes(o.Bytes), formatBytes(maxCftBytes))
 	case o.Model != "":
 		return fmt.Errorf("invalid --model %q: the CFT scenarios run on the fabric's own timing model, not an SDMA model", o.Model)
+	case !o.Faults.Empty():
+		return fmt.Errorf("invalid --faults %s: the faults are SDMA faults and the CFT scenarios have no SDMA queues", o.Faults)
 	}
 	return nil
 }
@@ -95,7 +97,7 @@ func checkCftAllToAll(o options) error {
 
 func runCftAllReduce(o options) (*outcome, error) {
 	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.topology(),
-		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Phantom: o.Phantom})
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func runCftAllReduce(o options) (*outcome, error) {
 
 func runCftAllToAll(o options) (*outcome, error) {
 	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.topology(),
-		Block: int(o.Bytes), Debug: o.Debug, Phantom: o.Phantom})
+		Block: int(o.Bytes), Debug: o.Debug, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-alltoall", o, res, err); err != nil {
 		return nil, err
 	}

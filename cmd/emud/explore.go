@@ -31,6 +31,14 @@ data check or fails otherwise. Print that seed, its report and the command that
 reproduces it. The seed reported is the lowest failing one in the range, however
 the runs were spread over jobs.
 
+By default the seeds explore what hardware does: --perturb 1 spreads launches,
+engine gaps, doorbells, link rates, poll phases, CU costs and host stores within
+measured spreads, and --strategy pct adds PCT's random priorities with change
+points that preempt a wave or an engine (its steps measured by one run of the
+first seed without PCT, unless --pct-steps says). --perturb 0 --strategy random
+only varies tie-breaks between events due at the same instant. "emud hunt"
+compares the strategies on a corpus of planted bugs.
+
 A progress bar goes to stderr when it is a terminal, or with --progress.
 
 ` + exitStatusHelp + ` (of the seed found; 0 when all passed)`,
@@ -48,6 +56,9 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 			case first+uint64(seeds)-1 < first:
 				return fmt.Errorf("invalid --first-seed %d with --seeds %d: the range passes 2^64", first, seeds)
 			}
+			if f.o.Strategy == sim.StrategyPCT && f.o.PCT.Steps == 0 {
+				f.o.PCT.Steps = pctSteps(sc, f.o, first)
+			}
 			errOut := cmd.ErrOrStderr()
 			prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+sc.name, seeds)
 			res := explore(sc, f.o, first, seeds, jobs, prog.step)
@@ -55,7 +66,7 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 			return res.write(cmd.OutOrStdout(), f.asJSON)
 		},
 	}
-	f.bind(cmd, false, sim.LevelRealistic)
+	f.bind(cmd, false, sim.LevelRealistic, sim.StrategyPCT)
 	fs := cmd.Flags()
 	fs.IntVar(&seeds, "seeds", 100, "how many seeds to run")
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
@@ -122,6 +133,17 @@ func explore(sc *scenario, o options, first uint64, n, jobs int, step func(faile
 	}
 	wg.Wait()
 	return x
+}
+
+// pctSteps is PCT's k for sc: the scheduling steps of one run of the first
+// seed without PCT (sim.DefaultPCTSteps if that run does not finish).
+func pctSteps(sc *scenario, o options, first uint64) int {
+	probe := o
+	probe.Seed, probe.Strategy = first, sim.StrategyRandom
+	if rep := runOnce(sc, probe); rep.res != nil && rep.res.Steps > 0 {
+		return rep.res.Steps
+	}
+	return sim.DefaultPCTSteps
 }
 
 // reproduce is the command line that reruns the failing seed with its trace.

@@ -153,7 +153,7 @@ func (j *job) fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 // outcome is the summary of a finished run; sent and received give each
 // rank's byte counts.
 func (j *job) outcome(sent, received func(r int) uint64) *outcome {
-	res := &outcome{Model: j.n.Model().Name(), End: j.s.Now(), Seed: j.s.Seed(), Digest: j.s.Digest(), Injected: j.n.Injected()}
+	res := &outcome{Model: j.n.Model().Name(), End: j.s.Now(), Seed: j.s.Seed(), Digest: j.s.Digest(), Injected: j.n.Injected(), Steps: j.s.Steps()}
 	for r := range j.comms {
 		res.Ranks = append(res.Ranks, rankResult{Rank: r, Finish: j.finish[r], BytesSent: sent(r), BytesReceived: received(r)})
 	}

@@ -58,7 +58,7 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 			return rep.exitErr()
 		},
 	}
-	f.bind(cmd, true, sim.LevelExact)
+	f.bind(cmd, true, sim.LevelExact, sim.StrategyRandom)
 	fs := cmd.Flags()
 	fs.StringVar(&tracePath, "trace", "", "where to write the trace (default SCENARIO-seedS.trace.json)")
 	fs.StringVar(&wantDigest, "expect-digest", "", "fail unless the run's digest is this one")

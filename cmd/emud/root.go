@@ -23,6 +23,7 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 	root.AddCommand(
 		newRunCmd(),
 		newExploreCmd(),
+		newHuntCmd(),
 		newReplayCmd(),
 		newServeCmd(),
 		newCalibrateCmd(),

@@ -32,12 +32,13 @@ func newScenarioFlags() *scenarioFlags {
 }
 
 // bind registers the shared flags on cmd; withSeed adds --seed.
-// perturb is the command's default --perturb level.
-func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Level) {
+// perturb and strategy are the command's defaults of --perturb and
+// --strategy.
+func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Level, strategy sim.Strategy) {
 	fs := cmd.Flags()
-	f.perturb = int(perturb)
+	f.perturb, f.strategy = int(perturb), strategy.String()
 	fs.IntVar(&f.perturb, "perturb", f.perturb, "timing perturbation level from the seed: 0 = the model's exact timing, 1 = realistic hardware spreads (launch skew, engine gaps, doorbells, links, poll phase, CU costs, host stores), 2 = stress")
-	fs.StringVar(&f.strategy, "strategy", "random", "scheduling strategy: random (seeded tie-breaks) or pct (random priorities with --pct-depth change points)")
+	fs.StringVar(&f.strategy, "strategy", f.strategy, "scheduling strategy: random (seeded tie-breaks) or pct (random priorities with --pct-depth change points)")
 	fs.IntVar(&f.o.PCT.Depth, "pct-depth", 0, fmt.Sprintf("PCT bug depth d (d−1 change points; 0 = %d)", sim.DefaultPCTDepth))
 	fs.IntVar(&f.o.PCT.Steps, "pct-steps", 0, fmt.Sprintf("PCT: scheduling steps the change points are spread over (0 = %d)", sim.DefaultPCTSteps))
 	fs.StringVar(&f.faults, "faults", "none", "SDMA faults to inject: none, seed[=RATE] (drawn from the seed), or a list such as drop-signal=0:1:0#2,stall-bytes=256M,dead=1:0:1,lost-doorbell=0:1:0#0,doorbell-delay=20us@0.2,rptr-lag=5us")
@@ -126,7 +127,7 @@ ui.perfetto.dev) is written to FILE, also when the run hangs.
 			return runAndPrint(cmd.OutOrStdout(), sc, f.o, f.asJSON, tracePath)
 		},
 	}
-	f.bind(cmd, true, sim.LevelExact)
+	f.bind(cmd, true, sim.LevelExact, sim.StrategyRandom)
 	cmd.Flags().StringVar(&tracePath, "trace", "", "write the run's Chrome trace-event JSON to this file")
 	return cmd
 }

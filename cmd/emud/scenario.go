@@ -137,10 +137,12 @@ type outcome struct {
 	Model string // timing model name
 	// Injected lists the SDMA faults the run's plan injected.
 	Injected []engine.Fault
-	End      sim.Time
-	Ranks    []rankResult
-	Seed     uint64
-	Digest   string
+	// Steps is how many scheduling steps the run took (PCT's k).
+	Steps  int
+	End    sim.Time
+	Ranks  []rankResult
+	Seed   uint64
+	Digest string
 }
 
 // scenario is one runnable workload. run builds its own simulator from the

@@ -1,0 +1,22 @@
+// Package bugs is a corpus of planted-bug collectives: small MORI-style
+// programs on emud's ccoSdma API, each with one real bug class (a hang or
+// a data race seen in RCCL, ROCr or MORI, or a misuse the seed document
+// warns about), and each with its fixed twin. It is the yardstick of
+// emud's exploration: [Hunt] runs a bug under many seeds with a
+// [Strategy] (seeded tie-breaks only, timing perturbation, PCT) and says
+// how soon and how often the bug shows; "emud hunt" prints the table.
+//
+// A bug is detected when its run hangs, fails, or leaves wrong data. The
+// fixed twins pass under every strategy, so a detection is the bug's and
+// not the exploration's: a strategy that made correct programs fail would
+// be worthless.
+//
+// Some bugs show under any schedule (a waitSignal on the wrong slot), some
+// only under timing that hardware produces but the calibrated model alone
+// never does (a rank launched late, an engine a little slow, a poll at
+// another phase): those are what the tie-only strategy misses. Bugs that
+// are hardware incidents (lost completion signals, a stalled or dead
+// engine) run under the fault injection that reproduces the incident;
+// their twin is the same program on healthy hardware, or with the
+// workaround that avoids the fault.
+package bugs
