@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/sim"
+)
+
+// A reduced hunt (CI): two deterministic bugs and one that needs timing,
+// a few seeds each. The full table is in the README.
+func TestHuntTable(t *testing.T) {
+	out, errOut, status := execute(t, "hunt", "--seeds", "8", "--jobs", "2", "ring-off-by-one", "late-rank-snapshot", "missing-commit")
+	require.Equal(t, exitOK, status, errOut)
+	ls := lines(out)
+	require.Len(t, ls, 9, out)
+	assert.Equal(t, "hunt: 3 planted bugs, seeds 1..8 under each strategy", ls[0])
+	assert.Regexp(t, `^bug +timing +ties first +ties rate +perturb first +perturb rate +pct first +pct rate`, ls[1])
+	assert.Regexp(t, `^ring-off-by-one +any +1 +100% +1 +100% +1 +100%`, ls[2])
+	assert.Regexp(t, `^late-rank-snapshot +needs +- +0% +\d+ +\d+% +\d+ +\d+%`, ls[3], "tie-breaks alone never find it")
+	assert.Equal(t, "ties: 2 of 3 detected; missed late-rank-snapshot", ls[5])
+	assert.Equal(t, "found 3 of 3 planted bugs within 8 seeds each", ls[len(ls)-1])
+
+	again, _, _ := execute(t, "hunt", "--seeds", "8", "--jobs", "1", "ring-off-by-one", "late-rank-snapshot", "missing-commit")
+	assert.Equal(t, out, again, "the table does not depend on --jobs")
+}
+
+func TestHuntFixedAndJSON(t *testing.T) {
+	out, errOut, status := execute(t, "hunt", "--seeds", "3", "--fixed", "--strategies", "ties,pct", "expected-per-lane", "flag-set-cleared")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, out, "2 fixed twins")
+	assert.Contains(t, out, "ties: 0 of 2 detected")
+	assert.Contains(t, out, "pct: 0 of 2 detected")
+	assert.NotContains(t, out, "found ", "no found line for the twins")
+
+	out, errOut, status = execute(t, "hunt", "--seeds", "2", "--json", "--strategies", "pct", "lost-completion", "gin-allgather-multicta")
+	require.Contains(t, []int{exitOK, exitError}, status, errOut)
+	var j jsonHunt
+	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
+	require.Len(t, j.Bugs, 2)
+	assert.Equal(t, "pct", j.Default)
+	g := j.Bugs[1]
+	assert.Equal(t, "gin-allgather-multicta", g.Name)
+	require.Len(t, g.Results, 1)
+	assert.Equal(t, 1, g.Results[0].SeedsToFirst)
+	assert.Contains(t, g.Results[0].Example, "waitSignal never returns")
+	assert.NotEmpty(t, j.Bugs[0].Faults, "the fault-injected bug says which faults")
+}
+
+func TestHuntErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hunt", "--seeds", "0"}, "invalid --seeds 0"},
+		{[]string{"hunt", "--jobs", "0"}, "invalid --jobs 0"},
+		{[]string{"hunt", "--strategies", "ties,dfs"}, "invalid --strategies"},
+		{[]string{"hunt", "no-such-bug"}, `no planted bug "no-such-bug"`},
+	} {
+		_, errOut, status := execute(t, tc.args...)
+		assert.Equal(t, exitError, status, fmt.Sprint(tc.args))
+		assert.Contains(t, errOut, tc.want, strings.Join(tc.args, " "))
+	}
+}
+
+// The same seed and flags give the same digest with timing perturbation
+// and fault injection on: 100 seeds, each run twice, across the
+// strategies.
+func TestDigestStableWithPerturbationAndFaults(t *testing.T) {
+	sc, err := lookupScenario("alltoall")
+	require.NoError(t, err)
+	faults, err := engine.ParseInject("seed=0.5")
+	require.NoError(t, err)
+	digests := map[string]bool{}
+	injected := 0
+	for seed := uint64(1); seed <= 100; seed++ {
+		o := options{Ranks: 4, Bytes: 4096, Queues: 2, Seed: seed, Perturb: 1, Faults: faults}
+		if seed%2 == 0 {
+			o.Strategy, o.PCT.Steps = sim.StrategyPCT, 400
+		}
+		a, b := runOnce(sc, o), runOnce(sc, o)
+		require.NotEmpty(t, a.digest(), "seed %d: %s", seed, a.Error)
+		require.Equal(t, a.digest(), b.digest(), "seed %d: same seed and flags, same digest", seed)
+		require.Equal(t, a.Status, b.Status)
+		digests[a.digest()] = true
+		if a.res != nil {
+			injected += len(a.res.Injected)
+		} else if a.Hang != nil && strings.Contains(a.Hang.Text(), "injected fault") {
+			injected++
+		}
+	}
+	assert.Len(t, digests, 100, "every seed is its own run")
+	assert.Greater(t, injected, 10, "faults were injected in some runs")
+}
