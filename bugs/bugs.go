@@ -183,7 +183,7 @@ func Explain(err error) string {
 	var h *sim.HangError
 	if errors.As(err, &h) {
 		if len(h.Causes) > 0 {
-			return "hang: " + h.Causes[0]
+			return "hang: " + h.Causes[0].String()
 		}
 		return "hang: " + h.Error()
 	}
