@@ -58,8 +58,9 @@ var faultCodes = map[FaultKind]uint64{
 
 func (n *Node) raise(f Fault) {
 	n.faults = append(n.faults, f)
-	n.s.Trace(n.tk.fault, n.queues[f.Queue].subj, faultCodes[f.Kind], f.Offset, f.Addr)
-	n.queues[f.Queue].c.fault(f.Kind)
+	q, _ := n.queues.Get(f.Queue)
+	n.s.Trace(n.tk.fault, q.subj, faultCodes[f.Kind], f.Offset, f.Addr)
+	q.c.fault(f.Kind)
 	for _, h := range n.onFault {
 		h(f)
 	}

@@ -349,7 +349,7 @@ func (in *injector) inspect(h *sim.HangError) {
 	for _, w := range h.Waiters {
 		listed[w.Name] = true
 	}
-	for _, q := range in.n.order {
+	for _, q := range in.n.queues.All() {
 		x := in.per[q]
 		if x == nil {
 			continue

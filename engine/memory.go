@@ -41,7 +41,8 @@ type Memory struct {
 }
 
 func newMemory(n *Node) *Memory {
-	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride), watch: n.s.NewWatchList("memory")}
+	w := n.s.NewWatchList("memory")
+	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, w), watch: w}
 }
 
 // Watch returns the watch list every write to memory notifies.
@@ -78,15 +79,6 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 
 // bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.
 func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
-
-// Write copies src to [addr, addr+len(src)) and wakes waiters on it.
-func (m *Memory) Write(addr uint64, src []byte) error {
-	if err := m.Put(addr, src); err != nil {
-		return err
-	}
-	m.watch.Notify(addr, addr+uint64(len(src)))
-	return nil
-}
 
 // Fill sets [addr, addr+n) to v.
 func (m *Memory) Fill(addr, n uint64, v byte) error {

@@ -79,8 +79,7 @@ type Node struct {
 	layout  Layout
 	model   model.Model
 	mem     *Memory
-	queues  map[QueueID]*Queue
-	order   []*Queue // creation order, for deterministic reports
+	queues  issuer.Set[*Queue]
 	faults  []Fault
 	onFault []func(Fault)
 	m       *metrics
@@ -188,7 +187,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
-	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), queues: map[QueueID]*Queue{}, engines: map[[2]int]*Engine{}}
+	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
@@ -246,34 +245,28 @@ type QueueID = issuer.QueueID
 // every user of the pair shares one ring and one commit chain.
 func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
 	id := QueueID{GPU: gpu, Peer: peer, Q: q}
-	if qu, ok := n.queues[id]; ok {
-		return qu, nil
-	}
-	if err := n.layout.CheckQueue(id); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
-	}
-	e, err := n.place(id)
-	if err != nil {
-		return nil, err
-	}
-	qu, err := newQueue(n, id, e)
-	if err != nil {
-		return nil, err
-	}
-	n.queues[id] = qu
-	n.order = append(n.order, qu)
-	return qu, nil
+	return n.queues.Make(id, func() (*Queue, error) {
+		if err := n.layout.CheckQueue(id); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		e, err := n.place(id)
+		if err != nil {
+			return nil, err
+		}
+		return newQueue(n, id, e)
+	})
 }
 
 // LookupQueue returns the queue (gpu → peer, q) if it has been created, else
 // nil: a queue nobody has used holds nothing to drain or ring, so a quiet
 // need not build its ring.
 func (n *Node) LookupQueue(gpu, peer, q int) *Queue {
-	return n.queues[QueueID{GPU: gpu, Peer: peer, Q: q}]
+	qu, _ := n.queues.Get(QueueID{GPU: gpu, Peer: peer, Q: q})
+	return qu
 }
 
 // Queues returns every queue created so far, in creation order.
-func (n *Node) Queues() []*Queue { return n.order }
+func (n *Node) Queues() []*Queue { return n.queues.All() }
 
 // place picks the engine queue id runs on (model.Engines.Place: MORI's
 // rule over KFD's recommended engines), creating it on first use. An

@@ -96,7 +96,7 @@ func retryText(r uint16) string {
 // inspect adds to a hang report every queue that cannot make progress or
 // that actors wait on, and names known causes.
 func (n *Node) inspect(h *sim.HangError) {
-	for _, q := range n.order {
+	for _, q := range n.queues.All() {
 		w := q.Waiters()
 		waiters := w.Space + w.Chain + w.Quiet
 		stuck := q.state == qParked || q.state == qStalled || q.state == qHalted

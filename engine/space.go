@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sort"
+
+	"github.com/emud-dev/emud/sim"
 )
 
 // Space is the bookkeeping of a flat LSA address space: GPU g's slice is
@@ -20,11 +22,13 @@ type Space struct {
 	regions      []*Region  // sorted by Base
 	next         []uint64   // per GPU: bump pointer
 	last         [2]*Region // most recently used regions
+	watch        *sim.WatchList
 }
 
 // NewSpace returns the empty space of gpus slices of stride bytes from base.
-func NewSpace(gpus int, base, stride uint64) *Space {
-	s := &Space{base: base, stride: stride, gpus: gpus, next: make([]uint64, gpus)}
+// Its writes wake the waiters on watch (nil: none).
+func NewSpace(gpus int, base, stride uint64, watch *sim.WatchList) *Space {
+	s := &Space{base: base, stride: stride, gpus: gpus, next: make([]uint64, gpus), watch: watch}
 	if stride&(stride-1) == 0 {
 		s.strideShift = uint(bits.TrailingZeros64(stride))
 	}
@@ -145,13 +149,15 @@ func (s *Space) Read(addr uint64, dst []byte) error {
 	return nil
 }
 
-// Put copies src to [addr, addr+len(src)); the memory that owns the space
-// wakes the waiters on it.
-func (s *Space) Put(addr uint64, src []byte) error {
+// Write copies src to [addr, addr+len(src)) and wakes the waiters on it.
+func (s *Space) Write(addr uint64, src []byte) error {
 	b, err := s.Bytes("write", addr, uint64(len(src)))
 	if err != nil {
 		return err
 	}
 	copy(b, src)
+	if s.watch != nil {
+		s.watch.Notify(addr, addr+uint64(len(src)))
+	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSpace(t *testing.T) {
-	s := NewSpace(2, 1<<32, 1<<32)
+	s := NewSpace(2, 1<<32, 1<<32, nil)
 	back := func(_, n uint64) ([]byte, error) { return make([]byte, n), nil }
 	a, err := s.Alloc(1, 10, "a", back)
 	require.NoError(t, err)

@@ -63,8 +63,7 @@ type Device struct {
 	cfg    Config
 	layout engine.Layout
 	mem    *Memory
-	queues map[QueueID]*Queue
-	order  []*Queue
+	queues issuer.Set[*Queue]
 	closed bool
 	tkDB   sim.TraceKind
 	hook   issuer.Hook
@@ -114,7 +113,7 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 	default:
 		return nil, fmt.Errorf("hw/rocm: Config.Pace = %d: unknown", cfg.Pace)
 	}
-	d := &Device{s: s, drv: drv, cfg: cfg, layout: l, queues: map[QueueID]*Queue{}, tkDB: s.TraceKind("rocm.doorbell")}
+	d := &Device{s: s, drv: drv, cfg: cfg, layout: l, tkDB: s.TraceKind("rocm.doorbell")}
 	d.mem = newMemory(d)
 	s.AddInspector(d.inspect)
 	return d, nil
@@ -125,7 +124,7 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 // The engine's own state is outside the simulator: the read pointer is all
 // it shows.
 func (d *Device) inspect(h *sim.HangError) {
-	for _, q := range d.order {
+	for _, q := range d.queues.All() {
 		w := q.Waiters()
 		if w.Space+w.Chain+w.Quiet == 0 {
 			continue
@@ -187,31 +186,24 @@ func (d *Device) Queue(gpu, peer, q int) (*cco.Queue, error) {
 // HWQueue is Queue with the concrete type.
 func (d *Device) HWQueue(gpu, peer, q int) (*Queue, error) {
 	id := QueueID{GPU: gpu, Peer: peer, Q: q}
-	if qu := d.queues[id]; qu != nil {
-		return qu, nil
-	}
-	if d.closed {
-		return nil, fmt.Errorf("hw/rocm: %v: device closed", id)
-	}
-	if err := d.layout.CheckQueue(id); err != nil {
-		return nil, fmt.Errorf("hw/rocm: %w", err)
-	}
-	res, err := d.drv.CreateQueue(gpu, peer, q, d.cfg.Ring.Size)
-	if err != nil {
-		return nil, fmt.Errorf("hw/rocm: %v: %w", id, err)
-	}
-	qu, err := newQueue(d, id, res)
-	if err != nil {
-		return nil, err
-	}
-	d.queues[id] = qu
-	d.order = append(d.order, qu)
-	return qu, nil
+	return d.queues.Make(id, func() (*Queue, error) {
+		if d.closed {
+			return nil, fmt.Errorf("hw/rocm: %v: device closed", id)
+		}
+		if err := d.layout.CheckQueue(id); err != nil {
+			return nil, fmt.Errorf("hw/rocm: %w", err)
+		}
+		res, err := d.drv.CreateQueue(gpu, peer, q, d.cfg.Ring.Size)
+		if err != nil {
+			return nil, fmt.Errorf("hw/rocm: %v: %w", id, err)
+		}
+		return newQueue(d, id, res)
+	})
 }
 
 // LookupQueue returns the queue if it was created, else nil.
 func (d *Device) LookupQueue(gpu, peer, q int) *cco.Queue {
-	if qu := d.queues[QueueID{GPU: gpu, Peer: peer, Q: q}]; qu != nil {
+	if qu, ok := d.queues.Get(QueueID{GPU: gpu, Peer: peer, Q: q}); ok {
 		return qu.Queue
 	}
 	return nil
@@ -221,7 +213,7 @@ func (d *Device) LookupQueue(gpu, peer, q int) *cco.Queue {
 func (d *Device) Model() model.Model { return nil }
 
 // Queues returns the created queues in creation order.
-func (d *Device) Queues() []*Queue { return d.order }
+func (d *Device) Queues() []*Queue { return d.queues.All() }
 
 // Close closes the driver: queues are destroyed and memory freed. The
 // device refuses new queues afterwards.

@@ -27,7 +27,8 @@ type Memory struct {
 var _ cco.Memory = (*Memory)(nil)
 
 func newMemory(d *Device) *Memory {
-	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride), d: d, watch: d.s.NewWatchList("rocm memory")}
+	w := d.s.NewWatchList("rocm memory")
+	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride, w), d: d, watch: w}
 }
 
 // Alloc backs size bytes (rounded up to a page) of GPU g's slice through
@@ -50,18 +51,6 @@ func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
 	return base, nil
 }
 
-// bytes returns the backing of [addr, addr+n) or an *engine.AddrError.
-func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
-
-// Write copies src to [addr, addr+len(src)) and wakes waiters on it.
-func (m *Memory) Write(addr uint64, src []byte) error {
-	if err := m.Put(addr, src); err != nil {
-		return err
-	}
-	m.watch.Notify(addr, addr+uint64(len(src)))
-	return nil
-}
-
 // word32 and word64 view an aligned word of b for atomic access: the
 // engine writes signals with 64-bit atomics.
 func word32(b []byte) *uint32 {
@@ -80,7 +69,7 @@ func word64(b []byte) *uint64 {
 
 // Load32 reads a little-endian 32-bit word (atomically when aligned).
 func (m *Memory) Load32(addr uint64) (uint32, error) {
-	b, err := m.bytes("read", addr, 4)
+	b, err := m.Bytes("read", addr, 4)
 	if err != nil {
 		return 0, err
 	}
@@ -92,7 +81,7 @@ func (m *Memory) Load32(addr uint64) (uint32, error) {
 
 // Load64 reads a little-endian 64-bit word (atomically when aligned).
 func (m *Memory) Load64(addr uint64) (uint64, error) {
-	b, err := m.bytes("read", addr, 8)
+	b, err := m.Bytes("read", addr, 8)
 	if err != nil {
 		return 0, err
 	}
@@ -104,7 +93,7 @@ func (m *Memory) Load64(addr uint64) (uint64, error) {
 
 // Store32 writes a 32-bit word and wakes waiters.
 func (m *Memory) Store32(addr uint64, v uint32) error {
-	b, err := m.bytes("write", addr, 4)
+	b, err := m.Bytes("write", addr, 4)
 	if err != nil {
 		return err
 	}
@@ -119,7 +108,7 @@ func (m *Memory) Store32(addr uint64, v uint32) error {
 
 // Store64 writes a 64-bit word and wakes waiters.
 func (m *Memory) Store64(addr uint64, v uint64) error {
-	b, err := m.bytes("write", addr, 8)
+	b, err := m.Bytes("write", addr, 8)
 	if err != nil {
 		return err
 	}

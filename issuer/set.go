@@ -1,0 +1,37 @@
+package issuer
+
+// Set holds a backend's queues by id, in creation order (for
+// deterministic reports). Queues are keyed like MORI's hardware queues,
+// per (src GPU, dst GPU, channel), so every user of a pair shares one ring
+// and one commit chain.
+type Set[Q any] struct {
+	byID  map[QueueID]Q
+	order []Q
+}
+
+// Get returns the queue id, if it was made.
+func (s *Set[Q]) Get(id QueueID) (Q, bool) {
+	q, ok := s.byID[id]
+	return q, ok
+}
+
+// Make returns the queue id, making it with mk on first use; a queue mk
+// fails to make is not kept.
+func (s *Set[Q]) Make(id QueueID, mk func() (Q, error)) (Q, error) {
+	if q, ok := s.byID[id]; ok {
+		return q, nil
+	}
+	q, err := mk()
+	if err != nil {
+		return q, err
+	}
+	if s.byID == nil {
+		s.byID = map[QueueID]Q{}
+	}
+	s.byID[id] = q
+	s.order = append(s.order, q)
+	return q, nil
+}
+
+// All returns the queues made so far, in creation order.
+func (s *Set[Q]) All() []Q { return s.order }
