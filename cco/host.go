@@ -23,14 +23,15 @@ const (
 )
 
 // Env is the environment the emulated process sees: MORI_ENABLE_SDMA,
-// MORI_SDMA_NUM_CHANNELS, MORI_CCO_SDMA_DEBUG. Tests pass their own so that a
+// MORI_SDMA_NUM_CHANNELS, MORI_CCO_SDMA_DEBUG, MORI_CCO_SDMA_RACE (the
+// emulator's race detector). Tests pass their own so that a
 // run never depends on the shell it was started from.
 type Env map[string]string
 
 // OSEnv snapshots the MORI_* variables of the real environment.
 func OSEnv() Env {
 	e := Env{}
-	for _, k := range []string{"MORI_ENABLE_SDMA", "MORI_SDMA_NUM_CHANNELS", "MORI_CCO_SDMA_DEBUG"} {
+	for _, k := range []string{"MORI_ENABLE_SDMA", "MORI_SDMA_NUM_CHANNELS", "MORI_CCO_SDMA_DEBUG", "MORI_CCO_SDMA_RACE"} {
 		if v, ok := os.LookupEnv(k); ok {
 			e[k] = v
 		}
@@ -304,6 +305,11 @@ type DevCommRequirements struct {
 	// -DMORI_CCO_SDMA_DEBUG compiles in). MORI_CCO_SDMA_DEBUG in the
 	// environment turns them on for every dev comm.
 	Debug bool
+	// Race turns on the run's happens-before race detector (package race):
+	// the run then ends with a *race.Error naming every unordered pair of
+	// conflicting accesses. MORI_CCO_SDMA_RACE in the environment turns it
+	// on too. It is an emulator extra; MORI has no such field.
+	Race bool
 }
 
 // DevCommRequirementsInitializer is CCO_DEV_COMM_REQUIREMENTS_INITIALIZER
@@ -365,6 +371,9 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	}
 	st := &devState{c: c, idx: len(c.devs), n: n,
 		debug: reqs.Debug || Truthy(c.h.env["MORI_CCO_SDMA_DEBUG"])}
+	if reqs.Race || Truthy(c.h.env["MORI_CCO_SDMA_RACE"]) {
+		c.h.dev.Sim().EnableRace()
+	}
 	if n > 0 {
 		mem := c.h.dev.Memory()
 		size := uint64(c.LsaSize*n) * signal.SlotBytes

@@ -85,6 +85,7 @@ func drain(a *sim.Actor, t *kernel.Thread, s *Sdma, call string, peer, qid int) 
 	}
 	target := q.QuietTarget()
 	if q.Drained(target) {
+		q.AwaitDrained(a, target) // returns at once: the race detector's acquire
 		return nil
 	}
 	d.enter(t.Wave(), &waitInfo{kind: waitDrain, call: call, st: st, q: q, peer: peer, qid: qid, end: target})

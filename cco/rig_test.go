@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/emud-dev/emud/cco"
@@ -46,7 +47,15 @@ type rigOpts struct {
 	// for protocol tests whose interleaving needs issuers that outrun the
 	// engine (a ring filled before the engine frees a slot).
 	freeIssue bool
+	// race turns the race detector on (DevCommRequirements.Race). With
+	// EMUD_TEST_RACE=1 in the environment every rig has it on unless
+	// racy says the test plants a data race on purpose.
+	race, racy bool
 }
+
+// raceEverywhere is EMUD_TEST_RACE=1: run every correct scenario with the
+// race detector on (CI does), so that it must find nothing in them.
+var raceEverywhere = cco.Truthy(os.Getenv("EMUD_TEST_RACE"))
 
 func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	t.Helper()
@@ -86,6 +95,7 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 		reqs := cco.DevCommRequirementsInitializer()
 		reqs.SdmaQueueCount = o.queues
 		reqs.Debug = o.debug
+		reqs.Race = o.race || (raceEverywhere && !o.racy)
 		dc, err := cco.DevCommCreate(c, &reqs)
 		require.NoError(t, err)
 		r.dcs = append(r.dcs, dc)

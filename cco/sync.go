@@ -232,6 +232,7 @@ func runWaitSignal(g *kernel.Active) error {
 	}
 	h := g.Lanes()[0].Arg.(*syncArgs).s.st.c.h
 	defer h.cuSpend(g.Actor(), model.Model.SignalVisible)
+	defer raceSignalsSeen(g)
 	if len(ws) == 0 {
 		return nil
 	}

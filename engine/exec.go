@@ -15,6 +15,7 @@ import (
 func (q *Queue) prepare() bool {
 	p := &q.head
 	mem := q.n.mem
+	q.raceStart()
 	check := func(op string, addr, n uint64) bool {
 		if err := mem.Check(op, addr, n); err != nil {
 			q.halt(FaultVMHole, addr, err.Error())
@@ -133,9 +134,11 @@ func (q *Queue) apply() bool {
 		if d := &q.x.data; d.overlap {
 			n := p.CopyBytes()
 			for i := range 1 + btoi(p.Kind == ring.KindBroadcastCopy) {
+				q.raceAccess(copyRead, p.Src, n, false, false)
 				if _, err = mem.Move(d.dst[i], p.Src, n); err != nil {
 					break
 				}
+				q.raceAccess(copyWrite, d.dst[i], n, true, false)
 				q.c.bytes.Add(float64(n))
 			}
 			if err == nil {
@@ -144,21 +147,27 @@ func (q *Queue) apply() bool {
 		}
 	case ring.KindAtomic:
 		if q.n.inj == nil || !q.n.inj.dropAtomic(q) {
+			q.raceAccess(copyWrite, p.Addr, uint64(p.AtomicOp.Width()), true, true)
 			err = q.atomic(p)
+			q.raceRelease(p.Addr)
 		}
 	case ring.KindFence:
+		q.raceAccess(copyWrite, p.Addr, 4, true, true)
 		err = mem.Store32(p.Addr, uint32(p.Data))
+		q.raceRelease(p.Addr)
 	case ring.KindTrap:
 		q.event(FaultTrap, 0, p.Context, fmt.Sprintf("TRAP int_context %#x", p.Context))
 	case ring.KindTimestamp:
 		period := uint64(sim.Second) / q.n.cfg.TimestampHz
 		err = mem.Store64(p.Addr, uint64(q.n.s.Now())/max(period, 1))
+		q.raceAccess(copyWrite, p.Addr, 8, true, false)
 	case ring.KindWrite:
 		buf := make([]byte, 4*len(p.Payload))
 		for i, d := range p.Payload {
 			binary.LittleEndian.PutUint32(buf[4*i:], d)
 		}
 		err = mem.Write(p.Dst, buf)
+		q.raceAccess(copyWrite, p.Dst, uint64(len(buf)), true, false)
 	case ring.KindConstFill:
 		n, _ := constFillBytes(p)
 		buf := make([]byte, n)
@@ -166,6 +175,7 @@ func (q *Queue) apply() bool {
 			binary.LittleEndian.PutUint32(buf[i:], uint32(p.Data))
 		}
 		err = mem.Write(p.Dst, buf)
+		q.raceAccess(copyWrite, p.Dst, n, true, false)
 	}
 	if err != nil {
 		q.halt(FaultVMHole, 0, err.Error())
@@ -293,6 +303,7 @@ func (q *Queue) startPoll() bool {
 		q.poll.start = now + ph - q.poll.interval
 	}
 	if q.pollHolds() {
+		q.raceAcquire(p.Addr)
 		return true
 	}
 	q.state = qParked
@@ -344,6 +355,7 @@ func (q *Queue) pollRead() {
 		return
 	}
 	st.timer.Stop()
+	q.raceAcquire(q.head.Addr)
 	q.pollOver() // the gap after it is the model's PacketOverhead(POLL)
 }
 

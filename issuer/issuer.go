@@ -92,6 +92,8 @@ type Queue struct {
 	spaceEnds    []uint64 // ends of the reservations waiting for space
 	chainBases   []uint64
 	quietWaiters int
+
+	rc *raceState // the race detector's edges; nil when it is off (race.go)
 }
 
 // New returns the issuer side of queue id over r, the ring on the queue's
@@ -209,11 +211,21 @@ func (q *Queue) AwaitSpace(a *sim.Actor, base, bytes uint64) {
 func (q *Queue) SpaceWaits() int { return q.spaceWaits }
 
 // WriteUnit encodes p into the 32 B unit at ptr (padding with zero dwords).
-func (q *Queue) WriteUnit(ptr uint64, p *ring.Packet) error { return q.r.WriteUnit(ptr, p) }
+func (q *Queue) WriteUnit(ptr uint64, p *ring.Packet) error {
+	if err := q.r.WriteUnit(ptr, p); err != nil {
+		return err
+	}
+	q.raceWritten(ptr)
+	return nil
+}
 
 // WriteBroadcast places a broadcast COPY in the 96 B reservation at base.
 func (q *Queue) WriteBroadcast(base uint64, p *ring.Packet) (uint64, error) {
-	return q.r.WriteBroadcast(base, p)
+	at, err := q.r.WriteBroadcast(base, p)
+	if err == nil {
+		q.raceWritten(base)
+	}
+	return at, err
 }
 
 // CanSubmit reports whether the commit frontier has reached base, so that
@@ -263,6 +275,7 @@ func (q *Queue) Submit(a *sim.Actor, base, end uint64) error {
 		return fmt.Errorf("%v: %w", q.id, err)
 	}
 	q.wl.Notify(keyCommitted, keyCommitted+1)
+	q.raceRang(end)
 	q.port.Publish(end)
 	return nil
 }
@@ -273,6 +286,7 @@ func (q *Queue) Commit() bool {
 	_, end, rang := q.r.Commit()
 	if rang {
 		q.wl.Notify(keyCommitted, keyCommitted+1)
+		q.raceRang(end)
 		q.port.Publish(end)
 	}
 	return rang
@@ -310,6 +324,7 @@ func (q *Queue) Drained(target uint64) bool {
 
 // AwaitDrained blocks until the read pointer reaches target.
 func (q *Queue) AwaitDrained(a *sim.Actor, target uint64) {
+	defer q.raceDrained(a, target)
 	if q.Drained(target) {
 		return
 	}

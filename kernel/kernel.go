@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -55,6 +56,9 @@ type Kernel struct {
 	live   int // waves not finished
 	err    error
 	blocks []*block
+	// raceEnd collects the ended waves' clocks; nil when the run's race
+	// detector is off (race.go).
+	raceEnd *race.Sync
 }
 
 // Launch starts fn on every thread of the grid. It may be called before
@@ -91,6 +95,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 			}
 			k.live++
 			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
+			k.raceLaunch(w)
 		}
 	}
 	return k, nil
@@ -112,6 +117,7 @@ func (k *Kernel) Wait(a *sim.Actor) error {
 		Text: func() string {
 			return fmt.Sprintf("kernel %q on GPU %d: %d waves still running", k.cfg.Name, k.cfg.GPU, k.live)
 		}})
+	k.raceJoin(a)
 	return k.err
 }
 
@@ -135,6 +141,7 @@ func (k *Kernel) fail(err error) {
 }
 
 func (k *Kernel) waveDone() {
+	k.raceWaveEnd()
 	k.live--
 	if k.live == 0 {
 		k.wl.Notify(0, 1)
@@ -150,6 +157,7 @@ type block struct {
 	arrived int // waves at the barrier
 	gen     uint64
 	wl      *sim.WatchList
+	raceBar race.Sync // the barrier's clock (race.go)
 }
 
 // arrive is one wave reaching s_barrier: it waits until every live wave of
@@ -157,6 +165,8 @@ type block struct {
 func (b *block) arrive(a *sim.Actor, w *Wave) {
 	gen := b.gen
 	b.arrived++
+	b.raceArrive(a)
+	defer b.raceLeave(a)
 	if b.arrived >= b.live {
 		b.release()
 		return

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+
+	"github.com/emud-dev/emud/race"
 )
 
 // DefaultWatchdog is the progress watchdog's span when Config.Watchdog is 0:
@@ -64,6 +66,7 @@ type Sim struct {
 	err   error
 	local map[any]any
 	atEnd []func()
+	race  *race.Detector // nil unless EnableRace (race.go)
 }
 
 // New returns a simulator at virtual time 0.
@@ -217,6 +220,9 @@ func (s *Sim) Run() error {
 		if h := s.quiescentHang(); h != nil {
 			s.err = h
 		}
+	}
+	if s.err == nil && s.race != nil {
+		s.err = s.race.Err()
 	}
 	s.killAll()
 	for _, fn := range s.atEnd {

@@ -1,0 +1,232 @@
+package cco
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
+)
+
+// Mem is lane code's access to device memory: the global loads and stores
+// a kernel makes through a local pointer (Window.LocalPtr) or an LSA peer
+// pointer (Window.LsaPtr, or any address of the flat LSA space). Build it
+// in the kernel, per thread, with NewMem; user code should not reach into
+// engine.Memory while kernels run.
+//
+// Plain loads and stores are what the race detector checks
+// (DevCommRequirements.Race): each is an access of the calling lane. The
+// acquire and release forms are also synchronisation: StoreRelease32/64
+// publish what the lane did before (a flag that an engine-side
+// postWaitMem or another lane's LoadAcquire waits for), LoadAcquire32/64
+// order what follows after the store they read, as
+// __atomic_store_n/__atomic_load_n with release/acquire order do. They do
+// not race with each other.
+//
+// A bad address (a VM hole, an unbacked peer) fails the kernel at the lane
+// with a *kernel.LaneError naming the access, as a memory fault would.
+type Mem struct {
+	t   *kernel.Thread
+	dev Device
+}
+
+// NewMem is lane t's view of device memory through dc's device.
+func NewMem(t *kernel.Thread, dc DevComm) Mem {
+	if dc.st == nil {
+		t.Fail("mem", fmt.Errorf("the dev comm was not made by DevCommCreate"))
+	}
+	return Mem{t: t, dev: dc.st.c.h.dev}
+}
+
+// Load8 loads a byte.
+func (m Mem) Load8(addr uint64) uint8 {
+	var b [1]byte
+	m.read("load8", addr, b[:], false)
+	return b[0]
+}
+
+// Load16 loads a little-endian 16-bit word.
+func (m Mem) Load16(addr uint64) uint16 {
+	var b [2]byte
+	m.read("load16", addr, b[:], false)
+	return binary.LittleEndian.Uint16(b[:])
+}
+
+// Load32 loads a little-endian 32-bit word.
+func (m Mem) Load32(addr uint64) uint32 {
+	var b [4]byte
+	m.read("load32", addr, b[:], false)
+	return binary.LittleEndian.Uint32(b[:])
+}
+
+// Load64 loads a little-endian 64-bit word.
+func (m Mem) Load64(addr uint64) uint64 {
+	var b [8]byte
+	m.read("load64", addr, b[:], false)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// Read loads len(dst) bytes at addr.
+func (m Mem) Read(addr uint64, dst []byte) { m.read("load", addr, dst, false) }
+
+// Store8 stores a byte.
+func (m Mem) Store8(addr uint64, v uint8) { m.write("store8", addr, []byte{v}, false) }
+
+// Store16 stores a little-endian 16-bit word.
+func (m Mem) Store16(addr uint64, v uint16) {
+	var b [2]byte
+	binary.LittleEndian.PutUint16(b[:], v)
+	m.write("store16", addr, b[:], false)
+}
+
+// Store32 stores a little-endian 32-bit word.
+func (m Mem) Store32(addr uint64, v uint32) {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	m.write("store32", addr, b[:], false)
+}
+
+// Store64 stores a little-endian 64-bit word.
+func (m Mem) Store64(addr uint64, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	m.write("store64", addr, b[:], false)
+}
+
+// Write stores src at addr.
+func (m Mem) Write(addr uint64, src []byte) { m.write("store", addr, src, false) }
+
+// Fill stores n copies of v from addr.
+func (m Mem) Fill(addr, n uint64, v byte) {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = v
+	}
+	m.write("fill", addr, b, false)
+}
+
+// LoadAcquire32 is a 32-bit load with acquire order.
+func (m Mem) LoadAcquire32(addr uint64) uint32 {
+	var b [4]byte
+	m.read("loadAcquire32", addr, b[:], true)
+	return binary.LittleEndian.Uint32(b[:])
+}
+
+// LoadAcquire64 is a 64-bit load with acquire order.
+func (m Mem) LoadAcquire64(addr uint64) uint64 {
+	var b [8]byte
+	m.read("loadAcquire64", addr, b[:], true)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// StoreRelease32 is a 32-bit store with release order.
+func (m Mem) StoreRelease32(addr uint64, v uint32) {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	m.write("storeRelease32", addr, b[:], true)
+}
+
+// StoreRelease64 is a 64-bit store with release order.
+func (m Mem) StoreRelease64(addr uint64, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	m.write("storeRelease64", addr, b[:], true)
+}
+
+func (m Mem) read(op string, addr uint64, dst []byte, acquire bool) {
+	if err := m.dev.Memory().Read(addr, dst); err != nil {
+		m.t.Fail(op, fmt.Errorf("memory access fault: %w", err))
+	}
+	if d := m.dev.Sim().Race(); d != nil {
+		m.race(d, op, addr, uint64(len(dst)), false, acquire)
+	}
+}
+
+func (m Mem) write(op string, addr uint64, src []byte, release bool) {
+	if d := m.dev.Sim().Race(); d != nil {
+		if err := m.dev.Memory().Check(op, addr, uint64(len(src))); err == nil {
+			m.race(d, op, addr, uint64(len(src)), true, release)
+		}
+	}
+	if err := m.dev.Memory().Write(addr, src); err != nil {
+		m.t.Fail(op, fmt.Errorf("memory access fault: %w", err))
+	}
+}
+
+// race records the access for the detector (and the synchronisation of the
+// acquire and release forms).
+func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool) {
+	t := m.t.Wave().Actor().RaceThread()
+	sp := d.Space(m.dev.Memory(), "LSA memory")
+	info := laneInfo(d, m.t, op)
+	d.Access(t, sp, addr, addr+n, race.Access{Info: info, Write: write, Atomic: sync})
+	if !sync {
+		return
+	}
+	s := d.AddrSync(sp, addr)
+	if write {
+		t.Release(s)
+	} else {
+		t.Acquire(s)
+	}
+}
+
+// laneInfos caches one race.Info per (lane, call site, op) of a run.
+type laneInfos map[laneSite]*race.Info
+
+type laneSite struct {
+	t  *kernel.Thread
+	pc uintptr
+	op string
+}
+
+type laneInfosKey struct{}
+
+// laneInfo is the Info of lane t's access at its caller's caller's site
+// (the kernel code that called a Mem method).
+func laneInfo(d *race.Detector, t *kernel.Thread, op string) *race.Info {
+	var pcs [1]uintptr
+	runtime.Callers(5, pcs[:]) // Callers, laneInfo, race, read/write, the Mem method → its caller
+	infos := t.Wave().Actor().Sim().Local(laneInfosKey{}, func() any { return laneInfos{} }).(laneInfos)
+	k := laneSite{t, pcs[0], op}
+	if i := infos[k]; i != nil {
+		return i
+	}
+	f, _ := runtime.CallersFrames(pcs[:]).Next()
+	cfg := t.Wave().Kernel().Config()
+	i := &race.Info{Kind: race.KindLane, Op: op,
+		Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, t.GPU(), t.BlockIdx(), t.WaveIdx(), t.Lane()),
+		Site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)}
+	infos[k] = i
+	return i
+}
+
+// shortFile keeps the last two path elements: pkg/file.go.
+func shortFile(p string) string {
+	slash := 0
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			if slash++; slash == 2 {
+				return p[i+1:]
+			}
+		}
+	}
+	return p
+}
+
+// raceSignalsSeen: the lanes of a waitSignal that returned acquire their
+// slots (the ATOMICs that raised them released into them).
+func raceSignalsSeen(g *kernel.Active) {
+	d := g.Actor().Sim().Race()
+	if d == nil {
+		return
+	}
+	t := g.Actor().RaceThread()
+	for _, l := range g.Lanes() {
+		a := l.Arg.(*syncArgs)
+		st := a.s.st
+		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
+		t.Acquire(d.AddrSync(d.Space(st.c.h.dev.Memory(), "LSA memory"), addr))
+	}
+}

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/ring"
+)
+
+// The race detector's view of the engine (package race; sim.EnableRace).
+// Each queue's engine is one detector thread: it runs its packets in order.
+//   - A packet is ordered after what its writer did before writing it into
+//     the ring, and after what the lane that rang it did before the
+//     doorbell (both are releases to the engine, kept by the issuer side:
+//     issuer.Queue.RaceAcquire).
+//   - A COPY's source reads and destination writes are accesses of the
+//     queue, chunk by chunk as they happen (data.go); so are WRITE,
+//     CONST_FILL, TIMESTAMP and FENCE stores. Phantom memory holds no data
+//     and is not tracked.
+//   - An ATOMIC is an atomic write and a release into its word's sync
+//     object; a FENCE store releases too. A POLL_REGMEM that holds
+//     acquires its word's sync object.
+//   - Each retired packet leaves a snapshot of the queue's clock with the
+//     issuer side; quiet (AwaitDrained) acquires the one of the packet it
+//     drained to.
+// With the detector off each hook is one nil check.
+
+// queueRace is a queue's detector state, made on first use.
+type queueRace struct {
+	t      *race.Thread
+	read   *race.Info // this packet's infos
+	write  *race.Info
+	write2 *race.Info
+}
+
+func (n *Node) raceSpace(d *race.Detector) race.SpaceID { return d.Space(n.mem, "LSA memory") }
+
+func (q *Queue) race(d *race.Detector) *queueRace {
+	if q.rc == nil {
+		q.rc = &queueRace{t: d.NewThread(q.id.String())}
+	}
+	return q.rc
+}
+
+// raceStart orders the head packet after its writers and its doorbell and
+// names its accesses.
+func (q *Queue) raceStart() {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	r := q.race(d)
+	q.Queue.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
+	site := fmt.Sprintf("%v at ring offset %#x", q.head.Kind, q.pos)
+	who := q.id.String()
+	mk := func(op string) *race.Info {
+		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, Site: site, Queue: who}
+	}
+	switch q.head.Kind {
+	case ring.KindCopy:
+		r.read, r.write = mk("COPY source read"), mk("COPY destination write")
+	case ring.KindBroadcastCopy:
+		r.read, r.write, r.write2 = mk("broadcast COPY source read"), mk("broadcast COPY destination 1 write"), mk("broadcast COPY destination 2 write")
+	default:
+		r.write = mk(q.head.Kind.String() + " write")
+	}
+}
+
+// raceAccess records an access of the head packet.
+func (q *Queue) raceAccess(info func(r *queueRace) *race.Info, addr, n uint64, write, atomic bool) {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	if b, err := q.n.mem.bytes("", addr, n); err != nil || b == nil {
+		return // phantom memory holds no data to race on
+	}
+	r := q.race(d)
+	d.Access(r.t, q.n.raceSpace(d), addr, addr+n, race.Access{Info: info(r), Write: write, Atomic: atomic})
+}
+
+func copyRead(r *queueRace) *race.Info  { return r.read }
+func copyWrite(r *queueRace) *race.Info { return r.write }
+func dst2Write(r *queueRace) *race.Info { return r.write2 }
+
+// raceRelease releases the queue into the sync object of the word at addr
+// (ATOMIC, FENCE).
+func (q *Queue) raceRelease(addr uint64) {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	q.race(d).t.Release(d.AddrSync(q.n.raceSpace(d), addr))
+}
+
+// raceAcquire: a POLL_REGMEM on addr held.
+func (q *Queue) raceAcquire(addr uint64) {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	q.race(d).t.Acquire(d.AddrSync(q.n.raceSpace(d), addr))
+}
+
+// raceRetired leaves the snapshot quiet acquires.
+func (q *Queue) raceRetired() {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	q.Queue.RaceRetired(q.pos, q.race(d).t.Snapshot())
+}

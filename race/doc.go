@@ -1,0 +1,45 @@
+// Package race is a happens-before race detector for emulated runs, in the
+// manner of ThreadSanitizer, over the lanes, SDMA engines and fabric
+// endpoints of a run.
+//
+// A [Detector] keeps a vector clock per [Thread] (a wave of lanes, an SDMA
+// queue, a rank's fabric endpoint, a host actor) and, for every byte range
+// of every memory [Space], the last write and the reads since, each with
+// the epoch (thread, clock) it happened at. Synchronisation is a release of
+// a thread's clock into a [Sync] (or a [VC] snapshot) and an acquire from
+// it. Packages above say which operations synchronise: package kernel
+// (launch, kernel end, Wait, SyncThreads), engine (doorbells and packet
+// writes released to the queue, ATOMIC releases, POLL acquires, quiet),
+// cco (waitSignal, the memory API's release stores and acquire loads),
+// fabric (submit, flushSmem, flush, barriers, MemFence by proxy type).
+//
+// An access conflicts with an earlier one to an overlapping range when at
+// least one writes, neither is atomic, and the earlier one is not ordered
+// before it: its epoch is not in the accessor's clock. A conflict is
+// reported whether or not the schedule of this run corrupted data, naming
+// both accesses (who, what range, read or write, when) and, in plain words,
+// the edge that is missing. A report is kept once per pair of access
+// sites; [Detector.Err] returns them as an *[Error].
+//
+// Proxies: fabric memory is reached by two proxies, the SM's Generic proxy
+// and the Fabric proxy. A write through one proxy and a read through the
+// other are ordered only when, besides happening before, the reader's
+// thread has made the write visible across the proxies: an acquire fence
+// ([Thread.Fence]) from the write's proxy to the read's, after the write
+// happened before it. Accesses with ProxyNone (SDMA and CU accesses to LSA
+// memory, shared memory) need happens-before only.
+//
+// Relaxed loads ([Detector.AcquireRelaxed], [Thread.AcquirePending])
+// collect the clocks of the writes they read, which take effect at the
+// thread's next acquire fence, as a relaxed load followed by an acquire
+// fence synchronises in C++.
+//
+// Approximations, for speed: the lanes of one wave are one thread (they
+// run in lock-step, so their accesses are ordered by program order and
+// conflicts between lanes of one wave are not reported); a rank's fabric
+// operations share one thread, each with the clock of its submit, so two
+// of its own operations are never reported against each other; writer-side
+// release fences are not required (a consumer's acquire fence suffices);
+// and shadow state keeps the last write, the atomic writes since and one
+// read per thread, per byte range.
+package race

@@ -1,0 +1,62 @@
+package race
+
+import (
+	"fmt"
+	"strings"
+)
+
+// missing says, in plain words, what would have ordered cur after prev.
+func missing(prev, cur *ep, proxyOnly bool) string {
+	p, c := prev.info, cur.info
+	if p == nil || c == nil {
+		return "nothing orders the second access after the first"
+	}
+	head := fmt.Sprintf("the %s by %s is not ordered after the %s by %s", c.Op, c.Who, p.Op, p.Who)
+	if proxyOnly {
+		return fmt.Sprintf("%s for the %v proxy: it happens after it, but %s did no ncclMemFence(acquire, %v → %v, Sys) (nor a barrier wait with producer %v, consumer %v) after the write was ordered before it",
+			head, cur.proxy, c.Who, prev.proxy, cur.proxy, prev.proxy, cur.proxy)
+	}
+	return head + ": " + fix(prev, cur)
+}
+
+func fix(prev, cur *ep) string {
+	p, c := prev.info, cur.info
+	switch p.Kind {
+	case KindSDMA:
+		switch c.Kind {
+		case KindLane:
+			if !prev.write {
+				return fmt.Sprintf("the lane did not quiet or quietQueue %s (or waitSignal on the local signal it raises after that packet) before overwriting the bytes it reads", p.Queue)
+			}
+			return fmt.Sprintf("it did not waitSignal (or postWaitSignal) on a slot that %s signals after that packet, nor quiet or quietQueue that queue, before the %s", p.Queue, c.Op)
+		case KindSDMA:
+			return fmt.Sprintf("%s did not wait (a POLL of postWaitMem or postWaitSignal) for a flag or signal raised after %s's packet, and its packet was not posted by a lane that had waited for that packet (quiet or waitSignal)", c.Queue, p.Queue)
+		}
+	case KindLane:
+		switch c.Kind {
+		case KindSDMA:
+			return fmt.Sprintf("the lane's access came after it posted the packet (a post orders only what its lane did before it), or was by another wave that nothing ordered before the post; %s did not wait (postWaitMem or postWaitSignal) for a flag stored with release or a signal raised after the lane's access", c.Queue)
+		case KindLane:
+			return "the two waves have nothing between them: no SyncThreads (same block), no kernel boundary or host wait, no release store and acquire load (or signal and waitSignal) pair"
+		case KindFabric:
+			if strings.Contains(c.Op, "shared memory") {
+				return "the lane's store came after the submit that handed the operation to the fabric; write the buffer before submitting"
+			}
+			return "no barrier (or flag put after a flush) orders the fabric operation after the lane's access"
+		}
+	case KindFabric:
+		switch c.Kind {
+		case KindLane:
+			if strings.Contains(p.Op, "shared memory") && !prev.write {
+				return "the lane did not wait for ncclCft::flushSmem (or flush) before reusing the shared-memory source"
+			}
+			if !prev.write {
+				return "the lane did not wait for the operation to complete (the issuer's flush, then a barrier or flag that orders this access) before writing the bytes it reads"
+			}
+			return "the issuer's flush, then a barrier (or a flag put after it) that this lane's rank waited on, must come between the write and this access"
+		case KindFabric:
+			return "the second operation was submitted without waiting (flush, then a barrier or flag) for the first to complete"
+		}
+	}
+	return "no release and acquire pair between their actors orders them"
+}

@@ -1,0 +1,349 @@
+package race
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Kind says what sort of actor made an access, for the report's words.
+type Kind uint8
+
+const (
+	KindLane   Kind = iota // lane code (a CU load or store)
+	KindSDMA               // an SDMA engine executing a queue's packet
+	KindFabric             // a fabric operation (put, get, red, pullRed)
+	KindHost               // host code
+)
+
+var kindNames = [...]string{"lane", "sdma", "fabric", "host"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Info says who made an access and where. Callers keep one per access site
+// (a lane at a line, a queue's packet, a fabric operation) and pass the
+// same pointer for every access from it.
+type Info struct {
+	Kind Kind
+	// Who is the actor: "kernel "k" GPU 1 block 0 wave 0 lane 3",
+	// "sdma gpu0→gpu1 q0", "fabric put by rank 2".
+	Who string
+	// Op is the access: "load", "store", "COPY source read", ...
+	Op string
+	// Site is where: file:line for lane code, the packet for a queue.
+	Site string
+	// Queue names the SDMA queue (KindSDMA), for the missing edge's words.
+	Queue string
+	// VC is the writer's knowledge, which a relaxed load of the written
+	// bytes picks up (fabric operations set it; nil elsewhere).
+	VC VC
+}
+
+// Access is one memory access's kind.
+type Access struct {
+	Info   *Info
+	Write  bool
+	Atomic bool // atomics do not conflict with atomics
+	Proxy  Proxy
+}
+
+// SpaceID names one address space of the detector.
+type SpaceID int32
+
+type space struct {
+	name  string
+	pages map[uint64]*page
+}
+
+type syncKey struct {
+	sp   SpaceID
+	addr uint64
+}
+
+// MaxReports is how many distinct races a detector keeps.
+const MaxReports = 64
+
+// Detector is one run's race detector. Like the rest of a run it is used by
+// one actor or event at a time and needs no locks.
+type Detector struct {
+	now     func() int64
+	threads []*Thread
+	spaces  []*space
+	spaceBy map[any]SpaceID
+	syncs   map[syncKey]*Sync
+	reports []Report
+	seen    map[[2]*Info]int
+	dropped int
+}
+
+// New returns a detector; now gives the virtual time in picoseconds.
+func New(now func() int64) *Detector {
+	return &Detector{now: now, spaceBy: map[any]SpaceID{}, syncs: map[syncKey]*Sync{}, seen: map[[2]*Info]int{}}
+}
+
+// NewThread starts a thread that knows nothing yet.
+func (d *Detector) NewThread(name string) *Thread {
+	t := &Thread{d: d, id: int32(len(d.threads)), name: name}
+	t.vc = make(VC, t.id+1)
+	t.vc[t.id] = 1
+	d.threads = append(d.threads, t)
+	return t
+}
+
+// Threads is the number of threads made so far.
+func (d *Detector) Threads() int { return len(d.threads) }
+
+// Fork orders child after what parent did so far (a launch, a spawn).
+func (d *Detector) Fork(parent, child *Thread) {
+	if parent == nil || child == nil {
+		return
+	}
+	child.AcquireVC(parent.vc)
+	parent.tick()
+}
+
+// Space returns the address space of key, making it on first use; name
+// describes it in reports.
+func (d *Detector) Space(key any, name string) SpaceID {
+	if id, ok := d.spaceBy[key]; ok {
+		return id
+	}
+	id := SpaceID(len(d.spaces))
+	d.spaces = append(d.spaces, &space{name: name, pages: map[uint64]*page{}})
+	d.spaceBy[key] = id
+	return id
+}
+
+// AddrSync is the synchronisation object of the word at addr of sp: a
+// signal slot or a flag.
+func (d *Detector) AddrSync(sp SpaceID, addr uint64) *Sync {
+	k := syncKey{sp, addr}
+	s := d.syncs[k]
+	if s == nil {
+		s = &Sync{}
+		d.syncs[k] = s
+	}
+	return s
+}
+
+// ---- shadow memory ----
+
+const (
+	pageBits = 12
+	pageSize = 1 << pageBits
+)
+
+// ep is one access as the shadow keeps it.
+type ep struct {
+	tid    int32
+	clk    uint32
+	proxy  Proxy
+	atomic bool
+	write  bool
+	at     int64
+	info   *Info
+	lo, hi uint64 // the whole access
+}
+
+// seg is the state of the bytes up to end (from the previous segment's end).
+type seg struct {
+	end uint32
+	w   ep   // last plain write; tid < 0 if none
+	aw  []ep // atomic writes since w, one per thread
+	r   []ep // plain reads since w, one per thread
+}
+
+type page struct{ segs []seg }
+
+var noWrite = ep{tid: -1}
+
+func newPage() *page { return &page{segs: []seg{{end: pageSize, w: noWrite}}} }
+
+// split makes a segment boundary at off and returns the index of the
+// segment that starts there.
+func (p *page) split(off uint32) int {
+	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].end > off })
+	if i == len(p.segs) {
+		return i
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = p.segs[i-1].end
+	}
+	if start == off {
+		return i
+	}
+	left := p.segs[i]
+	left.end = off
+	p.segs = append(p.segs, seg{})
+	copy(p.segs[i+1:], p.segs[i:])
+	p.segs[i] = left
+	return i + 1
+}
+
+func epsEqual(a, b []ep) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *seg) sameState(o *seg) bool {
+	return s.w == o.w && epsEqual(s.aw, o.aw) && epsEqual(s.r, o.r)
+}
+
+// merge joins equal neighbours among segments [from, to].
+func (p *page) merge(from, to int) {
+	from = max(from, 1)
+	to = min(to, len(p.segs)-1)
+	out := p.segs[:from]
+	for i := from; i < len(p.segs); i++ {
+		if i <= to && out[len(out)-1].sameState(&p.segs[i]) {
+			out[len(out)-1].end = p.segs[i].end
+			continue
+		}
+		out = append(out, p.segs[i])
+	}
+	clear(p.segs[len(out):])
+	p.segs = out
+}
+
+// with returns a new list with e in place of the entry of e's thread.
+func with(list []ep, e ep) []ep {
+	out := make([]ep, 0, len(list)+1)
+	for _, x := range list {
+		if x.tid != e.tid {
+			out = append(out, x)
+		}
+	}
+	return append(out, e)
+}
+
+func (sp *space) page(n uint64) *page {
+	p := sp.pages[n]
+	if p == nil {
+		p = newPage()
+		sp.pages[n] = p
+	}
+	return p
+}
+
+// Access records an access by t to [lo, hi) of sp and reports every
+// earlier conflicting access not ordered before it.
+func (d *Detector) Access(t *Thread, sp SpaceID, lo, hi uint64, a Access) {
+	if t == nil || hi <= lo {
+		return
+	}
+	t.dirty = true
+	e := ep{tid: t.id, clk: t.vc[t.id], proxy: a.Proxy, atomic: a.Atomic, write: a.Write, at: d.now(), info: a.Info, lo: lo, hi: hi}
+	s := d.spaces[sp]
+	for pn := lo >> pageBits; pn <= (hi-1)>>pageBits; pn++ {
+		base := pn << pageBits
+		p := s.page(pn)
+		from := uint32(max(lo, base) - base)
+		to := uint32(min(hi, base+pageSize) - base)
+		i := p.split(from)
+		j := i
+		if to < pageSize {
+			j = p.split(to)
+		} else {
+			j = len(p.segs)
+		}
+		start := uint64(from)
+		for k := i; k < j; k++ {
+			g := &p.segs[k]
+			d.check(t, sp, base+start, base+uint64(g.end), g, &e, a)
+			switch {
+			case a.Write && !a.Atomic:
+				g.w, g.aw, g.r = e, nil, nil
+			case a.Write:
+				g.aw = with(g.aw, e)
+			case !a.Atomic:
+				g.r = with(g.r, e)
+			}
+			start = uint64(g.end)
+		}
+		p.merge(i, j)
+	}
+}
+
+// check reports the earlier accesses in g that conflict with e.
+func (d *Detector) check(t *Thread, sp SpaceID, lo, hi uint64, g *seg, e *ep, a Access) {
+	conflict := func(prev *ep) {
+		if ok, hb := t.before(prev, e.proxy); !ok {
+			d.report(sp, lo, hi, prev, e, hb)
+		}
+	}
+	if g.w.tid >= 0 {
+		conflict(&g.w)
+	}
+	if !a.Atomic {
+		for i := range g.aw {
+			conflict(&g.aw[i])
+		}
+	}
+	if a.Write {
+		for i := range g.r {
+			conflict(&g.r[i])
+		}
+	}
+}
+
+// before reports whether prev is ordered before an access by t through
+// proxy p; hb says whether happens-before held (so a false ok with a true
+// hb is a missing proxy crossing).
+func (t *Thread) before(prev *ep, p Proxy) (ok, hb bool) {
+	if prev.tid == t.id {
+		return true, true
+	}
+	if prev.clk > t.vc.get(prev.tid) {
+		return false, false
+	}
+	if i, cross := pairIndex(prev.proxy, p); cross && prev.clk > t.vis[i].get(prev.tid) {
+		return false, true
+	}
+	return true, true
+}
+
+// AcquireRelaxed is a relaxed load by t of [lo, hi) of sp: the writers'
+// knowledge (Info.VC) of the bytes read takes effect at t's next acquire
+// fence.
+func (d *Detector) AcquireRelaxed(t *Thread, sp SpaceID, lo, hi uint64) {
+	if t == nil || hi <= lo {
+		return
+	}
+	s := d.spaces[sp]
+	for pn := lo >> pageBits; pn <= (hi-1)>>pageBits; pn++ {
+		p := s.pages[pn]
+		if p == nil {
+			continue
+		}
+		base := pn << pageBits
+		from := max(lo, base) - base
+		to := min(hi, base+pageSize) - base
+		start := uint64(0)
+		for k := range p.segs {
+			g := &p.segs[k]
+			if uint64(g.end) > from && start < to {
+				if g.w.tid >= 0 && g.w.info != nil {
+					t.pending.join(g.w.info.VC)
+				}
+				for _, x := range g.aw {
+					if x.info != nil {
+						t.pending.join(x.info.VC)
+					}
+				}
+			}
+			start = uint64(g.end)
+		}
+	}
+}

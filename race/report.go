@@ -1,0 +1,137 @@
+package race
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Side is one of a race's two accesses.
+type Side struct {
+	Kind   string `json:"kind"` // lane, sdma, fabric, host
+	Who    string `json:"who"`
+	Op     string `json:"op"`
+	Site   string `json:"site,omitempty"`
+	Write  bool   `json:"write"`
+	Atomic bool   `json:"atomic,omitempty"`
+	Proxy  string `json:"proxy,omitempty"`
+	Lo     uint64 `json:"lo"` // the whole access [Lo, Hi)
+	Hi     uint64 `json:"hi"`
+	AtPs   int64  `json:"at_ps"` // virtual time, picoseconds
+}
+
+func (s Side) rw() string {
+	if s.Write {
+		return "write"
+	}
+	return "read"
+}
+
+func (s Side) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s) of [%#x, %#x) by %s", s.Op, s.rw(), s.Lo, s.Hi, s.Who)
+	if s.Site != "" {
+		fmt.Fprintf(&b, " (%s)", s.Site)
+	}
+	fmt.Fprintf(&b, " at %s", fmtTime(s.AtPs))
+	return b.String()
+}
+
+// Report is one race: two accesses to overlapping bytes, at least one a
+// write, the first not ordered before the second.
+type Report struct {
+	Space string `json:"space"`
+	// Lo and Hi are the first bytes where the two accesses were found to
+	// overlap.
+	Lo     uint64 `json:"lo"`
+	Hi     uint64 `json:"hi"`
+	First  Side   `json:"first"`
+	Second Side   `json:"second"`
+	// Missing is the edge that would order them, in plain words.
+	Missing string `json:"missing"`
+	// Count is how many times this pair of access sites conflicted.
+	Count int `json:"count"`
+}
+
+func (r Report) String() string {
+	return fmt.Sprintf("data race on %s [%#x, %#x):\n  %s\n  %s\n  missing edge: %s",
+		r.Space, r.Lo, r.Hi, r.First, r.Second, r.Missing)
+}
+
+func fmtTime(ps int64) string { return fmt.Sprintf("%.3f µs", float64(ps)/1e6) }
+
+func side(e *ep) Side {
+	s := Side{Write: e.write, Atomic: e.atomic, Lo: e.lo, Hi: e.hi, AtPs: e.at}
+	if e.info != nil {
+		s.Kind, s.Who, s.Op, s.Site = e.info.Kind.String(), e.info.Who, e.info.Op, e.info.Site
+	}
+	if e.proxy != ProxyNone {
+		s.Proxy = e.proxy.String()
+	}
+	return s
+}
+
+func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bool) {
+	key := [2]*Info{prev.info, cur.info}
+	if i, ok := d.seen[key]; ok {
+		d.reports[i].Count++
+		return
+	}
+	if len(d.reports) >= MaxReports {
+		d.dropped++
+		return
+	}
+	a, b := side(prev), side(cur)
+	r := Report{Space: d.spaces[sp].name, Lo: lo, Hi: hi, First: a, Second: b, Count: 1,
+		Missing: missing(prev, cur, proxyOnly)}
+	d.seen[key] = len(d.reports)
+	d.reports = append(d.reports, r)
+}
+
+// Reports returns the races found so far, in the order found.
+func (d *Detector) Reports() []Report { return d.reports }
+
+// Err returns the races found as an *Error, or nil if there were none.
+func (d *Detector) Err() error {
+	if len(d.reports) == 0 {
+		return nil
+	}
+	return &Error{Reports: d.reports, Dropped: d.dropped}
+}
+
+// Error is a run that had data races. The CLI exits with status 5 on it.
+type Error struct {
+	Reports []Report `json:"reports"`
+	// Dropped counts races beyond MaxReports distinct ones.
+	Dropped int `json:"dropped,omitempty"`
+}
+
+func (e *Error) Error() string {
+	n := len(e.Reports) + e.Dropped
+	s := "s"
+	if n == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("race detector: %d data race%s; first: %s", n, s, e.Reports[0])
+}
+
+// Text is every report, one after the other.
+func (e *Error) Text() string {
+	var b strings.Builder
+	for i, r := range e.Reports {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s\n", r)
+		if r.Count > 1 {
+			fmt.Fprintf(&b, "  (%d conflicts between these two sites)\n", r.Count)
+		}
+	}
+	if e.Dropped > 0 {
+		fmt.Fprintf(&b, "\n%d more races not shown\n", e.Dropped)
+	}
+	return b.String()
+}
+
+// JSON is the reports for tools.
+func (e *Error) JSON() ([]byte, error) { return json.MarshalIndent(e, "", "  ") }
