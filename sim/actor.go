@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/emud-dev/emud/race"
+	hb "github.com/emud-dev/emud/race"
 )
 
 type actorState uint8
@@ -37,7 +37,7 @@ type Actor struct {
 	wait    *Wait
 	label   string
 	labelFn func() string
-	rt      *race.Thread // the race detector's thread, made on first use
+	rt      *hb.Thread // the race detector's thread, made on first use
 }
 
 // Spawn creates an actor that runs fn, starting at Now (after whatever is

@@ -1,26 +1,26 @@
 package sim
 
-import "github.com/emud-dev/emud/race"
+import hb "github.com/emud-dev/emud/race"
 
 // EnableRace turns on the run's happens-before race detector (package
 // race) and returns it; calling it again returns the same detector. Turn
 // it on before Run, or from the run before the accesses it should see.
 // With races found, Run returns a *race.Error unless the run failed
 // otherwise.
-func (s *Sim) EnableRace() *race.Detector {
+func (s *Sim) EnableRace() *hb.Detector {
 	if s.race == nil {
-		s.race = race.New(func() int64 { return int64(s.now) })
+		s.race = hb.New(func() int64 { return int64(s.now) })
 	}
 	return s.race
 }
 
 // Race returns the run's race detector, or nil when it is off: the one
 // check every instrumented point makes.
-func (s *Sim) Race() *race.Detector { return s.race }
+func (s *Sim) Race() *hb.Detector { return s.race }
 
 // RaceThread is the actor's thread in the race detector, made on first
 // use; nil when the detector is off.
-func (a *Actor) RaceThread() *race.Thread {
+func (a *Actor) RaceThread() *hb.Thread {
 	if a.rt == nil && a.s.race != nil {
 		a.rt = a.s.race.NewThread(a.name)
 	}
@@ -29,7 +29,7 @@ func (a *Actor) RaceThread() *race.Thread {
 
 // RaceCurrent is the running actor's race thread: nil when an event (not
 // an actor) runs or the detector is off.
-func (s *Sim) RaceCurrent() *race.Thread {
+func (s *Sim) RaceCurrent() *hb.Thread {
 	if s.race == nil || s.cur == nil {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 
-	"github.com/emud-dev/emud/race"
+	hb "github.com/emud-dev/emud/race"
 )
 
 // DefaultWatchdog is the progress watchdog's span when Config.Watchdog is 0:
@@ -66,7 +66,7 @@ type Sim struct {
 	err   error
 	local map[any]any
 	atEnd []func()
-	race  *race.Detector // nil unless EnableRace (race.go)
+	race  *hb.Detector // nil unless EnableRace (race.go)
 }
 
 // New returns a simulator at virtual time 0.
