@@ -21,14 +21,21 @@ func init() {
 		summary: "ring all-gather: ranks−1 steps, each rank forwards one chunk to its successor per step with put + remote signal",
 		bytes:   "per chunk",
 		check:   checkAllgather,
-		run:     runAllgather,
+		usage: func(o options) usage {
+			r, b := uint64(o.Ranks), o.Bytes
+			u := usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
+			if !o.Phantom {
+				u.Host = r*b + b
+			}
+			return u
+		},
+		run: runAllgather,
 	})
 }
 
 func checkAllgather(o options) error {
-	if need := 2 * uint64(o.Ranks) * o.Bytes; !o.Phantom && (o.Bytes > maxAlltoallMemory || need > maxAlltoallMemory) {
-		return fmt.Errorf("invalid --bytes %s with --ranks %d: allgather-ring needs %s of emulated memory (2 × ranks × bytes), the limit is %s",
-			formatBytes(o.Bytes), o.Ranks, formatBytes(need), formatBytes(maxAlltoallMemory))
+	if o.Bytes > maxMessageBytes {
+		return fmt.Errorf("invalid --bytes %s: allgather-ring chunks are at most %s", formatBytes(o.Bytes), formatBytes(maxMessageBytes))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ func init() {
 		summary: "rank 0's buffer down a binary tree, one putBroadcast per parent reaching both children",
 		bytes:   "payload",
 		check:   checkPayload("broadcast-tree"),
+		usage:   payloadUsage,
 		run:     runBroadcastTree,
 	})
 }

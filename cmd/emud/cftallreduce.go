@@ -32,6 +32,7 @@ func init() {
 		noSDMA:  true,
 		check:   checkCftAllReduce,
 		run:     runCftAllReduce,
+		usage:   cftAllReduceUsage,
 	})
 	register(&scenario{
 		name:         "cft-alltoall",
@@ -41,6 +42,7 @@ func init() {
 		noSDMA:       true,
 		check:        checkCftAllToAll,
 		run:          runCftAllToAll,
+		usage:        cftAllToAllUsage,
 	})
 }
 
@@ -67,17 +69,7 @@ func checkCft(o options) error {
 	return nil
 }
 
-func checkCftAllReduce(o options) error {
-	if err := checkCft(o); err != nil {
-		return err
-	}
-	// Input and output window per rank, backed unless phantom.
-	if need := 2 * uint64(o.Ranks) * o.Bytes; !o.Phantom && need > maxAlltoallMemory {
-		return fmt.Errorf("invalid --bytes %s with --ranks %d: cft-allreduce needs %s of emulated memory (2 × ranks × bytes), the limit is %s without --phantom",
-			formatBytes(o.Bytes), o.Ranks, formatBytes(need), formatBytes(maxAlltoallMemory))
-	}
-	return nil
-}
+func checkCftAllReduce(o options) error { return checkCft(o) }
 
 func checkCftAllToAll(o options) error {
 	if err := checkCft(o); err != nil {
@@ -93,6 +85,43 @@ func checkCftAllToAll(o options) error {
 			formatBytes(o.Bytes), topo.CftSize, formatBytes((fabricSharedBytes-16)/uint64(topo.CftSize)&^15))
 	}
 	return nil
+}
+
+// cftAllReduceUsage: input and output windows per rank, the expected sum
+// per multicast group on the host, one wave of 32 lanes per rank staging a
+// piece in shared memory, and per rank one operation reaching every member
+// of its group in flight.
+func cftAllReduceUsage(o options) usage {
+	t, err := o.topology().Normalize()
+	if err != nil {
+		return usage{}
+	}
+	r, mc := uint64(o.Ranks), uint64(t.CftMcSize)
+	stage := min(((o.Bytes+mc-1)/mc+15)&^15, fabric.DefaultStage)
+	u := usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
+	if !o.Phantom {
+		// A pullRed in flight holds a copy of its piece from every member.
+		u.Host += r * mc * stage
+	}
+	if !o.Phantom {
+		u.Host += r/mc*o.Bytes + r*stage
+	}
+	return u
+}
+
+// cftAllToAllUsage: a receive window of a block per flat-team peer, every
+// outgoing block staged in shared memory, and every put in flight at once.
+func cftAllToAllUsage(o options) usage {
+	t, err := o.topology().Normalize()
+	if err != nil {
+		return usage{}
+	}
+	r, c := uint64(o.Ranks), uint64(t.CftSize)
+	u := usage{Backed: r * c * o.Bytes, Shared: r * (16 + c*o.Bytes), Lanes: 32 * o.Ranks, Ops: o.Ranks * t.CftSize}
+	if !o.Phantom {
+		u.Host = 2 * r * c * o.Bytes // the host's read-back and the kernels' loads
+	}
+	return u
 }
 
 func runCftAllReduce(o options) (*outcome, error) {

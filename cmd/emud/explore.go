@@ -48,6 +48,7 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 			if err != nil {
 				return err
 			}
+			defer withMemLimit(uint64(f.budget))()
 			switch {
 			case seeds < 1:
 				return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
@@ -60,6 +61,10 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 				f.o.PCT.Steps = pctSteps(sc, f.o, first)
 			}
 			errOut := cmd.ErrOrStderr()
+			if n, why := exploreJobs(jobs, runtime.GOMAXPROCS(0), footprint(sc, f.o).Bytes(), uint64(f.budget)); n < jobs {
+				fmt.Fprintf(errOut, "explore: --jobs %d capped to %d (%s)\n", jobs, n, why)
+				jobs = n
+			}
 			prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+sc.name, seeds)
 			res := explore(sc, f.o, first, seeds, jobs, prog.step)
 			prog.finish()
@@ -70,7 +75,7 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 	fs := cmd.Flags()
 	fs.IntVar(&seeds, "seeds", 100, "how many seeds to run")
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
-	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "runs at a time")
+	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "runs at a time; capped at 4 per processor and by --mem-budget over a run's estimated footprint")
 	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
 	return cmd
 }

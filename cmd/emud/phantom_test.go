@@ -45,13 +45,13 @@ func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
 	}
 }
 
-// Phantom runs are not held to the real-bytes limits: 8 ranks × 64 MiB per
-// pair is 8 GiB of emulated memory.
+// Phantom runs store no bytes, so the memory budget does not count them:
+// 8 ranks × 64 MiB per pair is 8 GiB of emulated memory.
 func TestPhantomRunsPastTheByteLimit(t *testing.T) {
-	_, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M")
+	_, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--mem-budget", "4G")
 	require.Equal(t, exitError, status)
-	assert.Contains(t, errOut, "alltoall needs 8GiB of emulated memory")
-	out, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--phantom")
+	assert.Contains(t, errOut, "alltoall needs an estimated 9.07GiB (emulated memory 8.00GiB")
+	out, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--phantom", "--mem-budget", "4G")
 	require.Equal(t, exitOK, status, errOut)
 	assert.Len(t, rankRows(out), 8)
 }

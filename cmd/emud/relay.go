@@ -28,6 +28,7 @@ func init() {
 		summary: fmt.Sprintf("rank 0's buffer relayed along 0 → 1 → … in %d chunks, forwarded by engine-side waits (postWaitSignal)", relayChunks),
 		bytes:   "payload",
 		check:   checkPayload("relay"),
+		usage:   payloadUsage,
 		run:     runRelay,
 	})
 }
@@ -35,12 +36,21 @@ func init() {
 // checkPayload bounds --bytes for the scenarios that move one payload.
 func checkPayload(name string) func(options) error {
 	return func(o options) error {
-		if need := uint64(o.Ranks) * o.Bytes; !o.Phantom && (o.Bytes > maxAlltoallMemory || need > maxAlltoallMemory) {
-			return fmt.Errorf("invalid --bytes %s with --ranks %d: %s needs %s of emulated memory (ranks × bytes), the limit is %s",
-				formatBytes(o.Bytes), o.Ranks, name, formatBytes(need), formatBytes(maxAlltoallMemory))
+		if o.Bytes > maxMessageBytes {
+			return fmt.Errorf("invalid --bytes %s: the %s payload is at most %s", formatBytes(o.Bytes), name, formatBytes(maxMessageBytes))
 		}
 		return nil
 	}
+}
+
+// payloadUsage: one window of bytes per rank, the payload and a read-back
+// buffer on the host, up to two queues and two actors per rank.
+func payloadUsage(o options) usage {
+	u := usage{Backed: uint64(o.Ranks) * o.Bytes, Queues: 2 * o.Ranks, Lanes: 2 * o.Ranks}
+	if !o.Phantom {
+		u.Host = 2 * o.Bytes
+	}
+	return u
 }
 
 // chunkSpan is piece i of k of an n-byte payload: pieces differ by at most

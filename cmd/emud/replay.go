@@ -29,6 +29,7 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 			if err != nil {
 				return err
 			}
+			defer withMemLimit(uint64(f.budget))()
 			if tracePath == "" {
 				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.name, f.o.Seed)
 			}

@@ -23,11 +23,13 @@ type scenarioFlags struct {
 	perturb  int
 	strategy string
 	faults   string
+	budget   byteSize // --mem-budget
 }
 
 func newScenarioFlags() *scenarioFlags {
 	f := &scenarioFlags{name: "alltoall", o: options{Ranks: 8, Bytes: 1 << 20, Queues: 2, Seed: 1}}
 	f.size = byteSize(f.o.Bytes)
+	f.budget = byteSize(defaultMemBudget())
 	return f
 }
 
@@ -53,6 +55,7 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.IntVar(&f.o.LsaSize, "lsa-size", 0, "CFT scenarios: ranks per NVLink (LSA) domain; 0 = all ranks")
 	fs.IntVar(&f.o.CftSize, "cft-size", 0, "CFT scenarios: ranks per CFT flat team, a multiple of --lsa-size; 0 = --lsa-size")
 	fs.IntVar(&f.o.McSize, "mc-size", 0, "CFT scenarios: ranks per multicast group, dividing --cft-size; 0 = --cft-size")
+	fs.Var(&f.budget, "mem-budget", "memory a run may take, by its estimated footprint (checked before it starts; default a quarter of the physical memory; 0 = no limit)")
 	if withSeed {
 		fs.Uint64Var(&f.o.Seed, "seed", f.o.Seed, "seed that fixes every scheduling choice of the run")
 	}
@@ -95,6 +98,9 @@ func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, e
 			return nil, err
 		}
 	}
+	if err := checkBudget(sc, f.o, uint64(f.budget)); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
 
@@ -124,6 +130,7 @@ ui.perfetto.dev) is written to FILE, also when the run hangs.
 			if err != nil {
 				return err
 			}
+			defer withMemLimit(uint64(f.budget))()
 			return runAndPrint(cmd.OutOrStdout(), sc, f.o, f.asJSON, tracePath)
 		},
 	}

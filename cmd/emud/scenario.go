@@ -167,6 +167,9 @@ type scenario struct {
 	// options.validate), naming the flags. Optional.
 	check func(options) error
 	run   func(options) (*outcome, error)
+	// usage estimates a run's footprint for the memory budget (budget.go);
+	// Backed is dropped for phantom runs by the caller.
+	usage func(options) usage
 }
 
 func (s *scenario) bytesMeaning() string {

@@ -70,9 +70,10 @@ func TestScenarioFlagChecks(t *testing.T) {
 	}{
 		{[]string{"alltoall-split", "--queues", "1"}, "invalid --queues 1"},
 		{[]string{"alltoall-shared-expected", "--bytes", "1"}, "invalid --bytes 1"},
-		{[]string{"relay", "--bytes", "1G", "--ranks", "8"}, "invalid --bytes"},
-		{[]string{"broadcast-tree", "--bytes", "2G"}, "invalid --bytes"},
-		{[]string{"allgather-ring", "--bytes", "1G"}, "invalid --bytes"},
+		{[]string{"relay", "--bytes", "1G", "--ranks", "8", "--mem-budget", "4G"}, "invalid --bytes 1GiB with --ranks 8: relay needs an estimated"},
+		{[]string{"broadcast-tree", "--bytes", "2G", "--mem-budget", "4G"}, "invalid --bytes"},
+		{[]string{"allgather-ring", "--bytes", "1G", "--mem-budget", "4G"}, "invalid --bytes"},
+		{[]string{"relay", "--bytes", "5G", "--phantom"}, "invalid --bytes 5GiB: the relay payload is at most 4GiB"},
 		{[]string{"alltoall", "--model", "nope"}, "invalid --model"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -39,18 +40,19 @@ type serveConfig struct {
 	MaxBody         int64         // request body limit; larger gets 413
 	Keep            int           // finished runs kept for GET; the oldest go first
 	TraceBudget     int64         // bytes of serialized traces kept; the oldest traces go first
+	MemBudget       uint64        // memory for the runs executing at once, by their estimated footprints; 0 = no limit
 	ReadTimeout     time.Duration // a request (headers and body) must arrive within this
 	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
 }
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
-		Keep: 1000, TraceBudget: 256 << 20, ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
+		Keep: 1000, TraceBudget: 256 << 20, MemBudget: defaultMemBudget(), ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
 }
 
 func newServeCmd() *cobra.Command {
 	cfg := defaultServeConfig()
-	maxBody, traceBudget := byteSize(cfg.MaxBody), byteSize(cfg.TraceBudget)
+	maxBody, traceBudget, memBudget := byteSize(cfg.MaxBody), byteSize(cfg.TraceBudget), byteSize(cfg.MemBudget)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve runs over HTTP: submit, list, fetch reports and traces, Prometheus metrics",
@@ -75,7 +77,9 @@ func newServeCmd() *cobra.Command {
 
 Bad requests get 400 with a message naming the field (field names are
 case-sensitive; null, non-objects and trailing data are refused); a body over
---max-body gets 413; a request not sent within --read-timeout is cut off. A
+--max-body gets 413; a run whose estimated footprint exceeds --mem-budget
+gets 422 (runs that fit alone but not together wait); a request not sent
+within --read-timeout is cut off. A
 finished run keeps only its request, status, report and (within
 --trace-budget) its serialized trace; the last --keep runs are kept. At most --max-runs runs execute at once; the rest queue. A run that
 fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
@@ -84,7 +88,8 @@ SIGTERM stops taking runs, cancels queued ones, waits for those in flight
 and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.MaxBody, cfg.TraceBudget = int64(maxBody), int64(traceBudget)
+			cfg.MaxBody, cfg.TraceBudget, cfg.MemBudget = int64(maxBody), int64(traceBudget), uint64(memBudget)
+			defer withMemLimit(cfg.MemBudget + uint64(cfg.TraceBudget))()
 			if err := cfg.validate(); err != nil {
 				return err
 			}
@@ -104,6 +109,7 @@ and exits.`,
 	fs.Var(&maxBody, "max-body", "request body limit")
 	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory (each keeps its request, status and report)")
 	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped")
+	fs.Var(&memBudget, "mem-budget", "memory for the runs executing at once, by their estimated footprints: a run over it is refused with 422, runs that together exceed it wait (default a quarter of the physical memory; 0 = no limit)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time a client has to send a whole request (headers and body); a stalled upload is cut off")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
 	return cmd
@@ -177,7 +183,8 @@ func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer)
 type daemon struct {
 	cfg  serveConfig
 	log  io.Writer
-	sem  *semaphore.Weighted
+	sem  *semaphore.Weighted // run slots (--max-runs)
+	mem  *semaphore.Weighted // bytes of --mem-budget held by running runs; nil = no budget
 	ctx  context.Context // canceled at shutdown: queued runs give up
 	stop context.CancelFunc
 	wg   sync.WaitGroup // runs not finished
@@ -231,6 +238,7 @@ const (
 func newDaemon(cfg serveConfig, log io.Writer) *daemon {
 	ctx, stop := context.WithCancel(context.Background())
 	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
+		mem: newMemSemaphore(cfg.MemBudget),
 		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals()}
 	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
 		Help: "Runs finished, by scenario and status (ok, hang, mismatch, error, canceled)."}, []string{"scenario", "status"})
@@ -430,7 +438,23 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		}
 		return nil, nil, options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
 	}
+	if err := checkBudget(sc, o, d.cfg.MemBudget); err != nil {
+		var be *budgetError
+		errors.As(err, &be)
+		return nil, nil, options{}, &requestError{http.StatusUnprocessableEntity, "bytes",
+			fmt.Sprintf("%s with ranks %d needs an estimated %s, over the daemon's --mem-budget %s; send \"phantom\": true for a timing-only run",
+				sc.name, o.Ranks, be.u, approxBytes(be.budget))}
+	}
 	return &req, sc, o, nil
+}
+
+// newMemSemaphore holds budget bytes (nil for no budget, or one too large
+// for the semaphore's int64).
+func newMemSemaphore(budget uint64) *semaphore.Weighted {
+	if budget == 0 || budget > math.MaxInt64 {
+		return nil
+	}
+	return semaphore.NewWeighted(int64(budget))
 }
 
 // requestFields are runRequest's JSON field names.
@@ -584,6 +608,17 @@ func (d *daemon) execute(ru *run) {
 		return
 	}
 	defer d.sem.Release(1)
+	if d.mem != nil {
+		// Runs that fit the budget alone may still not fit it together:
+		// a run waits for the memory it is estimated to need. Submission
+		// refused any run larger than the whole budget.
+		need := int64(footprint(ru.sc, ru.o).Bytes())
+		if err := d.mem.Acquire(d.ctx, need); err != nil {
+			d.finish(ru, nil, nil, statusCanceled)
+			return
+		}
+		defer d.mem.Release(need)
+	}
 	now := time.Now().UTC()
 	d.mu.Lock()
 	ru.Status, ru.Started = statusRunning, &now

@@ -41,6 +41,7 @@ func init() {
 		name:    "alltoall-split",
 		summary: fmt.Sprintf("all-to-all in %d rounds, each block sent in two halves by two kernels on queue ids 0 and 1, launched with seeded skew", splitRounds),
 		check:   checkSplit,
+		usage:   splitUsage,
 		run:     func(o options) (*outcome, error) { return runSplit(o, false) },
 	})
 	register(&scenario{
@@ -48,8 +49,16 @@ func init() {
 		summary: "PLANTED BUG: alltoall-split with one expected counter shared across both queue ids; hangs under some seeds",
 		planted: true,
 		check:   checkSplit,
+		usage:   splitUsage,
 		run:     func(o options) (*outcome, error) { return runSplit(o, true) },
 	})
+}
+
+// splitUsage is alltoall's with two kernels per rank on two queue ids.
+func splitUsage(o options) usage {
+	u := alltoallUsage(o)
+	u.Queues, u.Lanes = 2*u.Queues, 2*u.Lanes
+	return u
 }
 
 func checkSplit(o options) error {

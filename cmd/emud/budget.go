@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// The memory budget: before a run starts, its footprint is estimated from
+// its flags and checked against --mem-budget, so a typo in --bytes is a
+// one-line error instead of a machine out of memory. The estimate counts
+// what grows with the flags: emulated memory backed by Go bytes (none for
+// phantom buffers), host-side buffers the scenario fills and checks, SDMA
+// queues (ring, state, metrics series), lanes (one coroutine each, plus the
+// block's shared memory) and fabric operations in flight. The per-item
+// costs are measured, with margin, from runs of this build (peak RSS with
+// /usr/bin/time -v, see usage's constants); they are an estimate, not a
+// bound.
+
+// usage is a run's footprint, item by item.
+type usage struct {
+	Backed uint64 // emulated memory backed by real bytes
+	Host   uint64 // host buffers: inputs, expected values, read-backs
+	Shared uint64 // kernel shared memory (LDS) of every block
+	Queues int    // SDMA queues created
+	Lanes  int    // lanes (coroutines)
+	Ops    int    // fabric operations in flight at once
+	Deliv  int    // fabric deliveries (one per destination of an op) pending at once
+}
+
+// Measured per-item costs (RSS): a queue's ring pages touched, its state
+// and its metrics series come to about 24 KiB (64 × 64 ranks × 8 queue ids:
+// 115 MB for 4096 queues); a lane's coroutine and kernel state to about
+// 12 KiB (1024 × 32 lanes of the phantom CFT all-reduce: 468 MB); a fabric
+// put in flight to about 1.2 KiB (1024 × 1023 puts of the phantom CFT
+// all-to-all: 1.27 GB), a pending delivery (an event and its closure) to
+// about 128 B. Each is doubled for margin; perRun is a run's fixed cost
+// (simulator, node, registries). The process runs with the budget as Go's
+// soft memory limit (withMemLimit), so the garbage of finished operations
+// does not pile up on top of what is live.
+const (
+	perQueue = 48 << 10
+	perLane  = 24 << 10
+	perOp    = 2560
+	perDeliv = 256
+	perRun   = 4 << 20
+)
+
+// Bytes is the estimated total.
+func (u usage) Bytes() uint64 {
+	return perRun + u.Backed + u.Host + u.Shared + uint64(u.Queues)*perQueue + uint64(u.Lanes)*perLane +
+		uint64(u.Ops)*perOp + uint64(u.Deliv)*perDeliv
+}
+
+func (u usage) String() string {
+	var parts []string
+	add := func(what string, n uint64) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", what, approxBytes(n)))
+		}
+	}
+	add("emulated memory", u.Backed)
+	add("host buffers", u.Host)
+	add("shared memory", u.Shared)
+	if u.Queues > 0 {
+		add(fmt.Sprintf("%d SDMA queues", u.Queues), uint64(u.Queues)*perQueue)
+	}
+	add(fmt.Sprintf("%d lanes", u.Lanes), uint64(u.Lanes)*perLane)
+	if u.Ops > 0 {
+		add(fmt.Sprintf("%d fabric ops in flight", u.Ops), uint64(u.Ops)*perOp+uint64(u.Deliv)*perDeliv)
+	}
+	return fmt.Sprintf("%s (%s)", approxBytes(u.Bytes()), strings.Join(parts, ", "))
+}
+
+// footprint estimates what one run of sc with o takes.
+func footprint(sc *scenario, o options) usage {
+	if sc.usage == nil {
+		return usage{}
+	}
+	u := sc.usage(o)
+	if o.Phantom {
+		u.Backed = 0
+	}
+	return u
+}
+
+// budgetError is a run over --mem-budget; the message names the flags, the
+// estimate and the budget.
+type budgetError struct {
+	sc     *scenario
+	o      options
+	u      usage
+	budget uint64
+}
+
+func (e *budgetError) Error() string {
+	hint := "; use --phantom for a timing-only run"
+	if e.o.Phantom {
+		hint = ""
+	}
+	return fmt.Sprintf("invalid --bytes %s with --ranks %d: %s needs an estimated %s, over --mem-budget %s%s, or raise --mem-budget",
+		formatBytes(e.o.Bytes), e.o.Ranks, e.sc.name, e.u, approxBytes(e.budget), hint)
+}
+
+// checkBudget refuses a run whose estimate exceeds budget (0: no budget).
+func checkBudget(sc *scenario, o options, budget uint64) error {
+	if u := footprint(sc, o); budget > 0 && u.Bytes() > budget {
+		return &budgetError{sc, o, u, budget}
+	}
+	return nil
+}
+
+// withMemLimit makes budget the Go runtime's soft memory limit until the
+// returned function restores the previous one: near the limit the
+// collector runs harder instead of letting garbage grow the heap to twice
+// what is live. 0 leaves the limit alone.
+func withMemLimit(budget uint64) (restore func()) {
+	if budget == 0 || budget > math.MaxInt64 {
+		return func() {}
+	}
+	prev := debug.SetMemoryLimit(int64(budget))
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
+// defaultMemBudget is --mem-budget's default: a quarter of the machine's
+// physical memory (MemTotal in /proc/meminfo), or 4 GiB where that cannot
+// be read. A quarter leaves room for the rest of a shared machine and for
+// the collector's headroom over what is live.
+func defaultMemBudget() uint64 {
+	if total := physicalMemory(); total > 0 {
+		return total / 4
+	}
+	return 4 << 30
+}
+
+func physicalMemory() uint64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kib, err := strconv.ParseUint(fields[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kib << 10
+		}
+	}
+	return 0
+}
+
+// exploreJobs caps explore's --jobs by the budget (each job holds one run)
+// and by the processors (more runs than processors only cost memory). It
+// returns the jobs to use and, when capped, why.
+func exploreJobs(jobs, procs int, perRun, budget uint64) (int, string) {
+	n, why := jobs, ""
+	if limit := 4 * procs; n > limit {
+		n, why = limit, fmt.Sprintf("4 × %d processors", procs)
+	}
+	if budget > 0 && perRun > 0 {
+		if fit := budget / perRun; uint64(n) > fit {
+			n, why = int(max(fit, 1)), fmt.Sprintf("--mem-budget %s / %s per run", approxBytes(budget), approxBytes(perRun))
+		}
+	}
+	return n, why
+}
+
+// approxBytes prints an estimate to three significant digits in binary
+// units: 8.02GiB, 192KiB, 515MiB.
+func approxBytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	switch {
+	case i == 0:
+		return fmt.Sprintf("%dB", n)
+	case v >= 100:
+		return fmt.Sprintf("%.0f%s", v, units[i])
+	case v >= 10:
+		return fmt.Sprintf("%.1f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.2f%s", v, units[i])
+}

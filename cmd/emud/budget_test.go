@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A run over --mem-budget is refused before it starts, with the estimate
+// item by item and the budget; phantom drops the emulated bytes from it.
+func TestMemBudget(t *testing.T) {
+	out, errOut, status := execute(t, "run", "relay", "--ranks", "2", "--bytes", "2G", "--mem-budget", "4G")
+	assert.Equal(t, exitError, status)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "invalid --bytes 2GiB with --ranks 2: relay needs an estimated 8.00GiB (emulated memory 4.00GiB, host buffers 4.00GiB")
+	assert.Contains(t, errOut, "over --mem-budget 4.00GiB; use --phantom")
+
+	args := []string{"run", "--ranks", "8", "--bytes", "4M", "--mem-budget", "100M"}
+	_, errOut, status = execute(t, args...)
+	assert.Equal(t, exitError, status)
+	assert.Contains(t, errOut, "alltoall needs an estimated")
+	out, errOut, status = execute(t, append(args, "--phantom")...)
+	require.Equal(t, exitOK, status, errOut)
+	assert.Len(t, rankRows(out), 8)
+
+	_, errOut, status = execute(t, "run", "--ranks", "8", "--bytes", "4M", "--mem-budget", "0")
+	assert.Equal(t, exitOK, status, "0 means no budget: %s", errOut)
+}
+
+func TestFootprintGrowsWithTheRun(t *testing.T) {
+	for name, sc := range scenarios {
+		if sc.usage == nil {
+			t.Errorf("scenario %s has no footprint estimate", name)
+			continue
+		}
+		small := options{Ranks: 4, Bytes: 1 << 10, Queues: 2}
+		big := small
+		big.Bytes = 1 << 20
+		more := small
+		more.Ranks = 8
+		s, b, m := footprint(sc, small).Bytes(), footprint(sc, big).Bytes(), footprint(sc, more).Bytes()
+		assert.Greater(t, b, s, "%s: more bytes", name)
+		assert.Greater(t, m, s, "%s: more ranks", name)
+		ph := big
+		ph.Phantom = true
+		assert.Less(t, footprint(sc, ph).Bytes(), b, "%s: phantom stores no bytes", name)
+		assert.Contains(t, footprint(sc, big).String(), "emulated memory", name)
+	}
+}
+
+func TestExploreJobsCap(t *testing.T) {
+	for _, tc := range []struct {
+		jobs, procs   int
+		perRun, budge uint64
+		want          int
+		why           string
+	}{
+		{2, 2, 10 << 20, 1 << 30, 2, ""},
+		{32, 2, 10 << 20, 1 << 30, 8, "4 × 2 processors"},
+		{8, 4, 100 << 20, 300 << 20, 3, "--mem-budget 300MiB / 100MiB per run"},
+		{8, 4, 1 << 30, 300 << 20, 1, "--mem-budget"},
+		{8, 4, 1 << 30, 0, 8, ""},
+	} {
+		n, why := exploreJobs(tc.jobs, tc.procs, tc.perRun, tc.budge)
+		assert.Equal(t, tc.want, n, "%+v", tc)
+		assert.Contains(t, why, tc.why)
+		if tc.why == "" {
+			assert.Empty(t, why)
+		}
+	}
+	// The command says so when it caps.
+	o := options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
+	per := footprint(scenarios["alltoall"], o).Bytes()
+	_, errOut, status := execute(t, "explore", "--ranks", "4", "--bytes", "4K", "--seeds", "3", "--jobs", "3",
+		"--mem-budget", fmt.Sprint(2*per+per/2))
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, errOut, "explore: --jobs 3 capped to 2 (--mem-budget")
+}
+
+// The daemon refuses a run over its budget with 422 naming the estimate
+// and the budget, and runs the same request in phantom mode.
+func TestServeMemBudget(t *testing.T) {
+	d := startDaemon(t, func(c *serveConfig) { c.MaxBody, c.MemBudget = 4096, 64<<20 })
+	status, body := d.do("POST", "/runs", `{"ranks": 8, "bytes": "4M"}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
+	assert.Contains(t, body, "alltoall with ranks 8 needs an estimated")
+	assert.Contains(t, body, "over the daemon's --mem-budget 64.0MiB")
+	assert.Contains(t, body, `\"phantom\": true`)
+	r := d.wait(d.submit(`{"ranks": 8, "bytes": "4M", "phantom": true}`))
+	require.Equal(t, statusOK, r.Status)
+	assert.True(t, r.Report.Summary.Phantom, "the report says the run was phantom")
+}
