@@ -185,7 +185,7 @@ type daemon struct {
 	log  io.Writer
 	sem  *semaphore.Weighted // run slots (--max-runs)
 	mem  *semaphore.Weighted // bytes of --mem-budget held by running runs; nil = no budget
-	ctx  context.Context // canceled at shutdown: queued runs give up
+	ctx  context.Context     // canceled at shutdown: queued runs give up
 	stop context.CancelFunc
 	wg   sync.WaitGroup // runs not finished
 
@@ -238,7 +238,7 @@ const (
 func newDaemon(cfg serveConfig, log io.Writer) *daemon {
 	ctx, stop := context.WithCancel(context.Background())
 	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
-		mem: newMemSemaphore(cfg.MemBudget),
+		mem:  newMemSemaphore(cfg.MemBudget),
 		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals()}
 	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
 		Help: "Runs finished, by scenario and status (ok, hang, mismatch, error, canceled)."}, []string{"scenario", "status"})
