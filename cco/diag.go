@@ -44,7 +44,37 @@ type qdiag struct {
 type sigdiag struct {
 	posted uint64 // ATOMIC +1 units written toward the slot
 	lanes  uint64 // lanes in the groups that posted them
+	// posts are the first maxSigPosts of them, in posting order: what a
+	// report names as "the put meant to satisfy" a wait.
+	posts []sigPost
 }
+
+// maxSigPosts bounds what one slot remembers of its posts; counts go on.
+const maxSigPosts = 256
+
+// sigPost is one signal ATOMIC a post wrote toward a slot.
+type sigPost struct {
+	rank  int // the posting rank
+	call  string
+	peer  int
+	qid   int
+	q     *Queue
+	at    uint64 // ring offset of the ATOMIC
+	when  sim.Time
+	bytes uint64
+}
+
+func (p sigPost) String() string {
+	what := p.call
+	if p.bytes > 0 {
+		what += fmt.Sprintf(" of %d B", p.bytes)
+	}
+	return fmt.Sprintf("rank %d's %s on queue (peer %d, queueId %d), posted at %v", p.rank, what, p.peer, p.qid, p.when)
+}
+
+// retired reports whether the engine has run the post's ATOMIC (the
+// queue's read pointer is past it).
+func (p sigPost) retired() bool { return p.q != nil && p.q.Rptr() > p.at }
 
 type waitKind uint8
 
@@ -110,7 +140,13 @@ func (d *diagnosis) aggTotal(q *Queue) uint64 {
 	return 0
 }
 
-func (d *diagnosis) signalPosted(addr uint64) { d.sig(addr).posted++ }
+func (d *diagnosis) signalPosted(addr uint64, sp sigPost) {
+	x := d.sig(addr)
+	x.posted++
+	if len(x.posts) < maxSigPosts {
+		x.posts = append(x.posts, sp)
+	}
+}
 
 // lanesJoined credits one lane of a signalling post to the slots its
 // group's signals hit.
@@ -234,19 +270,49 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	head := fmt.Sprintf("for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
 		wi.src, st.n, wi.q, wi.expected, cur, posted)
 	say := func(why string) sim.Cause { c.Text = head + "; " + why; return c }
+	var posts []sigPost
+	if x := d.signals[wi.addr]; x != nil {
+		posts = x.posts
+	}
 	if posted >= wi.expected {
+		// The expected-th signal is the one meant to release the wait.
+		if i := int(wi.expected) - 1; i >= 0 && i < len(posts) {
+			p := posts[i]
+			if p.retired() {
+				return say(fmt.Sprintf("the put meant to satisfy it, %s, has run its signal ATOMIC (the queue's rptr is past it) yet the slot never reached expected: the completion was lost (a dropped signal)", p))
+			}
+			return say(fmt.Sprintf("enough signals are posted but they have not landed: the put meant to satisfy it, %s, is still on its queue, which is stuck (see its report)", p))
+		}
 		return say("enough signals are posted but they have not landed: the queue carrying them is stuck (see its report)")
 	}
 	if wi.src < 0 || wi.src >= st.c.LsaSize {
 		return say(fmt.Sprintf("srcRank %d is not an LSA rank in [0, %d): pass devComm.lsaRank values, not world ranks", wi.src, st.c.LsaSize))
 	}
-	// One counter across queues: the sender's other slots hold the rest.
+	// The sender's other slots: what it signalled on other queues.
 	var sum uint64
+	var elsewhere []sigPost
+	var otherQ []int
 	for q := 0; q < st.n; q++ {
-		if a, err := st.pool.Slot(wi.src, q); err == nil {
-			v, _ := mem.Load64(a)
-			sum += v
+		a, err := st.pool.Slot(wi.src, q)
+		if err != nil {
+			continue
 		}
+		v, _ := mem.Load64(a)
+		sum += v
+		if q == wi.q {
+			continue
+		}
+		if x := d.signals[a]; x != nil && x.posted > 0 {
+			elsewhere = append(elsewhere, x.posts...)
+			otherQ = append(otherQ, q)
+		}
+	}
+	if posted == 0 && len(elsewhere) > 0 {
+		// Nothing ever aimed at this slot, while the sender signalled
+		// another queue's: the two sides disagree on the queue.
+		meant := elsewhere[min(int(wi.expected), len(elsewhere))-1]
+		return say(fmt.Sprintf("the sender signalled on another queue: rank %d's signals toward this rank went to queue %v's slot, never queue %d's; the put meant to satisfy it is %s: wait on the queue the sender uses, or send on queue %d",
+			wi.src, otherQ, wi.q, meant, wi.q))
 	}
 	if sum >= wi.expected && cur < wi.expected {
 		return say(fmt.Sprintf("the slots of rank %d across all %d queues sum to %d ≥ %d: expected looks shared across queues, keep one running total per (srcRank, queueId)", wi.src, st.n, sum, wi.expected))
@@ -254,5 +320,8 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	if lanes >= wi.expected {
 		return say(fmt.Sprintf("%d lanes joined the signalling posts but a group signals once per put() call: expected looks counted per lane", lanes))
 	}
-	return say("no more signals toward this slot are queued, so it can never reach expected")
+	if len(posts) > 0 {
+		return say(fmt.Sprintf("no more signals toward this slot are queued, so it can never reach expected; the last put toward it was %s", posts[len(posts)-1]))
+	}
+	return say(fmt.Sprintf("rank %d never posted a signal toward this slot, so it can never reach expected", wi.src))
 }

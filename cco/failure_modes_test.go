@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -92,6 +93,13 @@ func TestFailureWaitSignalNeverReturns(t *testing.T) {
 			sdma.Put(1, r.recv[0], off, r.send[0], off, 64, 0, cco.RemoteSignal, cco.SdmaThreadSameQueue)
 		}, 4, 0, 4, "expected looks counted per lane"},
 		{"srcRank not an LSA rank", func(sdma *cco.Sdma, r *rig) {}, 1, 2, 1, "not an LSA rank"},
+		// The receiver waits on queue 0's slot while the sender signals
+		// queue 1: not a shared expected, a disagreement on the queue; the
+		// report names the put meant to release the wait.
+		{"the sender signalled on another queue", func(sdma *cco.Sdma, r *rig) {
+			sdma.Put(1, r.recv[0], 0, r.send[0], 0, 64, 1, cco.RemoteSignal)
+		}, 1, 0, 1, "the sender signalled on another queue: rank 0's signals toward this rank went to queue [1]'s slot, never queue 0's; the put meant to satisfy it is rank 0's put of 64 B on queue (peer 1, queueId 1), posted at"},
+		{"nothing ever posted", func(sdma *cco.Sdma, r *rig) {}, 1, 0, 1, "rank 0 never posted a signal toward this slot"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +113,27 @@ func TestFailureWaitSignalNeverReturns(t *testing.T) {
 				h := hang(t, r.s.Run(), cco.RowWaitSignal, tc.cause)
 				assert.Contains(t, h.Text(), "waitSignal on rank 1")
 			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		inject engine.InjectPlan
+		cause  string
+	}{
+		{"a dropped signal ATOMIC", engine.InjectPlan{SignalDropRate: 1},
+			"has run its signal ATOMIC (the queue's rptr is past it) yet the slot never reached expected: the completion was lost"},
+		{"a queue on a dead engine", engine.InjectPlan{DeadQueues: []engine.QueueID{{GPU: 0, Peer: 1, Q: 0}}},
+			"is still on its queue, which is stuck"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, rigOpts{ranks: 2, engineCfg: func(c *engine.Config) { c.Inject = &tc.inject }})
+			r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+				sdma.Put(1, r.recv[0], 0, r.send[0], 0, 64, 0, cco.RemoteSignal)
+			})
+			r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) })
+			h := hang(t, r.s.Run(), cco.RowWaitSignal, tc.cause)
+			assert.Contains(t, h.Text(), "injected fault", "the injected fault is among the causes")
+			assert.Contains(t, h.Text(), "the put meant to satisfy it, rank 0's put of 64 B on queue (peer 1, queueId 0), posted at ", "the report names the put")
 		})
 	}
 	t.Run("debug traps a bad srcRank", func(t *testing.T) {

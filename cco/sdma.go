@@ -487,7 +487,7 @@ func writeSignals(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
-		p.s.st.c.h.diag.signalPosted(addr)
+		p.s.st.c.h.diag.signalPosted(addr, sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: at, when: t.Now(), bytes: p.bytes})
 		at += Unit
 	}
 	return nil
