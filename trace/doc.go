@@ -64,20 +64,27 @@
 // track; events at one ts sorted E, then X longest first, then the rest in
 // file order) and DevTools' (the first event of the track with the same
 // ts and category) pick the same slice, provided no other slice of the
-// track starts with it, or only ones of zero length written after it. The
-// writer orders each track's slices (by start, longer first), cuts a slice
-// that would outlast the one enclosing it (counted in otherData's
-// slices_cut; the recorder's tracks are sequential, so none are), and
-// draws a zero-length slice that starts with a longer one as a thread
-// instant (speedscope would end it before it begins). A flow's times must
-// strictly increase (DevTools keeps one event per time in a flow), so a
-// wake slice starts at the nanosecond after its waker's start if the waker
-// took no time, and in the waiter's last nanosecond if the wake is at its
-// end (a zero-length wake would share its start with the wave's next
-// call). A chain that cannot meet these rules is dropped and counted in
-// otherData's flows_dropped; the built-in scenarios have none. Package
-// tracecheck checks all of this on a written trace; CI also loads every
-// scenario's trace in the DevTools trace engine and speedscope.
+// track starts in the same nanosecond. The writer therefore lays each
+// track out on lanes: its slices in start order (longer first), each on
+// the first lane where it nests or is disjoint and starts at a time no
+// other slice there does (a wake slice tries its waiter's lane first).
+// Lanes past the first are thread tracks of their own, named "NAME (+k)"
+// and counted in otherData's overflow_lanes; only calls or packets that
+// take no time need them (the placeholder model's free CU issue), never
+// the default model. So on every thread track the slices nest or are
+// disjoint and their starts differ, by construction (speedscope, too,
+// would end a zero-length slice that starts with a longer one before it
+// begins). A flow's times must strictly increase (Perfetto needs time
+// order, DevTools keeps one event per time in a flow), so a wake slice
+// starts at the nanosecond after its waker's start if the waker took no
+// time, and in the waiter's last nanosecond if the wake is at its end (a
+// wake slice of no length would share its start with the wave's next
+// call). A waiter that returns in the nanosecond its zero-length waker
+// ran leaves no room for that: the chain is cut before the link, counted
+// in otherData's flow_links_dropped (the placeholder model has some; the
+// default has none). Package tracecheck checks all of this on a written
+// trace; CI also loads every scenario's trace in the DevTools trace engine
+// and speedscope.
 //
 // The output is deterministic: the same seed gives the same bytes.
 //

@@ -82,10 +82,12 @@ const (
 )
 
 // Track numbering: pid is GPU+1 (pid 0 is the idle process to some
-// viewers); tids are unique across the trace, as Perfetto wants.
+// viewers); tids are unique across the trace, as Perfetto wants: queues
+// below 40000 + pid·100000, overflow lanes from there, waves from 70000.
 const (
-	tidsPerGPU = 100000
-	waveTid0   = 70000
+	tidsPerGPU   = 100000
+	overflowTid0 = 40000
+	waveTid0     = 70000
 )
 
 func pidOf(gpu int) int { return gpu + 1 }
@@ -106,23 +108,37 @@ func (w *waveTrack) name() string {
 
 func hexs(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
-// slice is a complete ("X") event on its track and the flow events bound
-// to it, written right after it.
+// slice is a complete ("X") event and the flow events bound to it,
+// written right after it.
 type slice struct {
 	name       string
-	pid, tid   int
 	start, end ns
 	args       map[string]any
-	seq        int  // creation order: ties in the track's order
-	id         int  // args.slice_id, what the flow events name
-	target     bool // flows may bind here: see track.normalize
-	instant    bool // a zero-length slice drawn as a thread instant
+	seq        int    // creation order: ties in the track's order
+	parent     *slice // a wake slice's waiter: drawn on its lane if it fits
+	lane       *lane  // set by track.layout
+	id         int    // args.slice_id, what the flow events name
 	flows      []event
 }
 
-// track is one thread track's slices.
+// track is what the recorder keeps one thread track for (a queue or a
+// wave) and the lanes its slices are drawn on: its own track first, then
+// overflow tracks named "NAME (+k)".
 type track struct {
-	slices []*slice
+	pid, tid int
+	name     string
+	slices   []*slice
+	lanes    []*lane
+}
+
+// lane is one thread track of the output.
+type lane struct {
+	pid, tid int
+	name     string
+	sort     int
+	open     []*slice // enclosing the last slice placed
+	last     ns       // start of the last slice placed
+	used     bool
 }
 
 func (t *track) add(s *slice) *slice {
@@ -131,18 +147,37 @@ func (t *track) add(s *slice) *slice {
 	return s
 }
 
-// normalize orders the track's slices and makes them nest or be disjoint
-// by construction: sorted by start, longer first, a slice that would end
-// past the slice enclosing it is cut at that end (the recorder's tracks
-// are sequential, so this does not happen; it is counted in otherData if it
-// does). It then marks which slices a flow may bind to: viewers bind a flow
-// event to a slice by its start (DevTools: the first event of the track at
-// that exact ts and category; Perfetto: the innermost slice open then), so
-// a slice sharing its start with another of its track can be told apart
-// only if it is the first of them and the others take no time. A slice
-// that takes no time but shares its start with a longer one is drawn as a
-// thread instant: speedscope ends it before it begins otherwise.
-func (t *track) normalize() (cut int) {
+// fits says whether s can go on l next: l's slices, placed in start order,
+// stay nested or disjoint, and none of them starts when s does. Viewers
+// bind a flow event to a slice by its start (DevTools: the first event of
+// the track at that exact ts and category; Perfetto: the innermost slice
+// open then), so a start that two slices of a track share would be
+// ambiguous; speedscope also ends a zero-length slice before it begins if
+// a longer one starts with it.
+func (l *lane) fits(s *slice) bool {
+	for len(l.open) > 0 && l.open[len(l.open)-1].end <= s.start {
+		l.open = l.open[:len(l.open)-1]
+	}
+	if l.used && l.last == s.start {
+		return false
+	}
+	return len(l.open) == 0 || s.end <= l.open[len(l.open)-1].end
+}
+
+func (l *lane) place(s *slice) {
+	l.open = append(l.open, s)
+	l.last, l.used = s.start, true
+	s.lane = l
+}
+
+// layout orders the track's slices (by start, longer first) and puts each
+// on the first lane it fits, its parent's first: a slice that starts in
+// the same nanosecond as another, or would overlap one without nesting,
+// goes to an overflow lane (newTid gives its tid), so every lane's slices
+// nest or are disjoint and start at distinct times by construction. The
+// recorder's tracks are sequential; only calls or packets that take no
+// time (a model with free issue or no packet gap) need overflow lanes.
+func (t *track) layout(newTid func(pid int) int) {
 	sort.SliceStable(t.slices, func(i, j int) bool {
 		a, b := t.slices[i], t.slices[j]
 		if a.start != b.start {
@@ -153,36 +188,29 @@ func (t *track) normalize() (cut int) {
 		}
 		return a.seq < b.seq
 	})
-	var open []*slice
+	main := &lane{pid: t.pid, tid: t.tid, name: t.name, sort: (t.tid - t.pid*tidsPerGPU) * lanesPerTrack}
+	t.lanes = []*lane{main}
 	for _, s := range t.slices {
-		for len(open) > 0 && open[len(open)-1].end <= s.start {
-			open = open[:len(open)-1]
+		var to *lane
+		if p := s.parent; p != nil && p.lane.fits(s) {
+			to = p.lane
 		}
-		if len(open) > 0 && s.end > open[len(open)-1].end {
-			s.end = open[len(open)-1].end
-			s.args["cut_at_enclosing_end"] = true
-			cut++
-		}
-		open = append(open, s)
-	}
-	for i := 0; i < len(t.slices); {
-		j := i + 1 // t.slices[i:j] start together, longest first
-		for j < len(t.slices) && t.slices[j].start == t.slices[i].start {
-			j++
-		}
-		head := t.slices[i]
-		head.target = true
-		for _, s := range t.slices[i+1 : j] {
-			if s.end > s.start {
-				head.target = false
-			} else if head.end > head.start {
-				s.instant = true
+		for _, l := range t.lanes {
+			if to == nil && l.fits(s) {
+				to = l
 			}
 		}
-		i = j
+		if to == nil {
+			k := len(t.lanes)
+			to = &lane{pid: t.pid, tid: newTid(t.pid), name: fmt.Sprintf("%s (+%d)", t.name, k), sort: main.sort + min(k, lanesPerTrack-1)}
+			t.lanes = append(t.lanes, to)
+		}
+		to.place(s)
 	}
-	return cut
 }
+
+// lanesPerTrack spaces the tracks' sort indices for their overflow lanes.
+const lanesPerTrack = 1000
 
 // WriteJSON writes what was recorded as Chrome trace-event JSON, object
 // form, which the Perfetto UI, chrome://tracing, the DevTools performance
@@ -193,38 +221,44 @@ func (r *Recorder) WriteJSON(w io.Writer) error {
 	}
 	end := r.s.Now()
 
-	var tracks []*track // emission order: queues, then waves
+	var queueTracks, waveTracks []*track
 	packets := map[*packet]*slice{}
 	calls := map[*call]*slice{}
 	owner := map[*slice]*track{}
 	for _, qt := range r.queueIDs {
-		t := &track{}
-		tracks = append(tracks, t)
+		t := &track{pid: pidOf(qt.id.GPU), tid: qt.tid(), name: qt.name()}
+		queueTracks = append(queueTracks, t)
 		for _, k := range qt.packets {
 			s := t.add(r.packetSlice(k))
 			packets[k], owner[s] = s, t
 		}
 	}
 	for _, wt := range r.waveIDs {
-		t := &track{}
-		tracks = append(tracks, t)
+		t := &track{pid: pidOf(wt.gpu), tid: wt.tid(), name: wt.name()}
+		waveTracks = append(waveTracks, t)
 		for _, c := range wt.calls {
 			s := t.add(r.callSlice(c, end))
 			calls[c], owner[s] = s, t
 		}
 	}
 	wakes := r.wakeSlices(packets, calls, owner)
-	var stats struct{ cut, dropped int }
-	id := 0
+	tracks := append(queueTracks, waveTracks...)
+	overflow := map[int]int{}
+	newTid := func(pid int) int {
+		overflow[pid]++
+		return pid*tidsPerGPU + overflowTid0 + overflow[pid]
+	}
+	id, spilled := 0, 0
 	for _, t := range tracks {
-		stats.cut += t.normalize()
+		t.layout(newTid)
+		spilled += len(t.lanes) - 1
 		for _, s := range t.slices {
 			id++
 			s.id = id
 			s.args["slice_id"] = id
 		}
 	}
-	stats.dropped = r.flows(packets, calls, wakes)
+	dropped := r.flows(packets, calls, wakes)
 
 	var evs []event
 	for _, t := range tracks {
@@ -240,16 +274,17 @@ func (r *Recorder) WriteJSON(w io.Writer) error {
 	bw.WriteString(`{"displayTimeUnit":"ns","otherData":`)
 	other, err := json.Marshal(map[string]any{
 		"generator": "emud trace", "seed": strconv.FormatUint(r.s.Seed(), 10), "end_us": nsOf(end).stamp().String(),
-		"clock":         "virtual time rounded to the nanosecond; ts and dur in microseconds, each the multiple of 2^-11 µs nearest its nanosecond",
-		"flows":         "v1 (s/t/f): each flow event at the start of the slice it binds to, on its track, in its category; f with bp e",
-		"flows_dropped": stats.dropped, "slices_cut": stats.cut,
+		"clock":              "virtual time rounded to the nanosecond; ts and dur in microseconds, each the multiple of 2^-11 µs nearest its nanosecond",
+		"flows":              "v1 (s/t/f): each flow event at the start of the slice it binds to, on its track, in its category; f with bp e",
+		"flow_links_dropped": dropped,
+		"overflow_lanes":     spilled,
 	})
 	if err != nil {
 		return err
 	}
 	bw.Write(other)
 	bw.WriteString(",\n\"traceEvents\":[\n")
-	for i, e := range append(r.metadata(), evs...) {
+	for i, e := range append(metadata(queueTracks, waveTracks), evs...) {
 		b, err := json.Marshal(e)
 		if err != nil {
 			return err
@@ -265,53 +300,39 @@ func (r *Recorder) WriteJSON(w io.Writer) error {
 
 func (s *slice) event() event {
 	ts := s.start.stamp()
-	e := event{Name: s.name, Cat: catSlice, Ph: "X", Ts: ts, Pid: s.pid, Tid: s.tid, Args: s.args}
-	if s.instant {
-		e.Ph, e.S = "i", "t"
-		return e
-	}
 	d := s.end.stamp() - ts
-	e.Dur = &d
-	return e
+	return event{Name: s.name, Cat: catSlice, Ph: "X", Ts: ts, Dur: &d, Pid: s.lane.pid, Tid: s.lane.tid, Args: s.args}
 }
 
-// metadata names and orders the processes (GPUs) and threads (tracks).
-func (r *Recorder) metadata() []event {
-	gpus := map[int]bool{}
-	for _, t := range r.queueIDs {
-		gpus[t.id.GPU] = true
+// metadata names and orders the processes (GPUs) and threads (lanes):
+// queues in tid order, then waves, each followed by its overflow lanes.
+func metadata(queues, waves []*track) []event {
+	queues = append([]*track(nil), queues...)
+	sort.SliceStable(queues, func(i, j int) bool { return queues[i].tid < queues[j].tid })
+	var pids []int
+	seen := map[int]bool{}
+	for _, t := range append(queues, waves...) {
+		if !seen[t.pid] {
+			seen[t.pid] = true
+			pids = append(pids, t.pid)
+		}
 	}
-	for _, w := range r.waveIDs {
-		gpus[w.gpu] = true
-	}
-	var ids []int
-	for g := range gpus {
-		ids = append(ids, g)
-	}
-	sort.Ints(ids)
+	sort.Ints(pids)
 	meta := func(name string, pid, tid int, args map[string]any) event {
 		return event{Name: name, Cat: catMeta, Ph: "M", Pid: pid, Tid: tid, Args: args}
 	}
 	var evs []event
-	for _, g := range ids {
-		p := pidOf(g)
+	for _, p := range pids {
 		evs = append(evs,
-			meta("process_name", p, p, map[string]any{"name": fmt.Sprintf("GPU %d", g)}),
-			meta("process_sort_index", p, p, map[string]any{"sort_index": g}))
+			meta("process_name", p, p, map[string]any{"name": fmt.Sprintf("GPU %d", p-1)}),
+			meta("process_sort_index", p, p, map[string]any{"sort_index": p - 1}))
 	}
-	qs := append([]*queueTrack(nil), r.queueIDs...)
-	sort.SliceStable(qs, func(i, j int) bool { return qs[i].tid() < qs[j].tid() })
-	for _, t := range qs {
-		p := pidOf(t.id.GPU)
-		evs = append(evs,
-			meta("thread_name", p, t.tid(), map[string]any{"name": t.name()}),
-			meta("thread_sort_index", p, t.tid(), map[string]any{"sort_index": t.tid() - p*tidsPerGPU}))
-	}
-	for _, w := range r.waveIDs {
-		p := pidOf(w.gpu)
-		evs = append(evs,
-			meta("thread_name", p, w.tid(), map[string]any{"name": w.name()}),
-			meta("thread_sort_index", p, w.tid(), map[string]any{"sort_index": w.tid() - p*tidsPerGPU}))
+	for _, t := range append(queues, waves...) {
+		for _, l := range t.lanes {
+			evs = append(evs,
+				meta("thread_name", l.pid, l.tid, map[string]any{"name": l.name}),
+				meta("thread_sort_index", l.pid, l.tid, map[string]any{"sort_index": l.sort}))
+		}
 	}
 	return evs
 }
@@ -342,8 +363,7 @@ func (r *Recorder) packetSlice(k *packet) *slice {
 	if k.issuer != nil {
 		args["issued_by"] = k.issuer.ev.Name + " on " + k.issuer.w.name()
 	}
-	return &slice{name: p.Kind.String(), pid: pidOf(k.q.id.GPU), tid: k.q.tid(),
-		start: nsOf(k.start), end: nsOf(k.end), args: args}
+	return &slice{name: p.Kind.String(), start: nsOf(k.start), end: nsOf(k.end), args: args}
 }
 
 func (r *Recorder) callSlice(c *call, end sim.Time) *slice {
@@ -377,8 +397,7 @@ func (r *Recorder) callSlice(c *call, end sim.Time) *slice {
 	if c.err != "" {
 		args["error"] = c.err
 	}
-	return &slice{name: ev.Name, pid: pidOf(c.w.gpu), tid: c.w.tid(),
-		start: nsOf(c.start), end: nsOf(stop), args: args}
+	return &slice{name: ev.Name, start: nsOf(c.start), end: nsOf(stop), args: args}
 }
 
 // wakeKey is one waker of one waiter.
@@ -392,7 +411,7 @@ type wakeKey struct {
 // one from each distinct wake time to the next (to the waiter's end for
 // the last), and returns, for each waker, the slice its flow ends at.
 //
-// A flow must end at the start of a slice (see track.normalize) and after
+// A flow must end at the start of a slice (see lane.fits) and after
 // the events before it in time, which a waiter, begun before the packet
 // that woke it, does not satisfy; its wake slice does. The wake time is the
 // waker's end, moved to the nanosecond after the waker's start if it is not
@@ -437,7 +456,7 @@ func (r *Recorder) wakeSlices(packets map[*packet]*slice, calls map[*call]*slice
 				continue
 			}
 			if n := len(segs); n == 0 || segs[n-1].start != w.at {
-				segs = append(segs, &slice{name: "wake", pid: ws.pid, tid: ws.tid, start: w.at, end: ws.end,
+				segs = append(segs, &slice{name: "wake", parent: ws, start: w.at, end: ws.end,
 					args: map[string]any{"of": ws.name}})
 			}
 			s := segs[len(segs)-1]
@@ -462,17 +481,24 @@ func (r *Recorder) wakeSlices(packets map[*packet]*slice, calls map[*call]*slice
 // one ends its call's flow (s, f). Each flow event sits at the start of the
 // slice it binds to, on its track, with its category and args.slice_id
 // naming it (Perfetto's and catapult's enclosing-slice rule and DevTools'
-// exact-start rule then agree). A chain whose slices cannot be told apart
-// by their start, or whose times do not strictly increase, is dropped and
-// counted; the scenarios' traces have none.
+// exact-start rule then agree: lane.fits). A chain's times must strictly
+// increase (Perfetto needs time order, DevTools keeps one event per time
+// in a flow): from the first link that does not, the chain is cut and the
+// links lost are counted in otherData's flow_links_dropped. That happens
+// only when a waker takes no time and its waiter returns in the same
+// nanosecond (a model with free CU issue: the placeholder preset).
 func (r *Recorder) flows(packets map[*packet]*slice, calls map[*call]*slice, wakes map[wakeKey]*slice) (dropped int) {
 	var id uint64
 	emit := func(chain ...*slice) {
 		for i, s := range chain {
-			if s == nil || !s.target || (i > 0 && s.start <= chain[i-1].start) {
-				dropped++
-				return
+			if s == nil || (i > 0 && s.start <= chain[i-1].start) {
+				dropped += len(chain) - max(i, 1)
+				chain = chain[:i]
+				break
 			}
+		}
+		if len(chain) < 2 {
+			return
 		}
 		id++
 		for i, s := range chain {
@@ -484,7 +510,7 @@ func (r *Recorder) flows(packets map[*packet]*slice, calls map[*call]*slice, wak
 				ph = "f"
 			}
 			ts := s.start.stamp()
-			e := event{Name: flowName, Cat: catSlice, Ph: ph, Ts: ts, Pid: s.pid, Tid: s.tid, ID: id,
+			e := event{Name: flowName, Cat: catSlice, Ph: ph, Ts: ts, Pid: s.lane.pid, Tid: s.lane.tid, ID: id,
 				Args: map[string]any{"slice_id": s.id}}
 			if ph == "f" {
 				e.BP = "e"
