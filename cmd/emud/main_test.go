@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,8 +10,14 @@ import (
 )
 
 // Every run ends its actor goroutines before Run returns; goleak holds the
-// command to that.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// command to that. A child process emud bench started (benchChildEnv) is
+// the command, not the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) != "" {
+		os.Exit(exitStatus(os.Stderr, newRootCmd().Execute()))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // execute runs emud in-process with args, as main would, and returns its
 // stdout, stderr and exit status.

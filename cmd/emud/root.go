@@ -29,6 +29,7 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 		newCalibrateCmd(),
 		newFitCmd(),
 		newVersionCmd(),
+		newBenchCmd(),
 	)
 	return root
 }

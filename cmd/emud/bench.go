@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// emud bench measures the emulator itself, in wall-clock time on this
+// machine: how fast the engine retires packets, how an engine copy compares
+// with Go's copy(), how many cco puts and fabric operations a second it
+// emulates, how explore scales with jobs, and what the scale runs cost in
+// wall time and peak RSS (each in a child process, so its peak is its own).
+// The numbers depend on the machine and its load; the README's table says
+// where it was taken.
+
+// benchChildEnv marks a child process the bench started to run one scale
+// run: the test binary sees it in TestMain and runs the command instead of
+// the tests.
+const benchChildEnv = "EMUD_BENCH_CHILD"
+
+// benchSizes are the sizes bench runs at: the full ones, or --quick's for
+// a smoke test.
+type benchSizes struct {
+	packets, bigCopies, putRounds, fabricRanks, seeds int
+	scale                                              []scaleRun
+}
+
+// scaleRun is one command the bench times in a child process.
+type scaleRun struct {
+	label string
+	args  []string
+}
+
+func fullBench() benchSizes {
+	return benchSizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, scale: []scaleRun{
+		{"cft-allreduce, 1024 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "1024", "--bytes", "64M", "--phantom"}},
+		{"cft-alltoall, 1024 ranks × 128 B per pair, phantom", []string{"run", "cft-alltoall", "--ranks", "1024", "--bytes", "128", "--phantom"}},
+		{"cft-allreduce, 72 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "64M", "--phantom"}},
+		{"cft-allreduce, 72 ranks × 16 MiB, real bytes", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "16M"}},
+	}}
+}
+
+func quickBench() benchSizes {
+	return benchSizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, seeds: 8, scale: []scaleRun{
+		{"cft-allreduce, 64 ranks × 1 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "64", "--bytes", "1M", "--phantom"}},
+	}}
+}
+
+func newBenchCmd() *cobra.Command {
+	var (
+		quick bool
+		jobs  int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the emulator's own speed and the cost of the scale runs, in one table",
+		Long: `Measure emud itself on this machine, in wall-clock time, and print one table:
+
+  engine packets/s    64 B COPY packets rung on one queue, fetched, copied, retired
+  8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same
+  puts/s              a wave of 64 lanes posting 64 B SameQueue puts (issue, ring,
+                      engine, quiet)
+  fabric ops/s        the puts of a CFT all-to-all
+  explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N
+  scale runs          wall time and peak RSS of the 1024-rank CFT all-reduce
+                      (64 MiB per rank) and all-to-all, phantom, and of 64 MiB
+                      all-reduces at 72 ranks, each in a child process
+
+Numbers depend on the machine and on what else runs on it. --quick runs
+small sizes, for a smoke test.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jobs < 1 {
+				return fmt.Errorf("invalid --jobs %d: need at least 1", jobs)
+			}
+			sz := fullBench()
+			if quick {
+				sz = quickBench()
+			}
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs)
+		},
+	}
+	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes: a smoke test of the bench, not a measurement")
+	cmd.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "jobs for the explore row with N jobs")
+	return cmd
+}
+
+// benchRow is one line of the table.
+type benchRow struct {
+	what, result, detail string
+}
+
+func runBench(w, progress io.Writer, sz benchSizes, jobs int) error {
+	var rows []benchRow
+	add := func(r benchRow) {
+		rows = append(rows, r)
+		fmt.Fprintf(progress, "bench: %s: %s\n", r.what, r.result)
+	}
+	steps := []func() (benchRow, error){
+		func() (benchRow, error) { return benchEnginePackets(sz.packets) },
+		func() (benchRow, error) { return benchEngineBigCopy(sz.bigCopies) },
+		func() (benchRow, error) { return benchGoCopy(sz.bigCopies), nil },
+		func() (benchRow, error) { return benchPuts(sz.putRounds) },
+		func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) },
+		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
+		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
+	}
+	for _, step := range steps {
+		r, err := step()
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
+	for _, sr := range sz.scale {
+		r, err := benchScale(sr)
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
+	fmt.Fprintf(w, "emud bench: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\tresult\tdetail")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.what, r.result, r.detail)
+	}
+	return tw.Flush()
+}
+
+// rate formats n per second with an SI prefix.
+func rate(n float64, unit string) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM %s", n/1e6, unit)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk %s", n/1e3, unit)
+	}
+	return fmt.Sprintf("%.1f %s", n, unit)
+}
+
+// benchNode is a 2-GPU node with src on GPU 0 and dst on GPU 1 and the
+// queue 0 → 1 whose every ring unit holds a COPY of size bytes.
+func benchNode(size uint64) (*sim.Sim, *engine.Queue, error) {
+	s := sim.New(sim.Config{Seed: 1, Watchdog: -1})
+	n, err := engine.NewNode(s, engine.Config{GPUs: 2})
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := n.Memory().Alloc(0, size, "src")
+	if err != nil {
+		return nil, nil, err
+	}
+	dst, err := n.Memory().Alloc(1, size, "dst")
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := n.Queue(0, 1, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := ring.Copy(dst, src, size)
+	for u := uint64(0); u < q.Ring().Size(); u += ring.Unit {
+		if err := q.WriteUnit(u, &p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, q, nil
+}
+
+// ringPackets rings count packets already in q's ring, a chunk of units at
+// a time, and waits until they have run.
+func ringPackets(s *sim.Sim, q *engine.Queue, count int, chunk uint64) error {
+	total := uint64(count) * ring.Unit
+	var ferr error
+	s.Spawn("ringer", func(a *sim.Actor) {
+		for rung := uint64(0); rung < total; {
+			c := min(chunk*ring.Unit, total-rung)
+			base, err := q.Reserve(a, c)
+			if err == nil {
+				err = q.Submit(a, base, base+c)
+			}
+			if err != nil {
+				ferr = err
+				return
+			}
+			rung += c
+		}
+		q.AwaitDrained(a, total)
+	})
+	if err := s.Run(); err != nil {
+		return err
+	}
+	return ferr
+}
+
+func benchEnginePackets(count int) (benchRow, error) {
+	s, q, err := benchNode(64)
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := ringPackets(s, q, count, 4096); err != nil {
+		return benchRow{}, fmt.Errorf("bench: engine packets: %w", err)
+	}
+	el := time.Since(start)
+	return benchRow{"engine: 64 B COPY packets on one queue", rate(float64(count)/el.Seconds(), "packets/s"),
+		fmt.Sprintf("%d packets in %v", count, el.Round(time.Millisecond))}, nil
+}
+
+const benchBigCopy = 8 << 20
+
+func benchEngineBigCopy(count int) (benchRow, error) {
+	s, q, err := benchNode(benchBigCopy)
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := ringPackets(s, q, count, 1); err != nil {
+		return benchRow{}, fmt.Errorf("bench: engine 8 MiB copy: %w", err)
+	}
+	el := time.Since(start)
+	gbps := float64(count) * benchBigCopy / el.Seconds() / 1e9
+	return benchRow{"engine: 8 MiB COPY", fmt.Sprintf("%.2f GB/s", gbps),
+		fmt.Sprintf("%d copies in %v (wall clock, all engine work included)", count, el.Round(time.Millisecond))}, nil
+}
+
+func benchGoCopy(count int) benchRow {
+	src, dst := make([]byte, benchBigCopy), make([]byte, benchBigCopy)
+	n := max(count, 16)
+	start := time.Now()
+	for range n {
+		copy(dst, src)
+	}
+	el := time.Since(start)
+	return benchRow{"Go copy() of 8 MiB", fmt.Sprintf("%.2f GB/s", float64(n)*benchBigCopy/el.Seconds()/1e9),
+		fmt.Sprintf("%d copies in %v", n, el.Round(time.Millisecond))}
+}
+
+// benchPuts posts rounds SameQueue puts of 64 B from each of 64 lanes of
+// one wave, then quiets: issue, ring, engine and quiet, end to end.
+func benchPuts(rounds int) (benchRow, error) {
+	o := options{Ranks: 2, Bytes: 64 * 64, Queues: 1, Seed: 1}
+	j, err := newJob(o)
+	if err != nil {
+		return benchRow{}, err
+	}
+	send, err := j.window(o.Bytes)
+	if err != nil {
+		return benchRow{}, err
+	}
+	recv, err := j.window(o.Bytes)
+	if err != nil {
+		return benchRow{}, err
+	}
+	if err := j.devComms(); err != nil {
+		return benchRow{}, err
+	}
+	err = j.launch(0, 1, 64, func(t *kernel.Thread, sdma *cco.Sdma) {
+		off := uint64(t.Lane()) * 64
+		for range rounds {
+			sdma.Put(1, recv[0], off, send[0], off, 64, 0, cco.SdmaThreadSameQueue)
+		}
+		sdma.QuietQueue(1, 0)
+	})
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := j.s.Run(); err != nil {
+		return benchRow{}, fmt.Errorf("bench: puts: %w", err)
+	}
+	el := time.Since(start)
+	n := 64 * rounds
+	return benchRow{"cco: 64-lane wave, 64 B SameQueue puts", rate(float64(n)/el.Seconds(), "puts/s"),
+		fmt.Sprintf("%d puts in %v, issue to quiet", n, el.Round(time.Millisecond))}, nil
+}
+
+// benchFabricOps times a CFT all-to-all: ranks × (ranks − 1) puts.
+func benchFabricOps(ranks int) (benchRow, error) {
+	start := time.Now()
+	if _, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: ranks}, Block: 256}); err != nil {
+		return benchRow{}, fmt.Errorf("bench: fabric: %w", err)
+	}
+	el := time.Since(start)
+	n := ranks * (ranks - 1)
+	return benchRow{"fabric: puts of a CFT all-to-all", rate(float64(n)/el.Seconds(), "ops/s"),
+		fmt.Sprintf("%d ranks, %d puts of 256 B, checked, in %v", ranks, n, el.Round(time.Millisecond))}, nil
+}
+
+func benchExplore(seeds, jobs int) (benchRow, error) {
+	sc := scenarios["alltoall"]
+	o := options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
+	start := time.Now()
+	x := explore(sc, o, 1, seeds, jobs, nil)
+	el := time.Since(start)
+	if x.found != nil {
+		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", x.found.o.Seed, x.found.Status)
+	}
+	return benchRow{fmt.Sprintf("explore alltoall (4 ranks, 4 KiB), --jobs %d", jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
+		fmt.Sprintf("%d seeds in %v", seeds, el.Round(time.Millisecond))}, nil
+}
+
+// benchScale runs emud with sr.args in a child process and reports its
+// wall time and peak RSS.
+func benchScale(sr scaleRun) (benchRow, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	c := exec.Command(exe, sr.args...)
+	c.Env = append(os.Environ(), benchChildEnv+"=1")
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	start := time.Now()
+	err = c.Run()
+	el := time.Since(start)
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: emud %s: %v: %s", strings.Join(sr.args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	rss := "peak RSS unknown"
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = approxBytes(uint64(ru.Maxrss) << 10) // Linux reports KiB
+	}
+	emulated := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "0" {
+			emulated = fmt.Sprintf(", %s µs emulated", f[1]) // rank 0's finish time
+			break
+		}
+	}
+	return benchRow{sr.label, fmt.Sprintf("%.2f s, %s", el.Seconds(), rss),
+		fmt.Sprintf("wall, peak RSS: emud %s%s", strings.Join(sr.args, " "), emulated)}, nil
+}

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The bench prints one table with every row it promises, each with a
+// number; the scale row ran in a child process (its peak RSS is known).
+func TestBenchQuick(t *testing.T) {
+	out, errOut, status := execute(t, "bench", "--quick", "--jobs", "2")
+	require.Equal(t, exitOK, status, errOut)
+	ls := lines(out)
+	require.GreaterOrEqual(t, len(ls), 10, out)
+	assert.Contains(t, ls[0], "emud bench:")
+	assert.Regexp(t, `^benchmark\s+result\s+detail$`, ls[1])
+	for _, want := range []string{
+		`engine: 64 B COPY packets on one queue\s+[\d.]+[kM]? packets/s`,
+		`engine: 8 MiB COPY\s+[\d.]+ GB/s`,
+		`Go copy\(\) of 8 MiB\s+[\d.]+ GB/s`,
+		`cco: 64-lane wave, 64 B SameQueue puts\s+[\d.]+[kM]? puts/s`,
+		`fabric: puts of a CFT all-to-all\s+[\d.]+[kM]? ops/s`,
+		`--jobs 1\s+[\d.]+[kM]? seeds/s`,
+		`--jobs 2\s+[\d.]+[kM]? seeds/s`,
+		`cft-allreduce, 64 ranks × 1 MiB, phantom\s+[\d.]+ s, [\d.]+(KiB|MiB|GiB)\s+wall, peak RSS: emud run cft-allreduce .* µs emulated`,
+	} {
+		assert.Regexp(t, want, out)
+	}
+	assert.NotContains(t, out, "unknown")
+	assert.True(t, strings.Contains(errOut, "bench: "), "progress on stderr")
+}
