@@ -39,7 +39,7 @@ const benchChildEnv = "EMUD_BENCH_CHILD"
 // a smoke test.
 type benchSizes struct {
 	packets, bigCopies, putRounds, fabricRanks, seeds int
-	scale                                              []scaleRun
+	scale                                             []scaleRun
 }
 
 // scaleRun is one command the bench times in a child process.
