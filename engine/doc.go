@@ -79,9 +79,23 @@
 // When a run hangs, the node's inspector adds every queue that has rung
 // work it cannot run (parked on a poll, stalled, faulted) with its
 // pointers, decoded head packet and, for a poll, the value now in memory,
-// and names known misuse in plain words (a full ring whose reservations
-// were never rung, a stalled commit chain, a poll on a flag that never
-// arrives).
+// and names known misuse as typed causes (sim.Cause): the issuer side's
+// (issuer.CauseRingFull, CauseChainStalled, CauseChainJumped) and the
+// engine's own ([CausePollParked], [CauseStalled], [CauseHalted],
+// [CauseInjected]), each naming its queue, so a higher layer (cco) can add
+// the misuse-table row it matches without saying the condition twice.
+//
+// # Foreign producers
+//
+// Packets need not come from the issuer protocol. A producer that writes
+// its own stream (ROCr's blit kernels, a captured or generated packet
+// stream) maps the stream's addresses with [Memory.AllocAt], makes its
+// queue with its own ring size and start offset ([Node.NewQueue]), writes
+// the bytes into the ring at the write pointer (Ring().Write), stores the
+// write pointer ([Queue.StoreWptr]) and rings the doorbell
+// ([Queue.RingDoorbell]). The engine decodes whatever the bytes say;
+// packets need not be unit-aligned. See the NewQueue example, which runs a
+// ROCr-style stream (dependency polls, COPY, ATOMIC −1, FENCE, TRAP).
 //
 // Concurrent copies share a directed path chunk by chunk (timing.go).
 //

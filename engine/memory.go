@@ -61,16 +61,32 @@ func (m *Memory) AllocPhantom(g int, size uint64, name string) (uint64, error) {
 	return m.alloc(g, size, name, true)
 }
 
+// AllocAt allocates [addr, addr+size) at that fixed address (page-aligned,
+// inside one GPU's slice, clear of other regions), zeroed: for a packet
+// stream built elsewhere, whose addresses are mapped as they are. Later
+// Allocs step over it.
+func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {
+	base, err := m.Space.AllocAt(addr, size, name, realBytes)
+	if err != nil {
+		return 0, fmt.Errorf("engine: %w", err)
+	}
+	return base, nil
+}
+
+// realBytes backs a region with Go bytes.
+func realBytes(_, rounded uint64) ([]byte, error) {
+	if rounded > 1<<40 {
+		return nil, fmt.Errorf("too large to back with real bytes; use phantom mode")
+	}
+	return make([]byte, rounded), nil
+}
+
 func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, error) {
-	base, err := m.Space.Alloc(g, size, name, func(_, rounded uint64) ([]byte, error) {
-		switch {
-		case phantom:
-			return nil, nil
-		case rounded > 1<<40:
-			return nil, fmt.Errorf("too large to back with real bytes; use phantom mode")
-		}
-		return make([]byte, rounded), nil
-	})
+	back := realBytes
+	if phantom {
+		back = func(_, _ uint64) ([]byte, error) { return nil, nil }
+	}
+	base, err := m.Space.Alloc(g, size, name, back)
 	if err != nil {
 		return 0, fmt.Errorf("engine: %w", err)
 	}

@@ -245,16 +245,35 @@ type QueueID = issuer.QueueID
 // every user of the pair shares one ring and one commit chain.
 func (n *Node) Queue(gpu, peer, q int) (*Queue, error) {
 	id := QueueID{GPU: gpu, Peer: peer, Q: q}
+	return n.queues.Make(id, func() (*Queue, error) { return n.makeQueue(id, n.cfg.Ring) })
+}
+
+// NewQueue creates the queue (gpu → peer, q) with its own ring options (a
+// size other than Config.Ring's, a KFD start offset): for a producer that
+// sizes its rings itself, as ROCr does. A queue's ring is fixed when it is
+// made, so asking for one that exists is an error.
+func (n *Node) NewQueue(gpu, peer, q int, o ring.Options) (*Queue, error) {
+	id := QueueID{GPU: gpu, Peer: peer, Q: q}
+	if _, ok := n.queues.Get(id); ok {
+		return nil, fmt.Errorf("engine: NewQueue %v: the queue exists already (its ring was fixed when it was made)", id)
+	}
 	return n.queues.Make(id, func() (*Queue, error) {
-		if err := n.layout.CheckQueue(id); err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
+		if _, err := ring.New(o); err != nil {
+			return nil, fmt.Errorf("engine: NewQueue %v: %w", id, err)
 		}
-		e, err := n.place(id)
-		if err != nil {
-			return nil, err
-		}
-		return newQueue(n, id, e)
+		return n.makeQueue(id, o)
 	})
+}
+
+func (n *Node) makeQueue(id QueueID, o ring.Options) (*Queue, error) {
+	if err := n.layout.CheckQueue(id); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e, err := n.place(id)
+	if err != nil {
+		return nil, err
+	}
+	return newQueue(n, id, e, o)
 }
 
 // LookupQueue returns the queue (gpu → peer, q) if it has been created, else

@@ -40,8 +40,8 @@ type Queue struct {
 	fetchedFn func()
 }
 
-func newQueue(n *Node, id QueueID, e *Engine) (*Queue, error) {
-	r, err := ring.New(n.cfg.Ring)
+func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
+	r, err := ring.New(o)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,13 @@ func (q *Queue) State() string { return q.state.String() }
 
 // Fault returns the fault that halted the queue, or nil.
 func (q *Queue) Fault() *Fault { return q.fault }
+
+// StoreWptr is a raw 64-bit store of the write pointer by a producer that
+// writes packets itself (Ring().Write at the write pointer, then
+// StoreWptr, then RingDoorbell, as ROCr does), outside the commit chain:
+// hang reports and traces show it. The engine executes what the doorbell
+// says; the write pointer is only recorded.
+func (q *Queue) StoreWptr(v uint64) { q.r.StoreWptr(v) }
 
 // port is the emulated engine's side of the issuer protocol: a doorbell
 // store reaches the engine at once; the read pointer lives in the ring,

@@ -60,8 +60,9 @@ func (s *Space) GPUOf(addr uint64) int {
 
 // Alloc reserves size bytes (rounded up to a page) of GPU g's slice, backs
 // them with what back returns for the region's base and rounded size (nil:
-// phantom, no bytes), and returns the base. Nothing is reserved when back
-// fails. Errors name the allocation.
+// phantom, no bytes), and returns the base. The bump pointer steps over
+// regions placed with AllocAt. Nothing is reserved when back fails. Errors
+// name the allocation.
 func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
 	if g < 0 || g >= s.gpus {
 		return 0, fmt.Errorf("alloc %q: GPU %d outside [0, %d)", name, g, s.gpus)
@@ -70,24 +71,75 @@ func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint
 		return 0, fmt.Errorf("alloc %q on GPU %d: size 0", name, g)
 	}
 	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
-	if rounded < size || s.next[g]+rounded > s.stride || s.next[g]+rounded < s.next[g] {
-		return 0, fmt.Errorf("alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, s.stride, s.next[g])
+	next := s.next[g]
+	for {
+		if rounded < size || next+rounded > s.stride || next+rounded < next {
+			return 0, fmt.Errorf("alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, s.stride, next)
+		}
+		r := s.overlap(s.SliceBase(g)+next, rounded)
+		if r == nil {
+			break
+		}
+		next = r.End() - s.SliceBase(g) // a fixed region: bump past it
 	}
-	base := s.SliceBase(g) + s.next[g]
+	base := s.SliceBase(g) + next
+	if err := s.place(g, base, rounded, name, back); err != nil {
+		return 0, err
+	}
+	s.next[g] = next + rounded
+	return base, nil
+}
+
+// AllocAt reserves [addr, addr+size) (size rounded up to a page) at that
+// fixed address, which must be page-aligned, inside one GPU's slice and
+// clear of every other region: for a packet stream written elsewhere whose
+// addresses must be mapped as they are. Backing is as for Alloc.
+func (s *Space) AllocAt(addr, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
+	g := s.GPUOf(addr)
+	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
+	switch {
+	case size == 0:
+		return 0, fmt.Errorf("alloc %q at %#x: size 0", name, addr)
+	case addr%allocAlign != 0:
+		return 0, fmt.Errorf("alloc %q at %#x: not a multiple of the %d B page", name, addr, allocAlign)
+	case g < 0:
+		return 0, fmt.Errorf("alloc %q at %#x: outside every GPU's slice", name, addr)
+	case rounded < size || addr-s.SliceBase(g)+rounded > s.stride:
+		return 0, fmt.Errorf("alloc %q at %#x: %d B runs past the end of GPU %d's slice", name, addr, size, g)
+	}
+	if r := s.overlap(addr, rounded); r != nil {
+		return 0, fmt.Errorf("alloc %q at %#x (%d B): overlaps region %q [%#x, %#x)", name, addr, rounded, r.Name, r.Base, r.End())
+	}
+	if err := s.place(g, addr, rounded, name, back); err != nil {
+		return 0, err
+	}
+	return addr, nil
+}
+
+// overlap returns a region that meets [base, base+n), or nil.
+func (s *Space) overlap(base, n uint64) *Region {
+	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].End() > base })
+	if i < len(s.regions) && s.regions[i].Base < base+n {
+		return s.regions[i]
+	}
+	return nil
+}
+
+// place backs [base, base+rounded) and inserts it in address order.
+func (s *Space) place(g int, base, rounded uint64, name string, back func(base, size uint64) ([]byte, error)) error {
 	data, err := back(base, rounded)
 	if err != nil {
-		return 0, fmt.Errorf("alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
+		return fmt.Errorf("alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
 	}
 	if data != nil && uint64(len(data)) != rounded {
-		return 0, fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)
+		return fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)
 	}
-	s.next[g] += rounded
 	r := &Region{Base: base, Size: rounded, GPU: g, Name: name, data: data}
 	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].Base > base })
 	s.regions = append(s.regions, nil)
 	copy(s.regions[i+1:], s.regions[i:])
 	s.regions[i] = r
-	return base, nil
+	return nil
 }
 
 // Regions returns the allocated regions, sorted by address.

@@ -86,6 +86,8 @@ type Queue struct {
 	s    *sim.Sim
 	wl   *sim.WatchList
 	hook *Hook
+	// start is where the pointers began (KFD's offset; 0 on a new queue)
+	start uint64
 
 	// bookkeeping for diagnosis
 	spaceWaits   int      // reservations that found the ring full
@@ -102,8 +104,11 @@ func New(s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) *Queue {
 	if hook == nil {
 		hook = &Hook{}
 	}
-	return &Queue{id: id, r: r, port: port, s: s, wl: s.NewWatchList(id.String()), hook: hook}
+	return &Queue{id: id, r: r, port: port, s: s, wl: s.NewWatchList(id.String()), hook: hook, start: r.Rptr()}
 }
+
+// Start is where the queue's pointers began (KFD's offset of a new queue).
+func (q *Queue) Start() uint64 { return q.start }
 
 // ID returns the queue's identity.
 func (q *Queue) ID() QueueID { return q.id }

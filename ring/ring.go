@@ -199,6 +199,11 @@ func (r *Ring) Submit(base, end uint64) error {
 // changes neither wptr nor the commit frontier; the engine validates v.
 func (r *Ring) StoreDoorbell(v uint64) { r.doorbell = v }
 
+// StoreWptr records a raw write-pointer store of v by a producer outside
+// the commit chain (ROCr stores the write pointer, then rings the
+// doorbell). It changes neither the doorbell nor the issuer frontiers.
+func (r *Ring) StoreWptr(v uint64) { r.wptr = v }
+
 // Commit rings everything reserved so far, by anyone (ccoSdmaRingQueueDbr):
 // [CommittedWptr, CachedWptr). Issuers whose slots were inside that range but
 // not yet submitted will then never satisfy CanSubmit.

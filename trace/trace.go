@@ -136,7 +136,7 @@ func (r *Recorder) queue(q *issuer.Queue) *queueTrack {
 	if t, ok := r.queues[q]; ok {
 		return t
 	}
-	t := &queueTrack{q: q, id: q.ID(), top: r.n.Config().Ring.Start}
+	t := &queueTrack{q: q, id: q.ID(), top: q.Start()}
 	r.queues[q] = t
 	r.queueIDs = append(r.queueIDs, t)
 	return t

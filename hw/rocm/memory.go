@@ -38,17 +38,33 @@ func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
 	if m.d.closed {
 		return 0, fmt.Errorf("hw/rocm: alloc %q: device closed", name)
 	}
-	base, err := m.Space.Alloc(g, size, name, func(base, rounded uint64) ([]byte, error) {
-		data, err := m.d.drv.Back(g, base, rounded)
-		if err == nil && data == nil {
-			err = fmt.Errorf("driver %s backed nothing", m.d.drv.Name())
-		}
-		return data, err
-	})
+	base, err := m.Space.Alloc(g, size, name, m.back)
 	if err != nil {
 		return 0, fmt.Errorf("hw/rocm: %w", err)
 	}
 	return base, nil
+}
+
+// AllocAt backs [addr, addr+size) at that fixed address, as
+// engine.Memory.AllocAt does in the emulator.
+func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {
+	if m.d.closed {
+		return 0, fmt.Errorf("hw/rocm: alloc %q: device closed", name)
+	}
+	base, err := m.Space.AllocAt(addr, size, name, m.back)
+	if err != nil {
+		return 0, fmt.Errorf("hw/rocm: %w", err)
+	}
+	return base, nil
+}
+
+// back backs a region of the space through the driver.
+func (m *Memory) back(base, rounded uint64) ([]byte, error) {
+	data, err := m.d.drv.Back(m.GPUOf(base), base, rounded)
+	if err == nil && data == nil {
+		err = fmt.Errorf("driver %s backed nothing", m.d.drv.Name())
+	}
+	return data, err
 }
 
 // word32 and word64 view an aligned word of b for atomic access: the
