@@ -6,6 +6,7 @@
 //	emud run [SCENARIO]      run a scenario once and print per-rank results
 //	emud explore [SCENARIO]  run it under many seeds, stop at the first hang or failed check
 //	emud replay [SCENARIO]   rerun one seed and write its Chrome trace
+//	emud hunt [BUG...]       run the planted-bug corpus (package bugs) under each exploration strategy
 //	emud serve               HTTP daemon: submit runs, fetch reports and traces, /metrics, /healthz
 //	emud version             print the module version and the Go toolchain
 //
@@ -44,6 +45,13 @@
 // barriers) and cft-alltoall (--bytes per pair, put + a unicast barrier).
 // They take --ranks up to 4096 and the fabric's topology: --lsa-size,
 // --cft-size and --mc-size.
+//
+// --perturb sets the timing perturbation level (sim.Level: 0, exact, is
+// run's and replay's default; 1, realistic, explore's), --strategy the
+// scheduling strategy (random tie-breaks, or pct: explore's default) and
+// --faults the SDMA faults injected (engine.ParseInject's spec, or "seed"
+// for a fault drawn from the seed). All come from the seed, so explore's
+// reproduce line carries them and replay gives the same digest.
 //
 // --phantom runs any scenario on memory without bytes: the same times and
 // digest, nothing stored, the data checks skipped (signal slots, in real

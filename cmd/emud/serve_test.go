@@ -217,6 +217,26 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	assert.Contains(t, mfs, "emud_runs_in_flight")
 }
 
+// The daemon takes the perturbation level, strategy and fault spec, and
+// runs what the CLI runs for the same flags.
+func TestServePerturbedRunIsTheCLIs(t *testing.T) {
+	d := startDaemon(t, nil)
+	// A perturbed run with faults from the seed: the CLI's run too.
+	pert := d.submit(`{"scenario": "relay", "ranks": 3, "bytes": "4K", "seed": 5, "perturb": 1, "strategy": "pct", "faults": "seed=1"}`)
+	pr := d.wait(pert)
+	pout, _, _ := execute(t, "run", "relay", "--ranks", "3", "--bytes", "4K", "--seed", "5", "--perturb", "1", "--strategy", "pct", "--faults", "seed=1")
+	if pr.Report.Summary != nil {
+		assert.Equal(t, seedAndDigest(t, pout, 5), pr.Report.Summary.Digest, "perturbed: the daemon's run is the CLI's run")
+		assert.Equal(t, 1, pr.Report.Summary.Perturb)
+		assert.Equal(t, "pct", pr.Report.Summary.Strategy)
+		assert.Equal(t, "seed=1", pr.Report.Summary.Faults)
+	} else {
+		require.NotNil(t, pr.Report.Hang, "%+v", pr.Report)
+		assert.Contains(t, pout, pr.Report.Hang.Digest)
+	}
+
+}
+
 func TestServeBadRequests(t *testing.T) {
 	d := startDaemon(t, nil)
 	for _, tc := range []struct {
@@ -246,6 +266,10 @@ func TestServeBadRequests(t *testing.T) {
 		{"unknown model", `{"model": "nope"}`, 400, "model", `"nope" is not a preset; the daemon takes preset names only: mi355x, placeholder`},
 		{"model file", `{"model": "/etc/passwd.json"}`, 400, "model", `the daemon takes preset names only`},
 		{"cft trace", `{"scenario": "cft-allreduce", "bytes": 64, "trace": true}`, 400, "trace", `no SDMA queues`},
+		{"perturb out of range", `{"perturb": 3}`, 400, "perturb", `field "perturb": 3: need 0..2`},
+		{"unknown strategy", `{"strategy": "dfs"}`, 400, "strategy", `want random or pct`},
+		{"bad faults", `{"faults": "melt"}`, 400, "faults", `unknown fault "melt"`},
+		{"cft faults", `{"scenario": "cft-allreduce", "bytes": 64, "faults": "seed"}`, 400, "faults", `SDMA faults`},
 		{"oversized", `{"scenario": "` + strings.Repeat("x", 5000) + `"}`, 413, "", "over the limit of 4KiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
