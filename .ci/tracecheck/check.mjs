@@ -27,6 +27,11 @@ const speedscopeBundle = fs.readFileSync(
     path.join(speedscopeDir, fs.readdirSync(speedscopeDir).find(f => /^speedscope-.*\.js$/.test(f))), 'utf8');
 
 polyfillDOMRect();
+// The trace engine sorts with Array.prototype.toSorted (node 20); Debian
+// 12's node is 18.
+if (!Array.prototype.toSorted) {
+  Object.defineProperty(Array.prototype, 'toSorted', {value(cmp) { return [...this].sort(cmp); }});
+}
 // An exception thrown inside a page (speedscope's timers) surfaces here.
 let uncaught = [];
 process.on('uncaughtException', e => uncaught.push(String(e?.message ?? e).slice(0, 400)));
@@ -86,6 +91,8 @@ async function devtools(file, events) {
     }
   }
   const want = expectedFlows(events);
+  const unnamed = events.filter(e => (e.ph === 's' || e.ph === 't' || e.ph === 'f') && e.args?.slice_id === undefined);
+  if (unnamed.length) problems.push(`${unnamed.length} flow events name no slice (args.slice_id)`);
   const got = parsed.Flows.flows.map(f => f.map(e => e.args?.slice_id).join(' → '));
   for (const [flow, n] of sameMultiset(want, got)) {
     problems.push(n > 0 ? `flow ${flow} is not bound as named (${n}×)` : `flow ${flow} bound but not in the file (${-n}×)`);
@@ -142,6 +149,8 @@ async function speedscope(file, data) {
   return {problems, summary: `${importer ? 'imported' : 'not imported'}, ${problems.length} warnings`};
 }
 
+console.log(`tracecheck: node ${process.version}, speedscope ${require('speedscope/package.json').version}, ` +
+    `@paulirish/trace_engine ${require('@paulirish/trace_engine/package.json').version}, jsdom ${require('jsdom/package.json').version}`);
 let passed = 0;
 let failed = 0;
 for (const file of process.argv.slice(2)) {
