@@ -30,7 +30,7 @@ func fix(prev, cur *ep) string {
 			}
 			return fmt.Sprintf("it did not waitSignal (or postWaitSignal) on a slot that %s signals after that packet, nor quiet or quietQueue that queue, before the %s", p.Queue, c.Op)
 		case KindSDMA:
-			return fmt.Sprintf("%s did not wait (a POLL of postWaitMem or postWaitSignal) for a flag or signal raised after %s's packet, and its packet was not posted by a lane that had waited for that packet (quiet or waitSignal)", c.Queue, p.Queue)
+			return fmt.Sprintf("the lane that posted %s's packet had not waited for %s's packet (no waitSignal on a slot that %s signals after it, no quiet of that queue) before posting, and %s did not wait for such a signal itself (postWaitSignal)", c.Queue, p.Queue, p.Queue, c.Queue)
 		}
 	case KindLane:
 		switch c.Kind {

@@ -41,6 +41,25 @@ type Info struct {
 	// VC is the writer's knowledge, which a relaxed load of the written
 	// bytes picks up (fabric operations set it; nil elsewhere).
 	VC VC
+
+	k string // key, made on first report
+}
+
+// key identifies the access site for de-duplicating reports: a lane's
+// access by who, op and site; an engine's or the fabric's by who and op
+// (each packet or operation has its own Info, and one report per queue and
+// op is enough).
+func (i *Info) key() string {
+	if i == nil {
+		return ""
+	}
+	if i.k == "" {
+		i.k = i.Kind.String() + "|" + i.Who + "|" + i.Op
+		if i.Kind == KindLane || i.Kind == KindHost {
+			i.k += "|" + i.Site
+		}
+	}
+	return i.k
 }
 
 // Access is one memory access's kind.
@@ -76,13 +95,13 @@ type Detector struct {
 	spaceBy map[any]SpaceID
 	syncs   map[syncKey]*Sync
 	reports []Report
-	seen    map[[2]*Info]int
+	seen    map[[2]string]int // report index by the sites' keys; −1: dropped
 	dropped int
 }
 
 // New returns a detector; now gives the virtual time in picoseconds.
 func New(now func() int64) *Detector {
-	return &Detector{now: now, spaceBy: map[any]SpaceID{}, syncs: map[syncKey]*Sync{}, seen: map[[2]*Info]int{}}
+	return &Detector{now: now, spaceBy: map[any]SpaceID{}, syncs: map[syncKey]*Sync{}, seen: map[[2]string]int{}}
 }
 
 // NewThread starts a thread that knows nothing yet.

@@ -72,12 +72,15 @@ func side(e *ep) Side {
 }
 
 func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bool) {
-	key := [2]*Info{prev.info, cur.info}
+	key := [2]string{prev.info.key(), cur.info.key()}
 	if i, ok := d.seen[key]; ok {
-		d.reports[i].Count++
+		if i >= 0 {
+			d.reports[i].Count++
+		}
 		return
 	}
 	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
 		d.dropped++
 		return
 	}
@@ -102,7 +105,7 @@ func (d *Detector) Err() error {
 // Error is a run that had data races. The CLI exits with status 5 on it.
 type Error struct {
 	Reports []Report `json:"reports"`
-	// Dropped counts races beyond MaxReports distinct ones.
+	// Dropped counts the distinct races beyond the first MaxReports.
 	Dropped int `json:"dropped,omitempty"`
 }
 

@@ -14,6 +14,15 @@ import (
 // forwarding it at step s+1. Steps rotate over the queue ids (step s uses
 // queue s mod queues), so the receiver keeps one running total per
 // (srcRank, queueId), as ccoSdma requires, rather than one per source.
+// At the end every rank loads what it gathered (cco.Mem), as the data's
+// consumer would.
+//
+// allgather-wrong-queue is a planted bug: the chunk goes on queue q without
+// a signal and the signal on queue q+1, carried by an 8-byte put into a
+// scratch slot after the gathered chunks. Nothing orders the chunk's COPY
+// before the signal, so the receiver may forward (and load) a chunk that
+// has not landed: stale data on the seeds and sizes where queue q+1 is
+// faster. With --race the detector reports it at every size and seed.
 
 func init() {
 	register(&scenario{
@@ -21,16 +30,32 @@ func init() {
 		summary: "ring all-gather: ranks−1 steps, each rank forwards one chunk to its successor per step with put + remote signal",
 		bytes:   "per chunk",
 		check:   checkAllgather,
-		usage: func(o options) usage {
-			r, b := uint64(o.Ranks), o.Bytes
-			u := usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
-			if !o.Phantom {
-				u.Host = r*b + b
-			}
-			return u
-		},
-		run: runAllgather,
+		usage:   allgatherUsage,
+		run:     func(o options) (*outcome, error) { return runAllgather(o, false) },
 	})
+	register(&scenario{
+		name:    "allgather-wrong-queue",
+		summary: "PLANTED BUG: allgather-ring with each chunk on one queue id and its signal on another",
+		planted: true,
+		bytes:   "per chunk",
+		check: func(o options) error {
+			if o.Queues < 2 {
+				return fmt.Errorf("invalid --queues %d: allgather-wrong-queue signals on the queue after the chunk's, it needs 2 or more", o.Queues)
+			}
+			return checkAllgather(o)
+		},
+		usage: allgatherUsage,
+		run:   func(o options) (*outcome, error) { return runAllgather(o, true) },
+	})
+}
+
+func allgatherUsage(o options) usage {
+	r, b := uint64(o.Ranks), o.Bytes
+	u := usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
+	if !o.Phantom {
+		u.Host = r*b + b
+	}
+	return u
 }
 
 func checkAllgather(o options) error {
@@ -40,7 +65,11 @@ func checkAllgather(o options) error {
 	return nil
 }
 
-func runAllgather(o options) (*outcome, error) {
+// scratchBytes follow the gathered chunks: the wrong-queue bug's signal
+// puts land there.
+const scratchBytes = 64
+
+func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 	j, err := newJob(o)
 	if err != nil {
 		return nil, err
@@ -49,7 +78,7 @@ func runAllgather(o options) (*outcome, error) {
 	span := uint64(n) * b
 	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own
 	// chunk is in place before the kernels start.
-	buf, err := j.window(span)
+	buf, err := j.window(span + scratchBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +102,19 @@ func runAllgather(o options) (*outcome, error) {
 			for s := range n - 1 {
 				c := uint64((r - s + n) % n)
 				q := s % o.Queues
-				sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q, cco.RemoteSignal)
+				if wrongQueue {
+					// BUG: the chunk on q, its signal on q+1.
+					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q)
+					q = (q + 1) % o.Queues
+					sdma.Put(next, buf[r], span, buf[r], span+8, 8, q, cco.RemoteSignal)
+				} else {
+					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q, cco.RemoteSignal)
+				}
 				expected[q]++
 				sdma.WaitSignal(prev, q, expected[q]) // chunk (r−s−1) mod n has landed
 			}
 			sdma.Quiet(next) // our last forward is out
+			j.consume(cco.NewMem(t, j.dcs[r]), buf[r].LocalPtr(0), span)
 			j.done(r, t)
 		})
 		if err != nil {
@@ -107,10 +144,15 @@ func runAllgather(o options) (*outcome, error) {
 		}
 		prev := (r + n - 1) % n
 		for q := range o.Queues {
-			// Steps 0..n−2 used queue s mod queues.
+			// Steps 0..n−2 signalled on queue s mod queues (the bug: the
+			// queue after it).
 			want := uint64(0)
 			for s := range n - 1 {
-				if s%o.Queues == q {
+				sq := s % o.Queues
+				if wrongQueue {
+					sq = (sq + 1) % o.Queues
+				}
+				if sq == q {
 					want++
 				}
 			}

@@ -12,15 +12,30 @@ import (
 // The alltoall scenario is the seed's worked alltoall on the ccoSdma API:
 // every rank launches one wave in which lane i puts its block to peer
 // (rank+1+i) mod ranks (loopback last) with a remote signal, quiets that
-// peer and waits for the peer's signal. Lanes target distinct peers, so the
-// Independent thread mode posts them in parallel.
+// peer and waits for the peer's signal, then loads the block it received
+// (cco.Mem), as the consumer of the data would. Lanes target distinct
+// peers, so the Independent thread mode posts them in parallel.
+//
+// alltoall-early-reuse is a planted bug: each lane overwrites its send
+// block right after the put, before quiet, so the COPY may send the new
+// bytes. Its data check fails on the seeds where the engine read the block
+// after the overwrite; with --race the detector reports the unordered
+// store and COPY read on every seed.
 
 func init() {
 	register(&scenario{
 		name:    "alltoall",
 		summary: "every rank puts a block to every rank (itself included) with ccoSdma put + remote signal",
 		check:   checkAlltoall,
-		run:     runAlltoall,
+		run:     func(o options) (*outcome, error) { return runAlltoall(o, false) },
+		usage:   alltoallUsage,
+	})
+	register(&scenario{
+		name:    "alltoall-early-reuse",
+		summary: "PLANTED BUG: alltoall where each rank overwrites its send block right after put, before quiet",
+		planted: true,
+		check:   checkAlltoall,
+		run:     func(o options) (*outcome, error) { return runAlltoall(o, true) },
 		usage:   alltoallUsage,
 	})
 }
@@ -48,11 +63,12 @@ func checkAlltoall(o options) error {
 	return nil
 }
 
-func runAlltoall(o options) (*outcome, error) {
+func runAlltoall(o options, earlyReuse bool) (*outcome, error) {
 	x, err := newAlltoall(o)
 	if err != nil {
 		return nil, err
 	}
+	x.earlyReuse = earlyReuse
 	if err := x.spawn(); err != nil {
 		return nil, err
 	}
@@ -70,7 +86,8 @@ func runAlltoall(o options) (*outcome, error) {
 // alltoall is one run's state: the job and every rank's buffers.
 type alltoall struct {
 	*job
-	ranks []a2aRank
+	ranks      []a2aRank
+	earlyReuse bool // the planted bug: overwrite the send block before quiet
 }
 
 // a2aRank is what rank r owns: its windows (send[p] is the block for rank p,
@@ -134,9 +151,14 @@ func (x *alltoall) spawnRank(r int) error {
 	return x.launch(r, 1, o.Ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
 		p := (r + 1 + t.ThreadIdx()) % o.Ranks
 		b := o.Bytes
+		m := cco.NewMem(t, me.dc)
 		sdma.Put(p, me.recvWin, uint64(r)*b, me.sendWin, uint64(p)*b, b, x.queueID(p), cco.RemoteSignal)
+		if x.earlyReuse {
+			m.Fill(me.sendWin.LocalPtr(uint64(p)*b), b, 0) // BUG: the COPY may not have read it yet
+		}
 		sdma.Quiet(p)                       // our send to p is out
 		sdma.WaitSignal(p, x.queueID(r), 1) // p's block to us has landed
+		x.consume(m, me.recvWin.LocalPtr(uint64(p)*b), b)
 		x.done(r, t)
 	})
 }

@@ -158,6 +158,9 @@ func reproduce(sc *scenario, o options) string {
 	if o.Debug {
 		args = append(args, "--debug")
 	}
+	if o.Race {
+		args = append(args, "--race")
+	}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
@@ -259,6 +262,8 @@ func describeStatus(s string) string {
 		return "hangs"
 	case statusMismatch:
 		return "fails its data check"
+	case statusRace:
+		return "has data races"
 	}
 	return "fails"
 }

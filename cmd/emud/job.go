@@ -23,12 +23,17 @@ type job struct {
 	comms  []*cco.Comm
 	dcs    []cco.DevComm
 	finish []sim.Time // per rank: when its kernel's work was done
+	// scratch receives consumer loads (consume); lanes run one at a time.
+	scratch []byte
 }
 
 // newNode builds the simulator and the node a run uses: the seed, the
 // timing model and the metrics registry from o.
 func newNode(o options) (*sim.Sim, *engine.Node, error) {
 	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	if o.Race {
+		s.EnableRace()
+	}
 	cfg := cco.MI355X(o.Ranks)
 	if !o.Faults.Empty() {
 		cfg.Inject = o.Faults.For(s, o.Ranks, o.Queues)
@@ -99,7 +104,7 @@ func (j *job) window(size uint64) ([]cco.Window, error) {
 // and the debug checks when o.Debug is set.
 func (j *job) devComms() error {
 	reqs := cco.DevCommRequirementsInitializer()
-	reqs.SdmaQueueCount, reqs.Debug = j.o.Queues, j.o.Debug
+	reqs.SdmaQueueCount, reqs.Debug, reqs.Race = j.o.Queues, j.o.Debug, j.o.Race
 	dcs, err := cco.DevCommCreateAll(j.comms, &reqs)
 	if err != nil {
 		return err
@@ -124,6 +129,20 @@ func (j *job) launchNamed(name string, rank, grid, threads int, fn func(t *kerne
 	dc := j.dcs[rank]
 	return kernel.Launch(j.s, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: threads},
 		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+}
+
+// consume is a lane's load of n received bytes at addr, what the data's
+// consumer does next: the race detector checks it is ordered after the
+// COPY that wrote them. The bytes themselves are checked from the host
+// after the run. A phantom run has no bytes to load.
+func (j *job) consume(m cco.Mem, addr, n uint64) {
+	if j.o.Phantom {
+		return
+	}
+	if uint64(cap(j.scratch)) < n {
+		j.scratch = make([]byte, n)
+	}
+	m.Read(addr, j.scratch[:n])
 }
 
 // done records that rank's work was done at t's current time (the latest

@@ -16,6 +16,9 @@ const (
 	exitMismatch = 3
 	// exitCalibration: a calibration report with a row outside tolerance.
 	exitCalibration = 4
+	// exitRace: the race detector (--race) found unordered conflicting
+	// accesses.
+	exitRace = 5
 )
 
 // codedError carries the exit status a failure should end the process with.

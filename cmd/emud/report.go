@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -17,6 +18,7 @@ const (
 	statusOK       = "ok"
 	statusHang     = "hang"
 	statusMismatch = "mismatch"
+	statusRace     = "race"
 	statusError    = "error"
 )
 
@@ -27,6 +29,7 @@ type report struct {
 	Status  string         `json:"status"`
 	Summary *jsonSummary   `json:"summary,omitempty"`
 	Hang    *sim.HangError `json:"hang,omitempty"`
+	Races   *race.Error    `json:"races,omitempty"`
 	Error   string         `json:"error,omitempty"`
 	err     error          // the run's error, for exit statuses
 	res     *outcome       // the passing run's numbers, for the table
@@ -49,9 +52,12 @@ func runOnce(sc *scenario, o options) (rep *report) {
 	res, err := sc.run(o)
 	var hang *sim.HangError
 	var bad *mismatchError
+	var races *race.Error
 	switch {
 	case errors.As(err, &hang):
 		rep.Status, rep.Hang, rep.err = statusHang, hang, err
+	case errors.As(err, &races):
+		rep.Status, rep.Races, rep.err = statusRace, races, err
 	case errors.As(err, &bad):
 		rep.Status, rep.err = statusMismatch, err
 	case err != nil:
@@ -72,6 +78,9 @@ func (r *report) exitErr() error {
 		return &codedError{exitHang, fmt.Errorf("%s: %w (report on stdout)", r.sc.name, r.Hang)}
 	case statusMismatch:
 		return &codedError{exitMismatch, r.err}
+	case statusRace:
+		n := len(r.Races.Reports) + r.Races.Dropped
+		return &codedError{exitRace, fmt.Errorf("%s (seed %d): %d data race(s) (report on stdout)", r.sc.name, r.o.Seed, n)}
 	case statusError:
 		return r.err
 	}
@@ -98,6 +107,16 @@ func (r *report) write(w io.Writer, asJSON bool) error {
 	switch {
 	case r.Hang != nil:
 		return writeHang(w, r.Hang, asJSON)
+	case r.Races != nil && asJSON:
+		b, err := r.Races.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case r.Races != nil:
+		_, err := io.WriteString(w, r.Races.Text())
+		return err
 	case r.Summary != nil && asJSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -49,6 +49,7 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
 	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", minQueues, maxQueues))
 	fs.BoolVar(&f.o.Debug, "debug", false, "turn on MORI_CCO_SDMA_DEBUG's misuse checks: a misuse stops at the offending call")
+	fs.BoolVar(&f.o.Race, "race", false, "turn on the happens-before race detector: a run with unordered conflicting accesses (lanes, SDMA engines, fabric) ends with a report naming both and exit status 5")
 	fs.StringVar(&f.o.Model, "model", "", "timing model: a preset name ("+strings.Join(model.Presets(), ", ")+"); empty = the default")
 	fs.BoolVar(&f.asJSON, "json", false, "print the summary, or the hang report, as JSON")
 	fs.BoolVar(&f.o.Phantom, "phantom", false, "timing only: buffers have no bytes, so nothing is stored and the data checks are skipped (signals are still checked); for runs at scale")
@@ -105,7 +106,8 @@ func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, e
 }
 
 const exitStatusHelp = `Exit status: 0 ok, 1 bad flags or a failed run (engine fault, debug trap),
-2 hang (the report says who waits on what), 3 wrong data.`
+2 hang (the report says who waits on what), 3 wrong data, 5 data races
+(--race: the report names both accesses and the missing ordering).`
 
 func newRunCmd() *cobra.Command {
 	f := newScenarioFlags()

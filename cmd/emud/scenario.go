@@ -22,6 +22,7 @@ type options struct {
 	Queues int    // SDMA queue ids per GPU pair
 	Seed   uint64
 	Debug  bool   // MORI_CCO_SDMA_DEBUG's checks on every dev comm
+	Race   bool   // the happens-before race detector (package race)
 	Model  string // timing model: a preset name (model.Load); "" = the default preset
 	// Perturb is the timing perturbation level (0 = the model's exact
 	// timing); Strategy and PCT how scheduling choices are made; Faults the

@@ -279,6 +279,7 @@ type runRequest struct {
 	Queues   int       `json:"queues"`
 	Seed     uint64    `json:"seed"`
 	Debug    bool      `json:"debug"`
+	Race     bool      `json:"race,omitempty"` // the race detector, as --race
 	Model    string    `json:"model,omitempty"`
 	Trace    bool      `json:"trace"`
 	// Perturb is the timing perturbation level (0, as emud run); Strategy
@@ -404,7 +405,7 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		// A path would let any client make the daemon open files.
 		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
-	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Model: req.Model,
+	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Race: req.Race, Model: req.Model,
 		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize}
 	if req.Perturb < 0 || req.Perturb > int(sim.MaxLevel) {
 		return nil, nil, options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)

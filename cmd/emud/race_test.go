@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/race"
+)
+
+// Every correct scenario runs clean with the race detector on.
+func TestRunScenariosRaceClean(t *testing.T) {
+	for name, sc := range scenarios {
+		if sc.planted {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			out, errOut, status := execute(t, "run", name, "--race", "--ranks", "4", "--bytes", "16K", "--queues", "2")
+			assert.Equal(t, exitOK, status, "%s\n%s", errOut, out)
+		})
+	}
+}
+
+func TestRunEarlyReuseRace(t *testing.T) {
+	args := []string{"run", "alltoall-early-reuse", "--ranks", "4", "--bytes", "16K"}
+	for seed := 1; seed <= 3; seed++ {
+		s := []string{"--seed", fmt.Sprint(seed)}
+		_, errOut, status := execute(t, append(args, s...)...)
+		assert.Contains(t, []int{exitOK, exitMismatch}, status, errOut)
+		if status == exitMismatch {
+			assert.Contains(t, errOut, "data check failed")
+		}
+		out, errOut, status := execute(t, append(append(args, s...), "--race")...)
+		require.Equal(t, exitRace, status, errOut)
+		assert.Contains(t, errOut, "data race")
+		for _, want := range []string{"fill (write)", "COPY source read (read)", `kernel "rank`, "sdma gpu", "emud/alltoall.go:", "missing edge:", " µs"} {
+			assert.Contains(t, out, want)
+		}
+		out, _, status = execute(t, append(append(args, s...), "--race", "--json")...)
+		require.Equal(t, exitRace, status)
+		var e race.Error
+		require.NoError(t, json.Unmarshal([]byte(out), &e), out)
+		require.NotEmpty(t, e.Reports)
+		r := e.Reports[0]
+		assert.NotEqual(t, r.First.Kind, r.Second.Kind, "a lane and an engine")
+		assert.True(t, r.First.Write || r.Second.Write)
+		assert.NotEmpty(t, r.Missing)
+	}
+}
+
+func TestRunWrongQueueRace(t *testing.T) {
+	for _, size := range []string{"64", "4K", "256K", "4M"} {
+		for seed := 1; seed <= 2; seed++ {
+			out, errOut, status := execute(t, "run", "allgather-wrong-queue", "--race", "--ranks", "3", "--bytes", size, "--seed", fmt.Sprint(seed))
+			require.Equal(t, exitRace, status, "size %s seed %d: %s", size, seed, errOut)
+			assert.Contains(t, out, "is not ordered after the COPY destination write by sdma gpu")
+		}
+	}
+}
