@@ -15,7 +15,11 @@
 // -emutest.seeds=K runs K seeds instead of the test's own count (for a
 // longer soak in CI); -emutest.perturb=L sets NewJob's timing perturbation
 // level (sim.Level: 0 = the model's exact timing, 1 = realistic hardware
-// spreads, the default, 2 = stress). Find is the same search without a
+// spreads, the default, 2 = stress); -emutest.race turns on the race
+// detector (package race) in NewJob's runs, so that a seed whose lanes,
+// engines or fabric accesses conflict without an ordering fails with a
+// report naming both accesses, whether or not the data came out wrong
+// (NewJobWith takes it as Options.Race). Find is the same search without a
 // testing.T.
 //
 // Every run is deterministic: one seed and level fix every scheduling and

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -16,7 +17,12 @@ var (
 	onlySeed = flag.Uint64("emutest.seed", 0, "emutest: run only this seed (0: all)")
 	numSeeds = flag.Int("emutest.seeds", 0, "emutest: run this many seeds instead of each test's own count (0: the test's)")
 	perturb  = flag.Int("emutest.perturb", int(sim.LevelRealistic), "emutest: timing perturbation level of NewJob's runs (0 = the model's exact timing, 1 = realistic, 2 = stress)")
+	raceFlag = flag.Bool("emutest.race", false, "emutest: turn on the happens-before race detector in NewJob's runs: a run with data races fails with a report naming both accesses")
 )
+
+// Race reports whether NewJob turns on the race detector: the
+// -emutest.race flag.
+func Race() bool { return *raceFlag }
 
 // Level is the timing perturbation level NewJob gives its runs: the
 // -emutest.perturb flag, realistic (1) unless set. A level outside 0..2
@@ -40,11 +46,25 @@ func (f *Failure) Hang() *sim.HangError {
 	return nil
 }
 
+// Races returns the race detector's reports when the seed had data races,
+// else nil.
+func (f *Failure) Races() *race.Error {
+	var r *race.Error
+	if errors.As(f.Err, &r) {
+		return r
+	}
+	return nil
+}
+
 // Report is what a reader needs: a hang's full report (who waits on what,
-// the likely causes, seed and digest), or the error.
+// the likely causes, seed and digest), every data race the detector found,
+// or the error.
 func (f *Failure) Report() string {
 	if h := f.Hang(); h != nil {
 		return h.Text()
+	}
+	if r := f.Races(); r != nil {
+		return r.Text()
 	}
 	return f.Err.Error() + "\n"
 }
@@ -92,8 +112,11 @@ func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 		return
 	}
 	kind := "fails"
-	if f.Hang() != nil {
+	switch {
+	case f.Hang() != nil:
 		kind = "hangs"
+	case f.Races() != nil:
+		kind = "has data races"
 	}
 	t.Fatalf("emutest: seed %d %s (timing perturbation level %v):\n%sreproduce: %s", f.Seed, kind, Level(), f.Report(), Command(t.Name(), f.Seed))
 }
@@ -104,7 +127,11 @@ func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 // package's).
 func Command(test string, seed uint64) string {
 	top, _, _ := strings.Cut(test, "/")
-	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d", top, packageDir(), seed, Level())
+	race := ""
+	if Race() {
+		race = " -emutest.race"
+	}
+	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d%s", top, packageDir(), seed, Level(), race)
 }
 
 // packageDir is the working directory relative to the module root, as

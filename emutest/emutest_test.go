@@ -170,3 +170,42 @@ func TestJobErrors(t *testing.T) {
 	var h *sim.HangError
 	assert.False(t, errors.As(err, &h))
 }
+
+// With Options.Race a seed whose kernel reuses its send buffer before
+// quiet fails with the race report, though its data may be right.
+func TestSeedsReportsRaces(t *testing.T) {
+	body := func(reuse bool) func(seed uint64) error {
+		return func(seed uint64) error {
+			j, err := NewJobWith(seed, 2, Options{Perturb: sim.LevelExact, Race: true})
+			if err != nil {
+				return err
+			}
+			w, err := j.Window(4096)
+			if err != nil {
+				return err
+			}
+			if err := j.CreateDevComms(1, false); err != nil {
+				return err
+			}
+			if _, err := j.Launch(0, 1, 1, func(th *kernel.Thread, sdma *cco.Sdma) {
+				sdma.Put(1, w[0], 2048, w[0], 0, 1024, 0)
+				if reuse {
+					cco.NewMem(th, sdma.DevComm()).Store32(w[0].LocalPtr(0), 7)
+				}
+				sdma.Quiet(1)
+				cco.NewMem(th, sdma.DevComm()).Store32(w[0].LocalPtr(4), 7)
+			}); err != nil {
+				return err
+			}
+			return j.Sim.Run()
+		}
+	}
+	f := &fakeT{name: "TestRacy"}
+	Seeds(f, 3, body(true))
+	assert.Contains(t, f.failed, "seed 1 has data races")
+	assert.Contains(t, f.failed, "missing edge")
+	assert.Contains(t, f.failed, "store32 (write)")
+	ok := &fakeT{name: "TestClean"}
+	Seeds(ok, 3, body(false))
+	assert.Empty(t, ok.failed)
+}

@@ -21,12 +21,30 @@ type Job struct {
 }
 
 // NewJob builds a node of ranks GPUs for seed, with SDMA on
-// (MORI_ENABLE_SDMA=1), one comm per rank, and the timing perturbation
-// level of Level (realistic unless -emutest.perturb says otherwise).
-func NewJob(seed uint64, ranks int) (*Job, error) { return NewJobAt(seed, ranks, Level()) }
+// (MORI_ENABLE_SDMA=1), one comm per rank, the timing perturbation level
+// of Level (realistic unless -emutest.perturb says otherwise) and the race
+// detector when -emutest.race is set.
+func NewJob(seed uint64, ranks int) (*Job, error) {
+	return NewJobWith(seed, ranks, Options{Perturb: Level(), Race: Race()})
+}
 
 // NewJobAt is NewJob at perturbation level l.
 func NewJobAt(seed uint64, ranks int, l sim.Level) (*Job, error) {
+	return NewJobWith(seed, ranks, Options{Perturb: l, Race: Race()})
+}
+
+// Options are what NewJobWith takes beyond the seed and the ranks.
+type Options struct {
+	Perturb sim.Level
+	// Race turns on the happens-before race detector (package race): the
+	// run then ends with a *race.Error when lanes, engines or the fabric
+	// made conflicting accesses that nothing ordered.
+	Race bool
+}
+
+// NewJobWith is NewJob with explicit options.
+func NewJobWith(seed uint64, ranks int, o Options) (*Job, error) {
+	l := o.Perturb
 	if ranks < 1 {
 		return nil, fmt.Errorf("emutest: NewJob with %d ranks: need at least 1", ranks)
 	}
@@ -34,6 +52,9 @@ func NewJobAt(seed uint64, ranks int, l sim.Level) (*Job, error) {
 		return nil, fmt.Errorf("emutest: NewJob at perturbation level %d: need 0..%d", l, sim.MaxLevel)
 	}
 	s := sim.New(sim.Config{Seed: seed, Perturb: l})
+	if o.Race {
+		s.EnableRace()
+	}
 	n, err := engine.NewNode(s, cco.MI355X(ranks))
 	if err != nil {
 		return nil, err
