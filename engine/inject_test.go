@@ -183,3 +183,21 @@ func TestSeededPlanAndSpec(t *testing.T) {
 	_, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Inject: &InjectPlan{SignalDropRate: 2}})
 	assert.ErrorContains(t, err, "signal drop rate")
 }
+
+// Any spec either parses into one that reads back the same, or is an
+// error; never a panic.
+func FuzzParseInject(f *testing.F) {
+	for _, s := range []string{"", "none", "seed", "seed=0.3", "drop-signal=0:1:0#2,stall-bytes=256M",
+		"dead=1:0:1,lost-doorbell=0:1:0#0", "doorbell-delay=20us@0.2,rptr-lag=5µs@0:1:0", "signal-drop-rate=2", "x=y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := ParseInject(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseInject(sp.String())
+		require.NoError(t, err, "String of %q = %q does not parse", s, sp.String())
+		assert.Equal(t, sp.String(), back.String())
+	})
+}

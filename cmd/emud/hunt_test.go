@@ -98,3 +98,37 @@ func TestDigestStableWithPerturbationAndFaults(t *testing.T) {
 	assert.Len(t, digests, 100, "every seed is its own run")
 	assert.Greater(t, injected, 10, "faults were injected in some runs")
 }
+
+func TestTimingFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--perturb", "3"}, "invalid --perturb 3: need 0..2"},
+		{[]string{"run", "--perturb", "-1"}, "invalid --perturb -1"},
+		{[]string{"explore", "--strategy", "dfs"}, "invalid --strategy"},
+		{[]string{"run", "--faults", "melt"}, `invalid --faults: fault spec "melt"`},
+		{[]string{"run", "--faults", "dead=0:9:0"}, "invalid --faults: inject plan: dead/lagging queue gpu0→gpu9 q0 outside the node"},
+		{[]string{"run", "--pct-depth", "-2"}, "invalid --pct-depth"},
+		{[]string{"run", "cft-allreduce", "--bytes", "64", "--faults", "seed"}, "SDMA faults"},
+	} {
+		_, errOut, status := execute(t, tc.args...)
+		assert.Equal(t, exitError, status, strings.Join(tc.args, " "))
+		assert.Contains(t, errOut, tc.want, strings.Join(tc.args, " "))
+	}
+}
+
+// run defaults to level 0, the model's exact timing (the golden reports
+// pin those runs' digests): the same output as --perturb 0, with no
+// perturbation line; level 1 is another run.
+func TestRunDefaultsToExactTiming(t *testing.T) {
+	exact, _, status := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2")
+	require.Equal(t, exitOK, status)
+	zero, _, _ := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2", "--perturb", "0")
+	assert.Equal(t, exact, zero)
+	assert.NotContains(t, exact, "timing perturbation")
+	pert, _, status := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2", "--perturb", "1")
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, pert, "timing perturbation: level 1 (realistic); strategy random")
+	assert.NotEqual(t, seedAndDigest(t, exact, 2), seedAndDigest(t, pert, 2))
+}
