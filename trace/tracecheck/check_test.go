@@ -94,6 +94,8 @@ func TestCheckRefuses(t *testing.T) {
 			"DevTools trace engine binds it to nothing"},
 		{"flow to another slice than named", doc(x("a", "1", "5", "1"), fl("s", "1", "1"), x("b", "2", "1", "2"), fl("f", "2", "3"), x("c", "7", "1", "3")),
 			"not to event"},
+		{"flow to a slice that another starts with", doc(x("a", "1", "5", "1"), fl("s", "1", "1"), x("b", "1", "2", "2"), x("c", "3", "1", "3"), fl("f", "3", "3")),
+			"Perfetto binds it to event"},
 		{"flow naming no slice", doc(x("a", "1", "5", "1"), fl("s", "1", "1"), x("b", "2", "1", "2"), fl("f", "2", "9")), "names no slice"},
 		{"flow without slice_id", doc(x("a", "1", "5", "1"), `{"name":"f","cat":"c","ph":"s","id":1,"ts":1,"pid":1,"tid":2}`,
 			x("b", "2", "1", "2"), fl("f", "2", "2")), "does not name the slice"},

@@ -18,11 +18,12 @@
 //   - flows (v1: s, t, f): one s first and one f last, one name and
 //     category, strictly increasing ts (DevTools keeps one event per time
 //     in a flow), and each event bound, both under Perfetto's rule (the
-//     innermost slice open on the event's track at its time, events sorted
-//     as Perfetto's JSON importer sorts them; an f without bp "e" the next
-//     slice to begin) and under the DevTools trace engine's (the first
-//     event of the track with the same ts and category), to the one slice
-//     whose args.slice_id the event's args.slice_id names.
+//     innermost slice open on the event's track at its time, events in
+//     file order or sorted as Perfetto's JSON importer sorts a file out of
+//     ts order, both tried; an f without bp "e" the next slice to begin)
+//     and under the DevTools trace engine's (the first event of the track
+//     with the same ts and category), to the one slice whose args.slice_id
+//     the event's args.slice_id names.
 //
 // The real viewers are checked too, in CI (.ci/tracecheck): this package is
 // the fast, dependency-free version of the same rules for go test, and it

@@ -9,7 +9,8 @@ import (
 // flows checks the v1 flows: their shape, and that Perfetto and DevTools
 // bind each event to the slice its args.slice_id names.
 func (c *checker) flows() []Flow {
-	perfetto := c.bindPerfetto()
+	perfetto := c.bindPerfetto(true)
+	perfettoSorted := c.bindPerfetto(false)
 	devtools := c.bindDevTools()
 	bySliceID := map[string]*ev{}
 	for _, e := range c.evs {
@@ -83,6 +84,9 @@ func (c *checker) flows() []Flow {
 				} else if pb != w.i {
 					at("Perfetto binds it to event %d, not to event %d that its args.slice_id names", pb, w.i)
 				}
+				if sb, ok := perfettoSorted[fe.i]; !ok || sb != w.i {
+					at("Perfetto, reading the file as sorted (no re-sort), binds it to event %d (ok=%v), not to event %d", sb, ok, w.i)
+				}
 				if db, ok := devtools[fe.i]; !ok {
 					at("the DevTools trace engine binds it to nothing (it binds by exact ts, pid, tid and cat: %v, %d, %d, %q, one event per ts in a flow); it names event %d",
 						fe.raw["ts"], fe.pid, fe.tid, fe.cat, w.i)
@@ -100,13 +104,15 @@ func (c *checker) flows() []Flow {
 }
 
 // bindPerfetto binds flow events as Perfetto's JSON importer does: events
-// sorted by ts (nanoseconds), then E first, then X by duration, longest
-// first, then the rest (flows, instants, zero-length X) in file order; per
+// sorted by ts (nanoseconds), then, if keyed (its sort of a trace with X
+// events that is not in ts order), E first, then X by duration, longest
+// first, then the rest (flows, instants, zero-length X), each in file
+// order (a file already in ts order is read in file order); per
 // track a stack of open slices that a new slice pops when they ended before
 // it (or at its start, unless both take no time); s, t and f with bp "e"
 // bind to the top of the stack, an f without bp to the next slice that
 // begins on its track. It returns flow event index → bound event index.
-func (c *checker) bindPerfetto() map[int]int {
+func (c *checker) bindPerfetto(keyed bool) map[int]int {
 	type open struct {
 		i        int
 		end, dur int64
@@ -132,7 +138,7 @@ func (c *checker) bindPerfetto() map[int]int {
 		if ea.tsNs != eb.tsNs {
 			return ea.tsNs < eb.tsNs
 		}
-		return key(ea) < key(eb)
+		return keyed && key(ea) < key(eb)
 	})
 	stacks := map[track][]open{}
 	next := map[track][]int{}
