@@ -32,9 +32,11 @@ polyfillDOMRect();
 if (!Array.prototype.toSorted) {
   Object.defineProperty(Array.prototype, 'toSorted', {value(cmp) { return [...this].sort(cmp); }});
 }
-// An exception thrown inside a page (speedscope's timers) surfaces here.
-let uncaught = [];
-process.on('uncaughtException', e => uncaught.push(String(e?.message ?? e).slice(0, 400)));
+// An exception thrown inside a page (speedscope's timers) surfaces here:
+// it counts against the trace being imported, or fails the run.
+const stray = [];
+let uncaught = stray;
+process.on('uncaughtException', e => uncaught?.push(String(e?.message ?? e).slice(0, 400)));
 
 // What each flow of the file binds to, by name: the args.slice_id of its
 // events, in order.
@@ -144,8 +146,10 @@ async function speedscope(file, data) {
   if (!/ - speedscope$/.test(w.document.title)) problems.push('speedscope did not finish importing in 30 s');
   if (importer !== 'Importing as Trace Event Format profile') problems.push(`speedscope's importer: ${JSON.stringify(importer)}, want the Trace Event Format one`);
   importing = false;
-  uncaught = [];
+  uncaught = null; // drawing with the stub WebGL context is not the import
   w.close();
+  await new Promise(r => setTimeout(r, 0));
+  uncaught = stray;
   return {problems, summary: `${importer ? 'imported' : 'not imported'}, ${problems.length} warnings`};
 }
 
@@ -165,5 +169,7 @@ for (const file of process.argv.slice(2)) {
   if (problems.length > 20) console.log(`    ... and ${problems.length - 20} more`);
   if (problems.length) failed++; else passed++;
 }
+for (const e of stray) console.log(`uncaught exception outside an import: ${e}`);
+if (stray.length) failed++;
 console.log(`tracecheck: ${passed} passed, ${failed} failed`);
 process.exit(failed || passed === 0 ? 1 : 0);
