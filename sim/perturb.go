@@ -171,7 +171,10 @@ func (p *Perturber) runFactor(k Key) float64 {
 		p.run = map[Key]float64{}
 		p.runRng = p.s.Rand(perturbRunStream)
 	}
-	f := 1 + p.sp.Run*(2*p.runRng.Float64()-1)
+	// float64(…) around each product rounds it, so no platform or compiler
+	// flag fuses it into a multiply-add (the Go spec's rule): the same seed
+	// draws the same factors everywhere.
+	f := 1 + float64(p.sp.Run*(2*p.runRng.Float64()-1))
 	if p.tail == 0 {
 		// Once per run: does one key of this run get the tail?
 		p.tail = 2
@@ -181,7 +184,7 @@ func (p *Perturber) runFactor(k Key) float64 {
 	}
 	if p.tail == 1 && p.runRng.Float64() < runTailPick {
 		p.tail = 2 // at most one slow key per run
-		f *= p.sp.TailMin + (p.sp.TailMax-p.sp.TailMin)*p.runRng.Float64()
+		f *= p.sp.TailMin + float64((p.sp.TailMax-p.sp.TailMin)*p.runRng.Float64())
 	}
 	p.run[k] = f
 	return f
@@ -193,9 +196,9 @@ func (p *Perturber) eventFactor(kind uint16) float64 {
 		r = p.s.Rand(perturbEventStream + uint64(kind))
 		p.ev[kind%keyKinds] = r
 	}
-	f := 1 + p.sp.Event*(2*r.Float64()-1)
+	f := 1 + float64(p.sp.Event*(2*r.Float64()-1))
 	if r.Float64() < p.sp.EventTailP {
-		f *= p.sp.TailMin + (p.sp.TailMax-p.sp.TailMin)*r.Float64()
+		f *= p.sp.TailMin + float64((p.sp.TailMax-p.sp.TailMin)*r.Float64())
 	}
 	return f
 }
@@ -205,7 +208,7 @@ func (p *Perturber) Factor(k Key) float64 {
 	if !p.On() {
 		return 1
 	}
-	return p.runFactor(k) * p.eventFactor(k.Kind)
+	return float64(p.runFactor(k) * p.eventFactor(k.Kind))
 }
 
 // Duration perturbs d, one use of a cost keyed k.
@@ -213,7 +216,7 @@ func (p *Perturber) Duration(k Key, d Time) Time {
 	if !p.On() || d <= 0 {
 		return d
 	}
-	return Time(math.Round(float64(d) * p.Factor(k)))
+	return Time(math.Round(float64(float64(d) * p.Factor(k))))
 }
 
 // Rate perturbs a rate (a bandwidth): a slower use divides it.

@@ -229,6 +229,7 @@ func (x *exploration) write(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed check)\n", x.sc.name, x.first, last)
 		fmt.Fprintf(w, "  end time (µs): min %.3f  median %.3f  max %.3f\n", x.ends[0], x.ends[len(x.ends)/2], x.ends[len(x.ends)-1])
 		fmt.Fprintf(w, "  distinct digests: %d of %d runs\n", len(x.digests), len(x.ends))
+		fmt.Fprintf(w, "  explored with: %s\n", strings.Join(timingArgs(x.o), " "))
 		return nil
 	}
 	rep := x.found

@@ -61,10 +61,11 @@ func TestExploreAllPass(t *testing.T) {
 	require.Equal(t, exitOK, status, errOut)
 	assert.Empty(t, errOut, "no progress bar when stderr is not a terminal")
 	ls := lines(out)
-	require.Len(t, ls, 3, out)
+	require.Len(t, ls, 4, out)
 	assert.Equal(t, "explore alltoall-split: seeds 1..12 all passed (no hang, no failed check)", ls[0])
 	assert.Regexp(t, `^  end time \(µs\): min [0-9.]+  median [0-9.]+  max [0-9.]+$`, ls[1])
 	assert.Equal(t, "  distinct digests: 12 of 12 runs", ls[2])
+	assert.Regexp(t, `^  explored with: --perturb 1 --strategy pct --pct-steps \d+$`, ls[3], "explore's defaults: realistic perturbation, PCT with measured steps")
 }
 
 func TestExploreJSON(t *testing.T) {
