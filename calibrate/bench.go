@@ -5,6 +5,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -15,6 +16,7 @@ import (
 // send and a receive window each, and their dev comms with 8 queues. Every
 // scenario builds a fresh one, so no state leaks between rows.
 type bench struct {
+	j          *job.Job
 	s          *sim.Sim
 	node       *engine.Node
 	m          model.Model
@@ -27,49 +29,37 @@ type bench struct {
 const benchQueues = 8
 
 func newBench(m model.Model, seed uint64, ranks int, win uint64) (*bench, error) {
-	s := sim.New(sim.Config{Seed: seed})
-	cfg := cco.MI355X(0)
-	cfg.Model = m
-	node, err := engine.NewNode(s, cfg)
+	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed}, Ranks: ranks, GPUs: engine.DefaultGPUs, Model: m})
 	if err != nil {
 		return nil, err
 	}
-	h := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
-	comms, err := cco.CommCreateAll(h, ranks, 0)
-	if err != nil {
-		return nil, err
-	}
-	b := &bench{s: s, node: node, m: m, mem: h.Device().Memory()}
+	b := &bench{j: j, s: j.Sim, node: j.Node, m: m, mem: j.Host.Device().Memory()}
 	for _, w := range []struct {
 		ws    *[]cco.Window
 		bytes uint64
 	}{{&b.send, win}, {&b.recv, win}, {&b.flags, 4 << 10}} {
-		if *w.ws, err = cco.WindowAllocAll(comms, w.bytes); err != nil {
+		if *w.ws, err = j.Window(w.bytes); err != nil {
 			return nil, err
 		}
 	}
-	reqs := cco.DevCommRequirementsInitializer()
-	reqs.SdmaQueueCount = benchQueues
-	if b.dcs, err = cco.DevCommCreateAll(comms, &reqs); err != nil {
+	if err := j.CreateDevComms(benchQueues, false); err != nil {
 		return nil, err
 	}
+	b.dcs = j.DevComms
 	return b, nil
 }
 
 // launch starts fn on every lane of a one-block kernel of threads lanes on
-// rank's GPU. warps > 1 launches that many single-lane blocks instead
-// (independent waves).
+// rank's GPU.
 func (b *bench) launch(rank, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
-	dc := b.dcs[rank]
-	_, err := kernel.Launch(b.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: 1, Block: threads},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	_, err := b.j.Launch(rank, 1, threads, fn)
 	return err
 }
 
+// launchWaves launches waves single-lane blocks on rank's GPU instead
+// (independent waves).
 func (b *bench) launchWaves(rank, waves int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
-	dc := b.dcs[rank]
-	_, err := kernel.Launch(b.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: waves, Block: 1},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	_, err := b.j.Launch(rank, waves, 1, fn)
 	return err
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 	"github.com/emud-dev/emud/trace/tracecheck"
@@ -45,52 +46,29 @@ type a2a struct {
 // the alltoall under seed and returns the recorder and node.
 func (x a2a) run(t testing.TB, seed uint64, attach bool) (*Recorder, *engine.Node) {
 	t.Helper()
-	s := sim.New(sim.Config{Seed: seed})
-	n, err := engine.NewNode(s, cco.MI355X(x.ranks))
+	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed}, Ranks: x.ranks})
 	require.NoError(t, err)
-	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
 	var r *Recorder
 	if attach {
-		r = Attach(n, host)
+		r = Attach(j.Node, j.Host)
 	}
-	comms, err := cco.CommCreateAll(host, x.ranks, 0)
-	require.NoError(t, err)
 	span := uint64(x.ranks) * x.bytes
-	type rank struct {
-		send, recv cco.Window
-		dc         cco.DevComm
-	}
-	rs := make([]rank, x.ranks)
-	for i, c := range comms {
-		send, err := cco.MemAlloc(c, span)
-		require.NoError(t, err)
-		recv, err := cco.MemAlloc(c, span)
-		require.NoError(t, err)
-		rs[i].send, err = cco.WindowRegister(c, send, span)
-		require.NoError(t, err)
-		rs[i].recv, err = cco.WindowRegister(c, recv, span)
-		require.NoError(t, err)
-	}
-	for i, c := range comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = x.queues
-		rs[i].dc, err = cco.DevCommCreate(c, &reqs)
+	send, err := j.Window(span)
+	require.NoError(t, err)
+	recv, err := j.Window(span)
+	require.NoError(t, err)
+	require.NoError(t, j.CreateDevComms(x.queues, false))
+	for r := range x.ranks {
+		_, err := j.Launch(r, 1, x.ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
+			p := (r + 1 + t.ThreadIdx()) % x.ranks
+			sdma.Put(p, recv[r], uint64(r)*x.bytes, send[r], uint64(p)*x.bytes, x.bytes, p%x.queues, cco.RemoteSignal)
+			sdma.Quiet(p)
+			sdma.WaitSignal(p, r%x.queues, 1)
+		})
 		require.NoError(t, err)
 	}
-	for r := range rs {
-		me := rs[r]
-		_, err := kernel.Launch(s, kernel.Config{Name: fmt.Sprintf("rank%d", r), GPU: r, Grid: 1, Block: x.ranks},
-			func(t *kernel.Thread) {
-				sdma := cco.NewSdma(t, me.dc)
-				p := (r + 1 + t.ThreadIdx()) % x.ranks
-				sdma.Put(p, me.recv, uint64(r)*x.bytes, me.send, uint64(p)*x.bytes, x.bytes, p%x.queues, cco.RemoteSignal)
-				sdma.Quiet(p)
-				sdma.WaitSignal(p, r%x.queues, 1)
-			})
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.Run())
-	return r, n
+	require.NoError(t, j.Run())
+	return r, j.Node
 }
 
 func writeJSON(t testing.TB, r *Recorder) []byte {
@@ -320,42 +298,25 @@ func TestSameSeedSameBytes(t *testing.T) {
 
 // pair is two ranks with one queue per peer and a 4 KiB window each.
 type pair struct {
+	j    *job.Job
 	s    *sim.Sim
 	n    *engine.Node
 	r    *Recorder
 	wins []cco.Window
-	dcs  []cco.DevComm
 }
 
 func newPair(t *testing.T, seed uint64) *pair {
-	s := sim.New(sim.Config{Seed: seed})
-	n, err := engine.NewNode(s, cco.MI355X(2))
+	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed}, Ranks: 2})
 	require.NoError(t, err)
-	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
-	p := &pair{s: s, n: n, r: Attach(n, host)}
-	comms, err := cco.CommCreateAll(host, 2, 0)
+	p := &pair{j: j, s: j.Sim, n: j.Node, r: Attach(j.Node, j.Host)}
+	p.wins, err = j.Window(4096)
 	require.NoError(t, err)
-	for _, c := range comms {
-		buf, err := cco.MemAlloc(c, 4096)
-		require.NoError(t, err)
-		w, err := cco.WindowRegister(c, buf, 4096)
-		require.NoError(t, err)
-		p.wins = append(p.wins, w)
-	}
-	for _, c := range comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = 1
-		dc, err := cco.DevCommCreate(c, &reqs)
-		require.NoError(t, err)
-		p.dcs = append(p.dcs, dc)
-	}
+	require.NoError(t, j.CreateDevComms(1, false))
 	return p
 }
 
 func (p *pair) launch(t *testing.T, rank int, fn func(sdma *cco.Sdma)) {
-	_, err := kernel.Launch(p.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: 1, Block: 1}, func(t *kernel.Thread) {
-		fn(cco.NewSdma(t, p.dcs[rank]))
-	})
+	_, err := p.j.Launch(rank, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) { fn(sdma) })
 	require.NoError(t, err)
 }
 

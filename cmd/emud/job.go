@@ -5,6 +5,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	emujob "github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -12,9 +13,10 @@ import (
 
 // job is the host side every scenario starts from, as a MORI program does:
 // one emulated MI355X node of o.Ranks GPUs, one comm per rank (rank r on
-// GPU r), then windows and dev comms. Scenarios differ only in their
-// kernels and checks.
+// GPU r), then windows and dev comms (package job builds them). Scenarios
+// differ only in their kernels and checks.
 type job struct {
+	*emujob.Job
 	o      options
 	s      *sim.Sim
 	n      *engine.Node
@@ -25,30 +27,6 @@ type job struct {
 	finish []sim.Time // per rank: when its kernel's work was done
 	// scratch receives consumer loads (consume); lanes run one at a time.
 	scratch []byte
-}
-
-// newNode builds the simulator and the node a run uses: the seed, the
-// timing model and the metrics registry from o.
-func newNode(o options) (*sim.Sim, *engine.Node, error) {
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
-	if o.Race {
-		s.EnableRace()
-	}
-	cfg := cco.MI355X(o.Ranks)
-	if !o.Faults.Empty() {
-		cfg.Inject = o.Faults.For(s, o.Ranks, o.Queues)
-	}
-	m, err := model.Load(o.Model)
-	if err != nil {
-		return nil, nil, fmt.Errorf("invalid --model: %w", err)
-	}
-	cfg.Model = m
-	cfg.Registry = o.registry
-	n, err := engine.NewNode(s, cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, n, nil
 }
 
 // runEnv is the process environment of a run: the caller's MORI_*
@@ -62,21 +40,27 @@ func runEnv() cco.Env {
 	return env
 }
 
+// newJob builds the job a run uses: the seed, perturbation, strategy,
+// race detector, faults, timing model and metrics registry from o; the
+// observer sees the node and host before anything runs.
 func newJob(o options) (*job, error) {
-	s, n, err := newNode(o)
+	m, err := model.Load(o.Model)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --model: %w", err)
+	}
+	c := emujob.Config{Sim: sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT},
+		Ranks: o.Ranks, Model: m, Registry: o.registry, Env: runEnv(), Race: o.Race}
+	if !o.Faults.Empty() {
+		c.Inject = func(s *sim.Sim) *engine.InjectPlan { return o.Faults.For(s, o.Ranks, o.Queues) }
+	}
+	j, err := emujob.New(c)
 	if err != nil {
 		return nil, err
 	}
-	env := runEnv()
-	host := cco.NewEmulatedHost(n, env)
 	if o.observe != nil {
-		o.observe(n, host)
+		o.observe(j.Node, j.Host)
 	}
-	comms, err := cco.CommCreateAll(host, o.Ranks, 0)
-	if err != nil {
-		return nil, err
-	}
-	return &job{o: o, s: s, n: n, mem: n.Memory(), env: env, comms: comms, finish: make([]sim.Time, o.Ranks)}, nil
+	return &job{Job: j, o: o, s: j.Sim, n: j.Node, mem: j.Node.Memory(), env: j.Env, comms: j.Comms, finish: make([]sim.Time, o.Ranks)}, nil
 }
 
 // window allocates and registers a window of size bytes on every rank, in
@@ -84,37 +68,24 @@ func newJob(o options) (*job, error) {
 // ccoWindowRegister requires.
 // In a phantom run (--phantom) windows have no bytes.
 func (j *job) window(size uint64) ([]cco.Window, error) {
-	if !j.o.Phantom {
-		return cco.WindowAllocAll(j.comms, size)
+	if j.o.Phantom {
+		return j.PhantomWindow(size)
 	}
-	ws := make([]cco.Window, len(j.comms))
-	for r, c := range j.comms {
-		buf, err := cco.MemAllocPhantom(c, size)
-		if err != nil {
-			return nil, err
-		}
-		if ws[r], err = cco.WindowRegister(c, buf, size); err != nil {
-			return nil, err
-		}
-	}
-	return ws, nil
+	return j.Window(size)
 }
 
 // devComms creates every rank's dev comm with o.Queues queue ids per peer
 // and the debug checks when o.Debug is set.
 func (j *job) devComms() error {
-	reqs := cco.DevCommRequirementsInitializer()
-	reqs.SdmaQueueCount, reqs.Debug, reqs.Race = j.o.Queues, j.o.Debug, j.o.Race
-	dcs, err := cco.DevCommCreateAll(j.comms, &reqs)
-	if err != nil {
+	if err := j.CreateDevComms(j.o.Queues, j.o.Debug); err != nil { // the race detector is the job's (o.Race)
 		return err
 	}
-	for r, dc := range dcs {
+	for r, dc := range j.DevComms {
 		if dc.Sdma.SdmaNumQueue == 0 {
 			return fmt.Errorf("rank %d has no SDMA queues: MORI_ENABLE_SDMA=%q in the environment turns SDMA off", r, j.env["MORI_ENABLE_SDMA"])
 		}
 	}
-	j.dcs = dcs
+	j.dcs = j.DevComms
 	return nil
 }
 
@@ -126,9 +97,7 @@ func (j *job) launch(rank, grid, threads int, fn func(t *kernel.Thread, sdma *cc
 }
 
 func (j *job) launchNamed(name string, rank, grid, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
-	dc := j.dcs[rank]
-	return kernel.Launch(j.s, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: threads},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	return j.LaunchNamed(name, rank, grid, threads, fn)
 }
 
 // consume is a lane's load of n received bytes at addr, what the data's
