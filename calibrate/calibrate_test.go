@@ -132,13 +132,49 @@ func TestJitterIsSeeded(t *testing.T) {
 	assert.InDelta(t, flat, a, 0.2*flat, "jitter spreads around the model's value")
 }
 
+// A fit of the MI355X bw and scatter rows, read from the v2 measurement
+// file, recovers the link bandwidth and the per-packet time within 5% from
+// far-off starting points (the third parameter, the fixed latency, comes
+// back with them).
+func TestFitRecoversLinkAndPacket(t *testing.T) {
+	f, err := os.Open("testdata/mi355x-measurements.csv")
+	require.NoError(t, err)
+	ms, err := ParseMeasurements(f)
+	f.Close()
+	require.NoError(t, err)
+	require.Len(t, ms, 10)
+	for i, d := range DocumentedMeasurements(Documented()) {
+		assert.InEpsilon(t, d.TimeUs, ms[i].TimeUs, 1e-3, "the file holds the documented rows of the fit's shape: %s", d.Name)
+		d.TimeUs = ms[i].TimeUs
+		assert.Equal(t, d, ms[i])
+	}
+	want := model.MI355X()
+	for _, start := range []struct{ link, packet, visible float64 }{
+		{20, 0.2, 3}, {200, 8, 0.1},
+	} {
+		p := model.MI355X()
+		p.Link, p.PacketUs, p.VisibleUs = start.link, start.packet, start.visible
+		res, err := Fit(p, DefaultFitParams, ms, 1)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, WriteResiduals(&buf, res.Residuals))
+		t.Logf("from %+v: link %.2f GB/s, packet %.3f µs, visible %.3f µs in %d row runs\n%s",
+			start, res.Model.Link, res.Model.PacketUs, res.Model.VisibleUs, res.Evals, buf.String())
+		assert.InEpsilon(t, want.Link, res.Model.Link, 0.05, "link from %+v", start)
+		assert.InEpsilon(t, want.PacketUs, res.Model.PacketUs, 0.05, "packet from %+v", start)
+		for _, r := range res.Residuals {
+			assert.Less(t, math.Abs(r.Error), 0.06, "%+v", r)
+		}
+		assert.Equal(t, start.link, p.Link, "the base model is not changed")
+	}
+}
+
 // Fit on half of the documented measurements, predict the other half.
 // Every other single-put size trains, with the scatter row: the only row
 // with several ops on one queue, so the only one that shows the per-packet
 // gap. The other sizes and the two-queue split row are predicted.
 func TestFitHalfPredictHalf(t *testing.T) {
 	ms := DocumentedMeasurements(Documented())
-	require.Len(t, ms, 10)
 	var train, test []Measurement
 	for i, m := range ms {
 		if i%2 == 0 && m.Ops == 1 || m.Ops == 64 {
@@ -149,24 +185,18 @@ func TestFitHalfPredictHalf(t *testing.T) {
 	}
 	require.Len(t, train, 5)
 	start := model.MI355X()
-	start.Link, start.PacketUs, start.DoorbellUs = 30, 0.5, 3 // far from the preset
+	start.Link, start.PacketUs, start.VisibleUs = 30, 0.5, 3 // far from the preset
 	res, err := Fit(start, DefaultFitParams, train, 1)
 	require.NoError(t, err)
-	var buf bytes.Buffer
-	require.NoError(t, WriteResiduals(&buf, res.Residuals))
 	pred, err := Residuals(res.Model, test, 1)
 	require.NoError(t, err)
-	require.NoError(t, WriteResiduals(&buf, pred))
-	t.Logf("fitted link %.2f GB/s, packet %.3f µs, doorbell %.3f µs in %d evaluations\n%s", res.Model.Link, res.Model.PacketUs, res.Model.DoorbellUs, res.Evals, buf.String())
 	for _, r := range append(res.Residuals, pred...) {
 		assert.Less(t, math.Abs(r.Error), 0.06, "%+v", r)
 	}
-	assert.InDelta(t, 60, res.Model.Link, 3, "the link rate comes back")
-	assert.Equal(t, 30.0, start.Link, "the base model is not changed")
 }
 
 func TestFitErrors(t *testing.T) {
-	ms := []Measurement{{Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 3}}
+	ms := []Measurement{{Name: "a", Dst: 1, Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 3}}
 	_, err := Fit(model.MI355X(), []string{"warp_drive"}, ms, 1)
 	assert.ErrorContains(t, err, `unknown parameter "warp_drive"`)
 	zero := model.MI355X()
@@ -184,43 +214,57 @@ func TestFitErrors(t *testing.T) {
 
 	// A row no candidate can match (its relative error is infinite for
 	// all) is an error, not a model at wherever the search stopped.
-	tiny := []Measurement{{Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 1e-300}}
+	tiny := []Measurement{{Name: "tiny", Dst: 1, Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 1e-300}}
 	_, err = Fit(model.MI355X(), []string{"link_gbps"}, tiny, 1)
 	assert.ErrorContains(t, err, "gave a finite error")
 }
 
 func TestFitProgress(t *testing.T) {
-	ms := []Measurement{{Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85}}
+	ms := []Measurement{{Name: "a", Dst: 1, Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85}}
 	var calls, last, budget int
 	res, err := Fit(model.MI355X(), []string{"link_gbps"}, ms, 1, WithProgress(func(evals, max int) {
 		calls++
-		assert.Equal(t, last+1, evals, "one call per candidate, in order")
+		assert.Greater(t, evals, last, "row runs only grow")
 		last, budget = evals, max
 	}))
 	require.NoError(t, err)
-	assert.Equal(t, 400, budget)
-	assert.GreaterOrEqual(t, calls, res.Evals, "every candidate of the search was reported")
+	assert.Equal(t, res.Evals, last, "the last call counts every row run")
+	assert.GreaterOrEqual(t, budget, last)
+	assert.Greater(t, calls, 2)
 }
 
 func TestParseMeasurements(t *testing.T) {
 	good := "ops,bytes,queues,time_us\n# a comment\n1,65536,1,3.85\n2,4194304,2,147.2\n"
 	ms, err := ParseMeasurements(strings.NewReader(good))
 	require.NoError(t, err)
-	assert.Equal(t, []Measurement{{Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85}, {Ops: 2, Bytes: 4194304, Queues: 2, TimeUs: 147.2}}, ms)
+	assert.Equal(t, []Measurement{{Name: "line3", Src: 0, Dst: 1, Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85},
+		{Name: "line4", Src: 0, Dst: 1, Ops: 2, Bytes: 4194304, Queues: 2, TimeUs: 147.2}}, ms, "the first format: GPU 0 to GPU 1")
+	v2 := headerV2 + "\nbw.64k,0,1,1,65536,1,3.85\nlocal,3,3,4,4096,2,9.5\n"
+	ms, err = ParseMeasurements(strings.NewReader(v2))
+	require.NoError(t, err)
+	assert.Equal(t, []Measurement{{Name: "bw.64k", Src: 0, Dst: 1, Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85},
+		{Name: "local", Src: 3, Dst: 3, Ops: 4, Bytes: 4096, Queues: 2, TimeUs: 9.5}}, ms)
+	h1 := "ops,bytes,queues,time_us\n"
+	h2 := headerV2 + "\n"
 	for _, tc := range []struct{ in, want string }{
 		{"", "header"},
 		{"ops,bytes,time_us,queues\n1,2,3,4\n", "header"},
-		{"ops,bytes,queues,time_us\n", "no rows"},
-		{"ops,bytes,queues,time_us\nx,1,1,1\n", `line 2: ops "x"`},
-		{"ops,bytes,queues,time_us\n1,0,1,1\n", `line 2: bytes "0"`},
-		{"ops,bytes,queues,time_us\n1,1,9,1\n", `line 2: queues "9"`},
-		{"ops,bytes,queues,time_us\n1,1,1,-2\n", `line 2: time_us "-2"`},
-		{"ops,bytes,queues,time_us\n1,1,1,NaN\n", `time_us "NaN"`},
-		{"ops,bytes,queues,time_us\n1,1,1,1e-300\n", `time_us "1e-300": need a number from 1e-06 (1 ps`},
-		{"ops,bytes,queues,time_us\n1,1,1,1e12\n", `time_us "1e12"`},
-		{"ops,bytes,queues,time_us\n" + strings.Repeat("1,64,1,3\n", MaxFitRows+1), "more than 256 rows"},
-		{"ops,bytes,queues,time_us\n4096,268435456,1,1\n", "exceeds"},
-		{"ops,bytes,queues,time_us\n1,1,1\n", "wrong number of fields"},
+		{h1, "no rows"},
+		{h1 + "x,1,1,1\n", `line 2: ops "x"`},
+		{h1 + "1,0,1,1\n", `line 2: bytes "0"`},
+		{h1 + "1,1,9,1\n", `line 2: queues "9"`},
+		{h1 + "1,1,1,-2\n", `line 2: time_us "-2"`},
+		{h1 + "1,1,1,NaN\n", `time_us "NaN"`},
+		{h1 + "1,1,1,1e-300\n", `time_us "1e-300": need a number from 1e-06 (1 ps`},
+		{h1 + "1,1,1,1e12\n", `time_us "1e12"`},
+		{h1 + strings.Repeat("1,64,1,3\n", MaxFitRows+1), "more than 256 rows"},
+		{h1 + "4096,67108864,1,1\n", "exceeds"},
+		{h1 + "1,1,1\n", "wrong number of fields"},
+		{h2 + "a,0,1,1,1,1\n", "wrong number of fields"},
+		{h2 + ",0,1,1,1,1,1\n", "name is empty"},
+		{h2 + "a,8,1,1,1,1,1\n", `(a): src "8": need a GPU 0..7`},
+		{h2 + "a,0,-1,1,1,1,1\n", `(a): dst "-1"`},
+		{h2 + "a,0,1,0,1,1,1\n", `ops "0"`},
 	} {
 		_, err := ParseMeasurements(strings.NewReader(tc.in))
 		assert.ErrorContains(t, err, tc.want, "%q", tc.in)
@@ -278,13 +322,15 @@ func TestPlot(t *testing.T) {
 func FuzzParseMeasurements(f *testing.F) {
 	f.Add("ops,bytes,queues,time_us\n1,65536,1,3.85\n")
 	f.Add("ops,bytes,queues,time_us\n64,4096,1,138\n2,4194304,2,147\n")
+	f.Add(headerV2 + "\nbw.64k,0,1,1,65536,1,3.85\nlocal,3,3,4,4096,2,9.5\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		ms, err := ParseMeasurements(strings.NewReader(in))
 		if err != nil {
 			return
 		}
 		for _, m := range ms {
-			if m.Ops < 1 || m.Queues < 1 || m.Queues > benchQueues || m.Bytes < 1 || !(m.TimeUs > 0) || uint64(m.Ops)*m.Bytes > maxFitBytes {
+			if m.Ops < 1 || m.Queues < 1 || m.Queues > benchQueues || m.Bytes < 1 || !(m.TimeUs > 0) || uint64(m.Ops)*m.Bytes > maxFitBytes ||
+				m.Src < 0 || m.Src >= maxFitGPUs || m.Dst < 0 || m.Dst >= maxFitGPUs || m.Name == "" {
 				t.Fatalf("accepted an out-of-range row %+v", m)
 			}
 		}

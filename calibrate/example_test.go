@@ -2,7 +2,6 @@ package calibrate_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/emud-dev/emud/calibrate"
@@ -27,8 +26,8 @@ func ExampleRun() {
 	}
 	fmt.Println("all within tolerance:", rep.OK())
 	// Output:
-	// bw.1m: documented 52 GB/s, emulated 51.89 (-0.2%)
-	// engine.packet.64: documented 128 us, emulated 128.1 (+0.1%)
+	// bw.1m: documented 52 GB/s, emulated 52.12 (+0.2%)
+	// engine.packet.64: documented 128 us, emulated 127.2 (-0.7%)
 	// ring.capacity: documented 8191 puts, emulated 8191 (+0.0%)
 	// all within tolerance: true
 }
@@ -41,12 +40,13 @@ func ExampleMeasure() {
 		panic(err)
 	}
 	fmt.Printf("%.1f GB/s\n", v)
-	// Output: 16.8 GB/s
+	// Output: 16.6 GB/s
 }
 
-// Measurements for emud fit: ops copies of bytes each over queues queues.
+// Measurements for emud fit: ops copies of bytes each from GPU src to GPU
+// dst over queues queues.
 func ExampleParseMeasurements() {
-	ms, err := calibrate.ParseMeasurements(strings.NewReader("ops,bytes,queues,time_us\n1,65536,1,3.855\n64,4096,1,138\n"))
+	ms, err := calibrate.ParseMeasurements(strings.NewReader("name,src,dst,ops,bytes,queues,time_us\nbw.64k,0,1,1,65536,1,3.855\nscatter,0,1,64,4096,1,138\n"))
 	if err != nil {
 		panic(err)
 	}
@@ -55,13 +55,16 @@ func ExampleParseMeasurements() {
 		fmt.Printf("%d × %d B on %d queue(s): measured %g µs, emulated %.1f µs\n", m.Ops, m.Bytes, m.Queues, m.TimeUs, pred)
 	}
 	// Output:
-	// 1 × 65536 B on 1 queue(s): measured 3.855 µs, emulated 3.9 µs
-	// 64 × 4096 B on 1 queue(s): measured 138 µs, emulated 134.4 µs
+	// 1 × 65536 B on 1 queue(s): measured 3.855 µs, emulated 4.0 µs
+	// 64 × 4096 B on 1 queue(s): measured 138 µs, emulated 133.4 µs
 }
 
 // Fit the link bandwidth to two measurements, starting far off.
 func ExampleFit() {
-	ms := []calibrate.Measurement{{Ops: 1, Bytes: 1 << 20, Queues: 1, TimeUs: 20.165}, {Ops: 1, Bytes: 4 << 20, Queues: 1, TimeUs: 71.09}}
+	ms := []calibrate.Measurement{
+		{Name: "bw.1m", Src: 0, Dst: 1, Ops: 1, Bytes: 1 << 20, Queues: 1, TimeUs: 20.165},
+		{Name: "bw.4m", Src: 0, Dst: 1, Ops: 1, Bytes: 4 << 20, Queues: 1, TimeUs: 71.09},
+	}
 	start := model.MI355X()
 	start.Link = 20
 	res, err := calibrate.Fit(start, []string{"link_gbps"}, ms, 1)
@@ -69,10 +72,11 @@ func ExampleFit() {
 		panic(err)
 	}
 	fmt.Printf("link %.0f GB/s\n", res.Model.Link)
-	_ = calibrate.WriteResiduals(os.Stdout, res.Residuals)
+	for _, r := range res.Residuals {
+		fmt.Printf("%s: measured %.1f µs, emulated %.1f µs\n", r.Name, r.TimeUs, r.PredictedUs)
+	}
 	// Output:
 	// link 61 GB/s
-	//    ops      bytes queues  measured_us  emulated_us    error
-	//      1    1048576      1       20.165       20.002    -0.8%
-	//      1    4194304      1       71.090       71.596    +0.7%
+	// bw.1m: measured 20.2 µs, emulated 20.0 µs
+	// bw.4m: measured 71.1 µs, emulated 71.5 µs
 }

@@ -6,32 +6,34 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-
-	"gonum.org/v1/gonum/optimize"
 
 	"github.com/emud-dev/emud/model"
 )
 
-// Measurement is one row of a fit input: Ops copies of Bytes each to one
-// peer, issued back to back by one thread, round-robin over Queues queues;
-// TimeUs from the first issue until all are complete (quiet on each queue
-// returned).
+// Measurement is one row of a fit input: Ops copies of Bytes each from
+// GPU Src to GPU Dst (Src == Dst is a local copy), issued back to back by
+// one thread of GPU Src, round-robin over Queues queues; TimeUs from the
+// first issue until everything has drained (quiet on each queue returned).
 type Measurement struct {
+	Name        string
+	Src, Dst    int
 	Ops, Queues int
 	Bytes       uint64
 	TimeUs      float64
 }
 
 // Limits on a measurement row: enough for every documented shape, small
-// enough that one emulated row stays a fraction of a second.
+// enough that one emulated row stays a fraction of a second and its
+// buffers (every GPU up to the highest named gets a send and a receive
+// window of ops × bytes) stay under a GiB.
 const (
 	maxFitOps   = 4096
-	maxFitBytes = 256 << 20
+	maxFitBytes = 64 << 20
+	maxFitGPUs  = 8
 	// MaxFitRows caps a fit's input: every candidate runs every row, and a
-	// fit tries up to 400 candidates per parameter.
+	// fit tries dozens of candidates per parameter.
 	MaxFitRows = 256
 	// Measured times must lie within the virtual clock's reach: from one
 	// picosecond (its resolution) to model.MaxStepUs. Below it a relative
@@ -39,42 +41,48 @@ const (
 	minFitTimeUs = 1e-6
 )
 
-// ParseMeasurements reads a CSV with header ops,bytes,queues,time_us.
-// Errors name the line and the column.
+// Measurement file headers: format v2, and the first format (ops to peer
+// 1 of GPU 0), still read.
+const (
+	headerV2 = "name,src,dst,ops,bytes,queues,time_us"
+	headerV1 = "ops,bytes,queues,time_us"
+)
+
+// ParseMeasurements reads a measurement CSV: header
+// name,src,dst,ops,bytes,queues,time_us (format v2), or the first format's
+// ops,bytes,queues,time_us (GPU 0 to GPU 1; rows are named by line). Lines
+// starting with # are comments. Errors name the line and the column.
 func ParseMeasurements(r io.Reader) ([]Measurement, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = 4
+	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
-	recs, err := cr.ReadAll()
+	hdr, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("measurements: header must be %s (or the first format's %s)", headerV2, headerV1)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("measurements: %w", err)
 	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != "ops,bytes,queues,time_us" {
-		return nil, errors.New("measurements: header must be ops,bytes,queues,time_us")
+	v2 := strings.Join(hdr, ",") == headerV2
+	if !v2 && strings.Join(hdr, ",") != headerV1 {
+		return nil, fmt.Errorf("measurements: header must be %s (or the first format's %s)", headerV2, headerV1)
 	}
 	var ms []Measurement
-	for i, rec := range recs[1:] {
-		line := i + 2
-		var m Measurement
-		ops, err1 := strconv.Atoi(rec[0])
-		bytes, err2 := strconv.ParseUint(rec[1], 10, 64)
-		queues, err3 := strconv.Atoi(rec[2])
-		t, err4 := strconv.ParseFloat(rec[3], 64)
-		switch {
-		case err1 != nil || ops < 1 || ops > maxFitOps:
-			return nil, fmt.Errorf("measurements line %d: ops %q: need an integer 1..%d", line, rec[0], maxFitOps)
-		case err2 != nil || bytes < 1 || bytes > maxFitBytes:
-			return nil, fmt.Errorf("measurements line %d: bytes %q: need an integer 1..%d", line, rec[1], maxFitBytes)
-		case err3 != nil || queues < 1 || queues > benchQueues:
-			return nil, fmt.Errorf("measurements line %d: queues %q: need an integer 1..%d", line, rec[2], benchQueues)
-		case err4 != nil || !(t >= minFitTimeUs) || t > model.MaxStepUs:
-			return nil, fmt.Errorf("measurements line %d: time_us %q: need a number from %g (1 ps, the emulator's clock resolution) to %g", line, rec[3], minFitTimeUs, float64(model.MaxStepUs))
-		case uint64(ops)*bytes > maxFitBytes:
-			return nil, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds %d", line, uint64(ops)*bytes, maxFitBytes)
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
 		}
-		m.Ops, m.Bytes, m.Queues, m.TimeUs = ops, bytes, queues, t
+		if err != nil {
+			return nil, fmt.Errorf("measurements: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		m, err := parseMeasurement(rec, v2, line)
+		if err != nil {
+			return nil, err
+		}
 		if len(ms) == MaxFitRows {
-			return nil, fmt.Errorf("measurements line %d: more than %d rows: a fit runs every row for each of its hundreds of candidates; fit a representative subset", line, MaxFitRows)
+			return nil, fmt.Errorf("measurements line %d: more than %d rows: a fit runs every row for each of its candidates; fit a representative subset", line, MaxFitRows)
 		}
 		ms = append(ms, m)
 	}
@@ -84,15 +92,64 @@ func ParseMeasurements(r io.Reader) ([]Measurement, error) {
 	return ms, nil
 }
 
+func parseMeasurement(rec []string, v2 bool, line int) (Measurement, error) {
+	m := Measurement{Name: fmt.Sprintf("line%d", line), Src: 0, Dst: 1}
+	want := 4
+	if v2 {
+		want = 7
+	}
+	if len(rec) != want {
+		return m, fmt.Errorf("measurements line %d: wrong number of fields: %d, the header has %d", line, len(rec), want)
+	}
+	if v2 {
+		m.Name = rec[0]
+		if m.Name == "" {
+			return m, fmt.Errorf("measurements line %d: name is empty", line)
+		}
+		src, err1 := strconv.Atoi(rec[1])
+		dst, err2 := strconv.Atoi(rec[2])
+		switch {
+		case err1 != nil || src < 0 || src >= maxFitGPUs:
+			return m, fmt.Errorf("measurements line %d (%s): src %q: need a GPU 0..%d", line, m.Name, rec[1], maxFitGPUs-1)
+		case err2 != nil || dst < 0 || dst >= maxFitGPUs:
+			return m, fmt.Errorf("measurements line %d (%s): dst %q: need a GPU 0..%d", line, m.Name, rec[2], maxFitGPUs-1)
+		}
+		m.Src, m.Dst = src, dst
+		rec = rec[3:]
+	}
+	ops, err1 := strconv.Atoi(rec[0])
+	bytes, err2 := strconv.ParseUint(rec[1], 10, 64)
+	queues, err3 := strconv.Atoi(rec[2])
+	t, err4 := strconv.ParseFloat(rec[3], 64)
+	switch {
+	case err1 != nil || ops < 1 || ops > maxFitOps:
+		return m, fmt.Errorf("measurements line %d: ops %q: need an integer 1..%d", line, rec[0], maxFitOps)
+	case err2 != nil || bytes < 1 || bytes > maxFitBytes:
+		return m, fmt.Errorf("measurements line %d: bytes %q: need an integer 1..%d", line, rec[1], maxFitBytes)
+	case err3 != nil || queues < 1 || queues > benchQueues:
+		return m, fmt.Errorf("measurements line %d: queues %q: need an integer 1..%d", line, rec[2], benchQueues)
+	case err4 != nil || !(t >= minFitTimeUs) || t > model.MaxStepUs:
+		return m, fmt.Errorf("measurements line %d: time_us %q: need a number from %g (1 ps, the emulator's clock resolution) to %g", line, rec[3], minFitTimeUs, float64(model.MaxStepUs))
+	case uint64(ops)*bytes > maxFitBytes:
+		return m, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds %d", line, uint64(ops)*bytes, maxFitBytes)
+	}
+	m.Ops, m.Bytes, m.Queues, m.TimeUs = ops, bytes, queues, t
+	return m, nil
+}
+
 // Predict runs one measurement's scenario under m and returns its time (µs).
 func Predict(m model.Model, x Measurement, seed uint64) (float64, error) {
-	return putQuiet(m, seed, false, x.Bytes, x.Ops, x.Queues, true)
+	return copies(m, seed, x.Src, x.Dst, x.Bytes, x.Ops, x.Queues)
 }
 
 // DefaultFitParams are the parameters a fit varies unless told otherwise:
-// the ones the ops/bytes/queues shape identifies (slope, per-op gap, fixed
+// the ones a copy stream's shape identifies (slope, per-op gap, fixed
 // latency).
-var DefaultFitParams = []string{"link_gbps", "packet_us", "doorbell_us"}
+var DefaultFitParams = []string{"link_gbps", "packet_us", "visible_us"}
+
+// AllParams is the --params value that fits every parameter the rows
+// identify.
+const AllParams = "all"
 
 // Residual is one measurement against the fitted model.
 type Residual struct {
@@ -106,9 +163,9 @@ type FitResult struct {
 	Model     *model.Params
 	Params    []string // the fitted parameters, by model-file name
 	Residuals []Residual
-	Evals     int
-	// Unidentified lists fitted parameters the rows do not constrain: a
-	// ±10% change moves no prediction.
+	Evals     int // row evaluations
+	// Unidentified lists named parameters the rows do not constrain: no
+	// row depends on them, so they keep the start value.
 	Unidentified []string
 }
 
@@ -119,17 +176,59 @@ type fitOptions struct {
 	progress func(evals, budget int)
 }
 
-// WithProgress has Fit call f after every candidate it evaluates, with the
-// number evaluated so far and the evaluation budget (the fit may stop
+// WithProgress has Fit call f after every batch of rows it evaluates, with
+// the number of row evaluations so far and the budget (the fit may stop
 // earlier, when it converges).
 func WithProgress(f func(evals, budget int)) FitOption {
 	return func(o *fitOptions) { o.progress = f }
 }
 
+// Identified returns, of the candidate parameters, those that move at
+// least one measurement's prediction when changed by ±10% from base: what
+// "--params all" fits. Parameters at 0 (nothing to scale) and run settings
+// are not candidates.
+func Identified(base *model.Params, ms []Measurement, seed uint64) ([]string, error) {
+	ref, err := Residuals(base, ms, seed)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, pa := range model.Parameters() {
+		v := pa.Get(base)
+		if pa.Name == "jitter" || !(v > 0) {
+			continue
+		}
+		moved := false
+		for _, f := range []float64{1.1, 0.9} {
+			p := base.Clone()
+			pa.Set(p, v*f)
+			if pa.Int && pa.Get(p) == v {
+				pa.Set(p, v+math.Copysign(1, f-1))
+			}
+			if p.Validate() != nil {
+				continue
+			}
+			rs, err := Residuals(p, ms, seed)
+			if err != nil {
+				return nil, err
+			}
+			for i := range rs {
+				if rs[i].PredictedUs != ref[i].PredictedUs {
+					moved = true
+				}
+			}
+		}
+		if moved {
+			out = append(out, pa.Name)
+		}
+	}
+	return out, nil
+}
+
 // Fit varies the named parameters of base (a copy; base is not changed) to
 // minimise the sum of squared relative errors of ms, running every
-// measurement's scenario on the emulator for each candidate (Nelder–Mead
-// from gonum/optimize, over the logarithms so parameters stay positive).
+// measurement's scenario on the emulator for each candidate
+// (Levenberg–Marquardt over the parameters' logarithms, see lsq).
 func Fit(base *model.Params, names []string, ms []Measurement, seed uint64, opts ...FitOption) (*FitResult, error) {
 	var fo fitOptions
 	for _, o := range opts {
@@ -141,95 +240,28 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64, opts
 	if len(names) == 0 {
 		return nil, errors.New("fit: no parameters to fit: name at least one")
 	}
-	for i, n := range names {
-		if slices.Contains(names[:i], n) {
-			return nil, fmt.Errorf("fit: parameter %q named twice", n)
-		}
+	ps, err := lookupParams(names)
+	if err != nil {
+		return nil, err
 	}
-	p := base.Clone()
-	fields := map[string]*float64{}
-	for _, f := range p.Fields() {
-		fields[f.Name] = f.Ptr
-	}
-	var ptrs []*float64
-	for _, n := range names {
-		ptr, ok := fields[n]
-		if !ok {
-			known := make([]string, 0, len(fields))
-			for _, f := range p.Fields() {
-				known = append(known, f.Name)
+	q := &lsq{params: ps, n: len(ms), progress: fo.progress,
+		resid: func(p *model.Params, idx []int, out []float64) error {
+			for _, i := range idx {
+				t, err := Predict(p, ms[i], seed)
+				if err != nil {
+					return fmt.Errorf("row %s: %w", ms[i].Name, err)
+				}
+				out[i] = (t - ms[i].TimeUs) / ms[i].TimeUs
 			}
-			return nil, fmt.Errorf("fit: unknown parameter %q; parameters: %s", n, strings.Join(known, ", "))
-		}
-		if !(*ptr > 0) {
-			return nil, fmt.Errorf("fit: parameter %s starts at %v; a fit needs a positive start", n, *ptr)
-		}
-		ptrs = append(ptrs, ptr)
+			return nil
+		}}
+	res, err := q.run(base)
+	if err != nil {
+		return nil, err
 	}
-	set := func(x []float64) {
-		for i, ptr := range ptrs {
-			*ptr = math.Exp(x[i])
-		}
-	}
-	var evalErr error
-	evals, budget := 0, 400*len(ptrs)
-	obj := func(x []float64) float64 {
-		set(x)
-		evals++
-		if fo.progress != nil {
-			defer fo.progress(evals, budget)
-		}
-		if err := p.Validate(); err != nil {
-			return math.Inf(1)
-		}
-		var sum float64
-		for _, m := range ms {
-			t, err := Predict(p, m, seed)
-			if err != nil {
-				evalErr = err
-				return math.Inf(1)
-			}
-			e := (t - m.TimeUs) / m.TimeUs
-			sum += e * e
-		}
-		return sum
-	}
-	x0 := make([]float64, len(ptrs))
-	for i, ptr := range ptrs {
-		x0[i] = math.Log(*ptr)
-	}
-	res, err := optimize.Minimize(optimize.Problem{Func: obj}, x0,
-		&optimize.Settings{FuncEvaluations: budget, Concurrent: 1,
-			Converger: &optimize.FunctionConverge{Absolute: 1e-9, Relative: 1e-9, Iterations: 60}},
-		&optimize.NelderMead{SimplexSize: 0.7}) // wide first simplex (log space): regimes where a parameter is hidden, as the per-packet gap under an issue-bound stream, are flat
-	if evalErr != nil {
-		return nil, fmt.Errorf("fit: a candidate failed to run: %w", evalErr)
-	}
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("fit: %w", err)
-	}
-	if math.IsInf(res.F, 0) || math.IsNaN(res.F) {
-		// No candidate could be scored: a model written now would be
-		// wherever the search happened to stop, not a fit.
-		return nil, fmt.Errorf("fit: no candidate of %d gave a finite error (every model was invalid or every row's error was infinite); check the measurements and the start model", evals)
-	}
-	// A parameter the rows do not constrain leaves the objective flat
-	// around the optimum: say so rather than report its value as fitted.
-	best := obj(res.X)
-	var flat []string
-	for i, n := range names {
-		x := append([]float64(nil), res.X...)
-		x[i] += 0.1 // ×1.105
-		up := obj(x)
-		x[i] -= 0.2
-		if down := obj(x); math.Abs(up-best) < 1e-9 && math.Abs(down-best) < 1e-9 {
-			flat = append(flat, n)
-		}
-	}
-	set(res.X)
-	p.Label = base.Name() + "+fit"
-	out := &FitResult{Model: p, Params: names, Evals: evals, Unidentified: flat}
-	if out.Residuals, err = Residuals(p, ms, seed); err != nil {
+	res.p.Label = base.Name() + "+fit"
+	out := &FitResult{Model: res.p, Params: names, Evals: res.evals, Unidentified: res.flat}
+	if out.Residuals, err = Residuals(res.p, ms, seed); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -241,7 +273,7 @@ func Residuals(m model.Model, ms []Measurement, seed uint64) ([]Residual, error)
 	for _, x := range ms {
 		t, err := Predict(m, x, seed)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("row %s: %w", x.Name, err)
 		}
 		rs = append(rs, Residual{Measurement: x, PredictedUs: t, Error: (t - x.TimeUs) / x.TimeUs})
 	}
@@ -258,10 +290,10 @@ func DocumentedMeasurements(rows []Row) []Measurement {
 		switch {
 		case strings.HasPrefix(r.ID, "bw.") && r.Metric == "bandwidth":
 			ops, b := r.param("ops", 1), r.param("bytes", 0)
-			ms = append(ms, Measurement{Ops: int(ops), Bytes: b, Queues: int(r.param("queues", 1)),
+			ms = append(ms, Measurement{Name: r.ID, Src: 0, Dst: 1, Ops: int(ops), Bytes: b, Queues: int(r.param("queues", 1)),
 				TimeUs: float64(ops*b) / r.Value / 1e3})
 		case strings.HasPrefix(r.ID, "scatter."):
-			ms = append(ms, Measurement{Ops: int(r.param("packets", 1)), Bytes: r.param("bytes", 0), Queues: 1, TimeUs: r.Value})
+			ms = append(ms, Measurement{Name: r.ID, Src: 0, Dst: 1, Ops: int(r.param("packets", 1)), Bytes: r.param("bytes", 0), Queues: 1, TimeUs: r.Value})
 		}
 	}
 	return ms
@@ -269,13 +301,27 @@ func DocumentedMeasurements(rows []Row) []Measurement {
 
 // WriteResiduals prints one line per measurement.
 func WriteResiduals(w io.Writer, rs []Residual) error {
-	if _, err := fmt.Fprintf(w, "%6s %10s %6s %12s %12s %8s\n", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
+	if _, err := fmt.Fprintf(w, "%-18s %3s %3s %6s %10s %6s %12s %12s %8s\n", "name", "src", "dst", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
 		return err
 	}
 	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%6d %10d %6d %12.3f %12.3f %+7.1f%%\n", r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
+		if _, err := fmt.Fprintf(w, "%-18s %3d %3d %6d %10d %6d %12.3f %12.3f %+7.1f%%\n", r.Name, r.Src, r.Dst, r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// WritePredictions prints rs as CSV: the v2 input columns plus
+// predicted_us,error_pct.
+func WritePredictions(w io.Writer, rs []Residual) error {
+	cw := csv.NewWriter(w)
+	_ = cw.Write(strings.Split(headerV2+",predicted_us,error_pct", ","))
+	for _, r := range rs {
+		_ = cw.Write([]string{r.Name, strconv.Itoa(r.Src), strconv.Itoa(r.Dst), strconv.Itoa(r.Ops),
+			strconv.FormatUint(r.Bytes, 10), strconv.Itoa(r.Queues), strconv.FormatFloat(r.TimeUs, 'g', -1, 64),
+			strconv.FormatFloat(r.PredictedUs, 'f', 3, 64), strconv.FormatFloat(100*r.Error, 'f', 2, 64)})
+	}
+	cw.Flush()
+	return cw.Error()
 }

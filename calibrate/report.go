@@ -106,6 +106,11 @@ func Run(m model.Model, rows []Row, seed uint64) (*Report, error) {
 // judged against (else 0). The scenario is chosen by the row's family; the
 // number comes only from running it.
 func Measure(m model.Model, row Row, seed uint64) (v, ref float64, err error) {
+	return measure(m, row, seed, postWaitRuns)
+}
+
+// measure is Measure with runs seeded runs for a median-of-N row.
+func measure(m model.Model, row Row, seed uint64, runs int) (v, ref float64, err error) {
 	fam, _, _ := strings.Cut(row.ID, ".")
 	bytes := row.param("bytes", 0)
 	switch {
@@ -155,8 +160,8 @@ func Measure(m model.Model, row Row, seed uint64) (v, ref float64, err error) {
 		v, err = ringCapacity(m, seed)
 	case row.ID == "postwait.gap.16m":
 		var eng, cu float64
-		if eng, err = postWaitLatency(m, seed, pwEngine, bytes, postWaitRuns); err == nil {
-			cu, err = postWaitLatency(m, seed, pwCUPoll, bytes, postWaitRuns)
+		if eng, err = postWaitLatency(m, seed, pwEngine, bytes, runs); err == nil {
+			cu, err = postWaitLatency(m, seed, pwCUPoll, bytes, runs)
 			v, ref = eng-cu, cu
 		}
 	case fam == "postwait":
@@ -165,7 +170,7 @@ func Measure(m model.Model, row Row, seed uint64) (v, ref float64, err error) {
 		if !ok {
 			return 0, 0, fmt.Errorf("no scenario for %s", row.ID)
 		}
-		v, err = postWaitLatency(m, seed, k, bytes, postWaitRuns)
+		v, err = postWaitLatency(m, seed, k, bytes, runs)
 	case fam == "postwaitputptr":
 		var with, without float64
 		if with, err = putPtrHolds(m, seed, putPtrBytes, true); err == nil {

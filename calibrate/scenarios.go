@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/emud-dev/emud/cco"
@@ -102,6 +103,36 @@ func putQuiet(m model.Model, seed uint64, get bool, bytes uint64, ops, queues in
 		return 0, err
 	}
 	if err := b.run("put+quiet"); err != nil {
+		return 0, err
+	}
+	return micros(sp.dur()), nil
+}
+
+// copies: one thread of GPU src issues ops copies of bytes each to GPU dst
+// (src == dst: a local copy), back to back, copy i on queue i mod queues
+// toward dst, then quiets every queue it used. Returns µs from the first
+// issue until the last quiet returns: everything has drained.
+func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues int) (float64, error) {
+	b, err := newBench(m, seed, max(2, src+1, dst+1), bytes*uint64(ops))
+	if err != nil {
+		return 0, err
+	}
+	sp := newSpan()
+	err = b.launch(src, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sp.begin(t.Now())
+		for i := 0; i < ops; i++ {
+			off := bytes * uint64(i)
+			sdma.Put(dst, b.recv[dst], off, b.send[src], off, bytes, i%queues)
+		}
+		for q := 0; q < min(ops, queues); q++ {
+			sdma.QuietQueue(dst, q)
+		}
+		sp.finish(t.Now())
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := b.run("copies"); err != nil {
 		return 0, err
 	}
 	return micros(sp.dur()), nil
@@ -261,9 +292,9 @@ const (
 // postWaitLatency: the host sets rank 0's flag at a seeded instant while
 // the trigger waits; returns µs from the flag store to the put's data
 // having landed on peer 1 (the queue's read pointer passing the COPY). The
-// documented figures are medians of 100; this runs runs seeds and returns
-// the median, so the poll phase is sampled as on hardware: the flag lands
-// at evenly spread instants relative to the pollers.
+// documented figures are medians of 100; this runs runs seeds with the
+// flag landing at evenly spread instants relative to the pollers, so the
+// poll phase is sampled as on hardware, and returns their mean.
 func postWaitLatency(m model.Model, seed uint64, kind postWaitKind, bytes uint64, runs int) (float64, error) {
 	var lat []float64
 	for i := 0; i < runs; i++ {
@@ -272,9 +303,11 @@ func postWaitLatency(m model.Model, seed uint64, kind postWaitKind, bytes uint64
 		if err != nil {
 			return 0, err
 		}
-		// Flag time: after the posting settled, stratified one per µs so
-		// the runs sample every phase of the pollers evenly.
-		at := 20*sim.Microsecond + sim.Time((float64(i)+0.5)*float64(sim.Microsecond))
+		// Flag time: after the posting settled, spread over a 12 µs window
+		// by the golden-ratio sequence, so that any number of runs samples
+		// the phases of pollers of any period (about 1 µs here) evenly;
+		// a fixed step would alias with a period near it.
+		at := 20*sim.Microsecond + sim.Time(math.Mod((float64(i)+0.5)*0.6180339887498949, 1)*12*float64(sim.Microsecond))
 		var set, done sim.Time
 		b.setFlagAt(0, at, 1, &set)
 		flag := b.flags[0]
@@ -303,7 +336,14 @@ func postWaitLatency(m model.Model, seed uint64, kind postWaitKind, bytes uint64
 		}
 		lat = append(lat, micros(done-set))
 	}
-	return median(lat), nil
+	// The mean, not the median: over evenly sampled phases the latency is
+	// uniform within a poll period, where the two agree, and the mean
+	// moves smoothly with the parameters (a fit can follow it).
+	var sum float64
+	for _, l := range lat {
+		sum += l
+	}
+	return sum / float64(len(lat)), nil
 }
 
 // putPtrHolds: a postWaitMemPutPtr whose flag already holds, against a

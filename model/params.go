@@ -12,66 +12,56 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// Params is the mechanistic timing model: a handful of physical parameters
-// from which every duration is computed (see the package doc for what each
-// stands for and where its value comes from). It implements [Model]; the
-// MI355X preset is one value of it, and model files are its JSON form.
+// Params is the mechanistic timing model: a dozen physical parameters from
+// which every duration is computed (see the package doc, and [Parameters]
+// for each one's source and whether the calibration fits it). It
+// implements [Model]; the MI355X preset is one value of it, and model
+// files are its JSON form.
 type Params struct {
 	Label string `json:"name"`
 
-	// CU side. Cycles are CU clock cycles at CUClockGHz.
+	// CU side. Cycles are CU clock cycles at ClockGHz.
 	ClockGHz float64 `json:"cu_clock_ghz"`
 	// IssueBase is one lane posting one packet on one queue, up to the
 	// commit chain: ballot, reservation fetch-add, read-pointer check,
 	// packet stores.
 	IssueBase float64 `json:"issue_base_cycles"`
-	// IssueGroup is what grouping adds once more than one lane shares a
-	// queue: leader election and the broadcast of the base.
-	IssueGroup float64 `json:"issue_group_cycles"`
-	// IssueScan is per doubling of grouped lanes: the wave-wide prefix of
+	// IssueScan is per doubling of lanes that share one queue (one
+	// reservation for all): leader election and the wave-wide prefix of
 	// packet offsets.
 	IssueScan float64 `json:"issue_scan_cycles"`
-	// IssueLane is per extra grouped lane: its packet's stores.
-	IssueLane float64 `json:"issue_lane_cycles"`
-	// IssueDetect is ccoSdmaThreadIndependent's run-time shape detection.
-	IssueDetect float64 `json:"issue_detect_cycles"`
-	// IssueQueue is per doubling of distinct queues in one wave's post:
-	// each lane's own uncached reservation and doorbell queue up in the
-	// memory pipeline...
+	// IssueQueue is what posting to Q distinct queues from one wave adds,
+	// times (1 − 1/Q): each lane's own uncached reservation and doorbell,
+	// overlapped in the memory pipeline.
 	IssueQueue float64 `json:"issue_queue_cycles"`
-	// ...which overlaps this many of them; more queues add nothing.
-	IssueQueueOverlap int `json:"issue_queue_overlap"`
-	// Submit is write pointer, release fence and doorbell store.
+	// Submit is write pointer, release fence and doorbell store: the
+	// section the in-order commit chain serialises.
 	SubmitCycles float64 `json:"submit_cycles"`
-	// ChainObserve is one uncached re-read of the commit chain by an issuer
-	// that had to wait for its predecessor.
-	ChainObserveCycles float64 `json:"chain_observe_cycles"`
-	// UncachedRead is one uncached, system-scope read: a queue's read
-	// pointer (quiet), a flag polled by a CU. MORI's cco.hpp: about 2600.
+	// UncachedRead is one uncached, system-scope read or round trip: a
+	// queue's read pointer (quiet), a flag a CU polls, a system-scope
+	// release. MORI's cco.hpp: about 2600.
 	UncachedRead float64 `json:"uncached_read_cycles"`
-	// FlagRead is one CU read of a flag another agent sets (fine-grained,
-	// system-scope memory), in cycles: what a CU poll loop pays per read.
+	// FlagRead is one iteration of a CU loop polling a flag another agent
+	// sets (a system-scope acquire load), in cycles.
 	FlagRead float64 `json:"flag_read_cycles"`
 	// HostStoreUs is from a host store to device memory to the store being
 	// visible to device readers (the CPU's posted write crossing PCIe).
 	HostStoreUs float64 `json:"host_store_us"`
-	// SignalVisibleUs is from an engine write (a signal ATOMIC) to a CU
-	// spinning on that ordinary-memory slot seeing it.
-	SignalVisibleUs float64 `json:"signal_visible_us"`
-	// CUCopy is a CU kernel's local copy bandwidth (pack, gather), GB/s.
-	CUCopy float64 `json:"cu_copy_gbps"`
+	// HBM is the GPU's memory bandwidth, GB/s: what a CU kernel's local
+	// copy (pack, gather) streams at.
+	HBM float64 `json:"hbm_gbps"`
 
 	// Engine side.
-	DoorbellUs float64 `json:"doorbell_us"` // doorbell store to the first packet fetched
-	PacketUs   float64 `json:"packet_us"`   // gap after a COPY/ATOMIC/... before the next packet
-	PollGapUs  float64 `json:"poll_gap_us"` // gap after a POLL_REGMEM that holds
-	PollUnitUs float64 `json:"poll_unit_us"`
-	Link       float64 `json:"link_gbps"`        // one direction of one GPU pair (xGMI)
-	Local      float64 `json:"local_gbps"`       // engine copy within one GPU
-	BcastLink  float64 `json:"bcast_link_gbps"`  // one broadcast stream to a peer
-	BcastLocal float64 `json:"bcast_local_gbps"` // one broadcast stream to this GPU
-	ChunkKiB   uint64  `json:"link_chunk_kib"`   // interleaving granularity on a shared path
-	JitterFrac float64 `json:"jitter"`           // relative spread of engine gaps, 0 = none
+	// VisibleUs is the latency of one agent of the GPU seeing another's
+	// write through memory: the engine seeing a doorbell store (and
+	// fetching the first packet of an idle queue), a CU spinning on a
+	// signal slot seeing the engine's ATOMIC.
+	VisibleUs  float64 `json:"visible_us"`
+	PacketUs   float64 `json:"packet_us"`       // engine gap after a COPY/ATOMIC/... before the next packet
+	Link       float64 `json:"link_gbps"`       // one direction of one GPU pair (xGMI)
+	Local      float64 `json:"local_gbps"`      // an engine writing its own GPU's memory (a copy, a broadcast stream)
+	BcastLink  float64 `json:"bcast_link_gbps"` // one broadcast stream to a peer
+	JitterFrac float64 `json:"jitter"`          // relative spread of engine gaps, 0 = none (a run setting, not fitted)
 
 	// SDMA engines per GPU (model.Engines; KFD topology and MORI's
 	// placement).
@@ -84,40 +74,36 @@ type Params struct {
 	QuantumKCycles float64 `json:"engine_quantum_kcycles"`
 }
 
-// MI355X returns the calibrated MI355X preset (see the package doc for how
-// each value was obtained).
+// LinkChunkBytes is the granule in which copies sharing a path interleave
+// and land (an emulation resolution, not a device parameter: a lone copy's
+// time does not depend on it).
+const LinkChunkBytes = 256 << 10
+
+// MI355X returns the calibrated MI355X preset: the fixed parameters from
+// their cited sources, the fitted ones from "emud calibrate"'s fit to the
+// documented table (see [Parameters]).
 func MI355X() *Params {
 	return &Params{
-		Label:              "mi355x",
-		ClockGHz:           2.4,
-		IssueBase:          2000,
-		IssueGroup:         180,
-		IssueScan:          60,
-		IssueLane:          6,
-		IssueDetect:        86,
-		IssueQueue:         541,
-		IssueQueueOverlap:  4,
-		SubmitCycles:       244,
-		ChainObserveCycles: 488,
-		UncachedRead:       2600,
-		FlagRead:           4540,
-		HostStoreUs:        2.15,
-		SignalVisibleUs:    0.84,
-		CUCopy:             7000,
-		DoorbellUs:         0.75,
-		PacketUs:           2.02,
-		PollGapUs:          1.6,
-		PollUnitUs:         0.3,
-		Link:               60.25,
-		Local:              200,
-		BcastLink:          35.6,
-		BcastLocal:         63.7,
-		ChunkKiB:           256,
-		GeneralEngines:     2,
-		XGMIEngines:        14,
-		EnginesPerLink:     2,
-		QueuesPerEngine:    8,
-		QuantumKCycles:     32,
+		Label:           "mi355x",
+		ClockGHz:        2.4,
+		IssueBase:       1578,
+		IssueScan:       135.6,
+		IssueQueue:      1334,
+		SubmitCycles:    724.5,
+		UncachedRead:    2600,
+		FlagRead:        4132,
+		HostStoreUs:     2.414,
+		HBM:             8000,
+		VisibleUs:       0.8394,
+		PacketUs:        2.004,
+		Link:            60.84,
+		Local:           66.71,
+		BcastLink:       36.02,
+		GeneralEngines:  2,
+		XGMIEngines:     14,
+		EnginesPerLink:  2,
+		QueuesPerEngine: 8,
+		QuantumKCycles:  32,
 	}
 }
 
@@ -134,7 +120,7 @@ func (p *Params) Validate() error {
 		v    float64
 	}{
 		{"cu_clock_ghz", p.ClockGHz}, {"link_gbps", p.Link}, {"local_gbps", p.Local},
-		{"bcast_link_gbps", p.BcastLink}, {"bcast_local_gbps", p.BcastLocal}, {"cu_copy_gbps", p.CUCopy},
+		{"bcast_link_gbps", p.BcastLink}, {"hbm_gbps", p.HBM},
 	}
 	for _, f := range pos {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
@@ -159,11 +145,10 @@ func (p *Params) Validate() error {
 		name string
 		v    float64
 	}{
-		{"issue_base_cycles", p.IssueBase}, {"issue_group_cycles", p.IssueGroup}, {"issue_scan_cycles", p.IssueScan},
-		{"issue_lane_cycles", p.IssueLane}, {"issue_detect_cycles", p.IssueDetect}, {"issue_queue_cycles", p.IssueQueue},
-		{"submit_cycles", p.SubmitCycles}, {"chain_observe_cycles", p.ChainObserveCycles}, {"uncached_read_cycles", p.UncachedRead},
-		{"signal_visible_us", p.SignalVisibleUs}, {"flag_read_cycles", p.FlagRead}, {"host_store_us", p.HostStoreUs}, {"doorbell_us", p.DoorbellUs}, {"packet_us", p.PacketUs},
-		{"poll_gap_us", p.PollGapUs}, {"poll_unit_us", p.PollUnitUs}, {"jitter", p.JitterFrac},
+		{"issue_base_cycles", p.IssueBase}, {"issue_scan_cycles", p.IssueScan}, {"issue_queue_cycles", p.IssueQueue},
+		{"submit_cycles", p.SubmitCycles}, {"uncached_read_cycles", p.UncachedRead}, {"flag_read_cycles", p.FlagRead},
+		{"host_store_us", p.HostStoreUs}, {"visible_us", p.VisibleUs}, {"packet_us", p.PacketUs},
+		{"jitter", p.JitterFrac},
 	}
 	for _, f := range nonneg {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) || f.v > MaxStepUs {
@@ -173,17 +158,11 @@ func (p *Params) Validate() error {
 	if p.JitterFrac >= 1 {
 		return fmt.Errorf("model %q: jitter must be below 1 (a relative spread), got %v", p.Label, p.JitterFrac)
 	}
-	if p.IssueQueueOverlap < 1 || p.IssueQueueOverlap > 64 {
-		return fmt.Errorf("model %q: issue_queue_overlap must be 1..64, got %d", p.Label, p.IssueQueueOverlap)
-	}
 	if !(p.QuantumKCycles >= 0) || p.QuantumKCycles > 1e6 {
 		return fmt.Errorf("model %q: engine_quantum_kcycles must be 0..1e6, got %v", p.Label, p.QuantumKCycles)
 	}
 	if err := p.Engines().Validate(); err != nil {
 		return fmt.Errorf("model %q: %w", p.Label, err)
-	}
-	if p.ChunkKiB < 1 || p.ChunkKiB > 1<<20 {
-		return fmt.Errorf("model %q: link_chunk_kib must be 1..1048576, got %d", p.Label, p.ChunkKiB)
 	}
 	return nil
 }
@@ -198,17 +177,18 @@ func (p *Params) cycles(c float64) sim.Time {
 func (p *Params) Name() string { return p.Label }
 
 // DoorbellLatency implements Model.
-func (p *Params) DoorbellLatency() sim.Time { return us(p.DoorbellUs) }
+func (p *Params) DoorbellLatency() sim.Time { return us(p.VisibleUs) }
 
-// PacketOverhead implements Model: padding NOPs are free, a POLL that
-// holds costs PollGapUs, every other packet PacketUs (COPY and ATOMIC
-// alike, seed document).
+// PacketOverhead implements Model: padding NOPs are free; a POLL that
+// holds costs two engine memory round trips, each what VisibleUs is (the
+// poll's read completing, the next packet's fetch); every other packet
+// PacketUs (COPY and ATOMIC alike, seed document).
 func (p *Params) PacketOverhead(k ring.Kind) sim.Time {
 	switch k {
 	case ring.KindNop:
 		return 0
 	case ring.KindPoll:
-		return us(p.PollGapUs)
+		return us(2 * p.VisibleUs)
 	}
 	return us(p.PacketUs)
 }
@@ -224,7 +204,7 @@ func (p *Params) LinkGBps(src, dst int) float64 {
 // BroadcastGBps implements Model.
 func (p *Params) BroadcastGBps(local bool) float64 {
 	if local {
-		return p.BcastLocal
+		return p.Local
 	}
 	return p.BcastLink
 }
@@ -236,22 +216,23 @@ func (p *Params) Engines() Engines {
 }
 
 // LinkChunk implements Model.
-func (p *Params) LinkChunk() uint64 { return p.ChunkKiB << 10 }
+func (p *Params) LinkChunk() uint64 { return LinkChunkBytes }
 
-// PollInterval implements Model.
-func (p *Params) PollInterval(iv uint16) sim.Time { return us(float64(max(iv, 1)) * p.PollUnitUs) }
+// PollInterval implements Model. The interval field's unit is
+// undocumented (sdma-hardware.md §2.5); emud takes it as a quarter of an
+// engine memory round trip (VisibleUs / 4), so the interval 4 that ROCr
+// and MORI write re-reads once per round trip: back to back, the fastest
+// an engine can poll.
+func (p *Params) PollInterval(iv uint16) sim.Time { return us(float64(max(iv, 1)) * p.VisibleUs / 4) }
 
 // IssueCycles is Issue in CU cycles.
 func (p *Params) IssueCycles(s IssueShape) float64 {
 	c := p.IssueBase
-	if s.Independent {
-		c += p.IssueDetect
-	}
 	if s.Lanes > 1 && s.Queues <= 1 {
-		c += p.IssueGroup + p.IssueScan*math.Log2(float64(s.Lanes)) + p.IssueLane*float64(s.Lanes-1)
+		c += p.IssueScan * math.Log2(float64(s.Lanes))
 	}
 	if s.Queues > 1 {
-		c += p.IssueQueue * math.Log2(float64(min(s.Queues, p.IssueQueueOverlap)))
+		c += p.IssueQueue * (1 - 1/float64(s.Queues))
 	}
 	return c
 }
@@ -262,26 +243,29 @@ func (p *Params) Issue(s IssueShape) sim.Time { return p.cycles(p.IssueCycles(s)
 // Submit implements Model.
 func (p *Params) Submit() sim.Time { return p.cycles(p.SubmitCycles) }
 
-// ChainObserve implements Model.
-func (p *Params) ChainObserve() sim.Time { return p.cycles(p.ChainObserveCycles) }
+// ChainObserve implements Model: nothing beyond the predecessor's Submit
+// (the waiter spins on the commit word, which the predecessor's store
+// updates).
+func (p *Params) ChainObserve() sim.Time { return 0 }
 
 // RptrRead implements Model.
 func (p *Params) RptrRead() sim.Time { return p.cycles(p.UncachedRead) }
 
-// MemRead implements Model: a CU polling a flag another agent sets.
+// MemRead implements Model: one iteration of a CU loop polling a flag
+// another agent sets.
 func (p *Params) MemRead() sim.Time { return p.cycles(p.FlagRead) }
 
 // HostStoreVisible implements Model.
 func (p *Params) HostStoreVisible() sim.Time { return us(p.HostStoreUs) }
 
 // SignalVisible implements Model.
-func (p *Params) SignalVisible() sim.Time { return us(p.SignalVisibleUs) }
+func (p *Params) SignalVisible() sim.Time { return us(p.VisibleUs) }
 
 // CUClockGHz implements Model.
 func (p *Params) CUClockGHz() float64 { return p.ClockGHz }
 
 // CUCopyGBps implements Model.
-func (p *Params) CUCopyGBps() float64 { return p.CUCopy }
+func (p *Params) CUCopyGBps() float64 { return p.HBM }
 
 // Jitter implements Model.
 func (p *Params) Jitter() float64 { return p.JitterFrac }
@@ -326,27 +310,6 @@ func (p *Params) WriteFile(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-// Fields lists the tunable float parameters by JSON name, in declaration
-// order, with pointers into p: what a fit varies.
-func (p *Params) Fields() []Field {
-	var fs []Field
-	v := reflect.ValueOf(p).Elem()
-	t := v.Type()
-	for i := 0; i < t.NumField(); i++ {
-		f := v.Field(i)
-		if f.Kind() == reflect.Float64 {
-			fs = append(fs, Field{Name: jsonName(t.Field(i)), Ptr: f.Addr().Interface().(*float64)})
-		}
-	}
-	return fs
-}
-
-// Field is one tunable parameter of Params.
-type Field struct {
-	Name string
-	Ptr  *float64
 }
 
 func jsonName(f reflect.StructField) string {

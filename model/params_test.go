@@ -2,8 +2,10 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,10 +38,14 @@ func TestIssueCycles(t *testing.T) {
 	for _, n := range []int{2, 4, 8, 16, 32, 64} {
 		assert.Greater(t, same(n), same(n/2), "grouping cost grows with lanes")
 		assert.Less(t, same(n)/float64(n), same(1), "but per packet it shrinks")
+		assert.Greater(t, spread(n), spread(n/2), "each distinct queue adds")
+		if n >= 4 {
+			assert.Less(t, spread(n)-spread(n/2), spread(n/2)-spread(n/4), "but less and less (the reservations overlap)")
+		}
 	}
-	assert.Equal(t, same(1)+p.IssueDetect, spread(1), "Independent pays its shape detection")
+	assert.Equal(t, same(1), spread(1), "one lane on one queue costs the same in either mode")
 	assert.Greater(t, spread(2), same(2), "spreading lanes over queues costs more than sharing one")
-	assert.Equal(t, spread(4), spread(8), "the memory pipeline overlaps more than IssueQueueOverlap queues")
+	assert.Less(t, spread(64), same(1)+p.IssueQueue, "at most one more reservation's worth")
 	assert.Equal(t, sim.Time(0), NewPlaceholder().Issue(IssueShape{Lanes: 64, Queues: 1}), "the placeholder issues for free")
 }
 
@@ -53,12 +59,13 @@ func TestValidate(t *testing.T) {
 		{"negative gap", func(p *Params) { p.PacketUs = -1 }, "packet_us must be a number from 0 to 1e+09, got -1"},
 		{"gap past 1000 s", func(p *Params) { p.PacketUs = 2e9 }, "packet_us must be a number from 0 to 1e+09"},
 		{"link rate that overflows", func(p *Params) { p.Link = 1e-12 }, "link_gbps 1e-12 is too small: one COPY of 1073741792 B would take"},
-		{"broadcast rate that overflows", func(p *Params) { p.BcastLocal = 1e-4 }, "bcast_local_gbps 0.0001 is too small"},
-		{"CU copy rate that overflows", func(p *Params) { p.CUCopy = 1e-300 }, "cu_copy_gbps 1e-300 is too small"},
+		{"broadcast rate that overflows", func(p *Params) { p.BcastLink = 1e-4 }, "bcast_link_gbps 0.0001 is too small"},
+		{"CU copy rate that overflows", func(p *Params) { p.HBM = 1e-300 }, "hbm_gbps 1e-300 is too small"},
 		{"clock that overflows", func(p *Params) { p.ClockGHz = 1e-6 }, "cu_clock_ghz 1e-06 is too small"},
 		{"jitter ≥ 1", func(p *Params) { p.JitterFrac = 1 }, "jitter must be below 1"},
-		{"no overlap", func(p *Params) { p.IssueQueueOverlap = 0 }, "issue_queue_overlap must be 1..64"},
-		{"zero chunk", func(p *Params) { p.ChunkKiB = 0 }, "link_chunk_kib must be 1..1048576"},
+		{"no engine per link", func(p *Params) { p.EnginesPerLink = -1 }, "engines per link -1"},
+		{"no general engine", func(p *Params) { p.GeneralEngines = 0 }, "general SDMA engines 0"},
+		{"NaN quantum", func(p *Params) { p.QuantumKCycles = math.NaN() }, "engine_quantum_kcycles"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := MI355X()
@@ -109,18 +116,45 @@ func TestModelFiles(t *testing.T) {
 	assert.Equal(t, DefaultPreset, d.Name())
 }
 
-func TestFieldsCoverEveryFloat(t *testing.T) {
+// Every parameter is in the table with a source, the calibration fits at
+// most 12, and Get/Set reach the field.
+func TestParameters(t *testing.T) {
 	p := MI355X()
-	names := map[string]bool{}
-	for _, f := range p.Fields() {
-		names[f.Name] = true
-		*f.Ptr *= 2 // the pointer is into p
+	seen := map[string]bool{}
+	for _, pa := range Parameters() {
+		assert.False(t, seen[pa.Name], pa.Name)
+		seen[pa.Name] = true
+		assert.NotEmpty(t, pa.Source, pa.Name)
+		v := pa.Get(p)
+		pa.Set(p, 2*v)
+		assert.Equal(t, 2*v, pa.Get(p), pa.Name)
 	}
-	assert.Equal(t, 2*MI355X().Link, p.Link)
-	for _, n := range []string{"link_gbps", "packet_us", "doorbell_us", "issue_base_cycles", "jitter"} {
-		assert.True(t, names[n], n)
+	assert.Equal(t, 2*MI355X().Link, p.Link, "Set writes the field")
+	assert.Equal(t, 4, p.EnginesPerLink, "counts too")
+	assert.LessOrEqual(t, len(FittedParameters()), 12)
+	assert.Contains(t, FittedParameters(), "link_gbps")
+	assert.NotContains(t, FittedParameters(), "cu_clock_ghz", "a cited fact, not fitted")
+
+	q := Prior()
+	for _, pa := range Parameters() {
+		if !pa.Fitted {
+			assert.Equal(t, pa.Get(MI355X()), pa.Get(q), "the prior keeps fixed %s", pa.Name)
+		}
 	}
-	assert.False(t, names["issue_queue_overlap"], "integers are not fitted")
+	assert.Equal(t, 50.0, q.Link, "a round prior")
+	require.NoError(t, q.Validate())
+
+	_, err := LookupParameter("warp_drive")
+	assert.ErrorContains(t, err, `unknown parameter "warp_drive"; parameters: bcast_link_gbps, `)
+	pa, err := LookupParameter("engines_per_link")
+	require.NoError(t, err)
+	assert.True(t, pa.Int)
+	pa.Set(p, 2.6)
+	assert.Equal(t, 3, p.EnginesPerLink, "a count rounds")
+
+	// Every field of Params is a parameter (the label aside).
+	n := reflect.TypeOf(Params{}).NumField()
+	assert.Len(t, Parameters(), n-1)
 }
 
 func ExampleMI355X() {
@@ -131,8 +165,8 @@ func ExampleMI355X() {
 	// A lone 1 MiB copy over one xGMI direction.
 	fmt.Println("1 MiB copy:", UncontendedCopyTime(m, Copy{Bytes: 1 << 20, Src: 0, Dst: []int{1}}))
 	// Output:
-	// 64-lane post: 1.3175µs
-	// 1 MiB copy: 17.403751µs
+	// 64-lane post: 1.298375µs
+	// 1 MiB copy: 17.234976µs
 }
 
 func ExampleLoad() {
@@ -141,5 +175,5 @@ func ExampleLoad() {
 		panic(err)
 	}
 	fmt.Println(m.Name(), m.DoorbellLatency(), m.PacketOverhead(ring.KindCopy))
-	// Output: mi355x 750ns 2.02µs
+	// Output: mi355x 839.4ns 2.004µs
 }

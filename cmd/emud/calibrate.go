@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +19,8 @@ func newCalibrateCmd() *cobra.Command {
 	var (
 		modelName, tablePath, plotPath string
 		seed                           uint64
-		asJSON                         bool
+		asJSON, fit, cv, progress      bool
+		runs                           int
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate",
@@ -30,6 +32,21 @@ row: id, documented value, emulated value, unit, relative error and tolerance.
 Rows that contradict another documented row under any physical parameter set
 are shown as conflicts, with the reason, and not counted. The last line is
 "max |error| X% over N rows (median Y%)".
+
+Then, for a parameter model (mi355x or a model file), every parameter: its
+value, whether the calibration fits it or fixes it from a cited fact, the row
+a ±10% change moves most, and its source; with --fit (default), also the value
+a least-squares fit of the fitted parameters to the counted rows finds from
+round, uninformed priors. The line after the table is "fitted parameters: N".
+
+With --cross-validate (default) it then runs leave-one-group-out
+cross-validation: for each group of rows (bw.*, issue.*, signal.*, postwait.*,
+bcast.*, ...), the fitted parameters are refitted from the priors on every
+other group and the group's rows are predicted. A parameter only the held-out
+group identifies stays at its prior, and the report says so. The last line is
+"cross-validation: max |error| X% (median Y%) over N rows". The fits take a few
+minutes; a progress bar goes to stderr when it is a terminal, or with
+--progress.
 
 With --plot FILE it also writes a picture of bandwidth against bytes per op,
 documented points against the emulated curve (.svg or .png). Without --plot
@@ -67,13 +84,28 @@ flags or a failed scenario.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
-				err = rep.WriteJSON(out)
-			} else {
-				err = rep.WriteText(out)
+			if runs < 1 || runs > 1001 {
+				return fmt.Errorf("invalid --runs %d: need 1..1001", runs)
 			}
-			if err != nil {
-				return err
+			res := calibrationJSON{Report: rep}
+			if !asJSON {
+				if err := rep.WriteText(out); err != nil {
+					return err
+				}
+			}
+			if p, ok := m.(*model.Params); ok {
+				if err := calibrateParams(cmd, p, rows, seed, runs, fit, cv, progress, asJSON, &res); err != nil {
+					return err
+				}
+			} else if !asJSON {
+				fmt.Fprintf(out, "%s is not a parameter model: no parameters to fit or cross-validate\n", m.Name())
+			}
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
 			}
 			if plotPath != "" {
 				c, err := calibrate.BandwidthCurve(m, seed)
@@ -101,5 +133,100 @@ flags or a failed scenario.`,
 	f.StringVar(&plotPath, "plot", "", `write the bandwidth picture to this file (.svg or .png); none without it`)
 	f.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&fit, "fit", true, "also fit the fitted parameters to the counted rows from their priors and show the values found")
+	f.BoolVar(&cv, "cross-validate", true, "run leave-one-group-out cross-validation (its summary is the last line)")
+	f.IntVar(&runs, "runs", 41, "seeded runs of each median-of-N row (postwait.*) in the fits; fewer is faster and coarser")
+	f.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	return cmd
+}
+
+// calibrationJSON is calibrate's --json output.
+type calibrationJSON struct {
+	Report          *calibrate.Report          `json:"report"`
+	Parameters      []parameterJSON            `json:"parameters,omitempty"`
+	Fitted          int                        `json:"fitted_parameters,omitempty"`
+	CrossValidation *calibrate.CrossValidation `json:"cross_validation,omitempty"`
+}
+
+type parameterJSON struct {
+	calibrate.Sensitivity
+	Unit   string   `json:"unit"`
+	Source string   `json:"source"`
+	Refit  *float64 `json:"refit,omitempty"`
+}
+
+// calibrateParams prints the parameter table (values, sensitivities,
+// the fit from the priors) and the cross-validation of a parameter model.
+func calibrateParams(cmd *cobra.Command, p *model.Params, rows []calibrate.Row, seed uint64, runs int, fit, cv, progress, asJSON bool, res *calibrationJSON) error {
+	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	o := calibrate.Options{Runs: runs}
+	var names []string
+	for _, pa := range model.Parameters() {
+		if pa.Name != "jitter" {
+			names = append(names, pa.Name)
+		}
+	}
+	sens, err := calibrate.Sensitivities(p, rows, names, seed, o)
+	if err != nil {
+		return err
+	}
+	var refit *calibrate.TableFit
+	if fit {
+		prog := newProgress(errOut, progress || isTerminal(errOut), "fit", 1)
+		o.Progress = prog.set
+		if refit, err = calibrate.FitTable(model.Prior(), rows, model.FittedParameters(), seed, o); err != nil {
+			return err
+		}
+		prog.finish()
+	}
+	byName := map[string]calibrate.Sensitivity{}
+	for _, s := range sens {
+		byName[s.Param] = s
+	}
+	for _, pa := range model.Parameters() {
+		pj := parameterJSON{Sensitivity: byName[pa.Name], Unit: pa.Unit, Source: pa.Source}
+		pj.Param, pj.Value, pj.Fitted = pa.Name, pa.Get(p), pa.Fitted
+		if refit != nil && pa.Fitted {
+			v := pa.Get(refit.Model)
+			pj.Refit = &v
+		}
+		res.Parameters = append(res.Parameters, pj)
+		if pa.Fitted {
+			res.Fitted++
+		}
+	}
+	if !asJSON {
+		fmt.Fprintln(out)
+		if err := calibrate.WriteParameters(out, p, sens); err != nil {
+			return err
+		}
+		if refit != nil {
+			fmt.Fprintf(out, "fit from the priors over %d rows (%d row runs):", refit.Rows, refit.Evals)
+			for _, n := range refit.Params {
+				pa, _ := model.LookupParameter(n)
+				fmt.Fprintf(out, " %s=%.4g", n, pa.Get(refit.Model))
+			}
+			fmt.Fprintln(out)
+			if len(refit.Flat) > 0 {
+				fmt.Fprintf(out, "the rows do not identify %s: left at the prior\n", strings.Join(refit.Flat, ", "))
+			}
+		}
+	}
+	if cv {
+		prog := newProgress(errOut, progress || isTerminal(errOut), "cross-validation", 1)
+		o.Progress = prog.set
+		x, err := calibrate.CrossValidate(model.Prior(), rows, model.FittedParameters(), seed, o)
+		if err != nil {
+			return err
+		}
+		prog.finish()
+		res.CrossValidation = x
+		if !asJSON {
+			fmt.Fprintln(out)
+			if err := x.WriteText(out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,39 +14,48 @@ import (
 
 func newFitCmd() *cobra.Command {
 	var (
-		base, out string
-		params    []string
-		seed      uint64
-		holdout   bool
-		progress  bool
+		base, out, predict string
+		params             []string
+		seed               uint64
+		holdout            bool
+		progress           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fit FILE",
 		Short: "Fit the timing model's parameters to measurements and write a model file",
 		Long: `Fit timing-model parameters to measurements in FILE, a CSV with header
-ops,bytes,queues,time_us: ops copies of bytes each to one peer, issued back to
-back by one thread round-robin over queues queues, time_us from the first issue
-until all are complete. Lines starting with # are comments. At most 256 rows;
-time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it is a
-terminal, or with --progress.
+name,src,dst,ops,bytes,queues,time_us: ops copies of bytes each from GPU src to
+GPU dst (src == dst is a local copy; GPUs 0..7), issued back to back by one
+thread of GPU src round-robin over queues queues, time_us from the first issue
+until everything has drained. The first format's header ops,bytes,queues,time_us
+(GPU 0 to GPU 1) is still read. Lines starting with # are comments. At most 256
+rows; time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it
+is a terminal, or with --progress.
 
 Every candidate parameter set is judged by running each row's scenario on the
-emulator; gonum's Nelder–Mead minimises the sum of squared relative errors.
-The fitted parameters and the residual of every row are printed, and the model
-is written to --out, which "emud run --model" and "emud calibrate --model" load.
+emulator; a Levenberg–Marquardt search over the parameters' logarithms
+minimises the sum of squared relative errors. Any parameter can be fitted by
+its model-file name (the engine count engines_per_link included); --params all
+fits every parameter that moves some row's prediction under a ±10% change,
+says which, and leaves the others at the start model's value. The fitted
+parameters and the residual of every row are printed, and the model is
+written to --out, which "emud run --model" and "emud calibrate --model" load.
+
+--predict MODEL predicts every row under MODEL without fitting and prints CSV:
+the input columns (v2) plus predicted_us,error_pct.
 
 --holdout fits on every other row and reports the prediction of the others.
 calibrate/testdata/mi355x-measurements.csv holds the documented rows of this
 shape.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := model.Load(base)
-			if err != nil {
-				return fmt.Errorf("invalid --model: %w", err)
+			spec, flag := base, "--model"
+			if predict != "" {
+				spec, flag = predict, "--predict"
 			}
-			p, ok := m.(*model.Params)
-			if !ok {
-				return fmt.Errorf("invalid --model %q: a fit needs a parameter model (mi355x or a model file), not %s", base, m.Name())
+			m, err := model.Load(spec)
+			if err != nil {
+				return fmt.Errorf("invalid %s: %w", flag, err)
 			}
 			f, err := os.Open(args[0])
 			if err != nil {
@@ -55,6 +65,18 @@ shape.`,
 			f.Close()
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			w := cmd.OutOrStdout()
+			if predict != "" {
+				rs, err := calibrate.Residuals(m, ms, seed)
+				if err != nil {
+					return err
+				}
+				return calibrate.WritePredictions(w, rs)
+			}
+			p, ok := m.(*model.Params)
+			if !ok {
+				return fmt.Errorf("invalid --model %q: a fit needs a parameter model (mi355x or a model file), not %s", base, m.Name())
 			}
 			train, test := ms, []calibrate.Measurement(nil)
 			if holdout {
@@ -71,26 +93,38 @@ shape.`,
 				}
 			}
 			if len(params) == 0 {
-				return fmt.Errorf("invalid --params %q: name at least one parameter (default %s)", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
+				return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
+			}
+			if len(params) == 1 && params[0] == calibrate.AllParams {
+				if params, err = calibrate.Identified(p, train, seed); err != nil {
+					return err
+				}
+				var rest []string
+				for _, pa := range model.Parameters() {
+					if !slices.Contains(params, pa.Name) {
+						rest = append(rest, pa.Name)
+					}
+				}
+				fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
+				fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
+				if len(params) == 0 {
+					return fmt.Errorf("--params all: no parameter moves any row of %s", args[0])
+				}
 			}
 			errOut := cmd.ErrOrStderr()
-			prog := newProgress(errOut, progress || isTerminal(errOut), "fit "+args[0], 400*len(params))
-			if prog != nil {
-				prog.unit = "candidates (at most)"
-			}
-			res, err := calibrate.Fit(p, params, train, seed, calibrate.WithProgress(func(int, int) { prog.step(false) }))
+			prog := newProgress(errOut, progress || isTerminal(errOut), "fit "+args[0], 1)
+			res, err := calibrate.Fit(p, params, train, seed, calibrate.WithProgress(prog.set))
 			prog.finish()
 			if err != nil {
 				return err
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "fitted %d parameters on %d rows (%d emulator evaluations):\n", len(params), len(train), res.Evals)
+			fmt.Fprintf(w, "fitted %d parameters on %d rows (%d row runs):\n", len(params), len(train), res.Evals)
 			was, now := paramValues(p), paramValues(res.Model)
 			for _, n := range params {
 				fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, now[n], was[n])
 			}
 			for _, n := range res.Unidentified {
-				fmt.Fprintf(w, "  warning: %s is not identified by these rows (±10%% moves no prediction); its value is the start value's neighbourhood, not a fit\n", n)
+				fmt.Fprintf(w, "  warning: %s is not identified by these rows (no row depends on it); it keeps its start value, not a fit\n", n)
 			}
 			fmt.Fprintln(w, "residuals (fitted rows):")
 			if err := calibrate.WriteResiduals(w, res.Residuals); err != nil {
@@ -117,19 +151,20 @@ shape.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&base, "model", model.DefaultPreset, "model to start from: a preset or a model file; its other parameters are kept")
-	fl.StringSliceVar(&params, "params", calibrate.DefaultFitParams, "parameters to fit, by model-file name")
+	fl.StringSliceVar(&params, "params", calibrate.DefaultFitParams, `parameters to fit, by model-file name, or "all" (every parameter the rows identify)`)
 	fl.StringVar(&out, "out", "emud-model.json", `model file to write ("" for none)`)
+	fl.StringVar(&predict, "predict", "", "predict every row under this model (a preset or a model file) without fitting, as CSV with predicted_us,error_pct")
 	fl.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
 	fl.BoolVar(&holdout, "holdout", false, "fit on every other row, predict the rest")
 	fl.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	return cmd
 }
 
-// paramValues maps p's tunable parameters by model-file name.
+// paramValues maps p's parameters by model-file name.
 func paramValues(p *model.Params) map[string]float64 {
 	m := map[string]float64{}
-	for _, f := range p.Fields() {
-		m[f.Name] = *f.Ptr
+	for _, pa := range model.Parameters() {
+		m[pa.Name] = pa.Get(p)
 	}
 	return m
 }

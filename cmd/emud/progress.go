@@ -85,6 +85,24 @@ func (p *progress) draw(now time.Time) {
 	p.drawn = true
 }
 
+// set records done of total units (row runs of a fit, whose total is a
+// budget it may not use up) and redraws at most every p.every. A nil
+// progress does nothing.
+func (p *progress) set(done, total int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done, p.total, p.unit = done, max(total, done), "row runs"
+	now := p.nowFunc()
+	if p.drawn && now.Sub(p.last) < p.every {
+		return
+	}
+	p.last = now
+	p.draw(now)
+}
+
 // finish ends the bar's line so what follows starts on a fresh one.
 func (p *progress) finish() {
 	if p == nil {

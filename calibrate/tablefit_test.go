@@ -1,0 +1,86 @@
+package calibrate
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/model"
+)
+
+// testRuns is how many seeded runs a postwait.* row takes in these tests:
+// coarser than emud calibrate's 41, the same mechanism.
+const testRuns = 11
+
+// Every fitted parameter moves some documented row by at least 2% under a
+// ±10% change: none is a passenger the table cannot see.
+func TestFittedParametersMoveARow(t *testing.T) {
+	sens, err := Sensitivities(model.MI355X(), Documented(), model.FittedParameters(), 1, Options{Runs: testRuns})
+	require.NoError(t, err)
+	require.Len(t, sens, len(model.FittedParameters()))
+	assert.LessOrEqual(t, len(sens), 12, "at most 12 fitted parameters")
+	var buf bytes.Buffer
+	require.NoError(t, WriteParameters(&buf, model.MI355X(), sens))
+	t.Log("\n" + buf.String())
+	for _, s := range sens {
+		assert.GreaterOrEqual(t, s.Shift, MinSensitivity, "%s moves no row by 2%% (most: %s by %.2f%%)", s.Param, s.Row, 100*s.Shift)
+	}
+	assert.Contains(t, buf.String(), "fitted parameters: 11\n")
+}
+
+// The preset's fitted parameters are what the least-squares fit finds from
+// the round priors, and that fit passes the gate: no value was typed in to
+// meet a row.
+func TestPresetIsTheFit(t *testing.T) {
+	fit, err := FitTable(model.Prior(), Documented(), model.FittedParameters(), 1, Options{Runs: testRuns})
+	require.NoError(t, err)
+	assert.Empty(t, fit.Flat, "the table identifies every fitted parameter")
+	for _, n := range model.FittedParameters() {
+		pa, _ := model.LookupParameter(n)
+		got, want := pa.Get(fit.Model), pa.Get(model.MI355X())
+		// emud calibrate fits with 41 runs per postwait.* row, these with
+		// fewer: the poll-phase parameters land within 10% of it.
+		assert.InEpsilon(t, want, got, 0.10, "%s: the fit finds %.4g, the preset has %.4g", n, got, want)
+		assert.NotEqual(t, pa.Get(model.Prior()), got, "%s moved from its prior", n)
+	}
+	rep, err := Run(fit.Model, Documented(), 1)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Failed)
+	assert.LessOrEqual(t, rep.Median, 0.03)
+}
+
+// Leave-one-group-out over the rows that share the engine's parameters:
+// each group is predicted from the others within 15%. The broadcast rows
+// alone identify the broadcast and local rates: held out, they are
+// predicted at the priors, and the result says so.
+func TestCrossValidation(t *testing.T) {
+	var rows []Row
+	for _, r := range Documented() {
+		switch Group(r.ID) {
+		case "bw", "engine", "scatter", "signal", "bcast":
+			if r.ID != "engine.issue.64" { // a CU issue row: the issue.* group's parameters
+				rows = append(rows, r)
+			}
+		}
+	}
+	names := []string{"link_gbps", "packet_us", "visible_us", "issue_base_cycles", "local_gbps", "bcast_link_gbps"}
+	cv, err := CrossValidate(model.Prior(), rows, names, 1, Options{Runs: testRuns})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, cv.WriteText(&buf))
+	t.Log("\n" + buf.String())
+	assert.Equal(t, []string{"bw", "engine", "scatter", "signal", "bcast"}, cv.Groups)
+	assert.Len(t, cv.Rows, len(counted(rows)))
+	for _, r := range cv.Rows {
+		if r.Group != "bcast" {
+			assert.Less(t, math.Abs(r.Error), 0.15, "%s predicted from the other groups: %+.1f%%", r.ID, 100*r.Error)
+		}
+	}
+	assert.Subset(t, cv.Flat["bcast"], []string{"bcast_link_gbps"}, "only the bcast rows see the broadcast rate")
+	assert.True(t, slices.Contains(cv.Flat["bcast"], "bcast_link_gbps"))
+	assert.Regexp(t, `cross-validation: max \|error\| \d+\.\d% \(median \d+\.\d%\) over 19 rows\n$`, buf.String())
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const v2Rows = "name,src,dst,ops,bytes,queues,time_us\n" +
+	"# remote copies from GPU 0 to GPU 1, a local copy on GPU 2, a copy from GPU 3 to GPU 2\n" +
+	"small,0,1,8,4096,1,18.0\n" +
+	"bw.64k,0,1,1,65536,1,3.855\n" +
+	"bw.256k,0,1,1,262144,1,7.282\n" +
+	"local,2,2,4,1048576,2,40\n" +
+	"back,3,2,1,131072,1,5.041\n"
+
+func TestFitPredict(t *testing.T) {
+	in := writeFile(t, "v2.csv", v2Rows)
+	out, errOut, status := execute(t, "fit", "--predict", "mi355x", in)
+	require.Equal(t, exitOK, status, errOut)
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err, out)
+	require.Len(t, recs, 6)
+	assert.Equal(t, []string{"name", "src", "dst", "ops", "bytes", "queues", "time_us", "predicted_us", "error_pct"}, recs[0])
+	assert.Equal(t, []string{"local", "2", "2", "4", "1048576", "2", "40"}, recs[4][:7], "the input columns come back")
+	for _, r := range recs[1:] {
+		assert.NotEqual(t, "0.000", r[7], "every row is predicted: %v", r)
+	}
+	// The first format is read too, GPU 0 to GPU 1.
+	old := writeFile(t, "v1.csv", "ops,bytes,queues,time_us\n1,65536,1,3.855\n")
+	out, _, status = execute(t, "fit", "--predict", "mi355x", old)
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, out, "line2,0,1,1,65536,1,3.855,")
+
+	_, errOut, status = execute(t, "fit", "--predict", "tpu", in)
+	assert.Equal(t, exitError, status)
+	assert.Contains(t, errOut, `invalid --predict: unknown model "tpu"`)
+}
+
+func TestFitAllParams(t *testing.T) {
+	in := writeFile(t, "v2.csv", v2Rows)
+	out, errOut, status := execute(t, "fit", in, "--out", "", "--params", "all")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, out, "--params all: these rows identify ")
+	ident := strings.SplitN(strings.SplitN(out, "these rows identify ", 2)[1], "\n", 2)[0]
+	for _, p := range []string{"link_gbps", "packet_us", "local_gbps", "visible_us", "uncached_read_cycles"} {
+		assert.Contains(t, ident, p, "a copy stream identifies %s", p)
+	}
+	for _, p := range []string{"bcast_link_gbps", "flag_read_cycles", "host_store_us"} {
+		assert.NotContains(t, ident, p, "no copy stream moves %s", p)
+	}
+	assert.Contains(t, out, "left at mi355x's values (no row moves under ±10%): ")
+	assert.Contains(t, out, "residuals (fitted rows):")
+
+	// The engine count can be fitted like any parameter: two queues toward
+	// one peer run on one engine or two.
+	eng := writeFile(t, "eng.csv", "name,src,dst,ops,bytes,queues,time_us\nsplit,0,1,16,4096,2,35\nsolo,0,1,16,4096,1,34\n")
+	out, errOut, status = execute(t, "fit", eng, "--out", "", "--params", "engines_per_link")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, out, "engines_per_link")
+	assert.NotContains(t, out, "warning: engines_per_link")
+}
