@@ -86,6 +86,31 @@
 // moves the bytes with memmove semantics and the engine reports
 // COPY_OVERLAP).
 //
+// # Memory from lane code
+//
+// Mem (NewMem) is how lane code loads and stores device memory: 8-, 16-,
+// 32- and 64-bit loads and stores and byte ranges, through local pointers
+// (Window.LocalPtr) and LSA peer pointers (Window.LsaPtr), plus
+// release stores and acquire loads for flags. A bad address fails the
+// kernel at the lane. Kernels should not touch engine.Memory while they
+// run: Mem's accesses are the ones the race detector sees.
+//
+// # Race detector
+//
+// DevCommRequirements.Race (or MORI_CCO_SDMA_RACE) turns on the run's
+// happens-before race detector (package race). Its edges here: a post
+// releases the posting lane's wave to the queue's engine (the packet's
+// writer and the doorbell's ringer); the engine's COPY reads and writes are
+// accesses of the queue, chunk by chunk as they happen; an ATOMIC signal is
+// a release that waitSignal and postWaitSignal (a POLL) acquire, and
+// postWaitMem's POLL acquires the flag a lane stored with Mem's
+// StoreRelease; quiet and quietQueue acquire the queue's completed packets;
+// kernel launch and end, host waits (kernel.Wait) and SyncThreads order
+// waves. A run in which two accesses to the same bytes, at least one a
+// write, are not ordered ends with a *race.Error naming both (who, range,
+// read or write, virtual time) and the missing edge in words, whether or
+// not the data came out wrong in that run.
+//
 // Issue costs take no virtual time yet; engine costs come from the node's
 // model.
 package cco

@@ -1,11 +1,13 @@
 package cco_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -18,7 +20,10 @@ type job struct {
 	dcs        []cco.DevComm
 }
 
-func newJob(nRanks, queues int) *job {
+func newJob(nRanks, queues int) *job { return newJobRace(nRanks, queues, false) }
+
+// newJobRace is newJob with the race detector on or off.
+func newJobRace(nRanks, queues int, race bool) *job {
 	s := sim.New(sim.Config{Seed: 1})
 	node, err := engine.NewNode(s, cco.MI355X(0))
 	if err != nil {
@@ -38,6 +43,7 @@ func newJob(nRanks, queues int) *job {
 		recvWin, _ := cco.WindowRegister(comm, recvBuf, 64<<10)
 		reqs := cco.DevCommRequirementsInitializer()
 		reqs.SdmaQueueCount = queues
+		reqs.Race = race
 		dc, err := cco.DevCommCreate(comm, &reqs)
 		if err != nil {
 			panic(err)
@@ -111,9 +117,8 @@ func ExampleSdma_WaitSignal() {
 	})
 	j.launch(1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, 1) // expected: one put() call from rank 0 on queue 0
-		b := make([]byte, 1)
-		_ = j.mem.Read(j.recv[1].LocalPtr(0), b)
-		fmt.Println("received", b[0], "at", t.Wave().Kernel().Config().Name)
+		b := cco.NewMem(t, sdma.DevComm()).Load8(j.recv[1].LocalPtr(0))
+		fmt.Println("received", b, "at", t.Wave().Kernel().Config().Name)
 	})
 	if err := j.s.Run(); err != nil {
 		panic(err)
@@ -212,4 +217,52 @@ func ExampleSdma_PostWaitMemPutPtr() {
 	v, _ := j.dcs[1].Signal(0, 0)
 	fmt.Printf("%s, signal %d\n", j.bytes(j.recv[1], 0, 5), v)
 	// Output: gated, signal 1
+}
+
+// Lane code loads and stores device memory through cco.Mem: rank 0 stores
+// a word straight into rank 1's window through an LSA peer pointer and a
+// flag byte into its own send window, then puts the flag with a remote
+// signal; rank 1 loads both after waitSignal. The race detector is on and
+// finds every access ordered.
+func ExampleMem() {
+	j := newJobRace(2, 0, true)
+	j.launch(0, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		m := cco.NewMem(t, sdma.DevComm())
+		m.Store64(j.recv[0].LsaPtr(1, 8), 0xc0ffee) // a peer pointer
+		m.Store8(j.send[0].LocalPtr(0), 1)          // a local pointer
+		sdma.Put(1, j.recv[0], 0, j.send[0], 0, 1, 0, cco.RemoteSignal)
+	})
+	j.launch(1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.WaitSignal(0, 0, 1)
+		m := cco.NewMem(t, sdma.DevComm())
+		fmt.Printf("flag %d, word %#x\n", m.Load8(j.recv[1].LocalPtr(0)), m.Load64(j.recv[1].LocalPtr(8)))
+	})
+	if err := j.s.Run(); err != nil {
+		panic(err)
+	}
+	// Output: flag 1, word 0xc0ffee
+}
+
+// With DevCommRequirements.Race the run proves a missing ordering even
+// when the data happens to be right: here the receiver loads before it
+// waits for the signal.
+func ExampleDevCommRequirements_race() {
+	j := newJobRace(2, 0, true)
+	_ = j.mem.Write(j.send[0].LocalPtr(0), []byte{42})
+	j.launch(0, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, j.recv[0], 0, j.send[0], 0, 1, 0, cco.RemoteSignal)
+	})
+	j.launch(1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		early := cco.NewMem(t, sdma.DevComm()).Load8(j.recv[1].LocalPtr(0)) // BUG: before waitSignal
+		sdma.WaitSignal(0, 0, 1)
+		_ = early
+	})
+	var re *race.Error
+	if errors.As(j.s.Run(), &re) {
+		r := re.Reports[0]
+		fmt.Printf("%s by %s\n%s by %s\n", r.First.Op, r.First.Who, r.Second.Op, r.Second.Who)
+	}
+	// Output:
+	// load8 by kernel "kernel" GPU 1 block 0 wave 0 lane 0
+	// COPY destination write by sdma gpu0→gpu1 q0
 }

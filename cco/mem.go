@@ -3,7 +3,6 @@ package cco
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
@@ -157,9 +156,9 @@ func (m Mem) write(op string, addr uint64, src []byte, release bool) {
 // race records the access for the detector (and the synchronisation of the
 // acquire and release forms).
 func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool) {
-	t := m.t.Wave().Actor().RaceThread()
+	t := m.t.RaceThread()
 	sp := d.Space(m.dev.Memory(), "LSA memory")
-	info := laneInfo(d, m.t, op)
+	info := m.t.RaceInfo(op, 3) // race, read/write, the Mem method: its caller
 	d.Access(t, sp, addr, addr+n, race.Access{Info: info, Write: write, Atomic: sync})
 	if !sync {
 		return
@@ -170,49 +169,6 @@ func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool)
 	} else {
 		t.Acquire(s)
 	}
-}
-
-// laneInfos caches one race.Info per (lane, call site, op) of a run.
-type laneInfos map[laneSite]*race.Info
-
-type laneSite struct {
-	t  *kernel.Thread
-	pc uintptr
-	op string
-}
-
-type laneInfosKey struct{}
-
-// laneInfo is the Info of lane t's access at its caller's caller's site
-// (the kernel code that called a Mem method).
-func laneInfo(d *race.Detector, t *kernel.Thread, op string) *race.Info {
-	var pcs [1]uintptr
-	runtime.Callers(5, pcs[:]) // Callers, laneInfo, race, read/write, the Mem method → its caller
-	infos := t.Wave().Actor().Sim().Local(laneInfosKey{}, func() any { return laneInfos{} }).(laneInfos)
-	k := laneSite{t, pcs[0], op}
-	if i := infos[k]; i != nil {
-		return i
-	}
-	f, _ := runtime.CallersFrames(pcs[:]).Next()
-	cfg := t.Wave().Kernel().Config()
-	i := &race.Info{Kind: race.KindLane, Op: op,
-		Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, t.GPU(), t.BlockIdx(), t.WaveIdx(), t.Lane()),
-		Site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)}
-	infos[k] = i
-	return i
-}
-
-// shortFile keeps the last two path elements: pkg/file.go.
-func shortFile(p string) string {
-	slash := 0
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			if slash++; slash == 2 {
-				return p[i+1:]
-			}
-		}
-	}
-	return p
 }
 
 // raceSignalsSeen: the lanes of a waitSignal that returned acquire their

@@ -255,6 +255,9 @@ var barWaitCall = &kernel.Call{Name: "ncclCftBarrierSession::wait", Run: func(g 
 		a := t.Arg.(*barArgs)
 		b := a.b
 		a.res = Success
+		if reached(per[i]) {
+			sys.raceInboxes(g, me, per[i])
+		}
 		if !reached(per[i]) {
 			a.res = Timeout // skips the epoch update
 			sys.bar(barKey{me, b.index, b.multimem}).poisoned = fmt.Sprintf("a wait by %v timed out at epoch %d", t, b.epoch)

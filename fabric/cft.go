@@ -5,6 +5,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -94,6 +95,10 @@ type mbar struct {
 	byThread map[*kernel.Thread]*issuer
 	smemBusy int // submitted ops that have not yet read their smem source
 	inflight int // submitted ops not yet complete
+	// raceSmem and raceDone collect the clocks of operations that have
+	// read their shared-memory source and that have completed: what
+	// flushSmem and flush acquire (race.go).
+	raceSmem, raceDone race.Sync
 }
 
 type phaseReport struct {
@@ -415,8 +420,12 @@ func (c *Cft) validate(t *kernel.Thread, a *opArgs) (*fop, error) {
 	if a.kind.fetching() {
 		units = int64(n)
 	}
-	return &fop{kind: a.kind, call: opNames[a.kind], rank: me, tg: tg, leOff: a.leOff, smemOff: a.smem, bytes: n,
-		mask: a.mask, red: a.red, units: units, mb: c.mb, smem: sh}, nil
+	o := &fop{kind: a.kind, call: opNames[a.kind], rank: me, tg: tg, leOff: a.leOff, smemOff: a.smem, bytes: n,
+		mask: a.mask, red: a.red, units: units, mb: c.mb, smem: sh}
+	if d := sys.s.Race(); d != nil {
+		o.smemSpace = t.SharedSpace(d)
+	}
+	return o, nil
 }
 
 // wholeElements: a reduction's cpMask must enable or disable whole
@@ -502,6 +511,7 @@ var flushSmemCall = &kernel.Call{Name: "ncclCft::flushSmem", Run: func(g *kernel
 	g.Actor().Await(sim.Wait{List: m.wl, Lo: 0, Hi: 1,
 		Pred: func() bool { n, _ := m.unsubmitted(); return m.smemBusy == 0 && n == 0 },
 		Text: w.text})
+	raceAcquire(g, &m.raceSmem)
 	return nil
 }}
 
@@ -544,6 +554,7 @@ var flushCall = &kernel.Call{Name: "ncclCft::flush", Run: func(g *kernel.Active)
 		a.report, a.code = r.has, uint32(r.code)
 		a.c.parity ^= 1
 	}
+	raceAcquire(g, &m.raceDone)
 	return nil
 }}
 

@@ -124,6 +124,15 @@
 // than by the barrier's happens-before edges, and does not track generic
 // writes to shared memory; DevComm.LoadRelaxed is an unchecked flag read.
 //
+// The race detector (Config.Race, package race; race.go lists the edges)
+// subsumes the checker with happens-before: submit, flushSmem, flush,
+// barrier arrive and wait, and MemFence by proxy type are its edges, and
+// it also sees shared memory (kernel.Thread.SharedLoad/SharedStore) and
+// fabric operations against each other's generic accesses. It reports at
+// the end of the run (a *race.Error) instead of failing the kernel at the
+// load, and requires the consumer's acquire across proxies but not the
+// producer's release fence (see package race).
+//
 // # Fault injection
 //
 // Config.Faults (a FaultPlan, drawn from the run's seed through sim.Rand
@@ -145,13 +154,15 @@
 // https://www.nvidia.com/en-us/data-center/nvlink/), so 900 GB/s per
 // direction; Latency 1 µs, IssueCost 20 ns and McFanout 5 ns are
 // uncalibrated round numbers, and ClockGHz 1.9 is a B200-class boost clock.
-// A put's source is read when it has streamed through the egress port
-// (which is when flushSmem returns), lands after Latency (queued behind
+// A put's source is read as it streams through the egress port (all of it
+// by the time flushSmem returns), lands after Latency (queued behind
 // earlier arrivals at the destination), and completes when the ack returns
 // after another Latency; get and pullRed complete when the data reaches
-// shared memory. Each delivery applies as one event, one allowed
-// interleaving of the element-wise atomics; the seed orders events due at
-// the same time.
+// shared memory. Data moves in Granule (4 KiB) pieces in address order, each
+// read and landed when its bytes have passed the port, so a load during an
+// operation sees the granules landed so far. Each granule's delivery
+// applies as one event, one allowed interleaving of the element-wise
+// atomics; the seed orders events due at the same time.
 //
 // # Scenarios
 //

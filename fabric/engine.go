@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -29,6 +30,9 @@ type fop struct {
 
 	internal bool   // a barrier's own op: not checked, not failed
 	payload  []byte // data for internal ops instead of shared memory
+
+	race      *opRace      // the race detector's state (race.go); nil when off
+	smemSpace race.SpaceID // the issuing block's shared memory, for it
 }
 
 func (o *fop) dsts() []int {
@@ -38,16 +42,39 @@ func (o *fop) dsts() []int {
 	return []int{o.tg.rank}
 }
 
+// Granule is how much of an operation's data moves at a time: a put's
+// source is read, and its data lands at each destination, granule by
+// granule in address order as the bytes stream through the ports (a get
+// and a pullRed likewise), so a load during an operation sees the
+// granules landed so far. The fabric model has no link chunk to follow;
+// 4 KiB is finer than any NVLink packetisation matters for here.
+const Granule = 4096
+
+// granules is how many granules n bytes take (at least one).
+func granules(n uint64) uint64 { return max(1, (n+Granule-1)/Granule) }
+
+// granuleAt is when granule j of k is through a port that the whole
+// transfer leaves (or enters) over [end − ser, end].
+func granuleAt(end, ser sim.Time, j, k uint64) sim.Time {
+	return end - ser + sim.Time(uint64(ser)*(j+1)/k)
+}
+
+// granuleSpan is granule j's byte range of an n-byte operation.
+func granuleSpan(j, n uint64) (lo, hi uint64) { return j * Granule, min((j+1)*Granule, n) }
+
 // start hands o to the fabric and schedules its steps with the model's
-// timing (see the package doc: ports, latency, fan-out).
+// timing (see the package doc: ports, latency, fan-out), granule by
+// granule.
 func (sys *System) start(o *fop) {
 	o.started = true
+	sys.raceStart(o)
 	m, s := sys.model, sys.s
 	src := sys.ranks[o.rank]
 	ser := m.serialize(o.bytes)
 	issue := s.Now() + m.IssueCost
 	mb := o.mb
 	mb.inflight++
+	k := granules(o.bytes)
 	switch o.kind {
 	case opPut, opPutMC, opRed, opRedMC:
 		mb.smemBusy++
@@ -69,18 +96,30 @@ func (sys *System) start(o *fop) {
 			last = max(last, arr)
 		}
 		complete := last + m.Latency
-		s.AtWork(read, func() {
-			data := o.payload
-			if data == nil && !sys.phantom {
-				data = append([]byte(nil), o.smem[o.smemOff:o.smemOff+int(o.bytes)]...)
-			}
-			mb.smemBusy--
-			mb.wl.Notify(0, 1)
-			for i, d := range dsts {
-				s.AtWork(arrs[i], func() { sys.deliver(o, d, data) })
-			}
-			s.AtWork(complete, func() { sys.complete(o) })
-		})
+		data := o.payload
+		if data == nil && !sys.phantom {
+			data = make([]byte, o.bytes)
+		}
+		for j := range k {
+			lo, hi := granuleSpan(j, o.bytes)
+			s.AtWork(granuleAt(read, ser, j, k), func() {
+				if o.payload == nil && data != nil {
+					copy(data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
+				}
+				sys.raceSmemRead(o, lo, hi-lo)
+				if j == k-1 {
+					o.raceRelease(&mb.raceSmem)
+					mb.smemBusy--
+					mb.wl.Notify(0, 1)
+				}
+				for i, d := range dsts {
+					s.AtWork(granuleAt(arrs[i], ser, j, k), func() { sys.deliver(o, d, data, lo, hi) })
+				}
+				if j == k-1 {
+					s.AtWork(complete, func() { sys.complete(o) })
+				}
+			})
+		}
 	case opGet:
 		d := o.tg.rank
 		rd := sys.ranks[d]
@@ -88,18 +127,24 @@ func (sys *System) start(o *fop) {
 		rd.txFree = st + ser
 		arr := max(st+ser+m.Latency, src.rxFree+ser)
 		src.rxFree = arr
-		s.AtWork(st, func() {
-			data, ok := sys.fabricRead(o, d)
-			if !ok {
-				return
-			}
-			s.AtWork(arr, func() {
-				if !o.fail && data != nil {
-					copy(o.smem[o.smemOff:], data)
+		for j := range k {
+			lo, hi := granuleSpan(j, o.bytes)
+			s.AtWork(granuleAt(st+ser, ser, j, k), func() {
+				data, ok := sys.fabricRead(o, d, lo, hi)
+				if !ok {
+					return
 				}
-				sys.complete(o)
+				s.AtWork(granuleAt(arr, ser, j, k), func() {
+					if !o.fail && data != nil {
+						copy(o.smem[o.smemOff+int(lo):], data)
+					}
+					sys.raceSmemWrite(o, lo, hi-lo)
+					if j == k-1 {
+						sys.complete(o)
+					}
+				})
 			})
-		})
+		}
 	case opPullRed:
 		ready := issue + m.Latency
 		for i, d := range o.tg.members {
@@ -110,62 +155,72 @@ func (sys *System) start(o *fop) {
 		}
 		arr := max(ready+m.Latency, src.rxFree+ser)
 		src.rxFree = arr
-		s.AtWork(ready, func() {
-			ins := make([][]byte, 0, len(o.tg.members))
-			for _, d := range o.tg.members {
-				data, ok := sys.fabricRead(o, d)
-				if !ok {
-					return
+		for j := range k {
+			lo, hi := granuleSpan(j, o.bytes)
+			s.AtWork(granuleAt(ready, ser, j, k), func() {
+				ins := make([][]byte, 0, len(o.tg.members))
+				for _, d := range o.tg.members {
+					data, ok := sys.fabricRead(o, d, lo, hi)
+					if !ok {
+						return
+					}
+					if data != nil {
+						ins = append(ins, data)
+					}
 				}
-				if data != nil {
-					ins = append(ins, data)
+				// The switch folds the members' copies in team order (phantom
+				// windows have none: nothing to fold).
+				var acc []byte
+				if len(ins) == len(o.tg.members) {
+					acc = make([]byte, hi-lo)
+					if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
+						sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
+						return
+					}
 				}
-			}
-			// The switch folds the members' copies in team order (phantom
-			// windows have none: nothing to fold).
-			var acc []byte
-			if len(ins) == len(o.tg.members) {
-				acc = make([]byte, o.bytes)
-				if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
-					sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
-					return
-				}
-			}
-			s.AtWork(arr, func() {
-				if !o.fail && acc != nil {
-					copy(o.smem[o.smemOff:], acc)
-				}
-				sys.complete(o)
+				s.AtWork(granuleAt(arr, ser, j, k), func() {
+					if !o.fail && acc != nil {
+						copy(o.smem[o.smemOff+int(lo):], acc)
+					}
+					sys.raceSmemWrite(o, lo, hi-lo)
+					if j == k-1 {
+						sys.complete(o)
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
-// fabricRead snapshots [leOff, leOff+bytes) of rank d for a fetching op,
+// fabricRead snapshots [leOff+lo, leOff+hi) of rank d for a fetching op,
 // running the fence checker for the fabric proxy: nil data for a phantom
 // window; ok false means the run failed.
-func (sys *System) fabricRead(o *fop, d int) (data []byte, ok bool) {
+func (sys *System) fabricRead(o *fop, d int, lo, hi uint64) (data []byte, ok bool) {
 	if sys.chk != nil && !o.internal {
-		if err := sys.chk.read(o.rank, d, o.leOff, o.bytes, ProxyFabric, o.call); err != nil {
+		if err := sys.chk.read(o.rank, d, o.leOff+lo, hi-lo, ProxyFabric, o.call); err != nil {
 			sys.s.Fail(err)
 			return nil, false
 		}
 	}
-	if b := sys.ranks[d].bytes(o.leOff, o.bytes); b != nil {
+	sys.raceRemote(o, d, lo, hi-lo, false)
+	if b := sys.ranks[d].bytes(o.leOff+lo, hi-lo); b != nil {
 		return append([]byte(nil), b...), true
 	}
 	return nil, true
 }
 
-// deliver lands o's data in rank d's memory: a masked copy or an
-// element-wise reduction, all at one instant (one allowed interleaving of
-// the element-wise atomics).
-func (sys *System) deliver(o *fop, d int, data []byte) {
+// deliver lands bytes [lo, hi) of o's data in rank d's memory: a masked
+// copy or an element-wise reduction, at one instant (one allowed
+// interleaving of the element-wise atomics).
+func (sys *System) deliver(o *fop, d int, data []byte, lo, hi uint64) {
 	if o.fail {
 		return // the op failed in the fabric: nothing lands
 	}
 	r := sys.ranks[d]
-	dst := r.bytes(o.leOff, o.bytes)
+	dst := r.bytes(o.leOff+lo, hi-lo)
+	if data != nil {
+		data = data[lo:hi]
+	}
 	var err error
 	switch {
 	case dst == nil || data == nil:
@@ -188,10 +243,11 @@ func (sys *System) deliver(o *fop, d int, data []byte) {
 		return
 	}
 	if sys.chk != nil && !o.internal {
-		sys.chk.fabricWrite(o, d)
+		sys.chk.fabricWrite(o, d, lo, hi)
 	}
+	sys.raceRemote(o, d, lo, hi-lo, true)
 	sys.s.Progress()
-	r.wl.Notify(o.leOff, o.leOff+o.bytes)
+	r.wl.Notify(o.leOff+lo, o.leOff+hi)
 }
 
 // byteMask expands a cpMask to one enable byte per data byte.
@@ -209,6 +265,7 @@ func byteMask(m uint16, n int) []byte {
 // phase's report.
 func (sys *System) complete(o *fop) {
 	mb := o.mb
+	o.raceRelease(&mb.raceDone)
 	mb.tx -= o.units
 	mb.inflight--
 	if o.fail {

@@ -125,6 +125,9 @@ func MemFence(coop kernel.Group, dc DevComm, order MemoryOrder, producer, consum
 	if coop.ThreadRank() == 0 && dc.st != nil {
 		dc.st.sys.fence(dc.Rank, order, producer, consumer, scope)
 	}
+	if dc.st != nil {
+		dc.st.sys.raceFence(t, order, producer, consumer, scope) // each wave of coop
+	}
 	acq := AcquireOrderOf(order)
 	if acq == Acquire || acq == SeqCst {
 		coop.Sync()
@@ -175,6 +178,7 @@ func (dc DevComm) Load(t *kernel.Thread, w Window, off uint64, dst []byte) {
 		clear(dst) // a phantom window reads as zeros
 	}
 	copy(dst, src)
+	dc.st.sys.raceGeneric(t, dc.Rank, "generic load", w.bigOffset()+off, uint64(len(dst)), false, false)
 }
 
 // LoadRelaxed is a relaxed generic load the checker does not check: the
@@ -185,6 +189,7 @@ func (dc DevComm) LoadRelaxed(t *kernel.Thread, w Window, off uint64, dst []byte
 		clear(dst)
 	}
 	copy(dst, src)
+	dc.st.sys.raceGeneric(t, dc.Rank, "relaxed load", w.bigOffset()+off, uint64(len(dst)), false, true)
 }
 
 // Store is a generic (SM) store into the local window.
@@ -196,6 +201,7 @@ func (dc DevComm) Store(t *kernel.Thread, w Window, off uint64, src []byte) {
 	if sys.chk != nil {
 		sys.chk.genericWrite(dc.Rank, b, uint64(len(src)))
 	}
+	sys.raceGeneric(t, dc.Rank, "generic store", b, uint64(len(src)), true, false)
 	sys.ranks[dc.Rank].wl.Notify(b, b+uint64(len(src)))
 }
 
@@ -270,10 +276,10 @@ func (c *checker) genericWrite(rank int, off, n uint64) {
 	}
 }
 
-func (c *checker) fabricWrite(o *fop, d int) {
+func (c *checker) fabricWrite(o *fop, d int, lo, hi uint64) {
 	w := c.record(ProxyFabric, o.rank)
-	s := c.sh(d, o.leOff+o.bytes)
-	for i := uint64(0); i < o.bytes; i++ {
+	s := c.sh(d, o.leOff+hi)
+	for i := lo; i < hi; i++ {
 		if o.mask&(1<<uint(i%16)) != 0 {
 			s[o.leOff+i] = w
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 	"github.com/stretchr/testify/require"
 )
 
@@ -51,56 +52,72 @@ func TestFenceChecker(t *testing.T) {
 			[]step{sync(fabric.AcqRel, fabric.ProxyGeneric, fabric.ProxyGeneric)},
 			"missing ncclMemFence(release, Fabric, Generic, Sys) on rank 0"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 3; seed++ {
-				r := newRig(t, seed, fabric.JobConfig{Debug: true})
-				data := pattern(4, 32)
-				var got []byte
-				r.launch(t, 0, 32, 16+32, func(th *kernel.Thread, dc fabric.DevComm) {
-					w := th.WarpGroup()
-					copy(th.Shared()[16:], data)
-					cft := fabric.NewCft(w, dc, 0)
-					bar := fabric.NewCftBarrierSession(w, dc, 0, false)
-					le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
-					cft.Put(w, le, off, 16, 32)
-					cft.Submit(w)
-					cft.Flush(w)
-					for _, s := range tc.producer {
-						s(th, dc, bar)
+	// The same cases under the race detector, which orders by
+	// happens-before and proxy fences instead of virtual time.
+	for _, mode := range []string{"checker", "race"} {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				for seed := uint64(1); seed <= 3; seed++ {
+					r := newRig(t, seed, fabric.JobConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
+					data := pattern(4, 32)
+					var got []byte
+					r.launch(t, 0, 32, 16+32, func(th *kernel.Thread, dc fabric.DevComm) {
+						w := th.WarpGroup()
+						copy(th.Shared()[16:], data)
+						cft := fabric.NewCft(w, dc, 0)
+						bar := fabric.NewCftBarrierSession(w, dc, 0, false)
+						le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
+						cft.Put(w, le, off, 16, 32)
+						cft.Submit(w)
+						cft.Flush(w)
+						for _, s := range tc.producer {
+							s(th, dc, bar)
+						}
+					})
+					r.launch(t, 1, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+						bar := fabric.NewCftBarrierSession(th.WarpGroup(), dc, 0, false)
+						for _, s := range tc.consumer {
+							s(th, dc, bar)
+						}
+						if th.Lane() == 0 {
+							got = make([]byte, 32)
+							dc.Load(th, r.W[1], 0, got)
+						}
+					})
+					err := r.Sim.Run()
+					if tc.want == "" {
+						require.NoError(t, err)
+						require.Equal(t, data, got)
+						continue
 					}
-				})
-				r.launch(t, 1, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-					bar := fabric.NewCftBarrierSession(th.WarpGroup(), dc, 0, false)
-					for _, s := range tc.consumer {
-						s(th, dc, bar)
+					if mode == "race" {
+						var re *race.Error
+						require.True(t, errors.As(err, &re), "seed %d: %v", seed, err)
+						rep := re.Reports[0]
+						require.Equal(t, "fabric", rep.First.Kind)
+						require.Equal(t, "put write", rep.First.Op)
+						require.Equal(t, "generic load", rep.Second.Op)
+						require.Contains(t, rep.First.Who, "rank 0's put to rank 1")
+						require.Contains(t, rep.Second.Who, "GPU 1")
+						require.Contains(t, rep.Missing, "acquire")
+						continue
 					}
-					if th.Lane() == 0 {
-						got = make([]byte, 32)
-						dc.Load(th, r.W[1], 0, got)
-					}
-				})
-				err := r.Sim.Run()
-				if tc.want == "" {
-					require.NoError(t, err)
-					require.Equal(t, data, got)
-					continue
+					var fe *fabric.FenceError
+					require.True(t, errors.As(err, &fe), "seed %d: %v", seed, err)
+					require.Equal(t, 1, fe.Reader)
+					require.Equal(t, 0, fe.Writer)
+					require.Equal(t, fabric.ProxyFabric, fe.Proxy)
+					require.ErrorContains(t, err, tc.want)
 				}
-				var fe *fabric.FenceError
-				require.True(t, errors.As(err, &fe), "seed %d: %v", seed, err)
-				require.Equal(t, 1, fe.Reader)
-				require.Equal(t, 0, fe.Writer)
-				require.Equal(t, fabric.ProxyFabric, fe.Proxy)
-				require.ErrorContains(t, err, tc.want)
-			}
-		})
+			})
+		}
 	}
 }
 
 // Without debug the checker is off: the same racy kernel runs (memory is
 // sequentially consistent in the emulator).
 func TestFenceCheckerOffInRelease(t *testing.T) {
-	r := newRig(t, 1, fabric.JobConfig{})
+	r := newRig(t, 1, fabric.JobConfig{}, true)
 	r.launch(t, 0, 32, 48, func(th *kernel.Thread, dc fabric.DevComm) {
 		w := th.WarpGroup()
 		cft := fabric.NewCft(w, dc, 0)

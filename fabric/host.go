@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -74,6 +75,10 @@ type Config struct {
 	// Env is the environment the process sees; NCCL_CFT_ENABLE=0 turns CFT
 	// off. nil reads the real environment.
 	Env map[string]string
+	// Race turns on the run's happens-before race detector (package race;
+	// see race.go for the fabric's edges): the run then ends with a
+	// *race.Error naming every unordered pair of conflicting accesses.
+	Race bool
 }
 
 // DefaultMemBytes is the per-rank memory cap when Config.MemBytes is 0.
@@ -97,6 +102,7 @@ type System struct {
 	chk    *checker
 	mbars  map[smemKey]*mbar
 	bars   map[barKey]*barState
+	raceEP []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
 }
 
 // NewSystem builds the emulated system on s. All ranks live in one Go
@@ -121,6 +127,9 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	}
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("fabric: Phantom with Debug: the fence checker tracks every byte, phantom windows have none")
+	}
+	if cfg.Race {
+		s.EnableRace()
 	}
 	env := cfg.Env
 	if env == nil {

@@ -1,6 +1,7 @@
 package fabric_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
@@ -18,9 +19,18 @@ type rig struct {
 	W, V []fabric.Window
 }
 
-func newRig(t testing.TB, seed uint64, cfg fabric.JobConfig) *rig {
+// raceEverywhere is EMUD_TEST_RACE=1: every rig runs with the race
+// detector on (CI does), so that it must find nothing in correct kernels.
+var raceEverywhere = os.Getenv("EMUD_TEST_RACE") == "1"
+
+// newRig builds the rig; racy (optional) says the test plants a data race,
+// so EMUD_TEST_RACE leaves its detector off.
+func newRig(t testing.TB, seed uint64, cfg fabric.JobConfig, racy ...bool) *rig {
 	t.Helper()
 	cfg.Seed = seed
+	if raceEverywhere && !(len(racy) > 0 && racy[0]) && !cfg.Debug {
+		cfg.Race = true
+	}
 	if cfg.Topology.NRanks == 0 {
 		cfg.Topology.NRanks = 2
 	}

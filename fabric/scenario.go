@@ -28,6 +28,7 @@ type JobConfig struct {
 	// kernels' launch and block skew) and the scheduling strategy.
 	Sched    Sched
 	MemBytes uint64 // Config.MemBytes
+	Race     bool   // Config.Race: the race detector
 }
 
 // Sched is how a run's seed makes its choices beyond tie-breaks: the
@@ -52,7 +53,7 @@ type Job struct {
 func NewJob(cfg JobConfig) (*Job, error) {
 	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog, Perturb: cfg.Sched.Perturb, Strategy: cfg.Sched.Strategy, PCT: cfg.Sched.PCT})
 	sys, err := NewSystem(s, Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{},
-		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes})
+		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes, Race: cfg.Race})
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +127,7 @@ type AllReduceConfig struct {
 	Stage int
 	Type  redop.Type // U32 (default), U64 or F32
 	Debug bool
+	Race  bool // the race detector (Config.Race)
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// inputs, no outputs, no check; Out and Want are nil.
 	Phantom bool
@@ -212,7 +214,7 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("cft-allreduce: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug, Sched: cfg.Sched,
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Sched: cfg.Sched,
 		Phantom: cfg.Phantom, MemBytes: max(DefaultMemBytes, 2*uint64(size)+1<<20)})
 	if err != nil {
 		return nil, err
@@ -332,6 +334,7 @@ type AllToAllConfig struct {
 	Topology Topology
 	Block    int // bytes per (source, destination) pair, a multiple of 16; 0 means 16
 	Debug    bool
+	Race     bool // the race detector (Config.Race)
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// blocks made, no check; Out is nil.
 	Phantom bool
@@ -374,7 +377,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("all-to-all: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Phantom: cfg.Phantom, Sched: cfg.Sched})
+	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Phantom: cfg.Phantom, Sched: cfg.Sched})
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +389,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		me := dc.CftRank
 		base := dc.Rank - me // world rank of flat rank 0
 		for p := th.Lane(); p < n && !cfg.Phantom; p += 32 {
-			copy(th.Shared()[16+p*blk:], AllToAllBlock(cfg.Seed, dc.Rank, base+p, blk))
+			th.SharedStore(16+p*blk, AllToAllBlock(cfg.Seed, dc.Rank, base+p, blk))
 		}
 		MemFence(warp, dc, Release, ProxyGeneric, ProxyFabric, FenceScopeCta)
 		cft := NewCft(warp, dc, 0)

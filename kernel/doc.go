@@ -91,6 +91,17 @@
 // the device-call packages (kernel, cco, fabric), so it points at the
 // kernel's own line.
 //
+// # Shared memory and the race detector
+//
+// Shared returns the block's LDS bytes; SharedLoad and SharedStore copy
+// through them with bounds checks and are the accesses the run's race
+// detector (package race, sim.EnableRace) sees. With it on, a launch
+// orders each wave after the launching actor, a wave's end is released to
+// its kernel and Wait acquires it, and SyncThreads releases and acquires
+// the block's barrier. The lanes of a wave are one detector thread: they
+// run in lock-step, so SyncWarp adds no edge and lanes of one wave are
+// not reported against each other.
+//
 // # Failure
 //
 // A kernel completes when every thread returns. A panic in a lane, or an

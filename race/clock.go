@@ -71,14 +71,47 @@ func (t *Thread) AcquireVC(v VC) {
 	t.dirty = true
 }
 
-// Release joins the thread's clock into s.
+// Release joins the thread's clock (and what it made visible across
+// proxies) into s.
 func (t *Thread) Release(s *Sync) {
 	s.vc.join(t.vc)
+	for i := range t.vis {
+		if len(t.vis[i]) > 0 {
+			s.vis[i].join(t.vis[i])
+		}
+	}
 	t.tick()
 }
 
 // Acquire orders what follows in the thread after every release into s.
-func (t *Thread) Acquire(s *Sync) { t.AcquireVC(s.vc) }
+func (t *Thread) Acquire(s *Sync) {
+	t.AcquireVC(s.vc)
+	for i := range s.vis {
+		if len(s.vis[i]) > 0 {
+			t.vis[i].join(s.vis[i])
+		}
+	}
+}
+
+// Derive starts an operation that owner (a rank's fabric endpoint) runs
+// on behalf of from, as of now: a thread with owner's identity and a new
+// clock of owner's, knowing what from did so far (a release of from). Its
+// accesses are owner's, so two operations of one owner are never reported
+// against each other.
+func (d *Detector) Derive(owner, from *Thread) *Thread {
+	owner.vc[owner.id]++
+	t := &Thread{d: d, id: owner.id, name: owner.name, vc: from.vc.clone()}
+	t.vc.join(owner.vc[: owner.id+1 : owner.id+1])
+	if len(t.vc) <= int(owner.id) {
+		t.vc = append(t.vc, make(VC, int(owner.id)+1-len(t.vc))...)
+	}
+	t.vc[owner.id] = owner.vc[owner.id]
+	for i := range from.vis {
+		t.vis[i] = from.vis[i].clone()
+	}
+	from.tick()
+	return t
+}
 
 // AcquirePending is a relaxed read of s: its releases take effect at the
 // thread's next acquire fence.
@@ -107,7 +140,10 @@ func (t *Thread) Fence(acquire bool, producer, consumer Proxy) {
 
 // Sync is a synchronisation object: a signal slot, a flag, a barrier, a
 // kernel's end.
-type Sync struct{ vc VC }
+type Sync struct {
+	vc  VC
+	vis [2]VC
+}
 
 // Proxy is who accesses fabric memory (ncclMemProxyType).
 type Proxy uint8

@@ -53,7 +53,7 @@ func fix(prev, cur *ep) string {
 			if !prev.write {
 				return "the lane did not wait for the operation to complete (the issuer's flush, then a barrier or flag that orders this access) before writing the bytes it reads"
 			}
-			return "the issuer's flush, then a barrier (or a flag put after it) that this lane's rank waited on, must come between the write and this access"
+			return "the issuer's flush, then a barrier (or a flag put after the flush) that this lane's rank waited on with an acquire (a wait with order acquire or acq_rel, or ncclMemFence(acquire) after it), must come between the write and this access"
 		case KindFabric:
 			return "the second operation was submitted without waiting (flush, then a barrier or flag) for the first to complete"
 		}

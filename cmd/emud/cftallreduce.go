@@ -126,7 +126,7 @@ func cftAllToAllUsage(o options) usage {
 
 func runCftAllReduce(o options) (*outcome, error) {
 	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.topology(),
-		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func runCftAllReduce(o options) (*outcome, error) {
 
 func runCftAllToAll(o options) (*outcome, error) {
 	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.topology(),
-		Block: int(o.Bytes), Debug: o.Debug, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-alltoall", o, res, err); err != nil {
 		return nil, err
 	}
