@@ -15,7 +15,8 @@ func newReplayCmd() *cobra.Command {
 		Use:   "replay [SCENARIO] --seed S",
 		Short: "Rerun one seed of a scenario and write its trace",
 		Long: `Rerun one seed of a scenario, as "emud explore" prints it, and write the run's
-Chrome trace-event JSON (open it in ui.perfetto.dev or chrome://tracing).
+Chrome trace-event JSON (open it in ui.perfetto.dev, chrome://tracing, the
+DevTools performance panel or speedscope).
 The output is run's: the table or the hang report, ending with the seed and
 the digest, which is the original run's: the same seed and flags give the same
 run, bit for bit. --expect-digest makes that a check.

@@ -122,8 +122,9 @@ seed and flags give the same digest. Without a scenario, runs alltoall.
 
 Scenarios:
 ` + scenarioList() + `
-With --trace FILE the run's Chrome trace-event JSON (chrome://tracing,
-ui.perfetto.dev) is written to FILE, also when the run hangs.
+With --trace FILE the run's Chrome trace-event JSON (ui.perfetto.dev,
+chrome://tracing, the DevTools performance panel, speedscope) is written to
+FILE, also when the run hangs.
 
 ` + exitStatusHelp,
 		Args: cobra.MaximumNArgs(1),
