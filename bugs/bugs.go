@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/sim"
 )
@@ -17,6 +18,9 @@ type Config struct {
 	Perturb  sim.Level
 	Strategy sim.Strategy
 	PCT      sim.PCT
+	// Observe, if set, sees the node and host before anything runs (a
+	// trace recorder attaches there).
+	Observe func(*engine.Node, *cco.Host)
 }
 
 // Bug is one planted bug: a collective with the bug, and its fixed twin.
@@ -36,18 +40,31 @@ type Bug struct {
 	Timing bool
 	// run runs the program once, buggy or fixed, and returns nil when it
 	// finished with the right data, else why not (*sim.HangError,
-	// *WrongData, or another failure), and the scheduling steps it took.
-	run func(c Config, fixed bool) (steps int, err error)
+	// *WrongData, or another failure), and what the run was.
+	run func(c Config, fixed bool) (Outcome, error)
+}
+
+// Outcome is what one run of a corpus program was, whatever its verdict
+// (zero if the run never started).
+type Outcome struct {
+	Steps    int    // scheduling steps (PCT's k)
+	End      sim.Time
+	Digest   string // the trace digest
+	Model    string // timing model name
+	Ranks    int
+	Injected []engine.Fault // the faults the program's fault plan injected
 }
 
 // Run runs the buggy program once. A panic in the program's host code is
 // an error, not a crash.
-func (b *Bug) Run(c Config) error { _, err := b.exec(c, false); return err }
+func (b *Bug) Run(c Config) error { _, err := b.Exec(c, false); return err }
 
 // RunFixed runs the fixed twin once.
-func (b *Bug) RunFixed(c Config) error { _, err := b.exec(c, true); return err }
+func (b *Bug) RunFixed(c Config) error { _, err := b.Exec(c, true); return err }
 
-func (b *Bug) exec(c Config, fixed bool) (steps int, err error) {
+// Exec runs the buggy program (or with fixed its twin) once and returns
+// what the run was with its verdict.
+func (b *Bug) Exec(c Config, fixed bool) (out Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("bug %s: panic: %v\n%s", b.Name, v, debug.Stack())
@@ -149,6 +166,13 @@ func (r Result) SeedsToFirst(first uint64) int {
 // Rate is the detection rate over the seeds run.
 func (r Result) Rate() float64 { return float64(r.Detected) / float64(max(r.Seeds, 1)) }
 
+// PCTSteps is the k PCT uses for b: PCT spreads its change points over
+// the steps of a run, measured once on seed first without PCT.
+func PCTSteps(b *Bug, st Strategy, first uint64, fixed bool) int {
+	out, _ := b.Exec(Config{Seed: first, Perturb: st.Perturb}, fixed)
+	return max(out.Steps, 1)
+}
+
 // Hunt runs bug b (or its fixed twin) under seeds first..first+n−1 with
 // strategy st and counts the seeds that detect it. Every seed runs (the
 // rate needs them all); each run is independent and deterministic.
@@ -156,16 +180,12 @@ func Hunt(b *Bug, st Strategy, first uint64, n int, fixed bool) Result {
 	res := Result{Bug: b.Name, Strategy: st.Name, Seeds: n}
 	c := Config{Perturb: st.Perturb, Strategy: st.Schedule}
 	if st.Schedule == sim.StrategyPCT {
-		// PCT spreads its change points over the steps of a run; measure
-		// them once on the first seed without PCT.
-		probe := Config{Seed: first, Perturb: st.Perturb}
-		steps, _ := b.exec(probe, fixed)
-		c.PCT = sim.PCT{Depth: st.PCTDepth, Steps: max(steps, 1)}
+		c.PCT = sim.PCT{Depth: st.PCTDepth, Steps: PCTSteps(b, st, first, fixed)}
 		res.PCTSteps = c.PCT.Steps
 	}
 	for i := range n {
 		c.Seed = first + uint64(i)
-		_, err := b.exec(c, fixed)
+		_, err := b.Exec(c, fixed)
 		if err == nil {
 			continue
 		}

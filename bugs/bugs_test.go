@@ -18,12 +18,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func firstDetection(b *Bug, st Strategy, n int, fixed bool) (uint64, error) {
 	c := Config{Perturb: st.Perturb, Strategy: st.Schedule}
 	if st.Schedule == sim.StrategyPCT {
-		steps, _ := b.exec(Config{Seed: 1, Perturb: st.Perturb}, fixed)
-		c.PCT.Steps = max(steps, 1)
+		out, _ := b.Exec(Config{Seed: 1, Perturb: st.Perturb}, fixed)
+		c.PCT.Steps = max(out.Steps, 1)
 	}
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		c.Seed = seed
-		if _, err := b.exec(c, fixed); err != nil {
+		if _, err := b.Exec(c, fixed); err != nil {
 			return seed, err
 		}
 	}
@@ -108,6 +108,6 @@ func TestHuntCounts(t *testing.T) {
 
 // A panic in a program's host code is an error, not a crash.
 func TestRunRecoversPanics(t *testing.T) {
-	b := &Bug{Name: "boom", run: func(Config, bool) (int, error) { panic("boom") }}
+	b := &Bug{Name: "boom", run: func(Config, bool) (Outcome, error) { panic("boom") }}
 	assert.ErrorContains(t, b.Run(Config{Seed: 1}), "panic: boom")
 }

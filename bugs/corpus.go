@@ -18,14 +18,14 @@ import (
 // machine's timing.
 
 // done is a run's common end: the sim's verdict, then the data checks.
-func (r *rig) done(check func() error) (int, error) {
-	if err := r.s.Run(); err != nil {
-		return r.s.Steps(), err
+func (r *rig) done(check func() error) (Outcome, error) {
+	err := r.s.Run()
+	out := Outcome{Steps: r.s.Steps(), End: r.s.Now(), Digest: r.s.Digest(), Model: r.n.Model().Name(),
+		Ranks: len(r.dcs), Injected: r.n.Injected()}
+	if err == nil && check != nil {
+		err = check()
 	}
-	if check == nil {
-		return r.s.Steps(), nil
-	}
-	return r.s.Steps(), check()
+	return out, err
 }
 
 // snapshot is a receiver's CU reading n bytes of its window at off when
@@ -155,21 +155,21 @@ func init() {
 // every CTA's signals on queue 0's slot, as one counter for the grid; each
 // slot only ever counts its own queue's signals, so any grid wider than
 // one CTA deadlocks at the first step.
-func runGinAllgather(c Config, fixed bool) (int, error) {
+func runGinAllgather(c Config, fixed bool) (Outcome, error) {
 	const ranks, grid, chunk = 4, 2, 4096
 	r, err := newRig(c, ranks, grid, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(ranks * grid * chunk)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	off := func(owner, b int) uint64 { return uint64(owner*grid+b) * chunk }
 	for me := range ranks {
 		for b := range grid {
 			if err := r.fill(w[me], off(me, b), chunk, me, b); err != nil {
-				return 0, err
+				return Outcome{}, err
 			}
 		}
 	}
@@ -188,7 +188,7 @@ func runGinAllgather(c Config, fixed bool) (int, error) {
 		sdma.Quiet(next)
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for me := range ranks {
@@ -210,19 +210,19 @@ func runGinAllgather(c Config, fixed bool) (int, error) {
 // when one GPU's launch is late by more than its sender needs to deliver
 // (a few µs), the signal is already there, the receiver waits for one
 // more that never comes.
-func runLateRank(c Config, fixed bool) (int, error) {
+func runLateRank(c Config, fixed bool) (Outcome, error) {
 	const ranks, bytes = 4, 1024
 	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for me := range ranks {
 		if err := r.fill(w[me], 0, bytes, me, 0); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	err = r.launchAll(1, 1, func(me int, t *kernel.Thread, sdma *cco.Sdma) {
@@ -236,7 +236,7 @@ func runLateRank(c Config, fixed bool) (int, error) {
 		sdma.QuietQueue(next, 0)
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for me := range ranks {
@@ -252,19 +252,19 @@ func runLateRank(c Config, fixed bool) (int, error) {
 // big-copy-stall: rank 0 sends 1 MiB to rank 1 in one copy, on an engine
 // that stalls on copies of 1 MiB or more (MI355X's 256 MiB, scaled down).
 // The fix chunks the transfer below the stall size.
-func runBigCopy(c Config, fixed bool) (int, error) {
+func runBigCopy(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
 	b := Lookup1("big-copy-stall")
 	r, err := newRig(c, 2, 1, b.Faults)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], 0, bytes, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	pieces := 1
 	if fixed {
@@ -278,12 +278,12 @@ func runBigCopy(c Config, fixed bool) (int, error) {
 		}
 		sdma.QuietQueue(1, 0)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, uint64(pieces))
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 1's 1 MiB from rank 0", w[1], bytes, bytes, 0, 0) })
 }
@@ -301,7 +301,7 @@ func Lookup1(name string) *Bug {
 // its signal alone, on hardware that loses 3% of signal ATOMICs. The twin
 // is the same program on healthy hardware: the incident is the driver's,
 // the program's part is having no other evidence.
-func runLostCompletion(c Config, fixed bool) (int, error) {
+func runLostCompletion(c Config, fixed bool) (Outcome, error) {
 	const ranks, rounds, bytes = 4, 4, 512
 	faults := Lookup1("lost-completion").Faults
 	if fixed {
@@ -309,15 +309,15 @@ func runLostCompletion(c Config, fixed bool) (int, error) {
 	}
 	r, err := newRig(c, ranks, 1, faults)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for me := range ranks {
 		if err := r.fill(w[me], 0, bytes, me, 0); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	err = r.launchAll(1, 1, func(me int, t *kernel.Thread, sdma *cco.Sdma) {
@@ -329,7 +329,7 @@ func runLostCompletion(c Config, fixed bool) (int, error) {
 		sdma.QuietQueue(next, 0)
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(nil)
 }
@@ -337,19 +337,19 @@ func runLostCompletion(c Config, fixed bool) (int, error) {
 // fused-off-engine: a ring exchange spreading each rank's block over two
 // queue ids, on a machine where queue id 1 of every ring hop sits on a
 // fused-off engine. The fix keeps to the live queue.
-func runFusedOff(c Config, fixed bool) (int, error) {
+func runFusedOff(c Config, fixed bool) (Outcome, error) {
 	const ranks, bytes = 3, 2048
 	r, err := newRig(c, ranks, 2, Lookup1("fused-off-engine").Faults)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for me := range ranks {
 		if err := r.fill(w[me], 0, bytes, me, 0); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	err = r.launchAll(1, 2, func(me int, t *kernel.Thread, sdma *cco.Sdma) {
@@ -366,7 +366,7 @@ func runFusedOff(c Config, fixed bool) (int, error) {
 		sdma.Quiet(next)
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for me := range ranks {
@@ -384,19 +384,19 @@ func runFusedOff(c Config, fixed bool) (int, error) {
 // and then uses its slice. CTA 0's wait is right; CTA 1's is released by
 // CTA 0's signal, and uses its slice whether or not queue 1 has delivered
 // it yet.
-func runBlockSlot(c Config, fixed bool) (int, error) {
+func runBlockSlot(c Config, fixed bool) (Outcome, error) {
 	const grid, chunk = 2, 16 << 10
 	r, err := newRig(c, 2, grid, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * grid * chunk)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for b := range grid {
 		if err := r.fill(w[0], uint64(b)*chunk, chunk, 0, b); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	got := make([][]byte, grid)
@@ -405,7 +405,7 @@ func runBlockSlot(c Config, fixed bool) (int, error) {
 		sdma.Put(1, w[1], uint64(grid+b)*chunk, w[0], uint64(b)*chunk, chunk, b, cco.RemoteSignal)
 		sdma.QuietQueue(1, b)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		b := t.BlockIdx()
@@ -416,7 +416,7 @@ func runBlockSlot(c Config, fixed bool) (int, error) {
 		sdma.WaitSignal(0, q, 1)
 		got[b] = r.snapshot(w[1], uint64(grid+b)*chunk, chunk)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for b := range grid {
@@ -430,19 +430,19 @@ func runBlockSlot(c Config, fixed bool) (int, error) {
 
 // ring-off-by-one: a ring all-gather that runs n−2 steps instead of n−1,
 // so every rank misses the block of the rank after it.
-func runRingOffByOne(c Config, fixed bool) (int, error) {
+func runRingOffByOne(c Config, fixed bool) (Outcome, error) {
 	const ranks, chunk = 4, 1024
 	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(ranks * chunk)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for me := range ranks {
 		if err := r.fill(w[me], uint64(me)*chunk, chunk, me, 0); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	steps := ranks - 2 // bug
@@ -459,7 +459,7 @@ func runRingOffByOne(c Config, fixed bool) (int, error) {
 		sdma.QuietQueue(next, 0)
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for me := range ranks {
@@ -479,37 +479,37 @@ func runRingOffByOne(c Config, fixed bool) (int, error) {
 // this round's total wraps to 0. "Flag ≥ 0" holds at once, so the buggy
 // relay forwards before the data arrives; the fix waits for Eq on the
 // round's value.
-func runGeWrap(c Config, fixed bool) (int, error) {
+func runGeWrap(c Config, fixed bool) (Outcome, error) {
 	const bytes = 8192
 	r, err := newRig(c, 3, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	data, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	flag, err := r.window(64) // [0]: the flag; [8]: rank 0's next total
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	before := uint32(0xFFFF_FFFF) // the total after 2^32−1 rounds
 	total := before + 1           // this round's: 0
 	if err := r.mem.Store32(flag[1].LocalPtr(0), before); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.mem.Store32(flag[0].LocalPtr(8), total); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(data[0], 0, bytes, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(1, data[1], 0, data[0], 0, bytes, 0)
 		sdma.Put(1, flag[1], 0, flag[0], 8, 4, 0) // behind the data, on the same queue
 		sdma.QuietQueue(1, 0)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		cmp := cco.SdmaCmpGe // bug: Ge on a running total
@@ -519,12 +519,12 @@ func runGeWrap(c Config, fixed bool) (int, error) {
 		sdma.PostWaitMem(2, 0, flag[1], 0, total, cmp, 0xFFFF_FFFF)
 		sdma.Put(2, data[2], bytes, data[1], 0, bytes, 0, cco.RemoteSignal)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(2, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(1, 0, 1)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 2's relayed block", data[2], bytes, bytes, 0, 0) })
 }
@@ -535,22 +535,22 @@ func runGeWrap(c Config, fixed bool) (int, error) {
 // rank 2 reads as "the put on (2, q0) landed": released by the broadcast,
 // it uses a payload still crossing the link. The fix gives the broadcast
 // its own queue id.
-func runBcastPerQueue(c Config, fixed bool) (int, error) {
+func runBcastPerQueue(c Config, fixed bool) (Outcome, error) {
 	const big, small = 256 << 10, 4096
 	r, err := newRig(c, 3, 2, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2*big + 2*small)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	src, bsrc, dst, bdst := uint64(0), uint64(big), uint64(big+small), uint64(2*big+small)
 	if err := r.fill(w[0], src, big, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], bsrc, small, 0, 1); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	bq := 0 // bug: the broadcast shares queue id 0 with the put
 	if fixed {
@@ -564,7 +564,7 @@ func runBcastPerQueue(c Config, fixed bool) (int, error) {
 		sdma.Quiet(1)
 		sdma.Quiet(2)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(2, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, 1) // "the put on (2, q0) landed"
@@ -573,13 +573,13 @@ func runBcastPerQueue(c Config, fixed bool) (int, error) {
 			sdma.WaitSignal(0, bq, 1) // the header, on its own queue id
 		}
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, bq, 1)
 		got1 = r.snapshot(w[1], bdst, small)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		return errors.Join(checkBytes("rank 2's put block when its wait returned", got2, 0, 0),
@@ -590,18 +590,18 @@ func runBcastPerQueue(c Config, fixed bool) (int, error) {
 // missing-commit: rank 0 posts four Aggregate puts and quiets without
 // committing: quiet returns at once with nothing rung. It then tells rank
 // 1 "done" with a signalled put on another queue; rank 1 finds nothing.
-func runMissingCommit(c Config, fixed bool) (int, error) {
+func runMissingCommit(c Config, fixed bool) (Outcome, error) {
 	const pieces, n = 4, 1024
 	r, err := newRig(c, 2, 2, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2*pieces*n + 64)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], 0, pieces*n, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	var got []byte
 	if _, err := r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
@@ -616,13 +616,13 @@ func runMissingCommit(c Config, fixed bool) (int, error) {
 		sdma.Put(1, w[1], 2*pieces*n, w[0], 2*pieces*n, 8, 1, cco.RemoteSignal) // "done"
 		sdma.QuietQueue(1, 1)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 1, 1)
 		got = r.snapshot(w[1], pieces*n, pieces*n)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return checkBytes("rank 1's batch after rank 0 said done", got, 0, 0) })
 }
@@ -631,19 +631,19 @@ func runMissingCommit(c Config, fixed bool) (int, error) {
 // under ccoSdmaThreadSameQueue, which promises they share one queue. In
 // release the group's packets go to one lane's queue reservation laid out
 // for another's, and data lands wrong. The fix is Independent.
-func runSameQueueBroken(c Config, fixed bool) (int, error) {
+func runSameQueueBroken(c Config, fixed bool) (Outcome, error) {
 	const ranks, n = 5, 2048
 	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * ranks * n)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	for p := 1; p < ranks; p++ {
 		if err := r.fill(w[0], uint64(p)*n, n, 0, p); err != nil {
-			return 0, err
+			return Outcome{}, err
 		}
 	}
 	mode := cco.SdmaThreadSameQueue // bug: the lanes' peers differ
@@ -655,7 +655,7 @@ func runSameQueueBroken(c Config, fixed bool) (int, error) {
 		sdma.Put(p, w[p], ranks*n, w[0], uint64(p)*n, n, 0, mode)
 		sdma.Quiet(p)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error {
 		for p := 1; p < ranks; p++ {
@@ -676,18 +676,18 @@ const earlyReuseCompute = 21 * sim.Microsecond
 // early-source-reuse: rank 0 puts 1 MiB to rank 1, computes, and writes
 // the next round's data into the source without quiet first. The copy
 // reads its source as it goes; a copy still running sends new data.
-func runEarlyReuse(c Config, fixed bool) (int, error) {
+func runEarlyReuse(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
 	r, err := newRig(c, 2, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], 0, bytes, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(1, w[1], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
@@ -699,10 +699,10 @@ func runEarlyReuse(c Config, fixed bool) (int, error) {
 			panic(err)
 		}
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
 }
@@ -710,32 +710,32 @@ func runEarlyReuse(c Config, fixed bool) (int, error) {
 // expected-per-lane: eight lanes of one warp put eight slices as one
 // SameQueue group with a remote signal; the receiver waits for eight
 // signals, but the group signals once.
-func runExpectedPerLane(c Config, fixed bool) (int, error) {
+func runExpectedPerLane(c Config, fixed bool) (Outcome, error) {
 	const lanes, n = 8, 512
 	r, err := newRig(c, 2, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * lanes * n)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], 0, lanes*n, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(0, 1, lanes, func(t *kernel.Thread, sdma *cco.Sdma) {
 		o := uint64(t.ThreadIdx() * n)
 		sdma.Put(1, w[1], lanes*n+o, w[0], o, n, 0, cco.SdmaThreadSameQueue, cco.RemoteSignal)
 		sdma.QuietQueue(1, 0)
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	want := uint64(lanes) // bug: one per lane
 	if fixed {
 		want = 1
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, want) }); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 1's slices", w[1], lanes*n, lanes*n, 0, 0) })
 }
@@ -750,18 +750,18 @@ const noQuietHostGap = 20 * sim.Microsecond
 // without a quiet; the host waits for it, works, and launches the next
 // kernel, which refills the source. Kernel exit does not drain SDMA, so a
 // copy still running sends the refill.
-func runNoQuietAcrossKernels(c Config, fixed bool) (int, error) {
+func runNoQuietAcrossKernels(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
 	r, err := newRig(c, 2, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2 * bytes)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if err := r.fill(w[0], 0, bytes, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	first, err := r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(1, w[1], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
@@ -770,7 +770,7 @@ func runNoQuietAcrossKernels(c Config, fixed bool) (int, error) {
 		}
 	})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	r.s.Spawn("host0", func(a *sim.Actor) {
 		if err := first.Wait(a); err != nil {
@@ -786,7 +786,7 @@ func runNoQuietAcrossKernels(c Config, fixed bool) (int, error) {
 		}
 	})
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
 }
@@ -802,19 +802,19 @@ const flagHold = 2 * sim.Microsecond
 // reuse it. The engine samples the flag at its poll reads: when none falls
 // inside the hold, the queue parks for good. The fix never takes a flag
 // back: phases are epochs (1, then 2), and the wait is Ge its epoch.
-func runFlagSetCleared(c Config, fixed bool) (int, error) {
+func runFlagSetCleared(c Config, fixed bool) (Outcome, error) {
 	const bytes = 2048
 	r, err := newRig(c, 2, 1, engine.InjectSpec{})
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	w, err := r.window(2*bytes + 64)
 	if err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	flag := uint64(2 * bytes)
 	if err := r.fill(w[0], 0, bytes, 0, 0); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(0, 2, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		if t.BlockIdx() == 0 {
@@ -838,10 +838,10 @@ func runFlagSetCleared(c Config, fixed bool) (int, error) {
 			panic(err)
 		}
 	}); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return 0, err
+		return Outcome{}, err
 	}
 	return r.done(func() error { return r.expect("rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
 }

@@ -31,7 +31,11 @@ func newRig(c Config, ranks, queues int, faults engine.InjectSpec) (*rig, error)
 	if err != nil {
 		return nil, err
 	}
-	comms, err := cco.CommCreateAll(cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"}), ranks, 0)
+	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	if c.Observe != nil {
+		c.Observe(n, host)
+	}
+	comms, err := cco.CommCreateAll(host, ranks, 0)
 	if err != nil {
 		return nil, err
 	}

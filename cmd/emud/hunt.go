@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/bugs"
+	"github.com/emud-dev/emud/sim"
 )
 
 func newHuntCmd() *cobra.Command {
@@ -23,6 +25,10 @@ func newHuntCmd() *cobra.Command {
 		fixed      bool
 		asJSON     bool
 		progress   bool
+		seed       uint64
+		strategy   string
+		pctSteps   int
+		tracePath  string
 	)
 	cmd := &cobra.Command{
 		Use:   "hunt [BUG...]",
@@ -41,10 +47,24 @@ then one line per strategy and last
 
   found K of N planted bugs within S seeds each
 
-for the default strategy (pct). --fixed runs the fixed twins instead: every
-rate should be 0. Exit status 1 when the default strategy missed a bug (or,
-with --fixed, when a twin failed).`,
+for the default strategy (pct), after the command that reproduces each bug's
+first detection under it. --fixed runs the fixed twins instead: every rate
+should be 0. Exit status 1 when the default strategy missed a bug (or, with
+--fixed, when a twin failed).
+
+With --seed, hunt runs one bug once (that seed, --strategy, --pct-steps) and
+prints its hang report or data error and its seed and digest, as run does;
+--trace writes its Chrome trace.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("seed") {
+				if len(args) != 1 {
+					return fmt.Errorf("hunt --seed runs one bug: name exactly one (the corpus: %s)", corpusNames())
+				}
+				return huntOne(cmd, args[0], seed, strategy, pctSteps, fixed, asJSON, tracePath)
+			}
+			if tracePath != "" {
+				return fmt.Errorf("invalid --trace: only with --seed (one run)")
+			}
 			if seeds < 1 {
 				return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
 			}
@@ -97,7 +117,107 @@ with --fixed, when a twin failed).`,
 	fs.BoolVar(&fixed, "fixed", false, "run the fixed twins instead of the bugs (every rate should be 0)")
 	fs.BoolVar(&asJSON, "json", false, "print the table as JSON")
 	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
+	fs.Uint64Var(&seed, "seed", 0, "run one bug once with this seed (see above)")
+	fs.StringVar(&strategy, "strategy", bugs.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
+	fs.IntVar(&pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
+	fs.StringVar(&tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
 	return cmd
+}
+
+func corpusNames() string {
+	var names []string
+	for _, b := range bugs.Corpus() {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// huntOne runs one corpus program once and prints what run would.
+func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctSteps int, fixed, asJSON bool, tracePath string) error {
+	b, err := bugs.Lookup(name)
+	if err != nil {
+		return err
+	}
+	st, err := bugs.LookupStrategy(strategy)
+	if err != nil {
+		return fmt.Errorf("invalid --strategy: %w", err)
+	}
+	c := bugs.Config{Seed: seed, Perturb: st.Perturb, Strategy: st.Schedule}
+	if st.Schedule == sim.StrategyPCT {
+		if pctSteps == 0 {
+			pctSteps = bugs.PCTSteps(b, st, 1, fixed)
+		}
+		c.PCT = sim.PCT{Depth: st.PCTDepth, Steps: pctSteps}
+	}
+	var o options
+	var writeTrace func() error
+	if tracePath != "" {
+		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
+			return err
+		}
+		c.Observe = o.observe
+	}
+	out, runErr := b.Exec(c, fixed)
+	if writeTrace != nil && out.Digest != "" {
+		if err := writeTrace(); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	what := "planted bug"
+	if fixed {
+		what = "fixed twin"
+	}
+	var h *sim.HangError
+	var wrong *bugs.WrongData
+	switch {
+	case errors.As(runErr, &h):
+		if err := writeHang(w, h, asJSON); err != nil {
+			return err
+		}
+		return &codedError{exitHang, fmt.Errorf("hunt %s (%s) seed %d under %s: hang", name, what, seed, st.Name)}
+	case runErr != nil && !asJSON:
+		fmt.Fprintf(w, "%s\nseed: %d\ndigest: %s\n", runErr, seed, out.Digest)
+	case runErr == nil && !asJSON:
+		fmt.Fprintf(w, "%s (%s): no hang, right data at %.3f µs on %d ranks\nseed: %d\ndigest: %s\n", name, what, out.End.Micros(), out.Ranks, seed, out.Digest)
+	}
+	if asJSON {
+		j := struct {
+			Bug      string `json:"bug"`
+			Fixed    bool   `json:"fixed"`
+			Strategy string `json:"strategy"`
+			Seed     uint64 `json:"seed"`
+			Error    string `json:"error,omitempty"`
+			Digest   string `json:"digest"`
+		}{name, fixed, st.Name, seed, "", out.Digest}
+		if runErr != nil {
+			j.Error = runErr.Error()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	switch {
+	case errors.As(runErr, &wrong):
+		return &codedError{exitMismatch, fmt.Errorf("hunt %s (%s) seed %d under %s: %w", name, what, seed, st.Name, runErr)}
+	case runErr != nil:
+		return runErr
+	}
+	return nil
+}
+
+// reproduceHunt is the command that reruns r's first detection.
+func reproduceHunt(r bugs.Result, fixed bool) string {
+	args := []string{"emud", "hunt", r.Bug, "--seed", fmt.Sprint(r.First), "--strategy", r.Strategy}
+	if r.PCTSteps > 0 {
+		args = append(args, "--pct-steps", fmt.Sprint(r.PCTSteps))
+	}
+	if fixed {
+		args = append(args, "--fixed")
+	}
+	return strings.Join(args, " ")
 }
 
 // hunting is the outcome of a hunt: one result per (bug, strategy).
@@ -216,6 +336,11 @@ func (h *hunting) write(w io.Writer) error {
 		return nil
 	}
 	if d := h.defaultColumn(); d >= 0 {
+		for b := range h.bugs {
+			if r := h.res[b][d]; r.First != 0 {
+				fmt.Fprintf(w, "  reproduce: %s\n", reproduceHunt(r, false))
+			}
+		}
 		_, err := fmt.Fprintf(w, "found %d of %d planted bugs within %d seeds each\n", h.found(d), len(h.bugs), h.seeds)
 		return err
 	}

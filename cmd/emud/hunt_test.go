@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,13 +21,23 @@ func TestHuntTable(t *testing.T) {
 	out, errOut, status := execute(t, "hunt", "--seeds", "8", "--jobs", "2", "ring-off-by-one", "late-rank-snapshot", "missing-commit")
 	require.Equal(t, exitOK, status, errOut)
 	ls := lines(out)
-	require.Len(t, ls, 9, out)
+	require.Len(t, ls, 12, out)
 	assert.Equal(t, "hunt: 3 planted bugs, seeds 1..8 under each strategy", ls[0])
 	assert.Regexp(t, `^bug +timing +ties first +ties rate +perturb first +perturb rate +pct first +pct rate`, ls[1])
 	assert.Regexp(t, `^ring-off-by-one +any +1 +100% +1 +100% +1 +100%`, ls[2])
 	assert.Regexp(t, `^late-rank-snapshot +needs +- +0% +\d+ +\d+% +\d+ +\d+%`, ls[3], "tie-breaks alone never find it")
 	assert.Equal(t, "ties: 2 of 3 detected; missed late-rank-snapshot", ls[5])
+	assert.Regexp(t, `^  reproduce: emud hunt late-rank-snapshot --seed \d+ --strategy pct --pct-steps \d+$`, ls[9])
 	assert.Equal(t, "found 3 of 3 planted bugs within 8 seeds each", ls[len(ls)-1])
+
+	// The reproduce command reruns that detection: the same hang, twice.
+	repro := strings.Fields(strings.TrimPrefix(ls[9], "  reproduce: emud "))
+	one, errOut, status := execute(t, repro...)
+	require.Equal(t, exitHang, status, errOut)
+	assert.Contains(t, one, "waitSignal never returns")
+	two, _, _ := execute(t, repro...)
+	assert.Equal(t, one, two, "same seed and strategy, same run")
+	assert.Regexp(t, `digest: [0-9a-f]{64}\n$`, one)
 
 	again, _, _ := execute(t, "hunt", "--seeds", "8", "--jobs", "1", "ring-off-by-one", "late-rank-snapshot", "missing-commit")
 	assert.Equal(t, out, again, "the table does not depend on --jobs")
@@ -53,6 +65,22 @@ func TestHuntFixedAndJSON(t *testing.T) {
 	assert.NotEmpty(t, j.Bugs[0].Faults, "the fault-injected bug says which faults")
 }
 
+// One run of one bug, as run prints it: wrong data exits 3, a fixed twin
+// passes, a trace can be written.
+func TestHuntOneSeed(t *testing.T) {
+	out, errOut, status := execute(t, "hunt", "ring-off-by-one", "--seed", "4", "--strategy", "ties")
+	assert.Equal(t, exitMismatch, status, errOut)
+	assert.Contains(t, out, "wrong data: rank 0's block of rank 1")
+	assert.Contains(t, out, "seed: 4\n")
+	trace := filepath.Join(t.TempDir(), "t.json")
+	out, errOut, status = execute(t, "hunt", "ring-off-by-one", "--seed", "4", "--fixed", "--trace", trace)
+	require.Equal(t, exitOK, status, errOut)
+	assert.Contains(t, out, "ring-off-by-one (fixed twin): no hang, right data")
+	data, err := os.ReadFile(trace)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "traceEvents")
+}
+
 func TestHuntErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -62,6 +90,10 @@ func TestHuntErrors(t *testing.T) {
 		{[]string{"hunt", "--jobs", "0"}, "invalid --jobs 0"},
 		{[]string{"hunt", "--strategies", "ties,dfs"}, "invalid --strategies"},
 		{[]string{"hunt", "no-such-bug"}, `no planted bug "no-such-bug"`},
+		{[]string{"hunt", "--seed", "1"}, "hunt --seed runs one bug: name exactly one"},
+		{[]string{"hunt", "--seed", "1", "ring-off-by-one", "missing-commit"}, "name exactly one"},
+		{[]string{"hunt", "--trace", "x.json", "ring-off-by-one"}, "invalid --trace: only with --seed"},
+		{[]string{"hunt", "--seed", "1", "--strategy", "dfs", "ring-off-by-one"}, "invalid --strategy"},
 	} {
 		_, errOut, status := execute(t, tc.args...)
 		assert.Equal(t, exitError, status, fmt.Sprint(tc.args))
