@@ -47,7 +47,7 @@ type Bug struct {
 // Outcome is what one run of a corpus program was, whatever its verdict
 // (zero if the run never started).
 type Outcome struct {
-	Steps    int    // scheduling steps (PCT's k)
+	Steps    int // scheduling steps (PCT's k)
 	End      sim.Time
 	Digest   string // the trace digest
 	Model    string // timing model name
