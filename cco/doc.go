@@ -6,8 +6,12 @@
 //
 // # Host side
 //
-// A Host is one process: NewEmulatedHost wraps an engine.Node (MI355X gives
-// the node preset: 8 GPUs, eight queue ids per peer, 256 KiB rings). Env is
+// A Host is one process over a Device: NewEmulatedHost wraps an engine.Node
+// (MI355X gives the node preset: 8 GPUs, eight queue ids per peer, 256 KiB
+// rings); package hw/rocm's Device drives real KFD queues. Every Queue a
+// Device hands out is an issuer.Queue: MORI's issuer protocol is written
+// once, in package issuer, for both. Package job builds the whole host
+// side of a job (node, host, comms, windows, dev comms) in one call. Env is
 // the process environment: MORI_ENABLE_SDMA (MORI's truthiness: unset,
 // empty, 0, false, off, no are off), MORI_SDMA_NUM_CHANNELS and
 // MORI_CCO_SDMA_DEBUG. With SDMA off every dev comm has SdmaNumQueue == 0 and
@@ -77,8 +81,11 @@
 // another wave is mid-post. In release mode the symptoms are those of the
 // hardware: silent no-ops, stale data, shifted broadcasts, early release,
 // hangs. A hang ends in the simulator's report, to which this package adds
-// the matching row of the seed's failure-mode table in plain words (see the
-// Row constants).
+// typed causes (sim.Cause) naming the waiting ranks and the matching row of
+// the seed's failure-mode table (the Row constants): a condition the issuer
+// or the engine already names (a full ring, a stalled commit chain, a
+// parked POLL) is said once, in cco's words where cco knows why (an
+// Aggregate batch) and with the row added otherwise.
 //
 // An out-of-range peer is refused in both modes (MORI does not check it and
 // the hardware faults on a null queue handle). Debug mode also traps a put
@@ -111,6 +118,18 @@
 // read or write, virtual time) and the missing edge in words, whether or
 // not the data came out wrong in that run.
 //
-// Issue costs take no virtual time yet; engine costs come from the node's
-// model.
+// # Time
+//
+// Engine costs come from the node's model (package engine). CU-side costs
+// come from the same model through Device.Model (timing.go): a put-family
+// post sleeps the wave for its issue cost (model.Model.Issue of the post's
+// shape) and its doorbell (Submit), an issuer that waited on the commit
+// chain pays ChainObserve, quiet pays one RptrRead per queue, waitSignal
+// SignalVisible after the slot reached its value. On real hardware
+// (Device.Model nil) nothing sleeps: time passes by itself.
+//
+// # Tracing
+//
+// Host.SetObserver attaches one Observer to the device's queues and to the
+// device calls (CallBegin/CallEnd); package trace's Recorder is one.
 package cco

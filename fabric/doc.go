@@ -135,7 +135,7 @@
 //
 // # Fault injection
 //
-// Config.Faults (a FaultPlan, drawn from the run's seed through sim.Rand
+// Config.Faults (a FaultPlan, drawn from the run's seed through sim.Sim.Rand
 // stream FaultStream) fails chosen data operations (FailOps: the n-th op of
 // a rank; OpFailRate: a seeded chance per op): their data does not land and
 // the flush of their phase reports Code. DropBarrier loses a rank's

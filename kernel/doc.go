@@ -66,7 +66,7 @@
 //
 // Lane coroutines are pooled per run: a finished lane's coroutine runs the
 // next lane that starts, of this kernel or a later one, and the pool ends
-// them when sim.Run returns. (Creating a goroutine costs about 15 times a
+// them when sim.Sim.Run returns. (Creating a goroutine costs about 15 times a
 // switch, 60 times under the race detector.)
 //
 // Code between convergence points takes no virtual time and runs lane by lane,

@@ -5,14 +5,6 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// Copy describes a data movement: Bytes from GPU Src to each GPU in Dst
-// (one entry for a plain copy, two for a broadcast).
-type Copy struct {
-	Bytes uint64
-	Src   int
-	Dst   []int
-}
-
 // IssueShape is what a CU-side post looks like to the issue-cost mechanism:
 // how many lanes of one wave post together, over how many distinct queues,
 // and whether the wave had to detect its shape at run time
@@ -85,16 +77,6 @@ type Model interface {
 	// Jitter is the relative spread (0 = none) applied, from the run's
 	// seed, to engine gaps and doorbell latencies.
 	Jitter() float64
-}
-
-// UncontendedCopyTime is the data-movement time of c when nothing else
-// uses its paths: what the engine's link arbitration yields for a lone copy.
-func UncontendedCopyTime(m Model, c Copy) sim.Time {
-	var t float64
-	for _, d := range c.Dst {
-		t += float64(c.Bytes) / StreamGBps(m, c.Src, d, len(c.Dst) > 1) // bytes / (bytes/ns) = ns
-	}
-	return sim.Time(t * float64(sim.Nanosecond))
 }
 
 // StreamGBps is the rate of one destination stream of a copy from GPU src

@@ -10,6 +10,16 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
+// copyTime is the data-movement time of bytes from GPU src to each of dsts
+// (two: a broadcast) when nothing else uses the paths.
+func copyTime(m Model, bytes uint64, src int, dsts ...int) sim.Time {
+	var t float64
+	for _, d := range dsts {
+		t += float64(bytes) / StreamGBps(m, src, d, len(dsts) > 1)
+	}
+	return sim.Time(t * float64(sim.Nanosecond))
+}
+
 func TestPlaceholderShape(t *testing.T) {
 	p := NewPlaceholder()
 	var m Model = p
@@ -17,10 +27,10 @@ func TestPlaceholderShape(t *testing.T) {
 	assert.Equal(t, m.PacketOverhead(ring.KindCopy), m.PacketOverhead(ring.KindAtomic), "an ATOMIC costs the engine about what a COPY does")
 	assert.Zero(t, m.PacketOverhead(ring.KindNop))
 	// 60 GB/s = 60 bytes/ns: 6000 B takes 100 ns.
-	assert.Equal(t, 100*sim.Nanosecond, UncontendedCopyTime(m, Copy{Bytes: 6000, Src: 0, Dst: []int{1}}))
-	local := UncontendedCopyTime(m, Copy{Bytes: 6000, Src: 0, Dst: []int{0}})
+	assert.Equal(t, 100*sim.Nanosecond, copyTime(m, 6000, 0, 1))
+	local := copyTime(m, 6000, 0, 0)
 	assert.Less(t, local, 100*sim.Nanosecond, "local copies are faster than the link")
-	two := UncontendedCopyTime(m, Copy{Bytes: 6000, Src: 0, Dst: []int{1, 2}})
+	two := copyTime(m, 6000, 0, 1, 2)
 	assert.Equal(t, 200*sim.Nanosecond, two, "one engine does not overlap a broadcast's two writes")
 	assert.Equal(t, 400*sim.Nanosecond, m.PollInterval(4))
 	assert.Equal(t, p.MinPollGap, m.PollInterval(0), "interval 0 still costs a read")
@@ -28,8 +38,10 @@ func TestPlaceholderShape(t *testing.T) {
 
 func ExamplePlaceholder() {
 	m := NewPlaceholder()
-	// One 1 MiB COPY between two GPUs on an idle queue: fetch + transfer.
-	t := m.DoorbellLatency() + UncontendedCopyTime(m, Copy{Bytes: 1 << 20, Src: 0, Dst: []int{1}})
+	// One 1 MiB COPY between two GPUs on an idle queue: fetch + transfer
+	// at the stream's rate (GB/s = bytes/ns).
+	move := sim.Time(float64(1<<20) / StreamGBps(m, 0, 1, false) * float64(sim.Nanosecond))
+	t := m.DoorbellLatency() + move
 	fmt.Println(t)
 	// Output: 20.476266µs
 }

@@ -162,8 +162,8 @@ func ExampleMI355X() {
 	// One 64-lane SameQueue post: issue before the chain, then the doorbell.
 	issue := m.Issue(IssueShape{Lanes: 64, Queues: 1}) + m.Submit()
 	fmt.Println("64-lane post:", issue)
-	// A lone 1 MiB copy over one xGMI direction.
-	fmt.Println("1 MiB copy:", UncontendedCopyTime(m, Copy{Bytes: 1 << 20, Src: 0, Dst: []int{1}}))
+	// A lone 1 MiB copy over one xGMI direction (GB/s = bytes/ns).
+	fmt.Println("1 MiB copy:", sim.Time(float64(1<<20)/StreamGBps(m, 0, 1, false)*float64(sim.Nanosecond)))
 	// Output:
 	// 64-lane post: 1.298375µs
 	// 1 MiB copy: 17.234976µs

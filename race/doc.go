@@ -4,7 +4,7 @@
 //
 // A [Detector] keeps a vector clock per [Thread] (a wave of lanes, an SDMA
 // queue, a rank's fabric endpoint, a host actor) and, for every byte range
-// of every memory [Space], the last write and the reads since, each with
+// of every memory space ([Detector.Space]), the last write and the reads since, each with
 // the epoch (thread, clock) it happened at. Synchronisation is a release of
 // a thread's clock into a [Sync] (or a [VC] snapshot) and an acquire from
 // it. Packages above say which operations synchronise: package kernel

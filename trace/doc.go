@@ -2,8 +2,9 @@
 // format the Perfetto UI (ui.perfetto.dev), chrome://tracing, the Chrome
 // DevTools performance panel and speedscope open.
 //
-// [Attach] hooks a [Recorder] onto an engine.Node (engine.Node.SetObserver;
-// the node's cco calls come through cco.CallObserver). From then on it
+// [Attach] hooks a [Recorder] onto an engine.Node and its cco.Host
+// (cco.Host.SetObserver, which reaches the node's queues too; with no host,
+// engine.Node.SetObserver). From then on it
 // keeps every doorbell, every packet the SDMA engines execute, every ccoSdma
 // device call a wave makes, and which packet woke which waiter.
 // [Recorder.WriteJSON] writes them in the JSON object form of the Trace
@@ -89,8 +90,8 @@
 // The output is deterministic: the same seed gives the same bytes.
 //
 // How the links are found: the engine reports doorbells and retired packets
-// (engine.Observer) and Submit reports the actor that rings; cco reports
-// each call's entry and return (cco.CallObserver). A packet's issuing call
+// (issuer.Observer) and Submit reports the actor that rings; cco reports
+// each call's entry and return (cco.Observer). A packet's issuing call
 // is the one that rang the first doorbell beyond it; a commit, whose ring
 // names no actor, is matched by the queues it rings. A packet posted with
 // Aggregate is therefore linked to the commit that rang it, not to the put
