@@ -63,12 +63,13 @@ func ParseLevel(s string) (Level, error) {
 //     slow once (a fetch
 //     that misses, a preempted doorbell).
 //   - Launch skew: host launches of one collective's kernels on several
-//     GPUs do not land together; HIP launch latency is single-digit µs and
-//     one process per GPU adds its own scheduling, so realistic skew is
-//     up to 10 µs with a 2% tail to 100 µs (a descheduled host thread, the
-//     "pause one GPU" that reproduced RCCL's 20% deadlock). Blocks of one
-//     grid are dispatched to CUs up to ~1 µs apart (the dispatcher places
-//     one workgroup per few tens of ns and waits for free CUs).
+//     GPUs do not land together (one process per GPU, each with its own
+//     launch latency and scheduling). Up to 10 µs with a 2% tail to 100
+//     µs (a descheduled host thread, the "pause one GPU" that reproduced
+//     RCCL's 20% deadlock) is an estimate of that, not a measurement: no
+//     document here measures launch skew. Likewise the up to 1 µs between
+//     blocks of one grid (the workgroup dispatcher places blocks one after
+//     another and waits for free CUs) is a choice.
 //   - Poll phase: an engine's POLL_REGMEM re-reads on its own interval
 //     timer, not in step with the writer; the first re-read lands anywhere
 //     in one interval.
