@@ -32,18 +32,20 @@ type usage struct {
 	Deliv  int    // fabric deliveries (one per destination of an op) pending at once
 }
 
-// Measured per-item costs (RSS): a queue's ring pages touched, its state
-// and its metrics series come to about 24 KiB (64 × 64 ranks × 8 queue ids:
-// 115 MB for 4096 queues); a lane's coroutine and kernel state to about
+// Measured per-item costs: a queue's ring is 256 KiB of Go heap
+// (ring.DefaultSize, allocated whole; a fresh process touches few of its
+// pages, but a daemon reusing freed heap touches them all), its state and
+// metrics series about 24 KiB more (64 × 64 ranks × 8 queue ids: 115 MB RSS
+// for 4096 queues in a fresh process, 1.1 GB of heap); a lane's coroutine and kernel state to about
 // 12 KiB (1024 × 32 lanes of the phantom CFT all-reduce: 468 MB); a fabric
 // put in flight to about 1.2 KiB (1024 × 1023 puts of the phantom CFT
 // all-to-all: 1.27 GB), a pending delivery (an event and its closure) to
-// about 128 B. Each is doubled for margin; perRun is a run's fixed cost
+// about 128 B. Each but the ring is doubled for margin; perRun is a run's fixed cost
 // (simulator, node, registries). The process runs with the budget as Go's
 // soft memory limit (withMemLimit), so the garbage of finished operations
 // does not pile up on top of what is live.
 const (
-	perQueue = 48 << 10
+	perQueue = 256<<10 + 48<<10
 	perLane  = 24 << 10
 	perOp    = 2560
 	perDeliv = 256

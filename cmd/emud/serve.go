@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -630,7 +631,19 @@ func (d *daemon) execute(ru *run) {
 	rep, tr := d.runOne(ru)
 	d.duration.WithLabelValues(ru.sc.name).Observe(time.Since(now).Seconds())
 	d.finish(ru, rep, tr, rep.Status)
+	if footprint(ru.sc, ru.o).Bytes() >= returnToOSAfter {
+		// The run's memory is garbage now. Left to the runtime, the freed
+		// heap stays resident (reused spans are zeroed, so their pages
+		// are touched) and the scavenger returns it only slowly: a daemon
+		// that ran a big run would keep its footprint. A forced collection
+		// costs little next to such a run.
+		debug.FreeOSMemory()
+	}
 }
+
+// returnToOSAfter is the estimated footprint from which a finished run's
+// memory is handed back to the operating system at once.
+const returnToOSAfter = 64 << 20
 
 // runOne runs ru and returns its report and serialized trace (nil unless
 // asked for). The run's registry is folded into the daemon's totals here;
