@@ -5,13 +5,15 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
 
-// rig is one run's node, comms, windows and dev comms: the host side of a
-// MORI program on an emulated MI355X node, rank r on GPU r.
+// rig is one run's node, comms, windows and dev comms (package job's),
+// rank r on GPU r.
 type rig struct {
+	j     *job.Job
 	s     *sim.Sim
 	n     *engine.Node
 	mem   *engine.Memory
@@ -22,42 +24,29 @@ type rig struct {
 // newRig builds a node of ranks GPUs for run c with queues queue ids per
 // peer, under the fault spec (the bug's environment) if any.
 func newRig(c Config, ranks, queues int, faults engine.InjectSpec) (*rig, error) {
-	s := sim.New(sim.Config{Seed: c.Seed, Perturb: c.Perturb, Strategy: c.Strategy, PCT: c.PCT})
-	cfg := cco.MI355X(ranks)
+	jc := job.Config{Sim: sim.Config{Seed: c.Seed, Perturb: c.Perturb, Strategy: c.Strategy, PCT: c.PCT}, Ranks: ranks}
 	if !faults.Empty() {
-		cfg.Inject = faults.For(s, ranks, queues)
+		jc.Inject = func(s *sim.Sim) *engine.InjectPlan { return faults.For(s, ranks, queues) }
 	}
-	n, err := engine.NewNode(s, cfg)
+	j, err := job.New(jc)
 	if err != nil {
 		return nil, err
 	}
-	host := cco.NewEmulatedHost(n, cco.Env{"MORI_ENABLE_SDMA": "1"})
 	if c.Observe != nil {
-		c.Observe(n, host)
+		c.Observe(j.Node, j.Host)
 	}
-	comms, err := cco.CommCreateAll(host, ranks, 0)
-	if err != nil {
+	if err := j.CreateDevComms(queues, false); err != nil {
 		return nil, err
 	}
-	r := &rig{s: s, n: n, mem: n.Memory(), comms: comms}
-	reqs := cco.DevCommRequirementsInitializer()
-	reqs.SdmaQueueCount = queues
-	// Windows are registered by the bug before dev comms in MORI; here dev
-	// comms come first and windows after, which ccoSdma allows.
-	if r.dcs, err = cco.DevCommCreateAll(comms, &reqs); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return &rig{j: j, s: j.Sim, n: j.Node, mem: j.Node.Memory(), comms: j.Comms, dcs: j.DevComms}, nil
 }
 
 // window allocates and registers size bytes on every rank.
-func (r *rig) window(size uint64) ([]cco.Window, error) { return cco.WindowAllocAll(r.comms, size) }
+func (r *rig) window(size uint64) ([]cco.Window, error) { return r.j.Window(size) }
 
-// launch starts fn on rank's GPU, <<<grid, block>>>, after delay.
+// launch starts fn on rank's GPU, <<<grid, block>>>.
 func (r *rig) launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
-	dc := r.dcs[rank]
-	return kernel.Launch(r.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: grid, Block: block},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	return r.j.Launch(rank, grid, block, fn)
 }
 
 // launchAll starts fn on every rank.
