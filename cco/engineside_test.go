@@ -320,20 +320,19 @@ func TestEngineSideEpochAlltoall(t *testing.T) {
 								}
 								// My slot for p's data is about to be
 								// rewritten: clear it, then tell p.
-								if err := r.mem.Write(r.recv[me].LocalPtr(uint64(p*n)), esideFF(n)); err != nil {
-									t.Fail("preset", err)
-								}
+								m := cco.NewMem(t, s.DevComm())
+								m.Write(r.recv[me].LocalPtr(uint64(p*n)), esideFF(n))
 								if announce == "store" {
-									if err := r.mem.Store32(r.recv[me].LsaPtr(p, readyOff+uint64(4*me)), e); err != nil {
-										t.Fail("announce", err)
-									}
+									// A release store: p's POLL on it orders p's COPY
+									// after the clearing above.
+									m.StoreRelease32(r.recv[me].LsaPtr(p, readyOff+uint64(4*me)), e)
 								} else {
 									s.Put(p, r.recv[me], readyOff+uint64(4*me), r.send[me], epochOff, 4, flagQ)
 								}
 								s.PostWaitMemPutPtr(p, dataQ, r.recv[me], readyOff+uint64(4*p), e, cco.SdmaCmpEq, 0xFFFFFFFF,
 									r.recv[me].LsaPtr(p, uint64(me*n)), r.send[me].LocalPtr(uint64(p*n)), n, cco.RemoteSignal)
 								s.WaitSignal(p, dataQ, uint64(epoch))
-								ok[epoch-1][me][p] = bytes.Equal(patterned(tag(epoch, p, me), n), msigRead(r, r.recv[me].LocalPtr(uint64(p*n)), n))
+								ok[epoch-1][me][p] = bytes.Equal(patterned(tag(epoch, p, me), n), laneRead(t, r, r.recv[me].LocalPtr(uint64(p*n)), n))
 							})
 							errs = append(errs, err)
 							if k != nil {

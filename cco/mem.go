@@ -168,6 +168,7 @@ func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool)
 		t.Release(s)
 	} else {
 		t.Acquire(s)
+		d.AcquireWriters(t, sp, addr, addr+n) // a flag written by a COPY, say
 	}
 }
 

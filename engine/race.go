@@ -53,8 +53,11 @@ func (q *Queue) raceStart() {
 	q.Queue.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
 	site := fmt.Sprintf("%v at ring offset %#x", q.head.Kind, q.pos)
 	who := q.id.String()
+	// What the queue knows now is what its writes publish to a POLL or
+	// an acquire load that reads them (a flag put by COPY).
+	vc := r.t.Snapshot()
 	mk := func(op string) *race.Info {
-		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, Site: site, Queue: who}
+		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, Site: site, Queue: who, VC: vc}
 	}
 	switch q.head.Kind {
 	case ring.KindCopy:
@@ -99,7 +102,9 @@ func (q *Queue) raceAcquire(addr uint64) {
 	if d == nil {
 		return
 	}
-	q.race(d).t.Acquire(d.AddrSync(q.n.raceSpace(d), addr))
+	t, sp := q.race(d).t, q.n.raceSpace(d)
+	t.Acquire(d.AddrSync(sp, addr))
+	d.AcquireWriters(t, sp, addr, addr+4) // a flag written by a COPY, say
 }
 
 // raceRetired leaves the snapshot quiet acquires.

@@ -333,6 +333,22 @@ func (t *Thread) before(prev *ep, p Proxy) (ok, hb bool) {
 	return true, true
 }
 
+// AcquireWriters is an acquire load by t of [lo, hi) of sp: what the last
+// writers of the bytes knew when they wrote (Info.VC) is ordered before
+// what follows in t. An engine's POLL of a flag that a COPY wrote, say.
+func (d *Detector) AcquireWriters(t *Thread, sp SpaceID, lo, hi uint64) {
+	if t == nil {
+		return
+	}
+	saved := t.pending
+	t.pending = nil
+	d.AcquireRelaxed(t, sp, lo, hi)
+	if len(t.pending) > 0 {
+		t.AcquireVC(t.pending)
+	}
+	t.pending = saved
+}
+
 // AcquireRelaxed is a relaxed load by t of [lo, hi) of sp: the writers'
 // knowledge (Info.VC) of the bytes read takes effect at t's next acquire
 // fence.
