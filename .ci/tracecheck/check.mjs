@@ -159,8 +159,16 @@ let passed = 0;
 let failed = 0;
 for (const file of process.argv.slice(2)) {
   const t0 = Date.now();
-  const data = fs.readFileSync(file);
-  const doc = JSON.parse(data.toString('utf8'));
+  let data, doc;
+  try {
+    data = fs.readFileSync(file);
+    doc = JSON.parse(data.toString('utf8'));
+    if (!Array.isArray(doc?.traceEvents)) throw new Error('no traceEvents array');
+  } catch (e) {
+    console.log(`FAIL ${file}: not a trace: ${e.message}`);
+    failed++;
+    continue;
+  }
   const dt = await devtools(file, doc.traceEvents);
   const ss = await speedscope(file, data);
   const problems = [...dt.problems.map(p => 'DevTools: ' + p), ...ss.problems.map(p => 'speedscope: ' + p)];

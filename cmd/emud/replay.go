@@ -34,7 +34,7 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 			if tracePath == "" {
 				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.name, f.o.Seed)
 			}
-			writeTrace := func() error { return nil }
+			writeTrace := func() (bool, error) { return false, nil }
 			if sc.noSDMA {
 				if cmd.Flags().Changed("trace") {
 					return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
@@ -44,10 +44,9 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 				return err
 			}
 			rep := runOnce(sc, f.o)
-			if rep.digest() != "" {
-				if err := writeTrace(); err != nil {
-					return err
-				}
+			if wrote, err := writeTrace(); err != nil {
+				return err
+			} else if wrote || (sc.noSDMA && rep.digest() != "") {
 				fmt.Fprintf(cmd.ErrOrStderr(), "trace: %s\n", tracePath)
 			}
 			if err := rep.write(cmd.OutOrStdout(), f.asJSON); err != nil {

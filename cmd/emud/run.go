@@ -124,7 +124,7 @@ Scenarios:
 ` + scenarioList() + `
 With --trace FILE the run's Chrome trace-event JSON (ui.perfetto.dev,
 chrome://tracing, the DevTools performance panel, speedscope) is written to
-FILE, also when the run hangs.
+FILE, whatever the outcome (hang, wrong data, race) once the node was built.
 
 ` + exitStatusHelp,
 		Args: cobra.MaximumNArgs(1),
@@ -146,7 +146,7 @@ FILE, also when the run hangs.
 // summary or hang report to w. The error it returns carries the exit
 // status.
 func runAndPrint(w io.Writer, sc *scenario, o options, asJSON bool, tracePath string) error {
-	var writeTrace func() error
+	var writeTrace func() (bool, error)
 	if tracePath != "" {
 		if sc.noSDMA {
 			return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
@@ -157,8 +157,8 @@ func runAndPrint(w io.Writer, sc *scenario, o options, asJSON bool, tracePath st
 		}
 	}
 	rep := runOnce(sc, o)
-	if writeTrace != nil && rep.digest() != "" {
-		if err := writeTrace(); err != nil {
+	if writeTrace != nil {
+		if _, err := writeTrace(); err != nil {
 			return err
 		}
 	}

@@ -657,9 +657,11 @@ func (d *daemon) runOne(ru *run) (*report, []byte) {
 	}
 	rep := runOnce(ru.sc, o)
 	var tr []byte
-	if writeTrace != nil && rep.digest() != "" {
+	if writeTrace != nil {
 		var buf bytes.Buffer
-		if err := writeTrace(&buf); err != nil {
+		if err := writeTrace(&buf); errors.Is(err, errNoNode) {
+			// a run that failed before its node was built has no trace
+		} else if err != nil {
 			d.logf("run %s: trace: %v", ru.ID, err)
 		} else {
 			tr = buf.Bytes()
