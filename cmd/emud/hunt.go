@@ -150,7 +150,7 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 		c.PCT = sim.PCT{Depth: st.PCTDepth, Steps: pctSteps}
 	}
 	var o options
-	var writeTrace func() error
+	var writeTrace func() (bool, error)
 	if tracePath != "" {
 		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
 			return err
@@ -158,8 +158,8 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 		c.Observe = o.observe
 	}
 	out, runErr := b.Exec(c, fixed)
-	if writeTrace != nil && out.Digest != "" {
-		if err := writeTrace(); err != nil {
+	if writeTrace != nil {
+		if _, err := writeTrace(); err != nil {
 			return err
 		}
 	}
