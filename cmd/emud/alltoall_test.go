@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/internal/golden"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -103,12 +105,12 @@ func TestRunHangReport(t *testing.T) {
 	out, errOut, status := execute(t, args...)
 	assert.Equal(t, exitHang, status, errOut)
 	assert.Contains(t, errOut, "hang (deadlock)")
-	golden(t, "hang-rank0-missing.txt", out)
+	golden.Check(t, "hang-rank0-missing.txt", out)
 	seedAndDigest(t, out, 9)
 
 	out, _, status = execute(t, append(args, "--json")...)
 	assert.Equal(t, exitHang, status)
-	golden(t, "hang-rank0-missing.json", out)
+	golden.Check(t, "hang-rank0-missing.json", out)
 	var h sim.HangError
 	require.NoError(t, json.Unmarshal([]byte(out), &h), out)
 	assert.Equal(t, sim.HangDeadlock, h.Kind)
@@ -123,4 +125,20 @@ func TestRunMismatchStatus(t *testing.T) {
 	assert.Equal(t, exitMismatch, status)
 	assert.Empty(t, out)
 	assert.True(t, strings.HasPrefix(errOut, "emud: test-bad-data data check failed (seed 1): byte 0 wrong"), errOut)
+}
+
+// The planted bug's whole hang report under its first hanging seed: who
+// waits on what, and the cause said once for every waiting rank with the
+// failure-mode row it matches.
+func TestPlantedHangReport(t *testing.T) {
+	var seed uint64
+	for s := uint64(1); s <= 200 && seed == 0; s++ {
+		if runOnce(scenarios["alltoall-shared-expected"], options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: s}).Status == statusHang {
+			seed = s
+		}
+	}
+	require.NotZero(t, seed, "no seed in 1..200 hangs the planted bug")
+	out, errOut, status := execute(t, append([]string{"run"}, append(plantedArgs, "--seed", strconv.FormatUint(seed, 10))...)...)
+	require.Equal(t, exitHang, status, errOut)
+	golden.Check(t, "hang-planted.txt", out)
 }

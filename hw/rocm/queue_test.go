@@ -9,6 +9,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/hw/rocm"
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -208,4 +209,30 @@ func TestQueueIDThroughTheSeam(t *testing.T) {
 		require.Equal(t, engine.QueueID{GPU: 2, Peer: 1, Q: 3}, q.ID())
 		require.Equal(t, "sdma gpu2→gpu1 q3", q.ID().String())
 	}
+}
+
+// A hang on hardware names the queue its issuers wait on, with the
+// pointers the issuer sees and the issuer side's cause: here reservations
+// that were never rung fill the ring.
+func TestHangReportNamesTheQueue(t *testing.T) {
+	s, _, d := rig(t, 2, rocm.Config{}, sim.Config{Seed: 6, Watchdog: 50 * sim.Microsecond})
+	q, err := d.HWQueue(0, 1, 0)
+	require.NoError(t, err)
+	s.Spawn("batch", func(a *sim.Actor) {
+		for range 32 { // 1 KiB ring, capacity 31 units: the 32nd waits forever
+			_, err := q.Reserve(a, ring.Unit)
+			require.NoError(t, err)
+		}
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, s.Run(), &h)
+	var names []string
+	for _, w := range h.Waiters {
+		names = append(names, w.Name)
+	}
+	require.Contains(t, names, "sdma gpu0→gpu1 q0")
+	require.NotEmpty(t, h.Causes)
+	require.Equal(t, issuer.CauseRingFull, h.Causes[0].Kind)
+	require.Equal(t, "sdma gpu0→gpu1 q0", h.Causes[0].Queue)
+	require.Contains(t, h.Text(), "rptr=0x0 wptr=0x0 doorbell=0x0 cachedWptr=0x400 committedWptr=0x0")
 }
