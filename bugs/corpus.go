@@ -28,6 +28,29 @@ func (r *rig) done(check func() error) (Outcome, error) {
 	return out, err
 }
 
+// expectFromPrev checks that every rank holds, at off of its window, the
+// n bytes its ring predecessor sent (pattern(prev, 0)).
+func (r *rig) expectFromPrev(w []cco.Window, off, n uint64) error {
+	ranks := len(w)
+	for me := range ranks {
+		prev := (me + ranks - 1) % ranks
+		if err := r.expect(fmt.Sprintf("rank %d's block from rank %d", me, prev), w[me], off, n, prev, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setup is newRig and one window of size bytes on every rank.
+func setup(c Config, ranks, queues int, faults engine.InjectSpec, size uint64) (*rig, []cco.Window, error) {
+	r, err := newRig(c, ranks, queues, faults)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := r.window(size)
+	return r, w, err
+}
+
 // snapshot is a receiver's CU reading n bytes of its window at off when
 // it believes they have landed: the data it would go on to use.
 func (r *rig) snapshot(w cco.Window, off, n uint64) []byte {
@@ -157,11 +180,7 @@ func init() {
 // one CTA deadlocks at the first step.
 func runGinAllgather(c Config, fixed bool) (Outcome, error) {
 	const ranks, grid, chunk = 4, 2, 4096
-	r, err := newRig(c, ranks, grid, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(ranks * grid * chunk)
+	r, w, err := setup(c, ranks, grid, engine.InjectSpec{}, ranks*grid*chunk)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -212,11 +231,7 @@ func runGinAllgather(c Config, fixed bool) (Outcome, error) {
 // more that never comes.
 func runLateRank(c Config, fixed bool) (Outcome, error) {
 	const ranks, bytes = 4, 1024
-	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, ranks, 1, engine.InjectSpec{}, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -238,15 +253,7 @@ func runLateRank(c Config, fixed bool) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return r.done(func() error {
-		for me := range ranks {
-			prev := (me + ranks - 1) % ranks
-			if err := r.expect(fmt.Sprintf("rank %d's block from rank %d", me, prev), w[me], bytes, bytes, prev, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return r.done(func() error { return r.expectFromPrev(w, bytes, bytes) })
 }
 
 // big-copy-stall: rank 0 sends 1 MiB to rank 1 in one copy, on an engine
@@ -255,11 +262,7 @@ func runLateRank(c Config, fixed bool) (Outcome, error) {
 func runBigCopy(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
 	b := Lookup1("big-copy-stall")
-	r, err := newRig(c, 2, 1, b.Faults)
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, 2, 1, b.Faults, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -307,11 +310,7 @@ func runLostCompletion(c Config, fixed bool) (Outcome, error) {
 	if fixed {
 		faults = engine.InjectSpec{}
 	}
-	r, err := newRig(c, ranks, 1, faults)
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, ranks, 1, faults, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -339,11 +338,7 @@ func runLostCompletion(c Config, fixed bool) (Outcome, error) {
 // fused-off engine. The fix keeps to the live queue.
 func runFusedOff(c Config, fixed bool) (Outcome, error) {
 	const ranks, bytes = 3, 2048
-	r, err := newRig(c, ranks, 2, Lookup1("fused-off-engine").Faults)
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, ranks, 2, Lookup1("fused-off-engine").Faults, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -368,15 +363,7 @@ func runFusedOff(c Config, fixed bool) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	return r.done(func() error {
-		for me := range ranks {
-			prev := (me + ranks - 1) % ranks
-			if err := r.expect(fmt.Sprintf("rank %d's block from rank %d", me, prev), w[me], bytes, bytes, prev, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return r.done(func() error { return r.expectFromPrev(w, bytes, bytes) })
 }
 
 // block-slot-mismatch: rank 0's CTA b sends slice b on queue b with a
@@ -386,11 +373,7 @@ func runFusedOff(c Config, fixed bool) (Outcome, error) {
 // it yet.
 func runBlockSlot(c Config, fixed bool) (Outcome, error) {
 	const grid, chunk = 2, 16 << 10
-	r, err := newRig(c, 2, grid, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * grid * chunk)
+	r, w, err := setup(c, 2, grid, engine.InjectSpec{}, 2*grid*chunk)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -432,11 +415,7 @@ func runBlockSlot(c Config, fixed bool) (Outcome, error) {
 // so every rank misses the block of the rank after it.
 func runRingOffByOne(c Config, fixed bool) (Outcome, error) {
 	const ranks, chunk = 4, 1024
-	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(ranks * chunk)
+	r, w, err := setup(c, ranks, 1, engine.InjectSpec{}, ranks*chunk)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -537,11 +516,7 @@ func runGeWrap(c Config, fixed bool) (Outcome, error) {
 // its own queue id.
 func runBcastPerQueue(c Config, fixed bool) (Outcome, error) {
 	const big, small = 256 << 10, 4096
-	r, err := newRig(c, 3, 2, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2*big + 2*small)
+	r, w, err := setup(c, 3, 2, engine.InjectSpec{}, 2*big+2*small)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -592,11 +567,7 @@ func runBcastPerQueue(c Config, fixed bool) (Outcome, error) {
 // 1 "done" with a signalled put on another queue; rank 1 finds nothing.
 func runMissingCommit(c Config, fixed bool) (Outcome, error) {
 	const pieces, n = 4, 1024
-	r, err := newRig(c, 2, 2, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2*pieces*n + 64)
+	r, w, err := setup(c, 2, 2, engine.InjectSpec{}, 2*pieces*n+64)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -633,11 +604,7 @@ func runMissingCommit(c Config, fixed bool) (Outcome, error) {
 // for another's, and data lands wrong. The fix is Independent.
 func runSameQueueBroken(c Config, fixed bool) (Outcome, error) {
 	const ranks, n = 5, 2048
-	r, err := newRig(c, ranks, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * ranks * n)
+	r, w, err := setup(c, ranks, 1, engine.InjectSpec{}, 2*ranks*n)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -678,11 +645,7 @@ const earlyReuseCompute = 21 * sim.Microsecond
 // reads its source as it goes; a copy still running sends new data.
 func runEarlyReuse(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
-	r, err := newRig(c, 2, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, 2, 1, engine.InjectSpec{}, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -712,11 +675,7 @@ func runEarlyReuse(c Config, fixed bool) (Outcome, error) {
 // signals, but the group signals once.
 func runExpectedPerLane(c Config, fixed bool) (Outcome, error) {
 	const lanes, n = 8, 512
-	r, err := newRig(c, 2, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * lanes * n)
+	r, w, err := setup(c, 2, 1, engine.InjectSpec{}, 2*lanes*n)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -752,11 +711,7 @@ const noQuietHostGap = 20 * sim.Microsecond
 // copy still running sends the refill.
 func runNoQuietAcrossKernels(c Config, fixed bool) (Outcome, error) {
 	const bytes = 1 << 20
-	r, err := newRig(c, 2, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2 * bytes)
+	r, w, err := setup(c, 2, 1, engine.InjectSpec{}, 2*bytes)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -804,11 +759,7 @@ const flagHold = 2 * sim.Microsecond
 // back: phases are epochs (1, then 2), and the wait is Ge its epoch.
 func runFlagSetCleared(c Config, fixed bool) (Outcome, error) {
 	const bytes = 2048
-	r, err := newRig(c, 2, 1, engine.InjectSpec{})
-	if err != nil {
-		return Outcome{}, err
-	}
-	w, err := r.window(2*bytes + 64)
+	r, w, err := setup(c, 2, 1, engine.InjectSpec{}, 2*bytes+64)
 	if err != nil {
 		return Outcome{}, err
 	}
