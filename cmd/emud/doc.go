@@ -8,9 +8,10 @@
 //	emud replay [SCENARIO]   rerun one seed and write its Chrome trace
 //	emud hunt [BUG...]       run the planted-bug corpus (package bugs) under each exploration strategy
 //	emud serve               HTTP daemon: submit runs, fetch reports and traces, /metrics, /healthz
+//	emud perf [SCENARIO]     sweep message sizes, nccl-tests' columns (size, count, type, redop, time, algbw, busbw, #wrong)
+//	emud calibrate           the calibration report, the parameter table, the fit from the priors, cross-validation
+//	emud fit FILE            fit model parameters to measurements (name,src,dst,ops,bytes,queues,time_us); --predict
 //	emud version             print the module version and the Go toolchain
-//
-// (emud calibrate and emud fit belong to the timing model.)
 //
 // # Scenarios
 //
@@ -23,6 +24,10 @@
 //   - alltoall (the default): each rank puts a block to every rank, itself
 //     included, with put + remote signal, quiet, waitSignal (the seed
 //     document's worked example);
+//   - alltoall-mq: every rank sends 8 messages to every other rank,
+//     round-robin over --queues queue ids per peer (many small messages, as
+//     an MoE dispatch; with 2 engines per peer link, more than 2 queues buy
+//     no packet rate);
 //   - allgather-ring: ranks−1 steps of put-to-successor, with running
 //     signal totals per (source, queue id) as steps rotate over the queues;
 //   - relay: rank 0's buffer forwarded along a chain in four pipelined

@@ -194,5 +194,5 @@ func (c *checker) err(scenario string, seed uint64) error {
 	if c.bad == 0 {
 		return nil
 	}
-	return &mismatchError{Scenario: scenario, Seed: seed, Detail: fmt.Sprintf("%d wrong blocks or signals; first: %s", c.bad, c.first)}
+	return &mismatchError{Scenario: scenario, Seed: seed, Wrong: c.bad, Detail: fmt.Sprintf("%d wrong blocks or signals; first: %s", c.bad, c.first)}
 }

@@ -28,6 +28,7 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 		newServeCmd(),
 		newCalibrateCmd(),
 		newFitCmd(),
+		newPerfCmd(),
 		newVersionCmd(),
 		newBenchCmd(),
 	)

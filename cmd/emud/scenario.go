@@ -213,6 +213,7 @@ type mismatchError struct {
 	Scenario string
 	Seed     uint64
 	Detail   string
+	Wrong    int // blocks and signals found wrong
 }
 
 func (e *mismatchError) Error() string {
