@@ -480,7 +480,7 @@ func (r *Recorder) wakeSlices(packets map[*packet]*slice, calls map[*call]*slice
 // packet → waiter (s, f) for every further waiter; a packet that woke no
 // one ends its call's flow (s, f). Each flow event sits at the start of the
 // slice it binds to, on its track, with its category and args.slice_id
-// naming it (Perfetto's and catapult's enclosing-slice rule and DevTools'
+// naming it (Perfetto's enclosing-slice rule and DevTools'
 // exact-start rule then agree: lane.fits). A chain's times must strictly
 // increase (Perfetto needs time order, DevTools keeps one event per time
 // in a flow): from the first link that does not, the chain is cut and the
