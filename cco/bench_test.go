@@ -13,11 +13,17 @@ import (
 // SameQueue, end to end (issue, ring, engine execution, quiet). Each
 // iteration is one put per lane; the kernel loops rounds of 64 puts and
 // drains at the end.
-func BenchmarkWavePutSameQueue(b *testing.B) {
+func BenchmarkWavePutSameQueue(b *testing.B) { benchWavePut(b, false) }
+
+// BenchmarkWavePutSameQueueRace is the same with the race detector on:
+// its cost over BenchmarkWavePutSameQueue is the detector's.
+func BenchmarkWavePutSameQueueRace(b *testing.B) { benchWavePut(b, true) }
+
+func benchWavePut(b *testing.B, race bool) {
 	const rounds = 64
 	for b.Loop() {
 		b.StopTimer()
-		r := newRig(b, 1, rigOpts{ranks: 2, queues: 1})
+		r := newRig(b, 1, rigOpts{ranks: 2, queues: 1, race: race})
 		b.StartTimer()
 		r.launch(0, 1, 64, func(t *kernel.Thread, sdma *cco.Sdma) {
 			off := uint64(t.Lane()) * 64

@@ -11,8 +11,17 @@ import (
 // in the ring of one queue. Every unit of the ring holds the same packet, so
 // the issuer only rings half a ring at a time (one wake per 4096 packets)
 // and the measured work is the engine's fetch, decode, copy and retire.
-func BenchmarkEngineCopy64(b *testing.B) {
+func BenchmarkEngineCopy64(b *testing.B) { benchCopy64(b, false) }
+
+// BenchmarkEngineCopy64Race is BenchmarkEngineCopy64 with the race
+// detector on (every packet's accesses and snapshots).
+func BenchmarkEngineCopy64Race(b *testing.B) { benchCopy64(b, true) }
+
+func benchCopy64(b *testing.B, race bool) {
 	s := sim.New(sim.Config{Seed: 1, Watchdog: -1})
+	if race {
+		s.EnableRace()
+	}
 	n, err := NewNode(s, Config{GPUs: 2})
 	if err != nil {
 		b.Fatal(err)
@@ -56,8 +65,17 @@ const bigCopy = 8 << 20
 
 // BenchmarkEngineCopy8MiB moves 8 MiB per COPY packet through the engine;
 // compare with BenchmarkGoCopy8MiB (same buffers' size, Go's copy()).
-func BenchmarkEngineCopy8MiB(b *testing.B) {
+func BenchmarkEngineCopy8MiB(b *testing.B) { benchCopy8MiB(b, false) }
+
+// BenchmarkEngineCopy8MiBRace is BenchmarkEngineCopy8MiB with the race
+// detector on.
+func BenchmarkEngineCopy8MiBRace(b *testing.B) { benchCopy8MiB(b, true) }
+
+func benchCopy8MiB(b *testing.B, race bool) {
 	s := sim.New(sim.Config{Seed: 1, Watchdog: -1})
+	if race {
+		s.EnableRace()
+	}
 	n, err := NewNode(s, Config{GPUs: 2})
 	if err != nil {
 		b.Fatal(err)

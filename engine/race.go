@@ -28,6 +28,7 @@ import (
 // queueRace is a queue's detector state, made on first use.
 type queueRace struct {
 	t      *race.Thread
+	who    string
 	read   *race.Info // this packet's infos
 	write  *race.Info
 	write2 *race.Info
@@ -37,7 +38,7 @@ func (n *Node) raceSpace(d *race.Detector) race.SpaceID { return d.Space(n.mem, 
 
 func (q *Queue) race(d *race.Detector) *queueRace {
 	if q.rc == nil {
-		q.rc = &queueRace{t: d.NewThread(q.id.String())}
+		q.rc = &queueRace{t: d.NewThread(q.id.String()), who: q.id.String()}
 	}
 	return q.rc
 }
@@ -51,13 +52,13 @@ func (q *Queue) raceStart() {
 	}
 	r := q.race(d)
 	q.Queue.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
-	site := fmt.Sprintf("%v at ring offset %#x", q.head.Kind, q.pos)
-	who := q.id.String()
+	site := &packetSite{q.head.Kind, q.pos}
+	who := r.who
 	// What the queue knows now is what its writes publish to a POLL or
 	// an acquire load that reads them (a flag put by COPY).
 	vc := r.t.Snapshot()
 	mk := func(op string) *race.Info {
-		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, Site: site, Queue: who, VC: vc}
+		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, SiteOf: site, Queue: who, VC: vc}
 	}
 	switch q.head.Kind {
 	case ring.KindCopy:
@@ -68,6 +69,14 @@ func (q *Queue) raceStart() {
 		r.write = mk(q.head.Kind.String() + " write")
 	}
 }
+
+// packetSite names a packet for a report: its kind and ring offset.
+type packetSite struct {
+	kind ring.Kind
+	off  uint64
+}
+
+func (p *packetSite) String() string { return fmt.Sprintf("%v at ring offset %#x", p.kind, p.off) }
 
 // raceAccess records an access of the head packet.
 func (q *Queue) raceAccess(info func(r *queueRace) *race.Info, addr, n uint64, write, atomic bool) {

@@ -35,7 +35,10 @@ type Info struct {
 	// Op is the access: "load", "store", "COPY source read", ...
 	Op string
 	// Site is where: file:line for lane code, the packet for a queue.
-	Site string
+	// SiteOf, when set, gives it at report time instead (formatting on
+	// every packet would cost more than the detector).
+	Site   string
+	SiteOf fmt.Stringer
 	// Queue names the SDMA queue (KindSDMA), for the missing edge's words.
 	Queue string
 	// VC is the writer's knowledge, which a relaxed load of the written
@@ -220,20 +223,30 @@ func (s *seg) sameState(o *seg) bool {
 	return s.w == o.w && epsEqual(s.aw, o.aw) && epsEqual(s.r, o.r)
 }
 
-// merge joins equal neighbours among segments [from, to].
+// merge joins equal neighbours among segments [from−1, to]: only those
+// can have become equal, so the rest of the page is moved once, not
+// compared.
 func (p *page) merge(from, to int) {
-	from = max(from, 1)
-	to = min(to, len(p.segs)-1)
-	out := p.segs[:from]
-	for i := from; i < len(p.segs); i++ {
-		if i <= to && out[len(out)-1].sameState(&p.segs[i]) {
-			out[len(out)-1].end = p.segs[i].end
+	lo := max(from, 1)
+	hi := min(to, len(p.segs)-1)
+	if lo > hi {
+		return
+	}
+	out := lo // p.segs[:out] is merged so far
+	for i := lo; i <= hi; i++ {
+		if p.segs[out-1].sameState(&p.segs[i]) {
+			p.segs[out-1].end = p.segs[i].end
 			continue
 		}
-		out = append(out, p.segs[i])
+		p.segs[out] = p.segs[i]
+		out++
 	}
-	clear(p.segs[len(out):])
-	p.segs = out
+	if out == hi+1 {
+		return // nothing merged
+	}
+	n := copy(p.segs[out:], p.segs[hi+1:])
+	clear(p.segs[out+n:])
+	p.segs = p.segs[:out+n]
 }
 
 // with returns a new list with e in place of the entry of e's thread.

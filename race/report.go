@@ -64,6 +64,9 @@ func side(e *ep) Side {
 	s := Side{Write: e.write, Atomic: e.atomic, Lo: e.lo, Hi: e.hi, AtPs: e.at}
 	if e.info != nil {
 		s.Kind, s.Who, s.Op, s.Site = e.info.Kind.String(), e.info.Who, e.info.Op, e.info.Site
+		if s.Site == "" && e.info.SiteOf != nil {
+			s.Site = e.info.SiteOf.String()
+		}
 	}
 	if e.proxy != ProxyNone {
 		s.Proxy = e.proxy.String()
