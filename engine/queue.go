@@ -12,6 +12,7 @@ import (
 // running actor or event (the simulator runs one at a time).
 type Queue struct {
 	*issuer.Queue
+	be   issuer.Backend
 	n    *Node
 	id   QueueID
 	r    *ring.Ring
@@ -46,7 +47,7 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
-	q.Queue = issuer.New(n.s, id, r, port{q}, &n.hook)
+	q.Queue, q.be = issuer.New(n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()
 	q.fetchedFn = q.fetched
 	e.queues = append(e.queues, q)

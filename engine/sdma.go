@@ -211,7 +211,7 @@ func (q *Queue) RingDoorbell(v uint64) {
 func (q *Queue) doorbell(v uint64) {
 	q.c.doorbells.Inc()
 	q.n.s.Trace(q.n.tk.doorbell, q.subj, v, q.pos, 0)
-	q.Rang(v)
+	q.be.Rang(v)
 	if in := q.n.inj; in != nil {
 		lost, at := in.doorbell(q, v)
 		if lost {
@@ -379,7 +379,7 @@ func (q *Queue) retirePadding() {
 
 // retire moves past the head packet.
 func (q *Queue) retire() {
-	q.Retired(q.pos, q.headSince, &q.head)
+	q.be.Retired(q.pos, q.headSince, &q.head)
 	q.pos += uint64(q.headLen)
 	q.raceRetired()
 	q.c.packets[q.head.Kind].Inc()
@@ -426,7 +426,7 @@ func (q *Queue) setRptr(pos uint64) {
 		q.halt(FaultIllegal, 0, "read-pointer write-back: "+err.Error())
 		return
 	}
-	q.RptrWritten()
+	q.be.RptrWritten()
 }
 
 // complete is the head packet's time being up (its data has moved): the

@@ -31,7 +31,7 @@ const (
 type Port interface {
 	// Publish makes everything below end visible to the engine: the
 	// write-pointer store, the release fence and one 64-bit doorbell store
-	// of end (sdma-hardware.md §4.2), then Queue.Rang(end) for the
+	// of end (sdma-hardware.md §4.2), then Backend.Rang(end) for the
 	// observer. The ring's wptr and doorbell already hold end.
 	Publish(end uint64)
 	// ReadRptr is the uncached read of the read pointer the engine writes
@@ -99,13 +99,20 @@ type Queue struct {
 }
 
 // New returns the issuer side of queue id over r, the ring on the queue's
-// ring memory, whose pointers start where the engine's do. hook may be nil.
-func New(s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) *Queue {
+// ring memory, whose pointers start where the engine's do, and the
+// backend's handle on it. hook may be nil.
+func New(s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) (*Queue, Backend) {
 	if hook == nil {
 		hook = &Hook{}
 	}
-	return &Queue{id: id, r: r, port: port, s: s, wl: s.NewWatchList(id.String()), hook: hook, start: r.Rptr()}
+	q := &Queue{id: id, r: r, port: port, s: s, wl: s.NewWatchList(id.String()), hook: hook, start: r.Rptr()}
+	return q, Backend{q}
 }
+
+// Backend is what a queue's backend tells its issuer side and observer:
+// read-pointer write-backs, doorbell stores, retired packets. Only the
+// backend that made the queue holds it, so issuers cannot fake them.
+type Backend struct{ q *Queue }
 
 // Start is where the queue's pointers began (KFD's offset of a new queue).
 func (q *Queue) Start() uint64 { return q.start }
@@ -139,7 +146,9 @@ func (q *Queue) Rptr() uint64 {
 
 // RptrWritten is the engine's side of a read-pointer write-back inside the
 // simulator: it wakes the issuers waiting on the read pointer.
-func (q *Queue) RptrWritten() { q.wl.Notify(keyRptr, keyRptr+1) }
+func (b Backend) RptrWritten() { b.q.rptrWritten() }
+
+func (q *Queue) rptrWritten() { q.wl.Notify(keyRptr, keyRptr+1) }
 
 // refreshRptr takes in the read pointer the engine wrote back. A value
 // behind the last one, beyond the doorbell or not dword aligned is the
@@ -154,7 +163,7 @@ func (q *Queue) refreshRptr() {
 		return
 	}
 	q.s.Progress()
-	q.RptrWritten()
+	q.rptrWritten()
 }
 
 // Reserve hands out bytes of ring space by fetch-add on the cached write
@@ -299,17 +308,17 @@ func (q *Queue) Commit() bool {
 
 // Rang tells the observer that the doorbell was stored with v: the
 // backend's Publish and raw doorbell stores call it.
-func (q *Queue) Rang(v uint64) {
-	if o := q.hook.O; o != nil {
-		o.Doorbell(q, v)
+func (b Backend) Rang(v uint64) {
+	if o := b.q.hook.O; o != nil {
+		o.Doorbell(b.q, v)
 	}
 }
 
 // Retired tells the observer that the engine retired the packet at off
 // (see Observer.Retired).
-func (q *Queue) Retired(off uint64, start sim.Time, p *ring.Packet) {
-	if o := q.hook.O; o != nil {
-		o.Retired(q, off, start, p)
+func (b Backend) Retired(off uint64, start sim.Time, p *ring.Packet) {
+	if o := b.q.hook.O; o != nil {
+		o.Retired(b.q, off, start, p)
 	}
 }
 

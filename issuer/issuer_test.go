@@ -15,7 +15,7 @@ import (
 // its read pointer, as a real engine would write it back outside the
 // simulator, and its waits poll.
 type fakePort struct {
-	q         *issuer.Queue
+	be        issuer.Backend
 	published []uint64
 	rptr      uint64
 	waits     []issuer.Op
@@ -23,7 +23,7 @@ type fakePort struct {
 
 func (p *fakePort) Publish(end uint64) {
 	p.published = append(p.published, end)
-	p.q.Rang(end) // a backend tells the observer of every doorbell store
+	p.be.Rang(end) // a backend tells the observer of every doorbell store
 }
 func (p *fakePort) ReadRptr() uint64    { return p.rptr }
 func (p *fakePort) EngineState() string { return "fake" }
@@ -45,8 +45,8 @@ func newQueue(t *testing.T, size int) (*sim.Sim, *fakePort, *issuer.Queue, *bell
 	r, err := ring.New(ring.Options{Size: size})
 	require.NoError(t, err)
 	p, b := &fakePort{}, &bells{}
-	q := issuer.New(s, issuer.QueueID{GPU: 1, Peer: 2, Q: 3}, r, p, &issuer.Hook{O: b})
-	p.q = q
+	q, be := issuer.New(s, issuer.QueueID{GPU: 1, Peer: 2, Q: 3}, r, p, &issuer.Hook{O: b})
+	p.be = be
 	return s, p, q, b
 }
 

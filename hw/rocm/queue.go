@@ -18,6 +18,7 @@ import (
 // engine.Queue its methods must be called from the running actor.
 type Queue struct {
 	*issuer.Queue
+	be   issuer.Backend
 	d    *Device
 	res  Resource
 	wptr *uint64
@@ -43,7 +44,7 @@ func newQueue(d *Device, id QueueID, res Resource) (*Queue, error) {
 		return nil, fmt.Errorf("hw/rocm: %v: %w", id, err)
 	}
 	q := &Queue{d: d, res: res, wptr: wp, rptr: rp, subj: d.s.TraceSubject(id.String())}
-	q.Queue = issuer.New(d.s, id, r, port{q}, &d.hook)
+	q.Queue, q.be = issuer.New(d.s, id, r, port{q}, &d.hook)
 	return q, nil
 }
 
@@ -62,7 +63,7 @@ func (p port) Publish(end uint64) {
 	atomic.StoreUint64(q.wptr, end)
 	q.res.StoreDoorbell(end)
 	q.d.s.Trace(q.d.tkDB, q.subj, end, 0, 0)
-	q.Rang(end)
+	q.be.Rang(end)
 }
 
 func (p port) ReadRptr() uint64    { return atomic.LoadUint64(p.q.rptr) }
