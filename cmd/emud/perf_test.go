@@ -92,3 +92,27 @@ func TestPerfScenarios(t *testing.T) {
 		assert.Contains(t, errOut, tc.want, "%v", tc.args)
 	}
 }
+
+// The all-to-all of many small messages: with 2 engines per peer link, 2
+// queues per peer double the packet rate of 1 and 8 add little more (only
+// the CU side posts in parallel); with an engine per queue (the old model)
+// 8 queues would be several times faster.
+func TestAlltoallMQEngines(t *testing.T) {
+	finish := func(q int, extra ...string) float64 {
+		args := append([]string{"run", "alltoall-mq", "--ranks", "8", "--bytes", "64", "--queues", strconv.Itoa(q)}, extra...)
+		out, errOut, status := execute(t, args...)
+		require.Equal(t, exitOK, status, errOut)
+		var end float64
+		for _, r := range rankRows(out) {
+			end = max(end, num64(t, r[1]))
+		}
+		return end
+	}
+	one, two, eight := finish(1), finish(2), finish(8)
+	t.Logf("64 B × 8 messages per peer, 8 ranks: 1 queue %.2f µs, 2 queues %.2f µs, 8 queues %.2f µs", one, two, eight)
+	assert.Greater(t, one, 1.5*two, "two queues on two engines")
+	assert.Greater(t, eight, 0.85*two, "eight queues on the same two engines")
+
+	ded := writeFile(t, "dedicated.json", `{"name": "dedicated", "engines_per_link": 0}`)
+	assert.Less(t, finish(8, "--model", ded), 0.5*eight, "an engine per queue would not share the packet rate")
+}
