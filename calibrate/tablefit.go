@@ -260,6 +260,19 @@ func (cv *CrossValidation) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "without %s.*, no other row identifies %s: predicted at the prior\n", g, strings.Join(f, ", "))
 		}
 	}
+	var ident []float64
+	for _, r := range cv.Rows {
+		if len(cv.Flat[r.Group]) == 0 {
+			ident = append(ident, math.Abs(r.Error))
+		}
+	}
+	if len(ident) > 0 && len(ident) < len(cv.Rows) {
+		m := 0.0
+		for _, e := range ident {
+			m = max(m, e)
+		}
+		fmt.Fprintf(w, "groups the other rows identify fully: max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*m, 100*median(ident), len(ident))
+	}
 	_, err := fmt.Fprintf(w, "cross-validation: max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*cv.Max, 100*cv.Median, len(cv.Rows))
 	return err
 }
