@@ -2,13 +2,13 @@ package cco_test
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"os"
 	"testing"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -25,6 +25,7 @@ const seeds = 20
 // receive window per rank, and one dev comm per rank.
 type rig struct {
 	t     testing.TB
+	j     *job.Job
 	s     *sim.Sim
 	node  *engine.Node
 	h     *cco.Host
@@ -65,50 +66,31 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	if o.winBytes == 0 {
 		o.winBytes = 64 << 10
 	}
-	s := sim.New(sim.Config{Seed: seed, Watchdog: o.watchdog})
-	cfg := cco.MI355X(0)
-	if o.engineCfg != nil {
-		o.engineCfg(&cfg)
-	}
+	c := job.Config{Sim: sim.Config{Seed: seed, Watchdog: o.watchdog}, Ranks: o.ranks, GPUs: engine.DefaultGPUs,
+		Env: o.env, Configure: o.engineCfg}
 	if o.freeIssue {
-		cfg.Model = model.NewPlaceholder()
+		c.Model = model.NewPlaceholder()
 	}
-	node, err := engine.NewNode(s, cfg)
+	j, err := job.New(c)
 	require.NoError(t, err)
-	h := cco.NewEmulatedHost(node, o.env)
-	comms, err := cco.CommCreateAll(h, o.ranks, 0)
+	r := &rig{t: t, j: j, s: j.Sim, node: j.Node, h: j.Host, comms: j.Comms, mem: j.Host.Device().Memory()}
+	r.send, err = j.Window(o.winBytes)
 	require.NoError(t, err)
-	r := &rig{t: t, s: s, node: node, h: h, comms: comms, mem: h.Device().Memory()}
-	for _, c := range comms {
-		sb, err := cco.MemAlloc(c, o.winBytes)
-		require.NoError(t, err)
-		rb, err := cco.MemAlloc(c, o.winBytes)
-		require.NoError(t, err)
-		sw, err := cco.WindowRegister(c, sb, o.winBytes)
-		require.NoError(t, err)
-		rw, err := cco.WindowRegister(c, rb, o.winBytes)
-		require.NoError(t, err)
-		r.send = append(r.send, sw)
-		r.recv = append(r.recv, rw)
-	}
-	for _, c := range comms {
-		reqs := cco.DevCommRequirementsInitializer()
-		reqs.SdmaQueueCount = o.queues
-		reqs.Debug = o.debug
-		reqs.Race = o.race || (raceEverywhere && !o.racy)
-		dc, err := cco.DevCommCreate(c, &reqs)
-		require.NoError(t, err)
-		r.dcs = append(r.dcs, dc)
-	}
+	r.recv, err = j.Window(o.winBytes)
+	require.NoError(t, err)
+	reqs := cco.DevCommRequirementsInitializer()
+	reqs.SdmaQueueCount = o.queues
+	reqs.Debug = o.debug
+	reqs.Race = o.race || (raceEverywhere && !o.racy)
+	require.NoError(t, j.CreateDevCommsWith(reqs))
+	r.dcs = j.DevComms
 	return r
 }
 
 // launch starts fn on rank's GPU.
 func (r *rig) launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) *kernel.Kernel {
 	r.t.Helper()
-	dc := r.dcs[rank]
-	k, err := kernel.Launch(r.s, kernel.Config{Name: fmt.Sprintf("rank%d", rank), GPU: rank, Grid: grid, Block: block},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	k, err := r.j.Launch(rank, grid, block, fn)
 	require.NoError(r.t, err)
 	return k
 }

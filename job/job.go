@@ -32,6 +32,10 @@ type Config struct {
 	// Env is the process environment cco sees; nil is MORI_ENABLE_SDMA=1
 	// alone.
 	Env cco.Env
+	// Configure, if set, adjusts the node's configuration (the MI355X
+	// preset with Model, Registry and Inject applied) before the node is
+	// built: ring options, read-pointer policy, a different GPU layout.
+	Configure func(*engine.Config)
 	// Race turns on the happens-before race detector (sim.EnableRace): the
 	// run then ends with a *race.Error when lanes, engines or the fabric
 	// made conflicting accesses that nothing ordered.
@@ -73,6 +77,9 @@ func New(c Config) (*Job, error) {
 	cfg.Registry = c.Registry
 	if c.Inject != nil {
 		cfg.Inject = c.Inject(s)
+	}
+	if c.Configure != nil {
+		c.Configure(&cfg)
 	}
 	n, err := engine.NewNode(s, cfg)
 	if err != nil {
@@ -116,6 +123,12 @@ func (j *Job) PhantomWindow(size uint64) ([]cco.Window, error) {
 func (j *Job) CreateDevComms(queues int, debug bool) error {
 	reqs := cco.DevCommRequirementsInitializer()
 	reqs.SdmaQueueCount, reqs.Debug = queues, debug
+	return j.CreateDevCommsWith(reqs)
+}
+
+// CreateDevCommsWith creates every rank's dev comm with reqs (start from
+// cco.DevCommRequirementsInitializer).
+func (j *Job) CreateDevCommsWith(reqs cco.DevCommRequirements) error {
 	dcs, err := cco.DevCommCreateAll(j.Comms, &reqs)
 	if err != nil {
 		return err
