@@ -175,9 +175,11 @@
 // # Phantom memory
 //
 // With Config.Phantom, windows have no bytes: every operation takes the
-// same time and the run the same digest as with real bytes, but nothing is
-// stored, loads and host reads see zeros, and collectives skip their data
-// checks. Dev comm resource windows stay backed, so barriers run as
+// same time as with real bytes, but nothing is stored, loads and host reads
+// see zeros, and collectives skip their data checks. An operation lands in
+// one step at the time its last granule would (there is nothing to stream),
+// so a run whose operations span several granules has fewer events and
+// another digest; one-granule runs have the real run's digest. Dev comm resource windows stay backed, so barriers run as
 // usual. Runs of a thousand ranks with megabytes each fit in memory this
 // way; the fence checker (Debug) needs real bytes and refuses it.
 //

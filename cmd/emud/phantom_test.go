@@ -10,27 +10,33 @@ import (
 )
 
 // A phantom run is the same run without bytes: every scenario gives the
-// digest and times of its real run, and says it checked no data.
+// times of its real run, and says it checked no data. The digest is the
+// same too, except where fabric operations span several granules: a
+// phantom one lands in one step (fewer events, other tie-breaks).
 func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
 	for _, tc := range []struct {
-		scenario string
-		args     []string
+		scenario    string
+		args        []string
+		otherDigest bool
 	}{
-		{"alltoall", []string{"--ranks", "4", "--bytes", "4K"}},
-		{"allgather-ring", []string{"--ranks", "4", "--bytes", "4K"}},
-		{"relay", []string{"--ranks", "3", "--bytes", "64K"}},
-		{"broadcast-tree", []string{"--ranks", "5", "--bytes", "4K"}},
-		{"alltoall-split", []string{"--ranks", "3", "--bytes", "4K"}},
-		{"cft-allreduce", []string{"--ranks", "8", "--bytes", "64K", "--mc-size", "4"}},
-		{"cft-alltoall", []string{"--ranks", "8", "--bytes", "256", "--lsa-size", "4", "--cft-size", "8"}},
+		{"alltoall", []string{"--ranks", "4", "--bytes", "4K"}, false},
+		{"allgather-ring", []string{"--ranks", "4", "--bytes", "4K"}, false},
+		{"relay", []string{"--ranks", "3", "--bytes", "64K"}, false},
+		{"broadcast-tree", []string{"--ranks", "5", "--bytes", "4K"}, false},
+		{"alltoall-split", []string{"--ranks", "3", "--bytes", "4K"}, false},
+		{"cft-allreduce", []string{"--ranks", "8", "--bytes", "16K", "--mc-size", "4"}, false},
+		{"cft-allreduce", []string{"--ranks", "8", "--bytes", "1M", "--mc-size", "4"}, true},
+		{"cft-alltoall", []string{"--ranks", "8", "--bytes", "256", "--lsa-size", "4", "--cft-size", "8"}, false},
 	} {
-		t.Run(tc.scenario, func(t *testing.T) {
+		t.Run(tc.scenario+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append([]string{"run", tc.scenario, "--seed", "2"}, tc.args...)
 			real, errOut, status := execute(t, args...)
 			require.Equal(t, exitOK, status, errOut)
 			ph, errOut, status := execute(t, append(args, "--phantom")...)
 			require.Equal(t, exitOK, status, errOut)
-			assert.Equal(t, seedAndDigest(t, real, 2), seedAndDigest(t, ph, 2), "same run, same digest")
+			if !tc.otherDigest {
+				assert.Equal(t, seedAndDigest(t, real, 2), seedAndDigest(t, ph, 2), "same run, same digest")
+			}
 			assert.Equal(t, rankRows(real), rankRows(ph), "same times and byte counts")
 			assert.Contains(t, lines(ph)[0], "phantom (timing only: no bytes stored, data checks skipped)")
 			assert.NotContains(t, real, "phantom")
