@@ -17,6 +17,9 @@ type Queue = issuer.Queue
 // read, write, allocate and wait on.
 type Memory interface {
 	Alloc(gpu int, size uint64, name string) (uint64, error)
+	// AllocPhantom is Alloc without backing bytes (timing-only runs); a
+	// device that cannot (real hardware) says so in the error.
+	AllocPhantom(gpu int, size uint64, name string) (uint64, error)
 	Read(addr uint64, dst []byte) error
 	Write(addr uint64, src []byte) error
 	Load32(addr uint64) (uint32, error)

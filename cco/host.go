@@ -212,13 +212,7 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	var addr uint64
 	var err error
 	if phantom {
-		pm, ok := mem.(interface {
-			AllocPhantom(int, uint64, string) (uint64, error)
-		})
-		if !ok {
-			return 0, fmt.Errorf("ccoMemAlloc (rank %d): this device has no phantom memory", c.Rank)
-		}
-		addr, err = pm.AllocPhantom(c.LsaRank, bytes, name)
+		addr, err = mem.AllocPhantom(c.LsaRank, bytes, name)
 	} else {
 		addr, err = mem.Alloc(c.LsaRank, bytes, name)
 	}

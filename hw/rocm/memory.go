@@ -45,6 +45,12 @@ func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
 	return base, nil
 }
 
+// AllocPhantom is refused: real memory always has bytes, and a timing-only
+// run is the emulator's.
+func (m *Memory) AllocPhantom(_ int, size uint64, name string) (uint64, error) {
+	return 0, fmt.Errorf("hw/rocm: alloc %q (%d B): phantom memory (timing only, no bytes) is the emulator's; the hardware backend backs every allocation", name, size)
+}
+
 // AllocAt backs [addr, addr+size) at that fixed address, as
 // engine.Memory.AllocAt does in the emulator.
 func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {

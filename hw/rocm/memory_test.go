@@ -94,6 +94,14 @@ func TestAllocErrors(t *testing.T) {
 	require.ErrorContains(t, err, "does not fit in GPU 0's")
 	_, err = m.Alloc(0, 8<<30, "huge") // fits the slice, not the stand-in
 	require.ErrorContains(t, err, "more than the stand-in backs")
+	_, err = m.AllocPhantom(0, 64, "timing only")
+	require.ErrorContains(t, err, "phantom memory (timing only, no bytes) is the emulator's")
+	fixed := d.Mem().SliceBase(1) + 0x10_0000
+	got, err := d.Mem().AllocAt(fixed, 64, "fixed")
+	require.NoError(t, err)
+	require.Equal(t, fixed, got)
+	_, err = d.Mem().AllocAt(fixed, 64, "again")
+	require.ErrorContains(t, err, `overlaps region "fixed"`)
 	require.NoError(t, d.Close())
 	_, err = m.Alloc(0, 64, "x")
 	require.ErrorContains(t, err, "device closed")
