@@ -18,6 +18,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/internal/golden"
 	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
@@ -469,4 +470,25 @@ func TestWriteAlltoallTrace(t *testing.T) {
 		kinds[k]++
 	}
 	t.Logf("%d bytes; events by kind: %v", len(data), kinds)
+}
+
+// The whole trace of a small exchange, pinned: an engine-side wait on the
+// peer's signal, a put behind it, the peer's put with its remote signal.
+// A change to what the recorder writes shows here as a diff (rewrite with
+// go test ./trace -run TestGoldenTrace -update when it is meant).
+func TestGoldenTrace(t *testing.T) {
+	p := newPair(t, 3)
+	p.launch(t, 0, func(sdma *cco.Sdma) {
+		sdma.PostWaitSignal(0, 0, 1, 0, 1)
+		sdma.Put(0, p.wins[0], 2048, p.wins[0], 0, 64, 0)
+		sdma.Quiet(0)
+	})
+	p.launch(t, 1, func(sdma *cco.Sdma) {
+		sdma.Put(0, p.wins[1], 1024, p.wins[1], 0, 1024, 0, cco.RemoteSignal)
+		sdma.Quiet(0)
+	})
+	require.NoError(t, p.s.Run())
+	data := writeJSON(t, p.r)
+	checkTrace(t, data)
+	golden.Check(t, "pair-poll-woken.json", string(data))
 }
