@@ -186,6 +186,7 @@ func TestHangDiagnosis(t *testing.T) {
 		var h *sim.HangError
 		require.True(t, errors.As(err, &h), "%v", err)
 		require.NotEmpty(t, h.Causes)
+		require.Equal(t, fabric.CauseBarrierWaits, h.Causes[0].Kind)
 		require.Contains(t, h.Causes[0].Text, "CFT barrier index 0 (unicast): rank 0")
 		require.Contains(t, h.Causes[0].Text, "rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])")
 		require.Contains(t, h.Text(), "CFT barrier index 1 (unicast)")

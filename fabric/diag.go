@@ -2,7 +2,6 @@ package fabric
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -84,24 +83,30 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 		return a.wave < b.wave
 	})
-	var causes []string
+	lead := &sim.HangError{} // collects in order, said once each
 	for _, wi := range ws {
-		var c string
+		var c sim.Cause
 		if wi.bar != nil {
-			c = d.explainBarrier(wi)
+			c = sim.Cause{Kind: CauseBarrierWaits, Text: d.explainBarrier(wi)}
 		} else {
-			c = d.explainFlush(wi)
+			c = sim.Cause{Kind: CauseFlushWaits, Text: d.explainFlush(wi)}
 		}
-		if c != "" && !slices.Contains(causes, c) {
-			causes = append(causes, c)
+		if c.Text != "" {
+			lead.AddCause(c)
 		}
 	}
-	lead := make([]sim.Cause, len(causes))
-	for i, c := range causes {
-		lead[i] = sim.Because(c)
-	}
-	h.AddLeadCauses(lead...)
+	h.AddLeadCauses(lead.Causes...)
 }
+
+// Kinds of the hang causes the fabric names (sim.Cause.Kind).
+const (
+	// CauseBarrierWaits: a rank waits at a CFT barrier for arrivals that
+	// never come.
+	CauseBarrierWaits = "cft-barrier"
+	// CauseFlushWaits: a flush waits for operations that were issued but
+	// never submitted, or that cannot complete.
+	CauseFlushWaits = "cft-flush"
+)
 
 func (d *diagnosis) explainFlush(wi *waitInfo) string {
 	m := wi.mb
