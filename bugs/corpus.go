@@ -52,12 +52,11 @@ func setup(c Config, ranks, queues int, faults engine.InjectSpec, size uint64) (
 }
 
 // snapshot is a receiver's CU reading n bytes of its window at off when
-// it believes they have landed: the data it would go on to use.
-func (r *rig) snapshot(w cco.Window, off, n uint64) []byte {
+// it believes they have landed (through cco.Mem, as lane code does): the
+// data it would go on to use.
+func snapshot(sdma *cco.Sdma, w cco.Window, off, n uint64) []byte {
 	b := make([]byte, n)
-	if err := r.mem.Read(w.LocalPtr(off), b); err != nil {
-		panic(err)
-	}
+	cco.NewMem(sdma.Thread(), sdma.DevComm()).Read(w.LocalPtr(off), b)
 	return b
 }
 
@@ -244,7 +243,7 @@ func runLateRank(c Config, fixed bool) (Outcome, error) {
 		next, prev := (me+1)%ranks, (me+ranks-1)%ranks
 		want := uint64(1)
 		if !fixed {
-			want = r.load64(r.slot(me, prev, 0)) + 1 // bug: a snapshot, not a maintained count
+			want = cco.NewMem(t, sdma.DevComm()).Load64(r.slot(me, prev, 0)) + 1 // bug: a snapshot, not a maintained count
 		}
 		sdma.Put(next, w[me], bytes, w[me], 0, bytes, 0, cco.RemoteSignal)
 		sdma.WaitSignal(prev, 0, want)
@@ -397,7 +396,7 @@ func runBlockSlot(c Config, fixed bool) (Outcome, error) {
 			q = b
 		}
 		sdma.WaitSignal(0, q, 1)
-		got[b] = r.snapshot(w[1], uint64(grid+b)*chunk, chunk)
+		got[b] = snapshot(sdma, w[1], uint64(grid+b)*chunk, chunk)
 	}); err != nil {
 		return Outcome{}, err
 	}
@@ -543,7 +542,7 @@ func runBcastPerQueue(c Config, fixed bool) (Outcome, error) {
 	}
 	if _, err := r.launch(2, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, 1) // "the put on (2, q0) landed"
-		got2 = r.snapshot(w[2], dst, big)
+		got2 = snapshot(sdma, w[2], dst, big)
 		if fixed {
 			sdma.WaitSignal(0, bq, 1) // the header, on its own queue id
 		}
@@ -552,7 +551,7 @@ func runBcastPerQueue(c Config, fixed bool) (Outcome, error) {
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, bq, 1)
-		got1 = r.snapshot(w[1], bdst, small)
+		got1 = snapshot(sdma, w[1], bdst, small)
 	}); err != nil {
 		return Outcome{}, err
 	}
@@ -591,7 +590,7 @@ func runMissingCommit(c Config, fixed bool) (Outcome, error) {
 	}
 	if _, err := r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 1, 1)
-		got = r.snapshot(w[1], pieces*n, pieces*n)
+		got = snapshot(sdma, w[1], pieces*n, pieces*n)
 	}); err != nil {
 		return Outcome{}, err
 	}
@@ -777,17 +776,14 @@ func runFlagSetCleared(c Config, fixed bool) (Outcome, error) {
 			sdma.Put(1, w[1], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
 			return
 		}
-		if err := r.mem.Store32(w[0].LocalPtr(flag), 1); err != nil {
-			panic(err)
-		}
+		m := cco.NewMem(t, sdma.DevComm())
+		m.StoreRelease32(w[0].LocalPtr(flag), 1)
 		compute(t, flagHold)
 		next := uint32(0) // bug: cleared for reuse
 		if fixed {
 			next = 2 // the next epoch
 		}
-		if err := r.mem.Store32(w[0].LocalPtr(flag), next); err != nil {
-			panic(err)
-		}
+		m.StoreRelease32(w[0].LocalPtr(flag), next)
 	}); err != nil {
 		return Outcome{}, err
 	}

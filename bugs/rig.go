@@ -68,15 +68,6 @@ func (r *rig) slot(rank, src, q int) uint64 {
 	return a
 }
 
-// load64 reads memory the corpus allocated; it cannot fail.
-func (r *rig) load64(addr uint64) uint64 {
-	v, err := r.mem.Load64(addr)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // fill writes pattern(rank, tag) into rank's window w at off.
 func (r *rig) fill(w cco.Window, off, n uint64, rank, tag int) error {
 	return r.mem.Write(w.LocalPtr(off), pattern(n, rank, tag))
