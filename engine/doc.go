@@ -113,4 +113,11 @@
 // drawn once per run per engine (or queue) and once per use, and a parked
 // POLL's re-read ticks start at a random phase of their interval; link
 // rates and CU costs are perturbed through the model (model.Perturbed).
+//
+// With the run's race detector on (sim.EnableRace, package race) each
+// queue's engine is a detector thread: a packet is ordered after its
+// writer and its doorbell, a COPY's chunk reads and writes are its
+// accesses as they happen, ATOMIC and FENCE release, a POLL that holds
+// acquires, and quiet acquires the engine's clock at the drained packet
+// (race.go).
 package engine

@@ -18,6 +18,11 @@
 // An [Observer] sees queue work as it happens (the issuer's doorbells; the
 // emulated engine's retired packets); package trace implements it.
 //
+// With the run's race detector on (package race), writing a packet and
+// ringing the doorbell release the issuing actor to the engine, which
+// acquires them when it starts the packet (RaceAcquire), and AwaitDrained
+// acquires the engine's clock at the packet it drained to (race.go).
+//
 // A Queue's methods must be called from the running simulator actor or
 // event: the simulator runs one at a time, so nothing here locks.
 package issuer
