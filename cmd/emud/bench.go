@@ -53,6 +53,7 @@ func fullBench() benchSizes {
 		{"cft-allreduce, 1024 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "1024", "--bytes", "64M", "--phantom"}},
 		{"cft-alltoall, 1024 ranks × 128 B per pair, phantom", []string{"run", "cft-alltoall", "--ranks", "1024", "--bytes", "128", "--phantom"}},
 		{"cft-allreduce, 72 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "64M", "--phantom"}},
+		{"cft-allreduce, 72 ranks × 64 MiB, real bytes", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "64M"}},
 		{"cft-allreduce, 72 ranks × 16 MiB, real bytes", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "16M"}},
 	}}
 }
@@ -65,8 +66,9 @@ func quickBench() benchSizes {
 
 func newBenchCmd() *cobra.Command {
 	var (
-		quick bool
-		jobs  int
+		quick  bool
+		jobs   int
+		budget = byteSize(defaultMemBudget())
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -94,9 +96,10 @@ small sizes, for a smoke test.`,
 			if quick {
 				sz = quickBench()
 			}
-			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs)
+			return runBench(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs, uint64(budget))
 		},
 	}
+	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the physical memory)")
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes: a smoke test of the bench, not a measurement")
 	cmd.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "jobs for the explore row with N jobs")
 	return cmd
@@ -107,7 +110,7 @@ type benchRow struct {
 	what, result, detail string
 }
 
-func runBench(w, progress io.Writer, sz benchSizes, jobs int) error {
+func runBench(w, progress io.Writer, sz benchSizes, jobs int, budget uint64) error {
 	var rows []benchRow
 	add := func(r benchRow) {
 		rows = append(rows, r)
@@ -130,7 +133,7 @@ func runBench(w, progress io.Writer, sz benchSizes, jobs int) error {
 		add(r)
 	}
 	for _, sr := range sz.scale {
-		r, err := benchScale(sr)
+		r, err := benchScale(sr, budget)
 		if err != nil {
 			return err
 		}
@@ -319,13 +322,28 @@ func benchExplore(seeds, jobs int) (benchRow, error) {
 }
 
 // benchScale runs emud with sr.args in a child process and reports its
-// wall time and peak RSS.
-func benchScale(sr scaleRun) (benchRow, error) {
+// wall time and peak RSS; a run whose estimate exceeds budget is skipped.
+func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
+	f := newScenarioFlags()
+	cmd := &cobra.Command{}
+	f.bind(cmd, true, sim.LevelExact, sim.StrategyRandom)
+	if err := cmd.Flags().Parse(sr.args[2:]); err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	f.budget = 0
+	sc, err := f.resolve(cmd, sr.args[1:2])
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	if u := footprint(sc, f.o); budget > 0 && u.Bytes() > budget {
+		return benchRow{sr.label, "skipped", fmt.Sprintf("needs an estimated %s, over --mem-budget %s: emud %s",
+			approxBytes(u.Bytes()), approxBytes(budget), strings.Join(sr.args, " "))}, nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return benchRow{}, fmt.Errorf("bench: %w", err)
 	}
-	c := exec.Command(exe, sr.args...)
+	c := exec.Command(exe, append(sr.args, "--mem-budget", fmt.Sprint(budget))...)
 	c.Env = append(os.Environ(), benchChildEnv+"=1")
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut

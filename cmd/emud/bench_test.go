@@ -32,3 +32,10 @@ func TestBenchQuick(t *testing.T) {
 	assert.NotContains(t, out, "unknown")
 	assert.True(t, strings.Contains(errOut, "bench: "), "progress on stderr")
 }
+
+// A scale run over --mem-budget is skipped, and the table says why.
+func TestBenchSkipsRunsOverBudget(t *testing.T) {
+	out, errOut, status := execute(t, "bench", "--quick", "--mem-budget", "10M")
+	require.Equal(t, exitOK, status, errOut)
+	assert.Regexp(t, `cft-allreduce, 64 ranks × 1 MiB, phantom\s+skipped\s+needs an estimated [\d.]+MiB, over --mem-budget 10.0MiB`, out)
+}
