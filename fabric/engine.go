@@ -77,8 +77,8 @@ func (sys *System) start(o *fop) {
 	k := granules(o.bytes)
 	if sys.phantom && o.payload == nil && sys.raceEP == nil {
 		// No bytes to stream: the operation lands in one step, when its
-		// last granule would. Port times are the same, so are the end
-		// times; there are just fewer events (and so other tie-breaks).
+		// last granule would. Its port times are the same; with fewer
+		// events the seed's tie-breaks fall otherwise (package doc).
 		k = 1
 	}
 	switch o.kind {

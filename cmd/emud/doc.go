@@ -11,6 +11,7 @@
 //	emud perf [SCENARIO]     sweep message sizes, nccl-tests' columns (size, count, type, redop, time, algbw, busbw, #wrong)
 //	emud calibrate           the calibration report, the parameter table, the fit from the priors, cross-validation
 //	emud fit FILE            fit model parameters to measurements (name,src,dst,ops,bytes,queues,time_us); --predict
+//	emud bench               the emulator's own speed and the scale runs' cost, one table
 //	emud version             print the module version and the Go toolchain
 //
 // # Scenarios
@@ -58,9 +59,12 @@
 // for a fault drawn from the seed). All come from the seed, so explore's
 // reproduce line carries them and replay gives the same digest.
 //
-// --phantom runs any scenario on memory without bytes: the same times and
-// digest, nothing stored, the data checks skipped (signal slots, in real
-// memory, are still checked); the output says so.
+// --phantom runs any scenario on memory without bytes: nothing stored, the
+// data checks skipped (signal slots, in real memory, are still checked),
+// and the output says so. SDMA scenarios give the real run's times and
+// digest; CFT runs whose operations span several 4 KiB granules land each
+// in one step, so their tie-breaks, digest and possibly times differ (see
+// package fabric).
 //
 // # Output
 //
