@@ -34,6 +34,18 @@ func TestPlacement(t *testing.T) {
 	assert.Same(t, r.queue(0, 1, 0).Engine(), r.queue(0, 1, 4).Engine(), "channels 0 and 4 share an engine")
 	assert.NotSame(t, r.queue(0, 1, 0).Engine(), r.queue(1, 0, 0).Engine(), "engines belong to one GPU")
 
+	// A platform's own map: every peer link on engines 4 and 5, link 1 on
+	// engine 9 alone; links past the map follow the rule.
+	m := model.MI355X()
+	m.EngineLinks = [][]int{{4, 5}, {9}}
+	own := newRig(t, 1, Config{GPUs: 8, Model: m})
+	for _, tc := range []struct{ peer, q, engine int }{{1, 0, 4}, {1, 1, 5}, {1, 2, 4}, {2, 0, 9}, {2, 3, 9}, {3, 1, 7}, {0, 5, 0}} {
+		assert.Equal(t, tc.engine, own.queue(0, tc.peer, tc.q).Engine().ID(), "%+v", tc)
+	}
+	c := m.Clone()
+	c.EngineLinks[0][0] = 7
+	assert.Equal(t, 4, m.EngineLinks[0][0], "a clone's map is its own")
+
 	// The placeholder gives each queue an engine of its own.
 	p := newRig(t, 1, Config{GPUs: 2, Model: model.NewPlaceholder()})
 	assert.NotSame(t, p.queue(0, 1, 0).Engine(), p.queue(0, 1, 2).Engine())

@@ -40,6 +40,10 @@ type Engines struct {
 	// on it have work (packets are never split: a packet that starts runs
 	// to its end).
 	Slice sim.Time
+	// Links, if set, names the engines recommended for each peer link
+	// instead of KFD's rule: Links[k] for the k-th other GPU (the mask a
+	// platform's io links report); a link past the end uses the rule.
+	Links [][]int
 }
 
 // Dedicated reports whether every queue has an engine of its own.
@@ -61,6 +65,16 @@ func (e Engines) Validate() error {
 	case e.Slice < 0:
 		return fmt.Errorf("engine time slice %v: need ≥ 0", e.Slice)
 	}
+	for k, l := range e.Links {
+		if len(l) == 0 || len(l) > 64 {
+			return fmt.Errorf("engine links: peer link %d names %d engines: need 1..64", k, len(l))
+		}
+		for _, id := range l {
+			if id < 0 || id >= e.General+e.XGMI {
+				return fmt.Errorf("engine links: peer link %d names engine %d: the GPU has engines 0..%d", k, id, e.General+e.XGMI-1)
+			}
+		}
+	}
 	return nil
 }
 
@@ -81,7 +95,7 @@ func (e Engines) Count() int {
 // engines, as KFD's map gives an 8-GPU MI300X/MI355X hive; the map's
 // permutation of engine ids does not change timing); channel c uses the
 // (c mod PerLink)-th of them. Without xGMI engines the general engines
-// serve peer links too. On a Dedicated layout there is no shared engine
+// serve peer links too. Links overrides the rule per link. On a Dedicated layout there is no shared engine
 // to name: Place returns −1.
 func (e Engines) Place(gpu, peer, c int) int {
 	if e.Dedicated() {
@@ -93,6 +107,9 @@ func (e Engines) Place(gpu, peer, c int) int {
 	k := peer
 	if peer > gpu {
 		k--
+	}
+	if k < len(e.Links) {
+		return e.Links[k][c%len(e.Links[k])]
 	}
 	i := k*e.PerLink + c%e.PerLink
 	if e.XGMI == 0 {

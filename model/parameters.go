@@ -55,7 +55,7 @@ var paramMeta = []struct {
 
 var parameters = func() []Parameter {
 	t := reflect.TypeOf(Params{})
-	byName := map[string]int{}
+	byName := map[string]int{} // engine_links, a layout, is not a parameter
 	for i := 0; i < t.NumField(); i++ {
 		byName[jsonName(t.Field(i))] = i
 	}

@@ -72,6 +72,10 @@ type Params struct {
 	// QuantumKCycles is an engine's time slice per queue in 1K clock
 	// cycles at ClockGHz (amdgpu_sdma_phase_quantum).
 	QuantumKCycles float64 `json:"engine_quantum_kcycles"`
+	// EngineLinks, if set, lists the engines each peer link is served by
+	// (model.Engines.Links), instead of KFD's rule: a platform's own map.
+	// A layout, not a number: no fit varies it.
+	EngineLinks [][]int `json:"engine_links,omitempty"`
 }
 
 // LinkChunkBytes is the granule in which copies sharing a path interleave
@@ -212,7 +216,7 @@ func (p *Params) BroadcastGBps(local bool) float64 {
 // Engines implements Model.
 func (p *Params) Engines() Engines {
 	return Engines{General: p.GeneralEngines, XGMI: p.XGMIEngines, PerLink: p.EnginesPerLink,
-		QueuesPerEngine: p.QueuesPerEngine, Slice: p.cycles(p.QuantumKCycles * 1024)}
+		QueuesPerEngine: p.QueuesPerEngine, Slice: p.cycles(p.QuantumKCycles * 1024), Links: p.EngineLinks}
 }
 
 // LinkChunk implements Model.
@@ -271,7 +275,16 @@ func (p *Params) CUCopyGBps() float64 { return p.HBM }
 func (p *Params) Jitter() float64 { return p.JitterFrac }
 
 // Clone returns a copy that can be changed without touching p.
-func (p *Params) Clone() *Params { c := *p; return &c }
+func (p *Params) Clone() *Params {
+	c := *p
+	if p.EngineLinks != nil {
+		c.EngineLinks = make([][]int, len(p.EngineLinks))
+		for i, l := range p.EngineLinks {
+			c.EngineLinks[i] = append([]int(nil), l...)
+		}
+	}
+	return &c
+}
 
 // LoadFile reads a model file: the JSON form of Params. Unknown fields are
 // errors (a misspelt parameter must not silently keep its default), and

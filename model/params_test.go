@@ -66,6 +66,8 @@ func TestValidate(t *testing.T) {
 		{"no engine per link", func(p *Params) { p.EnginesPerLink = -1 }, "engines per link -1"},
 		{"no general engine", func(p *Params) { p.GeneralEngines = 0 }, "general SDMA engines 0"},
 		{"NaN quantum", func(p *Params) { p.QuantumKCycles = math.NaN() }, "engine_quantum_kcycles"},
+		{"link on no engine", func(p *Params) { p.EngineLinks = [][]int{{2, 3}, {}} }, "peer link 1 names 0 engines"},
+		{"link on a missing engine", func(p *Params) { p.EngineLinks = [][]int{{16}} }, "names engine 16: the GPU has engines 0..15"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := MI355X()
@@ -152,9 +154,10 @@ func TestParameters(t *testing.T) {
 	pa.Set(p, 2.6)
 	assert.Equal(t, 3, p.EnginesPerLink, "a count rounds")
 
-	// Every field of Params is a parameter (the label aside).
+	// Every field of Params is a parameter (the label and the engine-link
+	// layout aside).
 	n := reflect.TypeOf(Params{}).NumField()
-	assert.Len(t, Parameters(), n-1)
+	assert.Len(t, Parameters(), n-2)
 }
 
 func ExampleMI355X() {
