@@ -12,7 +12,7 @@ import (
 //   - A packet is ordered after what its writer did before writing it into
 //     the ring, and after what the lane that rang it did before the
 //     doorbell (both are releases to the engine, kept by the issuer side:
-//     issuer.Queue.RaceAcquire).
+//     issuer.Backend.RaceAcquire).
 //   - A COPY's source reads and destination writes are accesses of the
 //     queue, chunk by chunk as they happen (data.go); so are WRITE,
 //     CONST_FILL, TIMESTAMP and FENCE stores. Phantom memory holds no data
@@ -51,7 +51,7 @@ func (q *Queue) raceStart() {
 		return
 	}
 	r := q.race(d)
-	q.Queue.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
+	q.be.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
 	site := &packetSite{q.head.Kind, q.pos}
 	who := r.who
 	// What the queue knows now is what its writes publish to a POLL or
@@ -122,5 +122,5 @@ func (q *Queue) raceRetired() {
 	if d == nil {
 		return
 	}
-	q.Queue.RaceRetired(q.pos, q.race(d).t.Snapshot())
+	q.be.RaceRetired(q.pos, q.race(d).t.Snapshot())
 }

@@ -20,7 +20,7 @@
 //
 // With the run's race detector on (package race), writing a packet and
 // ringing the doorbell release the issuing actor to the engine, which
-// acquires them when it starts the packet (RaceAcquire), and AwaitDrained
+// acquires them when it starts the packet (Backend.RaceAcquire), and AwaitDrained
 // acquires the engine's clock at the packet it drained to (race.go).
 //
 // A Queue's methods must be called from the running simulator actor or

@@ -10,9 +10,11 @@ import (
 //   - a packet is ordered after what its writer did before writing it
 //     (WriteUnit, WriteBroadcast) and after what the lane that rang it did
 //     before the doorbell (Submit, Commit): both are releases to the
-//     engine, which acquires them when it starts the packet (RaceAcquire);
+//     engine, which acquires them when it starts the packet
+//     (Backend.RaceAcquire);
 //   - quiet (AwaitDrained) acquires the engine's clock as of the packet it
-//     drained to, which the engine leaves at each retire (RaceRetired).
+//     drained to, which the engine leaves at each retire
+//     (Backend.RaceRetired).
 
 type raceState struct {
 	writes  map[uint64]race.VC // ring unit → its writer's snapshot
@@ -69,8 +71,8 @@ func (q *Queue) raceRang(end uint64) {
 // RaceAcquire orders t, the engine's thread, after the writers of the
 // packet at [pos, end) (and of padding before it) and after the doorbell
 // that made it visible.
-func (q *Queue) RaceAcquire(t *race.Thread, pos, end uint64) {
-	r := q.rc
+func (b Backend) RaceAcquire(t *race.Thread, pos, end uint64) {
+	r := b.q.rc
 	if r == nil || t == nil {
 		return
 	}
@@ -88,8 +90,8 @@ func (q *Queue) RaceAcquire(t *race.Thread, pos, end uint64) {
 }
 
 // RaceRetired records the engine's clock v after the packet ending at end.
-func (q *Queue) RaceRetired(end uint64, v race.VC) {
-	r := q.race()
+func (b Backend) RaceRetired(end uint64, v race.VC) {
+	r := b.q.race()
 	if len(r.retired) == maxRetired {
 		r.retired = append(r.retired[:0], r.retired[maxRetired/2:]...)
 	}
