@@ -109,50 +109,6 @@ func (m *Memory) Fill(addr, n uint64, v byte) error {
 	return nil
 }
 
-// Load32 reads a little-endian 32-bit word.
-func (m *Memory) Load32(addr uint64) (uint32, error) {
-	b, err := m.bytes("read", addr, 4)
-	if err != nil || b == nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint32(b), nil
-}
-
-// Load64 reads a little-endian 64-bit word.
-func (m *Memory) Load64(addr uint64) (uint64, error) {
-	b, err := m.bytes("read", addr, 8)
-	if err != nil || b == nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint64(b), nil
-}
-
-// Store32 writes a 32-bit word and wakes waiters.
-func (m *Memory) Store32(addr uint64, v uint32) error {
-	b, err := m.bytes("write", addr, 4)
-	if err != nil {
-		return err
-	}
-	if b != nil {
-		binary.LittleEndian.PutUint32(b, v)
-	}
-	m.watch.Notify(addr, addr+4)
-	return nil
-}
-
-// Store64 writes a 64-bit word and wakes waiters.
-func (m *Memory) Store64(addr uint64, v uint64) error {
-	b, err := m.bytes("write", addr, 8)
-	if err != nil {
-		return err
-	}
-	if b != nil {
-		binary.LittleEndian.PutUint64(b, v)
-	}
-	m.watch.Notify(addr, addr+8)
-	return nil
-}
-
 // Atomic applies f to the naturally aligned word of width bytes (4 or 8) at
 // addr in one read-modify-write, wakes waiters, and returns the old value.
 // A 4-byte word is zero-extended into f and truncated back.

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"sort"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/emud-dev/emud/sim"
 )
@@ -208,8 +211,87 @@ func (s *Space) Write(addr uint64, src []byte) error {
 		return err
 	}
 	copy(b, src)
-	if s.watch != nil {
-		s.watch.Notify(addr, addr+uint64(len(src)))
-	}
+	s.notify(addr, uint64(len(src)))
 	return nil
+}
+
+// Load32 reads a little-endian 32-bit word (0 from a phantom region). An
+// aligned word is read atomically: on hardware the engine writes device
+// memory while the host reads it.
+func (s *Space) Load32(addr uint64) (uint32, error) {
+	b, err := s.Bytes("read", addr, 4)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	if w := word32(b); w != nil {
+		return atomic.LoadUint32(w), nil
+	}
+	return binary.LittleEndian.Uint32(b), nil
+}
+
+// Load64 reads a little-endian 64-bit word (0 from a phantom region),
+// atomically when aligned.
+func (s *Space) Load64(addr uint64) (uint64, error) {
+	b, err := s.Bytes("read", addr, 8)
+	if err != nil || b == nil {
+		return 0, err
+	}
+	if w := word64(b); w != nil {
+		return atomic.LoadUint64(w), nil
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// Store32 writes a 32-bit word, atomically when aligned, and wakes the
+// waiters on it.
+func (s *Space) Store32(addr uint64, v uint32) error {
+	b, err := s.Bytes("write", addr, 4)
+	if err != nil {
+		return err
+	}
+	if w := word32(b); w != nil {
+		atomic.StoreUint32(w, v)
+	} else if b != nil {
+		binary.LittleEndian.PutUint32(b, v)
+	}
+	s.notify(addr, 4)
+	return nil
+}
+
+// Store64 writes a 64-bit word, atomically when aligned, and wakes the
+// waiters on it.
+func (s *Space) Store64(addr uint64, v uint64) error {
+	b, err := s.Bytes("write", addr, 8)
+	if err != nil {
+		return err
+	}
+	if w := word64(b); w != nil {
+		atomic.StoreUint64(w, v)
+	} else if b != nil {
+		binary.LittleEndian.PutUint64(b, v)
+	}
+	s.notify(addr, 8)
+	return nil
+}
+
+func (s *Space) notify(addr, n uint64) {
+	if s.watch != nil {
+		s.watch.Notify(addr, addr+n)
+	}
+}
+
+// word32 and word64 view an aligned word of b for atomic access (nil when
+// b is nil or the word is not aligned).
+func word32(b []byte) *uint32 {
+	if b == nil || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil
+	}
+	return (*uint32)(unsafe.Pointer(&b[0]))
+}
+
+func word64(b []byte) *uint64 {
+	if b == nil || uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
+		return nil
+	}
+	return (*uint64)(unsafe.Pointer(&b[0]))
 }

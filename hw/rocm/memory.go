@@ -1,10 +1,7 @@
 package rocm
 
 import (
-	"encoding/binary"
 	"fmt"
-	"sync/atomic"
-	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
@@ -71,76 +68,6 @@ func (m *Memory) back(base, rounded uint64) ([]byte, error) {
 		err = fmt.Errorf("driver %s backed nothing", m.d.drv.Name())
 	}
 	return data, err
-}
-
-// word32 and word64 view an aligned word of b for atomic access: the
-// engine writes signals with 64-bit atomics.
-func word32(b []byte) *uint32 {
-	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
-		return nil
-	}
-	return (*uint32)(unsafe.Pointer(&b[0]))
-}
-
-func word64(b []byte) *uint64 {
-	if uintptr(unsafe.Pointer(&b[0]))%8 != 0 {
-		return nil
-	}
-	return (*uint64)(unsafe.Pointer(&b[0]))
-}
-
-// Load32 reads a little-endian 32-bit word (atomically when aligned).
-func (m *Memory) Load32(addr uint64) (uint32, error) {
-	b, err := m.Bytes("read", addr, 4)
-	if err != nil {
-		return 0, err
-	}
-	if w := word32(b); w != nil {
-		return atomic.LoadUint32(w), nil
-	}
-	return binary.LittleEndian.Uint32(b), nil
-}
-
-// Load64 reads a little-endian 64-bit word (atomically when aligned).
-func (m *Memory) Load64(addr uint64) (uint64, error) {
-	b, err := m.Bytes("read", addr, 8)
-	if err != nil {
-		return 0, err
-	}
-	if w := word64(b); w != nil {
-		return atomic.LoadUint64(w), nil
-	}
-	return binary.LittleEndian.Uint64(b), nil
-}
-
-// Store32 writes a 32-bit word and wakes waiters.
-func (m *Memory) Store32(addr uint64, v uint32) error {
-	b, err := m.Bytes("write", addr, 4)
-	if err != nil {
-		return err
-	}
-	if w := word32(b); w != nil {
-		atomic.StoreUint32(w, v)
-	} else {
-		binary.LittleEndian.PutUint32(b, v)
-	}
-	m.watch.Notify(addr, addr+4)
-	return nil
-}
-
-// Store64 writes a 64-bit word and wakes waiters.
-func (m *Memory) Store64(addr uint64, v uint64) error {
-	b, err := m.Bytes("write", addr, 8)
-	if err != nil {
-		return err
-	}
-	if w := word64(b); w != nil {
-		atomic.StoreUint64(w, v)
-	} else {
-		binary.LittleEndian.PutUint64(b, v)
-	}
-	m.watch.Notify(addr, addr+8)
-	return nil
 }
 
 // Await blocks a until pred holds. Stores from inside the simulator wake it
