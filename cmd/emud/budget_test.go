@@ -18,7 +18,7 @@ func TestMemBudget(t *testing.T) {
 	assert.Regexp(t, `invalid --bytes 2GiB with --ranks 2: relay needs an estimated 8\.0\dGiB \(emulated memory 4\.00GiB, host buffers 4\.00GiB, 4 SDMA queues`, errOut)
 	assert.Contains(t, errOut, "over --mem-budget 4.00GiB; use --phantom")
 
-	args := []string{"run", "--ranks", "8", "--bytes", "4M", "--mem-budget", "100M"}
+	args := []string{"run", "--ranks", "8", "--bytes", "1M", "--mem-budget", "40M"}
 	_, errOut, status = execute(t, args...)
 	assert.Equal(t, exitError, status)
 	assert.Contains(t, errOut, "alltoall needs an estimated")
@@ -26,7 +26,7 @@ func TestMemBudget(t *testing.T) {
 	require.Equal(t, exitOK, status, errOut)
 	assert.Len(t, rankRows(out), 8)
 
-	_, errOut, status = execute(t, "run", "--ranks", "8", "--bytes", "4M", "--mem-budget", "0")
+	_, errOut, status = execute(t, "run", "--ranks", "8", "--bytes", "1M", "--mem-budget", "0")
 	assert.Equal(t, exitOK, status, "0 means no budget: %s", errOut)
 }
 
@@ -84,12 +84,12 @@ func TestExploreJobsCap(t *testing.T) {
 // and the budget, and runs the same request in phantom mode.
 func TestServeMemBudget(t *testing.T) {
 	d := startDaemon(t, func(c *serveConfig) { c.MaxBody, c.MemBudget = 4096, 64<<20 })
-	status, body := d.do("POST", "/runs", `{"ranks": 8, "bytes": "4M"}`)
+	status, body := d.do("POST", "/runs", `{"ranks": 8, "bytes": "1M"}`)
 	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
 	assert.Contains(t, body, "alltoall with ranks 8 needs an estimated")
 	assert.Contains(t, body, "over the daemon's --mem-budget 64.0MiB")
 	assert.Contains(t, body, `\"phantom\": true`)
-	r := d.wait(d.submit(`{"ranks": 8, "bytes": "4M", "phantom": true}`))
+	r := d.wait(d.submit(`{"ranks": 8, "bytes": "1M", "phantom": true}`))
 	require.Equal(t, statusOK, r.Status)
 	assert.True(t, r.Report.Summary.Phantom, "the report says the run was phantom")
 }
