@@ -122,6 +122,9 @@ var cuPollCall = &kernel.Call{Name: "cuPoll", Run: func(g *kernel.Active) error 
 				break
 			}
 		}
+		// The flag seen, the CU orders what it does next after it: a
+		// system-scope acquire, one more uncached round trip.
+		g.Actor().Sleep(p.m.MemRead())
 	}
 	return nil
 }}

@@ -39,7 +39,7 @@ func Example() {
 	if err := s.Run(); err != nil {
 		fmt.Println(err)
 	}
-	// Output: hello, gpu1 at 2.84358µs
+	// Output: hello, gpu1 at 2.84388µs
 }
 
 // A POLL_REGMEM parks the queue until a flag in local memory holds; the
@@ -69,7 +69,7 @@ func ExampleQueue_Submit_poll() {
 		fmt.Printf("copied %#x after the flag, drained at %v\n", v, a.Now())
 	})
 	_ = s.Run()
-	// Output: copied 0x7070707 after the flag, drained at 102.407851µs
+	// Output: copied 0x7070707 after the flag, drained at 102.444451µs
 }
 
 // A bad address in a packet is a fault naming the queue, the packet and the

@@ -21,7 +21,8 @@
 //     ends.
 //   - CU reads. Quiet pays one UncachedRead per queue a lane visits (MORI
 //     cco.hpp: about 2600 cycles per rptr read); a CU loop polling a flag
-//     another agent sets pays FlagRead cycles per iteration; a host store
+//     another agent sets pays one UncachedRead per read, and one more for
+//     the system-scope acquire once it sees the flag; a host store
 //     becomes visible to the device HostStoreUs after it is made; a CU
 //     kernel's local copy (pack, gather) streams at HBM.
 //   - Visibility. One agent of the GPU seeing another's write through
@@ -60,7 +61,7 @@
 // Fixed parameters are cited facts: ClockGHz (MI355X's 2.4 GHz peak
 // engine clock), UncachedRead (MORI's cco.hpp), HBM (MI355X's 8 TB/s),
 // the engine layout (KFD topology and MORI's placement) and the time
-// slice (amdgpu's sdma_phase_quantum as KFD programs it). The 11 fitted
+// slice (amdgpu's sdma_phase_quantum as KFD programs it). The 10 fitted
 // parameters are one least-squares fit ("emud calibrate" reruns it, from
 // round priors that know nothing of the table, see [Prior]) to every
 // counted row of shared/calibration/mi355x-documented.csv (the seed

@@ -38,12 +38,9 @@ type Params struct {
 	// section the in-order commit chain serialises.
 	SubmitCycles float64 `json:"submit_cycles"`
 	// UncachedRead is one uncached, system-scope read or round trip: a
-	// queue's read pointer (quiet), a flag a CU polls, a system-scope
-	// release. MORI's cco.hpp: about 2600.
+	// queue's read pointer (quiet), one read of a flag a CU polls, the
+	// acquire after it, a system-scope release. MORI's cco.hpp: about 2600.
 	UncachedRead float64 `json:"uncached_read_cycles"`
-	// FlagRead is one iteration of a CU loop polling a flag another agent
-	// sets (a system-scope acquire load), in cycles.
-	FlagRead float64 `json:"flag_read_cycles"`
 	// HostStoreUs is from a host store to device memory to the store being
 	// visible to device readers (the CPU's posted write crossing PCIe).
 	HostStoreUs float64 `json:"host_store_us"`
@@ -90,15 +87,14 @@ func MI355X() *Params {
 	return &Params{
 		Label:           "mi355x",
 		ClockGHz:        2.4,
-		IssueBase:       1578,
-		IssueScan:       135.6,
+		IssueBase:       1580,
+		IssueScan:       135.7,
 		IssueQueue:      1334,
-		SubmitCycles:    724.5,
+		SubmitCycles:    723,
 		UncachedRead:    2600,
-		FlagRead:        4132,
-		HostStoreUs:     2.414,
+		HostStoreUs:     2.375,
 		HBM:             8000,
-		VisibleUs:       0.8394,
+		VisibleUs:       0.8397,
 		PacketUs:        2.004,
 		Link:            60.84,
 		Local:           66.71,
@@ -150,7 +146,7 @@ func (p *Params) Validate() error {
 		v    float64
 	}{
 		{"issue_base_cycles", p.IssueBase}, {"issue_scan_cycles", p.IssueScan}, {"issue_queue_cycles", p.IssueQueue},
-		{"submit_cycles", p.SubmitCycles}, {"uncached_read_cycles", p.UncachedRead}, {"flag_read_cycles", p.FlagRead},
+		{"submit_cycles", p.SubmitCycles}, {"uncached_read_cycles", p.UncachedRead},
 		{"host_store_us", p.HostStoreUs}, {"visible_us", p.VisibleUs}, {"packet_us", p.PacketUs},
 		{"jitter", p.JitterFrac},
 	}
@@ -255,9 +251,9 @@ func (p *Params) ChainObserve() sim.Time { return 0 }
 // RptrRead implements Model.
 func (p *Params) RptrRead() sim.Time { return p.cycles(p.UncachedRead) }
 
-// MemRead implements Model: one iteration of a CU loop polling a flag
-// another agent sets.
-func (p *Params) MemRead() sim.Time { return p.cycles(p.FlagRead) }
+// MemRead implements Model: one read of a CU loop polling a flag another
+// agent sets is an uncached, system-scope read, as the rptr read is.
+func (p *Params) MemRead() sim.Time { return p.cycles(p.UncachedRead) }
 
 // HostStoreVisible implements Model.
 func (p *Params) HostStoreVisible() sim.Time { return us(p.HostStoreUs) }

@@ -168,7 +168,7 @@ func ExampleMI355X() {
 	// A lone 1 MiB copy over one xGMI direction (GB/s = bytes/ns).
 	fmt.Println("1 MiB copy:", sim.Time(float64(1<<20)/StreamGBps(m, 0, 1, false)*float64(sim.Nanosecond)))
 	// Output:
-	// 64-lane post: 1.298375µs
+	// 64-lane post: 1.298833µs
 	// 1 MiB copy: 17.234976µs
 }
 
@@ -178,5 +178,5 @@ func ExampleLoad() {
 		panic(err)
 	}
 	fmt.Println(m.Name(), m.DoorbellLatency(), m.PacketOverhead(ring.KindCopy))
-	// Output: mi355x 839.4ns 2.004µs
+	// Output: mi355x 839.7ns 2.004µs
 }

@@ -30,7 +30,7 @@ func TestCalibrateCommand(t *testing.T) {
 	ls := lines(out)
 	assert.Regexp(t, `(?m)^max \|error\| \d+\.\d% over 2 rows \(median \d+\.\d%\)$`, out)
 	assert.Regexp(t, `^cross-validation: max \|error\| \d+\.\d% \(median \d+\.\d%\) over 2 rows$`, ls[len(ls)-1])
-	assert.Contains(t, out, "fitted parameters: 11\n")
+	assert.Contains(t, out, "fitted parameters: 10\n")
 	assert.Contains(t, out, "bw.64k")
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func TestCalibrateCommand(t *testing.T) {
 	require.Equal(t, exitOK, status)
 	assert.Contains(t, out, `"model": "mi355x"`)
 	assert.Contains(t, out, `"cross_validation"`)
-	assert.Contains(t, out, `"fitted_parameters": 11`)
+	assert.Contains(t, out, `"fitted_parameters": 10`)
 
 	// Without --plot, no file appears in the working directory.
 	t.Chdir(t.TempDir())

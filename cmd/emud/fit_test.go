@@ -49,7 +49,7 @@ func TestFitAllParams(t *testing.T) {
 	for _, p := range []string{"link_gbps", "packet_us", "local_gbps", "visible_us", "uncached_read_cycles"} {
 		assert.Contains(t, ident, p, "a copy stream identifies %s", p)
 	}
-	for _, p := range []string{"bcast_link_gbps", "flag_read_cycles", "host_store_us"} {
+	for _, p := range []string{"bcast_link_gbps", "host_store_us", "issue_queue_cycles"} {
 		assert.NotContains(t, ident, p, "no copy stream moves %s", p)
 	}
 	assert.Contains(t, out, "left at mi355x's values (no row moves under ±10%): ")
