@@ -198,6 +198,8 @@ type jsonExploration struct {
 	Status    string  `json:"status,omitempty"`
 	Report    *report `json:"report,omitempty"`
 	Reproduce string  `json:"reproduce,omitempty"`
+	// Phantom: the runs stored no bytes and checked no data.
+	Phantom bool `json:"phantom,omitempty"`
 }
 
 // seedsRun counts the seeds that decided the answer: up to the failing one,
@@ -212,7 +214,7 @@ func (x *exploration) seedsRun() int {
 // write prints the outcome and returns the exit error of the seed found.
 func (x *exploration) write(w io.Writer, asJSON bool) error {
 	if asJSON {
-		j := jsonExploration{Scenario: x.sc.name, FirstSeed: x.first, Seeds: x.seeds, SeedsRun: x.seedsRun(), Found: x.found != nil}
+		j := jsonExploration{Scenario: x.sc.name, FirstSeed: x.first, Seeds: x.seeds, SeedsRun: x.seedsRun(), Found: x.found != nil, Phantom: x.o.Phantom}
 		if x.found != nil {
 			j.Seed, j.Status, j.Report, j.Reproduce = x.found.o.Seed, x.found.Status, x.found, reproduce(x.sc, x.found.o)
 		}
@@ -226,7 +228,11 @@ func (x *exploration) write(w io.Writer, asJSON bool) error {
 	last := x.first + uint64(x.seeds) - 1
 	if x.found == nil {
 		slices.Sort(x.ends)
-		fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed check)\n", x.sc.name, x.first, last)
+		if x.o.Phantom {
+			fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed signal check; %s)\n", x.sc.name, x.first, last, phantomNote)
+		} else {
+			fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed check)\n", x.sc.name, x.first, last)
+		}
 		fmt.Fprintf(w, "  end time (µs): min %.3f  median %.3f  max %.3f\n", x.ends[0], x.ends[len(x.ends)/2], x.ends[len(x.ends)-1])
 		fmt.Fprintf(w, "  distinct digests: %d of %d runs\n", len(x.digests), len(x.ends))
 		fmt.Fprintf(w, "  explored with: %s\n", strings.Join(timingArgs(x.o), " "))

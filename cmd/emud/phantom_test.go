@@ -98,3 +98,28 @@ func TestCftScenariosAtScale(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
 	}
 }
+
+// explore takes --phantom too: every seed runs timing only.
+func TestExplorePhantom(t *testing.T) {
+	out, errOut, status := execute(t, "explore", "--phantom", "--ranks", "4", "--bytes", "64M", "--seeds", "3", "--mem-budget", "1G", "--json")
+	require.Equal(t, exitOK, status, errOut)
+	var x jsonExploration
+	require.NoError(t, json.Unmarshal([]byte(out), &x))
+	assert.False(t, x.Found)
+	assert.Equal(t, 3, x.SeedsRun)
+	assert.True(t, x.Phantom)
+	out, _, status = execute(t, "explore", "--phantom", "--ranks", "4", "--bytes", "64M", "--seeds", "3", "--mem-budget", "1G")
+	require.Equal(t, exitOK, status)
+	assert.Contains(t, lines(out)[0], "no failed signal check; phantom (timing only: no bytes stored, data checks skipped)")
+}
+
+// serve --phantom makes runs phantom unless a request says otherwise.
+func TestServePhantomDefault(t *testing.T) {
+	d := startDaemon(t, func(c *serveConfig) { c.Phantom = true })
+	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64}`))
+	require.Equal(t, statusOK, r.Status)
+	assert.True(t, r.Report.Summary.Phantom)
+	r = d.wait(d.submit(`{"ranks": 2, "bytes": 64, "phantom": false}`))
+	require.Equal(t, statusOK, r.Status)
+	assert.False(t, r.Report.Summary.Phantom)
+}

@@ -42,6 +42,7 @@ type serveConfig struct {
 	Keep            int           // finished runs kept for GET; the oldest go first
 	TraceBudget     int64         // bytes of serialized traces kept; the oldest traces go first
 	MemBudget       uint64        // memory for the runs executing at once, by their estimated footprints; 0 = no limit
+	Phantom         bool          // runs are phantom unless a request says "phantom": false
 	ReadTimeout     time.Duration // a request (headers and body) must arrive within this
 	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
 }
@@ -110,6 +111,7 @@ and exits.`,
 	fs.Var(&maxBody, "max-body", "request body limit")
 	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory (each keeps its request, status and report)")
 	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped")
+	fs.BoolVar(&cfg.Phantom, "phantom", false, `runs are timing only (no bytes stored, data checks skipped) unless a request says "phantom": false`)
 	fs.Var(&memBudget, "mem-budget", "memory for the runs executing at once, by their estimated footprints: a run over it is refused with 422, runs that together exceed it wait (default a quarter of the physical memory; 0 = no limit)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time a client has to send a whole request (headers and body); a stalled upload is cut off")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
@@ -349,7 +351,8 @@ var flagInError = regexp.MustCompile(`--([a-z-]+)`)
 // decodeRequest reads and checks a POST /runs body.
 func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *scenario, options, *requestError) {
 	def := newScenarioFlags()
-	req := runRequest{Scenario: def.name, Ranks: def.o.Ranks, Bytes: jsonBytes(def.o.Bytes), Queues: def.o.Queues, Seed: def.o.Seed}
+	req := runRequest{Scenario: def.name, Ranks: def.o.Ranks, Bytes: jsonBytes(def.o.Bytes), Queues: def.o.Queues, Seed: def.o.Seed,
+		Phantom: d.cfg.Phantom}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, d.cfg.MaxBody))
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
