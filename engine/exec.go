@@ -15,7 +15,9 @@ import (
 func (q *Queue) prepare() bool {
 	p := &q.head
 	mem := q.n.mem
-	q.raceStart()
+	if q.n.s.Race() != nil {
+		q.raceStart()
+	}
 	check := func(op string, addr, n uint64) bool {
 		if err := mem.Check(op, addr, n); err != nil {
 			q.halt(FaultVMHole, addr, err.Error())

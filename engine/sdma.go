@@ -381,7 +381,9 @@ func (q *Queue) retirePadding() {
 func (q *Queue) retire() {
 	q.be.Retired(q.pos, q.headSince, &q.head)
 	q.pos += uint64(q.headLen)
-	q.raceRetired()
+	if q.n.s.Race() != nil {
+		q.raceRetired()
+	}
 	q.c.packets[q.head.Kind].Inc()
 	if q.head.Kind != ring.KindNop {
 		// Padding NOPs retire at their packet's time: tracing them would
