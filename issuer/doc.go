@@ -15,8 +15,17 @@
 // So the same calls write the same packet bytes and ring the same doorbells
 // on both.
 //
-// An [Observer] sees queue work as it happens (the issuer's doorbells; the
-// emulated engine's retired packets); package trace implements it.
+// The backend tells the issuer side what its engine did through the
+// [Backend] handle [New] returns (read-pointer write-backs, doorbell
+// stores, retired packets), so no issuer can fake them; a [Set] keeps a
+// backend's queues by [QueueID]. An [Observer] sees queue work as it
+// happens (doorbells; the emulated engine's retired packets); package
+// trace implements it.
+//
+// When a run hangs, [Queue.Causes] names what keeps the waiting issuers
+// from going on, from the issuer's pointers alone (a full ring whose
+// reservations were never rung, a stalled or jumped commit chain), as
+// typed sim.Cause values a higher layer may refine.
 //
 // With the run's race detector on (package race), writing a packet and
 // ringing the doorbell release the issuing actor to the engine, which
