@@ -503,7 +503,9 @@ func TestServeShutdownTimeoutIsAnError(t *testing.T) {
 // Any body gets an answer: a run, or a 4xx naming what is wrong; never a
 // panic.
 func FuzzDecodeRequest(f *testing.F) {
-	for _, s := range []string{`{}`, `{"scenario":"relay","bytes":"4K"}`, `{"ranks":-1}`, `{"bytes":"1.5M"}`, `[`, `{"seed":1e3}`, `{"trace":true,"model":""}`} {
+	for _, s := range []string{`{}`, `{"scenario":"relay","bytes":"4K"}`, `{"ranks":-1}`, `{"bytes":"1.5M"}`, `[`, `{"seed":1e3}`, `{"trace":true,"model":""}`,
+		`null`, `{"Ranks":4}`, `{"ranks":4,"ranks":5}`, `{"scenario":"cft-allreduce","ranks":1024,"bytes":"64M","phantom":true,"mc_size":8}`,
+		`{"scenario":"cft-alltoall","lsa_size":3}`, `{"bytes":"64M","ranks":64}`} {
 		f.Add(s)
 	}
 	d := newDaemon(defaultServeConfig(), io.Discard)
@@ -513,7 +515,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		req := httptest.NewRequest("POST", "/runs", strings.NewReader(body))
 		_, sc, o, rerr := d.decodeRequest(rec, req)
 		if rerr != nil {
-			assert.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge}, rerr.status)
+			assert.Contains(t, []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity}, rerr.status)
 			assert.NotEmpty(t, rerr.msg)
 			return
 		}
