@@ -21,6 +21,10 @@ type Config struct {
 	// Observe, if set, sees the node and host before anything runs (a
 	// trace recorder attaches there).
 	Observe func(*engine.Node, *cco.Host)
+	// Race turns on the happens-before race detector: a data-race bug
+	// then fails with a *race.Error on every seed, whether or not its
+	// data came out wrong.
+	Race bool
 }
 
 // Bug is one planted bug: a collective with the bug, and its fixed twin.

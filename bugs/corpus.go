@@ -657,9 +657,7 @@ func runEarlyReuse(c Config, fixed bool) (Outcome, error) {
 		if fixed {
 			sdma.QuietQueue(1, 0)
 		}
-		if err := r.fill(w[0], 0, bytes, 0, 1); err != nil { // the next round's data
-			panic(err)
-		}
+		fillLane(sdma, w[0], 0, bytes, 0, 1) // the next round's data
 	}); err != nil {
 		return Outcome{}, err
 	}
@@ -732,9 +730,7 @@ func runNoQuietAcrossKernels(c Config, fixed bool) (Outcome, error) {
 		}
 		a.Sleep(noQuietHostGap)
 		if _, err := r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-			if err := r.fill(w[0], 0, bytes, 0, 1); err != nil {
-				panic(err)
-			}
+			fillLane(sdma, w[0], 0, bytes, 0, 1)
 		}); err != nil {
 			r.s.Fail(err)
 		}

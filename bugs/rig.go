@@ -24,7 +24,7 @@ type rig struct {
 // newRig builds a node of ranks GPUs for run c with queues queue ids per
 // peer, under the fault spec (the bug's environment) if any.
 func newRig(c Config, ranks, queues int, faults engine.InjectSpec) (*rig, error) {
-	jc := job.Config{Sim: sim.Config{Seed: c.Seed, Perturb: c.Perturb, Strategy: c.Strategy, PCT: c.PCT}, Ranks: ranks}
+	jc := job.Config{Sim: sim.Config{Seed: c.Seed, Perturb: c.Perturb, Strategy: c.Strategy, PCT: c.PCT}, Ranks: ranks, Race: c.Race}
 	if !faults.Empty() {
 		jc.Inject = func(s *sim.Sim) *engine.InjectPlan { return faults.For(s, ranks, queues) }
 	}
@@ -66,6 +66,12 @@ func (r *rig) slot(rank, src, q int) uint64 {
 		panic(err) // the corpus passes valid ranks and queues
 	}
 	return a
+}
+
+// fillLane is fill from lane code (through cco.Mem, as a kernel stores):
+// the calling lane writes pattern(rank, tag) into its rank's window w.
+func fillLane(sdma *cco.Sdma, w cco.Window, off, n uint64, rank, tag int) {
+	cco.NewMem(sdma.Thread(), sdma.DevComm()).Write(w.LocalPtr(off), pattern(n, rank, tag))
 }
 
 // fill writes pattern(rank, tag) into rank's window w at off.
