@@ -31,6 +31,7 @@ import (
 //     (Fabric → Generic), fabric reads of generic stores need Generic →
 //     Fabric; DevComm.LoadRelaxed picks up the writers' clocks as a relaxed
 //     load does.
+// Phantom windows hold no data and are not tracked.
 // Shared memory is reached by lanes through kernel.Thread.SharedLoad and
 // SharedStore and needs happens-before only (Cta-scope fences move no
 // clocks). The old fence checker (Config.Debug) orders by virtual time;
@@ -111,6 +112,9 @@ func (sys *System) raceRemote(o *fop, rank int, off, n uint64, write bool) {
 	d := sys.s.Race()
 	sp := sys.rankSpace(d, rank)
 	lo := o.leOff + off
+	if !o.internal && sys.ranks[rank].bytes(lo, n) == nil {
+		return // a phantom window holds no data to race on
+	}
 	if o.internal {
 		if write {
 			o.race.t.Release(d.AddrSync(sp, o.leOff)) // a barrier's inbox
@@ -197,6 +201,9 @@ func (sys *System) raceGeneric(t *kernel.Thread, rank int, op string, off, n uin
 	d := sys.s.Race()
 	if d == nil {
 		return
+	}
+	if sys.ranks[rank].bytes(off, n) == nil {
+		return // a phantom window
 	}
 	sp := sys.rankSpace(d, rank)
 	rt := t.RaceThread()
