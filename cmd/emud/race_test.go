@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/internal/golden"
 	"github.com/emud-dev/emud/race"
 )
 
@@ -58,5 +59,18 @@ func TestRunWrongQueueRace(t *testing.T) {
 			require.Equal(t, exitRace, status, "size %s seed %d: %s", size, seed, errOut)
 			assert.Contains(t, out, "is not ordered after the COPY destination write by sdma gpu")
 		}
+	}
+}
+
+// The whole race report of each planted race, pinned (go test -run
+// TestRaceReportsGolden -update rewrites them when a change is meant).
+func TestRaceReportsGolden(t *testing.T) {
+	for _, tc := range []struct{ file, scenario string }{
+		{"race-early-reuse.txt", "alltoall-early-reuse"},
+		{"race-wrong-queue.txt", "allgather-wrong-queue"},
+	} {
+		out, errOut, status := execute(t, "run", tc.scenario, "--race", "--ranks", "2", "--bytes", "4K", "--seed", "1")
+		require.Equal(t, exitRace, status, errOut)
+		golden.Check(t, tc.file, out)
 	}
 }
