@@ -30,6 +30,7 @@ type usage struct {
 	Lanes  int    // lanes (coroutines)
 	Ops    int    // fabric operations in flight at once
 	Deliv  int    // fabric deliveries (one per destination of an op) pending at once
+	Trace  uint64 // the trace recorder's records and their JSON
 }
 
 // Measured per-item costs: a queue's ring is 256 KiB of Go heap
@@ -45,17 +46,18 @@ type usage struct {
 // soft memory limit (withMemLimit), so the garbage of finished operations
 // does not pile up on top of what is live.
 const (
-	perQueue = 256<<10 + 48<<10
-	perLane  = 24 << 10
-	perOp    = 2560
-	perDeliv = 256
-	perRun   = 4 << 20
+	perQueue  = 256<<10 + 48<<10
+	perLane   = 24 << 10
+	perOp     = 2560
+	perDeliv  = 256
+	perTraced = 24 << 10
+	perRun    = 4 << 20
 )
 
 // Bytes is the estimated total.
 func (u usage) Bytes() uint64 {
 	return perRun + u.Backed + u.Host + u.Shared + uint64(u.Queues)*perQueue + uint64(u.Lanes)*perLane +
-		uint64(u.Ops)*perOp + uint64(u.Deliv)*perDeliv
+		uint64(u.Ops)*perOp + uint64(u.Deliv)*perDeliv + u.Trace
 }
 
 func (u usage) String() string {
@@ -75,6 +77,7 @@ func (u usage) String() string {
 	if u.Ops > 0 {
 		add(fmt.Sprintf("%d fabric ops in flight", u.Ops), uint64(u.Ops)*perOp+uint64(u.Deliv)*perDeliv)
 	}
+	add("trace", u.Trace)
 	return fmt.Sprintf("%s (%s)", approxBytes(u.Bytes()), strings.Join(parts, ", "))
 }
 
@@ -86,6 +89,13 @@ func footprint(sc *scenario, o options) usage {
 	u := sc.usage(o)
 	if o.Phantom {
 		u.Backed = 0
+	}
+	if o.traced && !sc.noSDMA {
+		// A recorder holds a record per packet and per call, and writing
+		// the JSON buffers it all: measured about 100 MB over the run's
+		// own for the 64-rank all-to-all (4096 queues and lanes, a 6.6 MB
+		// trace), about 12 KiB per queue or lane; doubled.
+		u.Trace = uint64(u.Queues+u.Lanes) * perTraced
 	}
 	return u
 }

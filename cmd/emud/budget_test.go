@@ -48,6 +48,11 @@ func TestFootprintGrowsWithTheRun(t *testing.T) {
 		ph.Phantom = true
 		assert.Less(t, footprint(sc, ph).Bytes(), b, "%s: phantom stores no bytes", name)
 		assert.Contains(t, footprint(sc, big).String(), "emulated memory", name)
+		if !sc.noSDMA {
+			tr := big
+			tr.traced = true
+			assert.Greater(t, footprint(sc, tr).Bytes(), b, "%s: a trace costs memory", name)
+		}
 	}
 }
 

@@ -26,6 +26,7 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 ` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.o.traced = true
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err

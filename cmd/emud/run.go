@@ -129,6 +129,7 @@ FILE, whatever the outcome (hang, wrong data, race) once the node was built.
 ` + exitStatusHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.o.traced = tracePath != ""
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err

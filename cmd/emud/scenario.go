@@ -43,6 +43,9 @@ type options struct {
 	// recorder attaches there).
 	registry *prometheus.Registry
 	observe  func(*engine.Node, *cco.Host)
+	// traced says a trace recorder will hold every packet and call of the
+	// run (--trace, replay, the daemon's "trace"): the footprint counts it.
+	traced bool
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)

@@ -410,7 +410,7 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
 	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Race: req.Race, Model: req.Model,
-		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize}
+		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize, traced: req.Trace}
 	if req.Perturb < 0 || req.Perturb > int(sim.MaxLevel) {
 		return nil, nil, options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)
 	}
