@@ -96,7 +96,33 @@
 // --max-runs goroutines (a golang.org/x/sync semaphore); engine counters of
 // every run are summed into the daemon's /metrics next to emud_runs_total,
 // emud_run_duration_seconds, emud_runs_in_flight and emud_runs_queued. A
-// panicking run is an error report; SIGINT/SIGTERM drains.
+// panicking run is an error report; SIGINT/SIGTERM drains, and runs still
+// in flight when --shutdown-timeout expires make the exit status 1.
+//
+// A finished run keeps only its request, status, report (as JSON) and, if
+// asked, its serialized trace, all traces together within --trace-budget;
+// after a big run the freed heap goes back to the system at once. Requests
+// are strict (exact field names, one JSON object) and must arrive within
+// --read-timeout.
+//
+// # Memory budget
+//
+// run, explore, replay and serve estimate a run's footprint from its flags
+// before it starts (budget.go: emulated and host bytes, SDMA queues and
+// their rings, lanes, fabric operations, a trace) and refuse one over
+// --mem-budget (default a quarter of physical memory) with the estimate
+// item by item; the budget is also the Go runtime's soft memory limit.
+// explore runs at most budget / estimate jobs at once (and 4 per
+// processor); the daemon answers 422 and holds each running run's estimate
+// from the budget. The estimate is built from measured per-item costs with
+// margin; it is not a bound on peak RSS, which the collector's headroom can
+// take above the estimate up to the limit.
+//
+// # bench
+//
+// emud bench times the emulator itself (engine packets/s, an 8 MiB COPY
+// against copy(), puts/s, fabric ops/s, explore seeds/s at 1 and N jobs)
+// and the scale runs in child processes (wall time, peak RSS).
 //
 // Exit status: 0 on success, 1 on bad flags or a failed run (engine fault,
 // debug trap, internal error), 2 when the run hung, 3 when the data check
