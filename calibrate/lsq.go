@@ -74,7 +74,11 @@ func (q *lsq) run(start *model.Params) (*lsqResult, error) {
 	candidate := func(x []float64) (*model.Params, error) {
 		p := start.Clone()
 		for j, pa := range q.params {
-			pa.Set(p, math.Exp(x[j]))
+			v := math.Exp(x[j])
+			if pa.Int {
+				v = math.Max(1, v) // a count stays a count: 0 engines per link would mean another layout
+			}
+			pa.Set(p, v)
 		}
 		if err := p.Validate(); err != nil {
 			return nil, errInvalid
@@ -244,12 +248,28 @@ func (q *lsq) run(start *model.Params) (*lsqResult, error) {
 			break // no step lowers the error: a (local) minimum
 		}
 	}
-	p, _ := candidate(x)
+	// A parameter no row depends on at the end goes back to its start: the
+	// search's wandering is not a fit.
+	var flat []int
 	for j, pa := range q.params {
 		if len(deps[j]) == 0 {
 			res.flat = append(res.flat, pa.Name)
+			flat = append(flat, j)
 		}
 	}
+	if len(flat) > 0 {
+		xs := append([]float64(nil), x...)
+		for _, j := range flat {
+			xs[j] = x0[j]
+		}
+		rs := make([]float64, q.n)
+		if err := eval(xs, all, rs); err == nil {
+			x, r, c = xs, rs, cost(rs, xs)
+		} else if !errors.Is(err, errInvalid) {
+			return nil, err
+		}
+	}
+	p, _ := candidate(x)
 	res.p, res.cost, res.r = p, c, r
 	return res, nil
 }
