@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -122,4 +123,22 @@ func TestServePhantomDefault(t *testing.T) {
 	r = d.wait(d.submit(`{"ranks": 2, "bytes": 64, "phantom": false}`))
 	require.Equal(t, statusOK, r.Status)
 	assert.False(t, r.Report.Summary.Phantom)
+}
+
+// A phantom run allocates no emulated bytes: alltoall of 4 ranks × 16 MiB
+// per pair (512 MiB of windows) and the CFT all-reduce of 8 ranks × 64 MiB
+// (1 GiB) each allocate a few MiB in all.
+func TestPhantomRunsAllocateNoBytes(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "alltoall", "--ranks", "4", "--bytes", "16M", "--phantom"},
+		{"run", "cft-allreduce", "--ranks", "8", "--bytes", "64M", "--phantom"},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, errOut, status := execute(t, args...)
+		runtime.ReadMemStats(&after)
+		require.Equal(t, exitOK, status, errOut)
+		alloc := after.TotalAlloc - before.TotalAlloc
+		assert.Less(t, alloc, uint64(64<<20), "%v allocated %d MiB", args, alloc>>20)
+	}
 }
