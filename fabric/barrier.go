@@ -143,6 +143,7 @@ func (b *BarrierSession) Arrive(coop kernel.Group, order MemoryOrder, producer, 
 		return
 	}
 	b.sys.fence(b.dc.Rank, ReleaseOrderOf(order), producer, consumer, FenceScopeSys)
+	b.sys.raceFence(b.t, b.dc.Rank, ReleaseOrderOf(order), producer, consumer, FenceScopeSys)
 	b.t.Arg = &b.a
 	b.t.Converge(barArriveCall)
 }

@@ -130,8 +130,8 @@
 // it also sees shared memory (kernel.Thread.SharedLoad/SharedStore) and
 // fabric operations against each other's generic accesses. It reports at
 // the end of the run (a *race.Error) instead of failing the kernel at the
-// load, and requires the consumer's acquire across proxies but not the
-// producer's release fence (see package race).
+// load. Like the checker it requires the writer's release across the
+// proxies and the reader's acquire after it (see package race).
 //
 // # Fault injection
 //

@@ -126,7 +126,7 @@ func MemFence(coop kernel.Group, dc DevComm, order MemoryOrder, producer, consum
 		dc.st.sys.fence(dc.Rank, order, producer, consumer, scope)
 	}
 	if dc.st != nil {
-		dc.st.sys.raceFence(t, order, producer, consumer, scope) // each wave of coop
+		dc.st.sys.raceFence(t, dc.Rank, order, producer, consumer, scope) // each wave of coop
 	}
 	acq := AcquireOrderOf(order)
 	if acq == Acquire || acq == SeqCst {

@@ -38,6 +38,9 @@ func TestFenceChecker(t *testing.T) {
 		{"barrier with the wrong proxies", []step{sync(fabric.AcqRel, fabric.ProxyGeneric, fabric.ProxyFabric)},
 			[]step{sync(fabric.AcqRel, fabric.ProxyGeneric, fabric.ProxyFabric)},
 			"missing ncclMemFence(release, Fabric, Generic, Sys) on rank 0 after its flush"},
+		{"consumer acquires, producer never released", []step{sync(fabric.Acquire, fabric.ProxyFabric, fabric.ProxyGeneric)},
+			[]step{sync(fabric.Acquire, fabric.ProxyFabric, fabric.ProxyGeneric)},
+			"missing ncclMemFence(release, Fabric, Generic, Sys) on rank 0"},
 		{"relaxed barrier", []step{sync(fabric.Relaxed, fabric.ProxyFabric, fabric.ProxyGeneric)},
 			[]step{sync(fabric.Relaxed, fabric.ProxyFabric, fabric.ProxyGeneric)},
 			"missing ncclMemFence(release, Fabric, Generic, Sys) on rank 0"},
@@ -145,41 +148,54 @@ func TestFenceCheckerGenericToFabric(t *testing.T) {
 		{"Generic→Fabric barrier", fabric.ProxyGeneric, fabric.ProxyFabric, ""},
 		{"Fabric→Generic barrier", fabric.ProxyFabric, fabric.ProxyGeneric, "missing ncclMemFence(release, Generic, Fabric, Sys) on rank 1"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 2, fabric.JobConfig{Debug: true})
-			data := pattern(8, 16)
-			var got []byte
-			r.launch(t, 1, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-				w := th.WarpGroup()
-				if th.Lane() == 0 {
-					dc.Store(th, r.W[1], 0, data)
+	for _, mode := range []string{"checker", "race"} {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.name, func(t *testing.T) {
+				r := newRig(t, 2, fabric.JobConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
+				data := pattern(8, 16)
+				var got []byte
+				r.launch(t, 1, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+					w := th.WarpGroup()
+					if th.Lane() == 0 {
+						dc.Store(th, r.W[1], 0, data)
+					}
+					fabric.NewCftBarrierSession(w, dc, 0, false).Sync(w, fabric.AcqRel, tc.p, tc.c)
+				})
+				r.launch(t, 0, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+					w := th.WarpGroup()
+					cft := fabric.NewCft(w, dc, 0)
+					fabric.NewCftBarrierSession(w, dc, 0, false).Sync(w, fabric.AcqRel, tc.p, tc.c)
+					le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
+					cft.Get(w, le, off, 16, 16)
+					cft.Submit(w)
+					cft.Flush(w)
+					if th.Lane() == 0 {
+						got = append([]byte(nil), th.Shared()[16:32]...)
+					}
+				})
+				err := r.Sim.Run()
+				if tc.want == "" {
+					require.NoError(t, err)
+					require.Equal(t, data, got)
+					return
 				}
-				fabric.NewCftBarrierSession(w, dc, 0, false).Sync(w, fabric.AcqRel, tc.p, tc.c)
-			})
-			r.launch(t, 0, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-				w := th.WarpGroup()
-				cft := fabric.NewCft(w, dc, 0)
-				fabric.NewCftBarrierSession(w, dc, 0, false).Sync(w, fabric.AcqRel, tc.p, tc.c)
-				le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
-				cft.Get(w, le, off, 16, 16)
-				cft.Submit(w)
-				cft.Flush(w)
-				if th.Lane() == 0 {
-					got = append([]byte(nil), th.Shared()[16:32]...)
+				if mode == "race" {
+					var re *race.Error
+					require.True(t, errors.As(err, &re), "%v", err)
+					rep := re.Reports[0]
+					require.Equal(t, "generic store", rep.First.Op)
+					require.Equal(t, "Generic", rep.First.Proxy)
+					require.Equal(t, "get read", rep.Second.Op)
+					require.Equal(t, "Fabric", rep.Second.Proxy)
+					require.Contains(t, rep.Missing, "ncclMemFence(release, Generic → Fabric, Sys)")
+					return
 				}
+				var fe *fabric.FenceError
+				require.True(t, errors.As(err, &fe), "%v", err)
+				require.Equal(t, fabric.ProxyGeneric, fe.Proxy)
+				require.Equal(t, fabric.ProxyFabric, fe.Reads)
+				require.ErrorContains(t, err, tc.want)
 			})
-			err := r.Sim.Run()
-			if tc.want == "" {
-				require.NoError(t, err)
-				require.Equal(t, data, got)
-				return
-			}
-			var fe *fabric.FenceError
-			require.True(t, errors.As(err, &fe), "%v", err)
-			require.Equal(t, fabric.ProxyGeneric, fe.Proxy)
-			require.Equal(t, fabric.ProxyFabric, fe.Reads)
-			require.ErrorContains(t, err, tc.want)
-		})
+		}
 	}
 }

@@ -25,8 +25,11 @@ import (
 //     they land in; the barrier's wait reads it relaxed, so the peers'
 //     clocks take effect at the wait's acquire fence (MemFence with
 //     acquireOrderOf(order), producer → consumer);
-//   - MemFence with an acquire part makes what the wave saw ordered and, at
-//     Sys scope, visible from producer to consumer proxy; generic loads
+//   - MemFence with a release part releases what the wave knows across
+//     producer → consumer (Sys scope); with an acquire part it makes what
+//     the wave saw ordered and, at Sys scope, visible from producer to
+//     consumer proxy what writers so released (and what the rank's own
+//     endpoint wrote); a barrier's arrive and wait fence likewise; generic loads
 //     (DevComm.Load) of bytes the fabric wrote need that visibility
 //     (Fabric → Generic), fabric reads of generic stores need Generic →
 //     Fabric; DevComm.LoadRelaxed picks up the writers' clocks as a relaxed
@@ -68,14 +71,16 @@ func (sys *System) raceStart(o *fop) {
 		return
 	}
 	t := d.Derive(sys.endpoint(d, o.rank), from)
-	vc := t.Snapshot()
+	vc, rel := t.Snapshot(), t.Releases()
 	who := fmt.Sprintf("rank %d's %s", o.rank, o.call)
 	if o.tg.multicast {
 		who += " (multicast)"
 	} else {
 		who += fmt.Sprintf(" to rank %d", o.tg.rank)
 	}
-	mk := func(op string) *race.Info { return &race.Info{Kind: race.KindFabric, Who: who, Op: op, VC: vc} }
+	mk := func(op string) *race.Info {
+		return &race.Info{Kind: race.KindFabric, Who: who, Op: op, VC: vc, Rel: rel}
+	}
 	r := &opRace{t: t}
 	switch o.kind {
 	case opGet, opPullRed:
@@ -175,17 +180,26 @@ func (sys *System) raceInboxes(g *kernel.Active, rank int, ws []slotWait) {
 	}
 }
 
-// raceFence applies a MemFence to the calling lane's wave.
-func (sys *System) raceFence(t *kernel.Thread, order MemoryOrder, producer, consumer ProxyType, scope FenceScope) {
-	if sys.s.Race() == nil || !hasAcquire(order) {
+// raceFence applies a fence by lane t of rank to its wave: a release part
+// releases across producer → consumer (Sys scope), an acquire part commits
+// what relaxed loads saw and, at Sys scope, makes visible across the pair
+// what writers released and what the rank's own fabric endpoint wrote.
+func (sys *System) raceFence(t *kernel.Thread, rank int, order MemoryOrder, producer, consumer ProxyType, scope FenceScope) {
+	d := sys.s.Race()
+	if d == nil {
 		return
 	}
 	rt := t.RaceThread()
-	if scope == FenceScopeSys {
-		rt.Fence(true, raceProxy(producer), raceProxy(consumer))
-		return
+	p, c := raceProxy(producer), raceProxy(consumer)
+	if scope != FenceScopeSys {
+		p, c = race.ProxyNone, race.ProxyNone // Cta scope: shared memory only
 	}
-	rt.Fence(true, race.ProxyNone, race.ProxyNone)
+	if hasRelease(order) {
+		rt.FenceRelease(p, c)
+	}
+	if hasAcquire(order) {
+		rt.FenceAcquire(p, c, sys.endpoint(d, rank))
+	}
 }
 
 func raceProxy(p ProxyType) race.Proxy {

@@ -32,9 +32,14 @@ type Thread struct {
 	id   int32
 	name string
 	vc   VC
-	// pending is what relaxed loads saw, waiting for an acquire fence.
-	pending VC
-	// vis[pairIndex] is what the thread has made visible across proxies.
+	// pending is what relaxed loads saw, waiting for an acquire fence;
+	// pendingRel the cross-proxy releases they saw.
+	pending    VC
+	pendingRel [2]VC
+	// rel[pairIndex] is what writers released across proxies (their
+	// release fences), as far as this thread knows; vis what the thread
+	// has made visible to itself across proxies (its acquire fences).
+	rel [2]VC
 	vis [2]VC
 	// snap is the last snapshot, valid while dirty is false.
 	snap  VC
@@ -71,25 +76,29 @@ func (t *Thread) AcquireVC(v VC) {
 	t.dirty = true
 }
 
-// Release joins the thread's clock (and what it made visible across
-// proxies) into s.
+// Release joins the thread's clock (and its cross-proxy releases and
+// visibility) into s.
 func (t *Thread) Release(s *Sync) {
 	s.vc.join(t.vc)
 	for i := range t.vis {
-		if len(t.vis[i]) > 0 {
-			s.vis[i].join(t.vis[i])
-		}
+		joinNonEmpty(&s.vis[i], t.vis[i])
+		joinNonEmpty(&s.rel[i], t.rel[i])
 	}
 	t.tick()
+}
+
+func joinNonEmpty(dst *VC, src VC) {
+	if len(src) > 0 {
+		dst.join(src)
+	}
 }
 
 // Acquire orders what follows in the thread after every release into s.
 func (t *Thread) Acquire(s *Sync) {
 	t.AcquireVC(s.vc)
 	for i := range s.vis {
-		if len(s.vis[i]) > 0 {
-			t.vis[i].join(s.vis[i])
-		}
+		joinNonEmpty(&t.vis[i], s.vis[i])
+		joinNonEmpty(&t.rel[i], s.rel[i])
 	}
 }
 
@@ -108,33 +117,65 @@ func (d *Detector) Derive(owner, from *Thread) *Thread {
 	t.vc[owner.id] = owner.vc[owner.id]
 	for i := range from.vis {
 		t.vis[i] = from.vis[i].clone()
+		t.rel[i] = from.rel[i].clone()
 	}
 	from.tick()
 	return t
 }
 
+// Releases is what t's writes publish across proxies to a relaxed reader
+// (Info.Rel): a copy of its release-fence knowledge.
+func (t *Thread) Releases() [2]VC { return [2]VC{t.rel[0].clone(), t.rel[1].clone()} }
+
 // AcquirePending is a relaxed read of s: its releases take effect at the
 // thread's next acquire fence.
 func (t *Thread) AcquirePending(s *Sync) {
-	if len(s.vc) > 0 {
-		t.pending.join(s.vc)
+	joinNonEmpty(&t.pending, s.vc)
+	for i := range s.rel {
+		joinNonEmpty(&t.pendingRel[i], s.rel[i])
 	}
 }
 
-// Fence is a fence on the thread. An acquire part makes what relaxed loads
-// saw ordered before what follows and, for producer ≠ consumer, makes
-// everything ordered before the thread visible from producer to consumer
-// proxy. A release part has no effect of its own (see the package doc).
-func (t *Thread) Fence(acquire bool, producer, consumer Proxy) {
-	if !acquire {
-		return
+// FenceRelease is the release part of a fence from producer to consumer
+// proxy: what the thread knows now is released across them, for a
+// reader's acquire fence of the same pair. (Ordering by happens-before
+// needs no fence of the writer's: the thread's releases carry it.)
+func (t *Thread) FenceRelease(producer, consumer Proxy) {
+	if i, ok := pairIndex(producer, consumer); ok {
+		t.rel[i].join(t.vc)
+		t.dirty = true
 	}
+}
+
+// FenceAcquire is the acquire part of a fence from producer to consumer
+// proxy. What relaxed loads saw is ordered before what follows; for
+// producer ≠ consumer, the writes other threads released across the pair
+// (FenceRelease, then happens-before to here) and the writes of own (the
+// thread's own rank's fabric endpoint, say), become visible across it.
+func (t *Thread) FenceAcquire(producer, consumer Proxy, own ...*Thread) {
 	if len(t.pending) > 0 {
 		t.AcquireVC(t.pending)
 		t.pending = t.pending[:0]
 	}
-	if i, ok := pairIndex(producer, consumer); ok {
-		t.vis[i].join(t.vc)
+	for i := range t.pendingRel {
+		if len(t.pendingRel[i]) > 0 {
+			t.rel[i].join(t.pendingRel[i])
+			t.pendingRel[i] = t.pendingRel[i][:0]
+		}
+	}
+	i, ok := pairIndex(producer, consumer)
+	if !ok {
+		return
+	}
+	t.vis[i].join(t.rel[i])
+	for _, o := range own {
+		if o == nil {
+			continue
+		}
+		if len(t.vis[i]) <= int(o.id) {
+			t.vis[i] = append(t.vis[i], make(VC, int(o.id)+1-len(t.vis[i]))...)
+		}
+		t.vis[i][o.id] = max(t.vis[i][o.id], t.vc.get(o.id))
 	}
 }
 
@@ -143,6 +184,7 @@ func (t *Thread) Fence(acquire bool, producer, consumer Proxy) {
 type Sync struct {
 	vc  VC
 	vis [2]VC
+	rel [2]VC
 }
 
 // Proxy is who accesses fabric memory (ncclMemProxyType).

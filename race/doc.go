@@ -23,23 +23,25 @@
 //
 // Proxies: fabric memory is reached by two proxies, the SM's Generic proxy
 // and the Fabric proxy. A write through one proxy and a read through the
-// other are ordered only when, besides happening before, the reader's
-// thread has made the write visible across the proxies: an acquire fence
-// ([Thread.Fence]) from the write's proxy to the read's, after the write
-// happened before it. Accesses with ProxyNone (SDMA and CU accesses to LSA
+// other are ordered only when, besides happening before, the write was
+// made visible across the proxies: the writer released it
+// ([Thread.FenceRelease], producer → consumer, after the write) and the
+// reader acquired that release ([Thread.FenceAcquire] of the same pair,
+// after the release reached it by happens-before), or the writer is the
+// reader's own endpoint (its own rank's fabric operations), whose writes
+// the reader's acquire fence alone makes visible. Accesses with ProxyNone (SDMA and CU accesses to LSA
 // memory, shared memory) need happens-before only.
 //
 // Relaxed loads ([Detector.AcquireRelaxed], [Thread.AcquirePending])
-// collect the clocks of the writes they read, which take effect at the
-// thread's next acquire fence, as a relaxed load followed by an acquire
-// fence synchronises in C++.
+// collect the clocks (and cross-proxy releases) of the writes they read,
+// which take effect at the thread's next acquire fence, as a relaxed load
+// followed by an acquire fence synchronises in C++.
 //
 // Approximations, for speed: the lanes of one wave are one thread (they
 // run in lock-step, so their accesses are ordered by program order and
 // conflicts between lanes of one wave are not reported); a rank's fabric
 // operations share one thread, each with the clock of its submit, so two
-// of its own operations are never reported against each other; writer-side
-// release fences are not required (a consumer's acquire fence suffices);
-// and shadow state keeps the last write, the atomic writes since and one
-// read per thread, per byte range.
+// of its own operations are never reported against each other; and
+// shadow state keeps the last write, the atomic writes since and one read
+// per thread, per byte range.
 package race

@@ -13,8 +13,8 @@ func missing(prev, cur *ep, proxyOnly bool) string {
 	}
 	head := fmt.Sprintf("the %s by %s is not ordered after the %s by %s", c.Op, c.Who, p.Op, p.Who)
 	if proxyOnly {
-		return fmt.Sprintf("%s for the %v proxy: it happens after it, but %s did no ncclMemFence(acquire, %v → %v, Sys) (nor a barrier wait with producer %v, consumer %v) after the write was ordered before it",
-			head, cur.proxy, c.Who, prev.proxy, cur.proxy, prev.proxy, cur.proxy)
+		return fmt.Sprintf("%s for the %v proxy: it happens after it, but the write was not made visible from the %v proxy to the %v proxy: the writer's rank must release it (ncclMemFence(release, %v → %v, Sys), or a barrier arrive with a release order and producer %v, consumer %v) after the write, and %s acquire (ncclMemFence(acquire, %v → %v, Sys), or a barrier wait with an acquire order and the same proxies) after that",
+			head, cur.proxy, prev.proxy, cur.proxy, prev.proxy, cur.proxy, prev.proxy, cur.proxy, c.Who, prev.proxy, cur.proxy)
 	}
 	return head + ": " + fix(prev, cur)
 }

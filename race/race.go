@@ -42,8 +42,10 @@ type Info struct {
 	// Queue names the SDMA queue (KindSDMA), for the missing edge's words.
 	Queue string
 	// VC is the writer's knowledge, which a relaxed load of the written
-	// bytes picks up (fabric operations set it; nil elsewhere).
-	VC VC
+	// bytes picks up (fabric operations set it; nil elsewhere), and Rel
+	// its cross-proxy releases (Thread.Releases).
+	VC  VC
+	Rel [2]VC
 
 	k string // key, made on first report
 }
@@ -346,6 +348,13 @@ func (t *Thread) before(prev *ep, p Proxy) (ok, hb bool) {
 	return true, true
 }
 
+func (t *Thread) pendInfo(i *Info) {
+	joinNonEmpty(&t.pending, i.VC)
+	for k := range i.Rel {
+		joinNonEmpty(&t.pendingRel[k], i.Rel[k])
+	}
+}
+
 // AcquireWriters is an acquire load by t of [lo, hi) of sp: what the last
 // writers of the bytes knew when they wrote (Info.VC) is ordered before
 // what follows in t. An engine's POLL of a flag that a COPY wrote, say.
@@ -353,13 +362,13 @@ func (d *Detector) AcquireWriters(t *Thread, sp SpaceID, lo, hi uint64) {
 	if t == nil {
 		return
 	}
-	saved := t.pending
-	t.pending = nil
+	saved, savedRel := t.pending, t.pendingRel
+	t.pending, t.pendingRel = nil, [2]VC{}
 	d.AcquireRelaxed(t, sp, lo, hi)
 	if len(t.pending) > 0 {
 		t.AcquireVC(t.pending)
 	}
-	t.pending = saved
+	t.pending, t.pendingRel = saved, savedRel
 }
 
 // AcquireRelaxed is a relaxed load by t of [lo, hi) of sp: the writers'
@@ -383,11 +392,11 @@ func (d *Detector) AcquireRelaxed(t *Thread, sp SpaceID, lo, hi uint64) {
 			g := &p.segs[k]
 			if uint64(g.end) > from && start < to {
 				if g.w.tid >= 0 && g.w.info != nil {
-					t.pending.join(g.w.info.VC)
+					t.pendInfo(g.w.info)
 				}
 				for _, x := range g.aw {
 					if x.info != nil {
-						t.pending.join(x.info.VC)
+						t.pendInfo(x.info)
 					}
 				}
 			}

@@ -97,20 +97,38 @@ func TestOrderings(t *testing.T) {
 			w.b.Acquire(s)
 			w.d.Access(w.b, w.sp, 0, 16, Access{Info: loadInfo, Proxy: ProxyGeneric})
 		}, 1},
-		{"acquire fence Fabric→Generic makes it visible", func(w *world) {
+		{"release and acquire fences Fabric→Generic make it visible", func(w *world) {
+			s := &Sync{}
+			w.d.Access(w.a, w.sp, 0, 16, Access{Info: copyInfo, Write: true, Proxy: ProxyFabric})
+			w.a.FenceRelease(ProxyFabric, ProxyGeneric)
+			w.a.Release(s)
+			w.b.Acquire(s)
+			w.b.FenceAcquire(ProxyFabric, ProxyGeneric)
+			w.d.Access(w.b, w.sp, 0, 16, Access{Info: loadInfo, Proxy: ProxyGeneric})
+		}, 0},
+		{"the reader's acquire fence without the writer's release does not", func(w *world) {
 			s := &Sync{}
 			w.d.Access(w.a, w.sp, 0, 16, Access{Info: copyInfo, Write: true, Proxy: ProxyFabric})
 			w.a.Release(s)
 			w.b.Acquire(s)
-			w.b.Fence(true, ProxyFabric, ProxyGeneric)
+			w.b.FenceAcquire(ProxyFabric, ProxyGeneric)
+			w.d.Access(w.b, w.sp, 0, 16, Access{Info: loadInfo, Proxy: ProxyGeneric})
+		}, 1},
+		{"unless the writer is the reader's own endpoint", func(w *world) {
+			s := &Sync{}
+			w.d.Access(w.a, w.sp, 0, 16, Access{Info: copyInfo, Write: true, Proxy: ProxyFabric})
+			w.a.Release(s)
+			w.b.Acquire(s)
+			w.b.FenceAcquire(ProxyFabric, ProxyGeneric, w.a)
 			w.d.Access(w.b, w.sp, 0, 16, Access{Info: loadInfo, Proxy: ProxyGeneric})
 		}, 0},
 		{"the wrong fence pair does not", func(w *world) {
 			s := &Sync{}
 			w.d.Access(w.a, w.sp, 0, 16, Access{Info: copyInfo, Write: true, Proxy: ProxyFabric})
+			w.a.FenceRelease(ProxyFabric, ProxyGeneric)
 			w.a.Release(s)
 			w.b.Acquire(s)
-			w.b.Fence(true, ProxyGeneric, ProxyFabric)
+			w.b.FenceAcquire(ProxyGeneric, ProxyFabric)
 			w.d.Access(w.b, w.sp, 0, 16, Access{Info: loadInfo, Proxy: ProxyGeneric})
 		}, 1},
 		{"relaxed load then acquire fence synchronises", func(w *world) {
@@ -119,7 +137,7 @@ func TestOrderings(t *testing.T) {
 			op.VC = w.a.Snapshot()
 			w.d.Access(w.a, w.sp, 64, 80, Access{Info: op, Write: true})
 			w.d.AcquireRelaxed(w.b, w.sp, 64, 80)
-			w.b.Fence(true, ProxyNone, ProxyNone)
+			w.b.FenceAcquire(ProxyNone, ProxyNone)
 			w.rd(w.b, 0, 8, loadInfo)
 		}, 0},
 		{"a relaxed load alone does not", func(w *world) {
