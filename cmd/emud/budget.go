@@ -144,7 +144,7 @@ func withMemLimit(budget uint64) (restore func()) {
 // the collector's headroom over what is live.
 func defaultMemBudget() uint64 {
 	if total := physicalMemory(); total > 0 {
-		return total / 4
+		return (total / 4) &^ (1<<20 - 1) // whole MiB, for --help
 	}
 	return 4 << 30
 }
