@@ -65,9 +65,10 @@ func checkAllgather(o options) error {
 	return nil
 }
 
-// scratchBytes follow the gathered chunks: the wrong-queue bug's signal
-// puts land there.
-const scratchBytes = 64
+// scratchBytes per step follow the gathered chunks: the wrong-queue bug's
+// signal-carrying puts land there, each step in its own slot (so they do
+// not race with each other; only the chunks do).
+const scratchBytes = 8
 
 func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 	j, err := newJob(o)
@@ -78,7 +79,7 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 	span := uint64(n) * b
 	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own
 	// chunk is in place before the kernels start.
-	buf, err := j.window(span + scratchBytes)
+	buf, err := j.window(span + uint64(n)*scratchBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +107,8 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 					// BUG: the chunk on q, its signal on q+1.
 					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q)
 					q = (q + 1) % o.Queues
-					sdma.Put(next, buf[r], span, buf[r], span+8, 8, q, cco.RemoteSignal)
+					slot := span + uint64(s)*scratchBytes
+					sdma.Put(next, buf[r], slot, buf[r], slot, 8, q, cco.RemoteSignal)
 				} else {
 					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q, cco.RemoteSignal)
 				}
