@@ -79,7 +79,7 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 	span := uint64(n) * b
 	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own
 	// chunk is in place before the kernels start.
-	buf, err := j.window(span + uint64(n)*scratchBytes)
+	buf, err := j.window(span + uint64(n+1)*scratchBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +107,10 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 					// BUG: the chunk on q, its signal on q+1.
 					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q)
 					q = (q + 1) % o.Queues
+					// Step s's slot; the bytes come from the last slot, which
+					// nothing writes.
 					slot := span + uint64(s)*scratchBytes
-					sdma.Put(next, buf[r], slot, buf[r], slot, 8, q, cco.RemoteSignal)
+					sdma.Put(next, buf[r], slot, buf[r], span+uint64(n)*scratchBytes, 8, q, cco.RemoteSignal)
 				} else {
 					sdma.Put(next, buf[r], c*b, buf[r], c*b, b, q, cco.RemoteSignal)
 				}
