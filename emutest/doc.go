@@ -19,10 +19,25 @@
 // detector (package race) in NewJob's runs, so that a seed whose lanes,
 // engines or fabric accesses conflict without an ordering fails with a
 // report naming both accesses, whether or not the data came out wrong
-// (NewJobWith takes it as Options.Race). Find is the same search without a
-// testing.T.
+// (NewJobWith takes it as Options.Race). -emutest.strategy=pct schedules
+// NewJob's runs by PCT (sim.StrategyPCT, as "emud explore --strategy pct":
+// random priorities per wave, with change points that preempt a wave or an
+// engine), with -emutest.pct-depth=D and -emutest.pct-steps=K setting
+// sim.PCT's depth and step count (NewJobWith takes them as
+// Options.Strategy and Options.PCT); a failure's message and reproduce
+// command then name the strategy and those flags beside the level. Find
+// is the same search without a testing.T.
 //
-// Every run is deterministic: one seed and level fix every scheduling and
-// timing choice, so a seed that fails once fails every time, with the same
+// emutest's default strategy stays random (seeded tie-breaks), unlike
+// explore's PCT: so a test's seeds and digests do not change under it, and
+// because PCT spreads its change points over K steps, which explore
+// measures with one run of the scenario but emutest cannot measure for an
+// arbitrary test body. The default K (sim.DefaultPCTSteps, 20000) suits
+// long runs; for a short test set -emutest.pct-steps near one run's step
+// count (Job.Sim.Steps()), or the change points fall after the run ends
+// and PCT changes only the order of events due at the same instant.
+//
+// Every run is deterministic: one seed, level and strategy fix every
+// scheduling and timing choice, so a seed that fails once fails every time, with the same
 // digest.
 package emutest

@@ -18,7 +18,34 @@ var (
 	numSeeds = flag.Int("emutest.seeds", 0, "emutest: run this many seeds instead of each test's own count (0: the test's)")
 	perturb  = flag.Int("emutest.perturb", int(sim.LevelRealistic), "emutest: timing perturbation level of NewJob's runs (0 = the model's exact timing, 1 = realistic, 2 = stress)")
 	raceFlag = flag.Bool("emutest.race", false, "emutest: turn on the happens-before race detector in NewJob's runs: a run with data races fails with a report naming both accesses")
+	strategy = flag.String("emutest.strategy", sim.StrategyRandom.String(), "emutest: scheduling strategy of NewJob's runs: random (seeded tie-breaks) or pct (random priorities with change points that preempt a wave or an engine, as emud explore --strategy pct)")
+	pctDepth = flag.Int("emutest.pct-depth", 0, fmt.Sprintf("emutest: with -emutest.strategy=pct, PCT's bug depth d (d−1 change points; 0 = %d)", sim.DefaultPCTDepth))
+	pctSteps = flag.Int("emutest.pct-steps", 0, fmt.Sprintf("emutest: with -emutest.strategy=pct, the scheduling steps the change points are spread over (0 = %d); best near one run's step count (Job.Sim.Steps())", sim.DefaultPCTSteps))
 )
+
+// Schedule is the scheduling strategy NewJob gives its runs and, for
+// sim.StrategyPCT, PCT's configuration: the -emutest.strategy,
+// -emutest.pct-depth and -emutest.pct-steps flags, random unless set. The
+// error names the flag at fault: an unknown strategy, a depth or step
+// count out of range, or a PCT flag without -emutest.strategy=pct (it
+// would be ignored).
+func Schedule() (sim.Strategy, sim.PCT, error) {
+	st, err := sim.ParseStrategy(*strategy)
+	if err != nil {
+		return 0, sim.PCT{}, fmt.Errorf("emutest: -emutest.strategy: %w", err)
+	}
+	c := sim.PCT{Depth: *pctDepth, Steps: *pctSteps}
+	if st != sim.StrategyPCT {
+		if c != (sim.PCT{}) {
+			return 0, sim.PCT{}, fmt.Errorf("emutest: -emutest.pct-depth=%d -emutest.pct-steps=%d without -emutest.strategy=pct (they apply only to pct)", c.Depth, c.Steps)
+		}
+		return st, c, nil
+	}
+	if err := c.Check(); err != nil {
+		return 0, sim.PCT{}, fmt.Errorf("emutest: -emutest.pct-depth/-emutest.pct-steps: %w", err)
+	}
+	return st, c, nil
+}
 
 // Race reports whether NewJob turns on the race detector: the
 // -emutest.race flag.
@@ -100,6 +127,10 @@ func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 	if *numSeeds > 0 {
 		k = *numSeeds
 	}
+	if _, _, err := Schedule(); err != nil {
+		t.Fatalf("%v", err)
+		return
+	}
 	var f *Failure
 	if *onlySeed != 0 {
 		if err := call(body, *onlySeed); err != nil {
@@ -118,20 +149,48 @@ func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 	case f.Races() != nil:
 		kind = "has data races"
 	}
-	t.Fatalf("emutest: seed %d %s (timing perturbation level %v):\n%sreproduce: %s", f.Seed, kind, Level(), f.Report(), Command(t.Name(), f.Seed))
+	t.Fatalf("emutest: seed %d %s (%s):\n%sreproduce: %s", f.Seed, kind, timing(), f.Report(), Command(t.Name(), f.Seed))
+}
+
+// timing says what fixed the runs' timing beyond the seed: the
+// perturbation level always, the strategy when it is not random.
+func timing() string {
+	s := fmt.Sprintf("timing perturbation level %v", Level())
+	st, c, err := Schedule()
+	if err != nil || st == sim.StrategyRandom {
+		return s
+	}
+	s += ", strategy " + st.String()
+	if c.Depth != 0 {
+		s += fmt.Sprintf(" depth %d", c.Depth)
+	}
+	if c.Steps != 0 {
+		s += fmt.Sprintf(" steps %d", c.Steps)
+	}
+	return s
 }
 
 // Command is the go test command that reruns test with one seed at the
-// current perturbation level, from the module root (the package directory
+// current perturbation level and strategy (named when not random, with
+// the PCT flags that were set), from the module root (the package directory
 // is found from the test's working directory, which go test sets to the
 // package's).
 func Command(test string, seed uint64) string {
 	top, _, _ := strings.Cut(test, "/")
-	race := ""
-	if Race() {
-		race = " -emutest.race"
+	extra := ""
+	if st, c, err := Schedule(); err == nil && st != sim.StrategyRandom {
+		extra += " -emutest.strategy=" + st.String()
+		if c.Depth != 0 {
+			extra += fmt.Sprintf(" -emutest.pct-depth=%d", c.Depth)
+		}
+		if c.Steps != 0 {
+			extra += fmt.Sprintf(" -emutest.pct-steps=%d", c.Steps)
+		}
 	}
-	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d%s", top, packageDir(), seed, Level(), race)
+	if Race() {
+		extra += " -emutest.race"
+	}
+	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d%s", top, packageDir(), seed, Level(), extra)
 }
 
 // packageDir is the working directory relative to the module root, as

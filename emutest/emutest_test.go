@@ -209,3 +209,113 @@ func TestSeedsReportsRaces(t *testing.T) {
 	Seeds(ok, 3, body(false))
 	assert.Empty(t, ok.failed)
 }
+
+// setSchedule sets the strategy flags for one test and restores them after.
+func setSchedule(t *testing.T, st string, depth, steps int) {
+	t.Helper()
+	s, d, k := *strategy, *pctDepth, *pctSteps
+	t.Cleanup(func() { *strategy, *pctDepth, *pctSteps = s, d, k })
+	*strategy, *pctDepth, *pctSteps = st, depth, steps
+}
+
+func TestSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		st           string
+		depth, steps int
+		want         sim.Strategy
+		wantPCT      sim.PCT
+		err          string // "" = no error
+		header, cmd  string // what Seeds' failure message and command add
+	}{
+		{name: "default", st: "random", want: sim.StrategyRandom},
+		{name: "pct", st: "pct", want: sim.StrategyPCT, header: ", strategy pct", cmd: " -emutest.strategy=pct"},
+		{name: "pct depth steps", st: "pct", depth: 2, steps: 40, want: sim.StrategyPCT, wantPCT: sim.PCT{Depth: 2, Steps: 40},
+			header: ", strategy pct depth 2 steps 40", cmd: " -emutest.strategy=pct -emutest.pct-depth=2 -emutest.pct-steps=40"},
+		{name: "unknown", st: "ties", err: `-emutest.strategy: strategy "ties": want random or pct`},
+		{name: "depth without pct", st: "random", depth: 2, err: "-emutest.pct-depth=2 -emutest.pct-steps=0 without -emutest.strategy=pct"},
+		{name: "depth out of range", st: "pct", depth: 65, err: "pct depth 65"},
+		{name: "negative steps", st: "pct", steps: -1, err: "pct steps -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setSchedule(t, tc.st, tc.depth, tc.steps)
+			st, c, err := Schedule()
+			ft := &fakeT{name: "TestX"}
+			Seeds(ft, 2, func(uint64) error { return errors.New("wrong") })
+			_, jerr := NewJob(1, 2)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				assert.ErrorContains(t, jerr, tc.err, "NewJob refuses the flags too")
+				assert.Equal(t, "emutest: "+strings.TrimPrefix(err.Error(), "emutest: "), ft.failed, "Seeds fails before running a seed")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, jerr)
+			assert.Equal(t, tc.want, st)
+			assert.Equal(t, tc.wantPCT, c)
+			assert.Equal(t, "emutest: seed 1 fails (timing perturbation level 1 (realistic)"+tc.header+"):\nwrong\n"+
+				"reproduce: go test -run '^TestX$' ./emutest -emutest.seed=1 -emutest.perturb=1"+tc.cmd, ft.failed)
+		})
+	}
+	_, err := NewJobWith(1, 2, Options{Strategy: sim.StrategyPCT + 1})
+	assert.ErrorContains(t, err, "want random or pct")
+	_, err = NewJobWith(1, 2, Options{Strategy: sim.StrategyPCT, PCT: sim.PCT{Depth: -1}})
+	assert.ErrorContains(t, err, "pct depth -1")
+}
+
+// -emutest.strategy=pct reaches NewJob's runs: another digest than the
+// default strategy's for every seed, the same one for the same seed, and
+// (at exact timing, where random seeds change nothing here) another end
+// time for some seeds, PCT's preemptions.
+func TestNewJobStrategy(t *testing.T) {
+	run := func(seed uint64) (sim.Time, string) {
+		j, err := NewJobAt(seed, 2, sim.LevelExact)
+		require.NoError(t, err)
+		buf, err := j.Window(4096)
+		require.NoError(t, err)
+		require.NoError(t, j.CreateDevComms(1, false))
+		_, err = j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
+			sdma.Put(1, buf[1], 0, buf[0], 0, 4096, 0)
+			sdma.QuietQueue(1, 0)
+		})
+		require.NoError(t, err)
+		require.NoError(t, j.Run())
+		st, _, err := Schedule()
+		require.NoError(t, err)
+		assert.Equal(t, st, j.Sim.Strategy())
+		return j.Sim.Now(), j.Sim.Digest()
+	}
+	const seeds = 8
+	type result struct {
+		end    sim.Time
+		digest string
+	}
+	byStrategy := map[string][]result{}
+	for _, tc := range []struct {
+		st    string
+		steps int
+	}{{"random", 0}, {"pct", 8}} { // 8: about this run's scheduling steps
+		t.Run(tc.st, func(t *testing.T) {
+			setSchedule(t, tc.st, 0, tc.steps)
+			for seed := uint64(1); seed <= seeds; seed++ {
+				e, d := run(seed)
+				e2, d2 := run(seed)
+				assert.Equal(t, d, d2, "same seed and strategy, same digest")
+				assert.Equal(t, e, e2)
+				byStrategy[tc.st] = append(byStrategy[tc.st], result{e, d})
+			}
+		})
+	}
+	rnd, pct := byStrategy["random"], byStrategy["pct"]
+	require.Len(t, rnd, seeds)
+	require.Len(t, pct, seeds)
+	later := 0
+	for i := range rnd {
+		assert.NotEqual(t, rnd[i].digest, pct[i].digest, "seed %d: pct is another run", i+1)
+		assert.Equal(t, rnd[0].end, rnd[i].end, "exact timing, random strategy: one end time")
+		if pct[i].end != rnd[i].end {
+			later++
+		}
+	}
+	assert.Greater(t, later, 0, "some PCT run is preempted")
+}

@@ -14,20 +14,30 @@ type Job = job.Job
 
 // NewJob builds a node of ranks GPUs for seed, with SDMA on
 // (MORI_ENABLE_SDMA=1), one comm per rank, the timing perturbation level
-// of Level (realistic unless -emutest.perturb says otherwise) and the race
-// detector when -emutest.race is set.
+// of Level (realistic unless -emutest.perturb says otherwise), the
+// scheduling strategy of Schedule (random unless -emutest.strategy says
+// otherwise) and the race detector when -emutest.race is set.
 func NewJob(seed uint64, ranks int) (*Job, error) {
-	return NewJobWith(seed, ranks, Options{Perturb: Level(), Race: Race()})
+	return NewJobAt(seed, ranks, Level())
 }
 
 // NewJobAt is NewJob at perturbation level l.
 func NewJobAt(seed uint64, ranks int, l sim.Level) (*Job, error) {
-	return NewJobWith(seed, ranks, Options{Perturb: l, Race: Race()})
+	st, pct, err := Schedule()
+	if err != nil {
+		return nil, err
+	}
+	return NewJobWith(seed, ranks, Options{Perturb: l, Strategy: st, PCT: pct, Race: Race()})
 }
 
 // Options are what NewJobWith takes beyond the seed and the ranks.
 type Options struct {
 	Perturb sim.Level
+	// Strategy is how the scheduler makes the choices the seed fixes
+	// (sim.StrategyRandom, the zero value, or sim.StrategyPCT); PCT
+	// configures sim.StrategyPCT (zero fields take sim's defaults).
+	Strategy sim.Strategy
+	PCT      sim.PCT
 	// Race turns on the happens-before race detector (package race): the
 	// run then ends with a *race.Error when lanes, engines or the fabric
 	// made conflicting accesses that nothing ordered.
@@ -43,5 +53,15 @@ func NewJobWith(seed uint64, ranks int, o Options) (*Job, error) {
 	if l > sim.MaxLevel {
 		return nil, fmt.Errorf("emutest: NewJob at perturbation level %d: need 0..%d", l, sim.MaxLevel)
 	}
-	return job.New(job.Config{Sim: sim.Config{Seed: seed, Perturb: l}, Ranks: ranks, Race: o.Race})
+	if o.Strategy > sim.StrategyPCT {
+		return nil, fmt.Errorf("emutest: NewJob with %v: want random or pct", o.Strategy)
+	}
+	if o.Strategy == sim.StrategyPCT {
+		if err := o.PCT.Check(); err != nil {
+			return nil, fmt.Errorf("emutest: NewJob: %w", err)
+		}
+	} else {
+		o.PCT = sim.PCT{} // unused; kept out of the digest
+	}
+	return job.New(job.Config{Sim: sim.Config{Seed: seed, Perturb: l, Strategy: o.Strategy, PCT: o.PCT}, Ranks: ranks, Race: o.Race})
 }
