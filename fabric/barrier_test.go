@@ -3,11 +3,13 @@ package fabric_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -187,8 +189,17 @@ func TestHangDiagnosis(t *testing.T) {
 		require.True(t, errors.As(err, &h), "%v", err)
 		require.NotEmpty(t, h.Causes)
 		require.Equal(t, fabric.CauseBarrierWaits, h.Causes[0].Kind)
-		require.Contains(t, h.Causes[0].Text, "CFT barrier index 0 (unicast): rank 0")
-		require.Contains(t, h.Causes[0].Text, "rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])")
+		// Ranks 0–2 wait for rank 3 at index 0: one cause, said for the three
+		// (merged as sim merges causes that differ only by rank); rank 3
+		// waits for them at index 1.
+		require.Len(t, h.Causes, 2)
+		const rule = ": every rank must arrive at the same barrier indices (a barrier index synchronises only the CTAs that use it)"
+		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Ranks: []int{0, 1, 2},
+			Text: "at CFT barrier index 0 (unicast) in block 0 for its inbox at 0x20090 to reach 1, it holds 0; rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])" + rule}, h.Causes[0])
+		assert.True(t, strings.HasPrefix(h.Causes[0].String(), "ranks 0–2 each wait at CFT barrier index 0 (unicast)"), h.Causes[0].String())
+		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Ranks: []int{3},
+			Text: "at CFT barrier index 1 (unicast) in block 0 for its inbox at 0x200a0 to reach 1, it holds 0; " +
+				"rank 0 never arrived at barrier index 1 (unicast) (it arrived at indices [0]); rank 1 never arrived at barrier index 1 (unicast) (it arrived at indices [0]); rank 2 never arrived at barrier index 1 (unicast) (it arrived at indices [0])" + rule}, h.Causes[1])
 		require.Contains(t, h.Text(), "CFT barrier index 1 (unicast)")
 	})
 	t.Run("a dropped arrival", func(t *testing.T) {
@@ -202,24 +213,33 @@ func TestHangDiagnosis(t *testing.T) {
 		}
 		var h *sim.HangError
 		require.True(t, errors.As(r.Sim.Run(), &h))
-		require.Contains(t, h.Causes[0].Text, "rank 1 arrived but the fault plan dropped its arrivals")
+		require.Equal(t, fabric.CauseBarrierWaits, h.Causes[0].Kind)
+		// A multimem barrier waits for every rank's arrival, its own too:
+		// both wait for rank 1's, one cause said for the two.
+		assert.Equal(t, []int{0, 1}, h.Causes[0].Ranks)
+		assert.Contains(t, h.Causes[0].Text, "rank 1 arrived but the fault plan dropped its arrivals")
 	})
-	for _, debug := range []bool{false, true} {
-		t.Run(fmt.Sprintf("a group skipped submit, debug=%v", debug), func(t *testing.T) {
-			r := newRig(t, 2, fabric.JobConfig{Debug: debug})
-			r.launch(t, 0, 64, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-				blk := th.BlockGroup()
-				cft := fabric.NewCft(blk, dc, 0)
-				le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
-				w := th.WarpGroup()
-				cft.Put(w, le, off+uint64(th.WaveIdx())*16, 16, 16)
-				if th.WaveIdx() == 0 {
-					cft.Submit(w)
-				}
-				cft.Flush(blk)
-			})
+	for _, tc := range []struct {
+		debug bool
+		ranks []int // the ranks whose warp 1 skips submit
+	}{{false, []int{0}}, {true, []int{0}}, {false, []int{0, 1}}} {
+		t.Run(fmt.Sprintf("a group skipped submit on ranks %v, debug=%v", tc.ranks, tc.debug), func(t *testing.T) {
+			r := newRig(t, 2, fabric.JobConfig{Debug: tc.debug})
+			for _, rank := range tc.ranks {
+				r.launch(t, rank, 64, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+					blk := th.BlockGroup()
+					cft := fabric.NewCft(blk, dc, 0)
+					le, off := fabric.GetPeerLeInfo(r.W[dc.Rank], 0, 1-dc.Rank, dc)
+					w := th.WarpGroup()
+					cft.Put(w, le, off+uint64(th.WaveIdx())*16, 16, 16)
+					if th.WaveIdx() == 0 {
+						cft.Submit(w)
+					}
+					cft.Flush(blk)
+				})
+			}
 			err := r.Sim.Run()
-			if debug {
+			if tc.debug {
 				var le *kernel.LaneError
 				require.True(t, errors.As(err, &le), "%v", err)
 				require.ErrorContains(t, err, "1 operations issued by warp 1 of block 0 on rank 0 were never submitted")
@@ -227,7 +247,12 @@ func TestHangDiagnosis(t *testing.T) {
 			}
 			var h *sim.HangError
 			require.True(t, errors.As(err, &h), "%v", err)
-			require.Contains(t, h.Causes[0].Text, "issued but never submitted, by warp 1 of block 0 on rank 0 (put ×1)")
+			// One cause whatever the number of ranks that skipped: the
+			// same misuse, said for all of them.
+			require.Len(t, h.Causes, 1)
+			assert.Equal(t, sim.Cause{Kind: fabric.CauseFlushWaits, Ranks: tc.ranks,
+				Text: "in ncclCft flush on block 0 ncclCftSmem@0 for 1 operation(s) that were issued but never submitted, by warp 1 of block 0 (put ×1): every group that issues must call submit before flushSmem and flush"}, h.Causes[0])
+			assert.True(t, strings.HasPrefix(h.Causes[0].String(), sim.Who(tc.ranks)+" in ncclCft flush on block 0"), h.Causes[0].String())
 		})
 	}
 }

@@ -85,11 +85,13 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 	})
 	lead := &sim.HangError{} // collects in order, said once each
 	for _, wi := range ws {
-		var c sim.Cause
+		// The text is the words after who waits (sim.Cause.Ranks), with no
+		// rank of its own, so waits that differ only by rank are said once.
+		c := sim.Cause{Kind: CauseFlushWaits, Ranks: []int{wi.rank}}
 		if wi.bar != nil {
-			c = sim.Cause{Kind: CauseBarrierWaits, Text: d.explainBarrier(wi)}
+			c.Kind, c.Text = CauseBarrierWaits, d.explainBarrier(wi)
 		} else {
-			c = sim.Cause{Kind: CauseFlushWaits, Text: d.explainFlush(wi)}
+			c.Text = d.explainFlush(wi)
 		}
 		if c.Text != "" {
 			lead.AddCause(c)
@@ -108,8 +110,11 @@ const (
 	CauseFlushWaits = "cft-flush"
 )
 
+// explainFlush says why the flush waits, after "rank R waits".
 func (d *diagnosis) explainFlush(wi *waitInfo) string {
 	m := wi.mb
+	own := fmt.Sprintf(" on rank %d", wi.rank)
+	name := strings.TrimPrefix(m.name, fmt.Sprintf("rank %d ", wi.rank))
 	if n, by := m.unsubmitted(); n > 0 {
 		var parts []string
 		for _, is := range by {
@@ -118,25 +123,28 @@ func (d *diagnosis) explainFlush(wi *waitInfo) string {
 				ks = append(ks, fmt.Sprintf("%s ×%d", k, c))
 			}
 			sort.Strings(ks)
-			parts = append(parts, fmt.Sprintf("%s (%s)", is.who, strings.Join(ks, ", ")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.TrimSuffix(is.who, own), strings.Join(ks, ", ")))
 		}
-		return fmt.Sprintf("ncclCft %s on %s waits for %d operation(s) that were issued but never submitted, by %s: every group that issues must call submit before flushSmem and flush",
-			wi.call, m.name, n, strings.Join(parts, "; "))
+		return fmt.Sprintf("in ncclCft %s on %s for %d operation(s) that were issued but never submitted, by %s: every group that issues must call submit before flushSmem and flush",
+			wi.call, name, n, strings.Join(parts, "; "))
 	}
 	if m.pending > 0 && wi.call == "flush" {
-		return fmt.Sprintf("ncclCft flush on %s waits for the phase's arrival, which only the elected thread of the flush's coop makes", m.name)
+		return fmt.Sprintf("in ncclCft flush on %s for the phase's arrival, which only the elected thread of the flush's coop makes", name)
 	}
 	return ""
 }
 
+// explainBarrier says what the barrier waits for and which peers owe an
+// arrival, after "rank R waits". The inbox offset is the same on every rank
+// waiting for the same peer, so their causes merge.
 func (d *diagnosis) explainBarrier(wi *waitInfo) string {
 	b := wi.bar
 	sys := d.sys
 	me := wi.rank
 	pw := wi.pending()
 	got := sys.load32(me, pw.off)
-	head := fmt.Sprintf("CFT barrier %s: rank %d (block %d) waits for its inbox at %#x to reach %d, it holds %d",
-		barName(b.index, b.multimem), me, wi.block, pw.off, pw.target, got)
+	head := fmt.Sprintf("at CFT barrier %s in block %d for its inbox at %#x to reach %d, it holds %d",
+		barName(b.index, b.multimem), wi.block, pw.off, pw.target, got)
 	// Which peers owe an arrival.
 	var missing []string
 	world := func(teamRank int) int { return me + (teamRank-b.team.Rank)*b.team.Stride }

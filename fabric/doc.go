@@ -105,6 +105,11 @@
 // sessions on it fail. A barrier that can never complete (an index some rank
 // never arrives at, a dropped arrival) ends in the hang report with the
 // barrier, the inbox value, the target and each missing peer named.
+// These causes are typed (sim.Cause, kinds CauseBarrierWaits and
+// CauseFlushWaits) and carry the waiting rank in Ranks, their text naming
+// no rank of its own, so ranks stuck the same way (ranks 0–2 each waiting
+// for rank 3's arrival, several ranks' groups skipping submit) are said
+// once for all of them.
 //
 // MemFence(coop, dc, order, producer, consumer, scope) follows §9 (relaxed
 // does nothing; release syncs before, acquire after). Memory is sequentially
