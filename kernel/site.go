@@ -33,8 +33,7 @@ func (f *frame) samePos(g *frame) bool {
 
 // loop is one for/range statement of a source file.
 type loop struct {
-	file       string
-	start, end int // lines
+	start, end int // lines; a loop is identified by its *loop
 }
 
 // site is a convergence point in program terms: the logical frames from
@@ -226,7 +225,7 @@ func parseSource(file string) *srcFile {
 		case *ast.FuncLit:
 			out.funcs = append(out.funcs, span{fset.Position(n.Pos()).Line, fset.Position(n.End()).Line})
 		case *ast.ForStmt, *ast.RangeStmt:
-			out.loops = append(out.loops, &loop{file: file, start: fset.Position(n.Pos()).Line, end: fset.Position(n.End()).Line})
+			out.loops = append(out.loops, &loop{start: fset.Position(n.Pos()).Line, end: fset.Position(n.End()).Line})
 		}
 		return true
 	})
@@ -251,7 +250,7 @@ func (t *Thread) enter(s *site) {
 	if prev == nil {
 		return
 	}
-	t.moved(prev, old, s, it)
+	moved(prev, old, s, it)
 }
 
 // again is enter for the point the lane parked at last: the innermost loop
@@ -263,7 +262,7 @@ func (t *Thread) again() {
 }
 
 // moved computes the iteration counts it at s from those, old, at prev.
-func (t *Thread) moved(prev *site, old []uint32, s *site, it []uint32) {
+func moved(prev *site, old []uint32, s *site, it []uint32) {
 	m := min(len(prev.frames), len(s.frames))
 	d := 0
 	for d < m && prev.frames[d].samePos(&s.frames[d]) {
@@ -277,27 +276,33 @@ func (t *Thread) moved(prev *site, old []uint32, s *site, it []uint32) {
 			return
 		}
 		d--
-		t.backEdge(s, it, d, len(s.frames[d].loops))
+		backEdge(s, it, d, len(s.frames[d].loops))
 		return
 	}
 	pf, nf := &prev.frames[d], &s.frames[d]
 	if pf.fn != nf.fn || pf.file != nf.file {
 		return // another function called from one site (a func value): fresh
 	}
-	c := 0
-	for c < len(pf.loops) && c < len(nf.loops) && pf.loops[c] == nf.loops[c] {
-		c++
-	}
+	c := commonLoops(pf, nf)
 	copy(it[s.base[d]:s.base[d]+c], old[prev.base[d]:prev.base[d]+c])
 	if nf.line > pf.line {
 		return // forward within the same iterations
 	}
-	t.backEdge(s, it, d, c)
+	backEdge(s, it, d, c)
+}
+
+// commonLoops is how many outer loops two frames of one function share.
+func commonLoops(f, g *frame) int {
+	c := 0
+	for c < len(f.loops) && c < len(g.loops) && f.loops[c] == g.loops[c] {
+		c++
+	}
+	return c
 }
 
 // backEdge counts one more iteration of the innermost of the first c loops
 // of frame d, or of a caller's loop when frame d has none in common.
-func (t *Thread) backEdge(s *site, it []uint32, d, c int) {
+func backEdge(s *site, it []uint32, d, c int) {
 	for {
 		if c > 0 {
 			it[s.base[d]+c-1]++
@@ -333,10 +338,7 @@ func (t *Thread) before(u *Thread) bool {
 				}
 				return fa.file < fb.file
 			}
-			c := 0
-			for c < len(fa.loops) && c < len(fb.loops) && fa.loops[c] == fb.loops[c] {
-				c++
-			}
+			c := commonLoops(fa, fb)
 			if r := cmpIters(t.iters[a.base[d]:a.base[d]+c], u.iters[b.base[d]:b.base[d]+c]); r != 0 {
 				return r < 0
 			}
