@@ -103,19 +103,8 @@ func newAlltoall(o options) (*alltoall, error) {
 	if err != nil {
 		return nil, err
 	}
-	span := uint64(o.Ranks) * o.Bytes
-	send, err := j.window(span)
+	send, recv, err := j.sendRecv(o.Bytes)
 	if err != nil {
-		return nil, err
-	}
-	recv, err := j.window(span)
-	if err != nil {
-		return nil, err
-	}
-	if err := j.fill(send, o.Ranks, o.Bytes, func(r, p int) (int, int) { return r, p }); err != nil {
-		return nil, err
-	}
-	if err := j.devComms(); err != nil {
 		return nil, err
 	}
 	x := &alltoall{job: j, ranks: make([]a2aRank, o.Ranks)}

@@ -58,19 +58,8 @@ func runAlltoallMQ(o options) (*outcome, error) {
 		return nil, err
 	}
 	blk := a2aMsgs * o.Bytes // what rank r sends rank p, message-major
-	span := uint64(o.Ranks) * blk
-	send, err := j.window(span)
+	send, recv, err := j.sendRecv(blk)
 	if err != nil {
-		return nil, err
-	}
-	recv, err := j.window(span)
-	if err != nil {
-		return nil, err
-	}
-	if err := j.fill(send, o.Ranks, blk, func(r, p int) (int, int) { return r, p }); err != nil {
-		return nil, err
-	}
-	if err := j.devComms(); err != nil {
 		return nil, err
 	}
 	for r := range o.Ranks {

@@ -138,6 +138,26 @@ func (j *job) fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 	return nil
 }
 
+// sendRecv is an all-to-all's setup: a send and a receive window of
+// o.Ranks blocks of blk bytes on every rank, each send window holding
+// fillBlock(r, p) at block p, then the dev comms.
+func (j *job) sendRecv(blk uint64) (send, recv []cco.Window, err error) {
+	span := uint64(j.o.Ranks) * blk
+	if send, err = j.window(span); err != nil {
+		return nil, nil, err
+	}
+	if recv, err = j.window(span); err != nil {
+		return nil, nil, err
+	}
+	if err := j.fill(send, j.o.Ranks, blk, func(r, p int) (int, int) { return r, p }); err != nil {
+		return nil, nil, err
+	}
+	if err := j.devComms(); err != nil {
+		return nil, nil, err
+	}
+	return send, recv, nil
+}
+
 // outcome is the summary of a finished run; sent and received give each
 // rank's byte counts.
 func (j *job) outcome(sent, received func(r int) uint64) *outcome {
