@@ -100,11 +100,9 @@ func cftAllReduceUsage(o options) usage {
 	stage := min(((o.Bytes+mc-1)/mc+15)&^15, fabric.DefaultStage)
 	u := usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
 	if !o.Phantom {
-		// A pullRed in flight holds a copy of its piece from every member.
-		u.Host += r * mc * stage
-	}
-	if !o.Phantom {
-		u.Host += r/mc*o.Bytes + r*stage
+		// A pullRed in flight holds a copy of its piece from every member,
+		// plus the expected sum per group and a stage per rank.
+		u.Host = r*mc*stage + r/mc*o.Bytes + r*stage
 	}
 	return u
 }
