@@ -35,18 +35,11 @@ func (e *AddrError) Error() string {
 // bytes. While the simulator runs, only the running actor or event may
 // touch it; before Run (to set up buffers) and after Run returns (to check
 // results) any code may.
-type Memory struct {
-	*Space
-	watch *sim.WatchList
-}
+type Memory struct{ *Space }
 
 func newMemory(n *Node) *Memory {
-	w := n.s.NewWatchList("memory")
-	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, w), watch: w}
+	return &Memory{NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory"))}
 }
-
-// Watch returns the watch list every write to memory notifies.
-func (m *Memory) Watch() *sim.WatchList { return m.watch }
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
 // returns the address. Allocations are never freed: a run is short.
@@ -105,7 +98,7 @@ func (m *Memory) Fill(addr, n uint64, v byte) error {
 	for i := range b {
 		b[i] = v
 	}
-	m.watch.Notify(addr, addr+n)
+	m.notify(addr, n)
 	return nil
 }
 
@@ -132,7 +125,7 @@ func (m *Memory) Atomic(addr uint64, width int, f func(old uint64) uint64) (uint
 		old = binary.LittleEndian.Uint64(b)
 		binary.LittleEndian.PutUint64(b, f(old))
 	}
-	m.watch.Notify(addr, addr+w)
+	m.notify(addr, w)
 	return old, nil
 }
 
@@ -157,7 +150,7 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 		return false, err
 	}
 	copy(db, sb)
-	m.watch.Notify(dst, dst+n)
+	m.notify(dst, n)
 	return src < dst+n && dst < src+n, nil
 }
 

@@ -274,6 +274,9 @@ func (s *Space) Store64(addr uint64, v uint64) error {
 	return nil
 }
 
+// Watch returns the watch list the space's writes notify (nil: none).
+func (s *Space) Watch() *sim.WatchList { return s.watch }
+
 func (s *Space) notify(addr, n uint64) {
 	if s.watch != nil {
 		s.watch.Notify(addr, addr+n)

@@ -17,15 +17,13 @@ import (
 // Await polls.
 type Memory struct {
 	*engine.Space
-	d     *Device
-	watch *sim.WatchList
+	d *Device
 }
 
 var _ cco.Memory = (*Memory)(nil)
 
 func newMemory(d *Device) *Memory {
-	w := d.s.NewWatchList("rocm memory")
-	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride, w), d: d, watch: w}
+	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride, d.s.NewWatchList("rocm memory")), d: d}
 }
 
 // Alloc backs size bytes (rounded up to a page) of GPU g's slice through
@@ -73,5 +71,5 @@ func (m *Memory) back(base, rounded uint64) ([]byte, error) {
 // Await blocks a until pred holds. Stores from inside the simulator wake it
 // at once; what the engine writes is seen at the next poll (see Pace).
 func (m *Memory) Await(a *sim.Actor, addr, n uint64, pred func() bool, what func() string) {
-	m.d.poll(a, sim.Wait{List: m.watch, Lo: addr, Hi: addr + n, Pred: pred, Text: what})
+	m.d.poll(a, sim.Wait{List: m.Watch(), Lo: addr, Hi: addr + n, Pred: pred, Text: what})
 }
