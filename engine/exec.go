@@ -108,13 +108,6 @@ func (q *Queue) dsts(addrs ...uint64) []int {
 // congruent mod 32.
 func broadcastDst2(p *ring.Packet) uint64 { return p.Dst2&^31 | p.Dst&31 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func constFillBytes(p *ring.Packet) (uint64, bool) {
 	if p.Header>>30 != 2 {
 		return 0, false
@@ -135,12 +128,12 @@ func (q *Queue) apply() bool {
 		// moves now.
 		if d := &q.x.data; d.overlap {
 			n := p.CopyBytes()
-			for i := range 1 + btoi(p.Kind == ring.KindBroadcastCopy) {
+			for i, dst := range d.dst[:q.x.nd] {
 				q.raceAccess(copyRead, p.Src, n, false, false)
-				if _, err = mem.Move(d.dst[i], p.Src, n); err != nil {
+				if _, err = mem.Move(dst, p.Src, n); err != nil {
 					break
 				}
-				q.raceAccess(copyWrite, d.dst[i], n, true, false)
+				q.raceAccess(dstWrite(i), dst, n, true, false)
 				q.c.bytes.Add(float64(n))
 			}
 			if err == nil {

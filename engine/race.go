@@ -95,6 +95,14 @@ func copyRead(r *queueRace) *race.Info  { return r.read }
 func copyWrite(r *queueRace) *race.Info { return r.write }
 func dst2Write(r *queueRace) *race.Info { return r.write2 }
 
+// dstWrite is the info of a COPY's write to its destination i (0 or 1).
+func dstWrite(i int) func(r *queueRace) *race.Info {
+	if i == 1 {
+		return dst2Write
+	}
+	return copyWrite
+}
+
 // raceRelease releases the queue into the sync object of the word at addr
 // (ATOMIC, FENCE).
 func (q *Queue) raceRelease(addr uint64) {
