@@ -140,15 +140,7 @@ func (sys *System) start(o *fop) {
 				if !ok {
 					return
 				}
-				s.AtWork(granuleAt(arr, ser, j, k), func() {
-					if !o.fail && data != nil {
-						copy(o.smem[o.smemOff+int(lo):], data)
-					}
-					sys.raceSmemWrite(o, lo, hi-lo)
-					if j == k-1 {
-						sys.complete(o)
-					}
-				})
+				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, data, lo, hi, j == k-1) })
 			})
 		}
 	case opPullRed:
@@ -184,17 +176,22 @@ func (sys *System) start(o *fop) {
 						return
 					}
 				}
-				s.AtWork(granuleAt(arr, ser, j, k), func() {
-					if !o.fail && acc != nil {
-						copy(o.smem[o.smemOff+int(lo):], acc)
-					}
-					sys.raceSmemWrite(o, lo, hi-lo)
-					if j == k-1 {
-						sys.complete(o)
-					}
-				})
+				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, acc, lo, hi, j == k-1) })
 			})
 		}
+	}
+}
+
+// landSmem lands a fetching op's granule [lo, hi) in its shared memory
+// (nothing to copy for a phantom window or a failed op) and completes the
+// op at its last granule.
+func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64, last bool) {
+	if !o.fail && data != nil {
+		copy(o.smem[o.smemOff+int(lo):], data)
+	}
+	sys.raceSmemWrite(o, lo, hi-lo)
+	if last {
+		sys.complete(o)
 	}
 }
 
