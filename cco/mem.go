@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
 )
 
 // Mem is lane code's access to device memory: the global loads and stores
@@ -27,7 +28,8 @@ import (
 // with a *kernel.LaneError naming the access, as a memory fault would.
 type Mem struct {
 	t   *kernel.Thread
-	dev Device
+	mem Memory   // the device's, looked up once: every access uses it
+	s   *sim.Sim // for the race check, a field load when the detector is off
 }
 
 // NewMem is lane t's view of device memory through dc's device.
@@ -35,7 +37,8 @@ func NewMem(t *kernel.Thread, dc DevComm) Mem {
 	if dc.st == nil {
 		t.Fail("mem", fmt.Errorf("the dev comm was not made by DevCommCreate"))
 	}
-	return Mem{t: t, dev: dc.st.c.h.dev}
+	dev := dc.st.c.h.dev
+	return Mem{t: t, mem: dev.Memory(), s: dev.Sim()}
 }
 
 // Load8 loads a byte.
@@ -70,7 +73,10 @@ func (m Mem) Load64(addr uint64) uint64 {
 func (m Mem) Read(addr uint64, dst []byte) { m.read("load", addr, dst, false) }
 
 // Store8 stores a byte.
-func (m Mem) Store8(addr uint64, v uint8) { m.write("store8", addr, []byte{v}, false) }
+func (m Mem) Store8(addr uint64, v uint8) {
+	b := [1]byte{v}
+	m.write("store8", addr, b[:], false)
+}
 
 // Store16 stores a little-endian 16-bit word.
 func (m Mem) Store16(addr uint64, v uint16) {
@@ -134,21 +140,21 @@ func (m Mem) StoreRelease64(addr uint64, v uint64) {
 }
 
 func (m Mem) read(op string, addr uint64, dst []byte, acquire bool) {
-	if err := m.dev.Memory().Read(addr, dst); err != nil {
+	if err := m.mem.Read(addr, dst); err != nil {
 		m.t.Fail(op, fmt.Errorf("memory access fault: %w", err))
 	}
-	if d := m.dev.Sim().Race(); d != nil {
+	if d := m.s.Race(); d != nil {
 		m.race(d, op, addr, uint64(len(dst)), false, acquire)
 	}
 }
 
 func (m Mem) write(op string, addr uint64, src []byte, release bool) {
-	if d := m.dev.Sim().Race(); d != nil {
-		if err := m.dev.Memory().Check(op, addr, uint64(len(src))); err == nil {
+	if d := m.s.Race(); d != nil {
+		if err := m.mem.Check(op, addr, uint64(len(src))); err == nil {
 			m.race(d, op, addr, uint64(len(src)), true, release)
 		}
 	}
-	if err := m.dev.Memory().Write(addr, src); err != nil {
+	if err := m.mem.Write(addr, src); err != nil {
 		m.t.Fail(op, fmt.Errorf("memory access fault: %w", err))
 	}
 }
@@ -157,7 +163,7 @@ func (m Mem) write(op string, addr uint64, src []byte, release bool) {
 // acquire and release forms).
 func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool) {
 	t := m.t.RaceThread()
-	sp := d.Space(m.dev.Memory(), "LSA memory")
+	sp := d.Space(m.mem, "LSA memory")
 	info := m.t.RaceInfo(op, 3) // race, read/write, the Mem method: its caller
 	d.Access(t, sp, addr, addr+n, race.Access{Info: info, Write: write, Atomic: sync})
 	if !sync {
