@@ -199,15 +199,7 @@ func Identified(base *model.Params, ms []Measurement, seed uint64) ([]string, er
 			continue
 		}
 		moved := false
-		for _, f := range []float64{1.1, 0.9} {
-			p := base.Clone()
-			pa.Set(p, v*f)
-			if pa.Int && pa.Get(p) == v {
-				pa.Set(p, v+math.Copysign(1, f-1))
-			}
-			if p.Validate() != nil {
-				continue
-			}
+		for _, p := range probes(base, pa) {
 			rs, err := Residuals(p, ms, seed)
 			if err != nil {
 				return nil, err
@@ -223,6 +215,25 @@ func Identified(base *model.Params, ms []Measurement, seed uint64) ([]string, er
 		}
 	}
 	return out, nil
+}
+
+// probes returns the valid copies of base with pa changed by ±10% (a
+// count by ±1 when 10% rounds back to it): the candidates that Identified
+// and Sensitivities compare against base.
+func probes(base *model.Params, pa model.Parameter) []*model.Params {
+	v := pa.Get(base)
+	var out []*model.Params
+	for _, f := range []float64{1.1, 0.9} {
+		p := base.Clone()
+		pa.Set(p, v*f)
+		if pa.Int && pa.Get(p) == v {
+			pa.Set(p, v+math.Copysign(1, f-1))
+		}
+		if p.Validate() == nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Fit varies the named parameters of base (a copy; base is not changed) to

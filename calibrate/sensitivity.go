@@ -52,15 +52,7 @@ func Sensitivities(p *model.Params, rows []Row, names []string, seed uint64, o O
 	for _, pa := range ps {
 		v := pa.Get(p)
 		s := Sensitivity{Param: pa.Name, Value: v, Fitted: pa.Fitted}
-		for _, f := range []float64{1.1, 0.9} {
-			q := p.Clone()
-			pa.Set(q, v*f)
-			if pa.Int && pa.Get(q) == v {
-				pa.Set(q, v+math.Copysign(1, f-1))
-			}
-			if q.Validate() != nil {
-				continue
-			}
+		for _, q := range probes(p, pa) {
 			e, err := errs(q)
 			if err != nil {
 				return nil, err
