@@ -354,11 +354,13 @@ func TestWaitSignalWokenByAtomic(t *testing.T) {
 	}
 }
 
-// An engine-side wait (postWaitSignal parks a POLL_REGMEM on the queue) is
-// woken by the remote ATOMIC of another rank's put: the trace links them.
-func TestPollWokenByAtomic(t *testing.T) {
+// pollWokenPair launches the exchange both TestPollWokenByAtomic and
+// TestGoldenTrace run: rank 0's queue toward itself waits for rank 1's
+// signal (an engine-side POLL_REGMEM), then copies; rank 1 puts with a
+// remote signal.
+func pollWokenPair(t *testing.T) *pair {
+	t.Helper()
 	p := newPair(t, 3)
-	// Rank 0's queue toward itself waits for rank 1's signal, then copies.
 	p.launch(t, 0, func(sdma *cco.Sdma) {
 		sdma.PostWaitSignal(0, 0, 1, 0, 1)
 		sdma.Put(0, p.wins[0], 2048, p.wins[0], 0, 64, 0)
@@ -368,6 +370,13 @@ func TestPollWokenByAtomic(t *testing.T) {
 		sdma.Put(0, p.wins[1], 1024, p.wins[1], 0, 1024, 0, cco.RemoteSignal)
 		sdma.Quiet(0)
 	})
+	return p
+}
+
+// An engine-side wait (postWaitSignal parks a POLL_REGMEM on the queue) is
+// woken by the remote ATOMIC of another rank's put: the trace links them.
+func TestPollWokenByAtomic(t *testing.T) {
+	p := pollWokenPair(t)
 	chains := p.chains(t)
 	assert.Equal(t, 1, suffixed(chains, "queue:ATOMIC → queue:POLL_REGMEM.wake"), "the ATOMIC released the parked poll: %q", chains)
 	assert.Contains(t, chains, "wave:postWaitSignal → queue:POLL_REGMEM")
@@ -477,16 +486,7 @@ func TestWriteAlltoallTrace(t *testing.T) {
 // A change to what the recorder writes shows here as a diff (rewrite with
 // go test ./trace -run TestGoldenTrace -update when it is meant).
 func TestGoldenTrace(t *testing.T) {
-	p := newPair(t, 3)
-	p.launch(t, 0, func(sdma *cco.Sdma) {
-		sdma.PostWaitSignal(0, 0, 1, 0, 1)
-		sdma.Put(0, p.wins[0], 2048, p.wins[0], 0, 64, 0)
-		sdma.Quiet(0)
-	})
-	p.launch(t, 1, func(sdma *cco.Sdma) {
-		sdma.Put(0, p.wins[1], 1024, p.wins[1], 0, 1024, 0, cco.RemoteSignal)
-		sdma.Quiet(0)
-	})
+	p := pollWokenPair(t)
 	require.NoError(t, p.s.Run())
 	data := writeJSON(t, p.r)
 	checkTrace(t, data)
