@@ -14,14 +14,13 @@ func Perturbed(m Model, p *sim.Perturber) Model {
 	if p == nil || !p.On() {
 		return m
 	}
-	return &perturbed{Model: m, m: m, p: p}
+	return &perturbed{Model: m, p: p}
 }
 
 // perturbed embeds the base model, so costs it does not perturb (and any
 // a later model adds) pass through unchanged.
 type perturbed struct {
 	Model
-	m Model
 	p *sim.Perturber
 }
 
@@ -39,7 +38,7 @@ func (x *perturbed) cu(kind uint32, d sim.Time) sim.Time {
 }
 
 func (x *perturbed) LinkGBps(src, dst int) float64 {
-	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: uint32(src), B: uint32(dst)}, x.m.LinkGBps(src, dst))
+	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: uint32(src), B: uint32(dst)}, x.Model.LinkGBps(src, dst))
 }
 
 func (x *perturbed) BroadcastGBps(local bool) float64 {
@@ -47,19 +46,19 @@ func (x *perturbed) BroadcastGBps(local bool) float64 {
 	if local {
 		b = 1
 	}
-	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: ^uint32(0), B: b}, x.m.BroadcastGBps(local))
+	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: ^uint32(0), B: b}, x.Model.BroadcastGBps(local))
 }
 
-func (x *perturbed) Issue(s IssueShape) sim.Time { return x.cu(cuIssue, x.m.Issue(s)) }
-func (x *perturbed) Submit() sim.Time            { return x.cu(cuSubmit, x.m.Submit()) }
-func (x *perturbed) ChainObserve() sim.Time      { return x.cu(cuChain, x.m.ChainObserve()) }
-func (x *perturbed) RptrRead() sim.Time          { return x.cu(cuRptr, x.m.RptrRead()) }
-func (x *perturbed) MemRead() sim.Time           { return x.cu(cuMemRead, x.m.MemRead()) }
+func (x *perturbed) Issue(s IssueShape) sim.Time { return x.cu(cuIssue, x.Model.Issue(s)) }
+func (x *perturbed) Submit() sim.Time            { return x.cu(cuSubmit, x.Model.Submit()) }
+func (x *perturbed) ChainObserve() sim.Time      { return x.cu(cuChain, x.Model.ChainObserve()) }
+func (x *perturbed) RptrRead() sim.Time          { return x.cu(cuRptr, x.Model.RptrRead()) }
+func (x *perturbed) MemRead() sim.Time           { return x.cu(cuMemRead, x.Model.MemRead()) }
 
 func (x *perturbed) HostStoreVisible() sim.Time {
-	return x.p.Duration(sim.Key{Kind: sim.KeyHostStore}, x.m.HostStoreVisible())
+	return x.p.Duration(sim.Key{Kind: sim.KeyHostStore}, x.Model.HostStoreVisible())
 }
 
 func (x *perturbed) SignalVisible() sim.Time {
-	return x.p.Duration(sim.Key{Kind: sim.KeySignal}, x.m.SignalVisible())
+	return x.p.Duration(sim.Key{Kind: sim.KeySignal}, x.Model.SignalVisible())
 }
