@@ -121,6 +121,21 @@ func TestSeedsFlags(t *testing.T) {
 	assert.Contains(t, ft.failed, "k = 0")
 }
 
+// runPut runs one 4 KiB put from rank 0 to rank 1 of j, quieted, to the
+// end.
+func runPut(t *testing.T, j *Job) {
+	t.Helper()
+	buf, err := j.Window(4096)
+	require.NoError(t, err)
+	require.NoError(t, j.CreateDevComms(1, false))
+	_, err = j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, buf[1], 0, buf[0], 0, 4096, 0)
+		sdma.QuietQueue(1, 0)
+	})
+	require.NoError(t, err)
+	require.NoError(t, j.Run())
+}
+
 // NewJob's runs are perturbed at the realistic level unless the flag says
 // otherwise, and the same seed gives the same run.
 func TestNewJobLevel(t *testing.T) {
@@ -129,15 +144,7 @@ func TestNewJobLevel(t *testing.T) {
 		j, err := NewJobAt(seed, 2, l)
 		require.NoError(t, err)
 		assert.Equal(t, l, j.Sim.Perturb().Level())
-		buf, err := j.Window(4096)
-		require.NoError(t, err)
-		require.NoError(t, j.CreateDevComms(1, false))
-		_, err = j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
-			sdma.Put(1, buf[1], 0, buf[0], 0, 4096, 0)
-			sdma.QuietQueue(1, 0)
-		})
-		require.NoError(t, err)
-		require.NoError(t, j.Run())
+		runPut(t, j)
 		return j.Sim.Now(), j.Sim.Digest()
 	}
 	exact1, _ := end(1, sim.LevelExact)
@@ -271,15 +278,7 @@ func TestNewJobStrategy(t *testing.T) {
 	run := func(seed uint64) (sim.Time, string) {
 		j, err := NewJobAt(seed, 2, sim.LevelExact)
 		require.NoError(t, err)
-		buf, err := j.Window(4096)
-		require.NoError(t, err)
-		require.NoError(t, j.CreateDevComms(1, false))
-		_, err = j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
-			sdma.Put(1, buf[1], 0, buf[0], 0, 4096, 0)
-			sdma.QuietQueue(1, 0)
-		})
-		require.NoError(t, err)
-		require.NoError(t, j.Run())
+		runPut(t, j)
 		st, _, err := Schedule()
 		require.NoError(t, err)
 		assert.Equal(t, st, j.Sim.Strategy())
