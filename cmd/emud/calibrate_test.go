@@ -57,19 +57,12 @@ func TestCalibrateCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "calibrate wrote into the working directory")
 
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, []string{"calibrate"}, []flagError{
 		{[]string{"--model", "tpu"}, `invalid --model: unknown model "tpu"`},
 		{[]string{"--plot", "x.gif"}, `invalid --plot "x.gif"`},
 		{[]string{"--table", "/nonexistent.csv"}, "invalid --table"},
 		{[]string{"--table", writeFile(t, "h.csv", "a,b\n")}, "invalid --table"},
-	} {
-		_, errOut, status := execute(t, append([]string{"calibrate"}, tc.args...)...)
-		assert.Equal(t, exitError, status, "%v", tc.args)
-		assert.Contains(t, errOut, tc.want, "%v", tc.args)
-	}
+	})
 }
 
 func TestFitCommand(t *testing.T) {
@@ -95,10 +88,7 @@ func TestFitCommand(t *testing.T) {
 	assert.Contains(t, errOut, "\rfit "+in)
 	assert.Regexp(t, `\d+/\d+ row runs`, errOut)
 
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, nil, []flagError{
 		{[]string{"fit", "/nonexistent.csv"}, "no such file"},
 		{[]string{"fit", writeFile(t, "x.csv", "ops,bytes\n")}, "header must be name,src,dst,ops,bytes,queues,time_us"},
 		{[]string{"fit", writeFile(t, "y.csv", "ops,bytes,queues,time_us\n1,2,3\n")}, "wrong number of fields"},
@@ -108,11 +98,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", in, "--params", ""}, `invalid --params "": name at least one parameter`},
 		{[]string{"fit", in, "--params", "link_gbps,link_gbps"}, "named twice"},
 		{[]string{"fit", writeFile(t, "tiny.csv", "ops,bytes,queues,time_us\n1,4096,1,1e-300\n")}, `time_us "1e-300"`},
-	} {
-		_, errOut, status := execute(t, tc.args...)
-		assert.Equal(t, exitError, status, "%v", tc.args)
-		assert.Contains(t, errOut, tc.want, "%v", tc.args)
-	}
+	})
 }
 
 func TestRunCftAllReduce(t *testing.T) {
@@ -131,10 +117,7 @@ func TestRunCftAllReduce(t *testing.T) {
 	assert.Equal(t, d1, seedAndDigest(t, rep, 3), "replay reproduces the digest")
 	assert.Contains(t, errOut, "trace: none (cft-allreduce has no SDMA queues)")
 
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, []string{"run", "cft-allreduce"}, []flagError{
 		{[]string{"--bytes", "24"}, "multiple of 16"},
 		{[]string{"--bytes", "6G"}, "at most 4GiB per rank"},
 		{[]string{"--bytes", "64M", "--ranks", "72", "--mem-budget", "4G"}, "cft-allreduce needs an estimated 9.45GiB (emulated memory 9.00GiB"},
@@ -143,9 +126,5 @@ func TestRunCftAllReduce(t *testing.T) {
 		{[]string{"--phantom", "--debug"}, "fence checker"},
 		{[]string{"--bytes", "64", "--model", "mi355x"}, "fabric's own timing model"},
 		{[]string{"--bytes", "64", "--trace", filepath.Join(t.TempDir(), "t.json")}, "SDMA scenarios only"},
-	} {
-		_, errOut, status := execute(t, append([]string{"run", "cft-allreduce"}, tc.args...)...)
-		assert.Equal(t, exitError, status, "%v", tc.args)
-		assert.Contains(t, errOut, tc.want, "%v", tc.args)
-	}
+	})
 }

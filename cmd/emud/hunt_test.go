@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,10 +81,7 @@ func TestHuntOneSeed(t *testing.T) {
 }
 
 func TestHuntErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, nil, []flagError{
 		{[]string{"hunt", "--seeds", "0"}, "invalid --seeds 0"},
 		{[]string{"hunt", "--jobs", "0"}, "invalid --jobs 0"},
 		{[]string{"hunt", "--strategies", "ties,dfs"}, "invalid --strategies"},
@@ -94,11 +90,7 @@ func TestHuntErrors(t *testing.T) {
 		{[]string{"hunt", "--seed", "1", "ring-off-by-one", "missing-commit"}, "name exactly one"},
 		{[]string{"hunt", "--trace", "x.json", "ring-off-by-one"}, "invalid --trace: only with --seed"},
 		{[]string{"hunt", "--seed", "1", "--strategy", "dfs", "ring-off-by-one"}, "invalid --strategy"},
-	} {
-		_, errOut, status := execute(t, tc.args...)
-		assert.Equal(t, exitError, status, fmt.Sprint(tc.args))
-		assert.Contains(t, errOut, tc.want, strings.Join(tc.args, " "))
-	}
+	})
 }
 
 // The same seed and flags give the same digest with timing perturbation
@@ -132,10 +124,7 @@ func TestDigestStableWithPerturbationAndFaults(t *testing.T) {
 }
 
 func TestTimingFlagErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, nil, []flagError{
 		{[]string{"run", "--perturb", "3"}, "invalid --perturb 3: need 0..2"},
 		{[]string{"run", "--perturb", "-1"}, "invalid --perturb -1"},
 		{[]string{"explore", "--strategy", "dfs"}, "invalid --strategy"},
@@ -143,11 +132,7 @@ func TestTimingFlagErrors(t *testing.T) {
 		{[]string{"run", "--faults", "dead=0:9:0"}, "invalid --faults: inject plan: dead/lagging queue gpu0→gpu9 q0 outside the node"},
 		{[]string{"run", "--pct-depth", "-2"}, "invalid --pct-depth"},
 		{[]string{"run", "cft-allreduce", "--bytes", "64", "--faults", "seed"}, "SDMA faults"},
-	} {
-		_, errOut, status := execute(t, tc.args...)
-		assert.Equal(t, exitError, status, strings.Join(tc.args, " "))
-		assert.Contains(t, errOut, tc.want, strings.Join(tc.args, " "))
-	}
+	})
 }
 
 // run defaults to level 0, the model's exact timing (the golden reports

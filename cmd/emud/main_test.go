@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 )
 
@@ -34,3 +35,22 @@ func execute(t *testing.T, args ...string) (stdout, stderr string, status int) {
 
 // lines splits output into lines without the trailing empty one.
 func lines(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
+
+// flagError is a command line (after a common prefix) that must fail and
+// what its error must say.
+type flagError struct {
+	args []string
+	want string
+}
+
+// assertFlagErrors runs emud with prefix then each case's args and asserts
+// the run fails with the case's words on stderr.
+func assertFlagErrors(t *testing.T, prefix []string, cases []flagError) {
+	t.Helper()
+	for _, tc := range cases {
+		args := append(append([]string(nil), prefix...), tc.args...)
+		_, errOut, status := execute(t, args...)
+		assert.Equal(t, exitError, status, "%v", args)
+		assert.Contains(t, errOut, tc.want, "%v", args)
+	}
+}

@@ -77,20 +77,13 @@ func TestPerfScenarios(t *testing.T) {
 	assert.Contains(t, out, "# hang (deadlock)")
 	assert.Contains(t, errOut, "perf alltoall-shared-expected: 1 of 1 sizes failed")
 
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
+	assertFlagErrors(t, []string{"perf", "alltoall"}, []flagError{
 		{[]string{"-f", "1"}, "invalid -f 1"},
 		{[]string{"-b", "8K", "-e", "4K"}, "need 1 ≤ -b ≤ -e"},
 		{[]string{"-n", "0"}, "invalid -n 0"},
 		{[]string{"--plot", "x.gif"}, `invalid --plot "x.gif"`},
 		{[]string{"--ranks", "1"}, "invalid --ranks 1"},
-	} {
-		_, errOut, status := execute(t, append([]string{"perf", "alltoall"}, tc.args...)...)
-		assert.Equal(t, exitError, status, "%v", tc.args)
-		assert.Contains(t, errOut, tc.want, "%v", tc.args)
-	}
+	})
 }
 
 // The all-to-all of many small messages: with 2 engines per peer link, 2
