@@ -35,10 +35,24 @@ func (e *AddrError) Error() string {
 // bytes. While the simulator runs, only the running actor or event may
 // touch it; before Run (to set up buffers) and after Run returns (to check
 // results) any code may.
-type Memory struct{ *Space }
+type Memory struct {
+	*Space
+	back Backing // real bytes for a region; realBytes unless Config.Backing
+}
+
+// Backing returns the bytes that back a region of size bytes at flat
+// address base: Go bytes by default (Config.Backing nil), or memory mapped
+// at base itself (MapAt), so that native code can dereference the
+// region's device addresses. The bytes must be zeroed and stay valid for
+// the life of the node.
+type Backing func(base, size uint64) ([]byte, error)
 
 func newMemory(n *Node) *Memory {
-	return &Memory{NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory"))}
+	back := Backing(realBytes)
+	if n.cfg.Backing != nil {
+		back = n.cfg.Backing
+	}
+	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
 }
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
@@ -59,7 +73,7 @@ func (m *Memory) AllocPhantom(g int, size uint64, name string) (uint64, error) {
 // stream built elsewhere, whose addresses are mapped as they are. Later
 // Allocs step over it.
 func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {
-	base, err := m.Space.AllocAt(addr, size, name, realBytes)
+	base, err := m.Space.AllocAt(addr, size, name, m.back)
 	if err != nil {
 		return 0, fmt.Errorf("engine: %w", err)
 	}
@@ -75,7 +89,7 @@ func realBytes(_, rounded uint64) ([]byte, error) {
 }
 
 func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, error) {
-	back := realBytes
+	back := m.back
 	if phantom {
 		back = func(_, _ uint64) ([]byte, error) { return nil, nil }
 	}

@@ -70,6 +70,10 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Inject plants SDMA faults (inject.go); nil injects none.
 	Inject *InjectPlan
+	// Backing backs allocated regions; nil = Go bytes. MapAt maps each
+	// region at its own flat address, for native (C++) lanes that
+	// dereference device pointers.
+	Backing Backing
 }
 
 // Node is one emulated machine: GPUs, their memory, their SDMA queues.
