@@ -47,7 +47,7 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 // queueCounters are one queue's counters, resolved once so the per-packet
 // cost is an atomic add.
 type queueCounters struct {
-	packets   [ring.KindConstFill + 1]prometheus.Counter
+	packets   [ring.NumKinds]prometheus.Counter
 	bytes     prometheus.Counter
 	doorbells prometheus.Counter
 	pollWaits prometheus.Counter

@@ -155,6 +155,26 @@ func Decode(p *Packet, b []byte, d Dialect) (int, error) {
 	}
 	le := binary.LittleEndian
 	h := le.Uint32(b)
+	if Op(h) == OpCopy {
+		if n, exact, ok, derr := fusedLen(h, d); derr != nil || ok {
+			if derr != nil {
+				derr.Have = len(b)
+				return 0, derr
+			}
+			if !exact { // multicast: the length is in the parameter dword
+				if len(b) < n {
+					return 0, truncated(h, n, len(b))
+				}
+				n = multicastLen(h, b)
+			}
+			if len(b) < n {
+				return 0, truncated(h, n, len(b))
+			}
+			*p = Packet{Header: h, SubOp: uint8(h >> 8), Payload: p.Payload[:0], Dsts: p.Dsts[:0]}
+			decodeFused(p, b[:n], d)
+			return n, nil
+		}
+	}
 	n, exact, derr := packetLen(h)
 	if derr != nil {
 		derr.Have = len(b)
@@ -169,7 +189,7 @@ func Decode(p *Packet, b []byte, d Dialect) (int, error) {
 	if len(b) < n {
 		return 0, truncated(h, n, len(b))
 	}
-	*p = Packet{Header: h, SubOp: uint8(h >> 8), Payload: p.Payload[:0]}
+	*p = Packet{Header: h, SubOp: uint8(h >> 8), Payload: p.Payload[:0], Dsts: p.Dsts[:0]}
 	dw := func(i int) uint32 { return le.Uint32(b[4*i:]) }
 	qw := func(i int) uint64 { return le.Uint64(b[4*i:]) }
 	switch Op(h) {
@@ -183,6 +203,11 @@ func Decode(p *Packet, b []byte, d Dialect) (int, error) {
 		if h&broadcastBit != 0 {
 			p.Kind = KindBroadcastCopy
 			p.Dst2 = qw(7)
+		} else if d == GFX1250 {
+			// gfx1250 reads the scope fields, gated by npd (MORI cco.hpp
+			// CCO_SDMA_SCOPE_FIELDS); gfx9 leaves those bits reserved.
+			p.NPD = h&npdFlag != 0
+			p.DstScope, p.SrcScope = uint8(dw(2)>>18&3), uint8(dw(2)>>26&3)
 		}
 	case OpWrite:
 		p.Kind = KindWrite

@@ -25,9 +25,18 @@
 //     the gfx9 PM4/SDMA headers (TC_OP_ATOMIC_ADD_RTN_64 = 0x2f is the
 //     SDMA_ATOMIC_ADD64 = 47 that ROCr and MORI use).
 //
-// All packets are little-endian dwords. The two dialects differ only in the
-// width of the copy (and constant-fill) count: 30 bits on gfx94x/gfx950
-// (GFX94x, the default) and 22 bits on older gfx9 parts (GFX9Legacy).
+// All packets are little-endian dwords. The dialects: GFX94x (gfx94x, the
+// default) and GFX9Legacy (older gfx9 parts) differ only in the width of the
+// copy (and constant-fill) count, 30 bits and 22 bits. GFX950 (MI350X/MI355X,
+// SDMA OSS 7.0) adds the 19-dword COPY_LINEAR_WAIT_SIGNAL; GFX1250 has it in
+// a compact, variable-length form (absent wait and signal blocks take no
+// dwords: 7, 12, 14 or 19 dwords), plus COPY_LINEAR_MULTICAST (1..1024
+// destinations, 5+2N dwords plus the optional blocks), the wait/signal swap,
+// the indirect copy bits and the npd-gated scope fields of COPY_LINEAR.
+// COPY_LINEAR_SWAP exists on every dialect but GFX9Legacy. A packet a
+// dialect lacks decodes as ErrIllegal naming the architecture. fused.go
+// cites the headers these layouts come from and the choices they leave
+// open. NumKinds sizes arrays indexed by Kind.
 //
 // # Inferred choices
 //

@@ -32,6 +32,9 @@ func fuzzSeeds() map[string][]byte {
 	seeds["copy-tiled"] = pad(0x00000101)
 	seeds["write-huge-count"] = fromDwords(0x00000002, 0, 0, 0x000fffff, 1, 2)
 	seeds["nop-max"] = fromDwords(0x3fff0000, 0, 0)
+	for name, b := range fusedSeeds() {
+		seeds[name] = b
+	}
 	seeds["garbage"] = []byte("\x8d\x13\xa7\x00\x01\x02\xfe\xfd\x77\x10\x00\x0b\x00\x00\x00\x00\x10")
 	return seeds
 }
@@ -55,7 +58,7 @@ func FuzzDecode(f *testing.F) {
 	r, err := New(Options{Size: 4096})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, d := range []Dialect{GFX94x, GFX9Legacy} {
+		for d := GFX94x; d < numDialects; d++ {
 			var p Packet
 			n, err := Decode(&p, b, d)
 			checkDecode(t, &p, b, d, n, err)
@@ -137,5 +140,14 @@ func packetsEqual(a, b *Packet) bool {
 		}
 	}
 	x.Payload, y.Payload = nil, nil
+	if len(x.Dsts) != len(y.Dsts) {
+		return false
+	}
+	for i := range x.Dsts {
+		if x.Dsts[i] != y.Dsts[i] {
+			return false
+		}
+	}
+	x.Dsts, y.Dsts = nil, nil
 	return reflect.DeepEqual(x, y)
 }

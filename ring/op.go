@@ -10,6 +10,15 @@ const (
 	GFX94x Dialect = iota
 	// GFX9Legacy is gfx9 before gfx94x: 22-bit copy count.
 	GFX9Legacy
+	// GFX950 is gfx950 (MI350X/MI355X, SDMA OSS 7.0): GFX94x plus the
+	// 19-dword COPY_LINEAR_WAIT_SIGNAL (fused.go).
+	GFX950
+	// GFX1250 is gfx1250: GFX950's packets in their compact, variable-length
+	// form (absent wait and signal blocks take no dwords), plus
+	// COPY_LINEAR_MULTICAST, the wait/signal swap and indirect copies.
+	GFX1250
+
+	numDialects
 )
 
 // String names the dialect.
@@ -19,6 +28,10 @@ func (d Dialect) String() string {
 		return "gfx94x"
 	case GFX9Legacy:
 		return "gfx9-legacy"
+	case GFX950:
+		return "gfx950"
+	case GFX1250:
+		return "gfx1250"
 	}
 	return "DIALECT_" + strconv.Itoa(int(d))
 }
@@ -87,43 +100,57 @@ func (o Op) String() string {
 type Kind uint8
 
 const (
-	KindNop           Kind = iota
-	KindCopy               // COPY_LINEAR, 7 DW
-	KindBroadcastCopy      // COPY linear with DW0 bit 27, 9 DW
-	KindWrite              // WRITE linear, 5+count DW
-	KindFence              // 4 DW
-	KindTrap               // 2 DW
-	KindPoll               // POLL_REGMEM, 6 DW
-	KindAtomic             // 8 DW
-	KindTimestamp          // 3 DW
-	KindConstFill          // 5 DW
-	numKinds
+	KindNop            Kind = iota
+	KindCopy                // COPY_LINEAR, 7 DW
+	KindBroadcastCopy       // COPY linear with DW0 bit 27, 9 DW
+	KindWrite               // WRITE linear, 5+count DW
+	KindFence               // 4 DW
+	KindTrap                // 2 DW
+	KindPoll                // POLL_REGMEM, 6 DW
+	KindAtomic              // 8 DW
+	KindTimestamp           // 3 DW
+	KindConstFill           // 5 DW
+	KindCopyWaitSignal      // COPY_LINEAR_WAIT_SIGNAL: 19 DW on gfx950, 7..19 DW compact on gfx1250 (fused.go)
+	KindMulticast           // COPY_LINEAR_MULTICAST, gfx1250: 5+2N DW plus optional wait/signal blocks
+	KindSwap                // COPY_LINEAR_SWAP: 7 DW, plus optional wait/signal blocks on gfx1250
+
+	// NumKinds is the number of packet kinds: arrays indexed by Kind (a
+	// per-kind counter, say) are sized with it.
+	NumKinds
 )
 
+const numKinds = NumKinds
+
 var kindNames = [numKinds]string{
-	KindNop:           "NOP",
-	KindCopy:          "COPY_LINEAR",
-	KindBroadcastCopy: "COPY_BROADCAST",
-	KindWrite:         "WRITE_LINEAR",
-	KindFence:         "FENCE",
-	KindTrap:          "TRAP",
-	KindPoll:          "POLL_REGMEM",
-	KindAtomic:        "ATOMIC",
-	KindTimestamp:     "TIMESTAMP",
-	KindConstFill:     "CONST_FILL",
+	KindNop:            "NOP",
+	KindCopy:           "COPY_LINEAR",
+	KindBroadcastCopy:  "COPY_BROADCAST",
+	KindWrite:          "WRITE_LINEAR",
+	KindFence:          "FENCE",
+	KindTrap:           "TRAP",
+	KindPoll:           "POLL_REGMEM",
+	KindAtomic:         "ATOMIC",
+	KindTimestamp:      "TIMESTAMP",
+	KindConstFill:      "CONST_FILL",
+	KindCopyWaitSignal: "COPY_LINEAR_WAIT_SIGNAL",
+	KindMulticast:      "COPY_LINEAR_MULTICAST",
+	KindSwap:           "COPY_LINEAR_SWAP",
 }
 
 var kindOps = [numKinds]Op{
-	KindNop:           OpNOP,
-	KindCopy:          OpCopy,
-	KindBroadcastCopy: OpCopy,
-	KindWrite:         OpWrite,
-	KindFence:         OpFence,
-	KindTrap:          OpTrap,
-	KindPoll:          OpPoll,
-	KindAtomic:        OpAtomic,
-	KindTimestamp:     OpTimestamp,
-	KindConstFill:     OpConstFill,
+	KindNop:            OpNOP,
+	KindCopy:           OpCopy,
+	KindBroadcastCopy:  OpCopy,
+	KindWrite:          OpWrite,
+	KindFence:          OpFence,
+	KindTrap:           OpTrap,
+	KindPoll:           OpPoll,
+	KindAtomic:         OpAtomic,
+	KindTimestamp:      OpTimestamp,
+	KindConstFill:      OpConstFill,
+	KindCopyWaitSignal: OpCopy,
+	KindMulticast:      OpCopy,
+	KindSwap:           OpCopy,
 }
 
 // String gives the packet name used in reports.

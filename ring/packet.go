@@ -31,7 +31,7 @@ const (
 type Packet struct {
 	Kind   Kind
 	Header uint32 // DW0 as encoded/decoded; AppendTo recomputes it
-	SubOp  uint8  // DW0 15:8 (non-zero only for TIMESTAMP)
+	SubOp  uint8  // DW0 15:8 (non-zero only for TIMESTAMP, COPY_LINEAR_SWAP and COPY_LINEAR_MULTICAST)
 
 	// Count is the raw count field: NOP dwords skipped; COPY/broadcast
 	// bytes-1; WRITE dwords-1; CONST_FILL the count field.
@@ -58,6 +58,26 @@ type Packet struct {
 	Context uint32 // TRAP int_context (27:0)
 
 	FillSize uint8 // CONST_FILL DW0 31:30 (0 byte, 2 dword)
+
+	// The fused and multicast copies of gfx950/gfx1250 (fused.go). Src and
+	// Dst are the copy's addresses (a swap's A and B); Count its raw count.
+	HasWait, HasSignal bool        // DW0 bits 30 (wait) and 31 (signal)
+	Wait               WaitBlock   // the wait block (poll before the copy)
+	Signal             SignalBlock // the signal block (atomic after the copy)
+	// Compact is the gfx1250 layout: an absent wait or signal block takes
+	// no dwords. The gfx950 COPY_LINEAR_WAIT_SIGNAL always has 19.
+	Compact bool
+	// NPD is DW0 bit 28 of a linear copy: the scope fields are valid
+	// (gfx1250; the gfx950 fused packet has the bit too).
+	NPD                bool
+	SrcScope, DstScope uint8 // copy parameter dword 27:26 and 19:18 (0 CU, 1 SE, 2 device, 3 system)
+	// IndirectSrc/IndirectDst are DW0 bits 20 and 21 of a gfx1250 linear
+	// copy: the address field holds the address of a 64-bit pointer to
+	// the data, not the data's address.
+	IndirectSrc, IndirectDst bool
+	// Dsts are a multicast's destinations (1..MaxMulticastDsts); Dst is
+	// Dsts[0]. Decode reuses the capacity like Payload's.
+	Dsts []uint64
 
 	// Payload holds WRITE's inline dwords. Decode copies into
 	// Payload[:0], reusing its capacity, so a Packet reused across decodes
@@ -156,7 +176,9 @@ func (p *Packet) header() uint32 {
 	case KindNop:
 		return (p.Count & nopCountMask) << 16
 	case KindCopy:
-		return uint32(OpCopy)
+		return uint32(OpCopy) | npdBit(p.NPD)
+	case KindCopyWaitSignal, KindMulticast, KindSwap:
+		return p.fusedHeader()
 	case KindBroadcastCopy:
 		return uint32(OpCopy) | broadcastBit
 	case KindWrite:
@@ -211,6 +233,8 @@ func (p *Packet) Size() int {
 		return 12
 	case KindConstFill:
 		return 20
+	case KindCopyWaitSignal, KindMulticast, KindSwap:
+		return p.fusedSize()
 	}
 	return 0
 }
@@ -218,8 +242,9 @@ func (p *Packet) Size() int {
 // CopyBytes is the number of bytes a copy moves (Count+1); 0 for other
 // kinds.
 func (p *Packet) CopyBytes() uint64 {
-	if p.Kind == KindCopy || p.Kind == KindBroadcastCopy {
-		return uint64(p.Count) + 1
+	switch p.Kind {
+	case KindCopy, KindBroadcastCopy, KindCopyWaitSignal, KindMulticast, KindSwap:
+		return uint64(p.Count&(1<<30-1)) + 1
 	}
 	return 0
 }
@@ -238,7 +263,11 @@ func (p *Packet) AppendTo(b []byte) []byte {
 		}
 	case KindCopy, KindBroadcastCopy:
 		b = le.AppendUint32(b, p.Count&(1<<30-1))
-		b = le.AppendUint32(b, 0)
+		if p.Kind == KindCopy {
+			b = le.AppendUint32(b, scopeBits(p.SrcScope, p.DstScope))
+		} else {
+			b = le.AppendUint32(b, 0)
+		}
 		b = le.AppendUint64(b, p.Src)
 		b = le.AppendUint64(b, p.Dst)
 		if p.Kind == KindBroadcastCopy {
@@ -280,6 +309,8 @@ func (p *Packet) AppendTo(b []byte) []byte {
 		b = le.AppendUint64(b, p.Dst)
 		b = le.AppendUint32(b, uint32(p.Data))
 		b = le.AppendUint32(b, p.Count&(1<<30-1))
+	case KindCopyWaitSignal, KindMulticast, KindSwap:
+		b = p.appendFused(b)
 	default:
 		return b[:len(b)-4]
 	}
@@ -357,6 +388,8 @@ func (p *Packet) String() string {
 		default:
 			s.WriteString(" get_global -> [" + hex(p.Addr) + "]")
 		}
+	case KindCopyWaitSignal, KindMulticast, KindSwap:
+		p.fusedString(&s)
 	case KindConstFill:
 		s.WriteString(" dst=" + hex(p.Dst) + " data=" + hex(p.Data) + " count=" +
 			strconv.FormatUint(uint64(p.Count), 10) + " fillsize=" + strconv.Itoa(int(p.FillSize)))

@@ -140,7 +140,19 @@ func allPackets() []Packet {
 		ConstFill(0x4000, 0xffffffff, 15),
 		Nop(2),
 	}
+	ps = append(ps, fusedPackets()...)
 	return append(ps, handPackets()...)
+}
+
+// dialectOf is a dialect that has packet p's layout.
+func dialectOf(p *Packet) Dialect {
+	switch {
+	case p.Kind == KindMulticast, p.Compact && p.Kind == KindCopyWaitSignal, p.Kind == KindSwap && (p.HasWait || p.HasSignal):
+		return GFX1250
+	case p.Kind == KindCopyWaitSignal:
+		return GFX950
+	}
+	return GFX94x
 }
 
 func TestRoundTripEveryKind(t *testing.T) {
@@ -150,7 +162,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 			b := p.AppendTo(nil)
 			require.Len(t, b, p.Size())
 			var q Packet
-			n, err := Decode(&q, b, GFX94x)
+			n, err := Decode(&q, b, dialectOf(&p))
 			require.NoError(t, err)
 			require.Equal(t, len(b), n)
 			assert.Equal(t, p, q)
@@ -204,6 +216,8 @@ func randPacket(r *rand.Rand, k Kind) Packet {
 	case KindConstFill:
 		p.FillSize = uint8(r.IntN(4))
 		p.Dst, p.Data, p.Count = r.Uint64(), uint64(r.Uint32()), r.Uint32()&(1<<30-1)
+	case KindCopyWaitSignal, KindMulticast, KindSwap:
+		return randFused(r, k)
 	}
 	p.Header = p.header()
 	return p
@@ -216,11 +230,14 @@ func TestRoundTripProperty(t *testing.T) {
 		p := randPacket(r, Kind(r.IntN(int(numKinds))))
 		b := p.AppendTo(nil)
 		require.Len(t, b, p.Size())
-		n, err := Decode(&q, b, GFX94x)
+		n, err := Decode(&q, b, dialectOf(&p))
 		require.NoError(t, err, p.String())
 		require.Equal(t, len(b), n)
 		if p.Kind != KindWrite {
 			q.Payload = nil // q is reused: Decode keeps Payload's capacity
+		}
+		if p.Kind != KindMulticast {
+			q.Dsts = nil // likewise
 		}
 		require.Equal(t, p, q)
 	}
@@ -292,8 +309,9 @@ func TestNames(t *testing.T) {
 	assert.Equal(t, "OP_0x3", Op(3).String())
 
 	names := []string{"NOP", "COPY_LINEAR", "COPY_BROADCAST", "WRITE_LINEAR", "FENCE", "TRAP",
-		"POLL_REGMEM", "ATOMIC", "TIMESTAMP", "CONST_FILL"}
-	ops := []Op{OpNOP, OpCopy, OpCopy, OpWrite, OpFence, OpTrap, OpPoll, OpAtomic, OpTimestamp, OpConstFill}
+		"POLL_REGMEM", "ATOMIC", "TIMESTAMP", "CONST_FILL", "COPY_LINEAR_WAIT_SIGNAL", "COPY_LINEAR_MULTICAST", "COPY_LINEAR_SWAP"}
+	ops := []Op{OpNOP, OpCopy, OpCopy, OpWrite, OpFence, OpTrap, OpPoll, OpAtomic, OpTimestamp, OpConstFill, OpCopy, OpCopy, OpCopy}
+	require.Len(t, names, int(NumKinds))
 	for k := KindNop; k < numKinds; k++ {
 		assert.Equal(t, names[k], k.String())
 		assert.Equal(t, ops[k], k.Op())
@@ -313,6 +331,8 @@ func TestNames(t *testing.T) {
 
 	assert.Equal(t, "gfx94x", GFX94x.String())
 	assert.Equal(t, "gfx9-legacy", GFX9Legacy.String())
+	assert.Equal(t, "gfx950", GFX950.String())
+	assert.Equal(t, "gfx1250", GFX1250.String())
 }
 
 func TestCompareFunc(t *testing.T) {

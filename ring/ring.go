@@ -86,7 +86,7 @@ func New(o Options) (*Ring, error) {
 		return nil, fmt.Errorf("ring: start 0x%x is not a multiple of the %d-byte unit", o.Start, Unit)
 	case o.Capacity > CapacityMORI:
 		return nil, fmt.Errorf("ring: unknown capacity rule %d", o.Capacity)
-	case o.Dialect > GFX9Legacy:
+	case o.Dialect >= numDialects:
 		return nil, fmt.Errorf("ring: unknown dialect %d", o.Dialect)
 	}
 	r := &Ring{
@@ -354,6 +354,18 @@ func (r *Ring) wantBytes(ptr, avail uint64) uint64 {
 	}
 	r.Read(ptr, w[:4])
 	h := uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24
+	if Op(h) == OpCopy {
+		if n, exact, ok, err := fusedLen(h, r.dialect); err != nil {
+			return 4
+		} else if ok {
+			if !exact && avail >= uint64(n) {
+				var hb [76]byte
+				r.Read(ptr, hb[:n])
+				n = multicastLen(h, hb[:n])
+			}
+			return min(uint64(n), avail)
+		}
+	}
 	n, exact, err := packetLen(h)
 	if err != nil {
 		return 4

@@ -38,7 +38,7 @@ func TestNew(t *testing.T) {
 		{Options{Size: 2 << 30}, "exceeds"},
 		{Options{Start: 4}, "not a multiple"},
 		{Options{Capacity: 2}, "capacity rule"},
-		{Options{Dialect: 2}, "dialect"},
+		{Options{Dialect: numDialects}, "dialect"},
 	}
 	for _, b := range bad {
 		_, err := New(b.o)
