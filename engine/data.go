@@ -65,7 +65,7 @@ func (q *Queue) landChunk() bool {
 				d.buf = append(d.buf[:0], sb...)
 				err = mem.Write(dst, d.buf)
 			} else {
-				mem.notify(dst, n)
+				mem.Notify(dst, n)
 			}
 		}
 	default:
@@ -73,7 +73,7 @@ func (q *Queue) landChunk() bool {
 		if d.have {
 			err = mem.Write(dst, d.buf)
 		} else {
-			mem.notify(dst, n)
+			mem.Notify(dst, n)
 		}
 	}
 	if err != nil {

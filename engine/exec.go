@@ -316,7 +316,7 @@ func (q *Queue) startPoll() bool {
 
 func (q *Queue) pollWatch() {
 	a := q.head.Addr
-	q.poll.watch = q.n.mem.watch.Watch(a, a+4, q.pollHolds, q.pollSample)
+	q.poll.watch = q.n.mem.Watch().Watch(a, a+4, q.pollHolds, q.pollSample)
 }
 
 // pollSample runs after a write made the condition true: the engine sees it

@@ -4,39 +4,22 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
-// Region is one backed range of the flat address space.
-type Region struct {
-	Base, Size uint64
-	GPU        int
-	Name       string
-	data       []byte // nil in phantom mode
-}
+// Region is one backed range of the flat address space (lsa.Region).
+type Region = lsa.Region
 
-// End is one past the region's last byte.
-func (r *Region) End() uint64 { return r.Base + r.Size }
-
-// AddrError is an access outside backed memory: what the hardware reports as
-// a VM hole or page fault.
-type AddrError struct {
-	Op     string // "read", "write", "atomic", ...
-	Addr   uint64
-	Len    uint64
-	Reason string
-}
-
-func (e *AddrError) Error() string {
-	return fmt.Sprintf("%s of %d B at %#x: %s", e.Op, e.Len, e.Addr, e.Reason)
-}
+// AddrError is an access outside backed memory (lsa.AddrError).
+type AddrError = lsa.AddrError
 
 // Memory is the node's flat LSA address space (a Space) backed by Go
 // bytes. While the simulator runs, only the running actor or event may
 // touch it; before Run (to set up buffers) and after Run returns (to check
 // results) any code may.
 type Memory struct {
-	*Space
+	*lsa.Space
 	back Backing // real bytes for a region; realBytes unless Config.Backing
 }
 
@@ -52,7 +35,7 @@ func newMemory(n *Node) *Memory {
 	if n.cfg.Backing != nil {
 		back = n.cfg.Backing
 	}
-	return &Memory{Space: NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
+	return &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
 }
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
@@ -112,7 +95,7 @@ func (m *Memory) Fill(addr, n uint64, v byte) error {
 	for i := range b {
 		b[i] = v
 	}
-	m.notify(addr, n)
+	m.Notify(addr, n)
 	return nil
 }
 
@@ -139,7 +122,7 @@ func (m *Memory) Atomic(addr uint64, width int, f func(old uint64) uint64) (uint
 		old = binary.LittleEndian.Uint64(b)
 		binary.LittleEndian.PutUint64(b, f(old))
 	}
-	m.notify(addr, w)
+	m.Notify(addr, w)
 	return old, nil
 }
 
@@ -164,12 +147,12 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 		return false, err
 	}
 	copy(db, sb)
-	m.notify(dst, n)
+	m.Notify(dst, n)
 	return src < dst+n && dst < src+n, nil
 }
 
 // Await blocks actor a until pred holds, woken by writes to [addr, addr+n).
 // what describes the wait for hang reports; it is called at report time.
 func (m *Memory) Await(a *sim.Actor, addr, n uint64, pred func() bool, what func() string) {
-	a.Await(sim.Wait{List: m.watch, Lo: addr, Hi: addr + n, Pred: pred, Text: what})
+	a.Await(sim.Wait{List: m.Watch(), Lo: addr, Hi: addr + n, Pred: pred, Text: what})
 }

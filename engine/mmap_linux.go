@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/emud-dev/emud/lsa"
 )
 
 // MapAt is a Backing that maps each region anonymously at its own flat
@@ -15,7 +17,7 @@ import (
 // unmapped (regions live as long as the node). An address already in use
 // in the process is an error naming it.
 func MapAt(base, size uint64) ([]byte, error) {
-	if size == 0 || base%allocAlign != 0 {
+	if size == 0 || base%lsa.PageSize != 0 {
 		return nil, fmt.Errorf("map at %#x: %d B: need a page-aligned, non-empty range", base, size)
 	}
 	hint := unsafe.Add(unsafe.Pointer(nil), uintptr(base)) // an address outside the Go heap, only a hint to mmap

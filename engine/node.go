@@ -7,19 +7,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/emud-dev/emud/issuer"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
-// Defaults of a node: an MI355X platform has 8 GPUs, MORI caps queues per
-// GPU pair at 8, and LSA slices are 4 GiB multiples.
+// Defaults of a node: those of its layout (lsa.DefaultGPUs and the rest)
+// and the TIMESTAMP counter's rate.
 const (
-	DefaultGPUs          = 8
-	DefaultQueuesPerPeer = 8
-	DefaultStride        = 64 << 30
-	DefaultBase          = 0x7f00_0000_0000
-	strideQuantum        = 4 << 30
+	DefaultGPUs          = lsa.DefaultGPUs
+	DefaultQueuesPerPeer = lsa.DefaultQueuesPerPeer
+	DefaultStride        = lsa.DefaultStride
+	DefaultBase          = lsa.DefaultBase
 	DefaultTimestampHz   = 100_000_000
 )
 
@@ -100,64 +100,8 @@ type traceKinds struct {
 	doorbell, start, done, fault, park sim.TraceKind
 }
 
-// Layout is the shape a backend presents to cco: its GPUs, the queue ids
-// per (GPU, peer), the flat LSA address space (GPU g's slice starts at
-// Base + g·Stride) and the ring options of every queue. The emulator and
-// the ROCm backend resolve it alike, so one program gets the same
-// addresses, and packet bytes, on both.
-type Layout struct {
-	GPUs          int    // 0 = DefaultGPUs
-	QueuesPerPeer int    // 0 = DefaultQueuesPerPeer
-	Base          uint64 // 0 = DefaultBase; a multiple of 4 GiB
-	Stride        uint64 // 0 = DefaultStride; rounded up to 4 GiB
-	Ring          ring.Options
-}
-
-// Resolve fills in the defaults and checks the layout; an error names the
-// field that is wrong.
-func (l Layout) Resolve() (Layout, error) {
-	if l.GPUs == 0 {
-		l.GPUs = DefaultGPUs
-	}
-	if l.QueuesPerPeer == 0 {
-		l.QueuesPerPeer = DefaultQueuesPerPeer
-	}
-	if l.Base == 0 {
-		l.Base = DefaultBase
-	}
-	if l.Stride == 0 {
-		l.Stride = DefaultStride
-	}
-	switch {
-	case l.GPUs < 1 || l.GPUs > 1024:
-		return l, fmt.Errorf("layout: GPUs = %d: need 1..1024", l.GPUs)
-	case l.QueuesPerPeer < 1 || l.QueuesPerPeer > 64:
-		return l, fmt.Errorf("layout: QueuesPerPeer = %d: need 1..64", l.QueuesPerPeer)
-	case l.Base%strideQuantum != 0:
-		return l, fmt.Errorf("layout: Base %#x is not a multiple of 4 GiB", l.Base)
-	}
-	l.Stride = (l.Stride + strideQuantum - 1) / strideQuantum * strideQuantum
-	if end := l.Base + uint64(l.GPUs)*l.Stride; l.Stride == 0 || end < l.Base || end > 1<<57 {
-		return l, fmt.Errorf("layout: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", l.GPUs, l.Stride, l.Base)
-	}
-	if _, err := ring.New(l.Ring); err != nil {
-		return l, fmt.Errorf("layout: ring options: %w", err)
-	}
-	return l, nil
-}
-
-// CheckQueue reports whether id names a queue of the layout.
-func (l Layout) CheckQueue(id QueueID) error {
-	switch {
-	case id.GPU < 0 || id.GPU >= l.GPUs:
-		return fmt.Errorf("queue %v: GPU %d outside [0, %d)", id, id.GPU, l.GPUs)
-	case id.Peer < 0 || id.Peer >= l.GPUs:
-		return fmt.Errorf("queue %v: peer %d outside [0, %d)", id, id.Peer, l.GPUs)
-	case id.Q < 0 || id.Q >= l.QueuesPerPeer:
-		return fmt.Errorf("queue %v: queue id %d outside [0, %d)", id, id.Q, l.QueuesPerPeer)
-	}
-	return nil
-}
+// Layout is the shape a backend presents to cco (lsa.Layout).
+type Layout = lsa.Layout
 
 // NewNode builds a node on s and registers its hang inspector.
 func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
@@ -241,8 +185,9 @@ func (n *Node) Faults() []Fault { return n.faults }
 // OnFault registers f to be called for each fault or event as it is raised.
 func (n *Node) OnFault(f func(Fault)) { n.onFault = append(n.onFault, f) }
 
-// QueueID names an SDMA queue: GPU's queue toward Peer with id Q.
-type QueueID = issuer.QueueID
+// QueueID names an SDMA queue: GPU's queue toward Peer with id Q
+// (lsa.QueueID).
+type QueueID = lsa.QueueID
 
 // Queue returns the queue (gpu → peer, q), creating it on first use. Queues
 // are keyed like MORI's hardware queues, per (src GPU, dst GPU, channel), so

@@ -4,17 +4,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
 // QueueID names an SDMA queue: GPU's queue toward Peer (Peer == GPU for
-// loopback) with queue id Q.
-type QueueID struct{ GPU, Peer, Q int }
-
-func (id QueueID) String() string {
-	return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q)
-}
+// loopback) with queue id Q (lsa.QueueID).
+type QueueID = lsa.QueueID
 
 // Op names the protocol step an issuer waits in.
 type Op string

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/issuer"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -41,9 +41,10 @@ type Config struct {
 	GPUs int
 	// QueuesPerPeer is the queue ids per (GPU, peer); 0 = cco.MaxSdmaQueues.
 	QueuesPerPeer int
-	// Base and Stride lay out the flat LSA space exactly as engine.Config
-	// does (GPU g's slice starts at Base + g·Stride; Stride is rounded up to
-	// 4 GiB); 0 = engine.DefaultBase, engine.DefaultStride. The same layout
+	// Base and Stride lay out the flat LSA space exactly as the emulator's
+	// engine.Config does, both through lsa.Layout (GPU g's slice starts at
+	// Base + g·Stride; Stride is rounded up to 4 GiB); 0 = lsa.DefaultBase,
+	// lsa.DefaultStride. The same layout
 	// gives the same addresses, so the same packet bytes, as the emulator.
 	Base, Stride uint64
 	// Ring options of every queue. Size 0 = 256 KiB. Start is ignored: the
@@ -61,7 +62,7 @@ type Device struct {
 	s      *sim.Sim
 	drv    Driver
 	cfg    Config
-	layout engine.Layout
+	layout lsa.Layout
 	mem    *Memory
 	queues issuer.Set[*Queue]
 	closed bool
@@ -94,7 +95,7 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 		cfg.QueuesPerPeer = cco.MaxSdmaQueues
 	}
 	cfg.Ring.Start = 0
-	l, err := engine.Layout{GPUs: cfg.GPUs, QueuesPerPeer: cfg.QueuesPerPeer, Base: cfg.Base, Stride: cfg.Stride, Ring: cfg.Ring}.Resolve()
+	l, err := lsa.Layout{GPUs: cfg.GPUs, QueuesPerPeer: cfg.QueuesPerPeer, Base: cfg.Base, Stride: cfg.Stride, Ring: cfg.Ring}.Resolve()
 	if err != nil {
 		return nil, fmt.Errorf("hw/rocm: Config: %w", err)
 	}
@@ -168,10 +169,10 @@ func (d *Device) Memory() cco.Memory { return d.mem }
 // Mem is Memory with its concrete type.
 func (d *Device) Mem() *Memory { return d.mem }
 
-// QueueID names a queue: GPU gpu toward peer, channel q. It is the
-// emulator's type, so reports and cco's diagnosis name a hardware queue as
-// they name an emulated one.
-type QueueID = engine.QueueID
+// QueueID names a queue: GPU gpu toward peer, channel q. It is the type
+// the emulator uses too (lsa.QueueID), so reports and cco's diagnosis name
+// a hardware queue as they name an emulated one.
+type QueueID = lsa.QueueID
 
 // Queue returns queue (gpu → peer, q), creating the driver's queue on first
 // use, as MORI's anvil connects a pair on first need.

@@ -39,8 +39,9 @@
 //     otherwise hsaKmtCreateQueue with HSA_QUEUE_SDMA_XGMI (HSA_QUEUE_SDMA
 //     for loopback), letting KFD choose the engine. MORI's static OAM
 //     fallback table is not reproduced.
-//   - Memory. The flat LSA layout of engine.Memory (GPU g's slice at
-//     Base + g·Stride, page bump allocation), so the same program gets the
+//   - Memory. The flat LSA layout the emulator's engine.Memory uses too,
+//     both built on package lsa (GPU g's slice at Base + g·Stride, page
+//     bump allocation), so the same program gets the
 //     same addresses and the same packet bytes on both backends. On KFD each
 //     allocation is GPU g's memory, host-visible, at that fixed address
 //     (FixedAddress), mapped to every GPU with hsaKmtMapMemoryToGPUNodes,

@@ -4,26 +4,26 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
 // Memory is the device memory of the backend: the flat LSA space laid out
-// by engine.Space as the emulator lays it out (GPU g's slice at Base +
+// by lsa.Space as the emulator lays it out (GPU g's slice at Base +
 // g·Stride, page bump allocation), each allocation backed by the driver.
 // Addresses are the same on the CPU and on every GPU, so the packet bytes
 // carry them as they are. The engine writes this memory outside the
 // simulator: loads and stores of 4 and 8 aligned bytes are atomic, and
 // Await polls.
 type Memory struct {
-	*engine.Space
+	*lsa.Space
 	d *Device
 }
 
 var _ cco.Memory = (*Memory)(nil)
 
 func newMemory(d *Device) *Memory {
-	return &Memory{Space: engine.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride, d.s.NewWatchList("rocm memory")), d: d}
+	return &Memory{Space: lsa.NewSpace(d.cfg.GPUs, d.cfg.Base, d.cfg.Stride, d.s.NewWatchList("rocm memory")), d: d}
 }
 
 // Alloc backs size bytes (rounded up to a page) of GPU g's slice through

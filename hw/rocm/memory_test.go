@@ -10,6 +10,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/hw/rocm"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -77,8 +78,8 @@ func TestMemoryAccess(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorContains(t, tc.err, tc.want)
-			var ae *engine.AddrError
-			require.True(t, errors.As(tc.err, &ae), "an engine.AddrError, as the emulator reports")
+			var ae *lsa.AddrError
+			require.True(t, errors.As(tc.err, &ae), "an lsa.AddrError, as the emulator reports")
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package lsa
 
 import (
 	"encoding/binary"
@@ -28,6 +28,30 @@ type Space struct {
 	watch        *sim.WatchList
 }
 
+// Region is one backed range of the flat address space.
+type Region struct {
+	Base, Size uint64
+	GPU        int
+	Name       string
+	data       []byte // nil in phantom mode
+}
+
+// End is one past the region's last byte.
+func (r *Region) End() uint64 { return r.Base + r.Size }
+
+// AddrError is an access outside backed memory: what the hardware reports as
+// a VM hole or page fault.
+type AddrError struct {
+	Op     string // "read", "write", "atomic", ...
+	Addr   uint64
+	Len    uint64
+	Reason string
+}
+
+func (e *AddrError) Error() string {
+	return fmt.Sprintf("%s of %d B at %#x: %s", e.Op, e.Len, e.Addr, e.Reason)
+}
+
 // NewSpace returns the empty space of gpus slices of stride bytes from base.
 // Its writes wake the waiters on watch (nil: none).
 func NewSpace(gpus int, base, stride uint64, watch *sim.WatchList) *Space {
@@ -38,8 +62,9 @@ func NewSpace(gpus int, base, stride uint64, watch *sim.WatchList) *Space {
 	return s
 }
 
-// allocAlign is the alignment of an allocation: a page, like hipMalloc.
-const allocAlign = 4096
+// PageSize is the alignment and granule of an allocation: a page, like
+// hipMalloc.
+const PageSize = 4096
 
 // SliceBase returns the first address of GPU g's slice.
 func (s *Space) SliceBase(g int) uint64 { return s.base + uint64(g)*s.stride }
@@ -73,7 +98,7 @@ func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint
 	if size == 0 {
 		return 0, fmt.Errorf("alloc %q on GPU %d: size 0", name, g)
 	}
-	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
+	rounded := (size + PageSize - 1) / PageSize * PageSize
 	next := s.next[g]
 	for {
 		if rounded < size || next+rounded > s.stride || next+rounded < next {
@@ -99,12 +124,12 @@ func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint
 // addresses must be mapped as they are. Backing is as for Alloc.
 func (s *Space) AllocAt(addr, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
 	g := s.GPUOf(addr)
-	rounded := (size + allocAlign - 1) / allocAlign * allocAlign
+	rounded := (size + PageSize - 1) / PageSize * PageSize
 	switch {
 	case size == 0:
 		return 0, fmt.Errorf("alloc %q at %#x: size 0", name, addr)
-	case addr%allocAlign != 0:
-		return 0, fmt.Errorf("alloc %q at %#x: not a multiple of the %d B page", name, addr, allocAlign)
+	case addr%PageSize != 0:
+		return 0, fmt.Errorf("alloc %q at %#x: not a multiple of the %d B page", name, addr, PageSize)
 	case g < 0:
 		return 0, fmt.Errorf("alloc %q at %#x: outside every GPU's slice", name, addr)
 	case rounded < size || addr-s.SliceBase(g)+rounded > s.stride:
@@ -211,7 +236,7 @@ func (s *Space) Write(addr uint64, src []byte) error {
 		return err
 	}
 	copy(b, src)
-	s.notify(addr, uint64(len(src)))
+	s.Notify(addr, uint64(len(src)))
 	return nil
 }
 
@@ -254,7 +279,7 @@ func (s *Space) Store32(addr uint64, v uint32) error {
 	} else if b != nil {
 		binary.LittleEndian.PutUint32(b, v)
 	}
-	s.notify(addr, 4)
+	s.Notify(addr, 4)
 	return nil
 }
 
@@ -270,14 +295,16 @@ func (s *Space) Store64(addr uint64, v uint64) error {
 	} else if b != nil {
 		binary.LittleEndian.PutUint64(b, v)
 	}
-	s.notify(addr, 8)
+	s.Notify(addr, 8)
 	return nil
 }
 
 // Watch returns the watch list the space's writes notify (nil: none).
 func (s *Space) Watch() *sim.WatchList { return s.watch }
 
-func (s *Space) notify(addr, n uint64) {
+// Notify wakes the waiters on [addr, addr+n): for a write made through
+// Bytes rather than Write or a Store.
+func (s *Space) Notify(addr, n uint64) {
 	if s.watch != nil {
 		s.watch.Notify(addr, addr+n)
 	}

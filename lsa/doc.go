@@ -1,0 +1,18 @@
+// Package lsa is the flat LSA (load/store-accessible) address space every
+// backend presents to cco, with nothing of the emulator in it: the layout
+// (how many GPUs, queue ids per GPU pair, GPU g's slice at Base + g·Stride,
+// the ring options of every queue), the name of a queue (QueueID) and the
+// bookkeeping of the space (Space: page-aligned bump allocation per slice,
+// regions resolved by address, holes reported as *AddrError).
+//
+// The emulator (engine.Node, engine.Memory) backs a Space's regions with Go
+// bytes; the ROCm backend (hw/rocm) backs the same regions with device
+// memory at the same addresses. Both resolve their configuration through
+// Layout.Resolve, so one program gets the same addresses, and so the same
+// packet bytes, on both.
+//
+// A Space's writes (Write, Store32, Store64, Notify) wake the waiters on
+// the sim.WatchList it was built with. Aligned 4- and 8-byte loads and
+// stores are atomic, because on hardware the engine writes device memory
+// while the host reads it.
+package lsa
