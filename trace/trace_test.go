@@ -22,7 +22,7 @@ import (
 	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
-	"github.com/emud-dev/emud/trace/tracecheck"
+	"github.com/emud-dev/emud/internal/tracecheck"
 )
 
 // checkTrace fails t with every problem tracecheck finds in data.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/emud-dev/emud/trace/tracecheck"
+	"github.com/emud-dev/emud/internal/tracecheck"
 )
 
 // The trace of every scenario with SDMA queues, at its defaults, and of
