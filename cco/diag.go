@@ -10,22 +10,31 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// Rows of the seed's "Failure modes" table that a hang can match. The hang
-// report quotes the row so a reader can find it in the document.
+// The misuse tables a hang can match a row of (sim.Row.Table).
 const (
-	RowWaitSignal  = "waitSignal never returns"
-	RowAggregate   = "a put inside an Aggregate batch never returns"
-	RowStale       = "quiet returns but data is stale"
-	RowPostWaitMem = "a queue stops moving after postWaitMem"
-	// RowChainStalled is MORI's hazard (PR #454 notes), next to the seed's
-	// rows: Aggregate posts followed by a put without Aggregate.
-	RowChainStalled = "Aggregate posts followed by a non-aggregate put before commit"
-	// RowChainJumped is MORI's other hazard: a commit while another issuer
-	// has reserved but not yet written.
-	RowChainJumped = "commit while another issuer has reserved but not yet written"
+	// TableFailureMode is the seed's "Failure modes" table.
+	TableFailureMode = "failure mode"
+	// TableHazard is MORI's hazards (PR #454 notes).
+	TableHazard = "MORI hazard"
 )
 
-// diagnosis keeps what the hang inspector needs to name a known misuse:
+// Rows of the seed's "Failure modes" table and MORI's hazards that a hang
+// can match. The hang report quotes the row so a reader can find it in the
+// document.
+var (
+	RowWaitSignal  = sim.Row{Table: TableFailureMode, Name: "waitSignal never returns"}
+	RowAggregate   = sim.Row{Table: TableFailureMode, Name: "a put inside an Aggregate batch never returns"}
+	RowStale       = sim.Row{Table: TableFailureMode, Name: "quiet returns but data is stale"}
+	RowPostWaitMem = sim.Row{Table: TableFailureMode, Name: "a queue stops moving after postWaitMem"}
+	// RowChainStalled is MORI's hazard: Aggregate posts followed by a put
+	// without Aggregate.
+	RowChainStalled = sim.Row{Table: TableHazard, Name: "Aggregate posts followed by a non-aggregate put before commit"}
+	// RowChainJumped is MORI's other hazard: a commit while another issuer
+	// has reserved but not yet written.
+	RowChainJumped = sim.Row{Table: TableHazard, Name: "commit while another issuer has reserved but not yet written"}
+)
+
+// diagnosis keeps what the hang diagnoser needs to name a known misuse:
 // uncommitted Aggregate posts per queue and wave, signals posted toward each
 // slot, and what every wave is blocked on.
 type diagnosis struct {
@@ -98,7 +107,7 @@ type waitInfo struct {
 func newDiagnosis(h *Host) *diagnosis {
 	d := &diagnosis{h: h, queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
 	if s := h.dev.Sim(); s != nil {
-		s.AddInspector(d.inspect)
+		s.AddDiagnoser(sim.LayerAPI, "cco", d.diagnose)
 	}
 	return d
 }
@@ -169,12 +178,14 @@ func (d *diagnosis) sig(addr uint64) *sigdiag {
 func (d *diagnosis) enter(w *kernel.Wave, wi *waitInfo) { d.waits[w] = wi }
 func (d *diagnosis) leave(w *kernel.Wave)               { delete(d.waits, w) }
 
-// inspect adds causes, in plain words, for the hang patterns of the seed's
-// failure-mode table. A condition a lower layer already names (the
-// issuer's ring-full and commit-chain causes, the engine's parked POLL) is
-// said once: cco's words replace the generic ones where it knows why (an
-// Aggregate batch), else it adds the row the condition matches.
-func (d *diagnosis) inspect(h *sim.HangError) {
+// diagnose returns causes (sim.LayerAPI), in plain words, for the hang
+// patterns of the seed's failure-mode table. Where it knows why a lower
+// layer's condition holds (an Aggregate batch behind the issuer's ring-full
+// or commit-chain cause) it says the condition in its own words, of the
+// same Kind and Queue, which sim.MergeCauses keeps over the issuer's; for
+// an engine's parked POLL on one of its queues it adds a note (no text)
+// naming the row it matches.
+func (d *diagnosis) diagnose() sim.Diagnosis {
 	ws := make([]*waitInfo, 0, len(d.waits))
 	for _, wi := range d.waits {
 		ws = append(ws, wi)
@@ -189,22 +200,21 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 		return a.base < b.base
 	})
-	// Collected first, then put ahead of the generic causes in order;
-	// causes that differ only in the waiting rank merge (sim.HangError).
-	lead := &sim.HangError{}
+	var out sim.Diagnosis
 	for _, wi := range ws {
-		for _, c := range d.explain(wi) {
-			h.Drop(c.Kind, c.Queue) // cco's words replace the issuer's
-			lead.AddCause(c)
-		}
+		out.Causes = append(out.Causes, d.explain(wi)...)
 	}
-	h.AddLeadCauses(lead.Causes...)
-	// Queues parked on an engine-side wait posted by postWaitMem*.
+	// Queues parked on an engine-side wait posted by postWaitMem*: in queue
+	// order, so the report does not depend on map order.
+	qs := make([]string, 0, len(d.queues))
 	for q := range d.queues {
-		if c := h.Find(engine.CausePollParked, q.ID().String()); c != nil {
-			c.Row = quoteRow(RowPostWaitMem)
-		}
+		qs = append(qs, q.ID().String())
 	}
+	sort.Strings(qs)
+	for _, q := range qs {
+		out.Causes = append(out.Causes, sim.Cause{Kind: engine.CausePollParked, Layer: sim.LayerAPI, Queue: q, Row: RowPostWaitMem})
+	}
+	return out
 }
 
 func (d *diagnosis) explain(wi *waitInfo) []sim.Cause {
@@ -218,7 +228,7 @@ func (d *diagnosis) explain(wi *waitInfo) []sim.Cause {
 		x := d.queues[wi.q]
 		p := wi.q.Pointers()
 		if x != nil && x.total > 0 && wi.end > p.Capacity && wi.end-p.Capacity > p.CommittedWptr {
-			return []sim.Cause{{Kind: issuer.CauseRingFull, Queue: qn, Row: quoteRow(RowAggregate), Text: fmt.Sprintf(
+			return []sim.Cause{{Kind: issuer.CauseRingFull, Layer: sim.LayerAPI, Queue: qn, Row: RowAggregate, Text: fmt.Sprintf(
 				"aggregate batch too big for the ring: %d packets (%d B) posted with Aggregate on %s without commit; this %s needs ring space the engine can only free after a commit (a batch must fit in %d B): commit sooner",
 				x.aggUnits, x.total, name, wi.call, p.Capacity)}}
 		}
@@ -226,12 +236,12 @@ func (d *diagnosis) explain(wi *waitInfo) []sim.Cause {
 		x := d.queues[wi.q]
 		p := wi.q.Pointers()
 		if p.CommittedWptr > wi.base {
-			return []sim.Cause{{Kind: issuer.CauseChainJumped, Queue: qn, Row: quoteHazard(RowChainJumped), Text: fmt.Sprintf(
+			return []sim.Cause{{Kind: issuer.CauseChainJumped, Layer: sim.LayerAPI, Queue: qn, Row: RowChainJumped, Text: fmt.Sprintf(
 				"a commit rang past this %s's reservation at %#x on %s before it was written (commit rings everything reserved, by anyone; committedWptr is now %#x), so it can never ring: do not commit while another issuer on the queue is mid-post",
 				wi.call, wi.base, name, p.CommittedWptr)}}
 		}
 		if x != nil && x.total > 0 {
-			return []sim.Cause{{Kind: issuer.CauseChainStalled, Queue: qn, Row: quoteHazard(RowChainStalled), Text: fmt.Sprintf(
+			return []sim.Cause{{Kind: issuer.CauseChainStalled, Layer: sim.LayerAPI, Queue: qn, Row: RowChainStalled, Text: fmt.Sprintf(
 				"aggregate puts were never committed: %d packets reserved on %s, doorbell behind by %d bytes; the %s posted after them without Aggregate waits on the commit chain forever: call commit() first",
 				x.aggUnits, name, wi.base-p.CommittedWptr, wi.call)}}
 		}
@@ -250,13 +260,9 @@ func (d *diagnosis) explain(wi *waitInfo) []sim.Cause {
 	return nil
 }
 
-func quoteRow(r string) string { return fmt.Sprintf("failure mode %q", r) }
-
-func quoteHazard(r string) string { return fmt.Sprintf("MORI hazard %q", r) }
-
 // CauseSignalShort is the Kind of a waitSignal cause: the slot holds less
 // than expected and nothing queued will make up the difference.
-const CauseSignalShort = "signal-short"
+const CauseSignalShort sim.CauseKind = "signal-short"
 
 func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	st := wi.st
@@ -266,7 +272,7 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	if x := d.signals[wi.addr]; x != nil {
 		posted, lanes = x.posted, x.lanes
 	}
-	c := sim.Cause{Kind: CauseSignalShort, Ranks: []int{st.c.LsaRank}, Row: quoteRow(RowWaitSignal)}
+	c := sim.Cause{Kind: CauseSignalShort, Layer: sim.LayerAPI, Ranks: []int{st.c.LsaRank}, Row: RowWaitSignal}
 	head := fmt.Sprintf("for signalBuf[%d × %d + %d] ≥ %d; it holds %d and %d signal ATOMICs were ever posted toward it",
 		wi.src, st.n, wi.q, wi.expected, cur, posted)
 	say := func(why string) sim.Cause { c.Text = head + "; " + why; return c }

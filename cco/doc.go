@@ -81,11 +81,12 @@
 // another wave is mid-post. In release mode the symptoms are those of the
 // hardware: silent no-ops, stale data, shifted broadcasts, early release,
 // hangs. A hang ends in the simulator's report, to which this package adds
-// typed causes (sim.Cause) naming the waiting ranks and the matching row of
-// the seed's failure-mode table (the Row constants): a condition the issuer
-// or the engine already names (a full ring, a stalled commit chain, a
-// parked POLL) is said once, in cco's words where cco knows why (an
-// Aggregate batch) and with the row added otherwise.
+// typed causes (sim.Cause, layer sim.LayerAPI) naming the waiting ranks
+// and the matching row of the seed's failure-mode table (the Row values): a
+// condition the issuer or the engine already names (a full ring, a stalled
+// commit chain, a parked POLL) is said once (sim.MergeCauses), in cco's
+// words where cco knows why (an Aggregate batch) and with the row added
+// by a note otherwise.
 //
 // An out-of-range peer is refused in both modes (MORI does not check it and
 // the hardware faults on a null queue handle). Debug mode also traps a put

@@ -2,7 +2,6 @@ package cco_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -30,13 +29,10 @@ func trap(t *testing.T, err error, call, want string) *kernel.LaneError {
 	return le
 }
 
-// rows are the misuse-table rows a hang cause can name (Cause.Row).
-var rows = map[string]bool{cco.RowWaitSignal: true, cco.RowAggregate: true, cco.RowStale: true,
-	cco.RowPostWaitMem: true, cco.RowChainStalled: true, cco.RowChainJumped: true}
-
-// hang asserts err is a hang with a cause naming each row among wants in
-// its Row field, and whose causes' words include every other want.
-func hang(t *testing.T, err error, wants ...string) *sim.HangError {
+// hang asserts err is a hang with a cause naming each row (sim.Row) among
+// wants in its Row field, and whose causes' words include every other
+// want (a string).
+func hang(t *testing.T, err error, wants ...any) *sim.HangError {
 	t.Helper()
 	var h *sim.HangError
 	require.ErrorAs(t, err, &h, "want a hang, got %v", err)
@@ -46,15 +42,16 @@ func hang(t *testing.T, err error, wants ...string) *sim.HangError {
 	}
 	all := strings.Join(said, "\n")
 	for _, w := range wants {
-		if !rows[w] {
+		row, ok := w.(sim.Row)
+		if !ok {
 			assert.Contains(t, all, w, "hang report:\n%s", h.Text())
 			continue
 		}
 		found := false
 		for _, c := range h.Causes {
-			found = found || strings.Contains(c.Row, fmt.Sprintf("%q", w))
+			found = found || c.Row == row
 		}
-		assert.True(t, found, "no cause names row %q in its Row field; report:\n%s", w, h.Text())
+		assert.True(t, found, "no cause names row %v in its Row field; report:\n%s", row, h.Text())
 	}
 	return h
 }

@@ -77,14 +77,17 @@
 // publishes progress. Hardware's cadence is unspecified (sdma-hardware.md
 // §3.5), so tests can choose.
 //
-// When a run hangs, the node's inspector adds every queue that has rung
+// When a run hangs, the node's diagnoser (sim.Sim.AddDiagnoser, layer
+// sim.LayerEngine) returns every queue that has rung
 // work it cannot run (parked on a poll, stalled, faulted) with its
 // pointers, decoded head packet and, for a poll, the value now in memory,
 // and names known misuse as typed causes (sim.Cause): the issuer side's
 // (issuer.CauseRingFull, CauseChainStalled, CauseChainJumped) and the
 // engine's own ([CausePollParked], [CauseStalled], [CauseHalted],
-// [CauseInjected]), each naming its queue, so a higher layer (cco) can add
-// the misuse-table row it matches without saying the condition twice.
+// [CauseInjected]), each naming its queue and its layer (sim.LayerIssuer,
+// sim.LayerEngine), so a higher layer (cco) can say the same condition in
+// its own words or add the misuse-table row it matches, and sim.MergeCauses
+// says it once.
 //
 // # Foreign producers
 //

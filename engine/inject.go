@@ -339,12 +339,12 @@ func (n *Node) Injected() []Fault {
 }
 
 // CauseInjected is the Kind of a hang cause that names an injected fault.
-const CauseInjected = "injected-fault"
+const CauseInjected sim.CauseKind = "injected-fault"
 
-// inspect names, in a hang report, the injected faults of the run and the
-// queues they stopped (a stalled or dead queue nothing waits on directly
-// still holds the work a waiter needs).
-func (in *injector) inspect(h *sim.HangError) {
+// diagnose adds to the engine's part of a hang report the injected faults
+// of the run and the queues they stopped (a stalled or dead queue nothing
+// waits on directly still holds the work a waiter needs).
+func (in *injector) diagnose(h *sim.Diagnosis) {
 	listed := map[string]bool{}
 	for _, w := range h.Waiters {
 		listed[w.Name] = true
@@ -365,13 +365,11 @@ func (in *injector) inspect(h *sim.HangError) {
 				WaitsFor: what, Lines: rep.Lines(), Detail: rep})
 		}
 	}
-	var causes []sim.Cause
 	for _, f := range in.fired {
 		if f.Kind == FaultInjectedDoorbellDelay {
 			continue // late, not lost: it cannot be why nothing moves
 		}
-		causes = append(causes, sim.Cause{Kind: CauseInjected, Queue: f.Queue.String(),
+		h.Causes = append(h.Causes, sim.Cause{Kind: CauseInjected, Layer: sim.LayerEngine, Queue: f.Queue.String(),
 			Text: fmt.Sprintf("injected fault %s at %v: %s", f.Kind, f.At, f.Detail)})
 	}
-	h.AddLeadCauses(causes...)
 }

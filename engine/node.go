@@ -103,7 +103,7 @@ type traceKinds struct {
 // Layout is the shape a backend presents to cco (lsa.Layout).
 type Layout = lsa.Layout
 
-// NewNode builds a node on s and registers its hang inspector.
+// NewNode builds a node on s and registers its hang diagnoser.
 func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	l, err := Layout{GPUs: cfg.GPUs, QueuesPerPeer: cfg.QueuesPerPeer, Base: cfg.Base, Stride: cfg.Stride, Ring: cfg.Ring}.Resolve()
 	if err != nil {
@@ -149,14 +149,12 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		fault:    s.TraceKind("sdma.fault"),
 		park:     s.TraceKind("sdma.park"),
 	}
-	s.AddInspector(n.inspect)
+	s.AddDiagnoser(sim.LayerEngine, "engine", n.diagnose)
 	if cfg.Inject != nil {
 		if err := cfg.Inject.Check(cfg.GPUs, cfg.QueuesPerPeer); err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
-		if n.inj = newInjector(n, cfg.Inject); n.inj != nil {
-			s.AddInspector(n.inj.inspect)
-		}
+		n.inj = newInjector(n, cfg.Inject)
 	}
 	return n, nil
 }

@@ -93,9 +93,12 @@ func retryText(r uint16) string {
 	return fmt.Sprint(r)
 }
 
-// inspect adds to a hang report every queue that cannot make progress or
-// that actors wait on, and names known causes.
-func (n *Node) inspect(h *sim.HangError) {
+// diagnose is the engine's part of a hang report: every queue that cannot
+// make progress or that actors wait on, the causes its issuer side
+// (sim.LayerIssuer) and the engine (sim.LayerEngine) name, and the
+// injected faults.
+func (n *Node) diagnose() sim.Diagnosis {
+	var d sim.Diagnosis
 	for _, q := range n.queues.All() {
 		w := q.Waiters()
 		waiters := w.Space + w.Chain + w.Quiet
@@ -104,14 +107,16 @@ func (n *Node) inspect(h *sim.HangError) {
 			continue
 		}
 		rep := q.Report()
-		h.Waiters = append(h.Waiters, sim.Waiter{
+		d.Waiters = append(d.Waiters, sim.Waiter{
 			Kind: "queue", Name: q.id.String(), State: rep.State, Since: q.headSince,
 			WaitsFor: q.waitsFor(), Lines: rep.Lines(), Detail: rep,
 		})
-		for _, c := range q.causes() {
-			h.AddCause(c)
-		}
+		d.Causes = append(d.Causes, q.causes()...)
 	}
+	if n.inj != nil {
+		n.inj.diagnose(&d)
+	}
+	return d
 }
 
 func (q *Queue) waitsFor() string {
@@ -143,13 +148,13 @@ func (q *Queue) causes() []sim.Cause {
 		} else {
 			s += "; the flag never reached the value"
 		}
-		c = append(c, sim.Cause{Kind: CausePollParked, Queue: name, Text: s})
+		c = append(c, sim.Cause{Kind: CausePollParked, Layer: sim.LayerEngine, Queue: name, Text: s})
 	case qStalled:
-		c = append(c, sim.Cause{Kind: CauseStalled, Queue: name, Text: fmt.Sprintf(
+		c = append(c, sim.Cause{Kind: CauseStalled, Layer: sim.LayerEngine, Queue: name, Text: fmt.Sprintf(
 			"QUEUE_HANG: %v: the doorbell %#x stops inside the packet at %#x; its issuer rang a partial packet", q.id, q.target, q.pos)})
 	case qHalted:
 		if q.fault != nil {
-			c = append(c, sim.Cause{Kind: CauseHalted, Queue: name, Text: "queue halted by a fault: " + q.fault.Error()})
+			c = append(c, sim.Cause{Kind: CauseHalted, Layer: sim.LayerEngine, Queue: name, Text: "queue halted by a fault: " + q.fault.Error()})
 		}
 	}
 	return c
@@ -160,9 +165,9 @@ func (q *Queue) causes() []sim.Cause {
 const (
 	// CausePollParked: the queue is parked on a POLL_REGMEM whose condition
 	// never held.
-	CausePollParked = "poll-parked"
+	CausePollParked sim.CauseKind = "poll-parked"
 	// CauseStalled: the doorbell stops inside a packet.
-	CauseStalled = "queue-stalled"
+	CauseStalled sim.CauseKind = "queue-stalled"
 	// CauseHalted: a fault halted the queue.
-	CauseHalted = "queue-halted"
+	CauseHalted sim.CauseKind = "queue-halted"
 )

@@ -194,10 +194,10 @@ func TestHangDiagnosis(t *testing.T) {
 		// waits for them at index 1.
 		require.Len(t, h.Causes, 2)
 		const rule = ": every rank must arrive at the same barrier indices (a barrier index synchronises only the CTAs that use it)"
-		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Ranks: []int{0, 1, 2},
+		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Layer: sim.LayerAPI, Ranks: []int{0, 1, 2},
 			Text: "at CFT barrier index 0 (unicast) in block 0 for its inbox at 0x20090 to reach 1, it holds 0; rank 3 never arrived at barrier index 0 (unicast) (it arrived at indices [1])" + rule}, h.Causes[0])
 		assert.True(t, strings.HasPrefix(h.Causes[0].String(), "ranks 0–2 each wait at CFT barrier index 0 (unicast)"), h.Causes[0].String())
-		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Ranks: []int{3},
+		assert.Equal(t, sim.Cause{Kind: fabric.CauseBarrierWaits, Layer: sim.LayerAPI, Ranks: []int{3},
 			Text: "at CFT barrier index 1 (unicast) in block 0 for its inbox at 0x200a0 to reach 1, it holds 0; " +
 				"rank 0 never arrived at barrier index 1 (unicast) (it arrived at indices [0]); rank 1 never arrived at barrier index 1 (unicast) (it arrived at indices [0]); rank 2 never arrived at barrier index 1 (unicast) (it arrived at indices [0])" + rule}, h.Causes[1])
 		require.Contains(t, h.Text(), "CFT barrier index 1 (unicast)")
@@ -250,7 +250,7 @@ func TestHangDiagnosis(t *testing.T) {
 			// One cause whatever the number of ranks that skipped: the
 			// same misuse, said for all of them.
 			require.Len(t, h.Causes, 1)
-			assert.Equal(t, sim.Cause{Kind: fabric.CauseFlushWaits, Ranks: tc.ranks,
+			assert.Equal(t, sim.Cause{Kind: fabric.CauseFlushWaits, Layer: sim.LayerAPI, Ranks: tc.ranks,
 				Text: "in ncclCft flush on block 0 ncclCftSmem@0 for 1 operation(s) that were issued but never submitted, by warp 1 of block 0 (put ×1): every group that issues must call submit before flushSmem and flush"}, h.Causes[0])
 			assert.True(t, strings.HasPrefix(h.Causes[0].String(), sim.Who(tc.ranks)+" in ncclCft flush on block 0"), h.Causes[0].String())
 		})

@@ -27,7 +27,7 @@ type waitInfo struct {
 
 func newDiagnosis(sys *System) *diagnosis {
 	d := &diagnosis{sys: sys, waits: map[*kernel.Wave]*waitInfo{}}
-	sys.s.AddInspector(d.inspect)
+	sys.s.AddDiagnoser(sim.LayerAPI, "fabric", d.diagnose)
 	return d
 }
 
@@ -68,7 +68,9 @@ func (wi *waitInfo) pending() slotWait {
 	return wi.slots[0]
 }
 
-func (d *diagnosis) inspect(h *sim.HangError) {
+// diagnose returns the fabric's causes (sim.LayerAPI): a flush behind
+// unsubmitted operations, a barrier a peer never arrived at.
+func (d *diagnosis) diagnose() sim.Diagnosis {
 	ws := make([]*waitInfo, 0, len(d.waits))
 	for _, wi := range d.waits {
 		ws = append(ws, wi)
@@ -83,31 +85,31 @@ func (d *diagnosis) inspect(h *sim.HangError) {
 		}
 		return a.wave < b.wave
 	})
-	lead := &sim.HangError{} // collects in order, said once each
+	var out sim.Diagnosis
 	for _, wi := range ws {
 		// The text is the words after who waits (sim.Cause.Ranks), with no
 		// rank of its own, so waits that differ only by rank are said once.
-		c := sim.Cause{Kind: CauseFlushWaits, Ranks: []int{wi.rank}}
+		c := sim.Cause{Kind: CauseFlushWaits, Layer: sim.LayerAPI, Ranks: []int{wi.rank}}
 		if wi.bar != nil {
 			c.Kind, c.Text = CauseBarrierWaits, d.explainBarrier(wi)
 		} else {
 			c.Text = d.explainFlush(wi)
 		}
 		if c.Text != "" {
-			lead.AddCause(c)
+			out.Causes = append(out.Causes, c)
 		}
 	}
-	h.AddLeadCauses(lead.Causes...)
+	return out
 }
 
 // Kinds of the hang causes the fabric names (sim.Cause.Kind).
 const (
 	// CauseBarrierWaits: a rank waits at a CFT barrier for arrivals that
 	// never come.
-	CauseBarrierWaits = "cft-barrier"
+	CauseBarrierWaits sim.CauseKind = "cft-barrier"
 	// CauseFlushWaits: a flush waits for operations that were issued but
 	// never submitted, or that cannot complete.
-	CauseFlushWaits = "cft-flush"
+	CauseFlushWaits sim.CauseKind = "cft-flush"
 )
 
 // explainFlush says why the flush waits, after "rank R waits".

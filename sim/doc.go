@@ -25,12 +25,17 @@
 // A run ends in one of three ways: every actor returned and nothing is
 // pending (success); something failed ([Sim.Fail], a panic in an actor or an
 // event); or a hang. Hangs are detected two ways: deadlock (no event pending,
-// no actor runnable, yet an actor is blocked or an inspector reports stuck
+// no actor runnable, yet an actor is blocked or a diagnoser reports stuck
 // work) and the progress watchdog (a span of virtual time in which nothing
 // counted as progress happened, which catches pollers that retry forever).
 // Either way Run returns a *[HangError] listing every waiter and what it waits
-// for; inspectors registered by higher layers (the SDMA engine) add their
-// queues and plain-words causes.
+// for; diagnosers registered by higher layers ([Sim.AddDiagnoser]: the SDMA
+// engine, cco, the fabric) return their queues and plain-words causes, each
+// cause with a typed kind ([CauseKind]) and its [Layer], and
+// [MergeCauses] puts them together in one place by one rule: for the same
+// condition on the same queue the higher layer's words win, causes that
+// differ only in their ranks join, and the list is ordered by layer, then
+// kind, whatever order the layers were set up in.
 //
 // Beyond tie-breaks, a seed can fix two more kinds of choice. A timing
 // perturbation level (Config.Perturb, [Level]; 0 = exact) makes the

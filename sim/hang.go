@@ -34,23 +34,105 @@ type Waiter struct {
 	Detail any `json:"detail,omitempty"`
 }
 
+// Layer is the layer of the stack a cause comes from. A higher layer knows
+// more of why: the device API (cco, fabric) knows the call a lane made, the
+// engine only the packet at a queue's head, the issuer only its pointers.
+type Layer uint8
+
+const (
+	LayerSim    Layer = iota // the simulator itself
+	LayerIssuer              // a queue's issuer side (package issuer)
+	LayerEngine              // engines and their backends (engine, hw/rocm), injected faults
+	LayerAPI                 // the device APIs (cco, fabric)
+)
+
+var layerNames = [...]string{"sim", "issuer", "engine", "api"}
+
+func (l Layer) String() string {
+	if int(l) < len(layerNames) {
+		return layerNames[l]
+	}
+	return "layer(" + strconv.Itoa(int(l)) + ")"
+}
+
+// MarshalText writes the layer's name.
+func (l Layer) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a name MarshalText wrote.
+func (l *Layer) UnmarshalText(b []byte) error {
+	for i, n := range layerNames {
+		if n == string(b) {
+			*l = Layer(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("sim: unknown cause layer %q", b)
+}
+
+// CauseKind names the condition a cause is about, stable for tools
+// ("ring-full", "poll-parked", "signal-short", ...). Each layer declares
+// its own; a higher layer that says a lower layer's condition better uses
+// the lower layer's kind.
+type CauseKind string
+
+// Row is the row of a known-misuse table a cause matches, quoted as its
+// document names it: the seed's failure modes, MORI's hazards.
+type Row struct {
+	Table string // "failure mode", "MORI hazard"
+	Name  string // the row as the document words it
+}
+
+// IsZero reports whether the row is unset.
+func (r Row) IsZero() bool { return r == Row{} }
+
+// String is the row as a report quotes it: failure mode "…".
+func (r Row) String() string {
+	if r.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%s %q", r.Table, r.Name)
+}
+
+// MarshalText writes the row as String says it.
+func (r Row) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a row MarshalText wrote.
+func (r *Row) UnmarshalText(b []byte) error {
+	s := string(b)
+	if s == "" {
+		*r = Row{}
+		return nil
+	}
+	i := strings.IndexByte(s, '"')
+	if i <= 0 || s[i-1] != ' ' {
+		return fmt.Errorf("sim: cause row %q: want table \"name\"", s)
+	}
+	name, err := strconv.Unquote(s[i:])
+	if err != nil {
+		return fmt.Errorf("sim: cause row %q: %w", s, err)
+	}
+	*r = Row{Table: s[:i-1], Name: name}
+	return nil
+}
+
 // Cause is one diagnosis of a hang: a condition that keeps the run from
 // finishing, in words for people, with what it names so tools need not
 // parse the words.
 type Cause struct {
-	// Kind names the condition, stable for tools ("ring-full",
-	// "poll-parked", "signal-short", ...); empty for a cause given only as
-	// text.
-	Kind string `json:"kind,omitempty"`
+	// Kind names the condition; empty for a cause given only as text.
+	Kind CauseKind `json:"kind,omitempty"`
+	// Layer is the layer that said it.
+	Layer Layer `json:"layer"`
 	// Ranks are the waiting ranks it is said for; causes that differ only
 	// in their ranks are said once, for all of them.
 	Ranks []int `json:"ranks,omitempty"`
 	// Queue names the queue it is about, if any.
 	Queue string `json:"queue,omitempty"`
-	// Row is the row of a known-misuse table it matches, quoted as its
-	// document names it (the seed's failure modes, MORI's hazards).
-	Row string `json:"row,omitempty"`
-	// Text is the diagnosis; with Ranks, the words after who waits.
+	// Row is the row of a known-misuse table it matches.
+	Row Row `json:"row,omitzero"`
+	// Text is the diagnosis; with Ranks, the words after who waits. A
+	// cause with no text is a note on a lower layer's cause of the same
+	// condition (see [MergeCauses]).
 	Text string `json:"text"`
 }
 
@@ -64,8 +146,8 @@ func (c Cause) String() string {
 	if len(c.Ranks) > 0 {
 		s = Who(c.Ranks) + " " + s
 	}
-	if c.Row != "" {
-		s += " (" + c.Row + ")"
+	if !c.Row.IsZero() {
+		s += " (" + c.Row.String() + ")"
 	}
 	return s
 }
@@ -105,13 +187,94 @@ func Who(ranks []int) string {
 	return "ranks " + strings.Join(parts, ", ") + " each wait"
 }
 
+// MergeCauses is the one place a hang's causes are put together, from
+// every layer's [Diagnosis], by this rule:
+//
+//  1. Causes about one condition on one queue (the same Kind and Queue,
+//     both set) are said in the words of the highest layer that gives
+//     words (Text) for it: the lower layers' causes of that condition are
+//     left out. A cause without text is a note: its Row goes onto the
+//     kept causes of its condition when its layer is at or above theirs,
+//     and it is never listed itself.
+//  2. Causes that differ only in their ranks are one cause, their ranks
+//     joined.
+//  3. The rest are ordered by layer, highest first, then by kind, then in
+//     the order given (each layer's own order, layers in the order
+//     [Sim.AddDiagnoser] sorts them).
+//
+// The result does not depend on which layer was set up first.
+func MergeCauses(in []Cause) []Cause {
+	type cond struct {
+		kind  CauseKind
+		queue string
+	}
+	top := map[cond]Layer{}  // highest layer with words, per condition
+	note := map[cond]Cause{} // the highest note, per condition
+	for _, c := range in {
+		if c.Kind == "" || c.Queue == "" {
+			continue
+		}
+		k := cond{c.Kind, c.Queue}
+		if c.Text == "" {
+			if n, ok := note[k]; !ok || c.Layer >= n.Layer {
+				note[k] = c
+			}
+			continue
+		}
+		if l, ok := top[k]; !ok || c.Layer > l {
+			top[k] = c.Layer
+		}
+	}
+	var out []Cause
+	for _, c := range in {
+		if c.Kind != "" && c.Queue != "" {
+			k := cond{c.Kind, c.Queue}
+			if c.Text == "" || c.Layer < top[k] {
+				continue
+			}
+			if n, ok := note[k]; ok && n.Layer >= c.Layer && !n.Row.IsZero() {
+				c.Row = n.Row
+			}
+		} else if c.Text == "" {
+			continue
+		}
+		if i := slices.IndexFunc(out, func(x Cause) bool { return sameBut(x, c) }); i >= 0 {
+			x := &out[i]
+			for _, r := range c.Ranks {
+				if !slices.Contains(x.Ranks, r) {
+					x.Ranks = append(x.Ranks, r)
+				}
+			}
+			slices.Sort(x.Ranks)
+			continue
+		}
+		c.Ranks = slices.Clone(c.Ranks)
+		out = append(out, c)
+	}
+	slices.SortStableFunc(out, func(a, b Cause) int {
+		if a.Layer != b.Layer {
+			return int(b.Layer) - int(a.Layer)
+		}
+		return strings.Compare(string(a.Kind), string(b.Kind))
+	})
+	return out
+}
+
 // sameBut reports whether a and b are one condition, their ranks aside.
 func sameBut(a, b Cause) bool {
-	return a.Kind == b.Kind && a.Queue == b.Queue && a.Row == b.Row && a.Text == b.Text
+	return a.Kind == b.Kind && a.Layer == b.Layer && a.Queue == b.Queue && a.Row == b.Row && a.Text == b.Text
+}
+
+// Diagnosis is one layer's part of a hang report: the waiters it owns (for
+// the engine: queues with rung packets they cannot run) and the causes it
+// recognises, each with its kind and layer.
+type Diagnosis struct {
+	Waiters []Waiter
+	Causes  []Cause
 }
 
 // HangError is how a run that cannot finish ends: who waits on what, and
-// any cause an inspector recognised.
+// any cause a layer recognised.
 type HangError struct {
 	Kind         HangKind `json:"kind"`
 	At           Time     `json:"at_ps"`
@@ -119,72 +282,9 @@ type HangError struct {
 	Seed         uint64   `json:"seed"`
 	Digest       string   `json:"digest"`
 	Waiters      []Waiter `json:"waiters"`
-	// Causes are diagnoses of known misuse, most likely first.
+	// Causes are diagnoses of known misuse, most likely first
+	// ([MergeCauses]).
 	Causes []Cause `json:"causes,omitempty"`
-}
-
-// merge folds c into an equal cause already listed (their ranks joined)
-// and returns its index, or −1.
-func (h *HangError) merge(c Cause) int {
-	for i := range h.Causes {
-		if x := &h.Causes[i]; sameBut(*x, c) {
-			for _, r := range c.Ranks {
-				if !slices.Contains(x.Ranks, r) {
-					x.Ranks = append(x.Ranks, r)
-				}
-			}
-			slices.Sort(x.Ranks)
-			return i
-		}
-	}
-	return -1
-}
-
-// AddCause appends a diagnosis unless it is already there (then their
-// ranks are joined).
-func (h *HangError) AddCause(c Cause) {
-	if h.merge(c) < 0 {
-		h.Causes = append(h.Causes, c)
-	}
-}
-
-// AddLeadCause adds c as the first cause: for an inspector that recognises
-// a more specific misuse than the ones already listed.
-func (h *HangError) AddLeadCause(c Cause) {
-	if i := h.merge(c); i >= 0 {
-		c = h.Causes[i]
-		h.Causes = append(h.Causes[:i], h.Causes[i+1:]...)
-	}
-	h.Causes = append([]Cause{c}, h.Causes...)
-}
-
-// AddLeadCauses puts cs ahead of the causes already listed, in the order
-// given (each moved, never duplicated): for an inspector that collected
-// several specific causes.
-func (h *HangError) AddLeadCauses(cs ...Cause) {
-	for i := len(cs) - 1; i >= 0; i-- {
-		h.AddLeadCause(cs[i])
-	}
-}
-
-// Drop removes the listed causes of kind about queue: for an inspector
-// that says the same condition better.
-func (h *HangError) Drop(kind, queue string) {
-	if kind == "" {
-		return
-	}
-	h.Causes = slices.DeleteFunc(h.Causes, func(c Cause) bool { return c.Kind == kind && c.Queue == queue })
-}
-
-// Find returns the listed cause of kind about queue, or nil: for an
-// inspector that knows more about a condition a lower layer found.
-func (h *HangError) Find(kind, queue string) *Cause {
-	for i := range h.Causes {
-		if h.Causes[i].Kind == kind && h.Causes[i].Queue == queue {
-			return &h.Causes[i]
-		}
-	}
-	return nil
 }
 
 func (h *HangError) Error() string {

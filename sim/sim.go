@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	hb "github.com/emud-dev/emud/race"
 )
@@ -54,7 +56,7 @@ type Sim struct {
 	cur    *Actor
 	back   chan struct{} // actor -> scheduler hand-back
 
-	inspectors []Inspector
+	diagnosers []diagnoser
 	trace      tracer
 	traceSched TraceKind
 
@@ -341,14 +343,32 @@ func (s *Sim) call(fn func()) {
 	fn()
 }
 
-// Inspector is called when a run is checked for a hang. It adds to h every
-// waiter it owns (for the engine: queues with rung packets they cannot run)
-// and any plain-words causes it recognises. A quiescent run is a hang if any
-// actor is blocked or any inspector adds a waiter.
-type Inspector func(h *HangError)
+// Diagnoser is a layer's part in a hang report, asked for when a run is
+// checked for a hang: it returns what it sees now and changes nothing. A
+// quiescent run is a hang if any actor is blocked or any diagnoser returns
+// a waiter.
+type Diagnoser func() Diagnosis
 
-// AddInspector registers an inspector.
-func (s *Sim) AddInspector(f Inspector) { s.inspectors = append(s.inspectors, f) }
+type diagnoser struct {
+	layer Layer
+	name  string
+	f     Diagnoser
+}
+
+// AddDiagnoser registers the diagnoser of a layer under a name ("engine",
+// "cco", ...). Diagnosers are asked in the order of their layer, then
+// name, whatever the order they were added in (diagnosers of one layer and
+// name keep the order they were added in), and their causes are merged by
+// [MergeCauses].
+func (s *Sim) AddDiagnoser(layer Layer, name string, f Diagnoser) {
+	s.diagnosers = append(s.diagnosers, diagnoser{layer, name, f})
+	slices.SortStableFunc(s.diagnosers, func(a, b diagnoser) int {
+		if a.layer != b.layer {
+			return int(a.layer) - int(b.layer)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+}
 
 func (s *Sim) quiescentHang() *HangError {
 	h := s.hang(HangDeadlock)
@@ -365,9 +385,13 @@ func (s *Sim) hang(kind HangKind) *HangError {
 			h.Waiters = append(h.Waiters, w)
 		}
 	}
-	for _, f := range s.inspectors {
-		f(h)
+	var causes []Cause
+	for _, d := range s.diagnosers {
+		g := d.f()
+		h.Waiters = append(h.Waiters, g.Waiters...)
+		causes = append(causes, g.Causes...)
 	}
+	h.Causes = MergeCauses(causes)
 	h.Digest = s.Digest()
 	return h
 }

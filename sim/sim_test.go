@@ -189,14 +189,12 @@ func TestDeadlockReportsEveryBlockedActor(t *testing.T) {
 	assert.Len(t, back["waiters"], 2)
 }
 
-func TestInspectorWaitersMakeAHang(t *testing.T) {
+func TestDiagnoserWaitersMakeAHang(t *testing.T) {
 	s := New(Config{Seed: 1})
-	stuck := true
-	s.AddInspector(func(h *HangError) {
-		if stuck {
-			h.Waiters = append(h.Waiters, Waiter{Kind: "queue", Name: "q0", State: "parked", WaitsFor: "poll"})
-			h.AddCause(Because("flag never set"))
-			h.AddCause(Because("flag never set"))
+	s.AddDiagnoser(LayerEngine, "test", func() Diagnosis {
+		return Diagnosis{
+			Waiters: []Waiter{{Kind: "queue", Name: "q0", State: "parked", WaitsFor: "poll"}},
+			Causes:  []Cause{Because("flag never set"), Because("flag never set")},
 		}
 	})
 	s.Spawn("k", func(a *Actor) { a.Sleep(1) })
@@ -207,8 +205,8 @@ func TestInspectorWaitersMakeAHang(t *testing.T) {
 	assert.Contains(t, h.Text(), "blocked queues (1)")
 
 	s2 := New(Config{Seed: 1})
-	s2.AddInspector(func(h *HangError) {})
-	require.NoError(t, s2.Run(), "an inspector with nothing to report is not a hang")
+	s2.AddDiagnoser(LayerEngine, "test", func() Diagnosis { return Diagnosis{} })
+	require.NoError(t, s2.Run(), "a diagnoser with nothing to report is not a hang")
 }
 
 func TestWatchdogCatchesEndlessPoller(t *testing.T) {

@@ -116,15 +116,16 @@ func New(s *sim.Sim, drv Driver, cfg Config) (*Device, error) {
 	}
 	d := &Device{s: s, drv: drv, cfg: cfg, layout: l, tkDB: s.TraceKind("rocm.doorbell")}
 	d.mem = newMemory(d)
-	s.AddInspector(d.inspect)
+	s.AddDiagnoser(sim.LayerEngine, "rocm", d.diagnose)
 	return d, nil
 }
 
-// inspect adds to a hang report every queue an issuer waits on, with its
-// pointers, and what the issuer side can tell of why (issuer.Queue.Causes).
-// The engine's own state is outside the simulator: the read pointer is all
-// it shows.
-func (d *Device) inspect(h *sim.HangError) {
+// diagnose is the device's part of a hang report: every queue an issuer
+// waits on, with its pointers, and what the issuer side can tell of why
+// (issuer.Queue.Causes). The engine's own state is outside the simulator:
+// the read pointer is all it shows.
+func (d *Device) diagnose() sim.Diagnosis {
+	var h sim.Diagnosis
 	for _, q := range d.queues.All() {
 		w := q.Waiters()
 		if w.Space+w.Chain+w.Quiet == 0 {
@@ -135,10 +136,9 @@ func (d *Device) inspect(h *sim.HangError) {
 			WaitsFor: "the engine's read pointer to move",
 			Lines: []string{fmt.Sprintf("rptr=%#x wptr=%#x doorbell=%#x cachedWptr=%#x committedWptr=%#x",
 				p.Rptr, p.Wptr, p.Doorbell, p.CachedWptr, p.CommittedWptr)}, Detail: p})
-		for _, c := range q.Causes() {
-			h.AddCause(c)
-		}
+		h.Causes = append(h.Causes, q.Causes()...)
 	}
+	return h
 }
 
 // SetObserver makes o the observer of the device's queues (their

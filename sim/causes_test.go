@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func texts(cs []Cause) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+var rowX = Row{Table: "failure mode", Name: "x"}
+
+// The merge rule (MergeCauses), one row per clause.
+func TestMergeCauses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []Cause
+		want []string
+	}{
+		{"text only, duplicates said once", []Cause{Because("generic"), Because("other"), Because("generic")},
+			[]string{"generic", "other"}},
+		{"higher layer's words win for its condition on its queue", []Cause{
+			{Kind: "ring-full", Layer: LayerIssuer, Queue: "q0", Text: "issuer words"},
+			{Kind: "ring-full", Layer: LayerIssuer, Queue: "q1", Text: "issuer words on q1"},
+			{Kind: "ring-full", Layer: LayerAPI, Queue: "q0", Row: rowX, Text: "api words"},
+		}, []string{`api words (failure mode "x")`, "issuer words on q1"}},
+		{"a note adds its row to a lower layer's cause", []Cause{
+			{Kind: "poll-parked", Layer: LayerEngine, Queue: "q0", Text: "parked"},
+			{Kind: "poll-parked", Layer: LayerAPI, Queue: "q0", Row: rowX},
+			{Kind: "poll-parked", Layer: LayerAPI, Queue: "q9", Row: rowX}, // nothing to note on
+		}, []string{`parked (failure mode "x")`}},
+		{"a note below the words is ignored", []Cause{
+			{Kind: "poll-parked", Layer: LayerAPI, Queue: "q0", Text: "api parked"},
+			{Kind: "poll-parked", Layer: LayerIssuer, Queue: "q0", Row: rowX},
+		}, []string{"api parked"}},
+		{"ordered by layer, highest first, then kind, then as given", []Cause{
+			{Kind: "queue-stalled", Layer: LayerEngine, Queue: "q2", Text: "e2"},
+			{Kind: "chain-stalled", Layer: LayerIssuer, Queue: "q1", Text: "i1"},
+			{Kind: "injected-fault", Layer: LayerEngine, Queue: "q3", Text: "e1"},
+			{Kind: "signal-short", Layer: LayerAPI, Ranks: []int{1}, Text: "a2"},
+			{Kind: "signal-short", Layer: LayerAPI, Ranks: []int{0}, Text: "a3"},
+			{Kind: "ring-full", Layer: LayerAPI, Queue: "q0", Text: "a1"},
+		}, []string{"a1", "rank 1 waits a2", "rank 0 waits a3", "e1", "e2", "i1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, texts(MergeCauses(tc.in)))
+		})
+	}
+}
+
+// Causes that differ only in their ranks are said once, for every rank.
+func TestCausesMergeRanks(t *testing.T) {
+	var in []Cause
+	for _, r := range []int{5, 0, 2, 1, 7, 6, 3} {
+		in = append(in, Cause{Kind: "signal-short", Layer: LayerAPI, Ranks: []int{r}, Row: rowX, Text: "for slot 3"})
+	}
+	in = append(in, Cause{Kind: "signal-short", Layer: LayerAPI, Ranks: []int{9}, Text: "for slot 4"})
+	cs := MergeCauses(in)
+	require.Len(t, cs, 2)
+	assert.Equal(t, []int{0, 1, 2, 3, 5, 6, 7}, cs[0].Ranks)
+	assert.Equal(t, `ranks 0–3, 5–7 each wait for slot 3 (failure mode "x")`, cs[0].String())
+	assert.Equal(t, "rank 9 waits for slot 4", cs[1].String())
+	assert.Equal(t, []int{5}, in[0].Ranks, "the input is not changed")
+	b, err := json.Marshal(cs[0])
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"kind":"signal-short","layer":"api","ranks":[0,1,2,3,5,6,7],"row":"failure mode \"x\"","text":"for slot 3","said":"ranks 0–3, 5–7 each wait for slot 3 (failure mode \"x\")"}`, string(b))
+	var back Cause
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, cs[0], back, "a cause reads back as written")
+}
+
+// Bad JSON for a typed field is an error naming it.
+func TestCauseJSONBadFields(t *testing.T) {
+	var c Cause
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"layer":"top"}`), &c), `unknown cause layer "top"`)
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"row":"no quotes"}`), &c), `cause row "no quotes"`)
+}
+
+// The report is the same whichever diagnoser was added first.
+func TestDiagnoserOrderDoesNotMatter(t *testing.T) {
+	engine := func() Diagnosis {
+		return Diagnosis{
+			Waiters: []Waiter{{Kind: "queue", Name: "q0", State: "parked", WaitsFor: "poll"}},
+			Causes: []Cause{{Kind: "poll-parked", Layer: LayerEngine, Queue: "q0", Text: "parked"},
+				{Kind: "ring-full", Layer: LayerIssuer, Queue: "q0", Text: "full"}},
+		}
+	}
+	api := func() Diagnosis {
+		return Diagnosis{Causes: []Cause{{Kind: "poll-parked", Layer: LayerAPI, Queue: "q0", Row: rowX},
+			{Kind: "ring-full", Layer: LayerAPI, Queue: "q0", Text: "batch too big"}}}
+	}
+	run := func(apiFirst bool) string {
+		s := New(Config{Seed: 1})
+		if apiFirst {
+			s.AddDiagnoser(LayerAPI, "api", api)
+		}
+		s.AddDiagnoser(LayerEngine, "engine", engine)
+		if !apiFirst {
+			s.AddDiagnoser(LayerAPI, "api", api)
+		}
+		s.Spawn("k", func(a *Actor) {})
+		var h *HangError
+		require.ErrorAs(t, s.Run(), &h)
+		return h.Text()
+	}
+	a := run(true)
+	assert.Equal(t, a, run(false))
+	assert.Contains(t, a, "likely causes:\n  - batch too big\n  - parked (failure mode \"x\")\n")
+}
+
+func TestLocalAndAtEnd(t *testing.T) {
+	s := New(Config{Seed: 1})
+	type key struct{}
+	made := 0
+	mk := func() any { made++; return &made }
+	a := s.Local(key{}, mk)
+	b := s.Local(key{}, mk)
+	assert.Same(t, a, b)
+	assert.Equal(t, 1, made)
+	var order []string
+	s.Spawn("x", func(a *Actor) { order = append(order, "actor") })
+	s.AtEnd(func() { order = append(order, "end") })
+	assert.NoError(t, s.Run())
+	assert.Equal(t, []string{"actor", "end"}, order)
+}
+
+func TestWho(t *testing.T) {
+	for _, tc := range []struct {
+		ranks []int
+		want  string
+	}{
+		{nil, "a rank waits"},
+		{[]int{3}, "rank 3 waits"},
+		{[]int{2, 0, 1, 3}, "ranks 0–3 each wait"},
+		{[]int{0, 2, 4, 5, 6}, "ranks 0, 2, 4–6 each wait"},
+	} {
+		assert.Equal(t, tc.want, Who(tc.ranks), "%v", tc.ranks)
+	}
+}
