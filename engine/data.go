@@ -12,11 +12,11 @@ package engine
 // xferData is what a COPY in progress moves.
 type xferData struct {
 	src     uint64
-	dst     [2]uint64
-	off     uint64 // bytes landed at every destination so far
-	overlap bool   // move everything at completion instead
-	buf     []byte // broadcast: the source chunk read for the first stream
-	have    bool   // buf holds the chunk (false when the source is phantom)
+	dst     []uint64 // one per destination (a multicast has up to 1024)
+	off     uint64   // bytes landed at every destination so far
+	overlap bool     // move everything at completion instead
+	buf     []byte   // broadcast: the source chunk read for the first stream
+	have    bool     // buf holds the chunk (false when the source is phantom)
 }
 
 // setXferData records the head COPY's addresses before its first chunk
@@ -24,7 +24,7 @@ type xferData struct {
 func (q *Queue) setXferData(src uint64, dsts ...uint64) {
 	d := &q.x.data
 	d.src, d.off, d.have = src, 0, false
-	copy(d.dst[:], dsts)
+	d.dst = append(d.dst[:0], dsts...)
 	n := q.head.CopyBytes()
 	d.overlap = false
 	for _, dst := range dsts {

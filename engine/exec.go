@@ -88,6 +88,8 @@ func (q *Queue) prepare() bool {
 		return aligned("const fill", p.Dst, 4) && check("const fill", p.Dst, n)
 	case ring.KindPoll:
 		return q.startPoll()
+	case ring.KindCopyWaitSignal, ring.KindMulticast, ring.KindSwap:
+		return q.prepareFused()
 	}
 	q.halt(FaultIllegal, 0, fmt.Sprintf("%v is not emulated", p.Kind))
 	return false
@@ -96,10 +98,11 @@ func (q *Queue) prepare() bool {
 // dsts maps destination addresses to GPUs in a per-queue scratch array, so
 // the per-packet path does not allocate.
 func (q *Queue) dsts(addrs ...uint64) []int {
-	d := q.dstBuf[:len(addrs)]
-	for i, a := range addrs {
-		d[i] = q.n.mem.GPUOf(a)
+	d := q.dstBuf[:0]
+	for _, a := range addrs {
+		d = append(d, q.n.mem.GPUOf(a))
 	}
+	q.dstBuf = d
 	return d
 }
 
@@ -140,6 +143,8 @@ func (q *Queue) apply() bool {
 				q.event(FaultCopyOverlap, p.Dst, 0, fmt.Sprintf("source [%#x, +%d) and destination [%#x, +%d) overlap; hardware leaves the result undefined, emud copies as memmove", p.Src, n, p.Dst, n))
 			}
 		}
+	case ring.KindCopyWaitSignal, ring.KindMulticast, ring.KindSwap:
+		return q.applyFused()
 	case ring.KindAtomic:
 		if q.n.inj == nil || !q.n.inj.dropAtomic(q) {
 			q.raceAccess(copyWrite, p.Addr, uint64(p.AtomicOp.Width()), true, true)
@@ -266,6 +271,9 @@ type pollState struct {
 }
 
 func (q *Queue) pollHolds() bool {
+	if q.head.Kind != ring.KindPoll {
+		return q.waitHolds()
+	}
 	v, err := q.n.mem.Load32(q.head.Addr)
 	if err != nil {
 		return false
@@ -315,8 +323,11 @@ func (q *Queue) startPoll() bool {
 }
 
 func (q *Queue) pollWatch() {
-	a := q.head.Addr
-	q.poll.watch = q.n.mem.Watch().Watch(a, a+4, q.pollHolds, q.pollSample)
+	a, n := q.head.Addr, uint64(4)
+	if q.head.Kind != ring.KindPoll {
+		a, n = q.head.Wait.Addr, 8 // a fused packet's 64-bit wait
+	}
+	q.poll.watch = q.n.mem.Watch().Watch(a, a+n, q.pollHolds, q.pollSample)
 }
 
 // pollSample runs after a write made the condition true: the engine sees it
@@ -350,7 +361,7 @@ func (q *Queue) pollRead() {
 		return
 	}
 	st.timer.Stop()
-	q.raceAcquire(q.head.Addr)
+	q.raceAcquire(q.pollAddr())
 	q.pollOver() // the gap after it is the model's PacketOverhead(POLL)
 }
 

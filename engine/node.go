@@ -119,6 +119,11 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	if cfg.Model == nil {
 		cfg.Model = model.Default()
 	}
+	if cfg.Ring.Dialect == ring.GFX94x {
+		// The zero value: the packets of the model's architecture
+		// (gfx950 for MI355X, gfx1250 for its preset).
+		cfg.Ring.Dialect = model.ArchOf(cfg.Model).Dialect
+	}
 	if err := cfg.Model.Engines().Validate(); err != nil {
 		return nil, fmt.Errorf("engine: model %s: %w", cfg.Model.Name(), err)
 	}
@@ -173,6 +178,10 @@ func (n *Node) Memory() *Memory { return n.mem }
 
 // Model returns the timing model.
 func (n *Node) Model() model.Model { return n.model }
+
+// Arch is the architecture of the node's model (model.ArchOf): which
+// packets its engines run, its queue limit, its issuers' wave size.
+func (n *Node) Arch() model.Arch { return model.ArchOf(n.cfg.Model) }
 
 // Registry returns the node's Prometheus registry.
 func (n *Node) Registry() *prometheus.Registry { return n.cfg.Registry }

@@ -30,7 +30,7 @@ type Queue struct {
 	fault     *Fault
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
-	dstBuf         [2]int
+	dstBuf         []int
 	x              xfer       // COPY data movement in progress (timing.go)
 	gap            sim.Time   // engine time owed after the packet just finished
 	pollHeld       bool       // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs

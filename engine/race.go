@@ -63,6 +63,9 @@ func (q *Queue) raceStart() {
 	switch q.head.Kind {
 	case ring.KindCopy:
 		r.read, r.write = mk("COPY source read"), mk("COPY destination write")
+	case ring.KindCopyWaitSignal, ring.KindMulticast, ring.KindSwap:
+		k := q.head.Kind.String()
+		r.read, r.write, r.write2 = mk(k+" source read"), mk(k+" destination write"), mk(k+" destination 2+ write")
 	case ring.KindBroadcastCopy:
 		r.read, r.write, r.write2 = mk("broadcast COPY source read"), mk("broadcast COPY destination 1 write"), mk("broadcast COPY destination 2 write")
 	default:

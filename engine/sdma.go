@@ -274,6 +274,15 @@ func (q *Queue) fetched() {
 func (q *Queue) run() bool {
 	if q.pollHeld {
 		q.pollHeld = false
+		if q.head.Kind != ring.KindPoll {
+			// A fused packet's wait held: its copy starts now (fused.go).
+			if !q.startFused() {
+				return false
+			}
+			if q.x.active {
+				return true
+			}
+		}
 		return q.finish() && q.owe()
 	}
 	for {

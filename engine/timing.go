@@ -34,7 +34,7 @@ type link struct{ free sim.Time }
 type xfer struct {
 	active bool
 	src    int
-	dst    [2]int
+	dst    []int // destination GPUs, one per stream
 	nd     int
 	left   uint64 // bytes still to move (per destination)
 	cur    int    // destination index of the next chunk
@@ -80,7 +80,7 @@ func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
 		x.fn = q.xferChunk
 	}
 	x.active, x.src, x.nd, x.left, x.cur = true, src, len(dsts), bytes, 0
-	copy(x.dst[:], dsts)
+	x.dst = append(x.dst[:0], dsts...)
 	q.xferNext()
 }
 

@@ -112,7 +112,7 @@ func TestModelFiles(t *testing.T) {
 	_, err = Load(filepath.Join(dir, "absent.json"))
 	assert.ErrorContains(t, err, "model file")
 	_, err = Load("tpu")
-	assert.ErrorContains(t, err, `unknown model "tpu": presets are mi355x, placeholder`)
+	assert.ErrorContains(t, err, `unknown model "tpu": presets are gfx1250, gfx950, mi355x, placeholder`)
 	d, err := Load("")
 	require.NoError(t, err)
 	assert.Equal(t, DefaultPreset, d.Name())

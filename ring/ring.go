@@ -19,6 +19,22 @@ const (
 	maxSize = 1 << 30
 )
 
+// CheckCopyBytes reports a COPY of bytes that the 30-bit count field
+// (bytes-1) cannot hold: Copy encodes it as hardware reads it, truncated, and
+// the engine moves the truncated count. Debug checks use it to name a put
+// that would truncate (before MORI split large puts, a 4 GiB put moved
+// 1 GiB and reported success).
+func CheckCopyBytes(bytes uint64) error {
+	if bytes == 0 {
+		return errors.New("0 B COPY: the count field holds bytes-1, a COPY moves at least 1 byte")
+	}
+	if bytes > 1<<30 {
+		moved := (bytes-1)&(1<<30-1) + 1
+		return fmt.Errorf("%d B COPY: the 30-bit count field holds at most %d B; the engine moves %d B", bytes, uint64(1<<30), moved)
+	}
+	return nil
+}
+
 // CapacityRule decides how many bytes may be outstanding (reserved but not
 // yet consumed by the engine).
 type CapacityRule uint8

@@ -263,7 +263,7 @@ func TestServeBadRequests(t *testing.T) {
 		{"ranks out of range", `{"ranks": 1}`, 400, "ranks", "invalid ranks 1: need 2..64"},
 		{"queues out of range", `{"queues": 9}`, 400, "queues", "invalid queues 9"},
 		{"scenario check", `{"scenario": "alltoall-split", "queues": 1}`, 400, "queues", "invalid queues 1"},
-		{"unknown model", `{"model": "nope"}`, 400, "model", `"nope" is not a preset; the daemon takes preset names only: mi355x, placeholder`},
+		{"unknown model", `{"model": "nope"}`, 400, "model", `"nope" is not a preset; the daemon takes preset names only: gfx1250, gfx950, mi355x, placeholder`},
 		{"model file", `{"model": "/etc/passwd.json"}`, 400, "model", `the daemon takes preset names only`},
 		{"cft trace", `{"scenario": "cft-allreduce", "bytes": 64, "trace": true}`, 400, "trace", `no SDMA queues`},
 		{"perturb out of range", `{"perturb": 3}`, 400, "perturb", `field "perturb": 3: need 0..2`},
