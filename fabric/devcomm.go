@@ -18,6 +18,16 @@ const (
 type DevCommRequirements struct {
 	CftCaps         CftCap
 	CftBarrierCount int
+
+	// The GIN requirements (gin.go): contexts, signals, counters, barriers
+	// of the world team, whether the deprecated ncclGin_Signal{Inc,Add}
+	// are strong, and which peers the contexts connect to.
+	GinContextCount          int
+	GinSignalCount           int
+	GinCounterCount          int
+	GinBarrierCount          int
+	GinStrongSignalsRequired bool
+	GinConnectionType        GinConnection
 }
 
 // DevCommRequirementsInitializer is NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER:
@@ -48,7 +58,13 @@ type DevComm struct {
 	CftBarrier         CftBarrierHandle
 	CftMultimemBarrier CftBarrierHandle
 
-	st *devState
+	GinContextCount int
+	GinSignalCount  int
+	GinCounterCount int
+	GinBarrier      GinBarrierHandle // world-team GIN barriers (railGinBarrier's role)
+
+	st  *devState
+	gin *ginRank
 }
 
 // devState is what the emulator keeps per dev comm.
@@ -126,6 +142,12 @@ func DevCommCreate(c *Comm, reqs DevCommRequirements) (DevComm, error) {
 		if mc > 0 {
 			dc.CftMultimemBarrier = CftBarrierHandle{BufHandle: uint32(uc / 128), NBarriers: nB}
 		}
+	}
+	if err := c.ginCreate(&dc, reqs); err != nil {
+		return DevComm{}, err
+	}
+	if dc.gin != nil {
+		c.gins = append(c.gins, dc.gin)
 	}
 	c.devs++
 	dc.st = st

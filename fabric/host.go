@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
@@ -79,6 +80,9 @@ type Config struct {
 	// see race.go for the fabric's edges): the run then ends with a
 	// *race.Error naming every unordered pair of conflicting accesses.
 	Race bool
+	// Nic is the network model of GIN dev comms (package nic); nil is
+	// nic.DefaultModel().
+	Nic *nic.Model
 }
 
 // DefaultMemBytes is the per-rank memory cap when Config.MemBytes is 0.
@@ -103,6 +107,9 @@ type System struct {
 	mbars  map[smemKey]*mbar
 	bars   map[barKey]*barState
 	raceEP []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
+
+	nicModel *nic.Model // Config.Nic
+	gin      *ginSys    // the network, from the first GIN dev comm (gin.go)
 }
 
 // NewSystem builds the emulated system on s. All ranks live in one Go
@@ -125,6 +132,11 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	if err := cfg.Faults.check(topo); err != nil {
 		return nil, err
 	}
+	if cfg.Nic != nil {
+		if err := cfg.Nic.Check(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("fabric: Phantom with Debug: the fence checker tracks every byte, phantom windows have none")
 	}
@@ -139,7 +151,7 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 		}
 	}
 	sys := &System{s: s, topo: topo, model: m, debug: cfg.Debug, memCap: cfg.MemBytes, cftOn: true, phantom: cfg.Phantom,
-		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}}
+		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}, nicModel: cfg.Nic}
 	if v, ok := env["NCCL_CFT_ENABLE"]; ok && strings.TrimSpace(v) == "0" {
 		sys.cftOn = false
 	}
@@ -244,6 +256,7 @@ type Comm struct {
 	wins   []Window
 	allocs []span // symmetric allocations in order, checked across ranks
 	devs   int
+	gins   []*ginRank // GIN dev comms in creation order
 }
 
 // CommInitAll creates every rank's communicator, as each rank's process

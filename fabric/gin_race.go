@@ -1,0 +1,128 @@
+package fabric
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
+)
+
+// The race detector's view of GIN. Every operation runs as a detector
+// thread forked from the lane that posted it (so the lane's earlier
+// accesses are ordered before it). The edges are
+// the documented guarantees and nothing more:
+//   - a put's packets read its source and write the destination as they
+//     leave and land (ordered by happens-before alone: GIN needs no proxy
+//     fence on top of the signal);
+//   - local consumption releases into the operation's sent clock, which
+//     ncclGin::flush acquires, and into its counter's clock
+//     (ncclGin_CounterInc), which readCounter/waitCounter acquire: a
+//     counter says the source was read, never that the data landed;
+//   - settlement (every packet landed) releases into the operation's done
+//     clock; a weak signal then releases the operation alone into its
+//     slot, a strong signal first acquires the done clock of every earlier
+//     operation of the context to that peer;
+//   - readSignal and a satisfied waitSignal acquire the slot; the signal's
+//     own write is atomic (signals do not race with each other), and
+//     resetSignal is a plain store that races with any signal it is not
+//     ordered with.
+
+func (sys *System) ginRaceStart(t *kernel.Thread, o *ginOp) {
+	d := sys.s.Race()
+	if d == nil {
+		return
+	}
+	from := t.RaceThread()
+	if from == nil {
+		return
+	}
+	// Each operation is a detector thread of its own, forked from the lane:
+	// two operations of one NIC are ordered only by the edges GIN gives
+	// (a shared NIC thread would order every later operation after every
+	// earlier one). The cost grows with the operations of a run, which is
+	// fine for tests and the reason scale runs leave the detector off.
+	o.race = d.NewThread(fmt.Sprintf("rank %d NIC: %s", o.rank, ginOpNames[o.kind]))
+	d.Fork(from, o.race)
+	who := fmt.Sprintf("rank %d's %s to rank %d (context %d, posted by %v)", o.rank, ginOpNames[o.kind], o.peer, o.ctx, t)
+	if o.kind == ginGet {
+		who = fmt.Sprintf("rank %d's %s from rank %d (context %d, posted by %v)", o.rank, ginOpNames[o.kind], o.peer, o.ctx, t)
+	}
+	o.rinfoRead = &race.Info{Kind: race.KindFabric, Who: who, Op: ginOpNames[o.kind] + " source read"}
+	o.rinfoWrite = &race.Info{Kind: race.KindFabric, Who: who, Op: ginOpNames[o.kind] + " write"}
+}
+
+func (sys *System) ginRaceRead(o *ginOp, rank int, lo, hi uint64) {
+	if o.race == nil || hi <= lo || o.kind == ginPutValue {
+		return
+	}
+	if sys.ranks[rank].bytes(o.srcOff+lo, hi-lo) == nil {
+		return // phantom
+	}
+	d := sys.s.Race()
+	d.Access(o.race, sys.rankSpace(d, rank), o.srcOff+lo, o.srcOff+hi, race.Access{Info: o.rinfoRead})
+}
+
+func (sys *System) ginRaceWrite(o *ginOp, rank int, lo, hi uint64) {
+	if o.race == nil || hi <= lo {
+		return
+	}
+	if sys.ranks[rank].bytes(o.dstOff+lo, hi-lo) == nil {
+		return
+	}
+	d := sys.s.Race()
+	d.Access(o.race, sys.rankSpace(d, rank), o.dstOff+lo, o.dstOff+hi, race.Access{Info: o.rinfoWrite, Write: true})
+}
+
+// ginRaceSignal: o's signal lands on its slot at the peer.
+func (sys *System) ginRaceSignal(o *ginOp, slot int) {
+	d := sys.s.Race()
+	if d == nil || o.race == nil {
+		return
+	}
+	t := o.race
+	sp := sys.rankSpace(d, o.peer)
+	off := o.pg.slotOff(slot)
+	d.Access(t, sp, off, off+8, race.Access{Info: &race.Info{Kind: race.KindFabric, Who: o.rinfoWrite.Who, Op: o.ra.name()}, Write: true, Atomic: true})
+	t.Release(d.AddrSync(sp, off))
+}
+
+// ginRaceAcquireSlot: lane t's acquire load of slot s of gr.
+func (sys *System) ginRaceAcquireSlot(t *kernel.Thread, gr *ginRank, s int) {
+	d := sys.s.Race()
+	if d == nil {
+		return
+	}
+	rt := t.RaceThread()
+	if rt == nil {
+		return
+	}
+	sp := sys.rankSpace(d, gr.rank)
+	off := gr.slotOff(s)
+	d.Access(rt, sp, off, off+8, race.Access{Info: t.RaceInfo("ncclGin signal read", 4), Atomic: true})
+	rt.Acquire(d.AddrSync(sp, off))
+}
+
+// ginRaceReset: lane t's resetSignal, a plain store.
+func (sys *System) ginRaceReset(t *kernel.Thread, gr *ginRank, s int) {
+	d := sys.s.Race()
+	if d == nil {
+		return
+	}
+	sp := sys.rankSpace(d, gr.rank)
+	off := gr.slotOff(s)
+	d.Access(t.RaceThread(), sp, off, off+8, race.Access{Info: t.RaceInfo("ncclGin::resetSignal", 3), Write: true})
+}
+
+func sortConns(cs []*ginConn) {
+	slices.SortFunc(cs, func(a, b *ginConn) int {
+		if c := cmp.Compare(a.key.src, b.key.src); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.key.dst, b.key.dst); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key.ctx, b.key.ctx)
+	})
+}
