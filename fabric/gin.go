@@ -69,7 +69,9 @@ func GinNone() RemoteAction { return RemoteAction{} }
 
 // GinStrongSignalInc is ncclGin_StrongSignalInc{signal}: +1, and its
 // visibility implies every earlier put of the context to that peer.
-func GinStrongSignalInc(s GinSignal) RemoteAction { return RemoteAction{kind: sigStrongInc, Signal: s, Value: 1} }
+func GinStrongSignalInc(s GinSignal) RemoteAction {
+	return RemoteAction{kind: sigStrongInc, Signal: s, Value: 1}
+}
 
 // GinStrongSignalAdd is ncclGin_StrongSignalAdd{signal, value}.
 func GinStrongSignalAdd(s GinSignal, v uint64) RemoteAction {
@@ -78,7 +80,9 @@ func GinStrongSignalAdd(s GinSignal, v uint64) RemoteAction {
 
 // GinWeakSignalInc is ncclGin_WeakSignalInc{signal}: +1, implying only the
 // data of the put it is attached to.
-func GinWeakSignalInc(s GinSignal) RemoteAction { return RemoteAction{kind: sigWeakInc, Signal: s, Value: 1} }
+func GinWeakSignalInc(s GinSignal) RemoteAction {
+	return RemoteAction{kind: sigWeakInc, Signal: s, Value: 1}
+}
 
 // GinWeakSignalAdd is ncclGin_WeakSignalAdd{signal, value}.
 func GinWeakSignalAdd(s GinSignal, v uint64) RemoteAction {
@@ -90,7 +94,9 @@ func GinWeakSignalAdd(s GinSignal, v uint64) RemoteAction {
 func GinSignalInc(s GinSignal) RemoteAction { return RemoteAction{kind: sigInc, Signal: s, Value: 1} }
 
 // GinSignalAdd is the deprecated ncclGin_SignalAdd.
-func GinSignalAdd(s GinSignal, v uint64) RemoteAction { return RemoteAction{kind: sigAdd, Signal: s, Value: v} }
+func GinSignalAdd(s GinSignal, v uint64) RemoteAction {
+	return RemoteAction{kind: sigAdd, Signal: s, Value: v}
+}
 
 func (r RemoteAction) inc() bool {
 	return r.kind == sigStrongInc || r.kind == sigWeakInc || r.kind == sigInc
@@ -141,9 +147,9 @@ type ginRank struct {
 	sigOff  uint64 // big-VA offset of the signal array
 	nSig    int    // user signals (barrier slots follow)
 	nBar    int
-	barSize int      // team size of the barriers (world)
-	mode    []uint8  // per slot: 0 untouched since reset, 1 Inc, 2 Add
-	counter []uint64 // per counter
+	barSize int            // team size of the barriers (world)
+	mode    []uint8        // per slot: 0 untouched since reset, 1 Inc, 2 Add
+	counter []uint64       // per counter
 	cwl     *sim.WatchList // counters: [c, c+1) for counter c
 	fwl     *sim.WatchList // flushes: any consumption
 	ctrSync []race.Sync
@@ -162,7 +168,7 @@ type ginSys struct {
 	s     *sim.Sim
 	net   *nic.Network
 	conns map[ginConnKey]*ginConn
-	tk    sim.TraceKind  // "gin.settle", in the run's digest
+	tk    sim.TraceKind // "gin.settle", in the run's digest
 }
 
 type ginConnKey struct{ src, dst, ctx int }
@@ -171,11 +177,11 @@ type ginConnKey struct{ src, dst, ctx int }
 // and the operations on it that have not settled at the destination, in
 // issue order (a strong signal waits for all of them).
 type ginConn struct {
-	key     ginConnKey
-	qp      *nic.QP
-	subj    sim.TraceSubject
-	open    []*ginOp  // posted, not yet part of the settled prefix, in issue order
-	prefix  race.Sync // the settlement of every operation before open[0]
+	key    ginConnKey
+	qp     *nic.QP
+	subj   sim.TraceSubject
+	open   []*ginOp  // posted, not yet part of the settled prefix, in issue order
+	prefix race.Sync // the settlement of every operation before open[0]
 }
 
 type ginOpKind uint8

@@ -77,7 +77,9 @@ func (r *ginRig) launch(t testing.TB, rank, threads int, fn func(th *kernel.Thre
 	require.NoError(t, err)
 }
 
-func world(dc fabric.DevComm) fabric.Team { return fabric.Team{NRanks: dc.NRanks, Rank: dc.Rank, Stride: 1} }
+func world(dc fabric.DevComm) fabric.Team {
+	return fabric.Team{NRanks: dc.NRanks, Rank: dc.Rank, Stride: 1}
+}
 
 // ginAllToAll: thread p of every rank puts block bytes of W at p·block to
 // peer p's V at rank·block with a strong signal; every rank waits for
@@ -174,12 +176,12 @@ func TestGinOrderingRules(t *testing.T) {
 		})
 	}
 	cases := []struct {
-		name     string
-		a, b     fabric.RemoteAction
-		sigOnly  bool
-		counter  bool
-		relies   bool // true: the program relies on a guarantee GIN gives
-		wrongIn  bool // release runs show wrong data on some seed
+		name    string
+		a, b    fabric.RemoteAction
+		sigOnly bool
+		counter bool
+		relies  bool // true: the program relies on a guarantee GIN gives
+		wrongIn bool // release runs show wrong data on some seed
 	}{
 		{"strong signal covers the earlier put", fabric.GinNone(), fabric.GinStrongSignalInc(0), false, false, true, false},
 		{"weak signal covers only its own put", fabric.GinNone(), fabric.GinWeakSignalInc(0), false, false, false, true},
