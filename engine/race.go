@@ -58,7 +58,7 @@ func (q *Queue) raceStart() {
 	// an acquire load that reads them (a flag put by COPY).
 	vc := r.t.Snapshot()
 	mk := func(op string) *race.Info {
-		return &race.Info{Kind: race.KindSDMA, Who: who, Op: op, SiteOf: site, Queue: who, VC: vc}
+		return &race.Info{Kind: race.KindSDMA, OpKind: race.OpPacket, Who: who, Op: op, SiteOf: site, Queue: who, VC: vc}
 	}
 	switch q.head.Kind {
 	case ring.KindCopy:

@@ -78,15 +78,15 @@ func (sys *System) raceStart(o *fop) {
 	} else {
 		who += fmt.Sprintf(" to rank %d", o.tg.rank)
 	}
-	mk := func(op string) *race.Info {
-		return &race.Info{Kind: race.KindFabric, Who: who, Op: op, VC: vc, Rel: rel}
+	mk := func(op string, k race.OpKind) *race.Info {
+		return &race.Info{Kind: race.KindFabric, OpKind: k, Who: who, Op: op, VC: vc, Rel: rel}
 	}
 	r := &opRace{t: t}
 	switch o.kind {
 	case opGet, opPullRed:
-		r.read, r.smemW = mk(o.call+" read"), mk(o.call+" write (shared memory)")
+		r.read, r.smemW = mk(o.call+" read", race.OpFabric), mk(o.call+" write (shared memory)", race.OpFabricShared)
 	default:
-		r.read, r.write = mk(o.call+" source read (shared memory)"), mk(o.call+" write")
+		r.read, r.write = mk(o.call+" source read (shared memory)", race.OpFabricShared), mk(o.call+" write", race.OpFabric)
 	}
 	o.race = r
 }

@@ -92,7 +92,7 @@ func (t *Thread) RaceInfo(op string, skip int) *race.Info {
 	}
 	f, _ := runtime.CallersFrames(pcs[:]).Next()
 	cfg := t.w.k.cfg
-	i := &race.Info{Kind: race.KindLane, Op: op,
+	i := &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
 		Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, cfg.GPU, t.BlockIdx(), t.w.idx, t.lane),
 		Site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)}
 	infos[k] = i

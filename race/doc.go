@@ -21,6 +21,14 @@
 // the edge that is missing. A report is kept once per pair of access
 // sites; [Detector.Err] returns them as an *[Error].
 //
+// The missing edge's advice comes from the layer that knows the two
+// operations, not from this package: each access's [Info] carries an
+// [OpKind] (a lane's access, an SDMA packet's, a fabric operation's on a
+// rank's memory or on shared memory), and packages kernel, cco and fabric
+// register the words for the pairs they know ([RegisterAdvice]; the fabric
+// also for a missing proxy crossing, [RegisterProxyAdvice]). A pair with
+// no advisor linked in gets generic words.
+//
 // Proxies: fabric memory is reached by two proxies, the SM's Generic proxy
 // and the Fabric proxy. A write through one proxy and a read through the
 // other are ordered only when, besides happening before, the write was

@@ -2,61 +2,108 @@ package race
 
 import (
 	"fmt"
-	"strings"
+	"sync"
 )
 
-// missing says, in plain words, what would have ordered cur after prev.
+// OpKind is what sort of operation made an access, as the layer that made
+// it knows it: it picks the advice a report gives for the missing edge.
+type OpKind uint8
+
+const (
+	OpOther        OpKind = iota // unknown: the report gives generic advice
+	OpLane                       // a lane's load or store (package kernel: device or shared memory)
+	OpPacket                     // an SDMA packet's read or write (package engine)
+	OpFabric                     // a fabric operation's access to a rank's memory (package fabric)
+	OpFabricShared               // a fabric operation's access to its issuer's shared memory (a put's source, a get's destination)
+	OpHost                       // host code
+)
+
+// Edge is what advice is asked about: the earlier and the later access of
+// a race, as reported, with what the layers said of them.
+type Edge struct {
+	Prev, Cur           Side
+	PrevOp, CurOp       OpKind
+	PrevQueue, CurQueue string // the SDMA queues (OpPacket), else empty
+	PrevProxy, CurProxy Proxy
+}
+
+// Advice says, in plain words, what the program should have done to order
+// an edge's later access after its earlier one ("the lane did not …").
+type Advice func(e Edge) string
+
+var (
+	adviceMu    sync.RWMutex
+	advice      = map[[2]OpKind]Advice{}
+	proxyAdvice Advice
+)
+
+// RegisterAdvice makes a the advice for races whose earlier access is of
+// kind prev and later of kind cur. The layer that knows the operations
+// registers it, from an init function (kernel: lane after lane; cco:
+// packets and lanes; fabric: fabric operations and lanes). A pair has one
+// advisor: registering a second panics, as a programming error.
+func RegisterAdvice(prev, cur OpKind, a Advice) {
+	adviceMu.Lock()
+	defer adviceMu.Unlock()
+	k := [2]OpKind{prev, cur}
+	if advice[k] != nil {
+		panic(fmt.Sprintf("race: advice for (%d, %d) registered twice", prev, cur))
+	}
+	advice[k] = a
+}
+
+// RegisterProxyAdvice makes a the advice for races whose accesses are
+// ordered by happens-before but not made visible across proxies; the
+// fabric, which owns the proxies, registers it. Registering a second
+// panics.
+func RegisterProxyAdvice(a Advice) {
+	adviceMu.Lock()
+	defer adviceMu.Unlock()
+	if proxyAdvice != nil {
+		panic("race: proxy advice registered twice")
+	}
+	proxyAdvice = a
+}
+
+func adviceFor(prev, cur OpKind, proxyOnly bool) Advice {
+	adviceMu.RLock()
+	defer adviceMu.RUnlock()
+	if proxyOnly {
+		return proxyAdvice
+	}
+	return advice[[2]OpKind{prev, cur}]
+}
+
+// missing says, in plain words, what would have ordered cur after prev:
+// who is not ordered after whom, and the advice of the layer that knows
+// the two operations (RegisterAdvice), or generic words when none does.
 func missing(prev, cur *ep, proxyOnly bool) string {
 	p, c := prev.info, cur.info
 	if p == nil || c == nil {
 		return "nothing orders the second access after the first"
 	}
 	head := fmt.Sprintf("the %s by %s is not ordered after the %s by %s", c.Op, c.Who, p.Op, p.Who)
+	e := Edge{Prev: side(prev), Cur: side(cur), PrevOp: p.OpKind, CurOp: c.OpKind,
+		PrevProxy: prev.proxy, CurProxy: cur.proxy}
+	if p.OpKind == OpPacket {
+		e.PrevQueue = p.Queue
+	}
+	if c.OpKind == OpPacket {
+		e.CurQueue = c.Queue
+	}
+	words := ""
+	if a := adviceFor(p.OpKind, c.OpKind, proxyOnly); a != nil {
+		words = a(e)
+	}
 	if proxyOnly {
-		return fmt.Sprintf("%s for the %v proxy: it happens after it, but the write was not made visible from the %v proxy to the %v proxy: the writer's rank must release it (ncclMemFence(release, %v → %v, Sys), or a barrier arrive with a release order and producer %v, consumer %v) after the write, and %s acquire (ncclMemFence(acquire, %v → %v, Sys), or a barrier wait with an acquire order and the same proxies) after that",
-			head, cur.proxy, prev.proxy, cur.proxy, prev.proxy, cur.proxy, prev.proxy, cur.proxy, c.Who, prev.proxy, cur.proxy)
+		if words == "" {
+			words = "the writer must release it toward the reader's proxy after the write, and the reader acquire that release before the read"
+		}
+		return fmt.Sprintf("%s for the %v proxy: it happens after it, but the write was not made visible from the %v proxy to the %v proxy: %s",
+			head, cur.proxy, prev.proxy, cur.proxy, words)
 	}
-	return head + ": " + fix(prev, cur)
-}
-
-func fix(prev, cur *ep) string {
-	p, c := prev.info, cur.info
-	switch p.Kind {
-	case KindSDMA:
-		switch c.Kind {
-		case KindLane:
-			if !prev.write {
-				return fmt.Sprintf("the lane did not quiet or quietQueue %s (or waitSignal on the local signal it raises after that packet) before overwriting the bytes it reads", p.Queue)
-			}
-			return fmt.Sprintf("it did not waitSignal (or postWaitSignal) on a slot that %s signals after that packet, nor quiet or quietQueue that queue, before the %s", p.Queue, c.Op)
-		case KindSDMA:
-			return fmt.Sprintf("the lane that posted %s's packet had not waited for %s's packet (no waitSignal on a slot that %s signals after it, no quiet of that queue) before posting, and %s did not wait for such a signal itself (postWaitSignal)", c.Queue, p.Queue, p.Queue, c.Queue)
-		}
-	case KindLane:
-		switch c.Kind {
-		case KindSDMA:
-			return fmt.Sprintf("the lane's access came after it posted the packet (a post orders only what its lane did before it), or was by another wave that nothing ordered before the post; %s did not wait (postWaitMem or postWaitSignal) for a flag stored with release or a signal raised after the lane's access", c.Queue)
-		case KindLane:
-			return "the two waves have nothing between them: no SyncThreads (same block), no kernel boundary or host wait, no release store and acquire load (or signal and waitSignal) pair"
-		case KindFabric:
-			if strings.Contains(c.Op, "shared memory") {
-				return "the lane's store came after the submit that handed the operation to the fabric; write the buffer before submitting"
-			}
-			return "no barrier (or flag put after a flush) orders the fabric operation after the lane's access"
-		}
-	case KindFabric:
-		switch c.Kind {
-		case KindLane:
-			if strings.Contains(p.Op, "shared memory") && !prev.write {
-				return "the lane did not wait for ncclCft::flushSmem (or flush) before reusing the shared-memory source"
-			}
-			if !prev.write {
-				return "the lane did not wait for the operation to complete (the issuer's flush, then a barrier or flag that orders this access) before writing the bytes it reads"
-			}
-			return "the issuer's flush, then a barrier (or a flag put after the flush) that this lane's rank waited on with an acquire (a wait with order acquire or acq_rel, or ncclMemFence(acquire) after it), must come between the write and this access"
-		case KindFabric:
-			return "the second operation was submitted without waiting (flush, then a barrier or flag) for the first to complete"
-		}
+	if words == "" {
+		words = "no release and acquire pair between their actors orders them"
 	}
-	return "no release and acquire pair between their actors orders them"
+	return head + ": " + words
 }

@@ -39,6 +39,9 @@ type Info struct {
 	// every packet would cost more than the detector).
 	Site   string
 	SiteOf fmt.Stringer
+	// OpKind is what sort of operation it is, as its layer knows it: it
+	// picks the missing edge's advice (RegisterAdvice).
+	OpKind OpKind
 	// Queue names the SDMA queue (KindSDMA), for the missing edge's words.
 	Queue string
 	// VC is the writer's knowledge, which a relaxed load of the written

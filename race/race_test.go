@@ -23,10 +23,18 @@ func newWorld() *world {
 }
 
 var (
-	laneInfo = &Info{Kind: KindLane, Who: "lane", Op: "store"}
-	loadInfo = &Info{Kind: KindLane, Who: "reader", Op: "load"}
-	copyInfo = &Info{Kind: KindSDMA, Who: "sdma q0", Op: "COPY destination write", Queue: "sdma q0"}
+	laneInfo = &Info{Kind: KindLane, OpKind: OpLane, Who: "lane", Op: "store"}
+	loadInfo = &Info{Kind: KindLane, OpKind: OpLane, Who: "reader", Op: "load"}
+	copyInfo = &Info{Kind: KindSDMA, OpKind: OpPacket, Who: "sdma q0", Op: "COPY destination write", Queue: "sdma q0"}
 )
+
+// The advice the layer above would give (cco registers its own; it is not
+// linked into this package's tests).
+func init() {
+	RegisterAdvice(OpPacket, OpLane, func(e Edge) string {
+		return "it did not waitSignal on a slot that " + e.PrevQueue + " signals before the " + e.Cur.Op
+	})
+}
 
 func (w *world) wr(t *Thread, lo, hi uint64, i *Info) {
 	w.now++
@@ -177,8 +185,8 @@ func TestReportsDedupAndName(t *testing.T) {
 	assert.True(t, r.First.Write)
 	assert.False(t, r.Second.Write)
 	assert.Equal(t, "sdma", r.First.Kind)
-	assert.Contains(t, r.Missing, "did not waitSignal")
-	assert.Contains(t, r.Missing, "sdma q0")
+	assert.Equal(t, "the load by reader is not ordered after the COPY destination write by sdma q0: it did not waitSignal on a slot that sdma q0 signals before the load", r.Missing,
+		"the advice registered for (OpPacket, OpLane)")
 	assert.Contains(t, r.String(), "test memory")
 	var e *Error
 	require.ErrorAs(t, w.d.Err(), &e)
@@ -200,4 +208,15 @@ func TestSegmentsMerge(t *testing.T) {
 	w.now = 7
 	w.d.Access(w.a, w.sp, 0, pageSize, Access{Info: laneInfo, Write: true})
 	assert.Len(t, p.segs, 1)
+}
+
+// Without advice for the pair, and for a missing proxy crossing without
+// proxy advice, the words are generic; a pair has one advisor.
+func TestAdviceFallbackAndOneAdvisor(t *testing.T) {
+	w := newWorld()
+	w.wr(w.a, 0, 8, laneInfo)
+	w.wr(w.b, 0, 8, copyInfo)
+	require.Len(t, w.d.Reports(), 1)
+	assert.Equal(t, "the COPY destination write by sdma q0 is not ordered after the store by lane: no release and acquire pair between their actors orders them", w.d.Reports()[0].Missing)
+	assert.Panics(t, func() { RegisterAdvice(OpPacket, OpLane, func(Edge) string { return "" }) })
 }
