@@ -1,8 +1,9 @@
 package rocm
 
 import (
-	"bufio"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,18 +53,26 @@ func ReadTopology(root string) ([]TopoNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := TopoNode{ID: id, GPUID: uint32(props["gpu_id"]), SIMDs: int(props["simd_count"]),
-			SDMAEngines: int(props["num_sdma_engines"]), XGMIEngines: int(props["num_sdma_xgmi_engines"]),
-			RecEngineMask: map[int]uint32{}}
+		n, err := props.node(id)
+		if err != nil {
+			return nil, err
+		}
 		links, _ := os.ReadDir(filepath.Join(dir, "io_links")) // a node may have none
 		for _, l := range links {
 			lp, err := readProps(filepath.Join(dir, "io_links", l.Name(), "properties"))
 			if err != nil {
 				return nil, err
 			}
-			to, ok := lp["node_to"]
-			if m, has := lp["recommended_sdma_engine_id_mask"]; ok && has && m != 0 {
-				n.RecEngineMask[int(to)] = uint32(m)
+			to, ok, err := lp.u32("node_to")
+			if err != nil {
+				return nil, err
+			}
+			m, has, err := lp.u32("recommended_sdma_engine_id_mask")
+			if err != nil {
+				return nil, err
+			}
+			if ok && has && m != 0 {
+				n.RecEngineMask[int(to)] = m
 			}
 		}
 		nodes = append(nodes, n)
@@ -72,19 +81,36 @@ func ReadTopology(root string) ([]TopoNode, error) {
 	return nodes, nil
 }
 
+// maxPropsFile bounds a properties file: sysfs serves at most a page per
+// attribute, so a larger file is not KFD's.
+const maxPropsFile = 64 << 10
+
+// props is one parsed sysfs properties file.
+type props struct {
+	path string
+	v    map[string]uint64
+}
+
 // readProps parses a sysfs properties file: one "name value" per line,
 // values unsigned decimal. Lines that do not parse are skipped, as KFD
-// adds properties over time; a missing or unreadable file is an error.
-func readProps(path string) (map[string]uint64, error) {
+// adds properties over time; a missing or unreadable file, or one over
+// maxPropsFile, is an error.
+func readProps(path string) (props, error) {
+	p := props{path: path, v: map[string]uint64{}}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("KFD topology: %w", err)
+		return p, fmt.Errorf("KFD topology: %w", err)
 	}
 	defer f.Close()
-	props := map[string]uint64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
+	b, err := io.ReadAll(io.LimitReader(f, maxPropsFile+1))
+	if err != nil {
+		return p, fmt.Errorf("KFD topology: %s: %w", path, err)
+	}
+	if len(b) > maxPropsFile {
+		return p, fmt.Errorf("KFD topology: %s: over %d B, not a sysfs properties file", path, maxPropsFile)
+	}
+	for line := range strings.Lines(string(b)) {
+		fields := strings.Fields(line)
 		if len(fields) != 2 {
 			continue
 		}
@@ -92,12 +118,39 @@ func readProps(path string) (map[string]uint64, error) {
 		if err != nil {
 			continue
 		}
-		props[fields[0]] = v
+		p.v[fields[0]] = v
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("KFD topology: %s: %w", path, err)
+	return p, nil
+}
+
+// u32 returns property name, which KFD writes as a 32-bit value, and
+// whether it is present. A larger value is an error naming the property
+// and the file: cut to its low 32 bits it would read as another value
+// (a mask of 1<<32 as no mask at all).
+func (p props) u32(name string) (uint32, bool, error) {
+	v, ok := p.v[name]
+	if v > math.MaxUint32 {
+		return 0, false, fmt.Errorf("KFD topology: %s: %s %d does not fit in 32 bits", p.path, name, v)
 	}
-	return props, nil
+	return uint32(v), ok, nil
+}
+
+// node builds the topology node id from its properties.
+func (p props) node(id int) (TopoNode, error) {
+	n := TopoNode{ID: id, RecEngineMask: map[int]uint32{}}
+	var simds, sdma, xgmi uint32
+	for _, f := range []struct {
+		name string
+		dst  *uint32
+	}{{"gpu_id", &n.GPUID}, {"simd_count", &simds}, {"num_sdma_engines", &sdma}, {"num_sdma_xgmi_engines", &xgmi}} {
+		v, _, err := p.u32(f.name)
+		if err != nil {
+			return n, err
+		}
+		*f.dst = v
+	}
+	n.SIMDs, n.SDMAEngines, n.XGMIEngines = int(simds), int(sdma), int(xgmi)
+	return n, nil
 }
 
 // ChooseEngine picks the SDMA engine of channel c toward a peer the way

@@ -3,6 +3,7 @@ package rocm_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,26 @@ func TestReadTopologyErrors(t *testing.T) {
 	root := writeTopo(t, map[string]string{"nodes/0/io_links/0/properties": "node_to 1\n"})
 	_, err = rocm.ReadTopology(root)
 	require.ErrorContains(t, err, "properties", "a node without its properties file")
+
+	// KFD writes these as 32-bit values: a larger one is refused, naming
+	// it, rather than cut to its low bits (a mask of 1<<32 read as none,
+	// a gpu_id of 1<<32+5 as 5).
+	for _, tc := range []struct{ node, link, want string }{
+		{"gpu_id 4294967301\nsimd_count 4\n", "", "gpu_id 4294967301 does not fit in 32 bits"},
+		{"simd_count 9223372036854775808\n", "", "simd_count 9223372036854775808 does not fit in 32 bits"},
+		{"num_sdma_xgmi_engines 4294967296\n", "", "num_sdma_xgmi_engines 4294967296 does not fit"},
+		{"simd_count 4\n", "node_to 1\nrecommended_sdma_engine_id_mask 4294967296\n", "recommended_sdma_engine_id_mask 4294967296 does not fit in 32 bits"},
+		{"simd_count 4\n", "node_to 18446744073709551615\nrecommended_sdma_engine_id_mask 2\n", "node_to 18446744073709551615 does not fit"},
+		{strings.Repeat("x", 64<<10) + "\n", "", "not a sysfs properties file"},
+	} {
+		files := map[string]string{"nodes/0/properties": tc.node}
+		if tc.link != "" {
+			files["nodes/0/io_links/0/properties"] = tc.link
+		}
+		_, err := rocm.ReadTopology(writeTopo(t, files))
+		require.ErrorContains(t, err, tc.want)
+		require.ErrorContains(t, err, "properties", "the error names the file")
+	}
 }
 
 func TestChooseEngine(t *testing.T) {
@@ -91,8 +112,11 @@ func FuzzReadTopology(f *testing.F) {
 			return
 		}
 		require.Len(t, nodes, 1)
-		for _, m := range nodes[0].RecEngineMask {
+		for to, m := range nodes[0].RecEngineMask {
 			require.NotZero(t, m)
+			require.GreaterOrEqual(t, to, 0)
 		}
+		n := nodes[0]
+		require.True(t, n.SIMDs >= 0 && n.SDMAEngines >= 0 && n.XGMIEngines >= 0, "no count read as negative: %+v", n)
 	})
 }
