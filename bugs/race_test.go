@@ -16,7 +16,7 @@ import (
 func TestRaceDetectorOnCorpus(t *testing.T) {
 	races := map[string]bool{
 		"bcast-per-queue": true, "block-slot-mismatch": true, "early-source-reuse": true,
-		"ge-u32-wrap": true, "late-rank-snapshot": true, "no-quiet-across-kernels": true,
+		"ge-u32-wrap": true, "late-rank-snapshot": true, "no-quiet-across-kernels": true, "refill-without-wait": true,
 	}
 	seen := 0
 	for _, b := range Corpus() {

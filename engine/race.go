@@ -8,11 +8,16 @@ import (
 )
 
 // The race detector's view of the engine (package race; sim.EnableRace).
-// Each queue's engine is one detector thread: it runs its packets in order.
+// A queue's engine runs its packets in order, but that order is an ordering
+// only between packets whose posts were ordered: each packet runs on the
+// detector thread of the queue for its posting thread (a race.Queue, kept
+// by the issuer side: issuer.Backend.RaceStart), so two posts from lanes or
+// kernels that nothing orders are concurrent, and so are the engine's
+// accesses on their behalf.
 //   - A packet is ordered after what its writer did before writing it into
-//     the ring, and after what the lane that rang it did before the
-//     doorbell (both are releases to the engine, kept by the issuer side:
-//     issuer.Backend.RaceAcquire).
+//     the ring, after what the lane that rang it did before the doorbell
+//     (if that lane knew of the write), and after the earlier packets of
+//     the queue whose posts were ordered before it.
 //   - A COPY's source reads and destination writes are accesses of the
 //     queue, chunk by chunk as they happen (data.go); so are WRITE,
 //     CONST_FILL, TIMESTAMP and FENCE stores. Phantom memory holds no data
@@ -20,14 +25,15 @@ import (
 //   - An ATOMIC is an atomic write and a release into its word's sync
 //     object; a FENCE store releases too. A POLL_REGMEM that holds
 //     acquires its word's sync object.
-//   - Each retired packet leaves a snapshot of the queue's clock with the
-//     issuer side; quiet (AwaitDrained) acquires the one of the packet it
-//     drained to.
+//   - Each retired packet leaves a snapshot of its thread's clock with the
+//     issuer side; quiet (AwaitDrained) acquires those of the packets up to
+//     its target that the quieting lane's posts (or posts it knew of) put
+//     there.
 // With the detector off each hook is one nil check.
 
 // queueRace is a queue's detector state, made on first use.
 type queueRace struct {
-	t      *race.Thread
+	t      *race.Thread // the running packet's (issuer.Backend.RaceStart)
 	who    string
 	read   *race.Info // this packet's infos
 	write  *race.Info
@@ -38,7 +44,7 @@ func (n *Node) raceSpace(d *race.Detector) race.SpaceID { return d.Space(n.mem, 
 
 func (q *Queue) race(d *race.Detector) *queueRace {
 	if q.rc == nil {
-		q.rc = &queueRace{t: d.NewThread(q.id.String()), who: q.id.String()}
+		q.rc = &queueRace{who: q.id.String()}
 	}
 	return q.rc
 }
@@ -51,7 +57,7 @@ func (q *Queue) raceStart() {
 		return
 	}
 	r := q.race(d)
-	q.be.RaceAcquire(r.t, q.pos, q.pos+uint64(q.headLen))
+	r.t = q.be.RaceStart(q.pos, q.pos+uint64(q.headLen))
 	site := &packetSite{q.head.Kind, q.pos}
 	who := r.who
 	// What the queue knows now is what its writes publish to a POLL or
@@ -133,5 +139,5 @@ func (q *Queue) raceRetired() {
 	if d == nil {
 		return
 	}
-	q.be.RaceRetired(q.pos, q.race(d).t.Snapshot())
+	q.be.RaceRetired(q.pos)
 }

@@ -6,42 +6,37 @@ import (
 )
 
 // The race detector's edges of the protocol (package race; nil-checked,
-// so they cost one load each when it is off):
+// so they cost one load each when it is off). The engine's side of a queue
+// is a race.Queue: its packets run on one detector thread per posting
+// thread, so the ring order of two posts that nothing ordered is not an
+// ordering (Backend.RaceStart):
 //   - a packet is ordered after what its writer did before writing it
-//     (WriteUnit, WriteBroadcast) and after what the lane that rang it did
-//     before the doorbell (Submit, Commit): both are releases to the
-//     engine, which acquires them when it starts the packet
-//     (Backend.RaceAcquire);
-//   - quiet (AwaitDrained) acquires the engine's clock as of the packet it
-//     drained to, which the engine leaves at each retire
-//     (Backend.RaceRetired).
+//     (WriteUnit, WriteBroadcast), after what the lane that rang the
+//     doorbell which made it visible did before ringing (Submit, Commit)
+//     if that lane knew of the write, and after the earlier packets whose
+//     writes were ordered before it;
+//   - quiet (AwaitDrained) acquires the engine's clock after each packet up
+//     to the target whose write is ordered before the quiet: the lane's own
+//     posts and the ones it knew of (race.Queue.Drain), which the engine
+//     leaves at each retire (Backend.RaceRetired).
 
 type raceState struct {
-	writes  map[uint64]race.VC // ring unit → its writer's snapshot
-	next    uint64             // units below this were acquired
-	bells   []bell             // doorbells not yet acquired
-	rung    uint64             // end of the last doorbell
-	retired []retiredSnap
+	q      *race.Queue
+	writes map[uint64]race.Mark // ring unit → its writer's mark
+	next   uint64               // units below this were acquired
+	bells  []bell               // doorbells that may still make a packet visible
+	rung   uint64               // end of the last doorbell
+	anonT  *race.Thread         // the writer of packets no actor wrote
 }
 
 type bell struct {
-	lo uint64 // the doorbell made [lo, end) visible
-	vc race.VC
+	end uint64 // the doorbell made everything below end visible
+	m   race.Mark
 }
-
-type retiredSnap struct {
-	end uint64
-	vc  race.VC
-}
-
-// maxRetired bounds the snapshots a queue keeps for quiet: a quiet whose
-// target is older than them acquires the oldest kept, which only knows
-// more (it can hide a race, never invent one).
-const maxRetired = 1024
 
 func (q *Queue) race() *raceState {
 	if q.rc == nil {
-		q.rc = &raceState{writes: map[uint64]race.VC{}, next: q.r.Rptr(), rung: q.r.Doorbell()}
+		q.rc = &raceState{q: q.s.Race().NewQueue(q.id.String()), writes: map[uint64]race.Mark{}, next: q.r.Rptr(), rung: q.r.Doorbell()}
 	}
 	return q.rc
 }
@@ -52,7 +47,7 @@ func (q *Queue) raceWritten(ptr uint64) {
 		return
 	}
 	if t := q.s.RaceCurrent(); t != nil {
-		q.race().writes[ptr] = t.Snapshot()
+		q.race().writes[ptr] = t.Mark()
 	}
 }
 
@@ -62,40 +57,74 @@ func (q *Queue) raceRang(end uint64) {
 		return
 	}
 	r := q.race()
-	if t := q.s.RaceCurrent(); t != nil {
-		r.bells = append(r.bells, bell{lo: r.rung, vc: t.Snapshot()})
+	if t := q.s.RaceCurrent(); t != nil && end > r.rung {
+		r.bells = append(r.bells, bell{end: end, m: t.Mark()})
 	}
 	r.rung = max(r.rung, end)
 }
 
-// RaceAcquire orders t, the engine's thread, after the writers of the
-// packet at [pos, end) (and of padding before it) and after the doorbell
-// that made it visible.
-func (b Backend) RaceAcquire(t *race.Thread, pos, end uint64) {
-	r := b.q.rc
-	if r == nil || t == nil {
-		return
+// RaceStart begins the packet at [pos, end) on the engine's side and
+// returns the detector thread its accesses are made on (race.Queue: one
+// per posting thread). The packet is ordered after what its writer did
+// before writing it (the last write recorded in [pos, end) or in the
+// padding of its reservation before it), after the doorbell that made it
+// visible if the lane that rang it knew of the write (a doorbell rung by
+// a lane that did not is an order the schedule chose, not an edge), and
+// after the earlier packets whose writes were ordered before it. Nil when
+// the detector is off.
+func (b Backend) RaceStart(pos, end uint64) *race.Thread {
+	q := b.q
+	if q.s.Race() == nil {
+		return nil
 	}
-	for u := r.next; u < end; u += 32 {
-		if v, ok := r.writes[u]; ok {
-			t.AcquireVC(v)
+	r := q.race()
+	var post race.Mark
+	best := uint64(0)
+	for u := r.next &^ 31; u < end; u += 32 { // units are 32 B; a packet may end inside one
+		if m, ok := r.writes[u]; ok {
+			if !post.Valid() || u >= best {
+				post, best = m, u
+			}
 			delete(r.writes, u)
 		}
 	}
 	r.next = max(r.next, end)
-	for len(r.bells) > 0 && r.bells[0].lo <= pos {
-		t.AcquireVC(r.bells[0].vc)
-		r.bells = r.bells[1:]
+	if !post.Valid() {
+		// Written by no actor the detector knows (host setup, a raw ring
+		// write): the packet knows nothing.
+		post = q.anon()
 	}
+	var also []race.VC
+	i := 0
+	for i < len(r.bells) && r.bells[i].end < end {
+		i++ // rung before the packet was complete: cannot have made it visible
+	}
+	if i < len(r.bells) && post.Before(r.bells[i].m.VC) {
+		also = append(also, r.bells[i].m.VC)
+	}
+	// Bells ending at or below end cannot make a later packet visible.
+	for i < len(r.bells) && r.bells[i].end <= end {
+		i++
+	}
+	r.bells = r.bells[i:]
+	return r.q.Start(post, also...)
 }
 
-// RaceRetired records the engine's clock v after the packet ending at end.
-func (b Backend) RaceRetired(end uint64, v race.VC) {
-	r := b.q.race()
-	if len(r.retired) == maxRetired {
-		r.retired = append(r.retired[:0], r.retired[maxRetired/2:]...)
+// anon is the mark of a packet no known actor wrote.
+func (q *Queue) anon() race.Mark {
+	r := q.race()
+	if r.anonT == nil {
+		r.anonT = q.s.Race().NewThread(q.id.String() + " unknown writer")
 	}
-	r.retired = append(r.retired, retiredSnap{end: end, vc: v})
+	return r.anonT.Mark()
+}
+
+// RaceRetired: the engine retired the packet it started last, which ends
+// at end.
+func (b Backend) RaceRetired(end uint64) {
+	if r := b.q.rc; r != nil {
+		r.q.Retire(end)
+	}
 }
 
 // raceDrained orders actor a after the packets up to target.
@@ -107,14 +136,5 @@ func (q *Queue) raceDrained(a *sim.Actor, target uint64) {
 	if t == nil {
 		return
 	}
-	rs := q.rc.retired
-	for i := range rs {
-		if rs[i].end >= target {
-			t.AcquireVC(rs[i].vc)
-			return
-		}
-	}
-	if len(rs) > 0 {
-		t.AcquireVC(rs[len(rs)-1].vc)
-	}
+	q.rc.q.Drain(t, target)
 }
