@@ -218,7 +218,6 @@ type ginOp struct {
 	signaled bool
 	data     []byte
 	msg      *nic.Message
-	allCtx   bool // a barrier signal that covers every context
 
 	race       *race.Thread // nil when the detector is off
 	rinfoRead  *race.Info

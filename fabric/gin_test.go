@@ -81,9 +81,10 @@ func world(dc fabric.DevComm) fabric.Team {
 	return fabric.Team{NRanks: dc.NRanks, Rank: dc.Rank, Stride: 1}
 }
 
-// ginAllToAll: thread p of every rank puts block bytes of W at p·block to
-// peer p's V at rank·block with a strong signal; every rank waits for
-// n−1 signals, then reads its V.
+// ginAllToAll: thread i (1 ≤ i < n) of every rank puts block bytes of W
+// at p·block to peer p = rank + i (mod n), staggered so that the receive
+// ports share the load, at p's V at rank·block with the signal ra(0);
+// every rank waits for n−1 signals, then reads its V.
 func ginAllToAll(t testing.TB, r *ginRig, block uint64, ra func(fabric.GinSignal) fabric.RemoteAction) {
 	for rank := range r.n {
 		for p := range r.n {
@@ -91,8 +92,8 @@ func ginAllToAll(t testing.TB, r *ginRig, block uint64, ra func(fabric.GinSignal
 		}
 		r.launch(t, rank, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 			gin := fabric.NewGin(th, dc, th.ThreadIdx()%dc.GinContextCount)
-			p := th.ThreadIdx()
-			if p < dc.NRanks && p != dc.Rank {
+			p := (dc.Rank + th.ThreadIdx()) % dc.NRanks
+			if th.ThreadIdx() > 0 && th.ThreadIdx() < dc.NRanks {
 				gin.Put(th.ThreadGroup(), world(dc), p, r.V[p], uint64(dc.Rank)*block, r.W[dc.Rank], uint64(p)*block, block, ra(0), fabric.GinLocalNone())
 			}
 			if p == 0 {
@@ -431,5 +432,35 @@ func TestGinBarrierFence(t *testing.T) {
 			require.True(t, errors.As(err, &re), "%v", err)
 			assert.Contains(t, re.Error(), "ncclGin::put write")
 		})
+	}
+}
+
+// A 2-node × 8-GPU all-to-all over GIN takes what the NIC model's closed
+// form says: each NIC sends its 15 blocks round-robin through one port,
+// packet by packet, so the last packet leaves after PostCost + 15 ·
+// ⌈B/MTU⌉ · (MTU + header)/bandwidth and lands one latency later (the
+// receive ports see the same load, spread evenly). It scales with the
+// bandwidth and the latency as the model says.
+func TestGinAllToAllClosedForm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sweeps 2 × 8 ranks over sizes and models")
+	}
+	base := nic.DefaultModel()
+	fast := base
+	fast.LinkGBps *= 2
+	slow := base
+	slow.Latency *= 4
+	for _, m := range []nic.Model{base, fast, slow} {
+		for _, block := range []uint64{4 << 10, 64 << 10} {
+			r := newGinRig(t, ginOpts{seed: 1, nodes: 2, gpus: 8, win: 16 * block, nic: &m})
+			ginAllToAll(t, r, block, fabric.GinStrongSignalInc)
+			require.NoError(t, r.s.Run())
+			pk := (block + m.MTU - 1) / m.MTU
+			want := m.PostCost + sim.Time(15*pk)*m.Serialize(m.MTU) + m.Latency
+			got := r.s.Now()
+			t.Logf("%s: %3d KiB per peer: emulated %v, closed form %v (%+.2f%%)", m.Name+fmt.Sprintf("(%.0f GB/s, %v)", m.LinkGBps, m.Latency),
+				block>>10, got, want, 100*(float64(got)-float64(want))/float64(want))
+			require.InEpsilon(t, float64(want), float64(got), 0.03, "block %d", block)
+		}
 	}
 }

@@ -122,6 +122,7 @@ type NIC struct {
 	rxFree sim.Time // when the receive port can take the next packet
 	ready  []*QP    // QPs with packets to send, in round-robin order
 	busy   bool     // a packet is on the transmit port
+	posts  []*QP    // posts waiting out PostCost, oldest first
 	sent   uint64   // payload bytes sent, for reports
 }
 
@@ -200,9 +201,15 @@ func (q *QP) Post(m *Message) {
 	q.inflight = append(q.inflight, m)
 	// The queue keeps post order even though the posts become ready later.
 	q.queue = append(q.queue, m)
+	// Posts become ready in post order: each timer readies the oldest
+	// waiting post (timers due together run in any order).
+	c := q.src
+	c.posts = append(c.posts, q)
 	n.s.AfterWork(n.m.PostCost, func() {
-		q.schedule()
-		q.src.kick()
+		p := c.posts[0]
+		c.posts = c.posts[1:]
+		p.schedule()
+		c.kick()
 	})
 }
 
