@@ -334,6 +334,7 @@ type devState struct {
 	debug  bool
 	pool   signal.Pool
 	queues []*Queue // [peer × n + q], made on first use
+	arch   model.Arch
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
@@ -363,7 +364,7 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	if n > c.h.dev.QueuesPerPeer() {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %d queues per peer requested but the device has %d", c.Rank, n, c.h.dev.QueuesPerPeer())
 	}
-	st := &devState{c: c, idx: len(c.devs), n: n,
+	st := &devState{c: c, idx: len(c.devs), n: n, arch: model.ArchOf(c.h.dev.Model()),
 		debug: reqs.Debug || Truthy(c.h.env["MORI_CCO_SDMA_DEBUG"])}
 	if reqs.Race || Truthy(c.h.env["MORI_CCO_SDMA_RACE"]) {
 		c.h.dev.Sim().EnableRace()

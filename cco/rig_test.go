@@ -52,6 +52,9 @@ type rigOpts struct {
 	// EMUD_TEST_RACE=1 in the environment every rig has it on unless
 	// racy says the test plants a data race on purpose.
 	race, racy bool
+	// model, if set, is the node's timing model (a preset: gfx950 lowers
+	// onto the fused packet, mi355x does not).
+	model model.Model
 }
 
 // raceEverywhere is EMUD_TEST_RACE=1: run every correct scenario with the
@@ -70,6 +73,9 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 		Env: o.env, Configure: o.engineCfg}
 	if o.freeIssue {
 		c.Model = model.NewPlaceholder()
+	}
+	if o.model != nil {
+		c.Model = o.model
 	}
 	j, err := job.New(c)
 	require.NoError(t, err)

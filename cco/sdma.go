@@ -170,8 +170,34 @@ func (p *post) signalSlots() (addrs [3]uint64, n int, err error) {
 	return addrs, n, nil
 }
 
+// fused reports whether the post lowers onto one COPY_LINEAR_WAIT_SIGNAL
+// (model.Arch.LowerFused): a wait, a single copy and at least one signal,
+// the flag 8-byte aligned (the packet's wait address has no bits 2:0). The
+// packet carries the first signal; the others stay ATOMIC units.
+func (p *post) fused() bool {
+	return p.s.st.arch.LowerFused && p.wait && p.copy && !p.broad && p.flag%8 == 0 && p.sigCount() > 0
+}
+
+// fusedPacket is the post's COPY_LINEAR_WAIT_SIGNAL signalling sig: the
+// 32-bit compare on the flag's low dword as a 64-bit compare with the high
+// dword masked off.
+func (p *post) fusedPacket(sig uint64) ring.Packet {
+	return ring.CopyWaitSignal(p.s.st.arch.Dialect, p.dst, p.src, p.bytes,
+		&ring.WaitBlock{Func: p.cmp, Addr: p.flag, Ref: uint64(p.value), Mask: uint64(p.mask)},
+		&ring.SignalBlock{Op: ring.AtomicOpAdd64, Addr: sig, Data: 1})
+}
+
+// fusedUnits is how many units the fused packet takes.
+func (p *post) fusedUnits() uint64 {
+	pk := p.fusedPacket(0)
+	return (uint64(pk.Size()) + Unit - 1) / Unit
+}
+
 // soloBytes is the reservation of a post by one lane.
 func (p *post) soloBytes() uint64 {
+	if p.fused() {
+		return (p.fusedUnits() + uint64(p.sigCount()-1)) * Unit
+	}
 	n := uint64(p.sigCount()) * Unit
 	if p.wait {
 		n += Unit
@@ -443,6 +469,9 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 // [signals].
 func writeSolo(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	at := base
+	if p.fused() {
+		return writeFused(t, p, q, base)
+	}
 	if p.wait {
 		p.pk = ring.Poll(p.flag, p.value, p.mask, p.cmp, pollInterval, ring.RetryForever)
 		if err := q.WriteUnit(at, &p.pk); err != nil {
@@ -475,6 +504,22 @@ func writeCopy(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 	return nil
 }
 
+// writeFused writes the post lowered onto the architecture's fused packet:
+// [COPY_LINEAR_WAIT_SIGNAL with the first signal][ATOMIC for each other].
+func writeFused(t *kernel.Thread, p *post, q *Queue, base uint64) error {
+	addrs, n, err := p.signalSlots()
+	if err != nil {
+		return t.Error(p.call, err)
+	}
+	p.pk = p.fusedPacket(addrs[0])
+	units := p.fusedUnits()
+	if err := q.WritePacket(base, int(units), &p.pk); err != nil {
+		return t.Error(p.call, err)
+	}
+	p.s.st.c.h.diag.signalPosted(addrs[0], sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: base, when: t.Now(), bytes: p.bytes})
+	return writeSignalAddrs(t, p, q, base+units*Unit, addrs[1:n])
+}
+
 // writeSignals writes the chunk's ATOMIC ADD64 +1 units at at: local first,
 // then the remote peer(s).
 func writeSignals(t *kernel.Thread, p *post, q *Queue, at uint64) error {
@@ -482,7 +527,11 @@ func writeSignals(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 	if err != nil {
 		return t.Error(p.call, err)
 	}
-	for _, addr := range addrs[:n] {
+	return writeSignalAddrs(t, p, q, at, addrs[:n])
+}
+
+func writeSignalAddrs(t *kernel.Thread, p *post, q *Queue, at uint64, addrs []uint64) error {
+	for _, addr := range addrs {
 		p.pk = ring.AtomicAdd64(addr, 1)
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)

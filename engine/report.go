@@ -63,7 +63,13 @@ func (q *Queue) Report() QueueReport {
 			r.Head, r.Fault = q.fault.Packet, q.fault.Error()
 		}
 	}
-	if q.state == qParked {
+	if q.state == qParked && q.head.Kind != ring.KindPoll {
+		w := &q.head.Wait // a fused packet's 64-bit wait: the low dwords
+		v, _ := q.n.mem.Load64(w.Addr)
+		r.Poll = &PollReport{Addr: w.Addr, AddrGPU: q.n.mem.GPUOf(w.Addr), Mask: uint32(w.Mask),
+			Func: w.Func.String(), Ref: uint32(w.Ref), Value: uint32(v), Retry: ring.RetryForever,
+			Interval: fusedPollInterval, Since: q.headSince}
+	} else if q.state == qParked {
 		v, _ := q.n.mem.Load32(q.head.Addr)
 		r.Poll = &PollReport{Addr: q.head.Addr, AddrGPU: q.n.mem.GPUOf(q.head.Addr), Mask: q.head.Mask,
 			Func: q.head.Func.String(), Ref: q.head.Ref, Value: v, Retry: q.head.Retry,
@@ -143,7 +149,14 @@ func (q *Queue) causes() []sim.Cause {
 		v, _ := q.n.mem.Load32(q.head.Addr)
 		s := fmt.Sprintf("QUEUE_HANG: %v parked on POLL_REGMEM since %v: mem[%#x] & %#x %s %#x never held (value now %#x)",
 			q.id, q.headSince, q.head.Addr, q.head.Mask, q.head.Func, q.head.Ref, v)
-		if g := q.n.mem.GPUOf(q.head.Addr); g != q.id.GPU {
+		addr := q.head.Addr
+		if w := &q.head.Wait; q.head.Kind != ring.KindPoll {
+			addr = w.Addr
+			v64, _ := q.n.mem.Load64(w.Addr)
+			s = fmt.Sprintf("QUEUE_HANG: %v parked on the wait of %v since %v: mem64[%#x] & %#x %s %#x never held (value now %#x)",
+				q.id, q.head.Kind, q.headSince, w.Addr, w.Mask, w.Func, w.Ref, v64)
+		}
+		if g := q.n.mem.GPUOf(addr); g != q.id.GPU {
 			s += fmt.Sprintf("; the polled word is GPU %d's memory, not the queue's GPU %d — an engine-side wait must poll local memory", g, q.id.GPU)
 		} else {
 			s += "; the flag never reached the value"

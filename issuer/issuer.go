@@ -230,6 +230,17 @@ func (q *Queue) WriteUnit(ptr uint64, p *ring.Packet) error {
 	return nil
 }
 
+// WritePacket encodes p at base and pads the rest of units units with zero
+// dwords: a packet longer than one unit (the 76 B COPY_LINEAR_WAIT_SIGNAL,
+// a multicast) in a reservation of its own.
+func (q *Queue) WritePacket(base uint64, units int, p *ring.Packet) error {
+	if err := q.r.WritePacket(base, units, p); err != nil {
+		return err
+	}
+	q.raceWritten(base)
+	return nil
+}
+
 // WriteBroadcast places a broadcast COPY in the 96 B reservation at base.
 func (q *Queue) WriteBroadcast(base uint64, p *ring.Packet) (uint64, error) {
 	at, err := q.r.WriteBroadcast(base, p)

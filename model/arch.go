@@ -43,6 +43,13 @@ type Arch struct {
 	PublishFence string
 	// ScopeFields: the copy carries npd=1 and system scopes.
 	ScopeFields bool
+	// LowerFused: cco's issuer posts postWaitMemPutPtr's POLL + COPY +
+	// first signal as one COPY_LINEAR_WAIT_SIGNAL. LowerMulticast: it posts
+	// putBroadcast as a COPY_LINEAR_MULTICAST. Set by ArchOf for the gfx950
+	// and gfx1250 presets; the mi355x preset keeps the two-packet forms
+	// (MORI's cco.hpp posts only COPY and ATOMIC, "only the packets cco
+	// posts", and the documented MI355X rows were measured that way).
+	LowerFused, LowerMulticast bool
 }
 
 // GFX950 is MI350X/MI355X (SDMA OSS 7.0): wave64, 8 queues per engine, the
@@ -74,12 +81,33 @@ func ArchNamed(name string) (Arch, error) {
 
 // ArchOf is the architecture a model times: gfx1250 for the gfx1250
 // preset, gfx950 for every other (the MI355X preset, the placeholder, and
-// model files, which describe an MI355X unless named gfx1250).
+// model files, which describe an MI355X unless named gfx1250). The gfx950
+// and gfx1250 presets lower cco's calls onto their packets (LowerFused,
+// LowerMulticast); the others do not.
 func ArchOf(m Model) Arch {
-	if m != nil && strings.EqualFold(m.Name(), "gfx1250") {
-		return GFX1250()
+	name := ""
+	if m != nil {
+		name = strings.ToLower(m.Name())
+	}
+	switch name {
+	case "gfx1250":
+		a := GFX1250()
+		a.LowerFused, a.LowerMulticast = true, true
+		return a
+	case "gfx950":
+		a := GFX950()
+		a.LowerFused = true
+		return a
 	}
 	return GFX950()
+}
+
+// GFX950Preset is the MI355X model named gfx950: the same hardware and
+// numbers, with cco lowering onto the fused packet (ArchOf).
+func GFX950Preset() *Params {
+	p := MI355X()
+	p.Label = "gfx950"
+	return p
 }
 
 // GFX1250Preset is the gfx1250 model: MI355X's calibrated numbers (no
@@ -93,6 +121,6 @@ func GFX1250Preset() *Params {
 }
 
 func init() {
-	presets["gfx950"] = func() Model { return MI355X() }
+	presets["gfx950"] = func() Model { return GFX950Preset() }
 	presets["gfx1250"] = func() Model { return GFX1250Preset() }
 }

@@ -304,6 +304,26 @@ func (r *Ring) WriteUnit(ptr uint64, p *Packet) error {
 	return nil
 }
 
+// WritePacket encodes p at base and fills the rest of units units with zero
+// dwords (one-dword NOPs). The packet may cross the ring end: the engine's
+// decoder reads it across (DecodeAt). For a packet longer than one unit
+// (COPY_LINEAR_WAIT_SIGNAL, COPY_LINEAR_MULTICAST) in its own reservation.
+func (r *Ring) WritePacket(base uint64, units int, p *Packet) error {
+	n := p.Size()
+	switch {
+	case base%Unit != 0:
+		return fmt.Errorf("ring: packet base 0x%x is not %d-byte aligned", base, Unit)
+	case n == 0 || n > units*Unit || uint64(units*Unit) > r.size:
+		return fmt.Errorf("ring: %v packet of %d bytes does not fit %d units of a %d-byte ring", p.Kind, n, units, r.size)
+	}
+	b := make([]byte, 0, units*Unit)
+	b = p.AppendTo(b)
+	b = b[:units*Unit]
+	clear(b[n:])
+	r.Write(base, b)
+	return nil
+}
+
 // WriteBroadcast places a packet of 33..64 bytes (the 36-byte broadcast
 // COPY) in the three-unit reservation at base [inferred placement]. If base
 // is the ring's last unit that unit becomes NOP fill and the packet starts at
