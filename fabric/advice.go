@@ -42,3 +42,29 @@ func init() {
 		}
 	}
 }
+
+// GIN's words: which of its guarantees would have ordered the edge
+// (gin.go: strong and weak signals, counters, flush, barrier fences).
+func init() {
+	race.RegisterAdvice(race.OpGin, race.OpLane, func(e race.Edge) string {
+		if !e.Prev.Write {
+			return "the lane reused the put's source before the NIC had read it: ncclGin::flush (or waitCounter on the put's ncclGin_CounterInc) must come first"
+		}
+		return "no signal that implies this put's data was waited for (with an acquire) before the access: a signal attached to the put itself, a strong signal posted after it on the same context to the same peer, or a GIN barrier with GinFencePut on that context (or on all contexts). A weak signal implies only its own put; a counter or a flush says only that the source was read"
+	})
+	race.RegisterAdvice(race.OpLane, race.OpGin, func(e race.Edge) string {
+		if !e.Cur.Write {
+			return "the lane wrote bytes a GIN operation reads with nothing ordering the two: a put's source must not be rewritten until ncclGin::flush (or waitCounter on its ncclGin_CounterInc) returns, and a get must be posted only after the owner signalled that the data is ready"
+		}
+		return "the GIN operation was posted without a signal or barrier from the lane's side ordering it after the lane's access (the peer must say it is done with the buffer before it is overwritten or read)"
+	})
+	race.RegisterAdvice(race.OpGin, race.OpGin, func(race.Edge) string {
+		return "two GIN operations reach the same bytes unordered: post the second only after a signal or barrier says the first has settled"
+	})
+	race.RegisterAdvice(race.OpLane, race.OpGinSignal, func(race.Edge) string {
+		return "the slot was written locally (resetSignal, a store or memset) while a peer's signal to it was unordered with that write: resetSignal may not race with modifications of the signal; reset only after waiting for every signal of the epoch, and before the producers are told (by a barrier or another signal) to signal again"
+	})
+	race.RegisterAdvice(race.OpGinSignal, race.OpLane, func(race.Edge) string {
+		return "the slot was written locally (resetSignal, a store or memset) after a peer's signal landed on it, with nothing ordering the two: the signal's increment may be lost; wait for the signal before resetting"
+	})
+}

@@ -49,8 +49,8 @@ func (sys *System) ginRaceStart(t *kernel.Thread, o *ginOp) {
 	if o.kind == ginGet {
 		who = fmt.Sprintf("rank %d's %s from rank %d (context %d, posted by %v)", o.rank, ginOpNames[o.kind], o.peer, o.ctx, t)
 	}
-	o.rinfoRead = &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: who, Op: ginOpNames[o.kind] + " source read"}
-	o.rinfoWrite = &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: who, Op: ginOpNames[o.kind] + " write"}
+	o.rinfoRead = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: ginOpNames[o.kind] + " source read"}
+	o.rinfoWrite = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: ginOpNames[o.kind] + " write"}
 }
 
 func (sys *System) ginRaceRead(o *ginOp, rank int, lo, hi uint64) {
@@ -84,7 +84,7 @@ func (sys *System) ginRaceSignal(o *ginOp, slot int) {
 	t := o.race
 	sp := sys.rankSpace(d, o.peer)
 	off := o.pg.slotOff(slot)
-	d.Access(t, sp, off, off+8, race.Access{Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: o.rinfoWrite.Who, Op: o.ra.name()}, Write: true, Atomic: true})
+	d.Access(t, sp, off, off+8, race.Access{Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpGinSignal, Who: o.rinfoWrite.Who, Op: o.ra.name()}, Write: true, Atomic: true})
 	t.Release(d.AddrSync(sp, off))
 }
 

@@ -201,6 +201,7 @@ func TestGinOrderingRules(t *testing.T) {
 				var re *race.Error
 				require.True(t, errors.As(err, &re), "the detector reports the missing ordering: %v", err)
 				assert.Contains(t, re.Error(), "ncclGin::put write")
+				assert.Contains(t, re.Error(), "A weak signal implies only its own put")
 			}
 			// Release runs over seeds.
 			wrong := 0
@@ -253,6 +254,7 @@ func TestGinFlushSourceReuse(t *testing.T) {
 		var re *race.Error
 		require.True(t, errors.As(err, &re), "%v", err)
 		assert.Contains(t, re.Error(), "ncclGin::put source read")
+		assert.Contains(t, re.Error(), "ncclGin::flush (or waitCounter")
 		r = newGinRig(t, ginOpts{seed: 1, nodes: 2, gpus: 1})
 		prog(r, flush)
 		require.NoError(t, r.s.Run())
@@ -320,6 +322,7 @@ func TestGinSignalRules(t *testing.T) {
 		var re *race.Error
 		require.True(t, errors.As(err, &re), "%v", err)
 		assert.Contains(t, re.Error(), "ncclGin::resetSignal")
+		assert.Contains(t, re.Error(), "resetSignal may not race with modifications of the signal")
 	})
 }
 

@@ -16,6 +16,8 @@ const (
 	OpFabric                     // a fabric operation's access to a rank's memory (package fabric)
 	OpFabricShared               // a fabric operation's access to its issuer's shared memory (a put's source, a get's destination)
 	OpHost                       // host code
+	OpGin                        // a GIN operation's (NIC's) read or write of a rank's memory (package fabric)
+	OpGinSignal                  // a GIN signal's atomic update of its slot (package fabric)
 )
 
 // Edge is what advice is asked about: the earlier and the later access of
