@@ -191,6 +191,65 @@
 // barriers run as usual. Runs of a thousand ranks with megabytes each fit in memory this
 // way; the fence checker (Debug) needs real bytes and refuses it.
 //
+// # GIN: GPU-initiated networking (gin.go)
+//
+// NCCL's Device API GIN (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/api/device_gin.html,
+// NCCL 2.28.7 and later; the strong/weak signals of 2.30.5) over the
+// emulated network of package nic: one NIC per GPU, a node being an LSA
+// domain (Topology.LsaSize ranks). DevCommRequirements' GinContextCount,
+// GinSignalCount, GinCounterCount, GinBarrierCount, GinStrongSignalsRequired
+// and GinConnectionType (full or rail) give a dev comm its GIN resources;
+// the signals (64 bits each, then the barrier slots) are a symmetric
+// allocation in the rank's memory, counters live with the dev comm.
+// Config.Nic picks the network model (nic.DefaultModel: 400 Gb/s, in
+// order).
+//
+// NewGin(thread, devComm, context) is ncclGin; its calls take the coop
+// that issues (thread, warp or block; the elected thread posts):
+// Put, PutValue, Signal and Get post an operation on the QP of the context
+// from the rank to the peer, whose packets read the source as they leave
+// and land as they arrive (a load during a put sees the packets landed so
+// far). The ordering is what the documentation promises and no more:
+//   - a signal attached to a put (RemoteAction) is applied when that put's
+//     data has settled; a weak signal (GinWeakSignal*) implies only that
+//     put, a strong one (GinStrongSignal*, and the deprecated GinSignal*
+//     when GinStrongSignalsRequired) is applied only once every earlier
+//     operation of the context to that peer has settled, so it implies
+//     all of them; Signal without data follows the same rule;
+//   - a counter (GinCounterInc, the local action) rises when the put's
+//     source has been read: local completion, nothing about the peer;
+//   - Flush waits until the operations the coop's threads posted on the
+//     context are locally consumed (sources reusable, gets landed); it
+//     does not mean remote data has landed;
+//   - ReadSignal, WaitSignal, ReadCounter and WaitCounter compare rolling
+//     at their width (bits; counters at most 56): v has met least when
+//     v − least mod 2^bits is below 2^(bits−1);
+//   - ResetSignal stores 0 and may not race with signals (the race
+//     detector reports one that does); with Debug, a SignalInc mixed with
+//     a SignalAdd on one slot without a reset fails the run.
+// GinBarrierSession (NewGinBarrierSession on one context,
+// NewGinBarrierSessionAllContexts for ncclGinAllContexts) is a world or
+// team barrier whose Sync takes the fence: GinFencePut makes each
+// member's arrival a strong signal on each covered context (so the puts
+// members issued to this rank before arriving are visible after it),
+// GinFenceGet first waits for the caller's own gets.
+//
+// On an InOrder network (RC) packets of a QP land in order, so a program
+// that leans on a weak signal for an earlier put gets right data in
+// release runs and only the race detector says it is wrong; on an
+// OutOfOrder network the same program shows wrong data on some seeds.
+// The race detector's edges are exactly the rules above (gin_race.go),
+// each operation a detector thread of its own. A hang report names, for a
+// waiting lane, the slot, the value it holds and wants, and the operations
+// in flight to it with their NIC, QP and packets landed
+// (CauseGinSignalWaits, CauseGinBarrierWaits).
+//
+// Not modelled yet: GIN over SDMA (RCCL's Anvil backend), MORI's ccoGda,
+// VA signals, get-side DescriptorSmem and flushAsync/wait requests, the
+// device-side timeouts and abort flag of 2.31, and multiple QPs per
+// context. GIN traffic between ranks of one node also goes through their
+// NICs (loopback included), as a GIN backend over the network does.
+//
 // # Not modelled
 //
 // Counted writes (NCCL 2.32, §13), the resource-buffer LE queries, the

@@ -169,6 +169,7 @@ type ginSys struct {
 	net   *nic.Network
 	conns map[ginConnKey]*ginConn
 	tk    sim.TraceKind // "gin.settle", in the run's digest
+	waits map[*kernel.Wave]*ginWait
 }
 
 type ginConnKey struct{ src, dst, ctx int }
@@ -255,7 +256,8 @@ func (sys *System) ginSetup() *ginSys {
 	if err != nil {
 		panic(err) // the model was checked in NewSystem
 	}
-	sys.gin = &ginSys{s: sys.s, net: n, conns: map[ginConnKey]*ginConn{}, tk: sys.s.TraceKind("gin.settle")}
+	sys.gin = &ginSys{s: sys.s, net: n, conns: map[ginConnKey]*ginConn{}, tk: sys.s.TraceKind("gin.settle"), waits: map[*kernel.Wave]*ginWait{}}
+	sys.s.AddDiagnoser(sim.LayerAPI, "gin", sys.gin.diagnose)
 	return sys.gin
 }
 

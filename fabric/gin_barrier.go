@@ -177,6 +177,16 @@ func (b *GinBarrierSession) sync(g *kernel.Active, t *kernel.Thread, fence GinFe
 		return true
 	}
 	lo, hi := gr.slotOff(b.slot(0)), gr.slotOff(b.slot(gr.barSize-1))+8
+	sys.gin.enter(g, func() (sim.CauseKind, string) {
+		var miss []string
+		for _, p := range peers {
+			if v := gr.load(b.slot(p)); !ginReached(v, target, 64) {
+				miss = append(miss, fmt.Sprint(p))
+			}
+		}
+		return CauseGinBarrierWaits, fmt.Sprintf("at GIN barrier %d for ranks %s, which have not arrived at epoch %d: a member skipped the barrier, used another index, or runs fewer syncs", b.index, strings.Join(miss, ", "), target)
+	})
+	defer sys.gin.leave(g)
 	g.Actor().Await(sim.Wait{List: sys.ranks[me].wl, Lo: lo, Hi: hi, Pred: reached, Text: func() string {
 		var miss []string
 		for _, p := range peers {

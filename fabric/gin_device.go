@@ -426,7 +426,11 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 					return fmt.Sprintf("%v in ncclGin::waitCounter: rank %d's counter %d to reach %d (%d bits); it holds %d; %s",
 						t, gr.rank, c, a.least, a.bits, gr.counter[c], sys.ginCounterInflight(gr, c))
 				}}
+			sys.gin.enter(g, func() (sim.CauseKind, string) {
+				return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitCounter for its counter %d to reach %d; it holds %d; %s", c, a.least, gr.counter[c], sys.ginCounterInflight(gr, c))
+			})
 			g.Actor().Await(w)
+			sys.gin.leave(g)
 			if rt := t.RaceThread(); rt != nil {
 				rt.Acquire(&gr.ctrSync[c])
 			}
@@ -440,7 +444,9 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 				return fmt.Sprintf("%v in ncclGin::waitSignal: rank %d's signal %d to reach %d (%d bits); it holds %d; %s",
 					t, gr.rank, s, a.least, a.bits, gr.load(s), sys.ginSignalInflight(gr, s))
 			}}
+		sys.gin.enter(g, func() (sim.CauseKind, string) { return sys.signalCause(gr, s, a.least, a.bits) })
 		g.Actor().Await(w)
+		sys.gin.leave(g)
 		sys.ginRaceAcquireSlot(t, gr, s)
 	}
 	return nil

@@ -346,6 +346,9 @@ func TestGinHangReport(t *testing.T) {
 	txt := he.Text()
 	assert.Contains(t, txt, "ncclGin::waitSignal: rank 1's signal 0 to reach 2 (64 bits); it holds 1")
 	assert.Contains(t, txt, "no operation in flight signals it")
+	require.NotEmpty(t, he.Causes)
+	assert.Equal(t, fabric.CauseGinSignalWaits, he.Causes[0].Kind)
+	assert.Contains(t, txt, "nothing in flight will raise it: the producers signalled fewer times than the wait expects")
 }
 
 func TestGinBadInput(t *testing.T) {

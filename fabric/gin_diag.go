@@ -1,0 +1,68 @@
+package fabric
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Kinds of the hang causes GIN names (sim.Cause.Kind).
+const (
+	// CauseGinSignalWaits: a rank waits on a GIN signal or counter that
+	// nothing in flight will raise to the value.
+	CauseGinSignalWaits sim.CauseKind = "gin-signal"
+	// CauseGinBarrierWaits: a rank waits at a GIN barrier for members that
+	// never arrive.
+	CauseGinBarrierWaits sim.CauseKind = "gin-barrier"
+)
+
+// ginWait is what a wave waits for in GIN, for the hang report's cause.
+type ginWait struct {
+	rank, block, wave int
+	text              func() (sim.CauseKind, string)
+}
+
+func (gs *ginSys) enter(g *kernel.Active, text func() (sim.CauseKind, string)) {
+	t := g.Lanes()[0]
+	gs.waits[g.Wave()] = &ginWait{rank: t.GPU(), block: t.BlockIdx(), wave: t.WaveIdx(), text: text}
+}
+
+func (gs *ginSys) leave(g *kernel.Active) { delete(gs.waits, g.Wave()) }
+
+// diagnose returns GIN's causes (sim.LayerAPI), one per waiting wave, the
+// waiting rank in Ranks so that ranks stuck the same way are said once.
+func (gs *ginSys) diagnose() sim.Diagnosis {
+	ws := make([]*ginWait, 0, len(gs.waits))
+	for _, w := range gs.waits {
+		ws = append(ws, w)
+	}
+	slices.SortFunc(ws, func(a, b *ginWait) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.block, b.block); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.wave, b.wave)
+	})
+	var out sim.Diagnosis
+	for _, w := range ws {
+		k, txt := w.text()
+		out.Causes = append(out.Causes, sim.Cause{Kind: k, Layer: sim.LayerAPI, Ranks: []int{w.rank}, Text: txt})
+	}
+	return out
+}
+
+// signalCause says why a waitSignal on slot s of gr for least is stuck.
+func (sys *System) signalCause(gr *ginRank, s int, least uint64, bits int) (sim.CauseKind, string) {
+	v := gr.load(s)
+	in := sys.ginSignalInflight(gr, s)
+	if strings.HasPrefix(in, "in flight") {
+		return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and %s", s, least, bits, v, in)
+	}
+	return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and nothing in flight will raise it: the producers signalled fewer times than the wait expects (the expected value must count every signal of every producer of this epoch), a producer posted to another signal index, or the slot was reset after signals landed", s, least, bits, v)
+}
