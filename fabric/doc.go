@@ -227,6 +227,7 @@
 //   - ResetSignal stores 0 and may not race with signals (the race
 //     detector reports one that does); with Debug, a SignalInc mixed with
 //     a SignalAdd on one slot without a reset fails the run.
+//
 // GinBarrierSession (NewGinBarrierSession on one context,
 // NewGinBarrierSessionAllContexts for ncclGinAllContexts) is a world or
 // team barrier whose Sync takes the fence: GinFencePut makes each
