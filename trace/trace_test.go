@@ -19,10 +19,10 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/internal/golden"
+	"github.com/emud-dev/emud/internal/tracecheck"
 	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
-	"github.com/emud-dev/emud/internal/tracecheck"
 )
 
 // checkTrace fails t with every problem tracecheck finds in data.
