@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/cco"
@@ -68,7 +70,7 @@ func newBenchCmd() *cobra.Command {
 	var (
 		quick  bool
 		jobs   int
-		budget = byteSize(defaultMemBudget())
+		budget = byteSize(scenario.DefaultMemBudget())
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -260,23 +262,23 @@ func benchGoCopy(count int) benchRow {
 // benchPuts posts rounds SameQueue puts of 64 B from each of 64 lanes of
 // one wave, then quiets: issue, ring, engine and quiet, end to end.
 func benchPuts(rounds int) (benchRow, error) {
-	o := options{Ranks: 2, Bytes: 64 * 64, Queues: 1, Seed: 1}
-	j, err := newJob(o)
+	o := scenario.Options{Ranks: 2, Bytes: 64 * 64, Queues: 1, Seed: 1}
+	j, err := scenario.NewEnv(o)
 	if err != nil {
 		return benchRow{}, err
 	}
-	send, err := j.window(o.Bytes)
+	send, err := j.Window(o.Bytes)
 	if err != nil {
 		return benchRow{}, err
 	}
-	recv, err := j.window(o.Bytes)
+	recv, err := j.Window(o.Bytes)
 	if err != nil {
 		return benchRow{}, err
 	}
-	if err := j.devComms(); err != nil {
+	if err := j.SetupDevComms(); err != nil {
 		return benchRow{}, err
 	}
-	err = j.launch(0, 1, 64, func(t *kernel.Thread, sdma *cco.Sdma) {
+	err = j.LaunchRank(0, 1, 64, func(t *kernel.Thread, sdma *cco.Sdma) {
 		off := uint64(t.Lane()) * 64
 		for range rounds {
 			sdma.Put(1, recv[0], off, send[0], off, 64, 0, cco.SdmaThreadSameQueue)
@@ -287,7 +289,7 @@ func benchPuts(rounds int) (benchRow, error) {
 		return benchRow{}, err
 	}
 	start := time.Now()
-	if err := j.s.Run(); err != nil {
+	if err := j.Sim.Run(); err != nil {
 		return benchRow{}, fmt.Errorf("bench: puts: %w", err)
 	}
 	el := time.Since(start)
@@ -309,13 +311,16 @@ func benchFabricOps(ranks int) (benchRow, error) {
 }
 
 func benchExplore(seeds, jobs int) (benchRow, error) {
-	sc := scenarios["alltoall"]
-	o := options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
+	sc, err := scenario.Lookup("alltoall")
+	if err != nil {
+		return benchRow{}, err
+	}
+	o := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
 	start := time.Now()
-	x := explore(sc, o, 1, seeds, jobs, nil)
+	x := scenario.Explore(sc, o, 1, seeds, jobs, nil)
 	el := time.Since(start)
-	if x.found != nil {
-		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", x.found.o.Seed, x.found.Status)
+	if f := x.Found(); f != nil {
+		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
 	}
 	return benchRow{fmt.Sprintf("explore alltoall (4 ranks, 4 KiB), --jobs %d", jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
 		fmt.Sprintf("%d seeds in %v", seeds, el.Round(time.Millisecond))}, nil
@@ -335,9 +340,9 @@ func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
 	if err != nil {
 		return benchRow{}, fmt.Errorf("bench: %w", err)
 	}
-	if u := footprint(sc, f.o); budget > 0 && u.Bytes() > budget {
+	if u := scenario.Footprint(sc, f.o); budget > 0 && u.Bytes() > budget {
 		return benchRow{sr.label, "skipped", fmt.Sprintf("needs an estimated %s, over --mem-budget %s: emud %s",
-			approxBytes(u.Bytes()), approxBytes(budget), strings.Join(sr.args, " "))}, nil
+			scenario.ApproxBytes(u.Bytes()), scenario.ApproxBytes(budget), strings.Join(sr.args, " "))}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -355,7 +360,7 @@ func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
 	}
 	rss := "peak RSS unknown"
 	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = approxBytes(uint64(ru.Maxrss) << 10) // Linux reports KiB
+		rss = scenario.ApproxBytes(uint64(ru.Maxrss) << 10) // Linux reports KiB
 	}
 	emulated := ""
 	for _, l := range strings.Split(out.String(), "\n") {

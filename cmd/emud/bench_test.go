@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +13,7 @@ import (
 // number; the scale row ran in a child process (its peak RSS is known).
 func TestBenchQuick(t *testing.T) {
 	out, errOut, status := execute(t, "bench", "--quick", "--jobs", "2")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	ls := lines(out)
 	require.GreaterOrEqual(t, len(ls), 10, out)
 	assert.Contains(t, ls[0], "emud bench:")
@@ -36,6 +37,6 @@ func TestBenchQuick(t *testing.T) {
 // A scale run over --mem-budget is skipped, and the table says why.
 func TestBenchSkipsRunsOverBudget(t *testing.T) {
 	out, errOut, status := execute(t, "bench", "--quick", "--mem-budget", "10M")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Regexp(t, `cft-allreduce, 64 ranks × 1 MiB, phantom\s+skipped\s+needs an estimated [\d.]+MiB, over --mem-budget 10.0MiB`, out)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,45 +14,46 @@ import (
 // item by item and the budget; phantom drops the emulated bytes from it.
 func TestMemBudget(t *testing.T) {
 	out, errOut, status := execute(t, "run", "relay", "--ranks", "2", "--bytes", "2G", "--mem-budget", "4G")
-	assert.Equal(t, exitError, status)
+	assert.Equal(t, scenario.ExitFailed, status)
 	assert.Empty(t, out)
 	assert.Regexp(t, `invalid --bytes 2GiB with --ranks 2: relay needs an estimated 8\.0\dGiB \(emulated memory 4\.00GiB, host buffers 4\.00GiB, 4 SDMA queues`, errOut)
 	assert.Contains(t, errOut, "over --mem-budget 4.00GiB; use --phantom")
 
 	args := []string{"run", "--ranks", "8", "--bytes", "1M", "--mem-budget", "40M"}
 	_, errOut, status = execute(t, args...)
-	assert.Equal(t, exitError, status)
+	assert.Equal(t, scenario.ExitFailed, status)
 	assert.Contains(t, errOut, "alltoall needs an estimated")
 	out, errOut, status = execute(t, append(args, "--phantom")...)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Len(t, rankRows(out), 8)
 
 	_, errOut, status = execute(t, "run", "--ranks", "8", "--bytes", "1M", "--mem-budget", "0")
-	assert.Equal(t, exitOK, status, "0 means no budget: %s", errOut)
+	assert.Equal(t, scenario.ExitOK, status, "0 means no budget: %s", errOut)
 }
 
 func TestFootprintGrowsWithTheRun(t *testing.T) {
-	for name, sc := range scenarios {
-		if sc.usage == nil {
+	for _, sc := range scenario.All() {
+		name := sc.Name
+		if sc.Usage == nil {
 			t.Errorf("scenario %s has no footprint estimate", name)
 			continue
 		}
-		small := options{Ranks: 4, Bytes: 1 << 10, Queues: 2}
+		small := scenario.Options{Ranks: 4, Bytes: 1 << 10, Queues: 2}
 		big := small
 		big.Bytes = 1 << 20
 		more := small
 		more.Ranks = 8
-		s, b, m := footprint(sc, small).Bytes(), footprint(sc, big).Bytes(), footprint(sc, more).Bytes()
+		s, b, m := scenario.Footprint(sc, small).Bytes(), scenario.Footprint(sc, big).Bytes(), scenario.Footprint(sc, more).Bytes()
 		assert.Greater(t, b, s, "%s: more bytes", name)
 		assert.Greater(t, m, s, "%s: more ranks", name)
 		ph := big
 		ph.Phantom = true
-		assert.Less(t, footprint(sc, ph).Bytes(), b, "%s: phantom stores no bytes", name)
-		assert.Contains(t, footprint(sc, big).String(), "emulated memory", name)
-		if !sc.noSDMA {
+		assert.Less(t, scenario.Footprint(sc, ph).Bytes(), b, "%s: phantom stores no bytes", name)
+		assert.Contains(t, scenario.Footprint(sc, big).String(), "emulated memory", name)
+		if !sc.Fabric {
 			tr := big
-			tr.traced = true
-			assert.Greater(t, footprint(sc, tr).Bytes(), b, "%s: a trace costs memory", name)
+			tr.Traced = true
+			assert.Greater(t, scenario.Footprint(sc, tr).Bytes(), b, "%s: a trace costs memory", name)
 		}
 	}
 }
@@ -69,7 +71,7 @@ func TestExploreJobsCap(t *testing.T) {
 		{8, 4, 1 << 30, 300 << 20, 1, "--mem-budget"},
 		{8, 4, 1 << 30, 0, 8, ""},
 	} {
-		n, why := exploreJobs(tc.jobs, tc.procs, tc.perRun, tc.budge)
+		n, why := scenario.ExploreJobs(tc.jobs, tc.procs, tc.perRun, tc.budge)
 		assert.Equal(t, tc.want, n, "%+v", tc)
 		assert.Contains(t, why, tc.why)
 		if tc.why == "" {
@@ -77,11 +79,11 @@ func TestExploreJobsCap(t *testing.T) {
 		}
 	}
 	// The command says so when it caps.
-	o := options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
-	per := footprint(scenarios["alltoall"], o).Bytes()
+	o := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
+	per := scenario.Footprint(mustScenario(t, "alltoall"), o).Bytes()
 	_, errOut, status := execute(t, "explore", "--ranks", "4", "--bytes", "4K", "--seeds", "3", "--jobs", "3",
 		"--mem-budget", fmt.Sprint(2*per+per/2))
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, errOut, "explore: --jobs 3 capped to 2 (--mem-budget")
 }
 
@@ -95,6 +97,6 @@ func TestServeMemBudget(t *testing.T) {
 	assert.Contains(t, body, "over the daemon's --mem-budget 64.0MiB")
 	assert.Contains(t, body, `\"phantom\": true`)
 	r := d.wait(d.submit(`{"ranks": 8, "bytes": "1M", "phantom": true}`))
-	require.Equal(t, statusOK, r.Status)
+	require.Equal(t, scenario.StatusOK, r.Status)
 	assert.True(t, r.Report.Summary.Phantom, "the report says the run was phantom")
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/emud-dev/emud/scenario"
 )
 
 // byteSize is a flag value holding a byte count written with an optional
@@ -24,7 +26,7 @@ func (b *byteSize) Set(s string) error {
 }
 
 // String implements pflag.Value (the default shown in --help).
-func (b *byteSize) String() string { return formatBytes(uint64(*b)) }
+func (b *byteSize) String() string { return scenario.FormatBytes(uint64(*b)) }
 
 // Type implements pflag.Value.
 func (b *byteSize) Type() string { return "size" }
@@ -62,18 +64,4 @@ func parseBytes(s string) (uint64, error) {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
 	return n * mult, nil
-}
-
-// formatBytes writes n in the largest binary unit that divides it exactly,
-// so the printed value parses back to n.
-func formatBytes(n uint64) string {
-	for _, u := range []struct {
-		size uint64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n >= u.size && n%u.size == 0 {
-			return strconv.FormatUint(n/u.size, 10) + u.name
-		}
-	}
-	return strconv.FormatUint(n, 10)
 }

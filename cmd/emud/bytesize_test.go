@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,10 +38,10 @@ func TestParseBytes(t *testing.T) {
 
 func TestFormatBytesRoundTrips(t *testing.T) {
 	for _, n := range []uint64{0, 1, 1000, 1024, 1536, 64 << 10, 1 << 20, 3 << 30, 1<<30 - 32} {
-		got, err := parseBytes(formatBytes(n))
-		require.NoError(t, err, formatBytes(n))
+		got, err := parseBytes(scenario.FormatBytes(n))
+		require.NoError(t, err, scenario.FormatBytes(n))
 		assert.Equal(t, n, got)
 	}
-	assert.Equal(t, "1MiB", formatBytes(1<<20))
-	assert.Equal(t, "1536", formatBytes(1536))
+	assert.Equal(t, "1MiB", scenario.FormatBytes(1<<20))
+	assert.Equal(t, "1536", scenario.FormatBytes(1536))
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/calibrate"
@@ -122,7 +124,7 @@ flags or a failed scenario.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
 			}
 			if !rep.OK() {
-				return &codedError{exitCalibration, errors.New("rows outside tolerance: " + strings.Join(rep.Failed, ", "))}
+				return &scenario.ExitError{Code: scenario.ExitCalibration, Err: errors.New("rows outside tolerance: " + strings.Join(rep.Failed, ", "))}
 			}
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/scenario"
 )
 
 const tableHeader = "id,scenario,params,metric,value,unit,note\n"
@@ -26,7 +27,7 @@ func TestCalibrateCommand(t *testing.T) {
 		"chain.8warps,8 warps,warps=8,time_ratio,3.2,ratio,\n")
 	plot := filepath.Join(t.TempDir(), "bw.svg")
 	out, _, status := execute(t, "calibrate", "--table", good, "--plot", plot)
-	require.Equal(t, exitOK, status, out)
+	require.Equal(t, scenario.ExitOK, status, out)
 	ls := lines(out)
 	assert.Regexp(t, `(?m)^max \|error\| \d+\.\d% over 2 rows \(median \d+\.\d%\)$`, out)
 	assert.Regexp(t, `^cross-validation: max \|error\| \d+\.\d% \(median \d+\.\d%\) over 2 rows$`, ls[len(ls)-1])
@@ -39,12 +40,12 @@ func TestCalibrateCommand(t *testing.T) {
 	// A documented value the model cannot meet: exit 4, the row named.
 	bad := writeFile(t, "bad.csv", tableHeader+"bw.64k,one put,bytes=65536,bandwidth,30,GB/s,\n")
 	out, errOut, status := execute(t, "calibrate", "--table", bad, "--plot", "")
-	assert.Equal(t, exitCalibration, status)
+	assert.Equal(t, scenario.ExitCalibration, status)
 	assert.Contains(t, out, "FAIL")
 	assert.Contains(t, errOut, "rows outside tolerance: bw.64k")
 
 	out, _, status = execute(t, "calibrate", "--table", good, "--plot", "", "--json")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, out, `"model": "mi355x"`)
 	assert.Contains(t, out, `"cross_validation"`)
 	assert.Contains(t, out, `"fitted_parameters": 10`)
@@ -52,7 +53,7 @@ func TestCalibrateCommand(t *testing.T) {
 	// Without --plot, no file appears in the working directory.
 	t.Chdir(t.TempDir())
 	_, _, status = execute(t, "calibrate", "--table", good)
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
 	assert.Empty(t, entries, "calibrate wrote into the working directory")
@@ -69,7 +70,7 @@ func TestFitCommand(t *testing.T) {
 	in := writeFile(t, "m.csv", "ops,bytes,queues,time_us\n8,4096,1,18.0\n1,65536,1,3.855\n1,262144,1,7.282\n1,131072,1,5.041\n")
 	modelOut := filepath.Join(t.TempDir(), "fitted.json")
 	out, errOut, status := execute(t, "fit", in, "--out", modelOut, "--holdout")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "fitted 3 parameters on 2 rows")
 	assert.Contains(t, out, "predictions (held-out rows):")
 	m, err := model.Load(modelOut)
@@ -78,13 +79,13 @@ func TestFitCommand(t *testing.T) {
 
 	// A parameter no row constrains is reported as such.
 	out, _, status = execute(t, "fit", in, "--out", "", "--params", "link_gbps,local_gbps")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, out, "warning: local_gbps is not identified")
 	assert.NotContains(t, out, "warning: link_gbps")
 
 	// --progress draws the bar on stderr, candidates counted.
 	_, errOut, status = execute(t, "fit", in, "--out", "", "--params", "link_gbps", "--progress")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, errOut, "\rfit "+in)
 	assert.Regexp(t, `\d+/\d+ row runs`, errOut)
 
@@ -103,7 +104,7 @@ func TestFitCommand(t *testing.T) {
 
 func TestRunCftAllReduce(t *testing.T) {
 	out, errOut, status := execute(t, "run", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	rows := rankRows(out)
 	require.Len(t, rows, 4)
 	for _, r := range rows {
@@ -113,7 +114,7 @@ func TestRunCftAllReduce(t *testing.T) {
 	again, _, _ := execute(t, "run", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug")
 	assert.Equal(t, d1, seedAndDigest(t, again, 3), "same seed, same digest")
 	rep, errOut, status := execute(t, "replay", "cft-allreduce", "--ranks", "4", "--bytes", "256", "--seed", "3", "--debug", "--expect-digest", d1)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Equal(t, d1, seedAndDigest(t, rep, 3), "replay reproduces the digest")
 	assert.Contains(t, errOut, "trace: none (cft-allreduce has no SDMA queues)")
 

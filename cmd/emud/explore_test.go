@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ var plantedArgs = []string{"alltoall-shared-expected", "--ranks", "4", "--bytes"
 // (same digest) and writes its trace.
 func TestExploreFindsPlantedBugAndReplayReproducesIt(t *testing.T) {
 	out, errOut, status := execute(t, append([]string{"explore", "--seeds", "200"}, plantedArgs...)...)
-	require.Equal(t, exitHang, status, errOut)
+	require.Equal(t, scenario.ExitHang, status, errOut)
 	assert.Contains(t, errOut, "explore alltoall-shared-expected: seed ")
 	ls := lines(out)
 	require.Greater(t, len(ls), 4, out)
@@ -34,7 +35,7 @@ func TestExploreFindsPlantedBugAndReplayReproducesIt(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "hang.trace.json")
 	args := append(strings.Fields(strings.TrimPrefix(repro, "reproduce: emud "))[0:], "--trace", trace, "--expect-digest", digest)
 	rout, rerr, rstatus := execute(t, args...)
-	assert.Equal(t, exitHang, rstatus, rerr)
+	assert.Equal(t, scenario.ExitHang, rstatus, rerr)
 	assert.Contains(t, rerr, "trace: "+trace)
 	assert.Equal(t, digest, strings.TrimPrefix(lines(rout)[len(lines(rout))-1], "digest: "), "replay gives the explored run's digest")
 	assert.Contains(t, rout, "expected looks shared across queues")
@@ -50,7 +51,7 @@ func TestExploreAnswerDoesNotDependOnJobs(t *testing.T) {
 	var seeds []string
 	for _, jobs := range []string{"1", "3"} {
 		out, _, status := execute(t, append([]string{"explore", "--seeds", "40", "--first-seed", "5", "--jobs", jobs}, plantedArgs...)...)
-		require.Equal(t, exitHang, status)
+		require.Equal(t, scenario.ExitHang, status)
 		seeds = append(seeds, lines(out)[0])
 	}
 	assert.Equal(t, seeds[0], seeds[1])
@@ -58,7 +59,7 @@ func TestExploreAnswerDoesNotDependOnJobs(t *testing.T) {
 
 func TestExploreAllPass(t *testing.T) {
 	out, errOut, status := execute(t, "explore", "alltoall-split", "--seeds", "12", "--ranks", "3", "--bytes", "1K")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Empty(t, errOut, "no progress bar when stderr is not a terminal")
 	ls := lines(out)
 	require.Len(t, ls, 4, out)
@@ -70,8 +71,8 @@ func TestExploreAllPass(t *testing.T) {
 
 func TestExploreJSON(t *testing.T) {
 	out, _, status := execute(t, append([]string{"explore", "--seeds", "200", "--json"}, plantedArgs...)...)
-	require.Equal(t, exitHang, status)
-	var x jsonExploration
+	require.Equal(t, scenario.ExitHang, status)
+	var x scenario.ExplorationJSON
 	var raw struct {
 		Report struct {
 			Status string          `json:"status"`
@@ -81,14 +82,14 @@ func TestExploreJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &x), out)
 	require.NoError(t, json.Unmarshal([]byte(out), &raw))
 	assert.True(t, x.Found)
-	assert.Equal(t, statusHang, x.Status)
+	assert.Equal(t, scenario.StatusHang, x.Status)
 	assert.Equal(t, int(x.Seed), x.SeedsRun, "seeds 1..seed ran")
-	assert.Equal(t, statusHang, raw.Report.Status)
+	assert.Equal(t, scenario.StatusHang, raw.Report.Status)
 	assert.Contains(t, string(raw.Report.Hang), "expected looks shared across queues")
 	assert.Contains(t, x.Reproduce, "--seed ")
 
 	out, _, status = execute(t, "explore", "alltoall", "--seeds", "3", "--ranks", "2", "--bytes", "1K", "--json")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	require.NoError(t, json.Unmarshal([]byte(out), &x))
 	assert.False(t, x.Found)
 	assert.Equal(t, 3, x.SeedsRun)
@@ -96,7 +97,7 @@ func TestExploreJSON(t *testing.T) {
 
 func TestExploreProgress(t *testing.T) {
 	_, errOut, status := execute(t, "explore", "alltoall", "--seeds", "4", "--ranks", "2", "--bytes", "1K", "--progress")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, errOut, "\rexplore alltoall  [")
 	assert.Contains(t, errOut, "4/4 seeds  0 failed")
 	assert.True(t, strings.HasSuffix(errOut, "\n"), "the bar's line is ended")
@@ -115,7 +116,7 @@ func TestExploreBadFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, status := execute(t, append([]string{"explore"}, tc.args...)...)
-			assert.Equal(t, exitError, status)
+			assert.Equal(t, scenario.ExitFailed, status)
 			assert.Empty(t, out)
 			assert.Contains(t, errOut, tc.flag)
 		})
@@ -126,19 +127,19 @@ func TestReplay(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "a.json")
 	run, _, status := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "11")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	out, errOut, status := execute(t, "replay", "--ranks", "3", "--bytes", "4K", "--seed", "11", "--trace", trace)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Equal(t, run, out, "replay prints what run printed")
 	_, err := os.Stat(trace)
 	assert.NoError(t, err)
 
 	_, errOut, status = execute(t, "replay", "--ranks", "3")
-	assert.Equal(t, exitError, status)
+	assert.Equal(t, scenario.ExitFailed, status)
 	assert.Contains(t, errOut, `"seed" not set`)
 
 	_, errOut, status = execute(t, "replay", "--seed", "1", "--trace", filepath.Join(dir, "no", "such", "dir.json"))
-	assert.Equal(t, exitError, status)
+	assert.Equal(t, scenario.ExitFailed, status)
 	assert.Contains(t, errOut, "invalid --trace")
 }
 
@@ -147,7 +148,7 @@ func TestReplay(t *testing.T) {
 func TestReplayDefaultTracePath(t *testing.T) {
 	t.Chdir(t.TempDir())
 	_, errOut, status := execute(t, "replay", "relay", "--seed", "2", "--ranks", "3", "--bytes", "1K")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Equal(t, "trace: relay-seed2.trace.json\n", errOut)
 	_, err := os.Stat("relay-seed2.trace.json")
 	assert.NoError(t, err)
@@ -158,7 +159,7 @@ func TestReplayDefaultTracePath(t *testing.T) {
 func hangingSeed(t *testing.T) uint64 {
 	t.Helper()
 	for s := uint64(1); s <= 200; s++ {
-		if runOnce(scenarios["alltoall-shared-expected"], options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: s}).Status == statusHang {
+		if scenario.RunOnce(mustScenario(t, "alltoall-shared-expected"), scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: s}).Status == scenario.StatusHang {
 			return s
 		}
 	}
@@ -171,7 +172,7 @@ func TestRunTraceOnHang(t *testing.T) {
 	seed := hangingSeed(t)
 	trace := filepath.Join(t.TempDir(), "t.json")
 	out, errOut, status := execute(t, "run", "alltoall-shared-expected", "--ranks", "4", "--bytes", "4K", "--seed", fmt.Sprint(seed), "--trace", trace)
-	require.Equal(t, exitHang, status, errOut)
+	require.Equal(t, scenario.ExitHang, status, errOut)
 	seedAndDigest(t, out, seed)
 	b, err := os.ReadFile(trace)
 	require.NoError(t, err)

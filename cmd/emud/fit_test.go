@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ const v2Rows = "name,src,dst,ops,bytes,queues,time_us\n" +
 func TestFitPredict(t *testing.T) {
 	in := writeFile(t, "v2.csv", v2Rows)
 	out, errOut, status := execute(t, "fit", "--predict", "mi355x", in)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
 	require.NoError(t, err, out)
 	require.Len(t, recs, 6)
@@ -32,18 +33,18 @@ func TestFitPredict(t *testing.T) {
 	// The first format is read too, GPU 0 to GPU 1.
 	old := writeFile(t, "v1.csv", "ops,bytes,queues,time_us\n1,65536,1,3.855\n")
 	out, _, status = execute(t, "fit", "--predict", "mi355x", old)
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, out, "line2,0,1,1,65536,1,3.855,")
 
 	_, errOut, status = execute(t, "fit", "--predict", "tpu", in)
-	assert.Equal(t, exitError, status)
+	assert.Equal(t, scenario.ExitFailed, status)
 	assert.Contains(t, errOut, `invalid --predict: unknown model "tpu"`)
 }
 
 func TestFitAllParams(t *testing.T) {
 	in := writeFile(t, "v2.csv", v2Rows)
 	out, errOut, status := execute(t, "fit", in, "--out", "", "--params", "all")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "--params all: these rows identify ")
 	ident := strings.SplitN(strings.SplitN(out, "these rows identify ", 2)[1], "\n", 2)[0]
 	for _, p := range []string{"link_gbps", "packet_us", "local_gbps", "visible_us", "uncached_read_cycles"} {
@@ -59,7 +60,7 @@ func TestFitAllParams(t *testing.T) {
 	// one peer run on one engine or two.
 	eng := writeFile(t, "eng.csv", "name,src,dst,ops,bytes,queues,time_us\nsplit,0,1,16,4096,2,35\nsolo,0,1,16,4096,1,34\n")
 	out, errOut, status = execute(t, "fit", eng, "--out", "", "--params", "engines_per_link")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "engines_per_link")
 	assert.NotContains(t, out, "warning: engines_per_link")
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/bugs"
@@ -149,13 +151,13 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 		}
 		c.PCT = sim.PCT{Depth: st.PCTDepth, Steps: pctSteps}
 	}
-	var o options
+	var o scenario.Options
 	var writeTrace func() (bool, error)
 	if tracePath != "" {
-		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
+		if writeTrace, err = scenario.TraceToFile(&o, tracePath); err != nil {
 			return err
 		}
-		c.Observe = o.observe
+		c.Observe = o.Observe
 	}
 	out, runErr := b.Exec(c, fixed)
 	if writeTrace != nil {
@@ -172,10 +174,10 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 	var wrong *bugs.WrongData
 	switch {
 	case errors.As(runErr, &h):
-		if err := writeHang(w, h, asJSON); err != nil {
+		if err := scenario.WriteHang(w, h, asJSON); err != nil {
 			return err
 		}
-		return &codedError{exitHang, fmt.Errorf("hunt %s (%s) seed %d under %s: hang", name, what, seed, st.Name)}
+		return &scenario.ExitError{Code: scenario.ExitHang, Err: fmt.Errorf("hunt %s (%s) seed %d under %s: hang", name, what, seed, st.Name)}
 	case runErr != nil && !asJSON:
 		fmt.Fprintf(w, "%s\nseed: %d\ndigest: %s\n", runErr, seed, out.Digest)
 	case runErr == nil && !asJSON:
@@ -201,7 +203,7 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 	}
 	switch {
 	case errors.As(runErr, &wrong):
-		return &codedError{exitMismatch, fmt.Errorf("hunt %s (%s) seed %d under %s: %w", name, what, seed, st.Name, runErr)}
+		return &scenario.ExitError{Code: scenario.ExitMismatch, Err: fmt.Errorf("hunt %s (%s) seed %d under %s: %w", name, what, seed, st.Name, runErr)}
 	case runErr != nil:
 		return runErr
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -18,7 +19,7 @@ import (
 // a few seeds each. The full table is in the README.
 func TestHuntTable(t *testing.T) {
 	out, errOut, status := execute(t, "hunt", "--seeds", "8", "--jobs", "2", "ring-off-by-one", "late-rank-snapshot", "missing-commit")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	ls := lines(out)
 	require.Len(t, ls, 12, out)
 	assert.Equal(t, "hunt: 3 planted bugs, seeds 1..8 under each strategy", ls[0])
@@ -32,7 +33,7 @@ func TestHuntTable(t *testing.T) {
 	// The reproduce command reruns that detection: the same hang, twice.
 	repro := strings.Fields(strings.TrimPrefix(ls[9], "  reproduce: emud "))
 	one, errOut, status := execute(t, repro...)
-	require.Equal(t, exitHang, status, errOut)
+	require.Equal(t, scenario.ExitHang, status, errOut)
 	assert.Contains(t, one, "waitSignal never returns")
 	two, _, _ := execute(t, repro...)
 	assert.Equal(t, one, two, "same seed and strategy, same run")
@@ -44,14 +45,14 @@ func TestHuntTable(t *testing.T) {
 
 func TestHuntFixedAndJSON(t *testing.T) {
 	out, errOut, status := execute(t, "hunt", "--seeds", "3", "--fixed", "--strategies", "ties,pct", "expected-per-lane", "flag-set-cleared")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "2 fixed twins")
 	assert.Contains(t, out, "ties: 0 of 2 detected")
 	assert.Contains(t, out, "pct: 0 of 2 detected")
 	assert.NotContains(t, out, "found ", "no found line for the twins")
 
 	out, errOut, status = execute(t, "hunt", "--seeds", "2", "--json", "--strategies", "pct", "lost-completion", "gin-allgather-multicta")
-	require.Contains(t, []int{exitOK, exitError}, status, errOut)
+	require.Contains(t, []int{scenario.ExitOK, scenario.ExitFailed}, status, errOut)
 	var j jsonHunt
 	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
 	require.Len(t, j.Bugs, 2)
@@ -68,12 +69,12 @@ func TestHuntFixedAndJSON(t *testing.T) {
 // passes, a trace can be written.
 func TestHuntOneSeed(t *testing.T) {
 	out, errOut, status := execute(t, "hunt", "ring-off-by-one", "--seed", "4", "--strategy", "ties")
-	assert.Equal(t, exitMismatch, status, errOut)
+	assert.Equal(t, scenario.ExitMismatch, status, errOut)
 	assert.Contains(t, out, "wrong data: rank 0's block of rank 1")
 	assert.Contains(t, out, "seed: 4\n")
 	trace := filepath.Join(t.TempDir(), "t.json")
 	out, errOut, status = execute(t, "hunt", "ring-off-by-one", "--seed", "4", "--fixed", "--trace", trace)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "ring-off-by-one (fixed twin): no hang, right data")
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
@@ -97,24 +98,24 @@ func TestHuntErrors(t *testing.T) {
 // and fault injection on: 100 seeds, each run twice, across the
 // strategies.
 func TestDigestStableWithPerturbationAndFaults(t *testing.T) {
-	sc, err := lookupScenario("alltoall")
+	sc, err := scenario.Lookup("alltoall")
 	require.NoError(t, err)
 	faults, err := engine.ParseInject("seed=0.5")
 	require.NoError(t, err)
 	digests := map[string]bool{}
 	injected := 0
 	for seed := uint64(1); seed <= 100; seed++ {
-		o := options{Ranks: 4, Bytes: 4096, Queues: 2, Seed: seed, Perturb: 1, Faults: faults}
+		o := scenario.Options{Ranks: 4, Bytes: 4096, Queues: 2, Seed: seed, Perturb: 1, Faults: faults}
 		if seed%2 == 0 {
 			o.Strategy, o.PCT.Steps = sim.StrategyPCT, 400
 		}
-		a, b := runOnce(sc, o), runOnce(sc, o)
-		require.NotEmpty(t, a.digest(), "seed %d: %s", seed, a.Error)
-		require.Equal(t, a.digest(), b.digest(), "seed %d: same seed and flags, same digest", seed)
+		a, b := scenario.RunOnce(sc, o), scenario.RunOnce(sc, o)
+		require.NotEmpty(t, a.Digest(), "seed %d: %s", seed, a.Error)
+		require.Equal(t, a.Digest(), b.Digest(), "seed %d: same seed and flags, same digest", seed)
 		require.Equal(t, a.Status, b.Status)
-		digests[a.digest()] = true
-		if a.res != nil {
-			injected += len(a.res.Injected)
+		digests[a.Digest()] = true
+		if a.Outcome != nil {
+			injected += len(a.Outcome.Injected)
 		} else if a.Hang != nil && strings.Contains(a.Hang.Text(), "injected fault") {
 			injected++
 		}
@@ -140,12 +141,12 @@ func TestTimingFlagErrors(t *testing.T) {
 // perturbation line; level 1 is another run.
 func TestRunDefaultsToExactTiming(t *testing.T) {
 	exact, _, status := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	zero, _, _ := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2", "--perturb", "0")
 	assert.Equal(t, exact, zero)
 	assert.NotContains(t, exact, "timing perturbation")
 	pert, _, status := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "2", "--perturb", "1")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, pert, "timing perturbation: level 1 (realistic); strategy random")
 	assert.NotEqual(t, seedAndDigest(t, exact, 2), seedAndDigest(t, pert, 2))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 )
@@ -50,7 +51,7 @@ func assertFlagErrors(t *testing.T, prefix []string, cases []flagError) {
 	for _, tc := range cases {
 		args := append(append([]string(nil), prefix...), tc.args...)
 		_, errOut, status := execute(t, args...)
-		assert.Equal(t, exitError, status, "%v", args)
+		assert.Equal(t, scenario.ExitFailed, status, "%v", args)
 		assert.Contains(t, errOut, tc.want, "%v", args)
 	}
 }

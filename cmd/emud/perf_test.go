@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func num64(t *testing.T, s string) float64 {
 func TestPerfColumns(t *testing.T) {
 	plot := filepath.Join(t.TempDir(), "busbw.svg")
 	out, errOut, status := execute(t, "perf", "alltoall", "--ranks", "4", "-b", "64K", "-e", "1M", "-f", "4", "--plot", plot)
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "# emud perf alltoall: 4 ranks, 2 queues per peer, model mi355x, timing perturbation level 0")
 	assert.Regexp(t, `#\s+size\s+count\s+type\s+redop\s+time\s+algbw\s+busbw\s+#wrong`, out)
 	rows := perfLines(out)
@@ -59,7 +60,7 @@ func TestPerfColumns(t *testing.T) {
 
 func TestPerfScenarios(t *testing.T) {
 	out, errOut, status := execute(t, "perf", "cft-allreduce", "--ranks", "4", "-b", "4K", "-e", "8K")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	rows := perfLines(out)
 	require.Len(t, rows, 2, out)
 	assert.Equal(t, []string{"4096", "1024", "uint32", "sum"}, rows[0][:4])
@@ -67,13 +68,13 @@ func TestPerfScenarios(t *testing.T) {
 	assert.Contains(t, out, "model the CFT fabric's model")
 
 	out, errOut, status = execute(t, "perf", "alltoall-mq", "--ranks", "4", "--queues", "2", "-b", "1K", "-e", "1K")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	require.Len(t, perfLines(out), 1, out)
 	assert.Equal(t, "1008", perfLines(out)[0][0], "rounded down to 3 peers × 8 messages × 42 B")
 
 	// A planted hang is reported on its line; the sweep ends with the hang status.
 	out, errOut, status = execute(t, "perf", "alltoall-shared-expected", "-b", "1K", "-e", "1K")
-	assert.Equal(t, exitHang, status)
+	assert.Equal(t, scenario.ExitHang, status)
 	assert.Contains(t, out, "# hang (deadlock)")
 	assert.Contains(t, errOut, "perf alltoall-shared-expected: 1 of 1 sizes failed")
 
@@ -94,7 +95,7 @@ func TestAlltoallMQEngines(t *testing.T) {
 	finish := func(q int, extra ...string) float64 {
 		args := append([]string{"run", "alltoall-mq", "--ranks", "8", "--bytes", "64", "--queues", strconv.Itoa(q)}, extra...)
 		out, errOut, status := execute(t, args...)
-		require.Equal(t, exitOK, status, errOut)
+		require.Equal(t, scenario.ExitOK, status, errOut)
 		var end float64
 		for _, r := range rankRows(out) {
 			end = max(end, num64(t, r[1]))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,9 +33,9 @@ func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
 		t.Run(tc.scenario+" "+strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append([]string{"run", tc.scenario, "--seed", "2"}, tc.args...)
 			real, errOut, status := execute(t, args...)
-			require.Equal(t, exitOK, status, errOut)
+			require.Equal(t, scenario.ExitOK, status, errOut)
 			ph, errOut, status := execute(t, append(args, "--phantom")...)
-			require.Equal(t, exitOK, status, errOut)
+			require.Equal(t, scenario.ExitOK, status, errOut)
 			if !tc.otherDigest {
 				assert.Equal(t, seedAndDigest(t, real, 2), seedAndDigest(t, ph, 2), "same run, same digest")
 			}
@@ -43,8 +44,8 @@ func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
 			assert.NotContains(t, real, "phantom")
 
 			js, _, status := execute(t, append(args, "--phantom", "--json")...)
-			require.Equal(t, exitOK, status)
-			var s jsonSummary
+			require.Equal(t, scenario.ExitOK, status)
+			var s scenario.Summary
 			require.NoError(t, json.Unmarshal([]byte(js), &s))
 			assert.True(t, s.Phantom)
 			assert.Contains(t, s.PhantomNote, "data checks skipped")
@@ -56,10 +57,10 @@ func TestPhantomRunsTimeLikeRealRuns(t *testing.T) {
 // 8 ranks × 64 MiB per pair is 8 GiB of emulated memory.
 func TestPhantomRunsPastTheByteLimit(t *testing.T) {
 	_, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--mem-budget", "4G")
-	require.Equal(t, exitError, status)
+	require.Equal(t, scenario.ExitFailed, status)
 	assert.Regexp(t, `alltoall needs an estimated 9\.\d\dGiB \(emulated memory 8\.00GiB`, errOut)
 	out, errOut, status := execute(t, "run", "--ranks", "8", "--bytes", "64M", "--phantom", "--mem-budget", "4G")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Len(t, rankRows(out), 8)
 }
 
@@ -67,18 +68,18 @@ func TestPhantomRunsPastTheByteLimit(t *testing.T) {
 // the SDMA node's 64 ranks with their topology flags.
 func TestCftScenariosAtScale(t *testing.T) {
 	out, errOut, status := execute(t, "run", "cft-allreduce", "--ranks", "72", "--bytes", "256")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Len(t, rankRows(out), 72)
 	out, errOut, status = execute(t, "run", "cft-allreduce")
-	require.Equal(t, exitOK, status, "the default --bytes runs: %s", errOut)
+	require.Equal(t, scenario.ExitOK, status, "the default --bytes runs: %s", errOut)
 	assert.Contains(t, out, "1MiB per rank")
 	out, errOut, status = execute(t, "run", "cft-alltoall")
-	require.Equal(t, exitOK, status, "the default --bytes runs: %s", errOut)
+	require.Equal(t, scenario.ExitOK, status, "the default --bytes runs: %s", errOut)
 	assert.Contains(t, out, "1KiB per pair")
 
 	out, errOut, status = execute(t, "run", "cft-allreduce", "--ranks", "256", "--bytes", "1M", "--phantom",
 		"--lsa-size", "8", "--cft-size", "64", "--mc-size", "16")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, lines(out)[0], "256 ranks, 1MiB per rank (a multiple of 16), LSA domains of 8, CFT teams of 64, multicast groups of 16")
 	assert.Len(t, rankRows(out), 256)
 
@@ -93,7 +94,7 @@ func TestCftScenariosAtScale(t *testing.T) {
 		{[]string{"cft-allreduce", "--ranks", "12", "--lsa-size", "8"}, "LsaSize 8 must divide NRanks 12"},
 	} {
 		out, errOut, status := execute(t, append([]string{"run"}, tc.args...)...)
-		assert.Equal(t, exitError, status, "%v", tc.args)
+		assert.Equal(t, scenario.ExitFailed, status, "%v", tc.args)
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, tc.want, "%v", tc.args)
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
@@ -103,14 +104,14 @@ func TestCftScenariosAtScale(t *testing.T) {
 // explore takes --phantom too: every seed runs timing only.
 func TestExplorePhantom(t *testing.T) {
 	out, errOut, status := execute(t, "explore", "--phantom", "--ranks", "4", "--bytes", "64M", "--seeds", "3", "--mem-budget", "1G", "--json")
-	require.Equal(t, exitOK, status, errOut)
-	var x jsonExploration
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	var x scenario.ExplorationJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &x))
 	assert.False(t, x.Found)
 	assert.Equal(t, 3, x.SeedsRun)
 	assert.True(t, x.Phantom)
 	out, _, status = execute(t, "explore", "--phantom", "--ranks", "4", "--bytes", "64M", "--seeds", "3", "--mem-budget", "1G")
-	require.Equal(t, exitOK, status)
+	require.Equal(t, scenario.ExitOK, status)
 	assert.Contains(t, lines(out)[0], "no failed signal check; phantom (timing only: no bytes stored, data checks skipped)")
 }
 
@@ -118,10 +119,10 @@ func TestExplorePhantom(t *testing.T) {
 func TestServePhantomDefault(t *testing.T) {
 	d := startDaemon(t, func(c *serveConfig) { c.Phantom = true })
 	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64}`))
-	require.Equal(t, statusOK, r.Status)
+	require.Equal(t, scenario.StatusOK, r.Status)
 	assert.True(t, r.Report.Summary.Phantom)
 	r = d.wait(d.submit(`{"ranks": 2, "bytes": 64, "phantom": false}`))
-	require.Equal(t, statusOK, r.Status)
+	require.Equal(t, scenario.StatusOK, r.Status)
 	assert.False(t, r.Report.Summary.Phantom)
 }
 
@@ -137,7 +138,7 @@ func TestPhantomRunsAllocateNoBytes(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		_, errOut, status := execute(t, args...)
 		runtime.ReadMemStats(&after)
-		require.Equal(t, exitOK, status, errOut)
+		require.Equal(t, scenario.ExitOK, status, errOut)
 		alloc := after.TotalAlloc - before.TotalAlloc
 		assert.Less(t, alloc, uint64(64<<20), "%v allocated %d MiB", args, alloc>>20)
 	}

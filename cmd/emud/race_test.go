@@ -10,17 +10,19 @@ import (
 
 	"github.com/emud-dev/emud/internal/golden"
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // Every correct scenario runs clean with the race detector on.
 func TestRunScenariosRaceClean(t *testing.T) {
-	for name, sc := range scenarios {
-		if sc.planted {
+	for _, sc := range scenario.All() {
+		name := sc.Name
+		if sc.Planted != nil {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			out, errOut, status := execute(t, "run", name, "--race", "--ranks", "4", "--bytes", "16K", "--queues", "2")
-			assert.Equal(t, exitOK, status, "%s\n%s", errOut, out)
+			assert.Equal(t, scenario.ExitOK, status, "%s\n%s", errOut, out)
 		})
 	}
 }
@@ -30,18 +32,18 @@ func TestRunEarlyReuseRace(t *testing.T) {
 	for seed := 1; seed <= 3; seed++ {
 		s := []string{"--seed", fmt.Sprint(seed)}
 		_, errOut, status := execute(t, append(args, s...)...)
-		assert.Contains(t, []int{exitOK, exitMismatch}, status, errOut)
-		if status == exitMismatch {
+		assert.Contains(t, []int{scenario.ExitOK, scenario.ExitMismatch}, status, errOut)
+		if status == scenario.ExitMismatch {
 			assert.Contains(t, errOut, "data check failed")
 		}
 		out, errOut, status := execute(t, append(append(args, s...), "--race")...)
-		require.Equal(t, exitRace, status, errOut)
+		require.Equal(t, scenario.ExitRace, status, errOut)
 		assert.Contains(t, errOut, "data race")
-		for _, want := range []string{"fill (write)", "COPY source read (read)", `kernel "rank`, "sdma gpu", "emud/alltoall.go:", "missing edge:", " µs"} {
+		for _, want := range []string{"fill (write)", "COPY source read (read)", `kernel "rank`, "sdma gpu", "sdma/alltoall.go:", "missing edge:", " µs"} {
 			assert.Contains(t, out, want)
 		}
 		out, _, status = execute(t, append(append(args, s...), "--race", "--json")...)
-		require.Equal(t, exitRace, status)
+		require.Equal(t, scenario.ExitRace, status)
 		var e race.Error
 		require.NoError(t, json.Unmarshal([]byte(out), &e), out)
 		require.NotEmpty(t, e.Reports)
@@ -56,7 +58,7 @@ func TestRunWrongQueueRace(t *testing.T) {
 	for _, size := range []string{"64", "4K", "256K", "4M"} {
 		for seed := 1; seed <= 2; seed++ {
 			out, errOut, status := execute(t, "run", "allgather-wrong-queue", "--race", "--ranks", "3", "--bytes", size, "--seed", fmt.Sprint(seed))
-			require.Equal(t, exitRace, status, "size %s seed %d: %s", size, seed, errOut)
+			require.Equal(t, scenario.ExitRace, status, "size %s seed %d: %s", size, seed, errOut)
 			assert.Contains(t, out, "is not ordered after the COPY destination write by sdma gpu")
 		}
 	}
@@ -70,7 +72,7 @@ func TestRaceReportsGolden(t *testing.T) {
 		{"race-wrong-queue.txt", "allgather-wrong-queue"},
 	} {
 		out, errOut, status := execute(t, "run", tc.scenario, "--race", "--ranks", "2", "--bytes", "4K", "--seed", "1")
-		require.Equal(t, exitRace, status, errOut)
+		require.Equal(t, scenario.ExitRace, status, errOut)
 		golden.Check(t, tc.file, out)
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/sim"
@@ -26,38 +28,38 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 ` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.o.traced = true
+			f.o.Traced = true
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err
 			}
-			defer withMemLimit(uint64(f.budget))()
+			defer scenario.WithMemLimit(uint64(f.budget))()
 			if tracePath == "" {
-				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.name, f.o.Seed)
+				tracePath = fmt.Sprintf("%s-seed%d.trace.json", sc.Name, f.o.Seed)
 			}
 			writeTrace := func() (bool, error) { return false, nil }
-			if sc.noSDMA {
+			if sc.Fabric {
 				if cmd.Flags().Changed("trace") {
-					return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+					return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.Name)
 				}
-				tracePath = "none (" + sc.name + " has no SDMA queues)"
-			} else if writeTrace, err = traceToFile(&f.o, tracePath); err != nil {
+				tracePath = "none (" + sc.Name + " has no SDMA queues)"
+			} else if writeTrace, err = scenario.TraceToFile(&f.o, tracePath); err != nil {
 				return err
 			}
-			rep := runOnce(sc, f.o)
+			rep := scenario.RunOnce(sc, f.o)
 			if wrote, err := writeTrace(); err != nil {
 				return err
-			} else if wrote || (sc.noSDMA && rep.digest() != "") {
+			} else if wrote || (sc.Fabric && rep.Digest() != "") {
 				fmt.Fprintf(cmd.ErrOrStderr(), "trace: %s\n", tracePath)
 			}
-			if err := rep.write(cmd.OutOrStdout(), f.asJSON); err != nil {
+			if err := rep.Write(cmd.OutOrStdout(), f.asJSON); err != nil {
 				return err
 			}
-			if got := rep.digest(); wantDigest != "" && got != wantDigest {
+			if got := rep.Digest(); wantDigest != "" && got != wantDigest {
 				return fmt.Errorf("replay %s seed %d: digest %s differs from --expect-digest %s: the run did not reproduce (other flags, or another emud version?)",
-					sc.name, f.o.Seed, got, wantDigest)
+					sc.Name, f.o.Seed, got, wantDigest)
 			}
-			return rep.exitErr()
+			return rep.ExitErr()
 		},
 	}
 	f.bind(cmd, true, sim.LevelExact, sim.StrategyRandom)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/engine"
@@ -17,7 +19,7 @@ import (
 // an 8-GPU MI355X node.
 type scenarioFlags struct {
 	name     string
-	o        options
+	o        scenario.Options
 	size     byteSize
 	asJSON   bool
 	perturb  int
@@ -27,9 +29,9 @@ type scenarioFlags struct {
 }
 
 func newScenarioFlags() *scenarioFlags {
-	f := &scenarioFlags{name: "alltoall", o: options{Ranks: 8, Bytes: 1 << 20, Queues: 2, Seed: 1}}
+	f := &scenarioFlags{name: "alltoall", o: scenario.Options{Ranks: scenario.DefaultRanks, Bytes: scenario.DefaultBytes, Queues: scenario.DefaultQueues, Seed: 1}}
 	f.size = byteSize(f.o.Bytes)
-	f.budget = byteSize(defaultMemBudget())
+	f.budget = byteSize(scenario.DefaultMemBudget())
 	return f
 }
 
@@ -44,10 +46,10 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.IntVar(&f.o.PCT.Depth, "pct-depth", 0, fmt.Sprintf("PCT bug depth d (d−1 change points; 0 = %d)", sim.DefaultPCTDepth))
 	fs.IntVar(&f.o.PCT.Steps, "pct-steps", 0, fmt.Sprintf("PCT: scheduling steps the change points are spread over (0 = %d)", sim.DefaultPCTSteps))
 	fs.StringVar(&f.faults, "faults", "none", "SDMA faults to inject: none, seed[=RATE] (drawn from the seed), or a list such as drop-signal=0:1:0#2,stall-bytes=256M,dead=1:0:1,lost-doorbell=0:1:0#0,doorbell-delay=20us@0.2,rptr-lag=5us")
-	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenarioNames()+")")
-	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d; CFT scenarios up to %d)", minRanks, maxRanks, maxFabricRanks))
+	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenario.Names()+")")
+	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d; CFT scenarios up to %d)", scenario.MinRanks, scenario.MaxRanks, scenario.MaxFabricRanks))
 	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
-	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", minQueues, maxQueues))
+	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", scenario.MinQueues, scenario.MaxQueues))
 	fs.BoolVar(&f.o.Debug, "debug", false, "turn on MORI_CCO_SDMA_DEBUG's misuse checks: a misuse stops at the offending call")
 	fs.BoolVar(&f.o.Race, "race", false, "turn on the happens-before race detector: a run with unordered conflicting accesses (lanes, SDMA engines, fabric) ends with a report naming both and exit status 5")
 	fs.StringVar(&f.o.Model, "model", "", "timing model: a preset name ("+strings.Join(model.Presets(), ", ")+"); empty = the default")
@@ -64,7 +66,7 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 
 // resolve picks the scenario (argument or --scenario) and checks the flags.
 // Every error names the flag at fault.
-func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, error) {
+func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario.Scenario, error) {
 	f.o.Bytes = uint64(f.size)
 	if f.perturb < 0 || f.perturb > int(sim.MaxLevel) {
 		return nil, fmt.Errorf("invalid --perturb %d: need 0..%d", f.perturb, sim.MaxLevel)
@@ -84,25 +86,32 @@ func (f *scenarioFlags) resolve(cmd *cobra.Command, args []string) (*scenario, e
 		}
 		f.name = args[0]
 	}
-	sc, err := lookupScenario(f.name)
+	sc, err := scenario.Lookup(f.name)
 	if err != nil {
 		return nil, err
 	}
-	if !cmd.Flags().Changed("bytes") && sc.defaultBytes != 0 {
-		f.o.Bytes = sc.defaultBytes
-	}
-	if err := f.o.validate(sc); err != nil {
-		return nil, err
-	}
-	if sc.check != nil {
-		if err := sc.check(f.o); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkBudget(sc, f.o, uint64(f.budget)); err != nil {
+	f.defaults(cmd, sc)
+	if err := scenario.Admit(sc, f.o, uint64(f.budget)); err != nil {
 		return nil, err
 	}
 	return sc, nil
+}
+
+// defaults applies sc's own defaults to the flags not given.
+func (f *scenarioFlags) defaults(cmd *cobra.Command, sc *scenario.Scenario) {
+	d := scenario.Defaults(sc)
+	for _, v := range []struct {
+		flag string
+		set  func()
+	}{
+		{"bytes", func() { f.o.Bytes = d.Bytes }},
+		{"ranks", func() { f.o.Ranks = d.Ranks }},
+		{"queues", func() { f.o.Queues = d.Queues }},
+	} {
+		if !cmd.Flags().Changed(v.flag) {
+			v.set()
+		}
+	}
 }
 
 const exitStatusHelp = `Exit status: 0 ok, 1 bad flags or a failed run (engine fault, debug trap),
@@ -121,7 +130,7 @@ and bandwidth. The last two lines are the run's seed and trace digest; the same
 seed and flags give the same digest. Without a scenario, runs alltoall.
 
 Scenarios:
-` + scenarioList() + `
+` + scenario.List() + `
 With --trace FILE the run's Chrome trace-event JSON (ui.perfetto.dev,
 chrome://tracing, the DevTools performance panel, speedscope) is written to
 FILE, whatever the outcome (hang, wrong data, race) once the node was built.
@@ -129,12 +138,12 @@ FILE, whatever the outcome (hang, wrong data, race) once the node was built.
 ` + exitStatusHelp,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.o.traced = tracePath != ""
+			f.o.Traced = tracePath != ""
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err
 			}
-			defer withMemLimit(uint64(f.budget))()
+			defer scenario.WithMemLimit(uint64(f.budget))()
 			return runAndPrint(cmd.OutOrStdout(), sc, f.o, f.asJSON, tracePath)
 		},
 	}
@@ -146,39 +155,25 @@ FILE, whatever the outcome (hang, wrong data, race) once the node was built.
 // runAndPrint runs sc once, writes its trace when asked, and prints its
 // summary or hang report to w. The error it returns carries the exit
 // status.
-func runAndPrint(w io.Writer, sc *scenario, o options, asJSON bool, tracePath string) error {
+func runAndPrint(w io.Writer, sc *scenario.Scenario, o scenario.Options, asJSON bool, tracePath string) error {
 	var writeTrace func() (bool, error)
 	if tracePath != "" {
-		if sc.noSDMA {
-			return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+		if sc.Fabric {
+			return fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.Name)
 		}
 		var err error
-		if writeTrace, err = traceToFile(&o, tracePath); err != nil {
+		if writeTrace, err = scenario.TraceToFile(&o, tracePath); err != nil {
 			return err
 		}
 	}
-	rep := runOnce(sc, o)
+	rep := scenario.RunOnce(sc, o)
 	if writeTrace != nil {
 		if _, err := writeTrace(); err != nil {
 			return err
 		}
 	}
-	if err := rep.write(w, asJSON); err != nil {
+	if err := rep.Write(w, asJSON); err != nil {
 		return err
 	}
-	return rep.exitErr()
-}
-
-// scenarioList is the help text's list of scenarios, planted bugs last.
-func scenarioList() string {
-	var b, planted strings.Builder
-	for _, n := range strings.Split(scenarioNames(), ", ") {
-		sc := scenarios[n]
-		to := &b
-		if sc.planted {
-			to = &planted
-		}
-		fmt.Fprintf(to, "  %-26s %s\n", n, sc.summary)
-	}
-	return b.String() + planted.String()
+	return rep.ExitErr()
 }

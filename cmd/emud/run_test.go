@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func rankRows(out string) [][]string {
 
 func TestRunDefault(t *testing.T) {
 	out, errOut, status := execute(t, "run")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Empty(t, errOut)
 	rows := rankRows(out)
 	require.Len(t, rows, 8, out)
@@ -62,8 +63,8 @@ func TestRunSameSeedSameOutput(t *testing.T) {
 	args := []string{"run", "--bytes", "64K", "--seed", "42"}
 	a, _, sa := execute(t, args...)
 	b, _, sb := execute(t, args...)
-	require.Equal(t, exitOK, sa)
-	require.Equal(t, exitOK, sb)
+	require.Equal(t, scenario.ExitOK, sa)
+	require.Equal(t, scenario.ExitOK, sb)
 	assert.Equal(t, seedAndDigest(t, a, 42), seedAndDigest(t, b, 42))
 	assert.Equal(t, a, b, "the whole output repeats, not just the digest")
 }
@@ -73,8 +74,8 @@ func TestRunSameSeedSameOutput(t *testing.T) {
 func TestRunOtherSeed(t *testing.T) {
 	one, _, s1 := execute(t, "run", "--bytes", "64K")
 	seven, _, s7 := execute(t, "run", "--bytes", "64K", "--seed", "7")
-	require.Equal(t, exitOK, s1)
-	require.Equal(t, exitOK, s7)
+	require.Equal(t, scenario.ExitOK, s1)
+	require.Equal(t, scenario.ExitOK, s7)
 	assert.NotEqual(t, seedAndDigest(t, one, 1), seedAndDigest(t, seven, 7))
 	assert.Len(t, rankRows(seven), 8)
 }
@@ -90,7 +91,7 @@ func TestRunShapes(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			out, errOut, status := execute(t, append([]string{"run"}, args...)...)
-			require.Equal(t, exitOK, status, errOut)
+			require.Equal(t, scenario.ExitOK, status, errOut)
 			ranks, _ := strconv.Atoi(args[1])
 			assert.Len(t, rankRows(out), ranks)
 			seedAndDigest(t, out, 1)
@@ -101,8 +102,8 @@ func TestRunShapes(t *testing.T) {
 func TestRunJSON(t *testing.T) {
 	args := []string{"run", "--ranks", "4", "--bytes", "64K", "--seed", "3"}
 	out, errOut, status := execute(t, append(args, "--json")...)
-	require.Equal(t, exitOK, status, errOut)
-	var s jsonSummary
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	var s scenario.Summary
 	require.NoError(t, json.Unmarshal([]byte(out), &s), out)
 	assert.Equal(t, "alltoall", s.Scenario)
 	assert.Equal(t, uint64(3), s.Seed)
@@ -144,7 +145,7 @@ func TestRunBadFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, status := execute(t, append([]string{"run"}, tc.args...)...)
-			assert.Equal(t, exitError, status)
+			assert.Equal(t, scenario.ExitFailed, status)
 			assert.Empty(t, out, "nothing runs")
 			assert.True(t, strings.HasPrefix(errOut, "emud: "), errOut)
 			assert.Contains(t, errOut, tc.flag)
@@ -174,7 +175,7 @@ func TestRunScenarioAsArgument(t *testing.T) {
 func TestRunModelFiles(t *testing.T) {
 	slow := writeFile(t, "slow.json", `{"packet_us": 1e9}`)
 	out, errOut, status := execute(t, "run", "--model", slow, "--ranks", "2", "--bytes", "64")
-	require.Equal(t, exitOK, status, "%s%s", out, errOut)
+	require.Equal(t, scenario.ExitOK, status, "%s%s", out, errOut)
 	for _, row := range rankRows(out) {
 		us, err := strconv.ParseFloat(row[1], 64)
 		require.NoError(t, err)
@@ -187,7 +188,7 @@ func TestRunModelFiles(t *testing.T) {
 	} {
 		bad := writeFile(t, "bad.json", tc.body)
 		out, errOut, status := execute(t, "run", "--model", bad, "--ranks", "2", "--bytes", "64")
-		assert.Equal(t, exitError, status, tc.body)
+		assert.Equal(t, scenario.ExitFailed, status, tc.body)
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, "invalid --model")
 		assert.Contains(t, errOut, tc.want)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -27,7 +28,7 @@ func TestScenariosPass(t *testing.T) {
 				args := append([]string{"run", name, "--seed", strconv.FormatUint(seed, 10)}, shape...)
 				t.Run(strings.Join(args[1:], " "), func(t *testing.T) {
 					out, errOut, status := execute(t, args...)
-					require.Equal(t, exitOK, status, errOut)
+					require.Equal(t, scenario.ExitOK, status, errOut)
 					ranks, _ := strconv.Atoi(shape[1])
 					assert.Len(t, rankRows(out), ranks, out)
 					assert.True(t, strings.HasPrefix(out, name+": "), out)
@@ -48,11 +49,11 @@ func TestScenarioByteCounts(t *testing.T) {
 		{"relay", func(r int) int { return 1000 * min(1, 3-r) }, func(r int) int { return 1000 * min(1, r) }},
 		// Rank 0 feeds 1 and 2 with one broadcast, rank 1 feeds 3.
 		{"broadcast-tree", func(r int) int { return 1000 * []int{2, 1, 0, 0}[r] }, func(r int) int { return 1000 * min(1, r) }},
-		{"alltoall-split", func(int) int { return splitRounds * 4 * 1000 }, func(int) int { return splitRounds * 4 * 1000 }},
+		{"alltoall-split", func(int) int { return 3 * 4 * 1000 }, func(int) int { return 3 * 4 * 1000 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, status := execute(t, "run", tc.name, "--ranks", "4", "--bytes", "1000")
-			require.Equal(t, exitOK, status, errOut)
+			require.Equal(t, scenario.ExitOK, status, errOut)
 			rows := rankRows(out)
 			require.Len(t, rows, 4)
 			for r, f := range rows {
@@ -78,7 +79,7 @@ func TestScenarioFlagChecks(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, errOut, status := execute(t, append([]string{"run"}, tc.args...)...)
-			assert.Equal(t, exitError, status)
+			assert.Equal(t, scenario.ExitFailed, status)
 			assert.Empty(t, out)
 			assert.Contains(t, errOut, tc.want)
 			assert.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
@@ -90,16 +91,16 @@ func TestScenarioFlagChecks(t *testing.T) {
 // schedule-dependent bug, not a scenario that always fails. When it hangs,
 // the report names the cause.
 func TestPlantedBugDependsOnSeed(t *testing.T) {
-	sc := scenarios["alltoall-shared-expected"]
-	require.True(t, sc.planted)
+	sc := mustScenario(t, "alltoall-shared-expected")
+	require.NotNil(t, sc.Planted)
 	hangs, passes := 0, 0
 	for seed := uint64(1); seed <= 60 && (hangs == 0 || passes == 0); seed++ {
-		rep := runOnce(sc, options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: seed})
+		rep := scenario.RunOnce(sc, scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: seed})
 		switch rep.Status {
-		case statusHang:
+		case scenario.StatusHang:
 			hangs++
 			assert.Contains(t, rep.Hang.Text(), "expected looks shared across queues", "seed %d", seed)
-		case statusOK:
+		case scenario.StatusOK:
 			passes++
 		default:
 			t.Fatalf("seed %d: %s: %s", seed, rep.Status, rep.Error)
@@ -112,36 +113,24 @@ func TestPlantedBugDependsOnSeed(t *testing.T) {
 // The correct variant never hangs on the seeds that hang the planted one.
 func TestSplitSurvivesTheSkewThatHangsThePlantedBug(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
-		o := options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: seed}
-		rep := runOnce(scenarios["alltoall-split"], o)
-		assert.Equal(t, statusOK, rep.Status, "seed %d: %s", seed, rep.Error)
+		o := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: seed}
+		rep := scenario.RunOnce(mustScenario(t, "alltoall-split"), o)
+		assert.Equal(t, scenario.StatusOK, rep.Status, "seed %d: %s", seed, rep.Error)
 	}
 }
 
 // A panic in a scenario's host code is a report, not a crash.
 func TestRunOncePanicIsAnError(t *testing.T) {
-	withScenario(t, &scenario{name: "test-panics", run: func(options) (*outcome, error) { panic("boom") }})
-	rep := runOnce(scenarios["test-panics"], options{Ranks: 2, Bytes: 1, Queues: 1, Seed: 4})
-	assert.Equal(t, statusError, rep.Status)
+	withScenario(t, &scenario.Scenario{Name: "test-panics", Run: func(scenario.Options) (*scenario.Outcome, error) { panic("boom") }})
+	rep := scenario.RunOnce(mustScenario(t, "test-panics"), scenario.Options{Ranks: 2, Bytes: 1, Queues: 1, Seed: 4})
+	assert.Equal(t, scenario.StatusError, rep.Status)
 	assert.Contains(t, rep.Error, "test-panics panicked (seed 4): boom")
 	var hang *sim.HangError
-	assert.False(t, errors.As(rep.err, &hang))
+	assert.False(t, errors.As(rep.Err, &hang))
 }
 
 func TestRunDebugAndModelFlags(t *testing.T) {
 	out, errOut, status := execute(t, "run", "--ranks", "2", "--bytes", "4K", "--debug", "--model", "placeholder")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, lines(out)[0], "timing model placeholder (uncalibrated), debug checks on")
-}
-
-// verifyPayload fails when a rank lacks the payload or its signals: here
-// nothing ran, so only rank 0 holds the data.
-func TestVerifyPayloadCatchesMissingData(t *testing.T) {
-	o := options{Ranks: 3, Bytes: 256, Queues: 1, Seed: 1}
-	j, buf, data, err := newPayloadJob(o)
-	require.NoError(t, err)
-	err = j.verifyPayload("relay", buf, data, 0, func(r int) int { return r - 1 }, 1)
-	var bad *mismatchError
-	require.ErrorAs(t, err, &bad)
-	assert.Contains(t, err.Error(), "rank 1's buffer")
 }

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emud-dev/emud/scenario"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
@@ -49,7 +51,7 @@ type serveConfig struct {
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
-		Keep: 1000, TraceBudget: 256 << 20, MemBudget: defaultMemBudget(), ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
+		Keep: 1000, TraceBudget: 256 << 20, MemBudget: scenario.DefaultMemBudget(), ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
 }
 
 func newServeCmd() *cobra.Command {
@@ -91,7 +93,7 @@ and exits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.MaxBody, cfg.TraceBudget, cfg.MemBudget = int64(maxBody), int64(traceBudget), uint64(memBudget)
-			defer withMemLimit(cfg.MemBudget + uint64(cfg.TraceBudget))()
+			defer scenario.WithMemLimit(cfg.MemBudget + uint64(cfg.TraceBudget))()
 			if err := cfg.validate(); err != nil {
 				return err
 			}
@@ -227,9 +229,9 @@ type run struct {
 	TraceDropped string `json:"trace_dropped,omitempty"`
 
 	digest string
-	trace  []byte    // Chrome trace JSON, when asked for and within the budget
-	sc     *scenario // resolved at submission
-	o      options   // resolved at submission; no registry or observer
+	trace  []byte             // Chrome trace JSON, when asked for and within the budget
+	sc     *scenario.Scenario // resolved at submission
+	o      scenario.Options   // resolved at submission; no registry or observer
 }
 
 const (
@@ -349,10 +351,8 @@ func badField(field, format string, args ...any) *requestError {
 var flagInError = regexp.MustCompile(`--([a-z-]+)`)
 
 // decodeRequest reads and checks a POST /runs body.
-func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *scenario, options, *requestError) {
-	def := newScenarioFlags()
-	req := runRequest{Scenario: def.name, Ranks: def.o.Ranks, Bytes: jsonBytes(def.o.Bytes), Queues: def.o.Queues, Seed: def.o.Seed,
-		Phantom: d.cfg.Phantom}
+func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequest, *scenario.Scenario, scenario.Options, *requestError) {
+	req := runRequest{Scenario: "alltoall", Seed: 1, Phantom: d.cfg.Phantom}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, d.cfg.MaxBody))
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -374,81 +374,85 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		var fe *fieldError
 		switch {
 		case errors.As(err, &fe):
-			return nil, nil, options{}, badField(fe.field, "field %q: %v", fe.field, fe.err)
+			return nil, nil, scenario.Options{}, badField(fe.field, "field %q: %v", fe.field, fe.err)
 		case errors.As(err, &tooBig):
-			return nil, nil, options{}, &requestError{http.StatusRequestEntityTooLarge, "",
-				fmt.Sprintf("request body over the limit of %s", formatBytes(uint64(tooBig.Limit)))}
+			return nil, nil, scenario.Options{}, &requestError{http.StatusRequestEntityTooLarge, "",
+				fmt.Sprintf("request body over the limit of %s", scenario.FormatBytes(uint64(tooBig.Limit)))}
 		case errors.As(err, &typeErr) && typeErr.Field == "":
-			return nil, nil, options{}, badField("", "request body is a JSON %s: want a JSON object such as {\"scenario\": \"alltoall\"}", typeErr.Value)
+			return nil, nil, scenario.Options{}, badField("", "request body is a JSON %s: want a JSON object such as {\"scenario\": \"alltoall\"}", typeErr.Value)
 		case errors.As(err, &typeErr):
-			return nil, nil, options{}, badField(typeErr.Field, "field %q: want %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
+			return nil, nil, scenario.Options{}, badField(typeErr.Field, "field %q: want %s, got a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		case errors.As(err, &syntax):
-			return nil, nil, options{}, badField("", "request body is not valid JSON (at byte %d): %v", syntax.Offset, err)
+			return nil, nil, scenario.Options{}, badField("", "request body is not valid JSON (at byte %d): %v", syntax.Offset, err)
 		case errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, nil, options{}, badField("", "request body is not valid JSON: it ends inside the object")
+			return nil, nil, scenario.Options{}, badField("", "request body is not valid JSON: it ends inside the object")
 		case errors.Is(err, io.EOF):
-			return nil, nil, options{}, badField("", "empty request body: want a JSON object such as {\"scenario\": \"alltoall\"}")
+			return nil, nil, scenario.Options{}, badField("", "empty request body: want a JSON object such as {\"scenario\": \"alltoall\"}")
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return nil, nil, options{}, badField(f, "unknown field %q: known fields are %s", f, strings.Join(requestFields(), ", "))
+			return nil, nil, scenario.Options{}, badField(f, "unknown field %q: known fields are %s", f, strings.Join(requestFields(), ", "))
 		}
-		return nil, nil, options{}, badField("", "bad request body: %v", err)
+		return nil, nil, scenario.Options{}, badField("", "bad request body: %v", err)
 	}
 	given, rerr := checkRequestKeys(body)
 	if rerr != nil {
-		return nil, nil, options{}, rerr
+		return nil, nil, scenario.Options{}, rerr
 	}
-	sc, ok := scenarios[req.Scenario]
-	if !ok {
-		return nil, nil, options{}, badField("scenario", "unknown scenario %q: known scenarios: %s", req.Scenario, scenarioNames())
+	sc, err := scenario.Lookup(req.Scenario)
+	if err != nil {
+		return nil, nil, scenario.Options{}, badField("scenario", "unknown scenario %q: known scenarios: %s", req.Scenario, scenario.Names())
 	}
-	if !given["bytes"] && sc.defaultBytes != 0 {
-		req.Bytes = jsonBytes(sc.defaultBytes)
+	def := scenario.Defaults(sc)
+	if !given["bytes"] {
+		req.Bytes = jsonBytes(def.Bytes)
+	}
+	if !given["ranks"] {
+		req.Ranks = def.Ranks
+	}
+	if !given["queues"] {
+		req.Queues = def.Queues
 	}
 	if req.Model != "" && !slices.Contains(model.Presets(), req.Model) {
 		// A path would let any client make the daemon open files.
-		return nil, nil, options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
+		return nil, nil, scenario.Options{}, badField("model", "field \"model\": %q is not a preset; the daemon takes preset names only: %s", req.Model, strings.Join(model.Presets(), ", "))
 	}
-	o := options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Race: req.Race, Model: req.Model,
-		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize, traced: req.Trace}
+	o := scenario.Options{Ranks: req.Ranks, Bytes: uint64(req.Bytes), Queues: req.Queues, Seed: req.Seed, Debug: req.Debug, Race: req.Race, Model: req.Model,
+		Phantom: req.Phantom, LsaSize: req.LsaSize, CftSize: req.CftSize, McSize: req.McSize, Traced: req.Trace}
 	if req.Perturb < 0 || req.Perturb > int(sim.MaxLevel) {
-		return nil, nil, options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)
+		return nil, nil, scenario.Options{}, badField("perturb", "field \"perturb\": %d: need 0..%d", req.Perturb, sim.MaxLevel)
 	}
 	o.Perturb = sim.Level(req.Perturb)
 	if req.Strategy != "" {
 		st, err := sim.ParseStrategy(req.Strategy)
 		if err != nil {
-			return nil, nil, options{}, badField("strategy", "field \"strategy\": %v", err)
+			return nil, nil, scenario.Options{}, badField("strategy", "field \"strategy\": %v", err)
 		}
 		o.Strategy = st
 	}
 	if req.Faults != "" {
 		sp, err := engine.ParseInject(req.Faults)
 		if err != nil {
-			return nil, nil, options{}, badField("faults", "field \"faults\": %v", err)
+			return nil, nil, scenario.Options{}, badField("faults", "field \"faults\": %v", err)
 		}
 		o.Faults = sp
 	}
-	cerr := o.validate(sc)
-	if cerr == nil && sc.noSDMA && req.Trace {
-		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.name)
+	var cerr error
+	if sc.Fabric && req.Trace {
+		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.Name)
+	} else {
+		cerr = scenario.Admit(sc, o, d.cfg.MemBudget)
 	}
-	if cerr == nil && sc.check != nil {
-		cerr = sc.check(o)
+	if be := (*scenario.BudgetError)(nil); errors.As(cerr, &be) {
+		return nil, nil, scenario.Options{}, &requestError{http.StatusUnprocessableEntity, "bytes",
+			fmt.Sprintf("%s with ranks %d needs an estimated %s, over the daemon's --mem-budget %s; send \"phantom\": true for a timing-only run",
+				sc.Name, o.Ranks, be.Usage, scenario.ApproxBytes(be.Budget))}
 	}
 	if cerr != nil {
 		field := ""
 		if m := flagInError.FindStringSubmatch(cerr.Error()); m != nil {
 			field = strings.ReplaceAll(m[1], "-", "_") // --lsa-size is "lsa_size"
 		}
-		return nil, nil, options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
-	}
-	if err := checkBudget(sc, o, d.cfg.MemBudget); err != nil {
-		var be *budgetError
-		errors.As(err, &be)
-		return nil, nil, options{}, &requestError{http.StatusUnprocessableEntity, "bytes",
-			fmt.Sprintf("%s with ranks %d needs an estimated %s, over the daemon's --mem-budget %s; send \"phantom\": true for a timing-only run",
-				sc.name, o.Ranks, be.u, approxBytes(be.budget))}
+		return nil, nil, scenario.Options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
 	}
 	return &req, sc, o, nil
 }
@@ -617,7 +621,7 @@ func (d *daemon) execute(ru *run) {
 		// Runs that fit the budget alone may still not fit it together:
 		// a run waits for the memory it is estimated to need. Submission
 		// refused any run larger than the whole budget.
-		need := int64(footprint(ru.sc, ru.o).Bytes())
+		need := int64(scenario.Footprint(ru.sc, ru.o).Bytes())
 		if err := d.mem.Acquire(d.ctx, need); err != nil {
 			d.finish(ru, nil, nil, statusCanceled)
 			return
@@ -632,9 +636,9 @@ func (d *daemon) execute(ru *run) {
 	defer d.flying.Dec()
 
 	rep, tr := d.runOne(ru)
-	d.duration.WithLabelValues(ru.sc.name).Observe(time.Since(now).Seconds())
+	d.duration.WithLabelValues(ru.sc.Name).Observe(time.Since(now).Seconds())
 	d.finish(ru, rep, tr, rep.Status)
-	if footprint(ru.sc, ru.o).Bytes() >= returnToOSAfter {
+	if scenario.Footprint(ru.sc, ru.o).Bytes() >= returnToOSAfter {
 		// The run's memory is garbage now. Left to the runtime, the freed
 		// heap stays resident (reused spans are zeroed, so their pages
 		// are touched) and the scavenger returns it only slowly: a daemon
@@ -651,18 +655,18 @@ const returnToOSAfter = 64 << 20
 // runOne runs ru and returns its report and serialized trace (nil unless
 // asked for). The run's registry is folded into the daemon's totals here;
 // nothing else of the run outlives this call.
-func (d *daemon) runOne(ru *run) (*report, []byte) {
+func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 	o := ru.o
-	o.registry = prometheus.NewRegistry()
+	o.Registry = prometheus.NewRegistry()
 	var writeTrace func(io.Writer) error
 	if ru.Request.Trace {
-		writeTrace = traceInto(&o)
+		writeTrace = scenario.TraceInto(&o)
 	}
-	rep := runOnce(ru.sc, o)
+	rep := scenario.RunOnce(ru.sc, o)
 	var tr []byte
 	if writeTrace != nil {
 		var buf bytes.Buffer
-		if err := writeTrace(&buf); errors.Is(err, errNoNode) {
+		if err := writeTrace(&buf); errors.Is(err, scenario.ErrNoNode) {
 			// a run that failed before its node was built has no trace
 		} else if err != nil {
 			d.logf("run %s: trace: %v", ru.ID, err)
@@ -670,7 +674,7 @@ func (d *daemon) runOne(ru *run) (*report, []byte) {
 			tr = buf.Bytes()
 		}
 	}
-	if err := d.engine.add(o.registry); err != nil {
+	if err := d.engine.add(o.Registry); err != nil {
 		d.logf("run %s: engine metrics: %v", ru.ID, err)
 	}
 	return rep, tr
@@ -678,24 +682,24 @@ func (d *daemon) runOne(ru *run) (*report, []byte) {
 
 // finish files a run's outcome: the report as JSON, the trace within the
 // budget.
-func (d *daemon) finish(ru *run, rep *report, tr []byte, status string) {
+func (d *daemon) finish(ru *run, rep *scenario.Report, tr []byte, status string) {
 	now := time.Now().UTC()
 	var body json.RawMessage
 	digest := ""
 	if rep != nil {
 		b, err := json.Marshal(rep)
 		if err != nil {
-			b, _ = json.Marshal(map[string]string{"status": statusError, "error": "report: " + err.Error()})
-			status = statusError
+			b, _ = json.Marshal(map[string]string{"status": scenario.StatusError, "error": "report: " + err.Error()})
+			status = scenario.StatusError
 		}
-		body, digest = b, rep.digest()
+		body, digest = b, rep.Digest()
 	}
 	d.mu.Lock()
 	ru.Status, ru.Report, ru.digest, ru.Finished = status, body, digest, &now
 	switch {
 	case tr == nil:
 	case int64(len(tr)) > d.cfg.TraceBudget:
-		ru.TraceDropped = fmt.Sprintf("the trace (%s) is larger than --trace-budget %s", formatBytes(uint64(len(tr))), formatBytes(uint64(d.cfg.TraceBudget)))
+		ru.TraceDropped = fmt.Sprintf("the trace (%s) is larger than --trace-budget %s", scenario.FormatBytes(uint64(len(tr))), scenario.FormatBytes(uint64(d.cfg.TraceBudget)))
 	default:
 		ru.trace = tr
 		d.traceBytes += int64(len(tr))
@@ -703,8 +707,8 @@ func (d *daemon) finish(ru *run, rep *report, tr []byte, status string) {
 	}
 	d.evictLocked()
 	d.mu.Unlock()
-	d.total.WithLabelValues(ru.sc.name, status).Inc()
-	d.logf("run %s: %s seed %d: %s", ru.ID, ru.sc.name, ru.o.Seed, status)
+	d.total.WithLabelValues(ru.sc.Name, status).Inc()
+	d.logf("run %s: %s seed %d: %s", ru.ID, ru.sc.Name, ru.o.Seed, status)
 }
 
 // trimTracesLocked drops the oldest kept traces until the rest fit
@@ -715,7 +719,7 @@ func (d *daemon) trimTracesLocked() {
 			return
 		}
 		if ru := d.runs[id]; ru.trace != nil {
-			d.dropTraceLocked(ru, fmt.Sprintf("dropped to keep the traces of newer runs within --trace-budget %s", formatBytes(uint64(d.cfg.TraceBudget))))
+			d.dropTraceLocked(ru, fmt.Sprintf("dropped to keep the traces of newer runs within --trace-budget %s", scenario.FormatBytes(uint64(d.cfg.TraceBudget))))
 		}
 	}
 }
@@ -739,7 +743,7 @@ func (d *daemon) list(w http.ResponseWriter, _ *http.Request) {
 	rows := make([]runListing, 0, len(d.order))
 	for _, id := range slices.Backward(d.order) {
 		ru := d.runs[id]
-		row := runListing{ID: ru.ID, Scenario: ru.sc.name, Seed: ru.o.Seed, Status: ru.Status, Digest: ru.digest}
+		row := runListing{ID: ru.ID, Scenario: ru.sc.Name, Seed: ru.o.Seed, Status: ru.Status, Digest: ru.digest}
 		rows = append(rows, row)
 	}
 	d.mu.Unlock()

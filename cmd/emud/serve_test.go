@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -107,8 +108,8 @@ type apiRun struct {
 	Status  string     `json:"status"`
 	Request runRequest `json:"request"`
 	Report  *struct {
-		Status  string       `json:"status"`
-		Summary *jsonSummary `json:"summary"`
+		Status  string            `json:"status"`
+		Summary *scenario.Summary `json:"summary"`
 		Hang    *struct {
 			Causes []sim.Cause `json:"causes"`
 			Digest string      `json:"digest"`
@@ -146,7 +147,7 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	hang := d.submit(fmt.Sprintf(`{"scenario": "alltoall-shared-expected", "ranks": 4, "bytes": 4096, "seed": %d, "trace": true}`, hangingSeed(t)))
 
 	r := d.wait(ok)
-	require.Equal(t, statusOK, r.Status, "%+v", r.Report)
+	require.Equal(t, scenario.StatusOK, r.Status, "%+v", r.Report)
 	require.NotNil(t, r.Report.Summary)
 	assert.Len(t, r.Report.Summary.Results, 3)
 	out, _, _ := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "7")
@@ -154,7 +155,7 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	assert.Equal(t, uint64(4096), uint64(r.Request.Bytes))
 
 	h := d.wait(hang)
-	require.Equal(t, statusHang, h.Status)
+	require.Equal(t, scenario.StatusHang, h.Status)
 	require.NotNil(t, h.Report.Hang)
 	require.NotEmpty(t, h.Report.Hang.Causes)
 	assert.Equal(t, cco.CauseSignalShort, h.Report.Hang.Causes[0].Kind)
@@ -177,7 +178,7 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &list))
 	require.Len(t, list.Runs, 2)
 	assert.Equal(t, hang, list.Runs[0].ID, "newest first")
-	assert.Equal(t, statusHang, list.Runs[0].Status)
+	assert.Equal(t, scenario.StatusHang, list.Runs[0].Status)
 	assert.Equal(t, r.Report.Summary.Digest, list.Runs[1].Digest)
 
 	status, body = d.do("GET", "/runs/999", "")
@@ -292,10 +293,10 @@ func TestServeBadRequests(t *testing.T) {
 // flight finishes and is reported, then the daemon exits cleanly.
 func TestServeShutdownWaitsForRunInFlight(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	withScenario(t, &scenario{name: "test-blocks", run: func(o options) (*outcome, error) {
+	withScenario(t, &scenario.Scenario{Name: "test-blocks", Run: func(o scenario.Options) (*scenario.Outcome, error) {
 		close(started)
 		<-release
-		return &outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
+		return &scenario.Outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
 	}})
 	d := startDaemon(t, func(c *serveConfig) { c.MaxRuns = 1 })
 	id := d.submit(`{"scenario": "test-blocks"}`)
@@ -345,7 +346,7 @@ func TestServeFlags(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, errOut, status := execute(t, append([]string{"serve"}, tc.args...)...)
-			assert.Equal(t, exitError, status)
+			assert.Equal(t, scenario.ExitFailed, status)
 			assert.Contains(t, errOut, tc.flag)
 		})
 	}
@@ -381,11 +382,11 @@ func TestServeFinishedRunsKeepOnlyTheirReports(t *testing.T) {
 		return ms.HeapAlloc
 	}
 	warm := d.submit(`{"ranks": 16, "bytes": 64, "queues": 8}`)
-	require.Equal(t, statusOK, d.wait(warm).Status)
+	require.Equal(t, scenario.StatusOK, d.wait(warm).Status)
 	before := heap()
 	const n = 8
 	for range n {
-		require.Equal(t, statusOK, d.wait(d.submit(`{"ranks": 16, "bytes": 64, "queues": 8}`)).Status)
+		require.Equal(t, scenario.StatusOK, d.wait(d.submit(`{"ranks": 16, "bytes": 64, "queues": 8}`)).Status)
 	}
 	after := heap()
 	per := (int64(after) - int64(before)) / n
@@ -399,8 +400,8 @@ func TestServeFinishedRunsKeepOnlyTheirReports(t *testing.T) {
 func TestServeReturnsMemoryAfterABigRun(t *testing.T) {
 	d := startDaemon(t, nil)
 	body := `{"ranks": 32, "bytes": 64, "queues": 8}`
-	require.GreaterOrEqual(t, footprint(scenarios["alltoall"], options{Ranks: 32, Bytes: 64, Queues: 8}).Bytes(), uint64(returnToOSAfter))
-	require.Equal(t, statusOK, d.wait(d.submit(body)).Status)
+	require.GreaterOrEqual(t, scenario.Footprint(mustScenario(t, "alltoall"), scenario.Options{Ranks: 32, Bytes: 64, Queues: 8}).Bytes(), uint64(returnToOSAfter))
+	require.Equal(t, scenario.StatusOK, d.wait(d.submit(body)).Status)
 	runtime.GC() // the run's heap is free now, whoever freed it
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -427,7 +428,7 @@ func TestServeTraceBudget(t *testing.T) {
 		ids = append(ids, d.submit(fmt.Sprintf(body, seed+1)))
 	}
 	for _, id := range ids {
-		require.Equal(t, statusOK, d.wait(id).Status)
+		require.Equal(t, scenario.StatusOK, d.wait(id).Status)
 	}
 	kept := int64(0)
 	for i, id := range ids {
@@ -445,7 +446,7 @@ func TestServeTraceBudget(t *testing.T) {
 	small := startDaemon(t, func(c *serveConfig) { c.TraceBudget = 100 })
 	id = small.submit(fmt.Sprintf(body, 1))
 	r := small.wait(id)
-	require.Equal(t, statusOK, r.Status)
+	require.Equal(t, scenario.StatusOK, r.Status)
 	status, b := small.do("GET", "/runs/"+id+"/trace", "")
 	assert.Equal(t, http.StatusGone, status)
 	assert.Contains(t, b, "larger than --trace-budget 100")
@@ -471,10 +472,10 @@ func TestServeCutsOffStalledUploads(t *testing.T) {
 // the exit status must not say all went well.
 func TestServeShutdownTimeoutIsAnError(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
-	withScenario(t, &scenario{name: "test-stuck", run: func(o options) (*outcome, error) {
+	withScenario(t, &scenario.Scenario{Name: "test-stuck", Run: func(o scenario.Options) (*scenario.Outcome, error) {
 		close(started)
 		<-release
-		return &outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
+		return &scenario.Outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
 	}})
 	defer close(release)
 	cfg := defaultServeConfig()
@@ -493,7 +494,7 @@ func TestServeShutdownTimeoutIsAnError(t *testing.T) {
 	case err := <-done:
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "gave up waiting for 1 runs in flight after --shutdown-timeout 50ms")
-		assert.Equal(t, exitError, exitStatus(io.Discard, err))
+		assert.Equal(t, scenario.ExitFailed, exitStatus(io.Discard, err))
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not return")
 	}
@@ -520,6 +521,6 @@ func FuzzDecodeRequest(f *testing.F) {
 			return
 		}
 		require.NotNil(t, sc)
-		assert.NoError(t, o.validate(sc))
+		assert.NoError(t, o.Validate(sc))
 	})
 }

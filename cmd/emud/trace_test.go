@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/internal/tracecheck"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // The trace of every scenario with SDMA queues, at its defaults, and of
@@ -34,8 +35,9 @@ func TestScenarioTracesReadRight(t *testing.T) {
 	}
 	var runs []run
 	var names []string
-	for n, sc := range scenarios {
-		if !sc.noSDMA {
+	for _, sc := range scenario.All() {
+		n := sc.Name
+		if !sc.Fabric {
 			names = append(names, n)
 		}
 	}
@@ -62,13 +64,13 @@ func TestScenarioTracesReadRight(t *testing.T) {
 				path = filepath.Join(keep, r.file+".json")
 			}
 			_, errOut, status := execute(t, append(append([]string{"run"}, r.args...), "--trace", path)...)
-			switch sc := scenarios[r.args[0]]; {
+			switch sc := mustScenario(t, r.args[0]); {
 			case r.file == "alltoall-shared-expected-seed1":
-				require.Equal(t, exitHang, status, errOut) // seed 1 hangs at the defaults
-			case sc.planted: // a hang, wrong data or a race: the trace is written all the same
-				require.Contains(t, []int{exitOK, exitHang, exitMismatch, exitRace}, status, errOut)
+				require.Equal(t, scenario.ExitHang, status, errOut) // seed 1 hangs at the defaults
+			case sc.Planted != nil: // a hang, wrong data or a race: the trace is written all the same
+				require.Contains(t, []int{scenario.ExitOK, scenario.ExitHang, scenario.ExitMismatch, scenario.ExitRace}, status, errOut)
 			default:
-				require.Equal(t, exitOK, status, errOut)
+				require.Equal(t, scenario.ExitOK, status, errOut)
 			}
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)

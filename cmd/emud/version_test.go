@@ -6,13 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestVersionCommand(t *testing.T) {
 	out, errOut, status := execute(t, "version")
-	require.Equal(t, exitOK, status, errOut)
+	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.True(t, strings.HasPrefix(out, "emud "), out)
 	assert.Contains(t, out, "go: "+runtime.Version())
 }

@@ -1,4 +1,4 @@
-package main
+package scenario
 
 import (
 	"bufio"
@@ -18,11 +18,11 @@ import (
 // queues (ring, state, metrics series), lanes (one coroutine each, plus the
 // block's shared memory) and fabric operations in flight. The per-item
 // costs are measured, with margin, from runs of this build (peak RSS with
-// /usr/bin/time -v, see usage's constants); they are an estimate, not a
+// /usr/bin/time -v, see Usage's constants); they are an estimate, not a
 // bound.
 
-// usage is a run's footprint, item by item.
-type usage struct {
+// Usage is a run's footprint, item by item.
+type Usage struct {
 	Backed uint64 // emulated memory backed by real bytes
 	Host   uint64 // host buffers: inputs, expected values, read-backs
 	Shared uint64 // kernel shared memory (LDS) of every block
@@ -43,7 +43,7 @@ type usage struct {
 // all-to-all: 1.27 GB), a pending delivery (an event and its closure) to
 // about 128 B. Each but the ring is doubled for margin; perRun is a run's fixed cost
 // (simulator, node, registries). The process runs with the budget as Go's
-// soft memory limit (withMemLimit), so the garbage of finished operations
+// soft memory limit (WithMemLimit), so the garbage of finished operations
 // does not pile up on top of what is live.
 const (
 	perQueue  = 256<<10 + 48<<10
@@ -55,16 +55,16 @@ const (
 )
 
 // Bytes is the estimated total.
-func (u usage) Bytes() uint64 {
+func (u Usage) Bytes() uint64 {
 	return perRun + u.Backed + u.Host + u.Shared + uint64(u.Queues)*perQueue + uint64(u.Lanes)*perLane +
 		uint64(u.Ops)*perOp + uint64(u.Deliv)*perDeliv + u.Trace
 }
 
-func (u usage) String() string {
+func (u Usage) String() string {
 	var parts []string
 	add := func(what string, n uint64) {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", what, approxBytes(n)))
+			parts = append(parts, fmt.Sprintf("%s %s", what, ApproxBytes(n)))
 		}
 	}
 	add("emulated memory", u.Backed)
@@ -78,19 +78,19 @@ func (u usage) String() string {
 		add(fmt.Sprintf("%d fabric ops in flight", u.Ops), uint64(u.Ops)*perOp+uint64(u.Deliv)*perDeliv)
 	}
 	add("trace", u.Trace)
-	return fmt.Sprintf("%s (%s)", approxBytes(u.Bytes()), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s (%s)", ApproxBytes(u.Bytes()), strings.Join(parts, ", "))
 }
 
-// footprint estimates what one run of sc with o takes.
-func footprint(sc *scenario, o options) usage {
-	if sc.usage == nil {
-		return usage{}
+// Footprint estimates what one run of sc with o takes.
+func Footprint(sc *Scenario, o Options) Usage {
+	if sc.Usage == nil {
+		return Usage{}
 	}
-	u := sc.usage(o)
+	u := sc.Usage(o)
 	if o.Phantom {
 		u.Backed = 0
 	}
-	if o.traced && !sc.noSDMA {
+	if o.Traced && !sc.Fabric {
 		// A recorder holds a record per packet and per call, and writing
 		// the JSON buffers it all: measured about 100 MB over the run's
 		// own for the 64-rank all-to-all (4096 queues and lanes, a 6.6 MB
@@ -100,37 +100,37 @@ func footprint(sc *scenario, o options) usage {
 	return u
 }
 
-// budgetError is a run over --mem-budget; the message names the flags, the
+// BudgetError is a run over --mem-budget; the message names the flags, the
 // estimate and the budget.
-type budgetError struct {
-	sc     *scenario
-	o      options
-	u      usage
-	budget uint64
+type BudgetError struct {
+	Scenario *Scenario
+	Options  Options
+	Usage    Usage // the estimate
+	Budget   uint64
 }
 
-func (e *budgetError) Error() string {
+func (e *BudgetError) Error() string {
 	hint := "; use --phantom for a timing-only run"
-	if e.o.Phantom {
+	if e.Options.Phantom {
 		hint = ""
 	}
 	return fmt.Sprintf("invalid --bytes %s with --ranks %d: %s needs an estimated %s, over --mem-budget %s%s, or raise --mem-budget",
-		formatBytes(e.o.Bytes), e.o.Ranks, e.sc.name, e.u, approxBytes(e.budget), hint)
+		FormatBytes(e.Options.Bytes), e.Options.Ranks, e.Scenario.Name, e.Usage, ApproxBytes(e.Budget), hint)
 }
 
-// checkBudget refuses a run whose estimate exceeds budget (0: no budget).
-func checkBudget(sc *scenario, o options, budget uint64) error {
-	if u := footprint(sc, o); budget > 0 && u.Bytes() > budget {
-		return &budgetError{sc, o, u, budget}
+// CheckBudget refuses a run whose estimate exceeds budget (0: no budget).
+func CheckBudget(sc *Scenario, o Options, budget uint64) error {
+	if u := Footprint(sc, o); budget > 0 && u.Bytes() > budget {
+		return &BudgetError{sc, o, u, budget}
 	}
 	return nil
 }
 
-// withMemLimit makes budget the Go runtime's soft memory limit until the
+// WithMemLimit makes budget the Go runtime's soft memory limit until the
 // returned function restores the previous one: near the limit the
 // collector runs harder instead of letting garbage grow the heap to twice
 // what is live. 0 leaves the limit alone.
-func withMemLimit(budget uint64) (restore func()) {
+func WithMemLimit(budget uint64) (restore func()) {
 	if budget == 0 || budget > math.MaxInt64 {
 		return func() {}
 	}
@@ -138,11 +138,11 @@ func withMemLimit(budget uint64) (restore func()) {
 	return func() { debug.SetMemoryLimit(prev) }
 }
 
-// defaultMemBudget is --mem-budget's default: a quarter of the machine's
+// DefaultMemBudget is --mem-budget's default: a quarter of the machine's
 // physical memory (MemTotal in /proc/meminfo), or 4 GiB where that cannot
 // be read. A quarter leaves room for the rest of a shared machine and for
 // the collector's headroom over what is live.
-func defaultMemBudget() uint64 {
+func DefaultMemBudget() uint64 {
 	if total := physicalMemory(); total > 0 {
 		return (total / 4) &^ (1<<20 - 1) // whole MiB, for --help
 	}
@@ -169,25 +169,25 @@ func physicalMemory() uint64 {
 	return 0
 }
 
-// exploreJobs caps explore's --jobs by the budget (each job holds one run)
+// ExploreJobs caps explore's --jobs by the budget (each job holds one run)
 // and by the processors (more runs than processors only cost memory). It
 // returns the jobs to use and, when capped, why.
-func exploreJobs(jobs, procs int, perRun, budget uint64) (int, string) {
+func ExploreJobs(jobs, procs int, perRun, budget uint64) (int, string) {
 	n, why := jobs, ""
 	if limit := 4 * procs; n > limit {
 		n, why = limit, fmt.Sprintf("4 × %d processors", procs)
 	}
 	if budget > 0 && perRun > 0 {
 		if fit := budget / perRun; uint64(n) > fit {
-			n, why = int(max(fit, 1)), fmt.Sprintf("--mem-budget %s / %s per run", approxBytes(budget), approxBytes(perRun))
+			n, why = int(max(fit, 1)), fmt.Sprintf("--mem-budget %s / %s per run", ApproxBytes(budget), ApproxBytes(perRun))
 		}
 	}
 	return n, why
 }
 
-// approxBytes prints an estimate to three significant digits in binary
+// ApproxBytes prints an estimate to three significant digits in binary
 // units: 8.02GiB, 192KiB, 515MiB.
-func approxBytes(n uint64) string {
+func ApproxBytes(n uint64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
 	v, i := float64(n), 0
 	for v >= 1024 && i < len(units)-1 {

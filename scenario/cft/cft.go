@@ -1,7 +1,8 @@
-package main
+package cft
 
 import (
 	"fmt"
+	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
@@ -25,24 +26,26 @@ import (
 // fabric), not an SDMA model, and have no SDMA queues to trace.
 
 func init() {
-	register(&scenario{
-		name:    "cft-allreduce",
-		summary: "u32 sum all-reduce over the CFT fabric: pullRed + redMultimem + multimem barriers (NCCL device API)",
-		bytes:   "per rank (a multiple of 16)",
-		noSDMA:  true,
-		check:   checkCftAllReduce,
-		run:     runCftAllReduce,
-		usage:   cftAllReduceUsage,
+	scenario.Register(&scenario.Scenario{
+		Name:    "cft-allreduce",
+		Perf:    &scenario.PerfShape{Type: "uint32", Elem: 4, Redop: "sum", Per: scenario.One, Gran: 16, Bus: func(n float64) float64 { return 2 * (n - 1) / n }},
+		Summary: "u32 sum all-reduce over the CFT fabric: pullRed + redMultimem + multimem barriers (NCCL device API)",
+		Bytes:   "per rank (a multiple of 16)",
+		Fabric:  true,
+		Check:   checkCftAllReduce,
+		Run:     runCftAllReduce,
+		Usage:   cftAllReduceUsage,
 	})
-	register(&scenario{
-		name:         "cft-alltoall",
-		summary:      "all-to-all over the CFT fabric: put to every flat-team peer + a unicast barrier (NCCL device API)",
-		bytes:        "per pair (a multiple of 16)",
-		defaultBytes: 1 << 10,
-		noSDMA:       true,
-		check:        checkCftAllToAll,
-		run:          runCftAllToAll,
-		usage:        cftAllToAllUsage,
+	scenario.Register(&scenario.Scenario{
+		Name:         "cft-alltoall",
+		Perf:         &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scenario.ByRanks, Gran: 16, Bus: scenario.RingBus},
+		Summary:      "all-to-all over the CFT fabric: put to every flat-team peer + a unicast barrier (NCCL device API)",
+		Bytes:        "per pair (a multiple of 16)",
+		DefaultBytes: 1 << 10,
+		Fabric:       true,
+		Check:        checkCftAllToAll,
+		Run:          runCftAllToAll,
+		Usage:        cftAllToAllUsage,
 	})
 }
 
@@ -55,12 +58,12 @@ const fabricSharedBytes = uint64(kernel.MaxSharedBytes)
 const maxCftBytes = 4 << 30
 
 // checkCft is what both CFT scenarios require.
-func checkCft(o options) error {
+func checkCft(o scenario.Options) error {
 	switch {
 	case o.Bytes%16 != 0:
-		return fmt.Errorf("invalid --bytes %s: need a multiple of 16 (the CFT scenarios move whole 16-byte units)", formatBytes(o.Bytes))
+		return fmt.Errorf("invalid --bytes %s: need a multiple of 16 (the CFT scenarios move whole 16-byte units)", scenario.FormatBytes(o.Bytes))
 	case o.Bytes > maxCftBytes:
-		return fmt.Errorf("invalid --bytes %s: at most %s per rank", formatBytes(o.Bytes), formatBytes(maxCftBytes))
+		return fmt.Errorf("invalid --bytes %s: at most %s per rank", scenario.FormatBytes(o.Bytes), scenario.FormatBytes(maxCftBytes))
 	case o.Model != "":
 		return fmt.Errorf("invalid --model %q: the CFT scenarios run on the fabric's own timing model, not an SDMA model", o.Model)
 	case !o.Faults.Empty():
@@ -69,20 +72,20 @@ func checkCft(o options) error {
 	return nil
 }
 
-func checkCftAllReduce(o options) error { return checkCft(o) }
+func checkCftAllReduce(o scenario.Options) error { return checkCft(o) }
 
-func checkCftAllToAll(o options) error {
+func checkCftAllToAll(o scenario.Options) error {
 	if err := checkCft(o); err != nil {
 		return err
 	}
-	topo, err := o.topology().Normalize()
+	topo, err := o.Topology().Normalize()
 	if err != nil {
 		return err
 	}
 	// Every outgoing block is staged in shared memory at once.
 	if stage := uint64(topo.CftSize) * o.Bytes; 16+stage > fabricSharedBytes {
 		return fmt.Errorf("invalid --bytes %s with a flat CFT team of %d ranks: cft-alltoall stages every outgoing block in shared memory, at most %s per pair",
-			formatBytes(o.Bytes), topo.CftSize, formatBytes((fabricSharedBytes-16)/uint64(topo.CftSize)&^15))
+			scenario.FormatBytes(o.Bytes), topo.CftSize, scenario.FormatBytes((fabricSharedBytes-16)/uint64(topo.CftSize)&^15))
 	}
 	return nil
 }
@@ -91,14 +94,14 @@ func checkCftAllToAll(o options) error {
 // per multicast group on the host, one wave of 32 lanes per rank staging a
 // piece in shared memory, and per rank one operation reaching every member
 // of its group in flight.
-func cftAllReduceUsage(o options) usage {
-	t, err := o.topology().Normalize()
+func cftAllReduceUsage(o scenario.Options) scenario.Usage {
+	t, err := o.Topology().Normalize()
 	if err != nil {
-		return usage{}
+		return scenario.Usage{}
 	}
 	r, mc := uint64(o.Ranks), uint64(t.CftMcSize)
 	stage := min(((o.Bytes+mc-1)/mc+15)&^15, fabric.DefaultStage)
-	u := usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
+	u := scenario.Usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
 	if !o.Phantom {
 		// A pullRed in flight holds a copy of its piece from every member,
 		// plus the expected sum per group and a stage per rank.
@@ -109,26 +112,26 @@ func cftAllReduceUsage(o options) usage {
 
 // cftAllToAllUsage: a receive window of a block per flat-team peer, every
 // outgoing block staged in shared memory, and every put in flight at once.
-func cftAllToAllUsage(o options) usage {
-	t, err := o.topology().Normalize()
+func cftAllToAllUsage(o scenario.Options) scenario.Usage {
+	t, err := o.Topology().Normalize()
 	if err != nil {
-		return usage{}
+		return scenario.Usage{}
 	}
 	r, c := uint64(o.Ranks), uint64(t.CftSize)
-	u := usage{Backed: r * c * o.Bytes, Shared: r * (16 + c*o.Bytes), Lanes: 32 * o.Ranks, Ops: o.Ranks * t.CftSize}
+	u := scenario.Usage{Backed: r * c * o.Bytes, Shared: r * (16 + c*o.Bytes), Lanes: 32 * o.Ranks, Ops: o.Ranks * t.CftSize}
 	if !o.Phantom {
 		u.Host = 2 * r * c * o.Bytes // the host's read-back and the kernels' loads
 	}
 	return u
 }
 
-func runCftAllReduce(o options) (*outcome, error) {
-	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.topology(),
+func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
+	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.Topology(),
 		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
-	topo, _ := o.topology().Normalize()
+	topo, _ := o.Topology().Normalize()
 	out := cftOutcome(o, res)
 	mc := uint64(topo.CftMcSize)
 	per := ((o.Bytes+mc-1)/mc + 15) &^ 15 // fabric.AllReduceConfig.Bytes's chunks
@@ -137,32 +140,32 @@ func runCftAllReduce(o options) (*outcome, error) {
 		// group and receives the whole buffer.
 		lo := min(uint64(topo.CftMultimemRank(r))*per, o.Bytes)
 		hi := min(lo+per, o.Bytes)
-		out.Ranks = append(out.Ranks, rankResult{Rank: r, Finish: res.Elapsed, BytesSent: (hi - lo) * mc, BytesReceived: o.Bytes})
+		out.Ranks = append(out.Ranks, scenario.RankResult{Rank: r, Finish: res.Elapsed, BytesSent: (hi - lo) * mc, BytesReceived: o.Bytes})
 	}
 	return out, nil
 }
 
-func runCftAllToAll(o options) (*outcome, error) {
-	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.topology(),
+func runCftAllToAll(o scenario.Options) (*scenario.Outcome, error) {
+	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.Topology(),
 		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-alltoall", o, res, err); err != nil {
 		return nil, err
 	}
-	topo, _ := o.topology().Normalize()
+	topo, _ := o.Topology().Normalize()
 	out := cftOutcome(o, res)
 	moved := uint64(topo.CftSize-1) * o.Bytes // to and from every peer but itself
 	for r := range o.Ranks {
-		out.Ranks = append(out.Ranks, rankResult{Rank: r, Finish: res.Elapsed, BytesSent: moved, BytesReceived: moved})
+		out.Ranks = append(out.Ranks, scenario.RankResult{Rank: r, Finish: res.Elapsed, BytesSent: moved, BytesReceived: moved})
 	}
 	return out, nil
 }
 
 // cftErr classifies a fabric collective's error: a result with an error is
 // a finished run whose data was wrong.
-func cftErr(name string, o options, res *fabric.CollectiveResult, err error) error {
+func cftErr(name string, o scenario.Options, res *fabric.CollectiveResult, err error) error {
 	switch {
 	case err != nil && res != nil:
-		return &mismatchError{Scenario: name, Seed: o.Seed, Detail: err.Error()}
+		return &scenario.MismatchError{Scenario: name, Seed: o.Seed, Detail: err.Error()}
 	case err != nil:
 		return err
 	case len(res.Reports) > 0:
@@ -171,6 +174,6 @@ func cftErr(name string, o options, res *fabric.CollectiveResult, err error) err
 	return nil
 }
 
-func cftOutcome(o options, res *fabric.CollectiveResult) *outcome {
-	return &outcome{Model: "fabric (NVLink 5 defaults)", End: res.Elapsed, Seed: o.Seed, Digest: res.Digest}
+func cftOutcome(o scenario.Options, res *fabric.CollectiveResult) *scenario.Outcome {
+	return &scenario.Outcome{Model: "fabric (NVLink 5 defaults)", End: res.Elapsed, Seed: o.Seed, Digest: res.Digest}
 }

@@ -1,7 +1,8 @@
-package main
+package sdma
 
 import (
 	"fmt"
+	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
@@ -36,32 +37,39 @@ const (
 	launchSkewStream = 0x5c3e
 )
 
+// split is the perf shape of the split all-to-alls: blocks of a multiple
+// of 16 bytes, so that each half is a multiple of 8.
+var split = &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scenario.ByRanks, Gran: 16, Bus: scenario.RingBus}
+
 func init() {
-	register(&scenario{
-		name:    "alltoall-split",
-		summary: fmt.Sprintf("all-to-all in %d rounds, each block sent in two halves by two kernels on queue ids 0 and 1, launched with seeded skew", splitRounds),
-		check:   checkSplit,
-		usage:   splitUsage,
-		run:     func(o options) (*outcome, error) { return runSplit(o, false) },
+	scenario.Register(&scenario.Scenario{
+		Name:    "alltoall-split",
+		Perf:    split,
+		Summary: fmt.Sprintf("all-to-all in %d rounds, each block sent in two halves by two kernels on queue ids 0 and 1, launched with seeded skew", splitRounds),
+		Check:   checkSplit,
+		Usage:   splitUsage,
+		Run:     func(o scenario.Options) (*scenario.Outcome, error) { return runSplit(o, false) },
 	})
-	register(&scenario{
-		name:    "alltoall-shared-expected",
-		summary: "PLANTED BUG: alltoall-split with one expected counter shared across both queue ids; hangs under some seeds",
-		planted: true,
-		check:   checkSplit,
-		usage:   splitUsage,
-		run:     func(o options) (*outcome, error) { return runSplit(o, true) },
+	scenario.Register(&scenario.Scenario{
+		Name:    "alltoall-shared-expected",
+		Perf:    split,
+		Summary: "PLANTED BUG: alltoall-split with one expected counter shared across both queue ids; hangs under some seeds",
+		Planted: &scenario.Planted{Fixed: "alltoall-split", Timing: true, Class: "one expected counter per source shared across queue ids",
+			Source: "seed document, waitSignal rules: one running total per (srcRank, queueId)"},
+		Check: checkSplit,
+		Usage: splitUsage,
+		Run:   func(o scenario.Options) (*scenario.Outcome, error) { return runSplit(o, true) },
 	})
 }
 
 // splitUsage is alltoall's with two kernels per rank on two queue ids.
-func splitUsage(o options) usage {
+func splitUsage(o scenario.Options) scenario.Usage {
 	u := alltoallUsage(o)
 	u.Queues, u.Lanes = 2*u.Queues, 2*u.Lanes
 	return u
 }
 
-func checkSplit(o options) error {
+func checkSplit(o scenario.Options) error {
 	if o.Queues < 2 {
 		return fmt.Errorf("invalid --queues %d: this scenario sends each block in two halves on queue ids 0 and 1, it needs 2 or more", o.Queues)
 	}
@@ -71,7 +79,7 @@ func checkSplit(o options) error {
 	return checkAlltoall(o)
 }
 
-func runSplit(o options, shared bool) (*outcome, error) {
+func runSplit(o scenario.Options, shared bool) (*scenario.Outcome, error) {
 	name := "alltoall-split"
 	if shared {
 		name = "alltoall-shared-expected"
@@ -82,7 +90,7 @@ func runSplit(o options, shared bool) (*outcome, error) {
 	}
 	b := o.Bytes
 	half := [2]struct{ off, n uint64 }{{0, b / 2}, {b / 2, b - b/2}}
-	rng := x.s.Rand(launchSkewStream)
+	rng := x.Sim.Rand(launchSkewStream)
 	for r := range x.ranks {
 		me := x.ranks[r]
 		// seen[h][p]: signals from p on queue h this rank has consumed.
@@ -95,9 +103,9 @@ func runSplit(o options, shared bool) (*outcome, error) {
 		}
 		for h := range 2 {
 			delay := sim.Time(rng.Int64N(int64(maxLaunchSkew)))
-			x.s.Spawn(fmt.Sprintf("host%d/stream%d", r, h), func(a *sim.Actor) {
+			x.Sim.Spawn(fmt.Sprintf("host%d/stream%d", r, h), func(a *sim.Actor) {
 				a.Sleep(delay)
-				_, err := x.launchNamed(fmt.Sprintf("rank%d/stream%d", r, h), r, 1, o.Ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
+				_, err := x.LaunchNamed(fmt.Sprintf("rank%d/stream%d", r, h), r, 1, o.Ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
 					p := (r + 1 + t.ThreadIdx()) % o.Ranks
 					for range splitRounds {
 						want := seen[h][p] + 1
@@ -106,48 +114,29 @@ func runSplit(o options, shared bool) (*outcome, error) {
 						sdma.WaitSignal(p, h, want)
 						seen[h][p] = want
 					}
-					x.done(r, t)
+					x.Done(r, t)
 				})
 				if err != nil {
-					x.s.Fail(err)
+					x.Sim.Fail(err)
 				}
 			})
 		}
 	}
-	if err := x.s.Run(); err != nil {
+	if err := x.Sim.Run(); err != nil {
 		return nil, err
 	}
-	var got, want []byte
-	if !o.Phantom {
-		got, want = make([]byte, uint64(o.Ranks)*b), make([]byte, b)
-	}
-	var c checker
-	for r, rk := range x.ranks {
-		if !o.Phantom {
-			if err := x.mem.Read(rk.recvWin.LocalPtr(0), got); err != nil {
-				return nil, err
-			}
+	// Every slot on queue ids 0 and 1 counted every round, the others
+	// nothing.
+	err = x.verify(name, func(r, p, q int) uint64 {
+		if q < 2 {
+			return splitRounds
 		}
-		for p := range o.Ranks {
-			if !o.Phantom { // no bytes to check in a phantom run; the signals are real
-				fillBlock(want, p, r)
-				c.block(fmt.Sprintf("rank %d's receive block from rank %d", r, p), x.block(got, p), want)
-			}
-			for q := range o.Queues {
-				w := uint64(0)
-				if q < 2 {
-					w = splitRounds
-				}
-				if err := c.signal(rk.dc, r, p, q, w); err != nil {
-					return nil, err
-				}
-			}
-		}
-	}
-	if err := c.err(name, o.Seed); err != nil {
+		return 0
+	})
+	if err != nil {
 		return nil, err
 	}
 	per := uint64(o.Ranks) * b * splitRounds
 	each := func(int) uint64 { return per }
-	return x.outcome(each, each), nil
+	return x.Outcome(each, each), nil
 }

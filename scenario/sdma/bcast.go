@@ -1,8 +1,9 @@
-package main
+package sdma
 
 import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // The broadcast-tree scenario sends rank 0's buffer down a binary tree
@@ -14,18 +15,19 @@ import (
 // as putBroadcast requires.
 
 func init() {
-	register(&scenario{
-		name:    "broadcast-tree",
-		summary: "rank 0's buffer down a binary tree, one putBroadcast per parent reaching both children",
-		bytes:   "payload",
-		check:   checkPayload("broadcast-tree"),
-		usage:   payloadUsage,
-		run:     runBroadcastTree,
+	scenario.Register(&scenario.Scenario{
+		Name:    "broadcast-tree",
+		Perf:    &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scenario.One, Gran: 1, Bus: scenario.FlatBus},
+		Summary: "rank 0's buffer down a binary tree, one putBroadcast per parent reaching both children",
+		Bytes:   "payload",
+		Check:   checkPayload("broadcast-tree"),
+		Usage:   payloadUsage,
+		Run:     runBroadcastTree,
 	})
 }
 
-func runBroadcastTree(o options) (*outcome, error) {
-	j, buf, data, err := newPayloadJob(o)
+func runBroadcastTree(o scenario.Options) (*scenario.Outcome, error) {
+	j, buf, err := newPayloadJob(o)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +43,7 @@ func runBroadcastTree(o options) (*outcome, error) {
 	}
 	for r := range n {
 		kids := children(r)
-		err := j.launch(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		err := j.LaunchRank(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 			if r > 0 {
 				sdma.WaitSignal((r-1)/2, q, 1) // the parent's copy has landed
 			}
@@ -54,19 +56,19 @@ func runBroadcastTree(o options) (*outcome, error) {
 			if len(kids) > 0 {
 				sdma.QuietQueue(kids[0], q) // both children's copies are out
 			}
-			j.done(r, t)
+			j.Done(r, t)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := j.s.Run(); err != nil {
+	if err := j.Sim.Run(); err != nil {
 		return nil, err
 	}
-	if err := j.verifyPayload("broadcast-tree", buf, data, q, func(r int) int { return (r - 1) / 2 }, 1); err != nil {
+	if err := verifyPayload(j, "broadcast-tree", buf, q, func(r int) int { return (r - 1) / 2 }, 1); err != nil {
 		return nil, err
 	}
-	return j.outcome(
+	return j.Outcome(
 		func(r int) uint64 { return b * uint64(len(children(r))) },
 		func(r int) uint64 { return b * uint64(min(1, r)) }), nil
 }

@@ -1,4 +1,4 @@
-package main
+package scenario
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 )
 
 // The trace wiring: a recorder attaches to the run's node before anything
-// runs (options.observe) and writes Chrome trace-event JSON after the run,
+// runs (Options.Observe) and writes Chrome trace-event JSON after the run,
 // whatever its outcome (passed, hung, wrong data, raced, failed): only a
 // run that stopped before its node was built has none.
 
-// errNoNode is traceInto's error for a run that never built its node.
-var errNoNode = errors.New("no trace: the run stopped before its node was built")
+// ErrNoNode is TraceInto's error for a run that never built its node.
+var ErrNoNode = errors.New("no trace: the run stopped before its node was built")
 
-// traceInto attaches a recorder through o and returns the function that
-// writes the trace to w once the run is over (errNoNode if there is none).
-func traceInto(o *options) func(w io.Writer) error {
+// TraceInto attaches a recorder through o and returns the function that
+// writes the trace to w once the run is over (ErrNoNode if there is none).
+func TraceInto(o *Options) func(w io.Writer) error {
 	var rec *trace.Recorder
-	prev := o.observe
-	o.observe = func(n *engine.Node, h *cco.Host) {
+	prev := o.Observe
+	o.Observe = func(n *engine.Node, h *cco.Host) {
 		if prev != nil {
 			prev(n, h)
 		}
@@ -33,16 +33,16 @@ func traceInto(o *options) func(w io.Writer) error {
 	}
 	return func(w io.Writer) error {
 		if rec == nil {
-			return errNoNode
+			return ErrNoNode
 		}
 		return rec.WriteJSON(w)
 	}
 }
 
-// traceToFile checks that path can be written (before the run, so a typo
+// TraceToFile checks that path can be written (before the run, so a typo
 // costs nothing) and returns the function that writes the trace there; it
 // says whether there was one (the file it made is removed if not).
-func traceToFile(o *options, path string) (func() (bool, error), error) {
+func TraceToFile(o *Options, path string) (func() (bool, error), error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("invalid --trace: %w", err)
@@ -50,10 +50,10 @@ func traceToFile(o *options, path string) (func() (bool, error), error) {
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("invalid --trace: %w", err)
 	}
-	write := traceInto(o)
+	write := TraceInto(o)
 	return func() (bool, error) {
 		var buf bytes.Buffer
-		if err := write(&buf); errors.Is(err, errNoNode) {
+		if err := write(&buf); errors.Is(err, ErrNoNode) {
 			return false, os.Remove(path)
 		} else if err != nil {
 			return false, fmt.Errorf("writing trace %s: %w", path, err)

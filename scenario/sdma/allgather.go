@@ -1,7 +1,8 @@
-package main
+package sdma
 
 import (
 	"fmt"
+	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
@@ -25,42 +26,44 @@ import (
 // faster. With --race the detector reports it at every size and seed.
 
 func init() {
-	register(&scenario{
-		name:    "allgather-ring",
-		summary: "ring all-gather: ranks−1 steps, each rank forwards one chunk to its successor per step with put + remote signal",
-		bytes:   "per chunk",
-		check:   checkAllgather,
-		usage:   allgatherUsage,
-		run:     func(o options) (*outcome, error) { return runAllgather(o, false) },
+	scenario.Register(&scenario.Scenario{
+		Name:    "allgather-ring",
+		Perf:    scenario.PerfAllToAll,
+		Summary: "ring all-gather: ranks−1 steps, each rank forwards one chunk to its successor per step with put + remote signal",
+		Bytes:   "per chunk",
+		Check:   checkAllgather,
+		Usage:   allgatherUsage,
+		Run:     func(o scenario.Options) (*scenario.Outcome, error) { return runAllgather(o, false) },
 	})
-	register(&scenario{
-		name:    "allgather-wrong-queue",
-		summary: "PLANTED BUG: allgather-ring with each chunk on one queue id and its signal on another",
-		planted: true,
-		bytes:   "per chunk",
-		check: func(o options) error {
+	scenario.Register(&scenario.Scenario{
+		Name:    "allgather-wrong-queue",
+		Summary: "PLANTED BUG: allgather-ring with each chunk on one queue id and its signal on another",
+		Planted: &scenario.Planted{Fixed: "allgather-ring", Class: "a chunk on one queue id and its signal on another: nothing orders the COPY before the signal",
+			Source: "seed document, waitSignal rules: a signal orders only its own queue's earlier packets"},
+		Bytes: "per chunk",
+		Check: func(o scenario.Options) error {
 			if o.Queues < 2 {
 				return fmt.Errorf("invalid --queues %d: allgather-wrong-queue signals on the queue after the chunk's, it needs 2 or more", o.Queues)
 			}
 			return checkAllgather(o)
 		},
-		usage: allgatherUsage,
-		run:   func(o options) (*outcome, error) { return runAllgather(o, true) },
+		Usage: allgatherUsage,
+		Run:   func(o scenario.Options) (*scenario.Outcome, error) { return runAllgather(o, true) },
 	})
 }
 
-func allgatherUsage(o options) usage {
+func allgatherUsage(o scenario.Options) scenario.Usage {
 	r, b := uint64(o.Ranks), o.Bytes
-	u := usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
+	u := scenario.Usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
 	if !o.Phantom {
 		u.Host = r*b + b
 	}
 	return u
 }
 
-func checkAllgather(o options) error {
+func checkAllgather(o scenario.Options) error {
 	if o.Bytes > maxMessageBytes {
-		return fmt.Errorf("invalid --bytes %s: allgather-ring chunks are at most %s", formatBytes(o.Bytes), formatBytes(maxMessageBytes))
+		return fmt.Errorf("invalid --bytes %s: allgather-ring chunks are at most %s", scenario.FormatBytes(o.Bytes), scenario.FormatBytes(maxMessageBytes))
 	}
 	return nil
 }
@@ -70,8 +73,8 @@ func checkAllgather(o options) error {
 // not race with each other; only the chunks do).
 const scratchBytes = 8
 
-func runAllgather(o options, wrongQueue bool) (*outcome, error) {
-	j, err := newJob(o)
+func runAllgather(o scenario.Options, wrongQueue bool) (*scenario.Outcome, error) {
+	j, err := scenario.NewEnv(o)
 	if err != nil {
 		return nil, err
 	}
@@ -79,26 +82,24 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 	span := uint64(n) * b
 	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own
 	// chunk is in place before the kernels start.
-	buf, err := j.window(span + uint64(n+1)*scratchBytes)
+	buf, err := j.Window(span + uint64(n+1)*scratchBytes)
 	if err != nil {
 		return nil, err
 	}
-	own := make([]byte, b)
 	for r := range n {
 		if o.Phantom {
 			break
 		}
-		fillBlock(own, r, r)
-		if err := j.mem.Write(buf[r].LocalPtr(uint64(r)*b), own); err != nil {
+		if err := j.Mem().Write(buf[r].LocalPtr(uint64(r)*b), scenario.PatternOf(b, 0, r, r)); err != nil {
 			return nil, err
 		}
 	}
-	if err := j.devComms(); err != nil {
+	if err := j.SetupDevComms(); err != nil {
 		return nil, err
 	}
 	for r := range n {
 		next, prev := (r+1)%n, (r+n-1)%n
-		err := j.launch(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		err := j.LaunchRank(r, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 			expected := make([]uint64, o.Queues) // running total per queue id from prev
 			for s := range n - 1 {
 				c := uint64((r - s + n) % n)
@@ -118,56 +119,44 @@ func runAllgather(o options, wrongQueue bool) (*outcome, error) {
 				sdma.WaitSignal(prev, q, expected[q]) // chunk (r−s−1) mod n has landed
 			}
 			sdma.Quiet(next) // our last forward is out
-			j.consume(cco.NewMem(t, j.dcs[r]), buf[r].LocalPtr(0), span)
-			j.done(r, t)
+			j.Consume(cco.NewMem(t, j.DevComms[r]), buf[r].LocalPtr(0), span)
+			j.Done(r, t)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := j.s.Run(); err != nil {
+	if err := j.Sim.Run(); err != nil {
 		return nil, err
 	}
-	var c checker
-	var got []byte
-	if !o.Phantom {
-		got = make([]byte, span)
+	var c scenario.Checker
+	own := func(r, src int) (int, int, bool) { return src, src, true } // chunk src is rank src's own
+	what := func(r, src int) string { return fmt.Sprintf("rank %d's chunk from rank %d", r, src) }
+	if err := j.CheckBlocks(&c, buf, n, b, own, what); err != nil {
+		return nil, err
 	}
-	for r := range n {
-		for src := range n {
-			if o.Phantom {
-				break // no bytes to check; the signals below are real
-			}
-			if src == 0 {
-				if err := j.mem.Read(buf[r].LocalPtr(0), got); err != nil {
-					return nil, err
-				}
-			}
-			fillBlock(own, src, src)
-			c.block(fmt.Sprintf("rank %d's chunk from rank %d", r, src), got[uint64(src)*b:uint64(src+1)*b], own)
-		}
-		prev := (r + n - 1) % n
-		for q := range o.Queues {
-			// Steps 0..n−2 signalled on queue s mod queues (the bug: the
-			// queue after it).
-			want := uint64(0)
-			for s := range n - 1 {
-				sq := s % o.Queues
-				if wrongQueue {
-					sq = (sq + 1) % o.Queues
-				}
-				if sq == q {
-					want++
-				}
-			}
-			if err := c.signal(j.dcs[r], r, prev, q, want); err != nil {
-				return nil, err
-			}
-		}
+	if err := j.CheckSignals(&c, func(r, p, q int) (uint64, bool) { return ringSignals(o, wrongQueue, q), p == (r+n-1)%n }); err != nil {
+		return nil, err
 	}
-	if err := c.err("allgather-ring", o.Seed); err != nil {
+	if err := c.Err("allgather-ring", o.Seed); err != nil {
 		return nil, err
 	}
 	moved := func(int) uint64 { return uint64(n-1) * b }
-	return j.outcome(moved, moved), nil
+	return j.Outcome(moved, moved), nil
+}
+
+// ringSignals is what rank r's slot (prev, q) counts at the end: steps
+// 0..n−2 signalled on queue s mod queues (the bug: the queue after it).
+func ringSignals(o scenario.Options, wrongQueue bool, q int) uint64 {
+	want := uint64(0)
+	for s := range o.Ranks - 1 {
+		sq := s % o.Queues
+		if wrongQueue {
+			sq = (sq + 1) % o.Queues
+		}
+		if sq == q {
+			want++
+		}
+	}
+	return want
 }

@@ -1,0 +1,9 @@
+// Package all registers every built-in scenario: import it for its side
+// effect (the SDMA collectives and their planted variants, the CFT
+// collectives) wherever the whole registry is wanted.
+package all
+
+import (
+	_ "github.com/emud-dev/emud/scenario/cft"  // cft-allreduce, cft-alltoall
+	_ "github.com/emud-dev/emud/scenario/sdma" // the SDMA collectives and their planted variants
+)

@@ -1,0 +1,212 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// Exploration is what Explore found.
+type Exploration struct {
+	sc    *Scenario
+	o     Options // the flags; Seed is unused
+	first uint64
+	seeds int
+	found *Report // the lowest failing seed's report, nil if all passed
+	// Of the passing runs: end times (µs) and distinct digests.
+	ends    []float64
+	digests map[string]bool
+}
+
+// Explore runs sc under seeds first.. first+n−1, jobs at a time, and
+// returns the lowest failing seed's report. Seeds are handed out in order
+// and a failure at seed s stops handing out seeds above s, so every seed
+// below the one reported has run and passed: the answer does not depend on
+// jobs or on timing. step is called once per finished run.
+func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(failed bool)) *Exploration {
+	x := &Exploration{sc: sc, o: o, first: first, seeds: n, digests: map[string]bool{}}
+	var mu sync.Mutex
+	next, stop := first, first+uint64(n) // hand out [next, stop)
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next >= stop {
+					mu.Unlock()
+					return
+				}
+				seed := next
+				next++
+				mu.Unlock()
+
+				ro := o
+				ro.Seed = seed
+				rep := RunOnce(sc, ro)
+
+				mu.Lock()
+				failed := rep.Status != StatusOK
+				switch {
+				case failed && (x.found == nil || seed < x.found.O.Seed):
+					x.found, stop = rep, seed
+				case !failed:
+					x.ends = append(x.ends, rep.Summary.EndMicros)
+					x.digests[rep.Summary.Digest] = true
+				}
+				mu.Unlock()
+				if step != nil {
+					step(failed)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return x
+}
+
+// PCTSteps is PCT's k for sc: the scheduling steps of one run of the first
+// seed without PCT (sim.DefaultPCTSteps if that run does not finish).
+func PCTSteps(sc *Scenario, o Options, first uint64) int {
+	probe := o
+	probe.Seed, probe.Strategy = first, sim.StrategyRandom
+	if rep := RunOnce(sc, probe); rep.Status == StatusOK && rep.Outcome.Steps > 0 {
+		return rep.Outcome.Steps
+	}
+	return sim.DefaultPCTSteps
+}
+
+// Reproduce is the command line that reruns the failing seed with its trace.
+func Reproduce(sc *Scenario, o Options) string {
+	args := []string{"emud", "replay", sc.Name, "--seed", fmt.Sprint(o.Seed),
+		"--ranks", fmt.Sprint(o.Ranks), "--bytes", FormatBytes(o.Bytes), "--queues", fmt.Sprint(o.Queues)}
+	if o.Debug {
+		args = append(args, "--debug")
+	}
+	if o.Race {
+		args = append(args, "--race")
+	}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	return strings.Join(append(args, TimingArgs(o)...), " ")
+}
+
+// TimingArgs are the flags that fix a run's timing and faults beyond the
+// seed, as replay takes them: the perturbation level always (replay's
+// default differs from explore's), the strategy and faults when set.
+func TimingArgs(o Options) []string {
+	args := []string{"--perturb", fmt.Sprint(int(o.Perturb))}
+	if o.Strategy != sim.StrategyRandom {
+		args = append(args, "--strategy", o.Strategy.String())
+		if o.PCT.Depth != 0 {
+			args = append(args, "--pct-depth", fmt.Sprint(o.PCT.Depth))
+		}
+		if o.PCT.Steps != 0 {
+			args = append(args, "--pct-steps", fmt.Sprint(o.PCT.Steps))
+		}
+	}
+	if !o.Faults.Empty() {
+		args = append(args, "--faults", o.Faults.String())
+	}
+	return args
+}
+
+// ExplorationJSON is explore's --json output.
+type ExplorationJSON struct {
+	Scenario  string  `json:"scenario"`
+	FirstSeed uint64  `json:"first_seed"`
+	Seeds     int     `json:"seeds"`
+	SeedsRun  int     `json:"seeds_run"`
+	Found     bool    `json:"found"`
+	Seed      uint64  `json:"seed,omitempty"`
+	Status    string  `json:"status,omitempty"`
+	Report    *Report `json:"report,omitempty"`
+	Reproduce string  `json:"reproduce,omitempty"`
+	// Phantom: the runs stored no bytes and checked no data.
+	Phantom bool `json:"phantom,omitempty"`
+}
+
+// seedsRun counts the seeds that decided the answer: up to the failing one,
+// or all of them.
+func (x *Exploration) seedsRun() int {
+	if x.found == nil {
+		return x.seeds
+	}
+	return int(x.found.O.Seed-x.first) + 1
+}
+
+// Write prints the outcome and returns the exit error of the seed found.
+func (x *Exploration) Write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		j := ExplorationJSON{Scenario: x.sc.Name, FirstSeed: x.first, Seeds: x.seeds, SeedsRun: x.seedsRun(), Found: x.found != nil, Phantom: x.o.Phantom}
+		if x.found != nil {
+			j.Seed, j.Status, j.Report, j.Reproduce = x.found.O.Seed, x.found.Status, x.found, Reproduce(x.sc, x.found.O)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+		return x.ExitErr()
+	}
+	last := x.first + uint64(x.seeds) - 1
+	if x.found == nil {
+		slices.Sort(x.ends)
+		if x.o.Phantom {
+			fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed signal check; %s)\n", x.sc.Name, x.first, last, PhantomNote)
+		} else {
+			fmt.Fprintf(w, "explore %s: seeds %d..%d all passed (no hang, no failed check)\n", x.sc.Name, x.first, last)
+		}
+		fmt.Fprintf(w, "  end time (µs): min %.3f  median %.3f  max %.3f\n", x.ends[0], x.ends[len(x.ends)/2], x.ends[len(x.ends)-1])
+		fmt.Fprintf(w, "  distinct digests: %d of %d runs\n", len(x.digests), len(x.ends))
+		fmt.Fprintf(w, "  explored with: %s\n", strings.Join(TimingArgs(x.o), " "))
+		return nil
+	}
+	rep := x.found
+	fmt.Fprintf(w, "explore %s: seed %d %s (%d of seeds %d..%d run)\n", x.sc.Name, rep.O.Seed, DescribeStatus(rep.Status), x.seedsRun(), x.first, last)
+	if rep.Hang != nil {
+		if err := WriteHang(w, rep.Hang, false); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%s\n", rep.Error)
+	}
+	fmt.Fprintf(w, "reproduce: %s\n", Reproduce(x.sc, rep.O))
+	return x.ExitErr()
+}
+
+// ExitErr is the exit error of the seed found (nil if all passed).
+func (x *Exploration) ExitErr() error {
+	if x.found == nil {
+		return nil
+	}
+	err := x.found.ExitErr()
+	if ce, ok := err.(*ExitError); ok {
+		// The report is on stdout already; the one-line error names the seed.
+		return &ExitError{ce.Code, fmt.Errorf("explore %s: seed %d %s", x.sc.Name, x.found.O.Seed, DescribeStatus(x.found.Status))}
+	}
+	return fmt.Errorf("explore %s: seed %d failed", x.sc.Name, x.found.O.Seed)
+}
+
+// DescribeStatus is a status in words: "hangs", "fails its data check".
+func DescribeStatus(s string) string {
+	switch s {
+	case StatusHang:
+		return "hangs"
+	case StatusMismatch:
+		return "fails its data check"
+	case StatusRace:
+		return "has data races"
+	}
+	return "fails"
+}
+
+// Found is the lowest failing seed's report, nil if every seed passed.
+func (x *Exploration) Found() *Report { return x.found }

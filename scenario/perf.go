@@ -1,0 +1,243 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// PerfShape is how nccl-tests' columns map onto a scenario: the element
+// type and reduction it reports, how many --bytes messages make one
+// nccl-tests "size" (per-rank buffer), the granule --bytes must be a
+// multiple of, and the bus-bandwidth factor of the collective (nccl-tests
+// doc/PERFORMANCE.md: all-reduce 2(n−1)/n, all-gather and all-to-all
+// (n−1)/n, broadcast 1).
+type PerfShape struct {
+	Type  string
+	Elem  uint64
+	Redop string
+	Per   func(n int) uint64 // messages of --bytes per size
+	Gran  uint64
+	Bus   func(n float64) float64
+}
+
+// The usual shapes: an all-to-all or all-gather of ranks blocks per size,
+// a transfer of one payload.
+var (
+	PerfAllToAll = &PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: ByRanks, Gran: 8, Bus: RingBus}
+	perfDefault  = &PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: One, Gran: 1, Bus: FlatBus}
+)
+
+// Message counts per size and bus factors of the usual collectives.
+var (
+	ByRanks = func(n int) uint64 { return uint64(n) }
+	One     = func(int) uint64 { return 1 }
+	RingBus = func(n float64) float64 { return (n - 1) / n }
+	FlatBus = func(float64) float64 { return 1 }
+)
+
+// PerfOf is sc's perf shape: its own, else a transfer of size bytes (bus
+// factor 1).
+func PerfOf(sc *Scenario) *PerfShape {
+	if sc.Perf != nil {
+		return sc.Perf
+	}
+	return perfDefault
+}
+
+// PerfRow is one size of a sweep.
+type PerfRow struct {
+	Size   uint64  `json:"size"`
+	Count  uint64  `json:"count"`
+	TimeUs float64 `json:"time_us"`
+	AlgBW  float64 `json:"algbw"`
+	BusBW  float64 `json:"busbw"`
+	Wrong  int     `json:"wrong"`
+	Err    string  `json:"error,omitempty"`
+}
+
+// PerfSweep runs sc at every size and prints the table; it returns the
+// rows and the error (exit status) of the worst failure, nil if none.
+func PerfSweep(w io.Writer, sc *Scenario, o Options, sizes []uint64, iters int, budget uint64) ([]PerfRow, error) {
+	sh := PerfOf(sc)
+	modelName := "the CFT fabric's model"
+	if !sc.Fabric {
+		modelName = o.Model
+		if modelName == "" {
+			modelName = "mi355x"
+		}
+	}
+	fmt.Fprintf(w, "# emud perf %s: %d ranks, %d queues per peer, model %s, timing perturbation level %d, seed %d, %d iteration(s)\n",
+		sc.Name, o.Ranks, o.Queues, modelName, o.Perturb, o.Seed, iters)
+	if o.Phantom {
+		fmt.Fprintln(w, "# --phantom: no bytes stored, data not checked (#wrong counts signals only)")
+	}
+	fmt.Fprintf(w, "#\n# %10s %12s %8s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong")
+	fmt.Fprintf(w, "# %10s %12s %8s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "")
+	var rows []PerfRow
+	var worst error
+	var busSum float64
+	n := 0
+	per := sh.Per(o.Ranks)
+	for _, size := range sizes {
+		msg := size / per / sh.Gran * sh.Gran
+		if msg == 0 {
+			fmt.Fprintf(w, "# %d B: too small for %d messages of a multiple of %d B; skipped\n", size, per, sh.Gran)
+			continue
+		}
+		oo := o
+		oo.Bytes = msg
+		r := PerfRow{Size: msg * per, Count: msg * per / sh.Elem}
+		if err := Admit(sc, oo, budget); err != nil {
+			fmt.Fprintf(w, "# %d B: %v; skipped\n", r.Size, err)
+			continue
+		}
+		var sum float64
+		for i := 0; i < iters && r.Err == ""; i++ {
+			oo.Seed = o.Seed + uint64(i)
+			res, err := sc.Run(oo)
+			var mm *MismatchError
+			switch {
+			case errors.As(err, &mm):
+				r.Wrong += mm.Wrong
+				r.Err = "wrong data"
+				worst = MoreSevere(worst, err)
+			case err != nil:
+				r.Err = firstLine(err.Error())
+				worst = MoreSevere(worst, err)
+			default:
+				var end sim.Time
+				for _, rk := range res.Ranks {
+					end = max(end, rk.Finish)
+				}
+				sum += end.Micros()
+			}
+		}
+		if r.Err != "" && r.Wrong == 0 {
+			fmt.Fprintf(w, "  %10d %12d %8s %6s %10s %8s %8s %7s  # %s\n", r.Size, r.Count, sh.Type, sh.Redop, "-", "-", "-", "N/A", r.Err)
+			rows = append(rows, r)
+			continue
+		}
+		r.TimeUs = sum / float64(iters)
+		if r.TimeUs > 0 {
+			r.AlgBW = float64(r.Size) / r.TimeUs / 1e3
+			r.BusBW = r.AlgBW * sh.Bus(float64(o.Ranks))
+		}
+		busSum += r.BusBW
+		n++
+		fmt.Fprintf(w, "  %10d %12d %8s %6s %10.2f %8.2f %8.2f %7d\n", r.Size, r.Count, sh.Type, sh.Redop, r.TimeUs, r.AlgBW, r.BusBW, r.Wrong)
+		rows = append(rows, r)
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "# Out of bounds values : %d\n# Avg bus bandwidth    : %.4g\n", len(rows)-n, busSum/float64(n))
+	}
+	return rows, worst
+}
+
+// MoreSevere keeps the error whose exit status is worse (a hang or wrong
+// data before a plain failure).
+func MoreSevere(a, b error) error {
+	rank := func(e error) int {
+		var h *sim.HangError
+		var m *MismatchError
+		switch {
+		case e == nil:
+			return 0
+		case errors.As(e, &h):
+			return 3
+		case errors.As(e, &m):
+			return 2
+		}
+		return 1
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// WritePerfPlot draws busbw over size on a log axis.
+func WritePerfPlot(w io.Writer, format, name string, o Options, rows []PerfRow) error {
+	var pts plotter.XYs
+	for _, r := range rows {
+		if r.Err == "" && r.BusBW > 0 {
+			pts = append(pts, plotter.XY{X: float64(r.Size), Y: r.BusBW})
+		}
+	}
+	if len(pts) == 0 {
+		return errors.New("plot: no size ran, nothing to draw")
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("emud perf %s: %d ranks, %d queues per peer", name, o.Ranks, o.Queues)
+	p.X.Label.Text = "size (B)"
+	p.Y.Label.Text = "busbw (GB/s)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	if err := plotutil.AddLinePoints(p, "busbw", pts); err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// PerfSizes are the sizes from lo to hi, multiplying by factor or adding
+// step (when not 0), at most 4096 of them.
+func PerfSizes(lo, hi, step uint64, factor float64) []uint64 {
+	var sizes []uint64
+	for s := lo; s <= hi && len(sizes) < 4096; {
+		sizes = append(sizes, s)
+		next := s + step
+		if step == 0 {
+			next = uint64(math.Round(float64(s) * factor))
+		}
+		if next <= s {
+			break
+		}
+		s = next
+	}
+	return sizes
+}
+
+// PerfExitErr is the exit error of a sweep whose worst failure was worst
+// (nil: none failed).
+func PerfExitErr(sc *Scenario, rows []PerfRow, worst error) error {
+	if worst == nil {
+		return nil
+	}
+	failed := 0
+	for _, r := range rows {
+		if r.Err != "" {
+			failed++
+		}
+	}
+	code := ExitFailed
+	var h *sim.HangError
+	var mm *MismatchError
+	switch {
+	case errors.As(worst, &h):
+		code = ExitHang
+	case errors.As(worst, &mm):
+		code = ExitMismatch
+	}
+	return &ExitError{code, fmt.Errorf("perf %s: %d of %d sizes failed; the worst: %w", sc.Name, failed, len(rows), worst)}
+}
