@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// documentedCSV is shared/calibration/mi355x-documented.csv: every number
+// documentedCSV is calibrate/testdata/mi355x-documented.csv: every number
 // the seed document measured on MI355X.
 //
 //go:embed testdata/mi355x-documented.csv

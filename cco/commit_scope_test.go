@@ -12,7 +12,7 @@ import (
 
 // commit<Warp> and commit<Block> ring every queue of the peer (lane or
 // thread l < n rings queue l, queueId ignored); commit<Thread> rings one
-// (cco-semantics.md §7). Called by lane 0 alone, commit<Warp> rings only
+// (docs/cco-semantics.md §7). Called by lane 0 alone, commit<Warp> rings only
 // queue 0: the other lanes would have rung the others.
 func TestCommitScopes(t *testing.T) {
 	const n = 4

@@ -8,7 +8,7 @@ import (
 )
 
 // Queue is one SDMA queue as cco drives it: the issuer side of MORI's ring
-// protocol (sdma-hardware.md §3), written once in package issuer for every
+// protocol (docs/sdma-hardware.md §3), written once in package issuer for every
 // backend. The emulator's queues and the hardware backend's embed one; a
 // Device hands it out.
 type Queue = issuer.Queue

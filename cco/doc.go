@@ -1,8 +1,9 @@
 // Package cco is the ccoSdma device API of MORI (include/mori/cco/cco.hpp),
 // host side and device side, on an emulated MI355X node or any Device.
 //
-// It follows shared/seeds/cco-sdma-device-api.txt and
-// shared/spec/cco-semantics.md; the section numbers below are the spec's.
+// It follows MORI's ccoSdma device API with the engine-side extensions, as
+// docs/cco-semantics.md states them (with their public sources); the
+// section numbers below are that document's.
 //
 // # Host side
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/emud-dev/emud/signal"
 )
 
-// The four engine-side calls of the seed document (cco-semantics.md §11).
+// The four engine-side calls of the seed document (docs/cco-semantics.md §11).
 // They post from a single issuer with no lane grouping: at thread scope the
 // active lanes post one at a time, so they may share a queue; at warp/block
 // scope the leader posts. Only ccoSdmaOptFlagsAggregate is accepted.

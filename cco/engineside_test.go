@@ -1,6 +1,6 @@
 package cco_test
 
-// The engine-side calls of the seed document (cco-semantics.md §11),
+// The engine-side calls of the seed document (docs/cco-semantics.md §11),
 // chunking (§9), the options rules and SDMA-off no-ops (§2.3).
 
 import (

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// MORI hazard (cco-semantics.md §7): a commit while another issuer has
+// MORI hazard (docs/cco-semantics.md §7): a commit while another issuer has
 // reserved but not yet written rings a half-written slot, and that issuer
 // then spins forever in its chain. Here wave 0 fills the ring with an
 // uncommitted Aggregate batch and its next put (without Aggregate) claims a

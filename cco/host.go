@@ -386,7 +386,7 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		Sdma: SdmaDevComm{SdmaNumQueue: n}, Debug: st.debug, st: st}, nil
 }
 
-// resolveQueues applies MORI's queue-count rules (cco-semantics.md §1.2).
+// resolveQueues applies MORI's queue-count rules (docs/cco-semantics.md §1.2).
 func (h *Host) resolveQueues(c *Comm, req int) int {
 	want := req
 	if want > MaxSdmaQueues {

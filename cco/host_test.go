@@ -26,7 +26,7 @@ func TestTruthy(t *testing.T) {
 	}
 }
 
-// Queue-count resolution, cco-semantics.md §1.2.
+// Queue-count resolution, docs/cco-semantics.md §1.2.
 func TestQueueCountRules(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

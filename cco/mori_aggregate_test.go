@@ -1,7 +1,7 @@
 package cco_test
 
 // The "aggregate" and "nosignal" cases of MORI's
-// tests/python/cco/test_sdma_api.py (cco-semantics.md §7 and §12):
+// tests/python/cco/test_sdma_api.py (docs/cco-semantics.md §7 and §12):
 // sdma_queue_count = 8, thread scope, one lane per peer.
 
 import (

@@ -1,6 +1,6 @@
 package cco_test
 
-// MORI SDMA acceptance scenario test_sdma_edge.cpp (cco-semantics.md §12):
+// MORI SDMA acceptance scenario test_sdma_edge.cpp (docs/cco-semantics.md §12):
 // COUNT 64 floats (256 B per pair), phases wrap, zero, tiny and mixwrap.
 
 import (

@@ -1,7 +1,7 @@
 package cco_test
 
 // MORI SDMA acceptance scenarios test_sdma_put.cpp, test_sdma_get.cpp and
-// test_sdma_block.cpp (cco-semantics.md §12), plus the helpers the other
+// test_sdma_block.cpp (docs/cco-semantics.md §12), plus the helpers the other
 // mori_*_test.go files share. Every helper name starts with "mori" so it
 // cannot clash with the other test files of the package.
 

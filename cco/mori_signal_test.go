@@ -1,6 +1,6 @@
 package cco_test
 
-// test_sdma_signal.cpp (cco-semantics.md §12) parts A–E: a ring of ranks,
+// test_sdma_signal.cpp (docs/cco-semantics.md §12) parts A–E: a ring of ranks,
 // peer = (me+1) % n, src = (me−1+n) % n, data owner<<20 | (i & 0xfffff) as
 // u32 words. Every rank both sends (to peer) and receives (from src).
 
@@ -509,7 +509,7 @@ func TestMoriSignalGroup(t *testing.T) {
 }
 
 // msigCheckGroupRing decodes the k lanes' post on queue (me, peer, 0) from
-// base (cco-semantics.md §4): default [COPY] × k then [ATOMIC local];
+// base (docs/cco-semantics.md §4): default [COPY] × k then [ATOMIC local];
 // SignalPerCopy ([COPY][ATOMIC local]) × k.
 func msigCheckGroupRing(t *testing.T, r *rig, me, peer int, base uint64, k int, perCopy bool, what string) bool {
 	qu, err := r.node.Queue(me, peer, 0)

@@ -1,6 +1,6 @@
 package cco_test
 
-// MORI SDMA acceptance scenario test_sdma_warp_issue.cpp (cco-semantics.md
+// MORI SDMA acceptance scenario test_sdma_warp_issue.cpp (docs/cco-semantics.md
 // §6 and §12): several lanes of one wave issue thread-scope puts of a 256 B
 // chunk each; every case ends with quiet<Block> and checks each chunk.
 

@@ -8,7 +8,7 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// The issuer-side protocol steps, with MORI's debug checks (cco-semantics.md
+// The issuer-side protocol steps, with MORI's debug checks (docs/cco-semantics.md
 // §10) and the bookkeeping the hang diagnosis reads.
 
 func queueName(st *devState, peer, q int) string {

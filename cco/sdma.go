@@ -241,7 +241,7 @@ func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes 
 	if n == 0 {
 		return
 	}
-	// A silent no-op (before any ballot, cco-semantics.md §2.3) or a lane
+	// A silent no-op (before any ballot, docs/cco-semantics.md §2.3) or a lane
 	// that is not its group's leader: on hardware it waits, EXEC bit off,
 	// until the call's lanes leave it together. Both paths park at the one
 	// chunked call below, so they form one group.

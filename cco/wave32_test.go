@@ -11,7 +11,7 @@ import (
 
 // With more lanes than the wave width, or on wave32 targets (gfx1250), a
 // thread-scope call forms one group per wavefront, so a SameQueue put with a
-// signal advances the counter by ceil(lanes / waveSize) (cco-semantics.md
+// signal advances the counter by ceil(lanes / waveSize) (docs/cco-semantics.md
 // §4), and each wave rings once.
 func TestGroupsPerWavefront(t *testing.T) {
 	for _, tc := range []struct {

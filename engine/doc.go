@@ -6,9 +6,9 @@
 //
 // A [Node] has GPUs 0..n−1. GPU g's memory is the slice
 // [Base + g·Stride, Base + (g+1)·Stride) of one flat address space, as MORI
-// lays out LSA windows (perRankSize rounded up to 4 GiB; shared/spec
-// cco-semantics.md §2.1). Only allocated regions are backed: an access
-// anywhere else is a VM hole. Every write notifies the memory's watch list,
+// lays out LSA windows (perRankSize rounded up to 4 GiB;
+// docs/cco-semantics.md §2.1). Only allocated regions are backed: an
+// access anywhere else is a VM hole. Every write notifies the memory's watch list,
 // so waiters on a flag or signal slot are woken by the write itself.
 //
 // # Queues
@@ -17,7 +17,7 @@
 // loopback (p == g) included. It owns a [ring.Ring] holding the real gfx9
 // packet bytes. The issuer side is the embedded [issuer.Queue]
 // (Reserve, Submit, Commit, AwaitDrained: MORI's ring protocol,
-// sdma-hardware.md §3, written once for this emulator and the ROCm
+// docs/sdma-hardware.md §3, written once for this emulator and the ROCm
 // backend); the engine is its [issuer.Port], so a doorbell store reaches
 // the engine at once and a read-pointer write-back wakes the waiting
 // issuers. The engine side executes [rptr, doorbell) strictly in order,
@@ -37,7 +37,7 @@
 // the directed path, shared with every other copy on it. The whole
 // queue/engine state machine is in sdma.go.
 //
-// Packet semantics (sdma-hardware.md §2, §5, §6):
+// Packet semantics (docs/sdma-hardware.md §2, §5, §6):
 //   - COPY moves real bytes chunk by chunk as they cross the link, in
 //     address order (the granule is the model's LinkChunk, the link-sharing
 //     chunk): a load during a copy sees the chunks landed so far, and a
@@ -74,7 +74,7 @@
 // The read pointer is written back per packet by default; [RptrPerBurst]
 // writes it back every few packets and on drain; [RptrOnDrain] only when the
 // queue drains (gem5's behaviour), so a queue parked on a poll never
-// publishes progress. Hardware's cadence is unspecified (sdma-hardware.md
+// publishes progress. Hardware's cadence is unspecified (docs/sdma-hardware.md
 // §3.5), so tests can choose.
 //
 // When a run hangs, the node's diagnoser (sim.Sim.AddDiagnoser, layer

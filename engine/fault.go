@@ -7,7 +7,7 @@ import (
 )
 
 // FaultKind names an engine fault or event, after the SDMA interrupt
-// sources (sdma-hardware.md §6).
+// sources (docs/sdma-hardware.md §6).
 type FaultKind string
 
 // Faults that halt the queue.

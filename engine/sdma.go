@@ -9,7 +9,7 @@ import (
 )
 
 // The engine side of every queue, and the SDMA engines that serve queues,
-// as one state machine (sdma-hardware.md §3.5, §4.4, §5; model.Engines).
+// as one state machine (docs/sdma-hardware.md §3.5, §4.4, §5; model.Engines).
 //
 // A queue is in one of these states:
 //

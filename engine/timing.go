@@ -5,7 +5,7 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// Engine timing (model.Model, shared/spec sdma-hardware.md §8):
+// Engine timing (model.Model, docs/sdma-hardware.md §8):
 //
 //   - A packet's effect happens when it starts (ATOMIC, POLL that holds,
 //     ...) or when its data has moved (COPY); the read pointer moves right

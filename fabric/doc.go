@@ -2,9 +2,9 @@
 // side and device side, on an emulated system of ranks joined by a fabric
 // of logical endpoints (LEs).
 //
-// It follows shared/seeds/nccl-device-api-cft.txt (NCCL 2.31, "Device API -
-// CFT") and shared/spec/cft-semantics.md; section numbers below are the
-// spec's. Reductions are done by package fabric/redop.
+// It follows NCCL 2.31's "Device API - CFT" (NVIDIA/nccl
+// docs/userguide/source/api/device_cft.rst) as docs/cft-semantics.md states
+// it; section numbers below are that document's. Reductions are done by package fabric/redop.
 //
 // # System and host side
 //

@@ -1,5 +1,5 @@
 // Package issuer is the issuer side of MORI's SDMA ring protocol
-// (sdma-hardware.md §3), written once for every backend: reservation by
+// (docs/sdma-hardware.md §3), written once for every backend: reservation by
 // fetch-add on the cached write pointer (Claim), the full-ring rule
 // (AwaitSpace), the in-order commit chain (AwaitChain, Submit), committing
 // everything reserved (Commit) and draining to the commit frontier

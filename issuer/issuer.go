@@ -28,7 +28,7 @@ const (
 type Port interface {
 	// Publish makes everything below end visible to the engine: the
 	// write-pointer store, the release fence and one 64-bit doorbell store
-	// of end (sdma-hardware.md §4.2), then Backend.Rang(end) for the
+	// of end (docs/sdma-hardware.md §4.2), then Backend.Rang(end) for the
 	// observer. The ring's wptr and doorbell already hold end.
 	Publish(end uint64)
 	// ReadRptr is the uncached read of the read pointer the engine writes

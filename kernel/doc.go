@@ -10,7 +10,7 @@
 // ballot, a barrier. When every live lane of the wave is parked, the lanes
 // parked at the same point of the program form one group: they are the
 // active lanes of that call, as when "several lanes of one wave call put at
-// once" (shared/seeds/cco-sdma-device-api.txt). The group's call runs once,
+// once" (the ccoSdma API's wording; docs/cco-semantics.md §6). The group's call runs once,
 // on the wave's actor, with all of their arguments; then those lanes run on
 // to their next point.
 //

@@ -64,7 +64,7 @@
 // slice (amdgpu's sdma_phase_quantum as KFD programs it). The 10 fitted
 // parameters are one least-squares fit ("emud calibrate" reruns it, from
 // round priors that know nothing of the table, see [Prior]) to every
-// counted row of shared/calibration/mi355x-documented.csv (the seed
+// counted row of calibrate/testdata/mi355x-documented.csv (the seed
 // document's measurements on gfx950, two ranks over intra-node xGMI); no
 // parameter is set to one row's value, and each moves some row by at
 // least 2% under a ±10% change (calibrate tests both).

@@ -10,7 +10,7 @@ import (
 // them. The engine package places each queue on one engine by [Engines.Place]
 // and lets an engine serve its active queues time-sliced.
 //
-// Sources (shared/spec sdma-hardware.md §4.4):
+// Sources (docs/sdma-hardware.md §4.4):
 //   - KFD topology reports NumSdmaEngines (general engines: host links and
 //     loopback), NumSdmaXgmiEngines and NumSdmaQueuesPerEngine; MI300X and
 //     MI355X report 2 + 14 engines, 8 queues per engine (MORI anvil.cpp:

@@ -36,7 +36,7 @@ var paramMeta = []struct {
 	{"issue_scan_cycles", "cycles", true, "issue.samequeue.* (lanes sharing one queue) and engine.issue.64", 100},
 	{"issue_queue_cycles", "cycles", true, "issue.spread8.* (lanes spread over distinct queues)", 1000},
 	{"submit_cycles", "cycles", true, "chain.8warps (the commit chain serialises Submit) with issue.*", 500},
-	{"uncached_read_cycles", "cycles", false, "MORI include/mori/cco/cco.hpp: about 2600 GPU cycles per uncached rptr read (shared/spec sdma-hardware.md §8); also each read of a CU's flag poll, the acquire after it, and a system-scope release", 0},
+	{"uncached_read_cycles", "cycles", false, "MORI include/mori/cco/cco.hpp: about 2600 GPU cycles per uncached rptr read (docs/sdma-hardware.md §8); also each read of a CU's flag poll, the acquire after it, and a system-scope release", 0},
 	{"host_store_us", "µs", true, "postwait.* (flag set by the host to copy complete)", 1},
 	{"hbm_gbps", "GB/s", false, "AMD MI355X specification: 8 TB/s HBM3E peak bandwidth (a CU pack kernel streams at it)", 0},
 	{"visible_us", "µs", true, "bw.* intercepts, postwait.*, postwaitputptr.holds and wait.vs.quiet.8 (doorbell to fetch, ATOMIC to a spinning CU; a POLL that holds costs the engine two such round trips)", 1},
@@ -47,7 +47,7 @@ var paramMeta = []struct {
 	{"jitter", "", false, "a run setting (relative spread of engine gaps), 0 in every calibration; timing perturbation is sim.Perturber's", 0},
 	{"sdma_engines", "engines", false, "KFD topology NumSdmaEngines on MI300X/MI355X: 2 (MORI anvil.cpp: gfx950 engines 0-1 general)", 0},
 	{"sdma_xgmi_engines", "engines", false, "KFD topology NumSdmaXgmiEngines on MI300X/MI355X: 14", 0},
-	{"engines_per_link", "engines", false, "KFD recommended_sdma_engine_id_mask as MORI anvil.cpp reads it: 2 engines per peer link on MI350 (sdma-hardware.md §4.4)", 0},
+	{"engines_per_link", "engines", false, "KFD recommended_sdma_engine_id_mask as MORI anvil.cpp reads it: 2 engines per peer link on MI350 (docs/sdma-hardware.md §4.4)", 0},
 	{"queues_per_engine", "queues", false, "KFD NumSdmaQueuesPerEngine: 8 on gfx950 (MORI anvil.cpp)", 0},
 	{"engine_quantum_kcycles", "kcycles", false, "amdgpu_sdma_phase_quantum default 32 (×1K cycles), which KFD programs as every SDMA user queue's CONTEXT_QUANTUM (kfd_mqd_manager_v9.c)", 0},
 }

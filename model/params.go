@@ -219,7 +219,7 @@ func (p *Params) Engines() Engines {
 func (p *Params) LinkChunk() uint64 { return LinkChunkBytes }
 
 // PollInterval implements Model. The interval field's unit is
-// undocumented (sdma-hardware.md §2.5); emud takes it as a quarter of an
+// undocumented (docs/sdma-hardware.md §2.5); emud takes it as a quarter of an
 // engine memory round trip (VisibleUs / 4), so the interval 4 that ROCr
 // and MORI write re-reads once per round trip: back to back, the fastest
 // an engine can poll.

@@ -8,7 +8,7 @@
 //
 // # Hardware facts followed
 //
-// The authority is the project's SDMA hardware spec (sdma-hardware.md,
+// The authority is the project's SDMA hardware spec (docs/sdma-hardware.md,
 // sections 1, 2, 3 and 6), which in turn cites:
 //
 //   - Linux drivers/gpu/drm/amd/amdgpu/vega10_sdma_pkt_open.h: the gfx9

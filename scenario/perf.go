@@ -18,9 +18,9 @@ import (
 // PerfShape is how nccl-tests' columns map onto a scenario: the element
 // type and reduction it reports, how many --bytes messages make one
 // nccl-tests "size" (per-rank buffer), the granule --bytes must be a
-// multiple of, and the bus-bandwidth factor of the collective (nccl-tests
-// doc/PERFORMANCE.md: all-reduce 2(n−1)/n, all-gather and all-to-all
-// (n−1)/n, broadcast 1).
+// multiple of, and the bus-bandwidth factor of the collective
+// (NVIDIA/nccl-tests doc/PERFORMANCE.md: all-reduce 2(n−1)/n, all-gather
+// and all-to-all (n−1)/n, broadcast 1).
 type PerfShape struct {
 	Type  string
 	Elem  uint64

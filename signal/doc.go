@@ -6,7 +6,7 @@
 // slot(sender, q) = pool base + 8 × (sender × queueCount + q). A sender's
 // localSignal lands in its own pool at its own row, its remoteSignal in the
 // peer's pool at the same row (MORI cco.hpp, ccoSdmaDispatchPut; see
-// shared/spec/cco-semantics.md §3). Signals are incremented by SDMA ATOMIC
+// docs/cco-semantics.md §3). Signals are incremented by SDMA ATOMIC
 // ADD64 packets placed after the COPY on the same queue, so seeing a count
 // implies the data before it landed.
 //

@@ -6,7 +6,7 @@
 // It knows nothing about endpoints, timing or ordering; package fabric calls
 // it once per reduction (or per element batch) it applies to memory.
 //
-// # Which pairs exist (shared/spec/cft-semantics.md §8)
+// # Which pairs exist (docs/cft-semantics.md §8)
 //
 // [Check] encodes the trait table of NCCL's impl/cft__funcs.h:
 //

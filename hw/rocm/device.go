@@ -32,7 +32,7 @@ const (
 )
 
 // DefaultPoll is the virtual time between two polls when Config.Poll is 0:
-// about the 2600-cycle uncached rptr read of MI355X (sdma-hardware.md §8).
+// about the 2600-cycle uncached rptr read of MI355X (docs/sdma-hardware.md §8).
 const DefaultPoll = sim.Microsecond
 
 // Config describes the device the backend presents to cco.

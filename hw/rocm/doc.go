@@ -12,7 +12,7 @@
 // emulator and this backend without code changes. With the tag but no
 // /dev/kfd, Open fails with one message naming /dev/kfd.
 //
-// # What it follows (shared/spec/sdma-hardware.md)
+// # What it follows (docs/sdma-hardware.md)
 //
 //   - Queue path (§3, §4.2). Queue is pure Go over a small Resource: the
 //     ring memory, the write-pointer, read-pointer and doorbell words of

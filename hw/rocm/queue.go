@@ -13,7 +13,7 @@ import (
 // embedded issuer.Queue (Claim, AwaitSpace, Submit, Commit, AwaitDrained,
 // ...) keeps the issuer pointers in a ring.Ring over the queue's ring
 // memory, so packet bytes go straight into it; publishing stores the write
-// pointer, then the doorbell (sdma-hardware.md §4.2); the read pointer
+// pointer, then the doorbell (docs/sdma-hardware.md §4.2); the read pointer
 // comes from the word the engine writes back, polled (Config.Pace). Like
 // engine.Queue its methods must be called from the running actor.
 type Queue struct {

@@ -122,7 +122,7 @@ func TestCommitChainAndCommit(t *testing.T) {
 		order = append(order, "first")
 		// Let "second" ring its slot first: a Commit now would ring
 		// [32, 128) for it, and it would wait on the chain forever (the
-		// hazard of ccoSdmaRingQueueDbr, sdma-hardware.md §3.4).
+		// hazard of ccoSdmaRingQueueDbr, docs/sdma-hardware.md §3.4).
 		a.Sleep(sim.Microsecond)
 		_, err := q.Claim(ring.Unit)
 		require.NoError(t, err)

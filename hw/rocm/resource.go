@@ -13,7 +13,7 @@ import (
 //
 // The words are the 64-bit views of HsaQueueResource (Queue_write_ptr_aql,
 // Queue_read_ptr_aql, Queue_DoorBell_aql): monotonic byte offsets on
-// gfx9+ SDMA queues (sdma-hardware.md §3.2, §4.1). The pointers must stay
+// gfx9+ SDMA queues (docs/sdma-hardware.md §3.2, §4.1). The pointers must stay
 // valid, 8-byte aligned, until the driver is closed.
 type Resource interface {
 	// RingMemory is the ring buffer, host-visible: its length is the ring

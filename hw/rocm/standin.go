@@ -120,7 +120,7 @@ func (q *StandInQueue) Rptr() *uint64 { return &q.words[1] }
 func (q *StandInQueue) Doorbell() *uint64 { return &q.words[2] }
 
 // StoreDoorbell stores v to the doorbell word and records it. It checks
-// what the hardware relies on (sdma-hardware.md §3.4, §3.6, §4.2): the
+// what the hardware relies on (docs/sdma-hardware.md §3.4, §3.6, §4.2): the
 // write pointer was stored first with the same value, v is a multiple of 4
 // and does not move back. The first violation is kept (Err).
 func (q *StandInQueue) StoreDoorbell(v uint64) {

@@ -154,7 +154,7 @@ func (p props) node(id int) (TopoNode, error) {
 }
 
 // ChooseEngine picks the SDMA engine of channel c toward a peer the way
-// MORI's anvil does (sdma-hardware.md §4.4): loopback uses engine 0;
+// MORI's anvil does (docs/sdma-hardware.md §4.4): loopback uses engine 0;
 // otherwise channel c goes to the c-th (mod n) engine set in the io link's
 // recommended mask. ok is false when there is no recommendation: the
 // caller then lets KFD choose an xGMI engine (HSA_QUEUE_SDMA_XGMI).

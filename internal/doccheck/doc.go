@@ -1,7 +1,16 @@
-// Package doccheck holds a test that keeps the docs true to the code:
-// every identifier a comment of the module's Go files names, as a doc link
-// (an identifier in square brackets) or qualified by one of the module's
-// packages (engine.Node.SetObserver, model.Model.Issue; sim.Run stands for
-// sim.Sim.Run), must exist. A comment that names a function after it was
-// renamed or removed fails the tests.
+// Package doccheck holds tests that keep the docs true to the code and to
+// the repository:
+//
+//   - every identifier a comment of the module's Go files names, as a doc
+//     link (an identifier in square brackets) or qualified by one of the
+//     module's packages (engine.Node.SetObserver, model.Model.Issue; sim.Run
+//     stands for sim.Sim.Run), must exist. A comment that names a function
+//     after it was renamed or removed fails the tests;
+//   - every citation stays in the repository or names a public source: no
+//     Go file (comments and printed strings alike) and no Markdown file
+//     cites the project's working files outside the repository, every .md
+//     file a Go comment names exists in the repository (docs/, README.md, a
+//     package's own directory) unless a public repository's name qualifies
+//     it (NVIDIA/nccl-tests doc/PERFORMANCE.md), and every relative link of
+//     a Markdown file resolves.
 package doccheck

@@ -28,8 +28,9 @@ type pkgInfo struct {
 var (
 	// qualified matches pkg.Ident[.Member] for this module's package names.
 	qualified = regexp.MustCompile(`\b([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?`)
-	// link matches a doc link [Ident] or [Ident.Member] (Go doc syntax).
-	link = regexp.MustCompile(`\[([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?\]`)
+	// link matches a doc link [Ident] or [Ident.Member] (Go doc syntax);
+	// an index after a name (mem64[Addr]) is not one.
+	link = regexp.MustCompile(`(?:^|[^A-Za-z0-9_\]])\[([A-Z][A-Za-z0-9_]*)(?:\.([A-Z][A-Za-z0-9_]*))?\]`)
 )
 
 func root(t *testing.T) string {

@@ -1,7 +1,7 @@
 package mmio
 
 // StoreDoorbell is the release fence and the single 64-bit doorbell store
-// of sdma-hardware.md §4.2: SFENCE, then one MOVQ of v to *p. It is
+// of docs/sdma-hardware.md §4.2: SFENCE, then one MOVQ of v to *p. It is
 // assembly rather than atomic.StoreUint64, which compiles to a locked XCHG
 // that nobody has tried on doorbell MMIO, and rather than a plain Go store,
 // which the compiler could split or reorder.
