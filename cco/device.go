@@ -1,6 +1,8 @@
 package cco
 
 import (
+	"fmt"
+
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/model"
@@ -74,6 +76,23 @@ func (e emulated) LookupQueue(gpu, peer, q int) *Queue {
 		return qu.Queue
 	}
 	return nil
+}
+
+func (e emulated) CommQueue(gpu, peer, q, gen int) (*Queue, error) {
+	qu, err := e.n.CommQueue(gpu, peer, q, gen)
+	if err != nil {
+		return nil, err
+	}
+	return qu.Queue, nil
+}
+
+func (e emulated) DestroyQueue(q *Queue) error {
+	id := q.ID()
+	qu := e.n.LookupQueue(id.GPU, id.Peer, id.Q)
+	if qu == nil || qu.Queue != q {
+		return fmt.Errorf("engine: DestroyQueue %v: no such queue", id)
+	}
+	return e.n.DestroyQueue(qu)
 }
 
 func (e emulated) Queue(gpu, peer, q int) (*Queue, error) {

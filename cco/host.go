@@ -65,7 +65,8 @@ type Host struct {
 	// timing is the emulated device's model for CU-side costs; nil on
 	// hardware (timing.go).
 	timing model.Model
-	obs    Observer // hooks.go
+	obs    Observer  // hooks.go
+	life   lifecycle // queue ownership and comm destruction (lifecycle.go)
 }
 
 // NewHost returns the process view of a device. env nil means an empty
@@ -127,6 +128,10 @@ type Comm struct {
 	allocs      []uint64 // slot offsets, in allocation order
 	windows     []Window
 	devs        []*devState
+	// queue ownership (lifecycle.go): gen is the comm's slot among its
+	// GPU's live owning comms, -1 when its queues are shared.
+	gen       int
+	destroyed bool
 }
 
 // CommCreate is ccoCommCreate: rank's communicator of nRanks ranks. The
@@ -168,7 +173,7 @@ func CommCreate(h *Host, uid UniqueId, nRanks, rank int, vmmSize uint64) (*Comm,
 		return nil, fmt.Errorf("ccoCommCreate: rank %d of unique id %d already has a comm", rank, uid)
 	}
 	c := &Comm{h: h, w: w, Rank: rank, NRanks: nRanks, LsaRank: rank, LsaSize: nRanks, PerRankSize: per,
-		sdmaEnabled: Truthy(h.env["MORI_ENABLE_SDMA"])}
+		sdmaEnabled: Truthy(h.env["MORI_ENABLE_SDMA"]), gen: -1}
 	w.comms[rank] = c
 	return c, nil
 }
@@ -304,6 +309,12 @@ type DevCommRequirements struct {
 	// conflicting accesses. MORI_CCO_SDMA_RACE in the environment turns it
 	// on too. It is an emulator extra; MORI has no such field.
 	Race bool
+	// PerCommQueues makes the comm own its queues, as MORI's cco does
+	// (ccoDevCommCreate creates them, ccoCommDestroy frees them): a comm
+	// created while another comm of its GPU is alive gets hardware queues
+	// of its own on the same engines (lifecycle.go). Off, every comm of
+	// the process shares the queues of a GPU pair. An emulator extra.
+	PerCommQueues bool
 }
 
 // DevCommRequirementsInitializer is CCO_DEV_COMM_REQUIREMENTS_INITIALIZER
@@ -366,6 +377,9 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	}
 	st := &devState{c: c, idx: len(c.devs), n: n, arch: model.ArchOf(c.h.dev.Model()),
 		debug: reqs.Debug || Truthy(c.h.env["MORI_CCO_SDMA_DEBUG"])}
+	if reqs.PerCommQueues {
+		c.h.life.own(c)
+	}
 	if reqs.Race || Truthy(c.h.env["MORI_CCO_SDMA_RACE"]) {
 		c.h.dev.Sim().EnableRace()
 	}
@@ -444,11 +458,15 @@ func (st *devState) peerPool(p int) (signal.Pool, error) {
 func (st *devState) existing(p, q int) *Queue {
 	i := p*st.n + q
 	if st.queues[i] == nil {
+		if st.c.gen > 0 || st.c.destroyed {
+			return nil // a queue of its own is made by queue(), not found
+		}
 		qu := st.c.h.dev.LookupQueue(st.c.LsaRank, p, q)
 		if qu == nil {
 			return nil
 		}
 		st.queues[i] = qu
+		st.c.h.life.ref(qu)
 		st.c.h.diag.qd(qu)
 	}
 	return st.queues[i]
@@ -458,11 +476,12 @@ func (st *devState) existing(p, q int) *Queue {
 func (st *devState) queue(p, q int) (*Queue, error) {
 	i := p*st.n + q
 	if st.queues[i] == nil {
-		qu, err := st.c.h.dev.Queue(st.c.LsaRank, p, q)
+		qu, err := st.c.h.life.make(st.c, p, q)
 		if err != nil {
 			return nil, err
 		}
 		st.queues[i] = qu
+		st.c.h.life.ref(qu)
 		st.c.h.diag.qd(qu)
 	}
 	return st.queues[i], nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -150,3 +151,50 @@ func TestRawCopyTruncates(t *testing.T) {
 	require.NoError(t, r.s.Run())
 	assert.Equal(t, float64(1<<30), testutil.ToFloat64(q.c.bytes), "hardware moves what the truncated count says")
 }
+
+// KFD's per-engine cap: loopback channels all use engine 0, so a gfx950
+// GPU's ninth loopback queue (a second comm's) is refused naming the engine
+// and the cap; a destroyed queue frees its slot. gfx1250 holds 6.
+func TestQueueCapAndDestroy(t *testing.T) {
+	for _, tc := range []struct {
+		m   model.Model
+		cap int
+	}{{model.MI355X(), 8}, {model.GFX1250Preset(), 6}} {
+		t.Run(tc.m.Name(), func(t *testing.T) {
+			r := newRig(t, 1, Config{GPUs: 2, Model: tc.m})
+			var qs []*Queue
+			for i := 0; i < tc.cap; i++ {
+				q, err := r.n.CommQueue(0, 0, i%8, i/8)
+				require.NoError(t, err)
+				qs = append(qs, q)
+			}
+			_, err := r.n.CommQueue(0, 0, tc.cap%8, 1+tc.cap/8)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "sdma gpu0 engine 0 already holds "+itoa(tc.cap)+" queues, the most one engine holds")
+			require.NoError(t, r.n.DestroyQueue(qs[0]))
+			assert.Len(t, r.n.Queues(), tc.cap-1)
+			q, err := r.n.CommQueue(0, 0, tc.cap%8, 1+tc.cap/8)
+			require.NoError(t, err, "the destroyed queue's slot is free")
+			assert.Equal(t, 0, q.Engine().ID())
+			assert.ErrorContains(t, r.n.DestroyQueue(qs[0]), "no such queue")
+		})
+	}
+}
+
+// A queue with work in flight is not destroyed.
+func TestDestroyBusyQueue(t *testing.T) {
+	r := newRig(t, 1, Config{GPUs: 1})
+	flag := r.alloc(0, 64)
+	q := r.queue(0, 0, 0)
+	r.s.Spawn("p", func(a *sim.Actor) {
+		require.NoError(t, post(a, q, ring.Poll(flag, 1, ^uint32(0), ring.CmpEQ, 4, ring.RetryForever)))
+		a.Sleep(sim.Microsecond * 10)
+		assert.ErrorContains(t, r.n.DestroyQueue(q), "work in flight")
+		require.NoError(t, r.n.Memory().Store32(flag, 1))
+	})
+	require.NoError(t, r.s.Run())
+	require.NoError(t, r.n.DestroyQueue(q))
+	assert.Empty(t, r.n.Queues())
+}
+
+func itoa(v int) string { return fmt.Sprint(v) }

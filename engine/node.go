@@ -232,6 +232,62 @@ func (n *Node) makeQueue(id QueueID, o ring.Options) (*Queue, error) {
 	return newQueue(n, id, e, o)
 }
 
+// CommQueue returns channel q toward peer of a communicator that owns its
+// queues (MORI cco: each comm creates lsaSize × sdmaNumQueue queues in
+// ccoDevCommCreate and frees them in ccoCommDestroy). Generation gen is the
+// comm's slot among the live owning comms of its GPU: gen 0 is Queue's
+// queue; a later comm created while an earlier one is alive gets queue id
+// q + gen·QueuesPerPeer, a hardware queue of its own on the same engines
+// (model.Engines.Place), so comms that are never destroyed fill their
+// engines until KFD's per-engine limit refuses one more.
+func (n *Node) CommQueue(gpu, peer, q, gen int) (*Queue, error) {
+	if gen == 0 {
+		return n.Queue(gpu, peer, q)
+	}
+	if err := n.layout.CheckQueue(QueueID{GPU: gpu, Peer: peer, Q: q}); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if gen < 0 || gen > 1<<16 {
+		return nil, fmt.Errorf("engine: comm queue generation %d outside [0, 65536]", gen)
+	}
+	id := QueueID{GPU: gpu, Peer: peer, Q: q + gen*n.cfg.QueuesPerPeer}
+	return n.queues.Make(id, func() (*Queue, error) {
+		e, err := n.place(id)
+		if err != nil {
+			return nil, err
+		}
+		return newQueue(n, id, e, n.cfg.Ring)
+	})
+}
+
+// DestroyQueue frees queue q (KFD's queue destruction): its engine slot is
+// free again and the node forgets it. A queue with work reserved, rung or
+// running is refused.
+func (n *Node) DestroyQueue(q *Queue) error {
+	if got, ok := n.queues.Get(q.id); !ok || got != q {
+		return fmt.Errorf("engine: DestroyQueue %v: no such queue (destroyed already?)", q.id)
+	}
+	if q.Busy() || q.r.CachedWptr() != q.r.Rptr() || q.state == qParked || q.state == qStalled {
+		return fmt.Errorf("engine: DestroyQueue %v: the queue has work in flight (reserved to %#x, engine at %#x, %s)",
+			q.id, q.r.CachedWptr(), q.pos, q.state)
+	}
+	e := q.eng
+	for i, o := range e.queues {
+		if o == q {
+			e.queues = append(e.queues[:i], e.queues[i+1:]...)
+			switch {
+			case e.last == i:
+				e.last = i - 1
+			case e.last > i:
+				e.last--
+			}
+			break
+		}
+	}
+	n.queues.Delete(q.id)
+	return nil
+}
+
 // LookupQueue returns the queue (gpu → peer, q) if it has been created, else
 // nil: a queue nobody has used holds nothing to drain or ring, so a quiet
 // need not build its ring.

@@ -33,5 +33,22 @@ func (s *Set[Q]) Make(id QueueID, mk func() (Q, error)) (Q, error) {
 	return q, nil
 }
 
+// Delete forgets queue id (destroyed); it reports whether it was there.
+// The order of the others is kept.
+func (s *Set[Q]) Delete(id QueueID) bool {
+	q, ok := s.byID[id]
+	if !ok {
+		return false
+	}
+	delete(s.byID, id)
+	for i := range s.order {
+		if any(s.order[i]) == any(q) {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
 // All returns the queues made so far, in creation order.
 func (s *Set[Q]) All() []Q { return s.order }
