@@ -28,6 +28,7 @@ type Thread struct {
 	spare  []uint32
 	lastPC [maxDepth]uintptr // the chain that gave site, to skip the lookup
 	lastN  int
+	native *NativeSite // the point of the next park, set by native lane code (native.go)
 
 	// Arg and Result carry a device call's per-lane values between the lane
 	// and the group's Run. U64 and Res64 are the same for plain integers,

@@ -360,6 +360,19 @@ func (t *Thread) park(c *Call, idle bool) {
 	}
 	// Read the chain into the wave's scratch (one lane runs at a time);
 	// a lane that parks where it parked last skips the site lookup.
+	if ns := t.native; ns != nil {
+		t.native, t.lastN = nil, 0
+		if ns.s == t.site {
+			t.again()
+		} else {
+			t.enter(ns.s)
+		}
+		t.call, t.idle = c, idle
+		if !t.yield(struct{}{}) {
+			panic(errStopped{})
+		}
+		return
+	}
 	pcs := t.w.pcs[:callSite(t.w.pcs[:])]
 	if len(pcs) == t.lastN && slices.Equal(pcs, t.lastPC[:t.lastN]) {
 		t.again()

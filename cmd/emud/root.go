@@ -31,6 +31,7 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 		newPerfCmd(),
 		newVersionCmd(),
 		newBenchCmd(),
+		newCxxCmd(),
 	)
 	return root
 }

@@ -1,0 +1,379 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "lane.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// hipError_t values the headers know (HIP's public enum).
+const (
+	hipSuccess            = 0
+	hipErrorInvalidValue  = 1
+	hipErrorOutOfMemory   = 2
+	hipErrorInvalidDevice = 101
+	hipErrorInvalidHandle = 400
+	hipErrorNotSupported  = 801
+	hipErrorLaunchFailure = 719
+)
+
+// hostFail reports a failed host call on stderr, naming the call and why,
+// and returns code: a HIP program checks the status, a person reads the
+// line.
+func hostFail(h *host, file string, line int, call string, code int, err error) int {
+	msg := fmt.Sprintf("%s:%d: %s (%s): %v", file, line, call, h.name, err)
+	fmt.Fprintf(os.Stderr, "emud: %s\n", msg)
+	rt.lastErr = append(rt.lastErr, msg)
+	return code
+}
+
+// stream is a HIP stream: kernels on it run one after another.
+type stream struct {
+	dev  int
+	last *kernel.Kernel
+}
+
+type event struct {
+	at       sim.Time
+	recorded bool
+}
+
+// nullStream is device dev's null stream (handle 0 in C).
+func streamOf(h *host, handle uint64) (*stream, error) {
+	if handle == 0 {
+		for len(rt.streams) <= rt.gpus {
+			rt.streams = append(rt.streams, nil)
+		}
+		i := 1 + h.dev
+		if rt.streams[i] == nil {
+			rt.streams[i] = &stream{dev: h.dev}
+		}
+		return rt.streams[i], nil
+	}
+	i := handle - 1
+	if i < uint64(rt.gpus)+1 || i >= uint64(len(rt.streams)) || rt.streams[i] == nil {
+		return nil, fmt.Errorf("stream handle %#x was not made by hipStreamCreate (or was destroyed)", handle)
+	}
+	return rt.streams[i], nil
+}
+
+// syncDevice waits for every kernel on device dev, as hipDeviceSynchronize.
+func syncDevice(a *sim.Actor, dev int) error {
+	for _, st := range rt.streams {
+		if st != nil && st.dev == dev && st.last != nil {
+			if err := st.last.Wait(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func commOf(p uint64) (*cco.Comm, error) {
+	if p == 0 || p > uint64(len(rt.comms)) || rt.comms[p-1] == nil {
+		return nil, fmt.Errorf("comm %#x was not made by ccoCommCreate (or was destroyed)", p)
+	}
+	return rt.comms[p-1], nil
+}
+
+// hostCall runs host call op of thread h on its actor. a holds the
+// arguments and receives the results (abi.h).
+func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int) int {
+	bad := func(call string, code int, err error) int { return hostFail(h, file, line, call, code, err) }
+	switch op {
+	case C.EMUD_H_DEVICE_COUNT:
+		a[0] = uint64(rt.gpus)
+	case C.EMUD_H_SET_DEVICE:
+		if a[0] >= uint64(rt.gpus) {
+			return bad("hipSetDevice", hipErrorInvalidDevice, fmt.Errorf("device %d: the emulated node has %d GPUs (EMUD_GPUS)", int64(a[0]), rt.gpus))
+		}
+		h.dev = int(a[0])
+	case C.EMUD_H_GET_DEVICE:
+		a[0] = uint64(h.dev)
+	case C.EMUD_H_PROPS:
+		dev := int64(a[0])
+		if dev < 0 || dev >= int64(rt.gpus) {
+			return bad("hipGetDeviceProperties", hipErrorInvalidDevice, fmt.Errorf("device %d: the node has %d GPUs", dev, rt.gpus))
+		}
+		a[0] = uint64(kernel.DefaultWaveSize)
+		a[1] = rt.j.Node.Memory().SliceBase(1) - rt.j.Node.Memory().SliceBase(0)
+	case C.EMUD_H_MALLOC:
+		if a[0] == 0 {
+			a[1] = 0
+			return hipSuccess
+		}
+		p, err := rt.mem.Alloc(h.dev, a[0], fmt.Sprintf("hipMalloc gpu%d", h.dev))
+		if err != nil {
+			return bad("hipMalloc", hipErrorOutOfMemory, err)
+		}
+		a[1] = p
+	case C.EMUD_H_FREE:
+		// Regions live as long as the run (engine.Memory never frees):
+		// a freed buffer stays mapped, so a use after free is not caught.
+	case C.EMUD_H_MEMCPY, C.EMUD_H_MEMSET:
+		return memOp(h, act, op, a, bad)
+	case C.EMUD_H_STREAM_CREATE:
+		for len(rt.streams) <= rt.gpus {
+			rt.streams = append(rt.streams, nil)
+		}
+		rt.streams = append(rt.streams, &stream{dev: h.dev})
+		a[0] = uint64(len(rt.streams)) // handle = index + 1
+	case C.EMUD_H_STREAM_SYNC:
+		st, err := streamOf(h, a[0])
+		if err != nil {
+			return bad("hipStreamSynchronize", hipErrorInvalidHandle, err)
+		}
+		if st.last != nil {
+			if err := st.last.Wait(act); err != nil {
+				return bad("hipStreamSynchronize", hipErrorLaunchFailure, err)
+			}
+		}
+	case C.EMUD_H_STREAM_DESTROY:
+		st, err := streamOf(h, a[0])
+		if err != nil || a[0] == 0 {
+			return bad("hipStreamDestroy", hipErrorInvalidHandle, fmt.Errorf("stream %#x: not a stream hipStreamCreate made", a[0]))
+		}
+		if st.last != nil {
+			_ = st.last.Wait(act) // HIP waits for the stream's work
+		}
+		rt.streams[a[0]-1] = nil
+	case C.EMUD_H_DEVICE_SYNC:
+		if err := syncDevice(act, h.dev); err != nil {
+			return bad("hipDeviceSynchronize", hipErrorLaunchFailure, err)
+		}
+	case C.EMUD_H_EVENT_CREATE:
+		rt.events = append(rt.events, &event{})
+		a[0] = uint64(len(rt.events) - 1)
+	case C.EMUD_H_EVENT_RECORD, C.EMUD_H_EVENT_SYNC, C.EMUD_H_EVENT_ELAPSED, C.EMUD_H_EVENT_DESTROY:
+		return eventOp(h, act, op, a, bad)
+	case C.EMUD_H_LAUNCH:
+		return launch(h, act, a, bad)
+	case C.EMUD_H_UNIQUE_ID:
+		uid := cco.GetUniqueId(rt.j.Host)
+		b := unsafe.Slice((*byte)(ptr(a[0])), 128)
+		clear(b)
+		copy(b, "emud-uid")
+		*(*uint64)(unsafe.Pointer(&b[8])) = uint64(uid)
+	case C.EMUD_H_COMM_CREATE:
+		b := unsafe.Slice((*byte)(ptr(a[0])), 128)
+		if string(b[:8]) != "emud-uid" {
+			return bad("ccoCommCreate", 1, fmt.Errorf("the unique id was not filled by ccoGetUniqueId"))
+		}
+		uid := cco.UniqueId(*(*uint64)(unsafe.Pointer(&b[8])))
+		c, err := cco.CommCreate(rt.j.Host, uid, int(a[1]), int(a[2]), a[3])
+		if err != nil {
+			return bad("ccoCommCreate", 1, err)
+		}
+		if c.LsaRank != h.dev {
+			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoCommCreate: rank %d runs on GPU %d but %s's current device is %d (hipSetDevice first)\n", file, line, c.Rank, c.LsaRank, h.name, h.dev)
+		}
+		rt.comms = append(rt.comms, c)
+		rt.commUID = append(rt.commUID, uid)
+		a[4] = uint64(len(rt.comms))
+	case C.EMUD_H_COMM_DESTROY:
+		if _, err := commOf(a[0]); err != nil {
+			return bad("ccoCommDestroy", 1, err)
+		}
+	case C.EMUD_H_MEM_ALLOC:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoMemAlloc", 1, err)
+		}
+		p, err := cco.MemAlloc(c, a[1])
+		if err != nil {
+			return bad("ccoMemAlloc", 1, err)
+		}
+		a[2] = p
+	case C.EMUD_H_MEM_FREE, C.EMUD_H_WINDOW_DEREGISTER, C.EMUD_H_DEVCOMM_DESTROY:
+		if _, err := commOf(a[0]); err != nil {
+			return bad("cco teardown", 1, err)
+		}
+		// As hipFree: memory and windows stay until the run ends.
+	case C.EMUD_H_WINDOW_REGISTER:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoWindowRegister", 1, err)
+		}
+		if a[1] == 0 { // overload A: allocate too
+			if a[1], err = cco.MemAlloc(c, a[2]); err != nil {
+				return bad("ccoWindowRegister", 1, err)
+			}
+		}
+		w, err := cco.WindowRegister(c, a[1], a[2])
+		if err != nil {
+			return bad("ccoWindowRegister", 1, err)
+		}
+		d := C.calloc(1, 64) // ccoWindowDevice: winBase, stride4G, lsaRank, ibgdaWin
+		*(*uint64)(d) = w.Base
+		*(*uint32)(unsafe.Add(d, 8)) = uint32(w.Stride4G)
+		*(*int32)(unsafe.Add(d, 12)) = int32(w.LsaRank)
+		rt.windows[uintptr(d)] = w
+		a[3], a[4] = uint64(uintptr(d)), a[1]
+	case C.EMUD_H_DEVCOMM_CREATE:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoDevCommCreate", 1, err)
+		}
+		reqs := cco.DevCommRequirementsInitializer()
+		reqs.Magic, reqs.Version = uint32(a[1]), uint32(a[2])
+		reqs.SdmaQueueCount, reqs.Debug = int(int32(a[3])), a[4] != 0
+		if a[5] != 0 {
+			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
+		}
+		dc, err := cco.DevCommCreate(c, &reqs)
+		if err != nil {
+			return bad("ccoDevCommCreate", 1, err)
+		}
+		rt.devcomms = append(rt.devcomms, dc)
+		a[0], a[1], a[2], a[3] = uint64(dc.Rank), uint64(dc.NRanks), uint64(dc.LsaRank), uint64(dc.LsaSize)
+		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
+		a[7] = rt.mem.SliceBase(0)
+		a[8] = c.PerRankSize
+	case C.EMUD_H_BARRIER_ALL:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoBarrierAll", 1, err)
+		}
+		barrierAll(act, c, rt.commUID[a[0]-1])
+	case C.EMUD_H_PEER_PTR:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoGetPeerPtr", 1, err)
+		}
+		g := rt.mem.GPUOf(a[1])
+		if g != c.LsaRank || a[2] >= uint64(c.LsaSize) {
+			a[3] = 0
+			return hipSuccess
+		}
+		a[3] = a[1] - rt.mem.SliceBase(g) + rt.mem.SliceBase(int(a[2]))
+	case C.EMUD_H_UNSUPPORTED:
+		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
+		os.Exit(exitFailed)
+	default:
+		return bad("emud host call", hipErrorNotSupported, fmt.Errorf("unknown call %d (headers and library out of step?)", op))
+	}
+	return hipSuccess
+}
+
+// barrier is ccoBarrierAll's state for one world.
+type barrier struct {
+	arrived, gen int
+	wl           *sim.WatchList
+}
+
+func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
+	b := rt.barriers[uid]
+	if b == nil {
+		b = &barrier{wl: rt.s.NewWatchList("ccoBarrierAll")}
+		rt.barriers[uid] = b
+	}
+	gen := b.gen
+	b.arrived++
+	if b.arrived == c.NRanks {
+		b.arrived, b.gen = 0, b.gen+1
+		b.wl.Notify(0, 1)
+		return
+	}
+	a.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen },
+		Text: func() string {
+			return fmt.Sprintf("ccoBarrierAll (rank %d): %d of %d ranks arrived", c.Rank, b.arrived, c.NRanks)
+		}})
+}
+
+func memOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, error) int) int {
+	call := "hipMemcpy"
+	if op == C.EMUD_H_MEMSET {
+		call = "hipMemset"
+	}
+	st, err := streamOf(h, a[3])
+	if err != nil {
+		return bad(call, hipErrorInvalidHandle, err)
+	}
+	// Copies and memsets are ordered after the stream's kernels (the null
+	// stream: after the device's), then done by the host thread.
+	if a[3] == 0 {
+		if err := syncDevice(act, h.dev); err != nil {
+			return bad(call, hipErrorLaunchFailure, err)
+		}
+	} else if st.last != nil {
+		if err := st.last.Wait(act); err != nil {
+			return bad(call, hipErrorLaunchFailure, err)
+		}
+	}
+	dst, n := a[0], a[2]
+	if n == 0 {
+		return hipSuccess
+	}
+	devDst := rt.mem.GPUOf(dst) >= 0
+	if devDst {
+		if err := rt.mem.Check(call+" destination", dst, n); err != nil {
+			return bad(call, hipErrorInvalidValue, err)
+		}
+	}
+	if op == C.EMUD_H_MEMCPY {
+		src := a[1]
+		if rt.mem.GPUOf(src) >= 0 {
+			if err := rt.mem.Check(call+" source", src, n); err != nil {
+				return bad(call, hipErrorInvalidValue, err)
+			}
+		}
+		C.memmove(ptr(dst), ptr(src), C.size_t(n))
+	} else {
+		C.memset(ptr(dst), C.int(a[1]), C.size_t(n))
+	}
+	if devDst {
+		rt.mem.Watch().Notify(dst, dst+n)
+	}
+	return hipSuccess
+}
+
+func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, error) int) int {
+	ev := func(i uint64) *event {
+		if i == 0 || i >= uint64(len(rt.events)) {
+			return nil
+		}
+		return rt.events[i]
+	}
+	e := ev(a[0])
+	if e == nil {
+		return bad("hipEvent", hipErrorInvalidHandle, fmt.Errorf("event %#x was not made by hipEventCreate", a[0]))
+	}
+	switch op {
+	case C.EMUD_H_EVENT_RECORD:
+		st, err := streamOf(h, a[1])
+		if err != nil {
+			return bad("hipEventRecord", hipErrorInvalidHandle, err)
+		}
+		// The event completes when the stream's work so far is done; the
+		// host waits for that here (partial: HIP would return at once).
+		if st.last != nil {
+			_ = st.last.Wait(act)
+		}
+		e.at, e.recorded = act.Now(), true
+	case C.EMUD_H_EVENT_SYNC:
+		if !e.recorded {
+			return bad("hipEventSynchronize", hipErrorInvalidHandle, fmt.Errorf("event was never recorded"))
+		}
+	case C.EMUD_H_EVENT_ELAPSED:
+		e2 := ev(a[1])
+		if e2 == nil || !e.recorded || !e2.recorded {
+			return bad("hipEventElapsedTime", hipErrorInvalidHandle, fmt.Errorf("both events must be recorded"))
+		}
+		ms := float32(float64(e2.at-e.at) / 1e9) // ps -> ms
+		*(*float32)(unsafe.Pointer(&a[2])) = ms
+	case C.EMUD_H_EVENT_DESTROY:
+		rt.events[a[0]] = &event{}
+	}
+	return hipSuccess
+}

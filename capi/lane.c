@@ -1,0 +1,279 @@
+// Lane coroutines, fault capture and host-thread tracking for emud's C ABI
+// (see doc.go). Every lane of a C++ kernel runs on its own small stack; the
+// Go side resumes it (emud_resume) and it runs until its next device call
+// (emud_yield), which switches back. Written for emud.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "emud/abi.h"
+#include "lane.h"
+
+typedef struct lane_impl {
+  ucontext_t ctx, caller;
+  sigjmp_buf fault;
+  void* stack;
+  emud_entry entry;
+  void* arg;
+} lane_impl;
+
+static __thread emud_lane* cur_lane;  // the lane running on this OS thread
+static __thread int in_emud;          // inside an emud host call (thread creation is the runtime's own)
+static __thread int host_id = -1;     // this thread's emud host thread, -1 = none
+
+emud_lane* emud_current(void) { return cur_lane; }
+
+#define LANE_STACK (256 << 10)
+
+static void lane_main(unsigned lo, unsigned hi) {
+  emud_lane* l = (emud_lane*)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+  lane_impl* im = (lane_impl*)l->impl;
+  im->entry(im->arg);
+  l->state = 2;
+  cur_lane = NULL;
+  // Returning switches to uc_link (the caller of the last resume).
+}
+
+// Free stacks, reused by later lanes: creating a mapping costs more than a
+// switch.
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static void* pool[4096];
+static int npool;
+
+static void* stack_get(void) {
+  void* s = NULL;
+  pthread_mutex_lock(&pool_mu);
+  if (npool > 0) s = pool[--npool];
+  pthread_mutex_unlock(&pool_mu);
+  if (s) return s;
+  s = mmap(NULL, LANE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (s == MAP_FAILED) return NULL;
+  mprotect(s, 4096, PROT_NONE);  // guard page: an overflow faults, not corrupts
+  return s;
+}
+
+static void stack_put(void* s) {
+  pthread_mutex_lock(&pool_mu);
+  if (npool < 4096) {
+    pool[npool++] = s;
+    s = NULL;
+  }
+  pthread_mutex_unlock(&pool_mu);
+  if (s) munmap(s, LANE_STACK);
+}
+
+emud_lane* emud_lane_new(emud_entry entry, void* arg) {
+  emud_lane* l = calloc(1, sizeof(emud_lane));
+  lane_impl* im = calloc(1, sizeof(lane_impl));
+  if (!l || !im) return NULL;
+  l->impl = im;
+  im->entry = entry;
+  im->arg = arg;
+  im->stack = stack_get();
+  if (!im->stack) return NULL;
+  getcontext(&im->ctx);
+  im->ctx.uc_stack.ss_sp = im->stack;
+  im->ctx.uc_stack.ss_size = LANE_STACK;
+  im->ctx.uc_link = &im->caller;
+  uintptr_t p = (uintptr_t)l;
+  makecontext(&im->ctx, (void (*)(void))lane_main, 2, (unsigned)(p & 0xffffffffu), (unsigned)(p >> 32));
+  return l;
+}
+
+void emud_lane_free(emud_lane* l) {
+  lane_impl* im = (lane_impl*)l->impl;
+  stack_put(im->stack);
+  free(im);
+  free(l);
+}
+
+// emud_resume runs lane l until its next device call (state 1), its return
+// (state 2) or a fault (state 3: sig, fault_addr, fault_pc set).
+void emud_resume(emud_lane* l) {
+  lane_impl* im = (lane_impl*)l->impl;
+  if (sigsetjmp(im->fault, 1)) {
+    cur_lane = NULL;
+    l->state = 3;
+    return;
+  }
+  l->state = 0;
+  cur_lane = l;
+  swapcontext(&im->caller, &im->ctx);
+  cur_lane = NULL;
+}
+
+uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func) {
+  lane_impl* im = (lane_impl*)l->impl;
+  l->op = op;
+  l->file = file;
+  l->line = line;
+  l->func = func;
+  l->state = 1;
+  swapcontext(&im->ctx, &im->caller);
+  return l->ret;
+}
+
+// ---- faults in lane code ----
+
+static struct sigaction old_act[65];
+static const int fault_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+
+static void on_fault(int sig, siginfo_t* info, void* uctx) {
+  emud_lane* l = cur_lane;
+  if (l) {
+    l->sig = sig;
+    l->fault_addr = (uint64_t)(uintptr_t)info->si_addr;
+#if defined(__x86_64__)
+    l->fault_pc = (uint64_t)((ucontext_t*)uctx)->uc_mcontext.gregs[REG_RIP];
+#endif
+    siglongjmp(((lane_impl*)l->impl)->fault, 1);
+  }
+  // Not a lane: the previous handler (the Go runtime's) decides.
+  struct sigaction* o = &old_act[sig];
+  if (o->sa_flags & SA_SIGINFO) {
+    if (o->sa_sigaction) {
+      o->sa_sigaction(sig, info, uctx);
+      return;
+    }
+  } else if (o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN) {
+    o->sa_handler(sig);
+    return;
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void emud_install_fault_handlers(void) {
+  for (size_t i = 0; i < sizeof fault_sigs / sizeof fault_sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(fault_sigs[i], &sa, &old_act[fault_sigs[i]]);
+  }
+}
+
+// ---- host threads ----
+//
+// A thread created by a host thread of the program (std::thread, pthread)
+// becomes a host thread of the emulation: its creation, start and end are
+// ordered by the emulator, so the threads' calls interleave the same way on
+// every run. Threads the runtime creates for itself (the Go runtime's)
+// pass straight through.
+
+static int (*real_create)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+static int (*real_join)(pthread_t, void**);
+
+struct tramp {
+  void* (*fn)(void*);
+  void* arg;
+  int id;
+};
+
+#define MAX_TRACKED 4096
+static pthread_mutex_t tr_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t tr_thread[MAX_TRACKED];
+static int tr_id[MAX_TRACKED];
+static int ntr;
+
+static int started;  // the Go side has built the emulation
+
+// The main thread is the program's first host thread.
+__attribute__((constructor)) static void mark_main(void) { host_id = 0; }
+
+void emud_set_started(void) { started = 1; }
+void emud_enter(void) { in_emud++; }
+void emud_leave(void) { in_emud--; }
+int emud_host_id(void) { return host_id; }
+void emud_set_host_id(int id) { host_id = id; }
+
+static void* trampoline(void* p) {
+  struct tramp t = *(struct tramp*)p;
+  free(p);
+  host_id = t.id;
+  in_emud++;
+  emudGoHostAttach(t.id);
+  in_emud--;
+  void* r = t.fn(t.arg);
+  in_emud++;
+  emudGoHostExit(t.id);
+  in_emud--;
+  host_id = -1;
+  return r;
+}
+
+static void resolve(void) {
+  if (!real_create) real_create = dlsym(RTLD_NEXT, "pthread_create");
+  if (!real_join) real_join = dlsym(RTLD_NEXT, "pthread_join");
+}
+
+int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  resolve();
+  if (!started || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
+  struct tramp* t = malloc(sizeof *t);
+  if (!t) return 11; /* EAGAIN */
+  t->fn = fn;
+  t->arg = arg;
+  in_emud++;
+  t->id = emudGoHostSpawn(host_id);
+  in_emud--;
+  int rc = real_create(th, attr, trampoline, t);
+  if (rc == 0) {
+    pthread_mutex_lock(&tr_mu);
+    if (ntr < MAX_TRACKED) {
+      tr_thread[ntr] = *th;
+      tr_id[ntr++] = t->id;
+    }
+    pthread_mutex_unlock(&tr_mu);
+  }
+  return rc;
+}
+
+int pthread_join(pthread_t th, void** ret) {
+  resolve();
+  int id = -1;
+  if (started && host_id >= 0 && !in_emud) {
+    pthread_mutex_lock(&tr_mu);
+    for (int i = 0; i < ntr; i++) {
+      if (pthread_equal(tr_thread[i], th)) {
+        id = tr_id[i];
+        tr_thread[i] = tr_thread[ntr - 1];
+        tr_id[i] = tr_id[--ntr];
+        break;
+      }
+    }
+    pthread_mutex_unlock(&tr_mu);
+  }
+  if (id >= 0) {
+    in_emud++;
+    emudGoHostJoin(host_id, id);
+    in_emud--;
+  }
+  return real_join(th, ret);
+}
+
+int emud_host(int op, uint64_t* a, const char* file, int line) {
+  in_emud++;
+  int rc = emudGoHost(op, a, (char*)file, line);
+  in_emud--;
+  return rc;
+}
+
+static void at_exit(void) {
+  if (host_id != 0) return;  // exit() from another thread: nothing to wait for
+  in_emud++;
+  emudGoExit();
+  in_emud--;
+}
+
+void emud_register_exit(void) { atexit(at_exit); }

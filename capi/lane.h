@@ -1,0 +1,23 @@
+// Declarations shared by lane.c and the Go side (see doc.go).
+#ifndef EMUD_LANE_H
+#define EMUD_LANE_H
+#include "emud/abi.h"
+emud_lane* emud_lane_new(emud_entry entry, void* arg);
+void emud_lane_free(emud_lane* l);
+void emud_resume(emud_lane* l);
+void emud_install_fault_handlers(void);
+void emud_enter(void);
+void emud_leave(void);
+int emud_host_id(void);
+void emud_set_host_id(int id);
+static inline void emud_call_entry(emud_entry f, void* ctx) { f(ctx); }
+// Exported by the Go side.
+extern int emudGoHostSpawn(int parent);
+extern void emudGoHostAttach(int id);
+extern void emudGoHostExit(int id);
+extern void emudGoHostJoin(int self, int child);
+extern int emudGoHost(int op, uint64_t* a, char* file, int line);
+extern void emudGoExit(void);
+void emud_register_exit(void);
+void emud_set_started(void);
+#endif

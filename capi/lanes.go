@@ -1,0 +1,415 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "lane.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/cxx"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// grid is one launch's shared state: its lane entry, the context the
+// lanes share and the blocks' LDS (in C memory: lanes hold pointers to it
+// across device calls).
+type grid struct {
+	name      string
+	entry     C.emud_entry
+	ctx       unsafe.Pointer
+	free      C.emud_entry
+	remaining int
+	bdim      [3]uint32
+	gdim      [3]uint32
+	dynBytes  uint64
+	blocks    map[int]*blockMem
+}
+
+type blockMem struct {
+	dyn    unsafe.Pointer
+	static map[uint64]unsafe.Pointer
+}
+
+func (g *grid) block(b int) *blockMem {
+	m := g.blocks[b]
+	if m == nil {
+		m = &blockMem{static: map[uint64]unsafe.Pointer{}}
+		if g.dynBytes > 0 {
+			m.dyn = C.calloc(1, C.size_t(g.dynBytes))
+		}
+		g.blocks[b] = m
+	}
+	return m
+}
+
+func (g *grid) laneDone() {
+	g.remaining--
+	if g.remaining > 0 {
+		return
+	}
+	if g.free != nil {
+		C.emud_call_entry(g.free, g.ctx)
+	}
+	for _, m := range g.blocks {
+		C.free(m.dyn)
+		for _, p := range m.static {
+			C.free(p)
+		}
+	}
+	// The grid's plain stores are visible now: wake whoever polls memory.
+	rt.mem.Watch().Notify(0, ^uint64(0))
+}
+
+// launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
+// entry, ctx, free, name.
+func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
+	st, err := streamOf(h, a[7])
+	if err != nil {
+		return bad("kernel launch", hipErrorInvalidHandle, err)
+	}
+	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
+		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
+		dynBytes: a[6], blocks: map[int]*blockMem{}}
+	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
+	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
+	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
+		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): need 1..2^20 blocks of 1..%d threads",
+			g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], kernel.MaxBlockThreads))
+	}
+	if st.last != nil && !st.last.Done() {
+		// Kernels of one stream run in order. Partial: the launching
+		// thread waits here for the previous one, where HIP would queue.
+		if err := st.last.Wait(act); err != nil {
+			return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
+		}
+	}
+	g.remaining = int(nb * nt)
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: waveSize()},
+		func(t *kernel.Thread) { runLane(g, t) })
+	if err != nil {
+		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
+	}
+	st.last = k
+	return hipSuccess
+}
+
+// waveSize is 64, or 32 with EMUD_ARCH=gfx1250.
+func waveSize() int {
+	if os.Getenv("EMUD_ARCH") == "gfx1250" {
+		return 32
+	}
+	return kernel.DefaultWaveSize
+}
+
+// lane is one C++ thread of a grid while it runs.
+type lane struct {
+	t     *kernel.Thread
+	l     *C.emud_lane
+	g     *grid
+	sdmas []*cco.Sdma // by dev comm handle
+	spin  struct {    // the last SPIN (for the group wait)
+		addr, width, seen uint64
+	}
+	shfl uint64
+}
+
+var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
+
+func split(i uint32, d [3]uint32) (x, y, z uint32) {
+	return i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])
+}
+
+func runLane(g *grid, t *kernel.Thread) {
+	l := C.emud_lane_new(g.entry, g.ctx)
+	if l == nil {
+		t.Fail("launch", errors.New("cannot allocate the lane's stack"))
+	}
+	ln := &lane{t: t, l: l, g: g}
+	lanes[t] = ln
+	defer func() {
+		delete(lanes, t)
+		C.emud_lane_free(l)
+		g.laneDone()
+	}()
+	l.tid[0], l.tid[1], l.tid[2] = split2(uint32(t.ThreadIdx()), g.bdim)
+	l.bid[0], l.bid[1], l.bid[2] = split2(uint32(t.BlockIdx()), g.gdim)
+	for i := range 3 {
+		l.bdim[i], l.gdim[i] = C.uint32_t(g.bdim[i]), C.uint32_t(g.gdim[i])
+	}
+	l.warp_size, l.lane_id, l.gpu = C.int32_t(t.WarpSize()), C.int32_t(t.Lane()), C.int32_t(t.GPU())
+	if g.dynBytes > 0 {
+		l.dyn_shared = g.block(t.BlockIdx()).dyn
+	}
+	for {
+		C.emud_resume(l)
+		switch l.state {
+		case 2:
+			return
+		case 3:
+			ln.fault()
+		case 1:
+			ln.call()
+		}
+	}
+}
+
+func split2(i uint32, d [3]uint32) (C.uint32_t, C.uint32_t, C.uint32_t) {
+	x, y, z := split(i, d)
+	return C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)
+}
+
+// fault fails the lane that took a signal, naming what and where.
+func (ln *lane) fault() {
+	l := ln.l
+	addr, pc := uint64(l.fault_addr), uint64(l.fault_pc)
+	var err error
+	switch syscall.Signal(l.sig) {
+	case syscall.SIGSEGV, syscall.SIGBUS:
+		what := "not device memory: a host pointer, or a pointer that was never allocated"
+		if g := rt.mem.GPUOf(addr); g >= 0 {
+			what = fmt.Sprintf("an unmapped device address in GPU %d's slice (no allocation holds it)", g)
+		}
+		err = fmt.Errorf("memory fault at address %#x (%s), pc %s", addr, what, where(pc))
+	case syscall.SIGILL, syscall.SIGTRAP:
+		err = fmt.Errorf("lane trap (__builtin_trap) at pc %s", where(pc))
+		ln.t.Fail("__builtin_trap", err)
+	case syscall.SIGABRT:
+		err = fmt.Errorf("abort() in the lane (a failed assert?)")
+		ln.t.Fail("abort", err)
+	case syscall.SIGFPE:
+		err = fmt.Errorf("arithmetic fault (integer division by zero?) at pc %s", where(pc))
+	default:
+		err = fmt.Errorf("signal %d at pc %s", int(l.sig), where(pc))
+	}
+	ln.t.Fail("fault", err)
+}
+
+// siteKey interns native sites by the address of the file literal.
+type siteKey struct {
+	file uintptr
+	line int32
+	fn   uintptr
+}
+
+var sites = map[siteKey]*kernel.NativeSite{}
+
+func (ln *lane) site() *kernel.NativeSite {
+	l := ln.l
+	k := siteKey{uintptr(unsafe.Pointer(l.file)), int32(l.line), uintptr(unsafe.Pointer(l._func))}
+	if s := sites[k]; s != nil {
+		return s
+	}
+	file, fn := C.GoString(l.file), C.GoString(l._func)
+	s := kernel.NewNativeSite(fn, file, int(l.line), cxx.LoopsAt(file, int(l.line)))
+	sites[k] = s
+	return s
+}
+
+func (ln *lane) sdma(h uint64) *cco.Sdma {
+	if h == 0 || h > uint64(len(rt.devcomms)) {
+		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
+	}
+	for uint64(len(ln.sdmas)) < h {
+		ln.sdmas = append(ln.sdmas, nil)
+	}
+	if ln.sdmas[h-1] == nil {
+		ln.sdmas[h-1] = cco.NewSdma(ln.t, rt.devcomms[h-1])
+	}
+	return ln.sdmas[h-1]
+}
+
+func (ln *lane) window(call string, p uint64) cco.Window {
+	w, ok := rt.windows[uintptr(p)]
+	if !ok {
+		ln.t.Fail(call, fmt.Errorf("window %#x is not a ccoWindow_t that ccoWindowRegister returned", p))
+	}
+	return w
+}
+
+// waitOpts: postWaitMem/postWaitSignal take Coop and optFlags.
+func waitOpts(f uint64) []cco.Option {
+	return []cco.Option{cco.Coop(f & 3), cco.OptFlags(f >> 4 & 0xf)}
+}
+
+// bcastOpts: putBroadcast takes Coop, signals and optFlags.
+func bcastOpts(f uint64) []cco.Option {
+	return sigOpts(f, []cco.Option{cco.Coop(f & 3), cco.OptFlags(f >> 4 & 0xf)})
+}
+
+func sigOpts(f uint64, o []cco.Option) []cco.Option {
+	if f>>2&1 != 0 {
+		o = append(o, cco.LocalSignal)
+	}
+	if f>>3&1 != 0 {
+		o = append(o, cco.RemoteSignal)
+	}
+	return o
+}
+
+func putOpts(f uint64) []cco.Option {
+	return sigOpts(f, []cco.Option{cco.Coop(f & 3), cco.OptFlags(f >> 4 & 0xf), cco.ThreadMode(f >> 8 & 0xf)})
+}
+
+var (
+	shflCall = &kernel.Call{Name: "__shfl", Run: runShfl}
+	spinCall = &kernel.Call{Name: "atomic load (spin)", Run: runSpin}
+)
+
+// call runs the lane's pending device call.
+func (ln *lane) call() {
+	l, t := ln.l, ln.t
+	a := unsafe.Slice((*uint64)(unsafe.Pointer(&l.a[0])), len(l.a))
+	t.AtNative(ln.site())
+	defer t.AtNative(nil)
+	l.ret = 0
+	switch l.op {
+	case C.EMUD_OP_PUT:
+		ln.sdma(a[8]).Put(int(a[1]), ln.window("put", a[2]), a[3], ln.window("put", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
+	case C.EMUD_OP_GET:
+		ln.sdma(a[8]).Get(int(a[1]), ln.window("get", a[2]), a[3], ln.window("get", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
+	case C.EMUD_OP_QUIET:
+		ln.sdma(a[2]).Quiet(int(a[1]), cco.Coop(a[0]))
+	case C.EMUD_OP_QUIET_QUEUE:
+		ln.sdma(a[3]).QuietQueue(int(a[1]), int(a[2]), cco.Coop(a[0]))
+	case C.EMUD_OP_COMMIT:
+		ln.sdma(a[3]).Commit(int(a[1]), int(a[2]), cco.Coop(a[0]))
+	case C.EMUD_OP_WAIT_SIGNAL:
+		ln.sdma(a[3]).WaitSignal(int(a[0]), int(a[1]), a[2])
+	case C.EMUD_OP_PUT_BCAST:
+		ln.sdma(a[11]).PutBroadcast(int(a[1]), ln.window("putBroadcast", a[2]), a[3], int(a[4]), ln.window("putBroadcast", a[5]), a[6],
+			ln.window("putBroadcast", a[7]), a[8], a[9], int(a[10]), bcastOpts(a[0])...)
+	case C.EMUD_OP_POST_WAIT_MEM:
+		ln.sdma(a[8]).PostWaitMem(int(a[1]), int(a[2]), ln.window("postWaitMem", a[3]), a[4], uint32(a[5]), cco.Cmp(a[6]), uint32(a[7]), waitOpts(a[0])...)
+	case C.EMUD_OP_POST_WAIT_SIGNAL:
+		ln.sdma(a[6]).PostWaitSignal(int(a[1]), int(a[2]), int(a[3]), int(a[4]), a[5], waitOpts(a[0])...)
+	case C.EMUD_OP_SYNC_THREADS:
+		t.SyncThreads()
+	case C.EMUD_OP_SYNC_WARP:
+		t.SyncWarp()
+	case C.EMUD_OP_BALLOT:
+		l.ret = C.uint64_t(t.Ballot(a[0] != 0))
+	case C.EMUD_OP_ACTIVE_MASK:
+		l.ret = C.uint64_t(t.ActiveMask())
+	case C.EMUD_OP_SHFL:
+		t.Converge(shflCall)
+		l.ret = C.uint64_t(ln.shfl)
+	case C.EMUD_OP_SPIN:
+		ln.spin.addr, ln.spin.width, ln.spin.seen = a[0], a[1], a[2]
+		t.Converge(spinCall)
+	case C.EMUD_OP_ATOMIC:
+		if rt.mem.GPUOf(a[0]) >= 0 {
+			rt.mem.Watch().Notify(a[0], a[0]+a[1])
+		}
+	case C.EMUD_OP_FENCE:
+		rt.mem.Watch().Notify(0, ^uint64(0))
+	case C.EMUD_OP_CLOCK:
+		hz := uint64(2_400_000_000) // clock64: the shader clock of MI355X
+		if a[0] == 1 {
+			hz = 100_000_000 // wall_clock64: the 100 MHz constant clock
+		}
+		l.ret = C.uint64_t(uint64(t.Now()) / 1000 * hz / 1_000_000_000)
+	case C.EMUD_OP_UNSUPPORTED:
+		t.Fail(cstr(a[0]), fmt.Errorf("%s is not supported by emud (see capi/doc.go for the HIP subset)", cstr(a[0])))
+	case C.EMUD_OP_TRAP:
+		t.Fail(cstr(a[0]), fmt.Errorf("lane trap: %s", cstr(a[0])))
+	case C.EMUD_OP_SHARED:
+		m := ln.g.block(t.BlockIdx())
+		p := m.static[a[0]]
+		if p == nil {
+			p = C.aligned_alloc(C.size_t(max(a[2], 16)), C.size_t((a[1]+max(a[2], 16)-1)/max(a[2], 16)*max(a[2], 16)))
+			C.memset(p, 0, C.size_t(a[1]))
+			m.static[a[0]] = p
+		}
+		l.ret = C.uint64_t(uintptr(p))
+	default:
+		t.Fail("device call", fmt.Errorf("unknown device call %d (headers and library out of step?)", int(l.op)))
+	}
+}
+
+// runShfl gives each lane the value of its source lane (a[1]) within its
+// width-lane segment (a[2]); a source lane not in the group gives the
+// lane its own value.
+func runShfl(g *kernel.Active) error {
+	vals := map[int]uint64{}
+	for _, t := range g.Lanes() {
+		vals[t.Lane()] = uint64(lanes[t].l.a[0])
+	}
+	for _, t := range g.Lanes() {
+		ln := lanes[t]
+		src, width := int(int32(ln.l.a[1])), int(int32(ln.l.a[2]))
+		if width <= 0 || width > t.WarpSize() {
+			width = t.WarpSize()
+		}
+		base := t.Lane() / width * width
+		s := base + ((src%width)+width)%width
+		v, ok := vals[s]
+		if !ok {
+			v = vals[t.Lane()]
+		}
+		ln.shfl = v
+	}
+	return nil
+}
+
+// runSpin is a group of lanes whose atomic load at one point of the
+// program read the same value twice: they wait, as a subscription, for a
+// write to any of the words they poll, after one poll interval.
+func runSpin(g *kernel.Active) error {
+	a := g.Actor()
+	a.Sleep(spinPoll)
+	changed := func() bool {
+		for _, t := range g.Lanes() {
+			s := lanes[t].spin
+			if load(s.addr, s.width) != s.seen {
+				return true
+			}
+		}
+		return false
+	}
+	if changed() {
+		return nil
+	}
+	lo, hi := ^uint64(0), uint64(0)
+	for _, t := range g.Lanes() {
+		s := lanes[t].spin
+		if rt.mem.GPUOf(s.addr) < 0 {
+			return nil // not device memory: no writes to watch, poll again
+		}
+		lo, hi = min(lo, s.addr), max(hi, s.addr+s.width)
+	}
+	first := lanes[g.Lanes()[0]].spin
+	rt.mem.Await(a, lo, hi-lo, changed, func() string {
+		return fmt.Sprintf("spin on an atomic load of %#x (%d lanes) at %s: value %#x, never written again", first.addr, len(g.Lanes()), g.Site(), first.seen)
+	})
+	return nil
+}
+
+// spinPoll is the virtual time between two polls of a spinning lane
+// (s_sleep(2) at 2.4 GHz is about 53 ns; rounded up for the load itself).
+const spinPoll = 100 * sim.Nanosecond
+
+func load(addr, width uint64) uint64 {
+	switch width {
+	case 1:
+		return uint64(*(*uint8)(ptr(addr)))
+	case 2:
+		return uint64(*(*uint16)(ptr(addr)))
+	case 4:
+		return uint64(*(*uint32)(ptr(addr)))
+	}
+	return *(*uint64)(ptr(addr))
+}
+
+// where names a pc for a report: the executable's file:line when
+// addr2line finds it, else the address.
+func where(pc uint64) string { return fmt.Sprintf("%#x", pc) }

@@ -1,0 +1,247 @@
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -O2
+#cgo LDFLAGS: -ldl -lpthread
+#include <stdlib.h>
+#include <string.h>
+#include "lane.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	emujob "github.com/emud-dev/emud/job"
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
+)
+
+func main() {}
+
+// Exit statuses of a C++ program whose emulation failed (as emud's).
+const (
+	exitFailed = 1
+	exitHang   = 2
+	exitRace   = 5
+)
+
+// rt is the process's one emulation: every rank thread of the program
+// shares it.
+var rt struct {
+	once  sync.Once
+	mu    sync.Mutex // hosts: exported calls arrive from real threads at once
+	hosts []*host
+	err   error // from start
+
+	j    *emujob.Job
+	s    *sim.Sim
+	mem  *engine.Memory
+	gpus int
+	ran  chan error // sim.Run's result
+	seed uint64
+
+	// Emulation state: touched only by the running actor.
+	comms    []*cco.Comm
+	windows  map[uintptr]cco.Window
+	devcomms []cco.DevComm
+	streams  []*stream
+	events   []*event
+	commUID  []cco.UniqueId
+	barriers map[cco.UniqueId]*barrier
+	lastErr  []string
+}
+
+func envInt(name string, def int) (int, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative integer", name, v)
+	}
+	return n, nil
+}
+
+// DefaultBase is where a C++ program's device memory starts: GPU g's
+// slice is [DefaultBase + g·64 GiB, …). engine.DefaultBase (0x7f00…)
+// lies in the range where Linux places a process's own mmaps (malloc of
+// large buffers, libraries, thread stacks), so a host buffer could sit
+// inside a GPU slice; 32 TiB is far below that and far above the
+// executable and its heap. EMUD_BASE (hex, a multiple of 4 GiB) moves it.
+const DefaultBase = 0x2000_0000_0000
+
+func envBase() (uint64, error) {
+	v := os.Getenv("EMUD_BASE")
+	if v == "" {
+		return DefaultBase, nil
+	}
+	b, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+	if err != nil || b == 0 || b%(4<<30) != 0 {
+		return 0, fmt.Errorf("EMUD_BASE=%q: want a hex address, a non-zero multiple of 4 GiB", v)
+	}
+	return b, nil
+}
+
+// start builds the emulation from the environment: EMUD_SEED (1),
+// EMUD_GPUS (8), EMUD_PERTURB (0), EMUD_RACE, and MORI_* as a MORI program
+// reads them.
+func start() error {
+	seed, err := envInt("EMUD_SEED", 1)
+	if err != nil {
+		return err
+	}
+	gpus, err := envInt("EMUD_GPUS", 8)
+	if err != nil {
+		return err
+	}
+	if gpus < 1 || gpus > 64 {
+		return fmt.Errorf("EMUD_GPUS=%d: need 1..64", gpus)
+	}
+	lvl, err := sim.ParseLevel(os.Getenv("EMUD_PERTURB"))
+	if os.Getenv("EMUD_PERTURB") == "" {
+		lvl, err = sim.LevelExact, nil
+	}
+	if err != nil {
+		return fmt.Errorf("EMUD_PERTURB: %w", err)
+	}
+	base, err := envBase()
+	if err != nil {
+		return err
+	}
+	env := cco.OSEnv()
+	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
+		env["MORI_ENABLE_SDMA"] = "1"
+	}
+	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env,
+		Race:      cco.Truthy(os.Getenv("EMUD_RACE")),
+		Configure: func(c *engine.Config) { c.Backing, c.Base = engine.MapAt, base }})
+	if err != nil {
+		return err
+	}
+	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	rt.windows = map[uintptr]cco.Window{}
+	rt.barriers = map[cco.UniqueId]*barrier{}
+	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
+	rt.events = []*event{nil}
+	rt.ran = make(chan error, 1)
+	newHost(-1) // host 0: the main thread
+	go func() { rt.ran <- rt.s.Run() }()
+	go watch()
+	return nil
+}
+
+// watch ends the process when the run ends badly (hang, lane failure,
+// race) while host threads still wait on it: the report goes to stderr
+// and the status says which.
+func watch() {
+	err := <-rt.ran
+	rt.ran <- err // for the exit path
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	var hang *sim.HangError
+	var races *race.Error
+	switch {
+	case errors.As(err, &hang):
+		fmt.Fprintf(os.Stderr, "emud: seed %d: hang\n%s", rt.seed, hang.Text())
+		os.Exit(exitHang)
+	case errors.As(err, &races):
+		fmt.Fprintf(os.Stderr, "emud: seed %d: %d data race(s)\n%s", rt.seed, len(races.Reports)+races.Dropped, races.Text())
+		os.Exit(exitRace)
+	}
+	fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
+	os.Exit(exitFailed)
+}
+
+// summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
+// across runs, seeds and compilers.
+func summary() {
+	if !cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
+}
+
+// ensureStarted builds the emulation on the first call into emud (from
+// the main thread: threads the program starts before its first HIP or
+// cco call are not host threads of the emulation).
+func ensureStarted() {
+	rt.once.Do(func() {
+		rt.err = start()
+		if rt.err == nil {
+			C.emud_install_fault_handlers()
+			C.emud_register_exit()
+			C.emud_set_started()
+		}
+	})
+	if rt.err != nil {
+		fmt.Fprintf(os.Stderr, "emud: cannot start: %v\n", rt.err)
+		os.Exit(exitFailed)
+	}
+}
+
+//export emudGoHost
+func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
+	args := unsafe.Slice((*uint64)(unsafe.Pointer(a)), 16)
+	ensureStarted()
+	if op == C.EMUD_H_START {
+		return 0
+	}
+	id := int(C.emud_host_id())
+	h := hostByID(id)
+	if h == nil {
+		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (a thread started before main, or by a library?): ranks must be threads the program starts\n", C.GoString(file), int(line))
+		os.Exit(exitFailed)
+	}
+	var rc int
+	h.do(func(a *sim.Actor) { rc = hostCall(h, a, int(op), args, C.GoString(file), int(line)) })
+	return C.int(rc)
+}
+
+//export emudGoExit
+func emudGoExit() {
+	h := hostByID(0)
+	if h == nil {
+		return
+	}
+	h.exit()
+	rt.mu.Lock()
+	live := 0
+	for _, o := range rt.hosts {
+		if !o.exited {
+			live++
+		}
+	}
+	rt.mu.Unlock()
+	if live > 0 {
+		return // threads the program never joined: no end to wait for
+	}
+	if err := <-rt.ran; err != nil {
+		fail(err)
+	}
+	summary()
+}
+
+// cstr reads a C string argument.
+func cstr(p uint64) string {
+	if p == 0 {
+		return ""
+	}
+	return C.GoString((*C.char)(unsafe.Add(unsafe.Pointer(nil), uintptr(p))))
+}
+
+// ptr turns a device or host address into a pointer for native copies.
+func ptr(p uint64) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(nil), uintptr(p)) }

@@ -1,0 +1,201 @@
+package cxx
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// Rewrite turns HIP source into host C++ for emud, keeping every line
+// where it was (so compiler messages and __builtin_LINE name the
+// original lines; the output starts with a #line directive naming file):
+//
+//   - a launch `callee<<<cfg>>>(args)`, where callee is a name, a
+//     qualified name or a template-id, becomes
+//     `::emud::launch(::emud::cfg(cfg), "callee", [=](auto&... a) { callee(a...); }, args)`
+//     (a generic lambda, so template kernels with deduced arguments launch);
+//     launches inside macros (over several lines) and lambdas are plain
+//     text to it and are rewritten the same way;
+//   - `__shared__ T name[dims];` becomes a reference to the block's
+//     static shared storage, and `extern __shared__ T name[];` a pointer
+//     to the block's dynamic shared memory sized at launch.
+//
+// Errors name the line: a `<<<` with no callee before it or no `>>>(`
+// after it.
+func Rewrite(src []byte, file string) ([]byte, error) {
+	toks := lex(src)
+	type edit struct {
+		start, end int
+		text       string
+	}
+	var edits []edit
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		switch {
+		case t.text == "<<<":
+			c0 := calleeStart(toks, i)
+			if c0 < 0 {
+				return nil, fmt.Errorf("%s:%d: <<< with no kernel name before it", file, t.line)
+			}
+			// the matching >>> at paren depth 0
+			j, depth := i+1, 0
+			for ; j < len(toks); j++ {
+				s := toks[j].text
+				if s == "(" || s == "[" || s == "{" {
+					depth++
+				} else if s == ")" || s == "]" || s == "}" {
+					depth--
+				} else if s == ">>>" && depth == 0 {
+					break
+				}
+			}
+			if j >= len(toks) || j+1 >= len(toks) || toks[j+1].text != "(" {
+				return nil, fmt.Errorf("%s:%d: kernel launch: no >>>( after <<<", file, t.line)
+			}
+			close := skipParens(toks, j+1) - 1
+			if close <= j+1 || toks[close].text != ")" {
+				return nil, fmt.Errorf("%s:%d: kernel launch: unbalanced parentheses in the arguments", file, t.line)
+			}
+			callee := string(src[toks[c0].start:toks[i-1].end])
+			name := strings.Join(strings.Fields(callee), " ")
+			keepNL := strings.Repeat("\n", strings.Count(callee, "\n"))
+			edits = append(edits, edit{toks[c0].start, t.end, "::emud::launch(::emud::cfg(" + keepNL})
+			empty := close == j+2
+			sep := ", "
+			if empty {
+				sep = ""
+			}
+			edits = append(edits, edit{toks[j].start, toks[j+1].end, fmt.Sprintf(`), %q, [=](auto&... emud_a_) { %s(emud_a_...); }%s`, name, oneLine(callee), sep)})
+			i = j + 1
+		case t.text == "__shared__" && !t.directive:
+			e, err := sharedDecl(src, toks, i, file)
+			if err != nil {
+				return nil, err
+			}
+			if e.text != "" {
+				edits = append(edits, edit(e))
+			}
+		}
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "#line 1 %q\n", file)
+	at := 0
+	for _, e := range edits {
+		b.Write(src[at:e.start])
+		b.WriteString(e.text)
+		at = e.end
+	}
+	b.Write(src[at:])
+	return b.Bytes(), nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// calleeStart returns the index of the first token of the callee that
+// ends just before toks[i] ("<<<"): a name with :: qualifiers and
+// template arguments <...>, or -1.
+func calleeStart(toks []token, i int) int {
+	k := i - 1
+	for k >= 0 {
+		if toks[k].text == ">" {
+			// template arguments: back to the matching <
+			depth := 0
+			for ; k >= 0; k-- {
+				switch toks[k].text {
+				case ">", ">>", ")", "]":
+					depth++
+				case "<", "(", "[":
+					depth--
+				}
+				if depth == 0 {
+					break
+				}
+			}
+			k--
+			if k < 0 {
+				return -1
+			}
+		}
+		if toks[k].kind != tokIdent {
+			return -1
+		}
+		if k > 0 && toks[k-1].text == "::" {
+			k -= 2
+			if k < 0 || toks[k].kind != tokIdent && toks[k].text != ">" {
+				return k + 1 // a leading :: (global qualifier)
+			}
+			continue
+		}
+		return k
+	}
+	return -1
+}
+
+type sharedEdit struct {
+	start, end int
+	text       string
+}
+
+// sharedDecl rewrites the __shared__ declaration whose keyword is toks[i].
+func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error) {
+	t := toks[i]
+	// the start: "extern" / "static" right before (possibly both)
+	s0, ext := i, false
+	for s0 > 0 && (toks[s0-1].text == "extern" || toks[s0-1].text == "static") {
+		if toks[s0-1].text == "extern" {
+			ext = true
+		}
+		s0--
+	}
+	for k := i - 1; k >= s0; k-- {
+		_ = k
+	}
+	// the declaration ends at ";"
+	j := i + 1
+	for j < len(toks) && toks[j].text != ";" {
+		if toks[j].text == "=" || toks[j].text == "," || toks[j].text == "{" {
+			return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: emud rewrites `__shared__ T name[dims];` (one name, no initializer, as HIP requires)", file, t.line)
+		}
+		j++
+	}
+	if j >= len(toks) {
+		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration with no ;", file, t.line)
+	}
+	// name: the last identifier before the first "[" (or before ";")
+	d := j
+	for k := i + 1; k < j; k++ {
+		if toks[k].text == "[" {
+			d = k
+			break
+		}
+	}
+	n := d - 1
+	if n <= i || toks[n].kind != tokIdent {
+		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no variable name", file, t.line)
+	}
+	typ := string(src[toks[i+1].start:toks[n-1].end])
+	if n-1 < i+1 {
+		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no type", file, t.line)
+	}
+	name := toks[n].text
+	dims := ""
+	if d < j {
+		dims = string(src[toks[d].start:toks[j-1].end])
+	}
+	nl := strings.Repeat("\n", strings.Count(string(src[toks[s0].start:toks[j].end]), "\n"))
+	if ext {
+		if strings.ReplaceAll(dims, " ", "") != "[]" {
+			return sharedEdit{}, fmt.Errorf("%s:%d: extern __shared__ %s must be an unsized array (T %s[])", file, t.line, name, name)
+		}
+		return sharedEdit{toks[s0].start, toks[j].end, fmt.Sprintf("%s* const %s = (%s*)::emud::dyn_shared();%s", typ, name, typ, nl)}, nil
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s:%d", file, t.start)
+	full := fmt.Sprintf("%s%s", typ, dims)
+	if dims == "" {
+		full = typ
+	}
+	return sharedEdit{toks[s0].start, toks[j].end, fmt.Sprintf("auto& %s = *(::emud::shared_t<%s>*)::emud::shared(%#xull, sizeof(::emud::shared_t<%s>), alignof(::emud::shared_t<%s>));%s",
+		name, full, h.Sum64(), full, full, nl)}, nil
+}

@@ -1,0 +1,93 @@
+package cxx
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRewriteLaunches(t *testing.T) {
+	lam := func(k string) string { return `[=](auto&... emud_a_) { ` + k + `(emud_a_...); }` }
+	cases := []struct{ name, in, want string }{
+		{"plain", "k<<<1, 64>>>(a, b);",
+			`::emud::launch(::emud::cfg(1, 64), "k", ` + lam("k") + `, a, b);`},
+		{"no args", "k<<<g, b, 0, s>>>();",
+			`::emud::launch(::emud::cfg(g, b, 0, s), "k", ` + lam("k") + `);`},
+		{"template", "kern<float, 4><<<dim3(2), 128>>>(x);",
+			`::emud::launch(::emud::cfg(dim3(2), 128), "kern<float, 4>", ` + lam("kern<float, 4>") + `, x);`},
+		{"qualified", "ns::k<T><<<1,1>>>(f(a, b));",
+			`::emud::launch(::emud::cfg(1,1), "ns::k<T>", ` + lam("ns::k<T>") + `, f(a, b));`},
+		{"macro over lines", "#define L(k, n) \\\n  k<<<1, n>>>( \\\n   x)\n",
+			"#define L(k, n) \\\n  ::emud::launch(::emud::cfg(1, n), \"k\", " + lam("k") + ",  \\\n   x)\n"},
+		{"lambda", "auto f = [&] { k<<<1, 8>>>(p); };",
+			`auto f = [&] { ::emud::launch(::emud::cfg(1, 8), "k", ` + lam("k") + `, p); };`},
+		{"comment and string untouched", "// a<<<b>>>(c)\nconst char* s = \"k<<<1,1>>>()\";",
+			"// a<<<b>>>(c)\nconst char* s = \"k<<<1,1>>>()\";"},
+		{"shift operators untouched", "x = a << b >> c;", "x = a << b >> c;"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Rewrite([]byte(c.in), "/src/a.cpp")
+			require.NoError(t, err)
+			s := string(out)
+			require.True(t, strings.HasPrefix(s, "#line 1 \"/src/a.cpp\"\n"))
+			s = strings.TrimPrefix(s, "#line 1 \"/src/a.cpp\"\n")
+			assert.Equal(t, c.want, s)
+			assert.Equal(t, strings.Count(c.in, "\n"), strings.Count(s, "\n"), "lines must stay where they were")
+		})
+	}
+}
+
+func TestRewriteShared(t *testing.T) {
+	out, err := Rewrite([]byte("__global__ void k() {\n  __shared__ float buf[64];\n  extern __shared__ char dyn[];\n}\n"), "/s.cpp")
+	require.NoError(t, err)
+	s := string(out)
+	assert.Contains(t, s, "auto& buf = *(::emud::shared_t<float[64]>*)::emud::shared(")
+	assert.Contains(t, s, "char* const dyn = (char*)::emud::dyn_shared();")
+	assert.Equal(t, 5, strings.Count(s, "\n"))
+}
+
+func TestRewriteErrors(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"<<<1,1>>>(x);", "a.cpp:1: <<< with no kernel name before it"},
+		{"k<<<1,1>>> x;", "a.cpp:1: kernel launch: no >>>( after <<<"},
+		{"k<<<1,1;", "a.cpp:1: kernel launch: no >>>( after <<<"},
+		{"\n__shared__ int a = 3;", "a.cpp:2: __shared__ declaration: emud rewrites"},
+		{"extern __shared__ int d[4];", "must be an unsized array"},
+	}
+	for _, c := range cases {
+		_, err := Rewrite([]byte(c.in), "a.cpp")
+		require.Error(t, err, c.in)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}
+
+func TestLoops(t *testing.T) {
+	src := `void f() {
+  for (int i = 0; i < n; i++) {
+    while (x)
+      g();
+    do {
+      h();
+    } while (y);
+  }
+  for (;;) k(); // one line
+}
+`
+	assert.Equal(t, []Span{{2, 8}, {3, 4}, {5, 7}, {9, 9}}, Loops([]byte(src)))
+}
+
+func FuzzRewrite(f *testing.F) {
+	for _, s := range []string{"k<<<1,2>>>(a);", "__shared__ int x[3];", "R\"(<<<)\" k<<<a>>>()", "/* <<< */", "#define X k<<<1,1>>>(\\\n)"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		out, err := Rewrite(src, "f.cpp")
+		if err == nil && strings.Count(string(out), "\n") != strings.Count(string(src), "\n")+1 {
+			t.Fatalf("line count changed: %q -> %q", src, out)
+		}
+		_ = Loops(src)
+	})
+}

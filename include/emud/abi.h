@@ -1,0 +1,91 @@
+/* emud's C ABI: what the HIP and cco.hpp headers of this directory call.
+ * Written for emud (github.com/emud-dev/emud); see capi/doc.go. Not a
+ * public HIP or MORI header: programs include hip/hip_runtime.h and
+ * mori/cco/cco.hpp, which are built on these calls. */
+#ifndef EMUD_ABI_H
+#define EMUD_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device calls: a lane fills a[] and yields to the emulator. */
+enum {
+  EMUD_OP_NONE = 0,
+  EMUD_OP_PUT,          /* a: flags, peer, dstWin, dstOff, srcWin, srcOff, bytes, queueId, devcomm */
+  EMUD_OP_GET,          /* as PUT */
+  EMUD_OP_QUIET,        /* a: coop, peer, devcomm */
+  EMUD_OP_QUIET_QUEUE,  /* a: coop, peer, queueId, devcomm */
+  EMUD_OP_COMMIT,       /* a: coop, peer, queueId, devcomm */
+  EMUD_OP_WAIT_SIGNAL,  /* a: srcRank, queueId, expected, devcomm */
+  EMUD_OP_PUT_BCAST,    /* a: flags, peer, dstWin, dstOff, peer2, dstWin2, dstOff2, srcWin, srcOff, bytes, queueId, devcomm */
+  EMUD_OP_POST_WAIT_MEM,    /* a: coop, peer, queueId, win, off, value, cmp, mask, devcomm */
+  EMUD_OP_POST_WAIT_SIGNAL, /* a: coop, peer, queueId, srcRank, sigQueueId, expected, devcomm */
+  EMUD_OP_SYNC_THREADS,
+  EMUD_OP_SYNC_WARP,
+  EMUD_OP_BALLOT,       /* a: pred -> mask of the active lanes' predicates */
+  EMUD_OP_ACTIVE_MASK,  /* -> mask */
+  EMUD_OP_SHFL,         /* a: value, srcLane, width -> value of srcLane */
+  EMUD_OP_SPIN,         /* a: addr, width, value seen twice: wait for a write */
+  EMUD_OP_ATOMIC,       /* a: addr, width: a native atomic RMW/store happened there */
+  EMUD_OP_FENCE,        /* a fence: stores so far are visible (wakes waiters) */
+  EMUD_OP_CLOCK,        /* a: 0 cycles (clock64), 1 wall clock (wall_clock64) -> ticks */
+  EMUD_OP_UNSUPPORTED,  /* a: name (const char*) -> fails the lane */
+  EMUD_OP_TRAP,         /* a: what (const char*) -> fails the lane */
+  EMUD_OP_SHARED,       /* a: id, bytes, align -> per-block static shared storage */
+  EMUD_OP_PRINTF,       /* a: text (const char*) -> written in run order */
+};
+
+/* Put/get flags word: coop | local<<2 | remote<<3 | optFlags<<4 | threadMode<<8. */
+#define EMUD_PUT_FLAGS(coop, local, remote, opt, mode) \
+  ((uint64_t)(coop) | ((uint64_t)(local) << 2) | ((uint64_t)(remote) << 3) | ((uint64_t)(opt) << 4) | ((uint64_t)(mode) << 8))
+
+typedef struct emud_lane {
+  uint32_t tid[3], bid[3], bdim[3], gdim[3];
+  int32_t warp_size, lane_id, gpu, pad0;
+  void* dyn_shared;       /* extern __shared__ storage of the block */
+  /* the pending device call */
+  int32_t op, line;
+  const char* file;
+  const char* func;
+  uint64_t a[14];
+  uint64_t ret;
+  /* 0 running, 1 parked at op, 2 returned, 3 faulted */
+  int32_t state, sig;
+  uint64_t fault_addr, fault_pc;
+  void* impl;             /* the runtime's own state */
+} emud_lane;
+
+/* emud_current is the running lane, NULL in host code. It is a call, not a
+ * variable, on purpose: a lane may resume on another OS thread, so no
+ * thread-local address may be cached across a device call. */
+emud_lane* emud_current(void);
+/* emud_yield posts l's pending call (op and a[] filled) and returns its
+ * result once the emulator ran it. */
+uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func);
+
+/* Host calls: one entry point, a[] in and out; returns a hipError_t-like
+ * code (0 success) or, for cco calls, MORI's int status. */
+enum {
+  EMUD_H_START = 1, EMUD_H_DEVICE_COUNT, EMUD_H_SET_DEVICE, EMUD_H_GET_DEVICE, EMUD_H_PROPS,
+  EMUD_H_MALLOC, EMUD_H_FREE, EMUD_H_MEMCPY, EMUD_H_MEMSET,
+  EMUD_H_STREAM_CREATE, EMUD_H_STREAM_SYNC, EMUD_H_STREAM_DESTROY, EMUD_H_DEVICE_SYNC,
+  EMUD_H_EVENT_CREATE, EMUD_H_EVENT_RECORD, EMUD_H_EVENT_SYNC, EMUD_H_EVENT_ELAPSED, EMUD_H_EVENT_DESTROY,
+  EMUD_H_LAUNCH,
+  EMUD_H_UNIQUE_ID, EMUD_H_COMM_CREATE, EMUD_H_COMM_DESTROY, EMUD_H_MEM_ALLOC, EMUD_H_MEM_FREE,
+  EMUD_H_WINDOW_REGISTER, EMUD_H_WINDOW_DEREGISTER, EMUD_H_DEVCOMM_CREATE, EMUD_H_DEVCOMM_DESTROY,
+  EMUD_H_BARRIER_ALL, EMUD_H_PEER_PTR, EMUD_H_UNSUPPORTED, EMUD_H_ERROR_STRING, EMUD_H_LAST_ERROR,
+};
+int emud_host(int op, uint64_t* a, const char* file, int line);
+
+/* A kernel launch: the runtime calls entry(ctx) as each lane's body and
+ * free_ctx(ctx) once every lane of the grid has returned. */
+typedef void (*emud_entry)(void* ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

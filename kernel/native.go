@@ -1,0 +1,72 @@
+package kernel
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+)
+
+// NativeSite is a convergence point of lane code that is not Go (a C++
+// kernel run by package capi): its program position cannot be read from
+// the Go stack, so the caller names it: the function, file and line of the
+// device call (from __builtin_FUNCTION/FILE/LINE at the call) and the
+// line spans of the loops of that function that enclose the line,
+// outermost first. Lanes at one NativeSite form one group; groups are
+// ordered as for Go lanes (package doc), with one frame: the lower
+// iteration of a shared loop first, then the lower line. NativeSites are
+// interned: one per (function, file, line).
+type NativeSite struct{ s *site }
+
+var nativeSites struct {
+	sync.Mutex
+	m map[nativeKey]*NativeSite
+}
+
+type nativeKey struct {
+	fn, file string
+	line     int
+}
+
+// NewNativeSite returns the interned site of (fn, file, line); loops are
+// read on first sight of the point and kept.
+func NewNativeSite(fn, file string, line int, loops [][2]int) *NativeSite {
+	k := nativeKey{fn, file, line}
+	nativeSites.Lock()
+	defer nativeSites.Unlock()
+	if ns := nativeSites.m[k]; ns != nil {
+		return ns
+	}
+	if nativeSites.m == nil {
+		nativeSites.m = map[nativeKey]*NativeSite{}
+	}
+	f := frame{fn: fn, file: file, line: line}
+	for _, l := range loops {
+		f.loops = append(f.loops, nativeLoop(file, l))
+	}
+	s := &site{frames: []frame{f}, nloops: len(f.loops), base: []int{0},
+		show: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	ns := &NativeSite{s}
+	nativeSites.m[k] = ns
+	return ns
+}
+
+// nativeLoop interns a loop span of a native file, so two sites inside
+// one loop share its *loop (loops are compared by pointer).
+func nativeLoop(file string, l [2]int) *loop {
+	k := nativeKey{"loop", file, l[0]<<20 | l[1]}
+	if ns := nativeSites.m[k]; ns != nil {
+		return ns.s.frames[0].loops[0]
+	}
+	lp := &loop{start: l[0], end: l[1]}
+	nativeSites.m[k] = &NativeSite{&site{frames: []frame{{loops: []*loop{lp}}}}}
+	return lp
+}
+
+// String is the site's file:line.
+func (ns *NativeSite) String() string { return ns.s.show }
+
+// AtNative makes the lane's next convergence point (its next Converge,
+// ConvergeIf, Ballot, barrier, or a device call built on them) ns rather
+// than the Go caller's position. Native lane drivers set it before every
+// device call they make on the lane's behalf.
+func (t *Thread) AtNative(ns *NativeSite) { t.native = ns }
