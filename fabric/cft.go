@@ -90,7 +90,7 @@ type mbar struct {
 	reported bool
 	report   uint8
 	done     [2]phaseReport // the report of the last phase of each parity
-	flushBy  string         // who arrived this phase
+	flushBy  groupRef       // who arrived this phase
 	issuers  []*issuer
 	byThread map[*kernel.Thread]*issuer
 	smemBusy int // submitted ops that have not yet read their smem source
@@ -109,11 +109,21 @@ type phaseReport struct {
 // issuer is one OpCoop's elected thread: its txCount and the ops it issued
 // but has not submitted.
 type issuer struct {
-	who     string
+	by      groupRef
 	txCount int64
 	unsub   []*fop
-	kinds   map[string]int
 }
+
+func (is *issuer) who() string { return is.by.String() }
+
+// groupRef names an OpCoop by its elected thread and scope; the text
+// (groupName) is made only when a message needs it.
+type groupRef struct {
+	t     *kernel.Thread
+	scope kernel.Scope
+}
+
+func (g groupRef) String() string { return groupName(g.t, g.scope) }
 
 func newMbar(sys *System, rank, off int, name string) *mbar {
 	return &mbar{sys: sys, rank: rank, off: off, name: name, wl: sys.s.NewWatchList(name), pending: 1,
@@ -145,14 +155,14 @@ func (m *mbar) maybeComplete() {
 	m.pending = 1
 	m.tracked = 0
 	m.reported, m.report = false, 0
-	m.flushBy = ""
+	m.flushBy = groupRef{}
 	m.sys.s.Progress()
 	m.wl.Notify(0, 1)
 }
 
 func (m *mbar) busy() bool {
 	n, _ := m.unsubmitted()
-	return m.tracked > 0 || m.flushBy != "" || n > 0 || m.inflight > 0
+	return m.tracked > 0 || m.flushBy.t != nil || n > 0 || m.inflight > 0
 }
 
 // NewCft is the ncclCft(coop, cftSmem) constructor for thread t of coop.
@@ -333,7 +343,7 @@ func (c *Cft) issueOne(t *kernel.Thread, a *opArgs) error {
 	if a.op.Scope() > c.coop.Scope() {
 		return fmt.Errorf("OpCoop (%v) is wider than the ncclCft's coop (%v): it must be a subset", a.op.Scope(), c.coop.Scope())
 	}
-	if m.flushBy != "" {
+	if m.flushBy.t != nil {
 		return fmt.Errorf("issued while a flush by %s is in progress on %s: no group may issue until the flush completes", m.flushBy, m.name)
 	}
 	o, err := c.validate(t, a)
@@ -347,14 +357,13 @@ func (c *Cft) issueOne(t *kernel.Thread, a *opArgs) error {
 	key := t
 	is := m.byThread[key]
 	if is == nil {
-		is = &issuer{who: groupName(t, a.op.Scope()), kinds: map[string]int{}}
+		is = &issuer{by: groupRef{t, a.op.Scope()}}
 		m.byThread[key] = is
 		m.issuers = append(m.issuers, is)
 	}
 	o.issuer = is
 	sys.faults.decide(o)
 	is.unsub = append(is.unsub, o)
-	is.kinds[o.call]++
 	is.txCount += o.units
 	m.tracked += o.units
 	if o.kind == opPullRed {
@@ -478,7 +487,6 @@ func (m *mbar) submit(t *kernel.Thread) {
 		}
 	}
 	is.unsub = nil
-	clear(is.kinds)
 	m.tx += is.txCount
 	is.txCount = 0
 	m.maybeComplete()
@@ -503,7 +511,7 @@ var flushSmemCall = &kernel.Call{Name: "ncclCft::flushSmem", Run: func(g *kernel
 	m := a.c.mb
 	if m.sys.debug {
 		if n, by := m.unsubmitted(); n > 0 {
-			return g.Errorf(g.Lanes()[0], "%d operations issued by %s were never submitted: call submit before flushSmem", n, by[0].who)
+			return g.Errorf(g.Lanes()[0], "%d operations issued by %s were never submitted: call submit before flushSmem", n, by[0].who())
 		}
 	}
 	w := m.sys.diag.enterFlush(g, m, "flushSmem")
@@ -532,15 +540,15 @@ var flushCall = &kernel.Call{Name: "ncclCft::flush", Run: func(g *kernel.Active)
 		if !elected(g, t, a.op.Scope()) {
 			continue
 		}
-		if m.flushBy != "" {
+		if m.flushBy.t != nil {
 			return g.Errorf(t, "%s already has a flush in this phase (by %s): one flush per phase, and its coop must include every issuing group", m.name, m.flushBy)
 		}
 		if m.sys.debug {
 			if n, by := m.unsubmitted(); n > 0 {
-				return g.Errorf(t, "%d operations issued by %s were never submitted: every group that issues must call submit before flush", n, by[0].who)
+				return g.Errorf(t, "%d operations issued by %s were never submitted: every group that issues must call submit before flush", n, by[0].who())
 			}
 		}
-		m.flushBy = groupName(t, a.op.Scope())
+		m.flushBy = groupRef{t, a.op.Scope()}
 		m.pending = 0
 		m.maybeComplete()
 	}

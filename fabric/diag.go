@@ -120,12 +120,16 @@ func (d *diagnosis) explainFlush(wi *waitInfo) string {
 	if n, by := m.unsubmitted(); n > 0 {
 		var parts []string
 		for _, is := range by {
+			kinds := map[string]int{}
+			for _, o := range is.unsub {
+				kinds[o.call]++
+			}
 			var ks []string
-			for k, c := range is.kinds {
+			for k, c := range kinds {
 				ks = append(ks, fmt.Sprintf("%s ×%d", k, c))
 			}
 			sort.Strings(ks)
-			parts = append(parts, fmt.Sprintf("%s (%s)", strings.TrimSuffix(is.who, own), strings.Join(ks, ", ")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", strings.TrimSuffix(is.who(), own), strings.Join(ks, ", ")))
 		}
 		return fmt.Sprintf("in ncclCft %s on %s for %d operation(s) that were issued but never submitted, by %s: every group that issues must call submit before flushSmem and flush",
 			wi.call, name, n, strings.Join(parts, "; "))

@@ -37,7 +37,12 @@
 // is the rank's symmetric "big VA": a window's leOffset is its offset there,
 // the same on every rank. The dev comm's resource window holds the barrier
 // buffers with NCCL's layout (§10.2). System.Read and System.Write are the
-// host's cudaMemcpy.
+// host's cudaMemcpy. Allocations of 1 MiB or more are mapped outside the Go
+// heap (internal/hostmem), so a run's resident memory is about its emulated
+// bytes instead of the collector's goal for them; System.Close releases
+// them (RunAllReduce and RunAllToAll close their system), and a System
+// nobody closed releases them when it becomes unreachable. Operations'
+// data snapshots are pooled per System and reused.
 //
 // # Teams and LEs
 //

@@ -30,16 +30,32 @@ type fop struct {
 
 	internal bool   // a barrier's own op: not checked, not failed
 	payload  []byte // data for internal ops instead of shared memory
+	buf      []byte // the snapshot of the source from sys.bufs, returned once all is done
+	data     []byte // a put's or red's data: payload, buf, or nil (phantom)
+
+	// A put's or red's schedule, fixed at start: serialisation time,
+	// granule count, arrival at each destination and completion.
+	ser, end sim.Time
+	k        uint64
+	arrs     []sim.Time
+	delivs   int  // deliveries scheduled and not yet run
+	done     bool // complete has run
 
 	race      *opRace      // the race detector's state (race.go); nil when off
 	smemSpace race.SpaceID // the issuing block's shared memory, for it
+
+	// one and arr1 back dsts and the arrival times of a unicast op, so
+	// that it allocates neither.
+	one  [1]int
+	arr1 [1]sim.Time
 }
 
 func (o *fop) dsts() []int {
 	if o.tg.multicast {
 		return o.tg.members
 	}
-	return []int{o.tg.rank}
+	o.one[0] = o.tg.rank
+	return o.one[:]
 }
 
 // Granule is how much of an operation's data moves at a time: a put's
@@ -74,13 +90,7 @@ func (sys *System) start(o *fop) {
 	issue := s.Now() + m.IssueCost
 	mb := o.mb
 	mb.inflight++
-	k := granules(o.bytes)
-	if sys.phantom && o.payload == nil && sys.raceEP == nil {
-		// No bytes to stream: the operation lands in one step, when its
-		// last granule would. Its port times are the same; with fewer
-		// events the seed's tie-breaks fall otherwise (package doc).
-		k = 1
-	}
+	k := sys.granulesOf(o)
 	switch o.kind {
 	case opPut, opPutMC, opRed, opRedMC:
 		mb.smemBusy++
@@ -88,7 +98,10 @@ func (sys *System) start(o *fop) {
 		src.txFree = st + ser
 		read := st + ser
 		dsts := o.dsts()
-		arrs := make([]sim.Time, len(dsts))
+		arrs := o.arr1[:]
+		if len(dsts) > 1 {
+			arrs = make([]sim.Time, len(dsts))
+		}
 		last := read
 		for i, d := range dsts {
 			extra := sim.Time(0)
@@ -101,30 +114,14 @@ func (sys *System) start(o *fop) {
 			arrs[i] = arr
 			last = max(last, arr)
 		}
-		complete := last + m.Latency
-		data := o.payload
-		if data == nil && !sys.phantom {
-			data = make([]byte, o.bytes)
+		o.ser, o.k, o.arrs, o.end = ser, k, arrs, last+m.Latency
+		o.data = o.payload
+		if o.data == nil && !sys.phantom {
+			o.data = sys.bufs.get(o.bytes)
+			o.buf = o.data
 		}
 		for j := range k {
-			lo, hi := granuleSpan(j, o.bytes)
-			s.AtWork(granuleAt(read, ser, j, k), func() {
-				if o.payload == nil && data != nil {
-					copy(data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
-				}
-				sys.raceSmemRead(o, lo, hi-lo)
-				if j == k-1 {
-					o.raceRelease(&mb.raceSmem)
-					mb.smemBusy--
-					mb.wl.Notify(0, 1)
-				}
-				for i, d := range dsts {
-					s.AtWork(granuleAt(arrs[i], ser, j, k), func() { sys.deliver(o, d, data, lo, hi) })
-				}
-				if j == k-1 {
-					s.AtWork(complete, func() { sys.complete(o) })
-				}
-			})
+			s.AtWork(granuleAt(read, ser, j, k), func() { sys.readGranule(o, j) })
 		}
 	case opGet:
 		d := o.tg.rank
@@ -136,7 +133,7 @@ func (sys *System) start(o *fop) {
 		for j := range k {
 			lo, hi := granuleSpan(j, o.bytes)
 			s.AtWork(granuleAt(st+ser, ser, j, k), func() {
-				data, ok := sys.fabricRead(o, d, lo, hi)
+				data, ok := sys.fabricRead(o, d, lo, hi, true)
 				if !ok {
 					return
 				}
@@ -158,7 +155,8 @@ func (sys *System) start(o *fop) {
 			s.AtWork(granuleAt(ready, ser, j, k), func() {
 				ins := make([][]byte, 0, len(o.tg.members))
 				for _, d := range o.tg.members {
-					data, ok := sys.fabricRead(o, d, lo, hi)
+					// Folded right here: the members' bytes need no snapshot.
+					data, ok := sys.fabricRead(o, d, lo, hi, false)
 					if !ok {
 						return
 					}
@@ -170,7 +168,8 @@ func (sys *System) start(o *fop) {
 				// windows have none: nothing to fold).
 				var acc []byte
 				if len(ins) == len(o.tg.members) {
-					acc = make([]byte, hi-lo)
+					acc = sys.bufs.get(hi - lo)
+					clear(acc)
 					if err := redop.Reduce(o.red.Op, o.red.Type, acc, ins...); err != nil {
 						sys.s.Fail(fmt.Errorf("fabric: pullRed on rank %d: %w", o.rank, err))
 						return
@@ -182,6 +181,49 @@ func (sys *System) start(o *fop) {
 	}
 }
 
+// granulesOf is how many steps o's data moves in.
+func (sys *System) granulesOf(o *fop) uint64 {
+	if sys.phantom && o.payload == nil && sys.raceEP == nil {
+		// No bytes to stream: the operation lands in one step, when its
+		// last granule would. Its port times are the same; with fewer
+		// events the seed's tie-breaks fall otherwise (package doc).
+		return 1
+	}
+	return granules(o.bytes)
+}
+
+// readGranule is the source read of granule j of a put or red: it is
+// snapshot, sent to every destination, and at the last granule the shared
+// memory is free and the completion is scheduled.
+func (sys *System) readGranule(o *fop, j uint64) {
+	s, mb, k := sys.s, o.mb, o.k
+	lo, hi := granuleSpan(j, o.bytes)
+	if o.payload == nil && o.data != nil {
+		copy(o.data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
+	}
+	sys.raceSmemRead(o, lo, hi-lo)
+	if j == k-1 {
+		o.raceRelease(&mb.raceSmem)
+		mb.smemBusy--
+		mb.wl.Notify(0, 1)
+	}
+	for i := range o.dsts() {
+		o.delivs++
+		s.AtWork(granuleAt(o.arrs[i], o.ser, j, k), func() { sys.deliverGranule(o, i, j) })
+	}
+	if j == k-1 {
+		s.AtWork(o.end, func() { sys.complete(o) })
+	}
+}
+
+// deliverGranule lands granule j of a put or red at its i-th destination.
+func (sys *System) deliverGranule(o *fop, i int, j uint64) {
+	lo, hi := granuleSpan(j, o.bytes)
+	sys.deliver(o, o.dsts()[i], o.data, lo, hi)
+	o.delivs--
+	sys.release(o)
+}
+
 // landSmem lands a fetching op's granule [lo, hi) in its shared memory
 // (nothing to copy for a phantom window or a failed op) and completes the
 // op at its last granule.
@@ -189,16 +231,21 @@ func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64, last bool) {
 	if !o.fail && data != nil {
 		copy(o.smem[o.smemOff+int(lo):], data)
 	}
+	if data != nil {
+		sys.bufs.put(data) // fabricRead's snapshot or pullRed's sum: landed
+	}
 	sys.raceSmemWrite(o, lo, hi-lo)
 	if last {
 		sys.complete(o)
 	}
 }
 
-// fabricRead snapshots [leOff+lo, leOff+hi) of rank d for a fetching op,
-// running the fence checker for the fabric proxy: nil data for a phantom
-// window; ok false means the run failed.
-func (sys *System) fabricRead(o *fop, d int, lo, hi uint64) (data []byte, ok bool) {
+// fabricRead reads [leOff+lo, leOff+hi) of rank d for a fetching op,
+// running the fence checker for the fabric proxy: a snapshot from sys.bufs
+// (landSmem returns it) or, without snapshot, the live bytes for a caller
+// done with them in this event; nil data for a phantom window; ok false
+// means the run failed.
+func (sys *System) fabricRead(o *fop, d int, lo, hi uint64, snapshot bool) (data []byte, ok bool) {
 	if sys.chk != nil && !o.internal {
 		if err := sys.chk.read(o.rank, d, o.leOff+lo, hi-lo, ProxyFabric, o.call); err != nil {
 			sys.s.Fail(err)
@@ -207,7 +254,12 @@ func (sys *System) fabricRead(o *fop, d int, lo, hi uint64) (data []byte, ok boo
 	}
 	sys.raceRemote(o, d, lo, hi-lo, false)
 	if b := sys.ranks[d].bytes(o.leOff+lo, hi-lo); b != nil {
-		return append([]byte(nil), b...), true
+		if !snapshot {
+			return b, true
+		}
+		c := sys.bufs.get(hi - lo)
+		copy(c, b)
+		return c, true
 	}
 	return nil, true
 }
@@ -267,6 +319,8 @@ func byteMask(m uint16, n int) []byte {
 // complete is complete_tx on the op's mbarrier; a failed op sets the
 // phase's report.
 func (sys *System) complete(o *fop) {
+	o.done = true
+	sys.release(o)
 	mb := o.mb
 	o.raceRelease(&mb.raceDone)
 	mb.tx -= o.units
@@ -277,4 +331,39 @@ func (sys *System) complete(o *fop) {
 	sys.s.Progress()
 	mb.maybeComplete()
 	mb.wl.Notify(0, 1)
+}
+
+// release returns o's snapshot to the pool once the op has completed and
+// every granule has landed at every destination.
+func (sys *System) release(o *fop) {
+	if o.buf != nil && o.done && o.delivs == 0 {
+		sys.bufs.put(o.buf)
+		o.buf = nil
+	}
+}
+
+// bufPool keeps the snapshot buffers of finished operations for the next
+// ones of the same size: a put's data lives from its source read to its
+// completion, so a run reuses a few buffers instead of allocating one per
+// operation.
+type bufPool struct {
+	free map[uint64][][]byte
+}
+
+func (p *bufPool) get(n uint64) []byte {
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		l[len(l)-1] = nil
+		p.free[n] = l[:len(l)-1]
+		return b
+	}
+	return make([]byte, n)
+}
+
+func (p *bufPool) put(b []byte) {
+	if p.free == nil {
+		p.free = map[uint64][][]byte{}
+	}
+	n := uint64(len(b))
+	p.free[n] = append(p.free[n], b)
 }

@@ -88,7 +88,7 @@ func (f *faultState) decide(o *fop) {
 	r := o.mbRank()
 	seq := r.opSeq
 	r.opSeq++
-	fail := f.fail[OpRef{o.rank, seq}]
+	fail := len(f.fail) > 0 && f.fail[OpRef{o.rank, seq}]
 	if !fail && f.plan.OpFailRate > 0 {
 		fail = f.rng.Float64() < f.plan.OpFailRate
 	}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 
+	"github.com/emud-dev/emud/internal/hostmem"
 	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -102,6 +104,9 @@ type System struct {
 	ranks  []*rankState
 	comms  []*Comm
 	faults *faultState
+	bufs   bufPool // operations' data snapshots, reused (engine.go)
+	mapped *mappedSet
+	closed bool
 	diag   *diagnosis
 	chk    *checker
 	mbars  map[smemKey]*mbar
@@ -158,6 +163,8 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	if sys.memCap == 0 {
 		sys.memCap = DefaultMemBytes
 	}
+	sys.mapped = &mappedSet{}
+	runtime.AddCleanup(sys, (*mappedSet).release, sys.mapped)
 	for r := 0; r < topo.NRanks; r++ {
 		sys.ranks = append(sys.ranks, &rankState{rank: r, wl: s.NewWatchList(fmt.Sprintf("fabric rank %d memory", r))})
 	}
@@ -201,6 +208,40 @@ type rankState struct {
 
 // backing is one allocation of a rank's memory: its bytes, or none for a
 // phantom window.
+// offHeapMin is the size from which a rank's allocation is mapped outside
+// the Go heap (package hostmem) instead of made on it: large windows do
+// not swell the collector's heap goal, small ones cost no system call.
+const offHeapMin = 1 << 20
+
+// mappedSet is the System's mapped buffers, released by Close or, for a
+// System nobody closed, by a cleanup when it becomes unreachable (the set
+// is its own object so that the cleanup does not keep the System alive).
+type mappedSet struct {
+	bufs [][]byte
+}
+
+func (m *mappedSet) release() {
+	for _, b := range m.bufs {
+		_ = hostmem.Unmap(b) // a buffer Map returned, whole: cannot fail
+	}
+	m.bufs = nil
+}
+
+// Close releases the memory of every rank (the mapped part at once, the
+// rest to the collector). Call it when the run and every read of its
+// memory are over; host reads and writes after it fail. Closing twice is
+// harmless.
+func (sys *System) Close() {
+	if sys.closed {
+		return
+	}
+	sys.closed = true
+	for _, r := range sys.ranks {
+		r.mem = nil
+	}
+	sys.mapped.release()
+}
+
 type backing struct {
 	off  uint64
 	data []byte // nil: phantom
@@ -217,11 +258,20 @@ func (r *rankState) alloc(sys *System, bytes uint64, what string, phantom bool) 
 	if bytes == 0 || end < off || end > sys.memCap {
 		return 0, fmt.Errorf("%d B for %s does not fit rank %d's %d B of memory (%d B used)", bytes, what, r.rank, sys.memCap, r.used)
 	}
-	r.used = end
 	b := backing{off: off}
 	if !phantom {
-		b.data = make([]byte, bytes)
+		if bytes >= offHeapMin {
+			data, err := hostmem.Map(bytes)
+			if err != nil {
+				return 0, fmt.Errorf("%d B for %s on rank %d: %w", bytes, what, r.rank, err)
+			}
+			b.data = data
+			sys.mapped.bufs = append(sys.mapped.bufs, data)
+		} else {
+			b.data = make([]byte, bytes)
+		}
 	}
+	r.used = end
 	r.mem = append(r.mem, b)
 	return off, nil
 }
@@ -421,9 +471,33 @@ func (sys *System) Write(rank int, w Window, off uint64, data []byte) error {
 	return nil
 }
 
+// hostFill is Write without a source buffer: fill writes the first n
+// bytes of rank's copy of w in place, then the write is announced as Write announces it.
+func (sys *System) hostFill(rank int, w Window, n uint64, fill func([]byte) error) error {
+	b, err := sys.hostSpan("Write", rank, w, 0, n)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return nil // a phantom window
+	}
+	if err := fill(b); err != nil {
+		return err
+	}
+	base := w.bigOffset()
+	if sys.chk != nil {
+		sys.chk.hostWrite(rank, base, n)
+	}
+	sys.ranks[rank].wl.Notify(base, base+n)
+	return nil
+}
+
 func (sys *System) hostSpan(call string, rank int, w Window, off, n uint64) ([]byte, error) {
 	if w.sys != sys {
 		return nil, fmt.Errorf("fabric %s: window was not registered on this system", call)
+	}
+	if sys.closed {
+		return nil, fmt.Errorf("fabric %s: the system is closed (System.Close): its memory is gone", call)
 	}
 	if rank < 0 || rank >= len(sys.ranks) {
 		return nil, fmt.Errorf("fabric %s: rank %d outside [0, %d)", call, rank, len(sys.ranks))

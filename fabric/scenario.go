@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -131,7 +132,11 @@ type AllReduceConfig struct {
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// inputs, no outputs, no check; Out and Want are nil.
 	Phantom bool
-	Sched   Sched // sim.Config's perturbation and strategy
+	// NoOut checks every byte as usual but leaves Out nil: no host copy
+	// of every rank's output (the scale runs, where it would double the
+	// memory).
+	NoOut bool
+	Sched Sched // sim.Config's perturbation and strategy
 }
 
 // DefaultStage is AllReduceConfig.Stage's cap when it is 0: a piece a
@@ -142,8 +147,15 @@ const DefaultStage = 64 << 10
 // from the seed: random bits for integer types, small integers for F32 so
 // that every order of summation is exact.
 func AllReduceInput(seed uint64, rank, n int, t redop.Type) []byte {
-	rng := rand.New(rand.NewPCG(seed, uint64(rank)+1))
 	b := make([]byte, n)
+	fillAllReduceInput(b, seed, rank, t)
+	return b
+}
+
+// fillAllReduceInput writes AllReduceInput(seed, rank, len(b), t) into b.
+func fillAllReduceInput(b []byte, seed uint64, rank int, t redop.Type) {
+	rng := rand.New(rand.NewPCG(seed, uint64(rank)+1))
+	n := len(b)
 	switch t {
 	case redop.F32:
 		for i := 0; i+4 <= n; i += 4 {
@@ -158,7 +170,6 @@ func AllReduceInput(seed uint64, rank, n int, t redop.Type) []byte {
 			b[i] = byte(rng.Uint32())
 		}
 	}
-	return b
 }
 
 // RunAllReduce builds a system and runs an all-reduce (sum) built from the
@@ -220,32 +231,39 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 		return nil, err
 	}
 	in, out := j.Windows[0], j.Windows[1]
+	defer j.Sys.Close()
 	// Expected: per multicast group, the fold over members in team order,
-	// then added into zero (the output starts zeroed). Inputs are written
-	// and folded one rank at a time, so the host holds one input at once.
+	// then added into zero (the output starts zeroed). Each input is made
+	// in its window and folded from there: the host holds only the
+	// expected sum of each group.
 	var want [][]byte
 	if !cfg.Phantom {
 		want = make([][]byte, topo.NRanks/mc)
 		for r := 0; r < topo.NRanks; r++ {
-			x := AllReduceInput(cfg.Seed, r, size, t)
-			if err := j.Sys.Write(r, in[r], 0, x); err != nil {
-				return nil, err
-			}
 			g := r / mc
-			if want[g] == nil {
-				want[g] = x
-				continue
-			}
-			if err := redop.Apply(redop.Sum, t, want[g], x); err != nil {
+			err := j.Sys.hostFill(r, in[r], uint64(size), func(x []byte) error {
+				fillAllReduceInput(x, cfg.Seed, r, t)
+				if want[g] == nil {
+					want[g] = bytes.Clone(x)
+					return nil
+				}
+				return redop.Apply(redop.Sum, t, want[g], x)
+			})
+			if err != nil {
 				return nil, err
 			}
 		}
+		zero := make([]byte, min(size, DefaultStage))
 		for _, w := range want {
-			zero := make([]byte, size)
-			if err := redop.Apply(redop.Sum, t, zero, w); err != nil {
-				return nil, err
+			for off := 0; off < size; off += len(zero) {
+				piece := w[off:min(off+len(zero), size)]
+				z := zero[:len(piece)]
+				clear(z)
+				if err := redop.Apply(redop.Sum, t, z, piece); err != nil {
+					return nil, err
+				}
+				copy(piece, z)
 			}
-			copy(w, zero)
 		}
 	}
 	red := RedOp{Op: redop.Sum, Type: t}
@@ -282,7 +300,7 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 			for off := 0; off < size && loadErr[dc.Rank] == nil; off += stage {
 				n := min(stage, size-off)
 				dc.Load(th, out[dc.Rank], uint64(off), buf[:n])
-				loadErr[dc.Rank] = sameBytes(fmt.Sprintf("rank %d kernel load at %d", dc.Rank, off), buf[:n], w[off:off+n])
+				loadErr[dc.Rank] = sameBytes(buf[:n], w[off:off+n], "rank %d kernel load at %d", dc.Rank, off)
 			}
 		}
 	})
@@ -298,14 +316,17 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	}
 	res.Want = want[0]
 	for r := 0; r < topo.NRanks; r++ {
-		// The output as the host sees it, without a copy: the system is
-		// done with it.
+		// The output as the host sees it, without a copy (the system's
+		// memory is released when this returns): Out gets a copy unless
+		// NoOut.
 		got, err := j.Sys.hostSpan("Read", r, out[r], 0, uint64(size))
 		if err != nil {
 			return nil, err
 		}
-		res.Out = append(res.Out, got)
-		if err := sameBytes(fmt.Sprintf("rank %d output", r), got, want[r/mc]); err != nil {
+		if !cfg.NoOut {
+			res.Out = append(res.Out, bytes.Clone(got))
+		}
+		if err := sameBytes(got, want[r/mc], "rank %d output", r); err != nil {
 			return res, err
 		}
 		if loadErr[r] != nil {
@@ -315,7 +336,13 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	return res, nil
 }
 
-func sameBytes(what string, got, want []byte) error {
+// sameBytes compares got with want; the error names what (format and
+// args, formatted only on a mismatch) and the first wrong byte.
+func sameBytes(got, want []byte, format string, args ...any) error {
+	if bytes.Equal(got, want) {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
 	if len(got) != len(want) {
 		return fmt.Errorf("%s: %d B, want %d B", what, len(got), len(want))
 	}
@@ -343,12 +370,20 @@ type AllToAllConfig struct {
 
 // AllToAllBlock is the block rank src sends to rank dst.
 func AllToAllBlock(seed uint64, src, dst, n int) []byte {
-	rng := rand.New(rand.NewPCG(seed^0xa11, uint64(src)<<20|uint64(dst)))
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
+	fillAllToAllBlock(b, seed, src, dst)
 	return b
+}
+
+// fillAllToAllBlock writes AllToAllBlock(seed, src, dst, len(b)) into b:
+// the same bytes (byte(rand.Rand.Uint32()) is the top half of the PCG's
+// Uint64), without the Rand or the block allocated per call.
+func fillAllToAllBlock(b []byte, seed uint64, src, dst int) {
+	var p rand.PCG
+	p.Seed(seed^0xa11, uint64(src)<<20|uint64(dst))
+	for i := range b {
+		b[i] = byte(p.Uint64() >> 32)
+	}
 }
 
 // RunAllToAll runs an all-to-all built from Put within each flat CFT team:
@@ -381,6 +416,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.Sys.Close()
 	recv := j.Windows[0]
 	res := &CollectiveResult{}
 	loaded := make([][]byte, topo.NRanks)
@@ -388,8 +424,12 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		warp := th.WarpGroup()
 		me := dc.CftRank
 		base := dc.Rank - me // world rank of flat rank 0
-		for p := th.Lane(); p < n && !cfg.Phantom; p += 32 {
-			th.SharedStore(16+p*blk, AllToAllBlock(cfg.Seed, dc.Rank, base+p, blk))
+		if !cfg.Phantom {
+			blkBuf := make([]byte, blk)
+			for p := th.Lane(); p < n; p += 32 {
+				fillAllToAllBlock(blkBuf, cfg.Seed, dc.Rank, base+p)
+				th.SharedStore(16+p*blk, blkBuf)
+			}
 		}
 		MemFence(warp, dc, Release, ProxyGeneric, ProxyFabric, FenceScopeCta)
 		cft := NewCft(warp, dc, 0)
@@ -422,6 +462,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if cfg.Phantom {
 		return res, nil
 	}
+	want := make([]byte, blk)
 	for r := 0; r < topo.NRanks; r++ {
 		got, err := j.Sys.Read(r, recv[r], 0, uint64(size))
 		if err != nil {
@@ -430,11 +471,11 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		res.Out = append(res.Out, got)
 		base := r - topo.CftRank(r)
 		for p := 0; p < n; p++ {
-			want := AllToAllBlock(cfg.Seed, base+p, r, blk)
-			if err := sameBytes(fmt.Sprintf("rank %d block from rank %d", r, base+p), got[p*blk:(p+1)*blk], want); err != nil {
+			fillAllToAllBlock(want, cfg.Seed, base+p, r)
+			if err := sameBytes(got[p*blk:(p+1)*blk], want, "rank %d block from rank %d", r, base+p); err != nil {
 				return res, err
 			}
-			if err := sameBytes(fmt.Sprintf("rank %d kernel load of block from rank %d", r, base+p), loaded[r][p*blk:(p+1)*blk], want); err != nil {
+			if err := sameBytes(loaded[r][p*blk:(p+1)*blk], want, "rank %d kernel load of block from rank %d", r, base+p); err != nil {
 				return res, err
 			}
 		}

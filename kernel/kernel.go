@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"fmt"
+	"strings"
+	"unsafe"
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -59,6 +61,25 @@ type Kernel struct {
 	// raceEnd collects the ended waves' clocks; nil when the run's race
 	// detector is off (race.go).
 	raceEnd *race.Sync
+	// sites is this kernel's own view of siteCache: its waves look sites
+	// up here first, so that parallel runs (explore's jobs) do not all
+	// take the process-wide lock at every convergence.
+	sites map[string]*site
+}
+
+// site returns the interned site of pcs (lookupSite), through the
+// kernel's own cache.
+func (k *Kernel) site(pcs []uintptr) *site {
+	key := unsafe.String((*byte)(unsafe.Pointer(unsafe.SliceData(pcs))), len(pcs)*int(unsafe.Sizeof(uintptr(0))))
+	if s := k.sites[key]; s != nil {
+		return s
+	}
+	s := lookupSite(pcs)
+	if k.sites == nil {
+		k.sites = map[string]*site{}
+	}
+	k.sites[strings.Clone(key)] = s
+	return s
 }
 
 // Launch starts fn on every thread of the grid. It may be called before

@@ -378,7 +378,7 @@ func (t *Thread) park(c *Call, idle bool) {
 		t.again()
 	} else {
 		t.lastN = copy(t.lastPC[:], pcs)
-		t.enter(lookupSite(pcs))
+		t.enter(t.w.k.site(pcs))
 	}
 	t.call, t.idle = c, idle
 	if !t.yield(struct{}{}) {

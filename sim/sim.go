@@ -47,6 +47,7 @@ type Sim struct {
 	heap     eventHeap
 	batch    []*event // events due now, not yet run; the PRNG picks among them
 	free     []*event
+	slab     []event // fresh events not yet handed out
 	sched    *rand.Rand
 	watchdog Time
 	progress Time // virtual time of the last progress
@@ -119,8 +120,18 @@ func (s *Sim) alloc() *event {
 		s.free = s.free[:n-1]
 		return e
 	}
-	return &event{}
+	// Out of recycled events: make a slab of them at once (a run with many
+	// pending events would otherwise allocate each on its own).
+	if len(s.slab) == 0 {
+		s.slab = make([]event, eventSlab)
+	}
+	e := &s.slab[0]
+	s.slab = s.slab[1:]
+	return e
 }
+
+// eventSlab is how many events alloc makes at a time.
+const eventSlab = 128
 
 func (s *Sim) recycle(e *event) {
 	if e.work {

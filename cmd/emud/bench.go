@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -40,8 +41,8 @@ const benchChildEnv = "EMUD_BENCH_CHILD"
 // benchSizes are the sizes bench runs at: the full ones, or --quick's for
 // a smoke test.
 type benchSizes struct {
-	packets, bigCopies, putRounds, fabricRanks, seeds int
-	scale                                             []scaleRun
+	packets, bigCopies, putRounds, fabricRanks, seeds, bigSeeds int
+	scale                                                       []scaleRun
 }
 
 // scaleRun is one command the bench times in a child process.
@@ -51,7 +52,7 @@ type scaleRun struct {
 }
 
 func fullBench() benchSizes {
-	return benchSizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, scale: []scaleRun{
+	return benchSizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, bigSeeds: 20, scale: []scaleRun{
 		{"cft-allreduce, 1024 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "1024", "--bytes", "64M", "--phantom"}},
 		{"cft-alltoall, 1024 ranks × 128 B per pair, phantom", []string{"run", "cft-alltoall", "--ranks", "1024", "--bytes", "128", "--phantom"}},
 		{"cft-allreduce, 72 ranks × 64 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "72", "--bytes", "64M", "--phantom"}},
@@ -61,7 +62,7 @@ func fullBench() benchSizes {
 }
 
 func quickBench() benchSizes {
-	return benchSizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, seeds: 8, scale: []scaleRun{
+	return benchSizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, seeds: 8, bigSeeds: 2, scale: []scaleRun{
 		{"cft-allreduce, 64 ranks × 1 MiB, phantom", []string{"run", "cft-allreduce", "--ranks", "64", "--bytes", "1M", "--phantom"}},
 	}}
 }
@@ -81,8 +82,12 @@ func newBenchCmd() *cobra.Command {
   8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same
   puts/s              a wave of 64 lanes posting 64 B SameQueue puts (issue, ring,
                       engine, quiet)
-  fabric ops/s        the puts of a CFT all-to-all
-  explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N
+  fabric ops/s        the puts of a CFT all-to-all (setup, barrier and check
+                      included), and a 32-lane wave posting 64 B puts
+  explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N, and
+                      at its defaults (8 ranks, 1 MiB); each with the CPU time,
+                      allocation and collections per seed that bound its
+                      parallel efficiency
   scale runs          wall time and peak RSS of the 1024-rank CFT all-reduce
                       (64 MiB per rank) and all-to-all, phantom, and of 64 MiB
                       all-reduces at 72 ranks, each in a child process
@@ -124,8 +129,12 @@ func runBench(w, progress io.Writer, sz benchSizes, jobs int, budget uint64) err
 		func() (benchRow, error) { return benchGoCopy(sz.bigCopies), nil },
 		func() (benchRow, error) { return benchPuts(sz.putRounds) },
 		func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) },
+		func() (benchRow, error) { return benchFabricPuts(sz.putRounds * 2) },
 		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
 		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
+		func() (benchRow, error) {
+			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
+		},
 	}
 	for _, step := range steps {
 		r, err := step()
@@ -298,32 +307,117 @@ func benchPuts(rounds int) (benchRow, error) {
 		fmt.Sprintf("%d puts in %v, issue to quiet", n, el.Round(time.Millisecond))}, nil
 }
 
-// benchFabricOps times a CFT all-to-all: ranks × (ranks − 1) puts.
+// benchFabricOps times a CFT all-to-all: ranks × (ranks − 1) puts, and as
+// many again by the closing barrier (one 16 B put to every peer), with the
+// system's setup and the host's check of every byte.
 func benchFabricOps(ranks int) (benchRow, error) {
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	if _, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: ranks}, Block: 256}); err != nil {
 		return benchRow{}, fmt.Errorf("bench: fabric: %w", err)
 	}
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuTime()-cpu0
 	n := ranks * (ranks - 1)
 	return benchRow{"fabric: puts of a CFT all-to-all", rate(float64(n)/el.Seconds(), "ops/s"),
-		fmt.Sprintf("%d ranks, %d puts of 256 B, checked, in %v", ranks, n, el.Round(time.Millisecond))}, nil
+		fmt.Sprintf("%d ranks, %d puts of 256 B (+%d barrier puts), setup and check included, in %v (%v CPU)", ranks, n, n, el.Round(time.Millisecond), cpu.Round(time.Millisecond))}, nil
+}
+
+// benchFabricPuts is the fabric's row like cco's: one wave of 32 lanes on
+// rank 0 of 2 posting 64 B puts to rank 1, each lane its own thread group
+// submitting after every put, one flush at the end; only the run is timed.
+func benchFabricPuts(rounds int) (benchRow, error) {
+	j, err := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
+	if err != nil {
+		return benchRow{}, err
+	}
+	w := j.Windows[0]
+	defer j.Sys.Close()
+	err = j.Launch("bench-puts", 32, 16+32*64, func(th *kernel.Thread, dc fabric.DevComm) {
+		if dc.Rank != 0 {
+			return
+		}
+		warp := th.WarpGroup()
+		cft := fabric.NewCft(warp, dc, 0)
+		off := uint64(th.Lane()) * 64
+		le, leOff := fabric.GetPeerLeInfo(w[0], off, 1, dc)
+		for range rounds {
+			cft.Put(th.ThreadGroup(), le, leOff, 16+int(off), 64)
+			cft.Submit(th.ThreadGroup())
+		}
+		cft.Flush(warp)
+	})
+	if err != nil {
+		return benchRow{}, err
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	if err := j.Sim.Run(); err != nil {
+		return benchRow{}, fmt.Errorf("bench: fabric puts: %w", err)
+	}
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	n := 32 * rounds
+	return benchRow{"fabric: 32-lane wave, 64 B puts", rate(float64(n)/el.Seconds(), "ops/s"),
+		fmt.Sprintf("%d puts in %v (%v CPU), issue to flush", n, el.Round(time.Millisecond), cpu.Round(time.Millisecond))}, nil
+}
+
+// cpuTime is the process's CPU time so far (user and system, every
+// thread: the collector's too). On a loaded machine it says what a run
+// cost where the wall clock says how long it waited.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func benchExplore(seeds, jobs int) (benchRow, error) {
+	return benchExploreOf("alltoall (4 ranks, 4 KiB)", scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}, seeds, jobs)
+}
+
+// benchExploreOf times explore of alltoall over seeds at jobs, and what
+// bounds its parallel efficiency beside the cores: the allocation per
+// seed, the collections, and the collector's share of the CPU time (the
+// collector's marking and the allocators' assists are work every job
+// adds to; runtime/metrics' GC CPU estimate).
+func benchExploreOf(what string, o scenario.Options, seeds, jobs int) (benchRow, error) {
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
 		return benchRow{}, err
 	}
-	o := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}
-	start := time.Now()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	gc0, used0 := gcCPU()
+	start, cpu0 := time.Now(), cpuTime()
 	x := scenario.Explore(sc, o, 1, seeds, jobs, nil)
-	el := time.Since(start)
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	gc1, used1 := gcCPU()
+	gc, used := gc1-gc0, used1-used0
+	runtime.ReadMemStats(&m1)
 	if f := x.Found(); f != nil {
 		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
 	}
-	return benchRow{fmt.Sprintf("explore alltoall (4 ranks, 4 KiB), --jobs %d", jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
-		fmt.Sprintf("%d seeds in %v", seeds, el.Round(time.Millisecond))}, nil
+	perSeed := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(seeds)
+	return benchRow{fmt.Sprintf("explore %s, --jobs %d", what, jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
+		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0fk allocations; %d GCs, GC %.0f%% of CPU",
+			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(uint64(perSeed)),
+			float64(m1.Mallocs-m0.Mallocs)/float64(seeds)/1e3, m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, nil
+}
+
+// gcCPU is runtime/metrics' estimate of the CPU time the collector has
+// taken so far and of all the CPU time used, both without the idle
+// marking the collector does on otherwise idle processors (which costs
+// the run nothing).
+func gcCPU() (gc, used time.Duration) {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"},
+		{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(s)
+	var v [4]float64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindFloat64 {
+			v[i] = s[i].Value.Float64()
+		}
+	}
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	return sec(v[0] - v[1]), sec(v[2] - v[3] - v[1])
 }
 
 // benchScale runs emud with sr.args in a child process and reports its

@@ -127,7 +127,7 @@ func cftAllToAllUsage(o scenario.Options) scenario.Usage {
 
 func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
 	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.Topology(),
-		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, NoOut: true, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}

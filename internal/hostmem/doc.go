@@ -1,0 +1,17 @@
+// Package hostmem allocates large byte buffers outside the Go heap, as
+// anonymous private memory mappings, for the emulated devices' memory.
+//
+// Why: a run with real bytes holds gigabytes of device memory. On the Go
+// heap every such buffer counts toward the collector's heap goal, so a run
+// with 9 GiB of windows could grow to twice that before a collection (the
+// soft memory limit caps it, but then the collector works hard instead).
+// Mapped memory is invisible to the collector: the heap stays as small as
+// the emulator's own objects, and resident memory is the pages the run
+// touched. Fresh mappings read as zero, so nothing is cleared by hand.
+//
+// Map maps anywhere; engine.MapAt (package engine) maps at a fixed device
+// address with MAP_FIXED_NOREPLACE for native lanes. Both return plain
+// []byte. The caller owns the lifetime: Unmap a buffer once nothing uses
+// it (a slice of an unmapped buffer faults on use). Other systems than
+// Linux get Go memory from Map, and Unmap does nothing there.
+package hostmem

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package hostmem
+
+import "fmt"
+
+// Map returns n zeroed bytes; outside Linux they are Go memory.
+func Map(n uint64) ([]byte, error) {
+	if n == 0 || n != uint64(int(n)) {
+		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
+	}
+	return make([]byte, n), nil
+}
+
+// Unmap does nothing outside Linux: the collector frees the buffer.
+func Unmap(b []byte) error { return nil }
+
+// OffHeap reports whether Map's buffers are outside the Go heap here.
+const OffHeap = false
