@@ -257,7 +257,11 @@ func sigOpts(f uint64, o []cco.Option) []cco.Option {
 }
 
 func putOpts(f uint64) []cco.Option {
-	return sigOpts(f, []cco.Option{cco.Coop(f & 3), cco.OptFlags(f >> 4 & 0xf), cco.ThreadMode(f >> 8 & 0xf)})
+	o := []cco.Option{cco.Coop(f & 3), cco.OptFlags(f >> 4 & 0xf)}
+	if cco.Coop(f&3) == cco.CoopThread {
+		o = append(o, cco.ThreadMode(f>>8&0xf)) // C++ static_asserts it away elsewhere
+	}
+	return sigOpts(f, o)
 }
 
 var (

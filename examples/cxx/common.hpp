@@ -62,3 +62,61 @@ inline int finish(const char* name, int errors) {
   std::printf("%s: FAIL (%d wrong words)\n", name, errors);
   return 1;
 }
+
+// Rank is one rank's side of a test: its comm, a send and a receive window
+// of nRanks blocks of bytes each (send block p holds pattern(rank, p)),
+// and a dev comm.
+struct Rank {
+  int rank = 0, nRanks = 0;
+  size_t bytes = 0;
+  mori::cco::ccoComm* comm = nullptr;
+  void *send = nullptr, *recv = nullptr;
+  mori::cco::ccoWindow_t sendWin = nullptr, recvWin = nullptr;
+  mori::cco::ccoDevComm dc;
+
+  Rank(int r, int n, const mori::cco::ccoUniqueId& id, size_t b, int queues = 0) : rank(r), nRanks(n), bytes(b) {
+    using namespace mori::cco;
+    HIP_CHECK(hipSetDevice(r));
+    CCO_CHECK(ccoCommCreate(id, n, r, 0, &comm));
+    CCO_CHECK(ccoMemAlloc(comm, n * b, &send));
+    CCO_CHECK(ccoMemAlloc(comm, n * b, &recv));
+    std::vector<uint64_t> host(n * b / 8);
+    for (int p = 0; p < n; p++)
+      for (size_t i = 0; i < b / 8; i++) host[p * b / 8 + i] = pattern(r, p, i);
+    HIP_CHECK(hipMemcpy(send, host.data(), n * b, hipMemcpyHostToDevice));
+    HIP_CHECK(hipMemset(recv, 0, n * b));
+    CCO_CHECK(ccoWindowRegister(comm, send, n * b, &sendWin));
+    CCO_CHECK(ccoWindowRegister(comm, recv, n * b, &recvWin));
+    ccoDevCommRequirements reqs = CCO_DEV_COMM_REQUIREMENTS_INITIALIZER;
+    reqs.sdmaQueueCount = queues;
+    CCO_CHECK(ccoDevCommCreate(comm, &reqs, &dc));
+    CCO_CHECK(ccoBarrierAll(comm));
+  }
+
+  // check counts the words of receive block p that are not pattern(src, dst).
+  int check(int p, int src, int dst, size_t off = 0, size_t n = 0) {
+    if (n == 0) n = bytes;
+    std::vector<uint64_t> got(n / 8);
+    HIP_CHECK(hipMemcpy(got.data(), (char*)recv + p * bytes + off, n, hipMemcpyDeviceToHost));
+    int bad = 0;
+    for (size_t i = 0; i < n / 8; i++)
+      if (got[i] != pattern(src, dst, off / 8 + i)) bad++;
+    return bad;
+  }
+
+  void clear() {
+    HIP_CHECK(hipMemset(recv, 0, nRanks * bytes));
+    CCO_CHECK(mori::cco::ccoBarrierAll(comm));
+  }
+
+  ~Rank() {
+    using namespace mori::cco;
+    CCO_CHECK(ccoBarrierAll(comm));
+    CCO_CHECK(ccoDevCommDestroy(comm, &dc));
+    CCO_CHECK(ccoWindowDeregister(comm, recvWin));
+    CCO_CHECK(ccoWindowDeregister(comm, sendWin));
+    CCO_CHECK(ccoMemFree(comm, recv));
+    CCO_CHECK(ccoMemFree(comm, send));
+    CCO_CHECK(ccoCommDestroy(comm));
+  }
+};
