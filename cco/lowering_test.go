@@ -67,3 +67,64 @@ func TestPostWaitPutPtrLowering(t *testing.T) {
 	assert.Equal(t, saved, tTwo-tOne, "two-packet %v, fused %v: the POLL's and the ATOMIC's gaps are saved", tTwo, tOne)
 	t.Logf("postWaitMemPutPtr 4 KiB, flag set: two-packet %v, fused %v", tTwo, tOne)
 }
+
+// broadcastRun: rank 0 sends bytes to ranks 1 and 2, by one putBroadcast
+// (two is false) or two puts, each with a remote signal; it returns the
+// time until quiet returned and the ring's packet kinds.
+func broadcastRun(t *testing.T, m model.Model, bytes uint64, two bool) (sim.Time, []ring.Kind) {
+	t.Helper()
+	r := newRig(t, 1, rigOpts{ranks: 3, model: m, winBytes: bytes})
+	r.fillF32(r.send[0], 0, int(bytes/4), func(i int) float32 { return float32(i) })
+	var start, end sim.Time
+	r.launch(0, 1, 1, func(th *kernel.Thread, s *cco.Sdma) {
+		start = th.Now()
+		if two {
+			s.Put(1, r.recv[0], 0, r.send[0], 0, bytes, 0, cco.RemoteSignal)
+			s.Put(2, r.recv[0], 0, r.send[0], 0, bytes, 0, cco.RemoteSignal)
+			s.Quiet(1)
+			s.Quiet(2)
+		} else {
+			s.PutBroadcast(1, r.recv[0], 0, 2, r.recv[0], 0, r.send[0], 0, bytes, 0, cco.RemoteSignal)
+			s.Quiet(1)
+		}
+		end = th.Now()
+	})
+	require.NoError(t, r.s.Run())
+	want := make([]byte, bytes)
+	require.NoError(t, r.mem.Read(r.send[0].LocalPtr(0), want))
+	for _, peer := range []int{1, 2} {
+		got := make([]byte, bytes)
+		require.NoError(t, r.mem.Read(r.recv[peer].LocalPtr(0), got))
+		assert.Equal(t, want, got, "rank %d", peer)
+		assert.Equal(t, uint64(1), r.signal(peer, 0, 0), "rank %d: one signal", peer)
+	}
+	var kinds []ring.Kind
+	rg := esideRing(t, r, 0, 1, 0)
+	var p ring.Packet
+	for at := uint64(0); at < rg.Rptr(); {
+		n, err := rg.DecodeAt(&p, at, rg.Rptr()-at)
+		require.NoError(t, err)
+		if p.Kind != ring.KindNop {
+			kinds = append(kinds, p.Kind)
+		}
+		at += uint64(n)
+	}
+	return end - start, kinds
+}
+
+// On gfx1250 putBroadcast is one COPY_LINEAR_MULTICAST that carries the
+// first remote signal; on mi355x a broadcast COPY and two ATOMICs. The data
+// moves the same way (one read, the two writes one after the other at the
+// broadcast stream rate), so the multicast saves one ATOMIC's gap; two
+// separate puts use the full link rate per stream but pay two packets more.
+func TestPutBroadcastLowering(t *testing.T) {
+	for _, bytes := range []uint64{4096, 1 << 20} {
+		tB, kB := broadcastRun(t, model.MI355X(), bytes, false)
+		assert.Equal(t, []ring.Kind{ring.KindBroadcastCopy, ring.KindAtomic, ring.KindAtomic}, kB)
+		tM, kM := broadcastRun(t, model.GFX1250Preset(), bytes, false)
+		assert.Equal(t, []ring.Kind{ring.KindMulticast, ring.KindAtomic}, kM)
+		tP, _ := broadcastRun(t, model.GFX1250Preset(), bytes, true)
+		assert.Equal(t, model.MI355X().PacketOverhead(ring.KindAtomic), tB-tM, "%d B: the signal folded into the multicast saves one ATOMIC gap", bytes)
+		t.Logf("%d B to 2 peers: broadcast COPY + 2 ATOMIC %v, multicast + 1 ATOMIC %v, two puts %v", bytes, tB, tM, tP)
+	}
+}

@@ -193,10 +193,21 @@ func (p *post) fusedUnits() uint64 {
 	return (uint64(pk.Size()) + Unit - 1) / Unit
 }
 
+// multicast reports whether a putBroadcast post lowers onto one
+// COPY_LINEAR_MULTICAST to its two destinations carrying the first signal
+// in its signal block (model.Arch.LowerMulticast, gfx1250). Like the
+// broadcast it takes the three-unit placement (36..56 B).
+func (p *post) multicast() bool {
+	return p.s.st.arch.LowerMulticast && p.broad && p.copy && !p.wait
+}
+
 // soloBytes is the reservation of a post by one lane.
 func (p *post) soloBytes() uint64 {
 	if p.fused() {
 		return (p.fusedUnits() + uint64(p.sigCount()-1)) * Unit
+	}
+	if p.multicast() {
+		return (3 + uint64(max(p.sigCount()-1, 0))) * Unit
 	}
 	n := uint64(p.sigCount()) * Unit
 	if p.wait {
@@ -479,6 +490,9 @@ func writeSolo(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 		}
 		at += Unit
 	}
+	if p.multicast() {
+		return writeMulticast(t, p, q, at)
+	}
 	if p.copy {
 		if p.broad {
 			p.pk = ring.Broadcast(p.dst, p.dst2, p.src, p.bytes)
@@ -518,6 +532,32 @@ func writeFused(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	}
 	p.s.st.c.h.diag.signalPosted(addrs[0], sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: base, when: t.Now(), bytes: p.bytes})
 	return writeSignalAddrs(t, p, q, base+units*Unit, addrs[1:n])
+}
+
+// writeMulticast writes a putBroadcast lowered onto gfx1250's multicast:
+// [COPY_LINEAR_MULTICAST to dst and dst2, the first signal in its signal
+// block][ATOMIC for each other signal].
+func writeMulticast(t *kernel.Thread, p *post, q *Queue, base uint64) error {
+	addrs, n, err := p.signalSlots()
+	if err != nil {
+		return t.Error(p.call, err)
+	}
+	var s *ring.SignalBlock
+	if n > 0 {
+		s = &ring.SignalBlock{Op: ring.AtomicOpAdd64, Addr: addrs[0], Data: 1}
+	}
+	p.pk, err = ring.Multicast([]uint64{p.dst, p.dst2}, p.src, p.bytes, nil, s)
+	if err != nil {
+		return t.Error(p.call, err)
+	}
+	if _, err := q.WriteBroadcast(base, &p.pk); err != nil {
+		return t.Error(p.call, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	p.s.st.c.h.diag.signalPosted(addrs[0], sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: base, when: t.Now(), bytes: p.bytes})
+	return writeSignalAddrs(t, p, q, base+3*Unit, addrs[1:n])
 }
 
 // writeSignals writes the chunk's ATOMIC ADD64 +1 units at at: local first,
