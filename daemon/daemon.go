@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -20,14 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/emud-dev/emud/scenario"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/spf13/cobra"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/emud-dev/emud/engine"
@@ -35,8 +31,8 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// serveConfig are the daemon's knobs.
-type serveConfig struct {
+// Config are the daemon's knobs (emud serve's flags).
+type Config struct {
 	Addr            string
 	MaxRuns         int           // runs executing at once
 	MaxQueued       int           // runs waiting for a slot; more are refused with 503
@@ -49,78 +45,14 @@ type serveConfig struct {
 	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
 }
 
-func defaultServeConfig() serveConfig {
-	return serveConfig{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
+// DefaultConfig is emud serve's defaults.
+func DefaultConfig() Config {
+	return Config{Addr: "127.0.0.1:8080", MaxRuns: runtime.GOMAXPROCS(0), MaxQueued: 256, MaxBody: 1 << 20,
 		Keep: 1000, TraceBudget: 256 << 20, MemBudget: scenario.DefaultMemBudget(), ReadTimeout: 30 * time.Second, ShutdownTimeout: 30 * time.Second}
 }
 
-func newServeCmd() *cobra.Command {
-	cfg := defaultServeConfig()
-	maxBody, traceBudget, memBudget := byteSize(cfg.MaxBody), byteSize(cfg.TraceBudget), byteSize(cfg.MemBudget)
-	cmd := &cobra.Command{
-		Use:   "serve",
-		Short: "Serve runs over HTTP: submit, list, fetch reports and traces, Prometheus metrics",
-		Long: `Run emud as a daemon. The HTTP API (JSON):
-
-  POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
-                         "seed", "debug", "model", "trace", "phantom",
-                         "lsa_size", "cft_size", "mc_size"}; every field is
-                         optional (defaults as "emud run"; "bytes" is a number
-                         or a size such as "64K"; "trace": true keeps the trace;
-                         "phantom": true runs timing only, as --phantom).
-                         Answers 202 {"id", "status", "url"}.
-  GET  /runs             the runs, newest first: id, scenario, seed, status.
-  GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
-                         error, canceled), the request, and the report (summary,
-                         hang report or error).
-  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
-                         410 once dropped to stay within --trace-budget.
-  GET  /metrics          Prometheus: engine counters summed over all runs, run
-                         counts by scenario and status, run durations.
-  GET  /healthz          200 "ok".
-
-Bad requests get 400 with a message naming the field (field names are
-case-sensitive; null, non-objects and trailing data are refused); a body over
---max-body gets 413; a run whose estimated footprint exceeds --mem-budget
-gets 422 (runs that fit alone but not together wait); a request not sent
-within --read-timeout is cut off. A
-finished run keeps only its request, status, report and (within
---trace-budget) its serialized trace; the last --keep runs are kept. At most --max-runs runs execute at once; the rest queue. A run that
-fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
-SIGTERM stops taking runs, cancels queued ones, waits for those in flight
-(up to --shutdown-timeout; runs still in flight then make the exit status 1)
-and exits.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg.MaxBody, cfg.TraceBudget, cfg.MemBudget = int64(maxBody), int64(traceBudget), uint64(memBudget)
-			defer scenario.WithMemLimit(cfg.MemBudget + uint64(cfg.TraceBudget))()
-			if err := cfg.validate(); err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", cfg.Addr)
-			if err != nil {
-				return fmt.Errorf("invalid --addr: %w", err)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return serve(ctx, cfg, ln, cmd.ErrOrStderr())
-		},
-	}
-	fs := cmd.Flags()
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "address to listen on")
-	fs.IntVar(&cfg.MaxRuns, "max-runs", cfg.MaxRuns, "runs executing at once")
-	fs.IntVar(&cfg.MaxQueued, "max-queued", cfg.MaxQueued, "runs waiting for a slot before submissions get 503")
-	fs.Var(&maxBody, "max-body", "request body limit")
-	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory (each keeps its request, status and report)")
-	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped")
-	fs.BoolVar(&cfg.Phantom, "phantom", false, `runs are timing only (no bytes stored, data checks skipped) unless a request says "phantom": false`)
-	fs.Var(&memBudget, "mem-budget", "memory for the runs executing at once, by their estimated footprints: a run over it is refused with 422, runs that together exceed it wait (default a quarter of the physical memory; 0 = no limit)")
-	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time a client has to send a whole request (headers and body); a stalled upload is cut off")
-	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
-	return cmd
-}
-
-func (c serveConfig) validate() error {
+// Validate checks the knobs; errors name emud serve's flags.
+func (c Config) Validate() error {
 	switch {
 	case c.MaxRuns < 1:
 		return fmt.Errorf("invalid --max-runs %d: need at least 1", c.MaxRuns)
@@ -140,11 +72,11 @@ func (c serveConfig) validate() error {
 	return nil
 }
 
-// serve answers HTTP on ln until ctx is done, then shuts down gracefully:
+// Serve answers HTTP on ln until ctx is done, then shuts down gracefully:
 // no new runs, queued runs canceled, runs in flight awaited (the API keeps
 // answering meanwhile, so clients can fetch their results), then the
 // listener closes. It logs one line per run to log.
-func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer) error {
+func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) error {
 	d := newDaemon(cfg, log)
 	// A client has ReadTimeout for its whole request: a stalled upload holds
 	// a connection (and a goroutine) no longer than that. Idle keep-alive
@@ -186,7 +118,7 @@ func serve(ctx context.Context, cfg serveConfig, ln net.Listener, log io.Writer)
 
 // daemon is the server's state: the runs and the metrics.
 type daemon struct {
-	cfg  serveConfig
+	cfg  Config
 	log  io.Writer
 	sem  *semaphore.Weighted // run slots (--max-runs)
 	mem  *semaphore.Weighted // bytes of --mem-budget held by running runs; nil = no budget
@@ -240,7 +172,7 @@ const (
 	statusCanceled = "canceled"
 )
 
-func newDaemon(cfg serveConfig, log io.Writer) *daemon {
+func newDaemon(cfg Config, log io.Writer) *daemon {
 	ctx, stop := context.WithCancel(context.Background())
 	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
 		mem:  newMemSemaphore(cfg.MemBudget),
@@ -308,7 +240,7 @@ func (b *jsonBytes) UnmarshalJSON(data []byte) error {
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
 		}
-		v, err := parseBytes(s)
+		v, err := scenario.ParseBytes(s)
 		if err != nil {
 			return &fieldError{"bytes", err}
 		}

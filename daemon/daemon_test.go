@@ -1,9 +1,10 @@
-package main
+package daemon
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
@@ -52,9 +54,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startDaemon(t *testing.T, edit func(*serveConfig)) *daemonUnderTest {
+func startDaemon(t *testing.T, edit func(*Config)) *daemonUnderTest {
 	t.Helper()
-	cfg := defaultServeConfig()
+	cfg := DefaultConfig()
 	cfg.Addr, cfg.MaxRuns, cfg.MaxBody = "127.0.0.1:0", 2, 4096
 	if edit != nil {
 		edit(&cfg)
@@ -63,7 +65,7 @@ func startDaemon(t *testing.T, edit func(*serveConfig)) *daemonUnderTest {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemonUnderTest{t: t, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}}
-	go func() { d.done <- serve(ctx, cfg, ln, d.log) }()
+	go func() { d.done <- Serve(ctx, cfg, ln, d.log) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -150,8 +152,7 @@ func TestServeRunsReportsAndMetrics(t *testing.T) {
 	require.Equal(t, scenario.StatusOK, r.Status, "%+v", r.Report)
 	require.NotNil(t, r.Report.Summary)
 	assert.Len(t, r.Report.Summary.Results, 3)
-	out, _, _ := execute(t, "run", "--ranks", "3", "--bytes", "4K", "--seed", "7")
-	assert.Equal(t, seedAndDigest(t, out, 7), r.Report.Summary.Digest, "the daemon's run is the CLI's run")
+	assert.Equal(t, runDigest(t, "alltoall", scenario.Options{Ranks: 3, Bytes: 4 << 10, Queues: 2, Seed: 7}), r.Report.Summary.Digest, "the daemon's run is the CLI's run")
 	assert.Equal(t, uint64(4096), uint64(r.Request.Bytes))
 
 	h := d.wait(hang)
@@ -225,15 +226,17 @@ func TestServePerturbedRunIsTheCLIs(t *testing.T) {
 	// A perturbed run with faults from the seed: the CLI's run too.
 	pert := d.submit(`{"scenario": "relay", "ranks": 3, "bytes": "4K", "seed": 5, "perturb": 1, "strategy": "pct", "faults": "seed=1"}`)
 	pr := d.wait(pert)
-	pout, _, _ := execute(t, "run", "relay", "--ranks", "3", "--bytes", "4K", "--seed", "5", "--perturb", "1", "--strategy", "pct", "--faults", "seed=1")
+	faults, err := engine.ParseInject("seed=1")
+	require.NoError(t, err)
+	want := runDigest(t, "relay", scenario.Options{Ranks: 3, Bytes: 4 << 10, Queues: 2, Seed: 5, Perturb: 1, Strategy: sim.StrategyPCT, Faults: faults})
 	if pr.Report.Summary != nil {
-		assert.Equal(t, seedAndDigest(t, pout, 5), pr.Report.Summary.Digest, "perturbed: the daemon's run is the CLI's run")
+		assert.Equal(t, want, pr.Report.Summary.Digest, "perturbed: the daemon's run is the CLI's run")
 		assert.Equal(t, 1, pr.Report.Summary.Perturb)
 		assert.Equal(t, "pct", pr.Report.Summary.Strategy)
 		assert.Equal(t, "seed=1", pr.Report.Summary.Faults)
 	} else {
 		require.NotNil(t, pr.Report.Hang, "%+v", pr.Report)
-		assert.Contains(t, pout, pr.Report.Hang.Digest)
+		assert.Equal(t, want, pr.Report.Hang.Digest)
 	}
 
 }
@@ -298,7 +301,7 @@ func TestServeShutdownWaitsForRunInFlight(t *testing.T) {
 		<-release
 		return &scenario.Outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
 	}})
-	d := startDaemon(t, func(c *serveConfig) { c.MaxRuns = 1 })
+	d := startDaemon(t, func(c *Config) { c.MaxRuns = 1 })
 	id := d.submit(`{"scenario": "test-blocks"}`)
 	queued := d.submit(`{"scenario": "alltoall", "ranks": 2, "bytes": 8}`)
 	<-started
@@ -334,27 +337,9 @@ func TestServeShutdownWaitsForRunInFlight(t *testing.T) {
 	assert.Contains(t, log, "emud serve: stopped")
 }
 
-func TestServeFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		flag string
-	}{
-		{[]string{"--max-runs", "0"}, "--max-runs"},
-		{[]string{"--max-body", "0"}, "--max-body"},
-		{[]string{"--keep", "0"}, "--keep"},
-		{[]string{"--addr", "256.0.0.1:99999"}, "--addr"},
-	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			_, errOut, status := execute(t, append([]string{"serve"}, tc.args...)...)
-			assert.Equal(t, scenario.ExitFailed, status)
-			assert.Contains(t, errOut, tc.flag)
-		})
-	}
-}
-
 // Old finished runs make room for new ones beyond --keep.
 func TestServeKeepsTheNewestRuns(t *testing.T) {
-	d := startDaemon(t, func(c *serveConfig) { c.Keep = 2 })
+	d := startDaemon(t, func(c *Config) { c.Keep = 2 })
 	var ids []string
 	for seed := range 3 {
 		id := d.submit(fmt.Sprintf(`{"ranks": 2, "bytes": 8, "seed": %d}`, seed+1))
@@ -422,7 +407,7 @@ func TestServeTraceBudget(t *testing.T) {
 	require.Greater(t, one, int64(1000))
 
 	budget := 3*one + one/2
-	d := startDaemon(t, func(c *serveConfig) { c.TraceBudget = budget; c.MaxRuns = 1 })
+	d := startDaemon(t, func(c *Config) { c.TraceBudget = budget; c.MaxRuns = 1 })
 	var ids []string
 	for seed := range 8 {
 		ids = append(ids, d.submit(fmt.Sprintf(body, seed+1)))
@@ -443,7 +428,7 @@ func TestServeTraceBudget(t *testing.T) {
 	}
 	assert.LessOrEqual(t, kept, budget)
 
-	small := startDaemon(t, func(c *serveConfig) { c.TraceBudget = 100 })
+	small := startDaemon(t, func(c *Config) { c.TraceBudget = 100 })
 	id = small.submit(fmt.Sprintf(body, 1))
 	r := small.wait(id)
 	require.Equal(t, scenario.StatusOK, r.Status)
@@ -455,7 +440,7 @@ func TestServeTraceBudget(t *testing.T) {
 // A client that stalls in the middle of its upload is cut off after
 // --read-timeout instead of holding the connection forever.
 func TestServeCutsOffStalledUploads(t *testing.T) {
-	d := startDaemon(t, func(c *serveConfig) { c.ReadTimeout = 200 * time.Millisecond })
+	d := startDaemon(t, func(c *Config) { c.ReadTimeout = 200 * time.Millisecond })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(d.url, "http://"))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -478,14 +463,14 @@ func TestServeShutdownTimeoutIsAnError(t *testing.T) {
 		return &scenario.Outcome{Model: "placeholder", Seed: o.Seed, Digest: "d"}, nil
 	}})
 	defer close(release)
-	cfg := defaultServeConfig()
+	cfg := DefaultConfig()
 	cfg.Addr, cfg.ShutdownTimeout = "127.0.0.1:0", 50*time.Millisecond
 	ln, err := net.Listen("tcp", cfg.Addr)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	log := &syncBuffer{}
-	go func() { done <- serve(ctx, cfg, ln, log) }()
+	go func() { done <- Serve(ctx, cfg, ln, log) }()
 	status, body := (&daemonUnderTest{t: t, url: "http://" + ln.Addr().String()}).do("POST", "/runs", `{"scenario": "test-stuck"}`)
 	require.Equal(t, http.StatusAccepted, status, body)
 	<-started
@@ -494,7 +479,8 @@ func TestServeShutdownTimeoutIsAnError(t *testing.T) {
 	case err := <-done:
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "gave up waiting for 1 runs in flight after --shutdown-timeout 50ms")
-		assert.Equal(t, scenario.ExitFailed, exitStatus(io.Discard, err))
+		var ee *scenario.ExitError
+		assert.False(t, errors.As(err, &ee), "a plain error: exit status 1")
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not return")
 	}
@@ -509,7 +495,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		`{"scenario":"cft-alltoall","lsa_size":3}`, `{"bytes":"64M","ranks":64}`} {
 		f.Add(s)
 	}
-	d := newDaemon(defaultServeConfig(), io.Discard)
+	d := newDaemon(DefaultConfig(), io.Discard)
 	d.cfg.MaxBody = 512
 	f.Fuzz(func(t *testing.T, body string) {
 		rec := httptest.NewRecorder()
@@ -523,4 +509,29 @@ func FuzzDecodeRequest(f *testing.F) {
 		require.NotNil(t, sc)
 		assert.NoError(t, o.Validate(sc))
 	})
+}
+
+// The daemon refuses a run over its budget with 422 naming the estimate
+// and the budget, and runs the same request in phantom mode.
+func TestServeMemBudget(t *testing.T) {
+	d := startDaemon(t, func(c *Config) { c.MaxBody, c.MemBudget = 4096, 64<<20 })
+	status, body := d.do("POST", "/runs", `{"ranks": 8, "bytes": "1M"}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
+	assert.Contains(t, body, "alltoall with ranks 8 needs an estimated")
+	assert.Contains(t, body, "over the daemon's --mem-budget 64.0MiB")
+	assert.Contains(t, body, `\"phantom\": true`)
+	r := d.wait(d.submit(`{"ranks": 8, "bytes": "1M", "phantom": true}`))
+	require.Equal(t, scenario.StatusOK, r.Status)
+	assert.True(t, r.Report.Summary.Phantom, "the report says the run was phantom")
+}
+
+// serve --phantom makes runs phantom unless a request says otherwise.
+func TestServePhantomDefault(t *testing.T) {
+	d := startDaemon(t, func(c *Config) { c.Phantom = true })
+	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64}`))
+	require.Equal(t, scenario.StatusOK, r.Status)
+	assert.True(t, r.Report.Summary.Phantom)
+	r = d.wait(d.submit(`{"ranks": 2, "bytes": 64, "phantom": false}`))
+	require.Equal(t, scenario.StatusOK, r.Status)
+	assert.False(t, r.Report.Summary.Phantom)
 }

@@ -58,6 +58,10 @@ type Planted struct {
 	// Faults names the fault injection the program runs under (the
 	// hardware incident it reproduces); "" for program bugs.
 	Faults string
+	// Ranks and Bytes are the shape hunt runs the bug and its twin at (0:
+	// Defaults), small so that hundreds of seeds stay cheap.
+	Ranks int
+	Bytes uint64
 }
 
 // Shape is a fixed rank and queue count.

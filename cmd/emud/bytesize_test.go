@@ -25,20 +25,20 @@ func TestParseBytes(t *testing.T) {
 		" 8Mi ":     8 << 20,
 		"16777215G": 16777215 << 30,
 	} {
-		got, err := parseBytes(in)
+		got, err := scenario.ParseBytes(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
 	for _, in := range []string{"", " ", "bogus", "K", "-1", "+1", "1.5M", "1,5M", "64X", "64KiBs", "1T",
 		"18446744073709551616", "17179869184G", "0x10"} {
-		_, err := parseBytes(in)
+		_, err := scenario.ParseBytes(in)
 		assert.Error(t, err, "%q", in)
 	}
 }
 
 func TestFormatBytesRoundTrips(t *testing.T) {
 	for _, n := range []uint64{0, 1, 1000, 1024, 1536, 64 << 10, 1 << 20, 3 << 30, 1<<30 - 32} {
-		got, err := parseBytes(scenario.FormatBytes(n))
+		got, err := scenario.ParseBytes(scenario.FormatBytes(n))
 		require.NoError(t, err, scenario.FormatBytes(n))
 		assert.Equal(t, n, got)
 	}

@@ -53,7 +53,7 @@ func TestHuntFixedAndJSON(t *testing.T) {
 
 	out, errOut, status = execute(t, "hunt", "--seeds", "2", "--json", "--strategies", "pct", "lost-completion", "gin-allgather-multicta")
 	require.Contains(t, []int{scenario.ExitOK, scenario.ExitFailed}, status, errOut)
-	var j jsonHunt
+	var j scenario.HuntJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
 	require.Len(t, j.Bugs, 2)
 	assert.Equal(t, "pct", j.Default)

@@ -115,17 +115,6 @@ func TestExplorePhantom(t *testing.T) {
 	assert.Contains(t, lines(out)[0], "no failed signal check; phantom (timing only: no bytes stored, data checks skipped)")
 }
 
-// serve --phantom makes runs phantom unless a request says otherwise.
-func TestServePhantomDefault(t *testing.T) {
-	d := startDaemon(t, func(c *serveConfig) { c.Phantom = true })
-	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64}`))
-	require.Equal(t, scenario.StatusOK, r.Status)
-	assert.True(t, r.Report.Summary.Phantom)
-	r = d.wait(d.submit(`{"ranks": 2, "bytes": 64, "phantom": false}`))
-	require.Equal(t, scenario.StatusOK, r.Status)
-	assert.False(t, r.Report.Summary.Phantom)
-}
-
 // A phantom run allocates no emulated bytes: alltoall of 4 ranks × 16 MiB
 // per pair (512 MiB of windows) and the CFT all-reduce of 8 ranks × 64 MiB
 // (1 GiB) each allocate a few MiB in all.

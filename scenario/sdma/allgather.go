@@ -38,7 +38,7 @@ func init() {
 	scenario.Register(&scenario.Scenario{
 		Name:    "allgather-wrong-queue",
 		Summary: "PLANTED BUG: allgather-ring with each chunk on one queue id and its signal on another",
-		Planted: &scenario.Planted{Fixed: "allgather-ring", Class: "a chunk on one queue id and its signal on another: nothing orders the COPY before the signal",
+		Planted: &scenario.Planted{Fixed: "allgather-ring", Ranks: 4, Bytes: 4 << 10, Timing: true, Class: "a chunk on one queue id and its signal on another: nothing orders the COPY before the signal",
 			Source: "seed document, waitSignal rules: a signal orders only its own queue's earlier packets"},
 		Bytes: "per chunk",
 		Check: func(o scenario.Options) error {

@@ -34,7 +34,7 @@ func init() {
 	scenario.Register(&scenario.Scenario{
 		Name:    "alltoall-early-reuse",
 		Summary: "PLANTED BUG: alltoall where each rank overwrites its send block right after put, before quiet",
-		Planted: &scenario.Planted{Fixed: "alltoall", Class: "early source reuse: the send block overwritten before quiet",
+		Planted: &scenario.Planted{Fixed: "alltoall", Ranks: 4, Bytes: 4 << 10, Class: "early source reuse: the send block overwritten before quiet",
 			Source: "seed document, Completion: do not reuse a source buffer before the op completes"},
 		Check: checkAlltoall,
 		Run:   func(o scenario.Options) (*scenario.Outcome, error) { return runAlltoall(o, true) },

@@ -54,7 +54,7 @@ func init() {
 		Name:    "alltoall-shared-expected",
 		Perf:    split,
 		Summary: "PLANTED BUG: alltoall-split with one expected counter shared across both queue ids; hangs under some seeds",
-		Planted: &scenario.Planted{Fixed: "alltoall-split", Timing: true, Class: "one expected counter per source shared across queue ids",
+		Planted: &scenario.Planted{Fixed: "alltoall-split", Ranks: 4, Bytes: 4 << 10, Class: "one expected counter per source shared across queue ids",
 			Source: "seed document, waitSignal rules: one running total per (srcRank, queueId)"},
 		Check: checkSplit,
 		Usage: splitUsage,

@@ -1,0 +1,215 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/emud-dev/emud/sim"
+)
+
+// Strategy is a way to explore seeds: a perturbation level and a
+// scheduling strategy.
+type Strategy struct {
+	Name     string
+	Perturb  sim.Level
+	Schedule sim.Strategy
+	// PCTDepth is PCT's d (0: sim's default). PCT's k is measured per bug:
+	// the steps of one run of the program under the first seed.
+	PCTDepth int
+}
+
+// Strategies are the ones "emud hunt" compares: seeded tie-breaks alone
+// at exact timing, under realistic timing perturbation, and PCT under
+// realistic perturbation (DefaultStrategy, explore's default).
+var Strategies = []Strategy{
+	{Name: "ties", Perturb: sim.LevelExact, Schedule: sim.StrategyRandom},
+	{Name: "perturb", Perturb: sim.LevelRealistic, Schedule: sim.StrategyRandom},
+	{Name: "pct", Perturb: sim.LevelRealistic, Schedule: sim.StrategyPCT},
+}
+
+// DefaultStrategy is the strategy of "emud explore": PCT under realistic
+// timing perturbation.
+const DefaultStrategy = "pct"
+
+// LookupStrategy returns the strategy called name.
+func LookupStrategy(name string) (Strategy, error) {
+	for _, s := range Strategies {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Strategy{}, fmt.Errorf("no strategy %q: want ties, perturb or pct", name)
+}
+
+// HuntOptions are the options planted scenario sc (or its twin) runs
+// with under st and seed: the scenario's defaults at the bug's hunt shape.
+func HuntOptions(sc *Scenario, st Strategy, seed uint64) Options {
+	o := Defaults(sc)
+	if p := sc.Planted; p != nil && p.Ranks != 0 {
+		o.Ranks = p.Ranks
+	}
+	if p := sc.Planted; p != nil && p.Bytes != 0 {
+		o.Bytes = p.Bytes
+	}
+	o.Seed, o.Perturb, o.Strategy = seed, st.Perturb, st.Schedule
+	return o
+}
+
+// Target is what a hunt runs for planted scenario sc: sc itself, or with
+// fixed its twin, at sc's hunt shape.
+func Target(sc *Scenario, fixed bool) (*Scenario, error) {
+	if !fixed {
+		return sc, nil
+	}
+	return Twin(sc)
+}
+
+// PCTStepsFor is the k PCT uses for planted scenario sc (or its twin):
+// PCT spreads its change points over the steps of a run, measured once on
+// seed first without PCT (sim.DefaultPCTSteps when that run reports no
+// outcome: it never started, or an SDMA scenario hung).
+func PCTStepsFor(sc *Scenario, st Strategy, first uint64, fixed bool) int {
+	run, err := Target(sc, fixed)
+	if err != nil {
+		return sim.DefaultPCTSteps
+	}
+	o := HuntOptions(sc, st, first)
+	o.Strategy = sim.StrategyRandom
+	rep := RunOnce(run, o)
+	if rep.Outcome != nil {
+		return max(rep.Outcome.Steps, 1)
+	}
+	return sim.DefaultPCTSteps
+}
+
+// HuntRun runs planted scenario sc (or with fixed its twin) once with st
+// at seed, PCT's k pctSteps.
+func HuntRun(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed bool) (*Report, error) {
+	return huntRun(sc, st, seed, pctSteps, fixed, nil)
+}
+
+func huntRun(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed bool, adjust func(*Options)) (*Report, error) {
+	run, err := Target(sc, fixed)
+	if err != nil {
+		return nil, err
+	}
+	o := HuntOptions(sc, st, seed)
+	if adjust != nil {
+		adjust(&o)
+	}
+	if st.Schedule == sim.StrategyPCT {
+		o.PCT = sim.PCT{Depth: st.PCTDepth, Steps: pctSteps}
+	}
+	return RunOnce(run, o), nil
+}
+
+// Result is what hunting one bug with one strategy found.
+type Result struct {
+	Bug      string
+	Strategy string
+	Seeds    int    // seeds run: first..first+Seeds-1
+	First    uint64 // the first seed that detected the bug, 0 if none did
+	Detected int    // how many seeds did
+	// Example is the first detection's error (the hang report's first
+	// cause, or the data check).
+	Example error
+	// PCTSteps is the k PCT used (0 unless PCT).
+	PCTSteps int
+}
+
+// SeedsToFirst is how many seeds it took to see the bug (First−first+1),
+// 0 if it never showed.
+func (r Result) SeedsToFirst(first uint64) int {
+	if r.First == 0 {
+		return 0
+	}
+	return int(r.First-first) + 1
+}
+
+// Rate is the detection rate over the seeds run.
+func (r Result) Rate() float64 { return float64(r.Detected) / float64(max(r.Seeds, 1)) }
+
+// Hunt runs planted scenario sc (or its fixed twin) under seeds
+// first..first+n−1 with strategy st and counts the seeds that detect it: a
+// hang, a failure or wrong data. Every seed runs (the rate needs them
+// all); each run is independent and deterministic.
+func Hunt(sc *Scenario, st Strategy, first uint64, n int, fixed bool) Result {
+	res := Result{Bug: sc.Name, Strategy: st.Name, Seeds: n}
+	if st.Schedule == sim.StrategyPCT {
+		res.PCTSteps = PCTStepsFor(sc, st, first, fixed)
+	}
+	for i := range n {
+		seed := first + uint64(i)
+		rep, err := HuntRun(sc, st, seed, res.PCTSteps, fixed)
+		if err == nil && rep.Status == StatusOK {
+			continue
+		}
+		if err == nil {
+			err = rep.Err
+		}
+		res.Detected++
+		if res.First == 0 {
+			res.First, res.Example = seed, err
+		}
+	}
+	return res
+}
+
+// Explain is a one-line account of a detection: the hang's first cause,
+// or the error.
+func Explain(err error) string {
+	var h *sim.HangError
+	if errors.As(err, &h) {
+		if len(h.Causes) > 0 {
+			return "hang: " + h.Causes[0].String()
+		}
+		return "hang: " + h.Error()
+	}
+	return err.Error()
+}
+
+// Hunting is the outcome of a hunt: one result per (bug, strategy).
+type Hunting struct {
+	Bugs       []*Scenario
+	Strategies []Strategy
+	First      uint64
+	Seeds      int
+	Fixed      bool
+	Res        [][]Result // [bug][strategy]
+}
+
+// HuntAll runs every (bug, strategy) pair, jobs at a time. Each pair's
+// seeds run in order in one goroutine; results land in fixed slots, so the
+// table does not depend on jobs. step, if set, is called once per pair
+// with whether it came out as it should (a bug detected, a twin clean).
+func HuntAll(list []*Scenario, sts []Strategy, first uint64, seeds, jobs int, fixed bool, step func(bool)) *Hunting {
+	h := &Hunting{Bugs: list, Strategies: sts, First: first, Seeds: seeds, Fixed: fixed, Res: make([][]Result, len(list))}
+	for b := range list {
+		h.Res[b] = make([]Result, len(sts))
+	}
+	type pair struct{ b, s int }
+	work := make(chan pair)
+	var wg sync.WaitGroup
+	for range min(jobs, len(list)*len(sts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				r := Hunt(list[p.b], sts[p.s], first, seeds, fixed)
+				h.Res[p.b][p.s] = r
+				if step != nil {
+					step(r.Detected > 0 == !fixed)
+				}
+			}
+		}()
+	}
+	for b := range list {
+		for s := range sts {
+			work <- pair{b, s}
+		}
+	}
+	close(work)
+	wg.Wait()
+	return h
+}
