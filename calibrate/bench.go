@@ -94,11 +94,11 @@ func (b *bench) observeDrain(gpu, peer, q int, done *sim.Time) {
 }
 
 // setFlagAt makes the host store v into rank's flag word at time at; the
-// store lands the model's HostStoreVisible later.
+// store lands the model's HostStore cost later.
 func (b *bench) setFlagAt(rank int, at sim.Time, v uint32, set *sim.Time) {
 	addr := b.flags[rank].LocalPtr(0)
 	*set = at
-	b.s.At(at+b.m.HostStoreVisible(), func() {
+	b.s.At(at+b.m.Cost(model.HostStore), func() {
 		_ = b.mem.Store32(addr, v) // allocated above: cannot fail
 	})
 }
@@ -113,7 +113,7 @@ var cuPollCall = &kernel.Call{Name: "cuPoll", Run: func(g *kernel.Active) error 
 			if err != nil {
 				return t.Error("cuPoll", err)
 			}
-			if d := p.m.MemRead(); d > 0 {
+			if d := p.m.Cost(model.MemRead); d > 0 {
 				g.Actor().Sleep(d)
 			} else if v != p.want {
 				g.Actor().Sleep(sim.Nanosecond) // a model with free reads still spins in time
@@ -124,7 +124,7 @@ var cuPollCall = &kernel.Call{Name: "cuPoll", Run: func(g *kernel.Active) error 
 		}
 		// The flag seen, the CU orders what it does next after it: a
 		// system-scope acquire, one more uncached round trip.
-		g.Actor().Sleep(p.m.MemRead())
+		g.Actor().Sleep(p.m.Cost(model.MemRead))
 	}
 	return nil
 }}
@@ -153,11 +153,11 @@ var cuCopyCall = &kernel.Call{Name: "cuCopy", Run: func(g *kernel.Active) error 
 		if err := p.mem.Check("cuCopy destination", p.dst, p.n); err != nil {
 			return t.Error("cuCopy", err)
 		}
-		g.Actor().Sleep(sim.Time(float64(p.n) / p.m.CUCopyGBps() * float64(sim.Nanosecond)))
+		g.Actor().Sleep(p.m.Cost(model.CUCopy(p.n)))
 		// A pack feeds an engine copy, so it ends with a system-scope
 		// release (the engine must see the packed bytes): one uncached
 		// round trip.
-		g.Actor().Sleep(p.m.MemRead())
+		g.Actor().Sleep(p.m.Cost(model.MemRead))
 	}
 	return nil
 }}

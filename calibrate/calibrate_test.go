@@ -107,7 +107,7 @@ func TestMechanisms(t *testing.T) {
 		require.NoError(t, err)
 		p, err := runGrouped64(m, 1, 16, 64, true, true)
 		require.NoError(t, err)
-		assert.InDelta(t, 15*m.PacketUs, p.wait-g.wait, 0.5)
+		assert.InDelta(t, 15*model.PacketUs.Of(m), p.wait-g.wait, 0.5)
 	})
 	t.Run("the placeholder issues for free", func(t *testing.T) {
 		c, err := issueCycles(model.NewPlaceholder(), 1, 8, false)
@@ -118,7 +118,7 @@ func TestMechanisms(t *testing.T) {
 
 func TestJitterIsSeeded(t *testing.T) {
 	m := model.MI355X()
-	m.JitterFrac = 0.2
+	model.JitterFrac.Set(m, 0.2)
 	a, err := putQuiet(m, 5, false, 4096, 16, 1, true)
 	require.NoError(t, err)
 	b, err := putQuiet(m, 5, false, 4096, 16, 1, true)
@@ -153,19 +153,21 @@ func TestFitRecoversLinkAndPacket(t *testing.T) {
 		{20, 0.2, 3}, {200, 8, 0.1},
 	} {
 		p := model.MI355X()
-		p.Link, p.PacketUs, p.VisibleUs = start.link, start.packet, start.visible
+		model.LinkGBps.Set(p, start.link)
+		model.PacketUs.Set(p, start.packet)
+		model.VisibleUs.Set(p, start.visible)
 		res, err := Fit(p, DefaultFitParams, ms, 1)
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, WriteResiduals(&buf, res.Residuals))
 		t.Logf("from %+v: link %.2f GB/s, packet %.3f µs, visible %.3f µs in %d row runs\n%s",
-			start, res.Model.Link, res.Model.PacketUs, res.Model.VisibleUs, res.Evals, buf.String())
-		assert.InEpsilon(t, want.Link, res.Model.Link, 0.05, "link from %+v", start)
-		assert.InEpsilon(t, want.PacketUs, res.Model.PacketUs, 0.05, "packet from %+v", start)
+			start, model.LinkGBps.Of(res.Model), model.PacketUs.Of(res.Model), model.VisibleUs.Of(res.Model), res.Evals, buf.String())
+		assert.InEpsilon(t, model.LinkGBps.Of(want), model.LinkGBps.Of(res.Model), 0.05, "link from %+v", start)
+		assert.InEpsilon(t, model.PacketUs.Of(want), model.PacketUs.Of(res.Model), 0.05, "packet from %+v", start)
 		for _, r := range res.Residuals {
 			assert.Less(t, math.Abs(r.Error), 0.06, "%+v", r)
 		}
-		assert.Equal(t, start.link, p.Link, "the base model is not changed")
+		assert.Equal(t, start.link, model.LinkGBps.Of(p), "the base model is not changed")
 	}
 }
 
@@ -185,7 +187,9 @@ func TestFitHalfPredictHalf(t *testing.T) {
 	}
 	require.Len(t, train, 5)
 	start := model.MI355X()
-	start.Link, start.PacketUs, start.VisibleUs = 30, 0.5, 3 // far from the preset
+	model.LinkGBps.Set(start, 30)
+	model.PacketUs.Set(start, 0.5)
+	model.VisibleUs.Set(start, 3)
 	res, err := Fit(start, DefaultFitParams, train, 1)
 	require.NoError(t, err)
 	pred, err := Residuals(res.Model, test, 1)
@@ -200,7 +204,7 @@ func TestFitErrors(t *testing.T) {
 	_, err := Fit(model.MI355X(), []string{"warp_drive"}, ms, 1)
 	assert.ErrorContains(t, err, `unknown parameter "warp_drive"`)
 	zero := model.MI355X()
-	zero.JitterFrac = 0
+	model.JitterFrac.Set(zero, 0)
 	_, err = Fit(zero, []string{"jitter"}, ms, 1)
 	assert.ErrorContains(t, err, "positive start")
 	_, err = Fit(model.MI355X(), DefaultFitParams, nil, 1)
@@ -297,7 +301,7 @@ func TestPlot(t *testing.T) {
 	for i := 1; i < len(c.GBps); i++ {
 		assert.Greater(t, c.GBps[i], c.GBps[i-1], "bandwidth grows with bytes per op")
 	}
-	assert.Less(t, c.GBps[len(c.GBps)-1], model.MI355X().Link, "and stays under the link rate")
+	assert.Less(t, c.GBps[len(c.GBps)-1], model.LinkGBps.Of(model.MI355X()), "and stays under the link rate")
 	dir := t.TempDir()
 	if d := os.Getenv("EMUD_PLOT_DIR"); d != "" {
 		dir = d

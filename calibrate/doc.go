@@ -3,4 +3,58 @@
 // emulator: kernels call the ccoSdma API, packets go into rings, the engine
 // executes them under the model, and the scenario reads the emulated clock
 // where the benchmark read its clock.
+//
+// # The documented table and the report
+//
+// [Documented] is the embedded MI355X table (testdata/mi355x-documented.csv:
+// id, scenario, parameters, metric, value, unit, note; [ParseTable] reads
+// another in the same form). [Run] measures every row under a model
+// ([Measure] one row; median-of-N rows such as postwait.* take several
+// seeded runs) and judges it against [Tolerance]; rows that contradict
+// another documented row under any physical parameter set are conflicts,
+// named with the reason and not counted. [Report.WriteText] prints one
+// line per row and "max |error| X% over N rows (median Y%)";
+// [Report.WriteJSON] the same as JSON. [BandwidthCurve] and [WritePlot]
+// draw emulated bandwidth against the bw.* rows (SVG or PNG).
+//
+// # The fit
+//
+// The fitted parameters of the model's parameter table ([model.Parameters])
+// are found by one least-squares fit: [FitTable] minimises the sum of
+// squared relative errors of the counted rows, every candidate judged by
+// running the rows' scenarios. The search (lsq.go) is Levenberg–Marquardt
+// over the parameters' logarithms with a forward-difference Jacobian, a
+// small ridge toward the start (model.Prior: round, uninformed values)
+// that only decides directions no row sees, and far probes for a
+// parameter a regime hides. A parameter that moves no row by
+// [MinSensitivity] under ±10% at the fit is not identified by the rows:
+// it goes back to its prior and the rest are refitted.
+//
+// # Sensitivities
+//
+// [Sensitivities] changes each parameter by ±10% (a count by ±1) and
+// reports the counted row it moves most; [Parameters] does this for every
+// parameter and, optionally, the fit from the priors, and
+// [ParameterReport.WriteText] prints the parameter table "emud calibrate"
+// shows (value, unit, fitted or fixed, "±10% moves", source; then "fitted
+// parameters: N" and the values the fit from the priors found).
+//
+// # Cross-validation
+//
+// [CrossValidate] is leave-one-group-out: for each group of rows ([Group],
+// the id up to its first dot: bw, issue, signal, postwait, bcast, ...) the
+// fitted parameters are refitted from the priors on every other group and
+// the group's rows are predicted. A parameter that only the held-out group
+// identifies stays at its prior, and [CrossValidation.WriteText] says so;
+// its last line is "cross-validation: max |error| X% (median Y%) over N
+// rows".
+//
+// # Measurements a user brings
+//
+// [ParseMeasurements] reads a measurement CSV (name,src,dst,ops,bytes,
+// queues,time_us; the first format ops,bytes,queues,time_us is still
+// read), [Fit] fits named parameters to it ([Identified] lists those the
+// rows move), [Residuals] and [Predict] predict rows under a model, and
+// [WriteResiduals] (a table) and [WritePredictions] (CSV) print them: what
+// "emud fit" does.
 package calibrate

@@ -66,12 +66,12 @@ func ExampleFit() {
 		{Name: "bw.4m", Src: 0, Dst: 1, Ops: 1, Bytes: 4 << 20, Queues: 1, TimeUs: 71.09},
 	}
 	start := model.MI355X()
-	start.Link = 20
+	model.LinkGBps.Set(start, 20)
 	res, err := calibrate.Fit(start, []string{"link_gbps"}, ms, 1)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("link %.0f GB/s\n", res.Model.Link)
+	fmt.Printf("link %.0f GB/s\n", model.LinkGBps.Of(res.Model))
 	for _, r := range res.Residuals {
 		fmt.Printf("%s: measured %.1f µs, emulated %.1f µs\n", r.Name, r.TimeUs, r.PredictedUs)
 	}

@@ -47,7 +47,58 @@ type lsqResult struct {
 // errInvalid marks a candidate outside the model's physical range.
 var errInvalid = errors.New("invalid candidate")
 
+// lsqRun is one fit in progress: the current point x (the parameters'
+// logarithms), its residuals r and cost c, and what the Jacobian probes
+// learned about which rows each parameter moves.
+type lsqRun struct {
+	q      *lsq
+	start  *model.Params
+	res    *lsqResult
+	all    []int     // every row
+	x0     []float64 // the start, for the ridge
+	x, r   []float64
+	c      float64
+	deps   [][]int // deps[j]: the rows parameter j moved at the last full probe
+	J      *mat.Dense
+	lambda float64
+}
+
+// run fits from start: Levenberg–Marquardt steps from a forward-difference
+// Jacobian until a step barely moves the parameters and barely lowers the
+// error, no step lowers it, or maxIter iterations.
 func (q *lsq) run(start *model.Params) (*lsqResult, error) {
+	f, err := q.begin(start)
+	if err != nil {
+		return nil, err
+	}
+	for converged := false; !converged && f.res.iters < q.maxIter; f.res.iters++ {
+		probed, err := f.jacobian()
+		if err != nil {
+			return nil, err
+		}
+		if probed {
+			f.res.iters = f.res.iters/4*4 + 3 // next iteration re-probes every row
+			continue
+		}
+		improved, done, err := f.step()
+		if err != nil {
+			return nil, err
+		}
+		if !improved {
+			break // no step lowers the error: a (local) minimum
+		}
+		converged = done
+	}
+	if err := f.unflatten(); err != nil {
+		return nil, err
+	}
+	p, _ := f.candidate(f.x)
+	f.res.p, f.res.cost, f.res.r = p, f.c, f.r
+	return f.res, nil
+}
+
+// begin checks the problem and evaluates the start.
+func (q *lsq) begin(start *model.Params) (*lsqRun, error) {
 	np := len(q.params)
 	if np == 0 {
 		return nil, errors.New("fit: no parameters to fit: name at least one")
@@ -58,220 +109,240 @@ func (q *lsq) run(start *model.Params) (*lsqResult, error) {
 	if q.maxIter == 0 {
 		q.maxIter = 30
 	}
-	x := make([]float64, np)
+	f := &lsqRun{q: q, start: start, x: make([]float64, np), all: make([]int, q.n), lambda: 1e-3}
 	for j, pa := range q.params {
 		v := pa.Get(start)
 		if !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("fit: parameter %s starts at %v; a fit needs a positive start", pa.Name, v)
 		}
-		x[j] = math.Log(v)
+		f.x[j] = math.Log(v)
 	}
-	res := &lsqResult{budget: q.n * (np + 2) * q.maxIter}
-	all := make([]int, q.n)
-	for i := range all {
-		all[i] = i
+	f.res = &lsqResult{budget: q.n * (np + 2) * q.maxIter}
+	for i := range f.all {
+		f.all[i] = i
 	}
-	candidate := func(x []float64) (*model.Params, error) {
-		p := start.Clone()
-		for j, pa := range q.params {
-			v := math.Exp(x[j])
-			if pa.Int {
-				v = math.Max(1, v) // a count stays a count: 0 engines per link would mean another layout
-			}
-			pa.Set(p, v)
-		}
-		if err := p.Validate(); err != nil {
-			return nil, errInvalid
-		}
-		return p, nil
-	}
-	eval := func(x []float64, rows []int, out []float64) error {
-		p, err := candidate(x)
-		if err != nil {
-			return err
-		}
-		if err := q.resid(p, rows, out); err != nil {
-			return err
-		}
-		res.evals += len(rows)
-		if q.progress != nil {
-			q.progress(res.evals, res.budget)
-		}
-		return nil
-	}
-	x0 := append([]float64(nil), x...)
-	cost := func(r, x []float64) float64 {
-		var c float64
-		for _, v := range r {
-			c += v * v
-		}
-		for j := range x {
-			d := q.ridge * (x[j] - x0[j])
-			c += d * d
-		}
-		return c
-	}
-	r := make([]float64, q.n)
-	if err := eval(x, all, r); err != nil {
+	f.x0 = append([]float64(nil), f.x...)
+	f.r = make([]float64, q.n)
+	if err := f.eval(f.x, f.all, f.r); err != nil {
 		if errors.Is(err, errInvalid) {
 			return nil, fmt.Errorf("fit: the start model is invalid: %w", start.Validate())
 		}
 		return nil, err
 	}
-	c := cost(r, x)
-	if math.IsInf(c, 0) || math.IsNaN(c) {
+	f.c = f.cost(f.r, f.x)
+	if math.IsInf(f.c, 0) || math.IsNaN(f.c) {
 		return nil, errors.New("fit: no candidate gave a finite error (the start model's is infinite: a row's measured time is far below anything the emulator can produce); check the rows and the start model")
 	}
-	deps := make([][]int, np)
-	for j := range deps {
-		deps[j] = all
+	f.deps = make([][]int, np)
+	for j := range f.deps {
+		f.deps[j] = f.all
 	}
-	J := mat.NewDense(q.n, np, nil)
-	lambda := 1e-3
-	rp := make([]float64, q.n)
-	for converged := false; !converged && res.iters < q.maxIter; res.iters++ {
-		// Jacobian, row by row only where the row depends on the parameter.
-		J.Zero()
-		probed := false
-		full := res.iters%4 == 0 // every few iterations, probe every row: a row hidden by one regime may depend on the parameter in another
-		for j, pa := range q.params {
-			if full {
-				deps[j] = all
-			}
-			h := 0.05 // wide enough to see through the poll phase's steps
-			if pa.Int {
-				v := math.Round(math.Exp(x[j]))
-				h = math.Log((v + 1) / v)
-			}
-			xh := append([]float64(nil), x...)
-			xh[j] += h
-			copy(rp, r)
-			if err := eval(xh, deps[j], rp); err != nil && !errors.Is(err, errInvalid) {
-				return nil, err
-			} else if err != nil {
-				h = -h // the step left the valid range: probe the other way
-				xh[j] = x[j] + h
-				if err := eval(xh, deps[j], rp); err != nil && !errors.Is(err, errInvalid) {
-					return nil, err
-				}
-			}
-			if pa.Int && h > 0 && math.Round(math.Exp(x[j])) > 1 && same(rp, r, deps[j]) {
-				// One more of a count may change nothing (a third engine
-				// no queue lands on): probe one fewer.
-				v := math.Round(math.Exp(x[j]))
-				h = math.Log((v - 1) / v)
-				xh[j] = x[j] + h
-				if err := eval(xh, deps[j], rp); err != nil && !errors.Is(err, errInvalid) {
-					return nil, err
-				}
-			}
-			var dep []int
-			for _, i := range deps[j] {
-				if d := (rp[i] - r[i]) / h; d != 0 && !math.IsNaN(d) && !math.IsInf(d, 0) {
-					J.Set(i, j, d)
-					dep = append(dep, i)
-				}
-			}
-			if full {
-				deps[j] = dep
-			}
-			if len(dep) == 0 && !pa.Int {
-				// Flat here: the parameter may be hidden by a regime (a
-				// per-packet gap under an issue-bound stream). Probe far
-				// steps, and take one that lowers the error.
-				moved, err := q.probe(eval, cost, x, r, &c, j)
-				if err != nil {
-					return nil, err
-				}
-				if moved {
-					probed = true
-				}
-			}
+	f.J = mat.NewDense(q.n, np, nil)
+	return f, nil
+}
+
+// candidate is the model at point x, or errInvalid outside the model's
+// physical range.
+func (f *lsqRun) candidate(x []float64) (*model.Params, error) {
+	p := f.start.Clone()
+	for j, pa := range f.q.params {
+		v := math.Exp(x[j])
+		if pa.Int {
+			v = math.Max(1, v) // a count stays a count: 0 engines per link would mean another layout
 		}
-		if probed {
-			res.iters = res.iters/4*4 + 3 // next iteration re-probes every row
-			continue
+		pa.Set(p, v)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, errInvalid
+	}
+	return p, nil
+}
+
+// eval sets out[i] for i in rows to the residuals at x.
+func (f *lsqRun) eval(x []float64, rows []int, out []float64) error {
+	p, err := f.candidate(x)
+	if err != nil {
+		return err
+	}
+	if err := f.q.resid(p, rows, out); err != nil {
+		return err
+	}
+	f.res.evals += len(rows)
+	if f.q.progress != nil {
+		f.q.progress(f.res.evals, f.res.budget)
+	}
+	return nil
+}
+
+// cost is the sum of squared residuals r plus the ridge at x.
+func (f *lsqRun) cost(r, x []float64) float64 {
+	var c float64
+	for _, v := range r {
+		c += v * v
+	}
+	for j := range x {
+		d := f.q.ridge * (x[j] - f.x0[j])
+		c += d * d
+	}
+	return c
+}
+
+// jacobian fills J at x, row by row only where the row depends on the
+// parameter (every few iterations every row is probed: a row hidden by
+// one regime may depend on the parameter in another). A parameter flat
+// here is probed far (probe); it reports whether such a probe moved x.
+func (f *lsqRun) jacobian() (bool, error) {
+	f.J.Zero()
+	probed := false
+	full := f.res.iters%4 == 0
+	rp := make([]float64, f.q.n)
+	for j, pa := range f.q.params {
+		if full {
+			f.deps[j] = f.all
 		}
-		var jtj mat.SymDense
-		jtj.SymOuterK(1, J.T())
-		var g mat.VecDense
-		g.MulVec(J.T(), mat.NewVecDense(q.n, r))
-		for j := 0; j < np; j++ {
-			g.SetVec(j, g.AtVec(j)+q.ridge*q.ridge*(x[j]-x0[j]))
+		dep, err := f.column(j, pa, rp)
+		if err != nil {
+			return false, err
 		}
-		improved := false
-		for tries := 0; tries < 12; tries++ {
-			A := mat.NewDense(np, np, nil)
-			for a := 0; a < np; a++ {
-				for b := 0; b < np; b++ {
-					A.Set(a, b, jtj.At(a, b))
-				}
-				A.Set(a, a, A.At(a, a)+q.ridge*q.ridge)
-				d := jtj.At(a, a)
-				if d == 0 {
-					d = 1 // unidentified: the damping pins it
-				}
-				A.Set(a, a, A.At(a, a)+lambda*d)
-			}
-			var delta mat.VecDense
-			if err := delta.SolveVec(A, &g); err != nil {
-				lambda *= 10
-				continue
-			}
-			xn := make([]float64, np)
-			var biggest float64
-			for j := range xn {
-				step := -delta.AtVec(j)
-				step = math.Max(-1.5, math.Min(1.5, step)) // at most ×4.5 per step
-				xn[j] = x[j] + step
-				biggest = math.Max(biggest, math.Abs(step))
-			}
-			rn := make([]float64, q.n)
-			err := eval(xn, all, rn)
-			if err != nil && !errors.Is(err, errInvalid) {
-				return nil, err
-			}
-			if cn := cost(rn, xn); err == nil && cn < c {
-				// Converged when a step barely moves the parameters and
-				// barely lowers the error (a tiny gain under heavy damping
-				// is not convergence: the damping relaxes next).
-				done := (c-cn)/c < 1e-6 && biggest < 1e-3
-				x, r, c = xn, rn, cn
-				lambda = math.Max(lambda/3, 1e-9)
-				improved = true
-				converged = done
-				break
-			}
-			lambda *= 4
+		if full {
+			f.deps[j] = dep
 		}
-		if !improved {
-			break // no step lowers the error: a (local) minimum
+		if len(dep) == 0 && !pa.Int {
+			// Flat here: the parameter may be hidden by a regime (a
+			// per-packet gap under an issue-bound stream). Probe far
+			// steps, and take one that lowers the error.
+			moved, err := f.q.probe(f.eval, f.cost, f.x, f.r, &f.c, j)
+			if err != nil {
+				return false, err
+			}
+			probed = probed || moved
 		}
 	}
-	// A parameter no row depends on at the end goes back to its start: the
-	// search's wandering is not a fit.
-	var flat []int
-	for j, pa := range q.params {
-		if len(deps[j]) == 0 {
-			res.flat = append(res.flat, pa.Name)
-			flat = append(flat, j)
-		}
+	return probed, nil
+}
+
+// column probes parameter j (a forward difference, backward where the
+// step leaves the valid range; a count by ±1) on its rows, sets J's
+// column j, and returns the rows it moved. rp is scratch.
+func (f *lsqRun) column(j int, pa model.Parameter, rp []float64) ([]int, error) {
+	x, rows := f.x, f.deps[j]
+	h := 0.05 // wide enough to see through the poll phase's steps
+	if pa.Int {
+		v := math.Round(math.Exp(x[j]))
+		h = math.Log((v + 1) / v)
 	}
-	if len(flat) > 0 {
-		xs := append([]float64(nil), x...)
-		for _, j := range flat {
-			xs[j] = x0[j]
-		}
-		rs := make([]float64, q.n)
-		if err := eval(xs, all, rs); err == nil {
-			x, r, c = xs, rs, cost(rs, xs)
-		} else if !errors.Is(err, errInvalid) {
+	xh := append([]float64(nil), x...)
+	xh[j] += h
+	copy(rp, f.r)
+	if err := f.eval(xh, rows, rp); err != nil && !errors.Is(err, errInvalid) {
+		return nil, err
+	} else if err != nil {
+		h = -h // the step left the valid range: probe the other way
+		xh[j] = x[j] + h
+		if err := f.eval(xh, rows, rp); err != nil && !errors.Is(err, errInvalid) {
 			return nil, err
 		}
 	}
-	p, _ := candidate(x)
-	res.p, res.cost, res.r = p, c, r
-	return res, nil
+	if pa.Int && h > 0 && math.Round(math.Exp(x[j])) > 1 && same(rp, f.r, rows) {
+		// One more of a count may change nothing (a third engine
+		// no queue lands on): probe one fewer.
+		v := math.Round(math.Exp(x[j]))
+		h = math.Log((v - 1) / v)
+		xh[j] = x[j] + h
+		if err := f.eval(xh, rows, rp); err != nil && !errors.Is(err, errInvalid) {
+			return nil, err
+		}
+	}
+	var dep []int
+	for _, i := range rows {
+		if d := (rp[i] - f.r[i]) / h; d != 0 && !math.IsNaN(d) && !math.IsInf(d, 0) {
+			f.J.Set(i, j, d)
+			dep = append(dep, i)
+		}
+	}
+	return dep, nil
+}
+
+// step solves the damped normal equations for a step from x and takes it
+// if it lowers the error, damping harder (up to 12 tries) until one does.
+// It reports whether it moved, and whether the fit has converged: the
+// step barely moved the parameters and barely lowered the error (a tiny
+// gain under heavy damping is not convergence: the damping relaxes next).
+func (f *lsqRun) step() (improved, done bool, err error) {
+	q, np := f.q, len(f.q.params)
+	var jtj mat.SymDense
+	jtj.SymOuterK(1, f.J.T())
+	var g mat.VecDense
+	g.MulVec(f.J.T(), mat.NewVecDense(q.n, f.r))
+	for j := 0; j < np; j++ {
+		g.SetVec(j, g.AtVec(j)+q.ridge*q.ridge*(f.x[j]-f.x0[j]))
+	}
+	for tries := 0; tries < 12; tries++ {
+		A := mat.NewDense(np, np, nil)
+		for a := 0; a < np; a++ {
+			for b := 0; b < np; b++ {
+				A.Set(a, b, jtj.At(a, b))
+			}
+			A.Set(a, a, A.At(a, a)+q.ridge*q.ridge)
+			d := jtj.At(a, a)
+			if d == 0 {
+				d = 1 // unidentified: the damping pins it
+			}
+			A.Set(a, a, A.At(a, a)+f.lambda*d)
+		}
+		var delta mat.VecDense
+		if err := delta.SolveVec(A, &g); err != nil {
+			f.lambda *= 10
+			continue
+		}
+		xn := make([]float64, np)
+		var biggest float64
+		for j := range xn {
+			step := -delta.AtVec(j)
+			step = math.Max(-1.5, math.Min(1.5, step)) // at most ×4.5 per step
+			xn[j] = f.x[j] + step
+			biggest = math.Max(biggest, math.Abs(step))
+		}
+		rn := make([]float64, q.n)
+		err := f.eval(xn, f.all, rn)
+		if err != nil && !errors.Is(err, errInvalid) {
+			return false, false, err
+		}
+		if cn := f.cost(rn, xn); err == nil && cn < f.c {
+			done := (f.c-cn)/f.c < 1e-6 && biggest < 1e-3
+			f.x, f.r, f.c = xn, rn, cn
+			f.lambda = math.Max(f.lambda/3, 1e-9)
+			return true, done, nil
+		}
+		f.lambda *= 4
+	}
+	return false, false, nil
+}
+
+// unflatten sends every parameter no row depends on at the end back to
+// its start (the search's wandering is not a fit) and lists it in flat.
+func (f *lsqRun) unflatten() error {
+	var flat []int
+	for j, pa := range f.q.params {
+		if len(f.deps[j]) == 0 {
+			f.res.flat = append(f.res.flat, pa.Name)
+			flat = append(flat, j)
+		}
+	}
+	if len(flat) == 0 {
+		return nil
+	}
+	xs := append([]float64(nil), f.x...)
+	for _, j := range flat {
+		xs[j] = f.x0[j]
+	}
+	rs := make([]float64, f.q.n)
+	if err := f.eval(xs, f.all, rs); err == nil {
+		f.x, f.r, f.c = xs, rs, f.cost(rs, xs)
+	} else if !errors.Is(err, errInvalid) {
+		return err
+	}
+	return nil
 }
 
 // same reports whether a and b agree on rows.

@@ -124,7 +124,7 @@
 //
 // Engine costs come from the node's model (package engine). CU-side costs
 // come from the same model through Device.Model (timing.go): a put-family
-// post sleeps the wave for its issue cost (model.Model.Issue of the post's
+// post sleeps the wave for its issue cost (model.Issue of the post's
 // shape) and its doorbell (Submit), an issuer that waited on the commit
 // chain pays ChainObserve, quiet pays one RptrRead per queue, waitSignal
 // SignalVisible after the slot reached its value. On real hardware

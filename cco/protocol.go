@@ -65,7 +65,7 @@ func awaitChain(a *sim.Actor, t *kernel.Thread, p *post, q *Queue, base, end uin
 	d.enter(t.Wave(), &waitInfo{kind: waitChain, call: p.call, st: st, q: q, peer: p.peer, qid: p.q, base: base, end: end})
 	q.AwaitChain(a, base, end)
 	d.leave(t.Wave())
-	st.c.h.cuSpend(a, model.Model.ChainObserve)
+	st.c.h.cuSpend(a, model.ChainObserve, 1)
 	return nil
 }
 

@@ -374,7 +374,7 @@ func runPosts(g *kernel.Active) error {
 // share a queue therefore deadlock in the chain (the pre-grouping bug).
 func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
 	h := ps[0].s.st.c.h
-	h.cuSpend(a, func(m model.Model) sim.Time { return m.Issue(issueShape(ps, false)) })
+	h.cuSpend(a, model.Issue(issueShape(ps, false)), 1)
 	for i, p := range ps {
 		q, err := p.s.st.queue(p.peer, p.q)
 		if err != nil {
@@ -405,7 +405,7 @@ func soloPosts(a *sim.Actor, lanes []*kernel.Thread, ps []*post) error {
 			return err
 		}
 	}
-	h.cuSpend(a, model.Model.Submit)
+	h.cuSpend(a, model.Submit, 1)
 	for i, p := range ps {
 		if err := p.queue.Submit(a, p.base, p.base+p.size); err != nil {
 			return lanes[i].Error(p.call, err)
@@ -434,7 +434,7 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 		return g.Errorf(lanes[0], "%v", err)
 	}
 	h := lead.s.st.c.h
-	h.cuSpend(a, func(m model.Model) sim.Time { return m.Issue(issueShape(ps, true)) })
+	h.cuSpend(a, model.Issue(issueShape(ps, true)), 1)
 	base, err := claim(lanes[0], lead, lq, total)
 	if err != nil {
 		return err
@@ -469,7 +469,7 @@ func groupPost(g *kernel.Active, lanes []*kernel.Thread, ps []*post) error {
 	if err := awaitChain(a, lanes[0], lead, lq, base, base+total); err != nil {
 		return err
 	}
-	h.cuSpend(a, model.Model.Submit)
+	h.cuSpend(a, model.Submit, 1)
 	if err := lq.Submit(a, base, base+total); err != nil {
 		return g.Errorf(lanes[0], "%v", err)
 	}

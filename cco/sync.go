@@ -6,7 +6,6 @@ import (
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
-	"github.com/emud-dev/emud/sim"
 )
 
 // syncArgs is one lane's arguments to commit, quiet, quietQueue and
@@ -30,7 +29,7 @@ func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call) {
 
 var commitCall = &kernel.Call{Name: "commit", Run: func(g *kernel.Active) error {
 	// One doorbell store per ringing lane, in parallel across the wave.
-	g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.Model.Submit)
+	g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.Submit, 1)
 	for _, t := range g.Lanes() {
 		a := t.Arg.(*syncArgs)
 		st := a.s.st
@@ -112,7 +111,7 @@ var quietCall = &kernel.Call{Name: "quiet", Run: func(g *kernel.Active) error {
 // queue quiet visits costs one, even when idle (MORI cco.hpp).
 func rptrReads(g *kernel.Active, n int) {
 	if n > 0 {
-		g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), func(m model.Model) sim.Time { return sim.Time(n) * m.RptrRead() })
+		g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.RptrRead, n)
 	}
 }
 
@@ -231,7 +230,7 @@ func runWaitSignal(g *kernel.Active) error {
 		ws = append(ws, w)
 	}
 	h := g.Lanes()[0].Arg.(*syncArgs).s.st.c.h
-	defer h.cuSpend(g.Actor(), model.Model.SignalVisible)
+	defer h.cuSpend(g.Actor(), model.SignalVisible, 1)
 	defer raceSignalsSeen(g)
 	if len(ws) == 0 {
 		return nil

@@ -5,7 +5,7 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// CU-side time (model.Model's CU methods). A wave's actor sleeps for what
+// CU-side time (model.Model's CU costs). A wave's actor sleeps for what
 // its instructions would take on the CU:
 //
 //   - a put-family post costs Issue(shape) before it takes part in the
@@ -20,18 +20,18 @@ import (
 // On a device without a timing model (real hardware), nothing sleeps: time
 // passes by itself there.
 
-// cuSpend sleeps the wave's actor for the model cost f gives, if the device
-// has a model.
-func (h *Host) cuSpend(a *sim.Actor, f func(model.Model) sim.Time) {
+// cuSpend sleeps the wave's actor for n of the model's cost c, if the
+// device has a model.
+func (h *Host) cuSpend(a *sim.Actor, c model.Cost, n int) {
 	if h.timing == nil {
 		return
 	}
-	if d := f(h.timing); d > 0 {
+	if d := sim.Time(n) * h.timing.Cost(c); d > 0 {
 		a.Sleep(d)
 	}
 }
 
-// issueShape describes a post of lanes ps for Model.Issue.
+// issueShape describes a post of lanes ps for model.Issue.
 func issueShape(ps []*post, grouped bool) model.IssueShape {
 	p0 := ps[0]
 	s := model.IssueShape{Lanes: len(ps), Queues: 1,

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -16,7 +17,7 @@ import (
 func landings(t *testing.T) (chunk uint64, at []sim.Time) {
 	t.Helper()
 	r := newRig(t, 1, Config{GPUs: 3})
-	chunk = r.n.Model().LinkChunk()
+	chunk = uint64(model.LinkChunkBytes)
 	n := 4 * chunk
 	src, dst := r.alloc(0, n), r.alloc(1, n)
 	require.NoError(t, r.n.Memory().Fill(src, n, 0xab))
@@ -53,7 +54,7 @@ func TestCopyLandsChunkByChunk(t *testing.T) {
 func TestCopyTornAndLateSourceStore(t *testing.T) {
 	r := newRig(t, 1, Config{GPUs: 2})
 	m := r.n.Memory()
-	chunk := r.n.Model().LinkChunk()
+	chunk := uint64(model.LinkChunkBytes)
 	n := 4 * chunk
 	src, dst := r.alloc(0, n), r.alloc(1, n)
 	require.NoError(t, m.Fill(src, n, 0x11))
@@ -86,7 +87,7 @@ func TestCopyTornAndLateSourceStore(t *testing.T) {
 func TestBroadcastReadsOnce(t *testing.T) {
 	r := newRig(t, 1, Config{GPUs: 3})
 	m := r.n.Memory()
-	chunk := r.n.Model().LinkChunk()
+	chunk := uint64(model.LinkChunkBytes)
 	src, d1, d2 := r.alloc(0, chunk), r.alloc(1, chunk), r.alloc(2, chunk)
 	require.NoError(t, m.Fill(src, chunk, 0x33))
 	q := r.queue(0, 1, 0)

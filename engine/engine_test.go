@@ -583,7 +583,7 @@ func TestPacketGapAfterPoll(t *testing.T) {
 				timedOut = timedOut || f.Kind == FaultPollTimeout
 			}
 			require.Equal(t, tc.timeout, timedOut)
-			assert.Equal(t, obs.end[0]+m.PacketOverhead(ring.KindPoll), obs.start[1],
+			assert.Equal(t, obs.end[0]+m.Cost(model.PacketGap(ring.KindPoll)), obs.start[1],
 				"the ATOMIC starts one POLL gap after the POLL ended")
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -299,7 +300,7 @@ func (q *Queue) startPoll() bool {
 		return false
 	}
 	now := q.n.s.Now()
-	q.poll = pollState{start: now, interval: q.n.model.PollInterval(p.Interval), reads: 1}
+	q.poll = pollState{start: now, interval: q.n.model.Cost(model.PollInterval(p.Interval)), reads: 1}
 	if ph := q.n.s.Perturb().Phase(q.poll.interval); ph > 0 {
 		// The engine's re-read timer is not in step with the packet's start:
 		// its ticks fall at now + ph + k·interval.
@@ -362,7 +363,7 @@ func (q *Queue) pollRead() {
 	}
 	st.timer.Stop()
 	q.raceAcquire(q.pollAddr())
-	q.pollOver() // the gap after it is the model's PacketOverhead(POLL)
+	q.pollOver() // the gap after it is the model's PacketGap(POLL)
 }
 
 func (q *Queue) pollTimeout() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 )
 
@@ -32,8 +33,8 @@ import (
 //     operation on the signal address after the last byte landed, an
 //     atomic write and a release (race detector), as an ATOMIC packet is.
 //
-// The whole packet is one packet to the engine: one fetch, one
-// PacketOverhead gap after it (the model prices a fused packet like one
+// The whole packet is one packet to the engine: one fetch, one packet gap
+// (model.PacketGap) after it (the model prices a fused packet like one
 // COPY, which is what makes it cheaper than POLL + COPY + ATOMIC).
 
 // pollAddr is the word the head packet's wait reads.
@@ -72,7 +73,7 @@ func (q *Queue) prepareFused() bool {
 		return false
 	}
 	now := q.n.s.Now()
-	q.poll = pollState{start: now, interval: q.n.model.PollInterval(fusedPollInterval), reads: 1}
+	q.poll = pollState{start: now, interval: q.n.model.Cost(model.PollInterval(fusedPollInterval)), reads: 1}
 	if q.waitHolds() {
 		q.raceAcquire(w.Addr)
 		return q.startFused()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/emud-dev/emud/internal/golden"
 	"github.com/emud-dev/emud/issuer"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -53,7 +54,7 @@ func TestExactlyOneLapOf8192SingleUnitPackets(t *testing.T) {
 				// The 8192nd reservation proceeded once the engine retired
 				// the first packet: a doorbell latency after the first
 				// doorbell at the earliest (the packet's gap comes after).
-				first := r.n.Model().DoorbellLatency()
+				first := r.n.Model().Cost(model.Doorbell)
 				assert.GreaterOrEqual(t, lastReserved, first)
 			} else {
 				assert.Zero(t, lastReserved, "nothing waited")

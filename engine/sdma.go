@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -34,7 +35,7 @@ import (
 //	busy     --fault-->               halted
 //
 // An engine serves one queue at a time: a packet's own time (its data
-// movement) and the gap after it (the model's PacketOverhead: completion
+// movement) and the gap after it (the model's model.PacketGap: completion
 // handshake and the fetch of the next packet) are the engine's, so queues
 // that share an engine share its packet rate. The data itself moves on the
 // directed path (timing.go), shared with every other engine's copies on
@@ -239,7 +240,7 @@ func (q *Queue) doorbellArrives(v uint64) {
 	switch q.state {
 	case qIdle:
 		q.state = qFetching
-		q.n.s.AfterWork(q.jitter(sim.Key{Kind: sim.KeyDoorbell, A: uint32(q.subj)}, q.n.model.DoorbellLatency()), q.fetchedFn)
+		q.n.s.AfterWork(q.jitter(sim.Key{Kind: sim.KeyDoorbell, A: uint32(q.subj)}, q.n.model.Cost(model.Doorbell)), q.fetchedFn)
 	case qStalled:
 		q.state = qReady
 		q.eng.wake()
@@ -306,7 +307,7 @@ func (q *Queue) run() bool {
 			return false
 		}
 		q.headLen, q.headSince = n, q.n.s.Now()
-		if q.head.Kind == ring.KindNop && q.n.model.PacketOverhead(ring.KindNop) == 0 {
+		if q.head.Kind == ring.KindNop && q.n.model.Cost(model.PacketGap(ring.KindNop)) == 0 {
 			q.retire() // padding dwords: part of the unit just run, free
 			continue
 		}
@@ -360,7 +361,7 @@ func (q *Queue) finish() bool {
 	q.retire()
 	// The gap is the engine's time: keyed by the engine, so that one
 	// engine can be slow for a whole perturbed run.
-	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.PacketOverhead(q.head.Kind))
+	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.Cost(model.PacketGap(q.head.Kind)))
 	q.retirePadding()
 	return q.state != qHalted
 }
@@ -369,7 +370,7 @@ func (q *Queue) finish() bool {
 // retired, at its time: they are part of its unit. The next real packet,
 // if decoded, is kept for run.
 func (q *Queue) retirePadding() {
-	if q.n.model.PacketOverhead(ring.KindNop) != 0 {
+	if q.n.model.Cost(model.PacketGap(ring.KindNop)) != 0 {
 		return
 	}
 	for q.state != qHalted && q.pos < q.target {

@@ -55,14 +55,14 @@ func TestPlacement(t *testing.T) {
 // An engine holds at most QueuesPerEngine queues, as KFD's queue creation.
 func TestEngineQueueLimit(t *testing.T) {
 	m := model.MI355X()
-	m.QueuesPerEngine = 3
+	model.QueuesPerEngine.Set(m, 3)
 	r := newRig(t, 1, Config{GPUs: 2, Model: m})
 	for q := 0; q < 6; q++ { // 3 on each of the link's two engines
 		r.queue(0, 1, q)
 	}
 	_, err := r.n.Queue(0, 1, 6)
 	assert.ErrorContains(t, err, "sdma gpu0 engine 2 already holds 3 queues")
-	m.EnginesPerLink = -1
+	model.EnginesPerLink.Set(m, -1)
 	_, err = NewNode(sim.New(sim.Config{}), Config{Model: m})
 	assert.ErrorContains(t, err, "engines per link -1")
 }
@@ -101,14 +101,14 @@ func TestSharedEnginePacketRate(t *testing.T) {
 	t.Logf("64 small copies: 2 queues %v, 8 queues %v", two, eight)
 	assert.GreaterOrEqual(t, eight, two, "8 queues on 2 engines cannot beat 2 engines' packet rate")
 	// Each engine runs total/2 packets, with a gap between two of them.
-	floor := sim.Time(float64(total/2-1) * m.PacketUs * float64(sim.Microsecond))
+	floor := sim.Time(float64(total/2-1) * model.PacketUs.Of(m) * float64(sim.Microsecond))
 	assert.GreaterOrEqual(t, eight, floor, "no faster than 2 engines' packet rate")
 	assert.Less(t, eight, floor+2*sim.Microsecond, "and at that rate (plus the doorbell)")
 
 	// With an engine per queue (what the model used to assume), 8 queues
 	// would run 4× faster than 2: the difference is the sharing.
 	ded := m.Clone()
-	ded.EnginesPerLink = 0
+	model.EnginesPerLink.Set(ded, 0)
 	assert.Less(t, float64(smallCopies(t, ded, 8, total/8)), 0.3*float64(eight))
 }
 
@@ -118,8 +118,8 @@ func TestSharedEnginePacketRate(t *testing.T) {
 func TestEngineTimeSlice(t *testing.T) {
 	order := func(quantumKCycles float64) string {
 		m := model.MI355X()
-		m.EnginesPerLink = 1 // both channels on one engine
-		m.QuantumKCycles = quantumKCycles
+		model.EnginesPerLink.Set(m, 1) // both channels on one engine
+		model.QuantumKCycles.Set(m, quantumKCycles)
 		r := newRig(t, 1, Config{GPUs: 2, Model: m})
 		src, dst := r.alloc(0, 4096), r.alloc(1, 4096)
 		q0, q1 := r.queue(0, 1, 0), r.queue(0, 1, 1)

@@ -9,18 +9,19 @@ import (
 //
 //   - A packet's effect happens when it starts (ATOMIC, POLL that holds,
 //     ...) or when its data has moved (COPY); the read pointer moves right
-//     then. The engine then spends the model's PacketOverhead before it
-//     starts the next packet of the burst: completion handshake plus the
-//     fetch of the successor. An idle queue's first packet is fetched
-//     DoorbellLatency after the doorbell.
+//     then. The engine then spends the model's packet gap
+//     (model.PacketGap) before it starts the next packet of the burst:
+//     completion handshake plus the fetch of the successor. An idle
+//     queue's first packet is fetched the model's model.Doorbell cost
+//     after the doorbell.
 //   - A COPY's bytes cross the directed path src → dst (one xGMI direction,
-//     or the GPU's own memory) in chunks of LinkChunk. Each chunk takes the
+//     or the GPU's own memory) in chunks of model.LinkChunkBytes. Each chunk takes the
 //     path for chunk/bandwidth, after whatever chunk holds it, so copies
 //     sharing a path interleave and share its bandwidth; copies on
 //     different paths run in parallel.
 //   - A broadcast COPY reads once and writes its two destinations one after
-//     the other, chunk by chunk, each stream at BroadcastGBps: one engine
-//     does not overlap its two writes (seed document).
+//     the other, chunk by chunk, each stream at the model's broadcast
+//     Rate: one engine does not overlap its two writes (seed document).
 //   - Bytes move as they cross (data.go): the granule of data movement is
 //     the link-sharing chunk. When a chunk has crossed its path, its source
 //     bytes are read and its destination bytes written, in address order,
@@ -88,9 +89,9 @@ func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
 func (q *Queue) xferNext() {
 	x := &q.x
 	m := q.n.model
-	x.chunk = min(x.left, m.LinkChunk())
+	x.chunk = min(x.left, model.LinkChunkBytes)
 	d := x.dst[x.cur]
-	bw := model.StreamGBps(m, x.src, d, x.nd > 1)
+	bw := m.Rate(x.src, d, x.nd > 1)
 	l := q.n.linkOf(x.src, d)
 	start := max(q.n.s.Now(), l.free)
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))

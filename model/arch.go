@@ -116,11 +116,11 @@ func GFX950Preset() *Params {
 func GFX1250Preset() *Params {
 	p := MI355X()
 	p.Label = "gfx1250"
-	p.QueuesPerEngine = GFX1250().QueuesPerEngine
+	QueuesPerEngine.Set(p, float64(GFX1250().QueuesPerEngine))
 	return p
 }
 
 func init() {
-	presets["gfx950"] = func() Model { return GFX950Preset() }
-	presets["gfx1250"] = func() Model { return GFX1250Preset() }
+	presets["gfx950"] = GFX950Preset
+	presets["gfx1250"] = GFX1250Preset
 }

@@ -1,6 +1,21 @@
 // Package model holds emud's timing models: how long the emulated hardware
 // and the CU-side API take for each thing they do. The engine and cco ask a
-// [Model] for every duration; nothing else hard-codes a time.
+// [Model] for every duration (Cost, by [CostKind]) and every data rate
+// (Rate); nothing else hard-codes a time.
+//
+// # One parameter table
+//
+// Each parameter is one row of the table in parameters.go: its model-file
+// name, unit, whether the calibration fits it or fixes it from a cited
+// fact, the prior a fit starts from, its MI355X value, its source, and a
+// typed accessor (LinkGBps.Of(p) reads it; Parameter.Set writes it).
+// Everything else reads the table: [Params] stores one value per row, the
+// presets are values of Params ([MI355X] the rows' values, the
+// placeholder MI355X with a few rows changed), model files name rows by
+// name, Validate checks each row's [Range], [Prior] starts each fitted row
+// at its prior, and "emud calibrate" prints the table. A new parameter is
+// one row plus its use in the mechanism (params.go's Cost, Rate or
+// Engines).
 //
 // # The mechanism
 //
@@ -75,9 +90,13 @@
 // figure in the seed's prose is not a table row and contradicts the bw.*
 // rows' 2.8 µs intercept; it is not used.
 //
-// [Placeholder] is the first, uncalibrated model (engine costs only, free
-// CU issue); protocol tests that need issuers to outrun the engine use it.
+// [NewPlaceholder] is the first, uncalibrated model (engine costs only,
+// free CU issue, reads and host stores; every queue on an engine of its
+// own), a value of Params like the MI355X preset; protocol tests that need
+// issuers to outrun the engine use it.
 //
 // Models are pluggable: [Load] takes a preset name or the path of a JSON
-// model file (the form [Params.WriteFile] writes and "emud fit" produces).
+// model file (the form [Params.WriteFile] writes and "emud fit" produces;
+// [LoadFile] matches its keys exactly and refuses unknown or repeated
+// keys, null values, and a file with no parameter at all).
 package model

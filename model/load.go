@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// presets are the models Load knows by name.
-var presets = map[string]func() Model{
-	"placeholder": func() Model { return NewPlaceholder() },
-	"mi355x":      func() Model { return MI355X() },
+// presets are the models Load knows by name: values of Params.
+var presets = map[string]func() *Params{
+	"placeholder": NewPlaceholder,
+	"mi355x":      MI355X,
 }
 
 // Presets lists the preset names Load accepts, sorted.
@@ -27,12 +27,12 @@ const DefaultPreset = "mi355x"
 
 // Default returns the default preset's model (DefaultPreset): what a node
 // built without a model, the CLI and the daemon use.
-func Default() Model { return presets[DefaultPreset]() }
+func Default() *Params { return presets[DefaultPreset]() }
 
 // Load returns the model named by spec: a preset name, "" for the default
 // preset, or the path of a model file (JSON, see LoadFile; anything with a
 // path separator or a .json suffix is taken as a file).
-func Load(spec string) (Model, error) {
+func Load(spec string) (*Params, error) {
 	if spec == "" {
 		spec = DefaultPreset
 	}

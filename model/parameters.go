@@ -3,72 +3,173 @@ package model
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"sort"
 	"strings"
 )
 
-// Parameter is one parameter of [Params]: its model-file name, unit, where
-// its value comes from, and whether the calibration fits it. A fixed
-// parameter's value is a cited hardware or software fact; a fitted one is
-// found by "emud calibrate"'s least-squares fit over every documented row
-// it moves (never set to one row's value).
+// Parameter is one row of the parameter table: a parameter of [Params]
+// with its model-file name, unit, whether the calibration fits it, the
+// prior a fit starts from, its MI355X value and where that value comes
+// from. A fixed parameter's value is a cited hardware or software fact; a
+// fitted one is found by "emud calibrate"'s least-squares fit over every
+// documented row it moves (never set to one row's value).
+//
+// Adding a parameter is one row below (a [Float] or [Count] made by
+// define) plus its use in the mechanism (params.go): the model file,
+// Validate, the calibration's table and fits, [Prior] and every preset
+// read the table.
 type Parameter struct {
 	Name   string
 	Unit   string
 	Fitted bool
+	// Prior is a fitted parameter's start: a round, uninformed magnitude
+	// that knows nothing of the documented table (fixed ones start at
+	// Value).
+	Prior float64
+	// Value is the parameter's value in the MI355X preset: the fit of the
+	// documented table from Prior for a fitted parameter, the cited fact
+	// for a fixed one.
+	Value float64
 	// Source says what fixes the value, or which documented rows the fit
 	// reads it from.
 	Source string
 	// Int parameters are counts: Set rounds.
-	Int   bool
-	field int // index in Params
+	Int bool
+	// Range is the physical range Validate checks.
+	Range Range
+	i     int // index in the table and in Params' values
 }
 
-var paramMeta = []struct {
-	name, unit string
-	fitted     bool
-	source     string
-	prior      float64 // a fitted parameter's start: a round, uninformed magnitude
-}{
-	{"cu_clock_ghz", "GHz", false, "AMD MI355X specification: 2.4 GHz peak engine clock (it also turns the seed's 64-packet issue, 3220 cycles, into its 1.3 µs)", 0},
-	{"issue_base_cycles", "cycles", true, "issue.* trigger-cycle rows (one lane, one queue) with the bw.* intercepts", 1000},
-	{"issue_scan_cycles", "cycles", true, "issue.samequeue.* (lanes sharing one queue) and engine.issue.64", 100},
-	{"issue_queue_cycles", "cycles", true, "issue.spread8.* (lanes spread over distinct queues)", 1000},
-	{"submit_cycles", "cycles", true, "chain.8warps (the commit chain serialises Submit) with issue.*", 500},
-	{"uncached_read_cycles", "cycles", false, "MORI include/mori/cco/cco.hpp: about 2600 GPU cycles per uncached rptr read (docs/sdma-hardware.md §8); also each read of a CU's flag poll, the acquire after it, and a system-scope release", 0},
-	{"host_store_us", "µs", true, "postwait.* (flag set by the host to copy complete)", 1},
-	{"hbm_gbps", "GB/s", false, "AMD MI355X specification: 8 TB/s HBM3E peak bandwidth (a CU pack kernel streams at it)", 0},
-	{"visible_us", "µs", true, "bw.* intercepts, postwait.*, postwaitputptr.holds and wait.vs.quiet.8 (doorbell to fetch, ATOMIC to a spinning CU; a POLL that holds costs the engine two such round trips)", 1},
-	{"packet_us", "µs", true, "engine.packet.64, scatter.64x4k, signal.* (about 2 µs per packet, COPY and ATOMIC alike)", 1},
-	{"link_gbps", "GB/s", true, "bw.* slopes, bw.split.2x4m, bcast.ref.*", 50},
-	{"local_gbps", "GB/s", true, "bcast.local2, bcast.local_remote (an engine writing its own GPU's memory)", 100},
-	{"bcast_link_gbps", "GB/s", true, "bcast.remote2, bcast.local_remote", 50},
-	{"jitter", "", false, "a run setting (relative spread of engine gaps), 0 in every calibration; timing perturbation is sim.Perturber's", 0},
-	{"sdma_engines", "engines", false, "KFD topology NumSdmaEngines on MI300X/MI355X: 2 (MORI anvil.cpp: gfx950 engines 0-1 general)", 0},
-	{"sdma_xgmi_engines", "engines", false, "KFD topology NumSdmaXgmiEngines on MI300X/MI355X: 14", 0},
-	{"engines_per_link", "engines", false, "KFD recommended_sdma_engine_id_mask as MORI anvil.cpp reads it: 2 engines per peer link on MI350 (docs/sdma-hardware.md §4.4)", 0},
-	{"queues_per_engine", "queues", false, "KFD NumSdmaQueuesPerEngine: 8 on gfx950 (MORI anvil.cpp)", 0},
-	{"engine_quantum_kcycles", "kcycles", false, "amdgpu_sdma_phase_quantum default 32 (×1K cycles), which KFD programs as every SDMA user queue's CONTEXT_QUANTUM (kfd_mqd_manager_v9.c)", 0},
+// Range is the physical range a parameter's value must lie in; Validate
+// names the parameter and the range when it does not.
+type Range uint8
+
+const (
+	// RangeStep is a time or cycle count of one step: 0..MaxStepUs.
+	RangeStep Range = iota
+	// RangeRate is a bandwidth (GB/s): positive, and large enough that one
+	// COPY of ring.MaxCopyBytes takes at most MaxStepUs.
+	RangeRate
+	// RangeClock is a clock (GHz): positive, and fast enough that MaxStepUs
+	// cycles take at most MaxStepUs.
+	RangeClock
+	// RangeFraction is a relative spread: 0 ≤ v < 1.
+	RangeFraction
+	// RangeQuantum is a time slice in kcycles: 0..1e6.
+	RangeQuantum
+	// RangeLayout is an engine count, checked with the engine layout
+	// (Engines.Validate).
+	RangeLayout
+)
+
+// Float is a parameter whose value is a number; Of reads it.
+type Float struct{ Parameter }
+
+// Of returns the parameter's value in p.
+func (x Float) Of(p *Params) float64 { return p.get(x.i) }
+
+// Count is a parameter whose value is a count; Of reads it.
+type Count struct{ Parameter }
+
+// Of returns the parameter's value in p.
+func (x Count) Of(p *Params) int { return int(p.get(x.i)) }
+
+// table is the parameter table, in model-file order: every define below
+// appends its row.
+var table []Parameter
+
+// define adds row r to the table and returns its typed accessor.
+func define[T Float | Count](r Parameter) T {
+	r.i = len(table)
+	var x T
+	switch any(x).(type) {
+	case Count:
+		r.Int, r.Range = true, RangeLayout
+	}
+	if !r.Fitted {
+		r.Prior = r.Value
+	}
+	table = append(table, r)
+	return T{Parameter: r}
 }
 
-var parameters = func() []Parameter {
-	t := reflect.TypeOf(Params{})
-	byName := map[string]int{} // engine_links, a layout, is not a parameter
-	for i := 0; i < t.NumField(); i++ {
-		byName[jsonName(t.Field(i))] = i
-	}
-	var ps []Parameter
-	for _, m := range paramMeta {
-		i, ok := byName[m.name]
-		if !ok {
-			panic("model: parameter table names no field " + m.name) // a build-time table: tested
-		}
-		ps = append(ps, Parameter{Name: m.name, Unit: m.unit, Fitted: m.fitted, Source: m.source,
-			Int: t.Field(i).Type.Kind() == reflect.Int, field: i})
-	}
-	return ps
-}()
+// The parameter table. Each row is one parameter, in model-file order.
+var (
+	ClockGHz = define[Float](Parameter{Name: "cu_clock_ghz", Unit: "GHz", Value: 2.4, Range: RangeClock,
+		Source: "AMD MI355X specification: 2.4 GHz peak engine clock (it also turns the seed's 64-packet issue, 3220 cycles, into its 1.3 µs)"})
+	// IssueBase is one lane posting one packet on one queue, up to the
+	// commit chain: ballot, reservation fetch-add, read-pointer check,
+	// packet stores.
+	IssueBase = define[Float](Parameter{Name: "issue_base_cycles", Unit: "cycles", Fitted: true, Prior: 1000, Value: 1580,
+		Source: "issue.* trigger-cycle rows (one lane, one queue) with the bw.* intercepts"})
+	// IssueScan is per doubling of lanes that share one queue (one
+	// reservation for all): leader election and the wave-wide prefix of
+	// packet offsets.
+	IssueScan = define[Float](Parameter{Name: "issue_scan_cycles", Unit: "cycles", Fitted: true, Prior: 100, Value: 135.7,
+		Source: "issue.samequeue.* (lanes sharing one queue) and engine.issue.64"})
+	// IssueQueue is what posting to Q distinct queues from one wave adds,
+	// times (1 − 1/Q): each lane's own uncached reservation and doorbell,
+	// overlapped in the memory pipeline.
+	IssueQueue = define[Float](Parameter{Name: "issue_queue_cycles", Unit: "cycles", Fitted: true, Prior: 1000, Value: 1334,
+		Source: "issue.spread8.* (lanes spread over distinct queues)"})
+	// SubmitCycles is write pointer, release fence and doorbell store: the
+	// section the in-order commit chain serialises.
+	SubmitCycles = define[Float](Parameter{Name: "submit_cycles", Unit: "cycles", Fitted: true, Prior: 500, Value: 723,
+		Source: "chain.8warps (the commit chain serialises Submit) with issue.*"})
+	// UncachedRead is one uncached, system-scope read or round trip: a
+	// queue's read pointer (quiet), one read of a flag a CU polls, the
+	// acquire after it, a system-scope release.
+	UncachedRead = define[Float](Parameter{Name: "uncached_read_cycles", Unit: "cycles", Value: 2600,
+		Source: "MORI include/mori/cco/cco.hpp: about 2600 GPU cycles per uncached rptr read (docs/sdma-hardware.md §8); also each read of a CU's flag poll, the acquire after it, and a system-scope release"})
+	// HostStoreUs is from a host store to device memory to the store being
+	// visible to device readers (the CPU's posted write crossing PCIe).
+	HostStoreUs = define[Float](Parameter{Name: "host_store_us", Unit: "µs", Fitted: true, Prior: 1, Value: 2.375,
+		Source: "postwait.* (flag set by the host to copy complete)"})
+	// HBM is the GPU's memory bandwidth: what a CU kernel's local copy
+	// (pack, gather) streams at.
+	HBM = define[Float](Parameter{Name: "hbm_gbps", Unit: "GB/s", Value: 8000, Range: RangeRate,
+		Source: "AMD MI355X specification: 8 TB/s HBM3E peak bandwidth (a CU pack kernel streams at it)"})
+	// VisibleUs is the latency of one agent of the GPU seeing another's
+	// write through memory: the engine seeing a doorbell store (and
+	// fetching the first packet of an idle queue), a CU spinning on a
+	// signal slot seeing the engine's ATOMIC.
+	VisibleUs = define[Float](Parameter{Name: "visible_us", Unit: "µs", Fitted: true, Prior: 1, Value: 0.8397,
+		Source: "bw.* intercepts, postwait.*, postwaitputptr.holds and wait.vs.quiet.8 (doorbell to fetch, ATOMIC to a spinning CU; a POLL that holds costs the engine two such round trips)"})
+	// PacketUs is the engine's gap after a COPY, ATOMIC, ... before the
+	// next packet.
+	PacketUs = define[Float](Parameter{Name: "packet_us", Unit: "µs", Fitted: true, Prior: 1, Value: 2.004,
+		Source: "engine.packet.64, scatter.64x4k, signal.* (about 2 µs per packet, COPY and ATOMIC alike)"})
+	// LinkGBps is one direction of one GPU pair (xGMI).
+	LinkGBps = define[Float](Parameter{Name: "link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 60.84, Range: RangeRate,
+		Source: "bw.* slopes, bw.split.2x4m, bcast.ref.*"})
+	// LocalGBps is an engine writing its own GPU's memory (a copy, a
+	// broadcast stream).
+	LocalGBps = define[Float](Parameter{Name: "local_gbps", Unit: "GB/s", Fitted: true, Prior: 100, Value: 66.71, Range: RangeRate,
+		Source: "bcast.local2, bcast.local_remote (an engine writing its own GPU's memory)"})
+	// BcastLinkGBps is one broadcast stream to a peer.
+	BcastLinkGBps = define[Float](Parameter{Name: "bcast_link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 36.02, Range: RangeRate,
+		Source: "bcast.remote2, bcast.local_remote"})
+	// JitterFrac is the relative spread of engine gaps, 0 = none.
+	JitterFrac = define[Float](Parameter{Name: "jitter", Unit: "", Value: 0, Range: RangeFraction,
+		Source: "a run setting (relative spread of engine gaps), 0 in every calibration; timing perturbation is sim.Perturber's"})
+	// GeneralEngines is the number of host-link and loopback engines.
+	GeneralEngines = define[Count](Parameter{Name: "sdma_engines", Unit: "engines", Value: 2,
+		Source: "KFD topology NumSdmaEngines on MI300X/MI355X: 2 (MORI anvil.cpp: gfx950 engines 0-1 general)"})
+	// XGMIEngines is the number of peer-link engines.
+	XGMIEngines = define[Count](Parameter{Name: "sdma_xgmi_engines", Unit: "engines", Value: 14,
+		Source: "KFD topology NumSdmaXgmiEngines on MI300X/MI355X: 14"})
+	// EnginesPerLink is how many engines KFD recommends per peer link (0:
+	// every queue has an engine of its own).
+	EnginesPerLink = define[Count](Parameter{Name: "engines_per_link", Unit: "engines", Value: 2,
+		Source: "KFD recommended_sdma_engine_id_mask as MORI anvil.cpp reads it: 2 engines per peer link on MI350 (docs/sdma-hardware.md §4.4)"})
+	// QueuesPerEngine is how many queues one engine holds.
+	QueuesPerEngine = define[Count](Parameter{Name: "queues_per_engine", Unit: "queues", Value: 8,
+		Source: "KFD NumSdmaQueuesPerEngine: 8 on gfx950 (MORI anvil.cpp)"})
+	// QuantumKCycles is an engine's time slice per queue in 1K clock
+	// cycles at ClockGHz.
+	QuantumKCycles = define[Float](Parameter{Name: "engine_quantum_kcycles", Unit: "kcycles", Value: 32, Range: RangeQuantum,
+		Source: "amdgpu_sdma_phase_quantum default 32 (×1K cycles), which KFD programs as every SDMA user queue's CONTEXT_QUANTUM (kfd_mqd_manager_v9.c)"})
+)
 
 // Prior returns the MI355X preset with every fitted parameter at its
 // prior: a round, uninformed magnitude (1000 cycles, 1 µs, 50 GB/s, ...)
@@ -78,21 +179,19 @@ var parameters = func() []Parameter {
 func Prior() *Params {
 	p := MI355X()
 	p.Label = "mi355x-prior"
-	for i, m := range paramMeta {
-		if m.fitted {
-			parameters[i].Set(p, m.prior)
-		}
+	for _, r := range table {
+		r.Set(p, r.Prior)
 	}
 	return p
 }
 
 // Parameters lists every parameter of Params, in model-file order.
-func Parameters() []Parameter { return parameters }
+func Parameters() []Parameter { return append([]Parameter(nil), table...) }
 
 // FittedParameters lists the names of the parameters the calibration fits.
 func FittedParameters() []string {
 	var n []string
-	for _, p := range parameters {
+	for _, p := range table {
 		if p.Fitted {
 			n = append(n, p.Name)
 		}
@@ -100,38 +199,58 @@ func FittedParameters() []string {
 	return n
 }
 
-// LookupParameter returns the parameter with model-file name name. The
-// error lists the names there are.
+// LookupParameter returns the parameter with model-file name name
+// (exactly: a model file's keys are matched the same way). The error
+// lists the names there are.
 func LookupParameter(name string) (Parameter, error) {
-	for _, p := range parameters {
+	for _, p := range table {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	names := make([]string, len(parameters))
-	for i, p := range parameters {
+	return Parameter{}, fmt.Errorf("unknown parameter %q; parameters: %s", name, strings.Join(parameterNames(), ", "))
+}
+
+// parameterNames is every parameter's name, sorted.
+func parameterNames() []string {
+	names := make([]string, len(table))
+	for i, p := range table {
 		names[i] = p.Name
 	}
 	sort.Strings(names)
-	return Parameter{}, fmt.Errorf("unknown parameter %q; parameters: %s", name, strings.Join(names, ", "))
+	return names
 }
 
 // Get returns the parameter's value in p.
-func (x Parameter) Get(p *Params) float64 {
-	f := reflect.ValueOf(p).Elem().Field(x.field)
-	if x.Int {
-		return float64(f.Int())
-	}
-	return f.Float()
-}
+func (x Parameter) Get(p *Params) float64 { return p.get(x.i) }
 
 // Set sets the parameter's value in p; a count is rounded to the nearest
 // integer.
 func (x Parameter) Set(p *Params, v float64) {
-	f := reflect.ValueOf(p).Elem().Field(x.field)
 	if x.Int {
-		f.SetInt(int64(math.Round(math.Max(-1<<31, math.Min(v, 1<<31))))) // NaN stays NaN → 0 after the bounds; Validate refuses what is out of range
-		return
+		v = math.Round(math.Max(-1<<31, math.Min(v, 1<<31))) // NaN stays NaN → 0 below; Validate refuses what is out of range
+		if math.IsNaN(v) {
+			v = 0
+		}
 	}
-	f.SetFloat(v)
+	p.set(x.i, v)
+}
+
+// check reports v outside the parameter's range (Validate's message).
+func (x Parameter) check(label string, v float64) error {
+	switch x.Range {
+	case RangeRate, RangeClock:
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("model %q: %s must be a positive number, got %v", label, x.Name, v)
+		}
+	case RangeStep, RangeFraction:
+		if !(v >= 0) || math.IsInf(v, 0) || v > MaxStepUs {
+			return fmt.Errorf("model %q: %s must be a number from 0 to %g, got %v", label, x.Name, float64(MaxStepUs), v)
+		}
+	case RangeQuantum:
+		if !(v >= 0) || v > 1e6 {
+			return fmt.Errorf("model %q: %s must be 0..1e6, got %v", label, x.Name, v)
+		}
+	}
+	return nil
 }

@@ -17,8 +17,8 @@ func Perturbed(m Model, p *sim.Perturber) Model {
 	return &perturbed{Model: m, p: p}
 }
 
-// perturbed embeds the base model, so costs it does not perturb (and any
-// a later model adds) pass through unchanged.
+// perturbed wraps the base model's Cost and Rate; everything else passes
+// through.
 type perturbed struct {
 	Model
 	p *sim.Perturber
@@ -33,32 +33,37 @@ const (
 	cuMemRead
 )
 
-func (x *perturbed) cu(kind uint32, d sim.Time) sim.Time {
-	return x.p.Duration(sim.Key{Kind: sim.KeyCU, A: kind}, d)
-}
-
-func (x *perturbed) LinkGBps(src, dst int) float64 {
-	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: uint32(src), B: uint32(dst)}, x.Model.LinkGBps(src, dst))
-}
-
-func (x *perturbed) BroadcastGBps(local bool) float64 {
-	b := uint32(0)
-	if local {
-		b = 1
+func (x *perturbed) Cost(c Cost) sim.Time {
+	d := x.Model.Cost(c)
+	var k sim.Key
+	switch c.Kind {
+	case CostIssue:
+		k = sim.Key{Kind: sim.KeyCU, A: cuIssue}
+	case CostSubmit:
+		k = sim.Key{Kind: sim.KeyCU, A: cuSubmit}
+	case CostChainObserve:
+		k = sim.Key{Kind: sim.KeyCU, A: cuChain}
+	case CostRptrRead:
+		k = sim.Key{Kind: sim.KeyCU, A: cuRptr}
+	case CostMemRead:
+		k = sim.Key{Kind: sim.KeyCU, A: cuMemRead}
+	case CostHostStore:
+		k = sim.Key{Kind: sim.KeyHostStore}
+	case CostSignalVisible:
+		k = sim.Key{Kind: sim.KeySignal}
+	default:
+		return d // the engine's own costs (it keys them by queue) and a CU copy
 	}
-	return x.p.Rate(sim.Key{Kind: sim.KeyLink, A: ^uint32(0), B: b}, x.Model.BroadcastGBps(local))
+	return x.p.Duration(k, d)
 }
 
-func (x *perturbed) Issue(s IssueShape) sim.Time { return x.cu(cuIssue, x.Model.Issue(s)) }
-func (x *perturbed) Submit() sim.Time            { return x.cu(cuSubmit, x.Model.Submit()) }
-func (x *perturbed) ChainObserve() sim.Time      { return x.cu(cuChain, x.Model.ChainObserve()) }
-func (x *perturbed) RptrRead() sim.Time          { return x.cu(cuRptr, x.Model.RptrRead()) }
-func (x *perturbed) MemRead() sim.Time           { return x.cu(cuMemRead, x.Model.MemRead()) }
-
-func (x *perturbed) HostStoreVisible() sim.Time {
-	return x.p.Duration(sim.Key{Kind: sim.KeyHostStore}, x.Model.HostStoreVisible())
-}
-
-func (x *perturbed) SignalVisible() sim.Time {
-	return x.p.Duration(sim.Key{Kind: sim.KeySignal}, x.Model.SignalVisible())
+func (x *perturbed) Rate(src, dst int, broadcast bool) float64 {
+	k := sim.Key{Kind: sim.KeyLink, A: uint32(src), B: uint32(dst)}
+	if broadcast {
+		k = sim.Key{Kind: sim.KeyLink, A: ^uint32(0)}
+		if src == dst {
+			k.B = 1
+		}
+	}
+	return x.p.Rate(k, x.Model.Rate(src, dst, broadcast))
 }

@@ -35,7 +35,7 @@ Rows that contradict another documented row under any physical parameter set
 are shown as conflicts, with the reason, and not counted. The last line is
 "max |error| X% over N rows (median Y%)".
 
-Then, for a parameter model (mi355x or a model file), every parameter: its
+Then, for the model (a preset or a model file), every parameter: its
 value, whether the calibration fits it or fixes it from a cited fact, the row
 a ±10% change moves most, and its source; with --fit (default), also the value
 a least-squares fit of the fitted parameters to the counted rows finds from
@@ -95,12 +95,8 @@ flags or a failed scenario.`,
 					return err
 				}
 			}
-			if p, ok := m.(*model.Params); ok {
-				if err := calibrateParams(cmd, p, rows, seed, runs, fit, cv, progress, asJSON, &res); err != nil {
-					return err
-				}
-			} else if !asJSON {
-				fmt.Fprintf(out, "%s is not a parameter model: no parameters to fit or cross-validate\n", m.Name())
+			if err := calibrateParams(cmd, m, rows, seed, runs, fit, cv, progress, asJSON, &res); err != nil {
+				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(out)
@@ -145,73 +141,27 @@ flags or a failed scenario.`,
 // calibrationJSON is calibrate's --json output.
 type calibrationJSON struct {
 	Report          *calibrate.Report          `json:"report"`
-	Parameters      []parameterJSON            `json:"parameters,omitempty"`
+	Parameters      []calibrate.ParameterRow   `json:"parameters,omitempty"`
 	Fitted          int                        `json:"fitted_parameters,omitempty"`
 	CrossValidation *calibrate.CrossValidation `json:"cross_validation,omitempty"`
 }
 
-type parameterJSON struct {
-	calibrate.Sensitivity
-	Unit   string   `json:"unit"`
-	Source string   `json:"source"`
-	Refit  *float64 `json:"refit,omitempty"`
-}
-
 // calibrateParams prints the parameter table (values, sensitivities,
-// the fit from the priors) and the cross-validation of a parameter model.
+// the fit from the priors) and the cross-validation of model p.
 func calibrateParams(cmd *cobra.Command, p *model.Params, rows []calibrate.Row, seed uint64, runs int, fit, cv, progress, asJSON bool, res *calibrationJSON) error {
 	out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	o := calibrate.Options{Runs: runs}
-	var names []string
-	for _, pa := range model.Parameters() {
-		if pa.Name != "jitter" {
-			names = append(names, pa.Name)
-		}
-	}
-	sens, err := calibrate.Sensitivities(p, rows, names, seed, o)
+	prog := newProgress(errOut, fit && (progress || isTerminal(errOut)), "fit", 1)
+	o.Progress = prog.set
+	pr, err := calibrate.Parameters(p, rows, seed, fit, o)
 	if err != nil {
 		return err
 	}
-	var refit *calibrate.TableFit
-	if fit {
-		prog := newProgress(errOut, progress || isTerminal(errOut), "fit", 1)
-		o.Progress = prog.set
-		if refit, err = calibrate.FitTable(model.Prior(), rows, model.FittedParameters(), seed, o); err != nil {
-			return err
-		}
-		prog.finish()
-	}
-	byName := map[string]calibrate.Sensitivity{}
-	for _, s := range sens {
-		byName[s.Param] = s
-	}
-	for _, pa := range model.Parameters() {
-		pj := parameterJSON{Sensitivity: byName[pa.Name], Unit: pa.Unit, Source: pa.Source}
-		pj.Param, pj.Value, pj.Fitted = pa.Name, pa.Get(p), pa.Fitted
-		if refit != nil && pa.Fitted {
-			v := pa.Get(refit.Model)
-			pj.Refit = &v
-		}
-		res.Parameters = append(res.Parameters, pj)
-		if pa.Fitted {
-			res.Fitted++
-		}
-	}
+	prog.finish()
+	res.Parameters, res.Fitted = pr.Rows, pr.Fitted
 	if !asJSON {
-		fmt.Fprintln(out)
-		if err := calibrate.WriteParameters(out, p, sens); err != nil {
+		if err := pr.WriteText(out); err != nil {
 			return err
-		}
-		if refit != nil {
-			fmt.Fprintf(out, "fit from the priors over %d rows (%d row runs):", refit.Rows, refit.Evals)
-			for _, n := range refit.Params {
-				pa, _ := model.LookupParameter(n)
-				fmt.Fprintf(out, " %s=%.4g", n, pa.Get(refit.Model))
-			}
-			fmt.Fprintln(out)
-			if len(refit.Flat) > 0 {
-				fmt.Fprintf(out, "the rows do not identify %s: left at the prior\n", strings.Join(refit.Flat, ", "))
-			}
 		}
 	}
 	if cv {

@@ -94,7 +94,7 @@ func TestFitCommand(t *testing.T) {
 		{[]string{"fit", writeFile(t, "x.csv", "ops,bytes\n")}, "header must be name,src,dst,ops,bytes,queues,time_us"},
 		{[]string{"fit", writeFile(t, "y.csv", "ops,bytes,queues,time_us\n1,2,3\n")}, "wrong number of fields"},
 		{[]string{"fit", in, "--params", "warp_drive"}, `unknown parameter "warp_drive"`},
-		{[]string{"fit", in, "--model", "placeholder"}, "needs a parameter model"},
+		{[]string{"fit", in, "--model", "tpu"}, `invalid --model: unknown model "tpu"`},
 		{[]string{"fit"}, "accepts 1 arg"},
 		{[]string{"fit", in, "--params", ""}, `invalid --params "": name at least one parameter`},
 		{[]string{"fit", in, "--params", "link_gbps,link_gbps"}, "named twice"},

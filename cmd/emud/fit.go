@@ -74,10 +74,7 @@ shape.`,
 				}
 				return calibrate.WritePredictions(w, rs)
 			}
-			p, ok := m.(*model.Params)
-			if !ok {
-				return fmt.Errorf("invalid --model %q: a fit needs a parameter model (mi355x or a model file), not %s", base, m.Name())
-			}
+			p := m
 			train, test := ms, []calibrate.Measurement(nil)
 			if holdout {
 				if len(ms) < 2 {
