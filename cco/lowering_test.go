@@ -63,7 +63,7 @@ func TestPostWaitPutPtrLowering(t *testing.T) {
 		assert.Equal(t, want, got)
 	}
 	m := model.MI355X()
-	saved := m.PacketOverhead(ring.KindPoll) + m.PacketOverhead(ring.KindAtomic)
+	saved := m.Cost(model.PacketGap(ring.KindPoll)) + m.Cost(model.PacketGap(ring.KindAtomic))
 	assert.Equal(t, saved, tTwo-tOne, "two-packet %v, fused %v: the POLL's and the ATOMIC's gaps are saved", tTwo, tOne)
 	t.Logf("postWaitMemPutPtr 4 KiB, flag set: two-packet %v, fused %v", tTwo, tOne)
 }
