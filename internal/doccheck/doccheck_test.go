@@ -252,7 +252,7 @@ func TestHas(t *testing.T) {
 		{"engine", "Node", "NewQueue", true},
 		{"engine", "Queue", "Reserve", true}, // embedded issuer.Queue
 		{"engine", "Observer", "Retired", true},
-		{"model", "Model", "Issue", true},
+		{"model", "Model", "Cost", true},
 		{"engine", "CopyTime", "", false},
 		{"model", "UncontendedCopyTime", "", false},
 		{"engine", "Node", "NoSuchMethod", false},
