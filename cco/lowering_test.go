@@ -124,7 +124,7 @@ func TestPutBroadcastLowering(t *testing.T) {
 		tM, kM := broadcastRun(t, model.GFX1250Preset(), bytes, false)
 		assert.Equal(t, []ring.Kind{ring.KindMulticast, ring.KindAtomic}, kM)
 		tP, _ := broadcastRun(t, model.GFX1250Preset(), bytes, true)
-		assert.Equal(t, model.MI355X().PacketOverhead(ring.KindAtomic), tB-tM, "%d B: the signal folded into the multicast saves one ATOMIC gap", bytes)
+		assert.Equal(t, model.MI355X().Cost(model.PacketGap(ring.KindAtomic)), tB-tM, "%d B: the signal folded into the multicast saves one ATOMIC gap", bytes)
 		t.Logf("%d B to 2 peers: broadcast COPY + 2 ATOMIC %v, multicast + 1 ATOMIC %v, two puts %v", bytes, tB, tM, tP)
 	}
 }
