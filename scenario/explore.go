@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -210,3 +211,22 @@ func DescribeStatus(s string) string {
 
 // Found is the lowest failing seed's report, nil if every seed passed.
 func (x *Exploration) Found() *Report { return x.found }
+
+// Passed is what the passing runs left: their end times (µs) in the order
+// they finished and their distinct digests, sorted (for a shard's record,
+// package scenario/shard).
+func (x *Exploration) Passed() (ends []float64, digests []string) {
+	return slices.Clone(x.ends), slices.Sorted(maps.Keys(x.digests))
+}
+
+// Merged is the Exploration of seeds first..first+n−1 put together from
+// shards (package scenario/shard): found is the lowest failing seed's
+// report (its run again), or nil with the passing runs' ends and digests.
+// Its Write prints what Explore over the whole range prints.
+func Merged(sc *Scenario, o Options, first uint64, n int, found *Report, ends []float64, digests []string) *Exploration {
+	x := &Exploration{sc: sc, o: o, first: first, seeds: n, found: found, ends: slices.Clone(ends), digests: map[string]bool{}}
+	for _, d := range digests {
+		x.digests[d] = true
+	}
+	return x
+}

@@ -1,23 +1,35 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/emud-dev/emud/scenario"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/emud-dev/emud/scenario/shard"
 
 	"github.com/emud-dev/emud/sim"
 )
 
-func newExploreCmd() *cobra.Command {
+func newExploreCmd() *cobra.Command { return newExploreCmdFor(nil) }
+
+// newExploreCmdFor is explore; with merged set (emud merge) it runs no
+// sweep but puts the shards' answer together: the flags are the shards'
+// own, and only the failing seed, if any, runs again for its report.
+func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 	f := newScenarioFlags()
 	var (
 		seeds    int
 		first    uint64
 		jobs     int
 		progress bool
+		shardArg string
+		shardOut string
 	)
 	cmd := &cobra.Command{
 		Use:   "explore [SCENARIO]",
@@ -57,10 +69,24 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 			if f.o.Strategy == sim.StrategyPCT && f.o.PCT.Steps == 0 {
 				f.o.PCT.Steps = scenario.PCTSteps(sc, f.o, first)
 			}
+			if merged != nil {
+				return writeMerged(cmd, sc, f.o, merged, f.asJSON)
+			}
+			var sh *shard.Spec
+			if shardArg != "" {
+				spec, err := shard.Parse(shardArg)
+				if err != nil {
+					return err
+				}
+				sh = &spec
+			}
 			errOut := cmd.ErrOrStderr()
 			if n, why := scenario.ExploreJobs(jobs, runtime.GOMAXPROCS(0), scenario.Footprint(sc, f.o).Bytes(), uint64(f.budget)); n < jobs {
 				fmt.Fprintf(errOut, "explore: --jobs %d capped to %d (%s)\n", jobs, n, why)
 				jobs = n
+			}
+			if sh != nil {
+				return exploreShard(cmd, sc, f.o, first, seeds, jobs, *sh, shardOut)
 			}
 			prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+sc.Name, seeds)
 			res := scenario.Explore(sc, f.o, first, seeds, jobs, prog.step)
@@ -74,5 +100,60 @@ A progress bar goes to stderr when it is a terminal, or with --progress.
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
 	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "runs at a time; capped at 4 per processor and by --mem-budget over a run's estimated footprint")
 	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
+	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges) and write its JSON record for emud merge instead of the report")
+	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
+}
+
+// unshardedFlags are explore's flags that do not change its answer: they
+// are left out of a shard's record, so shards may differ in them.
+var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true}
+
+// exploreShard runs shard sh of the sweep and writes its record.
+func exploreShard(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, first uint64, seeds, jobs int, sh shard.Spec, out string) error {
+	rec := shard.Explore{Header: shard.Header{Version: shard.Version(), Command: "explore", Scenario: sc.Name, Flags: map[string]string{},
+		First: first, Seeds: seeds, Shard: sh.K, Shards: sh.N}}
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && !unshardedFlags[fl.Name] && fl.Name != "seeds" && fl.Name != "first-seed" {
+			rec.Flags[fl.Name] = fl.Value.String()
+		}
+	})
+	rec.RangeFirst, rec.RangeSeeds = sh.Range(first, seeds)
+	rec.Ends, rec.Digests = []float64{}, []string{}
+	if rec.RangeSeeds > 0 {
+		x := scenario.Explore(sc, o, rec.RangeFirst, rec.RangeSeeds, jobs, nil)
+		if f := x.Found(); f != nil {
+			rec.Found = &shard.Found{Seed: f.O.Seed, Status: f.Status}
+		} else {
+			rec.Ends, rec.Digests = x.Passed()
+		}
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if out == "-" {
+		_, err = cmd.OutOrStdout().Write(b)
+		return err
+	}
+	if err := os.WriteFile(out+".tmp", b, 0o644); err != nil {
+		return fmt.Errorf("explore --shard-out: %w", err)
+	}
+	return os.Rename(out+".tmp", out) // whole or absent: a half-written record is never merged
+}
+
+// writeMerged prints the merged answer as explore over the whole range
+// prints it: the failing seed (if any) runs again for its report.
+func writeMerged(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, m *shard.Merged, asJSON bool) error {
+	var found *scenario.Report
+	if m.Found != nil {
+		ro := o
+		ro.Seed = m.Found.Seed
+		found = scenario.RunOnce(sc, ro)
+		if found.Status != m.Found.Status {
+			return fmt.Errorf("merge: seed %d was %q in its shard but is %q here: merge with the build that ran the shards", m.Found.Seed, m.Found.Status, found.Status)
+		}
+	}
+	return scenario.Merged(sc, o, m.First, m.Seeds, found, m.Ends, m.Digests).Write(cmd.OutOrStdout(), asJSON)
 }

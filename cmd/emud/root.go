@@ -23,6 +23,8 @@ what. One seed fixes the whole run; the digest it prints identifies it.`,
 	root.AddCommand(
 		newRunCmd(),
 		newExploreCmd(),
+		newMergeCmd(),
+		newFarmCmd(),
 		newHuntCmd(),
 		newReplayCmd(),
 		newServeCmd(),

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/emud-dev/emud/scenario/shard"
+)
+
+func newMergeCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "merge FILE...",
+		Short: "Put the records of explore --shard K/N back together into the single run's report",
+		Long: `Read the JSON records that "emud explore --shard K/N --shard-out FILE" wrote,
+one per shard, and print the report (text, or JSON with --json), exit status,
+first failing seed and reproduce command that one explore over the whole range
+prints. The failing seed, if any, runs again here for its report.
+
+Refused, with an error naming the difference: records of another emud build,
+command, scenario, flag, seed range or shard count; a missing shard (and which);
+a shard given twice.
+
+` + exitStatusHelp + ` (of the seed found; 0 when all passed)`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			m, err := mergeFiles(files)
+			if err != nil {
+				return err
+			}
+			return runMerged(cmd, m, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the merged report as JSON (as explore --json)")
+	return cmd
+}
+
+// mergeFiles reads and merges shard records.
+func mergeFiles(files []string) (*shard.Merged, error) {
+	var parts []shard.Named
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		p, err := shard.Decode(f, b)
+		if err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		parts = append(parts, p)
+	}
+	m, err := shard.MergeExplore(parts)
+	if err != nil {
+		return nil, err
+	}
+	if v := shard.Version(); m.Version != v {
+		return nil, fmt.Errorf("merge: the shards were run by emud %q, this is %q: merge with the build that ran them", m.Version, v)
+	}
+	if m.Command != "explore" {
+		return nil, fmt.Errorf("merge: records of %q: only explore's shards can be merged", m.Command)
+	}
+	return m, nil
+}
+
+// runMerged runs explore in merge mode with the shards' flags.
+func runMerged(cmd *cobra.Command, m *shard.Merged, asJSON bool) error {
+	ex := newExploreCmdFor(m)
+	ex.SetOut(cmd.OutOrStdout())
+	ex.SetErr(cmd.ErrOrStderr())
+	set := map[string]string{"seeds": fmt.Sprint(m.Seeds), "first-seed": fmt.Sprint(m.First)}
+	for k, v := range m.Flags {
+		set[k] = v
+	}
+	if asJSON {
+		set["json"] = "true"
+	}
+	for k, v := range set {
+		if err := ex.Flags().Set(k, v); err != nil {
+			return fmt.Errorf("merge: the shards' flag --%s=%s: %w", k, v, err)
+		}
+	}
+	return ex.RunE(ex, []string{m.Scenario})
+}

@@ -1,0 +1,30 @@
+// Package shard splits an explore sweep into shards that run anywhere (a
+// Slurm job array, a Kubernetes Indexed Job, several shells) and merges
+// their results back into the single run's answer.
+//
+// A shard is K/N, 0 ≤ K < N (Slurm's SLURM_ARRAY_TASK_ID and Kubernetes'
+// JOB_COMPLETION_INDEX count from 0). Shard K of a sweep of seeds
+// first..first+n−1 runs the contiguous range Spec.Range gives: the seeds
+// are split into N ranges whose sizes differ by at most one. Each shard
+// explores its range as explore does (stopping at its own first failing
+// seed) and writes an Explore record as JSON: a Header naming the build
+// (Version), the command, the scenario, every flag that shapes the result
+// and the sweep (first seed, seeds, N), and what the range found: its
+// lowest failing seed and status, or, all passed, the end times and
+// digests of its runs.
+//
+// MergeExplore checks that the records belong to one sweep and are
+// complete: the same version, command, scenario, flags, range and shard
+// count (an error names the first difference, with both files), every K
+// in 0..N−1 present once (missing and duplicated shards are errors naming
+// them). The merged answer is the single run's: the lowest failing seed
+// over all shards (each shard ran every seed of its range below its own
+// failure, and the lowest failure is below every other shard's, so every
+// seed under it has run and passed), or, with none, the union of the end
+// times and digests. The command line (cmd/emud's merge) re-runs that one
+// failing seed to print its report (runs are deterministic: same seed,
+// same report), so the merged output is byte for byte what one explore
+// over the whole range prints.
+//
+// Only explore is sharded here; hunt and perf are not (yet).
+package shard

@@ -1,0 +1,93 @@
+package shard
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// RecordFile is shard k's record in dir.
+func RecordFile(dir string, k int) string { return fmt.Sprintf("%s/shard-%d.json", dir, k) }
+
+// SlurmScript is an sbatch job array of n tasks: task K runs
+// emud ARGS --shard K/n --shard-out DIR/shard-K.json, its log in
+// DIR/task-K.log. extra lines are #SBATCH options (without the prefix).
+func SlurmScript(emud string, args []string, n int, dir string, extra []string) string {
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n# Written by emud farm slurm: one array task per shard.\n")
+	fmt.Fprintf(&b, "#SBATCH --job-name=emud-%s\n", args[0])
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", n-1)
+	fmt.Fprintf(&b, "#SBATCH --output=%s/task-%%a.log\n", dir)
+	b.WriteString("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n")
+	for _, e := range extra {
+		fmt.Fprintf(&b, "#SBATCH %s\n", e)
+	}
+	b.WriteString("set -eu\n")
+	fmt.Fprintf(&b, "exec %s %s --jobs 1 --shard \"$SLURM_ARRAY_TASK_ID/%d\" --shard-out %s/shard-\"$SLURM_ARRAY_TASK_ID\".json\n",
+		shellQuote(emud), shellJoin(args), n, shellQuote(dir))
+	return b.String()
+}
+
+// K8sJob is a batch/v1 Job in Indexed completion mode: pod K runs
+// emud ARGS --shard K/n with JOB_COMPLETION_INDEX and prints its record on
+// stdout, for collection with kubectl logs (MergeSteps). It is JSON, which
+// kubectl apply -f takes as it takes YAML.
+func K8sJob(name, image string, args []string, n, parallelism int) ([]byte, error) {
+	cmd := fmt.Sprintf("exec emud %s --jobs 1 --shard \"$JOB_COMPLETION_INDEX/%d\" --shard-out -", shellJoin(args), n)
+	job := map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   map[string]any{"name": name, "labels": map[string]any{"app.kubernetes.io/name": "emud"}},
+		"spec": map[string]any{
+			"completionMode": "Indexed",
+			"completions":    n,
+			"parallelism":    parallelism,
+			"backoffLimit":   n,
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/name": "emud"}},
+				"spec": map[string]any{
+					"restartPolicy": "Never",
+					"containers": []any{map[string]any{
+						"name":    "emud",
+						"image":   image,
+						"command": []string{"/bin/sh", "-c", cmd},
+					}},
+				},
+			},
+		},
+	}
+	b, err := json.MarshalIndent(job, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// MergeSteps is the shell to collect an Indexed Job's records and merge
+// them: each pod's stdout is its record.
+func MergeSteps(name string, n int) string {
+	return fmt.Sprintf(`kubectl wait --for=condition=complete --timeout=24h job/%[1]s
+for k in $(seq 0 %[2]d); do
+  kubectl logs -l job-name=%[1]s,batch.kubernetes.io/job-completion-index=$k --tail=-1 > shard-$k.json
+done
+emud merge shard-*.json
+`, name, n-1)
+}

@@ -1,0 +1,236 @@
+package shard
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Spec is shard K of N.
+type Spec struct{ K, N int }
+
+// MaxShards bounds N: far more than any cluster array a sweep needs.
+const MaxShards = 1 << 20
+
+// Parse reads "K/N" with 0 ≤ K < N.
+func Parse(s string) (Spec, error) {
+	k, n, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Spec{}, fmt.Errorf("invalid --shard %q: want K/N, shard K (from 0) of N", s)
+	}
+	kv, err1 := strconv.Atoi(k)
+	nv, err2 := strconv.Atoi(n)
+	switch {
+	case err1 != nil || err2 != nil:
+		return Spec{}, fmt.Errorf("invalid --shard %q: K and N must be integers (K/N, shard K from 0 of N)", s)
+	case nv < 1 || nv > MaxShards:
+		return Spec{}, fmt.Errorf("invalid --shard %q: N must be 1..%d", s, MaxShards)
+	case kv < 0 || kv >= nv:
+		return Spec{}, fmt.Errorf("invalid --shard %q: K must be 0..%d (shards count from 0)", s, nv-1)
+	}
+	return Spec{kv, nv}, nil
+}
+
+func (s Spec) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
+
+// Range is shard s's seeds of first..first+n−1: first' and how many
+// (possibly none when there are more shards than seeds).
+func (s Spec) Range(first uint64, n int) (uint64, int) {
+	lo := uint64(s.K) * uint64(n) / uint64(s.N)
+	hi := uint64(s.K+1) * uint64(n) / uint64(s.N)
+	return first + lo, int(hi - lo)
+}
+
+// Header identifies the sweep a shard belongs to.
+type Header struct {
+	Version  string            `json:"version"`
+	Command  string            `json:"command"`
+	Scenario string            `json:"scenario"`
+	Flags    map[string]string `json:"flags"` // flag name → value, every flag that shapes the result
+	First    uint64            `json:"first_seed"`
+	Seeds    int               `json:"seeds"`
+	Shard    int               `json:"shard"`
+	Shards   int               `json:"shards"`
+}
+
+// Found is a failing seed and its status (scenario.Status*).
+type Found struct {
+	Seed   uint64 `json:"seed"`
+	Status string `json:"status"`
+}
+
+// Explore is one shard's record: its range and what it found.
+type Explore struct {
+	Header
+	RangeFirst uint64 `json:"range_first"`
+	RangeSeeds int    `json:"range_seeds"`
+	// Found is the range's lowest failing seed; nil if all passed.
+	Found *Found `json:"found,omitempty"`
+	// Ends (µs) and Digests of the passing runs, in seed order.
+	Ends    []float64 `json:"ends"`
+	Digests []string  `json:"digests"`
+}
+
+// Version names the build: module version, VCS revision (and whether the
+// tree was modified) and Go version. Shards of one sweep must share it.
+func Version() string {
+	v, rev, mod := "devel", "", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					mod = "+modified"
+				}
+			}
+		}
+		v += " " + bi.GoVersion
+	}
+	if rev != "" {
+		v += " " + rev + mod
+	}
+	return v
+}
+
+// Named is a record with the file it came from, for errors.
+type Named struct {
+	File string
+	Rec  Explore
+}
+
+// Decode reads one shard record; the error names file.
+func Decode(file string, data []byte) (Named, error) {
+	var e Explore
+	if err := json.Unmarshal(data, &e); err != nil {
+		return Named{}, fmt.Errorf("%s: not an emud shard record: %v", file, err)
+	}
+	if e.Command == "" || e.Shards < 1 || e.Shard < 0 || e.Shard >= e.Shards {
+		return Named{}, fmt.Errorf("%s: not an emud shard record (no command, or shard %d of %d)", file, e.Shard, e.Shards)
+	}
+	return Named{File: file, Rec: e}, nil
+}
+
+// Merged is the answer of the whole sweep.
+type Merged struct {
+	Header
+	Found   *Found
+	Ends    []float64
+	Digests []string // distinct, sorted
+}
+
+// MergeExplore merges the records of every shard of one sweep.
+func MergeExplore(parts []Named) (*Merged, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("merge: no shard files")
+	}
+	ref := parts[0]
+	seen := make(map[int]string, ref.Rec.Shards)
+	for _, p := range parts {
+		if err := sameSweep(ref, p); err != nil {
+			return nil, err
+		}
+		if other, dup := seen[p.Rec.Shard]; dup {
+			return nil, fmt.Errorf("merge: duplicate shard %d/%d: %s and %s", p.Rec.Shard, p.Rec.Shards, other, p.File)
+		}
+		seen[p.Rec.Shard] = p.File
+		wf, wn := Spec{p.Rec.Shard, p.Rec.Shards}.Range(p.Rec.First, p.Rec.Seeds)
+		if p.Rec.RangeFirst != wf || p.Rec.RangeSeeds != wn {
+			return nil, fmt.Errorf("merge: %s: shard %d/%d covers seeds from %d (%d of them), want from %d (%d)", p.File, p.Rec.Shard, p.Rec.Shards, p.Rec.RangeFirst, p.Rec.RangeSeeds, wf, wn)
+		}
+	}
+	var missing []string
+	for k := range ref.Rec.Shards {
+		if _, ok := seen[k]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, ref.Rec.Shards))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &MissingError{Shards: ref.Rec.Shards, Missing: missingIndices(seen, ref.Rec.Shards),
+			msg: fmt.Sprintf("merge: missing shard(s) %s of %d: every shard must be merged", strings.Join(missing, ", "), ref.Rec.Shards)}
+	}
+	m := &Merged{Header: ref.Rec.Header}
+	m.Shard = 0
+	digests := map[string]bool{}
+	for _, p := range parts {
+		if f := p.Rec.Found; f != nil && (m.Found == nil || f.Seed < m.Found.Seed) {
+			m.Found = f
+		}
+		m.Ends = append(m.Ends, p.Rec.Ends...)
+		for _, d := range p.Rec.Digests {
+			digests[d] = true
+		}
+	}
+	m.Digests = slices.Sorted(maps.Keys(digests))
+	return m, nil
+}
+
+// MissingError is a merge short of shards: Missing lists their K.
+type MissingError struct {
+	Shards  int
+	Missing []int
+	msg     string
+}
+
+func (e *MissingError) Error() string { return e.msg }
+
+func missingIndices(seen map[int]string, n int) []int {
+	var out []int
+	for k := range n {
+		if _, ok := seen[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// sameSweep names the first difference between two records' sweeps.
+func sameSweep(a, b Named) error {
+	diff := func(what, x, y string) error {
+		return fmt.Errorf("merge: shards of different sweeps: %s differs: %s (shard %d/%d) has %s, %s (shard %d/%d) has %s",
+			what, a.File, a.Rec.Shard, a.Rec.Shards, x, b.File, b.Rec.Shard, b.Rec.Shards, y)
+	}
+	ha, hb := a.Rec.Header, b.Rec.Header
+	switch {
+	case ha.Version != hb.Version:
+		return diff("version", strconv.Quote(ha.Version), strconv.Quote(hb.Version))
+	case ha.Command != hb.Command:
+		return diff("command", ha.Command, hb.Command)
+	case ha.Scenario != hb.Scenario:
+		return diff("scenario", ha.Scenario, hb.Scenario)
+	case ha.First != hb.First:
+		return diff("flag --first-seed", fmt.Sprint(ha.First), fmt.Sprint(hb.First))
+	case ha.Seeds != hb.Seeds:
+		return diff("flag --seeds", fmt.Sprint(ha.Seeds), fmt.Sprint(hb.Seeds))
+	case ha.Shards != hb.Shards:
+		return diff("shard count", fmt.Sprint(ha.Shards), fmt.Sprint(hb.Shards))
+	}
+	names := slices.Sorted(maps.Keys(ha.Flags))
+	for n := range hb.Flags {
+		if _, ok := ha.Flags[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
+		x, okx := ha.Flags[n]
+		y, oky := hb.Flags[n]
+		if x != y || okx != oky {
+			show := func(v string, ok bool) string {
+				if !ok {
+					return "it unset (the default)"
+				}
+				return strconv.Quote(v)
+			}
+			return diff("flag --"+n, show(x, okx), show(y, oky))
+		}
+	}
+	return nil
+}

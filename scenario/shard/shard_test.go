@@ -1,0 +1,130 @@
+package shard
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Spec
+		err  string
+	}{
+		{"0/8", Spec{0, 8}, ""},
+		{" 7/8 ", Spec{7, 8}, ""},
+		{"0/1", Spec{0, 1}, ""},
+		{"8/8", Spec{}, "K must be 0..7"},
+		{"-1/8", Spec{}, "K must be 0..7"},
+		{"1/0", Spec{}, "N must be 1.."},
+		{"3", Spec{}, "want K/N"},
+		{"a/b", Spec{}, "must be integers"},
+	} {
+		got, err := Parse(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, got, tc.in)
+		assert.Equal(t, tc.want.String(), got.String())
+	}
+}
+
+// The ranges of all shards tile the sweep in order, sizes within one.
+func TestRangesTile(t *testing.T) {
+	for _, n := range []int{1, 7, 100, 101} {
+		for _, shards := range []int{1, 3, 8, 200} {
+			next, lo, hi := uint64(5), n, 0
+			for k := range shards {
+				f, c := Spec{k, shards}.Range(5, n)
+				require.Equal(t, next, f, "n %d shards %d k %d", n, shards, k)
+				next += uint64(c)
+				lo, hi = min(lo, c), max(hi, c)
+			}
+			assert.Equal(t, uint64(5+n), next)
+			assert.LessOrEqual(t, hi-lo, 1)
+		}
+	}
+}
+
+func rec(k, n int, found *Found, flags map[string]string) Named {
+	h := Header{Version: "v1", Command: "explore", Scenario: "alltoall", Flags: flags, First: 1, Seeds: 40, Shard: k, Shards: n}
+	f, c := Spec{k, n}.Range(1, 40)
+	e := Explore{Header: h, RangeFirst: f, RangeSeeds: c, Found: found, Ends: []float64{float64(k)}, Digests: []string{"d", string(rune('a' + k))}}
+	return Named{File: "s" + string(rune('0'+k)) + ".json", Rec: e}
+}
+
+func TestMergeExplore(t *testing.T) {
+	fl := map[string]string{"perturb": "1"}
+	all := []Named{rec(2, 4, nil, fl), rec(0, 4, nil, fl), rec(3, 4, nil, fl), rec(1, 4, nil, fl)}
+	m, err := MergeExplore(all)
+	require.NoError(t, err)
+	assert.Nil(t, m.Found)
+	assert.ElementsMatch(t, []float64{0, 1, 2, 3}, m.Ends)
+	assert.Equal(t, []string{"a", "b", "c", "d"}, m.Digests, "distinct, sorted")
+
+	// The lowest failing seed over all shards wins, whichever shard has it.
+	f := []Named{rec(0, 4, nil, fl), rec(1, 4, &Found{Seed: 19, Status: "hang"}, fl), rec(2, 4, &Found{Seed: 22, Status: "mismatch"}, fl), rec(3, 4, &Found{Seed: 31, Status: "hang"}, fl)}
+	m, err = MergeExplore(f)
+	require.NoError(t, err)
+	assert.Equal(t, &Found{Seed: 19, Status: "hang"}, m.Found)
+}
+
+func TestMergeRefuses(t *testing.T) {
+	fl := map[string]string{"perturb": "1"}
+	other := func(mod func(*Named)) Named { n := rec(1, 4, nil, fl); mod(&n); return n }
+	for _, tc := range []struct {
+		name  string
+		parts []Named
+		err   string
+	}{
+		{"missing", []Named{rec(0, 4, nil, fl), rec(1, 4, nil, fl), rec(3, 4, nil, fl)}, "missing shard(s) 2/4 of 4"},
+		{"two missing", []Named{rec(0, 4, nil, fl), rec(3, 4, nil, fl)}, "missing shard(s) 1/4, 2/4 of 4"},
+		{"duplicate", []Named{rec(0, 4, nil, fl), rec(1, 4, nil, fl), rec(1, 4, nil, fl), rec(2, 4, nil, fl), rec(3, 4, nil, fl)}, "duplicate shard 1/4: s1.json and s1.json"},
+		{"flag", []Named{rec(0, 4, nil, fl), rec(1, 4, nil, map[string]string{"perturb": "2"})}, `flag --perturb differs: s0.json (shard 0/4) has "1", s1.json (shard 1/4) has "2"`},
+		{"flag unset", []Named{rec(0, 4, nil, fl), rec(1, 4, nil, map[string]string{})}, `flag --perturb differs: s0.json (shard 0/4) has "1", s1.json (shard 1/4) has it unset (the default)`},
+		{"extra flag", []Named{rec(0, 4, nil, fl), rec(1, 4, nil, map[string]string{"perturb": "1", "race": "true"})}, `flag --race differs`},
+		{"version", []Named{rec(0, 4, nil, fl), other(func(n *Named) { n.Rec.Version = "v2" })}, `version differs: s0.json (shard 0/4) has "v1", s1.json (shard 1/4) has "v2"`},
+		{"scenario", []Named{rec(0, 4, nil, fl), other(func(n *Named) { n.Rec.Scenario = "relay" })}, "scenario differs"},
+		{"seeds", []Named{rec(0, 4, nil, fl), other(func(n *Named) { n.Rec.Seeds = 41 })}, "flag --seeds differs"},
+		{"shard count", []Named{rec(0, 4, nil, fl), rec(1, 5, nil, fl)}, "shard count differs"},
+		{"range", []Named{rec(0, 4, nil, fl), other(func(n *Named) { n.Rec.RangeSeeds = 3 })}, "covers seeds from 11 (3 of them), want from 11 (10)"},
+		{"none", nil, "no shard files"},
+	} {
+		_, err := MergeExplore(tc.parts)
+		assert.ErrorContains(t, err, tc.err, tc.name)
+	}
+	var me *MissingError
+	_, err := MergeExplore([]Named{rec(0, 4, nil, fl), rec(3, 4, nil, fl)})
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, []int{1, 2}, me.Missing)
+}
+
+func TestDecode(t *testing.T) {
+	b, err := json.Marshal(rec(1, 4, &Found{Seed: 12, Status: "hang"}, nil).Rec)
+	require.NoError(t, err)
+	n, err := Decode("x.json", b)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n.Rec.Shard)
+	assert.Equal(t, uint64(12), n.Rec.Found.Seed)
+	_, err = Decode("bad.json", []byte("{"))
+	assert.ErrorContains(t, err, "bad.json: not an emud shard record")
+	_, err = Decode("other.json", []byte(`{"scenario":"x"}`))
+	assert.ErrorContains(t, err, "other.json: not an emud shard record")
+}
+
+func FuzzDecode(f *testing.F) {
+	b, _ := json.Marshal(rec(1, 4, nil, map[string]string{"a": "b"}).Rec)
+	f.Add(b)
+	f.Add([]byte(`{"command":"explore","shards":2,"shard":5}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := Decode("f", data)
+		if err == nil {
+			_, _ = MergeExplore([]Named{n})
+		}
+	})
+}
