@@ -274,7 +274,15 @@ func (ln *lane) call() {
 	l, t := ln.l, ln.t
 	a := unsafe.Slice((*uint64)(unsafe.Pointer(&l.a[0])), len(l.a))
 	t.AtNative(ln.site())
-	defer t.AtNative(nil)
+	defer func() {
+		t.AtNative(nil)
+		if r := recover(); r != nil {
+			if le, ok := r.(*kernel.LaneError); ok && le.Err != nil {
+				le.Err = fmt.Errorf("%w (at %s)", le.Err, ln.site()) // the C++ call, for the report
+			}
+			panic(r)
+		}
+	}()
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:

@@ -6,10 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/internal/golden"
 )
 
 // TestExamples builds every C++ example (examples/cxx) with emud c++ and
@@ -21,12 +24,7 @@ func TestExamples(t *testing.T) {
 	if os.Getenv("EMUD_TEST_CXX") == "" {
 		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
 	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	var log bytes.Buffer
-	o := Options{Root: root, Stdout: &log, Stderr: &log}
-	_, err = BuildLibrary(root, o)
-	require.NoError(t, err, log.String())
+	root, o, log := setupCxx(t)
 	srcs, err := filepath.Glob(filepath.Join(root, "examples", "cxx", "*.cpp"))
 	require.NoError(t, err)
 	require.NotEmpty(t, srcs)
@@ -53,6 +51,58 @@ func TestExamples(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+var lib struct {
+	once sync.Once
+	err  error
+	log  string
+}
+
+// setupCxx builds the emulator library once per test binary.
+func setupCxx(t *testing.T) (string, Options, *bytes.Buffer) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	log := &bytes.Buffer{}
+	o := Options{Root: root, Stdout: log, Stderr: log}
+	lib.once.Do(func() {
+		_, lib.err = BuildLibrary(root, o)
+		lib.log = log.String()
+	})
+	require.NoError(t, lib.err, lib.log)
+	return root, o, log
+}
+
+// TestPlanted runs the seed's failure table planted in C++
+// (examples/cxx/planted): each ends with its hang report (exit 2) or
+// debug trap (exit 1), pinned as a golden file with the C++ file:line of
+// the blocked or trapping call.
+func TestPlanted(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	root, o, log := setupCxx(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		code int
+	}{
+		{"expected_per_lane", 2},
+		{"aggregate_uncommitted", 2},
+		{"postwaitmem_peer_flag", 1},
+		{"broadcast_misaligned", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := filepath.Join(dir, c.name)
+			log.Reset()
+			require.NoError(t, Run([]string{"-O2", filepath.Join(root, "examples", "cxx", "planted", c.name+".cpp"), "-o", prog}, o), log.String())
+			out, report, code := runExample(t, prog)
+			require.Equal(t, c.code, code, "exit status; stdout:\n%s\nstderr:\n%s", out, report)
+			assert.NotContains(t, out, "PASS")
+			golden.Check(t, filepath.Join("planted", c.name+".golden"), report)
 		})
 	}
 }
