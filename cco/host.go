@@ -315,6 +315,9 @@ type DevCommRequirements struct {
 	// of its own on the same engines (lifecycle.go). Off, every comm of
 	// the process shares the queues of a GPU pair. An emulator extra.
 	PerCommQueues bool
+	// LsaBarrierCount is reqs.lsaBarrierCount: the LSA barrier slots of
+	// the dev comm (barrier.go).
+	LsaBarrierCount int
 }
 
 // DevCommRequirementsInitializer is CCO_DEV_COMM_REQUIREMENTS_INITIALIZER
@@ -333,6 +336,7 @@ type DevComm struct {
 	Rank, NRanks     int
 	LsaRank, LsaSize int
 	Sdma             SdmaDevComm
+	LsaBarrier       LsaBarrierHandle
 	Debug            bool
 	st               *devState
 }
@@ -346,6 +350,10 @@ type devState struct {
 	pool   signal.Pool
 	queues []*Queue // [peer × n + q], made on first use
 	arch   model.Arch
+	// barrier is the LSA barrier state (barrier.go).
+	barrier LsaBarrierHandle
+	// warnedOff: the no-SDMA warning was issued (sdma.go).
+	warnedOff bool
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
@@ -395,9 +403,15 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		}
 		st.queues = make([]*Queue, c.LsaSize*n)
 	}
+	if reqs.LsaBarrierCount < 0 {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): lsaBarrierCount %d is negative", c.Rank, reqs.LsaBarrierCount)
+	}
+	if err := st.allocBarrier(reqs.LsaBarrierCount); err != nil {
+		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
+	}
 	c.devs = append(c.devs, st)
 	return DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
-		Sdma: SdmaDevComm{SdmaNumQueue: n}, Debug: st.debug, st: st}, nil
+		Sdma: SdmaDevComm{SdmaNumQueue: n}, LsaBarrier: st.barrier, Debug: st.debug, st: st}, nil
 }
 
 // resolveQueues applies MORI's queue-count rules (docs/cco-semantics.md §1.2).

@@ -55,6 +55,8 @@ type rigOpts struct {
 	// model, if set, is the node's timing model (a preset: gfx950 lowers
 	// onto the fused packet, mi355x does not).
 	model model.Model
+	// barriers is reqs.LsaBarrierCount.
+	barriers int
 }
 
 // raceEverywhere is EMUD_TEST_RACE=1: run every correct scenario with the
@@ -87,6 +89,7 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	reqs := cco.DevCommRequirementsInitializer()
 	reqs.SdmaQueueCount = o.queues
 	reqs.Debug = o.debug
+	reqs.LsaBarrierCount = o.barriers
 	reqs.Race = o.race || (raceEverywhere && !o.racy)
 	require.NoError(t, j.CreateDevCommsWith(reqs))
 	r.dcs = j.DevComms

@@ -41,6 +41,13 @@ func (s *Sdma) n() int {
 	if s.st == nil {
 		return 0
 	}
+	if s.st.n == 0 && !s.st.warnedOff {
+		// MORI: every call on such a comm silently does nothing. emud does
+		// nothing too, but says so, once per dev comm.
+		s.st.warnedOff = true
+		s.st.c.h.warn("ccoSdma on rank %d: dev comm #%d has no SDMA queues (sdmaNumQueue == 0: MORI_ENABLE_SDMA is not set, or SDMA is off): every ccoSdma call on it does nothing, as on hardware",
+			s.st.c.Rank, s.st.idx)
+	}
 	return s.st.n
 }
 

@@ -151,6 +151,12 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	return src < dst+n && dst < src+n, nil
 }
 
+// AwaitTimeout is Await that gives up after d: it reports whether pred
+// held.
+func (m *Memory) AwaitTimeout(a *sim.Actor, addr, n uint64, pred func() bool, what func() string, d sim.Time) bool {
+	return a.AwaitTimeout(sim.Wait{List: m.Watch(), Lo: addr, Hi: addr + n, Pred: pred, Text: what}, d)
+}
+
 // Await blocks actor a until pred holds, woken by writes to [addr, addr+n).
 // what describes the wait for hang reports; it is called at report time.
 func (m *Memory) Await(a *sim.Actor, addr, n uint64, pred func() bool, what func() string) {

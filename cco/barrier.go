@@ -1,0 +1,284 @@
+package cco
+
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Teams and the LSA barrier session of MORI's cco.hpp (sections 3 and 4,
+// https://github.com/ROCm/mori include/mori/cco/cco.hpp).
+//
+// A team is {nRanks, rank, stride}: worldRank = commRank + (teamRank −
+// team.rank) × stride. The built-in teams: World (every rank), Lsa (the
+// ranks of this node), CrossNode (the other nodes' ranks, rank −1: the caller
+// is not a member) and Rail (the same LSA rank on every other node, stride
+// lsaSize, rank −1). emud emulates one node, so its comms' CrossNode and
+// Rail teams are empty; the mapping functions take any DevComm, so they
+// can be checked on multi-node shapes too.
+//
+// The LSA barrier: each rank's dev comm holds, in its own GPU memory,
+// uint32 state[nBarriers] (the epoch each barrier slot is at) followed by
+// uint32 inbox[nBarriers][lsaSize]. A session on slot index reads its
+// epoch; arrive stores epoch+1 into every peer's inbox[index][me] (after a
+// system-scope fence: a release); wait polls its own inbox[index][peer] for
+// every peer until (got − (epoch+1)) as an unsigned 32-bit number is at most
+// 2^31−1 (wrap-safe "reached"), acquiring it, then advances the epoch; the
+// timeout form gives up after timeoutCycles CU cycles and returns 1, leaving
+// the epoch where it was; Close persists the epoch for the next session.
+// emud's session is a thread-scope one (MORI's Coop = ccoCoopThread): each
+// lane that builds one runs it alone.
+
+// Team is ccoTeam.
+type Team struct{ NRanks, Rank, Stride int }
+
+// TeamWorld is ccoTeamWorld.
+func TeamWorld(c DevComm) Team { return Team{NRanks: c.NRanks, Rank: c.Rank, Stride: 1} }
+
+// TeamLsa is ccoTeamLsa.
+func TeamLsa(c DevComm) Team { return Team{NRanks: c.LsaSize, Rank: c.LsaRank, Stride: 1} }
+
+// TeamCrossNode is ccoTeamCrossNode: the ranks of the other nodes.
+func TeamCrossNode(c DevComm) Team { return Team{NRanks: c.NRanks - c.LsaSize, Rank: -1, Stride: 1} }
+
+// TeamRail is ccoTeamRail: this LSA rank on every other node.
+func TeamRail(c DevComm) Team {
+	return Team{NRanks: c.NRanks/max(c.LsaSize, 1) - 1, Rank: -1, Stride: c.LsaSize}
+}
+
+// TeamRankToWorld is ccoTeamRankToWorld, for contiguous teams (rank ≥ 0).
+func TeamRankToWorld(c DevComm, tm Team, teamRank int) int {
+	return c.Rank + (teamRank-tm.Rank)*tm.Stride
+}
+
+// myNodeStart is the world rank of this node's first rank (ranks are laid
+// out node by node, LSA rank fastest).
+func myNodeStart(c DevComm) int { return c.Rank - c.LsaRank }
+
+// CrossNodeTeamRankToWorld is ccoCrossNodeTeamRankToWorld.
+func CrossNodeTeamRankToWorld(c DevComm, teamRank int) int {
+	if teamRank < myNodeStart(c) {
+		return teamRank
+	}
+	return teamRank + c.LsaSize
+}
+
+// RailTeamRankToWorld is ccoRailTeamRankToWorld.
+func RailTeamRankToWorld(c DevComm, teamRank int) int {
+	myNode := c.Rank / max(c.LsaSize, 1)
+	other := teamRank
+	if teamRank >= myNode {
+		other++
+	}
+	return other*c.LsaSize + c.LsaRank
+}
+
+// TeamRankToGdaRank is ccoTeamRankToGdaRank: the world rank of a team rank
+// for any built-in team.
+func TeamRankToGdaRank(c DevComm, tm Team, teamRank int) int {
+	switch {
+	case tm.Rank >= 0:
+		return TeamRankToWorld(c, tm, teamRank)
+	case tm.Stride == 1:
+		return CrossNodeTeamRankToWorld(c, teamRank)
+	}
+	return RailTeamRankToWorld(c, teamRank)
+}
+
+// LsaBarrierHandle is ccoLsaBarrierHandle: where the barrier state lives.
+// NBarriers 0 means disabled.
+type LsaBarrierHandle struct {
+	NBarriers int
+	base      uint64 // this rank's state buffer
+}
+
+// LsaBarrierSession is ccoLsaBarrierSession<ccoCoopThread>.
+type LsaBarrierSession struct {
+	t     *kernel.Thread
+	dc    DevComm
+	team  Team
+	index int
+	epoch uint32
+	mem   Mem
+}
+
+// NewLsaBarrierSession opens barrier slot index of the dev comm's LSA
+// barrier for lane t (ccoLsaBarrierSession's constructor): it reads the
+// slot's epoch. index must be below LsaBarrier.NBarriers (MORI leaves it
+// unchecked; emud stops the kernel naming it).
+func NewLsaBarrierSession(t *kernel.Thread, dc DevComm, team Team, index int) *LsaBarrierSession {
+	s := &LsaBarrierSession{t: t, dc: dc, team: team, index: index, mem: NewMem(t, dc)}
+	if dc.st == nil || index < 0 || index >= dc.LsaBarrier.NBarriers {
+		n := 0
+		if dc.st != nil {
+			n = dc.LsaBarrier.NBarriers
+		}
+		t.Fail("ccoLsaBarrierSession", fmt.Errorf("barrier index %d outside the dev comm's %d LSA barriers (DevCommRequirements.LsaBarrierCount)", index, n))
+		return s
+	}
+	if team.NRanks > dc.LsaSize || team.Rank < 0 || team.Rank >= max(team.NRanks, 1) {
+		t.Fail("ccoLsaBarrierSession", fmt.Errorf("team {nRanks %d, rank %d} is not an LSA team of this %d-rank node: the LSA barrier indexes peers by LSA rank", team.NRanks, team.Rank, dc.LsaSize))
+		return s
+	}
+	s.epoch = s.mem.Load32(dc.LsaBarrier.base + 4*uint64(index))
+	return s
+}
+
+// inbox is the address of owner's inbox[index][peer].
+func (s *LsaBarrierSession) inbox(owner, peer int) (uint64, error) {
+	st := s.dc.st
+	o := st.c.w.comms[owner]
+	if o == nil || len(o.devs) <= st.idx || o.devs[st.idx].barrier.NBarriers <= s.index {
+		return 0, fmt.Errorf("LSA rank %d has no LSA barrier %d in dev comm #%d (every rank creates it with the same LsaBarrierCount)", owner, s.index, st.idx)
+	}
+	h := o.devs[st.idx].barrier
+	return h.base + 4*uint64(h.NBarriers+s.index*s.dc.LsaSize+peer), nil
+}
+
+// Arrive stores epoch+1 into every other team member's inbox slot for this
+// rank, after a release (the system-scope fence before MORI's relaxed
+// stores).
+func (s *LsaBarrierSession) Arrive() {
+	me := s.team.Rank
+	for i := 0; i < s.team.NRanks-1; i++ {
+		peer := i
+		if i >= me {
+			peer++
+		}
+		addr, err := s.inbox(peer, me)
+		if err != nil {
+			s.t.Fail("ccoLsaBarrierSession::arrive", err)
+			return
+		}
+		s.mem.StoreRelease32(addr, s.epoch+1)
+	}
+}
+
+// Wait waits until every other member has arrived at this epoch, then
+// advances the epoch.
+func (s *LsaBarrierSession) Wait() { s.wait("ccoLsaBarrierSession::wait", -1) }
+
+// WaitTimeout is wait(coop, timeoutCycles): 0 when every member arrived, 1
+// when timeoutCycles CU cycles passed first (the epoch does not advance).
+func (s *LsaBarrierSession) WaitTimeout(timeoutCycles uint64) int {
+	return s.wait("ccoLsaBarrierSession::wait", int64(timeoutCycles))
+}
+
+// Sync is Arrive then Wait.
+func (s *LsaBarrierSession) Sync() { s.Arrive(); s.Wait() }
+
+// SyncTimeout is Arrive then WaitTimeout.
+func (s *LsaBarrierSession) SyncTimeout(timeoutCycles uint64) int {
+	s.Arrive()
+	return s.WaitTimeout(timeoutCycles)
+}
+
+// Epoch is the session's epoch (barriers passed on this slot).
+func (s *LsaBarrierSession) Epoch() uint32 { return s.epoch }
+
+// Close is the destructor: it persists the epoch for the next session on
+// the slot.
+func (s *LsaBarrierSession) Close() {
+	if s.dc.st != nil && s.index >= 0 && s.index < s.dc.LsaBarrier.NBarriers {
+		s.mem.Store32(s.dc.LsaBarrier.base+4*uint64(s.index), s.epoch)
+	}
+}
+
+// awaitTimeout is a Memory that can give up waiting (the emulator's).
+type awaitTimeout interface {
+	AwaitTimeout(a *sim.Actor, addr, n uint64, pred func() bool, what func() string, d sim.Time) bool
+}
+
+type barrierWait struct {
+	s       *LsaBarrierSession
+	timeout int64 // CU cycles; < 0 none
+	status  int
+}
+
+var barrierWaitCall = &kernel.Call{Name: "ccoLsaBarrierSession::wait", Run: runBarrierWait}
+
+func (s *LsaBarrierSession) wait(call string, timeout int64) int {
+	w := &barrierWait{s: s, timeout: timeout}
+	s.t.Arg = w
+	s.t.Converge(barrierWaitCall)
+	return w.status
+}
+
+// runBarrierWait waits, lane by lane in lane order, for each lane's peers.
+func runBarrierWait(g *kernel.Active) error {
+	for _, t := range g.Lanes() {
+		w := t.Arg.(*barrierWait)
+		if err := w.run(g.Actor()); err != nil {
+			return t.Error("ccoLsaBarrierSession::wait", err)
+		}
+	}
+	return nil
+}
+
+func (w *barrierWait) run(a *sim.Actor) error {
+	s := w.s
+	mem := s.dc.st.c.h.dev.Memory()
+	want := s.epoch + 1
+	reached := func(addr uint64) bool {
+		v, err := mem.Load32(addr)
+		return err == nil && v-want <= 1<<31-1
+	}
+	var deadline sim.Time = -1
+	if w.timeout >= 0 {
+		ghz := 2.4
+		if m := s.dc.st.c.h.dev.Model(); m != nil {
+			ghz = m.CUClockGHz()
+		}
+		deadline = a.Now() + sim.Time(float64(w.timeout)/ghz*float64(sim.Nanosecond))
+	}
+	me := s.team.Rank
+	for i := 0; i < s.team.NRanks-1; i++ {
+		peer := i
+		if i >= me {
+			peer++
+		}
+		addr, err := s.inbox(me, peer)
+		if err != nil {
+			return err
+		}
+		if !reached(addr) {
+			what := func() string {
+				v, _ := mem.Load32(addr)
+				return fmt.Sprintf("ccoLsaBarrierSession::wait on LSA rank %d, barrier %d: inbox[%d][%d] at %#x is %d, waiting for epoch %d (LSA rank %d has not arrived)",
+					s.dc.LsaRank, s.index, s.index, peer, addr, v, want, peer)
+			}
+			if deadline < 0 {
+				mem.Await(a, addr, 4, func() bool { return reached(addr) }, what)
+			} else {
+				at, ok := mem.(awaitTimeout)
+				if !ok {
+					return fmt.Errorf("the device's memory cannot time a wait")
+				}
+				if !at.AwaitTimeout(a, addr, 4, func() bool { return reached(addr) }, what, max(deadline-a.Now(), 0)) {
+					w.status = 1
+					return nil
+				}
+			}
+		}
+		s.mem.LoadAcquire32(addr) // the acquire that orders what follows after the peer's arrive
+	}
+	s.epoch++
+	return nil
+}
+
+// barrierState allocates dev comm st's barrier state (zeroed): nBarriers
+// epochs and nBarriers × lsaSize inbox slots.
+func (st *devState) allocBarrier(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	c := st.c
+	size := 4 * uint64(n+n*c.LsaSize)
+	base, err := c.h.dev.Memory().Alloc(c.LsaRank, size, fmt.Sprintf("cco rank %d LSA barrier state %d", c.Rank, st.idx))
+	if err != nil {
+		return fmt.Errorf("LSA barrier state: %w", err)
+	}
+	st.barrier = LsaBarrierHandle{NBarriers: n, base: base}
+	return nil
+}

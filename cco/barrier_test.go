@@ -1,0 +1,136 @@
+package cco_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Teams and their rank mapping on a 4-node × 4-GPU shape (cco.hpp §3).
+func TestTeams(t *testing.T) {
+	c := cco.DevComm{Rank: 5, NRanks: 16, LsaRank: 1, LsaSize: 4}
+	assert.Equal(t, cco.Team{NRanks: 16, Rank: 5, Stride: 1}, cco.TeamWorld(c))
+	assert.Equal(t, cco.Team{NRanks: 4, Rank: 1, Stride: 1}, cco.TeamLsa(c))
+	assert.Equal(t, cco.Team{NRanks: 12, Rank: -1, Stride: 1}, cco.TeamCrossNode(c))
+	assert.Equal(t, cco.Team{NRanks: 3, Rank: -1, Stride: 4}, cco.TeamRail(c))
+	lsa := cco.TeamLsa(c)
+	for tr, want := range []int{4, 5, 6, 7} {
+		assert.Equal(t, want, cco.TeamRankToWorld(c, lsa, tr), "lsa %d", tr)
+		assert.Equal(t, want, cco.TeamRankToGdaRank(c, lsa, tr))
+	}
+	// CrossNode skips my node (ranks 4..7).
+	for tr, want := range []int{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15} {
+		assert.Equal(t, want, cco.CrossNodeTeamRankToWorld(c, tr), "cross-node %d", tr)
+		assert.Equal(t, want, cco.TeamRankToGdaRank(c, cco.TeamCrossNode(c), tr))
+	}
+	// Rail: LSA rank 1 on nodes 0, 2, 3.
+	for tr, want := range []int{1, 9, 13} {
+		assert.Equal(t, want, cco.RailTeamRankToWorld(c, tr), "rail %d", tr)
+		assert.Equal(t, want, cco.TeamRankToGdaRank(c, cco.TeamRail(c), tr))
+	}
+	// emud's one node: no other nodes.
+	one := cco.DevComm{Rank: 2, NRanks: 4, LsaRank: 2, LsaSize: 4}
+	assert.Zero(t, cco.TeamCrossNode(one).NRanks)
+	assert.Zero(t, cco.TeamRail(one).NRanks)
+}
+
+// Four ranks, launched 5 µs apart, each write their value and sync on LSA
+// barrier 0: after it every rank reads every value (the race detector,
+// when on, sees the barrier's release/acquire order them). The epoch moves
+// to 1 and a second session on the slot resumes there.
+func TestLsaBarrierSession(t *testing.T) {
+	const ranks = 4
+	r := newRig(t, 1, rigOpts{ranks: ranks, barriers: 2})
+	seen := make([][]uint32, ranks)
+	epochs := make([]uint32, ranks)
+	r.s.Spawn("host", func(a *sim.Actor) {
+		for rank := 0; rank < ranks; rank++ {
+			dc := r.dcs[rank]
+			_, err := kernel.Launch(r.s, kernel.Config{Name: fmt.Sprintf("bar%d", rank), GPU: rank, Grid: 1, Block: 1}, func(th *kernel.Thread) {
+				m := cco.NewMem(th, dc)
+				m.Store32(r.send[rank].LocalPtr(0), uint32(100+rank))
+				s := cco.NewLsaBarrierSession(th, dc, cco.TeamLsa(dc), 0)
+				s.Sync()
+				for p := 0; p < ranks; p++ {
+					seen[rank] = append(seen[rank], m.Load32(r.send[rank].LsaPtr(p, 0)))
+				}
+				s.Close()
+				s2 := cco.NewLsaBarrierSession(th, dc, cco.TeamLsa(dc), 0)
+				epochs[rank] = s2.Epoch()
+				s2.Close()
+			})
+			require.NoError(t, err)
+			a.Sleep(5 * sim.Microsecond)
+		}
+	})
+	require.NoError(t, r.s.Run())
+	for rank := 0; rank < ranks; rank++ {
+		assert.Equal(t, []uint32{100, 101, 102, 103}, seen[rank], "rank %d", rank)
+		assert.Equal(t, uint32(1), epochs[rank], "rank %d", rank)
+	}
+}
+
+// A rank that never arrives: the others' sync with a timeout returns 1
+// after the timeout, the epoch unchanged; without a timeout the run hangs
+// and the report names the barrier slot and the missing rank.
+func TestLsaBarrierTimeout(t *testing.T) {
+	r := newRig(t, 1, rigOpts{ranks: 2, barriers: 1})
+	var status int
+	var epoch uint32
+	var took sim.Time
+	r.launch(0, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+		s := cco.NewLsaBarrierSession(th, r.dcs[0], cco.TeamLsa(r.dcs[0]), 0)
+		start := th.Now()
+		status = s.SyncTimeout(24000) // 10 µs at 2.4 GHz
+		took = th.Now() - start
+		epoch = s.Epoch()
+	})
+	require.NoError(t, r.s.Run())
+	assert.Equal(t, 1, status)
+	assert.Equal(t, uint32(0), epoch)
+	assert.GreaterOrEqual(t, took, 10*sim.Microsecond)
+
+	r = newRig(t, 1, rigOpts{ranks: 2, barriers: 1})
+	r.launch(0, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+		cco.NewLsaBarrierSession(th, r.dcs[0], cco.TeamLsa(r.dcs[0]), 0).Sync()
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, r.s.Run(), &h)
+	assert.Contains(t, h.Text(), "ccoLsaBarrierSession::wait on LSA rank 0, barrier 0")
+	assert.Contains(t, h.Text(), "LSA rank 1 has not arrived")
+
+	r = newRig(t, 1, rigOpts{ranks: 2, barriers: 1})
+	r.launch(0, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+		cco.NewLsaBarrierSession(th, r.dcs[0], cco.TeamLsa(r.dcs[0]), 3)
+	})
+	assert.ErrorContains(t, r.s.Run(), "barrier index 3 outside the dev comm's 1 LSA barriers")
+}
+
+// A comm without SDMA queues: every call does nothing, as on hardware, and
+// the host says so once per dev comm.
+func TestNoQueuesSaysSoOnce(t *testing.T) {
+	r := newRig(t, 1, rigOpts{ranks: 2, env: cco.Env{}})
+	require.Zero(t, r.dcs[0].Sdma.SdmaNumQueue)
+	r.launch(0, 1, 1, func(th *kernel.Thread, s *cco.Sdma) {
+		for i := 0; i < 3; i++ {
+			s.Put(1, r.recv[0], 0, r.send[0], 0, 64, 0, cco.RemoteSignal)
+			s.Quiet(1)
+		}
+	})
+	require.NoError(t, r.s.Run())
+	var n int
+	for _, w := range r.h.Warnings() {
+		if strings.Contains(w, "has no SDMA queues") {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "%q", r.h.Warnings())
+	assert.Empty(t, r.node.Queues())
+}
