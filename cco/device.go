@@ -64,11 +64,15 @@ func Emulated(n *engine.Node) Device { return emulated{n} }
 
 type emulated struct{ n *engine.Node }
 
-func (e emulated) Sim() *sim.Sim                 { return e.n.Sim() }
-func (e emulated) GPUs() int                     { return e.n.GPUs() }
-func (e emulated) QueuesPerPeer() int            { return e.n.Config().QueuesPerPeer }
-func (e emulated) Stride() uint64                { return e.n.Config().Stride }
-func (e emulated) Memory() Memory                { return e.n.Memory() }
+func (e emulated) Sim() *sim.Sim      { return e.n.Sim() }
+func (e emulated) GPUs() int          { return e.n.GPUs() }
+func (e emulated) QueuesPerPeer() int { return e.n.Config().QueuesPerPeer }
+func (e emulated) Stride() uint64     { return e.n.Config().Stride }
+func (e emulated) Memory() Memory     { return e.n.Memory() }
+
+// InjectedDrops is how many signal ATOMICs toward addr the node's fault
+// plan dropped (engine.Node.InjectedDrops).
+func (e emulated) InjectedDrops(addr uint64) int { return e.n.InjectedDrops(addr) }
 func (e emulated) Model() model.Model            { return e.n.Model() }
 func (e emulated) SetObserver(o issuer.Observer) { e.n.SetObserver(o) }
 func (e emulated) LookupQueue(gpu, peer, q int) *Queue {

@@ -285,7 +285,7 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 		if i := int(wi.expected) - 1; i >= 0 && i < len(posts) {
 			p := posts[i]
 			if p.retired() {
-				return say(fmt.Sprintf("the put meant to satisfy it, %s, has run its signal ATOMIC (the queue's rptr is past it) yet the slot never reached expected: the completion was lost (a dropped signal)", p))
+				return say(d.retiredShort(wi.addr, p))
 			}
 			return say(fmt.Sprintf("enough signals are posted but they have not landed: the put meant to satisfy it, %s, is still on its queue, which is stuck (see its report)", p))
 		}
@@ -330,4 +330,24 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 		return say(fmt.Sprintf("no more signals toward this slot are queued, so it can never reach expected; the last put toward it was %s", posts[len(posts)-1]))
 	}
 	return say(fmt.Sprintf("rank %d never posted a signal toward this slot, so it can never reach expected", wi.src))
+}
+
+// retiredShort says why a slot holds less than expected though the put
+// meant to satisfy it has run its signal ATOMIC: another write lowered the
+// slot (its write history, sim.WriteLog, names the writer), or the fault
+// plan dropped the ATOMIC. Only an injected fault drops a signal in emud,
+// so nothing else is called dropped.
+func (d *diagnosis) retiredShort(addr uint64, p sigPost) string {
+	ran := fmt.Sprintf("the put meant to satisfy it, %s, has run its signal ATOMIC (the queue's rptr is past it)", p)
+	if ws, _, _, ok := writeLog(d.h.dev.Memory()).History(addr); ok {
+		for i := len(ws) - 1; i >= 0; i-- {
+			if w := ws[i]; w.Value < w.Prev {
+				return fmt.Sprintf("%s, but the slot was overwritten: it went from %d back to %d at %v by %s. A write to a signal slot that a peer may already have signalled erases the count: reset slots only where no signal can be in flight (before the peers start, or behind a barrier), or never write them", ran, w.Prev, w.Value, w.At, w.By)
+			}
+		}
+	}
+	if dd, ok := d.h.dev.(interface{ InjectedDrops(uint64) int }); ok && dd.InjectedDrops(addr) > 0 {
+		return fmt.Sprintf("%s, but the fault plan dropped %d signal ATOMIC(s) toward this slot (an injected lost completion; see the injected-fault cause)", ran, dd.InjectedDrops(addr))
+	}
+	return fmt.Sprintf("%s, yet the slot holds less than expected and no write in its history lowered it", ran)
 }

@@ -65,6 +65,7 @@ func (s *Sdma) PostWaitMem(peer, queueId int, win Window, off uint64, value uint
 		s.checkCmp(call, cmp)
 		flag = win.LocalPtr(off)
 		s.checkLocalFlag(call, flag)
+		writeLog(s.st.c.h.dev.Memory()).Track(flag, 4)
 	}
 	s.converge(&post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: value, mask: mask, cmp: cmp, serial: true, idle: idle}, serialCall)
 }
@@ -119,6 +120,7 @@ func (s *Sdma) PostWaitMemPutPtr(peer, queueId int, win Window, off uint64, valu
 	s.checkCmp(call, cmp)
 	flag := win.LocalPtr(off)
 	s.checkLocalFlag(call, flag)
+	writeLog(s.st.c.h.dev.Memory()).Track(flag, 4)
 	p := post{call: call, o: op, peer: peer, q: queueId, wait: true, flag: flag, value: value, mask: mask, cmp: cmp,
 		dst: dst, src: src, bytes: bytes, copy: bytes > 0, sigs: true, serial: true}
 	if bytes == 0 && !op.local && !op.remote {

@@ -136,7 +136,7 @@ func TestFailureWaitSignalNeverReturns(t *testing.T) {
 		cause  string
 	}{
 		{"a dropped signal ATOMIC", engine.InjectPlan{SignalDropRate: 1},
-			"has run its signal ATOMIC (the queue's rptr is past it) yet the slot never reached expected: the completion was lost"},
+			"has run its signal ATOMIC (the queue's rptr is past it), but the fault plan dropped 1 signal ATOMIC(s) toward this slot"},
 		{"a queue on a dead engine", engine.InjectPlan{DeadQueues: []engine.QueueID{{GPU: 0, Peer: 1, Q: 0}}},
 			"is still on its queue, which is stuck"},
 	} {

@@ -401,6 +401,11 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		if st.pool, err = signal.NewPool(c.LsaRank, base, c.LsaSize, n); err != nil {
 			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
 		}
+		if lg := writeLog(mem); lg != nil {
+			for a := base; a < base+size; a += signal.SlotBytes {
+				lg.Track(a, int(signal.SlotBytes)) // each slot's last writes, for hang reports
+			}
+		}
 		st.queues = make([]*Queue, c.LsaSize*n)
 	}
 	if reqs.LsaBarrierCount < 0 {

@@ -28,8 +28,9 @@ import (
 // with a *kernel.LaneError naming the access, as a memory fault would.
 type Mem struct {
 	t   *kernel.Thread
-	mem Memory   // the device's, looked up once: every access uses it
-	s   *sim.Sim // for the race check, a field load when the detector is off
+	mem Memory        // the device's, looked up once: every access uses it
+	s   *sim.Sim      // for the race check, a field load when the detector is off
+	log *sim.WriteLog // the memory's write log (nil on hardware)
 }
 
 // NewMem is lane t's view of device memory through dc's device.
@@ -38,7 +39,16 @@ func NewMem(t *kernel.Thread, dc DevComm) Mem {
 		t.Fail("mem", fmt.Errorf("the dev comm was not made by DevCommCreate"))
 	}
 	dev := dc.st.c.h.dev
-	return Mem{t: t, mem: dev.Memory(), s: dev.Sim()}
+	return Mem{t: t, mem: dev.Memory(), s: dev.Sim(), log: writeLog(dev.Memory())}
+}
+
+// writeLog is m's write log (sim.WriteLog), or nil for a memory without
+// one (real hardware).
+func writeLog(m Memory) *sim.WriteLog {
+	if l, ok := m.(interface{ Log() *sim.WriteLog }); ok {
+		return l.Log()
+	}
+	return nil
 }
 
 // Load8 loads a byte.
@@ -153,6 +163,12 @@ func (m Mem) write(op string, addr uint64, src []byte, release bool) {
 		if err := m.mem.Check(op, addr, uint64(len(src))); err == nil {
 			m.race(d, op, addr, uint64(len(src)), true, release)
 		}
+	}
+	if m.log.Tracked(addr, addr+uint64(len(src))) {
+		// A signal slot or flag: the write log names this lane and line.
+		info := m.t.RaceInfo(op, 2)
+		m.s.SetWriter(func() string { return fmt.Sprintf("%s by %s (%s)", op, info.Who, info.Site) })
+		defer m.s.SetWriter(nil)
 	}
 	if err := m.mem.Write(addr, src); err != nil {
 		m.t.Fail(op, fmt.Errorf("memory access fault: %w", err))

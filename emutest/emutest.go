@@ -73,19 +73,22 @@ func (f *Failure) Hang() *sim.HangError {
 	return nil
 }
 
-// Races returns the race detector's reports when the seed had data races,
-// else nil.
+// Races returns the race detector's reports when the seed had data races
+// (also those found before a hang), else nil.
 func (f *Failure) Races() *race.Error {
 	var r *race.Error
 	if errors.As(f.Err, &r) {
 		return r
 	}
+	if h := f.Hang(); h != nil {
+		return h.Races // found before the hang; the report carries them
+	}
 	return nil
 }
 
 // Report is what a reader needs: a hang's full report (who waits on what,
-// the likely causes, seed and digest), every data race the detector found,
-// or the error.
+// the likely causes, the data races found before it, seed and digest),
+// every data race the detector found, or the error.
 func (f *Failure) Report() string {
 	if h := f.Hang(); h != nil {
 		return h.Text()

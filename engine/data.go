@@ -43,6 +43,7 @@ func (q *Queue) landChunk() bool {
 		return true
 	}
 	mem := q.n.mem
+	q.n.s.SetWriter(q.who)
 	n := x.chunk
 	src, dst := d.src+d.off, d.dst[x.cur]+d.off
 	var err error

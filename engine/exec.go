@@ -125,6 +125,7 @@ func constFillBytes(p *ring.Packet) (uint64, bool) {
 func (q *Queue) apply() bool {
 	p := &q.head
 	mem := q.n.mem
+	q.n.s.SetWriter(q.who)
 	var err error
 	switch p.Kind {
 	case ring.KindCopy, ring.KindBroadcastCopy:
@@ -328,6 +329,7 @@ func (q *Queue) pollWatch() {
 	if q.head.Kind != ring.KindPoll {
 		a, n = q.head.Wait.Addr, 8 // a fused packet's 64-bit wait
 	}
+	q.n.mem.Log().Track(a, int(n)) // its writes from now on, for the hang report
 	q.poll.watch = q.n.mem.Watch().Watch(a, a+n, q.pollHolds, q.pollSample)
 }
 

@@ -373,3 +373,19 @@ func (in *injector) diagnose(h *sim.Diagnosis) {
 			Text: fmt.Sprintf("injected fault %s at %v: %s", f.Kind, f.At, f.Detail)})
 	}
 }
+
+// InjectedDrops is how many signal ATOMICs aimed at addr the run's fault
+// plan dropped: the only way emud loses a completion, so a report may call
+// a signal dropped only when this is non-zero.
+func (n *Node) InjectedDrops(addr uint64) int {
+	if n.inj == nil {
+		return 0
+	}
+	k := 0
+	for _, f := range n.inj.fired {
+		if f.Kind == FaultInjectedSignalDrop && f.Addr == addr {
+			k++
+		}
+	}
+	return k
+}

@@ -35,8 +35,26 @@ func newMemory(n *Node) *Memory {
 	if n.cfg.Backing != nil {
 		back = n.cfg.Backing
 	}
-	return &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
+	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
+	m.Watch().EnableLog(m.loadWord)
+	return m
 }
+
+// loadWord reads a tracked word for the write log (sim.WriteLog).
+func (m *Memory) loadWord(addr uint64, width int) uint64 {
+	if width == 4 {
+		v, _ := m.Load32(addr)
+		return uint64(v)
+	}
+	v, _ := m.Load64(addr)
+	return v
+}
+
+// Log is the write log of the node's memory: the last writes of the
+// signal slots and flags that waits watch (sim.WriteLog), which hang
+// reports quote. Engine-side POLLs track their word; cco tracks its
+// signal slots and postWaitMem flags.
+func (m *Memory) Log() *sim.WriteLog { return m.Watch().Log() }
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
 // returns the address. Allocations are never freed: a run is short.

@@ -18,6 +18,7 @@ type Queue struct {
 	r    *ring.Ring
 	subj sim.TraceSubject
 	c    *queueCounters
+	who  func() string // the queue's head packet, as a writer (sim.SetWriter)
 
 	// engine side
 	pos       uint64 // next packet to execute; rptr trails it per policy
@@ -47,6 +48,7 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
+	q.who = q.writerName
 	q.Queue, q.be = issuer.New(n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()
 	q.fetchedFn = q.fetched

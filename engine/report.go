@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -159,7 +160,7 @@ func (q *Queue) causes() []sim.Cause {
 		if g := q.n.mem.GPUOf(addr); g != q.id.GPU {
 			s += fmt.Sprintf("; the polled word is GPU %d's memory, not the queue's GPU %d — an engine-side wait must poll local memory", g, q.id.GPU)
 		} else {
-			s += "; the flag never reached the value"
+			s += q.pollHistory()
 		}
 		c = append(c, sim.Cause{Kind: CausePollParked, Layer: sim.LayerEngine, Queue: name, Text: s})
 	case qStalled:
@@ -184,3 +185,41 @@ const (
 	// CauseHalted: a fault halted the queue.
 	CauseHalted sim.CauseKind = "queue-halted"
 )
+
+// writerName names the queue's head packet as the writer of a tracked word.
+func (q *Queue) writerName() string {
+	return fmt.Sprintf("%v's %v at ring offset %#x", q.id, q.head.Kind, q.pos)
+}
+
+// pollHistory says what the writes to a parked POLL's word did since the
+// poll began (sim.WriteLog): the write that made the condition hold and
+// the one that undid it before the engine read it again, or that none
+// made it hold.
+func (q *Queue) pollHistory() string {
+	p := &q.head
+	ws, total, since, ok := q.n.mem.Log().History(p.Addr)
+	if !ok || total == 0 || p.Kind != ring.KindPoll {
+		return "; the flag never reached the value"
+	}
+	holds := func(v uint64) bool { return p.Func.Eval(uint32(v)&p.Mask, p.Ref) }
+	for i := len(ws) - 1; i >= 0; i-- {
+		if !holds(ws[i].Value) {
+			continue
+		}
+		if i == len(ws)-1 {
+			break // holds now: not why it is parked
+		}
+		set, reset := ws[i], ws[i+1]
+		return fmt.Sprintf("; the flag did reach it: it became %#x at %v by %s, then was reset to %#x at %v by %s before the engine's next read (a POLL samples the word every interval; a value that flips back is missed)",
+			set.Value, set.At, set.By, reset.Value, reset.At, reset.By)
+	}
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%#x at %v by %s", w.Value, w.At, w.By))
+	}
+	more := ""
+	if total > len(ws) {
+		more = fmt.Sprintf(" (the last %d of %d)", len(ws), total)
+	}
+	return fmt.Sprintf("; the flag never reached the value: its writes since the poll began at %v%s were %s", since, more, strings.Join(parts, ", "))
+}

@@ -145,3 +145,49 @@ func TestWho(t *testing.T) {
 		assert.Equal(t, tc.want, Who(tc.ranks), "%v", tc.ranks)
 	}
 }
+
+// A write log keeps the last HistoryDepth writes of each tracked word,
+// named by SetWriter, the running actor or the host, and no more words
+// than MaxTrackedWords.
+func TestWriteLog(t *testing.T) {
+	s := New(Config{Seed: 1})
+	mem := make([]uint64, 4)
+	l := s.NewWatchList("mem")
+	g := l.EnableLog(func(addr uint64, _ int) uint64 { return mem[addr/8] })
+	set := func(addr, v uint64) { mem[addr/8] = v; l.Notify(addr, addr+8) }
+	set(0, 7) // before tracking: not seen
+	require.True(t, g.Track(0, 8))
+	set(8, 1) // another word
+	set(0, 1) // by the host
+	s.Spawn("k", func(a *Actor) {
+		a.Sleep(5)
+		set(0, 2)
+		s.SetWriter(func() string { return "sdma q0 ATOMIC" })
+		set(0, 3)
+		a.Sleep(1)
+		set(0, 0) // SetWriter lasts until the actor yields
+		for i := uint64(4); i < 6; i++ {
+			set(0, i)
+		}
+	})
+	require.NoError(t, s.Run())
+	ws, total, since, ok := g.History(0)
+	require.True(t, ok)
+	assert.Equal(t, Time(0), since)
+	assert.Equal(t, 6, total)
+	require.Len(t, ws, HistoryDepth)
+	assert.Equal(t, Write{At: 5, By: "sdma q0 ATOMIC", Prev: 2, Value: 3}, ws[0])
+	assert.Equal(t, Write{At: 6, By: "k", Prev: 3, Value: 0}, ws[1], "SetWriter lasts until the actor yields")
+	assert.Equal(t, Write{At: 6, By: "k", Prev: 4, Value: 5}, ws[3])
+	assert.True(t, g.Tracked(4, 12))
+	assert.False(t, g.Tracked(8, 16))
+	_, _, _, ok = g.History(8)
+	assert.False(t, ok)
+
+	s2 := New(Config{Seed: 1})
+	g2 := s2.NewWatchList("m").EnableLog(func(uint64, int) uint64 { return 0 })
+	for i := 0; i <= MaxTrackedWords; i++ {
+		g2.Track(uint64(8*i), 8)
+	}
+	assert.Equal(t, 1, g2.Untracked(), "bounded")
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	hb "github.com/emud-dev/emud/race"
 )
 
 // HangKind says how a hang was detected.
@@ -285,6 +287,11 @@ type HangError struct {
 	// Causes are diagnoses of known misuse, most likely first
 	// ([MergeCauses]).
 	Causes []Cause `json:"causes,omitempty"`
+	// Races are the race detector's reports found before the hang (nil
+	// with the detector off or nothing found): an unordered access is
+	// often why the run hangs (a store over a signal slot, a flag reset
+	// racing its set). The run still ends as a hang.
+	Races *hb.Error `json:"races,omitempty"`
 }
 
 func (h *HangError) Error() string {
@@ -296,7 +303,18 @@ func (h *HangError) Error() string {
 	if len(h.Causes) > 0 {
 		s += "; likely cause: " + h.Causes[0].String()
 	}
+	if h.Races != nil {
+		n := len(h.Races.Reports) + h.Races.Dropped
+		s += fmt.Sprintf("; %d data race%s found before it", n, plural(n))
+	}
 	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // Text renders the report for people.
@@ -321,6 +339,17 @@ func (h *HangError) Text() string {
 		for _, c := range h.Causes {
 			fmt.Fprintf(&b, "  - %s\n", c.String())
 		}
+	}
+	if h.Races != nil {
+		fmt.Fprintf(&b, "data races found before the hang (%d):\n", len(h.Races.Reports)+h.Races.Dropped)
+		for _, l := range strings.SplitAfter(strings.TrimSuffix(h.Races.Text(), "\n"), "\n") {
+			if strings.TrimSpace(l) == "" {
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString("  " + l)
+		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "seed: %d\ndigest: %s\n", h.Seed, h.Digest)
 	return b.String()

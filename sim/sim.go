@@ -70,6 +70,8 @@ type Sim struct {
 	local map[any]any
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
+
+	writer func() string // who writes now (SetWriter), reset per event and actor
 }
 
 // New returns a simulator at virtual time 0.
@@ -331,6 +333,7 @@ func (s *Sim) next() *Actor {
 			tok := e.token
 			s.recycle(e)
 			if a.token == tok && a.state != stateDone {
+				s.writer = nil
 				return a
 			}
 			continue
@@ -340,6 +343,7 @@ func (s *Sim) next() *Actor {
 			s.progress = s.now
 		}
 		s.recycle(e)
+		s.writer = nil
 		s.call(fn)
 	}
 	return nil
@@ -391,6 +395,12 @@ func (s *Sim) quiescentHang() *HangError {
 
 func (s *Sim) hang(kind HangKind) *HangError {
 	h := &HangError{Kind: kind, At: s.now, Seed: s.cfg.Seed, LastProgress: s.progress}
+	if s.race != nil {
+		var re *hb.Error
+		if errors.As(s.race.Err(), &re) {
+			h.Races = re
+		}
+	}
 	for _, a := range s.actors {
 		if w, ok := a.waiter(); ok {
 			h.Waiters = append(h.Waiters, w)

@@ -21,6 +21,7 @@ type WatchList struct {
 	n       int                 // live watches
 	nextID  uint64
 	scratch []*watch
+	log     *WriteLog // nil unless EnableLog
 }
 
 const pageShift = 12
@@ -101,6 +102,9 @@ func (l *WatchList) Watch(lo, hi uint64, pred func() bool, fn func()) WatchHandl
 // Notify announces a write to [lo, hi). It costs one comparison when nobody
 // watches.
 func (l *WatchList) Notify(lo, hi uint64) {
+	if l.log != nil {
+		l.log.written(lo, hi)
+	}
 	if l.n == 0 || hi <= lo {
 		return
 	}

@@ -1,0 +1,161 @@
+package sim
+
+import "fmt"
+
+// HistoryDepth is how many of a tracked word's last writes a [WriteLog]
+// keeps.
+const HistoryDepth = 4
+
+// MaxTrackedWords bounds the words one [WriteLog] tracks. With
+// [HistoryDepth] writes of about 48 bytes each plus the word's own
+// bookkeeping, a full log holds under 1 MiB (4096 × ~260 B); words asked
+// for beyond the bound are not tracked ([WriteLog.Untracked] counts them)
+// and reports say their history is unknown.
+const MaxTrackedWords = 4096
+
+// Write is one write to a tracked word: when, by whom, and the word's
+// value before and after.
+type Write struct {
+	At    Time   `json:"at_ps"`
+	By    string `json:"by"`
+	Prev  uint64 `json:"prev"`
+	Value uint64 `json:"value"`
+}
+
+func (w Write) String() string {
+	return fmt.Sprintf("%#x → %#x at %v by %s", w.Prev, w.Value, w.At, w.By)
+}
+
+// WriteLog keeps a bounded history of the last writes to chosen words of
+// one piece of emulated state (a GPU memory): signal slots and flags that
+// waits watch, so a hang report can say a slot "reached 1 at t by X,
+// reset to 0 at t' by Y" instead of guessing. It is fed by the state's
+// [WatchList.Notify], so every write path is seen; the writer is the name
+// set by [Sim.SetWriter] for the running event or actor, else the running
+// actor's name, else "the host" (code outside any actor).
+type WriteLog struct {
+	s         *Sim
+	load      func(addr uint64, width int) uint64
+	words     map[uint64]*wordLog
+	pages     map[uint64][]*wordLog
+	untracked int
+}
+
+type wordLog struct {
+	addr  uint64
+	width int
+	since Time   // when tracking began
+	last  uint64 // value after the last write seen
+	n     int    // writes seen
+	w     [HistoryDepth]Write
+}
+
+// EnableLog gives the list a write log; load reads a word's value (width
+// 4 or 8 bytes). Calling it again returns the same log.
+func (l *WatchList) EnableLog(load func(addr uint64, width int) uint64) *WriteLog {
+	if l.log == nil {
+		l.log = &WriteLog{s: l.s, load: load, words: map[uint64]*wordLog{}, pages: map[uint64][]*wordLog{}}
+	}
+	return l.log
+}
+
+// Log returns the list's write log, or nil.
+func (l *WatchList) Log() *WriteLog { return l.log }
+
+// Track starts keeping the writes of the width-byte word at addr (width 4
+// or 8; a word already tracked keeps its history). It reports whether the
+// word is tracked: false past [MaxTrackedWords].
+func (g *WriteLog) Track(addr uint64, width int) bool {
+	if g == nil {
+		return false
+	}
+	if _, ok := g.words[addr]; ok {
+		return true
+	}
+	if len(g.words) >= MaxTrackedWords {
+		g.untracked++
+		return false
+	}
+	w := &wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
+	g.words[addr] = w
+	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
+		g.pages[p] = append(g.pages[p], w)
+	}
+	return true
+}
+
+// Tracked reports whether any tracked word overlaps [lo, hi): the cheap
+// test a writer makes before naming itself.
+func (g *WriteLog) Tracked(lo, hi uint64) bool {
+	if g == nil || len(g.words) == 0 || hi <= lo {
+		return false
+	}
+	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
+		for _, w := range g.pages[p] {
+			if w.addr < hi && lo < w.addr+uint64(w.width) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Untracked is how many words were asked for beyond [MaxTrackedWords].
+func (g *WriteLog) Untracked() int {
+	if g == nil {
+		return 0
+	}
+	return g.untracked
+}
+
+// History returns the last writes (oldest first, at most [HistoryDepth])
+// of the word at addr, how many writes it saw in all, and since when it
+// has been tracked; ok is false for a word not tracked.
+func (g *WriteLog) History(addr uint64) (writes []Write, total int, since Time, ok bool) {
+	if g == nil {
+		return nil, 0, 0, false
+	}
+	w := g.words[addr]
+	if w == nil {
+		return nil, 0, 0, false
+	}
+	k := min(w.n, HistoryDepth)
+	for i := w.n - k; i < w.n; i++ {
+		writes = append(writes, w.w[i%HistoryDepth])
+	}
+	return writes, w.n, w.since, true
+}
+
+// written records a write of [lo, hi) in every tracked word it touched.
+func (g *WriteLog) written(lo, hi uint64) {
+	if len(g.words) == 0 || hi <= lo {
+		return
+	}
+	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
+		for _, w := range g.pages[p] {
+			if first := w.addr >> pageShift; w.addr >= hi || lo >= w.addr+uint64(w.width) || (p != first && first >= lo>>pageShift) {
+				continue // not touched, or already seen on its first page
+			}
+			v := g.load(w.addr, w.width)
+			w.w[w.n%HistoryDepth] = Write{At: g.s.now, By: g.s.writerName(), Prev: w.last, Value: v}
+			w.n++
+			w.last = v
+		}
+	}
+}
+
+// SetWriter names who writes memory from now until the next event or
+// actor runs (each starts with none): an engine names its queue and
+// packet, a lane API its lane and call site. f is called only for writes
+// to tracked words ([WriteLog]); nil clears it.
+func (s *Sim) SetWriter(f func() string) { s.writer = f }
+
+func (s *Sim) writerName() string {
+	switch {
+	case s.writer != nil:
+		return s.writer()
+	case s.cur != nil:
+		return s.cur.name
+	}
+	return "the host"
+}
