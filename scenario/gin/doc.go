@@ -1,0 +1,34 @@
+// Package gin registers the scenarios on NCCL's GIN device API (package
+// fabric, section GIN) over the emulated network of package nic: several
+// nodes (--lsa-size GPUs each)
+// joined by one NIC per GPU (--ranks 16 --lsa-size 8 is two MI355X-sized
+// nodes; without --lsa-size all ranks share one node and GIN still goes
+// through their NICs, loopback included).
+//
+//   - gin-alltoall: every rank puts --bytes to every other rank with a
+//     strong signal and waits for its n−1 signals; peers are staggered
+//     (rank + i) so that the receive ports share the load.
+//   - gin-allgather: every rank puts its block to every other rank.
+//
+// Planted bugs, each with its fixed twin (emud hunt runs them), from the
+// classes GIN users report:
+//
+//   - gin-weak-signal: each block goes in two halves and only the second
+//     carries a signal, a weak one: it implies only its own half, so on a
+//     network that places packets out of order the receiver copies the
+//     first half before it has landed (each sender signals a slot of its
+//     own, and the receiver's thread for that sender copies at once) (fixed twin gin-halves, a strong
+//     signal, which implies every earlier put of the context to the peer);
+//   - gin-shared-signal: two thread blocks per rank each wait on signal 0
+//     for their own peers' puts, so a block can be released by the other
+//     block's signals and copy data that has not arrived (fixed twin
+//     gin-blocks, one signal index per block);
+//   - gin-reset-after-signal: each rank zeroes its signal at the start of
+//     its kernel, after peers launched earlier may already have signalled
+//     it; their increments are lost and the rank waits forever (fixed
+//     twin gin-reset-barrier: reset, then a GIN barrier, then put).
+//
+// The receivers of the planted programs copy what they received into an
+// output window as soon as their wait returns; the host checks that copy,
+// so a release that came too early shows as wrong data.
+package gin
