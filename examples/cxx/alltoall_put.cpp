@@ -19,6 +19,8 @@ __global__ void alltoallPut(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recv
   sdma.waitSignal(peer, me % nq, 1);
 }
 
+uint64_t checksums[kRanks];  // FNV-1a of each rank's receive buffer
+
 int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   HIP_CHECK(hipSetDevice(rank));
   ccoComm* comm = nullptr;
@@ -48,6 +50,10 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   for (int p = 0; p < nRanks; p++)
     for (size_t i = 0; i < kBytes / 8; i++)
       if (host[p * kBytes / 8 + i] != pattern(p, rank, i)) errors++;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char* b = (const unsigned char*)host.data(); b != (const unsigned char*)(host.data() + host.size()); b++)
+    h = (h ^ *b) * 0x100000001b3ull;
+  checksums[rank] = h;
   CCO_CHECK(ccoBarrierAll(comm));
   CCO_CHECK(ccoDevCommDestroy(comm, &dc));
   CCO_CHECK(ccoWindowDeregister(comm, recvWin));
@@ -65,5 +71,7 @@ int main() {
     std::printf("alltoall_put: SKIP (%d GPUs, need %d)\n", n, kRanks);
     return 0;
   }
-  return finish("alltoall_put", runRanks(kRanks, rankMain));
+  const int errors = runRanks(kRanks, rankMain);
+  for (int r = 0; r < kRanks; r++) std::printf("rank %d received fnv64 %016llx\n", r, (unsigned long long)checksums[r]);
+  return finish("alltoall_put", errors);
 }
