@@ -68,6 +68,37 @@
 // all spin on the commit chain, all ring. That is why a per-lane commit chain
 // on a shared queue deadlocks (SdmaThreadLegacyPerLane reproduces it).
 //
+// # Architectures, lifecycle, barriers (emud issue 24)
+//
+// On the gfx950 and gfx1250 presets (model.Arch.LowerFused) a
+// postWaitMemPutPtr whose flag is 8-byte aligned posts one
+// COPY_LINEAR_WAIT_SIGNAL carrying the wait, the copy and the first
+// signal, in the same three units the POLL + COPY + ATOMIC took; on gfx1250
+// (LowerMulticast) putBroadcast posts one COPY_LINEAR_MULTICAST carrying the
+// first signal. The mi355x preset keeps the two-packet forms, which is what
+// MORI's cco.hpp posts and what the documented MI355X rows measured.
+// Separate postWaitMem and put calls post separately (their own doorbells)
+// and stay two packets everywhere. Puts above MaxCopyBytes are split with
+// the signals on the last chunk only.
+//
+// CommDestroy frees a comm's queues (lifecycle.go). With
+// DevCommRequirements.PerCommQueues comms own their queues as MORI's cco
+// does: a comm made while another of its GPU is alive gets queues of its
+// own, so comms never destroyed fill their engines until the cap refuses a
+// queue; the error names the live comms (the leak), and Host.Warnings says
+// so when the second comm is made. Not emulated: KFD's recommended-mask
+// placement beyond model.Engines' rule, fused-off engines, gfx1250's
+// loopback spreading (model.Arch.SpreadLoopback is recorded, not used), and
+// a failed queue creation the program ignores showing as the hang's cause
+// (emud creates queues on first use, so the failure stops the kernel
+// instead).
+//
+// barrier.go has MORI's teams (World, Lsa, CrossNode, Rail, and the rank
+// mappings) and LsaBarrierSession (arrive, wait, sync, and the timeout
+// forms returning 1), thread scope only. A dev comm without SDMA queues
+// does nothing on every call, as MORI does, and says so once
+// (Host.Warnings).
+//
 // # Debug mode and failures
 //
 // With DevCommRequirements.Debug or MORI_CCO_SDMA_DEBUG, MORI's five checks

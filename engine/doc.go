@@ -23,6 +23,23 @@
 // issuers. The engine side executes [rptr, doorbell) strictly in order,
 // one packet at a time. Durations come from a [model.Model].
 //
+// # Architectures and the fused packets
+//
+// A node runs the packets of its model's architecture (model.ArchOf:
+// gfx950 for MI355X, gfx1250 for its preset): the ring decodes that
+// dialect, and a packet the architecture lacks halts the queue with an
+// illegal-instruction fault naming the architecture. fused.go runs the
+// packets that carry their own wait and signal (COPY_LINEAR_WAIT_SIGNAL,
+// compact on gfx1250), the multicast copy (one read, N writes at the
+// broadcast stream rate), the swap and the indirect copy, each as one packet
+// with one gap after it. A raw COPY whose byte count overflows the 30-bit
+// count moves what the truncated count says (ring.CheckCopyBytes names it).
+// Node.CommQueue and Node.DestroyQueue give comms queues of their own and
+// free them; an engine refuses a queue beyond KFD's per-engine limit (8 on
+// gfx950, 6 on gfx1250) naming the engine and the limit.
+// conformance_test.go checks two classes of emulator bug against broken
+// variants (a fixed-length decoder, a livelocking poll).
+//
 // # Engines
 //
 // Each GPU has a set of SDMA [Engine]s (model.Engines: 2 general and 14
