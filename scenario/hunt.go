@@ -135,18 +135,22 @@ func (r Result) Rate() float64 { return float64(r.Detected) / float64(max(r.Seed
 // hang, a failure or wrong data. Every seed runs (the rate needs them
 // all); each run is independent and deterministic.
 func Hunt(sc *Scenario, st Strategy, first uint64, n int, fixed bool) Result {
+	return HuntRange(sc, st, first, first, n, fixed)
+}
+
+// HuntRange is Hunt of a sweep starting at first over only its seeds
+// from..from+n−1 (a shard of it, package scenario/shard): PCT's k is the
+// whole sweep's, measured at first; Seeds is n.
+func HuntRange(sc *Scenario, st Strategy, first, from uint64, n int, fixed bool) Result {
 	res := Result{Bug: sc.Name, Strategy: st.Name, Seeds: n}
 	if st.Schedule == sim.StrategyPCT {
 		res.PCTSteps = PCTStepsFor(sc, st, first, fixed)
 	}
 	for i := range n {
-		seed := first + uint64(i)
-		rep, err := HuntRun(sc, st, seed, res.PCTSteps, fixed)
-		if err == nil && rep.Status == StatusOK {
-			continue
-		}
+		seed := from + uint64(i)
+		err := HuntDetects(sc, st, seed, res.PCTSteps, fixed)
 		if err == nil {
-			err = rep.Err
+			continue
 		}
 		res.Detected++
 		if res.First == 0 {
@@ -154,6 +158,20 @@ func Hunt(sc *Scenario, st Strategy, first uint64, n int, fixed bool) Result {
 		}
 	}
 	return res
+}
+
+// HuntDetects runs one seed of a hunt and returns what detected the bug
+// (nil: the run passed). A merge of shards calls it again for each first
+// detection's Example.
+func HuntDetects(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed bool) error {
+	rep, err := HuntRun(sc, st, seed, pctSteps, fixed)
+	if err == nil && rep.Status == StatusOK {
+		return nil
+	}
+	if err == nil {
+		err = rep.Err
+	}
+	return err
 }
 
 // Explain is a one-line account of a detection: the hang's first cause,
@@ -184,7 +202,14 @@ type Hunting struct {
 // table does not depend on jobs. step, if set, is called once per pair
 // with whether it came out as it should (a bug detected, a twin clean).
 func HuntAll(list []*Scenario, sts []Strategy, first uint64, seeds, jobs int, fixed bool, step func(bool)) *Hunting {
-	h := &Hunting{Bugs: list, Strategies: sts, First: first, Seeds: seeds, Fixed: fixed, Res: make([][]Result, len(list))}
+	return HuntAllRange(list, sts, first, first, seeds, jobs, fixed, step)
+}
+
+// HuntAllRange is HuntAll of the sweep from first over only the seeds
+// from..from+seeds−1 (HuntRange); the Hunting's First and Seeds are the
+// range's.
+func HuntAllRange(list []*Scenario, sts []Strategy, first, from uint64, seeds, jobs int, fixed bool, step func(bool)) *Hunting {
+	h := &Hunting{Bugs: list, Strategies: sts, First: from, Seeds: seeds, Fixed: fixed, Res: make([][]Result, len(list))}
 	for b := range list {
 		h.Res[b] = make([]Result, len(sts))
 	}
@@ -196,7 +221,7 @@ func HuntAll(list []*Scenario, sts []Strategy, first uint64, seeds, jobs int, fi
 		go func() {
 			defer wg.Done()
 			for p := range work {
-				r := Hunt(list[p.b], sts[p.s], first, seeds, fixed)
+				r := HuntRange(list[p.b], sts[p.s], first, from, seeds, fixed)
 				h.Res[p.b][p.s] = r
 				if step != nil {
 					step(r.Detected > 0 == !fixed)

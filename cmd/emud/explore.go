@@ -111,15 +111,7 @@ var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": t
 
 // exploreShard runs shard sh of the sweep and writes its record.
 func exploreShard(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, first uint64, seeds, jobs int, sh shard.Spec, out string) error {
-	rec := shard.Explore{Header: shard.Header{Version: shard.Version(), Command: "explore", Scenario: sc.Name, Flags: map[string]string{},
-		First: first, Seeds: seeds, Shard: sh.K, Shards: sh.N}}
-	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed && !unshardedFlags[fl.Name] && fl.Name != "seeds" && fl.Name != "first-seed" {
-			rec.Flags[fl.Name] = fl.Value.String()
-		}
-	})
-	rec.RangeFirst, rec.RangeSeeds = sh.Range(first, seeds)
-	rec.Ends, rec.Digests = []float64{}, []string{}
+	rec := shardRecord(cmd, "explore", sc.Name, first, seeds, sh)
 	if rec.RangeSeeds > 0 {
 		x := scenario.Explore(sc, o, rec.RangeFirst, rec.RangeSeeds, jobs, nil)
 		if f := x.Found(); f != nil {
@@ -128,6 +120,26 @@ func exploreShard(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options,
 			rec.Ends, rec.Digests = x.Passed()
 		}
 	}
+	return writeRecord(cmd, rec, out)
+}
+
+// shardRecord is the record of shard sh of command's sweep, with the
+// flags set on cmd that shape the answer.
+func shardRecord(cmd *cobra.Command, command, what string, first uint64, seeds int, sh shard.Spec) shard.Record {
+	rec := shard.Record{Header: shard.Header{Version: shard.Version(), Command: command, Scenario: what, Flags: map[string]string{},
+		First: first, Seeds: seeds, Shard: sh.K, Shards: sh.N}}
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && !unshardedFlags[fl.Name] && fl.Name != "seeds" && fl.Name != "first-seed" {
+			rec.Flags[fl.Name] = fl.Value.String()
+		}
+	})
+	rec.RangeFirst, rec.RangeSeeds = sh.Range(first, seeds)
+	return rec
+}
+
+// writeRecord writes a shard's record to out (- = stdout), whole or not
+// at all.
+func writeRecord(cmd *cobra.Command, rec shard.Record, out string) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
@@ -138,9 +150,9 @@ func exploreShard(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options,
 		return err
 	}
 	if err := os.WriteFile(out+".tmp", b, 0o644); err != nil {
-		return fmt.Errorf("explore --shard-out: %w", err)
+		return fmt.Errorf("--shard-out: %w", err)
 	}
-	return os.Rename(out+".tmp", out) // whole or absent: a half-written record is never merged
+	return os.Rename(out+".tmp", out) // a half-written record is never merged
 }
 
 // writeMerged prints the merged answer as explore over the whole range

@@ -17,8 +17,8 @@ import (
 func newFarmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "farm",
-		Short: "Run an explore sweep as shards on a cluster scheduler (Slurm, Kubernetes) and merge it",
-		Long: `Split "emud explore ..." into --shards shards (explore --shard K/N) on a
+		Short: "Run an explore or hunt sweep as shards on a cluster scheduler (Slurm, Kubernetes) and merge it",
+		Long: `Split "emud explore ..." or "emud hunt ..." into --shards shards (--shard K/N) on a
 cluster scheduler: "farm slurm" writes and submits an sbatch job array, "farm
 k8s" prints a Kubernetes Indexed Job. Their records merge with "emud merge"
 into the report one explore over the whole range prints.`,
@@ -30,8 +30,8 @@ into the report one explore over the whole range prints.`,
 // farmArgs checks the command to farm out: explore and its arguments.
 func farmArgs(args []string, shards int) error {
 	switch {
-	case len(args) == 0 || args[0] != "explore":
-		return fmt.Errorf("farm: give the sweep after --, as: -- explore SCENARIO [flags] (only explore is sharded)")
+	case len(args) == 0 || (args[0] != "explore" && args[0] != "hunt"):
+		return fmt.Errorf("farm: give the sweep after --, as: -- explore SCENARIO [flags] or -- hunt [BUG...] [flags] (only explore and hunt are sharded)")
 	case shards < 1 || shards > shard.MaxShards:
 		return fmt.Errorf("invalid --shards %d: need 1..%d", shards, shard.MaxShards)
 	}
@@ -53,7 +53,7 @@ func newFarmSlurmCmd() *cobra.Command {
 		array  string
 	)
 	cmd := &cobra.Command{
-		Use:   "slurm --shards N --dir DIR [--wait] -- explore SCENARIO [flags]",
+		Use:   "slurm --shards N --dir DIR [--wait] -- explore SCENARIO [flags] | hunt [BUG...] [flags]",
 		Short: "Write and submit an sbatch job array, one task per shard; with --wait, merge",
 		Long: `Write DIR/emud.sbatch, a job array of --shards tasks in which task K
 (SLURM_ARRAY_TASK_ID) runs "emud explore ... --shard K/N" and writes

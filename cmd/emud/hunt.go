@@ -7,11 +7,18 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/scenario/shard"
+	"github.com/emud-dev/emud/sim"
 
 	"github.com/spf13/cobra"
 )
 
-func newHuntCmd() *cobra.Command {
+func newHuntCmd() *cobra.Command { return newHuntCmdFor(nil) }
+
+// newHuntCmdFor is hunt; with merged set (emud merge) it runs no sweep but
+// puts the shards' table together, running each first detection again for
+// its example.
+func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	var (
 		seeds      int
 		first      uint64
@@ -24,6 +31,8 @@ func newHuntCmd() *cobra.Command {
 		strategy   string
 		pctSteps   int
 		tracePath  string
+		shardArg   string
+		shardOut   string
 	)
 	cmd := &cobra.Command{
 		Use:   "hunt [BUG...]",
@@ -75,13 +84,27 @@ prints its hang report or data error and its seed and digest, as run does;
 			if err != nil {
 				return err
 			}
-			errOut := cmd.ErrOrStderr()
-			prog := newProgress(errOut, progress || isTerminal(errOut), "hunt", len(list)*len(sts))
-			if prog != nil {
-				prog.unit = "hunts"
+			if shardArg != "" {
+				sh, err := shard.Parse(shardArg)
+				if err != nil {
+					return err
+				}
+				return huntShard(cmd, args, list, sts, first, seeds, jobs, fixed, sh, shardOut)
 			}
-			h := scenario.HuntAll(list, sts, first, seeds, jobs, fixed, prog.step)
-			prog.finish()
+			var h *scenario.Hunting
+			if merged != nil {
+				if h, err = mergedHunting(merged, list, sts, first, seeds, fixed); err != nil {
+					return err
+				}
+			} else {
+				errOut := cmd.ErrOrStderr()
+				prog := newProgress(errOut, progress || isTerminal(errOut), "hunt", len(list)*len(sts))
+				if prog != nil {
+					prog.unit = "hunts"
+				}
+				h = scenario.HuntAll(list, sts, first, seeds, jobs, fixed, prog.step)
+				prog.finish()
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -106,7 +129,61 @@ prints its hang report or data error and its seed and digest, as run does;
 	fs.StringVar(&strategy, "strategy", scenario.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
 	fs.IntVar(&pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
 	fs.StringVar(&tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
+	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
+	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
+}
+
+// huntShard runs every (bug, strategy) pair over shard sh's seeds and
+// writes the record.
+func huntShard(cmd *cobra.Command, args []string, list []*scenario.Scenario, sts []scenario.Strategy, first uint64, seeds, jobs int, fixed bool, sh shard.Spec, out string) error {
+	rec := shardRecord(cmd, "hunt", strings.Join(args, ","), first, seeds, sh)
+	if rec.RangeSeeds > 0 {
+		h := scenario.HuntAllRange(list, sts, first, rec.RangeFirst, rec.RangeSeeds, jobs, fixed, nil)
+		for b := range list {
+			for s := range sts {
+				r := h.Res[b][s]
+				rec.Hunt = append(rec.Hunt, shard.HuntCell{Bug: r.Bug, Strategy: r.Strategy, Detected: r.Detected, First: r.First, PCTSteps: r.PCTSteps})
+			}
+		}
+	} else {
+		for _, b := range list {
+			for _, st := range sts {
+				c := shard.HuntCell{Bug: b.Name, Strategy: st.Name}
+				if st.Schedule == sim.StrategyPCT {
+					c.PCTSteps = scenario.PCTStepsFor(b, st, first, fixed)
+				}
+				rec.Hunt = append(rec.Hunt, c)
+			}
+		}
+	}
+	return writeRecord(cmd, rec, out)
+}
+
+// mergedHunting is the whole sweep's table from the merged cells; each
+// first detection runs again for its example.
+func mergedHunting(m *shard.Merged, list []*scenario.Scenario, sts []scenario.Strategy, first uint64, seeds int, fixed bool) (*scenario.Hunting, error) {
+	if len(m.Hunt) != len(list)*len(sts) {
+		return nil, fmt.Errorf("merge: %d hunt cells for %d bugs × %d strategies", len(m.Hunt), len(list), len(sts))
+	}
+	h := &scenario.Hunting{Bugs: list, Strategies: sts, First: first, Seeds: seeds, Fixed: fixed, Res: make([][]scenario.Result, len(list))}
+	for b := range list {
+		h.Res[b] = make([]scenario.Result, len(sts))
+		for s := range sts {
+			c := m.Hunt[b*len(sts)+s]
+			if c.Bug != list[b].Name || c.Strategy != sts[s].Name {
+				return nil, fmt.Errorf("merge: cell %s/%s where %s/%s belongs", c.Bug, c.Strategy, list[b].Name, sts[s].Name)
+			}
+			r := scenario.Result{Bug: c.Bug, Strategy: c.Strategy, Seeds: seeds, First: c.First, Detected: c.Detected, PCTSteps: c.PCTSteps}
+			if c.First != 0 {
+				if r.Example = scenario.HuntDetects(list[b], sts[s], c.First, c.PCTSteps, fixed); r.Example == nil {
+					return nil, fmt.Errorf("merge: %s under %s detected at seed %d in its shard but passes here: merge with the build that ran the shards", c.Bug, c.Strategy, c.First)
+				}
+			}
+			h.Res[b][s] = r
+		}
+	}
+	return h, nil
 }
 
 // plantedNames lists the planted bugs, for errors.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,11 +14,12 @@ func newMergeCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "merge FILE...",
-		Short: "Put the records of explore --shard K/N back together into the single run's report",
-		Long: `Read the JSON records that "emud explore --shard K/N --shard-out FILE" wrote,
-one per shard, and print the report (text, or JSON with --json), exit status,
-first failing seed and reproduce command that one explore over the whole range
-prints. The failing seed, if any, runs again here for its report.
+		Short: "Put the records of explore or hunt --shard K/N back together into the single run's report",
+		Long: `Read the JSON records that "emud explore --shard K/N --shard-out FILE" (or hunt
+--shard) wrote, one per shard, and print the report (text, or JSON with --json),
+exit status, first failing seed and reproduce command that one explore over the
+whole range prints (for hunt: the table). The failing seed, if any, runs again
+here for its report (for hunt: each first detection, for its example).
 
 Refused, with an error naming the difference: records of another emud build,
 command, scenario, flag, seed range or shard count; a missing shard (and which);
@@ -58,15 +60,21 @@ func mergeFiles(files []string) (*shard.Merged, error) {
 	if v := shard.Version(); m.Version != v {
 		return nil, fmt.Errorf("merge: the shards were run by emud %q, this is %q: merge with the build that ran them", m.Version, v)
 	}
-	if m.Command != "explore" {
-		return nil, fmt.Errorf("merge: records of %q: only explore's shards can be merged", m.Command)
+	if m.Command != "explore" && m.Command != "hunt" {
+		return nil, fmt.Errorf("merge: records of %q: only explore's and hunt's shards can be merged", m.Command)
 	}
 	return m, nil
 }
 
 // runMerged runs explore in merge mode with the shards' flags.
 func runMerged(cmd *cobra.Command, m *shard.Merged, asJSON bool) error {
-	ex := newExploreCmdFor(m)
+	ex, args := newExploreCmdFor(m), []string{m.Scenario}
+	if m.Command == "hunt" {
+		ex, args = newHuntCmdFor(m), nil
+		if m.Scenario != "" {
+			args = strings.Split(m.Scenario, ",")
+		}
+	}
 	ex.SetOut(cmd.OutOrStdout())
 	ex.SetErr(cmd.ErrOrStderr())
 	set := map[string]string{"seeds": fmt.Sprint(m.Seeds), "first-seed": fmt.Sprint(m.First)}
@@ -81,5 +89,5 @@ func runMerged(cmd *cobra.Command, m *shard.Merged, asJSON bool) error {
 			return fmt.Errorf("merge: the shards' flag --%s=%s: %w", k, v, err)
 		}
 	}
-	return ex.RunE(ex, []string{m.Scenario})
+	return ex.RunE(ex, args)
 }

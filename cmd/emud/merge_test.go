@@ -72,9 +72,32 @@ func TestFarmK8sManifest(t *testing.T) {
 	assert.Contains(t, stderr, "batch.kubernetes.io/job-completion-index=$k")
 	assert.Contains(t, stderr, "emud merge shard-*.json")
 
-	_, stderr, status = execute(t, "farm", "k8s", "--image", "x", "--", "hunt")
+	_, stderr, status = execute(t, "farm", "k8s", "--image", "x", "--", "perf")
 	assert.NotZero(t, status)
-	assert.Contains(t, stderr, "only explore is sharded")
+	assert.Contains(t, stderr, "only explore and hunt are sharded")
 	_, stderr, _ = execute(t, "farm", "slurm", "--dir", t.TempDir(), "--", "explore", "alltoall", "--shard", "1/2")
 	assert.Contains(t, stderr, "--shard is farm's to set")
+}
+
+// hunt's shards merge into hunt's table, text and JSON.
+func TestMergeHuntShards(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"hunt", "alltoall-early-reuse", "--seeds", "5", "--strategies", "ties,pct"}
+	var files []string
+	for k := range 3 {
+		f := filepath.Join(dir, fmt.Sprintf("h%d.json", k))
+		_, stderr, status := execute(t, append(sweep, "--shard", fmt.Sprintf("%d/3", k), "--shard-out", f)...)
+		require.Zero(t, status, stderr)
+		files = append(files, f)
+	}
+	for _, js := range [][]string{nil, {"--json"}} {
+		wantOut, wantErr, wantStatus := execute(t, append(sweep, js...)...)
+		gotOut, gotErr, gotStatus := execute(t, append(append([]string{"merge"}, js...), files...)...)
+		assert.Equal(t, wantOut, gotOut)
+		assert.Equal(t, wantErr, gotErr)
+		assert.Equal(t, wantStatus, gotStatus)
+	}
+	_, stderr, status := execute(t, "merge", files[0], files[2])
+	assert.NotZero(t, status)
+	assert.Contains(t, stderr, "missing shard(s) 1/3 of 3")
 }

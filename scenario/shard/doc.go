@@ -1,4 +1,4 @@
-// Package shard splits an explore sweep into shards that run anywhere (a
+// Package shard splits an explore or hunt sweep into shards that run anywhere (a
 // Slurm job array, a Kubernetes Indexed Job, several shells) and merges
 // their results back into the single run's answer.
 //
@@ -26,5 +26,10 @@
 // same report), so the merged output is byte for byte what one explore
 // over the whole range prints.
 //
-// Only explore is sharded here; hunt and perf are not (yet).
+// hunt shards the same way: shard K runs every (bug, strategy) pair over
+// its range (PCT's steps measured at the sweep's first seed, as a single
+// hunt does) and records per pair the detections and the first detecting
+// seed; the merge sums the detections, takes the first detecting seed of
+// the lowest shard that has one, and runs that seed again for the table's
+// example. perf is not sharded.
 package shard

@@ -63,16 +63,28 @@ type Found struct {
 	Status string `json:"status"`
 }
 
-// Explore is one shard's record: its range and what it found.
-type Explore struct {
+// Record is one shard's record: its range and what it found there.
+type Record struct {
 	Header
 	RangeFirst uint64 `json:"range_first"`
 	RangeSeeds int    `json:"range_seeds"`
-	// Found is the range's lowest failing seed; nil if all passed.
-	Found *Found `json:"found,omitempty"`
-	// Ends (µs) and Digests of the passing runs, in seed order.
-	Ends    []float64 `json:"ends"`
-	Digests []string  `json:"digests"`
+	// explore: Found is the range's lowest failing seed, nil if all
+	// passed; Ends (µs) and Digests those of the passing runs.
+	Found   *Found    `json:"found,omitempty"`
+	Ends    []float64 `json:"ends,omitempty"`
+	Digests []string  `json:"digests,omitempty"`
+	// hunt: one cell per (bug, strategy), in the table's order.
+	Hunt []HuntCell `json:"hunt,omitempty"`
+}
+
+// HuntCell is what one (bug, strategy) pair detected in a range: how many
+// seeds, the first of them (0: none) and the PCT steps it used.
+type HuntCell struct {
+	Bug      string `json:"bug"`
+	Strategy string `json:"strategy"`
+	Detected int    `json:"detected"`
+	First    uint64 `json:"first,omitempty"`
+	PCTSteps int    `json:"pct_steps,omitempty"`
 }
 
 // Version names the build: module version, VCS revision (and whether the
@@ -104,12 +116,12 @@ func Version() string {
 // Named is a record with the file it came from, for errors.
 type Named struct {
 	File string
-	Rec  Explore
+	Rec  Record
 }
 
 // Decode reads one shard record; the error names file.
 func Decode(file string, data []byte) (Named, error) {
-	var e Explore
+	var e Record
 	if err := json.Unmarshal(data, &e); err != nil {
 		return Named{}, fmt.Errorf("%s: not an emud shard record: %v", file, err)
 	}
@@ -122,13 +134,21 @@ func Decode(file string, data []byte) (Named, error) {
 // Merged is the answer of the whole sweep.
 type Merged struct {
 	Header
+	// explore
 	Found   *Found
 	Ends    []float64
 	Digests []string // distinct, sorted
+	// hunt: per cell, the detections summed and the lowest first seed.
+	Hunt []HuntCell
 }
 
-// MergeExplore merges the records of every shard of one sweep.
-func MergeExplore(parts []Named) (*Merged, error) {
+// MergeExplore merges the records of every shard of one explore sweep
+// (Merge by another name, kept for its callers).
+func MergeExplore(parts []Named) (*Merged, error) { return Merge(parts) }
+
+// Merge merges the records of every shard of one sweep, explore's or
+// hunt's.
+func Merge(parts []Named) (*Merged, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("merge: no shard files")
 	}
@@ -170,6 +190,26 @@ func MergeExplore(parts []Named) (*Merged, error) {
 		}
 	}
 	m.Digests = slices.Sorted(maps.Keys(digests))
+	if m.Command == "hunt" {
+		slices.SortFunc(parts, func(a, b Named) int { return a.Rec.Shard - b.Rec.Shard })
+		m.Hunt = slices.Clone(parts[0].Rec.Hunt)
+		for _, p := range parts[1:] {
+			if len(p.Rec.Hunt) != len(m.Hunt) {
+				return nil, fmt.Errorf("merge: %s has %d hunt cells, %s %d: not one sweep", p.File, len(p.Rec.Hunt), parts[0].File, len(m.Hunt))
+			}
+			for i, c := range p.Rec.Hunt {
+				mc := &m.Hunt[i]
+				if c.Bug != mc.Bug || c.Strategy != mc.Strategy || c.PCTSteps != mc.PCTSteps {
+					return nil, fmt.Errorf("merge: %s cell %d is %s/%s (pct steps %d), %s has %s/%s (%d): not one sweep",
+						p.File, i, c.Bug, c.Strategy, c.PCTSteps, parts[0].File, mc.Bug, mc.Strategy, mc.PCTSteps)
+				}
+				mc.Detected += c.Detected
+				if mc.First == 0 {
+					mc.First = c.First // shards in seed order: the first one that saw it
+				}
+			}
+		}
+	}
 	return m, nil
 }
 

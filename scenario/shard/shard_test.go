@@ -54,7 +54,7 @@ func TestRangesTile(t *testing.T) {
 func rec(k, n int, found *Found, flags map[string]string) Named {
 	h := Header{Version: "v1", Command: "explore", Scenario: "alltoall", Flags: flags, First: 1, Seeds: 40, Shard: k, Shards: n}
 	f, c := Spec{k, n}.Range(1, 40)
-	e := Explore{Header: h, RangeFirst: f, RangeSeeds: c, Found: found, Ends: []float64{float64(k)}, Digests: []string{"d", string(rune('a' + k))}}
+	e := Record{Header: h, RangeFirst: f, RangeSeeds: c, Found: found, Ends: []float64{float64(k)}, Digests: []string{"d", string(rune('a' + k))}}
 	return Named{File: "s" + string(rune('0'+k)) + ".json", Rec: e}
 }
 
@@ -127,4 +127,22 @@ func FuzzDecode(f *testing.F) {
 			_, _ = MergeExplore([]Named{n})
 		}
 	})
+}
+
+func TestMergeHunt(t *testing.T) {
+	cells := func(k int, d1 int, f1 uint64) Named {
+		n := rec(k, 3, nil, nil)
+		n.Rec.Command = "hunt"
+		n.Rec.Ends, n.Rec.Digests = nil, nil
+		n.Rec.Hunt = []HuntCell{{Bug: "b", Strategy: "ties", Detected: d1, First: f1}, {Bug: "b", Strategy: "pct", Detected: 1, First: 14 + uint64(k), PCTSteps: 90}}
+		return n
+	}
+	m, err := Merge([]Named{cells(2, 3, 30), cells(0, 0, 0), cells(1, 2, 17)})
+	require.NoError(t, err)
+	assert.Equal(t, []HuntCell{{Bug: "b", Strategy: "ties", Detected: 5, First: 17}, {Bug: "b", Strategy: "pct", Detected: 3, First: 14, PCTSteps: 90}}, m.Hunt,
+		"detections summed, the first detection of the lowest shard that has one")
+	bad := cells(1, 2, 17)
+	bad.Rec.Hunt[1].PCTSteps = 91
+	_, err = Merge([]Named{cells(0, 0, 0), bad, cells(2, 1, 30)})
+	assert.ErrorContains(t, err, "not one sweep")
 }
