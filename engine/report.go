@@ -210,7 +210,7 @@ func (q *Queue) pollHistory() string {
 			break // holds now: not why it is parked
 		}
 		set, reset := ws[i], ws[i+1]
-		return fmt.Sprintf("; the flag did reach it: it became %#x at %v by %s, then was reset to %#x at %v by %s before the engine's next read (a POLL samples the word every interval; a value that flips back is missed)",
+		return fmt.Sprintf("; but the flag did reach the value before the engine read it: it became %#x at %v by %s, then was reset to %#x at %v by %s (a POLL samples the word; a value that flips back before a read is missed)",
 			set.Value, set.At, set.By, reset.Value, reset.At, reset.By)
 	}
 	var parts []string
@@ -221,5 +221,5 @@ func (q *Queue) pollHistory() string {
 	if total > len(ws) {
 		more = fmt.Sprintf(" (the last %d of %d)", len(ws), total)
 	}
-	return fmt.Sprintf("; the flag never reached the value: its writes since the poll began at %v%s were %s", since, more, strings.Join(parts, ", "))
+	return fmt.Sprintf("; the flag never reached the value: its writes since it was first watched at %v%s were %s", since, more, strings.Join(parts, ", "))
 }

@@ -1,0 +1,145 @@
+package cco_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/internal/golden"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Planted bugs of issue 29's classes, each with its fixed twin, their hang
+// reports pinned whole (testdata/diag-*.txt; -update rewrites them).
+
+// zeroedSlot: rank 1 does its own setup (a 64 KiB put and a quiet), then
+// zeroes its signal slot for rank 0, while rank 0's put has already
+// signalled it; its waitSignal then never returns. The report must say
+// the slot was overwritten and name the store, and carry the detector's
+// race between the store and the ATOMIC. The fixed twin zeroes the slot
+// on the host before the kernels start.
+func zeroedSlot(t *testing.T, seed uint64, fixed bool) error {
+	r := newRig(t, seed, rigOpts{ranks: 2, race: true, racy: !fixed})
+	slot, err := r.dcs[1].SignalPool().Slot(0, 0)
+	require.NoError(t, err)
+	if fixed {
+		require.NoError(t, r.mem.Store64(slot, 0))
+	}
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, r.recv[0], 0, r.send[0], 0, 64, 0, cco.RemoteSignal)
+		sdma.Quiet(1)
+	})
+	dc := r.dcs[1]
+	r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(0, r.recv[1], 4096, r.send[1], 4096, 60<<10, 0) // setup
+		sdma.QuietQueue(0, 0)
+		if !fixed {
+			cco.NewMem(t, dc).Store64(slot, 0) // the bug: a peer's signal may be there already
+		}
+		sdma.WaitSignal(0, 0, 1)
+	})
+	return r.s.Run()
+}
+
+// erasedFlag: rank 0 queues a big put and, behind it on the same queue,
+// an engine-side wait (postWaitMem) for a flag == 1; its lane sets the
+// flag and tells rank 1 (a put with a remote signal on another queue),
+// whose next-phase kernel resets the flag to 0 for its own use before the
+// engine has reached the wait. The queue parks forever: the report must
+// say the flag did reach 1 and name both writes. The fixed twin tells
+// rank 1 only after the waiting queue has drained.
+func erasedFlag(t *testing.T, seed uint64, fixed bool) error {
+	r := newRig(t, seed, rigOpts{ranks: 2, winBytes: 4 << 20})
+	flag := r.recv[0].LocalPtr(0x100)
+	dc0, dc1 := r.dcs[0], r.dcs[1]
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, r.recv[0], 4096, r.send[0], 4096, 2<<20, 0)
+		sdma.PostWaitMem(1, 0, r.recv[0], 0x100, 1, cco.SdmaCmpEq, 0xffffffff)
+		sdma.Put(1, r.recv[0], 0, r.send[0], 0, 8, 0)
+		cco.NewMem(t, dc0).StoreRelease32(flag, 1) // phase 1 done
+		if fixed {
+			sdma.QuietQueue(1, 0)
+		}
+		sdma.Put(1, r.recv[0], 8, r.send[0], 8, 8, 1, cco.RemoteSignal) // tell rank 1
+		sdma.QuietQueue(1, 0)
+		sdma.QuietQueue(1, 1)
+	})
+	peerFlag := r.recv[1].LsaPtr(0, 0x100)
+	r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.WaitSignal(0, 1, 1)
+		cco.NewMem(t, dc1).Store32(peerFlag, 0) // the next phase's reset
+	})
+	return r.s.Run()
+}
+
+func TestPlantedZeroedSlot(t *testing.T) {
+	err := zeroedSlot(t, 1, false)
+	var h *sim.HangError
+	require.ErrorAs(t, err, &h)
+	text := h.Text()
+	assert.Contains(t, text, "the slot was overwritten: it went from 1 back to 0")
+	assert.Contains(t, text, "store64 by kernel \"rank1\"")
+	assert.NotContains(t, text, "dropped")
+	assert.NotContains(t, text, "lost")
+	require.NotNil(t, h.Races, "the detector's report rides in the hang report")
+	assert.Contains(t, text, "data races found before the hang")
+	golden.Check(t, "diag-zeroed-slot.txt", text)
+	j, err := h.JSON()
+	require.NoError(t, err)
+	assert.Contains(t, string(j), `"races"`)
+
+	for seed := uint64(1); seed <= 5; seed++ {
+		assert.NoError(t, zeroedSlot(t, seed, true), "fixed twin, seed %d", seed)
+	}
+}
+
+func TestPlantedErasedFlag(t *testing.T) {
+	var h *sim.HangError
+	seed := uint64(1)
+	for ; seed <= 20; seed++ {
+		if errors.As(erasedFlag(t, seed, false), &h) {
+			break
+		}
+	}
+	require.NotNil(t, h, "no seed in 1..20 hangs")
+	text := h.Text()
+	assert.Contains(t, text, "but the flag did reach the value before the engine read it: it became 0x1")
+	assert.Contains(t, text, "then was reset to 0x0")
+	assert.Contains(t, text, `store32 by kernel "rank1"`)
+	assert.Contains(t, text, `kernel "rank0"`)
+	golden.Check(t, fmt.Sprintf("diag-erased-flag-seed%d.txt", seed), text)
+
+	for seed := uint64(1); seed <= 5; seed++ {
+		assert.NoError(t, erasedFlag(t, seed, true), "fixed twin, seed %d", seed)
+	}
+}
+
+// No report says a signal was dropped or lost unless a fault plan dropped
+// one: the planted bugs here under 20 seeds (the corpus's sweep is in
+// package scenario/planted).
+func TestPlantedNeverSayDropped(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		for name, run := range map[string]func(*testing.T, uint64, bool) error{"zeroed-slot": zeroedSlot, "erased-flag": erasedFlag} {
+			err := run(t, seed, false)
+			var h *sim.HangError
+			var re *race.Error
+			var text string
+			switch {
+			case errors.As(err, &h):
+				text = h.Text()
+			case errors.As(err, &re):
+				text = re.Text()
+			}
+			for _, w := range []string{"dropped", "lost"} {
+				assert.False(t, strings.Contains(text, w), "%s seed %d says %q:\n%s", name, seed, w, text)
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package planted_test
+
+import (
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/sim"
+)
+
+// blame matches the words that blame the hardware for a missing write.
+var blame = regexp.MustCompile(`(?i)\b(dropped|lost)\b`)
+
+// No report says a signal or write was dropped or lost unless the
+// program runs under a fault plan that drops things: every planted
+// scenario (corpus bugs and the CLI's planted scenarios) and its fixed
+// twin under seeds 1..20, with the race detector on so that hang reports
+// carry its reports too (issue 29).
+func TestReportsBlameNoHardwareWithoutFaults(t *testing.T) {
+	start := time.Now()
+	for _, sc := range scenario.PlantedBugs() {
+		for _, fixed := range []bool{false, true} {
+			run, err := scenario.Target(sc, fixed)
+			require.NoError(t, err)
+			for seed := uint64(1); seed <= 20; seed++ {
+				o := scenario.Defaults(sc)
+				o.Seed, o.Perturb, o.Race = seed, sim.LevelExact, true
+				rep := scenario.RunOnce(run, o)
+				var text string
+				switch {
+				case rep.Hang != nil:
+					text = rep.Hang.Text()
+				case rep.Races != nil:
+					text = rep.Races.Text()
+				default:
+					text = rep.Error
+				}
+				if sc.Planted.Faults != "" && !fixed {
+					continue // the fault plan may drop: the words are then true
+				}
+				assert.False(t, blame.MatchString(text), "%s (fixed %v) seed %d blames the hardware with no fault plan:\n%s", sc.Name, fixed, seed, text)
+			}
+		}
+	}
+	t.Logf("%d planted scenarios × 2 × 20 seeds in %v", len(scenario.PlantedBugs()), time.Since(start).Round(time.Millisecond))
+}
