@@ -262,7 +262,10 @@ func TestParseMeasurements(t *testing.T) {
 		{h1 + "1,1,1,1e-300\n", `time_us "1e-300": need a number from 1e-06 (1 ps`},
 		{h1 + "1,1,1,1e12\n", `time_us "1e12"`},
 		{h1 + strings.Repeat("1,64,1,3\n", MaxFitRows+1), "more than 256 rows"},
-		{h1 + "4096,67108864,1,1\n", "exceeds"},
+		{h1 + "4096,1073741824,1,1\n", "ops × bytes = 4398046511104 exceeds the 1099511627776 (1 TiB) one row may move"},
+		{h1 + "1,17179869185,1,1\n", `bytes "17179869185": need an integer 1..17179869184 (16 GiB)`},
+		{h2 + strings.Repeat("n", 65) + ",0,1,1,1,1,1\n", "is 65 bytes: at most 64"},
+		{h2 + "\"a\nb\",9,1,1,1,1,1\n", `("a\nb"): src "9"`},
 		{h1 + "1,1,1\n", "wrong number of fields"},
 		{h2 + "a,0,1,1,1,1\n", "wrong number of fields"},
 		{h2 + ",0,1,1,1,1,1\n", "name is empty"},
@@ -333,7 +336,7 @@ func FuzzParseMeasurements(f *testing.F) {
 			return
 		}
 		for _, m := range ms {
-			if m.Ops < 1 || m.Queues < 1 || m.Queues > benchQueues || m.Bytes < 1 || !(m.TimeUs > 0) || uint64(m.Ops)*m.Bytes > maxFitBytes ||
+			if m.Ops < 1 || m.Queues < 1 || m.Queues > benchQueues || m.Bytes < 1 || !(m.TimeUs > 0) || uint64(m.Ops)*m.Bytes > maxFitTotal ||
 				m.Src < 0 || m.Src >= maxFitGPUs || m.Dst < 0 || m.Dst >= maxFitGPUs || m.Name == "" {
 				t.Fatalf("accepted an out-of-range row %+v", m)
 			}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/emud-dev/emud/model"
 )
@@ -24,13 +25,16 @@ type Measurement struct {
 	TimeUs      float64
 }
 
-// Limits on a measurement row: enough for every documented shape, small
-// enough that one emulated row stays a fraction of a second and its
-// buffers (every GPU up to the highest named gets a send and a receive
-// window of ops × bytes) stay under a GiB.
+// Limits on a measurement row. The benches are phantom (timing only: no
+// byte is stored), so a row's memory does not depend on its size: a copy
+// may be any size a put takes (cco chunks it into COPY packets of at most
+// ring.MaxCopyBytes, the 30-bit COPY limit), and ops × bytes is bounded
+// only so that the emulated address space and the chunk count of one row
+// (its run time: one event per 256 KiB chunk) stay reasonable.
 const (
 	maxFitOps   = 4096
-	maxFitBytes = 64 << 20
+	maxFitBytes = 16 << 30 // one copy: 16 GiB (the send and receive windows fit a rank's 64 GiB VMM)
+	maxFitTotal = 1 << 40  // ops × bytes of one row: 1 TiB, 4 M chunks
 	maxFitGPUs  = 8
 	// MaxFitRows caps a fit's input: every candidate runs every row, and a
 	// fit tries dozens of candidates per parameter.
@@ -52,7 +56,65 @@ const (
 // name,src,dst,ops,bytes,queues,time_us (format v2), or the first format's
 // ops,bytes,queues,time_us (GPU 0 to GPU 1; rows are named by line). Lines
 // starting with # are comments. Errors name the line and the column.
+//
+// The input is bounded before it is parsed: a line longer than
+// MaxLineBytes or a file longer than MaxFileBytes is refused as soon as
+// the limit is passed (an endless line, /dev/zero, a sparse file), and a
+// name longer than maxNameBytes too, each error naming its limit.
 func ParseMeasurements(r io.Reader) ([]Measurement, error) {
+	lr := &boundedReader{r: r, line: 1}
+	ms, err := parseMeasurements(lr)
+	if lr.err != nil { // the bound, not what csv made of the cut input
+		return nil, lr.err
+	}
+	return ms, err
+}
+
+// Bounds on a measurement file (ParseMeasurements): generous for 256 rows
+// with comments, and small enough that reading one costs no memory worth
+// mentioning whatever is given.
+const (
+	MaxLineBytes = 4 << 10
+	MaxFileBytes = 16 << 20
+	maxNameBytes = 64
+)
+
+// boundedReader passes r through until a line passes MaxLineBytes or the
+// whole MaxFileBytes; then it fails with an error naming the limit.
+type boundedReader struct {
+	r      io.Reader
+	n, cur int64 // bytes so far; bytes since the last newline
+	line   int
+	err    error
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	k, err := b.r.Read(p)
+	for i, c := range p[:k] {
+		b.n++
+		if c == '\n' {
+			b.line++
+			b.cur = 0
+			continue
+		}
+		b.cur++
+		switch {
+		case b.cur > MaxLineBytes:
+			b.err = fmt.Errorf("measurements line %d: longer than %d bytes, the most one line may have (is this a measurement CSV?)", b.line, MaxLineBytes)
+		case b.n > MaxFileBytes:
+			b.err = fmt.Errorf("measurements: longer than %d bytes (16 MiB), the most a measurement file may have (at most %d rows)", MaxFileBytes, MaxFitRows)
+		}
+		if b.err != nil {
+			return i, b.err
+		}
+	}
+	return k, err
+}
+
+func parseMeasurements(r io.Reader) ([]Measurement, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
@@ -103,16 +165,19 @@ func parseMeasurement(rec []string, v2 bool, line int) (Measurement, error) {
 	}
 	if v2 {
 		m.Name = rec[0]
-		if m.Name == "" {
+		switch {
+		case m.Name == "":
 			return m, fmt.Errorf("measurements line %d: name is empty", line)
+		case len(m.Name) > maxNameBytes:
+			return m, fmt.Errorf("measurements line %d: name %s is %d bytes: at most %d", line, PrintName(m.Name[:maxNameBytes]+"…"), len(m.Name), maxNameBytes)
 		}
 		src, err1 := strconv.Atoi(rec[1])
 		dst, err2 := strconv.Atoi(rec[2])
 		switch {
 		case err1 != nil || src < 0 || src >= maxFitGPUs:
-			return m, fmt.Errorf("measurements line %d (%s): src %q: need a GPU 0..%d", line, m.Name, rec[1], maxFitGPUs-1)
+			return m, fmt.Errorf("measurements line %d (%s): src %q: need a GPU 0..%d", line, PrintName(m.Name), rec[1], maxFitGPUs-1)
 		case err2 != nil || dst < 0 || dst >= maxFitGPUs:
-			return m, fmt.Errorf("measurements line %d (%s): dst %q: need a GPU 0..%d", line, m.Name, rec[2], maxFitGPUs-1)
+			return m, fmt.Errorf("measurements line %d (%s): dst %q: need a GPU 0..%d", line, PrintName(m.Name), rec[2], maxFitGPUs-1)
 		}
 		m.Src, m.Dst = src, dst
 		rec = rec[3:]
@@ -125,13 +190,13 @@ func parseMeasurement(rec []string, v2 bool, line int) (Measurement, error) {
 	case err1 != nil || ops < 1 || ops > maxFitOps:
 		return m, fmt.Errorf("measurements line %d: ops %q: need an integer 1..%d", line, rec[0], maxFitOps)
 	case err2 != nil || bytes < 1 || bytes > maxFitBytes:
-		return m, fmt.Errorf("measurements line %d: bytes %q: need an integer 1..%d", line, rec[1], maxFitBytes)
+		return m, fmt.Errorf("measurements line %d: bytes %q: need an integer 1..%d (16 GiB)", line, rec[1], uint64(maxFitBytes))
 	case err3 != nil || queues < 1 || queues > benchQueues:
 		return m, fmt.Errorf("measurements line %d: queues %q: need an integer 1..%d", line, rec[2], benchQueues)
 	case err4 != nil || !(t >= minFitTimeUs) || t > model.MaxStepUs:
 		return m, fmt.Errorf("measurements line %d: time_us %q: need a number from %g (1 ps, the emulator's clock resolution) to %g", line, rec[3], minFitTimeUs, float64(model.MaxStepUs))
-	case uint64(ops)*bytes > maxFitBytes:
-		return m, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds %d", line, uint64(ops)*bytes, maxFitBytes)
+	case uint64(ops)*bytes > maxFitTotal:
+		return m, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds the %d (1 TiB) one row may move", line, uint64(ops)*bytes, uint64(maxFitTotal))
 	}
 	m.Ops, m.Bytes, m.Queues, m.TimeUs = ops, bytes, queues, t
 	return m, nil
@@ -167,6 +232,9 @@ type FitResult struct {
 	// Unidentified lists named parameters the rows do not constrain: no
 	// row depends on them, so they keep the start value.
 	Unidentified []string
+	// StartCost is the start model's sum of squared relative errors over
+	// the rows (Check compares the fit's with it).
+	StartCost float64
 }
 
 // FitOption tunes Fit.
@@ -271,7 +339,7 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64, opts
 		return nil, err
 	}
 	res.p.Label = base.Name() + "+fit"
-	out := &FitResult{Model: res.p, Params: names, Evals: res.evals, Unidentified: res.flat}
+	out := &FitResult{Model: res.p, Params: names, Evals: res.evals, Unidentified: res.flat, StartCost: res.startCost}
 	if out.Residuals, err = Residuals(res.p, ms, seed); err != nil {
 		return nil, err
 	}
@@ -310,15 +378,93 @@ func DocumentedMeasurements(rows []Row) []Measurement {
 	return ms
 }
 
-// WriteResiduals prints one line per measurement.
+// PrintName is a measurement's name as a table or message shows it: as
+// given when it is printable text without spaces, else quoted with Go's
+// escapes (a name with a newline or a control character cannot break a
+// table or forge a line).
+func PrintName(n string) string {
+	for _, c := range n {
+		if c == ' ' || !unicode.IsGraphic(c) || c == '"' {
+			return strconv.Quote(n)
+		}
+	}
+	return n
+}
+
+// Path names the path a measurement's copies take: "local" (an engine
+// writing its own GPU's memory) or "xgmi" (to a peer GPU over xGMI).
+func (x Measurement) Path() string {
+	if x.Src == x.Dst {
+		return "local"
+	}
+	return "xgmi"
+}
+
+// WriteResiduals prints one line per measurement, with its path.
 func WriteResiduals(w io.Writer, rs []Residual) error {
-	if _, err := fmt.Fprintf(w, "%-18s %3s %3s %6s %10s %6s %12s %12s %8s\n", "name", "src", "dst", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
+	if _, err := fmt.Fprintf(w, "%-18s %-5s %3s %3s %6s %11s %6s %12s %12s %8s\n", "name", "path", "src", "dst", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
 		return err
 	}
 	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%-18s %3d %3d %6d %10d %6d %12.3f %12.3f %+7.1f%%\n", r.Name, r.Src, r.Dst, r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
+		if _, err := fmt.Fprintf(w, "%-18s %-5s %3d %3d %6d %11d %6d %12.3f %12.3f %+7.1f%%\n", PrintName(r.Name), r.Path(), r.Src, r.Dst, r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// PredictWithin is the error a prediction summary counts as close.
+const PredictWithin = 0.15
+
+// WritePredictionSummary prints "predicted N rows: K within 15% (max X%,
+// median Y%)".
+func WritePredictionSummary(w io.Writer, rs []Residual) error {
+	var abs []float64
+	k := 0
+	for _, r := range rs {
+		e := math.Abs(r.Error)
+		abs = append(abs, e)
+		if e <= PredictWithin {
+			k++
+		}
+	}
+	mx := 0.0
+	for _, e := range abs {
+		mx = math.Max(mx, e)
+	}
+	_, err := fmt.Fprintf(w, "predicted %d rows: %d within %.0f%% (max %.1f%%, median %.1f%%)\n", len(rs), k, 100*PredictWithin, 100*mx, 100*median(abs))
+	return err
+}
+
+// FitBound is the largest |relative error| a fitted row may keep for the
+// fit to count as one (Check): far outside any measurement's noise.
+const FitBound = 0.25
+
+// Check reports a fit that failed: one that did not lower the sum of
+// squared relative errors from the start model's, or left some row's
+// error beyond bound (FitBound unless set). A model from such a fit is
+// not a fit of the rows; "emud fit" exits non-zero and writes it only
+// when asked to.
+func (r *FitResult) Check(bound float64) error {
+	if bound <= 0 {
+		bound = FitBound
+	}
+	var cost float64
+	worst := -1
+	for i, x := range r.Residuals {
+		cost += x.Error * x.Error
+		if worst < 0 || math.Abs(x.Error) > math.Abs(r.Residuals[worst].Error) {
+			worst = i
+		}
+	}
+	if !(cost < r.StartCost) && r.StartCost > 0 {
+		return fmt.Errorf("the fit did not lower the error: sum of squared relative errors %.4g at the start, %.4g after (a row far from anything the model can produce? %s is at %+.1f%%)",
+			r.StartCost, cost, PrintName(r.Residuals[worst].Name), 100*r.Residuals[worst].Error)
+	}
+	if worst >= 0 && !(math.Abs(r.Residuals[worst].Error) <= bound) {
+		x := r.Residuals[worst]
+		return fmt.Errorf("row %s is still %+.1f%% off after the fit, beyond the ±%.0f%% bound: the fitted parameters cannot explain it (a wrong row, or a parameter the fit did not vary)",
+			PrintName(x.Name), 100*x.Error, 100*bound)
 	}
 	return nil
 }

@@ -42,6 +42,8 @@ type lsqResult struct {
 	iters  int
 	flat   []string // parameters no row depends on
 	budget int
+	// startCost is the start's sum of squared residuals (no ridge).
+	startCost float64
 }
 
 // errInvalid marks a candidate outside the model's physical range.
@@ -130,6 +132,7 @@ func (q *lsq) begin(start *model.Params) (*lsqRun, error) {
 		return nil, err
 	}
 	f.c = f.cost(f.r, f.x)
+	f.res.startCost = f.c // the ridge is 0 at the start
 	if math.IsInf(f.c, 0) || math.IsNaN(f.c) {
 		return nil, errors.New("fit: no candidate gave a finite error (the start model's is infinite: a row's measured time is far below anything the emulator can produce); check the rows and the start model")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/emud-dev/emud/calibrate"
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/scenario"
 )
 
 func newFitCmd() *cobra.Command {
@@ -19,6 +20,8 @@ func newFitCmd() *cobra.Command {
 		seed               uint64
 		holdout            bool
 		progress           bool
+		writeAnyway        bool
+		maxError           float64
 	)
 	cmd := &cobra.Command{
 		Use:   "fit FILE",
@@ -42,11 +45,26 @@ parameters and the residual of every row are printed, and the model is
 written to --out, which "emud run --model" and "emud calibrate --model" load.
 
 --predict MODEL predicts every row under MODEL without fitting and prints CSV:
-the input columns (v2) plus predicted_us,error_pct.
+the input columns (v2) plus predicted_us,error_pct; the summary line
+"predicted N rows: K within 15% (max X%, median Y%)" goes to stderr.
+
+A fit that does not lower the rows' error, or leaves some fitted row more
+than --max-error (25%) off, has failed: it says why, writes no model and
+exits 4, unless --write-anyway. The residual table names each row's path
+(local: an engine writing its own GPU's memory; xgmi: to a peer).
+
+Rows may be of any size: the benches are phantom (timing only), so a row
+of 64 copies of 1 GiB costs the memory of one of 64 B. Limits: ops 1..4096,
+bytes 1..16 GiB per copy (cco cuts a copy into COPY packets of at most
+1 GiB − 32 B, the 30-bit COPY limit), ops × bytes ≤ 1 TiB; lines of at most
+4 KiB, names of at most 64 bytes, files of at most 16 MiB.
 
 --holdout fits on every other row and reports the prediction of the others.
 calibrate/testdata/mi355x-measurements.csv holds the documented rows of this
-shape.`,
+shape.
+
+Exit status: 0 fitted (or predicted), 4 the fit failed (see above), 1 bad
+flags or input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, flag := base, "--model"
@@ -72,7 +90,10 @@ shape.`,
 				if err != nil {
 					return err
 				}
-				return calibrate.WritePredictions(w, rs)
+				if err := calibrate.WritePredictions(w, rs); err != nil {
+					return err
+				}
+				return calibrate.WritePredictionSummary(cmd.ErrOrStderr(), rs)
 			}
 			p := m
 			train, test := ms, []calibrate.Measurement(nil)
@@ -137,6 +158,13 @@ shape.`,
 					return err
 				}
 			}
+			failed := res.Check(maxError / 100)
+			if failed != nil && !writeAnyway {
+				return &scenario.ExitError{Code: scenario.ExitCalibration, Err: fmt.Errorf("fit failed: %w; no model written (--write-anyway writes it)", failed)}
+			}
+			if failed != nil {
+				fmt.Fprintf(w, "warning: fit failed: %v; writing the model anyway (--write-anyway)\n", failed)
+			}
 			if out != "" {
 				if err := res.Model.WriteFile(out); err != nil {
 					return fmt.Errorf("writing --out: %w", err)
@@ -154,6 +182,8 @@ shape.`,
 	fl.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
 	fl.BoolVar(&holdout, "holdout", false, "fit on every other row, predict the rest")
 	fl.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
+	fl.Float64Var(&maxError, "max-error", 100*calibrate.FitBound, "a fit leaving some fitted row more than this many percent off fails (exit 4, no model written)")
+	fl.BoolVar(&writeAnyway, "write-anyway", false, "write the model even when the fit failed (did not lower the error, or left a row beyond --max-error)")
 	return cmd
 }
 

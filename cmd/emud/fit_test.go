@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -63,4 +64,32 @@ func TestFitAllParams(t *testing.T) {
 	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "engines_per_link")
 	assert.NotContains(t, out, "warning: engines_per_link")
+}
+
+// A fit that fails (a row at 1e9 µs, or at 1e-6 µs) exits 4 with the
+// reason and writes no model; --write-anyway writes it; --predict ends
+// with the summary line on stderr.
+func TestFitFailsLoudly(t *testing.T) {
+	for _, row := range []string{"far,0,1,1,131072,1,1e9\n", "near,0,1,1,131072,1,1e-6\n"} {
+		in := writeFile(t, "bad.csv", "name,src,dst,ops,bytes,queues,time_us\na,0,1,1,65536,1,3.855\nb,0,1,1,262144,1,7.282\n"+row)
+		modelOut := filepath.Join(t.TempDir(), "m.json")
+		out, errOut, status := execute(t, "fit", in, "--out", modelOut)
+		assert.Equal(t, scenario.ExitCalibration, status, out)
+		assert.Contains(t, errOut, "fit failed: row "+strings.SplitN(row, ",", 2)[0]+" is still")
+		assert.Contains(t, errOut, "no model written (--write-anyway writes it)")
+		assert.NoFileExists(t, modelOut)
+		out, _, status = execute(t, "fit", in, "--out", modelOut, "--write-anyway")
+		assert.Equal(t, scenario.ExitOK, status)
+		assert.Contains(t, out, "warning: fit failed: ")
+		assert.FileExists(t, modelOut)
+	}
+	in := writeFile(t, "v2.csv", v2Rows)
+	out, errOut, status := execute(t, "fit", "--predict", "mi355x", in)
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	assert.Regexp(t, `^predicted 5 rows: \d within 15% \(max \d+\.\d%, median \d+\.\d%\)\n$`, errOut)
+	assert.NotContains(t, out, "predicted 5 rows", "stdout stays CSV")
+	out, errOut, status = execute(t, "fit", in, "--out", "", "--params", "link_gbps,packet_us,visible_us,local_gbps")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	assert.Regexp(t, `(?m)^local +local +2 +2 `, out, "the residual table names the path")
+	assert.Regexp(t, `(?m)^back +xgmi +3 +2 `, out)
 }
