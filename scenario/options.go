@@ -127,6 +127,11 @@ func (o Options) validateFor(sc *Scenario) error {
 			return fmt.Errorf("invalid --phantom: %s checks its data, it needs real bytes", sc.Name)
 		}
 	}
+	if sc.Opens != nil {
+		if err := CheckEngines(o, sc.Name, sc.Opens(o)); err != nil {
+			return err
+		}
+	}
 	if !sc.Fabric {
 		for _, f := range []struct {
 			name string

@@ -42,6 +42,12 @@ type Scenario struct {
 	// Usage estimates a run's footprint for the memory budget (Footprint
 	// drops Backed for phantom runs). Optional.
 	Usage func(Options) Usage
+	// Opens, for an SDMA scenario whose queues grow with --ranks (an
+	// all-to-all), says which queue ids rank g opens toward rank p (p == g:
+	// loopback). Validate then refuses a rank count whose queues do not fit
+	// the GPUs' SDMA engines (CheckEngines), naming the limit; nil for a
+	// scenario that opens a bounded number of queues per GPU.
+	Opens func(Options) func(g, p int) []int
 }
 
 // Planted describes a scenario's deliberate bug.

@@ -47,7 +47,7 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.IntVar(&f.o.PCT.Steps, "pct-steps", 0, fmt.Sprintf("PCT: scheduling steps the change points are spread over (0 = %d)", sim.DefaultPCTSteps))
 	fs.StringVar(&f.faults, "faults", "none", "SDMA faults to inject: none, seed[=RATE] (drawn from the seed), or a list such as drop-signal=0:1:0#2,stall-bytes=256M,dead=1:0:1,lost-doorbell=0:1:0#0,doorbell-delay=20us@0.2,rptr-lag=5us")
 	fs.StringVar(&f.name, "scenario", f.name, "scenario to run ("+scenario.Names()+")")
-	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d; CFT scenarios up to %d)", scenario.MinRanks, scenario.MaxRanks, scenario.MaxFabricRanks))
+	fs.IntVar(&f.o.Ranks, "ranks", f.o.Ranks, fmt.Sprintf("ranks, one per emulated GPU (%d..%d; fewer for an all-to-all whose queues do not fit the GPUs' SDMA engines, e.g. alltoall-split up to 57: the refusal names the limit; CFT scenarios up to %d)", scenario.MinRanks, scenario.MaxRanks, scenario.MaxFabricRanks))
 	fs.Var(&f.size, "bytes", "bytes per message (per pair, per chunk or the payload, as the scenario says); K, M, G suffixes are powers of 1024")
 	fs.IntVar(&f.o.Queues, "queues", f.o.Queues, fmt.Sprintf("SDMA queue ids per GPU pair (%d..%d)", scenario.MinQueues, scenario.MaxQueues))
 	fs.BoolVar(&f.o.Debug, "debug", false, "turn on MORI_CCO_SDMA_DEBUG's misuse checks: a misuse stops at the offending call")

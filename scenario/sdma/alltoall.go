@@ -28,6 +28,7 @@ func init() {
 		Perf:    scenario.PerfAllToAll,
 		Summary: "every rank puts a block to every rank (itself included) with ccoSdma put + remote signal",
 		Check:   checkAlltoall,
+		Opens:   alltoallOpens,
 		Run:     func(o scenario.Options) (*scenario.Outcome, error) { return runAlltoall(o, false) },
 		Usage:   alltoallUsage,
 	})
@@ -37,6 +38,7 @@ func init() {
 		Planted: &scenario.Planted{Fixed: "alltoall", Ranks: 4, Bytes: 4 << 10, Class: "early source reuse: the send block overwritten before quiet",
 			Source: "seed document, Completion: do not reuse a source buffer before the op completes"},
 		Check: checkAlltoall,
+		Opens: alltoallOpens,
 		Run:   func(o scenario.Options) (*scenario.Outcome, error) { return runAlltoall(o, true) },
 		Usage: alltoallUsage,
 	})
@@ -63,6 +65,12 @@ func checkAlltoall(o scenario.Options) error {
 		return fmt.Errorf("invalid --bytes %s: alltoall moves each block in one COPY packet, at most %d bytes", scenario.FormatBytes(o.Bytes), ring.MaxCopyBytes)
 	}
 	return nil
+}
+
+// alltoallOpens: rank r puts to every rank p, itself included, on queue
+// id p mod --queues (queueID).
+func alltoallOpens(o scenario.Options) func(g, p int) []int {
+	return func(_, p int) []int { return []int{p % o.Queues} }
 }
 
 func runAlltoall(o scenario.Options, earlyReuse bool) (*scenario.Outcome, error) {

@@ -30,6 +30,7 @@ func init() {
 		Summary: fmt.Sprintf("all-to-all of %d messages per peer, round-robin over --queues queue ids (message k on queue k mod queues)", a2aMsgs),
 		Bytes:   "per message",
 		Check:   checkAlltoallMQ,
+		Opens:   alltoallMQOpens,
 		Run:     runAlltoallMQ,
 		Usage:   alltoallMQUsage,
 	})
@@ -52,6 +53,18 @@ func checkAlltoallMQ(o scenario.Options) error {
 		return fmt.Errorf("invalid --bytes %s: at most %s per message", scenario.FormatBytes(o.Bytes), scenario.FormatBytes(maxMessageBytes))
 	}
 	return nil
+}
+
+// alltoallMQOpens: rank r sends every other rank its messages on queue ids
+// k mod --queues.
+func alltoallMQOpens(o scenario.Options) func(g, p int) []int {
+	qs := scenario.QueueRange(min(a2aMsgs, o.Queues))
+	return func(g, p int) []int {
+		if g == p {
+			return nil
+		}
+		return qs
+	}
 }
 
 func runAlltoallMQ(o scenario.Options) (*scenario.Outcome, error) {

@@ -47,6 +47,7 @@ func init() {
 		Perf:    split,
 		Summary: fmt.Sprintf("all-to-all in %d rounds, each block sent in two halves by two kernels on queue ids 0 and 1, launched with seeded skew", splitRounds),
 		Check:   checkSplit,
+		Opens:   splitOpens,
 		Usage:   splitUsage,
 		Run:     func(o scenario.Options) (*scenario.Outcome, error) { return runSplit(o, false) },
 	})
@@ -57,6 +58,7 @@ func init() {
 		Planted: &scenario.Planted{Fixed: "alltoall-split", Ranks: 4, Bytes: 4 << 10, Class: "one expected counter per source shared across queue ids",
 			Source: "seed document, waitSignal rules: one running total per (srcRank, queueId)"},
 		Check: checkSplit,
+		Opens: splitOpens,
 		Usage: splitUsage,
 		Run:   func(o scenario.Options) (*scenario.Outcome, error) { return runSplit(o, true) },
 	})
@@ -67,6 +69,12 @@ func splitUsage(o scenario.Options) scenario.Usage {
 	u := alltoallUsage(o)
 	u.Queues, u.Lanes = 2*u.Queues, 2*u.Lanes
 	return u
+}
+
+// splitOpens: both kernels of rank r put to every rank, itself included,
+// one on queue id 0 and one on queue id 1.
+func splitOpens(scenario.Options) func(g, p int) []int {
+	return func(int, int) []int { return []int{0, 1} }
 }
 
 func checkSplit(o scenario.Options) error {
