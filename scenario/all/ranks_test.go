@@ -57,20 +57,24 @@ func TestEveryRankCountAdmittedOrItsLimitNamed(t *testing.T) {
 				top = n
 				continue
 			}
-			require.NotNil(t, sc.Opens, "%s at %d ranks: %v", sc.Name, n, err)
-			require.ErrorContains(t, err, fmt.Sprintf("invalid --ranks %d: %s opens", n, sc.Name))
-			require.ErrorContains(t, err, "over the 8 queues one engine holds (KFD NumSdmaQueuesPerEngine)")
-			require.ErrorContains(t, err, fmt.Sprintf("at most %d ranks with these flags", top))
+			// A refusal names --ranks, why, and the limit.
+			require.ErrorContains(t, err, fmt.Sprintf("invalid --ranks %d: ", n), sc.Name)
+			require.ErrorContains(t, err, "at most", "%s at %d ranks: the refusal states the limit", sc.Name, n)
+			if sc.Opens != nil {
+				require.ErrorContains(t, err, fmt.Sprintf("invalid --ranks %d: %s opens", n, sc.Name))
+				require.ErrorContains(t, err, "over the 8 queues one engine holds (KFD NumSdmaQueuesPerEngine)")
+				require.ErrorContains(t, err, fmt.Sprintf("at most %d ranks with these flags", top))
+			}
 		}
 		if top < hi {
 			limited++
 		}
 		assert.GreaterOrEqual(t, top, min(hi, 8), "%s runs on a full MI355X node", sc.Name)
 	}
-	// alltoall-split (and its planted twin) and alltoall-mq stop below
-	// --ranks' 64 at their defaults; alltoall spreads its peers over the
-	// queue ids and fits.
-	assert.Equal(t, 3, limited, "scenarios whose limit is below MaxRanks")
+	// At least alltoall-split (and its planted twin) and alltoall-mq stop
+	// below --ranks' 64 at their defaults; alltoall spreads its peers over
+	// the queue ids and fits.
+	assert.GreaterOrEqual(t, limited, 3, "scenarios whose limit is below MaxRanksOf")
 }
 
 // openAll creates on a real node every queue opens declares for n ranks:
