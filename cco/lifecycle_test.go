@@ -30,7 +30,8 @@ func cycleComm(t *testing.T, r *rig, a *sim.Actor, queues int) ([]*cco.Comm, err
 		s := cco.NewSdma(th, dcs[0])
 		for q := 0; q < queues; q++ {
 			for _, peer := range []int{1, 0} {
-				s.PutPtr(peer, r.recv[0].LsaPtr(peer, 0), r.send[0].LocalPtr(0), 64, q, cco.RemoteSignal)
+				off := uint64(64 * q) // each queue its own destination: no race between them
+				s.PutPtr(peer, r.recv[0].LsaPtr(peer, off), r.send[0].LocalPtr(0), 64, q, cco.RemoteSignal)
 			}
 		}
 		s.Quiet(1)
