@@ -8,69 +8,71 @@ import (
 	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
 // bench is one measurement's emulated machine: an MI355X node (8 GPUs,
 // queue ids per pair as MORI) under the model being judged, ranks with a
-// send and a receive window each, and their dev comms with 8 queues. Every
-// scenario builds a fresh one, so no state leaks between rows.
+// send and a receive window each, and their dev comms with 8 queues, in
+// package scenario's environment (scenario.Env over job.Job). Every
+// measurement builds a fresh one, so no state leaks between rows.
 type bench struct {
-	j          *job.Job
-	s          *sim.Sim
-	node       *engine.Node
+	*scenario.Env
 	m          model.Model
-	mem        cco.Memory
 	send, recv []cco.Window
 	flags      []cco.Window // 4 KiB per rank for flags the host sets
-	dcs        []cco.DevComm
 }
 
 const benchQueues = 8
 
 func newBench(m model.Model, seed uint64, ranks int, win uint64) (*bench, error) {
-	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed}, Ranks: ranks, GPUs: engine.DefaultGPUs, Model: m})
+	e, err := scenario.Build(scenario.Options{Ranks: ranks, Queues: benchQueues, Seed: seed},
+		job.Config{Sim: sim.Config{Seed: seed}, Ranks: ranks, GPUs: engine.DefaultGPUs, Model: m})
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{j: j, s: j.Sim, node: j.Node, m: m, mem: j.Host.Device().Memory()}
+	b := &bench{Env: e, m: m}
 	// Payload windows are phantom: the rows measure time, and no bytes
 	// means a 16 MiB row costs what a 4 KiB one does. Flags are real
 	// memory: the host stores them and pollers read them.
-	if b.send, err = j.PhantomWindow(win); err != nil {
+	if b.send, err = e.PhantomWindow(win); err != nil {
 		return nil, err
 	}
-	if b.recv, err = j.PhantomWindow(win); err != nil {
+	if b.recv, err = e.PhantomWindow(win); err != nil {
 		return nil, err
 	}
-	if b.flags, err = j.Window(4 << 10); err != nil {
+	if b.flags, err = e.Job.Window(4 << 10); err != nil {
 		return nil, err
 	}
-	if err := j.CreateDevComms(benchQueues, false); err != nil {
+	if err := e.CreateDevComms(benchQueues, false); err != nil {
 		return nil, err
 	}
-	b.dcs = j.DevComms
 	return b, nil
 }
+
+// hostMem is the memory as the host's device sees it (flag stores, CU
+// polls).
+func (b *bench) hostMem() cco.Memory { return b.Host.Device().Memory() }
 
 // launch starts fn on every lane of a one-block kernel of threads lanes on
 // rank's GPU.
 func (b *bench) launch(rank, threads int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
-	_, err := b.j.Launch(rank, 1, threads, fn)
+	_, err := b.Launch(rank, 1, threads, fn)
 	return err
 }
 
 // launchWaves launches waves single-lane blocks on rank's GPU instead
 // (independent waves).
 func (b *bench) launchWaves(rank, waves int, fn func(t *kernel.Thread, sdma *cco.Sdma)) error {
-	_, err := b.j.Launch(rank, waves, 1, fn)
+	_, err := b.Launch(rank, waves, 1, fn)
 	return err
 }
 
 // run runs the machine to the end; a hang or a failed kernel is an error
 // naming the scenario.
 func (b *bench) run(what string) error {
-	if err := b.s.Run(); err != nil {
+	if err := b.Sim.Run(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
@@ -81,13 +83,13 @@ func (b *bench) run(what string) error {
 // far: the moment the last packet's data landed. Call it right after the
 // doorbell.
 func (b *bench) observeDrain(gpu, peer, q int, done *sim.Time) {
-	qu := b.node.LookupQueue(gpu, peer, q)
+	qu := b.Node.LookupQueue(gpu, peer, q)
 	if qu == nil {
-		*done = b.s.Now()
+		*done = b.Sim.Now()
 		return
 	}
 	target := qu.QuietTarget()
-	b.s.Spawn("observer", func(a *sim.Actor) {
+	b.Sim.Spawn("observer", func(a *sim.Actor) {
 		qu.AwaitDrained(a, target)
 		*done = a.Now()
 	})
@@ -98,8 +100,8 @@ func (b *bench) observeDrain(gpu, peer, q int, done *sim.Time) {
 func (b *bench) setFlagAt(rank int, at sim.Time, v uint32, set *sim.Time) {
 	addr := b.flags[rank].LocalPtr(0)
 	*set = at
-	b.s.At(at+b.m.Cost(model.HostStore), func() {
-		_ = b.mem.Store32(addr, v) // allocated above: cannot fail
+	b.Sim.At(at+b.m.Cost(model.HostStore), func() {
+		_ = b.hostMem().Store32(addr, v) // allocated above: cannot fail
 	})
 }
 
@@ -137,7 +139,7 @@ type cuPollArgs struct {
 }
 
 func (b *bench) cuPoll(t *kernel.Thread, rank int, want uint32) {
-	t.Arg = &cuPollArgs{mem: b.mem, m: b.m, addr: b.flags[rank].LocalPtr(0), want: want}
+	t.Arg = &cuPollArgs{mem: b.hostMem(), m: b.m, addr: b.flags[rank].LocalPtr(0), want: want}
 	t.Converge(cuPollCall)
 }
 

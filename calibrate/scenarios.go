@@ -285,7 +285,7 @@ func ringCapacity(m model.Model, seed uint64) (float64, error) {
 	}); err != nil {
 		return 0, err
 	}
-	err = b.s.Run()
+	err = b.Sim.Run()
 	if _, hang := err.(*sim.HangError); !hang {
 		return 0, fmt.Errorf("ring capacity: expected the uncommitted batch to hang, got %v", err)
 	}
@@ -366,7 +366,7 @@ func putPtrHolds(m model.Model, seed uint64, bytes uint64, withWait bool) (float
 	if err != nil {
 		return 0, err
 	}
-	if err := b.mem.Store32(b.flags[0].LocalPtr(0), 1); err != nil {
+	if err := b.hostMem().Store32(b.flags[0].LocalPtr(0), 1); err != nil {
 		return 0, err
 	}
 	var start, done sim.Time
@@ -454,7 +454,7 @@ func gatherGBps(m model.Model, seed uint64, bytes uint64) (float64, error) {
 	sp := newSpan()
 	if err := b.launch(0, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sp.begin(t.Now())
-		t.Arg = &cuCopyArgs{mem: b.mem, m: m, dst: b.recv[0].LocalPtr(0), src: b.send[0].LocalPtr(0), n: bytes}
+		t.Arg = &cuCopyArgs{mem: b.hostMem(), m: m, dst: b.recv[0].LocalPtr(0), src: b.send[0].LocalPtr(0), n: bytes}
 		t.Converge(cuCopyCall)
 		sp.finish(t.Now())
 	}); err != nil {

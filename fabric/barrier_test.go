@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,7 @@ func TestBarrierAcrossLaunches(t *testing.T) {
 		t.Run(fmt.Sprintf("multimem=%v", mm), func(t *testing.T) {
 			for seed := uint64(1); seed <= 5; seed++ {
 				const n = 4
-				r := newRig(t, seed, fabric.JobConfig{Topology: fabric.Topology{NRanks: n}, Debug: true})
+				r := newRig(t, seed, job.FabricConfig{Topology: fabric.Topology{NRanks: n}, Debug: true})
 				epochs := make([][]uint32, 2)
 				kern := func(launch int) func(th *kernel.Thread, dc fabric.DevComm) {
 					return func(th *kernel.Thread, dc fabric.DevComm) {
@@ -79,7 +80,7 @@ func TestBarrierTimeout(t *testing.T) {
 	for _, mm := range []bool{false, true} {
 		t.Run(fmt.Sprintf("multimem=%v", mm), func(t *testing.T) {
 			const n = 4
-			r := newRig(t, 3, fabric.JobConfig{Topology: fabric.Topology{NRanks: n},
+			r := newRig(t, 3, job.FabricConfig{Topology: fabric.Topology{NRanks: n},
 				Faults: fabric.FaultPlan{DropBarrier: []fabric.BarrierRef{{Rank: 2, Index: 0, Multimem: mm}}}})
 			res := make([][]fabric.Result, n)
 			for rank := 0; rank < n; rank++ {
@@ -118,7 +119,7 @@ func boolInt(b bool) int {
 
 func TestBarrierPoisonedAfterTimeout(t *testing.T) {
 	const n = 2
-	r := newRig(t, 3, fabric.JobConfig{Topology: fabric.Topology{NRanks: n},
+	r := newRig(t, 3, job.FabricConfig{Topology: fabric.Topology{NRanks: n},
 		Faults: fabric.FaultPlan{DropBarrier: []fabric.BarrierRef{{Rank: 1, Index: 0}}}})
 	timedOut := false
 	r.Sim.Spawn("host", func(a *sim.Actor) {
@@ -159,7 +160,7 @@ func TestBarrierSessionRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 1, fabric.JobConfig{Caps: tc.caps})
+			r := newRig(t, 1, job.FabricConfig{Caps: tc.caps})
 			r.launch(t, 0, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 				fabric.NewCftBarrierSession(th.WarpGroup(), dc, tc.index, tc.multimem)
 			})
@@ -173,7 +174,7 @@ func TestBarrierSessionRules(t *testing.T) {
 func TestHangDiagnosis(t *testing.T) {
 	t.Run("a rank uses another barrier index", func(t *testing.T) {
 		const n = 4
-		r := newRig(t, 2, fabric.JobConfig{Topology: fabric.Topology{NRanks: n}, Barriers: 2})
+		r := newRig(t, 2, job.FabricConfig{Topology: fabric.Topology{NRanks: n}, Barriers: 2})
 		for rank := 0; rank < n; rank++ {
 			r.launch(t, rank, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 				idx := uint32(0)
@@ -204,7 +205,7 @@ func TestHangDiagnosis(t *testing.T) {
 	})
 	t.Run("a dropped arrival", func(t *testing.T) {
 		const n = 2
-		r := newRig(t, 2, fabric.JobConfig{Topology: fabric.Topology{NRanks: n}, Faults: fabric.FaultPlan{DropBarrier: []fabric.BarrierRef{{Rank: 1, Index: 0, Multimem: true}}}})
+		r := newRig(t, 2, job.FabricConfig{Topology: fabric.Topology{NRanks: n}, Faults: fabric.FaultPlan{DropBarrier: []fabric.BarrierRef{{Rank: 1, Index: 0, Multimem: true}}}})
 		for rank := 0; rank < n; rank++ {
 			r.launch(t, rank, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 				w := th.WarpGroup()
@@ -224,7 +225,7 @@ func TestHangDiagnosis(t *testing.T) {
 		ranks []int // the ranks whose warp 1 skips submit
 	}{{false, []int{0}}, {true, []int{0}}, {false, []int{0, 1}}} {
 		t.Run(fmt.Sprintf("a group skipped submit on ranks %v, debug=%v", tc.ranks, tc.debug), func(t *testing.T) {
-			r := newRig(t, 2, fabric.JobConfig{Debug: tc.debug})
+			r := newRig(t, 2, job.FabricConfig{Debug: tc.debug})
 			for _, rank := range tc.ranks {
 				r.launch(t, rank, 64, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 					blk := th.BlockGroup()

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/scenario/cft"
 )
 
 // BenchmarkAllReducePhantom1024 is the scale run of emud bench: a CFT
@@ -11,7 +12,7 @@ import (
 // only). It reports the emulated time as well as the wall time.
 func BenchmarkAllReducePhantom1024(b *testing.B) {
 	for b.Loop() {
-		res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 1, Topology: fabric.Topology{NRanks: 1024}, Bytes: 64 << 20, Phantom: true})
+		res, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: 1, Topology: fabric.Topology{NRanks: 1024}, Bytes: 64 << 20, Phantom: true})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -23,7 +24,7 @@ func BenchmarkAllReducePhantom1024(b *testing.B) {
 // put 128 B to each other, 1 047 552 puts, on phantom windows.
 func BenchmarkAllToAllPhantom1024(b *testing.B) {
 	for b.Loop() {
-		if _, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: 1024}, Block: 128, Phantom: true}); err != nil {
+		if _, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: 1024}, Block: 128, Phantom: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -40,7 +40,7 @@
 // host's cudaMemcpy. Allocations of 1 MiB or more are mapped outside the Go
 // heap (internal/hostmem), so a run's resident memory is about its emulated
 // bytes instead of the collector's goal for them; System.Close releases
-// them (RunAllReduce and RunAllToAll close their system), and a System
+// them (scenario/cft's collectives close their system), and a System
 // nobody closed releases them when it becomes unreachable. Operations'
 // data snapshots are pooled per System and reused.
 //
@@ -176,11 +176,14 @@
 //
 // # Scenarios
 //
-// NewJob builds a ready system of N ranks from a seed (comms, windows, dev
-// comms); RunAllReduce (pullRed + redMultimem + multimem barriers, each
-// rank's chunk moved in shared-memory-sized pieces) and RunAllToAll (put +
-// unicast barrier) run whole collectives and check every byte: the entry
-// points for `emud run cft-allreduce` and `emud run cft-alltoall`.
+// The collectives built from these calls live with the other scenarios:
+// package job's NewFabric builds a ready system of N ranks from a seed
+// (comms, windows, dev comms), and scenario/cft's RunAllReduce (pullRed +
+// redMultimem + multimem barriers, each rank's chunk moved in
+// shared-memory-sized pieces) and RunAllToAll (put + unicast barrier) run
+// whole collectives and check every byte: `emud run cft-allreduce` and
+// `emud run cft-alltoall`. System.Fill and System.View are the host's
+// in-place writes and copy-free reads they use.
 //
 // # Phantom memory
 //

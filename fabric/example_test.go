@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
@@ -62,7 +63,7 @@ func ExampleDevCommCreate_noMulticast() {
 // of 16 in multicast groups of 4 reaches flat rank 14 as hier-multimem
 // team rank 3.
 func ExampleGetCftLeInfo() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Topology: fabric.Topology{NRanks: 16, CftMcSize: 4}, Windows: []uint64{4096}})
+	j, _ := job.NewFabric(job.FabricConfig{Topology: fabric.Topology{NRanks: 16, CftMcSize: 4}, Windows: []uint64{4096}})
 	dc := j.DevComms[6]
 	hier := fabric.TeamCft(dc, fabric.CftTeamHierMultimem)
 	le, off := fabric.GetCftLeInfo(j.Windows[0][6], 64, 3, hier, dc)
@@ -74,7 +75,7 @@ func ExampleGetCftLeInfo() {
 // submits and flushes; a barrier orders the fabric writes before the
 // peer's generic loads.
 func ExampleCft_Put() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 4}, Windows: []uint64{4096}, Debug: true})
+	j, _ := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 4}, Windows: []uint64{4096}, Debug: true})
 	win := j.Windows[0]
 	got := make([]string, 4)
 	_ = j.Launch("put", 32, 16+64, func(t *kernel.Thread, dc fabric.DevComm) {
@@ -106,7 +107,7 @@ func ExampleCft_Put() {
 
 // PullRed reads the sum over every member's copy through the multicast LE.
 func ExampleCft_PullRed() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 4}, Windows: []uint64{4096}})
+	j, _ := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 4}, Windows: []uint64{4096}})
 	win := j.Windows[0]
 	for r := 0; r < 4; r++ {
 		v := make([]byte, 16)
@@ -135,7 +136,7 @@ func ExampleCft_PullRed() {
 
 // A flush reports an injected fabric error of its phase.
 func ExampleCft_Flush() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Windows: []uint64{4096},
+	j, _ := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Windows: []uint64{4096},
 		Faults: fabric.FaultPlan{FailOps: []fabric.OpRef{{Rank: 0, Op: 0}}, Code: 0x2a}})
 	_ = j.Launch("flush", 32, 32, func(t *kernel.Thread, dc fabric.DevComm) {
 		if dc.Rank != 0 {
@@ -158,7 +159,7 @@ func ExampleCft_Flush() {
 // A barrier whose peer's arrival is lost returns ncclTimeout from the
 // timeout variant instead of hanging.
 func ExampleBarrierSession_SyncTimeout() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2},
+	j, _ := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2},
 		Faults: fabric.FaultPlan{DropBarrier: []fabric.BarrierRef{{Rank: 1, Index: 0, Multimem: true}}}})
 	res := make([]fabric.Result, 2)
 	_ = j.Launch("timeout", 32, 32, func(t *kernel.Thread, dc fabric.DevComm) {
@@ -177,7 +178,7 @@ func ExampleBarrierSession_SyncTimeout() {
 // In debug mode a generic load of fabric-written data that no fence or
 // barrier ordered is reported with the missing fence.
 func ExampleMemFence() {
-	j, _ := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Windows: []uint64{4096}, Debug: true})
+	j, _ := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Windows: []uint64{4096}, Debug: true})
 	win := j.Windows[0]
 	_ = j.Launch("fence", 32, 32, func(t *kernel.Thread, dc fabric.DevComm) {
 		w := t.WarpGroup()
@@ -202,24 +203,4 @@ func ExampleMemFence() {
 		fmt.Println(fe.Missing)
 	}
 	// Output: ncclMemFence(release, Fabric, Generic, Sys) on rank 0 after its flush (or a barrier arrive with release order, producer Fabric, consumer Generic), then an acquire on rank 1
-}
-
-// The cft-allreduce scenario: 8 ranks, every byte checked.
-func ExampleRunAllReduce() {
-	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 42, Topology: fabric.Topology{NRanks: 8}, Chunk: 64, Type: redop.U32})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("%d ranks agree on %d bytes in %v of virtual time\n", len(res.Out), len(res.Want), res.Elapsed)
-	// Output: 8 ranks agree on 512 bytes in 8.240673µs of virtual time
-}
-
-// An all-to-all from Put on 72 ranks (one GB200 NVL72 domain).
-func ExampleRunAllToAll() {
-	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 7, Topology: fabric.Topology{NRanks: 72}, Block: 16})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Printf("%d ranks × %d B received\n", len(res.Out), len(res.Out[0]))
-	// Output: 72 ranks × 1152 B received
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestFenceChecker(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
 				for seed := uint64(1); seed <= 3; seed++ {
-					r := newRig(t, seed, fabric.JobConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
+					r := newRig(t, seed, job.FabricConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
 					data := pattern(4, 32)
 					var got []byte
 					r.launch(t, 0, 32, 16+32, func(th *kernel.Thread, dc fabric.DevComm) {
@@ -120,7 +121,7 @@ func TestFenceChecker(t *testing.T) {
 // Without debug the checker is off: the same racy kernel runs (memory is
 // sequentially consistent in the emulator).
 func TestFenceCheckerOffInRelease(t *testing.T) {
-	r := newRig(t, 1, fabric.JobConfig{}, true)
+	r := newRig(t, 1, job.FabricConfig{}, true)
 	r.launch(t, 0, 32, 48, func(th *kernel.Thread, dc fabric.DevComm) {
 		w := th.WarpGroup()
 		cft := fabric.NewCft(w, dc, 0)
@@ -151,7 +152,7 @@ func TestFenceCheckerGenericToFabric(t *testing.T) {
 	for _, mode := range []string{"checker", "race"} {
 		for _, tc := range cases {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
-				r := newRig(t, 2, fabric.JobConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
+				r := newRig(t, 2, job.FabricConfig{Debug: mode == "checker", Race: mode == "race"}, tc.want != "")
 				data := pattern(8, 16)
 				var got []byte
 				r.launch(t, 1, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/require"
 )
@@ -195,7 +196,7 @@ func TestTeams(t *testing.T) {
 }
 
 func TestDeviceLeInfo(t *testing.T) {
-	r := newRig(t, 1, fabric.JobConfig{Topology: fabric.Topology{NRanks: 16, LsaSize: 4, CftSize: 8, CftMcSize: 4}})
+	r := newRig(t, 1, job.FabricConfig{Topology: fabric.Topology{NRanks: 16, LsaSize: 4, CftSize: 8, CftMcSize: 4}})
 	dc := r.DevComms[14] // flat group 1, flat rank 6, multicast group 3
 	w := r.V[14]
 	hier := fabric.TeamCft(dc, fabric.CftTeamHierMultimem) // {2, 1, 4}

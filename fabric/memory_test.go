@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 )
 
@@ -19,7 +20,7 @@ func TestMappedWindowsAndClose(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	j, err := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{n, n}})
+	j, err := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{n, n}})
 	require.NoError(t, err)
 	runtime.ReadMemStats(&after)
 	assert.Less(t, after.HeapAlloc, before.HeapAlloc+n, "four 4 MiB windows are mapped, not on the Go heap")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/require"
@@ -24,7 +25,7 @@ func randBytes(seed uint64, n int) []byte {
 
 // Put and Get move the bytes; completion is observed by flush.
 func TestPutGet(t *testing.T) {
-	r := newRig(t, 3, fabric.JobConfig{})
+	r := newRig(t, 3, job.FabricConfig{})
 	data := pattern(1, 256)
 	remote := pattern(2, 128)
 	r.write(t, 1, r.V, 512, remote)
@@ -61,7 +62,7 @@ func TestReductionsOpByType(t *testing.T) {
 			for _, call := range []string{"red", "redMultimem", "pullRed"} {
 				t.Run(fmt.Sprintf("%v/%v/%s", op, typ, call), func(t *testing.T) {
 					seed := uint64(op)*100 + uint64(typ)*10 + uint64(len(call))
-					r := newRig(t, seed, fabric.JobConfig{})
+					r := newRig(t, seed, job.FabricConfig{})
 					a0, a1, src := randBytes(seed, n), randBytes(seed+1, n), randBytes(seed+2, n)
 					r.write(t, 0, r.W, 0, a0)
 					r.write(t, 1, r.W, 0, a1)
@@ -136,7 +137,7 @@ func TestCpMask(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 5, fabric.JobConfig{})
+			r := newRig(t, 5, job.FabricConfig{})
 			old0, old1, src := randBytes(1, n), randBytes(2, n), randBytes(3, n)
 			r.write(t, 0, r.W, 0, old0)
 			r.write(t, 1, r.W, 0, old1)
@@ -204,7 +205,7 @@ func TestInFlightLimits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 1, fabric.JobConfig{Windows: []uint64{chunk, 64}, Model: &fabric.Model{Name: "fast", InjectionGBps: 1e6, ClockGHz: 1}})
+			r := newRig(t, 1, job.FabricConfig{Windows: []uint64{chunk, 64}, Model: &fabric.Model{Name: "fast", InjectionGBps: 1e6, ClockGHz: 1}})
 			r.launch(t, 0, 32, 16+chunk, func(th *kernel.Thread, dc fabric.DevComm) {
 				w := th.WarpGroup()
 				cft := fabric.NewCft(w, dc, 0)
@@ -252,7 +253,7 @@ func TestFlushExclusion(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			slow := &fabric.Model{Name: "slow", InjectionGBps: 1, Latency: sim.Microsecond, ClockGHz: 1}
-			r := newRig(t, 1, fabric.JobConfig{Model: slow})
+			r := newRig(t, 1, job.FabricConfig{Model: slow})
 			r.launch(t, 0, 64, 32+16<<10, func(th *kernel.Thread, dc fabric.DevComm) {
 				a := fabric.NewCft(th.BlockGroup(), dc, 0)
 				le, off := fabric.GetPeerLeInfo(r.W[0], 0, 1, dc)
@@ -291,7 +292,7 @@ func TestFlushReportsInjectedFaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 7, fabric.JobConfig{Faults: tc.plan})
+			r := newRig(t, 7, job.FabricConfig{Faults: tc.plan})
 			var has []bool
 			var codes []uint32
 			r.launch(t, 0, 32, 16+48, func(th *kernel.Thread, dc fabric.DevComm) {
@@ -345,7 +346,7 @@ func countFalse(b []bool) int {
 
 // flushSmem returns once the sources are read, before the data lands.
 func TestFlushSmemBeforeCompletion(t *testing.T) {
-	r := newRig(t, 1, fabric.JobConfig{})
+	r := newRig(t, 1, job.FabricConfig{})
 	var atSmem, atFlush sim.Time
 	r.launch(t, 0, 32, 16+64, func(th *kernel.Thread, dc fabric.DevComm) {
 		w := th.WarpGroup()

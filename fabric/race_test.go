@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/scenario/cft"
 )
 
 // A put's shared-memory source reused before flushSmem: the detector
@@ -18,7 +20,7 @@ import (
 func TestRaceSmemReuseBeforeFlushSmem(t *testing.T) {
 	for _, flushFirst := range []bool{false, true} {
 		for seed := uint64(1); seed <= 3; seed++ {
-			r := newRig(t, seed, fabric.JobConfig{Race: true}, !flushFirst)
+			r := newRig(t, seed, job.FabricConfig{Race: true}, !flushFirst)
 			r.launch(t, 0, 32, 16+8192, func(th *kernel.Thread, dc fabric.DevComm) {
 				w := th.WarpGroup()
 				if th.Lane() == 0 {
@@ -57,16 +59,16 @@ func TestRaceSmemReuseBeforeFlushSmem(t *testing.T) {
 // put is landing sees the granules landed so far (torn).
 func TestRaceCollectivesClean(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
-		_, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: 4}, Race: true})
+		_, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: 4}, Race: true})
 		require.NoError(t, err)
-		_, err = fabric.RunAllToAll(fabric.AllToAllConfig{Seed: seed, Topology: fabric.Topology{NRanks: 4}, Block: 4096, Race: true})
+		_, err = cft.RunAllToAll(cft.AllToAllConfig{Seed: seed, Topology: fabric.Topology{NRanks: 4}, Block: 4096, Race: true})
 		require.NoError(t, err)
 	}
 }
 
 func TestPutLandsGranuleByGranule(t *testing.T) {
 	const n = 4 * fabric.Granule
-	r := newRig(t, 1, fabric.JobConfig{}, true)
+	r := newRig(t, 1, job.FabricConfig{}, true)
 	var seen []byte
 	r.launch(t, 0, 32, 16+n, func(th *kernel.Thread, dc fabric.DevComm) {
 		w := th.WarpGroup()

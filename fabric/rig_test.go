@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -15,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // rig is a small job for unit tests: n ranks, one 64 KiB window W and a
 // second 64 KiB window V on every rank.
 type rig struct {
-	*fabric.Job
+	*job.Fabric
 	W, V []fabric.Window
 }
 
@@ -25,7 +26,7 @@ var raceEverywhere = os.Getenv("EMUD_TEST_RACE") == "1"
 
 // newRig builds the rig; racy (optional) says the test plants a data race,
 // so EMUD_TEST_RACE leaves its detector off.
-func newRig(t testing.TB, seed uint64, cfg fabric.JobConfig, racy ...bool) *rig {
+func newRig(t testing.TB, seed uint64, cfg job.FabricConfig, racy ...bool) *rig {
 	t.Helper()
 	cfg.Seed = seed
 	if raceEverywhere && !(len(racy) > 0 && racy[0]) && !cfg.Debug {
@@ -37,9 +38,9 @@ func newRig(t testing.TB, seed uint64, cfg fabric.JobConfig, racy ...bool) *rig 
 	if cfg.Windows == nil {
 		cfg.Windows = []uint64{64 << 10, 64 << 10}
 	}
-	j, err := fabric.NewJob(cfg)
+	j, err := job.NewFabric(cfg)
 	require.NoError(t, err)
-	return &rig{Job: j, W: j.Windows[0], V: j.Windows[1]}
+	return &rig{Fabric: j, W: j.Windows[0], V: j.Windows[1]}
 }
 
 // launch runs fn on rank's GPU: one block of threads (waves of 32) with

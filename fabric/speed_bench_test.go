@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario/cft"
 )
 
 func cpuNow() time.Duration {
@@ -18,7 +20,7 @@ func cpuNow() time.Duration {
 func BenchmarkAllToAll128(b *testing.B) {
 	c0 := cpuNow()
 	for b.Loop() {
-		if _, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: 128}, Block: 256}); err != nil {
+		if _, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: 128}, Block: 256}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -36,7 +38,7 @@ func BenchmarkPutsSteady(b *testing.B) {
 	c0 := cpuNow()
 	var runT time.Duration
 	for b.Loop() {
-		j, err := fabric.NewJob(fabric.JobConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
+		j, err := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
 		if err != nil {
 			b.Fatal(err)
 		}

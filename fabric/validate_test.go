@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/stretchr/testify/require"
 )
@@ -66,7 +67,7 @@ func TestValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 1, fabric.JobConfig{Caps: tc.caps})
+			r := newRig(t, 1, job.FabricConfig{Caps: tc.caps})
 			r.launch(t, 0, 32, 256, func(th *kernel.Thread, dc fabric.DevComm) {
 				cft := fabric.NewCft(th.WarpGroup(), dc, 0)
 				tc.call(env{th, dc, cft, r.W[0]})
@@ -82,7 +83,7 @@ func TestValidation(t *testing.T) {
 
 // Reduction pairs NCCL has no trait for are refused with redop's error.
 func TestValidationUnsupportedPairIsErrUnsupported(t *testing.T) {
-	r := newRig(t, 1, fabric.JobConfig{})
+	r := newRig(t, 1, job.FabricConfig{})
 	r.launch(t, 0, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 		cft := fabric.NewCft(th.WarpGroup(), dc, 0)
 		le, o := fabric.GetMultimemLeInfo(r.W[0], 0, dc)
@@ -105,7 +106,7 @@ func TestNewCftRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, 1, fabric.JobConfig{Caps: tc.caps})
+			r := newRig(t, 1, job.FabricConfig{Caps: tc.caps})
 			r.launch(t, 0, 32, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 				fabric.NewCft(th.WarpGroup(), dc, tc.smem)
 			})

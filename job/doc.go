@@ -5,7 +5,12 @@
 // symmetric windows and dev comms, and kernels launched on a rank's GPU
 // with their ccoSdma handles.
 //
-// cmd/emud's scenarios, the calibration benches and emutest's NewJob all
-// build their jobs here, so a change to the chain (an environment
-// variable, a default) is made once.
+// The scenarios (package scenario's Env), the calibration benches and
+// emutest's NewJob all build their jobs here, so a change to the chain (an
+// environment variable, a default) is made once.
+//
+// NewFabric is the same for the CFT fabric (package fabric): a simulator,
+// a system of N ranks, every rank's comm, dev comm and the same list of
+// symmetric windows, and Launch of one block per rank; the fabric's tests
+// and the CFT scenarios (scenario/cft) build on it.
 package job

@@ -37,29 +37,7 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hunt [BUG...]",
 		Short: "Run the planted-bug corpus under each exploration strategy and count the seeds to detection",
-		Long: `Run every planted bug of the registry (package scenario: the corpus of
-scenario/planted and the planted SDMA scenarios), or the ones named, under
-seeds --first-seed.. (--seeds of them) with each strategy of --strategies:
-
-  ties     seeded tie-breaks only, at the model's exact timing (--perturb 0)
-  perturb  seeded tie-breaks under realistic timing perturbation (--perturb 1)
-  pct      PCT (random priorities, change points) under realistic perturbation,
-           explore's default
-
-For each bug and strategy it prints the seeds to the first detection (a hang,
-a failure or wrong data; "-" if none) and the detection rate over all seeds,
-then one line per strategy and last
-
-  found K of N planted bugs within S seeds each
-
-for the default strategy (pct), after the command that reproduces each bug's
-first detection under it. --fixed runs the fixed twins instead: every rate
-should be 0. Exit status 1 when the default strategy missed a bug (or, with
---fixed, when a twin failed).
-
-With --seed, hunt runs one bug once (that seed, --strategy, --pct-steps) and
-prints its hang report or data error and its seed and digest, as run does;
---trace writes its Chrome trace.`,
+		Long:  huntLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("seed") {
 				if len(args) != 1 {
@@ -250,3 +228,28 @@ func huntOne(cmd *cobra.Command, name string, seed uint64, strategy string, pctS
 	}
 	return runErr
 }
+
+// huntLong is the command's help.
+const huntLong = `Run every planted bug of the registry (package scenario: the corpus of
+scenario/planted and the planted SDMA scenarios), or the ones named, under
+seeds --first-seed.. (--seeds of them) with each strategy of --strategies:
+
+  ties     seeded tie-breaks only, at the model's exact timing (--perturb 0)
+  perturb  seeded tie-breaks under realistic timing perturbation (--perturb 1)
+  pct      PCT (random priorities, change points) under realistic perturbation,
+           explore's default
+
+For each bug and strategy it prints the seeds to the first detection (a hang,
+a failure or wrong data; "-" if none) and the detection rate over all seeds,
+then one line per strategy and last
+
+  found K of N planted bugs within S seeds each
+
+for the default strategy (pct), after the command that reproduces each bug's
+first detection under it. --fixed runs the fixed twins instead: every rate
+should be 0. Exit status 1 when the default strategy missed a bug (or, with
+--fixed, when a twin failed).
+
+With --seed, hunt runs one bug once (that seed, --strategy, --pct-steps) and
+prints its hang report or data error and its seed and digest, as run does;
+--trace writes its Chrome trace.`

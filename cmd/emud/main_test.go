@@ -6,16 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/bench"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 )
 
 // Every run ends its actor goroutines before Run returns; goleak holds the
-// command to that. A child process emud bench started (benchChildEnv) is
+// command to that. A child process emud bench started (bench.ChildEnv) is
 // the command, not the tests.
 func TestMain(m *testing.M) {
-	if os.Getenv(benchChildEnv) != "" {
+	if os.Getenv(bench.ChildEnv) != "" {
 		os.Exit(exitStatus(os.Stderr, newRootCmd().Execute()))
 	}
 	goleak.VerifyTestMain(m)

@@ -26,30 +26,8 @@ func newPerfCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "perf [SCENARIO]",
 		Short: "Sweep a scenario over message sizes and print nccl-tests' columns (size, count, type, redop, time, algbw, busbw, #wrong)",
-		Long: `Run a scenario at every size from -b to -e (multiplying by -f, or adding -i)
-and print one line per size in nccl-tests' format: size (B), count (elements),
-type, redop, time (µs), algbw and busbw (GB/s), #wrong. Sizes are nccl-tests'
-per-rank buffers: for an all-to-all or all-gather, ranks × the bytes per pair
-or chunk; for an all-reduce, the buffer every rank reduces; for a broadcast or
-relay, the payload. Each size is rounded down to what the scenario can move,
-and the size printed is the one run.
-
-time is the emulated time from launch until the last rank is done, under the
-calibrated model (mi355x, or the CFT fabric's own model for cft-*) at timing
-perturbation level 0: the numbers are the model's, exactly, on every run.
-algbw = size / time; busbw = algbw × the collective's factor (nccl-tests
-doc/PERFORMANCE.md: all-reduce 2(n−1)/n, all-gather and all-to-all (n−1)/n,
-broadcast 1). #wrong counts the blocks and signals the data check found
-wrong (every byte is checked unless --phantom). -n averages over that many
-seeds (from --seed); -w is accepted for nccl-tests' command lines and ignored
-(an emulated run has nothing to warm up). A size that hangs or fails is
-reported on its line and the sweep goes on; the exit status is then that of
-the worst failure.
-
---plot FILE writes the busbw curve (.svg or .png).
-
-` + exitStatusHelp,
-		Args: cobra.MaximumNArgs(1),
+		Long:  perfLong,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -99,3 +77,28 @@ the worst failure.
 	fs.StringVar(&plotPath, "plot", "", "write the busbw curve to this file (.svg or .png)")
 	return cmd
 }
+
+// perfLong is the command's help.
+var perfLong = `Run a scenario at every size from -b to -e (multiplying by -f, or adding -i)
+and print one line per size in nccl-tests' format: size (B), count (elements),
+type, redop, time (µs), algbw and busbw (GB/s), #wrong. Sizes are nccl-tests'
+per-rank buffers: for an all-to-all or all-gather, ranks × the bytes per pair
+or chunk; for an all-reduce, the buffer every rank reduces; for a broadcast or
+relay, the payload. Each size is rounded down to what the scenario can move,
+and the size printed is the one run.
+
+time is the emulated time from launch until the last rank is done, under the
+calibrated model (mi355x, or the CFT fabric's own model for cft-*) at timing
+perturbation level 0: the numbers are the model's, exactly, on every run.
+algbw = size / time; busbw = algbw × the collective's factor (nccl-tests
+doc/PERFORMANCE.md: all-reduce 2(n−1)/n, all-gather and all-to-all (n−1)/n,
+broadcast 1). #wrong counts the blocks and signals the data check found
+wrong (every byte is checked unless --phantom). -n averages over that many
+seeds (from --seed); -w is accepted for nccl-tests' command lines and ignored
+(an emulated run has nothing to warm up). A size that hangs or fails is
+reported on its line and the sweep goes on; the exit status is then that of
+the worst failure.
+
+--plot FILE writes the busbw curve (.svg or .png).
+
+` + exitStatusHelp

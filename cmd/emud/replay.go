@@ -16,17 +16,8 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [SCENARIO] --seed S",
 		Short: "Rerun one seed of a scenario and write its trace",
-		Long: `Rerun one seed of a scenario, as "emud explore" prints it, and write the run's
-Chrome trace-event JSON (open it in ui.perfetto.dev, chrome://tracing, the
-DevTools performance panel or speedscope).
-The output is run's: the table or the hang report, ending with the seed and
-the digest, which is the original run's: the same seed and flags give the same
-run, bit for bit. --expect-digest makes that a check.
-
-The trace goes to --trace, by default SCENARIO-seedS.trace.json.
-
-` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`,
-		Args: cobra.MaximumNArgs(1),
+		Long:  replayLong,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.o.Traced = true
 			sc, err := f.resolve(cmd, args)
@@ -69,3 +60,15 @@ The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 	_ = cmd.MarkFlagRequired("seed")
 	return cmd
 }
+
+// replayLong is the command's help.
+var replayLong = `Rerun one seed of a scenario, as "emud explore" prints it, and write the run's
+Chrome trace-event JSON (open it in ui.perfetto.dev, chrome://tracing, the
+DevTools performance panel or speedscope).
+The output is run's: the table or the hang report, ending with the seed and
+the digest, which is the original run's: the same seed and flags give the same
+run, bit for bit. --expect-digest makes that a check.
+
+The trace goes to --trace, by default SCENARIO-seedS.trace.json.
+
+` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`

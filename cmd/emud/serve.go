@@ -19,37 +19,8 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve runs over HTTP: submit, list, fetch reports and traces, Prometheus metrics",
-		Long: `Run emud as a daemon. The HTTP API (JSON):
-
-  POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
-                         "seed", "debug", "model", "trace", "phantom",
-                         "lsa_size", "cft_size", "mc_size"}; every field is
-                         optional (defaults as "emud run"; "bytes" is a number
-                         or a size such as "64K"; "trace": true keeps the trace;
-                         "phantom": true runs timing only, as --phantom).
-                         Answers 202 {"id", "status", "url"}.
-  GET  /runs             the runs, newest first: id, scenario, seed, status.
-  GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
-                         error, canceled), the request, and the report (summary,
-                         hang report or error).
-  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
-                         410 once dropped to stay within --trace-budget.
-  GET  /metrics          Prometheus: engine counters summed over all runs, run
-                         counts by scenario and status, run durations.
-  GET  /healthz          200 "ok".
-
-Bad requests get 400 with a message naming the field (field names are
-case-sensitive; null, non-objects and trailing data are refused); a body over
---max-body gets 413; a run whose estimated footprint exceeds --mem-budget
-gets 422 (runs that fit alone but not together wait); a request not sent
-within --read-timeout is cut off. A
-finished run keeps only its request, status, report and (within
---trace-budget) its serialized trace; the last --keep runs are kept. At most --max-runs runs execute at once; the rest queue. A run that
-fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
-SIGTERM stops taking runs, cancels queued ones, waits for those in flight
-(up to --shutdown-timeout; runs still in flight then make the exit status 1)
-and exits.`,
-		Args: cobra.NoArgs,
+		Long:  serveLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.MaxBody, cfg.TraceBudget, cfg.MemBudget = int64(maxBody), int64(traceBudget), uint64(memBudget)
 			defer scenario.WithMemLimit(cfg.MemBudget + uint64(cfg.TraceBudget))()
@@ -78,3 +49,35 @@ and exits.`,
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for runs in flight")
 	return cmd
 }
+
+// serveLong is the command's help.
+const serveLong = `Run emud as a daemon. The HTTP API (JSON):
+
+  POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
+                         "seed", "debug", "model", "trace", "phantom",
+                         "lsa_size", "cft_size", "mc_size"}; every field is
+                         optional (defaults as "emud run"; "bytes" is a number
+                         or a size such as "64K"; "trace": true keeps the trace;
+                         "phantom": true runs timing only, as --phantom).
+                         Answers 202 {"id", "status", "url"}.
+  GET  /runs             the runs, newest first: id, scenario, seed, status.
+  GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
+                         error, canceled), the request, and the report (summary,
+                         hang report or error).
+  GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
+                         410 once dropped to stay within --trace-budget.
+  GET  /metrics          Prometheus: engine counters summed over all runs, run
+                         counts by scenario and status, run durations.
+  GET  /healthz          200 "ok".
+
+Bad requests get 400 with a message naming the field (field names are
+case-sensitive; null, non-objects and trailing data are refused); a body over
+--max-body gets 413; a run whose estimated footprint exceeds --mem-budget
+gets 422 (runs that fit alone but not together wait); a request not sent
+within --read-timeout is cut off. A
+finished run keeps only its request, status, report and (within
+--trace-budget) its serialized trace; the last --keep runs are kept. At most --max-runs runs execute at once; the rest queue. A run that
+fails, panics or hangs is reported, never fatal to the daemon. SIGINT or
+SIGTERM stops taking runs, cancels queued ones, waits for those in flight
+(up to --shutdown-timeout; runs still in flight then make the exit status 1)
+and exits.`

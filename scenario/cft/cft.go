@@ -2,14 +2,15 @@ package cft
 
 import (
 	"fmt"
+
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/scenario"
 
-	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/kernel"
 )
 
-// The cft-allreduce scenario is fabric.RunAllReduce: NCCL's CFT device API
+// The cft-allreduce scenario is RunAllReduce: NCCL's CFT device API
 // on an NVLink-class fabric, one multicast team per --mc-size ranks (all
 // ranks by default). Each rank's --bytes buffer is split into one chunk per
 // team rank; each rank pullReds its chunk's sum over all members' inputs
@@ -18,7 +19,7 @@ import (
 // of every rank's output is checked, on the host and through a kernel load
 // (under the fence checker with --debug); --phantom skips that.
 //
-// The cft-alltoall scenario is fabric.RunAllToAll: each rank puts a block
+// The cft-alltoall scenario is RunAllToAll: each rank puts a block
 // to every member of its flat CFT team (--cft-size) and meets them at a
 // barrier.
 //
@@ -100,7 +101,7 @@ func cftAllReduceUsage(o scenario.Options) scenario.Usage {
 		return scenario.Usage{}
 	}
 	r, mc := uint64(o.Ranks), uint64(t.CftMcSize)
-	stage := min(((o.Bytes+mc-1)/mc+15)&^15, fabric.DefaultStage)
+	stage := min(((o.Bytes+mc-1)/mc+15)&^15, DefaultStage)
 	u := scenario.Usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
 	if !o.Phantom {
 		// A pullRed in flight holds a copy of its piece from every member,
@@ -126,15 +127,15 @@ func cftAllToAllUsage(o scenario.Options) scenario.Usage {
 }
 
 func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
-	res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: o.Seed, Topology: o.Topology(),
-		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, NoOut: true, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+	res, err := RunAllReduce(AllReduceConfig{Seed: o.Seed, Topology: o.Topology(),
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, NoOut: true, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
 	topo, _ := o.Topology().Normalize()
 	out := cftOutcome(o, res)
 	mc := uint64(topo.CftMcSize)
-	per := ((o.Bytes+mc-1)/mc + 15) &^ 15 // fabric.AllReduceConfig.Bytes's chunks
+	per := ((o.Bytes+mc-1)/mc + 15) &^ 15 // AllReduceConfig.Bytes's chunks
 	for r := range o.Ranks {
 		// Each rank multicasts its reduced chunk to every member of its
 		// group and receives the whole buffer.
@@ -146,8 +147,8 @@ func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
 }
 
 func runCftAllToAll(o scenario.Options) (*scenario.Outcome, error) {
-	res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: o.Seed, Topology: o.Topology(),
-		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: fabric.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+	res, err := RunAllToAll(AllToAllConfig{Seed: o.Seed, Topology: o.Topology(),
+		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
 	if err := cftErr("cft-alltoall", o, res, err); err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func runCftAllToAll(o scenario.Options) (*scenario.Outcome, error) {
 
 // cftErr classifies a fabric collective's error: a result with an error is
 // a finished run whose data was wrong.
-func cftErr(name string, o scenario.Options, res *fabric.CollectiveResult, err error) error {
+func cftErr(name string, o scenario.Options, res *CollectiveResult, err error) error {
 	switch {
 	case err != nil && res != nil:
 		return &scenario.MismatchError{Scenario: name, Seed: o.Seed, Detail: err.Error()}
@@ -174,6 +175,6 @@ func cftErr(name string, o scenario.Options, res *fabric.CollectiveResult, err e
 	return nil
 }
 
-func cftOutcome(o scenario.Options, res *fabric.CollectiveResult) *scenario.Outcome {
+func cftOutcome(o scenario.Options, res *CollectiveResult) *scenario.Outcome {
 	return &scenario.Outcome{Model: "fabric (NVLink 5 defaults)", End: res.Elapsed, Seed: o.Seed, Digest: res.Digest}
 }

@@ -30,63 +30,6 @@ type bug struct {
 	run     func(o scenario.Options, fixed bool) (*scenario.Outcome, error)
 }
 
-var corpus = []bug{
-	{name: "gin-allgather-multicta", shape: scenario.Shape{Ranks: 4, Queues: 2}, run: runGinAllgather,
-		planted: scenario.Planted{Class: "waitSignal watches another slot than the one incremented, only on grids wider than one CTA",
-			Source: "RCCL GIN-SDMA all-gather deadlock on grids wider than one CTA"}},
-	{name: "late-rank-snapshot", shape: scenario.Shape{Ranks: 4, Queues: 1}, run: runLateRank,
-		planted: scenario.Planted{Class: "deadlock that needs one GPU late: expected taken from the slot at kernel entry",
-			Source: "RCCL deadlock in ~20% of 16-node runs, reproduced by pausing a GPU in a debugger", Timing: true}},
-	{name: "big-copy-stall", shape: scenario.Shape{Ranks: 2, Queues: 1}, faults: bigCopyFaults, run: runBigCopy,
-		planted: scenario.Planted{Class: "one unchunked copy at or above the size that stalls the engine, so its signal never fires",
-			Source: "MI355X: 256 MiB copies stalled the SDMA engine (the corpus scales the threshold to 1 MiB)"}},
-	{name: "lost-completion", shape: scenario.Shape{Ranks: 4, Queues: 1}, faults: lostCompletionFaults, run: runLostCompletion,
-		planted: scenario.Planted{Class: "a completion signal ATOMIC lost by the hardware; the waiter has no other evidence",
-			Source: "ROCr lost SDMA completion signals in 2.5–14% of runs"}},
-	{name: "fused-off-engine", shape: scenario.Shape{Ranks: 3, Queues: 2}, faults: fusedOffFaults, run: runFusedOff,
-		planted: scenario.Planted{Class: "a queue placed on a dead (fused-off) engine never runs",
-			Source: "MORI with SDMA hung on MI308X: queues landed on fused-off engines"}},
-	{name: "block-slot-mismatch", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runBlockSlot,
-		planted: scenario.Planted{Class: "multi-block signal-slot mismatch: every block waits on queue 0's slot, its data came on its own queue",
-			Source: "seed document, waitSignal rules: one running total per (srcRank, queueId)", Timing: true}},
-	{name: "ring-off-by-one", shape: scenario.Shape{Ranks: 4, Queues: 1}, run: runRingOffByOne,
-		planted: scenario.Planted{Class: "off-by-one ring step: an all-gather ring of n−2 steps",
-			Source: "ring collectives' classic bug"}},
-	{name: "ge-u32-wrap", shape: scenario.Shape{Ranks: 3, Queues: 1}, run: runGeWrap,
-		planted: scenario.Planted{Class: "Ge on a running total across the u32 wrap: the engine compares 32 bits and releases early",
-			Source: "seed document, postWaitMemPutPtr: use Eq on a per-call epoch", Timing: true}},
-	{name: "bcast-per-queue", shape: scenario.Shape{Ranks: 3, Queues: 2}, run: runBcastPerQueue,
-		planted: scenario.Planted{Class: "broadcast signals counted per queue: a broadcast's remote signal releases a wait meant for a put",
-			Source: "seed document, putBroadcast: a signal slot counts per (source rank, queueId), not per physical queue"}},
-	{name: "missing-commit", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runMissingCommit,
-		planted: scenario.Planted{Class: "a missing commit: an Aggregate batch never rung, so quiet returns with nothing sent",
-			Source: "seed document, Completion: quiet drains to the last rung packet"}},
-	{name: "samequeue-broken", shape: scenario.Shape{Ranks: 5, Queues: 1}, run: runSameQueueBroken,
-		planted: scenario.Planted{Class: "a broken SameQueue promise: lanes with different peers posting as one group",
-			Source: "seed document, ccoSdmaThreadMode: silent corruption in release"}},
-	{name: "early-source-reuse", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runEarlyReuse,
-		planted: scenario.Planted{Class: "early source reuse: the source is overwritten before the copy has read it",
-			Source: "seed document, Completion: do not reuse a source buffer before the op completes", Timing: true}},
-	{name: "expected-per-lane", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runExpectedPerLane,
-		planted: scenario.Planted{Class: "expected counted per lane: a group's put signals once, not once per lane",
-			Source: "seed document, waitSignal rules: one put() call advances the counter by one"}},
-	{name: "no-quiet-across-kernels", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runNoQuietAcrossKernels,
-		planted: scenario.Planted{Class: "a missing quiet before reuse across kernels: kernel exit does not drain SDMA",
-			Source: "seed document, Completion: nothing has happened when put returns; you must drain", Timing: true}},
-	{name: "flag-set-cleared", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runFlagSetCleared,
-		planted: scenario.Planted{Class: "postWaitMem on a flag that is set, then cleared before the engine's next poll",
-			Source: "seed document, postWaitMem sharp edges: the engine samples the flag; a flag that flips back is missed", Timing: true}},
-	{name: "refill-without-wait", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runRefillWithoutWait,
-		planted: scenario.Planted{Class: "the host launches a refill kernel without waiting for the send kernel; both post to one queue, so the order of their packets is a launch tie",
-			Source: "issue 23: a race the detector saw corrupt data yet did not report, taking a queue's in-order execution of two unordered posts as an ordering"}},
-}
-
-func init() {
-	for _, b := range corpus {
-		b.register()
-	}
-}
-
 // register adds the bug and its twin, NAME-fixed, to the registry.
 func (b bug) register() {
 	p := b.planted
@@ -141,6 +84,26 @@ func newEnv(o scenario.Options, ranks, queues int, faults engine.InjectSpec) (*s
 	return e, e.SetupDevComms()
 }
 
+// sender is setup with rank 0's block, pattern(0, 0) of n bytes at
+// offset 0 of its window: the start of every point-to-point program.
+func sender(o scenario.Options, ranks, queues int, size, n uint64) (*scenario.Env, []cco.Window, error) {
+	r, w, err := setup(o, ranks, queues, engine.InjectSpec{}, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, w, fill(r, w[0], 0, n, 0, 0)
+}
+
+// receive is a point-to-point program's end: rank 1 waits for rank 0's
+// signal on queue 0, the run ends, and rank 1 must hold rank 0's block
+// (n bytes at off of its window).
+func receive(r *scenario.Env, w []cco.Window, off, n uint64) (*scenario.Outcome, error) {
+	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
+		return nil, err
+	}
+	return done(r, func() error { return expect(r, "rank 1's block from rank 0", w[1], off, n, 0, 0) })
+}
+
 // done is a run's common end: the sim's verdict, then the data checks.
 func done(r *scenario.Env, check func() error) (*scenario.Outcome, error) {
 	err := r.Sim.Run()
@@ -192,6 +155,23 @@ func expectFromPrev(r *scenario.Env, w []cco.Window, off, n uint64) error {
 		prev := (me + ranks - 1) % ranks
 		if err := expect(r, fmt.Sprintf("rank %d's block from rank %d", me, prev), w[me], off, n, prev, 0); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// expectGathered is an all-gather's check: every rank me holds, for every
+// owner and piece b of pieces, pattern(owner, b) where at(me, owner, b)
+// says (what, offset, length).
+func expectGathered(r *scenario.Env, w []cco.Window, pieces int, at func(me, owner, b int) (string, uint64, uint64)) error {
+	for me := range w {
+		for owner := range w {
+			for b := range pieces {
+				what, off, n := at(me, owner, b)
+				if err := expect(r, what, w[me], off, n, owner, b); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -19,6 +19,12 @@ import (
 // edge of its machine's timing. Each takes fixed: false runs the bug,
 // true its fixed twin.
 
+func init() {
+	bug{name: "gin-allgather-multicta", shape: scenario.Shape{Ranks: 4, Queues: 2}, run: runGinAllgather,
+		planted: scenario.Planted{Class: "waitSignal watches another slot than the one incremented, only on grids wider than one CTA",
+			Source: "RCCL GIN-SDMA all-gather deadlock on grids wider than one CTA"}}.register()
+}
+
 // gin-allgather-multicta: a ring all-gather over grid CTAs, CTA b moving
 // its slice on queue b with a remote signal. The buggy receiver waits for
 // every CTA's signals on queue 0's slot, as one counter for the grid; each
@@ -56,17 +62,16 @@ func runGinAllgather(o scenario.Options, fixed bool) (*scenario.Outcome, error) 
 		return nil, err
 	}
 	return done(r, func() error {
-		for me := range ranks {
-			for owner := range ranks {
-				for b := range grid {
-					if err := expect(r, fmt.Sprintf("rank %d's slice %d of rank %d", me, b, owner), w[me], off(owner, b), chunk, owner, b); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
+		return expectGathered(r, w, grid, func(me, owner, b int) (string, uint64, uint64) {
+			return fmt.Sprintf("rank %d's slice %d of rank %d", me, b, owner), off(owner, b), chunk
+		})
 	})
+}
+
+func init() {
+	bug{name: "late-rank-snapshot", shape: scenario.Shape{Ranks: 4, Queues: 1}, run: runLateRank,
+		planted: scenario.Planted{Class: "deadlock that needs one GPU late: expected taken from the slot at kernel entry",
+			Source: "RCCL deadlock in ~20% of 16-node runs, reproduced by pausing a GPU in a debugger", Timing: true}}.register()
 }
 
 // late-rank-snapshot: a ring exchange where the buggy receiver takes its
@@ -100,6 +105,12 @@ func runLateRank(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 		return nil, err
 	}
 	return done(r, func() error { return expectFromPrev(r, w, bytes, bytes) })
+}
+
+func init() {
+	bug{name: "big-copy-stall", shape: scenario.Shape{Ranks: 2, Queues: 1}, faults: bigCopyFaults, run: runBigCopy,
+		planted: scenario.Planted{Class: "one unchunked copy at or above the size that stalls the engine, so its signal never fires",
+			Source: "MI355X: 256 MiB copies stalled the SDMA engine (the corpus scales the threshold to 1 MiB)"}}.register()
 }
 
 // big-copy-stall: rank 0 sends 1 MiB to rank 1 in one copy, on an engine
@@ -136,6 +147,12 @@ func runBigCopy(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	return done(r, func() error { return expect(r, "rank 1's 1 MiB from rank 0", w[1], bytes, bytes, 0, 0) })
 }
 
+func init() {
+	bug{name: "lost-completion", shape: scenario.Shape{Ranks: 4, Queues: 1}, faults: lostCompletionFaults, run: runLostCompletion,
+		planted: scenario.Planted{Class: "a completion signal ATOMIC lost by the hardware; the waiter has no other evidence",
+			Source: "ROCr lost SDMA completion signals in 2.5–14% of runs"}}.register()
+}
+
 // lost-completion: four rounds of a ring exchange, each receiver trusting
 // its signal alone, on hardware that loses 3% of signal ATOMICs. The twin
 // is the same program on healthy hardware: the incident is the driver's,
@@ -169,6 +186,12 @@ func runLostCompletion(o scenario.Options, fixed bool) (*scenario.Outcome, error
 	return done(r, nil)
 }
 
+func init() {
+	bug{name: "fused-off-engine", shape: scenario.Shape{Ranks: 3, Queues: 2}, faults: fusedOffFaults, run: runFusedOff,
+		planted: scenario.Planted{Class: "a queue placed on a dead (fused-off) engine never runs",
+			Source: "MORI with SDMA hung on MI308X: queues landed on fused-off engines"}}.register()
+}
+
 // fused-off-engine: a ring exchange spreading each rank's block over two
 // queue ids, on a machine where queue id 1 of every ring hop sits on a
 // fused-off engine. The fix keeps to the live queue.
@@ -200,6 +223,12 @@ func runFusedOff(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 		return nil, err
 	}
 	return done(r, func() error { return expectFromPrev(r, w, bytes, bytes) })
+}
+
+func init() {
+	bug{name: "block-slot-mismatch", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runBlockSlot,
+		planted: scenario.Planted{Class: "multi-block signal-slot mismatch: every block waits on queue 0's slot, its data came on its own queue",
+			Source: "seed document, waitSignal rules: one running total per (srcRank, queueId)", Timing: true}}.register()
 }
 
 // block-slot-mismatch: rank 0's CTA b sends slice b on queue b with a
@@ -247,6 +276,12 @@ func runBlockSlot(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	})
 }
 
+func init() {
+	bug{name: "ring-off-by-one", shape: scenario.Shape{Ranks: 4, Queues: 1}, run: runRingOffByOne,
+		planted: scenario.Planted{Class: "off-by-one ring step: an all-gather ring of n−2 steps",
+			Source: "ring collectives' classic bug"}}.register()
+}
+
 // ring-off-by-one: a ring all-gather that runs n−2 steps instead of n−1,
 // so every rank misses the block of the rank after it.
 func runRingOffByOne(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
@@ -277,15 +312,16 @@ func runRingOffByOne(o scenario.Options, fixed bool) (*scenario.Outcome, error) 
 		return nil, err
 	}
 	return done(r, func() error {
-		for me := range ranks {
-			for owner := range ranks {
-				if err := expect(r, fmt.Sprintf("rank %d's block of rank %d", me, owner), w[me], uint64(owner)*chunk, chunk, owner, 0); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return expectGathered(r, w, 1, func(me, owner, _ int) (string, uint64, uint64) {
+			return fmt.Sprintf("rank %d's block of rank %d", me, owner), uint64(owner) * chunk, chunk
+		})
 	})
+}
+
+func init() {
+	bug{name: "ge-u32-wrap", shape: scenario.Shape{Ranks: 3, Queues: 1}, run: runGeWrap,
+		planted: scenario.Planted{Class: "Ge on a running total across the u32 wrap: the engine compares 32 bits and releases early",
+			Source: "seed document, postWaitMemPutPtr: use Eq on a per-call epoch", Timing: true}}.register()
 }
 
 // ge-u32-wrap: a relay 0 → 1 → 2 where rank 1's engine forwards once a
@@ -344,6 +380,12 @@ func runGeWrap(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	return done(r, func() error { return expect(r, "rank 2's relayed block", data[2], bytes, bytes, 0, 0) })
 }
 
+func init() {
+	bug{name: "bcast-per-queue", shape: scenario.Shape{Ranks: 3, Queues: 2}, run: runBcastPerQueue,
+		planted: scenario.Planted{Class: "broadcast signals counted per queue: a broadcast's remote signal releases a wait meant for a put",
+			Source: "seed document, putBroadcast: a signal slot counts per (source rank, queueId), not per physical queue"}}.register()
+}
+
 // bcast-per-queue: rank 0 broadcasts a small header to ranks 1 and 2 on
 // (1, q0), then puts rank 2's 256 KiB payload on (2, q0), both with remote
 // signals. The broadcast's signal also bumps rank 2's [0, q0] slot, which
@@ -398,16 +440,19 @@ func runBcastPerQueue(o scenario.Options, fixed bool) (*scenario.Outcome, error)
 	})
 }
 
+func init() {
+	bug{name: "missing-commit", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runMissingCommit,
+		planted: scenario.Planted{Class: "a missing commit: an Aggregate batch never rung, so quiet returns with nothing sent",
+			Source: "seed document, Completion: quiet drains to the last rung packet"}}.register()
+}
+
 // missing-commit: rank 0 posts four Aggregate puts and quiets without
 // committing: quiet returns at once with nothing rung. It then tells rank
 // 1 "done" with a signalled put on another queue; rank 1 finds nothing.
 func runMissingCommit(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	const pieces, n = 4, 1024
-	r, w, err := setup(o, 2, 2, engine.InjectSpec{}, 2*pieces*n+64)
+	r, w, err := sender(o, 2, 2, 2*pieces*n+64, pieces*n)
 	if err != nil {
-		return nil, err
-	}
-	if err := fill(r, w[0], 0, pieces*n, 0, 0); err != nil {
 		return nil, err
 	}
 	var got []byte
@@ -432,6 +477,12 @@ func runMissingCommit(o scenario.Options, fixed bool) (*scenario.Outcome, error)
 		return nil, err
 	}
 	return done(r, func() error { return checkBytes("rank 1's batch after rank 0 said done", got, 0, 0) })
+}
+
+func init() {
+	bug{name: "samequeue-broken", shape: scenario.Shape{Ranks: 5, Queues: 1}, run: runSameQueueBroken,
+		planted: scenario.Planted{Class: "a broken SameQueue promise: lanes with different peers posting as one group",
+			Source: "seed document, ccoSdmaThreadMode: silent corruption in release"}}.register()
 }
 
 // samequeue-broken: lanes 0..3 of one warp put to four different peers
@@ -476,16 +527,19 @@ func runSameQueueBroken(o scenario.Options, fixed bool) (*scenario.Outcome, erro
 // 10% of margin, which realistic timing spreads consume now and then.
 const earlyReuseCompute = 21 * sim.Microsecond
 
+func init() {
+	bug{name: "early-source-reuse", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runEarlyReuse,
+		planted: scenario.Planted{Class: "early source reuse: the source is overwritten before the copy has read it",
+			Source: "seed document, Completion: do not reuse a source buffer before the op completes", Timing: true}}.register()
+}
+
 // early-source-reuse: rank 0 puts 1 MiB to rank 1, computes, and writes
 // the next round's data into the source without quiet first. The copy
 // reads its source as it goes; a copy still running sends new data.
 func runEarlyReuse(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	const bytes = 1 << 20
-	r, w, err := setup(o, 2, 1, engine.InjectSpec{}, 2*bytes)
+	r, w, err := sender(o, 2, 1, 2*bytes, bytes)
 	if err != nil {
-		return nil, err
-	}
-	if err := fill(r, w[0], 0, bytes, 0, 0); err != nil {
 		return nil, err
 	}
 	if _, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
@@ -498,10 +552,13 @@ func runEarlyReuse(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return nil, err
-	}
-	return done(r, func() error { return expect(r, "rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
+	return receive(r, w, bytes, bytes)
+}
+
+func init() {
+	bug{name: "expected-per-lane", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runExpectedPerLane,
+		planted: scenario.Planted{Class: "expected counted per lane: a group's put signals once, not once per lane",
+			Source: "seed document, waitSignal rules: one put() call advances the counter by one"}}.register()
 }
 
 // expected-per-lane: eight lanes of one warp put eight slices as one
@@ -509,11 +566,8 @@ func runEarlyReuse(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 // signals, but the group signals once.
 func runExpectedPerLane(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	const lanes, n = 8, 512
-	r, w, err := setup(o, 2, 1, engine.InjectSpec{}, 2*lanes*n)
+	r, w, err := sender(o, 2, 1, 2*lanes*n, lanes*n)
 	if err != nil {
-		return nil, err
-	}
-	if err := fill(r, w[0], 0, lanes*n, 0, 0); err != nil {
 		return nil, err
 	}
 	if _, err := r.Launch(0, 1, lanes, func(t *kernel.Thread, sdma *cco.Sdma) {
@@ -539,17 +593,20 @@ func runExpectedPerLane(o scenario.Options, fixed bool) (*scenario.Outcome, erro
 // is a small margin that timing spreads consume now and then.
 const noQuietHostGap = 20 * sim.Microsecond
 
+func init() {
+	bug{name: "no-quiet-across-kernels", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runNoQuietAcrossKernels,
+		planted: scenario.Planted{Class: "a missing quiet before reuse across kernels: kernel exit does not drain SDMA",
+			Source: "seed document, Completion: nothing has happened when put returns; you must drain", Timing: true}}.register()
+}
+
 // no-quiet-across-kernels: rank 0's first kernel puts 1 MiB and exits
 // without a quiet; the host waits for it, works, and launches the next
 // kernel, which refills the source. Kernel exit does not drain SDMA, so a
 // copy still running sends the refill.
 func runNoQuietAcrossKernels(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 	const bytes = 1 << 20
-	r, w, err := setup(o, 2, 1, engine.InjectSpec{}, 2*bytes)
+	r, w, err := sender(o, 2, 1, 2*bytes, bytes)
 	if err != nil {
-		return nil, err
-	}
-	if err := fill(r, w[0], 0, bytes, 0, 0); err != nil {
 		return nil, err
 	}
 	first, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
@@ -572,10 +629,7 @@ func runNoQuietAcrossKernels(o scenario.Options, fixed bool) (*scenario.Outcome,
 			r.Sim.Fail(err)
 		}
 	})
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return nil, err
-	}
-	return done(r, func() error { return expect(r, "rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
+	return receive(r, w, bytes, bytes)
 }
 
 // flagHold is how long the producer CTA keeps the flag set before it
@@ -583,6 +637,12 @@ func runNoQuietAcrossKernels(o scenario.Options, fixed bool) (*scenario.Outcome,
 // POLL_REGMEM makes its first read about 1.7 µs after launch (issue and
 // doorbell), just inside the hold.
 const flagHold = 2 * sim.Microsecond
+
+func init() {
+	bug{name: "flag-set-cleared", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runFlagSetCleared,
+		planted: scenario.Planted{Class: "postWaitMem on a flag that is set, then cleared before the engine's next poll",
+			Source: "seed document, postWaitMem sharp edges: the engine samples the flag; a flag that flips back is missed", Timing: true}}.register()
+}
 
 // flag-set-cleared: CTA 0 of rank 0 posts postWaitMem on a local flag and
 // a put behind it; CTA 1 sets the flag, and flagHold later clears it to
@@ -620,8 +680,5 @@ func runFlagSetCleared(o scenario.Options, fixed bool) (*scenario.Outcome, error
 	}); err != nil {
 		return nil, err
 	}
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) { sdma.WaitSignal(0, 0, 1) }); err != nil {
-		return nil, err
-	}
-	return done(r, func() error { return expect(r, "rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
+	return receive(r, w, bytes, bytes)
 }

@@ -1,104 +1,16 @@
-package fabric
+package cft
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"math"
-	"math/rand/v2"
 
+	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
-
-// JobConfig describes a ready-to-run system: every rank's communicator, a
-// CFT dev comm and the same list of symmetric windows on every rank.
-type JobConfig struct {
-	Seed     uint64
-	Topology Topology
-	Caps     CftCap // 0 means CapCft | CapCftMultimem
-	Barriers int    // cftBarrierCount; 0 means 1
-	Windows  []uint64
-	Debug    bool
-	Faults   FaultPlan
-	Model    *Model
-	Watchdog sim.Time // sim.Config.Watchdog
-	Phantom  bool     // Config.Phantom: windows without bytes
-	// Sched is the rest of the run's sim.Config: timing perturbation (the
-	// kernels' launch and block skew) and the scheduling strategy.
-	Sched    Sched
-	MemBytes uint64 // Config.MemBytes
-	Race     bool   // Config.Race: the race detector
-}
-
-// Sched is how a run's seed makes its choices beyond tie-breaks: the
-// fields of sim.Config of those names.
-type Sched struct {
-	Perturb  sim.Level
-	Strategy sim.Strategy
-	PCT      sim.PCT
-}
-
-// Job is a built system: Windows[k][r] is rank r's copy of window k.
-type Job struct {
-	Sim      *sim.Sim
-	Sys      *System
-	Comms    []*Comm
-	DevComms []DevComm
-	Windows  [][]Window
-}
-
-// NewJob builds a system of cfg.Topology.NRanks ranks on a new simulator
-// seeded with cfg.Seed: comms, dev comms and windows, ready for kernels.
-func NewJob(cfg JobConfig) (*Job, error) {
-	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog, Perturb: cfg.Sched.Perturb, Strategy: cfg.Sched.Strategy, PCT: cfg.Sched.PCT})
-	sys, err := NewSystem(s, Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{},
-		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes, Race: cfg.Race})
-	if err != nil {
-		return nil, err
-	}
-	comms, err := sys.CommInitAll(CommConfig{})
-	if err != nil {
-		return nil, err
-	}
-	j := &Job{Sim: s, Sys: sys, Comms: comms, Windows: make([][]Window, len(cfg.Windows))}
-	caps := cfg.Caps
-	if caps == 0 {
-		caps = CapCft | CapCftMultimem
-	}
-	nB := cfg.Barriers
-	if nB == 0 {
-		nB = 1
-	}
-	for _, c := range comms {
-		for k, n := range cfg.Windows {
-			w, err := CommWindowRegister(c, n, WinCollSymmetric)
-			if err != nil {
-				return nil, err
-			}
-			j.Windows[k] = append(j.Windows[k], w)
-		}
-		dc, err := DevCommCreate(c, DevCommRequirements{CftCaps: caps, CftBarrierCount: nB})
-		if err != nil {
-			return nil, err
-		}
-		j.DevComms = append(j.DevComms, dc)
-	}
-	return j, nil
-}
-
-// Launch starts fn on every rank: one block of threads (a single wave of
-// 32 lanes when threads is 32) on GPU r, with shared bytes of shared memory.
-func (j *Job) Launch(name string, threads, shared int, fn func(t *kernel.Thread, dc DevComm)) error {
-	for r, dc := range j.DevComms {
-		if _, err := kernel.Launch(j.Sim, kernel.Config{Name: name, GPU: r, Grid: 1, Block: threads, WaveSize: 32, SharedBytes: shared},
-			func(t *kernel.Thread) { fn(t, dc) }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // CollectiveResult is what a collective scenario returns.
 type CollectiveResult struct {
@@ -113,7 +25,7 @@ type CollectiveResult struct {
 // Bytes bytes of Type elements summed over its multicast group.
 type AllReduceConfig struct {
 	Seed     uint64
-	Topology Topology
+	Topology fabric.Topology
 	// Bytes is each rank's buffer, a multiple of 16. It is split into
 	// CftMcSize chunks of ⌈Bytes / CftMcSize⌉ rounded up to 16 bytes (the
 	// last ones shorter, or empty), one per multicast-team rank. 0 means
@@ -136,40 +48,20 @@ type AllReduceConfig struct {
 	// of every rank's output (the scale runs, where it would double the
 	// memory).
 	NoOut bool
-	Sched Sched // sim.Config's perturbation and strategy
+	Sched job.Sched // sim.Config's perturbation and strategy
 }
 
 // DefaultStage is AllReduceConfig.Stage's cap when it is 0: a piece a
 // rank stages in shared memory per operation.
 const DefaultStage = 64 << 10
 
-// AllReduceInput is rank r's input for the all-reduce scenario, derived
-// from the seed: random bits for integer types, small integers for F32 so
-// that every order of summation is exact.
+// AllReduceInput is rank r's input for the all-reduce scenario:
+// scenario.Elements keyed by the seed (random bits for integer types,
+// small integers for F32 so that every order of summation is exact).
 func AllReduceInput(seed uint64, rank, n int, t redop.Type) []byte {
 	b := make([]byte, n)
-	fillAllReduceInput(b, seed, rank, t)
+	scenario.Elements(b, t, seed, rank, 0)
 	return b
-}
-
-// fillAllReduceInput writes AllReduceInput(seed, rank, len(b), t) into b.
-func fillAllReduceInput(b []byte, seed uint64, rank int, t redop.Type) {
-	rng := rand.New(rand.NewPCG(seed, uint64(rank)+1))
-	n := len(b)
-	switch t {
-	case redop.F32:
-		for i := 0; i+4 <= n; i += 4 {
-			binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(rng.IntN(129)-64)))
-		}
-	default:
-		i := 0
-		for ; i+8 <= n; i += 8 {
-			binary.LittleEndian.PutUint64(b[i:], rng.Uint64())
-		}
-		for ; i < n; i++ {
-			b[i] = byte(rng.Uint32())
-		}
-	}
 }
 
 // RunAllReduce builds a system and runs an all-reduce (sum) built from the
@@ -225,8 +117,8 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("cft-allreduce: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Sched: cfg.Sched,
-		Phantom: cfg.Phantom, MemBytes: max(DefaultMemBytes, 2*uint64(size)+1<<20)})
+	j, err := job.NewFabric(job.FabricConfig{Seed: cfg.Seed, Topology: topo, Windows: []uint64{uint64(size), uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Sched: cfg.Sched,
+		Phantom: cfg.Phantom, MemBytes: max(fabric.DefaultMemBytes, 2*uint64(size)+1<<20)})
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +133,8 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 		want = make([][]byte, topo.NRanks/mc)
 		for r := 0; r < topo.NRanks; r++ {
 			g := r / mc
-			err := j.Sys.hostFill(r, in[r], uint64(size), func(x []byte) error {
-				fillAllReduceInput(x, cfg.Seed, r, t)
+			err := j.Sys.Fill(r, in[r], uint64(size), func(x []byte) error {
+				scenario.Elements(x, t, cfg.Seed, r, 0)
 				if want[g] == nil {
 					want[g] = bytes.Clone(x)
 					return nil
@@ -266,25 +158,25 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 			}
 		}
 	}
-	red := RedOp{Op: redop.Sum, Type: t}
+	red := fabric.RedOp{Op: redop.Sum, Type: t}
 	res := &CollectiveResult{}
 	loadErr := make([]error, topo.NRanks)
-	err = j.Launch("cft-allreduce", 32, 16+stage, func(th *kernel.Thread, dc DevComm) {
+	err = j.Launch("cft-allreduce", 32, 16+stage, func(th *kernel.Thread, dc fabric.DevComm) {
 		warp := th.WarpGroup()
-		cft := NewCft(warp, dc, 0)
-		bar := NewCftBarrierSession(warp, dc, 0, true)
-		bar.Sync(warp, AcqRel, ProxyGeneric, ProxyFabric)
-		team := TeamCftMultimem(dc)
+		cft := fabric.NewCft(warp, dc, 0)
+		bar := fabric.NewCftBarrierSession(warp, dc, 0, true)
+		bar.Sync(warp, fabric.AcqRel, fabric.ProxyGeneric, fabric.ProxyFabric)
+		team := fabric.TeamCftMultimem(dc)
 		for c := team.Rank; c < mc; c += team.NRanks {
 			for off, hi := c*per, min((c+1)*per, size); off < hi; off += stage {
 				n := uint32(min(stage, hi-off))
-				le, leOff := GetMultimemLeInfo(in[dc.Rank], uint64(off), dc)
+				le, leOff := fabric.GetMultimemLeInfo(in[dc.Rank], uint64(off), dc)
 				cft.PullRed(warp, le, leOff, red, 16, n)
 				cft.Submit(warp)
 				if has, code := cft.Flush(warp); has && th.Lane() == 0 {
 					res.Reports = append(res.Reports, fmt.Sprintf("rank %d pullRed: report %#x", dc.Rank, code))
 				}
-				le, leOff = GetMultimemLeInfo(out[dc.Rank], uint64(off), dc)
+				le, leOff = fabric.GetMultimemLeInfo(out[dc.Rank], uint64(off), dc)
 				cft.RedMultimem(warp, le, leOff, red, 16, n)
 				cft.Submit(warp)
 				if has, code := cft.Flush(warp); has && th.Lane() == 0 {
@@ -292,7 +184,7 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 				}
 			}
 		}
-		bar.Sync(warp, AcqRel, ProxyFabric, ProxyGeneric)
+		bar.Sync(warp, fabric.AcqRel, fabric.ProxyFabric, fabric.ProxyGeneric)
 		if th.Lane() == 0 && want != nil {
 			// The kernel's own view of the output, piece by piece.
 			buf := make([]byte, stage)
@@ -319,7 +211,7 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 		// The output as the host sees it, without a copy (the system's
 		// memory is released when this returns): Out gets a copy unless
 		// NoOut.
-		got, err := j.Sys.hostSpan("Read", r, out[r], 0, uint64(size))
+		got, err := j.Sys.View(r, out[r], 0, uint64(size))
 		if err != nil {
 			return nil, err
 		}
@@ -358,32 +250,20 @@ func sameBytes(got, want []byte, format string, args ...any) error {
 // to every rank.
 type AllToAllConfig struct {
 	Seed     uint64
-	Topology Topology
+	Topology fabric.Topology
 	Block    int // bytes per (source, destination) pair, a multiple of 16; 0 means 16
 	Debug    bool
 	Race     bool // the race detector (Config.Race)
 	// Phantom runs on phantom windows (Config.Phantom): timing only, no
 	// blocks made, no check; Out is nil.
 	Phantom bool
-	Sched   Sched // sim.Config's perturbation and strategy
+	Sched   job.Sched // sim.Config's perturbation and strategy
 }
 
-// AllToAllBlock is the block rank src sends to rank dst.
+// AllToAllBlock is the block rank src sends to rank dst: scenario.Pattern
+// keyed by the seed.
 func AllToAllBlock(seed uint64, src, dst, n int) []byte {
-	b := make([]byte, n)
-	fillAllToAllBlock(b, seed, src, dst)
-	return b
-}
-
-// fillAllToAllBlock writes AllToAllBlock(seed, src, dst, len(b)) into b:
-// the same bytes (byte(rand.Rand.Uint32()) is the top half of the PCG's
-// Uint64), without the Rand or the block allocated per call.
-func fillAllToAllBlock(b []byte, seed uint64, src, dst int) {
-	var p rand.PCG
-	p.Seed(seed^0xa11, uint64(src)<<20|uint64(dst))
-	for i := range b {
-		b[i] = byte(p.Uint64() >> 32)
-	}
+	return scenario.PatternOf(uint64(n), seed, src, dst)
 }
 
 // RunAllToAll runs an all-to-all built from Put within each flat CFT team:
@@ -412,7 +292,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	if cfg.Phantom && cfg.Debug {
 		return nil, fmt.Errorf("all-to-all: Phantom with Debug: the fence checker needs real bytes")
 	}
-	j, err := NewJob(JobConfig{Seed: cfg.Seed, Topology: topo, Caps: CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Phantom: cfg.Phantom, Sched: cfg.Sched})
+	j, err := job.NewFabric(job.FabricConfig{Seed: cfg.Seed, Topology: topo, Caps: fabric.CapCft, Windows: []uint64{uint64(size)}, Debug: cfg.Debug, Race: cfg.Race, Phantom: cfg.Phantom, Sched: cfg.Sched})
 	if err != nil {
 		return nil, err
 	}
@@ -420,33 +300,33 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 	recv := j.Windows[0]
 	res := &CollectiveResult{}
 	loaded := make([][]byte, topo.NRanks)
-	err = j.Launch("cft-alltoall", 32, 16+size, func(th *kernel.Thread, dc DevComm) {
+	err = j.Launch("cft-alltoall", 32, 16+size, func(th *kernel.Thread, dc fabric.DevComm) {
 		warp := th.WarpGroup()
 		me := dc.CftRank
 		base := dc.Rank - me // world rank of flat rank 0
 		if !cfg.Phantom {
 			blkBuf := make([]byte, blk)
 			for p := th.Lane(); p < n; p += 32 {
-				fillAllToAllBlock(blkBuf, cfg.Seed, dc.Rank, base+p)
+				scenario.Pattern(blkBuf, cfg.Seed, dc.Rank, base+p)
 				th.SharedStore(16+p*blk, blkBuf)
 			}
 		}
-		MemFence(warp, dc, Release, ProxyGeneric, ProxyFabric, FenceScopeCta)
-		cft := NewCft(warp, dc, 0)
-		bar := NewCftBarrierSession(warp, dc, 0, false)
+		fabric.MemFence(warp, dc, fabric.Release, fabric.ProxyGeneric, fabric.ProxyFabric, fabric.FenceScopeCta)
+		cft := fabric.NewCft(warp, dc, 0)
+		bar := fabric.NewCftBarrierSession(warp, dc, 0, false)
 		for p := th.Lane(); p < n; p += 32 {
 			if p == me {
 				dc.Store(th, recv[dc.Rank], uint64(me*blk), th.Shared()[16+p*blk:16+(p+1)*blk])
 				continue
 			}
-			le, off := GetPeerLeInfo(recv[dc.Rank], uint64(me*blk), base+p, dc)
+			le, off := fabric.GetPeerLeInfo(recv[dc.Rank], uint64(me*blk), base+p, dc)
 			cft.Put(th.ThreadGroup(), le, off, 16+p*blk, uint32(blk))
 		}
 		cft.Submit(th.ThreadGroup())
 		if has, code := cft.Flush(warp); has && th.Lane() == 0 {
 			res.Reports = append(res.Reports, fmt.Sprintf("rank %d: report %#x", dc.Rank, code))
 		}
-		bar.Sync(warp, AcqRel, ProxyFabric, ProxyGeneric)
+		bar.Sync(warp, fabric.AcqRel, fabric.ProxyFabric, fabric.ProxyGeneric)
 		if th.Lane() == 0 && !cfg.Phantom {
 			loaded[dc.Rank] = make([]byte, size)
 			dc.Load(th, recv[dc.Rank], 0, loaded[dc.Rank])
@@ -471,7 +351,7 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		res.Out = append(res.Out, got)
 		base := r - topo.CftRank(r)
 		for p := 0; p < n; p++ {
-			fillAllToAllBlock(want, cfg.Seed, base+p, r)
+			scenario.Pattern(want, cfg.Seed, base+p, r)
 			if err := sameBytes(got[p*blk:(p+1)*blk], want, "rank %d block from rank %d", r, base+p); err != nil {
 				return res, err
 			}

@@ -1,4 +1,4 @@
-package fabric_test
+package cft_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/scenario/cft"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,7 +23,7 @@ func TestAllReduce(t *testing.T) {
 				t.Parallel()
 				var first string
 				for seed := uint64(1); seed <= seeds; seed++ {
-					res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: n}, Chunk: 32, Type: typ, Debug: true})
+					res, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: n}, Chunk: 32, Type: typ, Debug: true})
 					require.NoError(t, err, "seed %d", seed)
 					require.Len(t, res.Out, n)
 					require.Empty(t, res.Reports)
@@ -30,7 +31,7 @@ func TestAllReduce(t *testing.T) {
 						first = res.Digest
 					}
 				}
-				again, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 1, Topology: fabric.Topology{NRanks: n}, Chunk: 32, Type: typ, Debug: true})
+				again, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: 1, Topology: fabric.Topology{NRanks: n}, Chunk: 32, Type: typ, Debug: true})
 				require.NoError(t, err)
 				require.Equal(t, first, again.Digest, "same seed, same run")
 			})
@@ -41,7 +42,7 @@ func TestAllReduce(t *testing.T) {
 func TestAllReduceHierarchical(t *testing.T) {
 	// 16 ranks in multicast groups of 4: each group reduces on its own.
 	for seed := uint64(1); seed <= 5; seed++ {
-		_, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: 16, LsaSize: 8, CftSize: 16, CftMcSize: 4}, Chunk: 16})
+		_, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: 16, LsaSize: 8, CftSize: 16, CftMcSize: 4}, Chunk: 16})
 		require.NoError(t, err, "seed %d", seed)
 	}
 }
@@ -51,7 +52,7 @@ func TestAllToAll(t *testing.T) {
 		t.Run(fmt.Sprintf("%dranks", n), func(t *testing.T) {
 			t.Parallel()
 			for seed := uint64(1); seed <= seeds; seed++ {
-				res, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: seed, Topology: fabric.Topology{NRanks: n}, Block: 16, Debug: true})
+				res, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: seed, Topology: fabric.Topology{NRanks: n}, Block: 16, Debug: true})
 				require.NoError(t, err, "seed %d", seed)
 				require.Len(t, res.Out, n)
 				require.Empty(t, res.Reports)
@@ -70,16 +71,16 @@ func TestAllReduceUnevenChunksInPieces(t *testing.T) {
 		{3, 3 * 4096, 1024},
 	} {
 		t.Run(fmt.Sprintf("%d ranks %d B stage %d", tc.ranks, tc.bytes, tc.stage), func(t *testing.T) {
-			res, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 3, Topology: fabric.Topology{NRanks: tc.ranks},
+			res, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: 3, Topology: fabric.Topology{NRanks: tc.ranks},
 				Bytes: tc.bytes, Stage: tc.stage, Debug: true})
 			require.NoError(t, err)
 			require.Len(t, res.Out, tc.ranks)
 			require.Len(t, res.Want, tc.bytes)
 		})
 	}
-	_, err := fabric.RunAllReduce(fabric.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 100})
+	_, err := cft.RunAllReduce(cft.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 100})
 	require.ErrorContains(t, err, "multiple of 16")
-	_, err = fabric.RunAllReduce(fabric.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 1 << 20, Stage: 1 << 20})
+	_, err = cft.RunAllReduce(cft.AllReduceConfig{Topology: fabric.Topology{NRanks: 2}, Bytes: 1 << 20, Stage: 1 << 20})
 	require.ErrorContains(t, err, "does not fit shared memory")
 }
 
@@ -90,9 +91,9 @@ func TestAllReduceUnevenChunksInPieces(t *testing.T) {
 func TestPhantomCollectivesTimeLikeRealOnes(t *testing.T) {
 	topo := fabric.Topology{NRanks: 8, CftMcSize: 4}
 	for _, stage := range []int{512, 32 << 10} {
-		real, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 256 << 10, Stage: stage})
+		real, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 256 << 10, Stage: stage})
 		require.NoError(t, err)
-		ph, err := fabric.RunAllReduce(fabric.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 256 << 10, Stage: stage, Phantom: true})
+		ph, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: 5, Topology: topo, Bytes: 256 << 10, Stage: stage, Phantom: true})
 		require.NoError(t, err)
 		require.Equal(t, real.Elapsed, ph.Elapsed, "stage %d", stage)
 		if stage <= fabric.Granule {
@@ -101,13 +102,13 @@ func TestPhantomCollectivesTimeLikeRealOnes(t *testing.T) {
 		require.Nil(t, ph.Out, "nothing to read back")
 	}
 
-	a, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64})
+	a, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64})
 	require.NoError(t, err)
-	b, err := fabric.RunAllToAll(fabric.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64, Phantom: true})
+	b, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: 5, Topology: fabric.Topology{NRanks: 8}, Block: 64, Phantom: true})
 	require.NoError(t, err)
 	require.Equal(t, a.Elapsed, b.Elapsed)
 	require.Equal(t, a.Digest, b.Digest)
 
-	_, err = fabric.RunAllReduce(fabric.AllReduceConfig{Topology: topo, Phantom: true, Debug: true})
+	_, err = cft.RunAllReduce(cft.AllReduceConfig{Topology: topo, Phantom: true, Debug: true})
 	require.ErrorContains(t, err, "Phantom with Debug")
 }

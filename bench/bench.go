@@ -1,0 +1,441 @@
+// Package bench measures the emulator itself, in wall-clock time on this
+// machine: how fast the engine retires packets, how an engine copy compares
+// with Go's copy(), how many cco puts and fabric operations a second it
+// emulates, how explore scales with jobs, and what the scale runs cost in
+// wall time and peak RSS (each in a child process, so its peak is its own).
+// The numbers depend on the machine and its load; the README's table says
+// where it was taken. "emud bench" prints Run's table.
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/emud-dev/emud/job"
+	_ "github.com/emud-dev/emud/scenario/all" // the scenarios the rows run
+	"github.com/emud-dev/emud/scenario/cft"
+
+	"github.com/emud-dev/emud/scenario"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/fabric"
+	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// ChildEnv marks a child process the bench started to run one scale
+// run: the test binary sees it in TestMain and runs the command instead of
+// the tests.
+const ChildEnv = "EMUD_BENCH_CHILD"
+
+// Sizes are the sizes bench runs at: the full ones, or --quick's for
+// a smoke test.
+type Sizes struct {
+	packets, bigCopies, putRounds, fabricRanks, seeds, bigSeeds int
+	scale                                                       []scaleRun
+}
+
+// scaleRun is one command the bench times in a child process.
+type scaleRun struct {
+	label string
+	name  string
+	o     scenario.Options
+}
+
+// args is the scale run's emud command line.
+func (sr scaleRun) args() []string {
+	a := []string{"run", sr.name, "--ranks", fmt.Sprint(sr.o.Ranks), "--bytes", scenario.FormatBytes(sr.o.Bytes)}
+	if sr.o.Phantom {
+		a = append(a, "--phantom")
+	}
+	return a
+}
+
+// scale is a CFT all-reduce or all-to-all of ranks × bytes.
+func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
+	return scaleRun{label, name, scenario.Options{Ranks: ranks, Bytes: bytes, Queues: scenario.DefaultQueues, Seed: 1, Phantom: phantom}}
+}
+
+// Full is the measurement.
+func Full() Sizes {
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, bigSeeds: 20, scale: []scaleRun{
+		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
+		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
+		scale("cft-allreduce, 72 ranks × 64 MiB, phantom", "cft-allreduce", 72, 64<<20, true),
+		scale("cft-allreduce, 72 ranks × 64 MiB, real bytes", "cft-allreduce", 72, 64<<20, false),
+		scale("cft-allreduce, 72 ranks × 16 MiB, real bytes", "cft-allreduce", 72, 16<<20, false),
+	}}
+}
+
+// Quick is a smoke test of the bench, not a measurement.
+func Quick() Sizes {
+	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, seeds: 8, bigSeeds: 2, scale: []scaleRun{
+		scale("cft-allreduce, 64 ranks × 1 MiB, phantom", "cft-allreduce", 64, 1<<20, true),
+	}}
+}
+
+// benchRow is one line of the table.
+type benchRow struct {
+	what, result, detail string
+}
+
+// Run measures sz, printing progress as it goes and the table to w at the
+// end; explore's second row runs jobs jobs, and a scale run whose estimate
+// exceeds budget is skipped (the table says so).
+func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
+	var rows []benchRow
+	add := func(r benchRow) {
+		rows = append(rows, r)
+		fmt.Fprintf(progress, "bench: %s: %s\n", r.what, r.result)
+	}
+	steps := []func() (benchRow, error){
+		func() (benchRow, error) { return benchEnginePackets(sz.packets) },
+		func() (benchRow, error) { return benchEngineBigCopy(sz.bigCopies) },
+		func() (benchRow, error) { return benchGoCopy(sz.bigCopies), nil },
+		func() (benchRow, error) { return benchPuts(sz.putRounds) },
+		func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) },
+		func() (benchRow, error) { return benchFabricPuts(sz.putRounds * 2) },
+		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
+		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
+		func() (benchRow, error) {
+			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
+		},
+	}
+	for _, step := range steps {
+		r, err := step()
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
+	for _, sr := range sz.scale {
+		r, err := benchScale(sr, budget)
+		if err != nil {
+			return err
+		}
+		add(r)
+	}
+	fmt.Fprintf(w, "emud bench: %s/%s, %d CPUs, GOMAXPROCS %d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "benchmark\tresult\tdetail")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.what, r.result, r.detail)
+	}
+	return tw.Flush()
+}
+
+// rate formats n per second with an SI prefix.
+func rate(n float64, unit string) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM %s", n/1e6, unit)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk %s", n/1e3, unit)
+	}
+	return fmt.Sprintf("%.1f %s", n, unit)
+}
+
+// benchNode is a 2-GPU node with src on GPU 0 and dst on GPU 1 and the
+// queue 0 → 1 whose every ring unit holds a COPY of size bytes.
+func benchNode(size uint64) (*sim.Sim, *engine.Queue, error) {
+	s := sim.New(sim.Config{Seed: 1, Watchdog: -1})
+	n, err := engine.NewNode(s, engine.Config{GPUs: 2})
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := n.Memory().Alloc(0, size, "src")
+	if err != nil {
+		return nil, nil, err
+	}
+	dst, err := n.Memory().Alloc(1, size, "dst")
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := n.Queue(0, 1, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := ring.Copy(dst, src, size)
+	for u := uint64(0); u < q.Ring().Size(); u += ring.Unit {
+		if err := q.WriteUnit(u, &p); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s, q, nil
+}
+
+// ringPackets rings count packets already in q's ring, a chunk of units at
+// a time, and waits until they have run.
+func ringPackets(s *sim.Sim, q *engine.Queue, count int, chunk uint64) error {
+	total := uint64(count) * ring.Unit
+	var ferr error
+	s.Spawn("ringer", func(a *sim.Actor) {
+		for rung := uint64(0); rung < total; {
+			c := min(chunk*ring.Unit, total-rung)
+			base, err := q.Reserve(a, c)
+			if err == nil {
+				err = q.Submit(a, base, base+c)
+			}
+			if err != nil {
+				ferr = err
+				return
+			}
+			rung += c
+		}
+		q.AwaitDrained(a, total)
+	})
+	if err := s.Run(); err != nil {
+		return err
+	}
+	return ferr
+}
+
+func benchEnginePackets(count int) (benchRow, error) {
+	s, q, err := benchNode(64)
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := ringPackets(s, q, count, 4096); err != nil {
+		return benchRow{}, fmt.Errorf("bench: engine packets: %w", err)
+	}
+	el := time.Since(start)
+	return benchRow{"engine: 64 B COPY packets on one queue", rate(float64(count)/el.Seconds(), "packets/s"),
+		fmt.Sprintf("%d packets in %v", count, el.Round(time.Millisecond))}, nil
+}
+
+const benchBigCopy = 8 << 20
+
+func benchEngineBigCopy(count int) (benchRow, error) {
+	s, q, err := benchNode(benchBigCopy)
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := ringPackets(s, q, count, 1); err != nil {
+		return benchRow{}, fmt.Errorf("bench: engine 8 MiB copy: %w", err)
+	}
+	el := time.Since(start)
+	gbps := float64(count) * benchBigCopy / el.Seconds() / 1e9
+	return benchRow{"engine: 8 MiB COPY", fmt.Sprintf("%.2f GB/s", gbps),
+		fmt.Sprintf("%d copies in %v (wall clock, all engine work included)", count, el.Round(time.Millisecond))}, nil
+}
+
+func benchGoCopy(count int) benchRow {
+	src, dst := make([]byte, benchBigCopy), make([]byte, benchBigCopy)
+	n := max(count, 16)
+	start := time.Now()
+	for range n {
+		copy(dst, src)
+	}
+	el := time.Since(start)
+	return benchRow{"Go copy() of 8 MiB", fmt.Sprintf("%.2f GB/s", float64(n)*benchBigCopy/el.Seconds()/1e9),
+		fmt.Sprintf("%d copies in %v", n, el.Round(time.Millisecond))}
+}
+
+// benchPuts posts rounds SameQueue puts of 64 B from each of 64 lanes of
+// one wave, then quiets: issue, ring, engine and quiet, end to end.
+func benchPuts(rounds int) (benchRow, error) {
+	o := scenario.Options{Ranks: 2, Bytes: 64 * 64, Queues: 1, Seed: 1}
+	j, err := scenario.NewEnv(o)
+	if err != nil {
+		return benchRow{}, err
+	}
+	send, err := j.Window(o.Bytes)
+	if err != nil {
+		return benchRow{}, err
+	}
+	recv, err := j.Window(o.Bytes)
+	if err != nil {
+		return benchRow{}, err
+	}
+	if err := j.SetupDevComms(); err != nil {
+		return benchRow{}, err
+	}
+	err = j.LaunchRank(0, 1, 64, func(t *kernel.Thread, sdma *cco.Sdma) {
+		off := uint64(t.Lane()) * 64
+		for range rounds {
+			sdma.Put(1, recv[0], off, send[0], off, 64, 0, cco.SdmaThreadSameQueue)
+		}
+		sdma.QuietQueue(1, 0)
+	})
+	if err != nil {
+		return benchRow{}, err
+	}
+	start := time.Now()
+	if err := j.Sim.Run(); err != nil {
+		return benchRow{}, fmt.Errorf("bench: puts: %w", err)
+	}
+	el := time.Since(start)
+	n := 64 * rounds
+	return benchRow{"cco: 64-lane wave, 64 B SameQueue puts", rate(float64(n)/el.Seconds(), "puts/s"),
+		fmt.Sprintf("%d puts in %v, issue to quiet", n, el.Round(time.Millisecond))}, nil
+}
+
+// benchFabricOps times a CFT all-to-all: ranks × (ranks − 1) puts, and as
+// many again by the closing barrier (one 16 B put to every peer), with the
+// system's setup and the host's check of every byte.
+func benchFabricOps(ranks int) (benchRow, error) {
+	start, cpu0 := time.Now(), cpuTime()
+	if _, err := cft.RunAllToAll(cft.AllToAllConfig{Seed: 1, Topology: fabric.Topology{NRanks: ranks}, Block: 256}); err != nil {
+		return benchRow{}, fmt.Errorf("bench: fabric: %w", err)
+	}
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	n := ranks * (ranks - 1)
+	return benchRow{"fabric: puts of a CFT all-to-all", rate(float64(n)/el.Seconds(), "ops/s"),
+		fmt.Sprintf("%d ranks, %d puts of 256 B (+%d barrier puts), setup and check included, in %v (%v CPU)", ranks, n, n, el.Round(time.Millisecond), cpu.Round(time.Millisecond))}, nil
+}
+
+// benchFabricPuts is the fabric's row like cco's: one wave of 32 lanes on
+// rank 0 of 2 posting 64 B puts to rank 1, each lane its own thread group
+// submitting after every put, one flush at the end; only the run is timed.
+func benchFabricPuts(rounds int) (benchRow, error) {
+	j, err := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
+	if err != nil {
+		return benchRow{}, err
+	}
+	w := j.Windows[0]
+	defer j.Sys.Close()
+	err = j.Launch("bench-puts", 32, 16+32*64, func(th *kernel.Thread, dc fabric.DevComm) {
+		if dc.Rank != 0 {
+			return
+		}
+		warp := th.WarpGroup()
+		cft := fabric.NewCft(warp, dc, 0)
+		off := uint64(th.Lane()) * 64
+		le, leOff := fabric.GetPeerLeInfo(w[0], off, 1, dc)
+		for range rounds {
+			cft.Put(th.ThreadGroup(), le, leOff, 16+int(off), 64)
+			cft.Submit(th.ThreadGroup())
+		}
+		cft.Flush(warp)
+	})
+	if err != nil {
+		return benchRow{}, err
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	if err := j.Sim.Run(); err != nil {
+		return benchRow{}, fmt.Errorf("bench: fabric puts: %w", err)
+	}
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	n := 32 * rounds
+	return benchRow{"fabric: 32-lane wave, 64 B puts", rate(float64(n)/el.Seconds(), "ops/s"),
+		fmt.Sprintf("%d puts in %v (%v CPU), issue to flush", n, el.Round(time.Millisecond), cpu.Round(time.Millisecond))}, nil
+}
+
+// cpuTime is the process's CPU time so far (user and system, every
+// thread: the collector's too). On a loaded machine it says what a run
+// cost where the wall clock says how long it waited.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchExplore(seeds, jobs int) (benchRow, error) {
+	return benchExploreOf("alltoall (4 ranks, 4 KiB)", scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}, seeds, jobs)
+}
+
+// benchExploreOf times explore of alltoall over seeds at jobs, and what
+// bounds its parallel efficiency beside the cores: the allocation per
+// seed, the collections, and the collector's share of the CPU time (the
+// collector's marking and the allocators' assists are work every job
+// adds to; runtime/metrics' GC CPU estimate).
+func benchExploreOf(what string, o scenario.Options, seeds, jobs int) (benchRow, error) {
+	sc, err := scenario.Lookup("alltoall")
+	if err != nil {
+		return benchRow{}, err
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	gc0, used0 := gcCPU()
+	start, cpu0 := time.Now(), cpuTime()
+	x := scenario.Explore(sc, o, 1, seeds, jobs, nil)
+	el, cpu := time.Since(start), cpuTime()-cpu0
+	gc1, used1 := gcCPU()
+	gc, used := gc1-gc0, used1-used0
+	runtime.ReadMemStats(&m1)
+	if f := x.Found(); f != nil {
+		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
+	}
+	perSeed := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(seeds)
+	return benchRow{fmt.Sprintf("explore %s, --jobs %d", what, jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
+		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0fk allocations; %d GCs, GC %.0f%% of CPU",
+			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(uint64(perSeed)),
+			float64(m1.Mallocs-m0.Mallocs)/float64(seeds)/1e3, m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, nil
+}
+
+// gcCPU is runtime/metrics' estimate of the CPU time the collector has
+// taken so far and of all the CPU time used, both without the idle
+// marking the collector does on otherwise idle processors (which costs
+// the run nothing).
+func gcCPU() (gc, used time.Duration) {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"},
+		{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(s)
+	var v [4]float64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindFloat64 {
+			v[i] = s[i].Value.Float64()
+		}
+	}
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	return sec(v[0] - v[1]), sec(v[2] - v[3] - v[1])
+}
+
+// benchScale runs emud with sr.args in a child process and reports its
+// wall time and peak RSS; a run whose estimate exceeds budget is skipped.
+func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
+	args := sr.args()
+	sc, err := scenario.Lookup(sr.name)
+	if err == nil {
+		err = scenario.Admit(sc, sr.o, 0)
+	}
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	if u := scenario.Footprint(sc, sr.o); budget > 0 && u.Bytes() > budget {
+		return benchRow{sr.label, "skipped", fmt.Sprintf("needs an estimated %s, over --mem-budget %s: emud %s",
+			scenario.ApproxBytes(u.Bytes()), scenario.ApproxBytes(budget), strings.Join(args, " "))}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	c := exec.Command(exe, append(args, "--mem-budget", fmt.Sprint(budget))...)
+	c.Env = append(os.Environ(), ChildEnv+"=1")
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	start := time.Now()
+	err = c.Run()
+	el := time.Since(start)
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: emud %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	rss := "peak RSS unknown"
+	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = scenario.ApproxBytes(uint64(ru.Maxrss) << 10) // Linux reports KiB
+	}
+	emulated := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "0" {
+			emulated = fmt.Sprintf(", %s µs emulated", f[1]) // rank 0's finish time
+			break
+		}
+	}
+	return benchRow{sr.label, fmt.Sprintf("%.2f s, %s", el.Seconds(), rss),
+		fmt.Sprintf("wall, peak RSS: emud %s%s", strings.Join(args, " "), emulated)}, nil
+}
