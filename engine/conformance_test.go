@@ -16,10 +16,9 @@ import (
 // Conformance: one test per class of bug that emulators of this hardware
 // have had (emud issue 24), each run against emud and against a
 // deliberately broken variant written in the test, which must fail it.
-// Covered: the fixed-length decoder and the poll livelock. Not covered yet:
-// the doorbell observed without acquiring the write pointer and the
-// completion waiter started before the doorbell (the note of issue 24 says
-// why).
+// Covered: the fixed-length decoder, the poll livelock and the completion
+// waiter started before the doorbell. Not covered yet: the doorbell observed
+// without acquiring the write pointer.
 
 // decoder is how an engine walks a stream: the length of the packet at b
 // and its kind.
@@ -188,4 +187,58 @@ func checkPoll(t *testing.T, poll pollFn) error {
 func TestConformancePollLivelock(t *testing.T) {
 	require.NoError(t, checkPoll(t, emudPoll))
 	assert.Error(t, checkPoll(t, spinPoll), "the broken variant must fail")
+}
+
+// completionWaiter waits on a signal slot that an ATOMIC rung later will
+// bump; it returns the value it saw when it stopped waiting.
+type completionWaiter func(r *rig, a *sim.Actor, sig uint64) uint64
+
+// emudWaiter subscribes to the slot before the doorbell and is woken by the
+// engine's ATOMIC itself (Memory.Await).
+func emudWaiter(r *rig, a *sim.Actor, sig uint64) uint64 {
+	mem := r.n.Memory()
+	mem.Await(a, sig, 8, func() bool { v, _ := mem.Load64(sig); return v >= 1 }, func() string { return "signal" })
+	v, _ := mem.Load64(sig)
+	return v
+}
+
+// doorbellWaiter is the bug: a waiter started before the doorbell that is
+// woken by the doorbell's publication instead of the completion, and reads
+// the slot once then.
+func doorbellWaiter(r *rig, a *sim.Actor, sig uint64) uint64 {
+	a.Sleep(5*sim.Microsecond + 1) // just after the producer rings
+	v, _ := r.n.Memory().Load64(sig)
+	return v
+}
+
+func checkCompletionWaiter(t *testing.T, w completionWaiter) error {
+	r := newRig(t, 1, Config{GPUs: 2})
+	src, dst, sig := r.alloc(0, 4096), r.alloc(1, 4096), r.alloc(1, 64)
+	require.NoError(t, r.n.Memory().Write(src, pattern(4096, 9)))
+	q := r.queue(0, 1, 0)
+	var seen uint64
+	r.s.Spawn("waiter", func(a *sim.Actor) { seen = w(r, a, sig) })
+	r.s.Spawn("producer", func(a *sim.Actor) {
+		a.Sleep(5 * sim.Microsecond)
+		if err := post(a, q, ring.Copy(dst, src, 4096), ring.AtomicAdd64(sig, 1)); err != nil {
+			panic(err)
+		}
+	})
+	if err := r.s.Run(); err != nil {
+		return err
+	}
+	if seen != 1 {
+		return fmt.Errorf("the waiter stopped waiting and saw %d, not the completion's 1", seen)
+	}
+	got := make([]byte, 4096)
+	require.NoError(t, r.n.Memory().Read(dst, got))
+	if !assert.ObjectsAreEqual(pattern(4096, 9), got) {
+		return errors.New("the copy had not landed when the signal did")
+	}
+	return nil
+}
+
+func TestConformanceWaiterBeforeDoorbell(t *testing.T) {
+	require.NoError(t, checkCompletionWaiter(t, emudWaiter))
+	assert.Error(t, checkCompletionWaiter(t, doorbellWaiter), "the broken variant must fail")
 }

@@ -37,8 +37,9 @@
 // Node.CommQueue and Node.DestroyQueue give comms queues of their own and
 // free them; an engine refuses a queue beyond KFD's per-engine limit (8 on
 // gfx950, 6 on gfx1250) naming the engine and the limit.
-// conformance_test.go checks two classes of emulator bug against broken
-// variants (a fixed-length decoder, a livelocking poll).
+// conformance_test.go checks three classes of emulator bug against broken
+// variants (a fixed-length decoder, a livelocking poll, a completion waiter
+// woken by the doorbell instead of the completion).
 //
 // # Engines
 //
