@@ -13,7 +13,8 @@ import (
 )
 
 // landings runs a 4-chunk COPY alone and returns the virtual time at which
-// each chunk landed (the moments the destination changed).
+// a waiter on the whole destination was woken: each chunk's end (the bursts
+// within a chunk land unseen until something reads them).
 func landings(t *testing.T) (chunk uint64, at []sim.Time) {
 	t.Helper()
 	r := newRig(t, 1, Config{GPUs: 3})
@@ -72,10 +73,10 @@ func TestCopyTornAndLateSourceStore(t *testing.T) {
 	})
 	require.NoError(t, r.s.Run())
 	landed := bytes.Count(mid, []byte{0x11})
-	assert.Equal(t, 0, landed%int(chunk), "whole chunks land")
+	assert.Equal(t, 0, landed%Burst, "whole bursts land")
 	assert.GreaterOrEqual(t, landed, int(chunk))
 	assert.Less(t, landed, int(n), "the load mid-copy is torn")
-	assert.Equal(t, bytes.Repeat([]byte{0xee}, int(n)-landed), mid[landed:], "old bytes after the landed chunks")
+	assert.Equal(t, bytes.Repeat([]byte{0xee}, int(n)-landed), mid[landed:], "old bytes after the landed bursts")
 	got := make([]byte, n)
 	require.NoError(t, m.Read(dst, got))
 	assert.Equal(t, bytes.Repeat([]byte{0x11}, int(3*chunk)), got[:3*chunk])
@@ -108,4 +109,57 @@ func TestBroadcastReadsOnce(t *testing.T) {
 	got := make([]byte, chunk)
 	require.NoError(t, m.Read(d2, got))
 	assert.Equal(t, bytes.Repeat([]byte{0x33}, int(chunk)), got)
+}
+
+// copyTimes runs one chunk's COPY alone and returns when it was rung and
+// when its last byte landed.
+func copyTimes(t *testing.T) (rung, end sim.Time) {
+	r := newRig(t, 1, Config{GPUs: 2})
+	m := r.n.Memory()
+	n := uint64(model.LinkChunkBytes)
+	src, dst := r.alloc(0, n), r.alloc(1, n)
+	require.NoError(t, m.Fill(src, n, 0x11))
+	q := r.queue(0, 1, 0)
+	r.s.Spawn("k", func(a *sim.Actor) {
+		require.NoError(t, post(a, q, ring.Copy(dst, src, n)))
+		rung = a.Now()
+		m.Await(a, dst+n-4, 4, func() bool { v, _ := m.Load32(dst + n - 4); return v == 0x11111111 }, func() string { return "last byte" })
+		end = a.Now()
+	})
+	require.NoError(t, r.s.Run())
+	return rung, end
+}
+
+// Within one chunk the bytes land burst by burst at their own times: a
+// load at three quarters of the copy sees whole bursts landed and the rest
+// old, and a store to a source burst not yet read is what is sent from
+// that burst on, while the bursts read before it keep the old bytes.
+func TestCopyLandsBurstByBurst(t *testing.T) {
+	rung, end := copyTimes(t)
+	r := newRig(t, 1, Config{GPUs: 2})
+	m := r.n.Memory()
+	n := uint64(model.LinkChunkBytes)
+	require.Greater(t, n, uint64(16*Burst))
+	src, dst := r.alloc(0, n), r.alloc(1, n)
+	require.NoError(t, m.Fill(src, n, 0x11))
+	require.NoError(t, m.Fill(dst, n, 0xee))
+	q := r.queue(0, 1, 0)
+	mid := make([]byte, n)
+	r.s.Spawn("k", func(a *sim.Actor) {
+		require.NoError(t, post(a, q, ring.Copy(dst, src, n)))
+		a.Sleep(rung + (end-rung)*3/4 - a.Now())
+		require.NoError(t, m.Read(dst, mid))
+		require.NoError(t, m.Fill(src, n, 0x22))
+		q.AwaitDrained(a, q.QuietTarget())
+	})
+	require.NoError(t, r.s.Run())
+	landed := bytes.Count(mid, []byte{0x11})
+	assert.Zero(t, landed%Burst, "whole bursts land")
+	assert.Greater(t, landed, int(n/4), "most of the chunk has landed by three quarters of its time")
+	assert.Less(t, landed, int(n), "not all of it")
+	assert.Equal(t, bytes.Repeat([]byte{0xee}, int(n)-landed), mid[landed:], "old bytes after the landed bursts")
+	got := make([]byte, n)
+	require.NoError(t, m.Read(dst, got))
+	assert.Equal(t, bytes.Repeat([]byte{0x11}, landed), got[:landed], "bursts read before the store keep the old source")
+	assert.Equal(t, bytes.Repeat([]byte{0x22}, int(n)-landed), got[landed:], "bursts read after it send the new source")
 }

@@ -104,6 +104,13 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 // bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.
 func (m *Memory) bytes(op string, addr, n uint64) ([]byte, error) { return m.Bytes(op, addr, n) }
 
+// holds reports whether [addr, addr+n) is backed by bytes (not phantom),
+// without landing copies in flight (lsa.Space.SetBeforeAccess).
+func (m *Memory) holds(addr, n uint64) bool {
+	r, err := m.Region("", addr, n)
+	return err == nil && !r.Phantom()
+}
+
 // Fill sets [addr, addr+n) to v.
 func (m *Memory) Fill(addr, n uint64, v byte) error {
 	b, err := m.bytes("write", addr, n)

@@ -78,22 +78,26 @@ type Config struct {
 
 // Node is one emulated machine: GPUs, their memory, their SDMA queues.
 type Node struct {
-	s       *sim.Sim
-	cfg     Config
-	layout  Layout
-	model   model.Model
-	mem     *Memory
-	queues  issuer.Set[*Queue]
-	faults  []Fault
-	onFault []func(Fault)
-	m       *metrics
-	tk      traceKinds
-	links   map[[2]int]*link // directed paths (timing.go)
-	engines map[[2]int]*Engine
-	engList []*Engine   // creation order, for deterministic reports
-	jit     *rand.Rand  // jitter stream, made on first use
-	hook    issuer.Hook // the observer, nil unless a recorder is attached (hooks.go)
-	inj     *injector   // nil unless Config.Inject plans faults (inject.go)
+	s      *sim.Sim
+	cfg    Config
+	layout Layout
+	model  model.Model
+	mem    *Memory
+	// lagging are the queues whose COPY chunk in flight has bursts not
+	// landed yet; catchUpFn lands them before a memory access (data.go).
+	lagging   []*Queue
+	catchUpFn func()
+	queues    issuer.Set[*Queue]
+	faults    []Fault
+	onFault   []func(Fault)
+	m         *metrics
+	tk        traceKinds
+	links     map[[2]int]*link // directed paths (timing.go)
+	engines   map[[2]int]*Engine
+	engList   []*Engine   // creation order, for deterministic reports
+	jit       *rand.Rand  // jitter stream, made on first use
+	hook      issuer.Hook // the observer, nil unless a recorder is attached (hooks.go)
+	inj       *injector   // nil unless Config.Inject plans faults (inject.go)
 }
 
 type traceKinds struct {

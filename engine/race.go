@@ -128,9 +128,15 @@ func (q *Queue) raceAcquire(addr uint64) {
 	if d == nil {
 		return
 	}
-	t, sp := q.race(d).t, q.n.raceSpace(d)
+	r, sp := q.race(d), q.n.raceSpace(d)
+	t := r.t
 	t.Acquire(d.AddrSync(sp, addr))
 	d.AcquireWriters(t, sp, addr, addr+4) // a flag written by a COPY, say
+	if p := &q.head; p.Kind == ring.KindPoll {
+		if v, err := q.n.mem.Load32(addr); err == nil && r.write != nil {
+			d.Poll32(sp, addr, v&p.Mask, p.Ref, p.Func.String(), r.write)
+		}
+	}
 }
 
 // raceRetired leaves the snapshot quiet acquires.

@@ -23,10 +23,12 @@ import (
 //     the other, chunk by chunk, each stream at the model's broadcast
 //     Rate: one engine does not overlap its two writes (seed document).
 //   - Bytes move as they cross (data.go): the granule of data movement is
-//     the link-sharing chunk. When a chunk has crossed its path, its source
-//     bytes are read and its destination bytes written, in address order,
-//     so a load during a copy sees the chunks landed so far and a store to
-//     a source chunk not yet read is what gets sent.
+//     the burst (Burst, 256 B), much finer than the link-sharing chunk.
+//     Burst k of a chunk lands when k+1 bursts' share of the chunk's time
+//     on its path has passed: its source bytes are read and its
+//     destination bytes written then, in address order, so a load during a
+//     copy sees the bursts landed so far and a store to a source burst not
+//     yet read is what gets sent.
 
 // link is the arbitration state of one directed path.
 type link struct{ free sim.Time }
@@ -95,6 +97,7 @@ func (q *Queue) xferNext() {
 	l := q.n.linkOf(x.src, d)
 	start := max(q.n.s.Now(), l.free)
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
+	q.startBursts(start, l.free)
 	q.n.s.AtWork(l.free, x.fn)
 }
 
@@ -102,6 +105,7 @@ func (q *Queue) xferNext() {
 func (q *Queue) xferChunk() {
 	x := &q.x
 	if !x.active || q.state != qBusy {
+		q.n.unlag(q)
 		return
 	}
 	if !q.landChunk() {

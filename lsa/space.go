@@ -26,6 +26,7 @@ type Space struct {
 	next         []uint64   // per GPU: bump pointer
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
+	before       func() // called before each data access (SetBeforeAccess)
 }
 
 // Region is one backed range of the flat address space.
@@ -38,6 +39,9 @@ type Region struct {
 
 // End is one past the region's last byte.
 func (r *Region) End() uint64 { return r.Base + r.Size }
+
+// Phantom reports whether the region holds no bytes (phantom mode).
+func (r *Region) Phantom() bool { return r.data == nil }
 
 // AddrError is an access outside backed memory: what the hardware reports as
 // a VM hole or page fault.
@@ -202,8 +206,21 @@ func (s *Space) hole(addr uint64) string {
 	return "unmapped (outside every GPU's slice)"
 }
 
+// SetBeforeAccess makes fn run before each access to the space's bytes
+// (Bytes and everything built on it), until set to nil: the emulator lands
+// the bursts of copies in flight that are due by now, so that an access
+// sees exactly the bytes landed before it. fn's own accesses do not call
+// it again.
+func (s *Space) SetBeforeAccess(fn func()) { s.before = fn }
+
 // Bytes returns the backing of [addr, addr+n): nil for a phantom region.
 func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
 	r, err := s.Region(op, addr, n)
 	if err != nil || r.data == nil {
 		return nil, err

@@ -51,9 +51,16 @@ type Report struct {
 	Missing string `json:"missing"`
 	// Count is how many times this pair of access sites conflicted.
 	Count int `json:"count"`
+	// Class is a signal-lifecycle check's name (lifecycle.go:
+	// ClassStoreOverSignal, ClassWrap), empty for a plain data race.
+	Class string `json:"class,omitempty"`
 }
 
 func (r Report) String() string {
+	if r.Class != "" {
+		return fmt.Sprintf("signal lifecycle (%s) on %s [%#x, %#x):\n  %s\n  %s\n  %s",
+			r.Class, r.Space, r.Lo, r.Hi, r.First, r.Second, r.Missing)
+	}
 	return fmt.Sprintf("data race on %s [%#x, %#x):\n  %s\n  %s\n  missing edge: %s",
 		r.Space, r.Lo, r.Hi, r.First, r.Second, r.Missing)
 }
@@ -90,6 +97,7 @@ func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bo
 	a, b := side(prev), side(cur)
 	r := Report{Space: d.spaces[sp].name, Lo: lo, Hi: hi, First: a, Second: b, Count: 1,
 		Missing: missing(prev, cur, proxyOnly)}
+	classify(&r, prev, cur)
 	d.seen[key] = len(d.reports)
 	d.reports = append(d.reports, r)
 }

@@ -150,6 +150,11 @@ func (g *WriteLog) written(lo, hi uint64) {
 // to tracked words ([WriteLog]); nil clears it.
 func (s *Sim) SetWriter(f func() string) { s.writer = f }
 
+// Writer is the writer SetWriter set (nil if none), for code that writes
+// on another's behalf and restores it: an engine landing a copy's bursts
+// before a lane's access.
+func (s *Sim) Writer() func() string { return s.writer }
+
 func (s *Sim) writerName() string {
 	switch {
 	case s.writer != nil:

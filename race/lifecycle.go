@@ -1,0 +1,110 @@
+package race
+
+import "fmt"
+
+// Signal-lifecycle findings: misuses of a signal slot or flag that are not
+// (only) a pair of unordered accesses, reported beside the data races as a
+// Report whose Class names the check (the Missing text says it in words).
+//
+//   - ClassStoreOverSignal: a plain store (a zeroing, a memset, a reset)
+//     to a word that an atomic signal from another actor reached, or
+//     reaches, with nothing ordering the two: the store can erase the
+//     signal, or the signal lands on a slot about to be reset. It is the
+//     data race of a plain write against an atomic one, worded for what it
+//     does to the slot.
+//   - ClassWrap: a wait that compares a running total in 32 bits (an
+//     engine's POLL_REGMEM) and held with Ge or Gt on a value more than
+//     2^31 above its reference: the total wrapped past 2^32, so an earlier
+//     epoch's value satisfies this epoch's wait.
+//
+// Not done yet (issue 23, item 3): two logical producers sharing one slot
+// and a wait satisfied by an earlier epoch's signals before this epoch's
+// producer posted are not checked separately; they show as data races on
+// the data the wait was meant to order, when there is one.
+const (
+	ClassStoreOverSignal = "store-over-signal"
+	ClassWrap            = "wrap"
+)
+
+// classify sets the lifecycle class of a data race report, if it has one.
+func classify(r *Report, prev, cur *ep) {
+	plainVsAtomic := prev.write && cur.write && prev.atomic != cur.atomic
+	if !plainVsAtomic {
+		return
+	}
+	r.Class = ClassStoreOverSignal
+	store, sig := r.Second, r.First
+	if cur.atomic {
+		store, sig = r.First, r.Second
+	}
+	if cur.atomic {
+		r.Missing = fmt.Sprintf("signal lifecycle: the %s by %s lands on a word that the %s by %s stored to with nothing ordering them: if the store comes second it erases the signal, if first the signal lands on a slot being reset; reset a slot only after waiting for every signal it will get (or before the producers post, ordered by a barrier or a signal they wait on), or use a fresh slot or epoch per round. %s",
+			sig.Op, sig.Who, store.Op, store.Who, r.Missing)
+		return
+	}
+	r.Missing = fmt.Sprintf("signal lifecycle: the %s by %s (a zeroing or reset) may come after the %s by %s had already reached the word, and erase it: nothing orders the store after a wait for that signal; wait for it (waitSignal, or the engine's postWaitSignal) before resetting, or count epochs instead of resetting. %s",
+		store.Op, store.Who, sig.Op, sig.Who, r.Missing)
+}
+
+// Poll32 checks an engine's 32-bit wait that has just held on addr of sp:
+// the word v there (masked) against the wait's reference ref under cmp
+// (">=", ">", ...: ring.CompareFunc's words). A Ge or Gt that held on a value more than 2^31 above
+// ref held on a running total's earlier epoch (the total wrapped past
+// 2^32); it is reported once per waiting site (info).
+func (d *Detector) Poll32(sp SpaceID, addr uint64, v, ref uint32, cmp string, info *Info) {
+	if cmp != ">=" && cmp != ">" {
+		return
+	}
+	if v-ref < 1<<31 {
+		return // v is at or just above ref: this epoch's value
+	}
+	key := [2]string{"wrap", info.key()}
+	if _, ok := d.seen[key]; ok {
+		return
+	}
+	d.seen[key] = len(d.reports)
+	w := Side{Kind: "host", Who: "a write the detector did not see (host setup, an earlier run)", Op: "store", Write: true, Lo: addr, Hi: addr + 4}
+	if e := d.lastWriter(sp, addr); e != nil {
+		w = side(e)
+	}
+	poll := Side{Write: false, Lo: addr, Hi: addr + 4, AtPs: d.now()}
+	if info != nil {
+		poll.Kind, poll.Who, poll.Op, poll.Site = info.Kind.String(), info.Who, "32-bit wait ("+cmp+")", info.Site
+		if poll.Site == "" && info.SiteOf != nil {
+			poll.Site = info.SiteOf.String()
+		}
+	}
+	r := Report{Space: d.spaces[sp].name, Lo: addr, Hi: addr + 4, First: w, Second: poll, Count: 1, Class: ClassWrap,
+		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^32: the wait compares 32 bits with %s %#x and held on %#x, which is %#x above it (%#x below it modulo 2^32): the running total wrapped, so the value left by an earlier epoch (%#x, last written by %s) satisfied this epoch's wait (reference %#x) before this epoch's producer wrote; wait Eq on a per-call epoch, or keep the total and its reference in 64 bits",
+			cmp, ref, v, v-ref, ref-v, v, w.Who, ref)}
+	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
+		d.dropped++
+		return
+	}
+	d.reports = append(d.reports, r)
+}
+
+// lastWriter is the last write (plain, else the last atomic) the shadow
+// holds for the byte at addr of sp, or nil.
+func (d *Detector) lastWriter(sp SpaceID, addr uint64) *ep {
+	p := d.spaces[sp].pages[addr>>pageBits]
+	if p == nil {
+		return nil
+	}
+	off := uint32(addr & (pageSize - 1))
+	for k := range p.segs {
+		g := &p.segs[k]
+		if g.end <= off {
+			continue
+		}
+		if n := len(g.aw); n > 0 {
+			return &g.aw[n-1]
+		}
+		if g.w.tid >= 0 {
+			return &g.w
+		}
+		return nil
+	}
+	return nil
+}
