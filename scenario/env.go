@@ -145,15 +145,19 @@ func (e *Env) Fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 	if e.O.Phantom {
 		return nil
 	}
-	buf := make([]byte, uint64(blocks)*bytes)
+	n := uint64(blocks) * bytes
 	for r := range w {
-		for p := range blocks {
-			a, b := src(r, p)
-			Pattern(buf[uint64(p)*bytes:uint64(p+1)*bytes], 0, a, b)
-		}
-		if err := e.Mem().Write(w[r].LocalPtr(0), buf); err != nil {
+		// Straight into the window (no staging buffer), then announced as
+		// a host write.
+		dst, err := e.Mem().Bytes("write", w[r].LocalPtr(0), n)
+		if err != nil {
 			return err
 		}
+		for p := range blocks {
+			a, b := src(r, p)
+			copy(dst[uint64(p)*bytes:uint64(p+1)*bytes], patternBlock(bytes, a, b))
+		}
+		e.Mem().Notify(w[r].LocalPtr(0), n)
 	}
 	return nil
 }
@@ -185,9 +189,10 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 	if e.O.Phantom {
 		return nil
 	}
-	got, exp := make([]byte, uint64(blocks)*blk), make([]byte, blk)
 	for r := range w {
-		if err := e.Mem().Read(w[r].LocalPtr(0), got); err != nil {
+		// The window's own bytes, read in place (the run is over).
+		got, err := e.Mem().Bytes("read", w[r].LocalPtr(0), uint64(blocks)*blk)
+		if err != nil {
 			return err
 		}
 		for p := range blocks {
@@ -195,8 +200,7 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 			if !ok {
 				continue
 			}
-			Pattern(exp, 0, src, dst)
-			c.Block(what(r, p), got[uint64(p)*blk:uint64(p+1)*blk], exp)
+			c.Block(what(r, p), got[uint64(p)*blk:uint64(p+1)*blk], patternBlock(blk, src, dst))
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/emud-dev/emud/fabric/redop"
 )
@@ -18,11 +19,59 @@ func Pattern(b []byte, key uint64, src, dst int) {
 	if key == 0 {
 		k = mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
-	var w [8]byte
-	for i := 0; i < len(b); i += 8 {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], mix64(k+uint64(i/8)))
+	}
+	if i < len(b) {
+		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], mix64(k+uint64(i/8)))
 		copy(b[i:], w[:])
 	}
+}
+
+// patternCache keeps blocks of Pattern with key 0 (the SDMA scenarios'
+// send blocks and expected receive blocks, the same for every seed), so
+// that explore's runs after the first copy them instead of computing
+// them twice a run. It holds at most patternCacheMax bytes; blocks past
+// that are computed as before.
+var patternCache struct {
+	sync.Mutex
+	m     map[patternKey][]byte
+	bytes uint64
+}
+
+type patternKey struct {
+	n        uint64
+	src, dst int
+}
+
+const patternCacheMax = 256 << 20
+
+// patternBlock is Pattern(n bytes, key 0, src, dst), shared: do not write
+// to it.
+func patternBlock(n uint64, src, dst int) []byte {
+	k := patternKey{n, src, dst}
+	patternCache.Lock()
+	b := patternCache.m[k]
+	patternCache.Unlock()
+	if b != nil {
+		return b
+	}
+	b = PatternOf(n, 0, src, dst)
+	patternCache.Lock()
+	defer patternCache.Unlock()
+	if old := patternCache.m[k]; old != nil {
+		return old
+	}
+	if patternCache.bytes+n <= patternCacheMax {
+		if patternCache.m == nil {
+			patternCache.m = map[patternKey][]byte{}
+		}
+		patternCache.m[k] = b
+		patternCache.bytes += n
+	}
+	return b
 }
 
 // PatternOf is Pattern into a new buffer of n bytes.

@@ -1,0 +1,38 @@
+package sdma_test
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/emud-dev/emud/scenario"
+	_ "github.com/emud-dev/emud/scenario/all"
+)
+
+// BenchmarkExploreAlltoall1M is explore's per-run cost at alltoall's defaults
+// (8 ranks, 1 MiB per pair, --perturb 1), one seed after another as a job
+// of explore runs them.
+func BenchmarkExploreAlltoall1M(b *testing.B) {
+	sc, err := scenario.Lookup("alltoall")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1, Perturb: 1}
+	seed := uint64(1)
+	c0 := cpuNow()
+	for b.Loop() {
+		o.Seed = seed
+		seed++
+		rep := scenario.RunOnce(sc, o)
+		if rep.Status != scenario.StatusOK {
+			b.Fatal(rep.Error)
+		}
+	}
+	b.ReportMetric(float64((cpuNow()-c0).Milliseconds())/float64(b.N), "cpu-ms/op")
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
