@@ -351,6 +351,18 @@ func (r *Recorder) packetSlice(k *packet) *slice {
 		if p.Kind == ring.KindBroadcastCopy {
 			args["dst2"] = hexs(p.Dst2)
 		}
+	case ring.KindCopyWaitSignal, ring.KindMulticast, ring.KindSwap:
+		args["bytes"] = p.CopyBytes()
+		args["src"], args["dst"] = hexs(p.Src), hexs(p.Dst)
+		if p.Kind == ring.KindMulticast {
+			args["dsts"] = len(p.Dsts)
+		}
+		if p.HasWait {
+			args["wait_addr"], args["wait_ref"] = hexs(p.Wait.Addr), p.Wait.Ref
+		}
+		if p.HasSignal {
+			args["signal_addr"], args["signal_op"] = hexs(p.Signal.Addr), p.Signal.Op.String()
+		}
 	case ring.KindAtomic:
 		args["addr"], args["op"], args["data"] = hexs(p.Addr), p.AtomicOp.String(), p.Data
 	case ring.KindPoll:

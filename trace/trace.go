@@ -196,6 +196,15 @@ func (r *Recorder) Retired(q *issuer.Queue, off uint64, start sim.Time, p *ring.
 			w.woke = append(w.woke, waiter{p: k})
 		}
 	}
+	if p.HasWait && now > start {
+		// A fused packet's wait: the same, on its 64-bit wait word.
+		if w := r.laterWriter(p.Wait.Addr); w != nil && w.end > start {
+			w.woke = append(w.woke, waiter{p: k})
+		}
+	}
+	if p.HasSignal {
+		r.lastWrit[p.Signal.Addr] = k // a fused packet's signal is a write too
+	}
 	switch p.Kind {
 	case ring.KindAtomic, ring.KindFence, ring.KindTimestamp:
 		r.lastWrit[p.Addr] = k
