@@ -196,14 +196,9 @@ func RunAllReduce(cfg AllReduceConfig) (*CollectiveResult, error) {
 			}
 		}
 	})
-	if err != nil {
+	if done, err := finish(j, res, err, cfg.Phantom); err != nil {
 		return nil, err
-	}
-	if err := j.Sim.Run(); err != nil {
-		return nil, err
-	}
-	res.Elapsed, res.Digest = j.Sim.Now(), j.Sim.Digest()
-	if cfg.Phantom {
+	} else if done {
 		return res, nil
 	}
 	res.Want = want[0]
@@ -332,14 +327,9 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 			dc.Load(th, recv[dc.Rank], 0, loaded[dc.Rank])
 		}
 	})
-	if err != nil {
+	if done, err := finish(j, res, err, cfg.Phantom); err != nil {
 		return nil, err
-	}
-	if err := j.Sim.Run(); err != nil {
-		return nil, err
-	}
-	res.Elapsed, res.Digest = j.Sim.Now(), j.Sim.Digest()
-	if cfg.Phantom {
+	} else if done {
 		return res, nil
 	}
 	want := make([]byte, blk)
@@ -361,4 +351,18 @@ func RunAllToAll(cfg AllToAllConfig) (*CollectiveResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// finish runs a collective whose kernels launched (launchErr nil) and
+// files its time and digest in res; done says there is nothing left to
+// check (a phantom run).
+func finish(j *job.Fabric, res *CollectiveResult, launchErr error, phantom bool) (done bool, err error) {
+	if launchErr != nil {
+		return true, launchErr
+	}
+	if err := j.Sim.Run(); err != nil {
+		return true, err
+	}
+	res.Elapsed, res.Digest = j.Sim.Now(), j.Sim.Digest()
+	return phantom, nil
 }

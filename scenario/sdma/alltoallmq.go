@@ -77,21 +77,19 @@ func runAlltoallMQ(o scenario.Options) (*scenario.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	for r := range o.Ranks {
-		r := r
-		err := j.LaunchRank(r, o.Ranks-1, a2aMsgs, func(t *kernel.Thread, sdma *cco.Sdma) {
-			p := (r + 1 + t.BlockIdx()) % o.Ranks
-			k := uint64(t.ThreadIdx())
-			q := t.ThreadIdx() % o.Queues
-			sdma.Put(p, recv[r], uint64(r)*blk+k*o.Bytes, send[r], uint64(p)*blk+k*o.Bytes, o.Bytes, q)
-			sdma.QuietQueue(p, q)
-			j.Done(r, t)
-		})
-		if err != nil {
-			return nil, err
-		}
+	// Rank r: block i serves peer (r+1+i) mod ranks, lane k its message k.
+	err = j.LaunchAll(o.Ranks-1, a2aMsgs, func(r int, t *kernel.Thread, sdma *cco.Sdma) {
+		p := (r + 1 + t.BlockIdx()) % o.Ranks
+		k := uint64(t.ThreadIdx())
+		q := t.ThreadIdx() % o.Queues
+		sdma.Put(p, recv[r], uint64(r)*blk+k*o.Bytes, send[r], uint64(p)*blk+k*o.Bytes, o.Bytes, q)
+		sdma.QuietQueue(p, q)
+		j.Done(r, t)
+	})
+	if err == nil {
+		err = j.Sim.Run()
 	}
-	if err := j.Sim.Run(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	var c scenario.Checker
