@@ -6,7 +6,7 @@
 //	emud run [SCENARIO]      run a scenario once and print per-rank results
 //	emud explore [SCENARIO]  run it under many seeds, stop at the first hang or failed check
 //	emud replay [SCENARIO]   rerun one seed and write its Chrome trace
-//	emud hunt [BUG...]       run the planted-bug corpus (package bugs) under each exploration strategy
+//	emud hunt [BUG...]       run every planted bug (package scenario's registry) under each exploration strategy
 //	emud serve               HTTP daemon: submit runs, fetch reports and traces, /metrics, /healthz
 //	emud perf [SCENARIO]     sweep message sizes, nccl-tests' columns (size, count, type, redop, time, algbw, busbw, #wrong)
 //	emud calibrate           the calibration report, the parameter table, the fit from the priors, cross-validation
@@ -15,6 +15,11 @@
 //	emud version             print the module version and the Go toolchain
 //
 // # Scenarios
+//
+// The commands are thin: flags, one library call, print. The scenarios, their
+// registry, admission, reports, exploration, the hunt and the perf sweep are
+// package scenario's (and scenario/sdma, scenario/cft, scenario/planted); the
+// daemon is package daemon, the bench package bench.
 //
 // Each scenario is a collective written against the public cco API the way
 // a user's kernel would be, with a host side (comms, windows, dev comms) and
