@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/scenario"
+	_ "github.com/emud-dev/emud/scenario/sdma" // the planted SDMA scenarios
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -26,12 +28,12 @@ var notDataRaces = map[string]bool{"missing-commit": true, "ring-off-by-one": tr
 // report with it (the detector changes no choice: the run is the same),
 // unless the bug is named as not a data race; and those do go wrong.
 func TestDetectorSound(t *testing.T) {
-	for _, b := range corpus() {
+	for _, b := range scenario.PlantedBugs() { // the corpus and the planted SDMA scenarios
 		t.Run(b.Name, func(t *testing.T) {
 			wrongs := 0
 			for lvl := sim.LevelExact; lvl <= sim.MaxLevel; lvl++ {
 				for seed := uint64(1); seed <= uint64(*soundSeeds); seed++ {
-					err := exec(t, b, seed, lvl, false, false).Err
+					err := huntExec(t, b, seed, lvl, false).Err
 					var wd *scenario.MismatchError
 					if !errors.As(err, &wd) {
 						continue
@@ -40,7 +42,7 @@ func TestDetectorSound(t *testing.T) {
 					if notDataRaces[b.Name] {
 						continue
 					}
-					err = exec(t, b, seed, lvl, true, false).Err
+					err = huntExec(t, b, seed, lvl, true).Err
 					var re *race.Error
 					assert.True(t, errors.As(err, &re), "level %d seed %d: wrong data (%v) and no race report: %v", lvl, seed, wd, err)
 				}
@@ -50,4 +52,15 @@ func TestDetectorSound(t *testing.T) {
 			}
 		})
 	}
+}
+
+// huntExec runs planted bug sc once as hunt does (its hunt options: the
+// corpus's own sizes, the SDMA scenarios at hunt's), at seed under lvl.
+func huntExec(t *testing.T, sc *scenario.Scenario, seed uint64, lvl sim.Level, race bool) *scenario.Report {
+	t.Helper()
+	run, err := scenario.Target(sc, false)
+	require.NoError(t, err)
+	o := scenario.HuntOptions(sc, scenario.Strategy{Perturb: lvl, Schedule: sim.StrategyRandom}, seed)
+	o.Race = race
+	return scenario.RunOnce(run, o)
 }
