@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
 )
 
 // cco knows what orders a lane and an SDMA queue, or two queues: the
@@ -14,6 +15,11 @@ func init() {
 		if !e.Prev.Write {
 			return fmt.Sprintf("the lane did not quiet or quietQueue %s (or waitSignal on the local signal it raises after that packet) before overwriting the bytes it reads", e.PrevQueue)
 		}
+		if w := e.CurWait; w != nil && w.ByQueue != "" {
+			if s := afterWait(w, e.PrevQueue, e.Prev.AtPs); s != "" {
+				return s
+			}
+		}
 		return fmt.Sprintf("it did not waitSignal (or postWaitSignal) on a slot that %s signals after that packet, nor quiet or quietQueue that queue, before the %s", e.PrevQueue, e.Cur.Op)
 	})
 	race.RegisterAdvice(race.OpPacket, race.OpPacket, func(e race.Edge) string {
@@ -21,6 +27,26 @@ func init() {
 			e.CurQueue, e.PrevQueue, e.PrevQueue, e.CurQueue)
 	})
 	race.RegisterAdvice(race.OpLane, race.OpPacket, func(e race.Edge) string {
+		if w := e.PrevWait; w != nil && w.ByQueue != "" && e.Cur.Write {
+			if s := afterWait(w, e.CurQueue, e.Cur.AtPs); s != "" {
+				return s // the lane read before the data it waited for landed
+			}
+		}
 		return fmt.Sprintf("the lane's access came after it posted the packet (a post orders only what its lane did before it), or was by another wave that nothing ordered before the post; %s did not wait (postWaitMem or postWaitSignal) for a flag stored with release or a signal raised after the lane's access", e.CurQueue)
 	})
+}
+
+// afterWait says what the lane's last waitSignal did, when it returned and
+// the read still raced the packet's write: the signal that released it was
+// written before the packet's write by the same queue (a stale count), or
+// by another queue (another producer on the slot).
+func afterWait(w *race.Wait, queue string, wrote int64) string {
+	rel := fmt.Sprintf("the lane did wait (%s, returned at %v), but the value that released it was written at %v by %s", w.What, sim.Time(w.At), sim.Time(w.ByAt), w.By)
+	switch {
+	case w.ByQueue == queue && w.ByAt < wrote:
+		return rel + fmt.Sprintf(", before %s wrote these bytes (at %v): a stale signal, raised for an earlier packet, released the wait early. Producer and consumer disagree on how many signals come before this packet (expected, or the pipeline's depth): wait for the count that %s reaches after that packet", queue, sim.Time(wrote), queue)
+	case w.ByQueue != queue:
+		return rel + fmt.Sprintf(", not by %s after that packet: the wait watches a slot another producer signals (another queue's slot, or one two producers share). Wait on the slot of the queue that carries the data (signalBuf[src × n + queueId] of its put), or give each producer its own slot", queue)
+	}
+	return ""
 }

@@ -143,3 +143,40 @@ func TestPlantedNeverSayDropped(t *testing.T) {
 		}
 	}
 }
+
+// stalePipeline: rank 0 sends two chunks on one queue, each put raising
+// rank 1's slot; rank 1 believes the pipeline is one deep and waits for
+// the count 1 before reading chunk 1, so chunk 0's signal releases it
+// while chunk 1 is still landing. The race report must say the lane did
+// wait and that a stale signal released it. The fixed twin waits for 2.
+func stalePipeline(t *testing.T, seed uint64, fixed bool) error {
+	r := newRig(t, seed, rigOpts{ranks: 2, race: true, racy: !fixed})
+	const chunk = 16 << 10
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, r.recv[0], 0, r.send[0], 0, chunk, 0, cco.RemoteSignal)
+		sdma.Put(1, r.recv[0], chunk, r.send[0], chunk, chunk, 0, cco.RemoteSignal)
+		sdma.QuietQueue(1, 0)
+	})
+	dc := r.dcs[1]
+	want := uint64(1)
+	if fixed {
+		want = 2
+	}
+	r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.WaitSignal(0, 0, want) // the bug: chunk 1 is the second signal
+		cco.NewMem(t, dc).Load32(r.recv[1].LocalPtr(chunk))
+	})
+	return r.s.Run()
+}
+
+func TestPlantedStalePipeline(t *testing.T) {
+	var re *race.Error
+	require.ErrorAs(t, stalePipeline(t, 1, false), &re)
+	text := re.Text()
+	assert.Contains(t, text, "the lane did wait (waitSignal on signalBuf[0 × 2 + 0] ≥ 1")
+	assert.Contains(t, text, "a stale signal, raised for an earlier packet, released the wait early")
+	golden.Check(t, "diag-stale-pipeline.txt", text)
+	for seed := uint64(1); seed <= 5; seed++ {
+		assert.NoError(t, stalePipeline(t, seed, true), "fixed twin, seed %d", seed)
+	}
+}

@@ -3,6 +3,7 @@ package cco
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
@@ -202,10 +203,20 @@ func raceSignalsSeen(g *kernel.Active) {
 		return
 	}
 	t := g.Actor().RaceThread()
+	now := int64(g.Actor().Sim().Now())
 	for _, l := range g.Lanes() {
 		a := l.Arg.(*syncArgs)
 		st := a.s.st
 		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
 		t.Acquire(d.AddrSync(d.Space(st.c.h.dev.Memory(), "LSA memory"), addr))
+		w := race.Wait{What: fmt.Sprintf("waitSignal on signalBuf[%d × %d + %d] ≥ %d", a.src, st.n, a.q, a.expected), At: now}
+		if ws, _, _, ok := writeLog(st.c.h.dev.Memory()).History(addr); ok && len(ws) > 0 {
+			last := ws[len(ws)-1]
+			w.By, w.ByAt = last.By, int64(last.At)
+			if i := strings.Index(last.By, "'s "); strings.HasPrefix(last.By, "sdma ") && i > 0 {
+				w.ByQueue = last.By[:i] // engine.Queue's writer name: "<queue>'s <packet> ..."
+			}
+		}
+		t.Waited(w)
 	}
 }

@@ -28,10 +28,11 @@ func (v VC) clone() VC { return append(VC(nil), v...) }
 // Thread is one sequential actor of the run: a wave, an SDMA queue, a
 // rank's fabric endpoint, a host actor.
 type Thread struct {
-	d    *Detector
-	id   int32
-	name string
-	vc   VC
+	d     *Detector
+	id    int32
+	name  string
+	waits []Wait // the last waits that released it (explain.go), for reports
+	vc    VC
 	// pending is what relaxed loads saw, waiting for an acquire fence;
 	// pendingRel the cross-proxy releases they saw.
 	pending    VC

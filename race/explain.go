@@ -27,6 +27,57 @@ type Edge struct {
 	PrevOp, CurOp       OpKind
 	PrevQueue, CurQueue string // the SDMA queues (OpPacket), else empty
 	PrevProxy, CurProxy Proxy
+	// CurWait is the last wait that released the later access's thread
+	// before it ([Thread.Waited]), if its layer recorded one: the wait
+	// made, the value that released it and who wrote that value, so the
+	// advice can say what happened rather than guess from the kinds.
+	CurWait *Wait
+	// PrevWait is the same for the earlier access's thread (a lane that
+	// read before the data landed).
+	PrevWait *Wait
+}
+
+// Wait is a wait that released a thread (a waitSignal that returned), as
+// the layer that made it words it, with who wrote the value that
+// released it (from the word's write log).
+type Wait struct {
+	What    string // "waitSignal on signalBuf[0 × 2 + 1] ≥ 2"
+	At      int64  // when it returned, picoseconds
+	By      string // who wrote the releasing value; "" unknown
+	ByAt    int64  // when
+	ByQueue string // the SDMA queue whose write released it, if one did
+}
+
+// maxWaits bounds the waits a thread remembers.
+const maxWaits = 8
+
+// Waited records that a wait released t (for the advice of a later race
+// report; no synchronisation is implied). Each thread keeps its last
+// maxWaits.
+func (t *Thread) Waited(w Wait) {
+	if t == nil {
+		return
+	}
+	if len(t.waits) == maxWaits {
+		copy(t.waits, t.waits[1:])
+		t.waits = t.waits[:maxWaits-1]
+	}
+	t.waits = append(t.waits, w)
+}
+
+// lastWait is the last wait of thread tid at or before time at.
+func (d *Detector) lastWait(tid int32, at int64) *Wait {
+	if tid < 0 || int(tid) >= len(d.threads) {
+		return nil
+	}
+	ws := d.threads[tid].waits
+	for i := len(ws) - 1; i >= 0; i-- {
+		if ws[i].At <= at {
+			w := ws[i]
+			return &w
+		}
+	}
+	return nil
 }
 
 // Advice says, in plain words, what the program should have done to order
@@ -79,14 +130,14 @@ func adviceFor(prev, cur OpKind, proxyOnly bool) Advice {
 // missing says, in plain words, what would have ordered cur after prev:
 // who is not ordered after whom, and the advice of the layer that knows
 // the two operations (RegisterAdvice), or generic words when none does.
-func missing(prev, cur *ep, proxyOnly bool) string {
+func (d *Detector) missing(prev, cur *ep, proxyOnly bool) string {
 	p, c := prev.info, cur.info
 	if p == nil || c == nil {
 		return "nothing orders the second access after the first"
 	}
 	head := fmt.Sprintf("the %s by %s is not ordered after the %s by %s", c.Op, c.Who, p.Op, p.Who)
 	e := Edge{Prev: side(prev), Cur: side(cur), PrevOp: p.OpKind, CurOp: c.OpKind,
-		PrevProxy: prev.proxy, CurProxy: cur.proxy}
+		PrevProxy: prev.proxy, CurProxy: cur.proxy, CurWait: d.lastWait(cur.tid, cur.at), PrevWait: d.lastWait(prev.tid, prev.at)}
 	if p.OpKind == OpPacket {
 		e.PrevQueue = p.Queue
 	}

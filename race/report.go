@@ -96,7 +96,7 @@ func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bo
 	}
 	a, b := side(prev), side(cur)
 	r := Report{Space: d.spaces[sp].name, Lo: lo, Hi: hi, First: a, Second: b, Count: 1,
-		Missing: missing(prev, cur, proxyOnly)}
+		Missing: d.missing(prev, cur, proxyOnly)}
 	classify(&r, prev, cur)
 	d.seen[key] = len(d.reports)
 	d.reports = append(d.reports, r)
