@@ -105,7 +105,12 @@
 // [CauseInjected]), each naming its queue and its layer (sim.LayerIssuer,
 // sim.LayerEngine), so a higher layer (cco) can say the same condition in
 // its own words or add the misuse-table row it matches, and sim.MergeCauses
-// says it once.
+// says it once. The node's memory keeps a write log (Memory.Log,
+// sim.WriteLog): the last writes of the words waits watch (a parked POLL's
+// word, cco's signal slots and flags), each named by its writer (a queue's
+// packet, a lane, the host), so a parked POLL whose flag was set and reset
+// names both writes, and [Node.InjectedDrops] says whether the fault plan
+// dropped a signal toward an address.
 //
 // # Foreign producers
 //
