@@ -304,7 +304,11 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		var typeErr *json.UnmarshalTypeError
 		var syntax *json.SyntaxError
 		var fe *fieldError
+		var netErr net.Error
 		switch {
+		case errors.As(err, &netErr) && netErr.Timeout():
+			return nil, nil, scenario.Options{}, &requestError{http.StatusRequestTimeout, "",
+				fmt.Sprintf("the request body did not arrive within the daemon's --read-timeout %v", d.cfg.ReadTimeout)}
 		case errors.As(err, &fe):
 			return nil, nil, scenario.Options{}, badField(fe.field, "field %q: %v", fe.field, fe.err)
 		case errors.As(err, &tooBig):
@@ -373,20 +377,72 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.Name)
 	} else {
 		cerr = scenario.Admit(sc, o, d.cfg.MemBudget)
+		if cerr == nil && d.cfg.MemBudget == 0 {
+			// No budget of its own, but one request must not take the
+			// daemon, and every run it holds, past the machine's memory.
+			cerr = scenario.CheckMachine(sc, o)
+		}
 	}
 	if be := (*scenario.BudgetError)(nil); errors.As(cerr, &be) {
-		return nil, nil, scenario.Options{}, &requestError{http.StatusUnprocessableEntity, "bytes",
-			fmt.Sprintf("%s with ranks %d needs an estimated %s, over the daemon's --mem-budget %s; send \"phantom\": true for a timing-only run",
-				sc.Name, o.Ranks, be.Usage, scenario.ApproxBytes(be.Budget))}
+		return nil, nil, scenario.Options{}, budgetRefusal(sc, o, be)
 	}
 	if cerr != nil {
 		field := ""
 		if m := flagInError.FindStringSubmatch(cerr.Error()); m != nil {
 			field = strings.ReplaceAll(m[1], "-", "_") // --lsa-size is "lsa_size"
 		}
+		if f := topologyField(cerr.Error()); f != "" {
+			field = f
+		}
 		return nil, nil, scenario.Options{}, badField(field, "%s", strings.ReplaceAll(cerr.Error(), "--", ""))
 	}
 	return &req, sc, o, nil
+}
+
+// topologyField is the request field a fabric topology error is about:
+// the error names all three topology flags and then the fabric's field
+// at fault first ("CftMcSize 3 must divide CftSize 8" is mc_size's).
+func topologyField(msg string) string {
+	_, detail, ok := strings.Cut(msg, "fabric topology: ")
+	if !ok {
+		return ""
+	}
+	field, at := "", len(detail)
+	for name, f := range map[string]string{"LsaSize": "lsa_size", "CftSize": "cft_size", "CftMcSize": "mc_size", "NRanks": "ranks"} {
+		if i := strings.Index(detail, name); i >= 0 && i < at {
+			field, at = f, i
+		}
+	}
+	return field
+}
+
+// budgetRefusal is the 422 of a request over the daemon's budget (or the
+// machine's memory), naming the field at fault and only the advice that
+// applies: phantom for a request that is not already, a smaller field.
+func budgetRefusal(sc *scenario.Scenario, o scenario.Options, be *scenario.BudgetError) *requestError {
+	field := strings.ReplaceAll(be.Field(), "-", "_")
+	limit := "the daemon's " + be.Limit()
+	if be.Machine {
+		limit = be.Limit()
+	}
+	msg := fmt.Sprintf("%s with ranks %d and bytes %s needs an estimated %s, over %s", sc.Name, o.Ranks, scenario.FormatBytes(o.Bytes), be.Usage, limit)
+	var fix []string
+	switch field {
+	case "mem_budget":
+		msg = fmt.Sprintf("even the smallest %s run needs more than %s", sc.Name, limit)
+		field = ""
+	case "ranks":
+		fix = append(fix, "send fewer \"ranks\"")
+	default:
+		fix = append(fix, "send fewer \"bytes\"")
+	}
+	if !o.Phantom && sc.Shape == nil {
+		fix = append(fix, "send \"phantom\": true for a timing-only run")
+	}
+	if len(fix) > 0 {
+		msg += "; " + strings.Join(fix, ", or ")
+	}
+	return &requestError{http.StatusUnprocessableEntity, field, msg}
 }
 
 // newMemSemaphore holds budget bytes (nil for no budget, or one too large

@@ -448,9 +448,38 @@ func TestServeCutsOffStalledUploads(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	start := time.Now()
-	_, err = io.ReadAll(conn) // returns when the daemon closes the connection
+	resp, err := io.ReadAll(conn) // returns when the daemon closes the connection
 	require.NoError(t, err, "the daemon did not close the stalled connection")
 	assert.Less(t, time.Since(start), 5*time.Second)
+	// The client is told why, in a 408 naming the flag, not a 400 with
+	// a socket error.
+	assert.Contains(t, string(resp), "HTTP/1.1 408 ")
+	assert.Contains(t, string(resp), "did not arrive within the daemon's --read-timeout 200ms")
+	assert.NotContains(t, string(resp), "i/o timeout")
+}
+
+// With --mem-budget 0 (no budget) a request the machine's memory cannot
+// hold is refused naming that memory, and the daemon keeps serving.
+func TestServeNoBudgetStillFitsTheMachine(t *testing.T) {
+	d := startDaemon(t, func(c *Config) { c.MemBudget = 0 })
+	status, body := d.do("POST", "/runs", `{"scenario": "alltoall", "ranks": 64, "bytes": "256M"}`) // 2 TiB of windows
+	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
+	assert.Contains(t, body, "of physical memory (--mem-budget 0 sets no budget")
+	assert.Contains(t, body, `"field": "bytes"`)
+	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64}`))
+	assert.Equal(t, scenario.StatusOK, r.Status, "the daemon still serves")
+}
+
+// Budget refusals name the field at fault and only advice that applies.
+func TestServeBudgetAdvice(t *testing.T) {
+	d := startDaemon(t, func(c *Config) { c.MemBudget = 64 << 20 })
+	status, body := d.do("POST", "/runs", `{"scenario": "cft-allreduce", "ranks": 4096, "bytes": 16, "phantom": true}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
+	assert.Contains(t, body, `"field": "ranks"`, "the rank count is the cause, not bytes")
+	assert.NotContains(t, body, `phantom\": true`, "an already-phantom request is not told to send phantom")
+	status, body = d.do("POST", "/runs", `{"scenario": "cft-allreduce", "ranks": 8, "mc_size": 3}`)
+	assert.Equal(t, http.StatusBadRequest, status, body)
+	assert.Contains(t, body, `"field": "mc_size"`)
 }
 
 // Runs still in flight when --shutdown-timeout expires make serve fail:
@@ -517,7 +546,7 @@ func TestServeMemBudget(t *testing.T) {
 	d := startDaemon(t, func(c *Config) { c.MaxBody, c.MemBudget = 4096, 64<<20 })
 	status, body := d.do("POST", "/runs", `{"ranks": 8, "bytes": "1M"}`)
 	assert.Equal(t, http.StatusUnprocessableEntity, status, body)
-	assert.Contains(t, body, "alltoall with ranks 8 needs an estimated")
+	assert.Contains(t, body, "alltoall with ranks 8 and bytes 1MiB needs an estimated")
 	assert.Contains(t, body, "over the daemon's --mem-budget 64.0MiB")
 	assert.Contains(t, body, `\"phantom\": true`)
 	r := d.wait(d.submit(`{"ranks": 8, "bytes": "1M", "phantom": true}`))

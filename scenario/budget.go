@@ -100,28 +100,87 @@ func Footprint(sc *Scenario, o Options) Usage {
 	return u
 }
 
-// BudgetError is a run over --mem-budget; the message names the flags, the
-// estimate and the budget.
+// BudgetError is a run over --mem-budget (or, with Machine, over the
+// machine's physical memory); the message names the flag at fault
+// (Field), the estimate and the limit.
 type BudgetError struct {
 	Scenario *Scenario
 	Options  Options
 	Usage    Usage // the estimate
 	Budget   uint64
+	// Machine says Budget is the machine's physical memory: no budget was
+	// set (--mem-budget 0), and the run would not fit the machine anyway.
+	Machine bool
+}
+
+// Field is the flag at fault: "mem-budget" when even the smallest run of
+// the scenario does not fit, "ranks" when the run does not fit at the
+// smallest --bytes, else "bytes".
+func (e *BudgetError) Field() string {
+	small := e.Options
+	small.Bytes = 1
+	if Footprint(e.Scenario, small).Bytes() <= e.Budget {
+		return "bytes"
+	}
+	if e.Scenario.Shape == nil {
+		small.Ranks = MinRanks
+	}
+	if Footprint(e.Scenario, small).Bytes() <= e.Budget || e.Machine {
+		return "ranks"
+	}
+	return "mem-budget"
+}
+
+// Limit names what the run is over: --mem-budget and its value, or the
+// machine's memory.
+func (e *BudgetError) Limit() string {
+	if e.Machine {
+		return fmt.Sprintf("this machine's %s of physical memory (--mem-budget 0 sets no budget; the machine still has its memory)", ApproxBytes(e.Budget))
+	}
+	return "--mem-budget " + ApproxBytes(e.Budget)
 }
 
 func (e *BudgetError) Error() string {
-	hint := "; use --phantom for a timing-only run"
-	if e.Options.Phantom {
-		hint = ""
+	o, name := e.Options, e.Scenario.Name
+	var what string
+	switch e.Field() {
+	case "mem-budget":
+		return fmt.Sprintf("invalid --mem-budget %s: even the smallest %s run (--ranks %d, --bytes 1) needs an estimated %s; raise --mem-budget",
+			ApproxBytes(e.Budget), name, MinRanks, Footprint(e.Scenario, Options{Ranks: MinRanks, Bytes: 1, Queues: o.Queues, Phantom: o.Phantom}))
+	case "ranks":
+		what = fmt.Sprintf("invalid --ranks %d: %s needs an estimated %s even at --bytes 1, over %s", o.Ranks, name, e.Usage, e.Limit())
+	default:
+		what = fmt.Sprintf("invalid --bytes %s with --ranks %d: %s needs an estimated %s, over %s", FormatBytes(o.Bytes), o.Ranks, name, e.Usage, e.Limit())
 	}
-	return fmt.Sprintf("invalid --bytes %s with --ranks %d: %s needs an estimated %s, over --mem-budget %s%s, or raise --mem-budget",
-		FormatBytes(e.Options.Bytes), e.Options.Ranks, e.Scenario.Name, e.Usage, ApproxBytes(e.Budget), hint)
+	var fix []string
+	if !o.Phantom && e.Scenario.Shape == nil { // a corpus program needs its bytes
+		fix = append(fix, "use --phantom for a timing-only run")
+	}
+	if !e.Machine {
+		fix = append(fix, "raise --mem-budget")
+	}
+	if len(fix) == 0 {
+		return what
+	}
+	return what + "; " + strings.Join(fix, ", or ")
 }
 
 // CheckBudget refuses a run whose estimate exceeds budget (0: no budget).
 func CheckBudget(sc *Scenario, o Options, budget uint64) error {
 	if u := Footprint(sc, o); budget > 0 && u.Bytes() > budget {
-		return &BudgetError{sc, o, u, budget}
+		return &BudgetError{sc, o, u, budget, false}
+	}
+	return nil
+}
+
+// CheckMachine refuses a run whose estimate exceeds the machine's physical
+// memory (MemTotal), whatever the budget: for a process that must survive
+// every request (the daemon under --mem-budget 0). Nothing is refused
+// where the memory cannot be read.
+func CheckMachine(sc *Scenario, o Options) error {
+	total := physicalMemory()
+	if u := Footprint(sc, o); total > 0 && u.Bytes() > total {
+		return &BudgetError{sc, o, u, total, true}
 	}
 	return nil
 }
