@@ -10,6 +10,7 @@ import (
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/scenario"
+	_ "github.com/emud-dev/emud/scenario/gin"  // the planted GIN scenarios
 	_ "github.com/emud-dev/emud/scenario/sdma" // the planted SDMA scenarios
 	"github.com/emud-dev/emud/sim"
 )
@@ -28,7 +29,7 @@ var notDataRaces = map[string]bool{"missing-commit": true, "ring-off-by-one": tr
 // report with it (the detector changes no choice: the run is the same),
 // unless the bug is named as not a data race; and those do go wrong.
 func TestDetectorSound(t *testing.T) {
-	for _, b := range scenario.PlantedBugs() { // the corpus and the planted SDMA scenarios
+	for _, b := range scenario.PlantedBugs() { // the corpus and the planted SDMA and GIN scenarios
 		t.Run(b.Name, func(t *testing.T) {
 			wrongs := 0
 			for lvl := sim.LevelExact; lvl <= sim.MaxLevel; lvl++ {
