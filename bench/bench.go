@@ -56,6 +56,9 @@ type scaleRun struct {
 // args is the scale run's emud command line.
 func (sr scaleRun) args() []string {
 	a := []string{"run", sr.name, "--ranks", fmt.Sprint(sr.o.Ranks), "--bytes", scenario.FormatBytes(sr.o.Bytes)}
+	if sr.o.LsaSize > 0 {
+		a = append(a, "--lsa-size", fmt.Sprint(sr.o.LsaSize))
+	}
 	if sr.o.Phantom {
 		a = append(a, "--phantom")
 	}
@@ -75,7 +78,14 @@ func Full() Sizes {
 		scale("cft-allreduce, 72 ranks × 64 MiB, phantom", "cft-allreduce", 72, 64<<20, true),
 		scale("cft-allreduce, 72 ranks × 64 MiB, real bytes", "cft-allreduce", 72, 64<<20, false),
 		scale("cft-allreduce, 72 ranks × 16 MiB, real bytes", "cft-allreduce", 72, 16<<20, false),
+		nodes(scale("gin-allgather, 16 nodes × 8 GPUs (128 ranks) × 1 MiB, phantom", "gin-allgather", 128, 1<<20, true), 8),
 	}}
+}
+
+// nodes splits a scale run's ranks into nodes of gpus GPUs (--lsa-size).
+func nodes(sr scaleRun, gpus int) scaleRun {
+	sr.o.LsaSize = gpus
+	return sr
 }
 
 // Quick is a smoke test of the bench, not a measurement.

@@ -52,8 +52,9 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       allocation and collections per seed that bound its
                       parallel efficiency
   scale runs          wall time and peak RSS of the 1024-rank CFT all-reduce
-                      (64 MiB per rank) and all-to-all, phantom, and of 64 MiB
-                      all-reduces at 72 ranks, each in a child process
+                      (64 MiB per rank) and all-to-all, phantom, of 64 MiB
+                      all-reduces at 72 ranks, and of a 16-node × 8-GPU GIN
+                      all-gather (phantom), each in a child process
 
 Numbers depend on the machine and on what else runs on it. --quick runs
 small sizes, for a smoke test.`
