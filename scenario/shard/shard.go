@@ -57,7 +57,7 @@ type Header struct {
 	Shards   int               `json:"shards"`
 }
 
-// Found is a failing seed and its status (scenario.Status*).
+// Found is a failing seed and its status (one of scenario.StatusHang, StatusRace, StatusMismatch, ...).
 type Found struct {
 	Seed   uint64 `json:"seed"`
 	Status string `json:"status"`
