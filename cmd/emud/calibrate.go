@@ -17,13 +17,21 @@ import (
 	"github.com/emud-dev/emud/model"
 )
 
+// calibrateFlags are the command's flags.
+type calibrateFlags struct {
+	modelName string
+	tablePath string
+	plotPath  string
+	seed      uint64
+	asJSON    bool
+	fit       bool
+	cv        bool
+	progress  bool
+	runs      int
+}
+
 func newCalibrateCmd() *cobra.Command {
-	var (
-		modelName, tablePath, plotPath string
-		seed                           uint64
-		asJSON, fit, cv, progress      bool
-		runs                           int
-	)
+	var cf calibrateFlags
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Run every documented MI355X measurement through the emulator and report the error of each",
@@ -57,85 +65,90 @@ it writes no file.
 Exit status: 0 all counted rows within tolerance, 4 some row outside it, 1 bad
 flags or a failed scenario.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := model.Load(modelName)
-			if err != nil {
-				return fmt.Errorf("invalid --model: %w", err)
-			}
-			rows := calibrate.Documented()
-			if tablePath != "" {
-				f, err := os.Open(tablePath)
-				if err != nil {
-					return fmt.Errorf("invalid --table: %w", err)
-				}
-				rows, err = calibrate.ParseTable(f)
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("invalid --table %s: %w", tablePath, err)
-				}
-			}
-			var format string
-			if plotPath != "" {
-				format = strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
-				if format != "svg" && format != "png" {
-					return fmt.Errorf("invalid --plot %q: the file must end in .svg or .png", plotPath)
-				}
-			}
-			rep, err := calibrate.Run(m, rows, seed)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if runs < 1 || runs > 1001 {
-				return fmt.Errorf("invalid --runs %d: need 1..1001", runs)
-			}
-			res := calibrationJSON{Report: rep}
-			if !asJSON {
-				if err := rep.WriteText(out); err != nil {
-					return err
-				}
-			}
-			if err := calibrateParams(cmd, m, rows, seed, runs, fit, cv, progress, asJSON, &res); err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			}
-			if plotPath != "" {
-				c, err := calibrate.BandwidthCurve(m, seed)
-				if err != nil {
-					return err
-				}
-				var buf bytes.Buffer
-				if err := calibrate.WritePlot(&buf, format, m.Name(), rows, c); err != nil {
-					return err
-				}
-				if err := os.WriteFile(plotPath, buf.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("writing --plot: %w", err)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
-			}
-			if !rep.OK() {
-				return &scenario.ExitError{Code: scenario.ExitCalibration, Err: errors.New("rows outside tolerance: " + strings.Join(rep.Failed, ", "))}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cf.run(cmd, args) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&modelName, "model", model.DefaultPreset, "timing model: a preset ("+strings.Join(model.Presets(), ", ")+") or a model file (.json)")
-	f.StringVar(&tablePath, "table", "", "documented table to judge against (CSV id,scenario,params,metric,value,unit,note); default the embedded MI355X table")
-	f.StringVar(&plotPath, "plot", "", `write the bandwidth picture to this file (.svg or .png); none without it`)
-	f.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.BoolVar(&fit, "fit", true, "also fit the fitted parameters to the counted rows from their priors and show the values found")
-	f.BoolVar(&cv, "cross-validate", true, "run leave-one-group-out cross-validation (its summary is the last line)")
-	f.IntVar(&runs, "runs", 41, "seeded runs of each median-of-N row (postwait.*) in the fits; fewer is faster and coarser")
-	f.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
+	f.StringVar(&cf.modelName, "model", model.DefaultPreset, "timing model: a preset ("+strings.Join(model.Presets(), ", ")+") or a model file (.json)")
+	f.StringVar(&cf.tablePath, "table", "", "documented table to judge against (CSV id,scenario,params,metric,value,unit,note); default the embedded MI355X table")
+	f.StringVar(&cf.plotPath, "plot", "", `write the bandwidth picture to this file (.svg or .png); none without it`)
+	f.Uint64Var(&cf.seed, "seed", 1, "seed of every scenario run")
+	f.BoolVar(&cf.asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&cf.fit, "fit", true, "also fit the fitted parameters to the counted rows from their priors and show the values found")
+	f.BoolVar(&cf.cv, "cross-validate", true, "run leave-one-group-out cross-validation (its summary is the last line)")
+	f.IntVar(&cf.runs, "runs", 41, "seeded runs of each median-of-N row (postwait.*) in the fits; fewer is faster and coarser")
+	f.BoolVar(&cf.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
 	return cmd
+}
+
+// run is the command's RunE.
+func (cf *calibrateFlags) run(cmd *cobra.Command, args []string) error {
+	_ = args
+	modelName, tablePath, plotPath, seed, asJSON, fit, cv, progress, runs := cf.modelName, cf.tablePath, cf.plotPath, cf.seed, cf.asJSON, cf.fit, cf.cv, cf.progress, cf.runs
+	m, err := model.Load(modelName)
+	if err != nil {
+		return fmt.Errorf("invalid --model: %w", err)
+	}
+	rows := calibrate.Documented()
+	if tablePath != "" {
+		f, err := os.Open(tablePath)
+		if err != nil {
+			return fmt.Errorf("invalid --table: %w", err)
+		}
+		rows, err = calibrate.ParseTable(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("invalid --table %s: %w", tablePath, err)
+		}
+	}
+	var format string
+	if plotPath != "" {
+		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
+		if format != "svg" && format != "png" {
+			return fmt.Errorf("invalid --plot %q: the file must end in .svg or .png", plotPath)
+		}
+	}
+	rep, err := calibrate.Run(m, rows, seed)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if runs < 1 || runs > 1001 {
+		return fmt.Errorf("invalid --runs %d: need 1..1001", runs)
+	}
+	res := calibrationJSON{Report: rep}
+	if !asJSON {
+		if err := rep.WriteText(out); err != nil {
+			return err
+		}
+	}
+	if err := calibrateParams(cmd, m, rows, seed, runs, fit, cv, progress, asJSON, &res); err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	if plotPath != "" {
+		c, err := calibrate.BandwidthCurve(m, seed)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		if err := calibrate.WritePlot(&buf, format, m.Name(), rows, c); err != nil {
+			return err
+		}
+		if err := os.WriteFile(plotPath, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing --plot: %w", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
+	}
+	if !rep.OK() {
+		return &scenario.ExitError{Code: scenario.ExitCalibration, Err: errors.New("rows outside tolerance: " + strings.Join(rep.Failed, ", "))}
+	}
+	return nil
 }
 
 // calibrationJSON is calibrate's --json output.

@@ -34,24 +34,8 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "explore [SCENARIO]",
 		Short: "Run a scenario under many seeds and stop at the first hang or failed check",
-		Long: `Run a scenario under seeds --first-seed, --first-seed+1, ... (--seeds of them),
-several at a time (--jobs), and stop at the first seed that hangs, fails its
-data check or fails otherwise. Print that seed, its report and the command that
-reproduces it. The seed reported is the lowest failing one in the range, however
-the runs were spread over jobs.
-
-By default the seeds explore what hardware does: --perturb 1 spreads launches,
-engine gaps, doorbells, link rates, poll phases, CU costs and host stores within
-measured spreads, and --strategy pct adds PCT's random priorities with change
-points that preempt a wave or an engine (its steps measured by one run of the
-first seed without PCT, unless --pct-steps says). --perturb 0 --strategy random
-only varies tie-breaks between events due at the same instant. "emud hunt"
-compares the strategies on a corpus of planted bugs.
-
-A progress bar goes to stderr when it is a terminal, or with --progress.
-
-` + exitStatusHelp + ` (of the seed found; 0 when all passed)`,
-		Args: cobra.MaximumNArgs(1),
+		Long:  exploreLong,
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -169,3 +153,22 @@ func writeMerged(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, 
 	}
 	return scenario.Merged(sc, o, m.First, m.Seeds, found, m.Ends, m.Digests).Write(cmd.OutOrStdout(), asJSON)
 }
+
+// exploreLong is explore's help.
+var exploreLong = `Run a scenario under seeds --first-seed, --first-seed+1, ... (--seeds of them),
+several at a time (--jobs), and stop at the first seed that hangs, fails its
+data check or fails otherwise. Print that seed, its report and the command that
+reproduces it. The seed reported is the lowest failing one in the range, however
+the runs were spread over jobs.
+
+By default the seeds explore what hardware does: --perturb 1 spreads launches,
+engine gaps, doorbells, link rates, poll phases, CU costs and host stores within
+measured spreads, and --strategy pct adds PCT's random priorities with change
+points that preempt a wave or an engine (its steps measured by one run of the
+first seed without PCT, unless --pct-steps says). --perturb 0 --strategy random
+only varies tie-breaks between events due at the same instant. "emud hunt"
+compares the strategies on a corpus of planted bugs.
+
+A progress bar goes to stderr when it is a terminal, or with --progress.
+
+` + exitStatusHelp + ` (of the seed found; 0 when all passed)`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -13,16 +14,21 @@ import (
 	"github.com/emud-dev/emud/scenario"
 )
 
+// fitFlags are the command's flags.
+type fitFlags struct {
+	base        string
+	out         string
+	predict     string
+	params      []string
+	seed        uint64
+	holdout     bool
+	progress    bool
+	writeAnyway bool
+	maxError    float64
+}
+
 func newFitCmd() *cobra.Command {
-	var (
-		base, out, predict string
-		params             []string
-		seed               uint64
-		holdout            bool
-		progress           bool
-		writeAnyway        bool
-		maxError           float64
-	)
+	var cf fitFlags
 	cmd := &cobra.Command{
 		Use:   "fit FILE",
 		Short: "Fit the timing model's parameters to measurements and write a model file",
@@ -66,125 +72,136 @@ shape.
 Exit status: 0 fitted (or predicted), 4 the fit failed (see above), 1 bad
 flags or input.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, flag := base, "--model"
-			if predict != "" {
-				spec, flag = predict, "--predict"
-			}
-			m, err := model.Load(spec)
-			if err != nil {
-				return fmt.Errorf("invalid %s: %w", flag, err)
-			}
-			f, err := os.Open(args[0])
-			if err != nil {
-				return err
-			}
-			ms, err := calibrate.ParseMeasurements(f)
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			w := cmd.OutOrStdout()
-			if predict != "" {
-				rs, err := calibrate.Residuals(m, ms, seed)
-				if err != nil {
-					return err
-				}
-				if err := calibrate.WritePredictions(w, rs); err != nil {
-					return err
-				}
-				return calibrate.WritePredictionSummary(cmd.ErrOrStderr(), rs)
-			}
-			p := m
-			train, test := ms, []calibrate.Measurement(nil)
-			if holdout {
-				if len(ms) < 2 {
-					return fmt.Errorf("--holdout needs at least 2 rows, %s has %d", args[0], len(ms))
-				}
-				train, test = nil, nil
-				for i, x := range ms {
-					if i%2 == 0 {
-						train = append(train, x)
-					} else {
-						test = append(test, x)
-					}
-				}
-			}
-			if len(params) == 0 {
-				return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
-			}
-			if len(params) == 1 && params[0] == calibrate.AllParams {
-				if params, err = calibrate.Identified(p, train, seed); err != nil {
-					return err
-				}
-				var rest []string
-				for _, pa := range model.Parameters() {
-					if !slices.Contains(params, pa.Name) {
-						rest = append(rest, pa.Name)
-					}
-				}
-				fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
-				fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
-				if len(params) == 0 {
-					return fmt.Errorf("--params all: no parameter moves any row of %s", args[0])
-				}
-			}
-			errOut := cmd.ErrOrStderr()
-			prog := newProgress(errOut, progress || isTerminal(errOut), "fit "+args[0], 1)
-			res, err := calibrate.Fit(p, params, train, seed, calibrate.WithProgress(prog.set))
-			prog.finish()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "fitted %d parameters on %d rows (%d row runs):\n", len(params), len(train), res.Evals)
-			was, now := paramValues(p), paramValues(res.Model)
-			for _, n := range params {
-				fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, now[n], was[n])
-			}
-			for _, n := range res.Unidentified {
-				fmt.Fprintf(w, "  warning: %s is not identified by these rows (no row depends on it); it keeps its start value, not a fit\n", n)
-			}
-			fmt.Fprintln(w, "residuals (fitted rows):")
-			if err := calibrate.WriteResiduals(w, res.Residuals); err != nil {
-				return err
-			}
-			if holdout {
-				pred, err := calibrate.Residuals(res.Model, test, seed)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(w, "predictions (held-out rows):")
-				if err := calibrate.WriteResiduals(w, pred); err != nil {
-					return err
-				}
-			}
-			failed := res.Check(maxError / 100)
-			if failed != nil && !writeAnyway {
-				return &scenario.ExitError{Code: scenario.ExitCalibration, Err: fmt.Errorf("fit failed: %w; no model written (--write-anyway writes it)", failed)}
-			}
-			if failed != nil {
-				fmt.Fprintf(w, "warning: fit failed: %v; writing the model anyway (--write-anyway)\n", failed)
-			}
-			if out != "" {
-				if err := res.Model.WriteFile(out); err != nil {
-					return fmt.Errorf("writing --out: %w", err)
-				}
-				fmt.Fprintf(w, "model: %s\n", out)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cf.run(cmd, args) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&base, "model", model.DefaultPreset, "model to start from: a preset or a model file; its other parameters are kept")
-	fl.StringSliceVar(&params, "params", calibrate.DefaultFitParams, `parameters to fit, by model-file name, or "all" (every parameter the rows identify)`)
-	fl.StringVar(&out, "out", "emud-model.json", `model file to write ("" for none)`)
-	fl.StringVar(&predict, "predict", "", "predict every row under this model (a preset or a model file) without fitting, as CSV with predicted_us,error_pct")
-	fl.Uint64Var(&seed, "seed", 1, "seed of every scenario run")
-	fl.BoolVar(&holdout, "holdout", false, "fit on every other row, predict the rest")
-	fl.BoolVar(&progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
-	fl.Float64Var(&maxError, "max-error", 100*calibrate.FitBound, "a fit leaving some fitted row more than this many percent off fails (exit 4, no model written)")
-	fl.BoolVar(&writeAnyway, "write-anyway", false, "write the model even when the fit failed (did not lower the error, or left a row beyond --max-error)")
+	fl.StringVar(&cf.base, "model", model.DefaultPreset, "model to start from: a preset or a model file; its other parameters are kept")
+	fl.StringSliceVar(&cf.params, "params", calibrate.DefaultFitParams, `parameters to fit, by model-file name, or "all" (every parameter the rows identify)`)
+	fl.StringVar(&cf.out, "out", "emud-model.json", `model file to write ("" for none)`)
+	fl.StringVar(&cf.predict, "predict", "", "predict every row under this model (a preset or a model file) without fitting, as CSV with predicted_us,error_pct")
+	fl.Uint64Var(&cf.seed, "seed", 1, "seed of every scenario run")
+	fl.BoolVar(&cf.holdout, "holdout", false, "fit on every other row, predict the rest")
+	fl.BoolVar(&cf.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
+	fl.Float64Var(&cf.maxError, "max-error", 100*calibrate.FitBound, "a fit leaving some fitted row more than this many percent off fails (exit 4, no model written)")
+	fl.BoolVar(&cf.writeAnyway, "write-anyway", false, "write the model even when the fit failed (did not lower the error, or left a row beyond --max-error)")
 	return cmd
+}
+
+// run is the command's RunE.
+func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
+	base, predict, params, seed, holdout, progress := cf.base, cf.predict, cf.params, cf.seed, cf.holdout, cf.progress
+	spec, flag := base, "--model"
+	if predict != "" {
+		spec, flag = predict, "--predict"
+	}
+	m, err := model.Load(spec)
+	if err != nil {
+		return fmt.Errorf("invalid %s: %w", flag, err)
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		return err
+	}
+	ms, err := calibrate.ParseMeasurements(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", args[0], err)
+	}
+	w := cmd.OutOrStdout()
+	if predict != "" {
+		rs, err := calibrate.Residuals(m, ms, seed)
+		if err != nil {
+			return err
+		}
+		if err := calibrate.WritePredictions(w, rs); err != nil {
+			return err
+		}
+		return calibrate.WritePredictionSummary(cmd.ErrOrStderr(), rs)
+	}
+	p := m
+	train, test := ms, []calibrate.Measurement(nil)
+	if holdout {
+		if len(ms) < 2 {
+			return fmt.Errorf("--holdout needs at least 2 rows, %s has %d", args[0], len(ms))
+		}
+		train, test = nil, nil
+		for i, x := range ms {
+			if i%2 == 0 {
+				train = append(train, x)
+			} else {
+				test = append(test, x)
+			}
+		}
+	}
+	if len(params) == 0 {
+		return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
+	}
+	if len(params) == 1 && params[0] == calibrate.AllParams {
+		if params, err = calibrate.Identified(p, train, seed); err != nil {
+			return err
+		}
+		var rest []string
+		for _, pa := range model.Parameters() {
+			if !slices.Contains(params, pa.Name) {
+				rest = append(rest, pa.Name)
+			}
+		}
+		fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
+		fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
+		if len(params) == 0 {
+			return fmt.Errorf("--params all: no parameter moves any row of %s", args[0])
+		}
+	}
+	errOut := cmd.ErrOrStderr()
+	prog := newProgress(errOut, progress || isTerminal(errOut), "fit "+args[0], 1)
+	res, err := calibrate.Fit(p, params, train, seed, calibrate.WithProgress(prog.set))
+	prog.finish()
+	if err != nil {
+		return err
+	}
+	return cf.report(w, p, params, train, test, res)
+}
+
+// report prints the fitted values, the residuals and the held-out
+// predictions, judges the fit and writes --out.
+func (cf *fitFlags) report(w io.Writer, p *model.Params, params []string, train, test []calibrate.Measurement, res *calibrate.FitResult) error {
+	out, seed, holdout, writeAnyway, maxError := cf.out, cf.seed, cf.holdout, cf.writeAnyway, cf.maxError
+	fmt.Fprintf(w, "fitted %d parameters on %d rows (%d row runs):\n", len(params), len(train), res.Evals)
+	was, now := paramValues(p), paramValues(res.Model)
+	for _, n := range params {
+		fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, now[n], was[n])
+	}
+	for _, n := range res.Unidentified {
+		fmt.Fprintf(w, "  warning: %s is not identified by these rows (no row depends on it); it keeps its start value, not a fit\n", n)
+	}
+	fmt.Fprintln(w, "residuals (fitted rows):")
+	if err := calibrate.WriteResiduals(w, res.Residuals); err != nil {
+		return err
+	}
+	if holdout {
+		pred, err := calibrate.Residuals(res.Model, test, seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "predictions (held-out rows):")
+		if err := calibrate.WriteResiduals(w, pred); err != nil {
+			return err
+		}
+	}
+	failed := res.Check(maxError / 100)
+	if failed != nil && !writeAnyway {
+		return &scenario.ExitError{Code: scenario.ExitCalibration, Err: fmt.Errorf("fit failed: %w; no model written (--write-anyway writes it)", failed)}
+	}
+	if failed != nil {
+		fmt.Fprintf(w, "warning: fit failed: %v; writing the model anyway (--write-anyway)\n", failed)
+	}
+	if out != "" {
+		if err := res.Model.WriteFile(out); err != nil {
+			return fmt.Errorf("writing --out: %w", err)
+		}
+		fmt.Fprintf(w, "model: %s\n", out)
+	}
+	return nil
 }
 
 // paramValues maps p's parameters by model-file name.

@@ -18,98 +18,107 @@ func newHuntCmd() *cobra.Command { return newHuntCmdFor(nil) }
 // newHuntCmdFor is hunt; with merged set (emud merge) it runs no sweep but
 // puts the shards' table together, running each first detection again for
 // its example.
+// huntFlags are the command's flags.
+type huntFlags struct {
+	merged     *shard.Merged // the merged shards, when hunt runs as merge's
+	seeds      int
+	first      uint64
+	jobs       int
+	strategies string
+	fixed      bool
+	asJSON     bool
+	progress   bool
+	seed       uint64
+	strategy   string
+	pctSteps   int
+	tracePath  string
+	shardArg   string
+	shardOut   string
+}
+
 func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
-	var (
-		seeds      int
-		first      uint64
-		jobs       int
-		strategies string
-		fixed      bool
-		asJSON     bool
-		progress   bool
-		seed       uint64
-		strategy   string
-		pctSteps   int
-		tracePath  string
-		shardArg   string
-		shardOut   string
-	)
+	cf := huntFlags{merged: merged}
 	cmd := &cobra.Command{
 		Use:   "hunt [BUG...]",
 		Short: "Run the planted-bug corpus under each exploration strategy and count the seeds to detection",
 		Long:  huntLong,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("seed") {
-				if len(args) != 1 {
-					return fmt.Errorf("hunt --seed runs one bug: name exactly one (the planted bugs: %s)", plantedNames())
-				}
-				return huntOne(cmd, args[0], seed, strategy, pctSteps, fixed, asJSON, tracePath)
-			}
-			if tracePath != "" {
-				return fmt.Errorf("invalid --trace: only with --seed (one run)")
-			}
-			if seeds < 1 {
-				return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
-			}
-			if jobs < 1 {
-				return fmt.Errorf("invalid --jobs %d: need at least 1", jobs)
-			}
-			sts, err := parseStrategies(strategies)
-			if err != nil {
-				return err
-			}
-			list, err := plantedBugs(args)
-			if err != nil {
-				return err
-			}
-			if shardArg != "" {
-				sh, err := shard.Parse(shardArg)
-				if err != nil {
-					return err
-				}
-				return huntShard(cmd, args, list, sts, first, seeds, jobs, fixed, sh, shardOut)
-			}
-			var h *scenario.Hunting
-			if merged != nil {
-				if h, err = mergedHunting(merged, list, sts, first, seeds, fixed); err != nil {
-					return err
-				}
-			} else {
-				errOut := cmd.ErrOrStderr()
-				prog := newProgress(errOut, progress || isTerminal(errOut), "hunt", len(list)*len(sts))
-				if prog != nil {
-					prog.unit = "hunts"
-				}
-				h = scenario.HuntAll(list, sts, first, seeds, jobs, fixed, prog.step)
-				prog.finish()
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(h.JSON()); err != nil {
-					return err
-				}
-			} else if err := h.Write(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			return h.ExitErr()
-		},
+		RunE:  func(cmd *cobra.Command, args []string) error { return cf.run(cmd, args) },
 	}
 	fs := cmd.Flags()
-	fs.IntVar(&seeds, "seeds", 200, "seeds per bug and strategy")
-	fs.Uint64Var(&first, "first-seed", 1, "the first seed")
-	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "hunts at a time")
-	fs.StringVar(&strategies, "strategies", "ties,perturb,pct", "comma-separated strategies to compare (ties, perturb, pct)")
-	fs.BoolVar(&fixed, "fixed", false, "run the fixed twins instead of the bugs (every rate should be 0)")
-	fs.BoolVar(&asJSON, "json", false, "print the table as JSON")
-	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
-	fs.Uint64Var(&seed, "seed", 0, "run one bug once with this seed (see above)")
-	fs.StringVar(&strategy, "strategy", scenario.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
-	fs.IntVar(&pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
-	fs.StringVar(&tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
-	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
-	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
+	fs.IntVar(&cf.seeds, "seeds", 200, "seeds per bug and strategy")
+	fs.Uint64Var(&cf.first, "first-seed", 1, "the first seed")
+	fs.IntVar(&cf.jobs, "jobs", runtime.GOMAXPROCS(0), "hunts at a time")
+	fs.StringVar(&cf.strategies, "strategies", "ties,perturb,pct", "comma-separated strategies to compare (ties, perturb, pct)")
+	fs.BoolVar(&cf.fixed, "fixed", false, "run the fixed twins instead of the bugs (every rate should be 0)")
+	fs.BoolVar(&cf.asJSON, "json", false, "print the table as JSON")
+	fs.BoolVar(&cf.progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
+	fs.Uint64Var(&cf.seed, "seed", 0, "run one bug once with this seed (see above)")
+	fs.StringVar(&cf.strategy, "strategy", scenario.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
+	fs.IntVar(&cf.pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
+	fs.StringVar(&cf.tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
+	fs.StringVar(&cf.shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
+	fs.StringVar(&cf.shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
+}
+
+// run is the command's RunE.
+func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
+	merged := cf.merged
+	seeds, first, jobs, strategies, fixed, asJSON, progress, seed, strategy, pctSteps, tracePath, shardArg, shardOut := cf.seeds, cf.first, cf.jobs, cf.strategies, cf.fixed, cf.asJSON, cf.progress, cf.seed, cf.strategy, cf.pctSteps, cf.tracePath, cf.shardArg, cf.shardOut
+	if cmd.Flags().Changed("seed") {
+		if len(args) != 1 {
+			return fmt.Errorf("hunt --seed runs one bug: name exactly one (the planted bugs: %s)", plantedNames())
+		}
+		return huntOne(cmd, args[0], seed, strategy, pctSteps, fixed, asJSON, tracePath)
+	}
+	if tracePath != "" {
+		return fmt.Errorf("invalid --trace: only with --seed (one run)")
+	}
+	if seeds < 1 {
+		return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
+	}
+	if jobs < 1 {
+		return fmt.Errorf("invalid --jobs %d: need at least 1", jobs)
+	}
+	sts, err := parseStrategies(strategies)
+	if err != nil {
+		return err
+	}
+	list, err := plantedBugs(args)
+	if err != nil {
+		return err
+	}
+	if shardArg != "" {
+		sh, err := shard.Parse(shardArg)
+		if err != nil {
+			return err
+		}
+		return huntShard(cmd, args, list, sts, first, seeds, jobs, fixed, sh, shardOut)
+	}
+	var h *scenario.Hunting
+	if merged != nil {
+		if h, err = mergedHunting(merged, list, sts, first, seeds, fixed); err != nil {
+			return err
+		}
+	} else {
+		errOut := cmd.ErrOrStderr()
+		prog := newProgress(errOut, progress || isTerminal(errOut), "hunt", len(list)*len(sts))
+		if prog != nil {
+			prog.unit = "hunts"
+		}
+		h = scenario.HuntAll(list, sts, first, seeds, jobs, fixed, prog.step)
+		prog.finish()
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(h.JSON()); err != nil {
+			return err
+		}
+	} else if err := h.Write(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	return h.ExitErr()
 }
 
 // huntShard runs every (bug, strategy) pair over shard sh's seeds and
