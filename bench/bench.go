@@ -42,8 +42,8 @@ const ChildEnv = "EMUD_BENCH_CHILD"
 // Sizes are the sizes bench runs at: the full ones, or --quick's for
 // a smoke test.
 type Sizes struct {
-	packets, bigCopies, putRounds, fabricRanks, seeds, bigSeeds int
-	scale                                                       []scaleRun
+	packets, bigCopies, putRounds, fabricRanks, seeds, bigSeeds, cxxRuns int
+	scale                                                                []scaleRun
 }
 
 // scaleRun is one command the bench times in a child process.
@@ -72,7 +72,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, bigSeeds: 20, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, bigSeeds: 20, cxxRuns: 20, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
 		scale("cft-allreduce, 72 ranks × 64 MiB, phantom", "cft-allreduce", 72, 64<<20, true),
@@ -118,6 +118,7 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		func() (benchRow, error) { return benchFabricPuts(sz.putRounds * 2) },
 		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
 		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
+		func() (benchRow, error) { return benchCxx(sz.cxxRuns) },
 		func() (benchRow, error) {
 			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
 		},
