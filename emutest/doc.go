@@ -15,8 +15,8 @@
 // -emutest.seeds=K runs K seeds instead of the test's own count (for a
 // longer soak in CI); -emutest.perturb=L sets NewJob's timing perturbation
 // level (sim.Level: 0 = the model's exact timing, 1 = realistic hardware
-// spreads, the default, 2 = stress); -emutest.race turns on the race
-// detector (package race) in NewJob's runs, so that a seed whose lanes,
+// spreads, the default, 2 = stress); -emutest.race (or MORI_CCO_SDMA_RACE=1
+// in the environment) turns on the race detector (package race) in NewJob's runs, so that a seed whose lanes,
 // engines or fabric accesses conflict without an ordering fails with a
 // report naming both accesses, whether or not the data came out wrong
 // (NewJobWith takes it as Options.Race). -emutest.strategy=pct schedules

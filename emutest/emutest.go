@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
@@ -48,8 +49,9 @@ func Schedule() (sim.Strategy, sim.PCT, error) {
 }
 
 // Race reports whether NewJob turns on the race detector: the
-// -emutest.race flag.
-func Race() bool { return *raceFlag }
+// -emutest.race flag, or MORI_CCO_SDMA_RACE set truthy in the environment
+// (as MORI's own switch; cco.Truthy).
+func Race() bool { return *raceFlag || cco.Truthy(os.Getenv("MORI_CCO_SDMA_RACE")) }
 
 // Level is the timing perturbation level NewJob gives its runs: the
 // -emutest.perturb flag, realistic (1) unless set. A level outside 0..2

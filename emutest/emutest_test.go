@@ -318,3 +318,12 @@ func TestNewJobStrategy(t *testing.T) {
 	}
 	assert.Greater(t, later, 0, "some PCT run is preempted")
 }
+
+// MORI_CCO_SDMA_RACE in the environment turns the detector on for NewJob,
+// as -emutest.race does; a falsy value leaves it off.
+func TestRaceFromEnvironment(t *testing.T) {
+	t.Setenv("MORI_CCO_SDMA_RACE", "1")
+	assert.True(t, Race())
+	t.Setenv("MORI_CCO_SDMA_RACE", "0")
+	assert.Equal(t, *raceFlag, Race())
+}
