@@ -178,7 +178,7 @@ func newDaemon(cfg Config, log io.Writer) *daemon {
 		mem:  newMemSemaphore(cfg.MemBudget),
 		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals()}
 	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
-		Help: "Runs finished, by scenario and status (ok, hang, mismatch, error, canceled)."}, []string{"scenario", "status"})
+		Help: "Runs finished, by scenario and status (ok, hang, mismatch, race, error, canceled)."}, []string{"scenario", "status"})
 	d.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "emud_run_duration_seconds",
 		Help:    "Wall-clock time of a run, from start to report, by scenario.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}, []string{"scenario"})

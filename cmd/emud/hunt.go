@@ -74,6 +74,12 @@ func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
 	if tracePath != "" {
 		return fmt.Errorf("invalid --trace: only with --seed (one run)")
 	}
+	if cmd.Flags().Changed("strategy") {
+		if _, err := scenario.LookupStrategy(strategy); err != nil {
+			return fmt.Errorf("invalid --strategy: %w", err)
+		}
+		return fmt.Errorf("invalid --strategy %s: only with --seed (one run); the table compares --strategies", strategy)
+	}
 	if seeds < 1 {
 		return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
 	}

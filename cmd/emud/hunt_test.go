@@ -90,6 +90,8 @@ func TestHuntErrors(t *testing.T) {
 		{[]string{"hunt", "--seed", "1"}, "hunt --seed runs one bug: name exactly one"},
 		{[]string{"hunt", "--seed", "1", "ring-off-by-one", "missing-commit"}, "name exactly one"},
 		{[]string{"hunt", "--trace", "x.json", "ring-off-by-one"}, "invalid --trace: only with --seed"},
+		{[]string{"hunt", "--strategy", "bogus"}, `invalid --strategy: no strategy "bogus"`}, // not ignored without --seed
+		{[]string{"hunt", "--strategy", "pct"}, "invalid --strategy pct: only with --seed"},
 		{[]string{"hunt", "--seed", "1", "--strategy", "dfs", "ring-off-by-one"}, "invalid --strategy"},
 	})
 }

@@ -42,7 +42,7 @@ func newServeCmd() *cobra.Command {
 	fs.IntVar(&cfg.MaxQueued, "max-queued", cfg.MaxQueued, "runs waiting for a slot before submissions get 503")
 	fs.Var(&maxBody, "max-body", "request body limit")
 	fs.IntVar(&cfg.Keep, "keep", cfg.Keep, "finished runs kept in memory (each keeps its request, status and report)")
-	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped")
+	fs.Var(&traceBudget, "trace-budget", "bytes of serialized traces kept in memory; beyond it the oldest traces are dropped (0 keeps none: a run's trace is dropped as soon as it is written, and its /trace answers 410)")
 	fs.BoolVar(&cfg.Phantom, "phantom", false, `runs are timing only (no bytes stored, data checks skipped) unless a request says "phantom": false`)
 	fs.Var(&memBudget, "mem-budget", "memory for the runs executing at once, by their estimated footprints: a run over it is refused with 422, runs that together exceed it wait (default a quarter of the physical memory; 0 = no limit)")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time a client has to send a whole request (headers and body); a stalled upload is cut off")
@@ -54,15 +54,19 @@ func newServeCmd() *cobra.Command {
 const serveLong = `Run emud as a daemon. The HTTP API (JSON):
 
   POST /runs             submit a run: {"scenario", "ranks", "bytes", "queues",
-                         "seed", "debug", "model", "trace", "phantom",
-                         "lsa_size", "cft_size", "mc_size"}; every field is
-                         optional (defaults as "emud run"; "bytes" is a number
-                         or a size such as "64K"; "trace": true keeps the trace;
+                         "seed", "debug", "race", "model", "trace", "phantom",
+                         "perturb", "strategy", "faults", "lsa_size",
+                         "cft_size", "mc_size"}; every field is optional
+                         (defaults as "emud run"; "bytes" is a number or a
+                         size such as "64K"; "model" is a preset name only,
+                         never a file path; "race", "perturb", "strategy" and
+                         "faults" as --race, --perturb, --strategy and
+                         --faults; "trace": true keeps the trace;
                          "phantom": true runs timing only, as --phantom).
                          Answers 202 {"id", "status", "url"}.
   GET  /runs             the runs, newest first: id, scenario, seed, status.
   GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
-                         error, canceled), the request, and the report (summary,
+                         race, error, canceled), the request, and the report (summary,
                          hang report or error).
   GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
                          410 once dropped to stay within --trace-budget.
