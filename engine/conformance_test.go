@@ -16,9 +16,11 @@ import (
 // Conformance: one test per class of bug that emulators of this hardware
 // have had (emud issue 24), each run against emud and against a
 // deliberately broken variant written in the test, which must fail it.
-// Covered: the fixed-length decoder, the poll livelock and the completion
-// waiter started before the doorbell. Not covered yet: the doorbell observed
-// without acquiring the write pointer.
+// Covered, one test each: the fixed-length decoder
+// (TestConformanceCompactDecoder), the doorbell observed without acquiring
+// the write pointer (TestConformanceDoorbellAcquiresWptr), the completion
+// waiter started before the doorbell (TestConformanceWaiterBeforeDoorbell)
+// and the poll that livelocks its writer (TestConformancePollLivelock).
 
 // decoder is how an engine walks a stream: the length of the packet at b
 // and its kind.
@@ -241,4 +243,78 @@ func checkCompletionWaiter(t *testing.T, w completionWaiter) error {
 func TestConformanceWaiterBeforeDoorbell(t *testing.T) {
 	require.NoError(t, checkCompletionWaiter(t, emudWaiter))
 	assert.Error(t, checkCompletionWaiter(t, doorbellWaiter), "the broken variant must fail")
+}
+
+// ringFetcher is how an engine, told by a doorbell store that the ring
+// holds bytes up to v, reads them: it returns the bytes it decodes.
+type ringFetcher func(r *rig, q *Queue, snapshot []byte, v uint64) []byte
+
+// emudFetch: emud's engine reads the ring when its fetch runs, after the
+// doorbell store; the producer stored the packet bytes and the write
+// pointer before ringing (ROCr's order), so everything up to v is there.
+func emudFetch(_ *rig, q *Queue, _ []byte, v uint64) []byte {
+	b := make([]byte, v)
+	q.Ring().Read(0, b)
+	return b
+}
+
+// staleFetch is the bug: the engine takes the doorbell's value but decodes
+// ring bytes it fetched before the producer's write-pointer store became
+// visible (no acquire of wptr), so it walks stale contents.
+func staleFetch(_ *rig, _ *Queue, snapshot []byte, v uint64) []byte {
+	return snapshot[:v]
+}
+
+// checkDoorbellAcquire: a producer writes a COPY and an ATOMIC, stores
+// the write pointer, then rings; the engine's fetch must see both packets.
+// For emud the real engine then runs them: the copy lands and the signal
+// counts one.
+func checkDoorbellAcquire(t *testing.T, fetch ringFetcher) error {
+	r := newRig(t, 1, Config{GPUs: 1})
+	mem := r.n.Memory()
+	src, dst, sig := r.alloc(0, 256), r.alloc(0, 256), r.alloc(0, 64)
+	require.NoError(t, mem.Write(src, pattern(256, 5)))
+	q := r.queue(0, 0, 0)
+	pkts := []ring.Packet{ring.Copy(dst, src, 256), ring.AtomicAdd64(sig, 1)}
+	var raw []byte
+	for i := range pkts {
+		raw = pkts[i].AppendTo(raw)
+	}
+	snapshot := make([]byte, q.Ring().Size())
+	q.Ring().Read(0, snapshot) // what a prefetching engine holds before the stores
+	var fetched []byte
+	r.s.Spawn("producer", func(a *sim.Actor) {
+		a.Sleep(sim.Microsecond)
+		q.Ring().Write(0, raw)
+		q.StoreWptr(uint64(len(raw)))
+		q.RingDoorbell(uint64(len(raw)))
+		fetched = fetch(r, q, snapshot, q.Ring().Doorbell())
+	})
+	if err := r.s.Run(); err != nil {
+		return err
+	}
+	var kinds []ring.Kind
+	for at := 0; at < len(fetched); {
+		var p ring.Packet
+		n, err := ring.Decode(&p, fetched[at:], ring.GFX94x)
+		if err != nil {
+			return fmt.Errorf("fetch at byte %d: %w", at, err)
+		}
+		kinds = append(kinds, p.Kind)
+		at += n
+	}
+	if !assert.ObjectsAreEqual([]ring.Kind{ring.KindCopy, ring.KindAtomic}, kinds) {
+		return fmt.Errorf("the fetch decoded %v, not the producer's COPY, ATOMIC", kinds)
+	}
+	got := make([]byte, 256)
+	require.NoError(t, mem.Read(dst, got))
+	if v, _ := mem.Load64(sig); v != 1 || !assert.ObjectsAreEqual(pattern(256, 5), got) {
+		return fmt.Errorf("the engine did not run the rung packets (signal %d)", v)
+	}
+	return nil
+}
+
+func TestConformanceDoorbellAcquiresWptr(t *testing.T) {
+	require.NoError(t, checkDoorbellAcquire(t, emudFetch))
+	assert.Error(t, checkDoorbellAcquire(t, staleFetch), "the broken variant must fail")
 }
