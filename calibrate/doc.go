@@ -36,7 +36,8 @@
 // reports the counted row it moves most; [Parameters] does this for every
 // parameter and, optionally, the fit from the priors, and
 // [ParameterReport.WriteText] prints the parameter table "emud calibrate"
-// shows (value, unit, fitted or fixed, "±10% moves", source; then "fitted
+// shows (value, unit, fitted or fixed, "±10% moves", the row groups that
+// identify it, source; then "fitted
 // parameters: N" and the values the fit from the priors found).
 //
 // # Cross-validation
@@ -46,8 +47,10 @@
 // fitted parameters are refitted from the priors on every other group and
 // the group's rows are predicted. A parameter that only the held-out group
 // identifies stays at its prior, and [CrossValidation.WriteText] says so;
-// its last line is "cross-validation: max |error| X% (median Y%) over N
-// rows".
+// it lists the parameters only their own group identifies, then prints
+// "cross-validation (identified groups): max |error| X% (median Y%) over N
+// rows" over the other groups and the same figure for all rows,
+// "cross-validation (all rows): ...", last.
 //
 // # Measurements a user brings
 //

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/emud-dev/emud/model"
@@ -18,6 +20,9 @@ type Sensitivity struct {
 	Fitted bool    `json:"fitted"`
 	Row    string  `json:"row"`
 	Shift  float64 `json:"shift"` // |Δ error| of Row, as a fraction
+	// Groups are the row groups (Group) with a row the change moves by
+	// MinSensitivity or more: the groups that identify the parameter.
+	Groups []string `json:"groups,omitempty"`
 }
 
 // MinSensitivity is the least a fitted parameter must move some row by
@@ -58,8 +63,12 @@ func Sensitivities(p *model.Params, rows []Row, names []string, seed uint64, o O
 				return nil, err
 			}
 			for i := range e {
-				if d := math.Abs(e[i] - base[i]); d > s.Shift {
+				d := math.Abs(e[i] - base[i])
+				if d > s.Shift {
 					s.Shift, s.Row = d, rows[i].ID
+				}
+				if g := Group(rows[i].ID); d >= MinSensitivity && !slices.Contains(s.Groups, g) {
+					s.Groups = append(s.Groups, g)
 				}
 			}
 		}
@@ -69,15 +78,16 @@ func Sensitivities(p *model.Params, rows []Row, names []string, seed uint64, o O
 }
 
 // WriteParameters prints each parameter of p: value, unit, fitted or
-// fixed, its sensitivity if measured, and its source; then the line
-// "fitted parameters: N".
+// fixed, its sensitivity if measured, the row groups that identify it
+// (a row of the group moves by MinSensitivity under ±10%), and its
+// source; then the line "fitted parameters: N".
 func WriteParameters(w io.Writer, p *model.Params, sens []Sensitivity) error {
 	by := map[string]Sensitivity{}
 	for _, s := range sens {
 		by[s.Param] = s
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "parameter\tvalue\tunit\t\t±10%% moves\tsource\n")
+	fmt.Fprintf(tw, "parameter\tvalue\tunit\t\t±10%% moves\tidentified by\tsource\n")
 	n := 0
 	for _, pa := range model.Parameters() {
 		kind := "fixed"
@@ -85,14 +95,18 @@ func WriteParameters(w io.Writer, p *model.Params, sens []Sensitivity) error {
 			kind = "fitted"
 			n++
 		}
-		moves := ""
+		moves, groups := "", ""
 		if s, ok := by[pa.Name]; ok {
 			moves = fmt.Sprintf("%s by %.1f%%", s.Row, 100*s.Shift)
 			if s.Row == "" {
 				moves = "no row"
 			}
+			groups = "-"
+			if len(s.Groups) > 0 {
+				groups = strings.Join(s.Groups, ",")
+			}
 		}
-		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\n", pa.Name, pa.Get(p), pa.Unit, kind, moves, pa.Source)
+		fmt.Fprintf(tw, "%s\t%.6g\t%s\t%s\t%s\t%s\t%s\n", pa.Name, pa.Get(p), pa.Unit, kind, moves, groups, pa.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -244,8 +244,11 @@ func CrossValidate(start *model.Params, rows []Row, names []string, seed uint64,
 	return cv, nil
 }
 
-// WriteText prints one line per held-out row and the summary line,
-// "cross-validation: max |error| X% (median Y%) over N rows".
+// WriteText prints one line per held-out row, the parameters only their
+// own group identifies, then "cross-validation (identified groups): max
+// |error| X% (median Y%) over N rows" over the groups whose parameters
+// other groups identify, and the same figure for all rows: the last line,
+// "cross-validation (all rows): ...".
 func (cv *CrossValidation) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "held out\tid\tdocumented\tpredicted\terror\t\n")
@@ -255,10 +258,15 @@ func (cv *CrossValidation) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var own []string
 	for _, g := range cv.Groups {
 		if f := cv.Flat[g]; len(f) > 0 {
 			fmt.Fprintf(w, "without %s.*, no other row identifies %s: predicted at the prior\n", g, strings.Join(f, ", "))
+			own = append(own, fmt.Sprintf("%s (%s.*)", strings.Join(f, ", "), g))
 		}
+	}
+	if len(own) > 0 {
+		fmt.Fprintf(w, "parameters only their own group identifies: %s\n", strings.Join(own, "; "))
 	}
 	var ident []float64
 	for _, r := range cv.Rows {
@@ -266,13 +274,11 @@ func (cv *CrossValidation) WriteText(w io.Writer) error {
 			ident = append(ident, math.Abs(r.Error))
 		}
 	}
-	if len(ident) > 0 && len(ident) < len(cv.Rows) {
-		m := 0.0
-		for _, e := range ident {
-			m = max(m, e)
-		}
-		fmt.Fprintf(w, "groups the other rows identify fully: max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*m, 100*median(ident), len(ident))
+	m := 0.0
+	for _, e := range ident {
+		m = max(m, e)
 	}
-	_, err := fmt.Fprintf(w, "cross-validation: max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*cv.Max, 100*cv.Median, len(cv.Rows))
+	fmt.Fprintf(w, "cross-validation (identified groups): max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*m, 100*median(ident), len(ident))
+	_, err := fmt.Fprintf(w, "cross-validation (all rows): max |error| %.1f%% (median %.1f%%) over %d rows\n", 100*cv.Max, 100*cv.Median, len(cv.Rows))
 	return err
 }

@@ -82,5 +82,6 @@ func TestCrossValidation(t *testing.T) {
 	}
 	assert.Subset(t, cv.Flat["bcast"], []string{"bcast_link_gbps"}, "only the bcast rows see the broadcast rate")
 	assert.True(t, slices.Contains(cv.Flat["bcast"], "bcast_link_gbps"))
-	assert.Regexp(t, `cross-validation: max \|error\| \d+\.\d% \(median \d+\.\d%\) over 19 rows\n$`, buf.String())
+	assert.Regexp(t, `\ncross-validation \(identified groups\): max \|error\| \d+\.\d% \(median \d+\.\d%\) over \d+ rows\n`, buf.String())
+	assert.Regexp(t, `cross-validation \(all rows\): max \|error\| \d+\.\d% \(median \d+\.\d%\) over 19 rows\n$`, buf.String())
 }

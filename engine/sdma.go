@@ -361,7 +361,11 @@ func (q *Queue) finish() bool {
 	q.retire()
 	// The gap is the engine's time: keyed by the engine, so that one
 	// engine can be slow for a whole perturbed run.
-	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.Cost(model.PacketGap(q.head.Kind)))
+	gap := model.PacketGap(q.head.Kind)
+	if q.head.Kind == ring.KindCopy && q.x.nd == 1 && q.x.dst[0] == q.x.src {
+		gap = model.LocalCopyGap() // the per-path fixed cost of a local copy
+	}
+	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.Cost(gap))
 	q.retirePadding()
 	return q.state != qHalted
 }

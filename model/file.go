@@ -20,7 +20,9 @@ const maxModelFile = 1 << 20
 // [Parameters]) and optionally "engine_links". Keys match exactly (case
 // too), each at most once; an unknown key is an error (a misspelt
 // parameter must not silently keep its default), and missing ones keep
-// the MI355X preset's value. null, an empty object, or an object with
+// the MI355X preset's value (or, for a per-path row such as
+// local_packet_us, the value the file gives the row it Follows). null, an
+// empty object, or an object with
 // only a name are refused: they would be the MI355X preset under another
 // name.
 func LoadFile(path string) (*Params, error) {
@@ -112,6 +114,12 @@ func decodeModel(b []byte) (*Params, error) {
 	// concatenated file, not something to ignore.
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("data after the JSON object (at byte %d)", dec.InputOffset())
+	}
+	for _, r := range table {
+		if r.Follows != "" && !seen[r.Name] && seen[r.Follows] {
+			f, _ := lookup(r.Follows)
+			r.Set(p, f.Get(p))
+		}
 	}
 	if params == 0 && len(p.EngineLinks) == 0 {
 		return nil, errors.New("no parameters: a model file names at least one parameter (for the MI355X preset, use --model mi355x)")

@@ -87,8 +87,11 @@ const (
 
 // Cost is one step a Model times: its kind and what the kind depends on.
 type Cost struct {
-	Kind     CostKind
-	Packet   ring.Kind  // CostPacketGap
+	Kind   CostKind
+	Packet ring.Kind // CostPacketGap
+	// Local marks a CostPacketGap COPY whose data stays on its GPU (its
+	// path: the per-path fixed cost).
+	Local    bool
 	Interval uint16     // CostPollInterval
 	Shape    IssueShape // CostIssue
 	Bytes    uint64     // CostCUCopy
@@ -107,6 +110,9 @@ var (
 
 // PacketGap is the engine's gap after a packet of kind k.
 func PacketGap(k ring.Kind) Cost { return Cost{Kind: CostPacketGap, Packet: k} }
+
+// LocalCopyGap is the engine's gap after a COPY that stays on its GPU.
+func LocalCopyGap() Cost { return Cost{Kind: CostPacketGap, Packet: ring.KindCopy, Local: true} }
 
 // PollInterval is the time between two reads of a POLL whose interval
 // field is iv.

@@ -45,6 +45,6 @@ func TestNewParameterIsOneRow(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, rep.WriteText(&buf))
-	assert.Regexp(t, `(?m)^test_extra_us +0\.5 +µs +fixed +no row +a row only the test build has$`, buf.String())
+	assert.Regexp(t, `(?m)^test_extra_us +0\.5 +µs +fixed +no row +- +a row only the test build has$`, buf.String())
 	assert.Regexp(t, `(?m)^link_gbps +60\.84 +GB/s +fitted +bw\.64k by `, buf.String(), "beside the others")
 }

@@ -37,7 +37,11 @@ type Parameter struct {
 	Int bool
 	// Range is the physical range Validate checks.
 	Range Range
-	i     int // index in the table and in Params' values
+	// Follows names the row whose value a model file that gives that row
+	// but not this one sets this one to (a per-path split of a parameter
+	// that files written before the split gave once).
+	Follows string
+	i       int // index in the table and in Params' values
 }
 
 // Range is the physical range a parameter's value must lie in; Validate
@@ -139,6 +143,12 @@ var (
 	// next packet.
 	PacketUs = define[Float](Parameter{Name: "packet_us", Unit: "µs", Fitted: true, Prior: 1, Value: 2.004,
 		Source: "engine.packet.64, scatter.64x4k, signal.* (about 2 µs per packet, COPY and ATOMIC alike)"})
+	// LocalPacketUs is the engine's gap after a COPY whose data stays on
+	// its own GPU (source and destination local): the per-path fixed cost
+	// of a local copy, where PacketUs is a peer copy's.
+	LocalPacketUs = define[Float](Parameter{Name: "local_packet_us", Unit: "µs", Value: 2.004,
+		Source:  "no documented MI355X row times a local COPY's fixed cost, so the preset takes packet_us's value (the same engine and handshake); a user's local rows fit it (emud fit --params all)",
+		Follows: "packet_us"})
 	// LinkGBps is one direction of one GPU pair (xGMI).
 	LinkGBps = define[Float](Parameter{Name: "link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 60.84, Range: RangeRate,
 		Source: "bw.* slopes, bw.split.2x4m, bcast.ref.*"})

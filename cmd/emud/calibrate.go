@@ -45,7 +45,8 @@ are shown as conflicts, with the reason, and not counted. The last line is
 
 Then, for the model (a preset or a model file), every parameter: its
 value, whether the calibration fits it or fixes it from a cited fact, the row
-a ±10% change moves most, and its source; with --fit (default), also the value
+a ±10% change moves most, the row groups that identify it (a row of the group
+moves by 2% or more under ±10%), and its source; with --fit (default), also the value
 a least-squares fit of the fitted parameters to the counted rows finds from
 round, uninformed priors. The line after the table is "fitted parameters: N".
 
@@ -53,8 +54,10 @@ With --cross-validate (default) it then runs leave-one-group-out
 cross-validation: for each group of rows (bw.*, issue.*, signal.*, postwait.*,
 bcast.*, ...), the fitted parameters are refitted from the priors on every
 other group and the group's rows are predicted. A parameter only the held-out
-group identifies stays at its prior, and the report says so. The last line is
-"cross-validation: max |error| X% (median Y%) over N rows". The fits take a few
+group identifies stays at its prior, and the report says so and lists those
+parameters. Then "cross-validation (identified groups): max |error| X% (median
+Y%) over N rows" covers the groups whose parameters other groups identify, and
+the last line, "cross-validation (all rows): ...", all rows. The fits take a few
 minutes; a progress bar goes to stderr when it is a terminal, or with
 --progress.
 

@@ -1,0 +1,47 @@
+package calibrate
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/model"
+)
+
+// A local copy has a fixed cost of its own (local_packet_us): rows of
+// each path identify their path's cost and rate, and a fit of rows timed
+// under a truth whose local and peer copies differ recovers both.
+func TestPerPathFixedCost(t *testing.T) {
+	truth := model.MI355X()
+	model.LocalPacketUs.Set(truth, 3.6) // a local copy costs more than a peer one
+	model.PacketUs.Set(truth, 1.7)
+	model.LocalGBps.Set(truth, 90)
+	var ms []Measurement
+	for _, sh := range []struct {
+		src, dst, ops int
+		bytes         uint64
+	}{
+		{0, 0, 1, 64}, {0, 0, 16, 64}, {0, 0, 4, 1 << 20}, {0, 0, 1, 8 << 20},
+		{0, 1, 1, 64}, {0, 1, 16, 64}, {0, 1, 4, 1 << 20}, {0, 1, 1, 8 << 20},
+	} {
+		x := Measurement{Name: fmt.Sprintf("%d-%d-%dx%d", sh.src, sh.dst, sh.ops, sh.bytes), Src: sh.src, Dst: sh.dst, Ops: sh.ops, Bytes: sh.bytes, Queues: 1}
+		var err error
+		x.TimeUs, err = Predict(truth, x, 1)
+		require.NoError(t, err)
+		ms = append(ms, x)
+	}
+	names, err := Identified(model.MI355X(), ms, 1)
+	require.NoError(t, err)
+	assert.Contains(t, names, "local_packet_us", "local rows identify the local fixed cost")
+	assert.Contains(t, names, "packet_us")
+	fit := []string{"packet_us", "local_packet_us", "link_gbps", "local_gbps", "visible_us"}
+	res, err := Fit(model.MI355X(), fit, ms, 1)
+	require.NoError(t, err)
+	require.NoError(t, res.Check(0))
+	for _, n := range fit {
+		pa, _ := model.LookupParameter(n)
+		assert.InEpsilon(t, pa.Get(truth), pa.Get(res.Model), 0.05, n)
+	}
+}
