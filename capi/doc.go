@@ -75,4 +75,10 @@
 // failed host call prints the call, the thread and why to stderr and
 // returns its error code. EMUD_SUMMARY=1 prints the seed, the emulated
 // end time and the digest at exit.
+//
+// Known open bug: on this project's CI machine the examples' all-to-all
+// (examples/cxx/alltoall_put.cpp) was seen to spin without finishing, even
+// unloaded, though it passed in earlier test runs; the cause (host-thread
+// start/exit or the lane exit path) is not found yet, so CI does not run
+// the C++ examples until it is.
 package main
