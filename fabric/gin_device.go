@@ -152,21 +152,21 @@ func (gi *Gin) issue(t *kernel.Thread, a *ginArgs) error {
 	}
 	switch a.kind {
 	case ginPut, ginPutValue:
-		if err := checkWin(sys, "destination", a.dst, peer, a.dOff, a.bytes); err != nil {
+		if err := checkWin(sys, "destination", a.dst, a.dOff, a.bytes); err != nil {
 			return err
 		}
 		o.dstOff = a.dst.bigOffset() + a.dOff
 		if a.kind == ginPut {
-			if err := checkWin(sys, "source", a.src, me, a.sOff, a.bytes); err != nil {
+			if err := checkWin(sys, "source", a.src, a.sOff, a.bytes); err != nil {
 				return err
 			}
 			o.srcOff = a.src.bigOffset() + a.sOff
 		}
 	case ginGet:
-		if err := checkWin(sys, "remote", a.src, peer, a.sOff, a.bytes); err != nil {
+		if err := checkWin(sys, "remote", a.src, a.sOff, a.bytes); err != nil {
 			return err
 		}
-		if err := checkWin(sys, "local", a.dst, me, a.dOff, a.bytes); err != nil {
+		if err := checkWin(sys, "local", a.dst, a.dOff, a.bytes); err != nil {
 			return err
 		}
 		o.srcOff, o.dstOff = a.src.bigOffset()+a.sOff, a.dst.bigOffset()+a.dOff
@@ -191,14 +191,15 @@ func (gi *Gin) checkActions(o *ginOp) error {
 	return nil
 }
 
-func checkWin(sys *System, what string, w Window, rank int, off, n uint64) error {
+// checkWin checks [off, off+n) against w; windows are symmetric, so the
+// same offset is valid on every rank.
+func checkWin(sys *System, what string, w Window, off, n uint64) error {
 	if w.sys != sys {
 		return fmt.Errorf("the %s window was not registered on this system", what)
 	}
 	if off+n < off || off+n > w.Bytes {
 		return fmt.Errorf("%s range [%d, %d) outside the window's %d B", what, off, off+n, w.Bytes)
 	}
-	_ = rank // windows are symmetric: the offset is the same on every rank
 	return nil
 }
 
@@ -505,6 +506,16 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 // ginSignalInflight names the operations in flight whose remote action
 // targets rank gr's slot s: the NIC, QP and operation a waiter waits for.
 func (sys *System) ginSignalInflight(gr *ginRank, s int) string {
+	in := sys.ginSignalOps(gr, s)
+	if len(in) == 0 {
+		return "no operation in flight signals it: it is waiting for an operation nobody posted (or one that already settled without reaching the value)"
+	}
+	return "in flight to it: " + strings.Join(in, "; ")
+}
+
+// ginSignalOps describes each operation in flight that will signal slot s
+// of gr.
+func (sys *System) ginSignalOps(gr *ginRank, s int) []string {
 	var in []string
 	for _, c := range sys.gin.sortedConns() {
 		if c.key.dst != gr.rank {
@@ -517,10 +528,7 @@ func (sys *System) ginSignalInflight(gr *ginRank, s int) string {
 			}
 		}
 	}
-	if len(in) == 0 {
-		return "no operation in flight signals it: it is waiting for an operation nobody posted (or one that already settled without reaching the value)"
-	}
-	return "in flight to it: " + strings.Join(in, "; ")
+	return in
 }
 
 func (o *ginOp) slot() int {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
@@ -60,9 +59,8 @@ func (gs *ginSys) diagnose() sim.Diagnosis {
 // signalCause says why a waitSignal on slot s of gr for least is stuck.
 func (sys *System) signalCause(gr *ginRank, s int, least uint64, bits int) (sim.CauseKind, string) {
 	v := gr.load(s)
-	in := sys.ginSignalInflight(gr, s)
-	if strings.HasPrefix(in, "in flight") {
-		return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and %s", s, least, bits, v, in)
+	if len(sys.ginSignalOps(gr, s)) > 0 {
+		return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and %s", s, least, bits, v, sys.ginSignalInflight(gr, s))
 	}
 	return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and nothing in flight will raise it: the producers signalled fewer times than the wait expects (the expected value must count every signal of every producer of this epoch), a producer posted to another signal index, or the slot was reset after signals landed", s, least, bits, v)
 }

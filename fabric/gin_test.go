@@ -2,7 +2,6 @@ package fabric_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -387,7 +386,6 @@ func TestGinBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = fabric.DevCommCreate(comms[0], fabric.DevCommRequirements{GinSignalCount: 4})
 	require.ErrorContains(t, err, "GIN signals, counters or barriers requested with ginContextCount 0")
-	_ = binary.LittleEndian
 }
 
 // A barrier with the Put fence makes the members' earlier puts visible;

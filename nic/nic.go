@@ -178,7 +178,6 @@ type Message struct {
 	next                uint64 // next byte to send
 	landed, packets, np uint64
 	posted, readyAt     sim.Time
-	done                bool
 }
 
 // Landed reports how many of the message's packets have landed and of how
@@ -278,7 +277,6 @@ func (q *QP) land(m *Message, lo, hi uint64) {
 	if m.landed < m.np {
 		return
 	}
-	m.done = true
 	for i, x := range q.inflight {
 		if x == m {
 			q.inflight = append(q.inflight[:i], q.inflight[i+1:]...)

@@ -29,7 +29,7 @@ var perf = &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scena
 func init() {
 	reg := func(name, summary string, p program, planted *scenario.Planted) {
 		scenario.Register(&scenario.Scenario{Name: name, Summary: summary, Fabric: true, Perf: perf, Planted: planted,
-			DefaultBytes: 64 << 10, Check: check, Usage: usage(p),
+			DefaultBytes: 64 << 10, Check: check, Usage: usage,
 			Run: func(o scenario.Options) (*scenario.Outcome, error) { return run(name, o, p) }})
 	}
 	reg("gin-alltoall", "all-to-all over GIN across nodes: a put with a strong signal to every other rank, then wait for n−1 signals (NCCL device API, emulated NICs)", progAllToAll, nil)
@@ -61,7 +61,7 @@ func check(o scenario.Options) error {
 	case o.Ranks > MaxRanks:
 		return fmt.Errorf("invalid --ranks %d: the GIN scenarios launch one thread per peer in one block, at most %d ranks", o.Ranks, MaxRanks)
 	}
-	if _, err := topology(o).Normalize(); err != nil {
+	if _, err := o.Topology().Normalize(); err != nil {
 		return fmt.Errorf("invalid --lsa-size: %w", err)
 	}
 	return nil
@@ -80,19 +80,15 @@ const MaxRanks = 1024
 // maxBytes bounds --bytes: every rank holds a block per rank three times.
 const maxBytes = 16 << 20
 
-// topology is the run's nodes: --lsa-size GPUs per node (default: one
-// node; GIN between ranks of one node still goes through their NICs).
-func topology(o scenario.Options) fabric.Topology { return o.Topology() }
-
-func usage(p program) func(scenario.Options) scenario.Usage {
-	return func(o scenario.Options) scenario.Usage {
-		r := uint64(o.Ranks)
-		u := scenario.Usage{Backed: 3 * r * r * o.Bytes, Lanes: o.Ranks * roundUp(o.Ranks, 64), Ops: o.Ranks * o.Ranks}
-		if !o.Phantom {
-			u.Host = 2 * r * r * o.Bytes // the host's reads and the expected blocks
-		}
-		return u
+// usage is every program's footprint: three windows of a block per rank
+// on every rank, a lane per peer, every put in flight.
+func usage(o scenario.Options) scenario.Usage {
+	r := uint64(o.Ranks)
+	u := scenario.Usage{Backed: 3 * r * r * o.Bytes, Lanes: o.Ranks * roundUp(o.Ranks, 64), Ops: o.Ranks * o.Ranks}
+	if !o.Phantom {
+		u.Host = 2 * r * r * o.Bytes // the host's reads and the expected blocks
 	}
+	return u
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -114,7 +110,7 @@ func build(o scenario.Options, p program) (*rig, error) {
 	if p == progHalvesWeak || p == progHalvesStrong {
 		m.Name, m.Ordering, m.Jitter = "400g-ooo", nic.OutOfOrder, 4*sim.Microsecond
 	}
-	sys, err := fabric.NewSystem(s, fabric.Config{Topology: topology(o), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
+	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
 		Phantom: o.Phantom, Nic: &m, MemBytes: 3*uint64(o.Ranks)*o.Bytes + 1<<20})
 	if err != nil {
 		return nil, err
