@@ -16,7 +16,7 @@ func init() {
 			return fmt.Sprintf("the lane did not quiet or quietQueue %s (or waitSignal on the local signal it raises after that packet) before overwriting the bytes it reads", e.PrevQueue)
 		}
 		if w := e.CurWait; w != nil && w.ByQueue != "" {
-			if s := afterWait(w, e.PrevQueue, e.Prev.AtPs); s != "" {
+			if s := afterWait(w, e.PrevQueue, e.PrevPoster, e.Prev.AtPs); s != "" {
 				return s
 			}
 		}
@@ -28,7 +28,7 @@ func init() {
 	})
 	race.RegisterAdvice(race.OpLane, race.OpPacket, func(e race.Edge) string {
 		if w := e.PrevWait; w != nil && w.ByQueue != "" && e.Cur.Write {
-			if s := afterWait(w, e.CurQueue, e.Cur.AtPs); s != "" {
+			if s := afterWait(w, e.CurQueue, e.CurPoster, e.Cur.AtPs); s != "" {
 				return s // the lane read before the data it waited for landed
 			}
 		}
@@ -37,12 +37,17 @@ func init() {
 }
 
 // afterWait says what the lane's last waitSignal did, when it returned and
-// the read still raced the packet's write: the signal that released it was
-// written before the packet's write by the same queue (a stale count), or
-// by another queue (another producer on the slot).
-func afterWait(w *race.Wait, queue string, wrote int64) string {
+// the read still raced the packet's write (on queue, posted by poster if
+// known): the signal that released it was posted by another lane on the
+// same queue (two blocks sharing one slot), written before the packet's
+// write by the same queue and poster (a stale count), or by another queue
+// (another producer on the slot).
+func afterWait(w *race.Wait, queue, poster string, wrote int64) string {
 	rel := fmt.Sprintf("the lane did wait (%s, returned at %v), but the value that released it was written at %v by %s", w.What, sim.Time(w.At), sim.Time(w.ByAt), w.By)
 	switch {
+	case w.ByQueue == queue && poster != "" && w.ByPoster != "" && w.ByPoster != poster:
+		return rel + fmt.Sprintf(": another block's signal. These bytes are %s's packet posted by %s, but the signal that released the wait was posted by %s on the same queue: two thread blocks share one signal slot, so either block's signal releases both waits. Give each block its own slot (its own queue id, so signalBuf[src × n + queueId] differs), or wait for the count both blocks' signals reach",
+			queue, poster, w.ByPoster)
 	case w.ByQueue == queue && w.ByAt < wrote:
 		return rel + fmt.Sprintf(", before %s wrote these bytes (at %v): a stale signal, raised for an earlier packet, released the wait early. Producer and consumer disagree on how many signals come before this packet (expected, or the pipeline's depth): wait for the count that %s reaches after that packet", queue, sim.Time(wrote), queue)
 	case w.ByQueue != queue:

@@ -180,3 +180,46 @@ func TestPlantedStalePipeline(t *testing.T) {
 		assert.NoError(t, stalePipeline(t, seed, true), "fixed twin, seed %d", seed)
 	}
 }
+
+// aliasedSlot: rank 0's two blocks each put a chunk to rank 1 with a
+// remote signal, both on queue 0, so both signals raise one slot; rank
+// 1's block b waits for 1 on that slot and reads chunk b. The first
+// block's signal releases both waits, and the other block's chunk is
+// still landing. The race report must say the signal that released the
+// wait was the other block's. The fixed twin gives each block its own
+// queue id (its own slot).
+func aliasedSlot(t *testing.T, seed uint64, fixed bool) error {
+	r := newRig(t, seed, rigOpts{ranks: 2, queues: 2, race: true, racy: !fixed})
+	const chunk = 16 << 10
+	queue := func(b int) int {
+		if fixed {
+			return b
+		}
+		return 0 // the bug: both blocks on one queue id, one slot
+	}
+	r.launch(0, 2, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		b := t.BlockIdx()
+		sdma.Put(1, r.recv[0], uint64(b)*chunk, r.send[0], uint64(b)*chunk, chunk, queue(b), cco.RemoteSignal)
+		sdma.QuietQueue(1, queue(b))
+	})
+	dc := r.dcs[1]
+	r.launch(1, 2, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		b := t.BlockIdx()
+		sdma.WaitSignal(0, queue(b), 1)
+		cco.NewMem(t, dc).Load32(r.recv[1].LocalPtr(uint64(b) * chunk))
+	})
+	return r.s.Run()
+}
+
+func TestPlantedAliasedSlot(t *testing.T) {
+	var re *race.Error
+	require.ErrorAs(t, aliasedSlot(t, 1, false), &re)
+	text := re.Text()
+	assert.Contains(t, text, "another block's signal")
+	assert.Regexp(t, `packet posted by kernel "rank0" GPU 0 block (\d) wave 0 lane 0, but the signal that released the wait was posted by kernel "rank0" GPU 0 block (\d)`, text)
+	assert.NotContains(t, text, "stale signal")
+	golden.Check(t, "diag-aliased-slot.txt", text)
+	for seed := uint64(1); seed <= 5; seed++ {
+		assert.NoError(t, aliasedSlot(t, seed, true), "fixed twin, seed %d", seed)
+	}
+}

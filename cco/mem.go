@@ -195,6 +195,9 @@ func (m Mem) race(d *race.Detector, op string, addr, n uint64, write, sync bool)
 	}
 }
 
+// postedBy introduces the poster in an engine writer's name.
+const postedBy = " (posted by "
+
 // raceSignalsSeen: the lanes of a waitSignal that returned acquire their
 // slots (the ATOMICs that raised them released into them).
 func raceSignalsSeen(g *kernel.Active) {
@@ -214,7 +217,10 @@ func raceSignalsSeen(g *kernel.Active) {
 			last := ws[len(ws)-1]
 			w.By, w.ByAt = last.By, int64(last.At)
 			if i := strings.Index(last.By, "'s "); strings.HasPrefix(last.By, "sdma ") && i > 0 {
-				w.ByQueue = last.By[:i] // engine.Queue's writer name: "<queue>'s <packet> ..."
+				w.ByQueue = last.By[:i] // engine.Queue's writer name: "<queue>'s <packet> ... (posted by <lane>)"
+				if j := strings.LastIndex(last.By, postedBy); j > 0 && strings.HasSuffix(last.By, ")") {
+					w.ByPoster = last.By[j+len(postedBy) : len(last.By)-1]
+				}
 			}
 		}
 		t.Waited(w)

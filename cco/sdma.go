@@ -495,6 +495,7 @@ func writeSolo(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
+		q.Posted(at, t)
 		at += Unit
 	}
 	if p.multicast() {
@@ -503,9 +504,11 @@ func writeSolo(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	if p.copy {
 		if p.broad {
 			p.pk = ring.Broadcast(p.dst, p.dst2, p.src, p.bytes)
-			if _, err := q.WriteBroadcast(at, &p.pk); err != nil {
+			pos, err := q.WriteBroadcast(at, &p.pk)
+			if err != nil {
 				return t.Error(p.call, err)
 			}
+			q.Posted(pos, t)
 			at += 3 * Unit
 		} else {
 			if err := writeCopy(t, p, q, at); err != nil {
@@ -522,6 +525,7 @@ func writeCopy(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 	if err := q.WriteUnit(at, &p.pk); err != nil {
 		return t.Error(p.call, err)
 	}
+	q.Posted(at, t)
 	return nil
 }
 
@@ -537,6 +541,7 @@ func writeFused(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	if err := q.WritePacket(base, int(units), &p.pk); err != nil {
 		return t.Error(p.call, err)
 	}
+	q.Posted(base, t)
 	p.s.st.c.h.diag.signalPosted(addrs[0], sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: base, when: t.Now(), bytes: p.bytes})
 	return writeSignalAddrs(t, p, q, base+units*Unit, addrs[1:n])
 }
@@ -557,9 +562,11 @@ func writeMulticast(t *kernel.Thread, p *post, q *Queue, base uint64) error {
 	if err != nil {
 		return t.Error(p.call, err)
 	}
-	if _, err := q.WriteBroadcast(base, &p.pk); err != nil {
+	pos, err := q.WriteBroadcast(base, &p.pk)
+	if err != nil {
 		return t.Error(p.call, err)
 	}
+	q.Posted(pos, t)
 	if n == 0 {
 		return nil
 	}
@@ -583,6 +590,7 @@ func writeSignalAddrs(t *kernel.Thread, p *post, q *Queue, at uint64, addrs []ui
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}
+		q.Posted(at, t)
 		p.s.st.c.h.diag.signalPosted(addr, sigPost{rank: p.s.me(), call: p.call, peer: p.peer, qid: p.q, q: q, at: at, when: t.Now(), bytes: p.bytes})
 		at += Unit
 	}

@@ -108,8 +108,10 @@
 // says it once. The node's memory keeps a write log (Memory.Log,
 // sim.WriteLog): the last writes of the words waits watch (a parked POLL's
 // word, cco's signal slots and flags), each named by its writer (a queue's
-// packet, a lane, the host), so a parked POLL whose flag was set and reset
-// names both writes, and [Node.InjectedDrops] says whether the fault plan
+// packet and, when the issuer labelled it, the lane that posted it
+// (issuer.Queue.Posted); a lane; the host), so a parked POLL whose flag
+// was set and reset names both writes, a signal names the block that
+// posted it, and [Node.InjectedDrops] says whether the fault plan
 // dropped a signal toward an address.
 //
 // # Foreign producers

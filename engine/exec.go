@@ -16,6 +16,7 @@ import (
 func (q *Queue) prepare() bool {
 	p := &q.head
 	mem := q.n.mem
+	q.poster = q.be.Poster(q.pos, q.pos+uint64(q.headLen))
 	if q.n.s.Race() != nil {
 		q.raceStart()
 	}

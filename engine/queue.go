@@ -32,12 +32,13 @@ type Queue struct {
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         []int
-	x              xfer       // COPY data movement in progress (timing.go)
-	gap            sim.Time   // engine time owed after the packet just finished
-	pollHeld       bool       // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs
-	headReady      bool       // head is decoded at pos (after padding was retired)
-	eng            *Engine    // the SDMA engine the queue is placed on (sdma.go)
-	rc             *queueRace // race detector state; nil when it is off (race.go)
+	x              xfer          // COPY data movement in progress (timing.go)
+	gap            sim.Time      // engine time owed after the packet just finished
+	pollHeld       bool          // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs
+	headReady      bool          // head is decoded at pos (after padding was retired)
+	eng            *Engine       // the SDMA engine the queue is placed on (sdma.go)
+	rc             *queueRace    // race detector state; nil when it is off (race.go)
+	poster         issuer.Poster // who posted the head packet (issuer.Queue.Posted), nil if unnamed
 
 	fetchedFn func()
 }

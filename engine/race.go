@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
 )
@@ -58,13 +59,17 @@ func (q *Queue) raceStart() {
 	}
 	r := q.race(d)
 	r.t = q.be.RaceStart(q.pos, q.pos+uint64(q.headLen))
-	site := &packetSite{q.head.Kind, q.pos}
+	site := &packetSite{q.head.Kind, q.pos, q.poster}
 	who := r.who
 	// What the queue knows now is what its writes publish to a POLL or
 	// an acquire load that reads them (a flag put by COPY).
 	vc := r.t.Snapshot()
+	var poster fmt.Stringer
+	if q.poster != nil {
+		poster = (*packetPoster)(site)
+	}
 	mk := func(op string) *race.Info {
-		return &race.Info{Kind: race.KindSDMA, OpKind: race.OpPacket, Who: who, Op: op, SiteOf: site, Queue: who, VC: vc}
+		return &race.Info{Kind: race.KindSDMA, OpKind: race.OpPacket, Who: who, Op: op, SiteOf: site, Queue: who, VC: vc, Poster: poster}
 	}
 	switch q.head.Kind {
 	case ring.KindCopy:
@@ -79,13 +84,20 @@ func (q *Queue) raceStart() {
 	}
 }
 
-// packetSite names a packet for a report: its kind and ring offset.
+// packetSite names a packet for a report: its kind and ring offset (and
+// who posted it, for packetPoster).
 type packetSite struct {
-	kind ring.Kind
-	off  uint64
+	kind   ring.Kind
+	off    uint64
+	poster issuer.Poster
 }
 
 func (p *packetSite) String() string { return fmt.Sprintf("%v at ring offset %#x", p.kind, p.off) }
+
+// packetPoster names who posted a packetSite's packet (race.Info.Poster).
+type packetPoster packetSite
+
+func (p *packetPoster) String() string { return p.poster.Who() }
 
 // raceAccess records an access of the head packet.
 func (q *Queue) raceAccess(info func(r *queueRace) *race.Info, addr, n uint64, write, atomic bool) {

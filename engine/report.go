@@ -188,6 +188,9 @@ const (
 
 // writerName names the queue's head packet as the writer of a tracked word.
 func (q *Queue) writerName() string {
+	if q.poster != nil {
+		return fmt.Sprintf("%v's %v at ring offset %#x (posted by %s)", q.id, q.head.Kind, q.pos, q.poster.Who())
+	}
 	return fmt.Sprintf("%v's %v at ring offset %#x", q.id, q.head.Kind, q.pos)
 }
 

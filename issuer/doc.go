@@ -32,6 +32,11 @@
 // acquires them when it starts the packet (Backend.RaceAcquire), and AwaitDrained
 // acquires the engine's clock at the packet it drained to (race.go).
 //
+// A caller may label each packet with who posted it ([Queue.Posted]; cco
+// names the lane), and the engine takes the label when it starts the
+// packet ([Backend.Poster]) to name the packet's writes in reports: two
+// blocks posting to one queue are told apart only by it (poster.go).
+//
 // A Queue's methods must be called from the running simulator actor or
 // event: the simulator runs one at a time, so nothing here locks.
 package issuer

@@ -93,6 +93,8 @@ type Queue struct {
 	quietWaiters int
 
 	rc *raceState // the race detector's edges; nil when it is off (race.go)
+
+	posters map[uint64]Poster // ring position → who posted the packet there (poster.go)
 }
 
 // New returns the issuer side of queue id over r, the ring on the queue's

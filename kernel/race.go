@@ -91,9 +91,8 @@ func (t *Thread) RaceInfo(op string, skip int) *race.Info {
 		return i
 	}
 	f, _ := runtime.CallersFrames(pcs[:]).Next()
-	cfg := t.w.k.cfg
 	i := &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
-		Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, cfg.GPU, t.BlockIdx(), t.w.idx, t.lane),
+		Who:  t.Who(),
 		Site: fmt.Sprintf("%s:%d", shortFile(f.File), f.Line)}
 	infos[k] = i
 	return i

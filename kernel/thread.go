@@ -77,6 +77,13 @@ func (t *Thread) String() string {
 	return fmt.Sprintf("GPU %d block %d thread %d (wave %d lane %d)", t.GPU(), t.BlockIdx(), t.tid, t.w.idx, t.lane)
 }
 
+// Who names the lane as reports name an actor: its kernel, GPU, block,
+// wave and lane (the race detector's and the engine's poster labels).
+func (t *Thread) Who() string {
+	cfg := t.w.k.cfg
+	return fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, cfg.GPU, t.BlockIdx(), t.w.idx, t.lane)
+}
+
 // Converge parks the lane at call c and returns once c has run for the
 // group of lanes that reached it together. Packages that implement device
 // calls (cco, fabric) build on it: they pass per-lane values in Arg/U64 and

@@ -26,7 +26,10 @@ type Edge struct {
 	Prev, Cur           Side
 	PrevOp, CurOp       OpKind
 	PrevQueue, CurQueue string // the SDMA queues (OpPacket), else empty
-	PrevProxy, CurProxy Proxy
+	// PrevPoster and CurPoster name who posted the packets (OpPacket),
+	// when the layer knew ([Info.Poster]); else empty.
+	PrevPoster, CurPoster string
+	PrevProxy, CurProxy   Proxy
 	// CurWait is the last wait that released the later access's thread
 	// before it ([Thread.Waited]), if its layer recorded one: the wait
 	// made, the value that released it and who wrote that value, so the
@@ -46,6 +49,9 @@ type Wait struct {
 	By      string // who wrote the releasing value; "" unknown
 	ByAt    int64  // when
 	ByQueue string // the SDMA queue whose write released it, if one did
+	// ByPoster is who posted the packet whose write released it, if the
+	// engine knew (two blocks sharing one queue and slot differ here).
+	ByPoster string
 }
 
 // maxWaits bounds the waits a thread remembers.
@@ -140,9 +146,15 @@ func (d *Detector) missing(prev, cur *ep, proxyOnly bool) string {
 		PrevProxy: prev.proxy, CurProxy: cur.proxy, CurWait: d.lastWait(cur.tid, cur.at), PrevWait: d.lastWait(prev.tid, prev.at)}
 	if p.OpKind == OpPacket {
 		e.PrevQueue = p.Queue
+		if p.Poster != nil {
+			e.PrevPoster = p.Poster.String()
+		}
 	}
 	if c.OpKind == OpPacket {
 		e.CurQueue = c.Queue
+		if c.Poster != nil {
+			e.CurPoster = c.Poster.String()
+		}
 	}
 	words := ""
 	if a := adviceFor(p.OpKind, c.OpKind, proxyOnly); a != nil {

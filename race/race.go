@@ -44,6 +44,9 @@ type Info struct {
 	OpKind OpKind
 	// Queue names the SDMA queue (KindSDMA), for the missing edge's words.
 	Queue string
+	// Poster, when set, names at report time who posted the packet
+	// (KindSDMA): two blocks posting to one queue share its name.
+	Poster fmt.Stringer
 	// VC is the writer's knowledge, which a relaxed load of the written
 	// bytes picks up (fabric operations set it; nil elsewhere), and Rel
 	// its cross-proxy releases (Thread.Releases).
