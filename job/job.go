@@ -143,7 +143,9 @@ func (j *Job) Launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.
 	return j.LaunchNamed(fmt.Sprintf("rank%d", rank), rank, grid, block, fn)
 }
 
-// LaunchNamed is Launch with the kernel's name given.
+// LaunchNamed is Launch with the kernel's name given. The kernel's waves
+// are the node's architecture's (model.Arch.WaveSize: 32 on gfx1250, 64
+// elsewhere), as hipcc compiles them for the target.
 func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
 	if j.DevComms == nil {
 		return nil, fmt.Errorf("job: Launch before CreateDevComms")
@@ -152,7 +154,7 @@ func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.
 		return nil, fmt.Errorf("job: Launch on rank %d: the job has ranks 0..%d", rank, len(j.DevComms)-1)
 	}
 	dc := j.DevComms[rank]
-	return kernel.Launch(j.Sim, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: block},
+	return kernel.Launch(j.Sim, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: block, WaveSize: j.Node.Arch().WaveSize},
 		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
 }
 

@@ -59,3 +59,31 @@ func TestPhantomWindow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, make([]byte, 8), b, "phantom memory reads 0")
 }
+
+// A kernel launched through the job runs the node's architecture's
+// waves: 32 lanes on gfx1250, 64 on gfx950 and the MI355X preset.
+func TestLaunchWaveSizeOfArch(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		wave   int
+	}{{"mi355x", 64}, {"gfx950", 64}, {"gfx1250", 32}} {
+		t.Run(tc.preset, func(t *testing.T) {
+			m, err := model.Load(tc.preset)
+			require.NoError(t, err)
+			j, err := job.New(job.Config{Ranks: 2, Model: m})
+			require.NoError(t, err)
+			require.NoError(t, j.CreateDevComms(0, false))
+			var warp, waves int
+			k, err := j.Launch(0, 1, 64, func(t *kernel.Thread, _ *cco.Sdma) {
+				if t.ThreadIdx() == 63 {
+					warp, waves = t.WarpSize(), t.WaveIdx()+1
+				}
+			})
+			require.NoError(t, err)
+			require.NoError(t, j.Run())
+			require.True(t, k.Done())
+			assert.Equal(t, tc.wave, warp)
+			assert.Equal(t, 64/tc.wave, waves, "a 64-thread block is %d waves", 64/tc.wave)
+		})
+	}
+}
