@@ -86,12 +86,10 @@
 // does: a comm made while another of its GPU is alive gets queues of its
 // own, so comms never destroyed fill their engines until the cap refuses a
 // queue; the error names the live comms (the leak), and Host.Warnings says
-// so when the second comm is made. Not emulated: KFD's recommended-mask
-// placement beyond model.Engines' rule, fused-off engines, gfx1250's
-// loopback spreading (model.Arch.SpreadLoopback is recorded, not used), and
-// a failed queue creation the program ignores showing as the hang's cause
-// (emud creates queues on first use, so the failure stops the kernel
-// instead).
+// so when the second comm is made. Queues are placed as MORI's anvil places
+// them (model.Engines.Place): over KFD's recommended masks, which leave out
+// fused-off engines, loopback on engine 0, or spread over the host-link
+// engines on gfx1250.
 //
 // barrier.go has MORI's teams (World, Lsa, CrossNode, Rail, and the rank
 // mappings) and LsaBarrierSession (arrive, wait, sync, and the timeout

@@ -152,30 +152,37 @@ func TestRawCopyTruncates(t *testing.T) {
 	assert.Equal(t, float64(1<<30), testutil.ToFloat64(q.c.bytes), "hardware moves what the truncated count says")
 }
 
-// KFD's per-engine cap: loopback channels all use engine 0, so a gfx950
-// GPU's ninth loopback queue (a second comm's) is refused naming the engine
-// and the cap; a destroyed queue frees its slot. gfx1250 holds 6.
+// KFD's per-engine cap: gfx950's loopback channels all use engine 0, so a
+// GPU's ninth loopback queue (a second comm's) is refused naming the
+// engine and the cap; a destroyed queue frees its slot. gfx1250 holds 6:
+// its loopback channels spread over the engines, so the cap is shown on a
+// peer link, whose even channels share engine 2.
 func TestQueueCapAndDestroy(t *testing.T) {
 	for _, tc := range []struct {
-		m   model.Model
-		cap int
-	}{{model.MI355X(), 8}, {model.GFX1250Preset(), 6}} {
+		m               model.Model
+		cap, peer, step int
+		engine          int
+	}{{model.MI355X(), 8, 0, 1, 0}, {model.GFX1250Preset(), 6, 1, 2, 2}} {
 		t.Run(tc.m.Name(), func(t *testing.T) {
 			r := newRig(t, 1, Config{GPUs: 2, Model: tc.m})
+			ch := func(i int) (int, int) { c := i * tc.step; return c % 8, c / 8 }
 			var qs []*Queue
 			for i := 0; i < tc.cap; i++ {
-				q, err := r.n.CommQueue(0, 0, i%8, i/8)
+				q, gen := ch(i)
+				qu, err := r.n.CommQueue(0, tc.peer, q, gen)
 				require.NoError(t, err)
-				qs = append(qs, q)
+				require.Equal(t, tc.engine, qu.Engine().ID())
+				qs = append(qs, qu)
 			}
-			_, err := r.n.CommQueue(0, 0, tc.cap%8, 1+tc.cap/8)
+			q, gen := ch(tc.cap)
+			_, err := r.n.CommQueue(0, tc.peer, q, gen)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "sdma gpu0 engine 0 already holds "+itoa(tc.cap)+" queues, the most one engine holds")
+			assert.Contains(t, err.Error(), "sdma gpu0 engine "+itoa(tc.engine)+" already holds "+itoa(tc.cap)+" queues, the most one engine holds")
 			require.NoError(t, r.n.DestroyQueue(qs[0]))
 			assert.Len(t, r.n.Queues(), tc.cap-1)
-			q, err := r.n.CommQueue(0, 0, tc.cap%8, 1+tc.cap/8)
+			qu, err := r.n.CommQueue(0, tc.peer, q, gen)
 			require.NoError(t, err, "the destroyed queue's slot is free")
-			assert.Equal(t, 0, q.Engine().ID())
+			assert.Equal(t, tc.engine, qu.Engine().ID())
 			assert.ErrorContains(t, r.n.DestroyQueue(qs[0]), "no such queue")
 		})
 	}

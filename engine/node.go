@@ -314,15 +314,27 @@ func (n *Node) place(id QueueID) (*Engine, error) {
 		return e, nil
 	}
 	k := [2]int{id.GPU, lay.Place(id.GPU, id.Peer, id.Q)}
+	if lay.IsFusedOff(k[1]) {
+		why := "loopback channels use engine 0"
+		if id.GPU != id.Peer {
+			why = fmt.Sprintf("every engine KFD recommends for the link to GPU %d is fused off, so the static OAM map chose it", id.Peer)
+		}
+		return nil, fmt.Errorf("engine: queue %v: GPU %d's SDMA engine %d is fused off (absent from KFD's masks) and cannot take a queue: %s",
+			id, id.GPU, k[1], why)
+	}
 	e := n.engines[k]
 	if e == nil {
 		e = newEngine(n, k[0], k[1])
 		n.engines[k] = e
 		n.engList = append(n.engList, e)
 	}
-	if len(e.queues) >= lay.QueuesPerEngine {
-		return nil, fmt.Errorf("engine: queue %v: %v already holds %d queues, the most one engine holds (KFD NumSdmaQueuesPerEngine)",
-			id, e, lay.QueuesPerEngine)
+	if held := lay.Held(k[1]); len(e.queues)+held >= lay.QueuesPerEngine {
+		rt := ""
+		if held > 0 {
+			rt = fmt.Sprintf(" (%d of them the runtime's, ROCr's blit queues)", held)
+		}
+		return nil, fmt.Errorf("engine: queue %v: %v already holds %d queues%s, the most one engine holds (KFD NumSdmaQueuesPerEngine)",
+			id, e, lay.QueuesPerEngine, rt)
 	}
 	return e, nil
 }

@@ -151,3 +151,90 @@ func (retireLog) Doorbell(*issuer.Queue, uint64) {}
 func (f retireLog) Retired(q *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet) {
 	f(q, p)
 }
+
+// Placement over KFD's masks with fused-off engines, and loopback as MORI's
+// anvil places it (connect): a fused-off engine is absent from the link's
+// mask, so the link's channels all use the engine left; a link whose
+// recommended engines are all fused off falls back to the static OAM map;
+// gfx950 pins loopback to engine 0 (so a fused-off engine 0 refuses it),
+// gfx1250 spreads loopback over the host-link engines, and pinned there it
+// would fail at the sixth channel, ROCr's blit queue holding one of
+// engine 0's six.
+func TestPlacementMaskFusedOffLoopback(t *testing.T) {
+	m := model.MI355X()
+	m.FusedOffEngines = []int{3, 4, 5}
+	lay := m.Engines()
+	assert.Equal(t, uint64(1<<2), lay.Mask(0, 1), "link 0's engines 2, 3: 3 is fused off")
+	assert.Zero(t, lay.Mask(0, 2), "link 1's engines 4, 5 are both fused off")
+	assert.Zero(t, lay.Mask(0, 0), "no self io link")
+	assert.True(t, lay.IsFusedOff(4))
+	r := newRig(t, 1, Config{GPUs: 8, Model: m})
+	for _, tc := range []struct{ gpu, peer, q, engine int }{
+		{0, 1, 0, 2}, {0, 1, 1, 2}, {0, 1, 5, 2}, // the mask's one engine takes every channel
+		{0, 3, 0, 6}, {0, 3, 1, 7}, // untouched link
+		{1, 0, 1, 2}, // GPU 1's link 0 is engines 2, 3 too: 3 is fused off on every GPU of the part
+	} {
+		q, err := r.n.Queue(tc.gpu, tc.peer, tc.q)
+		require.NoError(t, err, "%+v", tc)
+		assert.Equal(t, tc.engine, q.Engine().ID(), "%+v", tc)
+	}
+	// GPU 0 → 2: both recommended engines fused off; MORI falls back to
+	// mi300xOamMap[0][2] × 2 = engine 12.
+	q, err := r.n.Queue(0, 2, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 12, q.Engine().ID())
+	// GPU 2 → 1 (its link 1, engines 4, 5): mi300xOamMap[2][1] × 2 = 2.
+	q, err = r.n.Queue(2, 1, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 2, q.Engine().ID())
+	// A fallback onto a fused-off engine fails, saying why it was chosen.
+	m12 := model.MI355X()
+	m12.FusedOffEngines = []int{4, 5, 12}
+	_, err = newRig(t, 1, Config{GPUs: 8, Model: m12}).n.Queue(0, 2, 0)
+	assert.ErrorContains(t, err, "GPU 0's SDMA engine 12 is fused off (absent from KFD's masks) and cannot take a queue: every engine KFD recommends for the link to GPU 2 is fused off, so the static OAM map chose it")
+
+	// Engine 0 fused off: gfx950's loopback still pins it, and fails.
+	m0 := model.MI355X()
+	m0.FusedOffEngines = []int{0}
+	r0 := newRig(t, 1, Config{GPUs: 2, Model: m0})
+	_, err = r0.n.Queue(1, 1, 0)
+	assert.ErrorContains(t, err, "GPU 1's SDMA engine 0 is fused off (absent from KFD's masks) and cannot take a queue: loopback channels use engine 0")
+
+	// gfx1250: loopback channel c on engine c (the host-link mask is all
+	// 16 engines); engine 0 keeps one slot for ROCr.
+	g := newRig(t, 1, Config{GPUs: 2, Model: model.GFX1250Preset()})
+	for c := range 8 {
+		q, err := g.n.Queue(0, 0, c)
+		require.NoError(t, err)
+		assert.Equal(t, c, q.Engine().ID())
+	}
+	pinned := model.GFX1250Preset().Engines()
+	pinned.SpreadLoopback = false
+	for c := range 8 {
+		assert.Zero(t, pinned.Place(0, 0, c), "pinned loopback: engine 0")
+	}
+	assert.Equal(t, 1, pinned.Held(0))
+	assert.Zero(t, pinned.Held(1))
+}
+
+// Layouts no part has are refused, naming the field.
+func TestEnginesValidateMasks(t *testing.T) {
+	base := model.MI355X().Engines()
+	for _, tc := range []struct {
+		name string
+		edit func(*model.Engines)
+		want string
+	}{
+		{"fused-off out of range", func(e *model.Engines) { e.FusedOff = []int{16} }, "fused-off engine 16: the GPU has engines 0..15"},
+		{"host link out of range", func(e *model.Engines) { e.HostLink = []int{-1} }, "host-link engine -1"},
+		{"runtime over the cap", func(e *model.Engines) { e.Runtime = []int{9} }, "runtime queues on engine 0: 9, need 0..8"},
+		{"too many engines", func(e *model.Engines) { e.XGMI = 64 }, "66 SDMA engines"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := base
+			tc.edit(&e)
+			assert.ErrorContains(t, e.Validate(), tc.want)
+		})
+	}
+	assert.NoError(t, base.Validate())
+}

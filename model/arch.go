@@ -37,7 +37,7 @@ type Arch struct {
 	// putBroadcast onto it).
 	Fused, Multicast bool
 	// SpreadLoopback: loopback channels spread over the host-link engines
-	// (gfx1250) instead of all using engine 0.
+	// (gfx1250) instead of all using engine 0 (Params.Engines applies it).
 	SpreadLoopback bool
 	// PublishFence names what the issuer executes before the doorbell.
 	PublishFence string

@@ -17,7 +17,8 @@ const maxModelFile = 1 << 20
 
 // LoadFile reads a model file: a JSON object with the key "name" (the
 // model's label), one key per parameter (its model-file name, see
-// [Parameters]) and optionally "engine_links". Keys match exactly (case
+// [Parameters]) and optionally "engine_links" and "fused_off_engines"
+// (engine ids). Keys match exactly (case
 // too), each at most once; an unknown key is an error (a misspelt
 // parameter must not silently keep its default), and missing ones keep
 // the MI355X preset's value (or, for a per-path row such as
@@ -89,6 +90,10 @@ func decodeModel(b []byte) (*Params, error) {
 			if err := decodeValue(dec, key, &p.EngineLinks); err != nil {
 				return nil, err
 			}
+		case "fused_off_engines":
+			if err := decodeValue(dec, key, &p.FusedOffEngines); err != nil {
+				return nil, err
+			}
 		default:
 			r, ok := lookup(key)
 			if !ok {
@@ -121,7 +126,7 @@ func decodeModel(b []byte) (*Params, error) {
 			r.Set(p, f.Get(p))
 		}
 	}
-	if params == 0 && len(p.EngineLinks) == 0 {
+	if params == 0 && len(p.EngineLinks) == 0 && len(p.FusedOffEngines) == 0 {
 		return nil, errors.New("no parameters: a model file names at least one parameter (for the MI355X preset, use --model mi355x)")
 	}
 	return p, nil
@@ -174,7 +179,8 @@ func joinNames() string {
 }
 
 // MarshalJSON writes p as a model file: "name", every parameter in table
-// order (counts as integers), then "engine_links" if set.
+// order (counts as integers), then "engine_links" and
+// "fused_off_engines" if set.
 func (p *Params) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"name":`)
@@ -196,6 +202,11 @@ func (p *Params) MarshalJSON() ([]byte, error) {
 	if len(p.EngineLinks) > 0 {
 		l, _ := json.Marshal(p.EngineLinks)
 		b.WriteString(`,"engine_links":`)
+		b.Write(l)
+	}
+	if len(p.FusedOffEngines) > 0 {
+		l, _ := json.Marshal(p.FusedOffEngines)
+		b.WriteString(`,"fused_off_engines":`)
 		b.Write(l)
 	}
 	b.WriteByte('}')

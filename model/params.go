@@ -20,7 +20,10 @@ type Params struct {
 	// (model.Engines.Links), instead of KFD's rule: a platform's own map.
 	// A layout, not a number: no fit varies it.
 	EngineLinks [][]int
-	v           []float64 // by Parameter.i
+	// FusedOffEngines lists the engines fused off on the part
+	// (model.Engines.FusedOff): absent from KFD's masks. A layout too.
+	FusedOffEngines []int
+	v               []float64 // by Parameter.i
 }
 
 func (p *Params) get(i int) float64 {
@@ -192,9 +195,23 @@ func (p *Params) Rate(src, dst int, broadcast bool) float64 {
 }
 
 // Engines implements Model.
+// The architecture's loopback rule comes with it (ArchOf): on gfx1250
+// loopback channels spread over the host-link engines, which MORI's anvil
+// says are all 16 there, and engine 0 holds one queue of ROCr's before the
+// program makes any (MORI: pinning every loopback channel to engine 0 "hits
+// NO_MEMORY at the sixth channel" of its 6).
 func (p *Params) Engines() Engines {
-	return Engines{General: GeneralEngines.Of(p), XGMI: XGMIEngines.Of(p), PerLink: EnginesPerLink.Of(p),
-		QueuesPerEngine: QueuesPerEngine.Of(p), Slice: p.cycles(QuantumKCycles.Of(p) * 1024), Links: p.EngineLinks}
+	e := Engines{General: GeneralEngines.Of(p), XGMI: XGMIEngines.Of(p), PerLink: EnginesPerLink.Of(p),
+		QueuesPerEngine: QueuesPerEngine.Of(p), Slice: p.cycles(QuantumKCycles.Of(p) * 1024), Links: p.EngineLinks,
+		FusedOff: p.FusedOffEngines}
+	if ArchOf(p).SpreadLoopback {
+		e.SpreadLoopback = true
+		for id := range e.General + e.XGMI {
+			e.HostLink = append(e.HostLink, id)
+		}
+		e.Runtime = []int{1}
+	}
+	return e
 }
 
 // IssueCycles is the Issue cost in CU cycles: IssueBase; plus IssueScan
@@ -219,7 +236,7 @@ func (p *Params) Jitter() float64 { return JitterFrac.Of(p) }
 
 // Clone returns a copy that can be changed without touching p.
 func (p *Params) Clone() *Params {
-	c := &Params{Label: p.Label, v: append([]float64(nil), p.v...)}
+	c := &Params{Label: p.Label, v: append([]float64(nil), p.v...), FusedOffEngines: append([]int(nil), p.FusedOffEngines...)}
 	if p.EngineLinks != nil {
 		c.EngineLinks = make([][]int, len(p.EngineLinks))
 		for i, l := range p.EngineLinks {

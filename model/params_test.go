@@ -89,6 +89,16 @@ func TestModelFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, p, got, "a model file round-trips")
 
+	p.FusedOffEngines = []int{3, 9}
+	require.NoError(t, p.WriteFile(path))
+	got, err = Load(path)
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 9}, got.FusedOffEngines, "fused-off engines round-trip")
+	assert.Equal(t, []int{3, 9}, got.Engines().FusedOff)
+	p.FusedOffEngines = []int{16}
+	assert.ErrorContains(t, p.Validate(), "fused-off engine 16")
+	p.FusedOffEngines = nil
+
 	partial := filepath.Join(dir, "partial.json")
 	require.NoError(t, os.WriteFile(partial, []byte(`{"link_gbps": 40}`), 0o644))
 	q, err := LoadFile(partial)
