@@ -59,5 +59,22 @@
 // read), [Fit] fits named parameters to it ([Identified] lists those the
 // rows move), [Residuals] and [Predict] predict rows under a model, and
 // [WriteResiduals] (a table) and [WritePredictions] (CSV) print them: what
-// "emud fit" does.
+// "emud fit" does. A count parameter (engines_per_link) moves rows in
+// steps no gradient follows: after the Levenberg–Marquardt descent the fit
+// tries each of its values 1..8 and descends again from a better one.
+//
+// # Measuring a device
+//
+// [MeasureRows] times rows on SDMA queues of any cco.Device a [Backend]
+// opens (a fresh simulator and device per run): for each of a row's
+// queues a host stream of TIMESTAMP, the queue's COPYs and TIMESTAMP, rung
+// once; the engine's clock is the latest closing timestamp minus the
+// earliest opening one, and the host's the first doorbell to the last
+// drain. The rows come back on [ClockEngine], medians of the repetitions;
+// [WriteMeasurements] writes them as format v3 (a clock column), and
+// [Predict] times an engine-clock row by running the same stream on the
+// emulator ([EmulatorBackend]). [DefaultSweep] is the sweep "emud
+// calibrate --measure" runs. On real queues the Backend is hw/rocm over
+// KFD; without a GPU, hw/rocm over hw/standin, whose engine follows a
+// hidden model, which is how the tests check that a fit recovers it.
 package calibrate

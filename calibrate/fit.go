@@ -23,6 +23,9 @@ type Measurement struct {
 	Ops, Queues int
 	Bytes       uint64
 	TimeUs      float64
+	// Clock is the clock TimeUs was read on: the kernel's (default) or
+	// the engine's TIMESTAMPs (what MeasureRows writes).
+	Clock Clock
 }
 
 // Limits on a measurement row. The benches are phantom (timing only: no
@@ -48,12 +51,15 @@ const (
 // Measurement file headers: format v2, and the first format (ops to peer
 // 1 of GPU 0), still read.
 const (
+	headerV3 = "name,src,dst,ops,bytes,queues,time_us,clock"
 	headerV2 = "name,src,dst,ops,bytes,queues,time_us"
 	headerV1 = "ops,bytes,queues,time_us"
 )
 
 // ParseMeasurements reads a measurement CSV: header
-// name,src,dst,ops,bytes,queues,time_us (format v2), or the first format's
+// name,src,dst,ops,bytes,queues,time_us,clock (format v3: clock is kernel
+// or engine, see Clock), name,src,dst,ops,bytes,queues,time_us (format v2,
+// every row on the kernel's clock), or the first format's
 // ops,bytes,queues,time_us (GPU 0 to GPU 1; rows are named by line). Lines
 // starting with # are comments. Errors name the line and the column.
 //
@@ -120,14 +126,21 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 	cr.Comment = '#'
 	hdr, err := cr.Read()
 	if err == io.EOF {
-		return nil, fmt.Errorf("measurements: header must be %s (or the first format's %s)", headerV2, headerV1)
+		return nil, fmt.Errorf("measurements: header must be %s, %s or the first format's %s", headerV3, headerV2, headerV1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("measurements: %w", err)
 	}
-	v2 := strings.Join(hdr, ",") == headerV2
-	if !v2 && strings.Join(hdr, ",") != headerV1 {
-		return nil, fmt.Errorf("measurements: header must be %s (or the first format's %s)", headerV2, headerV1)
+	var format int
+	switch strings.Join(hdr, ",") {
+	case headerV3:
+		format = 3
+	case headerV2:
+		format = 2
+	case headerV1:
+		format = 1
+	default:
+		return nil, fmt.Errorf("measurements: header must be %s, %s or the first format's %s", headerV3, headerV2, headerV1)
 	}
 	var ms []Measurement
 	for {
@@ -139,7 +152,7 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 			return nil, fmt.Errorf("measurements: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
-		m, err := parseMeasurement(rec, v2, line)
+		m, err := parseMeasurement(rec, format, line)
 		if err != nil {
 			return nil, err
 		}
@@ -154,16 +167,21 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 	return ms, nil
 }
 
-func parseMeasurement(rec []string, v2 bool, line int) (Measurement, error) {
+func parseMeasurement(rec []string, format int, line int) (Measurement, error) {
 	m := Measurement{Name: fmt.Sprintf("line%d", line), Src: 0, Dst: 1}
-	want := 4
-	if v2 {
-		want = 7
-	}
+	want := map[int]int{1: 4, 2: 7, 3: 8}[format]
 	if len(rec) != want {
 		return m, fmt.Errorf("measurements line %d: wrong number of fields: %d, the header has %d", line, len(rec), want)
 	}
-	if v2 {
+	if format == 3 {
+		c, ok := parseClock(rec[7])
+		if !ok {
+			return m, fmt.Errorf("measurements line %d: clock %q: need kernel or engine", line, rec[7])
+		}
+		m.Clock = c
+		rec = rec[:7]
+	}
+	if format >= 2 {
 		m.Name = rec[0]
 		switch {
 		case m.Name == "":
@@ -202,8 +220,14 @@ func parseMeasurement(rec []string, v2 bool, line int) (Measurement, error) {
 	return m, nil
 }
 
-// Predict runs one measurement's scenario under m and returns its time (µs).
+// Predict runs one measurement's scenario under m and returns its time
+// (µs): the kernel-clock bench (copies) or, for an engine-clock row, the
+// very stream Measure posts, on an emulated node.
 func Predict(m model.Model, x Measurement, seed uint64) (float64, error) {
+	if x.Clock == ClockEngine {
+		t, err := MeasureOnce(EmulatorBackend(m), x, seed)
+		return t.EngineUs, err
+	}
 	return copies(m, seed, x.Src, x.Dst, x.Bytes, x.Ops, x.Queues)
 }
 

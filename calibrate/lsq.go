@@ -73,23 +73,24 @@ func (q *lsq) run(start *model.Params) (*lsqResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	for converged := false; !converged && f.res.iters < q.maxIter; f.res.iters++ {
-		probed, err := f.jacobian()
+	if err := f.descend(); err != nil {
+		return nil, err
+	}
+	// A count moves the rows in steps, which a gradient does not follow:
+	// search each count's values outright, and descend again from a
+	// better one (the other parameters follow it).
+	for round := 0; round < 4; round++ {
+		moved, err := f.countSearch()
 		if err != nil {
 			return nil, err
 		}
-		if probed {
-			f.res.iters = f.res.iters/4*4 + 3 // next iteration re-probes every row
-			continue
+		if !moved {
+			break
 		}
-		improved, done, err := f.step()
-		if err != nil {
+		f.res.iters = 0
+		if err := f.descend(); err != nil {
 			return nil, err
 		}
-		if !improved {
-			break // no step lowers the error: a (local) minimum
-		}
-		converged = done
 	}
 	if err := f.unflatten(); err != nil {
 		return nil, err
@@ -97,6 +98,71 @@ func (q *lsq) run(start *model.Params) (*lsqResult, error) {
 	p, _ := f.candidate(f.x)
 	f.res.p, f.res.cost, f.res.r = p, f.c, f.r
 	return f.res, nil
+}
+
+// maxCountSearch bounds the values countSearch tries for a count: engines
+// per link and queues per engine on every architecture emud models are
+// at most 8.
+const maxCountSearch = 8
+
+// countSearch tries every value 1..maxCountSearch of each count parameter
+// with the others where they are, and keeps the one with the lowest
+// error if it is lower than the current; it reports whether any moved.
+func (f *lsqRun) countSearch() (bool, error) {
+	moved := false
+	for j, pa := range f.q.params {
+		if !pa.Int {
+			continue
+		}
+		cur := math.Round(math.Exp(f.x[j]))
+		bestX, bestR, bestC := f.x, f.r, f.c
+		for v := 1.0; v <= maxCountSearch; v++ {
+			if v == cur {
+				continue
+			}
+			xn := append([]float64(nil), f.x...)
+			xn[j] = math.Log(v)
+			rn := make([]float64, f.q.n)
+			if err := f.eval(xn, f.all, rn); errors.Is(err, errInvalid) {
+				continue
+			} else if err != nil {
+				return false, err
+			}
+			if cn := f.cost(rn, xn); cn < bestC*(1-1e-9) {
+				bestX, bestR, bestC = xn, rn, cn
+			}
+		}
+		if bestC < f.c {
+			f.x, f.r, f.c = bestX, bestR, bestC
+			moved = true
+		}
+	}
+	return moved, nil
+}
+
+// descend takes Levenberg–Marquardt steps until they converge, none
+// lowers the error, or maxIter iterations.
+func (f *lsqRun) descend() error {
+	q := f.q
+	for converged := false; !converged && f.res.iters < q.maxIter; f.res.iters++ {
+		probed, err := f.jacobian()
+		if err != nil {
+			return err
+		}
+		if probed {
+			f.res.iters = f.res.iters/4*4 + 3 // next iteration re-probes every row
+			continue
+		}
+		improved, done, err := f.step()
+		if err != nil {
+			return err
+		}
+		if !improved {
+			break // no step lowers the error: a (local) minimum
+		}
+		converged = done
+	}
+	return nil
 }
 
 // begin checks the problem and evaluates the start.

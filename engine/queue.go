@@ -41,6 +41,7 @@ type Queue struct {
 	poster         issuer.Poster // who posted the head packet (issuer.Queue.Posted), nil if unnamed
 
 	fetchedFn func()
+	onRptr    []func(uint64)
 }
 
 func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
@@ -56,6 +57,12 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 	e.queues = append(e.queues, q)
 	return q, nil
 }
+
+// OnRptr makes the engine call f with the new read pointer each time it
+// writes the read pointer back: a producer that keeps its own copy of the
+// write-back word (a KFD queue resource's Queue_read_ptr, mirrored by a
+// stand-in driver) follows it there.
+func (q *Queue) OnRptr(f func(rptr uint64)) { q.onRptr = append(q.onRptr, f) }
 
 // Engine returns the SDMA engine the queue is placed on.
 func (q *Queue) Engine() *Engine { return q.eng }

@@ -443,6 +443,9 @@ func (q *Queue) setRptr(pos uint64) {
 		return
 	}
 	q.be.RptrWritten()
+	for _, f := range q.onRptr {
+		f(pos)
+	}
 }
 
 // complete is the head packet's time being up (its data has moved): the

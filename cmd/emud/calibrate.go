@@ -28,6 +28,7 @@ type calibrateFlags struct {
 	cv        bool
 	progress  bool
 	runs      int
+	measure   measureFlags
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -65,6 +66,16 @@ With --plot FILE it also writes a picture of bandwidth against bytes per op,
 documented points against the emulated curve (.svg or .png). Without --plot
 it writes no file.
 
+With --measure it judges nothing: it times the calibration sweep (or the rows
+of --rows) on SDMA queues of --backend, each row --reps times, reading the
+engine's clock with TIMESTAMP packets around each queue's copies and the host's
+clock around the doorbell and the drain, and writes the medians as a
+measurement CSV (clock column "engine") that emud fit reads. --backend rocm
+is a real MI355X through hw/rocm (a binary built with -tags rocm, and
+/dev/kfd); --backend stand-in --truth MODEL runs the same queue path over the
+timing stand-in, whose engine follows MODEL (to check a fit recovers it);
+--backend emu is the emulator under --model.
+
 Exit status: 0 all counted rows within tolerance, 4 some row outside it, 1 bad
 flags or a failed scenario.`,
 		Args: cobra.NoArgs,
@@ -80,12 +91,16 @@ flags or a failed scenario.`,
 	f.BoolVar(&cf.cv, "cross-validate", true, "run leave-one-group-out cross-validation (its summary is the last line)")
 	f.IntVar(&cf.runs, "runs", 41, "seeded runs of each median-of-N row (postwait.*) in the fits; fewer is faster and coarser")
 	f.BoolVar(&cf.progress, "progress", false, "draw a progress bar on stderr even when it is not a terminal")
+	cf.measure.register(f)
 	return cmd
 }
 
 // run is the command's RunE.
 func (cf *calibrateFlags) run(cmd *cobra.Command, args []string) error {
 	_ = args
+	if cf.measure.on {
+		return cf.measure.run(cf, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	}
 	modelName, tablePath, plotPath, seed, asJSON, fit, cv, progress, runs := cf.modelName, cf.tablePath, cf.plotPath, cf.seed, cf.asJSON, cf.fit, cf.cv, cf.progress, cf.runs
 	m, err := model.Load(modelName)
 	if err != nil {
