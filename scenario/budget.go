@@ -88,7 +88,9 @@ func Footprint(sc *Scenario, o Options) Usage {
 	}
 	u := sc.Usage(o)
 	if o.Phantom {
-		u.Backed = 0
+		// A phantom run's memory has no bytes, and its host fills and
+		// checks none.
+		u.Backed, u.Host = 0, 0
 	}
 	if o.Traced && !sc.Fabric {
 		// A recorder holds a record per packet and per call, and writing

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/emud-dev/emud/sim"
@@ -40,6 +41,46 @@ func LookupStrategy(name string) (Strategy, error) {
 		}
 	}
 	return Strategy{}, fmt.Errorf("no strategy %q: want ties, perturb or pct", name)
+}
+
+// ParseStrategies reads a comma-separated list of strategy names (hunt's
+// --strategies).
+func ParseStrategies(list string) ([]Strategy, error) {
+	var sts []Strategy
+	for _, name := range strings.Split(list, ",") {
+		st, err := LookupStrategy(strings.TrimSpace(name))
+		if err != nil {
+			return nil, fmt.Errorf("invalid --strategies: %w", err)
+		}
+		sts = append(sts, st)
+	}
+	return sts, nil
+}
+
+// PlantedNames lists the planted bugs, comma-separated, for errors.
+func PlantedNames() string {
+	var names []string
+	for _, b := range PlantedBugs() {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// PlantedNamed is the planted bugs called names (all of them when none
+// is named); a name that is not a planted bug is an error listing them.
+func PlantedNamed(names []string) ([]*Scenario, error) {
+	if len(names) == 0 {
+		return PlantedBugs(), nil
+	}
+	var list []*Scenario
+	for _, n := range names {
+		b, err := Lookup(n)
+		if err != nil || b.Planted == nil {
+			return nil, fmt.Errorf("no planted bug %q; the planted bugs: %s", n, PlantedNames())
+		}
+		list = append(list, b)
+	}
+	return list, nil
 }
 
 // HuntOptions are the options planted scenario sc (or its twin) runs

@@ -108,6 +108,16 @@ func (h *Hunting) Write(w io.Writer) error {
 }
 
 // ExitErr is hunt's verdict: an error when the default strategy missed a
+// Print writes the table to w, as text (Write) or as indented JSON.
+func (h *Hunting) Print(w io.Writer, asJSON bool) error {
+	if !asJSON {
+		return h.Write(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(h.JSON())
+}
+
 // bug, or (Fixed) when a twin failed.
 func (h *Hunting) ExitErr() error {
 	if h.Fixed {

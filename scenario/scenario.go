@@ -40,7 +40,7 @@ type Scenario struct {
 	// nil is a transfer of --bytes (PerfOf).
 	Perf *PerfShape
 	// Usage estimates a run's footprint for the memory budget (Footprint
-	// drops Backed for phantom runs). Optional.
+	// drops Backed and Host for phantom runs). Optional.
 	Usage func(Options) Usage
 	// Opens, for an SDMA scenario whose queues grow with --ranks (an
 	// all-to-all), says which queue ids rank g opens toward rank p (p == g:

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/emud-dev/emud/scenario"
@@ -106,23 +103,13 @@ func (cf *calibrateFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("invalid --model: %w", err)
 	}
-	rows := calibrate.Documented()
-	if tablePath != "" {
-		f, err := os.Open(tablePath)
-		if err != nil {
-			return fmt.Errorf("invalid --table: %w", err)
-		}
-		rows, err = calibrate.ParseTable(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("invalid --table %s: %w", tablePath, err)
-		}
+	rows, err := calibrate.LoadTable(tablePath)
+	if err != nil {
+		return err
 	}
-	var format string
 	if plotPath != "" {
-		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
-		if format != "svg" && format != "png" {
-			return fmt.Errorf("invalid --plot %q: the file must end in .svg or .png", plotPath)
+		if _, err := calibrate.PlotFormat(plotPath); err != nil {
+			return err
 		}
 	}
 	rep, err := calibrate.Run(m, rows, seed)
@@ -150,16 +137,8 @@ func (cf *calibrateFlags) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	if plotPath != "" {
-		c, err := calibrate.BandwidthCurve(m, seed)
-		if err != nil {
+		if err := calibrate.WritePlotFile(plotPath, m, rows, seed); err != nil {
 			return err
-		}
-		var buf bytes.Buffer
-		if err := calibrate.WritePlot(&buf, format, m.Name(), rows, c); err != nil {
-			return err
-		}
-		if err := os.WriteFile(plotPath, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing --plot: %w", err)
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
 	}

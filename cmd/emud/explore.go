@@ -1,18 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"runtime"
-
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/scenario/shard"
-
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -54,7 +50,11 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 				f.o.PCT.Steps = scenario.PCTSteps(sc, f.o, first)
 			}
 			if merged != nil {
-				return writeMerged(cmd, sc, f.o, merged, f.asJSON)
+				x, err := merged.Exploration(sc, f.o)
+				if err != nil {
+					return err
+				}
+				return x.Write(cmd.OutOrStdout(), f.asJSON)
 			}
 			var sh *shard.Spec
 			if shardArg != "" {
@@ -70,7 +70,9 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 				jobs = n
 			}
 			if sh != nil {
-				return exploreShard(cmd, sc, f.o, first, seeds, jobs, *sh, shardOut)
+				rec := shardRecord(cmd, "explore", sc.Name, first, seeds, *sh)
+				rec.RunExplore(sc, f.o, jobs)
+				return rec.Write(cmd.OutOrStdout(), shardOut)
 			}
 			prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+sc.Name, seeds)
 			res := scenario.Explore(sc, f.o, first, seeds, jobs, prog.step)
@@ -93,20 +95,6 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 // are left out of a shard's record, so shards may differ in them.
 var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true}
 
-// exploreShard runs shard sh of the sweep and writes its record.
-func exploreShard(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, first uint64, seeds, jobs int, sh shard.Spec, out string) error {
-	rec := shardRecord(cmd, "explore", sc.Name, first, seeds, sh)
-	if rec.RangeSeeds > 0 {
-		x := scenario.Explore(sc, o, rec.RangeFirst, rec.RangeSeeds, jobs, nil)
-		if f := x.Found(); f != nil {
-			rec.Found = &shard.Found{Seed: f.O.Seed, Status: f.Status}
-		} else {
-			rec.Ends, rec.Digests = x.Passed()
-		}
-	}
-	return writeRecord(cmd, rec, out)
-}
-
 // shardRecord is the record of shard sh of command's sweep, with the
 // flags set on cmd that shape the answer.
 func shardRecord(cmd *cobra.Command, command, what string, first uint64, seeds int, sh shard.Spec) shard.Record {
@@ -121,40 +109,6 @@ func shardRecord(cmd *cobra.Command, command, what string, first uint64, seeds i
 	return rec
 }
 
-// writeRecord writes a shard's record to out (- = stdout), whole or not
-// at all.
-func writeRecord(cmd *cobra.Command, rec shard.Record, out string) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if out == "-" {
-		_, err = cmd.OutOrStdout().Write(b)
-		return err
-	}
-	if err := os.WriteFile(out+".tmp", b, 0o644); err != nil {
-		return fmt.Errorf("--shard-out: %w", err)
-	}
-	return os.Rename(out+".tmp", out) // a half-written record is never merged
-}
-
-// writeMerged prints the merged answer as explore over the whole range
-// prints it: the failing seed (if any) runs again for its report.
-func writeMerged(cmd *cobra.Command, sc *scenario.Scenario, o scenario.Options, m *shard.Merged, asJSON bool) error {
-	var found *scenario.Report
-	if m.Found != nil {
-		ro := o
-		ro.Seed = m.Found.Seed
-		found = scenario.RunOnce(sc, ro)
-		if found.Status != m.Found.Status {
-			return fmt.Errorf("merge: seed %d was %q in its shard but is %q here: merge with the build that ran the shards", m.Found.Seed, m.Found.Status, found.Status)
-		}
-	}
-	return scenario.Merged(sc, o, m.First, m.Seeds, found, m.Ends, m.Digests).Write(cmd.OutOrStdout(), asJSON)
-}
-
-// exploreLong is explore's help.
 var exploreLong = `Run a scenario under seeds --first-seed, --first-seed+1, ... (--seeds of them),
 several at a time (--jobs), and stop at the first seed that hangs, fails its
 data check or fails otherwise. Print that seed, its report and the command that

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -98,14 +96,9 @@ func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return fmt.Errorf("invalid %s: %w", flag, err)
 	}
-	f, err := os.Open(args[0])
+	ms, err := calibrate.ReadMeasurements(args[0])
 	if err != nil {
 		return err
-	}
-	ms, err := calibrate.ParseMeasurements(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("%s: %w", args[0], err)
 	}
 	w := cmd.OutOrStdout()
 	if predict != "" {
@@ -121,30 +114,17 @@ func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
 	p := m
 	train, test := ms, []calibrate.Measurement(nil)
 	if holdout {
-		if len(ms) < 2 {
-			return fmt.Errorf("--holdout needs at least 2 rows, %s has %d", args[0], len(ms))
-		}
-		train, test = nil, nil
-		for i, x := range ms {
-			if i%2 == 0 {
-				train = append(train, x)
-			} else {
-				test = append(test, x)
-			}
+		if train, test, err = calibrate.Holdout(ms); err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
 		}
 	}
 	if len(params) == 0 {
 		return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
 	}
 	if len(params) == 1 && params[0] == calibrate.AllParams {
-		if params, err = calibrate.Identified(p, train, seed); err != nil {
-			return err
-		}
 		var rest []string
-		for _, pa := range model.Parameters() {
-			if !slices.Contains(params, pa.Name) {
-				rest = append(rest, pa.Name)
-			}
+		if params, rest, err = calibrate.ParamsAll(p, train, seed); err != nil {
+			return err
 		}
 		fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
 		fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
@@ -159,34 +139,15 @@ func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return cf.report(w, p, params, train, test, res)
+	return cf.report(w, p, train, test, res)
 }
 
 // report prints the fitted values, the residuals and the held-out
 // predictions, judges the fit and writes --out.
-func (cf *fitFlags) report(w io.Writer, p *model.Params, params []string, train, test []calibrate.Measurement, res *calibrate.FitResult) error {
-	out, seed, holdout, writeAnyway, maxError := cf.out, cf.seed, cf.holdout, cf.writeAnyway, cf.maxError
-	fmt.Fprintf(w, "fitted %d parameters on %d rows (%d row runs):\n", len(params), len(train), res.Evals)
-	was, now := paramValues(p), paramValues(res.Model)
-	for _, n := range params {
-		fmt.Fprintf(w, "  %-22s %12.6g  (was %.6g)\n", n, now[n], was[n])
-	}
-	for _, n := range res.Unidentified {
-		fmt.Fprintf(w, "  warning: %s is not identified by these rows (no row depends on it); it keeps its start value, not a fit\n", n)
-	}
-	fmt.Fprintln(w, "residuals (fitted rows):")
-	if err := calibrate.WriteResiduals(w, res.Residuals); err != nil {
+func (cf *fitFlags) report(w io.Writer, p *model.Params, train, test []calibrate.Measurement, res *calibrate.FitResult) error {
+	out, writeAnyway, maxError := cf.out, cf.writeAnyway, cf.maxError
+	if err := res.WriteReport(w, p, train, test, cf.seed); err != nil {
 		return err
-	}
-	if holdout {
-		pred, err := calibrate.Residuals(res.Model, test, seed)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(w, "predictions (held-out rows):")
-		if err := calibrate.WriteResiduals(w, pred); err != nil {
-			return err
-		}
 	}
 	failed := res.Check(maxError / 100)
 	if failed != nil && !writeAnyway {
@@ -202,13 +163,4 @@ func (cf *fitFlags) report(w io.Writer, p *model.Params, params []string, train,
 		fmt.Fprintf(w, "model: %s\n", out)
 	}
 	return nil
-}
-
-// paramValues maps p's parameters by model-file name.
-func paramValues(p *model.Params) map[string]float64 {
-	m := map[string]float64{}
-	for _, pa := range model.Parameters() {
-		m[pa.Name] = pa.Get(p)
-	}
-	return m
 }

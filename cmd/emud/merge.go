@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +27,7 @@ a shard given twice.
 ` + exitStatusHelp + ` (of the seed found; 0 when all passed)`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, files []string) error {
-			m, err := mergeFiles(files)
+			m, err := shard.ReadFiles(files)
 			if err != nil {
 				return err
 			}
@@ -37,33 +36,6 @@ a shard given twice.
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the merged report as JSON (as explore --json)")
 	return cmd
-}
-
-// mergeFiles reads and merges shard records.
-func mergeFiles(files []string) (*shard.Merged, error) {
-	var parts []shard.Named
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		p, err := shard.Decode(f, b)
-		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
-		}
-		parts = append(parts, p)
-	}
-	m, err := shard.MergeExplore(parts)
-	if err != nil {
-		return nil, err
-	}
-	if v := shard.Version(); m.Version != v {
-		return nil, fmt.Errorf("merge: the shards were run by emud %q, this is %q: merge with the build that ran them", m.Version, v)
-	}
-	if m.Command != "explore" && m.Command != "hunt" {
-		return nil, fmt.Errorf("merge: records of %q: only explore's and hunt's shards can be merged", m.Command)
-	}
-	return m, nil
 }
 
 // runMerged runs explore in merge mode with the shards' flags.

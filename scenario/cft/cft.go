@@ -102,13 +102,9 @@ func cftAllReduceUsage(o scenario.Options) scenario.Usage {
 	}
 	r, mc := uint64(o.Ranks), uint64(t.CftMcSize)
 	stage := min(((o.Bytes+mc-1)/mc+15)&^15, DefaultStage)
-	u := scenario.Usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize}
-	if !o.Phantom {
-		// A pullRed in flight holds a copy of its piece from every member,
-		// plus the expected sum per group and a stage per rank.
-		u.Host = r*mc*stage + r/mc*o.Bytes + r*stage
-	}
-	return u
+	// A pullRed in flight holds a copy of its piece from every member,
+	// plus the expected sum per group and a stage per rank.
+	return scenario.Usage{Backed: 2 * r * o.Bytes, Shared: r * (16 + stage), Lanes: 32 * o.Ranks, Ops: o.Ranks, Deliv: o.Ranks * t.CftMcSize, Host: r*mc*stage + r/mc*o.Bytes + r*stage}
 }
 
 // cftAllToAllUsage: a receive window of a block per flat-team peer, every
@@ -119,11 +115,7 @@ func cftAllToAllUsage(o scenario.Options) scenario.Usage {
 		return scenario.Usage{}
 	}
 	r, c := uint64(o.Ranks), uint64(t.CftSize)
-	u := scenario.Usage{Backed: r * c * o.Bytes, Shared: r * (16 + c*o.Bytes), Lanes: 32 * o.Ranks, Ops: o.Ranks * t.CftSize}
-	if !o.Phantom {
-		u.Host = 2 * r * c * o.Bytes // the host's read-back and the kernels' loads
-	}
-	return u
+	return scenario.Usage{Backed: r * c * o.Bytes, Shared: r * (16 + c*o.Bytes), Lanes: 32 * o.Ranks, Ops: o.Ranks * t.CftSize, Host: 2 * r * c * o.Bytes} // the host's read-back and the kernels' loads
 }
 
 func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {

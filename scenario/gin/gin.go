@@ -84,11 +84,7 @@ const maxBytes = 16 << 20
 // on every rank, a lane per peer, every put in flight.
 func usage(o scenario.Options) scenario.Usage {
 	r := uint64(o.Ranks)
-	u := scenario.Usage{Backed: 3 * r * r * o.Bytes, Lanes: o.Ranks * roundUp(o.Ranks, 64), Ops: o.Ranks * o.Ranks}
-	if !o.Phantom {
-		u.Host = 2 * r * r * o.Bytes // the host's reads and the expected blocks
-	}
-	return u
+	return scenario.Usage{Backed: 3 * r * r * o.Bytes, Lanes: o.Ranks * roundUp(o.Ranks, 64), Ops: o.Ranks * o.Ranks, Host: 2 * r * r * o.Bytes} // the host's reads and the expected blocks
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }

@@ -9,9 +9,11 @@
 // scenario.Strategy (seeded tie-breaks only, timing perturbation, PCT) and
 // says how soon and how often the bug shows; "emud hunt" prints the table.
 //
-// A new bug is one entry in corpus.go's table (name, shape, class, source)
-// and its program in a file of its own, taking fixed: false for the bug,
-// true for its twin.
+// A new bug is one entry in corpus.go's table (name, shape, faults,
+// class, source) and its program, a function of a *prog (prog.go: the
+// environment, windows, fills, launches and checks every program shares,
+// each host step's error kept until the runner reports it) that runs the
+// bug, or its twin when p.fixed, and returns the data check.
 //
 // A bug is detected when its run hangs, fails, or leaves wrong data. The
 // fixed twins pass under every strategy, so a detection is the bug's and

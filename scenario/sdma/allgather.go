@@ -2,10 +2,10 @@ package sdma
 
 import (
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // The allgather-ring scenario is the ring all-gather: every rank owns one
@@ -54,11 +54,7 @@ func init() {
 
 func allgatherUsage(o scenario.Options) scenario.Usage {
 	r, b := uint64(o.Ranks), o.Bytes
-	u := scenario.Usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks}
-	if !o.Phantom {
-		u.Host = r*b + b
-	}
-	return u
+	return scenario.Usage{Backed: r * r * b, Queues: o.Ranks * min(o.Queues, o.Ranks-1), Lanes: o.Ranks, Host: r*b + b}
 }
 
 func checkAllgather(o scenario.Options) error {

@@ -2,11 +2,11 @@ package sdma
 
 import (
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // The alltoall scenario is the seed's worked alltoall on the ccoSdma API:
@@ -48,11 +48,7 @@ func init() {
 // host's fill and read-back buffers, one queue and one lane per pair.
 func alltoallUsage(o scenario.Options) scenario.Usage {
 	r, b := uint64(o.Ranks), o.Bytes
-	u := scenario.Usage{Backed: 2 * r * r * b, Queues: o.Ranks * o.Ranks, Lanes: o.Ranks * o.Ranks}
-	if !o.Phantom {
-		u.Host = 2*r*b + b
-	}
-	return u
+	return scenario.Usage{Backed: 2 * r * r * b, Queues: o.Ranks * o.Ranks, Lanes: o.Ranks * o.Ranks, Host: 2*r*b + b}
 }
 
 // maxMessageBytes caps one message (a block, a chunk, a payload) of the

@@ -2,11 +2,11 @@ package sdma
 
 import (
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/scenario"
 )
 
 // The alltoall-mq scenario is an all-to-all of many small messages, the
@@ -38,11 +38,7 @@ func init() {
 
 func alltoallMQUsage(o scenario.Options) scenario.Usage {
 	r, b := uint64(o.Ranks), o.Bytes
-	u := scenario.Usage{Backed: 2 * r * r * a2aMsgs * b, Queues: o.Ranks * o.Queues, Lanes: o.Ranks * o.Ranks * a2aMsgs}
-	if !o.Phantom {
-		u.Host = 2 * r * a2aMsgs * b
-	}
-	return u
+	return scenario.Usage{Backed: 2 * r * r * a2aMsgs * b, Queues: o.Ranks * o.Queues, Lanes: o.Ranks * o.Ranks * a2aMsgs, Host: 2 * r * a2aMsgs * b}
 }
 
 func checkAlltoallMQ(o scenario.Options) error {

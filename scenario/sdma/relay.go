@@ -2,10 +2,10 @@ package sdma
 
 import (
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -48,11 +48,7 @@ func checkPayload(name string) func(scenario.Options) error {
 // payloadUsage: one window of bytes per rank, the payload and a read-back
 // buffer on the host, up to two queues and two actors per rank.
 func payloadUsage(o scenario.Options) scenario.Usage {
-	u := scenario.Usage{Backed: uint64(o.Ranks) * o.Bytes, Queues: 2 * o.Ranks, Lanes: 2 * o.Ranks}
-	if !o.Phantom {
-		u.Host = 2 * o.Bytes
-	}
-	return u
+	return scenario.Usage{Backed: uint64(o.Ranks) * o.Bytes, Queues: 2 * o.Ranks, Lanes: 2 * o.Ranks, Host: 2 * o.Bytes}
 }
 
 // chunkSpan is piece i of k of an n-byte payload: pieces differ by at most

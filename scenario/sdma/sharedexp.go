@@ -2,10 +2,10 @@ package sdma
 
 import (
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 

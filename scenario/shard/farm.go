@@ -3,6 +3,7 @@ package shard
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -26,6 +27,19 @@ func shellJoin(args []string) string {
 
 // RecordFile is shard k's record in dir.
 func RecordFile(dir string, k int) string { return fmt.Sprintf("%s/shard-%d.json", dir, k) }
+
+// RecordFiles lists the records in dir of a sweep of n shards, and the
+// shards that left none.
+func RecordFiles(dir string, n int) (files []string, missing []int) {
+	for k := range n {
+		if _, err := os.Stat(RecordFile(dir, k)); err == nil {
+			files = append(files, RecordFile(dir, k))
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	return files, missing
+}
 
 // SlurmScript is an sbatch job array of n tasks: task K runs
 // emud ARGS --shard K/n --shard-out DIR/shard-K.json, its log in
