@@ -294,6 +294,10 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	if wi.src < 0 || wi.src >= st.c.LsaSize {
 		return say(fmt.Sprintf("srcRank %d is not an LSA rank in [0, %d): pass devComm.lsaRank values, not world ranks", wi.src, st.c.LsaSize))
 	}
+	if f := st.failedToward(wi.src, wi.q); f != nil {
+		c.Kind, c.Row = CauseQueueCreateFailed, sim.Row{}
+		return say(f.String(wi.src))
+	}
 	// The sender's other slots: what it signalled on other queues.
 	var sum uint64
 	var elsewhere []sigPost

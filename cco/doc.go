@@ -89,7 +89,11 @@
 // so when the second comm is made. Queues are placed as MORI's anvil places
 // them (model.Engines.Place): over KFD's recommended masks, which leave out
 // fused-off engines, loopback on engine 0, or spread over the host-link
-// engines on gfx1250.
+// engines on gfx1250. With DevCommRequirements.ConnectQueues a dev comm
+// creates its queues in DevCommCreate, as MORI's does; a refused creation
+// is returned as a *QueueCreateError with the dev comm, and a program that
+// ignores it and posts on the missing queue hangs with a report naming the
+// failed creation (CauseQueueCreateFailed, connect.go).
 //
 // barrier.go has MORI's teams (World, Lsa, CrossNode, Rail, and the rank
 // mappings) and LsaBarrierSession (arrive, wait, sync, and the timeout

@@ -31,7 +31,7 @@ func (s *Sdma) PutBroadcast(peer int, dstWin Window, dstOff uint64, peer2 int, d
 		return
 	}
 	// Non-leaders and no-ops park, EXEC bit off, at the same call.
-	idle := queueId < 0 || queueId >= n || bytes == 0 || !s.leader(op.coop)
+	idle := queueId < 0 || queueId >= n || bytes == 0 || !s.leader(op.coop) || s.missing(call, peer, queueId)
 	var d1, d2, src uint64
 	if !idle {
 		s.checkPeer(call, peer)
@@ -58,7 +58,7 @@ func (s *Sdma) PostWaitMem(peer, queueId int, win Window, off uint64, value uint
 		return
 	}
 	// Non-leaders and no-ops park, EXEC bit off, at the same call.
-	idle := queueId < 0 || queueId >= n || !s.leader(op.coop)
+	idle := queueId < 0 || queueId >= n || !s.leader(op.coop) || s.missing(call, peer, queueId)
 	var flag uint64
 	if !idle {
 		s.checkPeer(call, peer)
@@ -82,7 +82,7 @@ func (s *Sdma) PostWaitSignal(peer, queueId, srcRank, sigQueueId int, expected u
 		return
 	}
 	// Non-leaders and no-ops park, EXEC bit off, at the same call.
-	idle := queueId < 0 || queueId >= n || !s.leader(op.coop)
+	idle := queueId < 0 || queueId >= n || !s.leader(op.coop) || s.missing(call, peer, queueId)
 	low, truncated := signal.Truncated32(expected)
 	if !idle {
 		s.checkPeer(call, peer)
@@ -113,7 +113,7 @@ func (s *Sdma) PostWaitMemPutPtr(peer, queueId int, win Window, off uint64, valu
 	const call = "postWaitMemPutPtr"
 	op := s.parse(call, optsWaitPut, o)
 	n := s.n()
-	if n == 0 || queueId < 0 || queueId >= n {
+	if n == 0 || queueId < 0 || queueId >= n || s.missing(call, peer, queueId) {
 		return
 	}
 	s.checkPeer(call, peer)

@@ -315,6 +315,17 @@ type DevCommRequirements struct {
 	// of its own on the same engines (lifecycle.go). Off, every comm of
 	// the process shares the queues of a GPU pair. An emulator extra.
 	PerCommQueues bool
+	// ConnectQueues creates every queue toward every LSA peer in
+	// DevCommCreate, as MORI's ccoDevCommCreate does (ccoSdmaSetupCommQueues
+	// → anvil connect), instead of on first use. A creation the engine
+	// refuses (its cap full, its engine fused off) makes DevCommCreate
+	// return the dev comm together with a *QueueCreateError; a program
+	// that goes on with it anyway finds those queues missing: MORI leaves
+	// their device handles unset, and emud posts nothing on them (debug
+	// mode stops the lane naming the failed creation), so what waits for
+	// their signals hangs, and the hang report names the failed creation
+	// as the cause (connect.go).
+	ConnectQueues bool
 	// LsaBarrierCount is reqs.lsaBarrierCount: the LSA barrier slots of
 	// the dev comm (barrier.go).
 	LsaBarrierCount int
@@ -354,6 +365,9 @@ type devState struct {
 	barrier LsaBarrierHandle
 	// warnedOff: the no-SDMA warning was issued (sdma.go).
 	warnedOff bool
+	// failed are the queues whose creation DevCommCreate's ConnectQueues
+	// saw refused, by [peer × n + q] (connect.go); nil: none.
+	failed map[int]*failedQueue
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
@@ -415,8 +429,14 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
 	}
 	c.devs = append(c.devs, st)
-	return DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
-		Sdma: SdmaDevComm{SdmaNumQueue: n}, LsaBarrier: st.barrier, Debug: st.debug, st: st}, nil
+	dc := DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
+		Sdma: SdmaDevComm{SdmaNumQueue: n}, LsaBarrier: st.barrier, Debug: st.debug, st: st}
+	if reqs.ConnectQueues && n > 0 {
+		if err := st.connect(); err != nil {
+			return dc, err
+		}
+	}
+	return dc, nil
 }
 
 // resolveQueues applies MORI's queue-count rules (docs/cco-semantics.md §1.2).

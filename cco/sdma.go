@@ -263,7 +263,7 @@ func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes 
 	// that is not its group's leader: on hardware it waits, EXEC bit off,
 	// until the call's lanes leave it together. Both paths park at the one
 	// chunked call below, so they form one group.
-	idle := q < 0 || q >= n || bytes == 0 || !s.leader(o.coop)
+	idle := q < 0 || q >= n || bytes == 0 || !s.leader(o.coop) || s.missing(call, peer, q)
 	var dst, src uint64
 	if !idle {
 		s.checkPeer(call, peer)
