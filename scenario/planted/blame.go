@@ -4,9 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
-	"github.com/emud-dev/emud/scenario"
 )
 
 // The five incident classes whose reports once pointed users the wrong way
@@ -19,22 +17,24 @@ import (
 
 const blameSource = "emud issue 29: collective authors' incidents whose reports blamed the wrong thing"
 
+// blameBugs are the five, in the corpus table's form.
+var blameBugs = []bug{
+	{"zeroed-slot-after-setup", 2, 1, healthy, healthy, false, zeroedSlotAfterSetup,
+		"a rank zeroes its own signal slot after its setup while the peer's signal is already there: an overwrite, not a drop", blameSource},
+	{"baseline-read-race", 3, 1, healthy, healthy, false, baselineRead,
+		"a baseline read of the signal counter after setup races the root's put: expected is one too many", blameSource},
+	{"aliased-slot", 2, 2, healthy, healthy, false, aliasedSlot,
+		"two thread blocks post to one queue id, so they share one signal slot: either block's signal releases both waits", blameSource},
+	{"pipeline-depth-mismatch", 2, 1, healthy, healthy, false, pipelineDepth,
+		"producer and consumer disagree on a pipeline's depth: a stale signal releases the consumer early", blameSource},
+	{"phase-reset-flag", 2, 2, healthy, healthy, false, phaseResetFlag,
+		"a second kernel resets a flag at a phase boundary before the engine's postWaitMem read the first kernel's write of it", blameSource},
+}
+
 func init() {
-	bug{name: "zeroed-slot-after-setup", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runZeroedSlotAfterSetup,
-		planted: scenario.Planted{Class: "a rank zeroes its own signal slot after its setup while the peer's signal is already there: an overwrite, not a drop",
-			Source: blameSource}}.register()
-	bug{name: "baseline-read-race", shape: scenario.Shape{Ranks: 3, Queues: 1}, run: runBaselineRead,
-		planted: scenario.Planted{Class: "a baseline read of the signal counter after setup races the root's put: expected is one too many",
-			Source: blameSource}}.register()
-	bug{name: "aliased-slot", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runAliasedSlot,
-		planted: scenario.Planted{Class: "two thread blocks post to one queue id, so they share one signal slot: either block's signal releases both waits",
-			Source: blameSource}}.register()
-	bug{name: "pipeline-depth-mismatch", shape: scenario.Shape{Ranks: 2, Queues: 1}, run: runPipelineDepth,
-		planted: scenario.Planted{Class: "producer and consumer disagree on a pipeline's depth: a stale signal releases the consumer early",
-			Source: blameSource}}.register()
-	bug{name: "phase-reset-flag", shape: scenario.Shape{Ranks: 2, Queues: 2}, run: runPhaseResetFlag,
-		planted: scenario.Planted{Class: "a second kernel resets a flag at a phase boundary before the engine's postWaitMem read the first kernel's write of it",
-			Source: blameSource}}.register()
+	for _, b := range blameBugs {
+		b.register()
+	}
 }
 
 // setupBytes is the receiver's own setup put in zeroed-slot-after-setup
@@ -47,35 +47,27 @@ const setupBytes = 256 << 10
 // quiet), then zeroes its slot for rank 0 to start the round; rank 0's
 // small put has signalled that slot already, and rank 1 waits for it for
 // good. The fix zeroes the slot on the host before the kernels start.
-func runZeroedSlotAfterSetup(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
+func zeroedSlotAfterSetup(p *prog) func() error {
+	fixed := p.fixed
 	const bytes = 1024
-	r, w, err := sender(o, 2, 1, setupBytes+2*bytes, bytes)
-	if err != nil {
-		return nil, err
-	}
-	sl := slot(r, 1, 0, 0)
+	w := p.sender(setupBytes+2*bytes, bytes)
+	sl := p.slot(1, 0, 0)
 	if fixed {
-		if err := r.Mem().Store64(sl, 0); err != nil {
-			return nil, err
-		}
+		p.store64(sl, 0)
 	}
-	if _, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	p.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(1, w[1], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
 		sdma.QuietQueue(1, 0)
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	})
+	p.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(0, w[0], 2*bytes, w[1], 2*bytes, setupBytes, 0) // setup
 		sdma.QuietQueue(0, 0)
 		if !fixed {
 			cco.NewMem(t, sdma.DevComm()).Store64(sl, 0) // the bug: the peer's signal is there already
 		}
 		sdma.WaitSignal(0, 0, 1)
-	}); err != nil {
-		return nil, err
-	}
-	return done(r, func() error { return expect(r, "rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) })
+	})
+	return func() error { return p.expect("rank 1's block from rank 0", w[1], bytes, bytes, 0, 0) }
 }
 
 // baseline-read-race: root rank 0 puts its block to ranks 1 and 2 with a
@@ -84,42 +76,37 @@ func runZeroedSlotAfterSetup(o scenario.Options, fixed bool) (*scenario.Outcome,
 // then, so the wait needs a second signal that never comes. The fix
 // waits for the count the root's put reaches (1): the counter is a
 // running total, known without reading it.
-func runBaselineRead(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
+func baselineRead(p *prog) func() error {
+	fixed := p.fixed
 	const bytes = 1024
-	r, w, err := sender(o, 3, 1, 2*setupBytes+2*bytes, bytes)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-		for p := 1; p < 3; p++ {
-			sdma.Put(p, w[p], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
+	w := p.sender(2*setupBytes+2*bytes, bytes)
+	p.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		for q := 1; q < 3; q++ {
+			sdma.Put(q, w[q], bytes, w[0], 0, bytes, 0, cco.RemoteSignal)
 		}
 		sdma.Quiet(1)
 		sdma.Quiet(2)
-	}); err != nil {
-		return nil, err
-	}
-	for p := 1; p < 3; p++ {
-		if _, err := r.Launch(p, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-			sdma.Put(0, w[0], 2*bytes+uint64(p-1)*setupBytes, w[p], 2*bytes, setupBytes, 0) // setup
+	})
+	for q := 1; q < 3; q++ {
+		sl := p.slot(q, 0, 0)
+		p.launch(q, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+			sdma.Put(0, w[0], 2*bytes+uint64(q-1)*setupBytes, w[q], 2*bytes, setupBytes, 0) // setup
 			sdma.QuietQueue(0, 0)
 			want := uint64(1)
 			if !fixed {
-				want = cco.NewMem(t, sdma.DevComm()).Load64(slot(r, p, 0, 0)) + 1 // the bug: the baseline may include the root's signal
+				want = cco.NewMem(t, sdma.DevComm()).Load64(sl) + 1 // the bug: the baseline may include the root's signal
 			}
 			sdma.WaitSignal(0, 0, want)
-		}); err != nil {
-			return nil, err
-		}
+		})
 	}
-	return done(r, func() error {
-		for p := 1; p < 3; p++ {
-			if err := expect(r, fmt.Sprintf("rank %d's block from the root", p), w[p], bytes, bytes, 0, 0); err != nil {
+	return func() error {
+		for q := 1; q < 3; q++ {
+			if err := p.expect(fmt.Sprintf("rank %d's block from the root", q), w[q], bytes, bytes, 0, 0); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // chunk16K is the chunk of the two race programs: long enough to land
@@ -132,16 +119,12 @@ const chunk16K = 16 << 10
 // 1's block b waits for 1 on that slot and uses chunk b. The first signal
 // releases both blocks, and the other chunk is still landing. The fix
 // gives each block its own queue id, and so its own slot.
-func runAliasedSlot(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
+func aliasedSlot(p *prog) func() error {
+	fixed := p.fixed
 	const grid = 2
-	r, w, err := setup(o, 2, grid, engine.InjectSpec{}, 2*grid*chunk16K)
-	if err != nil {
-		return nil, err
-	}
+	w := p.window(2 * grid * chunk16K)
 	for b := range grid {
-		if err := fill(r, w[0], uint64(b)*chunk16K, chunk16K, 0, b); err != nil {
-			return nil, err
-		}
+		p.fill(w, 0, uint64(b)*chunk16K, chunk16K, b)
 	}
 	queue := func(b int) int {
 		if fixed {
@@ -150,64 +133,52 @@ func runAliasedSlot(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
 		return 0 // the bug: one queue id for both blocks
 	}
 	got := make([][]byte, grid)
-	if _, err := r.Launch(0, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	p.launch(0, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		b := t.BlockIdx()
 		sdma.Put(1, w[1], uint64(grid+b)*chunk16K, w[0], uint64(b)*chunk16K, chunk16K, queue(b), cco.RemoteSignal)
 		sdma.QuietQueue(1, queue(b))
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := r.Launch(1, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	})
+	p.launch(1, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		b := t.BlockIdx()
 		sdma.WaitSignal(0, queue(b), 1)
 		got[b] = snapshot(sdma, w[1], uint64(grid+b)*chunk16K, chunk16K)
-	}); err != nil {
-		return nil, err
-	}
-	return done(r, func() error {
+	})
+	return func() error {
 		for b := range grid {
 			if err := checkBytes(fmt.Sprintf("rank 1's block %d's chunk when its wait returned", b), got[b], 0, b); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
 
 // pipeline-depth-mismatch: rank 0 sends two chunks on one queue, each put
 // raising rank 1's slot; rank 1 believes the pipeline is one deep and
 // waits for the count 1 before using chunk 1, so chunk 0's signal releases
 // it while chunk 1 is still landing. The fix waits for 2.
-func runPipelineDepth(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
-	r, w, err := setup(o, 2, 1, engine.InjectSpec{}, 4*chunk16K)
-	if err != nil {
-		return nil, err
-	}
+func pipelineDepth(p *prog) func() error {
+	fixed := p.fixed
+	w := p.window(4 * chunk16K)
 	for c := range 2 {
-		if err := fill(r, w[0], uint64(c)*chunk16K, chunk16K, 0, c); err != nil {
-			return nil, err
-		}
+		p.fill(w, 0, uint64(c)*chunk16K, chunk16K, c)
 	}
-	if _, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	p.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		for c := range 2 {
 			sdma.Put(1, w[1], uint64(2+c)*chunk16K, w[0], uint64(c)*chunk16K, chunk16K, 0, cco.RemoteSignal)
 		}
 		sdma.QuietQueue(1, 0)
-	}); err != nil {
-		return nil, err
-	}
+	})
 	want := uint64(1) // the bug: chunk 1 is the second signal
 	if fixed {
 		want = 2
 	}
 	var got []byte
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	p.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, want)
 		got = snapshot(sdma, w[1], 3*chunk16K, chunk16K)
-	}); err != nil {
-		return nil, err
-	}
-	return done(r, func() error { return checkBytes("rank 1's chunk 1 when its wait returned", got, 0, 1) })
+	})
+	return func() error { return checkBytes("rank 1's chunk 1 when its wait returned", got, 0, 1) }
 }
 
 // phaseBytes is phase-reset-flag's first put: about 20 µs on the
@@ -222,16 +193,12 @@ const phaseBytes = 1 << 20
 // the phase is over. Rank 1's kernel resets the flag to 0 for the next
 // phase before the engine has read it: the queue waits for good. The fix
 // tells rank 1 only after the waiting queue has drained.
-func runPhaseResetFlag(o scenario.Options, fixed bool) (*scenario.Outcome, error) {
+func phaseResetFlag(p *prog) func() error {
+	fixed := p.fixed
 	const flag, small = phaseBytes + 4096, 4096
-	r, w, err := setup(o, 2, 2, engine.InjectSpec{}, phaseBytes+3*small)
-	if err != nil {
-		return nil, err
-	}
-	if err := fill(r, w[0], 0, small, 0, 0); err != nil {
-		return nil, err
-	}
-	if _, err := r.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	w := p.window(phaseBytes + 3*small)
+	p.fill(w, 0, 0, small, 0)
+	p.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.Put(1, w[1], 0, w[0], 0, phaseBytes, 0)
 		sdma.PostWaitMem(1, 0, w[0], flag, 1, cco.SdmaCmpEq, 0xffffffff)
 		sdma.Put(1, w[1], phaseBytes+2*small, w[0], 0, small, 0)
@@ -242,16 +209,12 @@ func runPhaseResetFlag(o scenario.Options, fixed bool) (*scenario.Outcome, error
 		sdma.Put(1, w[1], phaseBytes, w[0], 0, 8, 1, cco.RemoteSignal) // tell rank 1
 		sdma.QuietQueue(1, 0)
 		sdma.QuietQueue(1, 1)
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := r.Launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	})
+	p.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 1, 1)
 		cco.NewMem(t, sdma.DevComm()).Store32(w[1].LsaPtr(0, flag), 0) // the next phase's reset
-	}); err != nil {
-		return nil, err
-	}
-	return done(r, func() error {
-		return expect(r, "rank 1's block after rank 0's engine-side wait", w[1], phaseBytes+2*small, small, 0, 0)
 	})
+	return func() error {
+		return p.expect("rank 1's block after rank 0's engine-side wait", w[1], phaseBytes+2*small, small, 0, 0)
+	}
 }
