@@ -67,7 +67,7 @@ func (g *grid) laneDone() {
 		}
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
-	rt.mem.Watch().Notify(0, ^uint64(0))
+	rt.mem.Watch().NotifyAll()
 }
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
@@ -323,7 +323,7 @@ func (ln *lane) call() {
 			rt.mem.Watch().Notify(a[0], a[0]+a[1])
 		}
 	case C.EMUD_OP_FENCE:
-		rt.mem.Watch().Notify(0, ^uint64(0))
+		rt.mem.Watch().NotifyAll()
 	case C.EMUD_OP_CLOCK:
 		hz := uint64(2_400_000_000) // clock64: the shader clock of MI355X
 		if a[0] == 1 {

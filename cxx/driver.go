@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -197,14 +198,20 @@ func Run(args []string, o Options) error {
 }
 
 // BuildLibrary builds the emulator as a C archive (go build
-// -buildmode=c-archive ./capi) in the user cache directory and returns its
-// path. Go's build cache makes a rebuild of an unchanged tree quick.
+// -buildmode=c-archive ./capi) in the user cache directory, in a directory
+// of its own per source tree (two checkouts building at once must not
+// link each other's library), and returns its path. Go's build cache makes
+// a rebuild of an unchanged tree quick.
 func BuildLibrary(root string, o Options) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
 		dir = os.TempDir()
 	}
-	dir = filepath.Join(dir, "emud")
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "emud", fmt.Sprintf("%016x", fnv64(abs)))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -249,4 +256,10 @@ func (o Options) run(name string, args []string, dir string, env ...string) erro
 		cmd.Env = append(os.Environ(), env...)
 	}
 	return cmd.Run()
+}
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }

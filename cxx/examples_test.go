@@ -2,12 +2,14 @@ package cxx
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -107,15 +109,26 @@ func TestPlanted(t *testing.T) {
 	}
 }
 
+// exampleTimeout bounds one run of an example program: each takes about a
+// second, so a run that reaches this spins (as alltoall_put once did) and
+// fails the test instead of hanging it.
+const exampleTimeout = 2 * time.Minute
+
 // runExample runs prog and returns its stdout, the emud summary line of
-// its stderr and its exit status.
+// its stderr and its exit status; a run over exampleTimeout is killed and
+// fails the test.
 func runExample(t *testing.T, prog string, env ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(prog)
+	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish in %v (spinning?)\nstdout:\n%s\nstderr:\n%s", filepath.Base(prog), exampleTimeout, out.String(), errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -190,4 +191,48 @@ func TestWriteLog(t *testing.T) {
 		g2.Track(uint64(8*i), 8)
 	}
 	assert.Equal(t, 1, g2.Untracked(), "bounded")
+}
+
+// A write wider than the tracked pages (up to the whole address space, as
+// a C++ lane's fence or a grid's end announces) visits the tracked words,
+// not every page it spans: walking 2^52 pages made the C ABI's
+// alltoall_put spin forever. NotifyAll logs only the words that changed.
+// Each call runs under a deadline so a regression fails instead of hanging.
+func TestWriteLogWideWrites(t *testing.T) {
+	s := New(Config{Seed: 1})
+	mem := map[uint64]uint64{}
+	l := s.NewWatchList("mem")
+	g := l.EnableLog(func(addr uint64, _ int) uint64 { return mem[addr] })
+	const far = 0x2000_0000_0000 // a GPU slice of the C ABI
+	require.True(t, g.Track(0x1000, 8))
+	require.True(t, g.Track(far, 8))
+	fired := 0
+	l.Watch(far, far+8, func() bool { return mem[far] == 9 }, func() { fired++ })
+	within := func(name string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { f(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s did not return in 10 s (walking every page of the range?)", name)
+		}
+	}
+	mem[far] = 9
+	within("Notify(0, max)", func() { l.Notify(0, ^uint64(0)) })
+	within("Tracked(0, max)", func() { assert.True(t, g.Tracked(0, ^uint64(0))) })
+	within("Tracked(wide, miss)", func() { assert.False(t, g.Tracked(0x2000, far)) })
+	_, n, _, _ := g.History(0x1000)
+	assert.Equal(t, 1, n, "a write of the whole space writes every tracked word")
+	_, n, _, _ = g.History(far)
+	assert.Equal(t, 1, n)
+	mem[0x1000] = 4
+	within("NotifyAll", l.NotifyAll)
+	ws, n, _, _ := g.History(0x1000)
+	assert.Equal(t, 2, n, "the changed word is logged")
+	assert.Equal(t, uint64(4), ws[len(ws)-1].Value)
+	_, n, _, _ = g.History(far)
+	assert.Equal(t, 1, n, "NotifyAll does not log a word that did not change")
+	require.NoError(t, s.Run())
+	assert.Equal(t, 1, fired, "the wide write fired the watch on the far word")
 }

@@ -90,6 +90,14 @@ func (g *WriteLog) Tracked(lo, hi uint64) bool {
 	if g == nil || len(g.words) == 0 || hi <= lo {
 		return false
 	}
+	if g.wide(lo, hi) {
+		for _, w := range g.words {
+			if w.addr < hi && lo < w.addr+uint64(w.width) {
+				return true
+			}
+		}
+		return false
+	}
 	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
 		for _, w := range g.pages[p] {
 			if w.addr < hi && lo < w.addr+uint64(w.width) {
@@ -126,9 +134,24 @@ func (g *WriteLog) History(addr uint64) (writes []Write, total int, since Time, 
 	return writes, w.n, w.since, true
 }
 
+// wide reports whether [lo, hi) spans more pages than the log tracks, so
+// visiting its tracked words beats walking its pages (a write of the
+// whole address space would walk 2^52 of them).
+func (g *WriteLog) wide(lo, hi uint64) bool {
+	return (hi-1)>>pageShift-lo>>pageShift >= uint64(len(g.pages))
+}
+
 // written records a write of [lo, hi) in every tracked word it touched.
 func (g *WriteLog) written(lo, hi uint64) {
 	if len(g.words) == 0 || hi <= lo {
+		return
+	}
+	if g.wide(lo, hi) {
+		for _, w := range g.words { // each word's record is its own: map order does not matter
+			if w.addr < hi && lo < w.addr+uint64(w.width) {
+				g.record(w)
+			}
+		}
 		return
 	}
 	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
@@ -136,12 +159,27 @@ func (g *WriteLog) written(lo, hi uint64) {
 			if first := w.addr >> pageShift; w.addr >= hi || lo >= w.addr+uint64(w.width) || (p != first && first >= lo>>pageShift) {
 				continue // not touched, or already seen on its first page
 			}
-			v := g.load(w.addr, w.width)
-			w.w[w.n%HistoryDepth] = Write{At: g.s.now, By: g.s.writerName(), Prev: w.last, Value: v}
-			w.n++
-			w.last = v
+			g.record(w)
 		}
 	}
+}
+
+// changed records a write in every tracked word whose value is not the
+// one last seen: for [WatchList.NotifyAll], which says memory may have
+// changed anywhere without saying where.
+func (g *WriteLog) changed() {
+	for _, w := range g.words {
+		if g.load(w.addr, w.width) != w.last {
+			g.record(w)
+		}
+	}
+}
+
+func (g *WriteLog) record(w *wordLog) {
+	v := g.load(w.addr, w.width)
+	w.w[w.n%HistoryDepth] = Write{At: g.s.now, By: g.s.writerName(), Prev: w.last, Value: v}
+	w.n++
+	w.last = v
 }
 
 // SetWriter names who writes memory from now until the next event or

@@ -105,6 +105,22 @@ func (l *WatchList) Notify(lo, hi uint64) {
 	if l.log != nil {
 		l.log.written(lo, hi)
 	}
+	l.wake(lo, hi)
+}
+
+// NotifyAll announces that memory may have changed anywhere (a fence, or
+// the end of code whose plain stores nobody announced, such as a native
+// C++ lane's): every watch whose predicate now holds fires, and the write
+// log records only the tracked words whose value changed, not a write of
+// every word.
+func (l *WatchList) NotifyAll() {
+	if l.log != nil {
+		l.log.changed()
+	}
+	l.wake(0, ^uint64(0))
+}
+
+func (l *WatchList) wake(lo, hi uint64) {
 	if l.n == 0 || hi <= lo {
 		return
 	}
