@@ -4,6 +4,7 @@
 // (emud_yield), which switches back. Written for emud.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -120,6 +121,53 @@ uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char
   l->state = 1;
   swapcontext(&im->ctx, &im->caller);
   return l->ret;
+}
+
+// ---- the device address range ----
+//
+// The Go runtime places its heap at a random address of the low 64 TiB
+// (Go 1.26's randomized heap base), which can fall inside the GPU slices;
+// so before anything else runs (a priority constructor precedes the Go
+// runtime's own initialiser) the whole range 64 GPUs could use is
+// reserved, inaccessible and without backing, and regions are later mapped
+// inside it (emud_map_device). An address of the range that no region
+// holds still faults, as an unmapped device address should.
+
+#define EMUD_DEFAULT_BASE 0x200000000000ull  // capi's DefaultBase
+#define EMUD_SLICE (64ull << 30)             // lsa.DefaultStride
+#define EMUD_MAX_GPUS 64
+
+static uint64_t resv_lo, resv_hi;  // the reserved range, 0 = none
+
+__attribute__((constructor(101))) static void reserve_device_range(void) {
+  uint64_t base = EMUD_DEFAULT_BASE;
+  const char* e = getenv("EMUD_BASE");
+  if (e && *e) {
+    char* end = NULL;
+    base = strtoull(e, &end, 16);  // strtoull takes the 0x prefix too
+    if (!end || *end || base == 0 || base % (4ull << 30) != 0) return;  // start() names the bad value
+  }
+  uint64_t size = EMUD_MAX_GPUS * EMUD_SLICE;
+  void* p = mmap((void*)(uintptr_t)base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                 -1, 0);
+  if (p == MAP_FAILED) return;
+  if ((uint64_t)(uintptr_t)p != base) {  // a kernel without MAP_FIXED_NOREPLACE took it as a hint
+    munmap(p, size);
+    return;
+  }
+  resv_lo = base;
+  resv_hi = base + size;
+}
+
+// emud_map_device maps [base, base+size) read-write inside the reserved
+// range: 0 on success, -1 when the range is not inside it (the caller then
+// maps it as engine.MapAt does), errno on failure.
+int emud_map_device(uint64_t base, uint64_t size) {
+  if (resv_lo == 0 || base < resv_lo || base >= resv_hi || size > resv_hi - base) return -1;
+  void* p = mmap((void*)(uintptr_t)base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                 -1, 0);
+  if (p == MAP_FAILED) return errno ? errno : 1;
+  return 0;
 }
 
 // ---- faults in lane code ----

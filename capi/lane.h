@@ -6,6 +6,7 @@ emud_lane* emud_lane_new(emud_entry entry, void* arg);
 void emud_lane_free(emud_lane* l);
 void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
+int emud_map_device(uint64_t base, uint64_t size);
 void emud_enter(void);
 void emud_leave(void);
 int emud_host_id(void);

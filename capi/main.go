@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
@@ -77,7 +78,9 @@ func envInt(name string, def int) (int, error) {
 // lies in the range where Linux places a process's own mmaps (malloc of
 // large buffers, libraries, thread stacks), so a host buffer could sit
 // inside a GPU slice; 32 TiB is far below that and far above the
-// executable and its heap. EMUD_BASE (hex, a multiple of 4 GiB) moves it.
+// executable and its malloc heap. The Go runtime's heap can be anywhere
+// in the low 64 TiB, so lane.c reserves the range for 64 GPUs before the
+// runtime starts (mapDevice). EMUD_BASE (hex, a multiple of 4 GiB) moves it.
 const DefaultBase = 0x2000_0000_0000
 
 func envBase() (uint64, error) {
@@ -90,6 +93,21 @@ func envBase() (uint64, error) {
 		return 0, fmt.Errorf("EMUD_BASE=%q: want a hex address, a non-zero multiple of 4 GiB", v)
 	}
 	return b, nil
+}
+
+// mapDevice is the node's Backing: each region mapped at its device
+// address inside the range lane.c reserved before the Go runtime started
+// (so the Go heap, placed at random, is never there), or as engine.MapAt
+// maps it when the range could not be reserved.
+func mapDevice(base, size uint64) ([]byte, error) {
+	switch rc := C.emud_map_device(C.uint64_t(base), C.uint64_t(size)); {
+	case rc == 0:
+		return unsafe.Slice((*byte)(ptr(base)), size), nil
+	case rc < 0:
+		return engine.MapAt(base, size)
+	default:
+		return nil, fmt.Errorf("map at %#x (%d B): %w", base, size, syscall.Errno(rc))
+	}
 }
 
 // start builds the emulation from the environment: EMUD_SEED (1),
@@ -124,7 +142,7 @@ func start() error {
 	}
 	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env,
 		Race:      cco.Truthy(os.Getenv("EMUD_RACE")),
-		Configure: func(c *engine.Config) { c.Backing, c.Base = engine.MapAt, base }})
+		Configure: func(c *engine.Config) { c.Backing, c.Base = mapDevice, base }})
 	if err != nil {
 		return err
 	}

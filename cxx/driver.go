@@ -26,6 +26,9 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Verbose prints each command before running it.
 	Verbose bool
+	// Library is the emulator archive to link; "" builds it from Root
+	// (BuildLibrary), which costs a go build even when nothing changed.
+	Library string
 }
 
 // FindRoot returns emud's source tree: $EMUD_ROOT, else the first
@@ -185,9 +188,11 @@ func Run(args []string, o Options) error {
 	if out == "" {
 		out = "a.out"
 	}
-	lib, err := BuildLibrary(root, o)
-	if err != nil {
-		return err
+	lib := o.Library
+	if lib == "" {
+		if lib, err = BuildLibrary(root, o); err != nil {
+			return err
+		}
 	}
 	link := append(append(objs, linkFlags...), lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)

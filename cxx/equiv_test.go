@@ -79,9 +79,8 @@ func TestAlltoallMatchesGo(t *testing.T) {
 	if os.Getenv("EMUD_TEST_CXX") == "" {
 		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
 	}
-	root, o, log := setupCxx(t)
-	prog := filepath.Join(t.TempDir(), "alltoall_put")
-	require.NoError(t, Run([]string{"-O2", filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-o", prog}, o), log.String())
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-O2", "-Wall", "-Werror")
 	endRe := regexp.MustCompile(`end (\d+) ps`)
 	for _, seed := range []uint64{1, 2, 3} {
 		out, sum, code := runExample(t, prog, "EMUD_SUMMARY=1", fmt.Sprintf("EMUD_SEED=%d", seed))

@@ -3,6 +3,7 @@ package cxx
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,24 +22,23 @@ import (
 // runs it: each prints PASS and exits 0, twice with the same digest, and
 // the same digest at -O0 as at -O2. It needs g++ (or $EMUD_CXX) and runs
 // when EMUD_TEST_CXX=1 (CI sets it): building the emulator library takes
-// most of a minute.
+// most of a minute. The examples build and run in parallel (a compile is
+// most of each one's time).
 func TestExamples(t *testing.T) {
 	if os.Getenv("EMUD_TEST_CXX") == "" {
 		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
 	}
-	root, o, log := setupCxx(t)
+	root := setupCxx(t)
 	srcs, err := filepath.Glob(filepath.Join(root, "examples", "cxx", "*.cpp"))
 	require.NoError(t, err)
 	require.NotEmpty(t, srcs)
-	dir := t.TempDir()
 	for _, src := range srcs {
 		name := strings.TrimSuffix(filepath.Base(src), ".cpp")
 		t.Run(name, func(t *testing.T) {
-			digests := map[string]string{}
+			t.Parallel()
+			want := ""
 			for _, opt := range []string{"-O2", "-O0"} {
-				prog := filepath.Join(dir, name+opt)
-				log.Reset()
-				require.NoError(t, Run([]string{opt, "-Wall", "-Werror", src, "-o", prog}, o), log.String())
+				prog := buildExample(t, src, opt, "-Wall", "-Werror")
 				for run := range 2 {
 					if opt == "-O0" && run == 1 {
 						break
@@ -46,10 +46,10 @@ func TestExamples(t *testing.T) {
 					out, sum, code := runExample(t, prog, "EMUD_SUMMARY=1")
 					require.Equal(t, 0, code, "%s %s exit status\nstdout:\n%s\nstderr:\n%s", name, opt, out, sum)
 					assert.Contains(t, out, name+": PASS")
-					if d, ok := digests["want"]; ok {
-						assert.Equal(t, d, sum, "%s %s run %d: another digest", name, opt, run)
+					if want == "" {
+						want = sum
 					} else {
-						digests["want"] = sum
+						assert.Equal(t, want, sum, "%s %s run %d: another digest", name, opt, run)
 					}
 				}
 			}
@@ -59,23 +59,78 @@ func TestExamples(t *testing.T) {
 
 var lib struct {
 	once sync.Once
+	path string
 	err  error
 	log  string
+	dir  string // the built programs, shared by the tests of this binary
 }
 
-// setupCxx builds the emulator library once per test binary.
-func setupCxx(t *testing.T) (string, Options, *bytes.Buffer) {
+// setupCxx builds the emulator library once per test binary and returns
+// emud's source tree.
+func setupCxx(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
-	log := &bytes.Buffer{}
-	o := Options{Root: root, Stdout: log, Stderr: log}
 	lib.once.Do(func() {
-		_, lib.err = BuildLibrary(root, o)
+		var log bytes.Buffer
+		lib.path, lib.err = BuildLibrary(root, Options{Root: root, Stdout: &log, Stderr: &log})
 		lib.log = log.String()
+		if lib.err == nil {
+			lib.dir, lib.err = os.MkdirTemp("", "emud-cxx-test-")
+		}
 	})
 	require.NoError(t, lib.err, lib.log)
-	return root, o, log
+	return root
+}
+
+// TestMain removes the programs the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if lib.dir != "" {
+		os.RemoveAll(lib.dir)
+	}
+	os.Exit(code)
+}
+
+var builds struct {
+	mu   sync.Mutex
+	done map[string]*built
+}
+
+type built struct {
+	once sync.Once
+	prog string
+	err  error
+}
+
+// buildExample compiles src with emud c++ and flags, once per test binary
+// for each (src, flags): TestExamples, TestPlanted and TestAlltoallMatchesGo
+// share their programs.
+func buildExample(t *testing.T, src string, flags ...string) string {
+	t.Helper()
+	root := setupCxx(t)
+	key := strings.Join(append([]string{src}, flags...), " ")
+	builds.mu.Lock()
+	if builds.done == nil {
+		builds.done = map[string]*built{}
+	}
+	b := builds.done[key]
+	if b == nil {
+		b = &built{}
+		builds.done[key] = b
+	}
+	n := len(builds.done)
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		b.prog = filepath.Join(lib.dir, fmt.Sprintf("%d-%s", n, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
+		var log bytes.Buffer
+		args := append(append([]string{}, flags...), src, "-o", b.prog)
+		if err := Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}); err != nil {
+			b.err = fmt.Errorf("%w\n%s", err, log.String())
+		}
+	})
+	require.NoError(t, b.err)
+	return b.prog
 }
 
 // TestPlanted runs the seed's failure table planted in C++
@@ -86,8 +141,7 @@ func TestPlanted(t *testing.T) {
 	if os.Getenv("EMUD_TEST_CXX") == "" {
 		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
 	}
-	root, o, log := setupCxx(t)
-	dir := t.TempDir()
+	root := setupCxx(t)
 	for _, c := range []struct {
 		name string
 		code int
@@ -98,9 +152,8 @@ func TestPlanted(t *testing.T) {
 		{"broadcast_misaligned", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			prog := filepath.Join(dir, c.name)
-			log.Reset()
-			require.NoError(t, Run([]string{"-O2", filepath.Join(root, "examples", "cxx", "planted", c.name+".cpp"), "-o", prog}, o), log.String())
+			t.Parallel()
+			prog := buildExample(t, filepath.Join(root, "examples", "cxx", "planted", c.name+".cpp"), "-O2")
 			out, report, code := runExample(t, prog)
 			require.Equal(t, c.code, code, "exit status; stdout:\n%s\nstderr:\n%s", out, report)
 			assert.NotContains(t, out, "PASS")
