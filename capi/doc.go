@@ -24,11 +24,13 @@
 //
 // # Device memory
 //
-// Memory is engine.Memory with the MapAt backing: every region (hipMalloc,
-// ccoMemAlloc, signal pools) is mapped at its own device address, GPU g's
-// slice at DefaultBase + g·64 GiB (EMUD_BASE moves it), so lanes and the
-// host dereference the pointers the API returns and the engines' copies
-// move the same bytes. hipMemcpy/hipMemset are ordered after the stream's
+// Memory is engine.Memory backed by mappings at the device addresses:
+// every region (hipMalloc, ccoMemAlloc, signal pools) is mapped at its own
+// device address, GPU g's slice at DefaultBase + g·64 GiB (EMUD_BASE moves
+// it), so lanes and the host dereference the pointers the API returns and
+// the engines' copies move the same bytes. The range of 64 slices is
+// reserved (inaccessible, unbacked) by a constructor that runs before the
+// Go runtime, whose randomized heap could otherwise land in a slice. hipMemcpy/hipMemset are ordered after the stream's
 // (null stream: the device's) kernels and done by the host thread; the
 // Async forms are ordered the same way and are not yet concurrent with
 // the host (partial). Memory is never freed (hipFree, ccoMemFree keep the
@@ -75,10 +77,4 @@
 // failed host call prints the call, the thread and why to stderr and
 // returns its error code. EMUD_SUMMARY=1 prints the seed, the emulated
 // end time and the digest at exit.
-//
-// Known open bug: on this project's CI machine the examples' all-to-all
-// (examples/cxx/alltoall_put.cpp) was seen to spin without finishing, even
-// unloaded, though it passed in earlier test runs; the cause (host-thread
-// start/exit or the lane exit path) is not found yet, so CI does not run
-// the C++ examples until it is.
 package main
