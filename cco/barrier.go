@@ -27,8 +27,14 @@ import (
 // 2^31−1 (wrap-safe "reached"), acquiring it, then advances the epoch; the
 // timeout form gives up after timeoutCycles CU cycles and returns 1, leaving
 // the epoch where it was; Close persists the epoch for the next session.
-// emud's session is a thread-scope one (MORI's Coop = ccoCoopThread): each
-// lane that builds one runs it alone.
+// The session's cooperative group is MORI's Coop: ccoCoopThread (each lane
+// runs its session alone: NewLsaBarrierSession), ccoCoopWarp or
+// ccoCoopBlock (NewLsaBarrierSessionGroup with t.WarpGroup() or
+// t.BlockGroup()): every lane of the group builds the session, arrive and
+// wait sync the group and split the peers among its lanes (lane r takes
+// peers r, r + size, ...), and each lane's wait returns its own status, as
+// MORI's waitInternal does; Close persists the epoch from the group's
+// rank 0.
 
 // Team is ccoTeam.
 type Team struct{ NRanks, Rank, Stride int }
@@ -93,9 +99,10 @@ type LsaBarrierHandle struct {
 	base      uint64 // this rank's state buffer
 }
 
-// LsaBarrierSession is ccoLsaBarrierSession<ccoCoopThread>.
+// LsaBarrierSession is ccoLsaBarrierSession<Coop>.
 type LsaBarrierSession struct {
 	t     *kernel.Thread
+	g     kernel.Group // the Coop
 	dc    DevComm
 	team  Team
 	index int
@@ -108,7 +115,15 @@ type LsaBarrierSession struct {
 // slot's epoch. index must be below LsaBarrier.NBarriers (MORI leaves it
 // unchecked; emud stops the kernel naming it).
 func NewLsaBarrierSession(t *kernel.Thread, dc DevComm, team Team, index int) *LsaBarrierSession {
-	s := &LsaBarrierSession{t: t, dc: dc, team: team, index: index, mem: NewMem(t, dc)}
+	return NewLsaBarrierSessionGroup(t.ThreadGroup(), dc, team, index)
+}
+
+// NewLsaBarrierSessionGroup is ccoLsaBarrierSession<Coop> for cooperative
+// group g: t.ThreadGroup() (ccoCoopThread), t.WarpGroup() (ccoCoopWarp) or
+// t.BlockGroup() (ccoCoopBlock). Every lane of the group calls it.
+func NewLsaBarrierSessionGroup(g kernel.Group, dc DevComm, team Team, index int) *LsaBarrierSession {
+	t := g.Thread()
+	s := &LsaBarrierSession{t: t, g: g, dc: dc, team: team, index: index, mem: NewMem(t, dc)}
 	if dc.st == nil || index < 0 || index >= dc.LsaBarrier.NBarriers {
 		n := 0
 		if dc.st != nil {
@@ -136,12 +151,13 @@ func (s *LsaBarrierSession) inbox(owner, peer int) (uint64, error) {
 	return h.base + 4*uint64(h.NBarriers+s.index*s.dc.LsaSize+peer), nil
 }
 
-// Arrive stores epoch+1 into every other team member's inbox slot for this
-// rank, after a release (the system-scope fence before MORI's relaxed
-// stores).
+// Arrive syncs the group, then stores epoch+1 into every other team
+// member's inbox slot for this rank, after a release (the system-scope
+// fence before MORI's relaxed stores); the group's lanes share the peers.
 func (s *LsaBarrierSession) Arrive() {
+	s.g.Sync()
 	me := s.team.Rank
-	for i := 0; i < s.team.NRanks-1; i++ {
+	for i := s.g.ThreadRank(); i < s.team.NRanks-1; i += s.g.Size() {
 		peer := i
 		if i >= me {
 			peer++
@@ -155,12 +171,15 @@ func (s *LsaBarrierSession) Arrive() {
 	}
 }
 
-// Wait waits until every other member has arrived at this epoch, then
-// advances the epoch.
+// Wait waits until every other member has arrived at this epoch (each lane
+// of the group for its share of the peers), advances the epoch and syncs
+// the group.
 func (s *LsaBarrierSession) Wait() { s.wait("ccoLsaBarrierSession::wait", -1) }
 
-// WaitTimeout is wait(coop, timeoutCycles): 0 when every member arrived, 1
-// when timeoutCycles CU cycles passed first (the epoch does not advance).
+// WaitTimeout is wait(coop, timeoutCycles): 0 when every member this lane
+// waits for arrived, 1 when timeoutCycles CU cycles passed first (this
+// lane's epoch does not advance; in a group, the other lanes' statuses are
+// their own, as in MORI).
 func (s *LsaBarrierSession) WaitTimeout(timeoutCycles uint64) int {
 	return s.wait("ccoLsaBarrierSession::wait", int64(timeoutCycles))
 }
@@ -177,12 +196,13 @@ func (s *LsaBarrierSession) SyncTimeout(timeoutCycles uint64) int {
 // Epoch is the session's epoch (barriers passed on this slot).
 func (s *LsaBarrierSession) Epoch() uint32 { return s.epoch }
 
-// Close is the destructor: it persists the epoch for the next session on
-// the slot.
+// Close is the destructor: the group's rank 0 persists the epoch for the
+// next session on the slot, then the group syncs.
 func (s *LsaBarrierSession) Close() {
-	if s.dc.st != nil && s.index >= 0 && s.index < s.dc.LsaBarrier.NBarriers {
+	if s.dc.st != nil && s.index >= 0 && s.index < s.dc.LsaBarrier.NBarriers && s.g.ThreadRank() == 0 {
 		s.mem.Store32(s.dc.LsaBarrier.base+4*uint64(s.index), s.epoch)
 	}
+	s.g.Sync()
 }
 
 // awaitTimeout is a Memory that can give up waiting (the emulator's).
@@ -191,17 +211,27 @@ type awaitTimeout interface {
 }
 
 type barrierWait struct {
-	s       *LsaBarrierSession
-	timeout int64 // CU cycles; < 0 none
-	status  int
+	s        *LsaBarrierSession
+	deadline sim.Time // < 0 none
+	status   int
 }
 
 var barrierWaitCall = &kernel.Call{Name: "ccoLsaBarrierSession::wait", Run: runBarrierWait}
 
 func (s *LsaBarrierSession) wait(call string, timeout int64) int {
-	w := &barrierWait{s: s, timeout: timeout}
+	w := &barrierWait{s: s, deadline: -1}
+	if timeout >= 0 && s.dc.st != nil {
+		ghz := 2.4
+		if m := s.dc.st.c.h.dev.Model(); m != nil {
+			ghz = m.CUClockGHz()
+		}
+		// clock64 starts when the lane enters the wait (every lane of a
+		// wave at once).
+		w.deadline = s.t.Now() + sim.Time(float64(timeout)/ghz*float64(sim.Nanosecond))
+	}
 	s.t.Arg = w
 	s.t.Converge(barrierWaitCall)
+	s.g.Sync()
 	return w.status
 }
 
@@ -224,16 +254,9 @@ func (w *barrierWait) run(a *sim.Actor) error {
 		v, err := mem.Load32(addr)
 		return err == nil && v-want <= 1<<31-1
 	}
-	var deadline sim.Time = -1
-	if w.timeout >= 0 {
-		ghz := 2.4
-		if m := s.dc.st.c.h.dev.Model(); m != nil {
-			ghz = m.CUClockGHz()
-		}
-		deadline = a.Now() + sim.Time(float64(w.timeout)/ghz*float64(sim.Nanosecond))
-	}
+	deadline := w.deadline
 	me := s.team.Rank
-	for i := 0; i < s.team.NRanks-1; i++ {
+	for i := s.g.ThreadRank(); i < s.team.NRanks-1; i += s.g.Size() {
 		peer := i
 		if i >= me {
 			peer++

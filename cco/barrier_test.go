@@ -134,3 +134,75 @@ func TestNoQueuesSaysSoOnce(t *testing.T) {
 	assert.Equal(t, 1, n, "%q", r.h.Warnings())
 	assert.Empty(t, r.node.Queues())
 }
+
+// Warp and block scope (ccoCoopWarp, ccoCoopBlock): every lane of the
+// group builds the session and syncs; the lanes share the peers (lane r
+// arrives at and waits for peer r), so after the sync every lane of every
+// rank reads every rank's value, and every lane's epoch is 1; Close
+// persists it from rank 0 of the group, and the next session resumes.
+func TestLsaBarrierSessionGroupScopes(t *testing.T) {
+	const ranks = 4
+	for _, tc := range []struct {
+		name  string
+		block int
+		group func(*kernel.Thread) kernel.Group
+	}{
+		{"warp", 64, (*kernel.Thread).WarpGroup},
+		{"block", 128, (*kernel.Thread).BlockGroup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, rigOpts{ranks: ranks, barriers: 1})
+			bad := make([]int, ranks)
+			epochs := make([][]uint32, ranks)
+			for rank := range ranks {
+				dc := r.dcs[rank]
+				epochs[rank] = make([]uint32, tc.block)
+				r.launch(rank, 1, tc.block, func(th *kernel.Thread, _ *cco.Sdma) {
+					m := cco.NewMem(th, dc)
+					if th.ThreadIdx() == 0 {
+						m.Store32(r.send[rank].LocalPtr(0), uint32(100+rank))
+					}
+					s := cco.NewLsaBarrierSessionGroup(tc.group(th), dc, cco.TeamLsa(dc), 0)
+					s.Sync()
+					for p := range ranks {
+						if m.Load32(r.send[rank].LsaPtr(p, 0)) != uint32(100+p) {
+							bad[rank]++
+						}
+					}
+					s.Close()
+					s2 := cco.NewLsaBarrierSessionGroup(tc.group(th), dc, cco.TeamLsa(dc), 0)
+					epochs[rank][th.ThreadIdx()] = s2.Epoch()
+					s2.Close()
+				})
+			}
+			require.NoError(t, r.s.Run())
+			for rank := range ranks {
+				assert.Zero(t, bad[rank], "rank %d: lanes that read a value before its rank arrived", rank)
+				for lane, e := range epochs[rank] {
+					require.Equal(t, uint32(1), e, "rank %d lane %d", rank, lane)
+				}
+			}
+		})
+	}
+}
+
+// In a group, each lane's timeout status is its own (MORI's waitInternal):
+// with LSA rank 2 of 3 never arriving, rank 0's lane 1 (which waits for
+// rank 2) returns 1 and keeps its epoch, lane 0 (rank 1, which arrived)
+// returns 0 and advances.
+func TestLsaBarrierGroupTimeoutPerLane(t *testing.T) {
+	r := newRig(t, 1, rigOpts{ranks: 3, barriers: 1})
+	status := make([]int, 64)
+	epoch := make([]uint32, 64)
+	r.launch(0, 1, 64, func(th *kernel.Thread, _ *cco.Sdma) {
+		s := cco.NewLsaBarrierSessionGroup(th.WarpGroup(), r.dcs[0], cco.TeamLsa(r.dcs[0]), 0)
+		status[th.Lane()] = s.SyncTimeout(24000)
+		epoch[th.Lane()] = s.Epoch()
+	})
+	r.launch(1, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+		cco.NewLsaBarrierSession(th, r.dcs[1], cco.TeamLsa(r.dcs[1]), 0).Arrive()
+	})
+	require.NoError(t, r.s.Run())
+	assert.Equal(t, []int{0, 1, 0}, status[:3])
+	assert.Equal(t, []uint32{1, 0, 1}, epoch[:3], "lanes with no peer to wait for advance too")
+}

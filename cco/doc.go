@@ -97,7 +97,7 @@
 //
 // barrier.go has MORI's teams (World, Lsa, CrossNode, Rail, and the rank
 // mappings) and LsaBarrierSession (arrive, wait, sync, and the timeout
-// forms returning 1), thread scope only. A dev comm without SDMA queues
+// forms returning 1) at thread, warp or block scope (MORI's Coop). A dev comm without SDMA queues
 // does nothing on every call, as MORI does, and says so once
 // (Host.Warnings).
 //
