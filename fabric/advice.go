@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/emud-dev/emud/race"
 )
@@ -47,6 +48,12 @@ func init() {
 // (gin.go: strong and weak signals, counters, flush, barrier fences).
 func init() {
 	race.RegisterAdvice(race.OpGin, race.OpLane, func(e race.Edge) string {
+		if strings.HasPrefix(e.Prev.Op, "ccoGda") {
+			if !e.Prev.Write {
+				return "the lane reused the put's source before its completion: ccoGda::flush (or flushAsync then wait, or counter) must come first"
+			}
+			return "no signal that implies this put's data was waited for before the access: a ccoGda_Signal* on the put itself, a later signal on the same QP (same context, same peer) on an in-order transport, or a GDA barrier after the put; on an out-of-order transport a signal implies only its own put, and ccoGda::flush or counter order the data only on the issuing rank"
+		}
 		if !e.Prev.Write {
 			return "the lane reused the put's source before the NIC had read it: ncclGin::flush (or waitCounter on the put's ncclGin_CounterInc) must come first"
 		}

@@ -28,6 +28,12 @@ type DevCommRequirements struct {
 	GinBarrierCount          int
 	GinStrongSignalsRequired bool
 	GinConnectionType        GinConnection
+
+	// MORI's ccoGda (gda.go) on the same resources: gdaContextCount,
+	// gdaSignalCount and gdaCounterCount are the three GIN counts above;
+	// these add the connection type and the rail barriers.
+	GdaConnectionType   GdaConnection
+	RailGdaBarrierCount int
 }
 
 // DevCommRequirementsInitializer is NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER:
@@ -62,6 +68,9 @@ type DevComm struct {
 	GinSignalCount  int
 	GinCounterCount int
 	GinBarrier      GinBarrierHandle // world-team GIN barriers (railGinBarrier's role)
+
+	GdaConnType    GdaConnection    // ccoDevComm.gdaConnType
+	RailGdaBarrier GdaBarrierHandle // ccoDevComm.railGdaBarrier
 
 	st  *devState
 	gin *ginRank

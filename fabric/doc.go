@@ -253,7 +253,54 @@
 // in flight to it with their NIC, QP and packets landed
 // (CauseGinSignalWaits, CauseGinBarrierWaits).
 //
-// Not modelled yet: GIN over SDMA (RCCL's Anvil backend), MORI's ccoGda,
+// # MORI's ccoGda (gda.go)
+//
+// MORI's GDA device layer (ROCm/mori include/mori/cco/cco_scale_out.hpp)
+// on the same NIC model and GIN machinery, with MORI's names: NewGda is
+// ccoGda(devComm, contextIndex) (the QP is contextIndex mod
+// GinContextCount, as MORI's qpIdx), and Put, PutValue, Get, Signal,
+// ReadSignal, WaitSignal, ResetSignal, Counter, ReadCounter, WaitCounter,
+// ResetCounter, Flush, FlushPeer, FlushAsync, Wait, and
+// NewGdaBarrierSession/GdaBarrier with Sync. A dev comm gets GDA with
+// DevCommRequirements.GdaConnectionType (GdaConnectionNone, Full,
+// CrossNode or Rail) and RailGdaBarrierCount; gdaContextCount,
+// gdaSignalCount and gdaCounterCount are the GIN counts. GdaPeerToWorld and
+// WorldPeerToGda are MORI's world↔GDA rank mapping (FULL: identity; RAIL:
+// the node index; CROSSNODE: the other nodes' ranks with this rank at its
+// node's first index), and a peer argument is a world rank (GdaTeamWorld)
+// or a GDA team index (GdaTeamGda). Where MORI differs from GIN the
+// emulator follows MORI:
+//   - a put's signal is an atomic WQE after the data WQE on the same QP,
+//     without a fence: on an InOrder (RC) network it implies every earlier
+//     operation on that QP (GIN's strong signal), on an OutOfOrder network
+//     only its own put (the race detector reports a program that leans on
+//     more); there is no weak/strong choice and no Inc/Add mixing rule;
+//   - WaitSignal compares the slot less a per-rank shadow with least
+//     (plain unsigned, not rolling) and then consumes least (shadow +=
+//     least); ReadSignal returns the slot less its shadow; ResetSignal
+//     zeroes both;
+//   - Flush, FlushPeer, FlushAsync/Wait and Counter wait for completions
+//     (CQEs) of every operation posted on the QPs, by any thread of the
+//     rank: a write's completion arrives one network latency after its
+//     data has landed (the acknowledgement), so a completed put's data is
+//     at the peer — more than ncclGin::flush promises; Counter is that
+//     quiet plus +1 on a counter, not a per-operation local action, and
+//     WaitCounter compares plainly;
+//   - the barrier posts +1 to slot signal0 + index·nRanks + (its GDA rank)
+//     at every other GDA team member and consumes 1 from each member's
+//     slot. MORI sizes the rail barrier pool nBarriers × nNodes and
+//     enables it only with more than one node; Sync refuses an index whose
+//     team would index past the pool (FULL or CROSSNODE teams are larger
+//     than the rail team), and under CROSSNODE with several GPUs per node
+//     a node's ranks share a GDA rank, so their arrivals share a slot and
+//     the barrier hangs, as MORI's code would (the hang cause says so);
+//   - calls MORI would miscompile or mis-route are refused with the
+//     reason: a thread coop for flush, counter, wait or the barrier (MORI
+//     static_asserts a warp), CCO_TEAM_LSA (MORI's resolveWorldPeer reads
+//     it as a GDA index), Signal with ccoGda_NoSignal (MORI's code posts +1
+//     on signal 0), a peer the connection type gives no QP to.
+//
+// Not modelled yet: GIN over SDMA (RCCL's Anvil backend),
 // VA signals, get-side DescriptorSmem and flushAsync/wait requests, the
 // device-side timeouts and abort flag of 2.31, and multiple QPs per
 // context. GIN traffic between ranks of one node also goes through their

@@ -155,6 +155,11 @@ type ginRank struct {
 	ctrSync []race.Sync
 	pending map[ginThreadKey][]*ginOp // issued by a thread, not yet consumed
 	epochs  []uint64                  // per barrier: completed syncs
+
+	// ccoGda (gda.go)
+	gdaConn GdaConnection
+	gdaBar  GdaBarrierHandle
+	shadow  []uint64 // per slot: the signal value waits have consumed (signalShadows)
 }
 
 type ginThreadKey struct {
@@ -182,6 +187,7 @@ type ginConn struct {
 	qp     *nic.QP
 	subj   sim.TraceSubject
 	open   []*ginOp  // posted, not yet part of the settled prefix, in issue order
+	wqes   []*ginOp  // ccoGda: posted, completion (CQE) not yet arrived, in post order
 	prefix race.Sync // the settlement of every operation before open[0]
 }
 
@@ -196,6 +202,16 @@ const (
 )
 
 var ginOpNames = [...]string{"ncclGin::put", "ncclGin::putValue", "ncclGin::signal", "ncclGin::get", "ncclGinBarrierSession::sync"}
+
+var gdaOpNames = [...]string{"ccoGda::put", "ccoGda::putValue", "ccoGda::signal", "ccoGda::get", "ccoGdaBarrierSession::sync"}
+
+// name is the operation's API name: NCCL's for GIN, MORI's for ccoGda.
+func (o *ginOp) name() string {
+	if o.gda {
+		return gdaOpNames[o.kind]
+	}
+	return ginOpNames[o.kind]
+}
 
 // ginOp is one GIN operation in flight.
 type ginOp struct {
@@ -220,7 +236,12 @@ type ginOp struct {
 	data     []byte
 	msg      *nic.Message
 
-	race       *race.Thread // nil when the detector is off
+	race *race.Thread // nil when the detector is off
+	// ccoGda (gda.go): the operation was posted by MORI's API, and when
+	// its completion (CQE) has arrived
+	gda bool
+	cqe bool
+
 	rinfoRead  *race.Info
 	rinfoWrite *race.Info
 	sentSync   race.Sync
@@ -230,11 +251,11 @@ type ginOp struct {
 func (o *ginOp) describe() string {
 	switch o.kind {
 	case ginGet:
-		return fmt.Sprintf("%s of %d B from rank %d by %s", ginOpNames[o.kind], o.bytes, o.peer, o.who)
+		return fmt.Sprintf("%s of %d B from rank %d by %s", o.name(), o.bytes, o.peer, o.who)
 	case ginSignalOp, ginBarrier:
-		return fmt.Sprintf("%s to rank %d by %s", ginOpNames[o.kind], o.peer, o.who)
+		return fmt.Sprintf("%s to rank %d by %s", o.name(), o.peer, o.who)
 	}
-	return fmt.Sprintf("%s of %d B to rank %d by %s", ginOpNames[o.kind], o.bytes, o.peer, o.who)
+	return fmt.Sprintf("%s of %d B to rank %d by %s", o.name(), o.bytes, o.peer, o.who)
 }
 
 // ginSetup builds the network on the first GIN dev comm.
@@ -280,21 +301,36 @@ func (c *Comm) ginCreate(dc *DevComm, reqs DevCommRequirements) error {
 		return errf(InvalidArgument, call, "rank %d: negative GIN context, signal, counter or barrier count", c.Rank)
 	case reqs.GinContextCount == 0 && (reqs.GinSignalCount > 0 || reqs.GinCounterCount > 0 || reqs.GinBarrierCount > 0):
 		return errf(InvalidArgument, call, "rank %d: GIN signals, counters or barriers requested with ginContextCount 0", c.Rank)
+	case reqs.GinContextCount == 0 && (reqs.GdaConnectionType != GdaConnectionNone || reqs.RailGdaBarrierCount > 0):
+		return errf(InvalidArgument, call, "rank %d: gdaConnectionType %v or railGdaBarrierCount %d with ginContextCount 0: ccoGda's gdaContextCount is GinContextCount here", c.Rank, reqs.GdaConnectionType, reqs.RailGdaBarrierCount)
 	case reqs.GinContextCount == 0:
 		return nil
 	case reqs.GinContextCount > MaxGinContexts:
 		return errf(InvalidArgument, call, "rank %d: ginContextCount %d above the %d contexts a NIC offers here", c.Rank, reqs.GinContextCount, MaxGinContexts)
 	case reqs.GinConnectionType > GinConnectionRail:
 		return errf(InvalidArgument, call, "rank %d: unknown GIN connection type %d", c.Rank, reqs.GinConnectionType)
+	case reqs.GdaConnectionType > GdaConnectionRail:
+		return errf(InvalidArgument, call, "rank %d: unknown gdaConnectionType %d", c.Rank, reqs.GdaConnectionType)
+	case reqs.RailGdaBarrierCount < 0:
+		return errf(InvalidArgument, call, "rank %d: railGdaBarrierCount %d is negative", c.Rank, reqs.RailGdaBarrierCount)
 	}
 	sys := c.sys
 	sys.ginSetup()
 	nSlots := reqs.GinSignalCount + reqs.GinBarrierCount*c.NRanks
+	// MORI sizes the rail barriers for the rail team (nNodes slots each)
+	// and enables them only with GDA QPs and more than one node.
+	nNodes := c.NRanks / sys.topo.LsaSize
+	railBars := 0
+	if reqs.GdaConnectionType != GdaConnectionNone && nNodes > 1 {
+		railBars = reqs.RailGdaBarrierCount
+	}
+	gdaBar := GdaBarrierHandle{Signal0: uint32(nSlots), NBarriers: railBars}
+	nSlots += railBars * nNodes
 	g := &ginRank{sys: sys, rank: c.Rank, nCtx: reqs.GinContextCount, strong: reqs.GinStrongSignalsRequired, conn: reqs.GinConnectionType,
 		nSig: reqs.GinSignalCount, nBar: reqs.GinBarrierCount, barSize: c.NRanks, mode: make([]uint8, nSlots),
 		counter: make([]uint64, reqs.GinCounterCount), ctrSync: make([]race.Sync, reqs.GinCounterCount),
 		cwl: sys.s.NewWatchList(fmt.Sprintf("rank %d GIN counters", c.Rank)), fwl: sys.s.NewWatchList(fmt.Sprintf("rank %d GIN flushes", c.Rank)), pending: map[ginThreadKey][]*ginOp{},
-		epochs: make([]uint64, reqs.GinBarrierCount)}
+		epochs: make([]uint64, reqs.GinBarrierCount), gdaConn: reqs.GdaConnectionType, gdaBar: gdaBar, shadow: make([]uint64, nSlots)}
 	if nSlots > 0 {
 		off, err := c.symAlloc(call, uint64(nSlots)*8, fmt.Sprintf("dev comm %d GIN signals", c.devs), false)
 		if err != nil {
@@ -306,6 +342,8 @@ func (c *Comm) ginCreate(dc *DevComm, reqs DevCommRequirements) error {
 	dc.GinSignalCount = reqs.GinSignalCount
 	dc.GinCounterCount = reqs.GinCounterCount
 	dc.GinBarrier = GinBarrierHandle{First: reqs.GinSignalCount, NBarriers: reqs.GinBarrierCount}
+	dc.GdaConnType = reqs.GdaConnectionType
+	dc.RailGdaBarrier = gdaBar
 	dc.gin = g
 	return nil
 }

@@ -261,7 +261,12 @@ func (sys *System) ginPost(t *kernel.Thread, o *ginOp) {
 			sys.ranks[dst].wl.Notify(o.dstOff+lo, o.dstOff+hi)
 		}
 	}
-	m.Done = func() { sys.ginSettled(o) }
+	m.Done = func() {
+		sys.ginSettled(o)
+		if o.gda {
+			sys.gdaDone(o)
+		}
+	}
 	o.msg = m
 	if o.kind == ginPutValue {
 		o.data = make([]byte, o.bytes)

@@ -43,14 +43,14 @@ func (sys *System) ginRaceStart(t *kernel.Thread, o *ginOp) {
 	// (a shared NIC thread would order every later operation after every
 	// earlier one). The cost grows with the operations of a run, which is
 	// fine for tests and the reason scale runs leave the detector off.
-	o.race = d.NewThread(fmt.Sprintf("rank %d NIC: %s", o.rank, ginOpNames[o.kind]))
+	o.race = d.NewThread(fmt.Sprintf("rank %d NIC: %s", o.rank, o.name()))
 	d.Fork(from, o.race)
-	who := fmt.Sprintf("rank %d's %s to rank %d (context %d, posted by %v)", o.rank, ginOpNames[o.kind], o.peer, o.ctx, t)
+	who := fmt.Sprintf("rank %d's %s to rank %d (context %d, posted by %v)", o.rank, o.name(), o.peer, o.ctx, t)
 	if o.kind == ginGet {
-		who = fmt.Sprintf("rank %d's %s from rank %d (context %d, posted by %v)", o.rank, ginOpNames[o.kind], o.peer, o.ctx, t)
+		who = fmt.Sprintf("rank %d's %s from rank %d (context %d, posted by %v)", o.rank, o.name(), o.peer, o.ctx, t)
 	}
-	o.rinfoRead = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: ginOpNames[o.kind] + " source read"}
-	o.rinfoWrite = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: ginOpNames[o.kind] + " write"}
+	o.rinfoRead = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: o.name() + " source read"}
+	o.rinfoWrite = &race.Info{Kind: race.KindFabric, OpKind: race.OpGin, Who: who, Op: o.name() + " write"}
 }
 
 func (sys *System) ginRaceRead(o *ginOp, rank int, lo, hi uint64) {
