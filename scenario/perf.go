@@ -65,10 +65,31 @@ type PerfRow struct {
 	Err    string  `json:"error,omitempty"`
 }
 
-// PerfSweep runs sc at every size and prints the table; it returns the
-// rows and the error (exit status) of the worst failure, nil if none.
+// PerfLine is one size of a sweep: its row, or, for a size that did not
+// run, the comment line that says why (Skip).
+type PerfLine struct {
+	Skip string   `json:"skip,omitempty"`
+	Row  *PerfRow `json:"row,omitempty"`
+}
+
+// PerfSweep runs sc at every size and prints the table as it goes; it
+// returns the rows and the error (exit status) of the worst failure, nil if
+// none.
 func PerfSweep(w io.Writer, sc *Scenario, o Options, sizes []uint64, iters int, budget uint64) ([]PerfRow, error) {
-	sh := PerfOf(sc)
+	WritePerfHeader(w, sc, o, iters)
+	var lines []PerfLine
+	var worst error
+	for _, size := range sizes {
+		l, err := PerfSize(sc, o, size, iters, budget)
+		worst = MoreSevere(worst, err)
+		WritePerfLine(w, sc, l)
+		lines = append(lines, l)
+	}
+	return WritePerfFooter(w, lines), worst
+}
+
+// WritePerfHeader prints the sweep's comment lines and column heads.
+func WritePerfHeader(w io.Writer, sc *Scenario, o Options, iters int) {
 	modelName := "the CFT fabric's model"
 	if !sc.Fabric {
 		modelName = o.Model
@@ -83,64 +104,89 @@ func PerfSweep(w io.Writer, sc *Scenario, o Options, sizes []uint64, iters int, 
 	}
 	fmt.Fprintf(w, "#\n# %10s %12s %8s %6s %10s %8s %8s %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw", "#wrong")
 	fmt.Fprintf(w, "# %10s %12s %8s %6s %10s %8s %8s %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "")
-	var rows []PerfRow
-	var worst error
-	var busSum float64
-	n := 0
+}
+
+// PerfSize runs sc at one size, iters seeds from o.Seed; it returns the
+// line and the worst error of its runs (nil: all passed).
+func PerfSize(sc *Scenario, o Options, size uint64, iters int, budget uint64) (PerfLine, error) {
+	sh := PerfOf(sc)
 	per := sh.Per(o.Ranks)
-	for _, size := range sizes {
-		msg := size / per / sh.Gran * sh.Gran
-		if msg == 0 {
-			fmt.Fprintf(w, "# %d B: too small for %d messages of a multiple of %d B; skipped\n", size, per, sh.Gran)
-			continue
-		}
-		oo := o
-		oo.Bytes = msg
-		r := PerfRow{Size: msg * per, Count: msg * per / sh.Elem}
-		if err := Admit(sc, oo, budget); err != nil {
-			fmt.Fprintf(w, "# %d B: %v; skipped\n", r.Size, err)
-			continue
-		}
-		var sum float64
-		for i := 0; i < iters && r.Err == ""; i++ {
-			oo.Seed = o.Seed + uint64(i)
-			res, err := sc.Run(oo)
-			var mm *MismatchError
-			switch {
-			case errors.As(err, &mm):
-				r.Wrong += mm.Wrong
-				r.Err = "wrong data"
-				worst = MoreSevere(worst, err)
-			case err != nil:
-				r.Err = firstLine(err.Error())
-				worst = MoreSevere(worst, err)
-			default:
-				var end sim.Time
-				for _, rk := range res.Ranks {
-					end = max(end, rk.Finish)
-				}
-				sum += end.Micros()
+	msg := size / per / sh.Gran * sh.Gran
+	if msg == 0 {
+		return PerfLine{Skip: fmt.Sprintf("%d B: too small for %d messages of a multiple of %d B", size, per, sh.Gran)}, nil
+	}
+	oo := o
+	oo.Bytes = msg
+	r := PerfRow{Size: msg * per, Count: msg * per / sh.Elem}
+	if err := Admit(sc, oo, budget); err != nil {
+		return PerfLine{Skip: fmt.Sprintf("%d B: %v", r.Size, err)}, nil
+	}
+	var worst error
+	var sum float64
+	for i := 0; i < iters && r.Err == ""; i++ {
+		oo.Seed = o.Seed + uint64(i)
+		res, err := sc.Run(oo)
+		var mm *MismatchError
+		switch {
+		case errors.As(err, &mm):
+			r.Wrong += mm.Wrong
+			r.Err = "wrong data"
+			worst = MoreSevere(worst, err)
+		case err != nil:
+			r.Err = firstLine(err.Error())
+			worst = MoreSevere(worst, err)
+		default:
+			var end sim.Time
+			for _, rk := range res.Ranks {
+				end = max(end, rk.Finish)
 			}
+			sum += end.Micros()
 		}
-		if r.Err != "" && r.Wrong == 0 {
-			fmt.Fprintf(w, "  %10d %12d %8s %6s %10s %8s %8s %7s  # %s\n", r.Size, r.Count, sh.Type, sh.Redop, "-", "-", "-", "N/A", r.Err)
-			rows = append(rows, r)
-			continue
-		}
+	}
+	if r.Err == "" || r.Wrong != 0 {
 		r.TimeUs = sum / float64(iters)
 		if r.TimeUs > 0 {
 			r.AlgBW = float64(r.Size) / r.TimeUs / 1e3
 			r.BusBW = r.AlgBW * sh.Bus(float64(o.Ranks))
 		}
-		busSum += r.BusBW
-		n++
+	}
+	return PerfLine{Row: &r}, worst
+}
+
+// WritePerfLine prints one size's line.
+func WritePerfLine(w io.Writer, sc *Scenario, l PerfLine) {
+	sh := PerfOf(sc)
+	r := l.Row
+	switch {
+	case r == nil:
+		fmt.Fprintf(w, "# %s; skipped\n", l.Skip)
+	case r.Err != "" && r.Wrong == 0:
+		fmt.Fprintf(w, "  %10d %12d %8s %6s %10s %8s %8s %7s  # %s\n", r.Size, r.Count, sh.Type, sh.Redop, "-", "-", "-", "N/A", r.Err)
+	default:
 		fmt.Fprintf(w, "  %10d %12d %8s %6s %10.2f %8.2f %8.2f %7d\n", r.Size, r.Count, sh.Type, sh.Redop, r.TimeUs, r.AlgBW, r.BusBW, r.Wrong)
-		rows = append(rows, r)
+	}
+}
+
+// WritePerfFooter prints nccl-tests' closing lines and returns the rows
+// of the sizes that ran.
+func WritePerfFooter(w io.Writer, lines []PerfLine) []PerfRow {
+	var rows []PerfRow
+	var busSum float64
+	n := 0
+	for _, l := range lines {
+		if l.Row == nil {
+			continue
+		}
+		rows = append(rows, *l.Row)
+		if l.Row.Err == "" || l.Row.Wrong != 0 {
+			busSum += l.Row.BusBW
+			n++
+		}
 	}
 	if n > 0 {
 		fmt.Fprintf(w, "# Out of bounds values : %d\n# Avg bus bandwidth    : %.4g\n", len(rows)-n, busSum/float64(n))
 	}
-	return rows, worst
+	return rows
 }
 
 // MoreSevere keeps the error whose exit status is worse (a hang or wrong
@@ -224,20 +270,36 @@ func PerfExitErr(sc *Scenario, rows []PerfRow, worst error) error {
 	if worst == nil {
 		return nil
 	}
+	return &ExitError{PerfExitCode(worst), fmt.Errorf("perf %s: %d of %d sizes failed; the worst: %w", sc.Name, perfFailed(rows), len(rows), worst)}
+}
+
+// PerfExitCode is the exit status a sweep whose worst failure is worst
+// ends with: a hang before wrong data before any other failure.
+func PerfExitCode(worst error) int {
+	var h *sim.HangError
+	var mm *MismatchError
+	switch {
+	case errors.As(worst, &h):
+		return ExitHang
+	case errors.As(worst, &mm):
+		return ExitMismatch
+	}
+	return ExitFailed
+}
+
+// PerfExitFrom is PerfExitErr from a worst failure known by its exit
+// status and text (a merge of shards' records): the same status and
+// message.
+func PerfExitFrom(sc *Scenario, rows []PerfRow, code int, text string) error {
+	return &ExitError{code, fmt.Errorf("perf %s: %d of %d sizes failed; the worst: %s", sc.Name, perfFailed(rows), len(rows), text)}
+}
+
+func perfFailed(rows []PerfRow) int {
 	failed := 0
 	for _, r := range rows {
 		if r.Err != "" {
 			failed++
 		}
 	}
-	code := ExitFailed
-	var h *sim.HangError
-	var mm *MismatchError
-	switch {
-	case errors.As(worst, &h):
-		code = ExitHang
-	case errors.As(worst, &mm):
-		code = ExitMismatch
-	}
-	return &ExitError{code, fmt.Errorf("perf %s: %d of %d sizes failed; the worst: %w", sc.Name, failed, len(rows), worst)}
+	return failed
 }

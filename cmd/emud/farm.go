@@ -12,8 +12,8 @@ import (
 func newFarmCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "farm",
-		Short: "Run an explore or hunt sweep as shards on a cluster scheduler (Slurm, Kubernetes) and merge it",
-		Long: `Split "emud explore ..." or "emud hunt ..." into --shards shards (--shard K/N) on a
+		Short: "Run an explore, hunt or perf sweep as shards on a cluster scheduler (Slurm, Kubernetes) and merge it",
+		Long: `Split "emud explore ...", "emud hunt ..." or "emud perf ..." into --shards shards (--shard K/N) on a
 cluster scheduler: "farm slurm" writes and submits an sbatch job array, "farm
 k8s" prints a Kubernetes Indexed Job. Their records merge with "emud merge"
 into the report one explore over the whole range prints.`,
@@ -25,8 +25,8 @@ into the report one explore over the whole range prints.`,
 // farmArgs checks the command to farm out: explore and its arguments.
 func farmArgs(args []string, shards int) error {
 	switch {
-	case len(args) == 0 || (args[0] != "explore" && args[0] != "hunt"):
-		return fmt.Errorf("farm: give the sweep after --, as: -- explore SCENARIO [flags] or -- hunt [BUG...] [flags] (only explore and hunt are sharded)")
+	case len(args) == 0 || (args[0] != "explore" && args[0] != "hunt" && args[0] != "perf"):
+		return fmt.Errorf("farm: give the sweep after --, as: -- explore SCENARIO [flags], -- hunt [BUG...] [flags] or -- perf SCENARIO [flags] (only explore, hunt and perf are sharded)")
 	case shards < 1 || shards > shard.MaxShards:
 		return fmt.Errorf("invalid --shards %d: need 1..%d", shards, shard.MaxShards)
 	}

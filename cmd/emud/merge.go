@@ -13,9 +13,10 @@ func newMergeCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "merge FILE...",
-		Short: "Put the records of explore or hunt --shard K/N back together into the single run's report",
+		Short: "Put the records of explore, hunt or perf --shard K/N back together into the single run's report",
 		Long: `Read the JSON records that "emud explore --shard K/N --shard-out FILE" (or hunt
---shard) wrote, one per shard, and print the report (text, or JSON with --json),
+or perf --shard) wrote, one per shard, and print the report (text, or JSON with --json;
+for perf: its table, as one perf over every size prints it),
 exit status, first failing seed and reproduce command that one explore over the
 whole range prints (for hunt: the table). The failing seed, if any, runs again
 here for its report (for hunt: each first detection, for its example).
@@ -47,9 +48,16 @@ func runMerged(cmd *cobra.Command, m *shard.Merged, asJSON bool) error {
 			args = strings.Split(m.Scenario, ",")
 		}
 	}
+	set := map[string]string{"seeds": fmt.Sprint(m.Seeds), "first-seed": fmt.Sprint(m.First)}
+	if m.Command == "perf" {
+		if asJSON {
+			return fmt.Errorf("merge --json: perf prints nccl-tests' table, not JSON")
+		}
+		// A perf shard's range is of sizes: the flags give them.
+		ex, args, set = newPerfCmdFor(m), []string{m.Scenario}, map[string]string{}
+	}
 	ex.SetOut(cmd.OutOrStdout())
 	ex.SetErr(cmd.ErrOrStderr())
-	set := map[string]string{"seeds": fmt.Sprint(m.Seeds), "first-seed": fmt.Sprint(m.First)}
 	for k, v := range m.Flags {
 		set[k] = v
 	}

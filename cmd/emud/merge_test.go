@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/scenario"
 )
 
 // Shards of a sweep merge into exactly what one explore prints (text and
@@ -52,6 +54,43 @@ func TestMergeShardsIsTheSingleRun(t *testing.T) {
 	assert.Contains(t, stderr, "not an emud shard record")
 }
 
+// perf's shards (ranges of sizes) merge into exactly the table, stderr and
+// exit status one perf over every size prints, a failing size included;
+// a missing shard is named.
+func TestMergePerfShards(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		sweep  []string
+		status int
+		has    string
+	}{
+		{[]string{"perf", "alltoall", "--ranks", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "2", "--phantom"}, 0, "# Avg bus bandwidth"},
+		// Sizes below the 16 B granule are skipped lines.
+		{[]string{"perf", "cft-allreduce", "--ranks", "2", "-b", "1", "-e", "4K", "-f", "8"}, 0, "8 B: too small"},
+		// The planted bug's early reuse shows as wrong data (exit 3).
+		{[]string{"perf", "alltoall-early-reuse", "--ranks", "2", "-b", "1", "-e", "16K", "-f", "8"}, scenario.ExitMismatch, "4 wrong blocks"},
+	} {
+		sweep := tc.sweep
+		var files []string
+		for k := range 3 {
+			f := filepath.Join(dir, fmt.Sprintf("%s-%d.json", sweep[1], k))
+			_, stderr, status := execute(t, append(sweep, "--shard", fmt.Sprintf("%d/3", k), "--shard-out", f)...)
+			require.Zero(t, status, stderr)
+			files = append(files, f)
+		}
+		wantOut, wantErr, wantStatus := execute(t, sweep...)
+		assert.Equal(t, tc.status, wantStatus, sweep[1])
+		assert.Contains(t, wantOut+wantErr, tc.has, sweep[1])
+		gotOut, gotErr, gotStatus := execute(t, append([]string{"merge"}, files...)...)
+		assert.Equal(t, wantOut, gotOut, sweep[1])
+		assert.Equal(t, wantErr, gotErr, sweep[1])
+		assert.Equal(t, wantStatus, gotStatus, sweep[1])
+		_, stderr, status := execute(t, "merge", files[0], files[2])
+		assert.NotZero(t, status)
+		assert.Contains(t, stderr, "merge: missing shard(s) 1/3 of 3")
+	}
+}
+
 // The Indexed Job uses only batch/v1 Job fields (decoded strictly against
 // the subset of the schema it uses) and maps JOB_COMPLETION_INDEX to
 // --shard.
@@ -72,9 +111,13 @@ func TestFarmK8sManifest(t *testing.T) {
 	assert.Contains(t, stderr, "batch.kubernetes.io/job-completion-index=$k")
 	assert.Contains(t, stderr, "emud merge shard-*.json")
 
-	_, stderr, status = execute(t, "farm", "k8s", "--image", "x", "--", "perf")
+	_, stderr, status = execute(t, "farm", "k8s", "--image", "x", "--", "run")
 	assert.NotZero(t, status)
-	assert.Contains(t, stderr, "only explore and hunt are sharded")
+	assert.Contains(t, stderr, "only explore, hunt and perf are sharded")
+	stdout, _, status = execute(t, "farm", "k8s", "--shards", "3", "--image", "x", "--", "perf", "alltoall")
+	require.Zero(t, status)
+	c = decodeK8sJob(t, stdout).Spec.Template.Spec.Containers[0]
+	assert.Equal(t, []string{"/bin/sh", "-c", `exec emud perf alltoall --shard "$JOB_COMPLETION_INDEX/3" --shard-out -`}, c.Command, "perf has no --jobs")
 	_, stderr, _ = execute(t, "farm", "slurm", "--dir", t.TempDir(), "--", "explore", "alltoall", "--shard", "1/2")
 	assert.Contains(t, stderr, "--shard is farm's to set")
 }

@@ -8,19 +8,25 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/scenario/shard"
 
 	"github.com/spf13/cobra"
 
 	"github.com/emud-dev/emud/sim"
 )
 
-func newPerfCmd() *cobra.Command {
+func newPerfCmd() *cobra.Command { return newPerfCmdFor(nil) }
+
+// newPerfCmdFor is perf; with merged set (emud merge) it runs no size but
+// prints the shards' lines as one sweep prints them.
+func newPerfCmdFor(merged *shard.Merged) *cobra.Command {
 	f := newScenarioFlags()
 	var (
-		minB, maxB, stepB byteSize
-		factor            float64
-		iters, warmup     int
-		plotPath          string
+		minB, maxB, stepB  byteSize
+		factor             float64
+		iters, warmup      int
+		plotPath           string
+		shardArg, shardOut string
 	)
 	minB, maxB = 1<<10, 64<<20
 	cmd := &cobra.Command{
@@ -52,7 +58,30 @@ func newPerfCmd() *cobra.Command {
 			}
 			sizes := scenario.PerfSizes(uint64(minB), uint64(maxB), uint64(stepB), factor)
 			defer scenario.WithMemLimit(uint64(f.budget))()
-			rows, status := scenario.PerfSweep(cmd.OutOrStdout(), sc, f.o, sizes, iters, uint64(f.budget))
+			if shardArg != "" {
+				sh, err := shard.Parse(shardArg)
+				if err != nil {
+					return err
+				}
+				rec := shardRecord(cmd, "perf", sc.Name, 0, len(sizes), sh)
+				rec.RunPerf(sc, f.o, sizes, iters, uint64(f.budget))
+				return rec.Write(cmd.OutOrStdout(), shardOut)
+			}
+			var rows []scenario.PerfRow
+			var status error
+			if merged != nil {
+				if len(merged.Perf) != len(sizes) {
+					return fmt.Errorf("merge: the shards hold %d sizes, their flags give %d", len(merged.Perf), len(sizes))
+				}
+				out := cmd.OutOrStdout()
+				scenario.WritePerfHeader(out, sc, f.o, iters)
+				for _, l := range merged.Perf {
+					scenario.WritePerfLine(out, sc, l)
+				}
+				rows = scenario.WritePerfFooter(out, merged.Perf)
+			} else {
+				rows, status = scenario.PerfSweep(cmd.OutOrStdout(), sc, f.o, sizes, iters, uint64(f.budget))
+			}
 			if plotPath != "" {
 				var buf bytes.Buffer
 				if err := scenario.WritePerfPlot(&buf, format, sc.Name, f.o, rows); err != nil {
@@ -62,6 +91,9 @@ func newPerfCmd() *cobra.Command {
 					return fmt.Errorf("writing --plot: %w", err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
+			}
+			if w := merged.PerfWorstOf(); w != nil {
+				return scenario.PerfExitFrom(sc, rows, w.Code, w.Text)
 			}
 			return scenario.PerfExitErr(sc, rows, status)
 		},
@@ -75,6 +107,8 @@ func newPerfCmd() *cobra.Command {
 	fs.IntVarP(&iters, "iters", "n", 1, "runs per size, on seeds --seed, --seed+1, ...; time is their mean (nccl-tests -n)")
 	fs.IntVarP(&warmup, "warmup_iters", "w", 0, "accepted for nccl-tests command lines; an emulated run needs no warm-up")
 	fs.StringVar(&plotPath, "plot", "", "write the busbw curve to this file (.svg or .png)")
+	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the sizes (K from 0; contiguous ranges) and write its JSON record for emud merge instead of the table")
+	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
 }
 
@@ -100,5 +134,9 @@ reported on its line and the sweep goes on; the exit status is then that of
 the worst failure.
 
 --plot FILE writes the busbw curve (.svg or .png).
+
+--shard K/N runs only shard K of the sizes (N contiguous ranges, K from 0)
+and writes its JSON record (--shard-out FILE, default stdout); emud merge
+puts the records back together into this very table and exit status.
 
 ` + exitStatusHelp

@@ -1,4 +1,4 @@
-// Package shard splits an explore or hunt sweep into shards that run anywhere (a
+// Package shard splits an explore, hunt or perf sweep into shards that run anywhere (a
 // Slurm job array, a Kubernetes Indexed Job, several shells) and merges
 // their results back into the single run's answer.
 //
@@ -31,5 +31,13 @@
 // hunt does) and records per pair the detections and the first detecting
 // seed; the merge sums the detections, takes the first detecting seed of
 // the lowest shard that has one, and runs that seed again for the table's
-// example. perf is not sharded.
+// example.
+//
+// perf shards its sizes, not seeds: the header's range is 0..n−1 over the
+// n sizes its flags give, shard K runs the sizes of its range exactly as
+// one sweep runs them and records each size's line (a row, or the reason
+// it was skipped) and its range's worst failure (exit status and text);
+// the merge concatenates the lines in shard order and keeps the first
+// most severe failure, so cmd/emud prints the single sweep's table and
+// exits as it does, with nothing run again.
 package shard

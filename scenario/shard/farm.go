@@ -41,6 +41,15 @@ func RecordFiles(dir string, n int) (files []string, missing []int) {
 	return files, missing
 }
 
+// oneJob is the flag that keeps a task to its one CPU: explore and hunt
+// run seeds in parallel (--jobs); perf runs one size at a time anyway.
+func oneJob(args []string) string {
+	if args[0] == "perf" {
+		return ""
+	}
+	return " --jobs 1"
+}
+
 // SlurmScript is an sbatch job array of n tasks: task K runs
 // emud ARGS --shard K/n --shard-out DIR/shard-K.json, its log in
 // DIR/task-K.log. extra lines are #SBATCH options (without the prefix).
@@ -55,8 +64,8 @@ func SlurmScript(emud string, args []string, n int, dir string, extra []string) 
 		fmt.Fprintf(&b, "#SBATCH %s\n", e)
 	}
 	b.WriteString("set -eu\n")
-	fmt.Fprintf(&b, "exec %s %s --jobs 1 --shard \"$SLURM_ARRAY_TASK_ID/%d\" --shard-out %s/shard-\"$SLURM_ARRAY_TASK_ID\".json\n",
-		shellQuote(emud), shellJoin(args), n, shellQuote(dir))
+	fmt.Fprintf(&b, "exec %s %s%s --shard \"$SLURM_ARRAY_TASK_ID/%d\" --shard-out %s/shard-\"$SLURM_ARRAY_TASK_ID\".json\n",
+		shellQuote(emud), shellJoin(args), oneJob(args), n, shellQuote(dir))
 	return b.String()
 }
 
@@ -65,7 +74,7 @@ func SlurmScript(emud string, args []string, n int, dir string, extra []string) 
 // stdout, for collection with kubectl logs (MergeSteps). It is JSON, which
 // kubectl apply -f takes as it takes YAML.
 func K8sJob(name, image string, args []string, n, parallelism int) ([]byte, error) {
-	cmd := fmt.Sprintf("exec emud %s --jobs 1 --shard \"$JOB_COMPLETION_INDEX/%d\" --shard-out -", shellJoin(args), n)
+	cmd := fmt.Sprintf("exec emud %s%s --shard \"$JOB_COMPLETION_INDEX/%d\" --shard-out -", shellJoin(args), oneJob(args), n)
 	job := map[string]any{
 		"apiVersion": "batch/v1",
 		"kind":       "Job",

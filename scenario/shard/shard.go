@@ -2,7 +2,9 @@ package shard
 
 import (
 	"encoding/json"
+
 	"fmt"
+	"github.com/emud-dev/emud/scenario"
 	"maps"
 	"runtime/debug"
 	"slices"
@@ -75,6 +77,17 @@ type Record struct {
 	Digests []string  `json:"digests,omitempty"`
 	// hunt: one cell per (bug, strategy), in the table's order.
 	Hunt []HuntCell `json:"hunt,omitempty"`
+	// perf: one line per size of the range (First is 0 and Seeds the
+	// number of sizes: a perf shard's range is of sizes, not seeds), and
+	// the range's worst failure.
+	Perf      []scenario.PerfLine `json:"perf,omitempty"`
+	PerfWorst *Worst              `json:"perf_worst,omitempty"`
+}
+
+// Worst is a failure known by its exit status and text.
+type Worst struct {
+	Code int    `json:"code"`
+	Text string `json:"text"`
 }
 
 // HuntCell is what one (bug, strategy) pair detected in a range: how many
@@ -140,6 +153,10 @@ type Merged struct {
 	Digests []string // distinct, sorted
 	// hunt: per cell, the detections summed and the lowest first seed.
 	Hunt []HuntCell
+	// perf: every size's line in order, and the worst failure (the first
+	// of the most severe, as one sweep keeps it).
+	Perf      []scenario.PerfLine
+	PerfWorst *Worst
 }
 
 // MergeExplore merges the records of every shard of one explore sweep
@@ -190,6 +207,18 @@ func Merge(parts []Named) (*Merged, error) {
 		}
 	}
 	m.Digests = slices.Sorted(maps.Keys(digests))
+	if m.Command == "perf" {
+		slices.SortFunc(parts, func(a, b Named) int { return a.Rec.Shard - b.Rec.Shard })
+		for _, p := range parts {
+			if len(p.Rec.Perf) != p.Rec.RangeSeeds {
+				return nil, fmt.Errorf("merge: %s has %d perf lines for its %d sizes", p.File, len(p.Rec.Perf), p.Rec.RangeSeeds)
+			}
+			m.Perf = append(m.Perf, p.Rec.Perf...)
+			if w := p.Rec.PerfWorst; w != nil && (m.PerfWorst == nil || severity(w.Code) > severity(m.PerfWorst.Code)) {
+				m.PerfWorst = w
+			}
+		}
+	}
 	if m.Command == "hunt" {
 		slices.SortFunc(parts, func(a, b Named) int { return a.Rec.Shard - b.Rec.Shard })
 		m.Hunt = slices.Clone(parts[0].Rec.Hunt)
@@ -211,6 +240,18 @@ func Merge(parts []Named) (*Merged, error) {
 		}
 	}
 	return m, nil
+}
+
+// severity orders exit statuses as scenario.MoreSevere orders errors: a
+// hang, then wrong data, then any other failure.
+func severity(code int) int {
+	switch code {
+	case scenario.ExitHang:
+		return 3
+	case scenario.ExitMismatch:
+		return 2
+	}
+	return 1
 }
 
 // MissingError is a merge short of shards: Missing lists their K.

@@ -32,8 +32,8 @@ func ReadFiles(files []string) (*Merged, error) {
 	if v := Version(); m.Version != v {
 		return nil, fmt.Errorf("merge: the shards were run by emud %q, this is %q: merge with the build that ran them", m.Version, v)
 	}
-	if m.Command != "explore" && m.Command != "hunt" {
-		return nil, fmt.Errorf("merge: records of %q: only explore's and hunt's shards can be merged", m.Command)
+	if m.Command != "explore" && m.Command != "hunt" && m.Command != "perf" {
+		return nil, fmt.Errorf("merge: records of %q: only explore's, hunt's and perf's shards can be merged", m.Command)
 	}
 	return m, nil
 }
@@ -74,6 +74,21 @@ func (rec *Record) RunHunt(list []*scenario.Scenario, sts []scenario.Strategy, j
 			}
 			rec.Hunt = append(rec.Hunt, c)
 		}
+	}
+}
+
+// RunPerf runs perf's share of the sweep: the sizes of rec's range (of
+// sizes), each as one perf sweep runs it, and records the lines and the
+// range's worst failure.
+func (rec *Record) RunPerf(sc *scenario.Scenario, o scenario.Options, sizes []uint64, iters int, budget uint64) {
+	var worst error
+	for _, size := range sizes[rec.RangeFirst : rec.RangeFirst+uint64(rec.RangeSeeds)] {
+		l, err := scenario.PerfSize(sc, o, size, iters, budget)
+		worst = scenario.MoreSevere(worst, err)
+		rec.Perf = append(rec.Perf, l)
+	}
+	if worst != nil {
+		rec.PerfWorst = &Worst{Code: scenario.PerfExitCode(worst), Text: worst.Error()}
 	}
 }
 
@@ -135,4 +150,13 @@ func (m *Merged) Hunting(list []*scenario.Scenario, sts []scenario.Strategy, fix
 		}
 	}
 	return h, nil
+}
+
+// PerfWorstOf is a merged perf sweep's worst failure; nil for no failure
+// or no merge (m nil).
+func (m *Merged) PerfWorstOf() *Worst {
+	if m == nil {
+		return nil
+	}
+	return m.PerfWorst
 }
