@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,7 +31,20 @@ var (
 // error names the flag at fault: an unknown strategy, a depth or step
 // count out of range, or a PCT flag without -emutest.strategy=pct (it
 // would be ignored).
+//
+// Under pct without -emutest.pct-steps, Seeds, Find and Rate measure the
+// step count with a probe run of the body (see probe.go); while they run,
+// Schedule returns it.
 func Schedule() (sim.Strategy, sim.PCT, error) {
+	st, c, err := flagSchedule()
+	if err == nil && st == sim.StrategyPCT && c.Steps == 0 {
+		c.Steps = probed()
+	}
+	return st, c, err
+}
+
+// flagSchedule is Schedule as the flags alone say.
+func flagSchedule() (sim.Strategy, sim.PCT, error) {
 	st, err := sim.ParseStrategy(*strategy)
 	if err != nil {
 		return 0, sim.PCT{}, fmt.Errorf("emutest: -emutest.strategy: %w", err)
@@ -49,15 +63,20 @@ func Schedule() (sim.Strategy, sim.PCT, error) {
 }
 
 // Race reports whether NewJob turns on the race detector: the
-// -emutest.race flag, or MORI_CCO_SDMA_RACE set truthy in the environment
-// (as MORI's own switch; cco.Truthy).
-func Race() bool { return *raceFlag || cco.Truthy(os.Getenv("MORI_CCO_SDMA_RACE")) }
+// -emutest.race flag, or MORI_CCO_SDMA_RACE (MORI's own switch) or
+// EMUD_RACE set truthy in the environment (cco.Truthy).
+func Race() bool {
+	return *raceFlag || cco.Truthy(os.Getenv("MORI_CCO_SDMA_RACE")) || cco.Truthy(os.Getenv("EMUD_RACE"))
+}
 
 // Level is the timing perturbation level NewJob gives its runs: the
-// -emutest.perturb flag, realistic (1) unless set. A level outside 0..2
-// counts as the highest.
+// -emutest.perturb flag, else EMUD_PERTURB in the environment, realistic
+// (1) unless either says otherwise. A flag level outside 0..2 counts as
+// the highest; a bad EMUD_PERTURB counts as realistic here, and NewJob
+// and Seeds refuse it, naming it.
 func Level() sim.Level {
-	return sim.Level(min(max(*perturb, 0), int(sim.MaxLevel)))
+	l, _ := level()
+	return l
 }
 
 // Failure is the first seed a search found failing.
@@ -104,6 +123,11 @@ func (f *Failure) Report() string {
 // Find runs body under seeds 1..k in order and returns the first that
 // fails, or nil when all pass. A panic in body is that seed's failure.
 func Find(k int, body func(seed uint64) error) *Failure {
+	defer probePCT(body)()
+	return find(k, body)
+}
+
+func find(k int, body func(seed uint64) error) *Failure {
 	for seed := uint64(1); seed <= uint64(max(k, 0)); seed++ {
 		if err := call(body, seed); err != nil {
 			return &Failure{Seed: seed, Err: err}
@@ -126,23 +150,33 @@ func call(body func(uint64) error, seed uint64) (err error) {
 // the seed, the report and the command that reproduces it.
 func Seeds(t testing.TB, k int, body func(seed uint64) error) {
 	t.Helper()
+	seeds(t, k, body, true)
+}
+
+// seeds is Seeds; probe false skips PCT's probe run (a caller that
+// measured the step count itself).
+func seeds(t testing.TB, k int, body func(seed uint64) error, probe bool) {
+	t.Helper()
 	if k < 1 {
 		t.Fatalf("emutest.Seeds: k = %d, need at least 1 seed", k)
 	}
 	if *numSeeds > 0 {
 		k = *numSeeds
 	}
-	if _, _, err := Schedule(); err != nil {
+	if err := checkFlags(); err != nil {
 		t.Fatalf("%v", err)
 		return
 	}
+	if probe {
+		defer probePCT(body)()
+	}
 	var f *Failure
-	if *onlySeed != 0 {
-		if err := call(body, *onlySeed); err != nil {
-			f = &Failure{Seed: *onlySeed, Err: err}
+	if one, _ := only(); one != 0 {
+		if err := call(body, one); err != nil {
+			f = &Failure{Seed: one, Err: err}
 		}
 	} else {
-		f = Find(k, body)
+		f = find(k, body)
 	}
 	if f == nil {
 		return
@@ -175,13 +209,14 @@ func timing() string {
 	return s
 }
 
-// Command is the go test command that reruns test with one seed at the
-// current perturbation level and strategy (named when not random, with
-// the PCT flags that were set), from the module root (the package directory
-// is found from the test's working directory, which go test sets to the
-// package's).
+// Command is the go test command that reruns test (a subtest named as
+// t.Name() names it, each level anchored: '^TestTop$/^sub$', so that its
+// siblings do not run) with one seed at the current perturbation level and
+// strategy (named when not random, with the PCT flags that were set), from
+// the module root (the package directory is found from the test's working
+// directory, which go test sets to the package's). Settings only the
+// environment carries (EMUD_ARCH, MORI_*) lead the command.
 func Command(test string, seed uint64) string {
-	top, _, _ := strings.Cut(test, "/")
 	extra := ""
 	if st, c, err := Schedule(); err == nil && st != sim.StrategyRandom {
 		extra += " -emutest.strategy=" + st.String()
@@ -195,7 +230,17 @@ func Command(test string, seed uint64) string {
 	if Race() {
 		extra += " -emutest.race"
 	}
-	return fmt.Sprintf("go test -run '^%s$' %s -emutest.seed=%d -emutest.perturb=%d%s", top, packageDir(), seed, Level(), extra)
+	return fmt.Sprintf("%sgo test -run '%s' %s -emutest.seed=%d -emutest.perturb=%d%s", envPrefix(), runPattern(test), packageDir(), seed, Level(), extra)
+}
+
+// runPattern is go test's -run pattern for exactly test: each level of the
+// name quoted and anchored.
+func runPattern(test string) string {
+	parts := strings.Split(test, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
 }
 
 // packageDir is the working directory relative to the module root, as

@@ -88,7 +88,7 @@ func TestSeedsReportsHang(t *testing.T) {
 	assert.True(t, strings.HasPrefix(ft.failed, "emutest: seed 1 hangs (timing perturbation level 1 (realistic)):\nhang (deadlock)"), ft.failed)
 	assert.Contains(t, ft.failed, "waitSignal on rank 1")
 	assert.Contains(t, ft.failed, "seed: 1\ndigest: ")
-	assert.True(t, strings.HasSuffix(ft.failed, "reproduce: go test -run '^TestUser$' ./emutest -emutest.seed=1 -emutest.perturb=1"), ft.failed)
+	assert.True(t, strings.HasSuffix(ft.failed, "reproduce: go test -run '^TestUser$/^sub$' ./emutest -emutest.seed=1 -emutest.perturb=1"), ft.failed)
 }
 
 func TestSeedsFlags(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/emutest"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
 )
 
 // exchange is a user's kernel under test: every rank sends 8 bytes to the
@@ -80,6 +81,56 @@ func ExampleFind() {
 	// true
 }
 
+// RateOf (Rate in a test) runs every seed and counts the failures by
+// kind, with the first seed of each: how often a bug shows, not only
+// whether.
+func ExampleRateOf() {
+	r := emutest.RateOf(10, func(seed uint64) error { return exchange(seed, true) })
+	fmt.Println(r)
+	fmt.Println("first hang: seed", r.Of(emutest.KindHang).First)
+	// Output:
+	// detected 10 of 10 seeds (100%): hang 10 (first seed 1)
+	// first hang: seed 1
+}
+
+// QuietAll drains the queues toward every peer: after it, the kernel may
+// reuse the buffers its puts read, and the race detector agrees.
+func ExampleQuietAll() {
+	const ranks = 4
+	j, _ := emutest.NewJobWith(1, ranks, emutest.Options{Race: true})
+	buf, _ := j.Window(4096)
+	_ = j.CreateDevComms(1, false)
+	_, _ = j.Launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		for p := 1; p < ranks; p++ {
+			sdma.Put(p, buf[p], 2048, buf[0], 0, 1024, 0, cco.RemoteSignal)
+		}
+		emutest.QuietAll(sdma)
+		cco.NewMem(t, sdma.DevComm()).Store32(buf[0].LocalPtr(0), 7) // reuse the source
+	})
+	fmt.Println("run:", j.Run())
+	// Output: run: <nil>
+}
+
+// Host is a host thread's race-visible access to device memory while
+// kernels run: here the host waits for the kernel before it refills the
+// buffer the kernel's put read, so the detector finds nothing.
+func ExampleHost() {
+	j, _ := emutest.NewJobWith(1, 2, emutest.Options{Race: true})
+	buf, _ := j.Window(8192)
+	_ = j.CreateDevComms(1, false)
+	j.Sim.Spawn("host0", func(a *sim.Actor) {
+		k, _ := j.Launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
+			sdma.Put(1, buf[1], 4096, buf[0], 0, 4096, 0)
+			sdma.Quiet(1)
+		})
+		if k.Wait(a) == nil {
+			_ = emutest.Host(j, a).Store64(buf[0].LocalPtr(0), 42) // the next iteration's data
+		}
+	})
+	fmt.Println("run:", j.Run())
+	// Output: run: <nil>
+}
+
 // NewJob builds the node for one seed; the kernels and checks are the
 // user's.
 func ExampleNewJob() {
@@ -90,5 +141,8 @@ func ExampleNewJob() {
 
 func ExampleCommand() {
 	fmt.Println(emutest.Command("TestExchange/small", 17))
-	// Output: go test -run '^TestExchange$' ./emutest -emutest.seed=17 -emutest.perturb=1
+	fmt.Println(emutest.Command("TestExchange/ranks=4", 3))
+	// Output:
+	// go test -run '^TestExchange$/^small$' ./emutest -emutest.seed=17 -emutest.perturb=1
+	// go test -run '^TestExchange$/^ranks=4$' ./emutest -emutest.seed=3 -emutest.perturb=1
 }

@@ -3,7 +3,9 @@ package emutest
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/job"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -12,12 +14,18 @@ import (
 // one per seed.
 type Job = job.Job
 
-// NewJob builds a node of ranks GPUs for seed, with SDMA on
-// (MORI_ENABLE_SDMA=1), one comm per rank, the timing perturbation level
-// of Level (realistic unless -emutest.perturb says otherwise), the
-// scheduling strategy of Schedule (random unless -emutest.strategy says
-// otherwise) and the race detector when -emutest.race is set.
+// NewJob builds a node of ranks GPUs for seed, with SDMA on (unless
+// MORI_ENABLE_SDMA says otherwise), one comm per rank, the timing
+// perturbation level of Level (realistic unless -emutest.perturb or
+// EMUD_PERTURB says otherwise), the scheduling strategy of Schedule
+// (random unless -emutest.strategy says otherwise), the race detector
+// when Race says so, a gfx1250 node under EMUD_ARCH=gfx1250, and the
+// MORI_* environment (MORI_CCO_SDMA_DEBUG: the debug checks on every dev
+// comm).
 func NewJob(seed uint64, ranks int) (*Job, error) {
+	if err := checkEnv(); err != nil {
+		return nil, err
+	}
 	return NewJobAt(seed, ranks, Level())
 }
 
@@ -27,7 +35,19 @@ func NewJobAt(seed uint64, ranks int, l sim.Level) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewJobWith(seed, ranks, Options{Perturb: l, Strategy: st, PCT: pct, Race: Race()})
+	m, err := arch()
+	if err != nil {
+		return nil, err
+	}
+	if !probe.on.Load() {
+		return NewJobWith(seed, ranks, Options{Perturb: l, Strategy: st, PCT: pct, Race: Race(), Model: m})
+	}
+	// The probe run of a PCT search: its steps under the random strategy.
+	j, err := NewJobWith(seed, ranks, Options{Perturb: l, Race: Race(), Model: m})
+	if err == nil {
+		probeJob(j)
+	}
+	return j, err
 }
 
 // Options are what NewJobWith takes beyond the seed and the ranks.
@@ -42,6 +62,13 @@ type Options struct {
 	// run then ends with a *race.Error when lanes, engines or the fabric
 	// made conflicting accesses that nothing ordered.
 	Race bool
+	// Env is the process environment cco reads (MORI_*); nil is Env(),
+	// the test binary's.
+	Env cco.Env
+	// Model is the timing model, and so the architecture (model.ArchOf:
+	// the gfx1250 preset runs wave32 kernels); nil is the calibrated
+	// MI355X.
+	Model model.Model
 }
 
 // NewJobWith is NewJob with explicit options.
@@ -63,5 +90,13 @@ func NewJobWith(seed uint64, ranks int, o Options) (*Job, error) {
 	} else {
 		o.PCT = sim.PCT{} // unused; kept out of the digest
 	}
-	return job.New(job.Config{Sim: sim.Config{Seed: seed, Perturb: l, Strategy: o.Strategy, PCT: o.PCT}, Ranks: ranks, Race: o.Race})
+	if o.Env == nil {
+		o.Env = Env()
+	}
+	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed, Perturb: l, Strategy: o.Strategy, PCT: o.PCT}, Ranks: ranks, Race: o.Race, Env: o.Env, Model: o.Model})
+	if err != nil {
+		return nil, err
+	}
+	guardLanes(j)
+	return j, nil
 }

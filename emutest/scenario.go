@@ -5,13 +5,16 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/sim"
 )
 
 // Scenario runs the registered scenario called name (package scenario's
 // registry: import scenario/all for the built-in ones, or register your
 // own) under seeds 1..k as Seeds does, with o's shape and NewJob's timing
 // perturbation, strategy and race detector, and fails t at the first seed
-// that hangs, races, fails its data check or fails otherwise. o is checked
+// that hangs, races, fails its data check or fails otherwise; under pct
+// without -emutest.pct-steps the change points spread over one run of
+// seed 1 without PCT, as "emud explore" does. o is checked
 // as "emud run" checks its flags (scenario.Admit, without a memory
 // budget).
 func Scenario(t testing.TB, name string, k int, o scenario.Options) {
@@ -31,7 +34,10 @@ func Scenario(t testing.TB, name string, k int, o scenario.Options) {
 		t.Fatalf("emutest.Scenario %s: %v", name, err)
 		return
 	}
-	Seeds(t, k, func(seed uint64) error {
+	if st == sim.StrategyPCT && o.PCT.Steps == 0 {
+		o.PCT.Steps = scenario.PCTSteps(sc, o, 1) // explore's probe: one run of seed 1 without PCT
+	}
+	seeds(t, k, func(seed uint64) error {
 		ro := o
 		ro.Seed = seed
 		rep := scenario.RunOnce(sc, ro)
@@ -42,5 +48,5 @@ func Scenario(t testing.TB, name string, k int, o scenario.Options) {
 			return fmt.Errorf("%s: %s", rep.Status, rep.Error)
 		}
 		return rep.Err
-	})
+	}, false)
 }

@@ -20,7 +20,74 @@ type AddrError = lsa.AddrError
 // results) any code may.
 type Memory struct {
 	*lsa.Space
-	back Backing // real bytes for a region; realBytes unless Config.Backing
+	back  Backing // real bytes for a region; realBytes unless Config.Backing
+	guard func(op string, addr, n uint64) error
+}
+
+// SetGuard makes fn see every Read, Write, Load and Store made through
+// the Memory (not the engine's own copies): a test harness's check that
+// lane code reaches device memory only through cco.Mem. A non-nil error
+// fails the access. Nil removes it.
+func (m *Memory) SetGuard(fn func(op string, addr, n uint64) error) { m.guard = fn }
+
+// Read is lsa.Space.Read, seen by the guard.
+func (m *Memory) Read(addr uint64, dst []byte) error {
+	if m.guard != nil {
+		if err := m.guard("read", addr, uint64(len(dst))); err != nil {
+			return err
+		}
+	}
+	return m.Space.Read(addr, dst)
+}
+
+// Write is lsa.Space.Write, seen by the guard.
+func (m *Memory) Write(addr uint64, src []byte) error {
+	if m.guard != nil {
+		if err := m.guard("write", addr, uint64(len(src))); err != nil {
+			return err
+		}
+	}
+	return m.Space.Write(addr, src)
+}
+
+// Load32 is lsa.Space.Load32, seen by the guard.
+func (m *Memory) Load32(addr uint64) (uint32, error) {
+	if m.guard != nil {
+		if err := m.guard("load32", addr, 4); err != nil {
+			return 0, err
+		}
+	}
+	return m.Space.Load32(addr)
+}
+
+// Load64 is lsa.Space.Load64, seen by the guard.
+func (m *Memory) Load64(addr uint64) (uint64, error) {
+	if m.guard != nil {
+		if err := m.guard("load64", addr, 8); err != nil {
+			return 0, err
+		}
+	}
+	return m.Space.Load64(addr)
+}
+
+// Store32 is lsa.Space.Store32, seen by the guard.
+func (m *Memory) Store32(addr uint64, v uint32) error {
+	if m.guard != nil {
+		if err := m.guard("store32", addr, 4); err != nil {
+			return err
+		}
+	}
+	return m.Space.Store32(addr, v)
+}
+
+// Store64 is lsa.Space.Store64, seen by the guard.
+func (m *Memory) Store64(addr uint64, v uint64) error {
+	if m.guard != nil {
+		if err := m.guard("store64", addr, 8); err != nil {
+			return err
+		}
+	}
+	return m.Space.Store64(addr, v)
 }
 
 // Backing returns the bytes that back a region of size bytes at flat

@@ -91,6 +91,9 @@ func (w *Wave) main(a *sim.Actor) {
 		}
 	}()
 	a.SetLabelFunc(w.label)
+	waves := waveOf(w.k.s)
+	waves[a] = w
+	defer delete(waves, a)
 	pl := lanePool(w.k.s)
 	for _, t := range w.lanes {
 		t.wk = pl.get()
@@ -126,6 +129,28 @@ func (w *Wave) main(a *sim.Actor) {
 	}
 	w.b.waveDone()
 	w.k.waveDone()
+}
+
+// waveOfKey keys the run's map from a wave's actor to the wave.
+type waveOfKey struct{}
+
+// waveOf is the run's map from running waves' actors to their waves.
+func waveOf(s *sim.Sim) map[*sim.Actor]*Wave {
+	return s.Local(waveOfKey{}, func() any { return map[*sim.Actor]*Wave{} }).(map[*sim.Actor]*Wave)
+}
+
+// RunningLane is the lane whose own code runs now on s (between its
+// device calls, which run with no lane's code running), nil when none
+// does: an engine, a host actor, an event, or a device call runs.
+func RunningLane(s *sim.Sim) *Thread {
+	a := s.Current()
+	if a == nil {
+		return nil
+	}
+	if w := waveOf(s)[a]; w != nil {
+		return w.running
+	}
+	return nil
 }
 
 // advance runs lane t to its next convergence point. It reports false when

@@ -91,6 +91,9 @@ func (s *Sim) wakeTok(a *Actor, t Time, tok uint64) Timer {
 	return Timer{e: e, gen: e.gen}
 }
 
+// Current is the running actor, nil while an event (or nothing) runs.
+func (s *Sim) Current() *Actor { return s.cur }
+
 // enter marks a as the running actor.
 func (s *Sim) enter(a *Actor) {
 	s.cur = a
