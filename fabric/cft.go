@@ -66,6 +66,9 @@ type opArgs struct {
 	red    RedOp
 	report bool // flush: has a report
 	code   uint32
+	// counted writes
+	counted    bool
+	counterOff uint64
 }
 
 type smemKey struct {
@@ -324,6 +327,9 @@ func runIssue(g *kernel.Active) error {
 		if a.mask != FullMask {
 			call += "CpMask"
 		}
+		if a.counted {
+			call += "Counted"
+		}
 		if a.kind == opPullRed && a.op.Scope() != kernel.ScopeWarp {
 			return t.Error(call, fmt.Errorf("OpCoop must be ncclCoopWarp (static_assert in NCCL), got a %v group", a.op.Scope()))
 		}
@@ -431,6 +437,12 @@ func (c *Cft) validate(t *kernel.Thread, a *opArgs) (*fop, error) {
 	}
 	o := &fop{kind: a.kind, call: opNames[a.kind], rank: me, tg: tg, leOff: a.leOff, smemOff: a.smem, bytes: n,
 		mask: a.mask, red: a.red, units: units, mb: c.mb, smem: sh}
+	if a.counted {
+		if err := sys.checkCounter(o, a.counterOff); err != nil {
+			return nil, err
+		}
+		o.counted, o.counterOff, o.call = true, a.counterOff, o.call+"Counted"
+	}
 	if d := sys.s.Race(); d != nil {
 		o.smemSpace = t.SharedSpace(d)
 	}

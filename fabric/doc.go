@@ -306,10 +306,55 @@
 // context. GIN traffic between ranks of one node also goes through their
 // NICs (loopback included), as a GIN backend over the network does.
 //
+// # CFT counted writes (counted.go)
+//
+// NCCL 2.32.3 adds CFT counted write and wait; NVSHMEM's "Using Counted
+// Writes" (https://docs.nvidia.com/nvshmem/api/latest/counted.html)
+// describes the operation: the data is written and the number of payload
+// bytes delivered is added to a 64-bit counter at the destination; many
+// writes may add to one counter, and a receiver waits for a byte count.
+// A window registered with WinCftCounted (NCCL_WIN_CFT_COUNTED, with
+// WinCollSymmetric; its size a multiple of CountedAlign, 256 B) may hold
+// counters. Cft.PutCounted and Cft.PutMultimemCounted take the counter's
+// LE offset besides the data's: 8 bytes, 256-byte aligned, inside a counted
+// window on every destination, not overlapping the data (each is refused
+// with an error naming the rule); no cpMask form. Each granule delivered
+// adds its bytes to the destination's counter in one atomic, so a
+// multicast member's counter counts only its own bytes. WaitCounted(coop,
+// devComm, order, proxy, window, offset, expected) waits (thread 0) until
+// the local counter holds at least expected bytes, or the abort flag is
+// set; WaitCountedTimeout gives up after timeoutCycles. The memory order
+// decides what the wait gives: with acquire (or acq_rel, seq_cst) the
+// counter reaching expected orders every byte whose count it includes
+// before the coop, for the proxy named (the race detector's edge: each
+// add releases its delivery across the Fabric→Generic and Fabric→Fabric
+// proxy pairs, the wait acquires the counter and fences); relaxed gives
+// nothing, and loading the data after it is a race. A wait for fewer
+// bytes than the producers deliver is reported the same way (its loads
+// overtake the rest), one for more hangs with CauseCountedWaits naming how
+// far the counter can get. No public document read here gives the exact
+// C++ signatures, the counter's alignment rule beyond "256-byte aligned"
+// or whether the wait's compare rolls; the emulator takes the simplest
+// reading (a plain ≥ on 64 bits), and counted writes address the same LEs
+// as plain ones.
+//
+// # Abort flag and device-side timeouts (abort.go)
+//
+// System.SetAbortFlag(rank) is the host setting the comm's abortFlag
+// (ncclCommAbort): every wait of that rank in GIN (signals, counters,
+// flush, barriers) and WaitCounted, in progress or to come, returns, with
+// WaitAborted where the call returns a WaitStatus; NCCL's waits return on
+// the flag the same way (they poll comm.abortFlag). MORI's ccoGda has no
+// abort flag: its waits do not see it. NCCL 2.31 added device-side timeouts to the
+// blocking GIN calls; the Timeout forms (Gin.WaitSignalTimeout,
+// WaitCounterTimeout, FlushTimeout, WaitCountedTimeout) take SM cycles as
+// the CFT barrier's WaitTimeout does and return WaitTimedOut. The status
+// type is the emulator's (WaitStatus): no public document read here
+// names NCCL's.
+//
 // # Not modelled
 //
-// Counted writes (NCCL 2.32, §13), the resource-buffer LE queries, the
-// abort flag, the report at kernel end of a Cft object with work in flight
+// The resource-buffer LE queries, the report at kernel end of a Cft object with work in flight
 // (§4.3 rule 3), mixing reporting mechanisms beyond the overlap check,
 // strict (stale-data) visibility for missing fences (the checker reports
 // them instead), and per-element interleaving of concurrent reductions

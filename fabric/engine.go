@@ -28,6 +28,11 @@ type fop struct {
 	fail bool  // injected fabric error: data does not land, the phase reports
 	code uint8 // its report code
 
+	// A counted write (counted.go): each granule delivered adds its bytes
+	// to the 8-byte counter at counterOff of the destination.
+	counted    bool
+	counterOff uint64
+
 	internal bool   // a barrier's own op: not checked, not failed
 	payload  []byte // data for internal ops instead of shared memory
 	buf      []byte // the snapshot of the source from sys.bufs, returned once all is done
@@ -303,6 +308,9 @@ func (sys *System) deliver(o *fop, d int, data []byte, lo, hi uint64) {
 	sys.raceRemote(o, d, lo, hi-lo, true)
 	sys.s.Progress()
 	r.wl.Notify(o.leOff+lo, o.leOff+hi)
+	if o.counted {
+		sys.countDelivered(o, d, hi-lo)
+	}
 }
 
 // byteMask expands a cpMask to one enable byte per data byte.

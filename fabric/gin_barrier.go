@@ -187,7 +187,7 @@ func (b *GinBarrierSession) sync(g *kernel.Active, t *kernel.Thread, fence GinFe
 		return CauseGinBarrierWaits, fmt.Sprintf("at GIN barrier %d for ranks %s, which have not arrived at epoch %d: a member skipped the barrier, used another index, or runs fewer syncs", b.index, strings.Join(miss, ", "), target)
 	})
 	defer sys.gin.leave(g)
-	g.Actor().Await(sim.Wait{List: sys.ranks[me].wl, Lo: lo, Hi: hi, Pred: reached, Text: func() string {
+	st := sys.awaitAbortable(g.Actor(), me, sim.Wait{List: sys.ranks[me].wl, Lo: lo, Hi: hi, Pred: reached, Text: func() string {
 		var miss []string
 		for _, p := range peers {
 			if v := gr.load(b.slot(p)); !ginReached(v, target, 64) {
@@ -195,7 +195,10 @@ func (b *GinBarrierSession) sync(g *kernel.Active, t *kernel.Thread, fence GinFe
 			}
 		}
 		return fmt.Sprintf("%v in ncclGinBarrierSession::sync (barrier %d): every member's arrival count at %d; missing %s", t, b.index, target, strings.Join(miss, ", "))
-	}})
+	}}, -1)
+	if st != WaitOK {
+		return nil // the abort flag: NCCL's barrier returns too
+	}
 	for _, p := range peers {
 		sys.ginRaceAcquireSlot(t, gr, b.slot(p))
 	}

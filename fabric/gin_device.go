@@ -36,10 +36,12 @@ type ginArgs struct {
 	ra    RemoteAction
 	la    LocalAction
 	// waits
-	slot  int
-	least uint64
-	bits  int
-	ctr   bool
+	slot    int
+	least   uint64
+	bits    int
+	ctr     bool
+	timeout sim.Time // < 0: none
+	status  WaitStatus
 }
 
 // NewGin is ncclGin(comm, contextIndex). It fails the kernel for a dev
@@ -371,10 +373,23 @@ func (gi *Gin) checkSignal(call string, sig GinSignal, bits, maxBits int) {
 
 // WaitSignal is ncclGin::waitSignal: every thread of op waits until the
 // bottom bits of the signal meet or exceed least by the rolling compare.
+// It returns early if the host sets the abort flag (System.SetAbortFlag).
 func (gi *Gin) WaitSignal(op kernel.Group, sig GinSignal, least uint64, bits int) {
 	gi.checkSignal("ncclGin::waitSignal", sig, bits, 64)
-	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(sig), least: least, bits: bits})
+	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(sig), least: least, bits: bits, timeout: -1})
 	op.Sync()
+}
+
+// WaitSignalTimeout is waitSignal with NCCL 2.31's device-side timeout:
+// each thread gives up after timeoutCycles SM cycles (Model.ClockGHz) and
+// returns WaitTimedOut, or WaitAborted once the abort flag is set; its
+// status is its own.
+func (gi *Gin) WaitSignalTimeout(op kernel.Group, sig GinSignal, least uint64, bits int, timeoutCycles uint64) WaitStatus {
+	gi.checkSignal("ncclGin::waitSignal", sig, bits, 64)
+	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(sig), least: least, bits: bits, timeout: gi.g.sys.model.cycles(timeoutCycles)})
+	st := gi.a.status
+	op.Sync()
+	return st
 }
 
 // ResetSignal is ncclGin::resetSignal: the signal becomes 0. It may not
@@ -409,8 +424,18 @@ func (gi *Gin) checkCounter(call string, c GinCounter, bits int) {
 // WaitCounter is ncclGin::waitCounter.
 func (gi *Gin) WaitCounter(op kernel.Group, c GinCounter, least uint64, bits int) {
 	gi.checkCounter("ncclGin::waitCounter", c, bits)
-	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(c), least: least, bits: bits, ctr: true})
+	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(c), least: least, bits: bits, ctr: true, timeout: -1})
 	op.Sync()
+}
+
+// WaitCounterTimeout is waitCounter with a device-side timeout
+// (WaitSignalTimeout).
+func (gi *Gin) WaitCounterTimeout(op kernel.Group, c GinCounter, least uint64, bits int, timeoutCycles uint64) WaitStatus {
+	gi.checkCounter("ncclGin::waitCounter", c, bits)
+	gi.call(op, ginWaitCall, ginArgs{kind: ginSignalOp, slot: int(c), least: least, bits: bits, ctr: true, timeout: gi.g.sys.model.cycles(timeoutCycles)})
+	st := gi.a.status
+	op.Sync()
+	return st
 }
 
 // ResetCounter is ncclGin::resetCounter.
@@ -435,9 +460,9 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 			sys.gin.enter(g, func() (sim.CauseKind, string) {
 				return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitCounter for its counter %d to reach %d; it holds %d; %s", c, a.least, gr.counter[c], sys.ginCounterInflight(gr, c))
 			})
-			g.Actor().Await(w)
+			a.status = sys.awaitAbortable(g.Actor(), gr.rank, w, a.timeout)
 			sys.gin.leave(g)
-			if rt := t.RaceThread(); rt != nil {
+			if rt := t.RaceThread(); rt != nil && a.status == WaitOK {
 				rt.Acquire(&gr.ctrSync[c])
 			}
 			continue
@@ -451,9 +476,11 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 					t, gr.rank, s, a.least, a.bits, gr.load(s), sys.ginSignalInflight(gr, s))
 			}}
 		sys.gin.enter(g, func() (sim.CauseKind, string) { return sys.signalCause(gr, s, a.least, a.bits) })
-		g.Actor().Await(w)
+		a.status = sys.awaitAbortable(g.Actor(), gr.rank, w, a.timeout)
 		sys.gin.leave(g)
-		sys.ginRaceAcquireSlot(t, gr, s)
+		if a.status == WaitOK {
+			sys.ginRaceAcquireSlot(t, gr, s)
+		}
 	}
 	return nil
 }}
@@ -463,18 +490,33 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 // may be reused, a get's data is here. It says nothing of a put's data at
 // the peer.
 func (gi *Gin) Flush(op kernel.Group) {
-	gi.call(op, ginFlushCall, ginArgs{})
+	gi.call(op, ginFlushCall, ginArgs{timeout: -1})
 	op.Sync()
+}
+
+// FlushTimeout is flush with a device-side timeout (WaitSignalTimeout);
+// every thread of op returns the coop's status. Operations it gave up on
+// stay pending for the next flush.
+func (gi *Gin) FlushTimeout(op kernel.Group, timeoutCycles uint64) WaitStatus {
+	gi.call(op, ginFlushCall, ginArgs{timeout: gi.g.sys.model.cycles(timeoutCycles)})
+	st := gi.a.status
+	op.Sync()
+	return st
 }
 
 var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Active) error {
 	var ops []*ginOp
 	var gr *ginRank
+	timeout := sim.Time(-1)
+	var taken []ginTaken
 	for _, t := range g.Lanes() {
 		a := t.Arg.(*ginArgs)
 		gr = a.gin.g
+		timeout = a.timeout
+		a.status = WaitOK
 		k := ginThreadKey{t, a.gin.ctx}
 		ops = append(ops, gr.pending[k]...)
+		taken = append(taken, ginTaken{k, gr.pending[k]})
 		delete(gr.pending, k)
 	}
 	if len(ops) == 0 {
@@ -488,7 +530,7 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 		}
 		return true
 	}
-	g.Actor().Await(sim.Wait{List: gr.fwl, Lo: 0, Hi: 1, Pred: all, Text: func() string {
+	st := gr.sys.awaitAbortable(g.Actor(), gr.rank, sim.Wait{List: gr.fwl, Lo: 0, Hi: 1, Pred: all, Text: func() string {
 		var left []string
 		for _, o := range ops {
 			if !o.consumed {
@@ -497,8 +539,23 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 			}
 		}
 		return fmt.Sprintf("%v in ncclGin::flush: %d operations not yet consumed: %s", g.Lanes()[0], len(left), strings.Join(left, "; "))
-	}})
+	}}, timeout)
+	if st != WaitOK {
+		// Not consumed yet: the next flush waits for them again.
+		for _, tk := range taken {
+			for _, o := range tk.ops {
+				if !o.consumed {
+					gr.pending[tk.k] = append(gr.pending[tk.k], o)
+				}
+			}
+		}
+	}
 	for _, t := range g.Lanes() {
+		a := t.Arg.(*ginArgs)
+		a.status = st
+		if st != WaitOK {
+			continue
+		}
 		if rt := t.RaceThread(); rt != nil {
 			for _, o := range ops {
 				rt.Acquire(&o.sentSync)
@@ -507,6 +564,11 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 	}
 	return nil
 }}
+
+type ginTaken struct {
+	k   ginThreadKey
+	ops []*ginOp
+}
 
 // ginSignalInflight names the operations in flight whose remote action
 // targets rank gr's slot s: the NIC, QP and operation a waiter waits for.

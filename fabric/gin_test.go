@@ -468,3 +468,75 @@ func TestGinAllToAllClosedForm(t *testing.T) {
 		}
 	}
 }
+
+// NCCL 2.31's device-side timeouts and the abort flag: a wait with a
+// timeout returns WaitTimedOut when nothing satisfies it in time and
+// WaitOK when something does; the host's abort flag ends every wait of
+// the rank, plain or with a timeout, and a barrier whose members never
+// come.
+func TestGinTimeoutsAndAbort(t *testing.T) {
+	const cycles10us = 19000 // 10 µs at the fabric model's 1.9 GHz
+	cases := []struct {
+		name  string
+		abort bool
+		fn    func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus
+		want  fabric.WaitStatus
+		after sim.Time // the status is returned no earlier
+	}{
+		{"waitSignal times out", false, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			return fabric.NewGin(th, dc, 0).WaitSignalTimeout(th.ThreadGroup(), 0, 1, 64, cycles10us)
+		}, fabric.WaitTimedOut, 10 * sim.Microsecond},
+		{"waitSignal satisfied in time", false, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			gin := fabric.NewGin(th, dc, 0)
+			gin.Signal(th.ThreadGroup(), world(dc), 0, fabric.GinStrongSignalInc(1))
+			return gin.WaitSignalTimeout(th.ThreadGroup(), 1, 1, 64, cycles10us)
+		}, fabric.WaitOK, 0},
+		{"waitCounter times out", false, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			return fabric.NewGin(th, dc, 0).WaitCounterTimeout(th.ThreadGroup(), 2, 1, 56, cycles10us)
+		}, fabric.WaitTimedOut, 10 * sim.Microsecond},
+		{"flush times out, the next flush waits again", false, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			gin := fabric.NewGin(th, dc, 0)
+			gin.Put(th.ThreadGroup(), world(dc), 2, r.V[2], 0, r.W[0], 0, 1<<20, fabric.GinNone(), fabric.GinCounterInc(0))
+			st := gin.FlushTimeout(th.ThreadGroup(), 1900)
+			gin.Flush(th.ThreadGroup())
+			if gin.ReadCounter(0, 56) != 1 {
+				th.Fail("check", errors.New("the second flush returned before the source was read"))
+			}
+			return st
+		}, fabric.WaitTimedOut, 1 * sim.Microsecond},
+		{"abort ends a timeout wait", true, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			return fabric.NewGin(th, dc, 0).WaitSignalTimeout(th.ThreadGroup(), 0, 1, 64, 1<<40)
+		}, fabric.WaitAborted, 5 * sim.Microsecond},
+		{"abort ends a plain wait", true, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			fabric.NewGin(th, dc, 0).WaitSignal(th.ThreadGroup(), 0, 1, 64)
+			return fabric.WaitAborted
+		}, fabric.WaitAborted, 5 * sim.Microsecond},
+		{"abort ends a barrier nobody else joins", true, func(th *kernel.Thread, dc fabric.DevComm, r *ginRig) fabric.WaitStatus {
+			fabric.NewGinBarrierSession(th.ThreadGroup(), fabric.NewGin(th, dc, 0), world(dc), dc.GinBarrier, 0).Sync(th.ThreadGroup(), fabric.GinFencePut)
+			return fabric.WaitAborted
+		}, fabric.WaitAborted, 5 * sim.Microsecond},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := ginOpts{seed: 1, race: true, win: 1 << 20}
+			o.reqs = fabric.DevCommRequirements{GinContextCount: 1, GinSignalCount: 4, GinCounterCount: 4, GinBarrierCount: 1}
+			r := newGinRig(t, o)
+			var got fabric.WaitStatus
+			var at sim.Time
+			r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+				if th.ThreadIdx() == 0 {
+					got, at = tc.fn(th, dc, r), r.s.Now()
+				}
+			})
+			if tc.abort {
+				r.s.AtWork(5*sim.Microsecond, func() { require.NoError(t, r.sys.SetAbortFlag(0)) })
+			}
+			require.NoError(t, r.s.Run())
+			assert.Equal(t, tc.want, got)
+			assert.GreaterOrEqual(t, at, tc.after)
+			if tc.abort {
+				assert.Less(t, at, 6*sim.Microsecond, "the abort is seen when it is set")
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -113,8 +114,14 @@ type System struct {
 	bars   map[barKey]*barState
 	raceEP []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
 
-	nicModel *nic.Model // Config.Nic
-	gin      *ginSys    // the network, from the first GIN dev comm (gin.go)
+	nicModel *nic.Model          // Config.Nic
+	gin      *ginSys             // the network, from the first GIN dev comm (gin.go)
+	aborts   []*abortState       // per rank, made on first use (abort.go)
+	counting map[countKey]uint64 // counted bytes issued, not yet delivered (counted.go)
+	// countedStatus is the status of the last waitCounted on a counter,
+	// which thread 0 sets and the coop's threads return
+	countedStatus map[countKey]WaitStatus
+	countedWaits  map[*kernel.Wave]*countedWait // for the hang report
 }
 
 // NewSystem builds the emulated system on s. All ranks live in one Go
@@ -196,14 +203,17 @@ func (sys *System) mcSupported() bool { return sys.cftSupported() && !sys.topo.N
 // rankState is one rank's device: its symmetric memory, the windows bound
 // to its LEs and its fabric ports.
 type rankState struct {
-	rank   int
-	mem    []backing // allocations in address order
-	wl     *sim.WatchList
-	used   uint64
-	bound  []span // [off, off+n) ranges bound to this rank's LEs
-	txFree sim.Time
-	rxFree sim.Time
-	opSeq  int // user data ops issued, for FaultPlan.FailOps
+	rank  int
+	mem   []backing // allocations in address order
+	wl    *sim.WatchList
+	used  uint64
+	bound []span // [off, off+n) ranges bound to this rank's LEs
+	// counted are the bound windows registered with WinCftCounted: where
+	// counted writes' counters may live.
+	counted []span
+	txFree  sim.Time
+	rxFree  sim.Time
+	opSeq   int // user data ops issued, for FaultPlan.FailOps
 }
 
 // backing is one allocation of a rank's memory: its bytes, or none for a
@@ -397,6 +407,9 @@ const (
 	WinDefault        WinFlags = 0x00
 	WinCollSymmetric  WinFlags = 0x01 // lives in the symmetric big VA; bound to the CFT LEs
 	WinStrictOrdering WinFlags = 0x02
+	// WinCftCounted is NCCL_WIN_CFT_COUNTED (NCCL 2.32): the window may
+	// hold the counters of counted writes (counted.go).
+	WinCftCounted WinFlags = 0x08
 )
 
 // Window is a registered window as device code sees it (ncclWindow_t).
@@ -426,8 +439,11 @@ func CommWindowRegister(c *Comm, bytes uint64, flags WinFlags) (Window, error) {
 	if bytes == 0 {
 		return Window{}, errf(InvalidArgument, call, "rank %d: 0 bytes", c.Rank)
 	}
-	if flags&^(WinCollSymmetric|WinStrictOrdering) != 0 {
+	if flags&^(WinCollSymmetric|WinStrictOrdering|WinCftCounted) != 0 {
 		return Window{}, errf(InvalidArgument, call, "rank %d: unknown window flags %#x", c.Rank, uint32(flags))
+	}
+	if err := checkCountedWindow(c.Rank, bytes, flags); err != nil {
+		return Window{}, err
 	}
 	off, err := c.symAlloc(call, bytes, fmt.Sprintf("window %d", len(c.wins)), c.sys.phantom)
 	if err != nil {
@@ -437,6 +453,9 @@ func CommWindowRegister(c *Comm, bytes uint64, flags WinFlags) (Window, error) {
 	if flags&WinCollSymmetric != 0 {
 		r := c.sys.ranks[c.Rank]
 		r.bound = append(r.bound, span{off, bytes, fmt.Sprintf("window %d", len(c.wins))})
+		if flags&WinCftCounted != 0 {
+			r.counted = append(r.counted, span{off, bytes, fmt.Sprintf("window %d", len(c.wins))})
+		}
 	}
 	c.wins = append(c.wins, w)
 	return w, nil

@@ -15,6 +15,10 @@ type FabricConfig struct {
 	Caps     fabric.CftCap // 0 means CapCft | CapCftMultimem
 	Barriers int           // cftBarrierCount; 0 means 1
 	Windows  []uint64
+	// WinFlags, if set, are the windows' registration flags (0:
+	// fabric.WinCollSymmetric), e.g. with fabric.WinCftCounted for
+	// counted writes' counters.
+	WinFlags []fabric.WinFlags
 	Debug    bool
 	Faults   fabric.FaultPlan
 	Model    *fabric.Model
@@ -69,7 +73,11 @@ func NewFabric(cfg FabricConfig) (*Fabric, error) {
 	}
 	for _, c := range comms {
 		for k, n := range cfg.Windows {
-			w, err := fabric.CommWindowRegister(c, n, fabric.WinCollSymmetric)
+			fl := fabric.WinCollSymmetric
+			if k < len(cfg.WinFlags) && cfg.WinFlags[k] != 0 {
+				fl = cfg.WinFlags[k]
+			}
+			w, err := fabric.CommWindowRegister(c, n, fl)
 			if err != nil {
 				return nil, err
 			}
