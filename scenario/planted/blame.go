@@ -120,37 +120,14 @@ const chunk16K = 16 << 10
 // releases both blocks, and the other chunk is still landing. The fix
 // gives each block its own queue id, and so its own slot.
 func aliasedSlot(p *prog) func() error {
-	fixed := p.fixed
 	const grid = 2
-	w := p.window(2 * grid * chunk16K)
-	for b := range grid {
-		p.fill(w, 0, uint64(b)*chunk16K, chunk16K, b)
-	}
 	queue := func(b int) int {
-		if fixed {
+		if p.fixed {
 			return b
 		}
 		return 0 // the bug: one queue id for both blocks
 	}
-	got := make([][]byte, grid)
-	p.launch(0, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-		b := t.BlockIdx()
-		sdma.Put(1, w[1], uint64(grid+b)*chunk16K, w[0], uint64(b)*chunk16K, chunk16K, queue(b), cco.RemoteSignal)
-		sdma.QuietQueue(1, queue(b))
-	})
-	p.launch(1, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
-		b := t.BlockIdx()
-		sdma.WaitSignal(0, queue(b), 1)
-		got[b] = snapshot(sdma, w[1], uint64(grid+b)*chunk16K, chunk16K)
-	})
-	return func() error {
-		for b := range grid {
-			if err := checkBytes(fmt.Sprintf("rank 1's block %d's chunk when its wait returned", b), got[b], 0, b); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return p.blockSlices(grid, chunk16K, queue, queue, "rank 1's block %d's chunk when its wait returned")
 }
 
 // pipeline-depth-mismatch: rank 0 sends two chunks on one queue, each put

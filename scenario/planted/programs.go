@@ -152,28 +152,40 @@ func fusedOff(p *prog) func() error {
 // it yet.
 func blockSlot(p *prog) func() error {
 	const grid, chunk = 2, 16 << 10
-	w := p.window(2 * grid * chunk)
+	waitQ := func(b int) int {
+		if p.fixed {
+			return b
+		}
+		return 0 // bug: every CTA waits on queue 0's slot
+	}
+	return p.blockSlices(grid, chunk, func(b int) int { return b }, waitQ, "rank 1's CTA %d's slice when its wait returned")
+}
+
+// blockSlices is a two-kernel program: rank 0's block b puts its slice
+// (pattern(0, b), n bytes) to rank 1 on queue sendQ(b) with a remote
+// signal and quiets it; rank 1's block b waits for one signal on slot (0,
+// waitQ(b)) and takes its slice, the data it would go on to use. After
+// the run every block's slice must have been whole when its wait
+// returned (what names block b's in an error).
+func (p *prog) blockSlices(grid int, n uint64, sendQ, waitQ func(b int) int, what string) func() error {
+	w := p.window(2 * uint64(grid) * n)
 	for b := range grid {
-		p.fill(w, 0, uint64(b)*chunk, chunk, b)
+		p.fill(w, 0, uint64(b)*n, n, b)
 	}
 	got := make([][]byte, grid)
 	p.launch(0, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		b := t.BlockIdx()
-		sdma.Put(1, w[1], uint64(grid+b)*chunk, w[0], uint64(b)*chunk, chunk, b, cco.RemoteSignal)
-		sdma.QuietQueue(1, b)
+		sdma.Put(1, w[1], uint64(grid+b)*n, w[0], uint64(b)*n, n, sendQ(b), cco.RemoteSignal)
+		sdma.QuietQueue(1, sendQ(b))
 	})
 	p.launch(1, grid, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		b := t.BlockIdx()
-		q := 0 // bug: every CTA waits on queue 0's slot
-		if p.fixed {
-			q = b
-		}
-		sdma.WaitSignal(0, q, 1)
-		got[b] = snapshot(sdma, w[1], uint64(grid+b)*chunk, chunk)
+		sdma.WaitSignal(0, waitQ(b), 1)
+		got[b] = snapshot(sdma, w[1], uint64(grid+b)*n, n)
 	})
 	return func() error {
 		for b := range grid {
-			if err := checkBytes(fmt.Sprintf("rank 1's CTA %d's slice when its wait returned", b), got[b], 0, b); err != nil {
+			if err := checkBytes(fmt.Sprintf(what, b), got[b], 0, b); err != nil {
 				return err
 			}
 		}
