@@ -20,7 +20,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emud-dev/emud/job"
 	_ "github.com/emud-dev/emud/scenario/all" // the scenarios the rows run
 	"github.com/emud-dev/emud/scenario/cft"
 
@@ -312,29 +311,11 @@ func benchFabricOps(ranks int) (benchRow, error) {
 // rank 0 of 2 posting 64 B puts to rank 1, each lane its own thread group
 // submitting after every put, one flush at the end; only the run is timed.
 func benchFabricPuts(rounds int) (benchRow, error) {
-	j, err := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
+	j, err := cft.PutWave("bench-puts", rounds)
 	if err != nil {
 		return benchRow{}, err
 	}
-	w := j.Windows[0]
 	defer j.Sys.Close()
-	err = j.Launch("bench-puts", 32, 16+32*64, func(th *kernel.Thread, dc fabric.DevComm) {
-		if dc.Rank != 0 {
-			return
-		}
-		warp := th.WarpGroup()
-		cft := fabric.NewCft(warp, dc, 0)
-		off := uint64(th.Lane()) * 64
-		le, leOff := fabric.GetPeerLeInfo(w[0], off, 1, dc)
-		for range rounds {
-			cft.Put(th.ThreadGroup(), le, leOff, 16+int(off), 64)
-			cft.Submit(th.ThreadGroup())
-		}
-		cft.Flush(warp)
-	})
-	if err != nil {
-		return benchRow{}, err
-	}
 	start, cpu0 := time.Now(), cpuTime()
 	if err := j.Sim.Run(); err != nil {
 		return benchRow{}, fmt.Errorf("bench: fabric puts: %w", err)

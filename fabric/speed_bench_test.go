@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/emud-dev/emud/fabric"
-	"github.com/emud-dev/emud/job"
-	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/scenario/cft"
 )
 
@@ -38,25 +36,7 @@ func BenchmarkPutsSteady(b *testing.B) {
 	c0 := cpuNow()
 	var runT time.Duration
 	for b.Loop() {
-		j, err := job.NewFabric(job.FabricConfig{Seed: 1, Topology: fabric.Topology{NRanks: 2}, Caps: fabric.CapCft, Windows: []uint64{32 * 64}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := j.Windows[0]
-		err = j.Launch("puts", 32, 16+32*64, func(th *kernel.Thread, dc fabric.DevComm) {
-			if dc.Rank != 0 {
-				return
-			}
-			warp := th.WarpGroup()
-			cft := fabric.NewCft(warp, dc, 0)
-			off := uint64(th.Lane()) * 64
-			le, leOff := fabric.GetPeerLeInfo(w[0], off, 1, dc)
-			for range rounds {
-				cft.Put(th.ThreadGroup(), le, leOff, 16+int(off), 64)
-				cft.Submit(th.ThreadGroup())
-			}
-			cft.Flush(warp)
-		})
+		j, err := cft.PutWave("puts", rounds)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,6 +45,7 @@ func BenchmarkPutsSteady(b *testing.B) {
 			b.Fatal(err)
 		}
 		runT += time.Since(t0)
+		j.Sys.Close()
 	}
 	cpu := cpuNow() - c0
 	n := 32 * rounds * float64(b.N)
