@@ -118,6 +118,7 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
 		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
 		func() (benchRow, error) { return benchCxx(sz.cxxRuns) },
+		func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) },
 		func() (benchRow, error) {
 			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
 		},

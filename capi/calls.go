@@ -14,6 +14,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -38,46 +39,9 @@ func hostFail(h *host, file string, line int, call string, code int, err error) 
 	return code
 }
 
-// stream is a HIP stream: kernels on it run one after another.
-type stream struct {
-	dev  int
-	last *kernel.Kernel
-}
-
 type event struct {
 	at       sim.Time
 	recorded bool
-}
-
-// nullStream is device dev's null stream (handle 0 in C).
-func streamOf(h *host, handle uint64) (*stream, error) {
-	if handle == 0 {
-		for len(rt.streams) <= rt.gpus {
-			rt.streams = append(rt.streams, nil)
-		}
-		i := 1 + h.dev
-		if rt.streams[i] == nil {
-			rt.streams[i] = &stream{dev: h.dev}
-		}
-		return rt.streams[i], nil
-	}
-	i := handle - 1
-	if i < uint64(rt.gpus)+1 || i >= uint64(len(rt.streams)) || rt.streams[i] == nil {
-		return nil, fmt.Errorf("stream handle %#x was not made by hipStreamCreate (or was destroyed)", handle)
-	}
-	return rt.streams[i], nil
-}
-
-// syncDevice waits for every kernel on device dev, as hipDeviceSynchronize.
-func syncDevice(a *sim.Actor, dev int) error {
-	for _, st := range rt.streams {
-		if st != nil && st.dev == dev && st.last != nil {
-			if err := st.last.Wait(a); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func commOf(p uint64) (*cco.Comm, error) {
@@ -122,31 +86,23 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// Regions live as long as the run (engine.Memory never frees):
 		// a freed buffer stays mapped, so a use after free is not caught.
 	case C.EMUD_H_MEMCPY, C.EMUD_H_MEMSET:
-		return memOp(h, act, op, a, bad)
+		return memOp(h, act, op, a, file, line, bad)
 	case C.EMUD_H_STREAM_CREATE:
-		for len(rt.streams) <= rt.gpus {
-			rt.streams = append(rt.streams, nil)
-		}
-		rt.streams = append(rt.streams, &stream{dev: h.dev})
-		a[0] = uint64(len(rt.streams)) // handle = index + 1
+		a[0] = newStream(h.dev, a[0]&hipStreamNonBlocking != 0)
 	case C.EMUD_H_STREAM_SYNC:
 		st, err := streamOf(h, a[0])
 		if err != nil {
 			return bad("hipStreamSynchronize", hipErrorInvalidHandle, err)
 		}
-		if st.last != nil {
-			if err := st.last.Wait(act); err != nil {
-				return bad("hipStreamSynchronize", hipErrorLaunchFailure, err)
-			}
+		if err := st.wait(act); err != nil {
+			return bad("hipStreamSynchronize", hipErrorLaunchFailure, err)
 		}
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {
 			return bad("hipStreamDestroy", hipErrorInvalidHandle, fmt.Errorf("stream %#x: not a stream hipStreamCreate made", a[0]))
 		}
-		if st.last != nil {
-			_ = st.last.Wait(act) // HIP waits for the stream's work
-		}
+		_ = st.wait(act) // HIP waits for the stream's work
 		rt.streams[a[0]-1] = nil
 	case C.EMUD_H_DEVICE_SYNC:
 		if err := syncDevice(act, h.dev); err != nil {
@@ -266,10 +222,15 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 	return hipSuccess
 }
 
-// barrier is ccoBarrierAll's state for one world.
+// barrier is ccoBarrierAll's state for one world. For the race detector
+// it is a synchronisation: each rank releases into its generation's sync
+// on arrival and acquires it on leaving, so what every rank did before
+// the barrier is ordered before what any does after it (two generations
+// alternate: no rank arrives at g+2 before all have left g).
 type barrier struct {
 	arrived, gen int
 	wl           *sim.WatchList
+	sync         [2]race.Sync
 }
 
 func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
@@ -279,6 +240,11 @@ func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
 		rt.barriers[uid] = b
 	}
 	gen := b.gen
+	t := a.RaceThread()
+	if t != nil {
+		t.Release(&b.sync[gen%2])
+		defer t.Acquire(&b.sync[gen%2])
+	}
 	b.arrived++
 	if b.arrived == c.NRanks {
 		b.arrived, b.gen = 0, b.gen+1
@@ -289,53 +255,6 @@ func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
 		Text: func() string {
 			return fmt.Sprintf("ccoBarrierAll (rank %d): %d of %d ranks arrived", c.Rank, b.arrived, c.NRanks)
 		}})
-}
-
-func memOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, error) int) int {
-	call := "hipMemcpy"
-	if op == C.EMUD_H_MEMSET {
-		call = "hipMemset"
-	}
-	st, err := streamOf(h, a[3])
-	if err != nil {
-		return bad(call, hipErrorInvalidHandle, err)
-	}
-	// Copies and memsets are ordered after the stream's kernels (the null
-	// stream: after the device's), then done by the host thread.
-	if a[3] == 0 {
-		if err := syncDevice(act, h.dev); err != nil {
-			return bad(call, hipErrorLaunchFailure, err)
-		}
-	} else if st.last != nil {
-		if err := st.last.Wait(act); err != nil {
-			return bad(call, hipErrorLaunchFailure, err)
-		}
-	}
-	dst, n := a[0], a[2]
-	if n == 0 {
-		return hipSuccess
-	}
-	devDst := rt.mem.GPUOf(dst) >= 0
-	if devDst {
-		if err := rt.mem.Check(call+" destination", dst, n); err != nil {
-			return bad(call, hipErrorInvalidValue, err)
-		}
-	}
-	if op == C.EMUD_H_MEMCPY {
-		src := a[1]
-		if rt.mem.GPUOf(src) >= 0 {
-			if err := rt.mem.Check(call+" source", src, n); err != nil {
-				return bad(call, hipErrorInvalidValue, err)
-			}
-		}
-		C.memmove(ptr(dst), ptr(src), C.size_t(n))
-	} else {
-		C.memset(ptr(dst), C.int(a[1]), C.size_t(n))
-	}
-	if devDst {
-		rt.mem.Watch().Notify(dst, dst+n)
-	}
-	return hipSuccess
 }
 
 func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, error) int) int {
@@ -357,9 +276,7 @@ func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		}
 		// The event completes when the stream's work so far is done; the
 		// host waits for that here (partial: HIP would return at once).
-		if st.last != nil {
-			_ = st.last.Wait(act)
-		}
+		_ = st.wait(act)
 		e.at, e.recorded = act.Now(), true
 	case C.EMUD_H_EVENT_SYNC:
 		if !e.recorded {

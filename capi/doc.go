@@ -30,11 +30,34 @@
 // it), so lanes and the host dereference the pointers the API returns and
 // the engines' copies move the same bytes. The range of 64 slices is
 // reserved (inaccessible, unbacked) by a constructor that runs before the
-// Go runtime, whose randomized heap could otherwise land in a slice. hipMemcpy/hipMemset are ordered after the stream's
-// (null stream: the device's) kernels and done by the host thread; the
-// Async forms are ordered the same way and are not yet concurrent with
-// the host (partial). Memory is never freed (hipFree, ccoMemFree keep the
-// mapping until exit).
+// Go runtime, whose randomized heap could otherwise land in a slice.
+// Memory is never freed (hipFree, ccoMemFree keep the mapping until exit).
+//
+// # Streams, copies and memsets
+//
+// A stream's work (kernels, hipMemcpyAsync, hipMemsetAsync) runs in
+// order; the null stream waits for the device's blocking streams and they
+// for it, as HIP's legacy default stream; a stream made with
+// hipStreamNonBlocking is ordered by its own work only. hipMemcpy and
+// hipMemset follow all of the device's work and are done by the host
+// thread. The Async forms are really asynchronous: each is a sim actor of
+// its stream that starts 2 µs after it is queued and lands 64 KiB at a
+// time (50 GB/s to or from the host, 2 TB/s on the device; rough figures,
+// not calibrated), so work on another stream sees it in flight. A host
+// source is staged when the call is made, as HIP stages pageable memory.
+// Partial: a kernel launch makes the launching thread wait for the work
+// the kernel must follow (HIP would queue it), and so does hipEventRecord
+// for the stream's work.
+//
+// With the race detector (EMUD_RACE=1) the host's copies and memsets are
+// accesses of their host thread or stream job, and HIP's and cco's host
+// synchronisation are its edges: stream order, hipStreamSynchronize,
+// hipDeviceSynchronize, kernel launch and end, ccoBarrierAll, thread
+// creation and pthread_join. So a hipMemsetAsync still in flight when
+// another stream's kernel has a peer's put land in the buffer is reported
+// (examples/cxx/errors/memset_async.cpp). Partial: a lane's own native
+// loads and stores are not seen by the detector (its cco calls, and the
+// engines' accesses on its behalf, are).
 //
 // # Lanes
 //
@@ -55,7 +78,11 @@
 // is a reported hang. clock64 counts 2.4 GHz cycles and wall_clock64 a
 // 100 MHz clock of virtual time. A lane's SIGSEGV/SIGBUS, __builtin_trap,
 // abort (assert) or SIGFPE fails the lane (kernel.LaneError) naming the
-// address: a host pointer or an unmapped device address in GPU g's slice.
+// address: a host pointer or an unmapped device address in GPU g's slice
+// (examples/cxx/errors/bad_pointer.cpp). Partial: only an access that
+// faults is caught; a lane that dereferences a host pointer to memory the
+// process has mapped (a live std::vector's data, say) reads or writes it
+// natively without a report, where a GPU would fault.
 //
 // # Program order
 //
@@ -75,6 +102,12 @@
 // the file:line of the blocked call) to stderr and exits 2; a lane
 // failure exits 1 and a race (EMUD_RACE) exits 5, as emud run does. A
 // failed host call prints the call, the thread and why to stderr and
-// returns its error code. EMUD_SUMMARY=1 prints the seed, the emulated
-// end time and the digest at exit.
+// returns its error code, which hipGetLastError then returns (and clears)
+// on that thread, so a failed <<<>>> launch is seen too. A HIP call emud
+// does not emulate is a compile error naming it ("hipMallocManaged is not
+// supported by emud"), a cco feature it does not emulate (GDA) a failed
+// call naming it; none is a silent no-op. EMUD_SUMMARY=1 prints the seed,
+// the emulated end time and the digest at exit, and on a second line the
+// packets the engines retired by kind and the wall time since the first
+// call.
 package main

@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -26,6 +27,8 @@ type host struct {
 	exited bool           // the thread returned (set by its actor)
 	wl     *sim.WatchList // joiners wait here
 	gone   chan struct{}  // closed when the actor has ended
+	actor  *sim.Actor
+	end    race.Sync // released when the thread returns; pthread_join acquires it
 }
 
 func hostByID(id int) *host {
@@ -53,13 +56,20 @@ func newHost(parent int) *host {
 		h.dev = 0
 	}
 	h.wl = rt.s.NewWatchList(h.name)
-	rt.s.Spawn(h.name, h.body)
+	h.actor = rt.s.Spawn(h.name, h.body)
+	if d := rt.s.Race(); d != nil && parent >= 0 {
+		// The new thread is ordered after what its creator did so far.
+		d.Fork(hostByID(parent).actor.RaceThread(), h.actor.RaceThread())
+	}
 	return h
 }
 
 func (h *host) body(a *sim.Actor) {
 	for f := range h.req {
 		if f == nil {
+			if t := a.RaceThread(); t != nil {
+				t.Release(&h.end)
+			}
 			h.exited = true
 			h.wl.Notify(0, 1)
 			close(h.gone)
@@ -105,5 +115,8 @@ func emudGoHostJoin(self, child C.int) {
 	hostByID(int(self)).do(func(a *sim.Actor) {
 		a.Await(sim.Wait{List: c.wl, Lo: 0, Hi: 1, Pred: func() bool { return c.exited },
 			Text: func() string { return fmt.Sprintf("pthread_join of %s, which has not returned", c.name) }})
+		if t := a.RaceThread(); t != nil {
+			t.Acquire(&c.end)
+		}
 	})
 }

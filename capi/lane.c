@@ -19,8 +19,63 @@
 #include "emud/abi.h"
 #include "lane.h"
 
+// Switching stacks: on x86-64 a few instructions that keep the
+// callee-saved registers, MXCSR and the x87 control word (what the ABI
+// says a call preserves); swapcontext would also save and restore the
+// signal mask, two system calls on every device call. Elsewhere,
+// ucontext.
+#if defined(__x86_64__)
+#define EMUD_FAST_SWITCH 1
+// emud_switch(save, to): saves this context's stack pointer in *save and
+// resumes the one whose stack pointer is to.
+void emud_switch(void** save, void* to);
+__asm__(
+    ".text\n"
+    ".globl emud_switch\n"
+    ".hidden emud_switch\n"
+    ".type emud_switch,@function\n"
+    "emud_switch:\n"
+    "  pushq %rbp\n"
+    "  pushq %rbx\n"
+    "  pushq %r12\n"
+    "  pushq %r13\n"
+    "  pushq %r14\n"
+    "  pushq %r15\n"
+    "  subq $8, %rsp\n"
+    "  stmxcsr (%rsp)\n"
+    "  fnstcw 4(%rsp)\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  ldmxcsr (%rsp)\n"
+    "  fldcw 4(%rsp)\n"
+    "  addq $8, %rsp\n"
+    "  popq %r15\n"
+    "  popq %r14\n"
+    "  popq %r13\n"
+    "  popq %r12\n"
+    "  popq %rbx\n"
+    "  popq %rbp\n"
+    "  ret\n"
+    ".size emud_switch, .-emud_switch\n"
+    // A new lane's first switch returns here with the lane in r12 and
+    // lane_start in r13; the stack is 16-byte aligned for the call.
+    ".globl emud_lane_trampoline\n"
+    ".hidden emud_lane_trampoline\n"
+    ".type emud_lane_trampoline,@function\n"
+    "emud_lane_trampoline:\n"
+    "  movq %r12, %rdi\n"
+    "  callq *%r13\n"
+    "  ud2\n"
+    ".size emud_lane_trampoline, .-emud_lane_trampoline\n");
+void emud_lane_trampoline(void);
+#endif
+
 typedef struct lane_impl {
+#ifdef EMUD_FAST_SWITCH
+  void *sp, *caller_sp;
+#else
   ucontext_t ctx, caller;
+#endif
   sigjmp_buf fault;
   void* stack;
   emud_entry entry;
@@ -35,6 +90,16 @@ emud_lane* emud_current(void) { return cur_lane; }
 
 #define LANE_STACK (256 << 10)
 
+#ifdef EMUD_FAST_SWITCH
+static void lane_start(emud_lane* l) {
+  lane_impl* im = (lane_impl*)l->impl;
+  im->entry(im->arg);
+  l->state = 2;
+  cur_lane = NULL;
+  emud_switch(&im->sp, im->caller_sp);  // never resumed
+  abort();
+}
+#else
 static void lane_main(unsigned lo, unsigned hi) {
   emud_lane* l = (emud_lane*)(((uintptr_t)hi << 32) | (uintptr_t)lo);
   lane_impl* im = (lane_impl*)l->impl;
@@ -43,6 +108,7 @@ static void lane_main(unsigned lo, unsigned hi) {
   cur_lane = NULL;
   // Returning switches to uc_link (the caller of the last resume).
 }
+#endif
 
 // Free stacks, reused by later lanes: creating a mapping costs more than a
 // switch.
@@ -81,6 +147,27 @@ emud_lane* emud_lane_new(emud_entry entry, void* arg) {
   im->arg = arg;
   im->stack = stack_get();
   if (!im->stack) return NULL;
+#ifdef EMUD_FAST_SWITCH
+  // The frame emud_switch pops: MXCSR and x87 control word (this
+  // thread's), r15, r14, r13 = lane_start, r12 = the lane, rbx, rbp, and
+  // the return address, the trampoline; above it the stack is 16-aligned.
+  uint64_t* top = (uint64_t*)((char*)im->stack + LANE_STACK);
+  uint64_t* sp = top - 10;  // 8 words and 2 of headroom: (top - 2) is 16-aligned after the ret
+  uint32_t csr[2];
+  __asm__ volatile("stmxcsr %0" : "=m"(csr[0]));
+  __asm__ volatile("fnstcw %0" : "=m"(*(uint16_t*)&csr[1]));
+  csr[1] &= 0xffff;
+  memcpy(&sp[0], csr, 8);
+  sp[1] = 0;                                // r15
+  sp[2] = 0;                                // r14
+  sp[3] = (uint64_t)(uintptr_t)lane_start;  // r13
+  sp[4] = (uint64_t)(uintptr_t)l;           // r12
+  sp[5] = 0;                                // rbx
+  sp[6] = 0;                                // rbp
+  sp[7] = (uint64_t)(uintptr_t)emud_lane_trampoline;
+  im->sp = sp;
+  return l;
+#else
   getcontext(&im->ctx);
   im->ctx.uc_stack.ss_sp = im->stack;
   im->ctx.uc_stack.ss_size = LANE_STACK;
@@ -88,6 +175,7 @@ emud_lane* emud_lane_new(emud_entry entry, void* arg) {
   uintptr_t p = (uintptr_t)l;
   makecontext(&im->ctx, (void (*)(void))lane_main, 2, (unsigned)(p & 0xffffffffu), (unsigned)(p >> 32));
   return l;
+#endif
 }
 
 void emud_lane_free(emud_lane* l) {
@@ -101,14 +189,20 @@ void emud_lane_free(emud_lane* l) {
 // (state 2) or a fault (state 3: sig, fault_addr, fault_pc set).
 void emud_resume(emud_lane* l) {
   lane_impl* im = (lane_impl*)l->impl;
-  if (sigsetjmp(im->fault, 1)) {
+  // The mask need not be saved (a system call): the fault handler is
+  // SA_NODEFER with an empty sa_mask, so it blocks nothing.
+  if (sigsetjmp(im->fault, 0)) {
     cur_lane = NULL;
     l->state = 3;
     return;
   }
   l->state = 0;
   cur_lane = l;
+#ifdef EMUD_FAST_SWITCH
+  emud_switch(&im->caller_sp, im->sp);
+#else
   swapcontext(&im->caller, &im->ctx);
+#endif
   cur_lane = NULL;
 }
 
@@ -119,7 +213,11 @@ uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char
   l->line = line;
   l->func = func;
   l->state = 1;
+#ifdef EMUD_FAST_SWITCH
+  emud_switch(&im->sp, im->caller_sp);
+#else
   swapcontext(&im->ctx, &im->caller);
+#endif
   return l->ret;
 }
 

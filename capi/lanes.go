@@ -86,12 +86,11 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): need 1..2^20 blocks of 1..%d threads",
 			g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], kernel.MaxBlockThreads))
 	}
-	if st.last != nil && !st.last.Done() {
-		// Kernels of one stream run in order. Partial: the launching
-		// thread waits here for the previous one, where HIP would queue.
-		if err := st.last.Wait(act); err != nil {
-			return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
-		}
+	// The work of one stream runs in order (and the null stream's with
+	// the blocking streams'). Partial: the launching thread waits here for
+	// the work before the kernel, where HIP would queue the launch.
+	if err := st.waitDeps(act); err != nil {
+		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
 	g.remaining = int(nb * nt)
 	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: waveSize()},

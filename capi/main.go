@@ -3,6 +3,7 @@ package main
 /*
 #cgo CFLAGS: -I${SRCDIR}/../include -O2
 #cgo LDFLAGS: -ldl -lpthread
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lane.h"
@@ -17,12 +18,15 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/issuer"
 	emujob "github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -49,6 +53,9 @@ var rt struct {
 	gpus int
 	ran  chan error // sim.Run's result
 	seed uint64
+
+	count *counter  // EMUD_SUMMARY: packets retired
+	began time.Time // the first call, for EMUD_SUMMARY's wall time
 
 	// Emulation state: touched only by the running actor.
 	comms    []*cco.Comm
@@ -147,6 +154,11 @@ func start() error {
 		return err
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	rt.began = time.Now()
+	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) && j.Node.Observer() == nil {
+		rt.count = &counter{}
+		j.Node.SetObserver(rt.count)
+	}
 	rt.windows = map[uintptr]cco.Window{}
 	rt.barriers = map[cco.UniqueId]*barrier{}
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
@@ -170,6 +182,9 @@ func watch() {
 }
 
 func fail(err error) {
+	// The program's own output first: os.Exit skips C's exit, which
+	// would flush stdio (a PASS/FAIL line printed before a race at exit).
+	C.fflush(nil)
 	var hang *sim.HangError
 	var races *race.Error
 	switch {
@@ -191,6 +206,28 @@ func summary() {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
+	if c := rt.count; c != nil {
+		fmt.Fprintf(os.Stderr, "emud: %d packets retired (%d COPY_LINEAR, %d ATOMIC, %d other); %v wall time since the first call\n",
+			c.copies+c.atomics+c.other, c.copies, c.atomics, c.other, time.Since(rt.began).Round(time.Millisecond))
+	}
+}
+
+// counter counts the packets the engines retire (EMUD_SUMMARY's second
+// line): what a program posted, to set beside its wall time.
+type counter struct{ copies, atomics, other int }
+
+func (c *counter) Running(*sim.Actor)             {}
+func (c *counter) Doorbell(*issuer.Queue, uint64) {}
+func (c *counter) Retired(_ *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet) {
+	switch p.Kind {
+	case ring.KindNop:
+	case ring.KindCopy:
+		c.copies++
+	case ring.KindAtomic:
+		c.atomics++
+	default:
+		c.other++
+	}
 }
 
 // ensureStarted builds the emulation on the first call into emud (from

@@ -444,8 +444,14 @@ inline auto gcc_atomic_exchange_n(T* p, U v, int order, EMUD_SITE) {
 // ---- host API ----
 
 namespace emud {
+// The calling host thread's last error, as HIP keeps it: every failed
+// call (a launch included, which <<<>>> cannot return) sets it;
+// hipGetLastError returns and clears it.
+inline thread_local hipError_t last_error = hipSuccess;
 inline hipError_t host(int op, uint64_t* a, const char* file, int line) {
-  return (hipError_t)emud_host(op, a, file, line);
+  hipError_t e = (hipError_t)emud_host(op, a, file, line);
+  if (e != hipSuccess) last_error = e;
+  return e;
 }
 }  // namespace emud
 
@@ -464,8 +470,12 @@ inline const char* hipGetErrorString(hipError_t e) {
   }
 }
 inline const char* hipGetErrorName(hipError_t e) { return hipGetErrorString(e); }
-inline hipError_t hipGetLastError() { return hipSuccess; }
-inline hipError_t hipPeekAtLastError() { return hipSuccess; }
+inline hipError_t hipGetLastError() {
+  hipError_t e = ::emud::last_error;
+  ::emud::last_error = hipSuccess;
+  return e;
+}
+inline hipError_t hipPeekAtLastError() { return ::emud::last_error; }
 inline hipError_t hipInit(unsigned) { return hipSuccess; }
 
 inline hipError_t hipGetDeviceCount(int* n, EMUD_SITE) {
@@ -548,8 +558,13 @@ inline hipError_t hipStreamCreate(hipStream_t* s, EMUD_SITE) {
   if (s) *s = (hipStream_t)(uintptr_t)a[0];
   return e;
 }
-inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned, EMUD_SITE) {
-  return hipStreamCreate(s, EMUD_SITE_ARGS);
+// hipStreamNonBlocking: the stream does not synchronise with the null
+// stream.
+inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags, EMUD_SITE) {
+  uint64_t a[16] = {flags};
+  hipError_t e = ::emud::host(EMUD_H_STREAM_CREATE, a, __emud_file, __emud_line);
+  if (s) *s = (hipStream_t)(uintptr_t)a[0];
+  return e;
 }
 #define hipStreamNonBlocking 1
 #define hipStreamDefault 0
@@ -590,18 +605,76 @@ inline hipError_t hipEventDestroy(hipEvent_t e, EMUD_SITE) {
   return ::emud::host(EMUD_H_EVENT_DESTROY, a, __emud_file, __emud_line);
 }
 
-// HIP calls emud does not emulate: using one is a compile error naming it.
-hipError_t hipMallocManaged(void**, size_t, unsigned = 0) = delete;
-hipError_t hipHostMalloc(void**, size_t, unsigned = 0) = delete;
-hipError_t hipMallocAsync(void**, size_t, hipStream_t) = delete;
-hipError_t hipMemcpyPeer(void*, int, const void*, int, size_t) = delete;
-hipError_t hipMemcpyPeerAsync(void*, int, const void*, int, size_t, hipStream_t) = delete;
-hipError_t hipLaunchCooperativeKernel(...) = delete;
-hipError_t hipModuleLaunchKernel(...) = delete;
-hipError_t hipIpcGetMemHandle(...) = delete;
-hipError_t hipIpcOpenMemHandle(...) = delete;
-hipError_t hipGraphCreate(...) = delete;
-hipError_t hipStreamBeginCapture(...) = delete;
+inline hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned, EMUD_SITE) { return hipEventCreate(e, EMUD_SITE_ARGS); }
+#define hipEventDefault 0
+#define hipEventBlockingSync 1
+#define hipEventDisableTiming 2
+inline hipError_t hipDeviceCanAccessPeer(int* can, int dev, int peer, EMUD_SITE) {
+  int n = 0;
+  hipError_t e = hipGetDeviceCount(&n, EMUD_SITE_ARGS);
+  if (can) *can = e == hipSuccess && dev >= 0 && dev < n && peer >= 0 && peer < n && dev != peer;
+  return e;
+}
+
+// HIP calls emud does not emulate: calling one is a compile error naming
+// it ("static assertion failed: hipMallocManaged is not supported by
+// emud ..."), never a silent no-op. Calls HIP has and this header lists
+// nowhere fail to compile as undeclared.
+namespace emud {
+template <class...>
+inline constexpr bool unsupported_v = false;
+}
+#define EMUD_UNSUPPORTED(name)                                                                                 \
+  template <class... A>                                                                                        \
+  hipError_t name(A&&...) {                                                                                    \
+    static_assert(::emud::unsupported_v<A...>, #name " is not supported by emud (capi/doc.go lists the HIP subset)"); \
+    return hipErrorNotSupported;                                                                               \
+  }
+EMUD_UNSUPPORTED(hipMallocManaged)
+EMUD_UNSUPPORTED(hipHostMalloc)
+EMUD_UNSUPPORTED(hipHostFree)
+EMUD_UNSUPPORTED(hipMallocHost)
+EMUD_UNSUPPORTED(hipHostRegister)
+EMUD_UNSUPPORTED(hipHostUnregister)
+EMUD_UNSUPPORTED(hipHostGetDevicePointer)
+EMUD_UNSUPPORTED(hipExtMallocWithFlags)
+EMUD_UNSUPPORTED(hipMallocAsync)
+EMUD_UNSUPPORTED(hipFreeAsync)
+EMUD_UNSUPPORTED(hipMallocPitch)
+EMUD_UNSUPPORTED(hipMemcpyPeer)
+EMUD_UNSUPPORTED(hipMemcpyPeerAsync)
+EMUD_UNSUPPORTED(hipMemcpy2D)
+EMUD_UNSUPPORTED(hipMemcpy2DAsync)
+EMUD_UNSUPPORTED(hipMemcpyToSymbol)
+EMUD_UNSUPPORTED(hipMemcpyFromSymbol)
+EMUD_UNSUPPORTED(hipGetSymbolAddress)
+EMUD_UNSUPPORTED(hipMemPrefetchAsync)
+EMUD_UNSUPPORTED(hipMemAdvise)
+EMUD_UNSUPPORTED(hipMemGetInfo)
+EMUD_UNSUPPORTED(hipStreamWaitEvent)
+EMUD_UNSUPPORTED(hipStreamQuery)
+EMUD_UNSUPPORTED(hipEventQuery)
+EMUD_UNSUPPORTED(hipStreamAddCallback)
+EMUD_UNSUPPORTED(hipLaunchHostFunc)
+EMUD_UNSUPPORTED(hipStreamCreateWithPriority)
+EMUD_UNSUPPORTED(hipDeviceReset)
+EMUD_UNSUPPORTED(hipDeviceGetAttribute)
+EMUD_UNSUPPORTED(hipDeviceSetLimit)
+EMUD_UNSUPPORTED(hipFuncGetAttributes)
+EMUD_UNSUPPORTED(hipFuncSetAttribute)
+EMUD_UNSUPPORTED(hipLaunchCooperativeKernel)
+EMUD_UNSUPPORTED(hipModuleLoad)
+EMUD_UNSUPPORTED(hipModuleGetFunction)
+EMUD_UNSUPPORTED(hipModuleLaunchKernel)
+EMUD_UNSUPPORTED(hipIpcGetMemHandle)
+EMUD_UNSUPPORTED(hipIpcOpenMemHandle)
+EMUD_UNSUPPORTED(hipIpcCloseMemHandle)
+EMUD_UNSUPPORTED(hipGraphCreate)
+EMUD_UNSUPPORTED(hipGraphInstantiate)
+EMUD_UNSUPPORTED(hipGraphLaunch)
+EMUD_UNSUPPORTED(hipStreamBeginCapture)
+EMUD_UNSUPPORTED(hipStreamEndCapture)
+#undef EMUD_UNSUPPORTED
 
 // ---- launches ----
 

@@ -1,0 +1,283 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "lane.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"path/filepath"
+	"unsafe"
+
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
+)
+
+// hipStreamNonBlocking is HIP's flag (hipStreamCreateWithFlags).
+const hipStreamNonBlocking = 1
+
+// stream is a HIP stream: its work (kernels, async copies and memsets)
+// runs one after another. The null stream (handle 0, one per device) also
+// waits for the device's blocking streams, and they for it, as HIP's
+// legacy default stream does; a non-blocking stream is ordered only by its
+// own work.
+type stream struct {
+	dev         int
+	id          int // handle
+	nonBlocking bool
+	null        bool
+	last        streamOp // the stream's latest work, nil before any
+}
+
+// streamOp is work on a stream: a kernel, or an async copy or memset.
+type streamOp interface {
+	Done() bool
+	Wait(a *sim.Actor) error
+}
+
+// newStream makes a stream on device dev and returns its handle.
+func newStream(dev int, nonBlocking bool) uint64 {
+	for len(rt.streams) <= rt.gpus {
+		rt.streams = append(rt.streams, nil)
+	}
+	st := &stream{dev: dev, id: len(rt.streams) + 1, nonBlocking: nonBlocking}
+	rt.streams = append(rt.streams, st)
+	return uint64(st.id) // handle = index + 1
+}
+
+// streamOf is the stream of a handle; 0 is the calling thread's device's
+// null stream.
+func streamOf(h *host, handle uint64) (*stream, error) {
+	if handle == 0 {
+		for len(rt.streams) <= rt.gpus {
+			rt.streams = append(rt.streams, nil)
+		}
+		i := 1 + h.dev
+		if rt.streams[i] == nil {
+			rt.streams[i] = &stream{dev: h.dev, id: 0, null: true}
+		}
+		return rt.streams[i], nil
+	}
+	i := handle - 1
+	if i < uint64(rt.gpus)+1 || i >= uint64(len(rt.streams)) || rt.streams[i] == nil {
+		return nil, fmt.Errorf("stream handle %#x was not made by hipStreamCreate (or was destroyed)", handle)
+	}
+	return rt.streams[i], nil
+}
+
+// deps is the work that new work on st must follow: st's own, and the
+// null stream's or the blocking streams' of the device.
+func (st *stream) deps() []streamOp {
+	var d []streamOp
+	if st.last != nil {
+		d = append(d, st.last)
+	}
+	if st.nonBlocking {
+		return d
+	}
+	for _, o := range rt.streams {
+		if o != nil && o != st && o.dev == st.dev && o.last != nil && (st.null && !o.nonBlocking || o.null) {
+			d = append(d, o.last)
+		}
+	}
+	return d
+}
+
+// waitDeps waits for st's deps (and, with the race detector, acquires
+// their ends).
+func (st *stream) waitDeps(a *sim.Actor) error {
+	for _, o := range st.deps() {
+		if err := o.Wait(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wait waits for st's own work, as hipStreamSynchronize.
+func (st *stream) wait(a *sim.Actor) error {
+	if st.last == nil {
+		return nil
+	}
+	return st.last.Wait(a)
+}
+
+func (st *stream) String() string {
+	if st.null {
+		return fmt.Sprintf("the null stream of GPU %d", st.dev)
+	}
+	return fmt.Sprintf("stream %d of GPU %d", st.id, st.dev)
+}
+
+// syncDevice waits for every stream's work on device dev, as
+// hipDeviceSynchronize.
+func syncDevice(a *sim.Actor, dev int) error {
+	for _, st := range rt.streams {
+		if st != nil && st.dev == dev {
+			if err := st.wait(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Rough figures for a copy or memset's duration (not calibrated: the
+// point is that async work takes time, so it is still in flight when
+// work it is not ordered with starts).
+const (
+	memOpLatency = 2 * sim.Microsecond // enqueue to first byte
+	memOpChunk   = 64 << 10            // bytes landed per step
+)
+
+// memOpBandwidth is bytes per microsecond by direction: host↔device over
+// PCIe Gen5 ×16 (about 50 GB/s), on one device (a copy or fill kernel,
+// about 2 TB/s).
+func memOpBandwidth(hostSide bool) uint64 {
+	if hostSide {
+		return 50_000
+	}
+	return 2_000_000
+}
+
+// memJob is an async copy or memset running on its stream.
+type memJob struct {
+	call string
+	done bool
+	err  error
+	wl   *sim.WatchList
+	end  race.Sync // released when the job ends; Wait acquires it
+}
+
+func (j *memJob) Done() bool { return j.done }
+
+// Wait waits for the job and orders the waiter after it.
+func (j *memJob) Wait(a *sim.Actor) error {
+	a.Await(sim.Wait{List: j.wl, Lo: 0, Hi: 1, Pred: func() bool { return j.done },
+		Text: func() string { return j.call + " still running" }})
+	if t := a.RaceThread(); t != nil {
+		t.Acquire(&j.end)
+	}
+	return j.err
+}
+
+// memOp is EMUD_H_MEMCPY/MEMSET: a = dst, src (memcpy) or byte (memset),
+// bytes, stream, kind, async. The synchronous forms follow the device's
+// work (as HIP's null stream) and are done by the host thread; the async
+// ones are queued on their stream and land over virtual time, so work
+// that is not ordered after them sees them in flight, and the race
+// detector (EMUD_RACE) reports it.
+func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, bad func(string, int, error) int) int {
+	async := a[5] != 0
+	call := map[[2]bool]string{{false, false}: "hipMemset", {false, true}: "hipMemsetAsync",
+		{true, false}: "hipMemcpy", {true, true}: "hipMemcpyAsync"}[[2]bool{op == C.EMUD_H_MEMCPY, async}]
+	st, err := streamOf(h, a[3])
+	if err != nil {
+		return bad(call, hipErrorInvalidHandle, err)
+	}
+	dst, src, n := a[0], a[1], a[2]
+	devDst, devSrc := rt.mem.GPUOf(dst) >= 0, op == C.EMUD_H_MEMCPY && rt.mem.GPUOf(src) >= 0
+	if devDst {
+		if err := rt.mem.Check(call+" destination", dst, n); err != nil {
+			return bad(call, hipErrorInvalidValue, err)
+		}
+	}
+	if devSrc {
+		if err := rt.mem.Check(call+" source", src, n); err != nil {
+			return bad(call, hipErrorInvalidValue, err)
+		}
+	}
+	info := &race.Info{Kind: race.KindHost, OpKind: race.OpHost, Op: call,
+		Who: fmt.Sprintf("%s on %s (%s)", call, st, h.name), Site: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	if !async {
+		if err := syncDevice(act, h.dev); err != nil {
+			return bad(call, hipErrorLaunchFailure, err)
+		}
+		if n > 0 {
+			raceMemOp(act, info, dst, src, n, devDst, devSrc)
+			landMemOp(op, dst, src, 0, n, a[1], nil, devDst)
+		}
+		return hipSuccess
+	}
+	deps := st.deps()
+	var staged []byte
+	if op == C.EMUD_H_MEMCPY && !devSrc && n > 0 {
+		// Pageable host memory: HIP stages the source before returning,
+		// so the program may reuse it at once.
+		staged = C.GoBytes(ptr(src), C.int(n))
+	}
+	j := &memJob{call: info.Who, wl: rt.s.NewWatchList(call)}
+	st.last = j
+	child := rt.s.Spawn(info.Who, func(w *sim.Actor) {
+		defer func() {
+			j.done = true
+			if t := w.RaceThread(); t != nil {
+				t.Release(&j.end)
+			}
+			j.wl.Notify(0, 1)
+		}()
+		for _, o := range deps {
+			if err := o.Wait(w); err != nil {
+				j.err = err
+				return
+			}
+		}
+		w.Sleep(memOpLatency)
+		bw := memOpBandwidth(!devDst || op == C.EMUD_H_MEMCPY && !devSrc)
+		for off := uint64(0); off < n; off += memOpChunk {
+			k := min(memOpChunk, n-off)
+			raceMemOp(w, info, dst+off, src+off, k, devDst, devSrc)
+			landMemOp(op, dst, src, off, k, a[1], staged, devDst)
+			w.Sleep(sim.Time(max(k*uint64(sim.Microsecond)/bw, 1)))
+		}
+	})
+	if d := rt.s.Race(); d != nil {
+		d.Fork(act.RaceThread(), child.RaceThread()) // the job knows what the host did before it
+	}
+	return hipSuccess
+}
+
+// landMemOp moves or fills [off, off+k) of the operation.
+func landMemOp(op int, dst, src, off, k, val uint64, staged []byte, devDst bool) {
+	switch {
+	case op == C.EMUD_H_MEMSET:
+		C.memset(ptr(dst+off), C.int(val), C.size_t(k))
+	case staged != nil:
+		C.memcpy(ptr(dst+off), unsafe.Pointer(&staged[off]), C.size_t(k))
+	default:
+		C.memmove(ptr(dst+off), ptr(src+off), C.size_t(k))
+	}
+	if devDst {
+		rt.mem.Watch().Notify(dst+off, dst+off+k)
+	}
+}
+
+// raceMemOp records a copy's or memset's device accesses for the race
+// detector, as accesses of actor a's thread.
+func raceMemOp(a *sim.Actor, info *race.Info, dst, src, n uint64, devDst, devSrc bool) {
+	d := rt.s.Race()
+	if d == nil {
+		return
+	}
+	sp := d.Space(rt.mem, "LSA memory")
+	if devSrc {
+		d.Access(a.RaceThread(), sp, src, src+n, race.Access{Info: info})
+	}
+	if devDst {
+		d.Access(a.RaceThread(), sp, dst, dst+n, race.Access{Info: info, Write: true})
+	}
+}
+
+func init() {
+	hostAdvice := func(race.Edge) string {
+		return "a HIP copy or memset and device work on streams that nothing orders: put them on one stream, or synchronise (hipStreamSynchronize, hipDeviceSynchronize) before the later one is queued"
+	}
+	for _, k := range []race.OpKind{race.OpLane, race.OpPacket} {
+		race.RegisterAdvice(race.OpHost, k, hostAdvice)
+		race.RegisterAdvice(k, race.OpHost, hostAdvice)
+	}
+	race.RegisterAdvice(race.OpHost, race.OpHost, hostAdvice)
+}
