@@ -66,6 +66,11 @@ func EmulatorBackend(m model.Model) Backend {
 	return func(s *sim.Sim) (cco.Device, func() error, error) {
 		cfg := cco.MI355X(engine.DefaultGPUs)
 		cfg.Model = m
+		// A small ring: each run makes its queues afresh, and a stream
+		// longer than half of it is rung in halves before the engine can
+		// drain either (postStream), so the engine never idles on it and
+		// the times are those of any larger ring.
+		cfg.Ring.Size = measureRing
 		n, err := engine.NewNode(s, cfg)
 		if err != nil {
 			return nil, nil, err
@@ -84,6 +89,9 @@ type Timed struct {
 // emulator's engine.DefaultTimestampHz; ROCr's
 // hsa_system_info HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY on MI300/MI355X).
 const timestampHz = engine.DefaultTimestampHz
+
+// measureRing is the emulator's ring size for measurement streams.
+const measureRing = 16 << 10
 
 // measureUnit is the ring bytes one packet of a measurement stream takes:
 // TIMESTAMP (12 B) and COPY_LINEAR (28 B) each fit one 32 B unit.

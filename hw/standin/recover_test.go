@@ -14,6 +14,7 @@ import (
 	"github.com/emud-dev/emud/hw/rocm"
 	"github.com/emud-dev/emud/hw/standin"
 	"github.com/emud-dev/emud/model"
+	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -25,7 +26,9 @@ func backend(truth model.Model) calibrate.Backend {
 		if err != nil {
 			return nil, nil, err
 		}
-		d, err := rocm.New(s, drv, rocm.Config{})
+		// 16 KiB rings: allocated afresh on every run, and the sweep's
+		// streams fit (the CLI keeps KFD's 256 KiB).
+		d, err := rocm.New(s, drv, rocm.Config{Ring: ring.Options{Size: 16 << 10}})
 		if err != nil {
 			return nil, nil, err
 		}
