@@ -42,6 +42,23 @@ type diagnosis struct {
 	queues  map[*Queue]*qdiag
 	waits   map[*kernel.Wave]*waitInfo
 	signals map[uint64]*sigdiag
+	// reads is the last lane read of each signal slot (Mem.Load64 of a
+	// tracked word): at most one per tracked word (sim.MaxTrackedWords).
+	reads map[uint64]slotRead
+}
+
+// slotRead is a lane's read of a signal slot.
+type slotRead struct {
+	value uint64
+	at    sim.Time
+	who   string // "load64 by kernel ... (file:line)"
+}
+
+func (d *diagnosis) slotRead(addr uint64, r slotRead) {
+	if d.reads == nil {
+		d.reads = map[uint64]slotRead{}
+	}
+	d.reads[addr] = r
 }
 
 type qdiag struct {
@@ -329,6 +346,13 @@ func (d *diagnosis) explainSignal(wi *sigWait) sim.Cause {
 	}
 	if lanes >= wi.expected {
 		return say(fmt.Sprintf("%d lanes joined the signalling posts but a group signals once per put() call: expected looks counted per lane", lanes))
+	}
+	if r, ok := d.reads[wi.addr]; ok && r.value > 0 && r.value <= posted && int(r.value) <= len(posts) {
+		// expected = what a lane read of the slot, plus more: a baseline
+		// read that already counted signals it meant to wait for.
+		landed := posts[r.value-1]
+		return say(fmt.Sprintf("expected looks taken from a read of the slot: %s read %d at %v, which already counted the signal of %s; the slot is a running total from 0 (it is never reset), so a baseline read that races the peer's put counts that put's signal twice: wait for the count the puts reach (here %d), known without reading the slot",
+			r.who, r.value, r.at, landed, posted))
 	}
 	if len(posts) > 0 {
 		return say(fmt.Sprintf("no more signals toward this slot are queued, so it can never reach expected; the last put toward it was %s", posts[len(posts)-1]))

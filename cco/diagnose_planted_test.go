@@ -223,3 +223,42 @@ func TestPlantedAliasedSlot(t *testing.T) {
 		assert.NoError(t, aliasedSlot(t, seed, true), "fixed twin, seed %d", seed)
 	}
 }
+
+// baselineRead: rank 1 does its setup (a 256 KiB put and a quiet), then
+// reads its slot for rank 0 as a baseline and waits for one more; rank 0's
+// put signalled it already, so the wait needs a second signal. The report
+// must say expected came from a read of the slot that already counted the
+// put's signal, naming the read. The fixed twin waits for 1.
+func baselineRead(t *testing.T, seed uint64, fixed bool) error {
+	r := newRig(t, seed, rigOpts{ranks: 2, winBytes: 512 << 10, racy: !fixed})
+	slot, err := r.dcs[1].SignalPool().Slot(0, 0)
+	require.NoError(t, err)
+	r.launch(0, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(1, r.recv[0], 0, r.send[0], 0, 1024, 0, cco.RemoteSignal)
+		sdma.Quiet(1)
+	})
+	dc := r.dcs[1]
+	r.launch(1, 1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		sdma.Put(0, r.recv[1], 4096, r.send[1], 4096, 256<<10, 0) // setup
+		sdma.QuietQueue(0, 0)
+		want := uint64(1)
+		if !fixed {
+			want = cco.NewMem(t, dc).Load64(slot) + 1 // the bug: the baseline already counts rank 0's signal
+		}
+		sdma.WaitSignal(0, 0, want)
+	})
+	return r.s.Run()
+}
+
+func TestPlantedBaselineRead(t *testing.T) {
+	var h *sim.HangError
+	require.ErrorAs(t, baselineRead(t, 1, false), &h)
+	text := h.Text()
+	assert.Contains(t, text, "expected looks taken from a read of the slot: load64 by kernel \"rank1\"")
+	assert.Contains(t, text, "which already counted the signal of rank 0's put of 1024 B")
+	assert.NotContains(t, text, "dropped")
+	golden.Check(t, "diag-baseline-read.txt", text)
+	for seed := uint64(1); seed <= 5; seed++ {
+		assert.NoError(t, baselineRead(t, seed, true), "fixed twin, seed %d", seed)
+	}
+}

@@ -32,6 +32,7 @@ type Mem struct {
 	mem Memory        // the device's, looked up once: every access uses it
 	s   *sim.Sim      // for the race check, a field load when the detector is off
 	log *sim.WriteLog // the memory's write log (nil on hardware)
+	d   *diagnosis    // the host's hang diagnosis: a lane's reads of signal slots
 }
 
 // NewMem is lane t's view of device memory through dc's device.
@@ -40,7 +41,7 @@ func NewMem(t *kernel.Thread, dc DevComm) Mem {
 		t.Fail("mem", fmt.Errorf("the dev comm was not made by DevCommCreate"))
 	}
 	dev := dc.st.c.h.dev
-	return Mem{t: t, mem: dev.Memory(), s: dev.Sim(), log: writeLog(dev.Memory())}
+	return Mem{t: t, mem: dev.Memory(), s: dev.Sim(), log: writeLog(dev.Memory()), d: dc.st.c.h.diag}
 }
 
 // writeLog is m's write log (sim.WriteLog), or nil for a memory without
@@ -77,7 +78,20 @@ func (m Mem) Load32(addr uint64) uint32 {
 func (m Mem) Load64(addr uint64) uint64 {
 	var b [8]byte
 	m.read("load64", addr, b[:], false)
-	return binary.LittleEndian.Uint64(b[:])
+	v := binary.LittleEndian.Uint64(b[:])
+	m.slotRead("load64", addr, v)
+	return v
+}
+
+// slotRead remembers a lane's 8-byte read of a tracked word (a signal
+// slot) for the hang report: a wait whose expected was a read of its slot
+// plus one is a baseline read (diag.go).
+func (m Mem) slotRead(op string, addr, v uint64) {
+	if m.d == nil || !m.log.Tracked(addr, addr+8) {
+		return
+	}
+	info := m.t.RaceInfo(op, 2)
+	m.d.slotRead(addr, slotRead{value: v, at: m.t.Now(), who: fmt.Sprintf("%s by %s (%s)", op, info.Who, info.Site)})
 }
 
 // Read loads len(dst) bytes at addr.
@@ -133,7 +147,9 @@ func (m Mem) LoadAcquire32(addr uint64) uint32 {
 func (m Mem) LoadAcquire64(addr uint64) uint64 {
 	var b [8]byte
 	m.read("loadAcquire64", addr, b[:], true)
-	return binary.LittleEndian.Uint64(b[:])
+	v := binary.LittleEndian.Uint64(b[:])
+	m.slotRead("loadAcquire64", addr, v)
+	return v
 }
 
 // StoreRelease32 is a 32-bit store with release order.
