@@ -46,9 +46,12 @@
 // Each GPU has a set of SDMA [Engine]s (model.Engines: 2 general and 14
 // xGMI engines, 8 queues each, on MI355X). A queue is placed on one engine
 // as MORI places its channels over KFD's recommended engines
-// (model.Engines.Place: loopback on engine 0, channel c toward a peer on
-// the (c mod 2)-th of that link's two engines; a model can give a
-// platform's own link-to-engine map instead). An engine serves one of
+// (model.Engines.Place: loopback on engine 0, or spread over the host-link
+// engines on gfx1250, channel c toward a peer on the (c mod 2)-th of that
+// link's two engines; a model can give a platform's own link-to-engine map
+// instead, and fused-off engines are absent from the masks). A queue on an
+// engine that already holds its cap (the runtime's queues included), or on
+// a fused-off engine, is refused with an error naming why. An engine serves one of
 // its queues at a time, round-robin by time slice, switching only between
 // packets; a packet's execution and the gap after it are engine time, so
 // queues sharing an engine share its packet rate, while the data moves on
