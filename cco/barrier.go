@@ -2,6 +2,7 @@ package cco
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
@@ -151,17 +152,31 @@ func (s *LsaBarrierSession) inbox(owner, peer int) (uint64, error) {
 	return h.base + 4*uint64(h.NBarriers+s.index*s.dc.LsaSize+peer), nil
 }
 
+// lanePeers are the team members other than this rank that the calling
+// lane handles: the group's lanes share them, lane r taking the r-th, the
+// (r+size)-th, ….
+func (s *LsaBarrierSession) lanePeers() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		me := s.team.Rank
+		for i := s.g.ThreadRank(); i < s.team.NRanks-1; i += s.g.Size() {
+			peer := i
+			if i >= me {
+				peer++
+			}
+			if !yield(peer) {
+				return
+			}
+		}
+	}
+}
+
 // Arrive syncs the group, then stores epoch+1 into every other team
 // member's inbox slot for this rank, after a release (the system-scope
 // fence before MORI's relaxed stores); the group's lanes share the peers.
 func (s *LsaBarrierSession) Arrive() {
 	s.g.Sync()
 	me := s.team.Rank
-	for i := s.g.ThreadRank(); i < s.team.NRanks-1; i += s.g.Size() {
-		peer := i
-		if i >= me {
-			peer++
-		}
+	for peer := range s.lanePeers() {
 		addr, err := s.inbox(peer, me)
 		if err != nil {
 			s.t.Fail("ccoLsaBarrierSession::arrive", err)
@@ -256,11 +271,7 @@ func (w *barrierWait) run(a *sim.Actor) error {
 	}
 	deadline := w.deadline
 	me := s.team.Rank
-	for i := s.g.ThreadRank(); i < s.team.NRanks-1; i += s.g.Size() {
-		peer := i
-		if i >= me {
-			peer++
-		}
+	for peer := range s.lanePeers() {
 		addr, err := s.inbox(me, peer)
 		if err != nil {
 			return err

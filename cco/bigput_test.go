@@ -67,16 +67,11 @@ func TestPutOverOneGiB(t *testing.T) {
 		}
 	}
 	assert.Equal(t, uint64(1), r.signal(1, 0, 0), "one signal for the call, on the last chunk")
-	rg := esideRing(t, r, 0, 1, 0)
-	var p ring.Packet
 	var sizes []uint64
-	for at := uint64(0); at < rg.Rptr(); {
-		n, err := rg.DecodeAt(&p, at, rg.Rptr()-at)
-		require.NoError(t, err)
+	for _, p := range ringPackets(t, esideRing(t, r, 0, 1, 0)) {
 		if p.Kind == ring.KindCopy {
 			sizes = append(sizes, p.CopyBytes())
 		}
-		at += uint64(n)
 	}
 	assert.Equal(t, []uint64{cco.MaxCopyBytes, total - cco.MaxCopyBytes}, sizes)
 	assert.Error(t, ring.CheckCopyBytes(total), "one COPY of it would truncate")

@@ -18,6 +18,33 @@ import (
 )
 
 // esideUnit decodes the packet at ptr of queue (gpu, peer, q)'s ring, reading
+// ringPackets decodes every packet of rg up to its read pointer, NOPs
+// left out.
+func ringPackets(t *testing.T, rg *ring.Ring) []ring.Packet {
+	t.Helper()
+	var out []ring.Packet
+	var p ring.Packet
+	for at := uint64(0); at < rg.Rptr(); {
+		n, err := rg.DecodeAt(&p, at, rg.Rptr()-at)
+		require.NoError(t, err)
+		if p.Kind != ring.KindNop {
+			out = append(out, p)
+		}
+		at += uint64(n)
+	}
+	return out
+}
+
+// ringKinds is the kinds of ringPackets.
+func ringKinds(t *testing.T, rg *ring.Ring) []ring.Kind {
+	t.Helper()
+	var kinds []ring.Kind
+	for _, p := range ringPackets(t, rg) {
+		kinds = append(kinds, p.Kind)
+	}
+	return kinds
+}
+
 // at most avail bytes.
 func esideUnit(t *testing.T, r *rig, gpu, peer, q int, ptr, avail uint64) ring.Packet {
 	t.Helper()

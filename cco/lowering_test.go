@@ -31,17 +31,7 @@ func postWaitPutPtrRun(t *testing.T, m model.Model, bytes uint64) (kinds []ring.
 		end = th.Now()
 	})
 	require.NoError(t, r.s.Run())
-	rg := esideRing(t, r, 0, 1, 0)
-	var p ring.Packet
-	for at := uint64(0); at < rg.Rptr(); {
-		n, err := rg.DecodeAt(&p, at, rg.Rptr()-at)
-		require.NoError(t, err)
-		if p.Kind != ring.KindNop {
-			kinds = append(kinds, p.Kind)
-		}
-		at += uint64(n)
-	}
-	return kinds, end - start, r
+	return ringKinds(t, esideRing(t, r, 0, 1, 0)), end - start, r
 }
 
 // On gfx950 postWaitMemPutPtr is one COPY_LINEAR_WAIT_SIGNAL (the wait, the
@@ -98,18 +88,7 @@ func broadcastRun(t *testing.T, m model.Model, bytes uint64, two bool) (sim.Time
 		assert.Equal(t, want, got, "rank %d", peer)
 		assert.Equal(t, uint64(1), r.signal(peer, 0, 0), "rank %d: one signal", peer)
 	}
-	var kinds []ring.Kind
-	rg := esideRing(t, r, 0, 1, 0)
-	var p ring.Packet
-	for at := uint64(0); at < rg.Rptr(); {
-		n, err := rg.DecodeAt(&p, at, rg.Rptr()-at)
-		require.NoError(t, err)
-		if p.Kind != ring.KindNop {
-			kinds = append(kinds, p.Kind)
-		}
-		at += uint64(n)
-	}
-	return end - start, kinds
+	return end - start, ringKinds(t, esideRing(t, r, 0, 1, 0))
 }
 
 // On gfx1250 putBroadcast is one COPY_LINEAR_MULTICAST that carries the

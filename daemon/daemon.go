@@ -788,24 +788,17 @@ func (d *daemon) getTrace(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (d *daemon) inFlight() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, ru := range d.runs {
-		if ru.Status == statusRunning {
-			n++
-		}
-	}
-	return n
-}
+// inFlight and queued count the runs running and waiting.
+func (d *daemon) inFlight() int { return d.count(statusRunning) }
+func (d *daemon) queued() int   { return d.count(statusQueued) }
 
-func (d *daemon) queued() int {
+// count is how many of the runs have status st.
+func (d *daemon) count(st string) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	n := 0
 	for _, ru := range d.runs {
-		if ru.Status == statusQueued {
+		if ru.Status == st {
 			n++
 		}
 	}

@@ -12,25 +12,18 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/internal/golden"
+	"github.com/emud-dev/emud/internal/scentest"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
 
-// withScenario registers sc for one test.
-func withScenario(t *testing.T, sc *scenario.Scenario) {
-	t.Helper()
-	scenario.Register(sc)
-	t.Cleanup(func() { scenario.Unregister(sc.Name) })
-}
-
-// mustScenario is the registered scenario called name.
-func mustScenario(t *testing.T, name string) *scenario.Scenario {
-	t.Helper()
-	sc, err := scenario.Lookup(name)
-	require.NoError(t, err)
-	return sc
-}
+// The registry helpers the daemon's tests share (package scentest).
+var (
+	withScenario = scentest.Register
+	mustScenario = scentest.Lookup
+	hangingSeed  = scentest.HangingSeed
+)
 
 // Rank 0 never runs: every other rank waits for its signal forever. The run
 // must end in a hang report that names the missing signal, with status 2.

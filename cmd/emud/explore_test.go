@@ -154,19 +154,6 @@ func TestReplayDefaultTracePath(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// hangingSeed is the first seed in 1..200 that hangs the planted bug at
-// 4 ranks × 4 KiB.
-func hangingSeed(t *testing.T) uint64 {
-	t.Helper()
-	for s := uint64(1); s <= 200; s++ {
-		if scenario.RunOnce(mustScenario(t, "alltoall-shared-expected"), scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Seed: s}).Status == scenario.StatusHang {
-			return s
-		}
-	}
-	require.Fail(t, "no seed in 1..200 hangs the planted bug")
-	return 0
-}
-
 // run --trace writes the trace even when the run hangs.
 func TestRunTraceOnHang(t *testing.T) {
 	seed := hangingSeed(t)

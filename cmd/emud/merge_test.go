@@ -12,27 +12,45 @@ import (
 	"github.com/emud-dev/emud/scenario"
 )
 
-// Shards of a sweep merge into exactly what one explore prints (text and
-// JSON, exit status), with a planted bug found in the third shard; merge
-// names a missing shard, a duplicate one and a mismatched flag.
-func TestMergeShardsIsTheSingleRun(t *testing.T) {
-	dir := t.TempDir()
-	sweep := []string{"explore", "alltoall-early-reuse", "--seeds", "12", "--first-seed", "3", "--ranks", "2", "--bytes", "4K"}
+// runShards runs sweep as n shards, each writing its record to
+// dir/<prefix>K.json, and returns the files.
+func runShards(t *testing.T, dir, prefix string, sweep []string, n int) []string {
+	t.Helper()
 	var files []string
-	for k := range 4 {
-		f := filepath.Join(dir, fmt.Sprintf("s%d.json", k))
-		_, stderr, status := execute(t, append(sweep, "--shard", fmt.Sprintf("%d/4", k), "--shard-out", f)...)
+	for k := range n {
+		f := filepath.Join(dir, fmt.Sprintf("%s%d.json", prefix, k))
+		_, stderr, status := execute(t, append(sweep, "--shard", fmt.Sprintf("%d/%d", k, n), "--shard-out", f)...)
 		require.Zero(t, status, stderr)
 		files = append(files, f)
 	}
+	return files
+}
+
+// assertMergeIsSingle checks that merging files prints what sweep run
+// whole prints, as text and as JSON (stdout, stderr and exit status), and
+// returns that status.
+func assertMergeIsSingle(t *testing.T, sweep, files []string) int {
+	t.Helper()
+	status := 0
 	for _, js := range [][]string{nil, {"--json"}} {
 		wantOut, wantErr, wantStatus := execute(t, append(sweep, js...)...)
 		gotOut, gotErr, gotStatus := execute(t, append(append([]string{"merge"}, js...), files...)...)
 		assert.Equal(t, wantOut, gotOut)
 		assert.Equal(t, wantErr, gotErr)
 		assert.Equal(t, wantStatus, gotStatus)
-		assert.NotZero(t, gotStatus, "the planted bug is found")
+		status = gotStatus
 	}
+	return status
+}
+
+// Shards of a sweep merge into exactly what one explore prints (text and
+// JSON, exit status), with a planted bug found in the third shard; merge
+// names a missing shard, a duplicate one and a mismatched flag.
+func TestMergeShardsIsTheSingleRun(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"explore", "alltoall-early-reuse", "--seeds", "12", "--first-seed", "3", "--ranks", "2", "--bytes", "4K"}
+	files := runShards(t, dir, "s", sweep, 4)
+	assert.NotZero(t, assertMergeIsSingle(t, sweep, files), "the planted bug is found")
 
 	other := filepath.Join(dir, "other.json")
 	_, stderr, status := execute(t, append(sweep, "--perturb", "2", "--shard", "2/4", "--shard-out", other)...)
@@ -126,20 +144,8 @@ func TestFarmK8sManifest(t *testing.T) {
 func TestMergeHuntShards(t *testing.T) {
 	dir := t.TempDir()
 	sweep := []string{"hunt", "alltoall-early-reuse", "--seeds", "5", "--strategies", "ties,pct"}
-	var files []string
-	for k := range 3 {
-		f := filepath.Join(dir, fmt.Sprintf("h%d.json", k))
-		_, stderr, status := execute(t, append(sweep, "--shard", fmt.Sprintf("%d/3", k), "--shard-out", f)...)
-		require.Zero(t, status, stderr)
-		files = append(files, f)
-	}
-	for _, js := range [][]string{nil, {"--json"}} {
-		wantOut, wantErr, wantStatus := execute(t, append(sweep, js...)...)
-		gotOut, gotErr, gotStatus := execute(t, append(append([]string{"merge"}, js...), files...)...)
-		assert.Equal(t, wantOut, gotOut)
-		assert.Equal(t, wantErr, gotErr)
-		assert.Equal(t, wantStatus, gotStatus)
-	}
+	files := runShards(t, dir, "h", sweep, 3)
+	assertMergeIsSingle(t, sweep, files)
 	_, stderr, status := execute(t, "merge", files[0], files[2])
 	assert.NotZero(t, status)
 	assert.Contains(t, stderr, "missing shard(s) 1/3 of 3")
