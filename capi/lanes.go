@@ -10,7 +10,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"syscall"
 	"unsafe"
 
@@ -93,21 +92,13 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
 	g.remaining = int(nb * nt)
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: waveSize()},
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: rt.j.Node.Arch().WaveSize},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
 	}
 	st.last = k
 	return hipSuccess
-}
-
-// waveSize is 64, or 32 with EMUD_ARCH=gfx1250.
-func waveSize() int {
-	if os.Getenv("EMUD_ARCH") == "gfx1250" {
-		return 32
-	}
-	return kernel.DefaultWaveSize
 }
 
 // lane is one C++ thread of a grid while it runs.

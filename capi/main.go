@@ -25,6 +25,7 @@ import (
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/issuer"
 	emujob "github.com/emud-dev/emud/job"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -147,7 +148,17 @@ func start() error {
 	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
 		env["MORI_ENABLE_SDMA"] = "1"
 	}
-	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env,
+	var m model.Model
+	switch v := os.Getenv("EMUD_ARCH"); v {
+	case "":
+	case "gfx1250", "gfx950":
+		if m, err = model.Load(v); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("EMUD_ARCH=%q: want gfx950 or gfx1250", v)
+	}
+	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env, Model: m,
 		Race:      cco.Truthy(os.Getenv("EMUD_RACE")),
 		Configure: func(c *engine.Config) { c.Backing, c.Base = mapDevice, base }})
 	if err != nil {
