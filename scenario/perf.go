@@ -1,10 +1,13 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -214,6 +217,34 @@ func MoreSevere(a, b error) error {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
+}
+
+// PerfPlotFormat is the picture format --plot's file extension names
+// ("svg" or "png"); any other is an error naming --plot.
+func PerfPlotFormat(path string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if format != "svg" && format != "png" {
+		return "", fmt.Errorf("invalid --plot %q: the file must end in .svg or .png", path)
+	}
+	return format, nil
+}
+
+// WritePerfPlotFile draws rows' busbw curve (WritePerfPlot) into the file
+// path, in the format its extension names; nothing is written when the
+// picture fails.
+func WritePerfPlotFile(path, name string, o Options, rows []PerfRow) error {
+	format, err := PerfPlotFormat(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := WritePerfPlot(&buf, format, name, o, rows); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing --plot: %w", err)
+	}
+	return nil
 }
 
 // WritePerfPlot draws busbw over size on a log axis.

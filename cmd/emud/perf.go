@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/scenario/shard"
@@ -39,21 +35,12 @@ func newPerfCmdFor(merged *shard.Merged) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch {
-			case minB < 1 || maxB < minB:
-				return fmt.Errorf("invalid -b %s / -e %s: need 1 ≤ -b ≤ -e", scenario.FormatBytes(uint64(minB)), scenario.FormatBytes(uint64(maxB)))
-			case stepB == 0 && !(factor > 1):
-				return fmt.Errorf("invalid -f %v: the step factor must be above 1 (or give -i)", factor)
-			case iters < 1 || iters > 1000:
-				return fmt.Errorf("invalid -n %d: need 1..1000", iters)
-			case warmup < 0:
-				return fmt.Errorf("invalid -w %d: need ≥ 0", warmup)
+			if err := checkSweep(minB, maxB, stepB, factor, iters, warmup); err != nil {
+				return err
 			}
-			var format string
 			if plotPath != "" {
-				format = strings.TrimPrefix(strings.ToLower(filepath.Ext(plotPath)), ".")
-				if format != "svg" && format != "png" {
-					return fmt.Errorf("invalid --plot %q: the file must end in .svg or .png", plotPath)
+				if _, err := scenario.PerfPlotFormat(plotPath); err != nil {
+					return err
 				}
 			}
 			sizes := scenario.PerfSizes(uint64(minB), uint64(maxB), uint64(stepB), factor)
@@ -70,25 +57,15 @@ func newPerfCmdFor(merged *shard.Merged) *cobra.Command {
 			var rows []scenario.PerfRow
 			var status error
 			if merged != nil {
-				if len(merged.Perf) != len(sizes) {
-					return fmt.Errorf("merge: the shards hold %d sizes, their flags give %d", len(merged.Perf), len(sizes))
+				if rows, err = merged.PerfTable(cmd.OutOrStdout(), sc, f.o, iters, len(sizes)); err != nil {
+					return err
 				}
-				out := cmd.OutOrStdout()
-				scenario.WritePerfHeader(out, sc, f.o, iters)
-				for _, l := range merged.Perf {
-					scenario.WritePerfLine(out, sc, l)
-				}
-				rows = scenario.WritePerfFooter(out, merged.Perf)
 			} else {
 				rows, status = scenario.PerfSweep(cmd.OutOrStdout(), sc, f.o, sizes, iters, uint64(f.budget))
 			}
 			if plotPath != "" {
-				var buf bytes.Buffer
-				if err := scenario.WritePerfPlot(&buf, format, sc.Name, f.o, rows); err != nil {
+				if err := scenario.WritePerfPlotFile(plotPath, sc.Name, f.o, rows); err != nil {
 					return err
-				}
-				if err := os.WriteFile(plotPath, buf.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("writing --plot: %w", err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "plot: %s\n", plotPath)
 			}
@@ -110,6 +87,21 @@ func newPerfCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the sizes (K from 0; contiguous ranges) and write its JSON record for emud merge instead of the table")
 	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
+}
+
+// checkSweep checks perf's sweep flags, naming the one at fault.
+func checkSweep(minB, maxB, stepB byteSize, factor float64, iters, warmup int) error {
+	switch {
+	case minB < 1 || maxB < minB:
+		return fmt.Errorf("invalid -b %s / -e %s: need 1 ≤ -b ≤ -e", scenario.FormatBytes(uint64(minB)), scenario.FormatBytes(uint64(maxB)))
+	case stepB == 0 && !(factor > 1):
+		return fmt.Errorf("invalid -f %v: the step factor must be above 1 (or give -i)", factor)
+	case iters < 1 || iters > 1000:
+		return fmt.Errorf("invalid -n %d: need 1..1000", iters)
+	case warmup < 0:
+		return fmt.Errorf("invalid -w %d: need ≥ 0", warmup)
+	}
+	return nil
 }
 
 // perfLong is the command's help.

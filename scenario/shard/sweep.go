@@ -160,3 +160,16 @@ func (m *Merged) PerfWorstOf() *Worst {
 	}
 	return m.PerfWorst
 }
+
+// PerfTable prints the whole perf sweep's table from the merged lines, as
+// one sweep of sizes sizes prints it, and returns its rows.
+func (m *Merged) PerfTable(w io.Writer, sc *scenario.Scenario, o scenario.Options, iters, sizes int) ([]scenario.PerfRow, error) {
+	if len(m.Perf) != sizes {
+		return nil, fmt.Errorf("merge: the shards hold %d sizes, their flags give %d", len(m.Perf), sizes)
+	}
+	scenario.WritePerfHeader(w, sc, o, iters)
+	for _, l := range m.Perf {
+		scenario.WritePerfLine(w, sc, l)
+	}
+	return scenario.WritePerfFooter(w, m.Perf), nil
+}
