@@ -114,8 +114,10 @@ func WorldPeerToGda(dc DevComm, w int) int {
 	return -1
 }
 
-// gdaTeam is ccoGda's rank and nRanks, derived from the connection type as
-// its constructor derives them.
+// GdaTeam is ccoGda's rank and nRanks for dc, as its constructor derives
+// them from the connection type (0, 0 under NONE).
+func GdaTeam(dc DevComm) (rank, nRanks int) { return gdaTeam(dc) }
+
 func gdaTeam(dc DevComm) (rank, n int) {
 	switch dc.GdaConnType {
 	case GdaConnectionFull:

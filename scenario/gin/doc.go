@@ -9,6 +9,14 @@
 //     strong signal and waits for its n−1 signals; peers are staggered
 //     (rank + i) so that the receive ports share the load.
 //   - gin-allgather: every rank puts its block to every other rank.
+//   - gin-hier-allreduce: a u32 sum all-reduce in three phases: a CFT
+//     reduce-scatter inside each node (CFT red of chunk p to node rank p,
+//     then a CFT barrier), GIN puts with a strong signal across nodes on
+//     the rail, and a CFT all-gather inside the node (hier.go).
+//   - gda-allgather: an all-gather on MORI's ccoGda under rail
+//     connections: put with ccoGda_SignalInc, one consuming waitSignal per
+//     peer, then the GDA barrier (gda.go; without --lsa-size the ranks form
+//     two nodes).
 //
 // Planted bugs, each with its fixed twin (emud hunt runs them), from the
 // classes GIN users report:
@@ -26,7 +34,11 @@
 //   - gin-reset-after-signal: each rank zeroes its signal at the start of
 //     its kernel, after peers launched earlier may already have signalled
 //     it; their increments are lost and the rank waits forever (fixed
-//     twin gin-reset-barrier: reset, then a GIN barrier, then put).
+//     twin gin-reset-barrier: reset, then a GIN barrier, then put);
+//   - gda-crossnode-barrier: gda-allgather over CCO_GDA_CONNECTION_CROSSNODE,
+//     where MORI's GDA barrier hangs on nodes of several GPUs: a node's
+//     ranks share one GDA rank, so their arrivals share a slot (fixed twin
+//     gda-allgather).
 //
 // The receivers of the planted programs copy what they received into an
 // output window as soon as their wait returns; the host checks that copy,

@@ -94,3 +94,34 @@ func TestGinCollectives(t *testing.T) {
 	o.Bytes = 12
 	require.ErrorContains(t, scenario.Admit(sc, o, 0), "invalid --bytes 12: need a multiple of 8")
 }
+
+// The hierarchical all-reduce sums every rank's input on every rank, race
+// clean, on one node, two nodes and uneven chunks; gda-allgather moves
+// every block over ccoGda and its planted CROSSNODE twin hangs at the GDA
+// barrier with the shared-slot cause.
+func TestHierAllReduceAndGda(t *testing.T) {
+	for _, tc := range []struct {
+		ranks, lsa int
+		bytes      uint64
+	}{{4, 0, 1 << 10}, {16, 8, 8 << 10}, {12, 4, 1040}} {
+		sc, err := scenario.Lookup("gin-hier-allreduce")
+		require.NoError(t, err)
+		o := scenario.Defaults(sc)
+		o.Ranks, o.LsaSize, o.Bytes, o.Seed, o.Race = tc.ranks, tc.lsa, tc.bytes, 2, true
+		require.NoError(t, scenario.Admit(sc, o, 0))
+		_, err = sc.Run(o)
+		require.NoError(t, err, "%+v", tc)
+	}
+	for _, name := range []string{"gda-allgather", "gda-crossnode-barrier"} {
+		sc, o := opts(t, name, 3, sim.Level(1))
+		o.Race = true
+		_, err := sc.Run(o)
+		if name == "gda-allgather" {
+			require.NoError(t, err)
+			continue
+		}
+		var he *sim.HangError
+		require.True(t, errors.As(err, &he), "%v", err)
+		assert.Contains(t, err.Error(), "all of a node's ranks arrive on one slot")
+	}
+}
