@@ -300,10 +300,9 @@
 //     it as a GDA index), Signal with ccoGda_NoSignal (MORI's code posts +1
 //     on signal 0), a peer the connection type gives no QP to.
 //
-// Not modelled yet: GIN over SDMA (RCCL's Anvil backend),
-// VA signals, get-side DescriptorSmem and flushAsync/wait requests, the
-// device-side timeouts and abort flag of 2.31, and multiple QPs per
-// context. GIN traffic between ranks of one node also goes through their
+// Not modelled yet: GIN over SDMA (RCCL's Anvil backend), VA signals,
+// get-side DescriptorSmem, ncclGin's flushAsync/wait requests (ccoGda's
+// are), timeouts on ncclGin barriers, and multiple QPs per context. GIN traffic between ranks of one node also goes through their
 // NICs (loopback included), as a GIN backend over the network does.
 //
 // # CFT counted writes (counted.go)
