@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/emud-dev/emud/model"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // The report under the MI355X preset is the calibration: every documented
 // row but the two named conflicts within ±10%, median ≤ 5%. A model or

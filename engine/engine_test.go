@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/model"
@@ -16,7 +16,7 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 func TestCopyMovesBytesAndSignalFollows(t *testing.T) {
 	r := newRig(t, 1, Config{GPUs: 2})

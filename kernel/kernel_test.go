@@ -5,13 +5,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 func run(t *testing.T, seed uint64, cfg Config, fn func(*Thread)) (*Kernel, error) {
 	t.Helper()

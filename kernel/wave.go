@@ -9,7 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
+	"github.com/emud-dev/emud/internal/racebuild"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -301,7 +304,7 @@ func (wk *worker) loop(yield func(struct{}) bool) {
 
 type workerPool struct {
 	idle []*worker
-	made int // workers created, for tests
+	made int // workers this run took (created, or under -race shared), for tests
 }
 
 type poolKey struct{}
@@ -320,11 +323,18 @@ func (p *workerPool) get() *worker {
 		p.idle = p.idle[:n-1]
 		return wk
 	}
+	p.made++
+	if wk := sharedWorkers.get(); wk != nil {
+		return wk
+	}
 	wk := &worker{}
 	wk.next, wk.stop = iter.Pull(wk.loop)
-	p.made++
+	workersStarted.Add(1)
 	return wk
 }
+
+// workersStarted counts the lane coroutines the process started, for tests.
+var workersStarted atomic.Int64
 
 func (p *workerPool) put(wk *worker) {
 	wk.t = nil
@@ -333,10 +343,56 @@ func (p *workerPool) put(wk *worker) {
 
 func (p *workerPool) drain() {
 	for _, wk := range p.idle {
-		wk.stop()
+		if !sharedWorkers.put(wk) {
+			wk.stop()
+		}
 	}
 	p.idle = nil
 }
+
+// sharedWorkers holds, under the race detector only, idle workers that
+// ended runs left for later runs: there an ended goroutine keeps its share
+// of the detector's history for the life of the process (racebuild's
+// doc), and a test binary starting every run's lane coroutines afresh grew
+// by gigabytes. At most maxSharedWorkers wait (each keeps at most about
+// half a MiB of history); without -race a run ends its own workers.
+var sharedWorkers workerShelf
+
+const maxSharedWorkers = 1024
+
+type workerShelf struct {
+	mu   sync.Mutex
+	idle []*worker
+}
+
+func (s *workerShelf) get() *worker {
+	if !racebuild.Enabled {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.idle)
+	if n == 0 {
+		return nil
+	}
+	wk := s.idle[n-1]
+	s.idle = s.idle[:n-1]
+	return wk
+}
+
+func (s *workerShelf) put(wk *worker) bool {
+	if !racebuild.Enabled {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.idle) >= maxSharedWorkers {
+		return false
+	}
+	s.idle = append(s.idle, wk)
+	return true
+}
+
 
 // run runs the kernel function as lane t on the calling worker. It reports
 // false when the worker was stopped mid-lane; a panic is recorded as the

@@ -8,7 +8,8 @@ import (
 )
 
 // FormatBytes writes n in the largest binary unit that divides it exactly,
-// so the printed value parses back to n.
+// so the printed value parses back to n; a size no unit divides is in
+// bytes, with the unit: 512B, 1536B.
 func FormatBytes(n uint64) string {
 	for _, u := range []struct {
 		size uint64
@@ -18,7 +19,7 @@ func FormatBytes(n uint64) string {
 			return strconv.FormatUint(n/u.size, 10) + u.name
 		}
 	}
-	return strconv.FormatUint(n, 10)
+	return strconv.FormatUint(n, 10) + "B"
 }
 
 var sizeSuffixes = map[string]uint64{

@@ -267,11 +267,28 @@ func Summarize(sc *Scenario, o Options, res *Outcome) *Summary {
 	return s
 }
 
+// writeRanks prints the per-rank rows. A rank that finished at time 0 (a
+// timing model that charges nothing for what it did) has no bandwidth:
+// its GB/s reads "instant" and a line under the table says why, rather
+// than a 0.00 that reads as a rank that moved nothing.
 func writeRanks(w io.Writer, ranks []RankResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\ttime (µs)\tsent (B)\treceived (B)\tGB/s\t")
+	instant := 0
 	for _, r := range ranks {
-		fmt.Fprintf(tw, "%d\t%.3f\t%d\t%d\t%.2f\t\n", r.Rank, r.Micros(), r.BytesSent, r.BytesReceived, r.GBps())
+		bw := fmt.Sprintf("%.2f", r.GBps())
+		if r.Finish <= 0 {
+			bw = "instant"
+			instant++
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%d\t%d\t%s\t\n", r.Rank, r.Micros(), r.BytesSent, r.BytesReceived, bw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if instant > 0 {
+		_, err := fmt.Fprintf(w, "%d of %d ranks finished at time 0: the timing model charged nothing for their work, so they have no bandwidth (\"instant\")\n", instant, len(ranks))
+		return err
+	}
+	return nil
 }

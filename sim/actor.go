@@ -116,7 +116,7 @@ func (s *Sim) dispatch(a *Actor) {
 	if !a.started {
 		a.started = true
 		s.progress = s.now
-		go a.main()
+		goStart(a.main)
 		return
 	}
 	a.resume <- struct{}{}

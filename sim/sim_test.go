@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/emud-dev/emud/internal/golden"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 func TestTimeString(t *testing.T) {
 	for _, tc := range []struct {

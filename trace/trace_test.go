@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"pgregory.net/rapid"
 
 	"github.com/emud-dev/emud/cco"
@@ -32,7 +32,7 @@ func checkTrace(t testing.TB, data []byte) {
 	require.NoError(t, err)
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // a2a is the alltoall of cmd/emud (the seed's worked example): every rank
 // launches one wave whose lane i puts its block to peer (rank+1+i) mod

@@ -43,5 +43,7 @@ func TestFormatBytesRoundTrips(t *testing.T) {
 		assert.Equal(t, n, got)
 	}
 	assert.Equal(t, "1MiB", scenario.FormatBytes(1<<20))
-	assert.Equal(t, "1536", scenario.FormatBytes(1536))
+	assert.Equal(t, "1536B", scenario.FormatBytes(1536))
+	assert.Equal(t, "512B", scenario.FormatBytes(512), "a size under 1 KiB has its unit")
+	assert.Equal(t, "0B", scenario.FormatBytes(0))
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/emud-dev/emud/bench"
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/stretchr/testify/assert"
-	"go.uber.org/goleak"
 )
 
 // Every run ends its actor goroutines before Run returns; goleak holds the
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(bench.ChildEnv) != "" {
 		os.Exit(exitStatus(os.Stderr, newRootCmd().Execute()))
 	}
-	goleak.VerifyTestMain(m)
+	testmain.Run(m)
 }
 
 // execute runs emud in-process with args, as main would, and returns its

@@ -87,7 +87,7 @@ func TestCftScenariosAtScale(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"cft-alltoall", "--ranks", "1024", "--phantom"}, "at most 144 per pair"},
+		{[]string{"cft-alltoall", "--ranks", "1024", "--phantom"}, "at most 144B per pair"},
 		{[]string{"cft-alltoall", "--ranks", "8", "--bytes", "24"}, "multiple of 16"},
 		{[]string{"alltoall", "--lsa-size", "4"}, "invalid --lsa-size 4: alltoall has no CFT fabric"},
 		{[]string{"alltoall", "--ranks", "65"}, "need 2..64"},

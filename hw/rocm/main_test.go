@@ -3,7 +3,7 @@ package rocm_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/emud-dev/emud/internal/testmain"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }

@@ -4,16 +4,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/emud-dev/emud/scenario"
 	_ "github.com/emud-dev/emud/scenario/planted"
 	"github.com/emud-dev/emud/sim"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testmain.Run(m) }
 
 // corpus is the planted-bug corpus (this package's planted scenarios).
 func corpus() []*scenario.Scenario {
