@@ -393,7 +393,6 @@ func (s *workerShelf) put(wk *worker) bool {
 	return true
 }
 
-
 // run runs the kernel function as lane t on the calling worker. It reports
 // false when the worker was stopped mid-lane; a panic is recorded as the
 // lane's failure and the worker stays usable.

@@ -56,4 +56,3 @@ func pooledGoroutine(c chan func(), f func()) {
 		f = <-c
 	}
 }
-
