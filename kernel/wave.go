@@ -354,11 +354,13 @@ func (p *workerPool) drain() {
 // ended runs left for later runs: there an ended goroutine keeps its share
 // of the detector's history for the life of the process (racebuild's
 // doc), and a test binary starting every run's lane coroutines afresh grew
-// by gigabytes. At most maxSharedWorkers wait (each keeps at most about
-// half a MiB of history); without -race a run ends its own workers.
+// by gigabytes. At most maxSharedWorkers wait: enough for the largest
+// test's lanes at once (8 ranks × 8 blocks × 128). A shared worker's
+// history stops growing at about half a MiB, where each ended one would
+// have kept its own. Without -race a run ends its own workers.
 var sharedWorkers workerShelf
 
-const maxSharedWorkers = 1024
+const maxSharedWorkers = 8192
 
 type workerShelf struct {
 	mu   sync.Mutex

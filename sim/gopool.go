@@ -15,7 +15,7 @@ import (
 // -race goroutines are cheap and every run ends its own (goleak checks
 // it). An actor killed at the end of a run exits through runtime.Goexit
 // and takes its goroutine with it either way.
-const maxIdleGoroutines = 256
+const maxIdleGoroutines = 1024
 
 var goPool struct {
 	sync.Mutex

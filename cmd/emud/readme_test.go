@@ -103,5 +103,19 @@ func TestReadmeOutputsParse(t *testing.T) {
 	assert.Nil(t, got[0].grep)
 	assert.Equal(t, []string{"calibrate"}, got[1].args)
 	assert.Equal(t, "^(max|fit)", got[1].grep.String())
-	assert.Equal(t, 9, got[1].line)
+	assert.Equal(t, 11, got[1].line)
+}
+
+// The README's fault example draws a fault, as its comment says (seed 7,
+// shown before, drew none: --faults seed gives a run a fault with chance
+// 0.1).
+func TestREADMEFaultExampleDrawsAFault(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`\./emud (run relay --perturb 1 --faults seed --seed \d+) +# .*a fault drawn from the seed`).FindStringSubmatch(string(b))
+	require.NotNil(t, m, "the README's fault example")
+	out, errOut, status := execute(t, strings.Fields(m[1])...)
+	require.Zero(t, status, errOut)
+	assert.Regexp(t, `(?m)^faults: seed; [1-9]\d* injected$`, out)
+	assert.Contains(t, out, "  injected INJECTED_")
 }
