@@ -92,7 +92,7 @@ func TestGinCollectives(t *testing.T) {
 	}
 	sc, o := opts(t, "gin-alltoall", 1, 0)
 	o.Bytes = 12
-	require.ErrorContains(t, scenario.Admit(sc, o, 0), "invalid --bytes 12: need a multiple of 8")
+	require.ErrorContains(t, scenario.Admit(sc, o, 0), "invalid --bytes 12B: need a multiple of 8")
 }
 
 // The hierarchical all-reduce sums every rank's input on every rank, race
