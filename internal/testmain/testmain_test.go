@@ -20,14 +20,15 @@ func TestCheckPeak(t *testing.T) {
 	for _, c := range []struct {
 		name, env, hwm, err string
 	}{
-		{"under the default", "", "2097152 kB", ""},
-		{"over the default", "", "2097153 kB", "peak RSS was 2048 MiB, over the limit of 2048 MiB"},
-		{"8 GB over the default", "", "8000000 kB", "peak RSS was 7812 MiB, over the limit of 2048 MiB"},
+		{"unset: not checked", "", "8000000 kB", ""},
+		{"under 2G", "2G", "2097152 kB", ""},
+		{"over 2G", "2G", "2097153 kB", "peak RSS was 2048 MiB, over the limit of 2048 MiB"},
+		{"8 GB over 2G", "2G", "8000000 kB", "peak RSS was 7812 MiB, over the limit of 2048 MiB"},
 		{"raised", "3G", "3000000 kB", ""},
 		{"lowered", "512M", "600000 kB", "over the limit of 512 MiB"},
 		{"off", "0", "99999999 kB", ""},
 		{"bad limit", "lots", "1 kB", "EMUD_TEST_MAX_RSS=lots: want a whole number"},
-		{"bad line", "", "many kB", `VmHWM "many kB"`},
+		{"bad line", "2G", "many kB", `VmHWM "many kB"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkPeak(c.env, status(t, c.hwm))
@@ -38,7 +39,7 @@ func TestCheckPeak(t *testing.T) {
 			}
 		})
 	}
-	assert.NoError(t, checkPeak("", filepath.Join(t.TempDir(), "none")), "no status file: not Linux, not checked")
+	assert.NoError(t, checkPeak("2G", filepath.Join(t.TempDir(), "none")), "no status file: not Linux, not checked")
 }
 
 type fakeM int
@@ -46,7 +47,7 @@ type fakeM int
 func (f fakeM) Run() int { return int(f) }
 
 // A failing run keeps its status; a passing one is checked (the real
-// process's own peak, far under 2 GiB here).
+// process's own peak, far under 2 GiB here, over 1 KiB).
 func TestRun(t *testing.T) {
 	var buf bytes.Buffer
 	assert.Equal(t, 3, run(fakeM(3), true, &buf))
