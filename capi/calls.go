@@ -170,7 +170,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err != nil {
 			return bad("ccoWindowRegister", 1, err)
 		}
-		d := C.calloc(1, 64) // ccoWindowDevice: winBase, stride4G, lsaRank, ibgdaWin
+		d := C.emud_obj_alloc(64) // ccoWindowDevice: winBase, stride4G, lsaRank, ibgdaWin (lane-readable memory)
 		*(*uint64)(d) = w.Base
 		*(*uint32)(unsafe.Add(d, 8)) = uint32(w.Stride4G)
 		*(*int32)(unsafe.Add(d, 12)) = int32(w.LsaRank)

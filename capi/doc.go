@@ -57,9 +57,19 @@
 // hipDeviceSynchronize, kernel launch and end, ccoBarrierAll, thread
 // creation and pthread_join. So a hipMemsetAsync still in flight when
 // another stream's kernel has a peer's put land in the buffer is reported
-// (examples/cxx/errors/memset_async.cpp). Partial: a lane's own native
-// loads and stores are not seen by the detector (its cco calls, and the
-// engines' accesses on its behalf, are).
+// (examples/cxx/errors/memset_async.cpp).
+//
+// A lane's own loads and stores are native. Built with -fsanitize=thread
+// (emud c++ passes it to the compiler and links no TSan runtime), lane
+// code calls ThreadSanitizer's callbacks, which lane.c implements: each
+// device-memory access is logged and, at the lane's next device call,
+// recorded as an access of its wave's detector thread (Site: "lane code
+// before file:line" of that call); atomics are atomic accesses that
+// acquire and (writing) release their word, an over-approximation of
+// their memory order that can hide a race but not invent one
+// (examples/cxx/errors/lane_race.cpp). Without the flag the detector does
+// not see them (partial: its cco calls and the engines' accesses on its
+// behalf it sees either way).
 //
 // # Lanes
 //
@@ -81,10 +91,14 @@
 // 100 MHz clock of virtual time. A lane's SIGSEGV/SIGBUS, __builtin_trap,
 // abort (assert) or SIGFPE fails the lane (kernel.LaneError) naming the
 // address: a host pointer or an unmapped device address in GPU g's slice
-// (examples/cxx/errors/bad_pointer.cpp). Partial: only an access that
-// faults is caught; a lane that dereferences a host pointer to memory the
-// process has mapped (a live std::vector's data, say) reads or writes it
-// natively without a report, where a GPU would fault.
+// (examples/cxx/errors/bad_pointer.cpp). Built with -fsanitize=thread, a
+// lane's load or store of any host memory fails the lane with the address
+// too, before it happens (the lane's stack, the program's static data, as
+// a __device__ global is, and what the runtime lends the lane, its launch
+// arguments and shared memory, excepted). Partial: without the flag only
+// an access that faults is caught; a host pointer to memory the process
+// has mapped (a live std::vector's data, say) is read or written natively
+// without a report, where a GPU would fault.
 //
 // # Program order
 //

@@ -423,3 +423,200 @@ static void at_exit(void) {
 }
 
 void emud_register_exit(void) { atexit(at_exit); }
+
+// ---- lane loads and stores: the ThreadSanitizer callback ABI ----
+//
+// Lane code compiled with -fsanitize=thread (emud c++ passes the flag to
+// the compiler only; the program does not link TSan's runtime) calls
+// these for every load, store and atomic. In host code (no lane) they do
+// nothing but the atomic itself. In a lane, a device address is logged for
+// the race detector (when it is on) and recorded at the lane's next
+// device call; an address that is neither device memory, the lane's
+// stack, the program's static data nor memory the runtime lent the lane
+// (allow_lo/hi) is a host pointer: the lane fails with the address.
+
+#include <link.h>
+
+static int race_on;  // the Go side's race detector is on
+void emud_set_race(int on) { race_on = on; }
+
+// Runtime objects that lane code reads (ccoWindow_t's device struct): in
+// this file's static data, which lanes may touch. Never freed.
+static _Alignas(64) char obj_pool[1 << 20];
+static size_t obj_used;
+static pthread_mutex_t obj_mu = PTHREAD_MUTEX_INITIALIZER;
+void* emud_obj_alloc(size_t n) {
+  n = (n + 63) & ~(size_t)63;
+  void* p = NULL;
+  pthread_mutex_lock(&obj_mu);
+  if (obj_used + n <= sizeof obj_pool) {
+    p = obj_pool + obj_used;
+    obj_used += n;
+  }
+  pthread_mutex_unlock(&obj_mu);
+  return p ? p : calloc(1, n);  // past the pool: heap (a TSan-built lane reading it fails as a host access)
+}
+
+static uint64_t seg_lo[32], seg_hi[32];  // the program's own loaded segments
+static int nseg;
+
+static int seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  (void)data;
+  for (int i = 0; i < info->dlpi_phnum && nseg < 32; i++) {
+    const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    seg_lo[nseg] = info->dlpi_addr + ph->p_vaddr;
+    seg_hi[nseg] = seg_lo[nseg] + ph->p_memsz;
+    nseg++;
+  }
+  return 1;  // the first object is the program itself
+}
+
+__attribute__((constructor(102))) static void find_segments(void) { dl_iterate_phdr(seg_cb, NULL); }
+
+static void flush_log(emud_lane* l) {
+  if (l->nlog > 0) emud_yield(l, EMUD_OP_ACCESSES, l->file, l->line, l->func);
+}
+
+__attribute__((noinline)) static void host_access(emud_lane* l, uint64_t a, int kind, void* pc) {
+  l->sig = EMUD_SIG_HOST_ACCESS + kind;
+  l->fault_addr = a;
+  l->fault_pc = (uint64_t)(uintptr_t)pc;
+  siglongjmp(((lane_impl*)l->impl)->fault, 1);
+}
+
+static inline void lane_access(const volatile void* p, uint64_t n, int kind, void* pc) {
+  emud_lane* l = cur_lane;
+  if (!l || n == 0) return;
+  uint64_t a = (uint64_t)(uintptr_t)p;
+  if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
+  if (a >= resv_lo && a < resv_hi) {
+    if (!race_on) return;
+    int i = l->nlog - 1;
+    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
+      if (a < l->log_lo[i]) l->log_lo[i] = a;
+      if (a + n > l->log_hi[i]) l->log_hi[i] = a + n;
+      return;
+    }
+    if (l->nlog == 128) flush_log(l);
+    i = l->nlog++;
+    l->log_lo[i] = a;
+    l->log_hi[i] = a + n;
+    l->log_kind[i] = (uint8_t)kind;
+    return;
+  }
+  lane_impl* im = (lane_impl*)l->impl;
+  uint64_t s = (uint64_t)(uintptr_t)im->stack;
+  if (a >= s && a < s + LANE_STACK) return;
+  for (int i = 0; i < l->nallow; i++)
+    if (a >= l->allow_lo[i] && a < l->allow_hi[i]) return;
+  for (int i = 0; i < nseg; i++)
+    if (a >= seg_lo[i] && a < seg_hi[i]) return;
+  host_access(l, a, kind, pc);
+}
+
+#define RA __builtin_return_address(0)
+void __tsan_init(void) {}
+void __tsan_func_entry(void* pc) { (void)pc; }
+void __tsan_func_exit(void) {}
+#define EMUD_TSAN_RW(n)                                                                   \
+  void __tsan_read##n(void* p) { lane_access(p, n, 0, RA); }                                   \
+  void __tsan_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }                  \
+  void __tsan_unaligned_read##n(void* p) { lane_access(p, n, 0, RA); }                         \
+  void __tsan_unaligned_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }        \
+  void __tsan_volatile_read##n(void* p) { lane_access(p, n, 0, RA); }                          \
+  void __tsan_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }         \
+  void __tsan_unaligned_volatile_read##n(void* p) { lane_access(p, n, 0, RA); }                \
+  void __tsan_unaligned_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }
+EMUD_TSAN_RW(1)
+EMUD_TSAN_RW(2)
+EMUD_TSAN_RW(4)
+EMUD_TSAN_RW(8)
+EMUD_TSAN_RW(16)
+void __tsan_read_range(void* p, unsigned long n) { lane_access(p, n, 0, RA); }
+void __tsan_write_range(void* p, unsigned long n) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }
+void __tsan_vptr_update(void** p, void* v) {
+  (void)v;
+  lane_access(p, sizeof(void*), EMUD_ACCESS_WRITE, RA);
+}
+void __tsan_vptr_read(void** p) { lane_access(p, sizeof(void*), 0, RA); }
+
+// Atomics: done here (this file is not instrumented), sequentially
+// consistent whatever order was asked (stronger is allowed), and logged as
+// atomic accesses.
+#define AW (EMUD_ACCESS_ATOMIC | EMUD_ACCESS_WRITE)
+#define EMUD_TSAN_ATOMIC(n, T)                                                                         \
+  T __tsan_atomic##n##_load(const volatile T* p, int mo) {                                             \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), EMUD_ACCESS_ATOMIC, RA);                                                      \
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                       \
+  }                                                                                                    \
+  void __tsan_atomic##n##_store(volatile T* p, T v, int mo) {                                          \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                          \
+  }                                                                                                    \
+  T __tsan_atomic##n##_exchange(volatile T* p, T v, int mo) {                                          \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                                \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_add(volatile T* p, T v, int mo) {                                         \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                                 \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_sub(volatile T* p, T v, int mo) {                                         \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                                 \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_and(volatile T* p, T v, int mo) {                                         \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                                 \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_or(volatile T* p, T v, int mo) {                                          \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                                  \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_xor(volatile T* p, T v, int mo) {                                         \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                 \
+  }                                                                                                    \
+  T __tsan_atomic##n##_fetch_nand(volatile T* p, T v, int mo) {                                        \
+    (void)mo;                                                                                          \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST);                                                \
+  }                                                                                                    \
+  int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* c, T v, int mo, int fmo) {          \
+    (void)mo, (void)fmo;                                                                               \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+  }                                                                                                    \
+  int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* c, T v, int mo, int fmo) {            \
+    (void)mo, (void)fmo;                                                                               \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+  }                                                                                                    \
+  T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T c, T v, int mo, int fmo) {                \
+    (void)mo, (void)fmo;                                                                               \
+    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    __atomic_compare_exchange_n(p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                      \
+    return c;                                                                                          \
+  }
+EMUD_TSAN_ATOMIC(8, uint8_t)
+EMUD_TSAN_ATOMIC(16, uint16_t)
+EMUD_TSAN_ATOMIC(32, uint32_t)
+EMUD_TSAN_ATOMIC(64, uint64_t)
+void __tsan_atomic_thread_fence(int mo) {
+  (void)mo;
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+void __tsan_atomic_signal_fence(int mo) {
+  (void)mo;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}

@@ -7,6 +7,8 @@ void emud_lane_free(emud_lane* l);
 void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);
+void emud_set_race(int on);
+void* emud_obj_alloc(size_t n);
 void emud_enter(void);
 void emud_leave(void);
 int emud_host_id(void);

@@ -16,6 +16,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/cxx"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -31,6 +32,7 @@ type grid struct {
 	bdim      [3]uint32
 	gdim      [3]uint32
 	dynBytes  uint64
+	ctxBytes  uint64 // sizeof the header's launch context (lane code reads it)
 	blocks    map[int]*blockMem
 }
 
@@ -78,7 +80,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	}
 	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
 		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
-		dynBytes: a[6], blocks: map[int]*blockMem{}}
+		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}}
 	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
 	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
 	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
@@ -137,13 +139,17 @@ func runLane(g *grid, t *kernel.Thread) {
 		l.bdim[i], l.gdim[i] = C.uint32_t(g.bdim[i]), C.uint32_t(g.gdim[i])
 	}
 	l.warp_size, l.lane_id, l.gpu = C.int32_t(t.WarpSize()), C.int32_t(t.Lane()), C.int32_t(t.GPU())
+	ln.allow(unsafe.Pointer(l), C.sizeof_emud_lane)
+	ln.allow(g.ctx, g.ctxBytes)
 	if g.dynBytes > 0 {
 		l.dyn_shared = g.block(t.BlockIdx()).dyn
+		ln.allow(l.dyn_shared, g.dynBytes)
 	}
 	for {
 		C.emud_resume(l)
 		switch l.state {
 		case 2:
+			ln.flushAccesses(true)
 			return
 		case 3:
 			ln.fault()
@@ -158,11 +164,94 @@ func split2(i uint32, d [3]uint32) (C.uint32_t, C.uint32_t, C.uint32_t) {
 	return C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)
 }
 
+// allow lets TSan-instrumented lane code touch [p, p+n) of host memory
+// (runtime memory lent to the lane); past the slots, the check stays off
+// for the rest (never a false report).
+func (ln *lane) allow(p unsafe.Pointer, n uint64) {
+	l := ln.l
+	if p == nil || n == 0 {
+		return
+	}
+	if int(l.nallow) == len(l.allow_lo) {
+		l.allow_lo[0], l.allow_hi[0] = 0, ^C.uint64_t(0)
+		return
+	}
+	l.allow_lo[l.nallow], l.allow_hi[l.nallow] = C.uint64_t(uintptr(p)), C.uint64_t(uintptr(p)+uintptr(n))
+	l.nallow++
+}
+
+// laneInfos caches the race detector's description of a lane's native
+// accesses by (lane, the device call they preceded, write).
+type laneInfoKey struct {
+	t     *kernel.Thread
+	site  *kernel.NativeSite
+	write bool
+}
+
+var laneInfos = map[laneInfoKey]*race.Info{}
+
+// flushAccesses records the device-memory loads and stores the lane's
+// TSan-instrumented code logged since its last device call, as accesses
+// of its wave's detector thread; atomics are atomic accesses and, for
+// ordering, acquire (and, writing, release) their word.
+func (ln *lane) flushAccesses(returned bool) {
+	l := ln.l
+	n := int(l.nlog)
+	if n == 0 {
+		return
+	}
+	l.nlog = 0
+	d := rt.s.Race()
+	if d == nil {
+		return
+	}
+	t := ln.t.RaceThread()
+	sp := d.Space(rt.mem, "LSA memory")
+	var site *kernel.NativeSite // nil: the lane returned
+	where := "lane code before the lane returned"
+	if !returned && l.file != nil {
+		site = ln.site()
+		where = "lane code before " + site.String()
+	}
+	for i := range n {
+		lo, hi, kind := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i])
+		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
+		k := laneInfoKey{ln.t, site, write}
+		info := laneInfos[k]
+		if info == nil {
+			op := "load"
+			if write {
+				op = "store"
+			}
+			info = &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
+				Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane()),
+				Site: where}
+			laneInfos[k] = info
+		}
+		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
+		if atomic {
+			s := d.AddrSync(sp, lo)
+			t.Acquire(s)
+			d.AcquireWriters(t, sp, lo, hi)
+			if write {
+				t.Release(s)
+			}
+		}
+	}
+}
+
 // fault fails the lane that took a signal, naming what and where.
 func (ln *lane) fault() {
 	l := ln.l
 	addr, pc := uint64(l.fault_addr), uint64(l.fault_pc)
 	var err error
+	if l.sig >= C.EMUD_SIG_HOST_ACCESS {
+		what := "load from"
+		if int(l.sig-C.EMUD_SIG_HOST_ACCESS)&C.EMUD_ACCESS_WRITE != 0 {
+			what = "store to"
+		}
+		ln.t.Fail("host access", fmt.Errorf("%s host address %#x (a host pointer: lanes may touch device memory only, hipMalloc or ccoMemAlloc it), pc %s", what, addr, where(pc)))
+	}
 	switch syscall.Signal(l.sig) {
 	case syscall.SIGSEGV, syscall.SIGBUS:
 		what := "not device memory: a host pointer, or a pointer that was never allocated"
@@ -273,6 +362,10 @@ func (ln *lane) call() {
 			panic(r)
 		}
 	}()
+	ln.flushAccesses(false) // what the lane did before this call
+	if l.op == C.EMUD_OP_ACCESSES {
+		return
+	}
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:
@@ -332,6 +425,7 @@ func (ln *lane) call() {
 			C.memset(p, 0, C.size_t(a[1]))
 			m.static[a[0]] = p
 		}
+		ln.allow(p, a[1])
 		l.ret = C.uint64_t(uintptr(p))
 	default:
 		t.Fail("device call", fmt.Errorf("unknown device call %d (headers and library out of step?)", int(l.op)))

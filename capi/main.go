@@ -248,6 +248,9 @@ func ensureStarted() {
 	rt.once.Do(func() {
 		rt.err = start()
 		if rt.err == nil {
+			if rt.s.Race() != nil {
+				C.emud_set_race(1)
+			}
 			C.emud_install_fault_handlers()
 			C.emud_register_exit()
 			C.emud_set_started()

@@ -13,4 +13,8 @@
 // the user's source. __shared__ declarations inside macro bodies are not
 // rewritten; the header then makes them a compile error naming
 // themselves rather than silently per-lane variables.
+//
+// -fsanitize=thread goes to the compiler only: the program is not linked
+// with ThreadSanitizer's runtime, whose callbacks (__tsan_read4, …) the
+// emulator implements to check and log each lane load and store (capi).
 package cxx

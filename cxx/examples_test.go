@@ -21,8 +21,9 @@ import (
 
 // TestExamples builds every C++ example (examples/cxx) with emud c++ and
 // runs it: each prints PASS and exits 0, twice with the same digest, and
-// the same digest at -O0 as at -O2, and with the race detector on
-// (EMUD_RACE=1) it finds no race. It needs g++ (or $EMUD_CXX) and runs
+// the same digest at -O0 as at -O2, and built with -fsanitize=thread (the
+// lanes' own loads and stores checked and seen) and run with the race
+// detector on (EMUD_RACE=1) it passes and finds no race. It needs g++ (or $EMUD_CXX) and runs
 // when EMUD_TEST_CXX=1 (CI sets it): building the emulator library takes
 // most of a minute. The examples build and run in parallel (a compile is
 // most of each one's time).
@@ -55,7 +56,7 @@ func TestExamples(t *testing.T) {
 					}
 				}
 			}
-			out, report, code := runExample(t, buildExample(t, src, "-O2", "-Wall", "-Werror"), "EMUD_RACE=1")
+			out, report, code := runExample(t, buildExample(t, src, "-O2", "-fsanitize=thread", "-Wall", "-Werror"), "EMUD_RACE=1")
 			require.Equal(t, 0, code, "%s with EMUD_RACE=1: exit status\nstdout:\n%s\nstderr:\n%s", name, out, report)
 			assert.Contains(t, out, name+": PASS")
 		})
@@ -254,17 +255,26 @@ func TestErrors(t *testing.T) {
 		name, src string
 		args      []string
 		code      int
+		tsan      bool // built with -fsanitize=thread
 	}{
-		{"bad_pointer_device", "bad_pointer.cpp", []string{"device"}, 1},
-		{"bad_pointer_host", "bad_pointer.cpp", []string{"host"}, 1},
-		{"unsupported_gda", "unsupported_gda.cpp", nil, 1},
+		{"bad_pointer_device", "bad_pointer.cpp", []string{"device"}, 1, false},
+		{"bad_pointer_host", "bad_pointer.cpp", []string{"host"}, 1, false},
+		// A live host buffer: only the TSan build's checks see it.
+		{"bad_pointer_live", "bad_pointer.cpp", []string{"live"}, 1, true},
+		{"unsupported_gda", "unsupported_gda.cpp", nil, 1, false},
 		// hipMemsetAsync still in flight when a kernel on another stream
 		// lands data there: the race detector names both (mori#519's class).
-		{"memset_async_race", "memset_async.cpp", []string{"race", "EMUD_RACE=1"}, 5},
+		{"memset_async_race", "memset_async.cpp", []string{"race", "EMUD_RACE=1"}, 5, false},
+		// Lanes of two unordered kernels store to one word.
+		{"lane_race", "lane_race.cpp", []string{"race", "EMUD_RACE=1"}, 5, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			prog := buildExample(t, filepath.Join(dir, c.src), "-O2", "-Wall", "-Werror")
+			flags := []string{"-O2", "-Wall", "-Werror"}
+			if c.tsan {
+				flags = append(flags, "-fsanitize=thread")
+			}
+			prog := buildExample(t, filepath.Join(dir, c.src), flags...)
 			out, report, code := runExample(t, prog, c.args...)
 			require.Equal(t, c.code, code, "exit status; stdout:\n%s\nstderr:\n%s", out, report)
 			assert.NotContains(t, out, "FAIL")
@@ -272,6 +282,13 @@ func TestErrors(t *testing.T) {
 			golden.Check(t, filepath.Join("errors", c.name+".golden"), report)
 		})
 	}
+	t.Run("lane_race_ordered", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "lane_race.cpp"), "-O2", "-Wall", "-Werror", "-fsanitize=thread")
+		out, report, code := runExample(t, prog, "ordered", "EMUD_RACE=1")
+		require.Equal(t, 0, code, "kernels on one stream are ordered; stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "lane_race ordered: buf[0] = 2")
+	})
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "memset_async.cpp"), "-O2", "-Wall", "-Werror")

@@ -37,6 +37,7 @@ enum {
   EMUD_OP_TRAP,         /* a: what (const char*) -> fails the lane */
   EMUD_OP_SHARED,       /* a: id, bytes, align -> per-block static shared storage */
   EMUD_OP_PRINTF,       /* a: text (const char*) -> written in run order */
+  EMUD_OP_ACCESSES,     /* the lane's access log is full: record it (-fsanitize=thread) */
 };
 
 /* Put/get flags word: coop | local<<2 | remote<<3 | optFlags<<4 | threadMode<<8. */
@@ -57,7 +58,18 @@ typedef struct emud_lane {
   int32_t state, sig;
   uint64_t fault_addr, fault_pc;
   void* impl;             /* the runtime's own state */
+  /* Lane code built with -fsanitize=thread: host memory the lane may
+   * touch besides its stack and the program's static data (this struct,
+   * the launch's arguments, the block's shared memory), and the log of
+   * its device-memory accesses since the last device call. */
+  uint64_t allow_lo[8], allow_hi[8];
+  int32_t nallow, nlog;
+  uint64_t log_lo[128], log_hi[128];
+  uint8_t log_kind[128]; /* EMUD_ACCESS_* bits */
 } emud_lane;
+#define EMUD_ACCESS_WRITE 1
+#define EMUD_ACCESS_ATOMIC 2
+#define EMUD_SIG_HOST_ACCESS 1000 /* fault code: a load or store of host memory */
 
 /* emud_current is the running lane, NULL in host code. It is a call, not a
  * variable, on purpose: a lane may resume on another OS thread, so no

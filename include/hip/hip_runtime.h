@@ -705,7 +705,7 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
   emud_entry fin = [](void* p) { delete static_cast<Ctx*>(p); };
   uint64_t a[16] = {c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shmem,
                     (uint64_t)(uintptr_t)c.stream, (uint64_t)(uintptr_t)entry, (uint64_t)(uintptr_t)ctx,
-                    (uint64_t)(uintptr_t)fin, addr(name)};
+                    (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx)};
   return host(EMUD_H_LAUNCH, a, __FILE__, __LINE__);
 }
 }  // namespace emud

@@ -4,8 +4,12 @@
 //     GPU 0's slice where no allocation is;
 //   bad_pointer host:   a load through a host pointer (a host buffer the
 //     program freed; mapped at a fixed address so the report is the same
-//     on every run).
-// Both are bugs on hardware too (a GPU memory access fault).
+//     on every run);
+//   bad_pointer live:   a load through a host pointer to live host memory:
+//     only a build with -fsanitize=thread sees it (emud checks each lane
+//     load and store); otherwise the load succeeds natively and the program
+//     says so.
+// All are bugs on hardware too (a GPU memory access fault).
 #include <sys/mman.h>
 
 #include <cstring>
@@ -27,7 +31,7 @@ int main(int argc, char** argv) {
   HIP_CHECK(hipMalloc(&buf, 4096));
   if (std::strcmp(mode, "device") == 0) {
     storeAt<<<1, 64>>>(buf + (1 << 27), 1);  // 1 GiB past the buffer
-  } else if (std::strcmp(mode, "host") == 0) {
+  } else if (std::strcmp(mode, "host") == 0 || std::strcmp(mode, "live") == 0) {
     void* host = mmap((void*)0x100000000000ull, 1 << 20, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (host == MAP_FAILED) {
@@ -35,10 +39,10 @@ int main(int argc, char** argv) {
       return 3;
     }
     std::memset(host, 7, 1 << 20);
-    munmap(host, 1 << 20);  // freed: the kernel reads a dangling host pointer
+    if (mode[0] == 'h') munmap(host, 1 << 20);  // freed: the kernel reads a dangling host pointer
     loadFrom<<<1, 64>>>((const uint64_t*)host, buf);
   } else {
-    std::fprintf(stderr, "usage: bad_pointer device|host\n");
+    std::fprintf(stderr, "usage: bad_pointer device|host|live\n");
     return 3;
   }
   HIP_CHECK(hipDeviceSynchronize());
