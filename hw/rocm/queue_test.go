@@ -175,7 +175,10 @@ func TestQuietOnAStuckEngineIsAHang(t *testing.T) {
 // Under PaceWallClock a waiter's virtual time follows the real time the
 // engine, outside the simulator, takes.
 func TestWallClockPace(t *testing.T) {
-	s, si, d := rig(t, 1, rocm.Config{Pace: rocm.PaceWallClock}, sim.Config{Seed: 5})
+	// Virtual time follows the wall clock here, so a loaded machine that
+	// runs the engine goroutine late moves it on with no progress: the
+	// watchdog must allow for that (the default's 100 ms tripped under CI).
+	s, si, d := rig(t, 1, rocm.Config{Pace: rocm.PaceWallClock}, sim.Config{Seed: 5, Watchdog: 60 * sim.Second})
 	q, err := d.HWQueue(0, 0, 0)
 	require.NoError(t, err)
 	var done sim.Time
