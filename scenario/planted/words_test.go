@@ -24,27 +24,34 @@ func TestReportsBlameNoHardwareWithoutFaults(t *testing.T) {
 	start := time.Now()
 	for _, sc := range scenario.PlantedBugs() {
 		for _, fixed := range []bool{false, true} {
+			if sc.Planted.Faults != "" && !fixed {
+				continue // the fault plan may drop: the words are then true
+			}
 			run, err := scenario.Target(sc, fixed)
 			require.NoError(t, err)
-			for seed := uint64(1); seed <= 20; seed++ {
-				o := scenario.Defaults(sc)
-				o.Seed, o.Perturb, o.Race = seed, sim.LevelExact, true
-				rep := scenario.RunOnce(run, o)
-				var text string
-				switch {
-				case rep.Hang != nil:
-					text = rep.Hang.Text()
-				case rep.Races != nil:
-					text = rep.Races.Text()
-				default:
-					text = rep.Error
+			// One subtest per scenario, in parallel: the sweep is over a
+			// thousand detector runs, minutes under -race on one core.
+			t.Run(run.Name, func(t *testing.T) {
+				t.Parallel()
+				for seed := uint64(1); seed <= 20; seed++ {
+					o := scenario.Defaults(sc)
+					o.Seed, o.Perturb, o.Race = seed, sim.LevelExact, true
+					rep := scenario.RunOnce(run, o)
+					var text string
+					switch {
+					case rep.Hang != nil:
+						text = rep.Hang.Text()
+					case rep.Races != nil:
+						text = rep.Races.Text()
+					default:
+						text = rep.Error
+					}
+					assert.False(t, blame.MatchString(text), "%s (fixed %v) seed %d blames the hardware with no fault plan:\n%s", sc.Name, fixed, seed, text)
 				}
-				if sc.Planted.Faults != "" && !fixed {
-					continue // the fault plan may drop: the words are then true
-				}
-				assert.False(t, blame.MatchString(text), "%s (fixed %v) seed %d blames the hardware with no fault plan:\n%s", sc.Name, fixed, seed, text)
-			}
+			})
 		}
 	}
-	t.Logf("%d planted scenarios × 2 × 20 seeds in %v", len(scenario.PlantedBugs()), time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() {
+		t.Logf("%d planted scenarios × 2 × 20 seeds in %v", len(scenario.PlantedBugs()), time.Since(start).Round(time.Millisecond))
+	})
 }
