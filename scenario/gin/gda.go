@@ -7,7 +7,6 @@ import (
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/scenario"
-	"github.com/emud-dev/emud/sim"
 )
 
 // gda-allgather is an all-gather across nodes on MORI's ccoGda: every
@@ -63,14 +62,8 @@ func checkGda(o scenario.Options) error {
 
 func runGda(name string, o scenario.Options, conn fabric.GdaConnection) (*scenario.Outcome, error) {
 	o = gdaOptions(o)
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
 	m := nic.DefaultModel()
-	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
-		Phantom: o.Phantom, Nic: &m, MemBytes: 2*uint64(o.Ranks)*o.Bytes + 1<<20})
-	if err != nil {
-		return nil, err
-	}
-	comms, err := sys.CommInitAll(fabric.CommConfig{})
+	s, sys, comms, err := nicSystem(o, m, 2*uint64(o.Ranks)*o.Bytes+1<<20)
 	if err != nil {
 		return nil, err
 	}

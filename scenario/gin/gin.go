@@ -100,18 +100,29 @@ type rig struct {
 	b               uint64
 }
 
-func build(o scenario.Options, p program) (*rig, error) {
+// nicSystem is a GIN or GDA scenario's fabric: the simulator under o's
+// schedule, the system on NIC model m with memBytes of memory per rank, and
+// every rank's comm.
+func nicSystem(o scenario.Options, m nic.Model, memBytes uint64) (*sim.Sim, *fabric.System, []*fabric.Comm, error) {
 	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
+		Phantom: o.Phantom, Nic: &m, MemBytes: memBytes})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	comms, err := sys.CommInitAll(fabric.CommConfig{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return s, sys, comms, nil
+}
+
+func build(o scenario.Options, p program) (*rig, error) {
 	m := nic.DefaultModel()
 	if p == progHalvesWeak || p == progHalvesStrong {
 		m.Name, m.Ordering, m.Jitter = "400g-ooo", nic.OutOfOrder, 4*sim.Microsecond
 	}
-	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
-		Phantom: o.Phantom, Nic: &m, MemBytes: 3*uint64(o.Ranks)*o.Bytes + 1<<20})
-	if err != nil {
-		return nil, err
-	}
-	comms, err := sys.CommInitAll(fabric.CommConfig{})
+	s, sys, comms, err := nicSystem(o, m, 3*uint64(o.Ranks)*o.Bytes+1<<20)
 	if err != nil {
 		return nil, err
 	}
