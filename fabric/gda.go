@@ -375,26 +375,8 @@ func (gd *Gda) issue(t *kernel.Thread, a *gdaArgs) error {
 			o.ra.kind, o.strong = sigStrongAdd, true
 		}
 	}
-	switch a.kind {
-	case ginPut, ginPutValue:
-		if err := checkWin(sys, "destination", a.dst, a.dOff, a.bytes); err != nil {
-			return err
-		}
-		o.dstOff = a.dst.bigOffset() + a.dOff
-		if a.kind == ginPut {
-			if err := checkWin(sys, "source", a.src, a.sOff, a.bytes); err != nil {
-				return err
-			}
-			o.srcOff = a.src.bigOffset() + a.sOff
-		}
-	case ginGet:
-		if err := checkWin(sys, "remote", a.src, a.sOff, a.bytes); err != nil {
-			return err
-		}
-		if err := checkWin(sys, "local", a.dst, a.dOff, a.bytes); err != nil {
-			return err
-		}
-		o.srcOff, o.dstOff = a.src.bigOffset()+a.sOff, a.dst.bigOffset()+a.dOff
+	if err := bindWindows(sys, o, a.kind, a.dst, a.dOff, a.src, a.sOff, a.bytes); err != nil {
+		return err
 	}
 	sys.gdaPost(t, o)
 	return nil

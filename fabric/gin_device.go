@@ -152,26 +152,8 @@ func (gi *Gin) issue(t *kernel.Thread, a *ginArgs) error {
 	if err := gi.checkActions(o); err != nil {
 		return err
 	}
-	switch a.kind {
-	case ginPut, ginPutValue:
-		if err := checkWin(sys, "destination", a.dst, a.dOff, a.bytes); err != nil {
-			return err
-		}
-		o.dstOff = a.dst.bigOffset() + a.dOff
-		if a.kind == ginPut {
-			if err := checkWin(sys, "source", a.src, a.sOff, a.bytes); err != nil {
-				return err
-			}
-			o.srcOff = a.src.bigOffset() + a.sOff
-		}
-	case ginGet:
-		if err := checkWin(sys, "remote", a.src, a.sOff, a.bytes); err != nil {
-			return err
-		}
-		if err := checkWin(sys, "local", a.dst, a.dOff, a.bytes); err != nil {
-			return err
-		}
-		o.srcOff, o.dstOff = a.src.bigOffset()+a.sOff, a.dst.bigOffset()+a.dOff
+	if err := bindWindows(sys, o, a.kind, a.dst, a.dOff, a.src, a.sOff, a.bytes); err != nil {
+		return err
 	}
 	o.strong = a.ra.kind == sigStrongInc || a.ra.kind == sigStrongAdd || (g.strong && (a.ra.kind == sigInc || a.ra.kind == sigAdd))
 	k := ginThreadKey{t, gi.ctx}
@@ -624,4 +606,31 @@ func (gs *ginSys) sortedConns() []*ginConn {
 	}
 	sortConns(out)
 	return out
+}
+
+// bindWindows checks the windows a put, putValue or get names and sets
+// o's offsets in the system's memory (GIN's and ccoGda's calls alike).
+func bindWindows(sys *System, o *ginOp, kind ginOpKind, dst Window, dOff uint64, src Window, sOff, bytes uint64) error {
+	switch kind {
+	case ginPut, ginPutValue:
+		if err := checkWin(sys, "destination", dst, dOff, bytes); err != nil {
+			return err
+		}
+		o.dstOff = dst.bigOffset() + dOff
+		if kind == ginPut {
+			if err := checkWin(sys, "source", src, sOff, bytes); err != nil {
+				return err
+			}
+			o.srcOff = src.bigOffset() + sOff
+		}
+	case ginGet:
+		if err := checkWin(sys, "remote", src, sOff, bytes); err != nil {
+			return err
+		}
+		if err := checkWin(sys, "local", dst, dOff, bytes); err != nil {
+			return err
+		}
+		o.srcOff, o.dstOff = src.bigOffset()+sOff, dst.bigOffset()+dOff
+	}
+	return nil
 }
