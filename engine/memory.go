@@ -3,7 +3,9 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 
+	"github.com/emud-dev/emud/internal/hostmem"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
@@ -20,8 +22,28 @@ type AddrError = lsa.AddrError
 // results) any code may.
 type Memory struct {
 	*lsa.Space
-	back  Backing // real bytes for a region; realBytes unless Config.Backing
-	guard func(op string, addr, n uint64) error
+	back   Backing // real bytes for a region; realBytes unless Config.Backing
+	guard  func(op string, addr, n uint64) error
+	mapped *mappedSet // the default backing's buffers mapped outside the Go heap
+}
+
+// offHeapMin is the region size from which the default backing maps the
+// bytes outside the Go heap (package hostmem) instead of making them on
+// it: large buffers then do not swell the collector's heap goal (a run's
+// resident memory stays near its emulated bytes), and under the race
+// detector they carry no shadow memory. Small regions cost no system call.
+const offHeapMin = 1 << 20
+
+// mappedSet is a Memory's mapped buffers, released by Node.Close or, for a
+// node nobody closed, by a cleanup once its Space is unreachable (the set
+// is its own object so that the cleanup does not keep the Space alive).
+type mappedSet struct{ bufs [][]byte }
+
+func (ms *mappedSet) release() {
+	for _, b := range ms.bufs {
+		_ = hostmem.Unmap(b) // a buffer Map returned, whole: cannot fail
+	}
+	ms.bufs = nil
 }
 
 // SetGuard makes fn see every Read, Write, Load and Store made through
@@ -91,20 +113,33 @@ func (m *Memory) Store64(addr uint64, v uint64) error {
 }
 
 // Backing returns the bytes that back a region of size bytes at flat
-// address base: Go bytes by default (Config.Backing nil), or memory mapped
-// at base itself (MapAt), so that native code can dereference the
-// region's device addresses. The bytes must be zeroed and stay valid for
-// the life of the node.
+// address base. By default (Config.Backing nil) they are process memory:
+// Go bytes below 1 MiB, an anonymous mapping outside the Go heap from
+// 1 MiB (released by Node.Close, or once the node is unreachable); or
+// memory mapped at base itself (MapAt), so that native code can
+// dereference the region's device addresses. The bytes must be zeroed and
+// stay valid for the life of the node.
 type Backing func(base, size uint64) ([]byte, error)
 
 func newMemory(n *Node) *Memory {
-	back := Backing(realBytes)
-	if n.cfg.Backing != nil {
-		back = n.cfg.Backing
+	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing}
+	if m.back == nil {
+		m.mapped = &mappedSet{}
+		runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
+		m.back = m.realBytes
 	}
-	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: back}
 	m.Watch().EnableLog(m.loadWord)
 	return m
+}
+
+// release gives back the default backing's mapped buffers; every later
+// access fails (lsa.Space.Release). Memory that Config.Backing gave is
+// the caller's.
+func (m *Memory) release() {
+	m.Space.Release()
+	if m.mapped != nil {
+		m.mapped.release()
+	}
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).
@@ -124,7 +159,8 @@ func (m *Memory) loadWord(addr uint64, width int) uint64 {
 func (m *Memory) Log() *sim.WriteLog { return m.Watch().Log() }
 
 // Alloc backs size bytes (rounded up to 4 KiB) of GPU g's slice, zeroed, and
-// returns the address. Allocations are never freed: a run is short.
+// returns the address. Allocations are not freed one by one (a run is
+// short); Node.Close frees them all.
 func (m *Memory) Alloc(g int, size uint64, name string) (uint64, error) {
 	return m.alloc(g, size, name, false)
 }
@@ -148,12 +184,21 @@ func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {
 	return base, nil
 }
 
-// realBytes backs a region with Go bytes.
-func realBytes(_, rounded uint64) ([]byte, error) {
+// realBytes backs a region with process memory: a mapping outside the Go
+// heap from offHeapMin, Go bytes below.
+func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 	if rounded > 1<<40 {
 		return nil, fmt.Errorf("too large to back with real bytes; use phantom mode")
 	}
-	return make([]byte, rounded), nil
+	if rounded < offHeapMin || !hostmem.OffHeap {
+		return make([]byte, rounded), nil
+	}
+	b, err := hostmem.Map(rounded)
+	if err != nil {
+		return nil, err
+	}
+	m.mapped.bufs = append(m.mapped.bufs, b)
+	return b, nil
 }
 
 func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, error) {

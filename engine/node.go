@@ -180,6 +180,16 @@ func (n *Node) GPUs() int { return n.cfg.GPUs }
 // Memory returns the node's flat memory.
 func (n *Node) Memory() *Memory { return n.mem }
 
+// Close gives back the node's memory at once (its regions of 1 MiB and
+// more are mappings outside the Go heap, which the collector does not
+// count, so waiting for a collection to release them could hold several
+// runs' memory at once). Call it when the run and every read of its
+// memory are over: every later access fails with an error saying the node
+// was closed, and a []byte taken from Memory.Bytes must not be used after
+// it. Closing twice is harmless. A node nobody closes releases its memory
+// once it is unreachable.
+func (n *Node) Close() { n.mem.release() }
+
 // Model returns the timing model.
 func (n *Node) Model() model.Model { return n.model }
 

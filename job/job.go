@@ -162,6 +162,11 @@ func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.
 // the failure (a debug trap, an engine fault).
 func (j *Job) Run() error { return j.Sim.Run() }
 
+// Close gives back the node's memory (engine.Node.Close): call it once the
+// run and its checks are over. A job nobody closes releases it when it is
+// unreachable.
+func (j *Job) Close() { j.Node.Close() }
+
 // Read returns n bytes of window w at off on its own rank.
 func (j *Job) Read(w cco.Window, off, n uint64) ([]byte, error) {
 	b := make([]byte, n)

@@ -27,6 +27,7 @@ type Space struct {
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
 	before       func() // called before each data access (SetBeforeAccess)
+	released     bool   // Release dropped every region
 }
 
 // Region is one backed range of the flat address space.
@@ -159,6 +160,9 @@ func (s *Space) overlap(base, n uint64) *Region {
 
 // place backs [base, base+rounded) and inserts it in address order.
 func (s *Space) place(g int, base, rounded uint64, name string, back func(base, size uint64) ([]byte, error)) error {
+	if s.released {
+		return fmt.Errorf("alloc %q: %d B on GPU %d: the space was released (its node was closed)", name, rounded, g)
+	}
 	data, err := back(base, rounded)
 	if err != nil {
 		return fmt.Errorf("alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
@@ -173,6 +177,17 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 	s.regions[i] = r
 	return nil
 }
+
+// Release drops every region, so that the memory behind them can be given
+// back: every later access, and every later allocation, fails with an
+// error saying the space was released. Releasing twice is harmless.
+func (s *Space) Release() {
+	s.released = true
+	s.regions, s.last = nil, [2]*Region{}
+}
+
+// Released reports whether Release was called.
+func (s *Space) Released() bool { return s.released }
 
 // Regions returns the allocated regions, sorted by address.
 func (s *Space) Regions() []*Region { return s.regions }
@@ -200,6 +215,9 @@ func (s *Space) Region(op string, addr, n uint64) (*Region, error) {
 }
 
 func (s *Space) hole(addr uint64) string {
+	if s.released {
+		return "the space was released (its node was closed)"
+	}
 	if g := s.GPUOf(addr); g >= 0 {
 		return fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-s.SliceBase(g))
 	}

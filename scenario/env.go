@@ -155,7 +155,7 @@ func (e *Env) Fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 		}
 		for p := range blocks {
 			a, b := src(r, p)
-			copy(dst[uint64(p)*bytes:uint64(p+1)*bytes], patternBlock(bytes, a, b))
+			fillPattern(dst[uint64(p)*bytes:uint64(p+1)*bytes], a, b)
 		}
 		e.Mem().Notify(w[r].LocalPtr(0), n)
 	}
@@ -200,7 +200,10 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 			if !ok {
 				continue
 			}
-			c.Block(what(r, p), got[uint64(p)*blk:uint64(p+1)*blk], patternBlock(blk, src, dst))
+			blkGot := got[uint64(p)*blk : uint64(p+1)*blk]
+			if !patternEqual(blkGot, src, dst) { // the whole expected block only to describe a mismatch
+				c.Block(what(r, p), blkGot, PatternOf(blk, 0, src, dst))
+			}
 		}
 	}
 	return nil

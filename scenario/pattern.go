@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/internal/hostmem"
 )
 
 // Pattern fills b with the block src sends to dst under key: 64-bit
@@ -34,7 +35,10 @@ func Pattern(b []byte, key uint64, src, dst int) {
 // send blocks and expected receive blocks, the same for every seed), so
 // that explore's runs after the first copy them instead of computing
 // them twice a run. It holds at most patternCacheMax bytes; blocks past
-// that are computed as before.
+// that are computed in place (fillPattern, patternEqual) as before. The
+// cached blocks live outside the Go heap (package hostmem): they last the
+// process, and neither raise the collector's heap goal nor, under the race
+// detector, carry shadow memory.
 var patternCache struct {
 	sync.Mutex
 	m     map[patternKey][]byte
@@ -48,30 +52,72 @@ type patternKey struct {
 
 const patternCacheMax = 256 << 20
 
-// patternBlock is Pattern(n bytes, key 0, src, dst), shared: do not write
-// to it.
-func patternBlock(n uint64, src, dst int) []byte {
+// cachedPattern is Pattern(n bytes, key 0, src, dst) from the cache,
+// computed and kept on first use while the cache has room; nil when it
+// has none. Shared: do not write to it.
+func cachedPattern(n uint64, src, dst int) []byte {
 	k := patternKey{n, src, dst}
 	patternCache.Lock()
-	b := patternCache.m[k]
-	patternCache.Unlock()
-	if b != nil {
+	defer patternCache.Unlock()
+	if b := patternCache.m[k]; b != nil {
 		return b
 	}
-	b = PatternOf(n, 0, src, dst)
-	patternCache.Lock()
-	defer patternCache.Unlock()
-	if old := patternCache.m[k]; old != nil {
-		return old
+	if n == 0 || patternCache.bytes+n > patternCacheMax {
+		return nil
 	}
-	if patternCache.bytes+n <= patternCacheMax {
-		if patternCache.m == nil {
-			patternCache.m = map[patternKey][]byte{}
+	var b []byte
+	if hostmem.OffHeap && n >= 64<<10 {
+		m, err := hostmem.Map(n)
+		if err != nil {
+			return nil // no room outside the heap: compute in place
 		}
-		patternCache.m[k] = b
-		patternCache.bytes += n
+		b = m
+	} else {
+		b = make([]byte, n)
 	}
+	Pattern(b, 0, src, dst)
+	if patternCache.m == nil {
+		patternCache.m = map[patternKey][]byte{}
+	}
+	patternCache.m[k] = b
+	patternCache.bytes += n
 	return b
+}
+
+// fillPattern writes Pattern(len(dst) bytes, key 0, src, dst) into dst.
+func fillPattern(b []byte, src, dst int) {
+	if c := cachedPattern(uint64(len(b)), src, dst); c != nil {
+		copy(b, c)
+		return
+	}
+	Pattern(b, 0, src, dst)
+}
+
+// patternEqual reports whether got holds Pattern(len(got) bytes, key 0,
+// src, dst), comparing against the cached block or, past the cache,
+// against the pattern computed a word at a time (no buffer).
+func patternEqual(got []byte, src, dst int) bool {
+	if c := cachedPattern(uint64(len(got)), src, dst); c != nil {
+		return string(got) == string(c)
+	}
+	return patternEqualComputed(got, src, dst)
+}
+
+// patternEqualComputed is patternEqual without the cache.
+func patternEqualComputed(got []byte, src, dst int) bool {
+	k := mix64(uint64(src)<<32 | uint64(uint32(dst)))
+	i := 0
+	for ; i+8 <= len(got); i += 8 {
+		if binary.LittleEndian.Uint64(got[i:]) != mix64(k+uint64(i/8)) {
+			return false
+		}
+	}
+	if i < len(got) {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], mix64(k+uint64(i/8)))
+		return string(got[i:]) == string(w[:len(got)-i])
+	}
+	return true
 }
 
 // PatternOf is Pattern into a new buffer of n bytes.

@@ -129,6 +129,7 @@ func (b bug) runner(name string, fixed bool) func(scenario.Options) (*scenario.O
 		if err != nil {
 			return nil, err
 		}
+		defer p.Close() // the checks are done when the run returns
 		check := b.run(p)
 		if p.err != nil {
 			return nil, p.err

@@ -74,6 +74,7 @@ func runAllgather(o scenario.Options, wrongQueue bool) (*scenario.Outcome, error
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close() // the checks are done when the run returns
 	n, b := o.Ranks, o.Bytes
 	span := uint64(n) * b
 	// buf[r] holds the gathered chunks, chunk c at c × bytes; rank r's own

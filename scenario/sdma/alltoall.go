@@ -74,6 +74,7 @@ func runAlltoall(o scenario.Options, earlyReuse bool) (*scenario.Outcome, error)
 	if err != nil {
 		return nil, err
 	}
+	defer x.Close() // the checks are done when the run returns
 	x.earlyReuse = earlyReuse
 	if err := x.spawn(); err != nil {
 		return nil, err

@@ -68,6 +68,7 @@ func runAlltoallMQ(o scenario.Options) (*scenario.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close()          // the checks are done when the run returns
 	blk := a2aMsgs * o.Bytes // what rank r sends rank p, message-major
 	send, recv, err := j.SendRecv(blk)
 	if err != nil {

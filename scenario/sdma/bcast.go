@@ -31,6 +31,7 @@ func runBroadcastTree(o scenario.Options) (*scenario.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close() // the checks are done when the run returns
 	n, b := o.Ranks, o.Bytes
 	const q = 0
 	children := func(r int) (kids []int) {

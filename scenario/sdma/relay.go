@@ -100,6 +100,7 @@ func runRelay(o scenario.Options) (*scenario.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer j.Close() // the checks are done when the run returns
 	n, b := o.Ranks, o.Bytes
 	k := int(min(relayChunks, b))
 	const q = 0

@@ -96,6 +96,7 @@ func runSplit(o scenario.Options, shared bool) (*scenario.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer x.Close() // the checks are done when the run returns
 	b := o.Bytes
 	half := [2]struct{ off, n uint64 }{{0, b / 2}, {b / 2, b - b/2}}
 	rng := x.Sim.Rand(launchSkewStream)

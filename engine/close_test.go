@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/sim"
+)
+
+// TestCloseReleasesMemory: the default backing maps regions of 1 MiB and
+// more outside the Go heap and makes smaller ones on it; both read and
+// write as memory, and after Node.Close every access and allocation fails
+// naming the closed node instead of touching released bytes.
+func TestCloseReleasesMemory(t *testing.T) {
+	n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+	require.NoError(t, err)
+	m := n.Memory()
+	small, err := m.Alloc(0, 4096, "small")
+	require.NoError(t, err)
+	big, err := m.Alloc(1, offHeapMin, "big")
+	require.NoError(t, err)
+	for _, a := range []uint64{small, big} {
+		require.NoError(t, m.Write(a+8, []byte{1, 2, 3}))
+		got := make([]byte, 4)
+		require.NoError(t, m.Read(a+7, got))
+		assert.Equal(t, []byte{0, 1, 2, 3}, got)
+	}
+	if hostmem.OffHeap {
+		assert.Len(t, m.mapped.bufs, 1, "the 1 MiB region is mapped, the 4 KiB one is not")
+	}
+
+	n.Close()
+	assert.Nil(t, m.mapped.bufs, "the mappings are given back")
+	for _, a := range []uint64{small, big} {
+		err := m.Read(a, make([]byte, 1))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "closed")
+		_, err = m.Load32(a)
+		assert.ErrorContains(t, err, "closed")
+	}
+	_, err = m.Alloc(0, 4096, "after")
+	assert.ErrorContains(t, err, "closed")
+	n.Close() // twice is harmless
+}
