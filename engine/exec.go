@@ -150,6 +150,7 @@ func (q *Queue) apply() bool {
 		return q.applyFused()
 	case ring.KindAtomic:
 		if q.n.inj == nil || !q.n.inj.dropAtomic(q) {
+			q.raceSignal()
 			q.raceAccess(copyWrite, p.Addr, uint64(p.AtomicOp.Width()), true, true)
 			err = q.atomic(p)
 			q.raceRelease(p.Addr)

@@ -200,6 +200,7 @@ func (q *Queue) applyFused() bool {
 	}
 	if err == nil && p.HasSignal && (q.n.inj == nil || !q.n.inj.dropAtomic(q)) {
 		s := &p.Signal
+		q.raceSignal()
 		q.raceAccess(copyWrite, s.Addr, 8, true, true)
 		fn, _ := atomicFn(s.Op)
 		_, err = mem.Atomic(s.Addr, 8, func(old uint64) uint64 { return fn(old, s.Data, 0, 64) })

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/emud-dev/emud/issuer"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -42,7 +43,39 @@ type Queue struct {
 
 	fetchedFn func()
 	onRptr    []func(uint64)
+	cl        Client // SetClient; nil for the issuer protocol's own packets
 }
+
+// Client is a producer that lowers another API's operations onto a
+// queue's packets (package fabric's GIN over SDMA) and keeps that API's
+// meaning of them: it hears of each packet's retirement and, with the race
+// detector on, gives the detector thread each packet runs on (the API's
+// operation, whose edges are the API's documented rules rather than the
+// queue's order) and the space the node's addresses are tracked in (the
+// API's memory, so that the engine's accesses meet the API's lanes').
+type Client interface {
+	// Retired: the packet at ring offset pos retired (its data moved, its
+	// signal applied).
+	Retired(pos uint64)
+	// RaceThread is the detector thread of the packet at pos, or nil for
+	// the queue's own (issuer.Backend.RaceStart).
+	RaceThread(pos uint64) *race.Thread
+	// RaceReader is the thread of the packet's reads, or nil for
+	// RaceThread's: an API whose local completion covers a copy's reads
+	// but not its writes keeps them apart.
+	RaceReader(pos uint64) *race.Thread
+	// RaceSignal: the packet at pos is about to apply its signal.
+	RaceSignal(pos uint64)
+	// RaceAddr is the space and address the detector tracks for addr.
+	RaceAddr(d *race.Detector, addr uint64) (race.SpaceID, uint64)
+	// RaceInfo may reword in, the engine's description of an access of
+	// the packet at pos, in the API's terms (its operation and OpKind, so
+	// that a report gives the API's advice).
+	RaceInfo(pos uint64, in *race.Info)
+}
+
+// SetClient makes c the queue's client (nil: none).
+func (q *Queue) SetClient(c Client) { q.cl = c }
 
 func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 	r, err := ring.New(o)

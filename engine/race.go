@@ -59,6 +59,11 @@ func (q *Queue) raceStart() {
 	}
 	r := q.race(d)
 	r.t = q.be.RaceStart(q.pos, q.pos+uint64(q.headLen))
+	if q.cl != nil {
+		if t := q.cl.RaceThread(q.pos); t != nil {
+			r.t = t
+		}
+	}
 	site := &packetSite{q.head.Kind, q.pos, q.poster}
 	who := r.who
 	// What the queue knows now is what its writes publish to a POLL or
@@ -81,6 +86,13 @@ func (q *Queue) raceStart() {
 		r.read, r.write, r.write2 = mk("broadcast COPY source read"), mk("broadcast COPY destination 1 write"), mk("broadcast COPY destination 2 write")
 	default:
 		r.write = mk(q.head.Kind.String() + " write")
+	}
+	if q.cl != nil {
+		for _, in := range []*race.Info{r.read, r.write, r.write2} {
+			if in != nil {
+				q.cl.RaceInfo(q.pos, in)
+			}
+		}
 	}
 }
 
@@ -109,7 +121,31 @@ func (q *Queue) raceAccess(info func(r *queueRace) *race.Info, addr, n uint64, w
 		return // phantom memory holds no data to race on
 	}
 	r := q.race(d)
-	d.Access(r.t, q.n.raceSpace(d), addr, addr+n, race.Access{Info: info(r), Write: write, Atomic: atomic})
+	sp, a := q.raceAddr(d, addr)
+	t := r.t
+	if !write && q.cl != nil {
+		if rt := q.cl.RaceReader(q.pos); rt != nil {
+			t = rt
+		}
+	}
+	d.Access(t, sp, a, a+n, race.Access{Info: info(r), Write: write, Atomic: atomic})
+}
+
+// raceAddr is where the detector tracks addr: the node's memory, or the
+// space the queue's client maps it to (Client.RaceAddr).
+func (q *Queue) raceAddr(d *race.Detector, addr uint64) (race.SpaceID, uint64) {
+	if q.cl != nil {
+		return q.cl.RaceAddr(d, addr)
+	}
+	return q.n.raceSpace(d), addr
+}
+
+// raceSignal: the head packet is about to apply its signal (a fused
+// packet's, after its copy): its client may order it first.
+func (q *Queue) raceSignal() {
+	if q.cl != nil && q.n.s.Race() != nil {
+		q.cl.RaceSignal(q.pos)
+	}
 }
 
 func copyRead(r *queueRace) *race.Info  { return r.read }
@@ -131,7 +167,8 @@ func (q *Queue) raceRelease(addr uint64) {
 	if d == nil {
 		return
 	}
-	q.race(d).t.Release(d.AddrSync(q.n.raceSpace(d), addr))
+	sp, a := q.raceAddr(d, addr)
+	q.race(d).t.Release(d.AddrSync(sp, a))
 }
 
 // raceAcquire: a POLL_REGMEM on addr held.
@@ -140,13 +177,14 @@ func (q *Queue) raceAcquire(addr uint64) {
 	if d == nil {
 		return
 	}
-	r, sp := q.race(d), q.n.raceSpace(d)
+	r := q.race(d)
+	sp, a := q.raceAddr(d, addr)
 	t := r.t
-	t.Acquire(d.AddrSync(sp, addr))
-	d.AcquireWriters(t, sp, addr, addr+4) // a flag written by a COPY, say
+	t.Acquire(d.AddrSync(sp, a))
+	d.AcquireWriters(t, sp, a, a+4) // a flag written by a COPY, say
 	if p := &q.head; p.Kind == ring.KindPoll {
 		if v, err := q.n.mem.Load32(addr); err == nil && r.write != nil {
-			d.Poll32(sp, addr, v&p.Mask, p.Ref, p.Func.String(), r.write)
+			d.Poll32(sp, a, v&p.Mask, p.Ref, p.Func.String(), r.write)
 		}
 	}
 }

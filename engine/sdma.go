@@ -394,6 +394,7 @@ func (q *Queue) retirePadding() {
 // retire moves past the head packet.
 func (q *Queue) retire() {
 	q.be.Retired(q.pos, q.headSince, &q.head)
+	pos := q.pos
 	q.pos += uint64(q.headLen)
 	if q.n.s.Race() != nil {
 		q.raceRetired()
@@ -405,6 +406,9 @@ func (q *Queue) retire() {
 		q.n.s.Trace(q.n.tk.done, q.subj, q.pos, uint64(q.head.Kind), q.head.CopyBytes())
 	}
 	q.n.s.Progress()
+	if q.cl != nil && q.head.Kind != ring.KindNop {
+		q.cl.Retired(pos)
+	}
 	switch q.n.cfg.RptrWriteBack {
 	case RptrPerPacket:
 		q.writeBack()

@@ -175,6 +175,7 @@ type ginSys struct {
 	conns map[ginConnKey]*ginConn
 	tk    sim.TraceKind // "gin.settle", in the run's digest
 	waits map[*kernel.Wave]*ginWait
+	sdma  *ginSdma // NCCL_GIN_TYPE=7: intra-node operations over SDMA (gin_sdma.go)
 }
 
 type ginConnKey struct{ src, dst, ctx int }
@@ -186,9 +187,10 @@ type ginConn struct {
 	key    ginConnKey
 	qp     *nic.QP
 	subj   sim.TraceSubject
-	open   []*ginOp  // posted, not yet part of the settled prefix, in issue order
-	wqes   []*ginOp  // ccoGda: posted, completion (CQE) not yet arrived, in post order
-	prefix race.Sync // the settlement of every operation before open[0]
+	sq     *sdmaQueue // GIN over SDMA (gin_sdma.go): the queue instead of a QP
+	open   []*ginOp   // posted, not yet part of the settled prefix, in issue order
+	wqes   []*ginOp   // ccoGda: posted, completion (CQE) not yet arrived, in post order
+	prefix race.Sync  // the settlement of every operation before open[0]
 }
 
 type ginOpKind uint8
@@ -235,8 +237,13 @@ type ginOp struct {
 	signaled bool
 	data     []byte
 	msg      *nic.Message
+	sdmaEnd  uint64 // GIN over SDMA: the ring offset after the operation's packets
 
 	race *race.Thread // nil when the detector is off
+	// raceRd is, over SDMA, the thread of the COPY's source reads: the
+	// packet reads and writes at once, and local completion (counter,
+	// flush) must publish the reads without the writes
+	raceRd *race.Thread
 	// ccoGda (gda.go): the operation was posted by MORI's API, and when
 	// its completion (CQE) has arrived
 	gda bool
@@ -278,6 +285,9 @@ func (sys *System) ginSetup() *ginSys {
 		panic(err) // the model was checked in NewSystem
 	}
 	sys.gin = &ginSys{s: sys.s, net: n, conns: map[ginConnKey]*ginConn{}, tk: sys.s.TraceKind("gin.settle"), waits: map[*kernel.Wave]*ginWait{}}
+	if sys.ginType == GinTypeAnvilSdma {
+		sys.gin.sdma = newGinSdma(sys)
+	}
 	sys.s.AddDiagnoser(sim.LayerAPI, "gin", sys.gin.diagnose)
 	return sys.gin
 }

@@ -155,6 +155,11 @@ func (gi *Gin) issue(t *kernel.Thread, a *ginArgs) error {
 	if err := bindWindows(sys, o, a.kind, a.dst, a.dOff, a.src, a.sOff, a.bytes); err != nil {
 		return err
 	}
+	if sys.sdmaFor(o) {
+		if err := sys.ginSdmaCheck(o); err != nil {
+			return err
+		}
+	}
 	o.strong = a.ra.kind == sigStrongInc || a.ra.kind == sigStrongAdd || (g.strong && (a.ra.kind == sigInc || a.ra.kind == sigAdd))
 	k := ginThreadKey{t, gi.ctx}
 	g.pending[k] = append(g.pending[k], o)
@@ -205,6 +210,10 @@ func (c *Comm) ginOf(g *ginRank) *ginRank {
 // leave and land at the destination; a get asks the peer's NIC, whose
 // packets read there and land here.
 func (sys *System) ginPost(t *kernel.Thread, o *ginOp) {
+	if sys.sdmaFor(o) {
+		sys.ginPostSdma(t, o)
+		return
+	}
 	gs := sys.gin
 	sys.ginRaceStart(t, o)
 	src, dst := o.rank, o.peer
@@ -262,14 +271,18 @@ func (sys *System) ginPost(t *kernel.Thread, o *ginOp) {
 // the local action and flush.
 func (sys *System) ginConsumed(o *ginOp) {
 	o.consumed = true
-	if o.race != nil {
-		o.race.Release(&o.sentSync)
+	rt := o.race
+	if o.raceRd != nil {
+		rt = o.raceRd // GIN over SDMA: the source reads alone
+	}
+	if rt != nil {
+		rt.Release(&o.sentSync)
 	}
 	if o.la.set {
 		g := o.g
 		g.counter[o.la.Counter]++
-		if o.race != nil {
-			o.race.Release(&g.ctrSync[o.la.Counter])
+		if rt != nil {
+			rt.Release(&g.ctrSync[o.la.Counter])
 		}
 		g.cwl.Notify(uint64(o.la.Counter), uint64(o.la.Counter)+1)
 	}
@@ -516,8 +529,7 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 		var left []string
 		for _, o := range ops {
 			if !o.consumed {
-				l, n := o.msg.Landed()
-				left = append(left, fmt.Sprintf("%s on %s (%s → %s, %d/%d packets landed)", o.describe(), o.msg.QP().Name(), o.msg.QP().Src().Name(), o.msg.QP().Dst().Name(), l, n))
+				left = append(left, o.describe()+" "+o.where())
 			}
 		}
 		return fmt.Sprintf("%v in ncclGin::flush: %d operations not yet consumed: %s", g.Lanes()[0], len(left), strings.Join(left, "; "))
@@ -572,6 +584,10 @@ func (sys *System) ginSignalOps(gr *ginRank, s int) []string {
 		}
 		for _, o := range c.open {
 			if o.pg == gr && o.slot() == s && !o.signaled {
+				if c.sq != nil {
+					in = append(in, fmt.Sprintf("%s (%s)", o.describe(), o.sdmaWhere()))
+					continue
+				}
 				l, n := o.msg.Landed()
 				in = append(in, fmt.Sprintf("%s (%s, %s → %s, %d/%d packets landed)", o.describe(), c.qp.Name(), c.qp.Src().Name(), c.qp.Dst().Name(), l, n))
 			}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -33,6 +35,9 @@ type ginOpts struct {
 	nic         *nic.Model
 	reqs        fabric.DevCommRequirements
 	perturb     sim.Level
+	env         map[string]string // nil: none
+	sdma        model.Model
+	inject      *engine.InjectPlan
 }
 
 func newGinRig(t testing.TB, o ginOpts) *ginRig {
@@ -48,8 +53,11 @@ func newGinRig(t testing.TB, o ginOpts) *ginRig {
 	}
 	n := o.nodes * o.gpus
 	s := sim.New(sim.Config{Seed: o.seed, Perturb: o.perturb})
-	sys, err := fabric.NewSystem(s, fabric.Config{Topology: fabric.Topology{NRanks: n, LsaSize: o.gpus}, Env: map[string]string{},
-		Race: o.race, Debug: o.debug, Nic: o.nic})
+	if o.env == nil {
+		o.env = map[string]string{}
+	}
+	sys, err := fabric.NewSystem(s, fabric.Config{Topology: fabric.Topology{NRanks: n, LsaSize: o.gpus}, Env: o.env,
+		Race: o.race, Debug: o.debug, Nic: o.nic, Sdma: o.sdma, SdmaInject: o.inject})
 	require.NoError(t, err)
 	comms, err := sys.CommInitAll(fabric.CommConfig{})
 	require.NoError(t, err)

@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/internal/hostmem"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -86,6 +88,14 @@ type Config struct {
 	// Nic is the network model of GIN dev comms (package nic); nil is
 	// nic.DefaultModel().
 	Nic *nic.Model
+	// Sdma is the timing model (and, by model.ArchOf, the architecture)
+	// of the SDMA engines GIN uses with NCCL_GIN_TYPE=7 (gin_sdma.go); nil
+	// is model.Default().
+	Sdma model.Model
+	// SdmaInject plants engine faults (engine.InjectPlan: dead queues,
+	// stalls, lost signals) in every node's SDMA engines under
+	// NCCL_GIN_TYPE=7; queue ids are GPU indices within the node.
+	SdmaInject *engine.InjectPlan
 }
 
 // DefaultMemBytes is the per-rank memory cap when Config.MemBytes is 0.
@@ -114,10 +124,13 @@ type System struct {
 	bars   map[barKey]*barState
 	raceEP []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
 
-	nicModel *nic.Model          // Config.Nic
-	gin      *ginSys             // the network, from the first GIN dev comm (gin.go)
-	aborts   []*abortState       // per rank, made on first use (abort.go)
-	counting map[countKey]uint64 // counted bytes issued, not yet delivered (counted.go)
+	nicModel  *nic.Model  // Config.Nic
+	ginType   int         // NCCL_GIN_TYPE (0: unset)
+	sdmaModel model.Model // Config.Sdma
+	sdmaInj   *engine.InjectPlan
+	gin       *ginSys             // the network, from the first GIN dev comm (gin.go)
+	aborts    []*abortState       // per rank, made on first use (abort.go)
+	counting  map[countKey]uint64 // counted bytes issued, not yet delivered (counted.go)
 	// countedStatus is the status of the last waitCounted on a counter,
 	// which thread 0 sets and the coop's threads return
 	countedStatus map[countKey]WaitStatus
@@ -158,12 +171,18 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	env := cfg.Env
 	if env == nil {
 		env = map[string]string{}
-		if v, ok := os.LookupEnv("NCCL_CFT_ENABLE"); ok {
-			env["NCCL_CFT_ENABLE"] = v
+		for _, k := range []string{"NCCL_CFT_ENABLE", "NCCL_GIN_TYPE"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
 		}
 	}
+	ginType, err := ginTypeOf(env)
+	if err != nil {
+		return nil, err
+	}
 	sys := &System{s: s, topo: topo, model: m, debug: cfg.Debug, memCap: cfg.MemBytes, cftOn: true, phantom: cfg.Phantom,
-		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}, nicModel: cfg.Nic}
+		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}, nicModel: cfg.Nic, ginType: ginType, sdmaModel: cfg.Sdma, sdmaInj: cfg.SdmaInject}
 	if v, ok := env["NCCL_CFT_ENABLE"]; ok && strings.TrimSpace(v) == "0" {
 		sys.cftOn = false
 	}
@@ -254,6 +273,7 @@ func (sys *System) Close() {
 
 type backing struct {
 	off  uint64
+	n    uint64
 	data []byte // nil: phantom
 }
 
@@ -268,17 +288,23 @@ func (r *rankState) alloc(sys *System, bytes uint64, what string, phantom bool) 
 	if bytes == 0 || end < off || end > sys.memCap {
 		return 0, fmt.Errorf("%d B for %s does not fit rank %d's %d B of memory (%d B used)", bytes, what, r.rank, sys.memCap, r.used)
 	}
-	b := backing{off: off}
+	b := backing{off: off, n: bytes}
 	if !phantom {
+		// GIN over SDMA maps allocations into an engine node, whose
+		// regions are whole pages: give them the page-rounded capacity.
+		size := bytes
+		if sys.ginType == GinTypeAnvilSdma {
+			size = (bytes + 4095) &^ 4095
+		}
 		if bytes >= offHeapMin {
-			data, err := hostmem.Map(bytes)
+			data, err := hostmem.Map(size)
 			if err != nil {
 				return 0, fmt.Errorf("%d B for %s on rank %d: %w", bytes, what, r.rank, err)
 			}
-			b.data = data
+			b.data = data[:bytes]
 			sys.mapped.bufs = append(sys.mapped.bufs, data)
 		} else {
-			b.data = make([]byte, bytes)
+			b.data = make([]byte, bytes, size)
 		}
 	}
 	r.used = end

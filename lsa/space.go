@@ -26,8 +26,9 @@ type Space struct {
 	next         []uint64   // per GPU: bump pointer
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
-	before       func() // called before each data access (SetBeforeAccess)
-	released     bool   // Release dropped every region
+	before       func()               // called before each data access (SetBeforeAccess)
+	released     bool                 // Release dropped every region
+	onNotify     func(addr, n uint64) // SetOnNotify
 }
 
 // Region is one backed range of the flat address space.
@@ -343,7 +344,16 @@ func (s *Space) Notify(addr, n uint64) {
 	if s.watch != nil {
 		s.watch.Notify(addr, addr+n)
 	}
+	if s.onNotify != nil {
+		s.onNotify(addr, n)
+	}
 }
+
+// SetOnNotify makes fn see every write the space notifies, after its own
+// waiters: a layer that keeps its own watch lists over the same bytes
+// (package fabric's GIN over SDMA maps its ranks' memory here) wakes its
+// waiters from it. Nil removes it.
+func (s *Space) SetOnNotify(fn func(addr, n uint64)) { s.onNotify = fn }
 
 // word32 and word64 view an aligned word of b for atomic access (nil when
 // b is nil or the word is not aligned).

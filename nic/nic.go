@@ -132,6 +132,9 @@ func (c *NIC) Name() string { return c.name }
 // ID is the NIC's index in its network.
 func (c *NIC) ID() int { return c.id }
 
+// Sent is the payload bytes the NIC has sent.
+func (c *NIC) Sent() uint64 { return c.sent }
+
 // QP is a queue pair: messages from one NIC to another, posted in order.
 type QP struct {
 	net      *Network
