@@ -152,13 +152,13 @@ type sdmaPkt struct {
 }
 
 // queue returns the SDMA queue of o's connection (issuer → peer).
-func (sd *ginSdma) queue(o *ginOp) *sdmaQueue {
+func (sd *ginSdma) queue(o *ginOp) (*sdmaQueue, error) {
 	sys := sd.sys
 	ni := o.rank / sys.topo.LsaSize
 	n := sd.node(ni)
 	q, err := n.Queue(o.rank%sys.topo.LsaSize, o.peer%sys.topo.LsaSize, o.ctx%n.Config().QueuesPerPeer)
 	if err != nil {
-		panic(err) // the layout holds every GPU pair and queue index
+		return nil, fmt.Errorf("GIN over SDMA: context %d from rank %d to rank %d: %w", o.ctx, o.rank, o.peer, err)
 	}
 	sq := sd.queues[q]
 	if sq == nil {
@@ -166,19 +166,22 @@ func (sd *ginSdma) queue(o *ginOp) *sdmaQueue {
 		q.SetClient(sq)
 		sd.queues[q] = sq
 	}
-	return sq
+	return sq, nil
 }
 
 // sdmaConnOf is connOf for an SDMA connection: no QP, the queue instead.
-func (gs *ginSys) sdmaConnOf(o *ginOp) *ginConn {
+func (gs *ginSys) sdmaConnOf(o *ginOp) (*ginConn, error) {
 	k := ginConnKey{o.rank, o.peer, o.ctx}
 	c := gs.conns[k]
 	if c == nil {
-		sq := gs.sdma.queue(o)
+		sq, err := gs.sdma.queue(o)
+		if err != nil {
+			return nil, err
+		}
 		c = &ginConn{key: k, sq: sq, subj: gs.s.TraceSubject(fmt.Sprintf("GIN ctx %d rank %d → rank %d on %v", o.ctx, o.rank, o.peer, sq.q.ID()))}
 		gs.conns[k] = c
 	}
-	return c
+	return c, nil
 }
 
 // ginSdmaCheck refuses what the SDMA lowering cannot carry.
@@ -200,7 +203,12 @@ func (sys *System) ginPostSdma(t *kernel.Thread, o *ginOp) {
 		o.raceRd = d.NewThread(fmt.Sprintf("rank %d SDMA: %s reads", o.rank, o.name()))
 		d.Fork(t.RaceThread(), o.raceRd)
 	}
-	o.conn = gs.sdmaConnOf(o)
+	c, err := gs.sdmaConnOf(o)
+	if err != nil {
+		sys.s.Fail(err)
+		return
+	}
+	o.conn = c
 	if o.kind != ginGet {
 		o.conn.open = append(o.conn.open, o)
 	}

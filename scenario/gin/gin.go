@@ -22,7 +22,15 @@ const (
 	progBlocks       // twin
 	progResetLate    // planted: reset after peers may have signalled
 	progResetBarrier // twin
+	// GIN over SDMA (NCCL_GIN_TYPE=7, one node: sdma.go)
+	progSdmaAllToAll
+	progSdmaAllGather
+	progSdmaSplitWeak   // planted: first part on context 0 unsignalled, the rest on context 1 with a weak signal
+	progSdmaSplitSigned // twin: each part with a weak signal on its own context, wait for both
 )
+
+// sdma reports whether p runs GIN over SDMA.
+func (p program) sdma() bool { return p >= progSdmaAllToAll }
 
 var perf = &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scenario.ByRanks, Gran: 8, Bus: scenario.RingBus}
 
@@ -49,10 +57,14 @@ func init() {
 }
 
 func check(o scenario.Options) error {
+	return checkProgram(o, false)
+}
+
+func checkProgram(o scenario.Options, sdma bool) error {
 	switch {
-	case o.Model != "":
+	case o.Model != "" && !sdma:
 		return fmt.Errorf("invalid --model %q: the GIN scenarios run on the network's own model (package nic), not an SDMA model", o.Model)
-	case !o.Faults.Empty():
+	case !o.Faults.Empty() && !sdma:
 		return fmt.Errorf("invalid --faults %s: the faults are SDMA faults and the GIN scenarios have no SDMA queues", o.Faults)
 	case o.Bytes%8 != 0:
 		return fmt.Errorf("invalid --bytes %s: need a multiple of 8 (the halves programs split blocks on 4-byte bounds)", scenario.FormatBytes(o.Bytes))
@@ -98,6 +110,7 @@ type rig struct {
 	send, recv, out []fabric.Window
 	n               int
 	b               uint64
+	sdmaModel       string // GIN over SDMA: the engines' model
 }
 
 // nicSystem is a GIN or GDA scenario's fabric: the simulator under o's
@@ -122,11 +135,23 @@ func build(o scenario.Options, p program) (*rig, error) {
 	if p == progHalvesWeak || p == progHalvesStrong {
 		m.Name, m.Ordering, m.Jitter = "400g-ooo", nic.OutOfOrder, 4*sim.Microsecond
 	}
-	s, sys, comms, err := nicSystem(o, m, 3*uint64(o.Ranks)*o.Bytes+1<<20)
+	mem := 3*uint64(o.Ranks)*o.Bytes + 1<<20
+	var s *sim.Sim
+	var sys *fabric.System
+	var comms []*fabric.Comm
+	var err error
+	if p.sdma() {
+		s, sys, comms, err = sdmaSystem(o, mem)
+	} else {
+		s, sys, comms, err = nicSystem(o, m, mem)
+	}
 	if err != nil {
 		return nil, err
 	}
 	r := &rig{s: s, sys: sys, n: o.Ranks, b: o.Bytes}
+	if p.sdma() {
+		r.sdmaModel = sdmaModelName(o)
+	}
 	for _, c := range comms {
 		for _, w := range []*[]fabric.Window{&r.send, &r.recv, &r.out} {
 			win, err := fabric.CommWindowRegister(c, uint64(o.Ranks)*o.Bytes, fabric.WinCollSymmetric)
@@ -151,7 +176,7 @@ func build(o scenario.Options, p program) (*rig, error) {
 
 // want is the block src sends dst.
 func (r *rig) want(src, dst int, p program) []byte {
-	if p == progAllGather {
+	if p == progAllGather || p == progSdmaAllGather {
 		return scenario.PatternOf(r.b, 0, src, -1)
 	}
 	return scenario.PatternOf(r.b, 0, src, dst)
@@ -194,7 +219,11 @@ func run(name string, o scenario.Options, p program) (*scenario.Outcome, error) 
 	if err := r.s.Run(); err != nil {
 		return nil, err
 	}
-	out := &scenario.Outcome{Model: "fabric + nic (" + r.sys.Network().Model().Name + ")", End: r.s.Now(), Seed: o.Seed, Digest: r.s.Digest()}
+	mdl := "fabric + nic (" + r.sys.Network().Model().Name + ")"
+	if p.sdma() {
+		mdl = "fabric GIN over SDMA (" + r.sdmaModel + ")"
+	}
+	out := &scenario.Outcome{Model: mdl, End: r.s.Now(), Seed: o.Seed, Digest: r.s.Digest()}
 	moved := uint64(r.n-1) * r.b
 	for rank := range r.n {
 		out.Ranks = append(out.Ranks, scenario.RankResult{Rank: rank, Finish: r.s.Now(), BytesSent: moved, BytesReceived: moved})
@@ -228,7 +257,7 @@ func run(name string, o scenario.Options, p program) (*scenario.Outcome, error) 
 // the programs that copy on release, the copy.
 func (r *rig) checked(p program) [][]fabric.Window {
 	switch p {
-	case progHalvesWeak, progHalvesStrong, progSharedSignal, progBlocks:
+	case progHalvesWeak, progHalvesStrong, progSharedSignal, progBlocks, progSdmaSplitWeak, progSdmaSplitSigned:
 		return [][]fabric.Window{r.recv, r.out}
 	}
 	return [][]fabric.Window{r.recv}
@@ -267,8 +296,12 @@ func (r *rig) kernel(t *kernel.Thread, dc fabric.DevComm, p program) {
 		fabric.NewGinBarrierSession(t.BlockGroup(), gin, world(dc), dc.GinBarrier, 0).Sync(t.BlockGroup(), fabric.GinFenceNone)
 	}
 	src := uint64(peer) * b
-	if p == progAllGather {
+	if p == progAllGather || p == progSdmaAllGather {
 		src = 0
+	}
+	if p == progSdmaSplitWeak || p == progSdmaSplitSigned {
+		r.sdmaSplit(t, dc, p, peer, active)
+		return
 	}
 	dst := uint64(me) * b
 	if active {
