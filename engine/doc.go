@@ -159,4 +159,15 @@
 // accesses as they happen, ATOMIC and FENCE release, a POLL that holds
 // acquires, and quiet acquires the engine's clock at the drained packet
 // (race.go).
+//
+// # Clients
+//
+// A producer that lowers another API onto a queue (package fabric's GIN
+// over SDMA) sets itself as the queue's [Client] (Queue.SetClient): it is
+// told of each packet's retirement, and with the detector on it gives the
+// threads the packet's writes and reads run on (the API's operation, whose
+// edges are the API's rules, not the queue's order), the space the node's
+// addresses are tracked in (the API's own memory) and the words a report
+// uses. Its memory's writes reach its own waiters through
+// lsa.Space.SetOnNotify.
 package engine

@@ -300,10 +300,77 @@
 //     it as a GDA index), Signal with ccoGda_NoSignal (MORI's code posts +1
 //     on signal 0), a peer the connection type gives no QP to.
 //
-// Not modelled yet: GIN over SDMA (RCCL's Anvil backend), VA signals,
-// get-side DescriptorSmem, ncclGin's flushAsync/wait requests (ccoGda's
-// are), timeouts on ncclGin barriers, and multiple QPs per context. GIN traffic between ranks of one node also goes through their
-// NICs (loopback included), as a GIN backend over the network does.
+// Not modelled yet: VA signals, get-side DescriptorSmem, ncclGin's
+// flushAsync/wait requests (ccoGda's are), timeouts on ncclGin barriers,
+// and multiple QPs per context. By default (NCCL_GIN_TYPE unset, 2 or
+// any value but 7) GIN traffic between ranks of one node also goes
+// through their NICs (loopback included), as a GIN backend over the
+// network does.
+//
+// # GIN over SDMA: RCCL's Anvil backend (gin_sdma.go)
+//
+// RCCL selects its GIN backend with NCCL_GIN_TYPE: "rocSHMEM GDA moved
+// from 5 to 6 and Anvil SDMA from 6 to 7 because NCCL 2.31 placed EFA GDA
+// at 5. The IB proxy remains NCCL_GIN_TYPE=2", and the host proxy is the
+// default (https://rocm.docs.amd.com/projects/rccl/en/docs-10.2.0/how-to/device-api-gin.html).
+// The Anvil backend is "an intra-node xGMI backend", selected with
+// NCCL_GIN_ENABLE=1 and NCCL_GIN_TYPE, putting larger messages on Anvil
+// SDMA queues (https://github.com/ROCm/rocm-systems/pull/7826), and RCCL's
+// GIN SDMA collectives run only when every rank is reachable over LSA
+// (https://github.com/ROCm/rocm-systems/pull/10386). Here Config.Env's
+// NCCL_GIN_TYPE (the process environment when Env is nil) picks the
+// backend: unset, as RCCL's default, or 1–6, the NIC model; 7, GIN over
+// SDMA for every peer in the rank's node (an LSA domain), while a peer on
+// another node still goes over the NIC (RCCL's Anvil comms are one node;
+// a mixed system is the emulator's generalisation). Other values are
+// refused by NewSystem. ccoGda always uses the NICs.
+//
+// Under 7 each node is an engine.Node (Config.Sdma gives its model, hence
+// its architecture, model.ArchOf; Config.SdmaInject its fault plan) whose
+// flat address space maps the ranks' allocations, the same bytes (GPU
+// g's slice at the rank's symmetric offsets). A connection (context c
+// from rank r to peer p) is the node's queue (r → p, c mod QueuesPerPeer),
+// loopback included, placed on the engines as MORI places its channels;
+// the lane that posts reserves, writes the real packet bytes and rings the
+// doorbell (issuer.Queue), and the engine executes them with its timing
+// and its fault injection. The lowering:
+//   - put: COPY_LINEAR from the source to the peer's window (split at
+//     ring.MaxCopyBytes); with a signal, an ATOMIC ADD64 of the value on
+//     the peer's slot after it, or, where the architecture lowers onto it
+//     (Arch.Fused and LowerFused: the gfx950 and gfx1250 presets), one
+//     COPY_LINEAR_WAIT_SIGNAL carrying the signal in its signal block (no
+//     wait block). The mi355x preset keeps the two packets, as MORI's
+//     cco.hpp posts them;
+//   - putValue: WRITE_LINEAR of its dwords (then the signal's ATOMIC). A 1-
+//     or 2-byte value or an unaligned destination is refused with an error
+//     naming the rule: WRITE_LINEAR writes whole dwords, and RCCL's
+//     flat-store path for small messages is not modelled;
+//   - signal (and a GIN barrier's arrivals): ATOMIC ADD64;
+//   - get: COPY_LINEAR from the peer's window into the local one.
+//
+// The GIN semantics hang on the packets' retirement (engine.Client): a
+// put's data packet retiring means its source has been read and its data
+// landed, which is the local completion its counter and flush wait for
+// (flush is the drain of the queue up to the sources' reads) and its
+// settlement; the signal's packet retiring is the signal applied (the
+// Inc/Add rule is checked then). The queue runs in order, so in release
+// runs a weak signal does follow every earlier packet of its queue, and a
+// program leaning on that sees right data (but contexts are separate
+// queues on separate engines, and there it does not). The race detector
+// keeps GIN's documented edges rather than the queue's order: each
+// operation is a detector thread of its own (a put's source reads a
+// second one, so that a counter or flush publishes the reads and not the
+// writes), the engine's chunked reads and writes are accesses of those
+// threads in the ranks' memory, a signal's ATOMIC releases the operation
+// into the slot (a strong signal first acquires every earlier operation of
+// its connection), and the report names the GIN operation with the
+// packet and queue (ncclGin::put write (COPY destination write on sdma
+// gpu0→gpu1 q0)) and gives GIN's advice. A hang report names, for a
+// waiter on a signal or a flush, each operation in flight with its SDMA
+// queue, engine, queue state and read pointer, and the engine's own
+// diagnoser adds the queue's cause (a dead queue, a stall). Lanes read
+// the ranks' memory directly, so they see a copy in flight at the
+// granularity the engine lands it, not burst by burst.
 //
 // # CFT counted writes (counted.go)
 //

@@ -18,6 +18,16 @@
 //     peer, then the GDA barrier (gda.go; without --lsa-size the ranks form
 //     two nodes).
 //
+// GIN over SDMA (sdma.go; NCCL_GIN_TYPE=7, RCCL's Anvil backend, one node
+// of --ranks GPUs, --model the engines' model, --faults engine faults):
+//
+//   - gin-sdma-alltoall and gin-sdma-allgather: the programs of
+//     gin-alltoall and gin-allgather, each put an SDMA COPY plus its
+//     signal (or the fused packet on gfx950);
+//   - gin-sdma-split: each block in two puts on contexts 0 and 1 (two
+//     queues on two engines), each with a weak signal; the receiver waits
+//     for both.
+//
 // Planted bugs, each with its fixed twin (emud hunt runs them), from the
 // classes GIN users report:
 //
@@ -35,6 +45,13 @@
 //     its kernel, after peers launched earlier may already have signalled
 //     it; their increments are lost and the rank waits forever (fixed
 //     twin gin-reset-barrier: reset, then a GIN barrier, then put);
+//   - gin-sdma-weak-split: gin-sdma-split with only the second part
+//     signalled, weakly, leaning on the SDMA queue's order for the first
+//     part; but the first part runs on context 0's queue, on another
+//     engine, and copies sharing a link interleave by 256 KiB chunks, so
+//     the small second part lands (and signals) while the first is still
+//     landing (hunted at 320 KiB per pair, where the first part spans two
+//     chunks; fixed twin gin-sdma-split);
 //   - gda-crossnode-barrier: gda-allgather over CCO_GDA_CONNECTION_CROSSNODE,
 //     where MORI's GDA barrier hangs on nodes of several GPUs: a node's
 //     ranks share one GDA rank, so their arrivals share a slot (fixed twin
