@@ -298,3 +298,35 @@ func TestGinTypeSelection(t *testing.T) {
 	assert.Equal(t, uint64(4096), r.sys.Network().NIC(0).Sent())
 	assert.Nil(t, r.sys.SdmaNodes()[0], "no intra-node operation: no SDMA node was made")
 }
+
+// A get over SDMA is a COPY from the peer: flush means its data is here
+// (the load after it is ordered), a load without flush races the COPY.
+func TestGinSdmaGetFlush(t *testing.T) {
+	const block = 8 << 10
+	for _, flush := range []bool{true, false} {
+		r := sdmaRig(t, 2, 1, true, nil)
+		require.NoError(t, r.sys.Write(1, r.W[1], 0, pattern(5, block)))
+		var got []byte
+		r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+			if th.ThreadIdx() != 0 {
+				return
+			}
+			gin := fabric.NewGin(th, dc, 0)
+			gin.Get(th.ThreadGroup(), world(dc), 1, r.W[1], 0, r.V[0], 0, block)
+			if flush {
+				gin.Flush(th.ThreadGroup())
+			}
+			got = make([]byte, block)
+			dc.Load(th, r.V[0], 0, got)
+		})
+		err := r.s.Run()
+		if flush {
+			require.NoError(t, err)
+			assert.Equal(t, pattern(5, block), got)
+			continue
+		}
+		var re *race.Error
+		require.True(t, errors.As(err, &re), "%v", err)
+		assert.Contains(t, re.Error(), "ncclGin::get write (COPY destination write on sdma gpu0→gpu1 q0)")
+	}
+}

@@ -413,37 +413,41 @@ func TestGinBarrierFence(t *testing.T) {
 		{"other context", fabric.GinFencePut, 1, false, false},
 		{"all contexts", fabric.GinFencePut, 1, true, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			reqs := fabric.DevCommRequirements{GinContextCount: 2, GinSignalCount: 1, GinBarrierCount: 2}
-			r := newGinRig(t, ginOpts{seed: 2, race: true, reqs: reqs})
-			for rank := range r.n {
-				r.launch(t, rank, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-					gin := fabric.NewGin(th, dc, tc.putCtx)
-					p := th.ThreadIdx()
-					if p < dc.NRanks && p != dc.Rank {
-						gin.Put(th.ThreadGroup(), world(dc), p, r.V[p], uint64(dc.Rank)*block, r.W[dc.Rank], 0, block, fabric.GinNone(), fabric.GinLocalNone())
-					}
-					var b *fabric.GinBarrierSession
-					if tc.all {
-						b = fabric.NewGinBarrierSessionAllContexts(th.BlockGroup(), dc, world(dc), dc.GinBarrier, 1)
-					} else {
-						b = fabric.NewGinBarrierSession(th.BlockGroup(), fabric.NewGin(th, dc, 0), world(dc), dc.GinBarrier, 1)
-					}
-					b.Sync(th.BlockGroup(), tc.fence)
-					if p < dc.NRanks && p != dc.Rank {
-						dc.Load(th, r.V[dc.Rank], uint64(p)*block, make([]byte, block))
-					}
-				})
-			}
-			err := r.s.Run()
-			if tc.clean {
-				require.NoError(t, err)
-				return
-			}
-			var re *race.Error
-			require.True(t, errors.As(err, &re), "%v", err)
-			assert.Contains(t, re.Error(), "ncclGin::put write")
-		})
+		// NCCL_GIN_TYPE=7: the intra-node pairs over SDMA (their queues in
+		// order, the edges still GIN's), the cross-node pairs over the NIC.
+		for _, env := range []map[string]string{nil, {"NCCL_GIN_TYPE": "7"}} {
+			t.Run(fmt.Sprintf("%s %v", tc.name, env), func(t *testing.T) {
+				reqs := fabric.DevCommRequirements{GinContextCount: 2, GinSignalCount: 1, GinBarrierCount: 2}
+				r := newGinRig(t, ginOpts{seed: 2, race: true, reqs: reqs, env: env})
+				for rank := range r.n {
+					r.launch(t, rank, 64, func(th *kernel.Thread, dc fabric.DevComm) {
+						gin := fabric.NewGin(th, dc, tc.putCtx)
+						p := th.ThreadIdx()
+						if p < dc.NRanks && p != dc.Rank {
+							gin.Put(th.ThreadGroup(), world(dc), p, r.V[p], uint64(dc.Rank)*block, r.W[dc.Rank], 0, block, fabric.GinNone(), fabric.GinLocalNone())
+						}
+						var b *fabric.GinBarrierSession
+						if tc.all {
+							b = fabric.NewGinBarrierSessionAllContexts(th.BlockGroup(), dc, world(dc), dc.GinBarrier, 1)
+						} else {
+							b = fabric.NewGinBarrierSession(th.BlockGroup(), fabric.NewGin(th, dc, 0), world(dc), dc.GinBarrier, 1)
+						}
+						b.Sync(th.BlockGroup(), tc.fence)
+						if p < dc.NRanks && p != dc.Rank {
+							dc.Load(th, r.V[dc.Rank], uint64(p)*block, make([]byte, block))
+						}
+					})
+				}
+				err := r.s.Run()
+				if tc.clean {
+					require.NoError(t, err)
+					return
+				}
+				var re *race.Error
+				require.True(t, errors.As(err, &re), "%v", err)
+				assert.Contains(t, re.Error(), "ncclGin::put write")
+			})
+		}
 	}
 }
 
