@@ -198,7 +198,7 @@ func (sys *System) ginPostSdma(t *kernel.Thread, o *ginOp) {
 	gs := sys.gin
 	sd := gs.sdma
 	sys.ginRaceStart(t, o)
-	if o.race != nil && o.kind == ginPut { // a get's flush must publish its writes: one thread
+	if o.race != nil && (o.kind == ginPut || o.kind == ginPutValue) { // local completion publishes no write; a get's flush must publish its writes, so a get keeps one thread
 		d := sys.s.Race()
 		o.raceRd = d.NewThread(fmt.Sprintf("rank %d SDMA: %s reads", o.rank, o.name()))
 		d.Fork(t.RaceThread(), o.raceRd)

@@ -56,7 +56,7 @@ func TestGinSdmaAllToAll(t *testing.T) {
 // sdmaTwoPuts: rank 0 puts A (W[0:block]) then B to rank 1's V with the
 // actions given; rank 1 waits on signal 0 and loads A. With check the
 // load must see all of A.
-func sdmaTwoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.RemoteAction, bSignalOnly, counterWait, check bool) {
+func sdmaTwoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.RemoteAction, bSignalOnly, counterWait, check bool, aCtx int) {
 	require.NoError(t, r.sys.Write(0, r.W[0], 0, pattern(7, int(2*block))))
 	r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 		if th.ThreadIdx() != 0 {
@@ -67,9 +67,9 @@ func sdmaTwoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.
 		if counterWait {
 			la = fabric.GinCounterInc(0)
 		}
-		gin.Put(th.ThreadGroup(), world(dc), 1, r.V[1], 0, r.W[0], 0, block, aAction, la)
+		fabric.NewGin(th, dc, aCtx).Put(th.ThreadGroup(), world(dc), 1, r.V[1], 0, r.W[0], 0, block, aAction, la)
 		if counterWait {
-			gin.WaitCounter(th.ThreadGroup(), 0, 1, 56)
+			fabric.NewGin(th, dc, aCtx).WaitCounter(th.ThreadGroup(), 0, 1, 56)
 		}
 		if bSignalOnly {
 			gin.Signal(th.ThreadGroup(), world(dc), 1, bAction)
@@ -95,7 +95,9 @@ func sdmaTwoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.
 // is clean, one relying on more is reported by the detector, whose edges
 // are GIN's rules carried by the engine's accesses. The queue is in
 // order, so the over-reliant programs still read right data in release
-// runs (as on an in-order NIC): only the detector tells.
+// runs (as on an in-order NIC): only the detector tells. A strong signal
+// covers only its own context: another context is another queue, whose
+// put may land before or after the load (release data is not checked).
 func TestGinSdmaOrderingRules(t *testing.T) {
 	const block = 8 << 10
 	cases := []struct {
@@ -104,13 +106,15 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 		sigOnly bool
 		counter bool
 		relies  bool
+		aCtx    int
 	}{
-		{"strong signal covers the earlier put", fabric.GinNone(), fabric.GinStrongSignalInc(0), false, false, true},
-		{"weak signal covers only its own put", fabric.GinNone(), fabric.GinWeakSignalInc(0), false, false, false},
-		{"weak signal on the put itself", fabric.GinWeakSignalInc(0), fabric.GinNone(), false, false, true},
-		{"strong signal-only op after the put", fabric.GinNone(), fabric.GinStrongSignalInc(0), true, false, true},
-		{"weak signal-only op after the put", fabric.GinNone(), fabric.GinWeakSignalInc(0), true, false, false},
-		{"counter is local completion only", fabric.GinNone(), fabric.GinWeakSignalInc(0), true, true, false},
+		{"strong signal covers the earlier put", fabric.GinNone(), fabric.GinStrongSignalInc(0), false, false, true, 0},
+		{"weak signal covers only its own put", fabric.GinNone(), fabric.GinWeakSignalInc(0), false, false, false, 0},
+		{"weak signal on the put itself", fabric.GinWeakSignalInc(0), fabric.GinNone(), false, false, true, 0},
+		{"strong signal-only op after the put", fabric.GinNone(), fabric.GinStrongSignalInc(0), true, false, true, 0},
+		{"weak signal-only op after the put", fabric.GinNone(), fabric.GinWeakSignalInc(0), true, false, false, 0},
+		{"counter is local completion only", fabric.GinNone(), fabric.GinWeakSignalInc(0), true, true, false, 0},
+		{"strong signal covers only its own context", fabric.GinNone(), fabric.GinStrongSignalInc(0), false, false, false, 1},
 	}
 	for _, m := range []model.Model{nil, model.GFX950Preset()} {
 		arch := "mi355x (COPY + ATOMIC)"
@@ -120,7 +124,7 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(arch+"/"+tc.name, func(t *testing.T) {
 				r := sdmaRig(t, 2, 1, true, m)
-				sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, false)
+				sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, false, tc.aCtx)
 				err := r.s.Run()
 				if tc.relies {
 					require.NoError(t, err)
@@ -128,12 +132,14 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 					var re *race.Error
 					require.True(t, errors.As(err, &re), "the detector reports the missing ordering: %v", err)
 					assert.Contains(t, re.Error(), "ncclGin::put write (COPY")
-					assert.Contains(t, re.Error(), "sdma gpu0→gpu1 q0")
-					assert.Contains(t, re.Error(), "A weak signal implies only its own put")
+					assert.Contains(t, re.Error(), fmt.Sprintf("sdma gpu0→gpu1 q%d", tc.aCtx))
+					if tc.aCtx == 0 { // another context's put may land before or after the load
+						assert.Contains(t, re.Error(), "A weak signal implies only its own put")
+					}
 				}
-				for seed := uint64(1); seed <= 3; seed++ {
+				for seed := uint64(1); seed <= 3 && tc.aCtx == 0; seed++ { // one queue: in order
 					r := sdmaRig(t, 2, seed, false, m)
-					sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, true)
+					sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, true, 0)
 					require.NoError(t, r.s.Run(), "seed %d: the in-order queue lands A first", seed)
 				}
 			})
@@ -145,7 +151,8 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 // source after flush is ordered, before it races with the COPY's reads.
 func TestGinSdmaFlushSourceReuse(t *testing.T) {
 	const block = 32 << 10
-	for _, flush := range []bool{true, false} {
+	for _, mode := range []string{"flush", "counter", "none"} {
+		flush := mode != "none"
 		r := sdmaRig(t, 2, 1, true, nil)
 		require.NoError(t, r.sys.Write(0, r.W[0], 0, pattern(3, block)))
 		r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
@@ -153,9 +160,16 @@ func TestGinSdmaFlushSourceReuse(t *testing.T) {
 				return
 			}
 			gin := fabric.NewGin(th, dc, 0)
-			gin.Put(th.ThreadGroup(), world(dc), 1, r.V[1], 0, r.W[0], 0, block, fabric.GinStrongSignalInc(0), fabric.GinLocalNone())
-			if flush {
+			la := fabric.GinLocalNone()
+			if mode == "counter" {
+				la = fabric.GinCounterInc(1)
+			}
+			gin.Put(th.ThreadGroup(), world(dc), 1, r.V[1], 0, r.W[0], 0, block, fabric.GinStrongSignalInc(0), la)
+			switch mode {
+			case "flush":
 				gin.Flush(th.ThreadGroup())
+			case "counter": // local completion: the source may be reused
+				gin.WaitCounter(th.ThreadGroup(), 1, 1, 56)
 			}
 			dc.Store(th, r.W[0], 0, make([]byte, block))
 		})
