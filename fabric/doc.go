@@ -325,6 +325,10 @@
 // a mixed system is the emulator's generalisation). Other values are
 // refused by NewSystem. ccoGda always uses the NICs.
 //
+// RCCL's plugin sends messages of at most NCCL_GIN_ANVIL_SDMA_THRESHOLD
+// (128 B by default) as IPC flat stores instead of SDMA (PR 7826 above);
+// that path is not modelled: every size goes on SDMA here.
+//
 // Under 7 each node is an engine.Node (Config.Sdma gives its model, hence
 // its architecture, model.ArchOf; Config.SdmaInject its fault plan) whose
 // flat address space maps the ranks' allocations, the same bytes (GPU
@@ -343,8 +347,7 @@
 //     cco.hpp posts them;
 //   - putValue: WRITE_LINEAR of its dwords (then the signal's ATOMIC). A 1-
 //     or 2-byte value or an unaligned destination is refused with an error
-//     naming the rule: WRITE_LINEAR writes whole dwords, and RCCL's
-//     flat-store path for small messages is not modelled;
+//     naming the rule: WRITE_LINEAR writes whole dwords;
 //   - signal (and a GIN barrier's arrivals): ATOMIC ADD64;
 //   - get: COPY_LINEAR from the peer's window into the local one.
 //
