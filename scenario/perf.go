@@ -94,7 +94,9 @@ func PerfSweep(w io.Writer, sc *Scenario, o Options, sizes []uint64, iters int, 
 // WritePerfHeader prints the sweep's comment lines and column heads.
 func WritePerfHeader(w io.Writer, sc *Scenario, o Options, iters int) {
 	modelName := "the CFT fabric's model"
-	if !sc.Fabric {
+	if sc.PerfModel != nil {
+		modelName = sc.PerfModel(o)
+	} else if !sc.Fabric {
 		modelName = o.Model
 		if modelName == "" {
 			modelName = "mi355x"

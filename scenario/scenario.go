@@ -39,6 +39,10 @@ type Scenario struct {
 	// Perf is how "emud perf" maps the scenario onto nccl-tests' columns;
 	// nil is a transfer of --bytes (PerfOf).
 	Perf *PerfShape
+	// PerfModel names the timing model in perf's header, for a fabric
+	// scenario whose model is not the CFT fabric's (GIN over SDMA: the
+	// engines' model); nil: the default wording.
+	PerfModel func(Options) string
 	// Usage estimates a run's footprint for the memory budget (Footprint
 	// drops Backed and Host for phantom runs). Optional.
 	Usage func(Options) Usage

@@ -20,7 +20,8 @@ func init() {
 	reg := func(name, summary string, p program, planted *scenario.Planted) {
 		scenario.Register(&scenario.Scenario{Name: name, Summary: summary, Fabric: true, Perf: perf, Planted: planted,
 			DefaultBytes: 64 << 10, Check: checkSdma, Usage: usage,
-			Run: func(o scenario.Options) (*scenario.Outcome, error) { return run(name, o, p) }})
+			PerfModel: func(o scenario.Options) string { return "GIN over SDMA, engines " + sdmaModelName(o) },
+			Run:       func(o scenario.Options) (*scenario.Outcome, error) { return run(name, o, p) }})
 	}
 	reg("gin-sdma-alltoall", "all-to-all over GIN on one node with NCCL_GIN_TYPE=7 (RCCL's Anvil backend): each put with a strong signal is an SDMA COPY + signal on the pair's queue", progSdmaAllToAll, nil)
 	reg("gin-sdma-allgather", "all-gather over GIN on one node with NCCL_GIN_TYPE=7: every rank's block goes to every other rank as SDMA packets", progSdmaAllGather, nil)
