@@ -320,24 +320,30 @@ func groupName(t *kernel.Thread, scope kernel.Scope) string {
 	return fmt.Sprintf("thread %d of block %d on rank %d", t.ThreadIdx(), t.BlockIdx(), t.GPU())
 }
 
+// callName is the NCCL call a lane's request is, for its error (made only
+// when there is one).
+func (a *opArgs) callName() string {
+	call := "ncclCft::" + opNames[a.kind]
+	if a.mask != FullMask {
+		call += "CpMask"
+	}
+	if a.counted {
+		call += "Counted"
+	}
+	return call
+}
+
 func runIssue(g *kernel.Active) error {
 	for _, t := range g.Lanes() {
 		a := t.Arg.(*opArgs)
-		call := "ncclCft::" + opNames[a.kind]
-		if a.mask != FullMask {
-			call += "CpMask"
-		}
-		if a.counted {
-			call += "Counted"
-		}
 		if a.kind == opPullRed && a.op.Scope() != kernel.ScopeWarp {
-			return t.Error(call, fmt.Errorf("OpCoop must be ncclCoopWarp (static_assert in NCCL), got a %v group", a.op.Scope()))
+			return t.Error(a.callName(), fmt.Errorf("OpCoop must be ncclCoopWarp (static_assert in NCCL), got a %v group", a.op.Scope()))
 		}
 		if !elected(g, t, a.op.Scope()) {
 			continue
 		}
 		if err := a.c.issueOne(t, a); err != nil {
-			return t.Error(call, err)
+			return t.Error(a.callName(), err)
 		}
 	}
 	return nil
@@ -435,8 +441,18 @@ func (c *Cft) validate(t *kernel.Thread, a *opArgs) (*fop, error) {
 	if a.kind.fetching() {
 		units = int64(n)
 	}
-	o := &fop{kind: a.kind, call: opNames[a.kind], rank: me, tg: tg, leOff: a.leOff, smemOff: a.smem, bytes: n,
-		mask: a.mask, red: a.red, units: units, mb: c.mb, smem: sh}
+	var o *fop
+	switch a.kind {
+	case opPut, opPutMC, opRed, opRedMC:
+		// Puts and reds end at a known point (release), so their fops are
+		// reused; a get's or pullRed's is not tracked that far.
+		o = sys.newFop()
+		o.pooled = true
+	default:
+		o = new(fop)
+	}
+	o.kind, o.call, o.rank, o.tg, o.leOff, o.smemOff, o.bytes = a.kind, opNames[a.kind], me, tg, a.leOff, a.smem, n
+	o.mask, o.red, o.units, o.mb, o.smem = a.mask, a.red, units, c.mb, sh
 	if a.counted {
 		if err := sys.checkCounter(o, a.counterOff); err != nil {
 			return nil, err
@@ -498,7 +514,8 @@ func (m *mbar) submit(t *kernel.Thread) {
 			m.sys.start(o)
 		}
 	}
-	is.unsub = nil
+	clear(is.unsub)
+	is.unsub = is.unsub[:0] // the next ops reuse its array
 	m.tx += is.txCount
 	is.txCount = 0
 	m.maybeComplete()

@@ -8,52 +8,63 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// fop is one fabric operation in flight.
+// fop is one fabric operation in flight. Its fields are grouped by size
+// (the small ones last) so that it packs without padding.
 type fop struct {
-	kind    opKind
 	call    string
-	rank    int // issuing rank
 	tg      leTarget
+	smem    []byte // the issuing block's shared memory
+	payload []byte // data for internal ops instead of shared memory
+	data    []byte // a put's or red's data: payload, a snapshot, or nil (phantom)
+	mb      *mbar
+	issuer  *issuer
+	sys     *System // for its steps (Step)
+	race    *opRace // the race detector's state (race.go); nil when off
+
+	rank    int // issuing rank
 	leOff   uint64
 	bytes   uint64
 	smemOff int
-	smem    []byte // the issuing block's shared memory
-	mask    uint16
-	red     RedOp
 	units   int64 // tx units: bytes/16, or bytes for fetching ops
-	mb      *mbar
-	issuer  *issuer
-	started bool
-
-	fail bool  // injected fabric error: data does not land, the phase reports
-	code uint8 // its report code
 
 	// A counted write (counted.go): each granule delivered adds its bytes
 	// to the 8-byte counter at counterOff of the destination.
-	counted    bool
 	counterOff uint64
-
-	internal bool   // a barrier's own op: not checked, not failed
-	payload  []byte // data for internal ops instead of shared memory
-	buf      []byte // the snapshot of the source from sys.bufs, returned once all is done
-	data     []byte // a put's or red's data: payload, buf, or nil (phantom)
 
 	// A put's or red's schedule, fixed at start: serialisation time,
 	// granule count, arrival at each destination and completion.
 	ser, end sim.Time
 	k        uint64
 	arrs     []sim.Time
-	delivs   int  // deliveries scheduled and not yet run
-	done     bool // complete has run
+	delivs   int // source reads and deliveries scheduled and not yet run
 
-	race      *opRace      // the race detector's state (race.go); nil when off
-	smemSpace race.SpaceID // the issuing block's shared memory, for it
+	smemSpace race.SpaceID // the issuing block's shared memory, for the race detector
 
 	// one and arr1 back dsts and the arrival times of a unicast op, so
 	// that it allocates neither.
 	one  [1]int
 	arr1 [1]sim.Time
+
+	// small holds the snapshot of a put or red of up to smallOp bytes, so
+	// that it takes no buffer of its own; a bigger one takes one from
+	// sys.bufs (bufTaken), returned once all is done.
+	small [smallOp]byte
+
+	red      RedOp
+	mask     uint16
+	kind     opKind
+	code     uint8 // an injected fault's report code
+	started  bool
+	pooled   bool // from sys.fops: returned there once nothing refers to it
+	fail     bool // injected fabric error: data does not land, the phase reports
+	counted  bool
+	internal bool // a barrier's own op: not checked, not failed
+	bufTaken bool // data is from sys.bufs
+	done     bool // complete has run
 }
+
+// smallOp is the largest put or red whose snapshot the fop holds itself.
+const smallOp = 64
 
 func (o *fop) dsts() []int {
 	if o.tg.multicast {
@@ -120,13 +131,11 @@ func (sys *System) start(o *fop) {
 			last = max(last, arr)
 		}
 		o.ser, o.k, o.arrs, o.end = ser, k, arrs, last+m.Latency
-		o.data = o.payload
-		if o.data == nil && !sys.phantom {
-			o.data = sys.bufs.get(o.bytes)
-			o.buf = o.data
-		}
+		o.data = o.payload // a snapshot buffer is taken at the first source read
+		o.sys = sys
+		o.delivs += int(k)
 		for j := range k {
-			s.AtWork(granuleAt(read, ser, j, k), func() { sys.readGranule(o, j) })
+			s.AtWorkStep(granuleAt(read, ser, j, k), o, stepRead|j<<stepShift)
 		}
 	case opGet:
 		d := o.tg.rank
@@ -197,12 +206,47 @@ func (sys *System) granulesOf(o *fop) uint64 {
 	return granules(o.bytes)
 }
 
+// The steps of a put or red, scheduled with sim.AtWorkStep: the kind in
+// the low bits of the step's argument, the granule j above it and, for a
+// delivery, the destination's index i in the top bits.
+const (
+	stepRead     = 0
+	stepDeliver  = 1
+	stepComplete = 2
+	stepKindMask = 3
+	stepShift    = 2
+	stepDstShift = 42 // j below it: up to 2^40 granules; i above: 2^22 destinations
+)
+
+// Step runs one step of a put or red (sim.Handler).
+func (o *fop) Step(arg uint64) {
+	j := (arg >> stepShift) & (1<<(stepDstShift-stepShift) - 1)
+	switch arg & stepKindMask {
+	case stepRead:
+		o.sys.readGranule(o, j)
+	case stepDeliver:
+		o.sys.deliverGranule(o, int(arg>>stepDstShift), j)
+	case stepComplete:
+		o.sys.complete(o)
+	}
+}
+
 // readGranule is the source read of granule j of a put or red: it is
 // snapshot, sent to every destination, and at the last granule the shared
-// memory is free and the completion is scheduled.
+// memory is free and the completion is scheduled. The snapshot buffer is
+// taken at the first read, not at the start: a put's data then lives from
+// its read to its completion, so a wave of puts queued behind the port
+// holds a few buffers instead of one each.
 func (sys *System) readGranule(o *fop, j uint64) {
 	s, mb, k := sys.s, o.mb, o.k
 	lo, hi := granuleSpan(j, o.bytes)
+	if o.data == nil && !sys.phantom {
+		if o.bytes <= smallOp {
+			o.data = o.small[:o.bytes]
+		} else {
+			o.data, o.bufTaken = sys.bufs.get(o.bytes), true
+		}
+	}
 	if o.payload == nil && o.data != nil {
 		copy(o.data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
 	}
@@ -214,11 +258,13 @@ func (sys *System) readGranule(o *fop, j uint64) {
 	}
 	for i := range o.dsts() {
 		o.delivs++
-		s.AtWork(granuleAt(o.arrs[i], o.ser, j, k), func() { sys.deliverGranule(o, i, j) })
+		s.AtWorkStep(granuleAt(o.arrs[i], o.ser, j, k), o, stepDeliver|j<<stepShift|uint64(i)<<stepDstShift)
 	}
 	if j == k-1 {
-		s.AtWork(o.end, func() { sys.complete(o) })
+		s.AtWorkStep(o.end, o, stepComplete)
 	}
+	o.delivs-- // this read
+	sys.release(o)
 }
 
 // deliverGranule lands granule j of a put or red at its i-th destination.
@@ -328,7 +374,6 @@ func byteMask(m uint16, n int) []byte {
 // phase's report.
 func (sys *System) complete(o *fop) {
 	o.done = true
-	sys.release(o)
 	mb := o.mb
 	o.raceRelease(&mb.raceDone)
 	mb.tx -= o.units
@@ -339,15 +384,38 @@ func (sys *System) complete(o *fop) {
 	sys.s.Progress()
 	mb.maybeComplete()
 	mb.wl.Notify(0, 1)
+	sys.release(o)
 }
 
 // release returns o's snapshot to the pool once the op has completed and
-// every granule has landed at every destination.
+// every granule has been read and has landed at every destination, and o
+// itself to sys.fops if it came from there: no event, issuer or mbarrier
+// refers to it any more.
 func (sys *System) release(o *fop) {
-	if o.buf != nil && o.done && o.delivs == 0 {
-		sys.bufs.put(o.buf)
-		o.buf = nil
+	if !o.done || o.delivs != 0 {
+		return
 	}
+	if o.bufTaken {
+		sys.bufs.put(o.data)
+		o.data, o.bufTaken = nil, false
+	}
+	if o.pooled {
+		o.pooled = false
+		sys.fops = append(sys.fops, o)
+	}
+}
+
+// newFop is a fop for a user put or red, from sys.fops when one is free
+// (zeroed: the caller sets every field it needs).
+func (sys *System) newFop() *fop {
+	if n := len(sys.fops); n > 0 {
+		o := sys.fops[n-1]
+		sys.fops[n-1] = nil
+		sys.fops = sys.fops[:n-1]
+		*o = fop{}
+		return o
+	}
+	return new(fop)
 }
 
 // bufPool keeps the snapshot buffers of finished operations for the next

@@ -116,6 +116,7 @@ type System struct {
 	comms  []*Comm
 	faults *faultState
 	bufs   bufPool // operations' data snapshots, reused (engine.go)
+	fops   []*fop  // finished puts and reds, reused (engine.go)
 	mapped *mappedSet
 	closed bool
 	diag   *diagnosis

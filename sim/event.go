@@ -1,77 +1,106 @@
 package sim
 
-// event is one entry of the event queue: a callback, or the resumption of
-// an actor. Events are recycled through a free list because the engine
-// schedules one per packet.
+// event is one entry of the event queue: a callback, a handler's step, or
+// the resumption of an actor. Events live in chunks the Sim owns and are
+// recycled through a free list because the engine schedules one per
+// packet.
 type event struct {
 	t     Time
 	seq   uint64
 	gen   uint64 // bumped on recycle, so a stale Timer cannot cancel a reused event
 	fn    func()
+	h     Handler // with arg: a step of a handler (AtWorkStep), no closure
+	arg   uint64
 	actor *Actor
 	token uint64 // actor wake token; a wake whose token is stale is dropped
+	id    uint32 // index in the Sim's chunks: what the heap holds
 	dead  bool   // cancelled; skipped when popped
 	work  bool   // AtWork: holds off the watchdog while pending
 }
 
-// eventHeap is a binary min-heap ordered by (t, seq). Each entry carries
-// its key beside the pointer, so sifting compares keys in the heap's own
-// array instead of chasing every event's pointer (a run of a million
-// pending events spent most of its time in those cache misses). The order
-// is the same total order, so runs and digests do not change.
+// Handler runs the steps a layer schedules with [Sim.AtWorkStep]: Step(arg)
+// at the step's time. A per-operation object that is its own Handler
+// schedules its steps without a closure each (the fabric's operations
+// schedule several per operation).
+type Handler interface {
+	Step(arg uint64)
+}
+
+// eventChunk is how many events one chunk of the Sim's event store holds.
+const (
+	eventChunkBits = 8
+	eventChunk     = 1 << eventChunkBits
+)
+
+// eventHeap is a 4-ary min-heap ordered by (t, seq). Each entry carries
+// its key and the event's index beside each other, so sifting compares
+// keys in the heap's own array instead of chasing every event's pointer (a
+// run of a million pending events spent most of its time in those cache
+// misses), and the array holds no pointers: the collector neither scans it
+// nor puts write barriers on its sifts. Four children per node halve the
+// levels a pop sifts through. The order is the same total order as any
+// heap's (seq is unique), so runs and digests do not depend on its shape.
 type eventHeap []heapEntry
 
 type heapEntry struct {
 	t   Time
 	seq uint64
-	e   *event
+	id  uint32
 }
 
-func (h eventHeap) less(i, j int) bool {
-	if h[i].t != h[j].t {
-		return h[i].t < h[j].t
+func (a *heapEntry) before(b *heapEntry) bool {
+	if a.t != b.t {
+		return a.t < b.t
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 
 func (h *eventHeap) push(e *event) {
-	*h = append(*h, heapEntry{e.t, e.seq, e})
+	*h = append(*h, heapEntry{e.t, e.seq, e.id})
 	q := *h
 	i := len(q) - 1
+	x := q[i]
 	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
+		p := (i - 1) / 4
+		if !x.before(&q[p]) {
 			break
 		}
-		q[i], q[p] = q[p], q[i]
+		q[i] = q[p]
 		i = p
 	}
+	q[i] = x
 }
 
-func (h *eventHeap) pop() *event {
+// pop removes the first entry and returns its event's index.
+func (h *eventHeap) pop() uint32 {
 	q := *h
 	n := len(q) - 1
-	top := q[0].e
-	q[0] = q[n]
-	q[n] = heapEntry{}
+	top := q[0].id
+	x := q[n]
 	q = q[:n]
+	*h = q
+	if n == 0 {
+		return top
+	}
 	i := 0
 	for {
-		l := 2*i + 1
-		if l >= n {
+		c := 4*i + 1
+		if c >= n {
 			break
 		}
-		m := l
-		if r := l + 1; r < n && q.less(r, l) {
-			m = r
+		m := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if q[k].before(&q[m]) {
+				m = k
+			}
 		}
-		if !q.less(m, i) {
+		if !q[m].before(&x) {
 			break
 		}
-		q[i], q[m] = q[m], q[i]
+		q[i] = q[m]
 		i = m
 	}
-	*h = q
+	q[i] = x
 	return top
 }
 

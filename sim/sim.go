@@ -46,8 +46,9 @@ type Sim struct {
 	seq      uint64
 	heap     eventHeap
 	batch    []*event // events due now, not yet run; the PRNG picks among them
-	free     []*event
-	slab     []event // fresh events not yet handed out
+	free     []uint32 // recycled events' ids
+	chunks   [][]event
+	nevents  uint32 // events made so far (ids 0..nevents-1)
 	sched    *rand.Rand
 	watchdog Time
 	progress Time // virtual time of the last progress
@@ -118,30 +119,32 @@ func (s *Sim) Rand(stream uint64) *rand.Rand {
 
 func (s *Sim) alloc() *event {
 	if n := len(s.free); n > 0 {
-		e := s.free[n-1]
+		id := s.free[n-1]
 		s.free = s.free[:n-1]
-		return e
+		return s.ev(id)
 	}
-	// Out of recycled events: make a slab of them at once (a run with many
+	// Out of recycled events: make a chunk of them at once (a run with many
 	// pending events would otherwise allocate each on its own).
-	if len(s.slab) == 0 {
-		s.slab = make([]event, eventSlab)
+	id := s.nevents
+	if id%eventChunk == 0 {
+		s.chunks = append(s.chunks, make([]event, eventChunk))
 	}
-	e := &s.slab[0]
-	s.slab = s.slab[1:]
+	s.nevents++
+	e := s.ev(id)
+	e.id = id
 	return e
 }
 
-// eventSlab is how many events alloc makes at a time.
-const eventSlab = 128
+// ev is the event of an id.
+func (s *Sim) ev(id uint32) *event { return &s.chunks[id>>eventChunkBits][id&(eventChunk-1)] }
 
 func (s *Sim) recycle(e *event) {
 	if e.work {
 		s.work--
 	}
 	e.gen++
-	e.fn, e.actor, e.dead, e.work = nil, nil, false, false
-	s.free = append(s.free, e)
+	e.fn, e.h, e.actor, e.dead, e.work = nil, nil, nil, false, false
+	s.free = append(s.free, e.id)
 }
 
 func (s *Sim) schedule(e *event) {
@@ -181,6 +184,21 @@ func (s *Sim) AtWork(t Time, fn func()) Timer {
 	tm.e.work = true
 	s.work++
 	return tm
+}
+
+// AtWorkStep is AtWork for a step of a Handler: h.Step(arg) runs at t.
+// It schedules exactly as AtWork does (the same sequence number, the same
+// place among the events due at t); it only spares the caller a closure
+// per step.
+func (s *Sim) AtWorkStep(t Time, h Handler, arg uint64) Timer {
+	if t < s.now {
+		t = s.now
+	}
+	e := s.alloc()
+	e.t, e.h, e.arg, e.work = t, h, arg, true
+	s.work++
+	s.schedule(e)
+	return Timer{e: e, gen: e.gen}
 }
 
 // AfterWork is AtWork d after Now.
@@ -289,7 +307,7 @@ func (s *Sim) next() *Actor {
 			if len(s.heap) == 0 {
 				return nil
 			}
-			e = s.heap.pop()
+			e = s.ev(s.heap.pop())
 			if e.dead {
 				s.recycle(e)
 				continue
@@ -307,7 +325,7 @@ func (s *Sim) next() *Actor {
 				// Several due at once: gather them and let the PRNG pick.
 				s.batch = append(s.batch, e)
 				for len(s.heap) > 0 && s.heap[0].t == e.t {
-					s.batch = append(s.batch, s.heap.pop())
+					s.batch = append(s.batch, s.ev(s.heap.pop()))
 				}
 				continue
 			}
@@ -338,24 +356,29 @@ func (s *Sim) next() *Actor {
 			}
 			continue
 		}
-		fn := e.fn
+		fn, h, arg := e.fn, e.h, e.arg
 		if e.work {
 			s.progress = s.now
 		}
 		s.recycle(e)
 		s.writer = nil
-		s.call(fn)
+		s.call(fn, h, arg)
 	}
 	return nil
 }
 
-func (s *Sim) call(fn func()) {
+// call runs an event's callback fn, or h.Step(arg) when fn is nil.
+func (s *Sim) call(fn func(), h Handler, arg uint64) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.Fail(&EventPanicError{At: s.now, Value: r, Stack: string(debug.Stack())})
 		}
 	}()
-	fn()
+	if fn != nil {
+		fn()
+		return
+	}
+	h.Step(arg)
 }
 
 // Diagnoser is a layer's part in a hang report, asked for when a run is
