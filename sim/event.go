@@ -32,14 +32,135 @@ const (
 	eventChunk     = 1 << eventChunkBits
 )
 
+// eventQueue is the pending events in (t, seq) order: a few sorted runs
+// beside the heap. Most events are scheduled in time order within their
+// kind (a port's packets, their arrivals, their completions), so a new
+// event usually goes at the end of a run whose last event is not later,
+// and popping it costs a comparison of the runs' heads instead of a sift.
+// Events that fit no run go to the heap. Pop takes the least head of all,
+// so the order is the same total order the heap alone gives (seq is
+// unique): runs and digests do not change.
+type eventQueue struct {
+	heap eventHeap
+	runs [queueRuns]eventRun
+	n    int
+	free []*runBlock // emptied blocks of the runs, for reuse
+}
+
+// queueRuns is how many sorted runs the queue keeps beside its heap.
+const queueRuns = 8
+
+// eventRun is one sorted run, a queue of blocks: blocks[0][head:] through
+// the last block's first tail entries are pending, in order. Blocks that
+// empty go back to the queue's free list, so a run never copies its
+// entries and the runs together hold about as many blocks as there are
+// pending events.
+type eventRun struct {
+	blocks []*runBlock
+	head   int // first pending entry of blocks[0]
+	tail   int // entries used in the last block
+}
+
+// runBlock is a block of a run.
+type runBlock [runBlockLen]heapEntry
+
+const runBlockLen = 256
+
+func (r *eventRun) empty() bool { return len(r.blocks) == 0 }
+
+func (r *eventRun) last() *heapEntry { return &r.blocks[len(r.blocks)-1][r.tail-1] }
+
+func (r *eventRun) front() *heapEntry { return &r.blocks[0][r.head] }
+
+func (q *eventQueue) len() int { return q.n }
+
+func (q *eventQueue) push(e *event) {
+	q.n++
+	x := heapEntry{e.t, e.seq, e.id}
+	for i := range q.runs {
+		r := &q.runs[i]
+		if !r.empty() && !r.last().before(&x) {
+			continue
+		}
+		if r.empty() || r.tail == runBlockLen {
+			var b *runBlock
+			if n := len(q.free); n > 0 {
+				b = q.free[n-1]
+				q.free = q.free[:n-1]
+			} else {
+				b = new(runBlock)
+			}
+			if r.empty() {
+				r.head = 0
+			}
+			r.blocks = append(r.blocks, b)
+			r.tail = 0
+		}
+		r.blocks[len(r.blocks)-1][r.tail] = x
+		r.tail++
+		return
+	}
+	q.heap.push(x)
+}
+
+// first is the pending event that comes first: a run's index, or -1 for
+// the heap's top. ok is false when nothing is pending.
+func (q *eventQueue) first() (run int, x *heapEntry, ok bool) {
+	run = -2
+	if len(q.heap) > 0 {
+		run, x = -1, &q.heap[0]
+	}
+	for i := range q.runs {
+		r := &q.runs[i]
+		if !r.empty() {
+			if f := r.front(); x == nil || f.before(x) {
+				run, x = i, f
+			}
+		}
+	}
+	return run, x, x != nil
+}
+
+// peekTime is the time of the first pending event; ok is false when
+// nothing is pending.
+func (q *eventQueue) peekTime() (Time, bool) {
+	_, x, ok := q.first()
+	if !ok {
+		return 0, false
+	}
+	return x.t, true
+}
+
+// pop removes the first pending event and returns its id; the queue must
+// not be empty.
+func (q *eventQueue) pop() uint32 {
+	run, x, _ := q.first()
+	q.n--
+	if run < 0 {
+		return q.heap.pop()
+	}
+	id := x.id
+	r := &q.runs[run]
+	r.head++
+	if len(r.blocks) == 1 && r.head == r.tail {
+		// The run is empty: keep nothing.
+		q.free = append(q.free, r.blocks[0])
+		r.blocks[0] = nil
+		r.blocks, r.head, r.tail = r.blocks[:0], 0, 0
+	} else if r.head == runBlockLen {
+		q.free = append(q.free, r.blocks[0])
+		r.blocks[0] = nil
+		r.blocks, r.head = r.blocks[1:], 0
+	}
+	return id
+}
+
 // eventHeap is a 4-ary min-heap ordered by (t, seq). Each entry carries
 // its key and the event's index beside each other, so sifting compares
-// keys in the heap's own array instead of chasing every event's pointer (a
-// run of a million pending events spent most of its time in those cache
-// misses), and the array holds no pointers: the collector neither scans it
-// nor puts write barriers on its sifts. Four children per node halve the
-// levels a pop sifts through. The order is the same total order as any
-// heap's (seq is unique), so runs and digests do not depend on its shape.
+// keys in the heap's own array instead of chasing every event's pointer,
+// and the array holds no pointers: the collector neither scans it nor
+// puts write barriers on its sifts. Four children per node halve the
+// levels a pop sifts through.
 type eventHeap []heapEntry
 
 type heapEntry struct {
@@ -55,11 +176,10 @@ func (a *heapEntry) before(b *heapEntry) bool {
 	return a.seq < b.seq
 }
 
-func (h *eventHeap) push(e *event) {
-	*h = append(*h, heapEntry{e.t, e.seq, e.id})
+func (h *eventHeap) push(x heapEntry) {
+	*h = append(*h, x)
 	q := *h
 	i := len(q) - 1
-	x := q[i]
 	for i > 0 {
 		p := (i - 1) / 4
 		if !x.before(&q[p]) {

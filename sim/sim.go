@@ -44,7 +44,7 @@ type Sim struct {
 	cfg      Config
 	now      Time
 	seq      uint64
-	heap     eventHeap
+	heap     eventQueue
 	batch    []*event // events due now, not yet run; the PRNG picks among them
 	free     []uint32 // recycled events' ids
 	chunks   [][]event
@@ -304,7 +304,7 @@ func (s *Sim) next() *Actor {
 			s.batch[n-1] = nil
 			s.batch = s.batch[:n-1]
 		} else {
-			if len(s.heap) == 0 {
+			if s.heap.len() == 0 {
 				return nil
 			}
 			e = s.ev(s.heap.pop())
@@ -321,10 +321,10 @@ func (s *Sim) next() *Actor {
 				return nil
 			}
 			s.now = e.t
-			if len(s.heap) > 0 && s.heap[0].t == e.t {
+			if t, ok := s.heap.peekTime(); ok && t == e.t {
 				// Several due at once: gather them and let the PRNG pick.
 				s.batch = append(s.batch, e)
-				for len(s.heap) > 0 && s.heap[0].t == e.t {
+				for t, ok := s.heap.peekTime(); ok && t == e.t; t, ok = s.heap.peekTime() {
 					s.batch = append(s.batch, s.ev(s.heap.pop()))
 				}
 				continue
