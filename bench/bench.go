@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -41,8 +42,22 @@ const ChildEnv = "EMUD_BENCH_CHILD"
 // Sizes are the sizes bench runs at: the full ones, or --quick's for
 // a smoke test.
 type Sizes struct {
-	packets, bigCopies, putRounds, fabricRanks, seeds, bigSeeds, cxxRuns int
-	scale                                                                []scaleRun
+	packets, bigCopies, putRounds, fabricRanks, fabricReps, seeds, bigSeeds, cxxRuns int
+	scale                                                                            []scaleRun
+	only                                                                             string // a group of rows (Groups), "" for all
+}
+
+// Groups are the groups of rows Sizes.Only selects.
+var Groups = []string{"engine", "copy", "cco", "fabric", "explore", "cxx", "scale"}
+
+// Only returns sz restricted to one group of rows (one of Groups), so that
+// one figure can be measured again without the whole table.
+func (sz Sizes) Only(group string) (Sizes, error) {
+	if !slices.Contains(Groups, group) {
+		return sz, fmt.Errorf("bench: no group of rows %q (the groups: %s)", group, strings.Join(Groups, ", "))
+	}
+	sz.only = group
+	return sz, nil
 }
 
 // scaleRun is one command the bench times in a child process.
@@ -71,7 +86,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, seeds: 200, bigSeeds: 20, cxxRuns: 20, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
 		scale("cft-allreduce, 72 ranks × 64 MiB, phantom", "cft-allreduce", 72, 64<<20, true),
@@ -89,7 +104,7 @@ func nodes(sr scaleRun, gpus int) scaleRun {
 
 // Quick is a smoke test of the bench, not a measurement.
 func Quick() Sizes {
-	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, seeds: 8, bigSeeds: 2, scale: []scaleRun{
+	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scale: []scaleRun{
 		scale("cft-allreduce, 64 ranks × 1 MiB, phantom", "cft-allreduce", 64, 1<<20, true),
 	}}
 }
@@ -108,29 +123,39 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		rows = append(rows, r)
 		fmt.Fprintf(progress, "bench: %s: %s\n", r.what, r.result)
 	}
-	steps := []func() (benchRow, error){
-		func() (benchRow, error) { return benchEnginePackets(sz.packets) },
-		func() (benchRow, error) { return benchEngineBigCopy(sz.bigCopies) },
-		func() (benchRow, error) { return benchGoCopy(sz.bigCopies), nil },
-		func() (benchRow, error) { return benchPuts(sz.putRounds) },
-		func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) },
-		func() (benchRow, error) { return benchFabricPuts(sz.putRounds * 2) },
-		func() (benchRow, error) { return benchExplore(sz.seeds, 1) },
-		func() (benchRow, error) { return benchExplore(sz.seeds, jobs) },
-		func() (benchRow, error) { return benchCxx(sz.cxxRuns) },
-		func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) },
-		func() (benchRow, error) {
-			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
-		},
+	type step struct {
+		group string
+		run   func() (benchRow, error)
 	}
-	for _, step := range steps {
-		r, err := step()
+	steps := []step{
+		{"engine", func() (benchRow, error) { return benchEnginePackets(sz.packets) }},
+		{"copy", func() (benchRow, error) { return benchEngineBigCopy(sz.bigCopies) }},
+		{"copy", func() (benchRow, error) { return benchGoCopy(sz.bigCopies), nil }},
+		{"cco", func() (benchRow, error) { return benchPuts(sz.putRounds) }},
+		{"fabric", func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) }},
+		{"fabric", func() (benchRow, error) { return benchFabricPuts(sz.putRounds*2, sz.fabricReps) }},
+		{"explore", func() (benchRow, error) { return benchExplore(sz.seeds, 1) }},
+		{"explore", func() (benchRow, error) { return benchExplore(sz.seeds, jobs) }},
+		{"cxx", func() (benchRow, error) { return benchCxx(sz.cxxRuns) }},
+		{"cxx", func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) }},
+		{"explore", func() (benchRow, error) {
+			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
+		}},
+	}
+	for _, st := range steps {
+		if sz.only != "" && st.group != sz.only {
+			continue
+		}
+		r, err := st.run()
 		if err != nil {
 			return err
 		}
 		add(r)
 	}
 	for _, sr := range sz.scale {
+		if sz.only != "" && sz.only != "scale" {
+			break
+		}
 		r, err := benchScale(sr, budget)
 		if err != nil {
 			return err
@@ -310,22 +335,41 @@ func benchFabricOps(ranks int) (benchRow, error) {
 
 // benchFabricPuts is the fabric's row like cco's: one wave of 32 lanes on
 // rank 0 of 2 posting 64 B puts to rank 1, each lane its own thread group
-// submitting after every put, one flush at the end; only the run is timed.
-func benchFabricPuts(rounds int) (benchRow, error) {
-	j, err := cft.PutWave("bench-puts", rounds)
-	if err != nil {
-		return benchRow{}, err
+// submitting after every put, one flush at the end; only the runs are
+// timed. It runs the wave reps times (the first run's setup warms nothing
+// the others need) and reports the rate over all of them, and per put the
+// CPU time, the bytes and the allocations of the runs (setup excluded).
+func benchFabricPuts(rounds, reps int) (benchRow, error) {
+	var el, cpu time.Duration
+	var bytes, mallocs uint64
+	for range max(reps, 1) {
+		j, err := cft.PutWave("bench-puts", rounds)
+		if err != nil {
+			return benchRow{}, err
+		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		start, cpu0 := time.Now(), cpuTime()
+		err = j.Sim.Run()
+		el, cpu = el+time.Since(start), cpu+cpuTime()-cpu0
+		runtime.ReadMemStats(&m1)
+		j.Sys.Close()
+		if err != nil {
+			return benchRow{}, fmt.Errorf("bench: fabric puts: %w", err)
+		}
+		bytes += m1.TotalAlloc - m0.TotalAlloc
+		mallocs += m1.Mallocs - m0.Mallocs
 	}
-	defer j.Sys.Close()
-	start, cpu0 := time.Now(), cpuTime()
-	if err := j.Sim.Run(); err != nil {
-		return benchRow{}, fmt.Errorf("bench: fabric puts: %w", err)
-	}
-	el, cpu := time.Since(start), cpuTime()-cpu0
-	n := 32 * rounds
-	return benchRow{"fabric: 32-lane wave, 64 B puts", rate(float64(n)/el.Seconds(), "ops/s"),
-		fmt.Sprintf("%d puts in %v (%v CPU), issue to flush", n, el.Round(time.Millisecond), cpu.Round(time.Millisecond))}, nil
+	n := float64(32 * rounds * max(reps, 1))
+	return benchRow{"fabric: 32-lane wave, 64 B puts", rate(n/el.Seconds(), "ops/s"),
+		fmt.Sprintf("%d × %d puts in %v, issue to flush; %s per CPU second, %.0f B and %.2f allocations per put (%s)",
+			max(reps, 1), 32*rounds, el.Round(time.Millisecond), rate(n/max(cpu.Seconds(), 1e-9), "ops"), float64(bytes)/n, float64(mallocs)/n, fabricPutsBefore)}, nil
 }
+
+// fabricPutsBefore is the row's figure before the fabric's per-operation
+// allocations and the event heap's cost were cut (issue 27), measured by
+// the same row on the development machine.
+const fabricPutsBefore = "before: FILLME"
 
 // cpuTime is the process's CPU time so far (user and system, every
 // thread: the collector's too). On a loaded machine it says what a run

@@ -178,13 +178,13 @@ func (b *BarrierSession) arrive(g *kernel.Active) {
 		for i := range members {
 			members[i] = me + (i-b.team.Rank)*b.team.Stride
 		}
-		ops = append(ops, &fop{kind: opRedMC, call: "barrier redMultimem", tg: leTarget{multicast: true, members: members},
+		ops = append(ops, &fop{kind: opRedMC, tg: leTarget{multicast: true, members: members},
 			leOff: b.mcInbox(), red: RedOp{Op: redop.Sum, Type: redop.U32}})
 	} else {
 		binary.LittleEndian.PutUint32(payload, b.epoch+1)
 		for i := 0; i < b.team.NRanks-1; i++ {
 			p := b.peer(i)
-			ops = append(ops, &fop{kind: opPut, call: "barrier put", tg: leTarget{rank: me + (p-b.team.Rank)*b.team.Stride},
+			ops = append(ops, &fop{kind: opPut, tg: leTarget{rank: me + (p-b.team.Rank)*b.team.Stride},
 				leOff: b.ucInbox(b.team.Rank)})
 		}
 	}
@@ -193,7 +193,7 @@ func (b *BarrierSession) arrive(g *kernel.Active) {
 	}
 	for _, o := range ops {
 		o.rank, o.bytes, o.mask, o.units, o.mb = me, 16, FullMask, 1, mb
-		o.internal, o.payload, o.fail = true, payload, drop
+		o.internal, o.data, o.fail = true, payload, drop
 		mb.tx += o.units
 		sys.start(o)
 	}

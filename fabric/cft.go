@@ -451,13 +451,13 @@ func (c *Cft) validate(t *kernel.Thread, a *opArgs) (*fop, error) {
 	default:
 		o = new(fop)
 	}
-	o.kind, o.call, o.rank, o.tg, o.leOff, o.smemOff, o.bytes = a.kind, opNames[a.kind], me, tg, a.leOff, a.smem, n
+	o.kind, o.rank, o.tg, o.leOff, o.smemOff, o.bytes = a.kind, me, tg, a.leOff, a.smem, n
 	o.mask, o.red, o.units, o.mb, o.smem = a.mask, a.red, units, c.mb, sh
 	if a.counted {
 		if err := sys.checkCounter(o, a.counterOff); err != nil {
 			return nil, err
 		}
-		o.counted, o.counterOff, o.call = true, a.counterOff, o.call+"Counted"
+		o.counted, o.counterOff = true, a.counterOff
 	}
 	if d := sys.s.Race(); d != nil {
 		o.smemSpace = t.SharedSpace(d)

@@ -94,7 +94,7 @@ func (sys *System) countDelivered(o *fop, d int, n uint64) {
 	if o.race != nil {
 		dt := sys.s.Race()
 		sp := sys.rankSpace(dt, d)
-		dt.Access(o.race.t, sp, o.counterOff, o.counterOff+8, race.Access{Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: o.race.write.Who, Op: o.call + " counter add"}, Write: true, Atomic: true, Proxy: race.ProxyFabric})
+		dt.Access(o.race.t, sp, o.counterOff, o.counterOff+8, race.Access{Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: o.race.write.Who, Op: o.call() + " counter add"}, Write: true, Atomic: true, Proxy: race.ProxyFabric})
 		// The counter reaching a value orders the delivered bytes for the
 		// waiter's proxy too: the add releases them across the proxies.
 		o.race.t.FenceRelease(race.ProxyFabric, race.ProxyGeneric)

@@ -122,7 +122,7 @@ func (d *diagnosis) explainFlush(wi *waitInfo) string {
 		for _, is := range by {
 			kinds := map[string]int{}
 			for _, o := range is.unsub {
-				kinds[o.call]++
+				kinds[o.call()]++
 			}
 			var ks []string
 			for k, c := range kinds {

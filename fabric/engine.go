@@ -11,15 +11,12 @@ import (
 // fop is one fabric operation in flight. Its fields are grouped by size
 // (the small ones last) so that it packs without padding.
 type fop struct {
-	call    string
-	tg      leTarget
-	smem    []byte // the issuing block's shared memory
-	payload []byte // data for internal ops instead of shared memory
-	data    []byte // a put's or red's data: payload, a snapshot, or nil (phantom)
-	mb      *mbar
-	issuer  *issuer
-	sys     *System // for its steps (Step)
-	race    *opRace // the race detector's state (race.go); nil when off
+	tg     leTarget
+	smem   []byte // the issuing block's shared memory
+	data   []byte // a put's or red's data: an internal op's payload, a snapshot, or nil (phantom)
+	mb     *mbar
+	issuer *issuer
+	race   *opRace // the race detector's state (race.go); nil when off
 
 	rank    int // issuing rank
 	leOff   uint64
@@ -58,13 +55,36 @@ type fop struct {
 	pooled   bool // from sys.fops: returned there once nothing refers to it
 	fail     bool // injected fabric error: data does not land, the phase reports
 	counted  bool
-	internal bool // a barrier's own op: not checked, not failed
+	internal bool // a barrier's own op: its data is given (not read from shared memory), not checked, not failed
 	bufTaken bool // data is from sys.bufs
 	done     bool // complete has run
 }
 
 // smallOp is the largest put or red whose snapshot the fop holds itself.
 const smallOp = 64
+
+// call is the operation's name in messages: the NCCL call, or the
+// barrier's own put or redMultimem.
+func (o *fop) call() string {
+	i := int(o.kind) * 4
+	if o.counted {
+		i++
+	}
+	if o.internal {
+		i += 2
+	}
+	return fopCalls[i]
+}
+
+// fopCalls is every name call returns, made once: a name per operation
+// would cost a string each.
+var fopCalls = func() []string {
+	var n []string
+	for _, k := range opNames {
+		n = append(n, k, k+"Counted", "barrier "+k, "barrier "+k+"Counted")
+	}
+	return n
+}()
 
 func (o *fop) dsts() []int {
 	if o.tg.multicast {
@@ -131,8 +151,6 @@ func (sys *System) start(o *fop) {
 			last = max(last, arr)
 		}
 		o.ser, o.k, o.arrs, o.end = ser, k, arrs, last+m.Latency
-		o.data = o.payload // a snapshot buffer is taken at the first source read
-		o.sys = sys
 		o.delivs += int(k)
 		for j := range k {
 			s.AtWorkStep(granuleAt(read, ser, j, k), o, stepRead|j<<stepShift)
@@ -197,7 +215,7 @@ func (sys *System) start(o *fop) {
 
 // granulesOf is how many steps o's data moves in.
 func (sys *System) granulesOf(o *fop) uint64 {
-	if sys.phantom && o.payload == nil && sys.raceEP == nil {
+	if sys.phantom && !o.internal && sys.raceEP == nil {
 		// No bytes to stream: the operation lands in one step, when its
 		// last granule would. Its port times are the same; with fewer
 		// events the seed's tie-breaks fall otherwise (package doc).
@@ -223,11 +241,11 @@ func (o *fop) Step(arg uint64) {
 	j := (arg >> stepShift) & (1<<(stepDstShift-stepShift) - 1)
 	switch arg & stepKindMask {
 	case stepRead:
-		o.sys.readGranule(o, j)
+		o.mb.sys.readGranule(o, j)
 	case stepDeliver:
-		o.sys.deliverGranule(o, int(arg>>stepDstShift), j)
+		o.mb.sys.deliverGranule(o, int(arg>>stepDstShift), j)
 	case stepComplete:
-		o.sys.complete(o)
+		o.mb.sys.complete(o)
 	}
 }
 
@@ -247,7 +265,7 @@ func (sys *System) readGranule(o *fop, j uint64) {
 			o.data, o.bufTaken = sys.bufs.get(o.bytes), true
 		}
 	}
-	if o.payload == nil && o.data != nil {
+	if !o.internal && o.data != nil {
 		copy(o.data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
 	}
 	sys.raceSmemRead(o, lo, hi-lo)
@@ -298,7 +316,7 @@ func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64, last bool) {
 // means the run failed.
 func (sys *System) fabricRead(o *fop, d int, lo, hi uint64, snapshot bool) (data []byte, ok bool) {
 	if sys.chk != nil && !o.internal {
-		if err := sys.chk.read(o.rank, d, o.leOff+lo, hi-lo, ProxyFabric, o.call); err != nil {
+		if err := sys.chk.read(o.rank, d, o.leOff+lo, hi-lo, ProxyFabric, o.call()); err != nil {
 			sys.s.Fail(err)
 			return nil, false
 		}
@@ -345,7 +363,7 @@ func (sys *System) deliver(o *fop, d int, data []byte, lo, hi uint64) {
 		}
 	}
 	if err != nil {
-		sys.s.Fail(fmt.Errorf("fabric: %s from rank %d to rank %d: %w", o.call, o.rank, d, err))
+		sys.s.Fail(fmt.Errorf("fabric: %s from rank %d to rank %d: %w", o.call(), o.rank, d, err))
 		return
 	}
 	if sys.chk != nil && !o.internal {
@@ -415,8 +433,18 @@ func (sys *System) newFop() *fop {
 		*o = fop{}
 		return o
 	}
-	return new(fop)
+	if len(sys.fopSlab) == 0 {
+		// Made a chunk at a time: a wave of puts in flight at once would
+		// otherwise allocate each on its own.
+		sys.fopSlab = make([]fop, fopChunk)
+	}
+	o := &sys.fopSlab[0]
+	sys.fopSlab = sys.fopSlab[1:]
+	return o
 }
+
+// fopChunk is how many fops newFop makes at a time.
+const fopChunk = 32
 
 // bufPool keeps the snapshot buffers of finished operations for the next
 // ones of the same size: a put's data lives from its source read to its

@@ -94,7 +94,7 @@ func (f *faultState) decide(o *fop) {
 	}
 	if fail {
 		o.fail, o.code = true, f.plan.Code
-		f.injected = append(f.injected, fmt.Sprintf("rank %d op %d (%s)", o.rank, seq, o.call))
+		f.injected = append(f.injected, fmt.Sprintf("rank %d op %d (%s)", o.rank, seq, o.call()))
 	}
 }
 

@@ -112,18 +112,19 @@ type System struct {
 	cftOn   bool
 	phantom bool
 
-	ranks  []*rankState
-	comms  []*Comm
-	faults *faultState
-	bufs   bufPool // operations' data snapshots, reused (engine.go)
-	fops   []*fop  // finished puts and reds, reused (engine.go)
-	mapped *mappedSet
-	closed bool
-	diag   *diagnosis
-	chk    *checker
-	mbars  map[smemKey]*mbar
-	bars   map[barKey]*barState
-	raceEP []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
+	ranks   []*rankState
+	comms   []*Comm
+	faults  *faultState
+	bufs    bufPool // operations' data snapshots, reused (engine.go)
+	fops    []*fop  // finished puts and reds, reused (engine.go)
+	fopSlab []fop   // fresh fops not yet handed out
+	mapped  *mappedSet
+	closed  bool
+	diag    *diagnosis
+	chk     *checker
+	mbars   map[smemKey]*mbar
+	bars    map[barKey]*barState
+	raceEP  []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
 
 	nicModel  *nic.Model  // Config.Nic
 	ginType   int         // NCCL_GIN_TYPE (0: unset)

@@ -72,7 +72,7 @@ func (sys *System) raceStart(o *fop) {
 	}
 	t := d.Derive(sys.endpoint(d, o.rank), from)
 	vc, rel := t.Snapshot(), t.Releases()
-	who := fmt.Sprintf("rank %d's %s", o.rank, o.call)
+	who := fmt.Sprintf("rank %d's %s", o.rank, o.call())
 	if o.tg.multicast {
 		who += " (multicast)"
 	} else {
@@ -84,16 +84,16 @@ func (sys *System) raceStart(o *fop) {
 	r := &opRace{t: t}
 	switch o.kind {
 	case opGet, opPullRed:
-		r.read, r.smemW = mk(o.call+" read", race.OpFabric), mk(o.call+" write (shared memory)", race.OpFabricShared)
+		r.read, r.smemW = mk(o.call()+" read", race.OpFabric), mk(o.call()+" write (shared memory)", race.OpFabricShared)
 	default:
-		r.read, r.write = mk(o.call+" source read (shared memory)", race.OpFabricShared), mk(o.call+" write", race.OpFabric)
+		r.read, r.write = mk(o.call()+" source read (shared memory)", race.OpFabricShared), mk(o.call()+" write", race.OpFabric)
 	}
 	o.race = r
 }
 
 // raceSmemRead records o's read of [off, off+n) of its shared-memory source.
 func (sys *System) raceSmemRead(o *fop, off, n uint64) {
-	if o.race == nil || o.payload != nil {
+	if o.race == nil || o.internal {
 		return
 	}
 	d := sys.s.Race()

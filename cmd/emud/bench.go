@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ func newBenchCmd() *cobra.Command {
 	var (
 		quick  bool
 		jobs   int
+		only   string
 		budget = byteSize(scenario.DefaultMemBudget())
 	)
 	cmd := &cobra.Command{
@@ -29,12 +31,19 @@ func newBenchCmd() *cobra.Command {
 			if quick {
 				sz = bench.Quick()
 			}
+			if only != "" {
+				var err error
+				if sz, err = sz.Only(only); err != nil {
+					return err
+				}
+			}
 			return bench.Run(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs, uint64(budget))
 		},
 	}
 	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the physical memory)")
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes: a smoke test of the bench, not a measurement")
 	cmd.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "jobs for the explore row with N jobs")
+	cmd.Flags().StringVar(&only, "only", "", "run one group of rows: "+strings.Join(bench.Groups, ", "))
 	return cmd
 }
 
@@ -46,7 +55,8 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
   puts/s              a wave of 64 lanes posting 64 B SameQueue puts (issue, ring,
                       engine, quiet)
   fabric ops/s        the puts of a CFT all-to-all (setup, barrier and check
-                      included), and a 32-lane wave posting 64 B puts
+                      included), and a 32-lane wave posting 64 B puts (8 runs,
+                      with CPU time, bytes and allocations per put)
   C++ vs Go           examples/cxx/alltoall_put.cpp built by emud c++ against
                       the Go alltoall of the same shape, per seed (needs the
                       source tree and g++/clang++; not with --quick)
@@ -60,4 +70,6 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       all-gather (phantom), each in a child process
 
 Numbers depend on the machine and on what else runs on it. --quick runs
-small sizes, for a smoke test.`
+small sizes, for a smoke test; --only GROUP runs one group of rows (engine,
+copy, cco, fabric, explore, cxx, scale), e.g. --only fabric to measure the
+fabric's rates again.`

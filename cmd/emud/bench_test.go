@@ -40,3 +40,20 @@ func TestBenchSkipsRunsOverBudget(t *testing.T) {
 	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Regexp(t, `cft-allreduce, 64 ranks × 1 MiB, phantom\s+skipped\s+needs an estimated [\d.]+MiB, over --mem-budget 10.0MiB`, out)
 }
+
+// --only runs one group of rows: --only fabric prints the fabric's two
+// rows (the wave's with its CPU rate, bytes and allocations per put and
+// the figure before issue 27's work) and no other; an unknown group is an
+// error naming the groups.
+func TestBenchOnly(t *testing.T) {
+	out, errOut, status := execute(t, "bench", "--quick", "--only", "fabric")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	ls := lines(out)
+	require.Len(t, ls, 4, out)
+	assert.Regexp(t, `fabric: puts of a CFT all-to-all\s+[\d.]+[kM]? ops/s`, ls[2])
+	assert.Regexp(t, `fabric: 32-lane wave, 64 B puts\s+[\d.]+[kM]? ops/s\s+1 × 256 puts in .*; [\d.]+[kM]? ops per CPU second, \d+ B and [\d.]+ allocations per put \(before: `, ls[3])
+
+	_, errOut, status = execute(t, "bench", "--quick", "--only", "fabrik")
+	assert.NotEqual(t, scenario.ExitOK, status)
+	assert.Contains(t, errOut, `no group of rows "fabrik" (the groups: engine, copy, cco, fabric, explore, cxx, scale)`)
+}
