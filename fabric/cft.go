@@ -404,7 +404,7 @@ func (c *Cft) validate(t *kernel.Thread, a *opArgs) (*fop, error) {
 	if cs := c.mb.off; cs >= 0 && a.smem < cs+CftSmemBytes && cs < a.smem+int(n) {
 		return nil, fmt.Errorf("shared-memory range [%d, %d) overlaps the ncclCftSmem at %d: do not mix reporting mechanisms on the mbarrier", a.smem, uint64(a.smem)+n, cs)
 	}
-	tg, err := sys.resolve(me, c.dc, a.le)
+	tg, err := sys.resolve(me, &c.dc, a.le)
 	if err != nil {
 		return nil, err
 	}

@@ -266,8 +266,8 @@ type leTarget struct {
 
 // resolve maps le on rank r to its target, refusing LEs the rank never
 // imported.
-func (sys *System) resolve(r int, dc DevComm, le CftLeId) (leTarget, error) {
-	t := sys.topo
+func (sys *System) resolve(r int, dc *DevComm, le CftLeId) (leTarget, error) {
+	t := &sys.topo
 	if dc.UcLeId != 0 && le >= dc.UcLeId && le < dc.UcLeId+CftLeId(t.CftSize) {
 		return leTarget{rank: t.flatGroup(r)*t.CftSize + int(le-dc.UcLeId)}, nil
 	}
