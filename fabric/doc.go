@@ -42,7 +42,11 @@
 // bytes instead of the collector's goal for them; System.Close releases
 // them (scenario/cft's collectives close their system), and a System
 // nobody closed releases them when it becomes unreachable. Operations'
-// data snapshots are pooled per System and reused.
+// data snapshots are pooled per System and reused (a put or red of up to
+// 64 B keeps its snapshot in its own record), and so are the records of
+// finished puts and reds; an operation schedules its steps without a
+// closure each (sim.AtWorkStep), so a put allocates nothing in the steady
+// state.
 //
 // # Teams and LEs
 //

@@ -11,7 +11,10 @@
 //     goroutines through channels, so emulated state needs no locks and the
 //     race detector sees every hand-off.
 //
-// Events are ordered by (time, sequence). When several are due at the same
+// A layer with many steps per object schedules them as a [Handler]'s steps
+// ([Sim.AtWorkStep]) instead of a closure each. Events are ordered by
+// (time, sequence); the queue keeps time-ordered runs beside a heap, which
+// changes what a pop costs, not the order. When several are due at the same
 // virtual time, a PRNG seeded from the run's seed picks which runs first:
 // that choice is what a seed fixes and what exploring seeds varies.
 //
