@@ -12,6 +12,11 @@
 // Map maps anywhere; engine.MapAt (package engine) maps at a fixed device
 // address with MAP_FIXED_NOREPLACE for native lanes. Both return plain
 // []byte. The caller owns the lifetime: Unmap a buffer once nothing uses
-// it (a slice of an unmapped buffer faults on use). Other systems than
+// it. Unmap keeps up to KeepMax bytes of released buffers for the next Map
+// of the same size, which clears one instead of mapping fresh pages (the
+// page faults and the kernel's zeroing of fresh pages cost several times a
+// clear of present ones, and explore's seeds map the same sizes run after
+// run); a slice of a kept buffer therefore reads whatever its next user
+// writes, and a slice of an unmapped one faults on use. Other systems than
 // Linux get Go memory from Map, and Unmap does nothing there.
 package hostmem

@@ -2,15 +2,21 @@ package hostmem
 
 import (
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
 // Map returns n zeroed bytes outside the Go heap (an anonymous private
-// mapping). n must be positive.
+// mapping): a buffer of that size Unmap kept, cleared, or a new mapping.
+// n must be positive.
 func Map(n uint64) ([]byte, error) {
 	if n == 0 || n != uint64(int(n)) {
 		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
+	}
+	if b := kept.take(n); b != nil {
+		clear(b)
+		return b, nil
 	}
 	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
@@ -19,8 +25,13 @@ func Map(n uint64) ([]byte, error) {
 	return b, nil
 }
 
-// Unmap releases a buffer Map returned, whole.
+// Unmap releases a buffer Map returned, whole: it keeps it for the next
+// Map of the same size while the kept buffers total at most KeepMax
+// bytes, and unmaps it otherwise.
 func Unmap(b []byte) error {
+	if kept.put(b) {
+		return nil
+	}
 	if err := unix.Munmap(b); err != nil {
 		return fmt.Errorf("hostmem: unmap %d B: %w", len(b), err)
 	}
@@ -29,3 +40,58 @@ func Unmap(b []byte) error {
 
 // OffHeap reports whether Map's buffers are outside the Go heap here.
 const OffHeap = true
+
+// KeepMax is how many bytes of released buffers Unmap keeps for Map. A
+// run of the same shape after another (explore's seeds) then writes into
+// pages already present: clearing them costs a fraction of the page
+// faults and the kernel's zeroing that fresh mappings cost, and of the
+// unmapping.
+const KeepMax = 512 << 20
+
+// kept is the released buffers, by size.
+var kept keptSet
+
+type keptSet struct {
+	sync.Mutex
+	free  map[uint64][][]byte
+	bytes uint64
+}
+
+func (k *keptSet) take(n uint64) []byte {
+	k.Lock()
+	defer k.Unlock()
+	l := k.free[n]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	l[len(l)-1] = nil
+	k.free[n] = l[:len(l)-1]
+	k.bytes -= n
+	return b
+}
+
+func (k *keptSet) put(b []byte) bool {
+	n := uint64(len(b))
+	if n == 0 || cap(b) != len(b) {
+		return false
+	}
+	k.Lock()
+	defer k.Unlock()
+	if k.bytes+n > KeepMax {
+		return false
+	}
+	if k.free == nil {
+		k.free = map[uint64][][]byte{}
+	}
+	k.free[n] = append(k.free[n], b)
+	k.bytes += n
+	return true
+}
+
+// Kept reports how many bytes of released buffers are kept for reuse.
+func Kept() uint64 {
+	kept.Lock()
+	defer kept.Unlock()
+	return kept.bytes
+}

@@ -31,3 +31,30 @@ func TestMapRefusesEmpty(t *testing.T) {
 	_, err := Map(0)
 	assert.ErrorContains(t, err, "cannot map 0 B")
 }
+
+// A released buffer is kept and handed out again for the same size, and
+// handed out zeroed whatever was written to it.
+func TestUnmapKeepsForTheNextMap(t *testing.T) {
+	if !OffHeap {
+		t.Skip("no mappings here")
+	}
+	const n = 3 << 20 // a size no other test maps
+	a, err := Map(n)
+	require.NoError(t, err)
+	for i := range a {
+		a[i] = 0xA5
+	}
+	before := Kept()
+	require.NoError(t, Unmap(a))
+	assert.Equal(t, before+n, Kept())
+	b, err := Map(n)
+	require.NoError(t, err)
+	assert.Equal(t, &a[0], &b[0], "the kept buffer comes back")
+	assert.Equal(t, before, Kept())
+	for i := range b {
+		if b[i] != 0 {
+			require.Zero(t, b[i], "byte %d of a reused buffer", i)
+		}
+	}
+	require.NoError(t, Unmap(b))
+}
