@@ -139,7 +139,9 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		{"cxx", func() (benchRow, error) { return benchCxx(sz.cxxRuns) }},
 		{"cxx", func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) }},
 		{"explore", func() (benchRow, error) {
-			return benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
+			r, err := benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
+			r.detail += " (" + explore1MBefore + ")"
+			return r, err
 		}},
 	}
 	for _, st := range steps {
@@ -371,6 +373,11 @@ func benchFabricPuts(rounds, reps int) (benchRow, error) {
 // workload on the development machine, run back to back with the new
 // code (the README's Performance section has the runs).
 const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 allocations per put"
+
+// explore1MBefore is the 1 MiB explore row's figure before its buffers
+// were reused across seeds and its consumers' loads stopped copying
+// (issue 27), on the development machine back to back with the new code.
+const explore1MBefore = "before: 137-180ms CPU per seed, 153ms in BenchmarkExploreAlltoall1M"
 
 // cpuTime is the process's CPU time so far (user and system, every
 // thread: the collector's too). On a loaded machine it says what a run
