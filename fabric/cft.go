@@ -51,6 +51,10 @@ type Cft struct {
 	mb     *mbar
 	parity uint64 // phaseParity, per thread
 	a      opArgs // this lane's arguments for the call in progress
+	// is is mb.byThread[t] while mb's issuers are those of generation
+	// isGen: the lookup a put and its submit would make each.
+	is    *issuer
+	isGen uint64
 }
 
 // opArgs is one lane's request at a Cft call.
@@ -96,6 +100,7 @@ type mbar struct {
 	flushBy  groupRef       // who arrived this phase
 	issuers  []*issuer
 	byThread map[*kernel.Thread]*issuer
+	gen      uint64 // bumped when a new ncclCft resets issuers and byThread
 	smemBusy int // submitted ops that have not yet read their smem source
 	inflight int // submitted ops not yet complete
 	// raceSmem and raceDone collect the clocks of operations that have
@@ -200,6 +205,7 @@ func NewCft(coop kernel.Group, dc DevComm, smem CftSmem) *Cft {
 		}
 		m.phase, m.pending, m.tx, m.tracked = 0, 1, 0, 0
 		m.issuers, m.byThread = nil, map[*kernel.Thread]*issuer{}
+		m.gen++
 	}
 	c := &Cft{t: t, coop: coop, dc: dc, sys: sys, mb: m}
 	c.a.c = c
@@ -366,12 +372,12 @@ func (c *Cft) issueOne(t *kernel.Thread, a *opArgs) error {
 		return fmt.Errorf("%s would track %d tx units (put/red count bytes/16, get/pullRed count bytes) since the last flush, above the mbarrier's %d: at most %d B of put/red or %d B of get/pullRed between flushes; flush first",
 			m.name, m.tracked+o.units, MaxTxCount, MaxNonFetchBytes, MaxFetchBytes)
 	}
-	key := t
-	is := m.byThread[key]
+	is := c.issuer()
 	if is == nil {
 		is = &issuer{by: groupRef{t, a.op.Scope()}}
-		m.byThread[key] = is
+		m.byThread[t] = is
 		m.issuers = append(m.issuers, is)
+		c.is, c.isGen = is, m.gen
 	}
 	o.issuer = is
 	sys.faults.decide(o)
@@ -497,15 +503,30 @@ var submitCall = &kernel.Call{Name: "ncclCft::submit", Run: func(g *kernel.Activ
 		if !elected(g, t, a.op.Scope()) {
 			continue
 		}
-		a.c.mb.submit(t)
+		a.c.mb.submit(a.c.issuer())
 	}
 	return nil
 }}
 
+// issuer is mb.byThread[c.t], the issuer of the ops c's thread issued as
+// an elected thread (c.t is always the thread a lane's call runs on), from
+// c's cache while mb's issuers have not been reset since; nil if it has
+// none.
+func (c *Cft) issuer() *issuer {
+	m := c.mb
+	if c.is != nil && c.isGen == m.gen {
+		return c.is
+	}
+	is := m.byThread[c.t]
+	if is != nil {
+		c.is, c.isGen = is, m.gen
+	}
+	return is
+}
+
 // submit hands the elected thread's issued ops to the fabric, then
 // expect_tx(txCount).
-func (m *mbar) submit(t *kernel.Thread) {
-	is := m.byThread[t]
+func (m *mbar) submit(is *issuer) {
 	if is == nil {
 		return
 	}
