@@ -101,8 +101,8 @@ type mbar struct {
 	issuers  []*issuer
 	byThread map[*kernel.Thread]*issuer
 	gen      uint64 // bumped when a new ncclCft resets issuers and byThread
-	smemBusy int // submitted ops that have not yet read their smem source
-	inflight int // submitted ops not yet complete
+	smemBusy int    // submitted ops that have not yet read their smem source
+	inflight int    // submitted ops not yet complete
 	// raceSmem and raceDone collect the clocks of operations that have
 	// read their shared-memory source and that have completed: what
 	// flushSmem and flush acquire (race.go).
