@@ -155,11 +155,27 @@ type ginRank struct {
 	ctrSync []race.Sync
 	pending map[ginThreadKey][]*ginOp // issued by a thread, not yet consumed
 	epochs  []uint64                  // per barrier: completed syncs
+	// For the hang report (signalCause): per slot, the last operation
+	// whose signal landed on it and when, and the last readSignal that
+	// returned a value counting such a signal (a baseline taken late).
+	lastSig   []*ginOp
+	lastSigAt []sim.Time
+	baseRead  map[int]ginBaseRead
 
 	// ccoGda (gda.go)
 	gdaConn GdaConnection
 	gdaBar  GdaBarrierHandle
 	shadow  []uint64 // per slot: the signal value waits have consumed (signalShadows)
+}
+
+// ginBaseRead is a readSignal that returned v at time at, by who, after
+// op's signal had landed on the slot at opAt.
+type ginBaseRead struct {
+	who  string
+	at   sim.Time
+	v    uint64
+	op   *ginOp
+	opAt sim.Time
 }
 
 type ginThreadKey struct {
@@ -284,6 +300,11 @@ func (sys *System) ginSetup() *ginSys {
 	if err != nil {
 		panic(err) // the model was checked in NewSystem
 	}
+	if sys.railsOnly {
+		g := sys.topo.LsaSize
+		n.SetUnreachable(func(src, dst int) bool { return src%g != dst%g },
+			"rail-only network (Config.NicRailsOnly): NIC i of a node reaches only NIC i of the other nodes")
+	}
 	sys.gin = &ginSys{s: sys.s, net: n, conns: map[ginConnKey]*ginConn{}, tk: sys.s.TraceKind("gin.settle"), waits: map[*kernel.Wave]*ginWait{}}
 	if sys.ginType == GinTypeAnvilSdma {
 		sys.gin.sdma = newGinSdma(sys)
@@ -340,7 +361,7 @@ func (c *Comm) ginCreate(dc *DevComm, reqs DevCommRequirements) error {
 		nSig: reqs.GinSignalCount, nBar: reqs.GinBarrierCount, barSize: c.NRanks, mode: make([]uint8, nSlots),
 		counter: make([]uint64, reqs.GinCounterCount), ctrSync: make([]race.Sync, reqs.GinCounterCount),
 		cwl: sys.s.NewWatchList(fmt.Sprintf("rank %d GIN counters", c.Rank)), fwl: sys.s.NewWatchList(fmt.Sprintf("rank %d GIN flushes", c.Rank)), pending: map[ginThreadKey][]*ginOp{},
-		epochs: make([]uint64, reqs.GinBarrierCount), gdaConn: reqs.GdaConnectionType, gdaBar: gdaBar, shadow: make([]uint64, nSlots)}
+		epochs: make([]uint64, reqs.GinBarrierCount), lastSig: make([]*ginOp, nSlots), lastSigAt: make([]sim.Time, nSlots), gdaConn: reqs.GdaConnectionType, gdaBar: gdaBar, shadow: make([]uint64, nSlots)}
 	if nSlots > 0 {
 		off, err := c.symAlloc(call, uint64(nSlots)*8, fmt.Sprintf("dev comm %d GIN signals", c.devs), false)
 		if err != nil {

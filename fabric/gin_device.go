@@ -338,6 +338,7 @@ func (sys *System) ginSignal(o *ginOp) {
 		return
 	}
 	pg.mode[slot] = mode
+	pg.lastSig[slot], pg.lastSigAt[slot] = o, sys.s.Now()
 	sys.ginRaceSignal(o, slot)
 	pg.store(slot, pg.load(slot)+o.ra.Value)
 	o.signaled = true
@@ -349,8 +350,15 @@ func (sys *System) ginSignal(o *ginOp) {
 // acquire load).
 func (gi *Gin) ReadSignal(sig GinSignal, bits int) uint64 {
 	gi.checkSignal("ncclGin::readSignal", sig, bits, 64)
-	v := gi.g.load(int(sig))
-	gi.g.sys.ginRaceAcquireSlot(gi.t, gi.g, int(sig))
+	g := gi.g
+	v := g.load(int(sig))
+	g.sys.ginRaceAcquireSlot(gi.t, g, int(sig))
+	if op := g.lastSig[sig]; v != 0 && op != nil {
+		if g.baseRead == nil {
+			g.baseRead = map[int]ginBaseRead{}
+		}
+		g.baseRead[int(sig)] = ginBaseRead{who: gi.t.String(), at: g.sys.s.Now(), v: v, op: op, opAt: g.lastSigAt[sig]}
+	}
 	if bits < 64 {
 		v &= uint64(1)<<bits - 1
 	}
@@ -396,6 +404,8 @@ func (gi *Gin) ResetSignal(sig GinSignal) {
 	g.sys.ginRaceReset(gi.t, g, int(sig))
 	g.store(int(sig), 0)
 	g.mode[sig] = 0
+	g.lastSig[sig] = nil
+	delete(g.baseRead, int(sig))
 }
 
 // ReadCounter is ncclGin::readCounter (bits ≤ 56).
@@ -589,7 +599,11 @@ func (sys *System) ginSignalOps(gr *ginRank, s int) []string {
 					continue
 				}
 				l, n := o.msg.Landed()
-				in = append(in, fmt.Sprintf("%s (%s, %s → %s, %d/%d packets landed)", o.describe(), c.qp.Name(), c.qp.Src().Name(), c.qp.Dst().Name(), l, n))
+				lost := ""
+				if why, ok := o.msg.QP().Unreachable(); ok {
+					lost = fmt.Sprintf("; %s is unreachable from %s (%s): its packets are lost and it never lands", o.msg.QP().Dst().Name(), o.msg.QP().Src().Name(), why)
+				}
+				in = append(in, fmt.Sprintf("%s (%s, %s → %s, %d/%d packets landed%s)", o.describe(), c.qp.Name(), c.qp.Src().Name(), c.qp.Dst().Name(), l, n, lost))
 			}
 		}
 	}

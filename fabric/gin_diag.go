@@ -62,5 +62,9 @@ func (sys *System) signalCause(gr *ginRank, s int, least uint64, bits int) (sim.
 	if len(sys.ginSignalOps(gr, s)) > 0 {
 		return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and %s", s, least, bits, v, sys.ginSignalInflight(gr, s))
 	}
+	if r, ok := gr.baseRead[s]; ok && least > r.v && least-r.v <= v {
+		return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and nothing in flight will raise it: the baseline was read too late: %s's readSignal at %v returned %d, which already counted the signal of %s that landed at %v, so waiting for baseline + %d waits for a signal more than the producers send (a baseline must be read before anything lets a producer signal, such as the barrier that orders that producer: a per-block barrier orders only the blocks of its own index)",
+			s, least, bits, v, r.who, r.at, r.v, r.op.describe(), r.opAt, least-r.v)
+	}
 	return CauseGinSignalWaits, fmt.Sprintf("in ncclGin::waitSignal for its signal %d to reach %d (%d bits); it holds %d and nothing in flight will raise it: the producers signalled fewer times than the wait expects (the expected value must count every signal of every producer of this epoch), a producer posted to another signal index, or the slot was reset after signals landed", s, least, bits, v)
 }

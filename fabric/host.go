@@ -88,6 +88,11 @@ type Config struct {
 	// Nic is the network model of GIN dev comms (package nic); nil is
 	// nic.DefaultModel().
 	Nic *nic.Model
+	// NicRailsOnly makes the network rail-only: NIC i of a node reaches
+	// only NIC i of the other nodes (the same LSA rank), with no
+	// cross-rail or intra-node hairpin path; a packet to another rail is
+	// lost (nic.Network.SetUnreachable).
+	NicRailsOnly bool
 	// Sdma is the timing model (and, by model.ArchOf, the architecture)
 	// of the SDMA engines GIN uses with NCCL_GIN_TYPE=7 (gin_sdma.go); nil
 	// is model.Default().
@@ -127,6 +132,7 @@ type System struct {
 	raceEP  []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
 
 	nicModel  *nic.Model  // Config.Nic
+	railsOnly bool        // Config.NicRailsOnly
 	ginType   int         // NCCL_GIN_TYPE (0: unset)
 	sdmaModel model.Model // Config.Sdma
 	sdmaInj   *engine.InjectPlan
@@ -184,7 +190,7 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 		return nil, err
 	}
 	sys := &System{s: s, topo: topo, model: m, debug: cfg.Debug, memCap: cfg.MemBytes, cftOn: true, phantom: cfg.Phantom,
-		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}, nicModel: cfg.Nic, ginType: ginType, sdmaModel: cfg.Sdma, sdmaInj: cfg.SdmaInject}
+		mbars: map[smemKey]*mbar{}, bars: map[barKey]*barState{}, nicModel: cfg.Nic, railsOnly: cfg.NicRailsOnly, ginType: ginType, sdmaModel: cfg.Sdma, sdmaInj: cfg.SdmaInject}
 	if v, ok := env["NCCL_CFT_ENABLE"]; ok && strings.TrimSpace(v) == "0" {
 		sys.cftOn = false
 	}

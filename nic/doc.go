@@ -34,6 +34,21 @@
 // whichever it is, has landed. Which one a system gives is a property of
 // the NIC and its configuration, so it is a model parameter.
 //
+// # Reachability
+//
+// Network.SetUnreachable marks NIC pairs without a path (NICs on disjoint
+// rails with no cross-rail or hairpin route, a failed link). Their
+// packets leave the source and are lost, with no error completion: a
+// waiter at the destination spins until a timeout or for ever. This is
+// the failure behind NCCL's GIN init hang, whose ring all-gather at dev
+// comm creation spins when a ring neighbour's NIC is unreachable
+// (https://github.com/NVIDIA/nccl/pull/2318: "ncclGinIbAllGather spins
+// forever if the RDMA fabric between neighboring ranks is disconnected
+// (e.g., NICs on disjoint rails)"; https://github.com/NVIDIA/nccl/issues/2203:
+// no cross-rail loopback, NCCL_CROSS_NIC=0 advised). Losing the packet
+// silently rather than raising an error CQE after the RC retry budget is
+// a simplification: that budget is far longer than the runs modelled.
+//
 // # Parameters and their sources
 //
 // DefaultModel is a 400 Gb/s NIC per GPU, as the AMD Pensando Pollara 400

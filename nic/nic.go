@@ -88,6 +88,30 @@ type Network struct {
 	chunk uint64
 	nics  []*NIC
 	rng   *rand.Rand
+	// unreach, if set, says which NIC pairs have no path (SetUnreachable).
+	unreach func(src, dst int) bool
+	why     string
+}
+
+// SetUnreachable marks the NIC pairs f reports as having no path between
+// them (a network fault or a topology without that path: NICs on disjoint
+// rails, no hairpin), why saying which, for reports. A packet posted on
+// such a QP leaves its source NIC and is lost: it never lands, so the
+// message is never Done and nothing at the destination changes. No error
+// completion is modelled (the RC retry timeout that would eventually
+// raise one is seconds away): the sender sees local completion and a
+// waiter at the destination waits for ever unless it has a timeout.
+func (n *Network) SetUnreachable(f func(src, dst int) bool, why string) {
+	n.unreach, n.why = f, why
+}
+
+// Unreachable reports whether NIC dst cannot be reached from NIC src, and
+// why.
+func (n *Network) Unreachable(src, dst int) (string, bool) {
+	if n.unreach == nil || !n.unreach(src, dst) {
+		return "", false
+	}
+	return n.why, true
 }
 
 // New builds a network of n NICs on s; name(i) names NIC i in reports.
@@ -156,6 +180,10 @@ func (n *Network) NewQP(src, dst int, name string) (*QP, error) {
 
 // Name is the QP's name.
 func (q *QP) Name() string { return q.name }
+
+// Unreachable reports whether the QP's destination NIC cannot be reached
+// from its source (Network.SetUnreachable), and why.
+func (q *QP) Unreachable() (string, bool) { return q.net.Unreachable(q.src.id, q.dst.id) }
 
 // Src and Dst are the QP's NICs.
 func (q *QP) Src() *NIC { return q.src }
@@ -252,6 +280,10 @@ func (c *NIC) kick() {
 		}
 		if last && m.Sent != nil {
 			m.Sent()
+		}
+		if _, lost := q.Unreachable(); lost {
+			c.kick()
+			return // no path: the packet is lost in the network
 		}
 		wire := n.s.Now() + n.m.Latency
 		if n.m.Ordering == OutOfOrder && n.m.Jitter > 0 {

@@ -93,6 +93,9 @@ func HuntOptions(sc *Scenario, st Strategy, seed uint64) Options {
 	if p := sc.Planted; p != nil && p.Bytes != 0 {
 		o.Bytes = p.Bytes
 	}
+	if p := sc.Planted; p != nil && p.LsaSize != 0 {
+		o.LsaSize = p.LsaSize
+	}
 	o.Seed, o.Perturb, o.Strategy = seed, st.Perturb, st.Schedule
 	return o
 }

@@ -72,6 +72,9 @@ type Planted struct {
 	// Defaults), small so that hundreds of seeds stay cheap.
 	Ranks int
 	Bytes uint64
+	// LsaSize is the hunt shape's --lsa-size (0: Defaults): the fabric
+	// bugs that need several nodes.
+	LsaSize int
 }
 
 // Shape is a fixed rank and queue count.

@@ -27,7 +27,13 @@ func init() {
 		Summary: "hierarchical u32 sum all-reduce: CFT reduce-scatter inside each node, GIN across nodes on the rail, CFT all-gather inside the node",
 		Perf:    &scenario.PerfShape{Type: "uint32", Elem: 4, Redop: "sum", Per: scenario.One, Gran: 16, Bus: func(n float64) float64 { return 2 * (n - 1) / n }},
 		Bytes:   "per rank (a multiple of 16)", DefaultBytes: 8 << 10,
-		Check: checkHier, Usage: hierUsage, Run: runHier})
+		Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-allreduce", o, true) }})
+	scenario.Register(&scenario.Scenario{Name: "gin-hier-no-barrier", Fabric: true,
+		Summary: "PLANTED BUG: gin-hier-allreduce without the CFT barrier after the intra-node reduce-scatter, so the cross-node GIN put reads a partial sum the node peers' CFT reds have not finished",
+		Bytes:   "per rank (a multiple of 16)", DefaultBytes: 8 << 10,
+		Planted: &scenario.Planted{Fixed: "gin-hier-allreduce", Timing: true, Class: "a hierarchical all-reduce's cross-node GIN step missing the intra-node barrier: the put's source is read before the node's CFT reds into it have landed",
+			Source: "NCCL 2.32 device API: a CFT red is visible to other ranks only after a barrier (or a counted wait); hierarchical all-reduce reports of partial sums crossing nodes", Ranks: 4, Bytes: 4 << 10, LsaSize: 2},
+		Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-no-barrier", o, false) }})
 }
 
 func checkHier(o scenario.Options) error {
@@ -70,8 +76,10 @@ func addInto(dst []byte, src []byte) {
 	}
 }
 
-func runHier(o scenario.Options) (*scenario.Outcome, error) {
-	const name = "gin-hier-allreduce"
+// runHier runs the all-reduce; without rsBarrier (the planted
+// gin-hier-no-barrier) the ranks skip the CFT barrier that closes the
+// reduce-scatter and go straight to the GIN step.
+func runHier(name string, o scenario.Options, rsBarrier bool) (*scenario.Outcome, error) {
 	topo, err := o.Topology().Normalize()
 	if err != nil {
 		return nil, err
@@ -148,7 +156,9 @@ func runHier(o scenario.Options) (*scenario.Outcome, error) {
 			}
 			cft.Submit(t.ThreadGroup())
 			cft.Flush(warp)
-			bar.Sync(warp, fabric.AcqRel, fabric.ProxyFabric, fabric.ProxyGeneric)
+			if rsBarrier {
+				bar.Sync(warp, fabric.AcqRel, fabric.ProxyFabric, fabric.ProxyGeneric)
+			}
 			// 2. Across nodes on the rail: the partial of chunk l to every
 			// other node's rank l, then add theirs.
 			gin := fabric.NewGin(t, dc, 0)
@@ -194,7 +204,7 @@ func runHier(o scenario.Options) (*scenario.Outcome, error) {
 	if err := s.Run(); err != nil {
 		return nil, err
 	}
-	res := &scenario.Outcome{Model: "fabric (" + sys.Model().Name + ") + nic (" + sys.Network().Model().Name + ")", End: s.Now(), Seed: o.Seed, Digest: s.Digest()}
+	res := &scenario.Outcome{Model: "fabric (" + sys.Model().Name + ") + nic (" + sys.Network().Model().Name + ")", End: s.Now(), Seed: o.Seed, Digest: s.Digest(), Steps: s.Steps()}
 	for r := range n {
 		res.Ranks = append(res.Ranks, scenario.RankResult{Rank: r, Finish: s.Now(), BytesSent: 2*(b-chunk) + uint64(nodes-1)*chunk, BytesReceived: 2*(b-chunk) + uint64(nodes-1)*chunk})
 	}
