@@ -58,6 +58,10 @@ type fop struct {
 	internal bool // a barrier's own op: its data is given (not read from shared memory), not checked, not failed
 	bufTaken bool // data is from sys.bufs
 	done     bool // complete has run
+	// completeDue: the completion step came while deliveries were still
+	// pending (PCT deferred one): completion waits for the last of them,
+	// as the ack it models cannot come before the data has landed.
+	completeDue bool
 }
 
 // smallOp is the largest put or red whose snapshot the fop holds itself.
@@ -245,6 +249,10 @@ func (o *fop) Step(arg uint64) {
 	case stepDeliver:
 		o.mb.sys.deliverGranule(o, int(arg>>stepDstShift), j)
 	case stepComplete:
+		if o.delivs > 0 {
+			o.completeDue = true
+			return
+		}
 		o.mb.sys.complete(o)
 	}
 }
@@ -290,6 +298,11 @@ func (sys *System) deliverGranule(o *fop, i int, j uint64) {
 	lo, hi := granuleSpan(j, o.bytes)
 	sys.deliver(o, o.dsts()[i], o.data, lo, hi)
 	o.delivs--
+	if o.completeDue && o.delivs == 0 {
+		o.completeDue = false
+		sys.complete(o) // it releases o
+		return
+	}
 	sys.release(o)
 }
 

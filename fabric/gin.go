@@ -303,7 +303,7 @@ func (sys *System) ginSetup() *ginSys {
 	if sys.railsOnly {
 		g := sys.topo.LsaSize
 		n.SetUnreachable(func(src, dst int) bool { return src%g != dst%g },
-			"rail-only network (Config.NicRailsOnly): NIC i of a node reaches only NIC i of the other nodes")
+			"a rail-only network, where NIC i of a node reaches only NIC i of the other nodes")
 	}
 	sys.gin = &ginSys{s: sys.s, net: n, conns: map[ginConnKey]*ginConn{}, tk: sys.s.TraceKind("gin.settle"), waits: map[*kernel.Wave]*ginWait{}}
 	if sys.ginType == GinTypeAnvilSdma {

@@ -1,0 +1,98 @@
+package gin_test
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/sim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// twinSeeds is how many seeds the twins run at each perturbation level:
+// EMUD_GIN_TWIN_SEEDS (the full sweep: 50), else a few for CI.
+func twinSeeds(t *testing.T) uint64 {
+	if v := os.Getenv("EMUD_GIN_TWIN_SEEDS"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err)
+		return n
+	}
+	if testing.Short() {
+		return 2
+	}
+	return 5
+}
+
+// Each planted barrier or init bug is found by the hunt's strategies
+// within a few seeds with a cause that names the broken rule (a hang
+// report, or wrong data and the race detector's report); its fixed twin
+// is clean at perturbation 0, 1 and 2, with the detector on at level 1.
+func TestPlantedGinBarrierAndInitBugs(t *testing.T) {
+	for _, tc := range []struct {
+		bug   string
+		cause string // in the hang report, or in the race report
+		hang  bool
+	}{
+		{"gin-bcast-block-barrier", "the baseline was read too late", true},
+		{"gin-barrier-alias", "missing edge", false},
+		{"gin-init-unreachable", "is unreachable from node 1 NIC 1 (rank 3) (a rail-only network", true},
+		{"gin-hier-no-barrier", "missing edge", false},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			bug, err := scenario.Lookup(tc.bug)
+			require.NoError(t, err)
+			st, err := scenario.LookupStrategy("pct")
+			require.NoError(t, err)
+			k := scenario.PCTStepsFor(bug, st, 1, false)
+			found := uint64(0)
+			for seed := uint64(1); seed <= 20 && found == 0; seed++ {
+				o := scenario.HuntOptions(bug, st, seed)
+				o.PCT = sim.PCT{Steps: k}
+				_, err := bug.Run(o)
+				if err == nil {
+					continue
+				}
+				found = seed
+				if tc.hang {
+					var he *sim.HangError
+					require.True(t, errors.As(err, &he), "seed %d: %v", seed, err)
+					assert.Contains(t, err.Error(), tc.cause)
+				} else {
+					var me *scenario.MismatchError
+					require.True(t, errors.As(err, &me), "seed %d: %v", seed, err)
+				}
+			}
+			require.NotZero(t, found, "pct finds %s within 20 seeds", tc.bug)
+			if !tc.hang {
+				reported := false
+				for seed := uint64(1); seed <= 20 && !reported; seed++ {
+					o := scenario.HuntOptions(bug, st, seed)
+					o.PCT, o.Race = sim.PCT{Steps: k}, true
+					_, err := bug.Run(o)
+					var re *race.Error
+					if errors.As(err, &re) {
+						reported = true
+						assert.Contains(t, re.Error(), tc.cause)
+					}
+				}
+				assert.True(t, reported, "the detector reports %s", tc.bug)
+			}
+
+			twin, err := scenario.Twin(bug)
+			require.NoError(t, err)
+			n := twinSeeds(t)
+			for _, level := range []sim.Level{0, 1, 2} {
+				for seed := uint64(1); seed <= n; seed++ {
+					o := scenario.HuntOptions(bug, st, seed)
+					o.Perturb, o.Strategy, o.Race = level, sim.StrategyRandom, level == 1
+					_, err := twin.Run(o)
+					require.NoError(t, err, "twin %s seed %d level %d", twin.Name, seed, level)
+				}
+			}
+		})
+	}
+}
