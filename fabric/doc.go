@@ -171,7 +171,8 @@
 // A put's source is read as it streams through the egress port (all of it
 // by the time flushSmem returns), lands after Latency (queued behind
 // earlier arrivals at the destination), and completes when the ack returns
-// after another Latency; get and pullRed complete when the data reaches
+// after another Latency, never before its last granule has landed (a PCT
+// preemption that defers a delivery defers the completion with it); get and pullRed complete when the data reaches
 // shared memory. Data moves in Granule (4 KiB) pieces in address order, each
 // read and landed when its bytes have passed the port, so a load during an
 // operation sees the granules landed so far. Each granule's delivery
@@ -214,7 +215,10 @@
 // the signals (64 bits each, then the barrier slots) are a symmetric
 // allocation in the rank's memory, counters live with the dev comm.
 // Config.Nic picks the network model (nic.DefaultModel: 400 Gb/s, in
-// order).
+// order). Config.NicRailsOnly makes the network rail-only: NIC i of a node
+// reaches only NIC i of the other nodes, and packets to another rail are
+// lost (package nic, Reachability), so a wait for them hangs with the
+// hang report naming the QP and the unreachable NIC.
 //
 // NewGin(thread, devComm, context) is ncclGin; its calls take the coop
 // that issues (thread, warp or block; the elected thread posts):

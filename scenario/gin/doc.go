@@ -55,7 +55,33 @@
 //   - gda-crossnode-barrier: gda-allgather over CCO_GDA_CONNECTION_CROSSNODE,
 //     where MORI's GDA barrier hangs on nodes of several GPUs: a node's
 //     ranks share one GDA rank, so their arrivals share a slot (fixed twin
-//     gda-allgather).
+//     gda-allgather);
+//   - gin-bcast-block-barrier: a broadcast from rank 0 over four thread
+//     blocks whose GIN barrier is per block (index = block) while only
+//     the root's block 0 puts, every block of a receiver reading its
+//     baseline of signal 0 after its barrier and waiting for baseline + 1;
+//     when a block is late (found by PCT's preemptions) the root's put has
+//     landed before that baseline read, and the hang report says the
+//     baseline counted it (fixed twin gin-bcast: the root's block k puts
+//     slice k with signal k, and receivers read the baseline before
+//     barrier k, the barrier that orders that producer) (bugs.go);
+//   - gin-barrier-alias: two rounds of puts over two contexts, each
+//     closed by a hand-rolled all-contexts barrier (a strong signal per
+//     context to every peer, then a wait for contexts × peers) on one
+//     shared signal, so the second barrier instance sees the first one's
+//     counts and its round's data is copied before it lands (fixed twin
+//     gin-barrier-distinct, a signal index per barrier instance);
+//   - gin-init-unreachable: GIN init's ring all-gather of per-rank handles
+//     (ncclGinIbAllGather's shape) over the world ring on a rail-only
+//     network (fabric.Config.NicRailsOnly; package nic's Reachability),
+//     where rank + 1 is on another rail: the put is lost and the
+//     neighbour spins in its first wait; the hang report names the QP and
+//     the unreachable NIC (fixed twin gin-init-rail-ring: the ring runs
+//     along the rail, rank + lsa-size; hunted at 2 nodes × 2 GPUs);
+//   - gin-hier-no-barrier: gin-hier-allreduce without the CFT barrier
+//     after the intra-node reduce-scatter, so the cross-node GIN put reads
+//     its partial sum before the node peers' reds have landed (fixed twin
+//     gin-hier-allreduce; hunted at 2 nodes × 2 GPUs; hier.go).
 //
 // The receivers of the planted programs copy what they received into an
 // output window as soon as their wait returns; the host checks that copy,
