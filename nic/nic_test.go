@@ -124,3 +124,30 @@ func TestModelCheck(t *testing.T) {
 	_, err = net.NewQP(0, 2, "x")
 	require.ErrorContains(t, err, "NICs 0..1")
 }
+
+// A QP to an unreachable NIC sends its packets (local completion comes)
+// but none lands; the reachable QP beside it is unaffected, and both say
+// whether their destination is reachable.
+func TestUnreachableLosesPackets(t *testing.T) {
+	m := nic.DefaultModel()
+	s, net := newNet(t, m, 3)
+	net.SetUnreachable(func(src, dst int) bool { return dst == 2 }, "no path to nic2")
+	lost, err := net.NewQP(0, 2, "lost")
+	require.NoError(t, err)
+	ok, err := net.NewQP(0, 1, "ok")
+	require.NoError(t, err)
+	var sent, landed, done int
+	for _, qp := range []*nic.QP{lost, ok} {
+		qp.Post(&nic.Message{Bytes: 3 * m.MTU, Sent: func() { sent++ }, Land: func(lo, hi uint64) { landed++ }, Done: func() { done++ }})
+	}
+	require.NoError(t, s.Run())
+	require.Equal(t, 2, sent, "both messages left their NIC")
+	require.Equal(t, 3, landed, "only the reachable QP's packets land")
+	require.Equal(t, 1, done)
+	why, unreachable := lost.Unreachable()
+	require.True(t, unreachable)
+	require.Equal(t, "no path to nic2", why)
+	_, unreachable = ok.Unreachable()
+	require.False(t, unreachable)
+	require.Len(t, lost.Inflight(), 1, "the lost message stays in flight, for the hang report")
+}

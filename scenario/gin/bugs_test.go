@@ -30,7 +30,8 @@ func twinSeeds(t *testing.T) uint64 {
 // Each planted barrier or init bug is found by the hunt's strategies
 // within a few seeds with a cause that names the broken rule (a hang
 // report, or wrong data and the race detector's report); its fixed twin
-// is clean at perturbation 0, 1 and 2, with the detector on at level 1.
+// is clean at perturbation 0, 1 and 2, with the detector on at level 1,
+// and under PCT.
 func TestPlantedGinBarrierAndInitBugs(t *testing.T) {
 	for _, tc := range []struct {
 		bug   string
@@ -92,6 +93,15 @@ func TestPlantedGinBarrierAndInitBugs(t *testing.T) {
 					_, err := twin.Run(o)
 					require.NoError(t, err, "twin %s seed %d level %d", twin.Name, seed, level)
 				}
+			}
+			// And under PCT as the hunt runs it (gin-hier-allreduce's seed 7
+			// once completed a CFT red before a PCT-deferred delivery).
+			kt := scenario.PCTStepsFor(bug, st, 1, true)
+			for seed := uint64(1); seed <= max(n, 8); seed++ {
+				o := scenario.HuntOptions(bug, st, seed)
+				o.PCT = sim.PCT{Steps: kt}
+				_, err := twin.Run(o)
+				require.NoError(t, err, "twin %s seed %d under pct", twin.Name, seed)
 			}
 		})
 	}
