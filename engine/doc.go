@@ -15,7 +15,8 @@
 // resident memory is about its emulated bytes and the race detector keeps
 // no shadow of them; [Node.Close] gives them back (after it every access
 // fails naming the closed node), and a node nobody closes gives them back
-// once unreachable. Config.Backing = [MapAt] maps each region at its own
+// once unreachable (hostmem keeps up to its KeepMax of them for the next
+// node's regions of the same size). Config.Backing = [MapAt] maps each region at its own
 // address for native lanes.
 //
 // # Queues

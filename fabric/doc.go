@@ -41,7 +41,8 @@
 // heap (internal/hostmem), so a run's resident memory is about its emulated
 // bytes instead of the collector's goal for them; System.Close releases
 // them (scenario/cft's collectives close their system), and a System
-// nobody closed releases them when it becomes unreachable. Operations'
+// nobody closed releases them when it becomes unreachable (hostmem keeps
+// up to its KeepMax of released buffers for the next Map of their size). Operations'
 // data snapshots are pooled per System and reused (a put or red of up to
 // 64 B keeps its snapshot in its own record), and so are the records of
 // finished puts and reds; an operation schedules its steps without a
