@@ -25,6 +25,39 @@ type Memory struct {
 	back   Backing // real bytes for a region; realBytes unless Config.Backing
 	guard  func(op string, addr, n uint64) error
 	mapped *mappedSet // the default backing's buffers mapped outside the Go heap
+	rings  ringSlab   // ring buffers, outside the Go heap under the default backing
+}
+
+// ringSlab hands out ring buffers carved from mappings of ringSlabBytes
+// (a node of 64 GPUs has thousands of 256 KiB rings: on the Go heap they
+// would raise the collector's goal by gigabytes, and under the race
+// detector carry shadow memory; one mapping each would spend the
+// process's map count). A destroyed queue's buffer is not reused (a
+// report may still read the old ring); Node.Close gives them all back.
+type ringSlab struct {
+	cur []byte // the rest of the current mapping
+}
+
+const ringSlabBytes = 16 << 20
+
+// ringBuf returns a zeroed ring buffer of size bytes: carved from the
+// slab under the default backing, on the Go heap otherwise (a backing the
+// caller gave maps device memory, not process buffers).
+func (m *Memory) ringBuf(size int) ([]byte, error) {
+	if m.mapped == nil || !hostmem.OffHeap || size <= 0 {
+		return make([]byte, size), nil
+	}
+	if len(m.rings.cur) < size {
+		b, err := hostmem.Map(uint64(max(size, ringSlabBytes)))
+		if err != nil {
+			return nil, err
+		}
+		m.mapped.bufs = append(m.mapped.bufs, b)
+		m.rings.cur = b
+	}
+	b := m.rings.cur[:size:size]
+	m.rings.cur = m.rings.cur[size:]
+	return b, nil
 }
 
 // offHeapMin is the region size from which the default backing maps the
@@ -137,6 +170,7 @@ func newMemory(n *Node) *Memory {
 // the caller's.
 func (m *Memory) release() {
 	m.Space.Release()
+	m.rings = ringSlab{}
 	if m.mapped != nil {
 		m.mapped.release()
 	}

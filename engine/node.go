@@ -94,10 +94,11 @@ type Node struct {
 	tk        traceKinds
 	links     map[[2]int]*link // directed paths (timing.go)
 	engines   map[[2]int]*Engine
-	engList   []*Engine   // creation order, for deterministic reports
-	jit       *rand.Rand  // jitter stream, made on first use
-	hook      issuer.Hook // the observer, nil unless a recorder is attached (hooks.go)
-	inj       *injector   // nil unless Config.Inject plans faults (inject.go)
+	engList   []*Engine    // creation order, for deterministic reports
+	jit       *rand.Rand   // jitter stream, made on first use
+	hook      issuer.Hook  // the observer, nil unless a recorder is attached (hooks.go)
+	inj       *injector    // nil unless Config.Inject plans faults (inject.go)
+	rings     []*ring.Ring // every queue's ring, destroyed ones too, for Close
 }
 
 type traceKinds struct {
@@ -188,7 +189,12 @@ func (n *Node) Memory() *Memory { return n.mem }
 // was closed, and a []byte taken from Memory.Bytes must not be used after
 // it. Closing twice is harmless. A node nobody closes releases its memory
 // once it is unreachable.
-func (n *Node) Close() { n.mem.release() }
+func (n *Node) Close() {
+	for _, r := range n.rings {
+		r.Release() // their buffers are in the mappings released next
+	}
+	n.mem.release()
+}
 
 // Model returns the timing model.
 func (n *Node) Model() model.Model { return n.model }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
@@ -78,10 +79,22 @@ type Client interface {
 func (q *Queue) SetClient(c Client) { q.cl = c }
 
 func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
+	if o.Buf == nil {
+		size := o.Size
+		if size == 0 {
+			size = ring.DefaultSize
+		}
+		buf, err := n.mem.ringBuf(size)
+		if err != nil {
+			return nil, fmt.Errorf("engine: queue %v: ring buffer: %w", id, err)
+		}
+		o.Buf = buf
+	}
 	r, err := ring.New(o)
 	if err != nil {
 		return nil, err
 	}
+	n.rings = append(n.rings, r)
 	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
 	q.who = q.writerName
 	q.Queue, q.be = issuer.New(n.s, id, r, port{q}, &n.hook)

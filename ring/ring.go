@@ -59,6 +59,10 @@ type Options struct {
 	Start    uint64
 	Capacity CapacityRule
 	Dialect  Dialect
+	// Buf, if not nil, is the ring's buffer: Size bytes (DefaultSize when
+	// Size is 0), zeroed, owned by the ring from New on. The engine hands
+	// out buffers outside the Go heap this way; nil makes one.
+	Buf []byte
 }
 
 // Ring is one SDMA queue's ring buffer plus the issuer- and engine-side
@@ -104,9 +108,15 @@ func New(o Options) (*Ring, error) {
 		return nil, fmt.Errorf("ring: unknown capacity rule %d", o.Capacity)
 	case o.Dialect >= numDialects:
 		return nil, fmt.Errorf("ring: unknown dialect %d", o.Dialect)
+	case o.Buf != nil && len(o.Buf) != size:
+		return nil, fmt.Errorf("ring: a buffer of %d bytes for a ring of %d", len(o.Buf), size)
+	}
+	buf := o.Buf
+	if buf == nil {
+		buf = make([]byte, size)
 	}
 	r := &Ring{
-		buf:     make([]byte, size),
+		buf:     buf,
 		size:    uint64(size),
 		mask:    uint64(size) - 1,
 		dialect: o.Dialect,
@@ -282,6 +292,11 @@ func (r *Ring) Contiguous(ptr uint64, n int) []byte {
 	}
 	return r.buf[off : off+uint64(n) : off+uint64(n)]
 }
+
+// Release drops the ring's buffer, for an owner about to give back the
+// memory behind it: any later access panics (an index out of range, not a
+// fault on released memory).
+func (r *Ring) Release() { r.buf, r.scratch = nil, nil }
 
 // Bytes is the whole ring buffer, aliased (for golden tests and the
 // hardware backend).

@@ -50,7 +50,7 @@ type patternKey struct {
 	src, dst int
 }
 
-const patternCacheMax = 256 << 20
+const patternCacheMax = 128 << 20
 
 // cachedPattern is Pattern(n bytes, key 0, src, dst) from the cache,
 // computed and kept on first use while the cache has room; nil when it

@@ -176,6 +176,28 @@ func TestQuietOnAStuckEngineIsAHang(t *testing.T) {
 // Under PaceWallClock a waiter's virtual time follows the real time the
 // engine, outside the simulator, takes.
 func TestWallClockPace(t *testing.T) {
+	// The wait's virtual time follows the real time it took (each poll
+	// advances by the real time since the previous one), within a
+	// scheduling slack. On a loaded machine a goroutine can be run late by
+	// tens of milliseconds between its last poll and its return, which no
+	// poll sees: such an attempt measures the machine, not the pacing, so
+	// the property must hold on one of a few attempts.
+	const attempts = 4
+	var done sim.Time
+	var realWait time.Duration
+	for i := range attempts {
+		done, realWait = wallClockWait(t)
+		t.Logf("attempt %d: %v virtual for a %v real wait", i+1, done, realWait)
+		if done+sim.Millisecond >= sim.Time(realWait.Nanoseconds())*sim.Nanosecond/2 {
+			return
+		}
+	}
+	t.Fatalf("virtual time did not keep up with the wall clock on %d attempts: last %v virtual for a %v real wait", attempts, done, realWait)
+}
+
+// wallClockWait is one quiet under PaceWallClock whose engine, outside the
+// simulator, takes 3 ms of real time: the wait's virtual and real time.
+func wallClockWait(t *testing.T) (sim.Time, time.Duration) {
 	// Virtual time follows the wall clock here, so a loaded machine that
 	// runs the engine goroutine late moves it on with no progress: the
 	// watchdog must allow for that (the default's 100 ms tripped under CI).
@@ -203,14 +225,7 @@ func TestWallClockPace(t *testing.T) {
 	})
 	require.NoError(t, s.Run())
 	<-engineDone
-	// The wait's virtual time follows the real time it took (each poll
-	// advances by the real time since the previous one), within a
-	// scheduling slack: on a loaded machine the goroutines run late, and
-	// the real time is what the poll saw.
-	slack := sim.Millisecond
-	require.GreaterOrEqual(t, done+slack, sim.Time(realWait.Nanoseconds())*sim.Nanosecond/2,
-		"virtual time kept up with the wall clock: %v virtual for a %v real wait", done, realWait)
-	t.Logf("%v virtual for a %v real wait", done, realWait)
+	return done, realWait
 }
 
 // Through cco's seam a hardware queue names its GPU, peer and queue id as
