@@ -7,7 +7,10 @@
 //
 //   - gin-alltoall: every rank puts --bytes to every other rank with a
 //     strong signal and waits for its n−1 signals; peers are staggered
-//     (rank + i) so that the receive ports share the load.
+//     (rank + i) so that the receive ports share the load; its time is
+//     the NIC model's closed form, PostCost + (n−1) puts' packets through
+//     the one transmit port + Latency (a test checks it as bytes,
+//     bandwidth and latency vary).
 //   - gin-allgather: every rank puts its block to every other rank.
 //   - gin-hier-allreduce: a u32 sum all-reduce in three phases: a CFT
 //     reduce-scatter inside each node (CFT red of chunk p to node rank p,

@@ -130,10 +130,15 @@ func nicSystem(o scenario.Options, m nic.Model, memBytes uint64) (*sim.Sim, *fab
 	return s, sys, comms, nil
 }
 
-func build(o scenario.Options, p program) (*rig, error) {
+// build builds p's system on NIC model nm (nil: nic.DefaultModel, or the
+// out-of-order model of the halves programs).
+func build(o scenario.Options, p program, nm *nic.Model) (*rig, error) {
 	m := nic.DefaultModel()
 	if p == progHalvesWeak || p == progHalvesStrong {
 		m.Name, m.Ordering, m.Jitter = "400g-ooo", nic.OutOfOrder, 4*sim.Microsecond
+	}
+	if nm != nil {
+		m = *nm
 	}
 	mem := 3*uint64(o.Ranks)*o.Bytes + 1<<20
 	var s *sim.Sim
@@ -183,7 +188,12 @@ func (r *rig) want(src, dst int, p program) []byte {
 }
 
 func run(name string, o scenario.Options, p program) (*scenario.Outcome, error) {
-	r, err := build(o, p)
+	return runOn(name, o, p, nil)
+}
+
+// runOn is run on NIC model m (nil: the program's own).
+func runOn(name string, o scenario.Options, p program, m *nic.Model) (*scenario.Outcome, error) {
+	r, err := build(o, p, m)
 	if err != nil {
 		return nil, err
 	}
