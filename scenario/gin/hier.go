@@ -32,7 +32,7 @@ func init() {
 		Summary: "PLANTED BUG: gin-hier-allreduce without the CFT barrier after the intra-node reduce-scatter, so the cross-node GIN put reads a partial sum the node peers' CFT reds have not finished",
 		Bytes:   "per rank (a multiple of 16)", DefaultBytes: 8 << 10,
 		Planted: &scenario.Planted{Fixed: "gin-hier-allreduce", Timing: true, Class: "a hierarchical all-reduce's cross-node GIN step missing the intra-node barrier: the put's source is read before the node's CFT reds into it have landed",
-			Source: "NCCL 2.32 device API: a CFT red is visible to other ranks only after a barrier (or a counted wait); hierarchical all-reduce reports of partial sums crossing nodes", Ranks: 4, Bytes: 4 << 10, LsaSize: 2},
+			Source: "CFT's ordering (package fabric doc: another rank's red is visible only once a barrier with release and acquire orders it); the hierarchical all-reduce shape of NCCL's device API (CFT/LSA inside a node, GIN across)", Ranks: 4, Bytes: 4 << 10, LsaSize: 2},
 		Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-no-barrier", o, false) }})
 }
 
