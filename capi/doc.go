@@ -125,5 +125,6 @@
 // call naming it; none is a silent no-op. EMUD_SUMMARY=1 prints the seed,
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
-// call.
+// call. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// the first call to a clean exit (go tool pprof reads it).
 package main

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,8 +56,9 @@ var rt struct {
 	ran  chan error // sim.Run's result
 	seed uint64
 
-	count *counter  // EMUD_SUMMARY: packets retired
-	began time.Time // the first call, for EMUD_SUMMARY's wall time
+	count   *counter  // EMUD_SUMMARY: packets retired
+	profile *os.File  // EMUD_CPUPROFILE's file, written at exit
+	began   time.Time // the first call, for EMUD_SUMMARY's wall time
 
 	// Emulation state: touched only by the running actor.
 	comms    []*cco.Comm
@@ -166,6 +168,17 @@ func start() error {
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
 	rt.began = time.Now()
+	if p := os.Getenv("EMUD_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("EMUD_CPUPROFILE: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("EMUD_CPUPROFILE=%s: %w", p, err)
+		}
+		rt.profile = f
+	}
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) && j.Node.Observer() == nil {
 		rt.count = &counter{}
 		j.Node.SetObserver(rt.count)
@@ -213,6 +226,10 @@ func fail(err error) {
 // summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
 // across runs, seeds and compilers.
 func summary() {
+	if rt.profile != nil {
+		pprof.StopCPUProfile()
+		rt.profile.Close()
+	}
 	if !cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		return
 	}

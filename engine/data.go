@@ -113,7 +113,7 @@ func (q *Queue) landRange(lo, hi uint64) error {
 	if err != nil {
 		return err
 	}
-	q.c.bytes.Add(float64(n))
+	q.c.bytes.Add(n)
 	return nil
 }
 

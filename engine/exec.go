@@ -140,7 +140,7 @@ func (q *Queue) apply() bool {
 					break
 				}
 				q.raceAccess(dstWrite(i), dst, n, true, false)
-				q.c.bytes.Add(float64(n))
+				q.c.bytes.Add(n)
 			}
 			if err == nil {
 				q.event(FaultCopyOverlap, p.Dst, 0, fmt.Sprintf("source [%#x, +%d) and destination [%#x, +%d) overlap; hardware leaves the result undefined, emud copies as memmove", p.Src, n, p.Dst, n))

@@ -184,7 +184,7 @@ func (q *Queue) applyFused() bool {
 		}
 		q.raceAccess(copyWrite, p.Src, n, true, false)
 		q.raceAccess(dst2Write, p.Dst, n, true, false)
-		q.c.bytes.Add(float64(2 * n))
+		q.c.bytes.Add(2 * n)
 	case q.x.data.overlap:
 		for i, dst := range q.x.data.dst {
 			q.raceAccess(copyRead, p.Src, n, false, false)
@@ -192,7 +192,7 @@ func (q *Queue) applyFused() bool {
 				break
 			}
 			q.raceAccess(dstWrite(min(i, 1)), dst, n, true, false)
-			q.c.bytes.Add(float64(n))
+			q.c.bytes.Add(n)
 		}
 		if err == nil {
 			q.event(FaultCopyOverlap, p.Dst, 0, fmt.Sprintf("source [%#x, +%d) and a destination overlap; hardware leaves the result undefined, emud copies as memmove", p.Src, n))

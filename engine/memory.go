@@ -24,7 +24,7 @@ type Memory struct {
 	*lsa.Space
 	back   Backing // real bytes for a region; realBytes unless Config.Backing
 	guard  func(op string, addr, n uint64) error
-	mapped *mappedSet // the default backing's buffers mapped outside the Go heap
+	mapped *mappedSet // buffers mapped outside the Go heap: the default backing's regions, the rings
 	rings  ringSlab   // ring buffers, outside the Go heap under the default backing
 }
 
@@ -40,11 +40,10 @@ type ringSlab struct {
 
 const ringSlabBytes = 16 << 20
 
-// ringBuf returns a zeroed ring buffer of size bytes: carved from the
-// slab under the default backing, on the Go heap otherwise (a backing the
-// caller gave maps device memory, not process buffers).
+// ringBuf returns a zeroed ring buffer of size bytes, carved from the slab
+// (whatever backs the regions: rings are the emulator's own buffers).
 func (m *Memory) ringBuf(size int) ([]byte, error) {
-	if m.mapped == nil || !hostmem.OffHeap || size <= 0 {
+	if !hostmem.OffHeap || size <= 0 {
 		return make([]byte, size), nil
 	}
 	if len(m.rings.cur) < size {
@@ -155,25 +154,23 @@ func (m *Memory) Store64(addr uint64, v uint64) error {
 type Backing func(base, size uint64) ([]byte, error)
 
 func newMemory(n *Node) *Memory {
-	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing}
+	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing,
+		mapped: &mappedSet{}}
+	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 	if m.back == nil {
-		m.mapped = &mappedSet{}
-		runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 		m.back = m.realBytes
 	}
 	m.Watch().EnableLog(m.loadWord)
 	return m
 }
 
-// release gives back the default backing's mapped buffers; every later
-// access fails (lsa.Space.Release). Memory that Config.Backing gave is
-// the caller's.
+// release gives back the mapped buffers (the default backing's regions,
+// the rings); every later access fails (lsa.Space.Release). Memory that
+// Config.Backing gave is the caller's.
 func (m *Memory) release() {
 	m.Space.Release()
 	m.rings = ringSlab{}
-	if m.mapped != nil {
-		m.mapped.release()
-	}
+	m.mapped.release()
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).

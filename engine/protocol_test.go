@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,10 +45,10 @@ func TestExactlyOneLapOf8192SingleUnitPackets(t *testing.T) {
 			got := make([]byte, n*sz)
 			require.NoError(t, r.n.Memory().Read(dst, got))
 			assert.Equal(t, pattern(n*sz, 5), got)
-			assert.Equal(t, tc.fullWait, testutil.ToFloat64(q.c.ringFull))
-			assert.Equal(t, float64(n), testutil.ToFloat64(q.c.packets[ring.KindCopy]))
-			assert.Equal(t, float64(n), testutil.ToFloat64(q.c.packets[ring.KindNop]), "one padding dword per COPY unit")
-			assert.Equal(t, float64(n), testutil.ToFloat64(q.c.doorbells))
+			assert.Equal(t, tc.fullWait, q.c.ringFull.value())
+			assert.Equal(t, float64(n), q.c.packets[ring.KindCopy].value())
+			assert.Equal(t, float64(n), q.c.packets[ring.KindNop].value(), "one padding dword per COPY unit")
+			assert.Equal(t, float64(n), q.c.doorbells.value())
 			if tc.fullWait > 0 {
 				// The 8192nd reservation proceeded once the engine retired
 				// the first packet: a doorbell latency after the first
@@ -274,7 +273,7 @@ func TestDoorbellValidation(t *testing.T) {
 	assert.Contains(t, why[2], "more than one ring")
 	v, _ := r.n.Memory().Load32(buf + 4)
 	assert.Equal(t, uint32(8), v)
-	assert.Equal(t, float64(4), testutil.ToFloat64(q.c.doorbells))
+	assert.Equal(t, float64(4), q.c.doorbells.value())
 }
 
 func TestRptrWriteBackPolicies(t *testing.T) {
@@ -344,6 +343,11 @@ func TestMetricsOnTheNodeRegistry(t *testing.T) {
 	assert.Equal(t, 1.0, got["emud_sdma_doorbells_total/1"])
 	assert.Equal(t, 1.0, got["emud_sdma_poll_waits_total/1"])
 	assert.Equal(t, 0.0, got["emud_sdma_ring_full_waits_total/1"])
+	assert.Contains(t, got, "emud_sdma_ring_full_waits_total/1", "a queue's zero series are exported too")
+	assert.Contains(t, got, "emud_sdma_packets_total/WRITE_LINEAR/1", "every opcode's series, zeros included")
+	for _, f := range fams {
+		assert.NotEmpty(t, f.GetHelp(), f.GetName())
+	}
 
 	// A second node has its own registry: no global state.
 	r2 := newRig(t, 1, Config{GPUs: 2})
