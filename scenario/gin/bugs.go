@@ -60,7 +60,8 @@ func init() {
 	reg := func(name, summary string, p bugProgram, planted *scenario.Planted) {
 		scenario.Register(&scenario.Scenario{Name: name, Summary: summary, Fabric: true, Planted: planted,
 			DefaultBytes: 64 << 10, Check: checkBug(p), Usage: usage,
-			Run: func(o scenario.Options) (*scenario.Outcome, error) { return runBug(name, o, p) }})
+			PerfModel: func(scenario.Options) string { return "fabric GIN + nic (" + nic.DefaultModel().Name + ")" },
+			Run:       func(o scenario.Options) (*scenario.Outcome, error) { return runBug(name, o, p) }})
 	}
 	reg("gin-bcast", "broadcast from rank 0 over 4 thread blocks: the root's block k puts slice k with signal k after barrier k, each receiver's block k reads its baseline before barrier k", progBcastPerBlock, nil)
 	reg("gin-bcast-block-barrier", "PLANTED BUG: gin-bcast with only the root's block 0 putting, while the barrier is per block and each block reads its baseline after it", progBcastBlockBarrier,

@@ -28,7 +28,8 @@ func init() {
 		// reports the per-pair transfer (bus factor 1).
 		scenario.Register(&scenario.Scenario{Name: name, Summary: summary, Fabric: true, Planted: planted,
 			DefaultBytes: 64 << 10, Check: checkGda, Usage: usage,
-			Run: func(o scenario.Options) (*scenario.Outcome, error) { return runGda(name, o, conn) }})
+			PerfModel: func(scenario.Options) string { return "fabric ccoGda + nic (" + nic.DefaultModel().Name + ")" },
+			Run:       func(o scenario.Options) (*scenario.Outcome, error) { return runGda(name, o, conn) }})
 	}
 	reg("gda-allgather", "all-gather across nodes on MORI's ccoGda (rail connections): put with ccoGda_SignalInc to every rail peer, waitSignal per peer, then the GDA barrier", fabric.GdaConnectionRail, nil)
 	reg("gda-crossnode-barrier", "PLANTED BUG: gda-allgather over CCO_GDA_CONNECTION_CROSSNODE, whose GDA barrier hangs with several GPUs per node", fabric.GdaConnectionCrossNode,

@@ -37,6 +37,7 @@ var perf = &scenario.PerfShape{Type: "uint8", Elem: 1, Redop: "none", Per: scena
 func init() {
 	reg := func(name, summary string, p program, planted *scenario.Planted) {
 		scenario.Register(&scenario.Scenario{Name: name, Summary: summary, Fabric: true, Perf: perf, Planted: planted,
+			PerfModel:    func(scenario.Options) string { return "fabric GIN + nic (" + nicModelOf(p).Name + ")" },
 			DefaultBytes: 64 << 10, Check: check, Usage: usage,
 			Run: func(o scenario.Options) (*scenario.Outcome, error) { return run(name, o, p) }})
 	}
@@ -130,13 +131,20 @@ func nicSystem(o scenario.Options, m nic.Model, memBytes uint64) (*sim.Sim, *fab
 	return s, sys, comms, nil
 }
 
-// build builds p's system on NIC model nm (nil: nic.DefaultModel, or the
-// out-of-order model of the halves programs).
-func build(o scenario.Options, p program, nm *nic.Model) (*rig, error) {
+// nicModelOf is p's network: nic.DefaultModel, out of order for the
+// halves programs.
+func nicModelOf(p program) nic.Model {
 	m := nic.DefaultModel()
 	if p == progHalvesWeak || p == progHalvesStrong {
 		m.Name, m.Ordering, m.Jitter = "400g-ooo", nic.OutOfOrder, 4*sim.Microsecond
 	}
+	return m
+}
+
+// build builds p's system on NIC model nm (nil: nic.DefaultModel, or the
+// out-of-order model of the halves programs).
+func build(o scenario.Options, p program, nm *nic.Model) (*rig, error) {
+	m := nicModelOf(p)
 	if nm != nil {
 		m = *nm
 	}

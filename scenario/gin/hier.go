@@ -7,6 +7,7 @@ import (
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/nic"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
@@ -27,13 +28,19 @@ func init() {
 		Summary: "hierarchical u32 sum all-reduce: CFT reduce-scatter inside each node, GIN across nodes on the rail, CFT all-gather inside the node",
 		Perf:    &scenario.PerfShape{Type: "uint32", Elem: 4, Redop: "sum", Per: scenario.One, Gran: 16, Bus: func(n float64) float64 { return 2 * (n - 1) / n }},
 		Bytes:   "per rank (a multiple of 16)", DefaultBytes: 8 << 10,
-		Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-allreduce", o, true) }})
+		PerfModel: hierPerfModel, Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-allreduce", o, true) }})
 	scenario.Register(&scenario.Scenario{Name: "gin-hier-no-barrier", Fabric: true,
 		Summary: "PLANTED BUG: gin-hier-allreduce without the CFT barrier after the intra-node reduce-scatter, so the cross-node GIN put reads a partial sum the node peers' CFT reds have not finished",
 		Bytes:   "per rank (a multiple of 16)", DefaultBytes: 8 << 10,
 		Planted: &scenario.Planted{Fixed: "gin-hier-allreduce", Timing: true, Class: "a hierarchical all-reduce's cross-node GIN step missing the intra-node barrier: the put's source is read before the node's CFT reds into it have landed",
 			Source: "CFT's ordering (package fabric doc: another rank's red is visible only once a barrier with release and acquire orders it); the hierarchical all-reduce shape of NCCL's device API (CFT/LSA inside a node, GIN across)", Ranks: 4, Bytes: 4 << 10, LsaSize: 2},
-		Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-no-barrier", o, false) }})
+		PerfModel: hierPerfModel, Check: checkHier, Usage: hierUsage, Run: func(o scenario.Options) (*scenario.Outcome, error) { return runHier("gin-hier-no-barrier", o, false) }})
+}
+
+// hierPerfModel names perf's model: the CFT fabric's inside the node,
+// the NIC model's across.
+func hierPerfModel(scenario.Options) string {
+	return "the CFT fabric's model + nic (" + nic.DefaultModel().Name + ")"
 }
 
 func checkHier(o scenario.Options) error {
