@@ -215,6 +215,12 @@
 // and GinConnectionType (full or rail) give a dev comm its GIN resources;
 // the signals (64 bits each, then the barrier slots) are a symmetric
 // allocation in the rank's memory, counters live with the dev comm.
+// In debug mode (Config.Debug) a waitSignal that its thread's previous
+// satisfied wait on the same slot already covers (no resetSignal since)
+// fails at the call: it orders nothing new, the shape of two barrier
+// instances sharing one signal slot. A hang at a waitSignal whose
+// baseline readSignal already counted a landed signal says so in its
+// cause (a baseline read after the producer could signal).
 // Config.Nic picks the network model (nic.DefaultModel: 400 Gb/s, in
 // order). Config.NicRailsOnly makes the network rail-only: NIC i of a node
 // reaches only NIC i of the other nodes, and packets to another rail are

@@ -161,6 +161,7 @@ type ginRank struct {
 	lastSig   []*ginOp
 	lastSigAt []sim.Time
 	baseRead  map[int]ginBaseRead
+	waited    map[ginWaitKey]ginWaited // debug mode: each thread's last satisfied wait per slot
 
 	// ccoGda (gda.go)
 	gdaConn GdaConnection

@@ -406,6 +406,11 @@ func (gi *Gin) ResetSignal(sig GinSignal) {
 	g.mode[sig] = 0
 	g.lastSig[sig] = nil
 	delete(g.baseRead, int(sig))
+	for k := range g.waited {
+		if k.s == int(sig) {
+			delete(g.waited, k) // a reset starts the slot's counts again
+		}
+	}
 }
 
 // ReadCounter is ncclGin::readCounter (bits ≤ 56).
@@ -473,6 +478,11 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 			continue
 		}
 		s := a.slot
+		if sys.debug {
+			if err := gr.checkRewait(t, s, a.least, a.bits); err != nil {
+				return t.Error("ncclGin::waitSignal", err)
+			}
+		}
 		off := gr.slotOff(s)
 		w := sim.Wait{List: sys.ranks[gr.rank].wl, Lo: off, Hi: off + 8,
 			Pred: func() bool { return ginReached(gr.load(s), a.least, a.bits) },
@@ -485,10 +495,44 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 		sys.gin.leave(g)
 		if a.status == WaitOK {
 			sys.ginRaceAcquireSlot(t, gr, s)
+			if sys.debug {
+				gr.waited[ginWaitKey{t, s}] = ginWaited{least: a.least, at: sys.s.Now()}
+			}
 		}
 	}
 	return nil
 }}
+
+// ginWaitKey is one thread's waits on one signal slot (debug mode).
+type ginWaitKey struct {
+	t *kernel.Thread
+	s int
+}
+
+// ginWaited is a thread's last satisfied wait on a slot: its target and
+// when it returned.
+type ginWaited struct {
+	least uint64
+	at    sim.Time
+}
+
+// checkRewait is debug mode's check of a wait that cannot wait for
+// anything: the thread's previous satisfied wait on the same slot, with no
+// reset since, was for at least as much, so this one is met by counts the
+// previous one already saw. It is the shape of two barrier instances (or
+// epochs) sharing one signal slot, where the second returns on the
+// first's arrivals.
+func (g *ginRank) checkRewait(t *kernel.Thread, s int, least uint64, bits int) error {
+	if g.waited == nil {
+		g.waited = map[ginWaitKey]ginWaited{}
+	}
+	prev, ok := g.waited[ginWaitKey{t, s}]
+	if !ok || !ginReached(prev.least, least, bits) {
+		return nil
+	}
+	return fmt.Errorf("GIN debug: rank %d's wait on its signal %d for %d is already met by the counts its wait for %d at %v saw (no resetSignal since): it orders nothing after the earlier wait. Two barrier instances (or epochs) on one signal slot see each other's counts: wait for the running total (epochs × arrivals) or give each instance its own signal index",
+		g.rank, s, least, prev.least, prev.at)
+}
 
 // Flush is ncclGin::flush: every thread of op waits until the operations
 // its threads issued on this context are locally consumed: a put's source

@@ -106,3 +106,21 @@ func TestPlantedGinBarrierAndInitBugs(t *testing.T) {
 		})
 	}
 }
+
+// In debug mode the second barrier instance of gin-barrier-alias stops at
+// its wait with the rule it breaks; its twin runs clean in debug mode.
+func TestBarrierAliasDebug(t *testing.T) {
+	bug, err := scenario.Lookup("gin-barrier-alias")
+	require.NoError(t, err)
+	st, err := scenario.LookupStrategy("ties")
+	require.NoError(t, err)
+	o := scenario.HuntOptions(bug, st, 1)
+	o.Debug = true
+	_, err = bug.Run(o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Two barrier instances (or epochs) on one signal slot see each other's counts")
+	twin, err := scenario.Twin(bug)
+	require.NoError(t, err)
+	_, err = twin.Run(o)
+	require.NoError(t, err)
+}
