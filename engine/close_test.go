@@ -74,3 +74,52 @@ func TestCloseReleasesRings(t *testing.T) {
 	n.Close()
 	assert.Nil(t, qs[0].Ring().Bytes(), "the ring's buffer is dropped")
 }
+
+// TestReusedRegions: a region released by one node's Close backs the next
+// node's region of the same size; a plain Alloc clears it, an Alloc under
+// WillOverwrite hands out its bytes as the last user left them except the
+// last page's tail past the size asked for, which reads zero.
+func TestReusedRegions(t *testing.T) {
+	if !hostmem.OffHeap {
+		t.Skip("no mappings here")
+	}
+	const size = 5<<20 + 100 // a size no other test maps
+	dirty := func() {
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 1})
+		require.NoError(t, err)
+		a, err := n.Memory().Alloc(0, size, "dirty")
+		require.NoError(t, err)
+		b, err := n.Memory().Bytes("write", a, size+4096-100)
+		require.NoError(t, err)
+		for i := range b {
+			b[i] = 0xEE
+		}
+		n.Close()
+	}
+	for _, tc := range []struct {
+		name      string
+		overwrite bool
+	}{{"plain", false}, {"overwrite", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dirty()
+			n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 1})
+			require.NoError(t, err)
+			defer n.Close()
+			m := n.Memory()
+			m.WillOverwrite(tc.overwrite)
+			a, err := m.Alloc(0, size, "reused")
+			m.WillOverwrite(false)
+			require.NoError(t, err)
+			body, err := m.Bytes("read", a, size)
+			require.NoError(t, err)
+			tail, err := m.Bytes("read", a+size, 4096-100)
+			require.NoError(t, err)
+			assert.Equal(t, make([]byte, len(tail)), tail, "the tail past the size is zero")
+			if tc.overwrite {
+				assert.Equal(t, byte(0xEE), body[0], "the kept bytes, not cleared")
+			} else {
+				assert.Equal(t, make([]byte, size), body, "a plain Alloc is zeroed")
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ type Memory struct {
 	guard  func(op string, addr, n uint64) error
 	mapped *mappedSet // buffers mapped outside the Go heap: the default backing's regions, the rings
 	rings  ringSlab   // ring buffers, outside the Go heap under the default backing
+	// overwrite: the caller writes every byte of what Alloc returns before
+	// anything reads it (WillOverwrite)
+	overwrite bool
 }
 
 // ringSlab hands out ring buffers carved from mappings of ringSlabBytes
@@ -47,7 +50,7 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 		return make([]byte, size), nil
 	}
 	if len(m.rings.cur) < size {
-		b, err := hostmem.Map(uint64(max(size, ringSlabBytes)))
+		b, err := hostmem.MapSparse(uint64(max(size, ringSlabBytes)))
 		if err != nil {
 			return nil, err
 		}
@@ -58,6 +61,13 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 	m.rings.cur = m.rings.cur[size:]
 	return b, nil
 }
+
+// WillOverwrite says whether the caller writes every byte of the regions
+// Alloc returns from now on before anything reads them (a host fill of a
+// whole send window): the default backing then hands out a kept mapping
+// without clearing it first (package hostmem), and Alloc clears only the
+// region's tail past the size asked for. Turn it off again right after.
+func (m *Memory) WillOverwrite(on bool) { m.overwrite = on }
 
 // offHeapMin is the region size from which the default backing maps the
 // bytes outside the Go heap (package hostmem) instead of making them on
@@ -224,7 +234,11 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 	if rounded < offHeapMin || !hostmem.OffHeap {
 		return make([]byte, rounded), nil
 	}
-	b, err := hostmem.Map(rounded)
+	mapf := hostmem.Map
+	if m.overwrite {
+		mapf = hostmem.MapUncleared
+	}
+	b, err := mapf(rounded)
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +254,18 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 	base, err := m.Space.Alloc(g, size, name, back)
 	if err != nil {
 		return 0, fmt.Errorf("engine: %w", err)
+	}
+	if m.overwrite && !phantom && size%lsa.PageSize != 0 {
+		// The last page's tail past size is no one's to overwrite: zero it.
+		r, err := m.Space.Region("alloc", base, size)
+		if err != nil {
+			return 0, fmt.Errorf("engine: %w", err)
+		}
+		tail, err := m.Space.Bytes("alloc", base+size, r.Size-size)
+		if err != nil {
+			return 0, fmt.Errorf("engine: %w", err)
+		}
+		clear(tail)
 	}
 	return base, nil
 }

@@ -176,7 +176,12 @@ func (e *Env) Fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 // Pattern(r, p) at block p, then the dev comms.
 func (e *Env) SendRecv(blk uint64) (send, recv []cco.Window, err error) {
 	span := uint64(e.O.Ranks) * blk
-	if send, err = e.Window(span); err != nil {
+	// Fill writes all of every send window before anything reads it: its
+	// memory need not be cleared first.
+	e.Mem().WillOverwrite(!e.O.Phantom)
+	send, err = e.Window(span)
+	e.Mem().WillOverwrite(false)
+	if err != nil {
 		return nil, nil, err
 	}
 	if recv, err = e.Window(span); err != nil {

@@ -25,6 +25,40 @@ func Map(n uint64) ([]byte, error) {
 	return b, nil
 }
 
+// MapUncleared is Map for a caller that writes every byte before it reads
+// any: a kept buffer comes back as its last user left it (a fresh mapping
+// is zero all the same), which saves the clear.
+func MapUncleared(n uint64) ([]byte, error) {
+	if n == 0 || n != uint64(int(n)) {
+		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
+	}
+	if b := kept.take(n); b != nil {
+		return b, nil
+	}
+	return Map(n)
+}
+
+// MapSparse is Map for a buffer of which a run touches a few pages (a
+// slab of rings): always a fresh mapping, whose untouched pages cost
+// nothing, and Unmap never keeps it (a kept one would be cleared whole on
+// reuse, every page of it).
+func MapSparse(n uint64) ([]byte, error) {
+	if n == 0 || n != uint64(int(n)) {
+		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
+	}
+	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("hostmem: map %d B: %w", n, err)
+	}
+	kept.Lock()
+	if kept.sparse == nil {
+		kept.sparse = map[*byte]bool{}
+	}
+	kept.sparse[&b[0]] = true
+	kept.Unlock()
+	return b, nil
+}
+
 // Unmap releases a buffer Map returned, whole: it keeps it for the next
 // Map of the same size while the kept buffers total at most KeepMax
 // bytes, and unmaps it otherwise.
@@ -53,8 +87,9 @@ var kept keptSet
 
 type keptSet struct {
 	sync.Mutex
-	free  map[uint64][][]byte
-	bytes uint64
+	free   map[uint64][][]byte
+	bytes  uint64
+	sparse map[*byte]bool // MapSparse's buffers, never kept
 }
 
 func (k *keptSet) take(n uint64) []byte {
@@ -78,6 +113,10 @@ func (k *keptSet) put(b []byte) bool {
 	}
 	k.Lock()
 	defer k.Unlock()
+	if k.sparse[&b[0]] {
+		delete(k.sparse, &b[0])
+		return false
+	}
 	if k.bytes+n > KeepMax {
 		return false
 	}

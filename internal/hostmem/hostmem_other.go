@@ -12,6 +12,12 @@ func Map(n uint64) ([]byte, error) {
 	return make([]byte, n), nil
 }
 
+// MapSparse is Map outside Linux.
+func MapSparse(n uint64) ([]byte, error) { return Map(n) }
+
+// MapUncleared is Map outside Linux.
+func MapUncleared(n uint64) ([]byte, error) { return Map(n) }
+
 // Unmap does nothing outside Linux: the collector frees the buffer.
 func Unmap(b []byte) error { return nil }
 

@@ -58,3 +58,36 @@ func TestUnmapKeepsForTheNextMap(t *testing.T) {
 	}
 	require.NoError(t, Unmap(b))
 }
+
+// MapUncleared hands a kept buffer back as it was left, and a fresh
+// mapping zeroed.
+func TestMapUncleared(t *testing.T) {
+	if !OffHeap {
+		t.Skip("no mappings here")
+	}
+	const n = 7 << 20 // a size no other test maps
+	a, err := MapUncleared(n)
+	require.NoError(t, err)
+	assert.Zero(t, a[n-1], "a fresh mapping is zero")
+	a[0], a[n-1] = 7, 9
+	require.NoError(t, Unmap(a))
+	b, err := MapUncleared(n)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{7, 9}, []byte{b[0], b[n-1]}, "the kept buffer as it was left")
+	require.NoError(t, Unmap(b))
+}
+
+// MapSparse's buffers are never kept: a run touches a few of their pages,
+// and a kept one would be cleared whole.
+func TestMapSparseIsNotKept(t *testing.T) {
+	if !OffHeap {
+		t.Skip("no mappings here")
+	}
+	const n = 9 << 20 // a size no other test maps
+	b, err := MapSparse(n)
+	require.NoError(t, err)
+	b[n-1] = 1
+	before := Kept()
+	require.NoError(t, Unmap(b))
+	assert.Equal(t, before, Kept())
+}
