@@ -377,7 +377,7 @@ const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 
 // explore1MBefore is the 1 MiB explore row's figure before its buffers
 // were reused across seeds and its consumers' loads stopped copying
 // (issue 27), on the development machine back to back with the new code.
-const explore1MBefore = "before: 137-180ms CPU per seed; BenchmarkExploreAlltoall1M 141-178ms, now 76-97ms"
+const explore1MBefore = "before: 137-180ms CPU per seed; BenchmarkExploreAlltoall1M 141-178ms"
 
 // cpuTime is the process's CPU time so far (user and system, every
 // thread: the collector's too). On a loaded machine it says what a run
