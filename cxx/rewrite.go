@@ -148,9 +148,6 @@ func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error
 		}
 		s0--
 	}
-	for k := i - 1; k >= s0; k-- {
-		_ = k
-	}
 	// the declaration ends at ";"
 	j := i + 1
 	for j < len(toks) && toks[j].text != ";" {
@@ -174,10 +171,10 @@ func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error
 	if n <= i || toks[n].kind != tokIdent {
 		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no variable name", file, t.line)
 	}
-	typ := string(src[toks[i+1].start:toks[n-1].end])
-	if n-1 < i+1 {
+	if n-1 < i+1 { // `__shared__ name;`: checked before the type is sliced out
 		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no type", file, t.line)
 	}
+	typ := string(src[toks[i+1].start:toks[n-1].end])
 	name := toks[n].text
 	dims := ""
 	if d < j {
