@@ -223,6 +223,17 @@ func raceSignalsSeen(g *kernel.Active) {
 	}
 	t := g.Actor().RaceThread()
 	now := int64(g.Actor().Sim().Now())
+	for _, l := range g.Lanes() { // what each lane's wait took, before any lane acquires
+		a := l.Arg.(*syncArgs)
+		st := a.s.st
+		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
+		who := l.Who()
+		if i := strings.LastIndex(who, " lane "); i > 0 {
+			who = who[:i] // the wave's lanes wait together
+		}
+		what := fmt.Sprintf("waitSignal by %s on signalBuf[%d × %d + %d] ≥ %d", who, a.src, st.n, a.q, a.expected)
+		d.WaitHeld(t, d.Space(st.c.h.dev.Memory(), "LSA memory"), addr, what, a.expected, ^uint64(0))
+	}
 	for _, l := range g.Lanes() {
 		a := l.Arg.(*syncArgs)
 		st := a.s.st

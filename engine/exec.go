@@ -152,7 +152,9 @@ func (q *Queue) apply() bool {
 		if q.n.inj == nil || !q.n.inj.dropAtomic(q) {
 			q.raceSignal()
 			q.raceAccess(copyWrite, p.Addr, uint64(p.AtomicOp.Width()), true, true)
+			old := q.raceOld(p.Addr, p.AtomicOp.Width())
 			err = q.atomic(p)
+			q.raceSignalled(p.Addr, p.AtomicOp.Width(), old, atomicDelta(p.AtomicOp, p.Data))
 			q.raceRelease(p.Addr)
 		}
 	case ring.KindFence:

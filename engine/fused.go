@@ -203,7 +203,9 @@ func (q *Queue) applyFused() bool {
 		q.raceSignal()
 		q.raceAccess(copyWrite, s.Addr, 8, true, true)
 		fn, _ := atomicFn(s.Op)
+		old := q.raceOld(s.Addr, 8)
 		_, err = mem.Atomic(s.Addr, 8, func(old uint64) uint64 { return fn(old, s.Data, 0, 64) })
+		q.raceSignalled(s.Addr, 8, old, atomicDelta(s.Op, s.Data))
 		q.raceRelease(s.Addr)
 	}
 	if err != nil {

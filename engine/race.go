@@ -171,6 +171,60 @@ func (q *Queue) raceRelease(addr uint64) {
 	q.race(d).t.Release(d.AddrSync(sp, a))
 }
 
+// raceOld is the w-byte word at addr before an ATOMIC updates it, for
+// raceSignalled (0 with the detector off).
+func (q *Queue) raceOld(addr uint64, w int) uint64 {
+	if q.n.s.Race() == nil {
+		return 0
+	}
+	return q.load(addr, w)
+}
+
+func (q *Queue) load(addr uint64, w int) uint64 {
+	if w == 4 {
+		v, _ := q.n.mem.Load32(addr)
+		return uint64(v)
+	}
+	v, _ := q.n.mem.Load64(addr)
+	return v
+}
+
+// raceSignalled records an ATOMIC's update of its w-byte word from old
+// (delta: the amount an add added, else 0) for the detector's signal-slot
+// checks; call it before raceRelease.
+func (q *Queue) raceSignalled(addr uint64, w int, old uint64, delta int64) {
+	d := q.n.s.Race()
+	if d == nil {
+		return
+	}
+	r := q.race(d)
+	sp, a := q.raceAddr(d, addr)
+	d.Signal(r.t, sp, a, uint64(w), old, q.load(addr, w), delta, r.write)
+}
+
+// geRef is the least value a counting wait (>=, >) holds on, for the
+// detector's stale-epoch check; 0 for other comparisons, which it skips.
+func geRef(f ring.CompareFunc, ref uint64) uint64 {
+	switch f {
+	case ring.CmpGE:
+		return ref
+	case ring.CmpGT:
+		return ref + 1
+	}
+	return 0
+}
+
+// atomicDelta is what an ATOMIC packet adds, or 0 if it is not an add.
+func atomicDelta(op ring.AtomicOp, data uint64) int64 {
+	if op&0x1f != ring.AtomicOpAdd32&0x1f {
+		return 0
+	}
+	if op.Width() == 4 {
+		return int64(int32(uint32(data)))
+	}
+	return int64(data)
+}
+
 // raceAcquire: a POLL_REGMEM on addr held.
 func (q *Queue) raceAcquire(addr uint64) {
 	d := q.n.s.Race()
@@ -180,6 +234,11 @@ func (q *Queue) raceAcquire(addr uint64) {
 	r := q.race(d)
 	sp, a := q.raceAddr(d, addr)
 	t := r.t
+	if p := &q.head; p.Kind == ring.KindPoll {
+		d.WaitHeld(t, sp, a, fmt.Sprintf("POLL_REGMEM by %s on [%#x] %s %#x", r.who, addr, p.Func, p.Ref), geRef(p.Func, uint64(p.Ref)), uint64(p.Mask))
+	} else if w := &p.Wait; p.HasWait {
+		d.WaitHeld(t, sp, a, fmt.Sprintf("%v wait by %s on [%#x] %s %#x", p.Kind, r.who, addr, w.Func, w.Ref), geRef(w.Func, w.Ref), w.Mask)
+	}
 	t.Acquire(d.AddrSync(sp, a))
 	d.AcquireWriters(t, sp, a, a+4) // a flag written by a COPY, say
 	if p := &q.head; p.Kind == ring.KindPoll {

@@ -12,18 +12,29 @@ import "fmt"
 //     signal, or the signal lands on a slot about to be reset. It is the
 //     data race of a plain write against an atomic one, worded for what it
 //     does to the slot.
+//
 //   - ClassWrap: a wait that compares a running total in 32 bits (an
 //     engine's POLL_REGMEM) and held with Ge or Gt on a value more than
 //     2^31 above its reference: the total wrapped past 2^32, so an earlier
 //     epoch's value satisfies this epoch's wait.
 //
-// Not done yet (issue 23, item 3): two logical producers sharing one slot
-// and a wait satisfied by an earlier epoch's signals before this epoch's
-// producer posted are not checked separately; they show as data races on
-// the data the wait was meant to order, when there is one.
+//   - ClassSharedSlot: one slot receiving the signals of two producers
+//     that the waits on it cannot tell apart (signals.go): a wait took one
+//     producer's signal and the other's, ordered neither after it nor after
+//     the wait, came later, so it could have released the wait instead.
+//
+//   - ClassStaleEpoch: a wait that held on signals it already knew of when
+//     it began (an earlier call's or round's) and that it needed, and then
+//     this epoch's producer signalled, not ordered after the wait
+//     (signals.go).
+//
+//   - ClassWrap also covers an add that takes a signal counter past its
+//     width (Detector.Signal).
 const (
 	ClassStoreOverSignal = "store-over-signal"
 	ClassWrap            = "wrap"
+	ClassSharedSlot      = "shared-slot"
+	ClassStaleEpoch      = "stale-epoch"
 )
 
 // classify sets the lifecycle class of a data race report, if it has one.

@@ -108,6 +108,7 @@ type Detector struct {
 	reports []Report
 	seen    map[[2]string]int // report index by the sites' keys; −1: dropped
 	dropped int
+	lives   map[syncKey]*slotLife // signal slots' epochs (signals.go)
 }
 
 // New returns a detector; now gives the virtual time in picoseconds.

@@ -1,0 +1,292 @@
+package race
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Signal-slot epochs: what the detector knows of a slot's signals and the
+// waits that held on it, for the shared-slot and stale-epoch checks
+// (lifecycle.go). Both come from the happens-before state alone, not from
+// the shape of a program:
+//
+//   - A wait W held having taken signal Sq (one it did not know of when it
+//     began). A later signal Sp of the slot that is ordered neither after
+//     Sq nor after W could as well have come first, and W would have held
+//     on it instead: W cannot tell Sq's producer from Sp's (shared slot).
+//   - A counting wait W held on a value that a signal S had already
+//     given an earlier wait W0 ordered before W (an earlier call's or
+//     round's, ordered by a kernel boundary, a host sync or program
+//     order): S took the slot to both waits' expected values, so W counted
+//     W0's epoch again. When a later signal Sp not ordered after W comes,
+//     the producer W was meant for posted after W had already returned
+//     (stale epoch).
+//
+// A slot keeps its last maxSlotSigs signals and maxSlotWaits waits: an
+// older one is forgotten, which can only miss a finding, never make one.
+
+const (
+	maxSlotSigs  = 16
+	maxSlotWaits = 8
+	maxDecided   = 4
+)
+
+// sigEv is one signal (an atomic update) of a slot.
+type sigEv struct {
+	tid           int32
+	clk           uint32
+	vc            VC // the signaller's knowledge at the signal
+	at            int64
+	info          *Info
+	before, after uint64
+	lo, hi        uint64
+	decided       []waitRef // the waits it took to their expected value
+}
+
+// waitRef is a wait that held: whose, when, in words.
+type waitRef struct {
+	tid  int32
+	clk  uint32
+	what string
+}
+
+// heldWait is a wait that held on a slot.
+type heldWait struct {
+	tid  int32
+	clk  uint32
+	at   int64
+	what string
+	took []sigEv // the signals it did not know of when it began
+	prev *sigEv  // stale: the signal that decided it and an earlier wait, else nil
+	// prevWait is that earlier wait, in words.
+	prevWait string
+}
+
+type slotLife struct {
+	sigs  []sigEv
+	waits []heldWait
+}
+
+func (d *Detector) life(sp SpaceID, addr uint64) *slotLife {
+	if d.lives == nil {
+		d.lives = map[syncKey]*slotLife{}
+	}
+	k := syncKey{sp, addr}
+	l := d.lives[k]
+	if l == nil {
+		l = &slotLife{}
+		d.lives[k] = l
+	}
+	return l
+}
+
+// Signal records an atomic update by t of the signal slot of n bytes at
+// addr of sp, from value before to after, made at info's site (delta: the
+// amount added, 0 for an update that is not an add): the shared-slot and
+// stale-epoch checks run against the waits that held on the slot, and an
+// add of a positive amount that wrapped past the slot's width is reported
+// (ClassWrap). Call it at the update, before t's release into the slot.
+func (d *Detector) Signal(t *Thread, sp SpaceID, addr, n uint64, before, after uint64, delta int64, info *Info) {
+	if t == nil {
+		return
+	}
+	ev := sigEv{tid: t.id, clk: t.vc[t.id], vc: t.vc.clone(), at: d.now(), info: info, before: before, after: after, lo: addr, hi: addr + n}
+	if delta > 0 && after < before {
+		d.counterWrap(sp, &ev, n)
+	}
+	l := d.life(sp, addr)
+	for i := range l.waits {
+		d.checkWait(sp, &l.waits[i], &ev)
+	}
+	if len(l.sigs) == maxSlotSigs {
+		copy(l.sigs, l.sigs[1:])
+		l.sigs = l.sigs[:maxSlotSigs-1]
+	}
+	l.sigs = append(l.sigs, ev)
+}
+
+// WaitHeld records that a wait by t on the slot at addr of sp has just
+// held, before t acquires the slot: what words it ("waitSignal on
+// signalBuf[0 × 2 + 0] ≥ 1"), and, for a wait that counts (held once the
+// slot's value masked by mask reached least), least; least 0 for other
+// comparisons, which the stale-epoch check skips.
+func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, least, mask uint64) {
+	expected, ge := least, least > 0
+	if t == nil {
+		return
+	}
+	l := d.lives[syncKey{sp, addr}]
+	if l == nil || len(l.sigs) == 0 {
+		return // no signal seen: the value came from a store
+	}
+	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].clk == t.vc[t.id] {
+		return // another lane of the wave, in the same wait
+	}
+	w := heldWait{tid: t.id, clk: t.vc[t.id], at: d.now(), what: what}
+	for i := range l.sigs {
+		s := &l.sigs[i]
+		if s.tid != t.id && s.clk > t.vc.get(s.tid) {
+			w.took = append(w.took, *s)
+		}
+	}
+	if ge {
+		// The signal that took the value to expected decided the wait; if
+		// it decided an earlier wait ordered before this one, both waits
+		// counted the same epoch's signal.
+		for i := range l.sigs {
+			sg := &l.sigs[i]
+			if sg.before&mask >= expected || sg.after&mask < expected {
+				continue
+			}
+			for _, o := range sg.decided {
+				if o.tid == t.id || o.clk <= t.vc.get(o.tid) {
+					p := *sg
+					w.prev, w.prevWait = &p, o.what
+					break
+				}
+			}
+			if len(sg.decided) < maxDecided {
+				sg.decided = append(sg.decided, waitRef{tid: t.id, clk: w.clk, what: what})
+			}
+			break
+		}
+	}
+	if len(w.took) == 0 && w.prev == nil {
+		return // nothing for a later signal to be confused with
+	}
+	if len(l.waits) == maxSlotWaits {
+		copy(l.waits, l.waits[1:])
+		l.waits = l.waits[:maxSlotWaits-1]
+	}
+	l.waits = append(l.waits, w)
+}
+
+// checkWait reports sp's signal ev against wait w that held before it.
+func (d *Detector) checkWait(sp SpaceID, w *heldWait, ev *sigEv) {
+	if w.tid == ev.tid || w.clk <= ev.vc.get(w.tid) {
+		return // ev is ordered after the wait: it is for a later one
+	}
+	if w.prev != nil {
+		d.lifeReport(sp, ClassStaleEpoch, w, w.prev, ev)
+		return
+	}
+	for i := range w.took {
+		if q := &w.took[i]; q.tid != ev.tid && q.clk > ev.vc.get(q.tid) {
+			d.lifeReport(sp, ClassSharedSlot, w, q, ev)
+			return
+		}
+	}
+}
+
+// producer names who made a signal: its actor, and who posted it (an
+// engine's packet).
+func (e *sigEv) producer() string {
+	if e.info == nil {
+		return "an unnamed producer"
+	}
+	if e.info.Poster != nil {
+		return e.info.Who + " (posted by " + e.info.Poster.String() + ")"
+	}
+	return e.info.Who
+}
+
+func (e *sigEv) side() Side {
+	s := Side{Write: true, Atomic: true, Lo: e.lo, Hi: e.hi, AtPs: e.at}
+	if e.info != nil {
+		s.Kind, s.Who, s.Op, s.Site = e.info.Kind.String(), e.producer(), e.info.Op, e.info.Site
+		if s.Site == "" && e.info.SiteOf != nil {
+			s.Site = e.info.SiteOf.String()
+		}
+	}
+	return s
+}
+
+// lifeReport adds a shared-slot or stale-epoch finding: wait w held on
+// signal a (taken, or the earlier epoch's), and signal b came later.
+func (d *Detector) lifeReport(sp SpaceID, class string, w *heldWait, a, b *sigEv) {
+	var ka, kb string
+	if a.info != nil {
+		ka = a.info.key()
+	}
+	if b.info != nil {
+		kb = b.info.key()
+	}
+	key := [2]string{class + "|" + w.what + "|" + ka, kb}
+	if i, ok := d.seen[key]; ok {
+		if i >= 0 {
+			d.reports[i].Count++
+		}
+		return
+	}
+	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
+		d.dropped++
+		return
+	}
+	pa, pb := a.producer(), b.producer()
+	r := Report{Space: d.spaces[sp].name, Lo: b.lo, Hi: b.hi, First: a.side(), Second: b.side(), Count: 1, Class: class}
+	switch class {
+	case ClassSharedSlot:
+		r.Missing = fmt.Sprintf("signal lifecycle: one slot, two producers the waits cannot tell apart (%s): the %s returned at %s having counted the signal of %s; the signal of %s came later, ordered neither after that signal nor after the wait, so it could as well have come first and released the wait in its place. Give each producer its own slot (a queue id or signal index per block, kernel, comm or barrier), or order the second producer's signal after the wait",
+			differ(a, b), w.what, fmtTime(w.at), pa, pb)
+	case ClassStaleEpoch:
+		r.Missing = fmt.Sprintf("signal lifecycle: a stale epoch: the %s returned at %s on the value an earlier epoch's signal left (%d, by %s at %s), which had already released the earlier epoch's %s, ordered before it: this epoch's producer (%s) signalled at %s, not ordered after the wait, so the wait waited for nothing. Advance the expected value by each epoch's signals (a running total kept across calls and kernels), or reset the slot between epochs, ordered after the last wait",
+			w.what, fmtTime(w.at), a.after, pa, fmtTime(a.at), w.prevWait, pb, fmtTime(b.at))
+	}
+	d.seen[key] = len(d.reports)
+	d.reports = append(d.reports, r)
+}
+
+// differ says how two signals' producers differ, in words: "two
+// kernels", "two thread blocks", from the first key whose value differs
+// in the posters' names (key-value words: kernel "k" GPU 0 block 1 wave 0
+// lane 0), or "two queues" when one poster posted both.
+func differ(a, b *sigEv) string {
+	pa, pb := poster(a), poster(b)
+	if pa == pb {
+		if a.info != nil && b.info != nil && a.info.Who != b.info.Who {
+			return "two queues, posted by one poster"
+		}
+		return "two launches or instances of the same code"
+	}
+	words := map[string]string{"kernel": "two kernels", "GPU": "two GPUs", "block": "two thread blocks", "wave": "two waves", "lane": "two lanes"}
+	fa, fb := strings.Fields(pa), strings.Fields(pb)
+	for i := 1; i < len(fa) && i < len(fb); i++ {
+		if fa[i] != fb[i] {
+			if w, ok := words[fa[i-1]]; ok && fa[i-1] == fb[i-1] {
+				return w
+			}
+			break
+		}
+	}
+	return "two producers"
+}
+
+// poster is who posted a signal's packet, else who made it.
+func poster(e *sigEv) string {
+	switch {
+	case e.info == nil:
+		return ""
+	case e.info.Poster != nil:
+		return e.info.Poster.String()
+	}
+	return e.info.Who
+}
+
+// counterWrap reports an add that took the slot's counter past its width.
+func (d *Detector) counterWrap(sp SpaceID, ev *sigEv, n uint64) {
+	key := [2]string{"wrap-add", ev.info.key()}
+	if _, ok := d.seen[key]; ok {
+		return
+	}
+	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
+		d.dropped++
+		return
+	}
+	d.seen[key] = len(d.reports)
+	s := ev.side()
+	d.reports = append(d.reports, Report{Space: d.spaces[sp].name, Lo: ev.lo, Hi: ev.hi, First: s, Second: s, Count: 1, Class: ClassWrap,
+		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^%d: the %d-bit counter went from %#x to %#x at this add by %s; a wait comparing with >= on it now holds on any earlier epoch's value, or never holds: start counters at 0 and keep them below 2^%d (or wait Eq on a per-call epoch)",
+			8*n, 8*n, ev.before, ev.after, ev.producer(), 8*n)})
+}
