@@ -38,7 +38,7 @@ type program func(p *prog) (check func() error)
 var healthy = engine.InjectSpec{}
 
 // corpus is the table of planted bugs, one entry each; each program is in
-// the file its class belongs to (programs.go, lifecycle.go, refill.go).
+// the file its class belongs to (programs.go, lifecycle.go, refill.go, epochs.go).
 var corpus = []bug{
 	{"gin-allgather-multicta", 4, 2, healthy, healthy, false, ginAllgather,
 		"waitSignal watches another slot than the one incremented, only on grids wider than one CTA",
@@ -91,6 +91,18 @@ var corpus = []bug{
 	{"refill-without-wait", 2, 1, healthy, healthy, false, refillWithoutWait,
 		"the host launches a refill kernel without waiting for the send kernel; both post to one queue, so the order of their packets is a launch tie",
 		"issue 23: a race the detector saw corrupt data yet did not report, taking a queue's in-order execution of two unordered posts as an ordering"},
+	{"stale-epoch-across-calls", 2, 1, healthy, healthy, false, staleAcrossCalls,
+		"a wait that counts one call's signals on a slot that keeps the running total: the second call's wait holds on the first call's signal",
+		"seed document, waitSignal rules: expected is the caller's running total for (srcRank, queueId); issue 23's stale-epoch class"},
+	{"shared-slot-across-kernels", 2, 2, healthy, healthy, false, sharedAcrossKernels,
+		"two kernels signal one slot (the same source rank and queue id) and the receiver's waits cannot tell their signals apart",
+		"collective authors' incident: signal slots colliding across kernels, process groups or barriers (issue 23)"},
+	{"async-memset-before-put", 2, 1, healthy, healthy, true, asyncMemset,
+		"an asynchronous memset of the receive buffer on the receiver's stream, not waited for before the peer's put",
+		"collective authors' incident: an async memset racing a peer's put (issue 23)"},
+	{"u64-counter-wrap", 2, 1, healthy, healthy, false, u64Wrap,
+		"a signal counter started at ^0 as a sentinel: the first signal wraps it past 2^64 and expected (start + 1) wraps to 0",
+		"seed document, waitSignal rules: a 64-bit >= on a running total; issue 23's wrap class"},
 }
 
 func init() {
