@@ -265,7 +265,7 @@ func ensureStarted() {
 	rt.once.Do(func() {
 		rt.err = start()
 		if rt.err == nil {
-			if rt.s.Race() != nil {
+			if d := rt.s.Race(); d != nil && !d.LifecycleOnly() {
 				C.emud_set_race(1)
 			}
 			C.emud_install_fault_handlers()

@@ -404,6 +404,8 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	}
 	if reqs.Race || Truthy(c.h.env["MORI_CCO_SDMA_RACE"]) {
 		c.h.dev.Sim().EnableRace()
+	} else if st.debug {
+		c.h.dev.Sim().EnableLifecycleChecks() // debug mode's signal-lifecycle checks
 	}
 	if n > 0 {
 		mem := c.h.dev.Memory()

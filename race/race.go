@@ -109,6 +109,8 @@ type Detector struct {
 	seen    map[[2]string]int // report index by the sites' keys; −1: dropped
 	dropped int
 	lives   map[syncKey]*slotLife // signal slots' epochs (signals.go)
+	// lifeOnly keeps only the signal-lifecycle findings (SetLifecycleOnly).
+	lifeOnly bool
 }
 
 // New returns a detector; now gives the virtual time in picoseconds.
@@ -124,6 +126,15 @@ func (d *Detector) NewThread(name string) *Thread {
 	d.threads = append(d.threads, t)
 	return t
 }
+
+// SetLifecycleOnly makes the detector keep only its signal-lifecycle
+// findings (a Report with a Class), not plain data races: debug mode's
+// checks (package cco turns it on for MORI_CCO_SDMA_DEBUG when no one asked
+// for the detector). The happens-before state is kept in full either way.
+func (d *Detector) SetLifecycleOnly(on bool) { d.lifeOnly = on }
+
+// LifecycleOnly reports whether SetLifecycleOnly is on.
+func (d *Detector) LifecycleOnly() bool { return d.lifeOnly }
 
 // Threads is the number of threads made so far.
 func (d *Detector) Threads() int { return len(d.threads) }

@@ -98,6 +98,10 @@ func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bo
 	r := Report{Space: d.spaces[sp].name, Lo: lo, Hi: hi, First: a, Second: b, Count: 1,
 		Missing: d.missing(prev, cur, proxyOnly)}
 	classify(&r, prev, cur)
+	if d.lifeOnly && r.Class == "" {
+		d.seen[key] = -1 // not asked for: not a drop either
+		return
+	}
 	d.seen[key] = len(d.reports)
 	d.reports = append(d.reports, r)
 }

@@ -18,9 +18,10 @@ import (
 //     given an earlier wait W0 ordered before W (an earlier call's or
 //     round's, ordered by a kernel boundary, a host sync or program
 //     order): S took the slot to both waits' expected values, so W counted
-//     W0's epoch again. When a later signal Sp not ordered after W comes,
-//     the producer W was meant for posted after W had already returned
-//     (stale epoch).
+//     W0's epoch again (stale epoch): reported with the signal W took that
+//     it did not need, or, if it took none, with the next signal not
+//     ordered after W (the producer W was meant for posted after W had
+//     returned).
 //
 // A slot keeps its last maxSlotSigs signals and maxSlotWaits waits: an
 // older one is forgotten, which can only miss a finding, never make one.
@@ -119,9 +120,10 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 	if l == nil || len(l.sigs) == 0 {
 		return // no signal seen: the value came from a store
 	}
-	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].clk == t.vc[t.id] {
+	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].at == d.now() && l.waits[n-1].what == what {
 		return // another lane of the wave, in the same wait
 	}
+	t.tick() // the wait is an epoch of its own: a signal that knows it knows this wait
 	w := heldWait{tid: t.id, clk: t.vc[t.id], at: d.now(), what: what}
 	for i := range l.sigs {
 		s := &l.sigs[i]
@@ -150,6 +152,11 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 			}
 			break
 		}
+	}
+	if w.prev != nil && len(w.took) > 0 {
+		// This epoch's producer has signalled already, but the wait held
+		// on the earlier epoch's value all the same.
+		d.lifeReport(sp, ClassStaleEpoch, &w, w.prev, &w.took[len(w.took)-1])
 	}
 	if len(w.took) == 0 && w.prev == nil {
 		return // nothing for a later signal to be confused with
@@ -230,7 +237,7 @@ func (d *Detector) lifeReport(sp SpaceID, class string, w *heldWait, a, b *sigEv
 		r.Missing = fmt.Sprintf("signal lifecycle: one slot, two producers the waits cannot tell apart (%s): the %s returned at %s having counted the signal of %s; the signal of %s came later, ordered neither after that signal nor after the wait, so it could as well have come first and released the wait in its place. Give each producer its own slot (a queue id or signal index per block, kernel, comm or barrier), or order the second producer's signal after the wait",
 			differ(a, b), w.what, fmtTime(w.at), pa, pb)
 	case ClassStaleEpoch:
-		r.Missing = fmt.Sprintf("signal lifecycle: a stale epoch: the %s returned at %s on the value an earlier epoch's signal left (%d, by %s at %s), which had already released the earlier epoch's %s, ordered before it: this epoch's producer (%s) signalled at %s, not ordered after the wait, so the wait waited for nothing. Advance the expected value by each epoch's signals (a running total kept across calls and kernels), or reset the slot between epochs, ordered after the last wait",
+		r.Missing = fmt.Sprintf("signal lifecycle: a stale epoch: the %s returned at %s on the value an earlier epoch's signal left (%d, by %s at %s), which had already released the earlier epoch's %s, ordered before it: the wait did not wait for this epoch's producer (%s, which signalled at %s), so it waited for nothing. Advance the expected value by each epoch's signals (a running total kept across calls and kernels), or reset the slot between epochs, ordered after the last wait",
 			w.what, fmtTime(w.at), a.after, pa, fmtTime(a.at), w.prevWait, pb, fmtTime(b.at))
 	}
 	d.seen[key] = len(d.reports)

@@ -6,12 +6,24 @@ import hb "github.com/emud-dev/emud/race"
 // race) and returns it; calling it again returns the same detector. Turn
 // it on before Run, or from the run before the accesses it should see.
 // With races found, Run returns a *race.Error unless the run failed
-// otherwise.
+// otherwise. A detector that debug mode turned on for its signal-lifecycle
+// checks alone (hb.Detector.SetLifecycleOnly) reports data races too from
+// this call on.
 func (s *Sim) EnableRace() *hb.Detector {
 	if s.race == nil {
 		s.race = hb.New(func() int64 { return int64(s.now) })
 	}
+	s.race.SetLifecycleOnly(false)
 	return s.race
+}
+
+// EnableLifecycleChecks turns on the detector for its signal-lifecycle
+// checks alone (debug mode's), unless it is already on.
+func (s *Sim) EnableLifecycleChecks() {
+	if s.race == nil {
+		s.race = hb.New(func() int64 { return int64(s.now) })
+		s.race.SetLifecycleOnly(true)
+	}
 }
 
 // Race returns the run's race detector, or nil when it is off: the one

@@ -1,0 +1,144 @@
+package race
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// slotWorld is a slot at address 0 with its value, producers and waiters.
+type slotWorld struct {
+	*world
+	v uint64
+}
+
+// sig is producer t's add of 1 to the slot, then its release into it.
+func (s *slotWorld) sig(t *Thread, who string) {
+	s.now++
+	before := s.v
+	s.v++
+	s.d.Signal(t, s.sp, 0, 8, before, s.v, 1, &Info{Kind: KindSDMA, OpKind: OpPacket, Who: who, Op: "ATOMIC write"})
+	t.Release(s.d.AddrSync(s.sp, 0))
+}
+
+// wait is waiter t's wait for slot ≥ expected holding now, then its acquire.
+func (s *slotWorld) wait(t *Thread, expected uint64) {
+	s.now++
+	s.d.WaitHeld(t, s.sp, 0, "wait", expected, ^uint64(0))
+	t.Acquire(s.d.AddrSync(s.sp, 0))
+}
+
+// The shared-slot and stale-epoch checks, and each case's correct twin.
+func TestSlotEpochs(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		run   func(s *slotWorld, p, q, w *Thread)
+		class string // "" for no finding
+	}{
+		{"two unordered producers, a wait for 1 then 2", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+			s.sig(q, "producer q")
+			s.wait(w, 2)
+		}, ClassSharedSlot},
+		{"twin: one producer's running total", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+			s.sig(p, "producer p")
+			s.wait(w, 2)
+		}, ""},
+		{"twin: the second producer ordered after the first's signal and the wait", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+			w.Release(s.d.AddrSync(s.sp, 1)) // an ack
+			q.Acquire(s.d.AddrSync(s.sp, 1))
+			s.sig(q, "producer q")
+			s.wait(w, 2)
+		}, ""},
+		{"twin: one wait for both producers' total", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.sig(q, "producer q")
+			s.wait(w, 2)
+		}, ""},
+		{"a second epoch waits for the first epoch's total", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			q.Acquire(s.d.AddrSync(s.sp, 0)) // epoch 2's producer starts after epoch 1's
+			s.wait(w, 1)
+			s.sig(q, "epoch 2")
+		}, ClassStaleEpoch},
+		{"twin: the second epoch waits for the running total", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2")
+			s.wait(w, 2)
+		}, ""},
+		{"twin: a wait that takes two signals at once, then the next round's", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+			s.wait(w, 2) // decided by the second signal, which the first wait took early
+			s.sig(p, "producer p")
+			s.wait(w, 3)
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &slotWorld{world: newWorld()}
+			tc.run(s, s.a, s.b, s.d.NewThread("waiter"))
+			var got []string
+			for _, r := range s.d.Reports() {
+				got = append(got, r.Class)
+			}
+			if tc.class == "" {
+				assert.Empty(t, got)
+				return
+			}
+			require.Equal(t, []string{tc.class}, got)
+			r := s.d.Reports()[0]
+			assert.NotEqual(t, r.First.Who, r.Second.Who, "the report names both producers or epochs")
+		})
+	}
+}
+
+// An add that takes the counter past 2^64 is a wrap; a decrement (ROCr's
+// completion signal adds ^0) is not.
+func TestCounterWrap(t *testing.T) {
+	w := newWorld()
+	in := &Info{Kind: KindSDMA, Who: "sdma q0", Op: "ATOMIC write"}
+	w.d.Signal(w.a, w.sp, 0, 8, 1, 0, -1, in)
+	assert.Empty(t, w.d.Reports(), "a decrement")
+	w.d.Signal(w.a, w.sp, 8, 8, ^uint64(0), 0, 1, in)
+	require.Len(t, w.d.Reports(), 1)
+	r := w.d.Reports()[0]
+	assert.Equal(t, ClassWrap, r.Class)
+	assert.Contains(t, r.Missing, "a wrap past 2^64")
+}
+
+// Words for how two producers differ.
+func TestDiffer(t *testing.T) {
+	mk := func(who, poster string) *sigEv {
+		i := &Info{Who: who}
+		if poster != "" {
+			i.Poster = stringer(poster)
+		}
+		return &sigEv{info: i}
+	}
+	for _, tc := range []struct {
+		a, b *sigEv
+		want string
+	}{
+		{mk("q0", `kernel "a" GPU 0 block 0 wave 0 lane 0`), mk("q0", `kernel "b" GPU 0 block 0 wave 0 lane 0`), "two kernels"},
+		{mk("q0", `kernel "a" GPU 0 block 0 wave 0 lane 0`), mk("q0", `kernel "a" GPU 0 block 1 wave 0 lane 0`), "two thread blocks"},
+		{mk("q0", `kernel "a" GPU 0 block 0 wave 0 lane 0`), mk("q1", `kernel "a" GPU 0 block 0 wave 0 lane 0`), "two queues, posted by one poster"},
+		{mk("host a", ""), mk("engine b", ""), "two producers"},
+		{mk("q0", `kernel "a" GPU 0 block 0 wave 0 lane 0`), mk("q0", `kernel "a" GPU 0 block 0 wave 0 lane 0`), "two launches or instances of the same code"},
+	} {
+		assert.Equal(t, tc.want, differ(tc.a, tc.b))
+	}
+}
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
