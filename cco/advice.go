@@ -2,6 +2,7 @@ package cco
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -32,8 +33,40 @@ func init() {
 				return s // the lane read before the data it waited for landed
 			}
 		}
+		if w := e.PrevWait; w != nil && w.ByQueue == "" && e.Cur.Write {
+			by := "no signal (the slot's value from setup, or a wrapped expected value)"
+			if w.By != "" {
+				by = w.By
+			}
+			return fmt.Sprintf("the lane did wait (%s, returned at %v), but on a value written by %s, not on a signal %s raised after this packet: the wait held before the data came (a wrong expected value, a wrapped counter, a slot left set from setup); wait for the count %s's signal reaches after the packet", w.What, sim.Time(w.At), by, e.CurQueue, e.CurQueue)
+		}
+		if e.CurPoster != "" && !sameWave(e.Prev.Who, e.CurPoster) {
+			return fmt.Sprintf("the lane's %s came before %s's packet (posted by %s) wrote the bytes, and nothing ordered the two: the lane did not waitSignal on a slot that %s signals after that packet (the wait on the writer's queue that is missing), and %s did not wait (postWaitMem or postWaitSignal) for a flag or signal the lane raised after its access", e.Prev.Op, e.CurQueue, e.CurPoster, e.CurQueue, e.CurQueue)
+		}
 		return fmt.Sprintf("the lane's access came after it posted the packet (a post orders only what its lane did before it), or was by another wave that nothing ordered before the post; %s did not wait (postWaitMem or postWaitSignal) for a flag stored with release or a signal raised after the lane's access", e.CurQueue)
 	})
+}
+
+// sameWave reports whether two lanes' names (kernel "k" GPU g block b wave
+// w lane l) are of one wave.
+func sameWave(a, b string) bool {
+	cut := func(s string) string {
+		if i := strings.LastIndex(s, " lane "); i > 0 {
+			return s[:i]
+		}
+		return s
+	}
+	return cut(a) == cut(b)
+}
+
+// kernelOf is the kernel's name in a lane's name, or "".
+func kernelOf(who string) string {
+	if rest, ok := strings.CutPrefix(who, "kernel "); ok {
+		if i := strings.Index(rest, " GPU "); i > 0 {
+			return rest[:i]
+		}
+	}
+	return ""
 }
 
 // afterWait says what the lane's last waitSignal did, when it returned and
@@ -45,6 +78,9 @@ func init() {
 func afterWait(w *race.Wait, queue, poster string, wrote int64) string {
 	rel := fmt.Sprintf("the lane did wait (%s, returned at %v), but the value that released it was written at %v by %s", w.What, sim.Time(w.At), sim.Time(w.ByAt), w.By)
 	switch {
+	case w.ByQueue == queue && poster != "" && w.ByPoster != "" && w.ByPoster != poster && kernelOf(poster) != kernelOf(w.ByPoster):
+		return rel + fmt.Sprintf(": another kernel's signal. These bytes are %s's packet posted by %s, but the signal that released the wait was posted by %s on the same queue: two kernels signal one slot, so either's signal releases the wait; if the other kernel ran earlier (an earlier call), the wait counted that epoch's signal again. Wait for the running total the slot reaches after this packet, or give each kernel its own slot (its own queue id)",
+			queue, poster, w.ByPoster)
 	case w.ByQueue == queue && poster != "" && w.ByPoster != "" && w.ByPoster != poster:
 		return rel + fmt.Sprintf(": another block's signal. These bytes are %s's packet posted by %s, but the signal that released the wait was posted by %s on the same queue: two thread blocks share one signal slot, so either block's signal releases both waits. Give each block its own slot (its own queue id, so signalBuf[src × n + queueId] differs), or wait for the count both blocks' signals reach",
 			queue, poster, w.ByPoster)

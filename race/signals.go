@@ -294,6 +294,6 @@ func (d *Detector) counterWrap(sp SpaceID, ev *sigEv, n uint64) {
 	d.seen[key] = len(d.reports)
 	s := ev.side()
 	d.reports = append(d.reports, Report{Space: d.spaces[sp].name, Lo: ev.lo, Hi: ev.hi, First: s, Second: s, Count: 1, Class: ClassWrap,
-		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^%d: the %d-bit counter went from %#x to %#x at this add by %s; a wait comparing with >= on it now holds on any earlier epoch's value, or never holds: start counters at 0 and keep them below 2^%d (or wait Eq on a per-call epoch)",
-			8*n, 8*n, ev.before, ev.after, ev.producer(), 8*n)})
+		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^%d: the %d-bit counter went from %#x to %#x at this add by %s; a >= wait on it compares across the wrap, so it holds on an earlier epoch's value (an expected that wrapped too) or never holds: start a counter at 0, never at a sentinel such as ^0, and keep the total and its expected value in the counter's width (or wait Eq on a per-call epoch)",
+			8*n, 8*n, ev.before, ev.after, ev.producer())})
 }
