@@ -153,6 +153,17 @@
 // read or write, virtual time) and the missing edge in words, whether or
 // not the data came out wrong in that run.
 //
+// The detector's signal-lifecycle checks (package race: a store over a
+// signal, one slot shared by two producers the waits cannot tell apart, a
+// wait counting an earlier epoch's signal, a counter or 32-bit wait that
+// wraps) are on in debug mode too: a dev comm with Debug or
+// MORI_CCO_SDMA_DEBUG and without Race turns the detector on for those
+// findings alone (race.Detector.SetLifecycleOnly), so the run ends with a
+// *race.Error that holds only them. Every ATOMIC and fused signal records
+// its update of its slot, waitSignal, a POLL and a fused packet's wait the
+// value they held on. The detector's cost comes with them: debug runs are
+// as slow as race runs.
+//
 // # Time
 //
 // Engine costs come from the node's model (package engine). CU-side costs

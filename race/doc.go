@@ -45,6 +45,17 @@
 // which take effect at the thread's next acquire fence, as a relaxed load
 // followed by an acquire fence synchronises in C++.
 //
+// Signal lifecycle (lifecycle.go, signals.go): besides data races the
+// detector reports misuses of signal slots, each a [Report] with a Class:
+// a plain store over a signal, a slot whose waits cannot tell two
+// producers apart, a wait that counted an earlier epoch's signal, a
+// counter or 32-bit wait that wrapped. They come from the happens-before
+// state and the values the layers pass ([Detector.Signal],
+// [Detector.WaitHeld], [Detector.Poll32]); [Detector.SetLifecycleOnly]
+// keeps only them (debug mode). The fabric's GIN signals and waits do not
+// record values yet: of these only the store over a signal is checked for
+// them.
+//
 // Approximations, for speed: the lanes of one wave are one thread (they
 // run in lock-step, so their accesses are ordered by program order and
 // conflicts between lanes of one wave are not reported); a rank's fabric

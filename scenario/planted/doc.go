@@ -28,4 +28,10 @@
 // engine) run under the fault injection that reproduces the incident;
 // their twin is the same program on healthy hardware, or with the
 // workaround that avoids the fault.
+//
+// The signal-lifecycle bugs (lifecycle.go, epochs.go: a slot zeroed after a
+// peer's signal, a stale epoch across calls, one slot shared by two
+// kernels, an asynchronous memset before a peer's put, a 64-bit counter
+// wrapped from a sentinel) are what the race detector's lifecycle checks
+// are pinned on (lifecycle_test.go, with golden reports under testdata/).
 package planted
