@@ -97,7 +97,7 @@ var corpus = []bug{
 	{"shared-slot-across-kernels", 2, 2, healthy, healthy, false, sharedAcrossKernels,
 		"two kernels signal one slot (the same source rank and queue id) and the receiver's waits cannot tell their signals apart",
 		"collective authors' incident: signal slots colliding across kernels, process groups or barriers (issue 23)"},
-	{"async-memset-before-put", 2, 1, healthy, healthy, true, asyncMemset,
+	{"async-memset-before-put", 2, 1, healthy, healthy, false, asyncMemset,
 		"an asynchronous memset of the receive buffer on the receiver's stream, not waited for before the peer's put",
 		"collective authors' incident: an async memset racing a peer's put (issue 23)"},
 	{"u64-counter-wrap", 2, 1, healthy, healthy, false, u64Wrap,
