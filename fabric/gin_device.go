@@ -339,7 +339,7 @@ func (sys *System) ginSignal(o *ginOp) {
 	}
 	pg.mode[slot] = mode
 	pg.lastSig[slot], pg.lastSigAt[slot] = o, sys.s.Now()
-	sys.ginRaceSignal(o, slot)
+	sys.ginRaceSignal(o, slot, pg.load(slot))
 	pg.store(slot, pg.load(slot)+o.ra.Value)
 	o.signaled = true
 }
@@ -494,6 +494,7 @@ var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.
 		a.status = sys.awaitAbortable(g.Actor(), gr.rank, w, a.timeout)
 		sys.gin.leave(g)
 		if a.status == WaitOK {
+			sys.ginRaceWaitHeld(t, gr, s, a.least, a.bits)
 			sys.ginRaceAcquireSlot(t, gr, s)
 			if sys.debug {
 				gr.waited[ginWaitKey{t, s}] = ginWaited{least: a.least, at: sys.s.Now()}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
@@ -75,8 +76,10 @@ func (sys *System) ginRaceWrite(o *ginOp, rank int, lo, hi uint64) {
 	d.Access(o.race, sys.rankSpace(d, rank), o.dstOff+lo, o.dstOff+hi, race.Access{Info: o.rinfoWrite, Write: true})
 }
 
-// ginRaceSignal: o's signal lands on its slot at the peer.
-func (sys *System) ginRaceSignal(o *ginOp, slot int) {
+// ginRaceSignal: o's signal lands on its slot at the peer, which held
+// before (the detector's signal-slot checks see the add; GIN compares
+// signals modulo 2^64, so passing it is no wrap and is not checked).
+func (sys *System) ginRaceSignal(o *ginOp, slot int, before uint64) {
 	d := sys.s.Race()
 	if d == nil || o.race == nil {
 		return
@@ -84,8 +87,32 @@ func (sys *System) ginRaceSignal(o *ginOp, slot int) {
 	t := o.race
 	sp := sys.rankSpace(d, o.peer)
 	off := o.pg.slotOff(slot)
-	d.Access(t, sp, off, off+8, race.Access{Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpGinSignal, Who: o.rinfoWrite.Who, Op: o.ra.name()}, Write: true, Atomic: true})
+	info := &race.Info{Kind: race.KindFabric, OpKind: race.OpGinSignal, Who: o.rinfoWrite.Who, Op: o.ra.name()}
+	d.Access(t, sp, off, off+8, race.Access{Info: info, Write: true, Atomic: true})
+	d.Signal(t, sp, off, 8, before, before+o.ra.Value, 0, info)
 	t.Release(d.AddrSync(sp, off))
+}
+
+// ginRaceWaitHeld: lane t's ncclGin::waitSignal for slot s of gr to reach
+// least (in bits bits) held; call it before ginRaceAcquireSlot.
+func (sys *System) ginRaceWaitHeld(t *kernel.Thread, gr *ginRank, s int, least uint64, bits int) {
+	d := sys.s.Race()
+	if d == nil {
+		return
+	}
+	rt := t.RaceThread()
+	if rt == nil {
+		return
+	}
+	mask := ^uint64(0)
+	if bits < 64 {
+		mask = uint64(1)<<bits - 1
+	}
+	who := t.Who()
+	if i := strings.LastIndex(who, " lane "); i > 0 {
+		who = who[:i] // the wave's lanes wait together
+	}
+	d.WaitHeld(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), fmt.Sprintf("ncclGin::waitSignal by %s on rank %d's signal %d ≥ %d", who, gr.rank, s, least), least, mask)
 }
 
 // ginRaceAcquireSlot: lane t's acquire load of slot s of gr.

@@ -52,9 +52,10 @@
 // counter or 32-bit wait that wrapped. They come from the happens-before
 // state and the values the layers pass ([Detector.Signal],
 // [Detector.WaitHeld], [Detector.Poll32]); [Detector.SetLifecycleOnly]
-// keeps only them (debug mode). The fabric's GIN signals and waits do not
-// record values yet: of these only the store over a signal is checked for
-// them.
+// keeps only them (debug mode). The fabric's GIN signals and
+// ncclGin::waitSignal record theirs too (not the GIN barrier's own waits,
+// nor readSignal polls); GIN compares modulo 2^64, so its adds are not
+// checked for a wrap.
 //
 // Approximations, for speed: the lanes of one wave are one thread (they
 // run in lock-step, so their accesses are ordered by program order and

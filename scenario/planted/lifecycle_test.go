@@ -40,6 +40,7 @@ var lifecycleCases = []struct {
 	{"shared-slot-across-kernels", race.ClassSharedSlot, "two producers the waits cannot tell apart (two kernels)"},
 	{"bcast-per-queue", race.ClassSharedSlot, "two producers the waits cannot tell apart (two queues, posted by one poster)"},
 	{"aliased-slot", race.ClassSharedSlot, "two producers the waits cannot tell apart (two thread blocks)"},
+	{"gin-shared-signal", race.ClassSharedSlot, "two producers the waits cannot tell apart"},
 }
 
 // Each signal-lifecycle check fires on its bug under the detector on some
