@@ -66,7 +66,9 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 			if empty {
 				sep = ""
 			}
-			edits = append(edits, edit{toks[j].start, toks[j+1].end, fmt.Sprintf(`), %q, [=](auto&... emud_a_) { %s(emud_a_...); }%s`, name, oneLine(callee), sep)})
+			// Line breaks between >>> and ( stay, so diagnostics keep their lines.
+			gapNL := strings.Repeat("\n", strings.Count(string(src[toks[j].start:toks[j+1].end]), "\n"))
+			edits = append(edits, edit{toks[j].start, toks[j+1].end, fmt.Sprintf(`), %q, [=](auto&... emud_a_) { %s(emud_a_...); }%s%s`, name, oneLine(callee), sep, gapNL)})
 			i = j + 1
 		case t.text == "__shared__" && !t.directive:
 			e, err := sharedDecl(src, toks, i, file)
