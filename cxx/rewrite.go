@@ -59,7 +59,7 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 			}
 			callee := string(src[toks[c0].start:toks[i-1].end])
 			name := strings.Join(strings.Fields(callee), " ")
-			keepNL := strings.Repeat("\n", strings.Count(callee, "\n"))
+			keepNL := strings.Repeat("\n", strings.Count(string(src[toks[c0].start:t.end]), "\n")) // the callee's and any before <<<
 			edits = append(edits, edit{toks[c0].start, t.end, "::emud::launch(::emud::cfg(" + keepNL})
 			empty := close == j+2
 			sep := ", "
