@@ -14,6 +14,9 @@ import (
 //     began). A later signal Sp of the slot that is ordered neither after
 //     Sq nor after W could as well have come first, and W would have held
 //     on it instead: W cannot tell Sq's producer from Sp's (shared slot).
+//     So can a signal Sp that was already in when a counting W held but
+//     that W did not need (it came after the one that took the slot to
+//     W's expected value), ordered neither after a needed Sq.
 //   - A counting wait W held on a value that a signal S had already
 //     given an earlier wait W0 ordered before W (an earlier call's or
 //     round's, ordered by a kernel boundary, a host sync or program
@@ -131,6 +134,7 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 			w.took = append(w.took, *s)
 		}
 	}
+	decider := -1
 	if ge {
 		// The signal that took the value to expected decided the wait; if
 		// it decided an earlier wait ordered before this one, both waits
@@ -150,8 +154,12 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 			if len(sg.decided) < maxDecided {
 				sg.decided = append(sg.decided, waitRef{tid: t.id, clk: w.clk, what: what})
 			}
+			decider = i
 			break
 		}
+	}
+	if decider >= 0 && w.prev == nil {
+		d.extraTaken(sp, &w, l.sigs[:decider+1], l.sigs[decider+1:], t)
 	}
 	if w.prev != nil && len(w.took) > 0 {
 		// This epoch's producer has signalled already, but the wait held
@@ -166,6 +174,24 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 		l.waits = l.waits[:maxSlotWaits-1]
 	}
 	l.waits = append(l.waits, w)
+}
+
+// extraTaken is the shared-slot check of a counting wait w by t whose
+// expected value the signals needed reached, with more signals (extra)
+// already in: an extra signal ordered neither after a needed one that t did
+// not know of could have come first and released w in its place.
+func (d *Detector) extraTaken(sp SpaceID, w *heldWait, needed, extra []sigEv, t *Thread) {
+	for i := range extra {
+		x := &extra[i]
+		for j := range needed {
+			q := &needed[j]
+			if q.tid == x.tid || q.clk <= t.vc.get(q.tid) || q.clk <= x.vc.get(q.tid) {
+				continue
+			}
+			d.lifeReport(sp, ClassSharedSlot, w, q, x)
+			return
+		}
+	}
 }
 
 // checkWait reports sp's signal ev against wait w that held before it.
@@ -234,7 +260,7 @@ func (d *Detector) lifeReport(sp SpaceID, class string, w *heldWait, a, b *sigEv
 	r := Report{Space: d.spaces[sp].name, Lo: b.lo, Hi: b.hi, First: a.side(), Second: b.side(), Count: 1, Class: class}
 	switch class {
 	case ClassSharedSlot:
-		r.Missing = fmt.Sprintf("signal lifecycle: one slot, two producers the waits cannot tell apart (%s): the %s returned at %s having counted the signal of %s; the signal of %s came later, ordered neither after that signal nor after the wait, so it could as well have come first and released the wait in its place. Give each producer its own slot (a queue id or signal index per block, kernel, comm or barrier), or order the second producer's signal after the wait",
+		r.Missing = fmt.Sprintf("signal lifecycle: one slot, two producers the waits cannot tell apart (%s): the %s returned at %s having counted the signal of %s; the signal of %s is ordered neither after that signal nor after the wait, so it could as well have come first and released the wait in its place. Give each producer its own slot (a queue id or signal index per block, kernel, comm or barrier), or order the second producer's signal after the wait",
 			differ(a, b), w.what, fmtTime(w.at), pa, pb)
 	case ClassStaleEpoch:
 		r.Missing = fmt.Sprintf("signal lifecycle: a stale epoch: the %s returned at %s on the value an earlier epoch's signal left (%d, by %s at %s), which had already released the earlier epoch's %s, ordered before it: the wait did not wait for this epoch's producer (%s, which signalled at %s), so it waited for nothing. Advance the expected value by each epoch's signals (a running total kept across calls and kernels), or reset the slot between epochs, ordered after the last wait",

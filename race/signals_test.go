@@ -42,6 +42,16 @@ func TestSlotEpochs(t *testing.T) {
 			s.sig(q, "producer q")
 			s.wait(w, 2)
 		}, ClassSharedSlot},
+		{"two unordered producers, both in before a wait for 1", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.sig(q, "producer q")
+			s.wait(w, 1)
+		}, ClassSharedSlot},
+		{"twin: one producer's two signals in before a wait for 1", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+		}, ""},
 		{"twin: one producer's running total", func(s *slotWorld, p, q, w *Thread) {
 			s.sig(p, "producer p")
 			s.wait(w, 1)
