@@ -161,10 +161,24 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 	if decider >= 0 && w.prev == nil {
 		d.extraTaken(sp, &w, l.sigs[:decider+1], l.sigs[decider+1:], t)
 	}
-	if w.prev != nil && len(w.took) > 0 {
-		// This epoch's producer has signalled already, but the wait held
-		// on the earlier epoch's value all the same.
-		d.lifeReport(sp, ClassStaleEpoch, &w, w.prev, &w.took[len(w.took)-1])
+	if w.prev != nil {
+		// This epoch's producer may have signalled already (a signal the
+		// wait took, or one after the stale one that no wait counted yet),
+		// but the wait held on the earlier epoch's value all the same.
+		var next *sigEv
+		if len(w.took) > 0 {
+			next = &w.took[len(w.took)-1]
+		} else if decider >= 0 {
+			for i := decider + 1; i < len(l.sigs); i++ {
+				if len(l.sigs[i].decided) == 0 {
+					next = &l.sigs[i]
+					break
+				}
+			}
+		}
+		if next != nil {
+			d.lifeReport(sp, ClassStaleEpoch, &w, w.prev, next)
+		}
 	}
 	if len(w.took) == 0 && w.prev == nil {
 		return // nothing for a later signal to be confused with

@@ -78,6 +78,13 @@ func TestSlotEpochs(t *testing.T) {
 			s.wait(w, 1)
 			s.sig(q, "epoch 2")
 		}, ClassStaleEpoch},
+		{"a second epoch waits for the first epoch's total, its signal already in", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2")
+			s.wait(w, 1)
+			s.wait(w, 1)
+		}, ClassStaleEpoch},
 		{"twin: the second epoch waits for the running total", func(s *slotWorld, p, q, w *Thread) {
 			s.sig(p, "epoch 1")
 			s.wait(w, 1)
