@@ -176,11 +176,12 @@ func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error
 	if n-1 < i+1 { // `__shared__ name;`: checked before the type is sliced out
 		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no type", file, t.line)
 	}
-	typ := string(src[toks[i+1].start:toks[n-1].end])
+	// One line each: the rewrite repeats them, and nl keeps the lines.
+	typ := oneLine(string(src[toks[i+1].start:toks[n-1].end]))
 	name := toks[n].text
 	dims := ""
 	if d < j {
-		dims = string(src[toks[d].start:toks[j-1].end])
+		dims = oneLine(string(src[toks[d].start:toks[j-1].end]))
 	}
 	nl := strings.Repeat("\n", strings.Count(string(src[toks[s0].start:toks[j].end]), "\n"))
 	if ext {
