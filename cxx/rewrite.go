@@ -84,6 +84,11 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 	fmt.Fprintf(&b, "#line 1 %q\n", file)
 	at := 0
 	for _, e := range edits {
+		if e.start < at {
+			// A callee read back over an earlier launch (`f(k<<<…>>>())><<<…`):
+			// not a launch emud can rewrite.
+			return nil, fmt.Errorf("%s:%d: kernel launch: the kernel name before <<< runs into an earlier launch", file, lineAt(src, e.start))
+		}
 		b.Write(src[at:e.start])
 		b.WriteString(e.text)
 		at = e.end
@@ -91,6 +96,9 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 	b.Write(src[at:])
 	return b.Bytes(), nil
 }
+
+// lineAt is the 1-based line of byte offset off.
+func lineAt(src []byte, off int) int { return 1 + bytes.Count(src[:off], []byte("\n")) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 

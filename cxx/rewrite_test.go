@@ -56,7 +56,8 @@ func TestRewriteErrors(t *testing.T) {
 		{"k<<<1,1;", "a.cpp:1: kernel launch: no >>>( after <<<"},
 		{"\n__shared__ int a = 3;", "a.cpp:2: __shared__ declaration: emud rewrites"},
 		{"extern __shared__ int d[4];", "must be an unsized array"},
-		{"__shared__ A;", "no type"}, // fuzz crasher d8568b122b3dae78: the type was sliced out before the check
+		{"__shared__ A;", "no type"},                                 // fuzz crasher d8568b122b3dae78: the type was sliced out before the check
+		{"A((A<<<>>>())()><<<>>>(0)", "runs into an earlier launch"}, // fuzz crasher: a callee read back over a launch
 	}
 	for _, c := range cases {
 		_, err := Rewrite([]byte(c.in), "a.cpp")
