@@ -59,7 +59,7 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 			}
 			callee := string(src[toks[c0].start:toks[i-1].end])
 			name := strings.Join(strings.Fields(callee), " ")
-			keepNL := strings.Repeat("\n", strings.Count(string(src[toks[c0].start:t.end]), "\n")) // the callee's and any before <<<
+			keepNL := lineBreaks(src[toks[c0].start:t.end]) // the callee's and any before <<<
 			edits = append(edits, edit{toks[c0].start, t.end, "::emud::launch(::emud::cfg(" + keepNL})
 			empty := close == j+2
 			sep := ", "
@@ -67,7 +67,7 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 				sep = ""
 			}
 			// Line breaks between >>> and ( stay, so diagnostics keep their lines.
-			gapNL := strings.Repeat("\n", strings.Count(string(src[toks[j].start:toks[j+1].end]), "\n"))
+			gapNL := lineBreaks(src[toks[j].start:toks[j+1].end])
 			edits = append(edits, edit{toks[j].start, toks[j+1].end, fmt.Sprintf(`), %q, [=](auto&... emud_a_) { %s(emud_a_...); }%s%s`, name, oneLine(callee), sep, gapNL)})
 			i = j + 1
 		case t.text == "__shared__" && !t.directive:
@@ -95,6 +95,24 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 	}
 	b.Write(src[at:])
 	return b.Bytes(), nil
+}
+
+// lineBreaks is the line breaks of span as a replacement must keep them:
+// a break continued with a backslash (inside a macro) stays continued, so
+// the macro does not end there.
+func lineBreaks(span []byte) string {
+	var b strings.Builder
+	for i, c := range span {
+		if c != '\n' {
+			continue
+		}
+		if i > 0 && span[i-1] == '\\' || i > 1 && span[i-1] == '\r' && span[i-2] == '\\' {
+			b.WriteString("\\\n")
+		} else {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // lineAt is the 1-based line of byte offset off.
@@ -191,7 +209,7 @@ func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error
 	if d < j {
 		dims = oneLine(string(src[toks[d].start:toks[j-1].end]))
 	}
-	nl := strings.Repeat("\n", strings.Count(string(src[toks[s0].start:toks[j].end]), "\n"))
+	nl := lineBreaks(src[toks[s0].start:toks[j].end])
 	if ext {
 		if strings.ReplaceAll(dims, " ", "") != "[]" {
 			return sharedEdit{}, fmt.Errorf("%s:%d: extern __shared__ %s must be an unsized array (T %s[])", file, t.line, name, name)

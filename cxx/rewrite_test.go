@@ -93,3 +93,20 @@ func FuzzRewrite(f *testing.F) {
 		_ = Loops(src)
 	})
 }
+
+// A line break inside a launch is kept as it was: continued with a
+// backslash inside a macro (so the macro does not end there), plain
+// outside one. The CI example signals.cpp breaks a macro's launch before
+// <<<; a plain newline there ended the macro.
+func TestRewriteKeepsLineBreaks(t *testing.T) {
+	for _, in := range []string{
+		"#define L(r) k<T> \\\n  <<<1, 64>>>(r, \\\n  2)\nint x;\n",
+		"k\n<<<1, 1>>>\n(0);\nint x;\n",
+	} {
+		out, err := Rewrite([]byte(in), "a.cpp")
+		require.NoError(t, err, in)
+		body := strings.SplitN(string(out), "\n", 2)[1] // after the #line
+		assert.Equal(t, strings.Count(in, "\n"), strings.Count(body, "\n"), "lines kept: %q", body)
+		assert.Equal(t, strings.Count(in, "\\\n"), strings.Count(body, "\\\n"), "continuations kept: %q", body)
+	}
+}
