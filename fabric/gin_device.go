@@ -322,12 +322,10 @@ func (sys *System) ginSettled(o *ginOp) {
 }
 
 // ginSignal applies o's remote action at the peer.
-func (sys *System) ginSignal(o *ginOp) {
-	if o.ra.kind == sigNone && o.kind != ginBarrier {
-		return
-	}
-	pg := o.pg
-	slot := int(o.ra.Signal)
+// ginSignalMode records whether o's signal is an Inc or an Add on its
+// slot; in debug mode mixing them without a reset fails the run (false).
+func (sys *System) ginSignalMode(o *ginOp) bool {
+	pg, slot := o.pg, int(o.ra.Signal)
 	mode := uint8(2)
 	if o.ra.inc() {
 		mode = 1
@@ -335,9 +333,21 @@ func (sys *System) ginSignal(o *ginOp) {
 	if m := pg.mode[slot]; m != 0 && m != mode && sys.debug {
 		sys.s.Fail(fmt.Errorf("GIN debug: %s by %s on rank %d's signal %d, which a %s raised since its last reset: SignalInc may not be mixed with other signal-modifying operations without an intervening resetSignal",
 			o.ra.name(), o.who, o.peer, slot, map[uint8]string{1: "SignalInc", 2: "SignalAdd"}[m]))
-		return
+		return false
 	}
 	pg.mode[slot] = mode
+	return true
+}
+
+func (sys *System) ginSignal(o *ginOp) {
+	if o.ra.kind == sigNone && o.kind != ginBarrier {
+		return
+	}
+	pg := o.pg
+	slot := int(o.ra.Signal)
+	if !sys.ginSignalMode(o) {
+		return
+	}
 	pg.lastSig[slot], pg.lastSigAt[slot] = o, sys.s.Now()
 	sys.ginRaceSignal(o, slot, pg.load(slot))
 	pg.store(slot, pg.load(slot)+o.ra.Value)

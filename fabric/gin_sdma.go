@@ -387,18 +387,9 @@ func (sys *System) sdmaData(o *ginOp) {
 // sdmaSignaled: the engine applied o's signal (the ATOMIC, or the fused
 // packet's signal block): the Inc/Add bookkeeping of ginSignal.
 func (sys *System) sdmaSignaled(o *ginOp) {
-	pg := o.pg
-	slot := int(o.ra.Signal)
-	mode := uint8(2)
-	if o.ra.inc() {
-		mode = 1
-	}
-	if m := pg.mode[slot]; m != 0 && m != mode && sys.debug {
-		sys.s.Fail(fmt.Errorf("GIN debug: %s by %s on rank %d's signal %d, which a %s raised since its last reset: SignalInc may not be mixed with other signal-modifying operations without an intervening resetSignal",
-			o.ra.name(), o.who, o.peer, slot, map[uint8]string{1: "SignalInc", 2: "SignalAdd"}[m]))
+	if !sys.ginSignalMode(o) {
 		return
 	}
-	pg.mode[slot] = mode
 	o.signaled = true
 	if o.kind != ginPut && o.kind != ginPutValue { // a signal-only op consumes nothing
 		if !o.settled {
