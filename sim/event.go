@@ -12,10 +12,11 @@ type event struct {
 	h     Handler // with arg: a step of a handler (AtWorkStep), no closure
 	arg   uint64
 	actor *Actor
-	token uint64 // actor wake token; a wake whose token is stale is dropped
-	id    uint32 // index in the Sim's chunks: what the heap holds
-	dead  bool   // cancelled; skipped when popped
-	work  bool   // AtWork: holds off the watchdog while pending
+	steps *stepRun // the entry of an AtWorkSteps call, not an event to run itself
+	token uint64   // actor wake token; a wake whose token is stale is dropped
+	id    uint32   // index in the Sim's chunks: what the heap holds
+	dead  bool     // cancelled; skipped when popped
+	work  bool     // AtWork: holds off the watchdog while pending
 }
 
 // Handler runs the steps a layer schedules with [Sim.AtWorkStep]: Step(arg)
@@ -101,6 +102,26 @@ func (q *eventQueue) push(e *event) {
 		return
 	}
 	q.heap.push(x)
+}
+
+// pushHeap is push into the heap itself, never a run: for an entry whose
+// key moves on in place (fixTop), which a run cannot hold.
+func (q *eventQueue) pushHeap(e *event) {
+	q.n++
+	q.heap.push(heapEntry{e.t, e.seq, e.id})
+}
+
+// firstID is the id of the pending event that comes first; the queue must
+// not be empty.
+func (q *eventQueue) firstID() uint32 {
+	_, x, _ := q.first()
+	return x.id
+}
+
+// fixTop gives the heap's top, e's entry, e's new key, which must not be
+// earlier than its old one.
+func (q *eventQueue) fixTop(e *event) {
+	q.heap.siftDown(0, heapEntry{e.t, e.seq, e.id})
 }
 
 // first is the pending event that comes first: a run's index, or -1 for
@@ -202,7 +223,14 @@ func (h *eventHeap) pop() uint32 {
 	if n == 0 {
 		return top
 	}
-	i := 0
+	h.siftDown(0, x)
+	return top
+}
+
+// siftDown puts x at i or below, where it belongs among i's descendants.
+func (h *eventHeap) siftDown(i int, x heapEntry) {
+	q := *h
+	n := len(q)
 	for {
 		c := 4*i + 1
 		if c >= n {
@@ -221,7 +249,6 @@ func (h *eventHeap) pop() uint32 {
 		i = m
 	}
 	q[i] = x
-	return top
 }
 
 // Timer is a handle on a scheduled callback.

@@ -48,7 +48,8 @@ type Sim struct {
 	batch    []*event // events due now, not yet run; the PRNG picks among them
 	free     []uint32 // recycled events' ids
 	chunks   [][]event
-	nevents  uint32 // events made so far (ids 0..nevents-1)
+	freeRuns []*stepRun // AtWorkSteps' runs, for reuse
+	nevents  uint32     // events made so far (ids 0..nevents-1)
 	sched    *rand.Rand
 	watchdog Time
 	progress Time // virtual time of the last progress
@@ -143,7 +144,7 @@ func (s *Sim) recycle(e *event) {
 		s.work--
 	}
 	e.gen++
-	e.fn, e.h, e.actor, e.dead, e.work = nil, nil, nil, false, false
+	e.fn, e.h, e.actor, e.steps, e.dead, e.work = nil, nil, nil, nil, false, false
 	s.free = append(s.free, e.id)
 }
 
@@ -307,7 +308,7 @@ func (s *Sim) next() *Actor {
 			if s.heap.len() == 0 {
 				return nil
 			}
-			e = s.ev(s.heap.pop())
+			e = s.popEvent()
 			if e.dead {
 				s.recycle(e)
 				continue
@@ -325,7 +326,7 @@ func (s *Sim) next() *Actor {
 				// Several due at once: gather them and let the PRNG pick.
 				s.batch = append(s.batch, e)
 				for t, ok := s.heap.peekTime(); ok && t == e.t; t, ok = s.heap.peekTime() {
-					s.batch = append(s.batch, s.ev(s.heap.pop()))
+					s.batch = append(s.batch, s.popEvent())
 				}
 				continue
 			}
