@@ -174,10 +174,7 @@ func (b *BarrierSession) arrive(g *kernel.Active) {
 	var ops []*fop
 	if b.multimem {
 		payload[0] = 1
-		members := make([]int, b.team.NRanks)
-		for i := range members {
-			members[i] = me + (i-b.team.Rank)*b.team.Stride
-		}
+		members := sys.teamMembers(me-b.team.Rank*b.team.Stride, b.team.NRanks, b.team.Stride)
 		ops = append(ops, &fop{kind: opRedMC, tg: leTarget{multicast: true, members: members},
 			leOff: b.mcInbox(), red: RedOp{Op: redop.Sum, Type: redop.U32}})
 	} else {

@@ -264,6 +264,29 @@ type leTarget struct {
 	members   []int // multicast members (world ranks), in team order
 }
 
+// teamKey names a member list: n world ranks from first, stride apart.
+type teamKey struct{ first, n, stride int }
+
+// teamMembers is the member list of the team of n world ranks from first,
+// stride apart, in team order. Every operation to the team shares the one
+// list (read-only): a multicast op of n members would otherwise carry a
+// list of its own, n² ints for one multimem barrier of n ranks.
+func (sys *System) teamMembers(first, n, stride int) []int {
+	k := teamKey{first, n, stride}
+	if m, ok := sys.teams[k]; ok {
+		return m
+	}
+	m := make([]int, n)
+	for i := range m {
+		m[i] = first + i*stride
+	}
+	if sys.teams == nil {
+		sys.teams = map[teamKey][]int{}
+	}
+	sys.teams[k] = m
+	return m
+}
+
 // resolve maps le on rank r to its target, refusing LEs the rank never
 // imported.
 func (sys *System) resolve(r int, dc *DevComm, le CftLeId) (leTarget, error) {
@@ -273,11 +296,7 @@ func (sys *System) resolve(r int, dc *DevComm, le CftLeId) (leTarget, error) {
 	}
 	if dc.McLeId != 0 && le == dc.McLeId {
 		g := t.mcGroup(r)
-		m := make([]int, t.CftMcSize)
-		for i := range m {
-			m[i] = g*t.CftMcSize + i
-		}
-		return leTarget{multicast: true, members: m}, nil
+		return leTarget{multicast: true, members: sys.teamMembers(g*t.CftMcSize, t.CftMcSize, 1)}, nil
 	}
 	what := "no unicast LEs"
 	if dc.UcLeId != 0 {

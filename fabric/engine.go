@@ -282,10 +282,13 @@ func (sys *System) readGranule(o *fop, j uint64) {
 		mb.smemBusy--
 		mb.wl.Notify(0, 1)
 	}
-	for i := range o.dsts() {
-		o.delivs++
-		s.AtWorkStep(granuleAt(o.arrs[i], o.ser, j, k), o, stepDeliver|j<<stepShift|uint64(i)<<stepDstShift)
-	}
+	// Granule j lands at destination i at granuleAt(arrs[i], …): arrs[i]
+	// plus an offset of j's alone. One AtWorkSteps holds a multicast's
+	// deliveries in one queue entry, not one event per member (a multimem
+	// barrier of n ranks would queue n² of them), in the order and with
+	// the tie-breaks that separate events would have.
+	o.delivs += len(o.arrs)
+	s.AtWorkSteps(o.arrs, granuleAt(0, o.ser, j, k), o, stepDeliver|j<<stepShift, 1<<stepDstShift)
 	if j == k-1 {
 		s.AtWorkStep(o.end, o, stepComplete)
 	}

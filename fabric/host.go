@@ -129,7 +129,8 @@ type System struct {
 	chk     *checker
 	mbars   map[smemKey]*mbar
 	bars    map[barKey]*barState
-	raceEP  []*race.Thread // each rank's fabric endpoint in the race detector (race.go)
+	teams   map[teamKey][]int // member lists, shared by every operation to the team (teamMembers)
+	raceEP  []*race.Thread    // each rank's fabric endpoint in the race detector (race.go)
 
 	nicModel  *nic.Model  // Config.Nic
 	railsOnly bool        // Config.NicRailsOnly
