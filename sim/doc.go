@@ -12,7 +12,9 @@
 //     race detector sees every hand-off.
 //
 // A layer with many steps per object schedules them as a [Handler]'s steps
-// ([Sim.AtWorkStep]) instead of a closure each. Events are ordered by
+// ([Sim.AtWorkStep]) instead of a closure each; many steps at once
+// ([Sim.AtWorkSteps], a multicast's deliveries) hold one queue entry and
+// run exactly as that many AtWorkStep events would. Events are ordered by
 // (time, sequence); the queue keeps time-ordered runs beside a heap, which
 // changes what a pop costs, not the order. When several are due at the same
 // virtual time, a PRNG seeded from the run's seed picks which runs first:
