@@ -18,6 +18,11 @@ type Strategy struct {
 	// PCTDepth is PCT's d (0: sim's default). PCT's k is measured per bug:
 	// the steps of one run of the program under the first seed.
 	PCTDepth int
+	// Race runs emud's happens-before race detector (package race) on
+	// every run, so a race the schedule did not turn into wrong data is
+	// still a detection (hunt --race). Off, a bug counts only when it hangs,
+	// fails or lands wrong data: what a release run shows.
+	Race bool
 }
 
 // Strategies are the ones "emud hunt" compares: seeded tie-breaks alone
@@ -97,6 +102,7 @@ func HuntOptions(sc *Scenario, st Strategy, seed uint64) Options {
 		o.LsaSize = p.LsaSize
 	}
 	o.Seed, o.Perturb, o.Strategy = seed, st.Perturb, st.Schedule
+	o.Race = o.Race || st.Race
 	return o
 }
 
@@ -160,6 +166,8 @@ type Result struct {
 	Example error
 	// PCTSteps is the k PCT used (0 unless PCT).
 	PCTSteps int
+	// Race says the runs had the race detector on (Strategy.Race).
+	Race bool
 }
 
 // SeedsToFirst is how many seeds it took to see the bug (First−first+1),
@@ -186,7 +194,7 @@ func Hunt(sc *Scenario, st Strategy, first uint64, n int, fixed bool) Result {
 // from..from+n−1 (a shard of it, package scenario/shard): PCT's k is the
 // whole sweep's, measured at first; Seeds is n.
 func HuntRange(sc *Scenario, st Strategy, first, from uint64, n int, fixed bool) Result {
-	res := Result{Bug: sc.Name, Strategy: st.Name, Seeds: n}
+	res := Result{Bug: sc.Name, Strategy: st.Name, Seeds: n, Race: st.Race}
 	if st.Schedule == sim.StrategyPCT {
 		res.PCTSteps = PCTStepsFor(sc, st, first, fixed)
 	}

@@ -16,10 +16,23 @@ func ReproduceHunt(r Result, fixed bool) string {
 	if r.PCTSteps > 0 {
 		args = append(args, "--pct-steps", fmt.Sprint(r.PCTSteps))
 	}
+	if r.Race {
+		args = append(args, "--race")
+	}
 	if fixed {
 		args = append(args, "--fixed")
 	}
 	return strings.Join(args, " ")
+}
+
+// race says the hunt ran with the race detector.
+func (h *Hunting) race() bool {
+	for _, st := range h.Strategies {
+		if st.Race {
+			return true
+		}
+	}
+	return false
 }
 
 // found counts the bugs strategy column s detected.
@@ -50,7 +63,11 @@ func (h *Hunting) Write(w io.Writer) error {
 	if h.Fixed {
 		what = "fixed twins"
 	}
-	fmt.Fprintf(w, "hunt: %d %s, seeds %d..%d under each strategy\n", len(h.Bugs), what, h.First, h.First+uint64(h.Seeds)-1)
+	detector := ""
+	if h.race() {
+		detector = ", with the race detector"
+	}
+	fmt.Fprintf(w, "hunt: %d %s, seeds %d..%d under each strategy%s\n", len(h.Bugs), what, h.First, h.First+uint64(h.Seeds)-1, detector)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "bug\ttiming"
 	for _, st := range h.Strategies {
@@ -145,6 +162,7 @@ type HuntJSON struct {
 	FirstSeed uint64        `json:"first_seed"`
 	Seeds     int           `json:"seeds"`
 	Fixed     bool          `json:"fixed"`
+	Race      bool          `json:"race,omitempty"` // the race detector was on
 	Bugs      []HuntBugJSON `json:"bugs"`
 	Default   string        `json:"default_strategy"`
 	Found     int           `json:"found"`
@@ -171,7 +189,7 @@ type HuntResultJSON struct {
 
 // JSON is the table as HuntJSON.
 func (h *Hunting) JSON() HuntJSON {
-	j := HuntJSON{FirstSeed: h.First, Seeds: h.Seeds, Fixed: h.Fixed, Default: DefaultStrategy}
+	j := HuntJSON{FirstSeed: h.First, Seeds: h.Seeds, Fixed: h.Fixed, Race: h.race(), Default: DefaultStrategy}
 	if d := h.defaultColumn(); d >= 0 {
 		j.Found = h.found(d)
 	}
@@ -231,6 +249,9 @@ func writeHuntOnce(w io.Writer, sc *Scenario, what string, seed uint64, rep *Rep
 	switch {
 	case rep.Hang != nil:
 		err = WriteHang(w, rep.Hang, false)
+	case rep.Status != StatusOK && rep.Digest() == "":
+		// A race report or an error ends the run before its trace digest.
+		_, err = fmt.Fprintf(w, "%s\nseed: %d\n", rep.Error, seed)
 	case rep.Status != StatusOK:
 		_, err = fmt.Fprintf(w, "%s\nseed: %d\ndigest: %s\n", rep.Error, seed, rep.Digest())
 	default:

@@ -26,6 +26,7 @@ type huntFlags struct {
 	seed       uint64
 	strategy   string
 	pctSteps   int
+	race       bool
 	tracePath  string
 	shardArg   string
 	shardOut   string
@@ -53,6 +54,7 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.Uint64Var(&cf.seed, "seed", 0, "run one bug once with this seed (see above)")
 	fs.StringVar(&cf.strategy, "strategy", scenario.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
 	fs.IntVar(&cf.pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
+	fs.BoolVar(&cf.race, "race", false, "run emud's race detector on every run: a race is a detection even when the data came out right (see above)")
 	fs.StringVar(&cf.tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
 	fs.StringVar(&cf.shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
 	fs.StringVar(&cf.shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
@@ -85,6 +87,9 @@ func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
 	sts, err := scenario.ParseStrategies(cf.strategies)
 	if err != nil {
 		return err
+	}
+	for i := range sts {
+		sts[i].Race = cf.race
 	}
 	list, err := scenario.PlantedNamed(args)
 	if err != nil {
@@ -129,6 +134,7 @@ func (cf *huntFlags) one(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return fmt.Errorf("invalid --strategy: %w", err)
 	}
+	st.Race = cf.race
 	var writeTrace func() (bool, error)
 	var adjust func(*scenario.Options)
 	if cf.tracePath != "" {
@@ -167,6 +173,11 @@ for the default strategy (pct), after the command that reproduces each bug's
 first detection under it. --fixed runs the fixed twins instead: every rate
 should be 0. Exit status 1 when the default strategy missed a bug (or, with
 --fixed, when a twin failed).
+
+Without --race a detection is what a release run shows. With --race emud's
+happens-before race detector runs too (as run --race), so a seed whose data
+came out right but whose accesses raced is a detection as well (status race);
+the table's first line says so and the reproduce commands carry --race.
 
 With --seed, hunt runs one bug once (that seed, --strategy, --pct-steps) and
 prints its hang report or data error and its seed and digest, as run does;

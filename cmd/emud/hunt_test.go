@@ -152,3 +152,37 @@ func TestRunDefaultsToExactTiming(t *testing.T) {
 	assert.Contains(t, pert, "timing perturbation: level 1 (realistic); strategy random")
 	assert.NotEqual(t, seedAndDigest(t, exact, 2), seedAndDigest(t, pert, 2))
 }
+
+// hunt --race: a bug whose races rarely corrupt data at these seeds is a
+// detection on every seed once the detector runs, the table says the
+// detector was on, and the reproduce command carries --race and reruns the
+// race report (exit 5). Its fixed twin stays clean under the detector.
+func TestHuntRace(t *testing.T) {
+	args := []string{"hunt", "--seeds", "2", "--strategies", "ties", "allgather-wrong-queue"}
+	out, errOut, status := execute(t, args...)
+	require.Equal(t, scenario.ExitOK, status, errOut, "the default strategy (pct) is not in the table")
+	assert.Contains(t, out, "ties: 0 of 1 detected; missed allgather-wrong-queue", "release runs at exact timing miss it")
+
+	out, errOut, status = execute(t, append(args, "--race")...)
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	ls := lines(out)
+	assert.Equal(t, "hunt: 1 planted bugs, seeds 1..2 under each strategy, with the race detector", ls[0])
+	assert.Regexp(t, `^allgather-wrong-queue +needs +1 +100%`, ls[2])
+	assert.Equal(t, "ties: 1 of 1 detected", ls[3])
+
+	out, errOut, status = execute(t, "hunt", "allgather-wrong-queue", "--seed", "1", "--strategy", "ties", "--race")
+	require.Equal(t, scenario.ExitRace, status, errOut)
+	assert.Contains(t, out, "data race")
+	assert.Contains(t, out, "missing edge")
+	assert.NotContains(t, out, "digest:", "a race report has no digest")
+
+	out, errOut, status = execute(t, "hunt", "--seeds", "2", "--strategies", "ties", "--fixed", "--race", "allgather-wrong-queue")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	assert.Contains(t, out, "ties: 0 of 1 detected")
+
+	out, _, status = execute(t, "hunt", "--seeds", "2", "--strategies", "pct", "--race", "--json", "allgather-wrong-queue")
+	require.Equal(t, scenario.ExitOK, status)
+	var j scenario.HuntJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &j), out)
+	assert.True(t, j.Race)
+}
