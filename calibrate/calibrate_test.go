@@ -248,6 +248,18 @@ func TestParseMeasurements(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []Measurement{{Name: "bw.64k", Src: 0, Dst: 1, Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 3.85},
 		{Name: "local", Src: 3, Dst: 3, Ops: 4, Bytes: 4096, Queues: 2, TimeUs: 9.5}}, ms)
+	hostRows := headerV2 + "\nd2h,0,host,1,65536,1,4.2\nh2d,host,5,1,4096,1,3\n"
+	ms, err = ParseMeasurements(strings.NewReader(hostRows))
+	require.NoError(t, err)
+	assert.Equal(t, []Measurement{{Name: "d2h", Src: 0, Dst: model.Host, Ops: 1, Bytes: 65536, Queues: 1, TimeUs: 4.2},
+		{Name: "h2d", Src: model.Host, Dst: 5, Ops: 1, Bytes: 4096, Queues: 1, TimeUs: 3}}, ms, "host at one end: the host path")
+	assert.Equal(t, []string{"host", "host"}, []string{ms[0].Path(), ms[1].Path()})
+	assert.Equal(t, []int{0, 5}, []int{ms[0].GPU(), ms[1].GPU()}, "the GPU end runs the copies")
+	var out strings.Builder
+	require.NoError(t, WriteMeasurements(&out, ms))
+	back, err := ParseMeasurements(strings.NewReader(out.String()))
+	require.NoError(t, err)
+	assert.Equal(t, ms, back, "host ends written back as host")
 	h1 := "ops,bytes,queues,time_us\n"
 	h2 := headerV2 + "\n"
 	for _, tc := range []struct{ in, want string }{
@@ -271,6 +283,8 @@ func TestParseMeasurements(t *testing.T) {
 		{h2 + ",0,1,1,1,1,1\n", "name is empty"},
 		{h2 + "a,8,1,1,1,1,1\n", `(a): src "8": need a GPU 0..7`},
 		{h2 + "a,0,-1,1,1,1,1\n", `(a): dst "-1"`},
+		{h2 + "a,host,host,1,1,1,1\n", "src and dst are both host"},
+		{h2 + "a,Host,1,1,1,1,1\n", `src "Host": need a GPU 0..7 or host`},
 		{h2 + "a,0,1,0,1,1,1\n", `ops "0"`},
 	} {
 		_, err := ParseMeasurements(strings.NewReader(tc.in))

@@ -14,9 +14,12 @@ import (
 )
 
 // Measurement is one row of a fit input: Ops copies of Bytes each from
-// GPU Src to GPU Dst (Src == Dst is a local copy), issued back to back by
-// one thread of GPU Src, round-robin over Queues queues; TimeUs from the
-// first issue until everything has drained (quiet on each queue returned).
+// GPU Src to GPU Dst (Src == Dst is a local copy; model.Host, "host" in a
+// file, is host memory: a copy over the GPU's PCIe link), issued back to
+// back by one thread of the GPU (Src, or Dst when Src is the host),
+// round-robin over Queues queues (toward Dst, or the GPU's own loopback
+// queues for a host copy); TimeUs from the first issue until everything
+// has drained (quiet on each queue returned).
 type Measurement struct {
 	Name        string
 	Src, Dst    int
@@ -189,13 +192,15 @@ func parseMeasurement(rec []string, format int, line int) (Measurement, error) {
 		case len(m.Name) > maxNameBytes:
 			return m, fmt.Errorf("measurements line %d: name %s is %d bytes: at most %d", line, PrintName(m.Name[:maxNameBytes]+"…"), len(m.Name), maxNameBytes)
 		}
-		src, err1 := strconv.Atoi(rec[1])
-		dst, err2 := strconv.Atoi(rec[2])
+		src, ok1 := parseEnd(rec[1])
+		dst, ok2 := parseEnd(rec[2])
 		switch {
-		case err1 != nil || src < 0 || src >= maxFitGPUs:
-			return m, fmt.Errorf("measurements line %d (%s): src %q: need a GPU 0..%d", line, PrintName(m.Name), rec[1], maxFitGPUs-1)
-		case err2 != nil || dst < 0 || dst >= maxFitGPUs:
-			return m, fmt.Errorf("measurements line %d (%s): dst %q: need a GPU 0..%d", line, PrintName(m.Name), rec[2], maxFitGPUs-1)
+		case !ok1:
+			return m, fmt.Errorf("measurements line %d (%s): src %q: need a GPU 0..%d or host", line, PrintName(m.Name), rec[1], maxFitGPUs-1)
+		case !ok2:
+			return m, fmt.Errorf("measurements line %d (%s): dst %q: need a GPU 0..%d or host", line, PrintName(m.Name), rec[2], maxFitGPUs-1)
+		case src == model.Host && dst == model.Host:
+			return m, fmt.Errorf("measurements line %d (%s): src and dst are both host: a row needs a GPU whose engine copies", line, PrintName(m.Name))
 		}
 		m.Src, m.Dst = src, dst
 		rec = rec[3:]
@@ -415,22 +420,53 @@ func PrintName(n string) string {
 	return n
 }
 
-// Path names the path a measurement's copies take: "local" (an engine
-// writing its own GPU's memory) or "xgmi" (to a peer GPU over xGMI).
+// Path names the path a measurement's copies take: "host" (to or from
+// host memory over the GPU's PCIe link), "local" (an engine writing its
+// own GPU's memory) or "xgmi" (to a peer GPU over xGMI).
 func (x Measurement) Path() string {
-	if x.Src == x.Dst {
+	switch {
+	case x.Src == model.Host || x.Dst == model.Host:
+		return "host"
+	case x.Src == x.Dst:
 		return "local"
 	}
 	return "xgmi"
 }
 
+// GPU is the GPU whose engine runs the row's copies: Src, or Dst for a
+// copy from host memory.
+func (x Measurement) GPU() int {
+	if x.Src == model.Host {
+		return x.Dst
+	}
+	return x.Src
+}
+
+// parseEnd reads a src or dst column: a GPU 0..maxFitGPUs-1, or "host".
+func parseEnd(s string) (int, bool) {
+	if s == "host" {
+		return model.Host, true
+	}
+	g, err := strconv.Atoi(s)
+	return g, err == nil && g >= 0 && g < maxFitGPUs
+}
+
+// EndName is a src or dst as a measurement file writes it: the GPU's
+// number, or host.
+func EndName(g int) string {
+	if g == model.Host {
+		return "host"
+	}
+	return strconv.Itoa(g)
+}
+
 // WriteResiduals prints one line per measurement, with its path.
 func WriteResiduals(w io.Writer, rs []Residual) error {
-	if _, err := fmt.Fprintf(w, "%-18s %-5s %3s %3s %6s %11s %6s %12s %12s %8s\n", "name", "path", "src", "dst", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
+	if _, err := fmt.Fprintf(w, "%-18s %-5s %4s %4s %6s %11s %6s %12s %12s %8s\n", "name", "path", "src", "dst", "ops", "bytes", "queues", "measured_us", "emulated_us", "error"); err != nil {
 		return err
 	}
 	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%-18s %-5s %3d %3d %6d %11d %6d %12.3f %12.3f %+7.1f%%\n", PrintName(r.Name), r.Path(), r.Src, r.Dst, r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
+		if _, err := fmt.Fprintf(w, "%-18s %-5s %4s %4s %6d %11d %6d %12.3f %12.3f %+7.1f%%\n", PrintName(r.Name), r.Path(), EndName(r.Src), EndName(r.Dst), r.Ops, r.Bytes, r.Queues, r.TimeUs, r.PredictedUs, 100*r.Error); err != nil {
 			return err
 		}
 	}

@@ -134,8 +134,8 @@ func checkMeasureRow(x Measurement) error {
 		return fmt.Errorf("measure %s: queues %d: need 1..%d", PrintName(x.Name), x.Queues, benchQueues)
 	case x.Bytes < 1 || x.Bytes > maxFitBytes:
 		return fmt.Errorf("measure %s: bytes %d: need 1..%d", PrintName(x.Name), x.Bytes, uint64(maxFitBytes))
-	case x.Src < 0 || x.Dst < 0 || x.Src >= maxFitGPUs || x.Dst >= maxFitGPUs:
-		return fmt.Errorf("measure %s: src %d → dst %d: need GPUs 0..%d", PrintName(x.Name), x.Src, x.Dst, maxFitGPUs-1)
+	case !validEnd(x.Src) || !validEnd(x.Dst) || x.Src == model.Host && x.Dst == model.Host:
+		return fmt.Errorf("measure %s: src %s → dst %s: need GPUs 0..%d, or host at one end", PrintName(x.Name), EndName(x.Src), EndName(x.Dst), maxFitGPUs-1)
 	}
 	return nil
 }
@@ -149,9 +149,19 @@ func allocData(mem cco.Memory, gpu int, size uint64, name string) (uint64, error
 	return mem.Alloc(gpu, size, name)
 }
 
+// validEnd is a GPU a row may name, or the host.
+func validEnd(g int) bool { return g == model.Host || g >= 0 && g < maxFitGPUs }
+
 func measureOn(s *sim.Sim, dev cco.Device, x Measurement) (Timed, error) {
 	if g := dev.GPUs(); x.Src >= g || x.Dst >= g {
-		return Timed{}, fmt.Errorf("src %d → dst %d: the device has %d GPUs", x.Src, x.Dst, g)
+		return Timed{}, fmt.Errorf("src %s → dst %s: the device has %d GPUs", EndName(x.Src), EndName(x.Dst), g)
+	}
+	// The row's GPU runs the copies, on its queues toward Dst, or on its
+	// loopback queues for a host copy (the general engines, which serve
+	// the GPU's link to the host).
+	gpu, peer := x.GPU(), x.Dst
+	if x.Path() == "host" {
+		peer = gpu
 	}
 	mem := dev.Memory()
 	src, err := allocData(mem, x.Src, x.Bytes, "measure source")
@@ -164,7 +174,7 @@ func measureOn(s *sim.Sim, dev cco.Device, x Measurement) (Timed, error) {
 	}
 	nq := min(x.Ops, x.Queues)
 	// Two timestamps per queue, 8 B each; real memory, the host reads them.
-	ts, err := mem.Alloc(x.Src, uint64(16*nq), "measure timestamps")
+	ts, err := mem.Alloc(gpu, uint64(16*nq), "measure timestamps")
 	if err != nil {
 		return Timed{}, err
 	}
@@ -172,7 +182,7 @@ func measureOn(s *sim.Sim, dev cco.Device, x Measurement) (Timed, error) {
 	drained := make([]sim.Time, nq)
 	var errs []error
 	for q := 0; q < nq; q++ {
-		qu, err := dev.Queue(x.Src, x.Dst, q)
+		qu, err := dev.Queue(gpu, peer, q)
 		if err != nil {
 			return Timed{}, err
 		}
@@ -185,7 +195,7 @@ func measureOn(s *sim.Sim, dev cco.Device, x Measurement) (Timed, error) {
 			}
 		}
 		pkts = append(pkts, ring.TimestampGlobal(ts+uint64(16*q+8)))
-		s.Spawn(fmt.Sprintf("measure stream gpu%d→gpu%d q%d", x.Src, x.Dst, q), func(a *sim.Actor) {
+		s.Spawn(fmt.Sprintf("measure stream %s→%s q%d", EndName(x.Src), EndName(x.Dst), q), func(a *sim.Actor) {
 			if err := postStream(a, qu, pkts, &rung[q]); err != nil {
 				errs = append(errs, err)
 				return
@@ -284,9 +294,10 @@ func MeasureRows(b Backend, rows []Measurement, reps int, seed uint64) (out []Me
 // local (GPU 0 to itself) and to a peer (GPU 0 to GPU 1), 64 B to 64 MiB in
 // steps of 4×; bursts of 8 and 64 copies at 4 KiB and 1 MiB; 64 copies of
 // 4 KiB split over 2 to 8 queues (a split over q queues tells whether
-// the link has q engines), and 16 MiB over 4. These are the shapes that identify the
-// engine-side parameters (per-path fixed costs and rates, the per-packet
-// gap, the engines a link feeds).
+// the link has q engines), and 16 MiB over 4; host copies (GPU 0 to host
+// memory 64 B to 16 MiB and a burst of 8, host to GPU 0 64 B and 16 MiB).
+// These are the shapes that identify the engine-side parameters (per-path
+// fixed costs and rates, the per-packet gap, the engines a link feeds).
 func DefaultSweep() []Measurement {
 	var rows []Measurement
 	for _, path := range []struct {
@@ -309,6 +320,16 @@ func DefaultSweep() []Measurement {
 		rows = append(rows, Measurement{Name: fmt.Sprintf("peer.split%d.64x4K", q), Src: 0, Dst: 1, Ops: 64, Bytes: 4 << 10, Queues: q})
 	}
 	rows = append(rows, Measurement{Name: "peer.split4.16M", Src: 0, Dst: 1, Ops: 4, Bytes: 4 << 20, Queues: 4})
+	// The host path (GPU memory to and from system memory over PCIe): its
+	// fixed cost from the small copies and the burst, its rate from the
+	// large ones, each direction.
+	for _, b := range []uint64{64, 4 << 10, 256 << 10, 16 << 20} {
+		rows = append(rows, Measurement{Name: "d2h." + sizeName(b), Src: 0, Dst: model.Host, Ops: 1, Bytes: b, Queues: 1})
+	}
+	rows = append(rows, Measurement{Name: "d2h.burst8.4K", Src: 0, Dst: model.Host, Ops: 8, Bytes: 4 << 10, Queues: 1})
+	for _, b := range []uint64{64, 16 << 20} {
+		rows = append(rows, Measurement{Name: "h2d." + sizeName(b), Src: model.Host, Dst: 0, Ops: 1, Bytes: b, Queues: 1})
+	}
 	return rows
 }
 
@@ -329,7 +350,7 @@ func WriteMeasurements(w io.Writer, rows []Measurement) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(strings.Split(headerV3, ","))
 	for _, x := range rows {
-		_ = cw.Write([]string{x.Name, strconv.Itoa(x.Src), strconv.Itoa(x.Dst), strconv.Itoa(x.Ops),
+		_ = cw.Write([]string{x.Name, EndName(x.Src), EndName(x.Dst), strconv.Itoa(x.Ops),
 			strconv.FormatUint(x.Bytes, 10), strconv.Itoa(x.Queues), strconv.FormatFloat(x.TimeUs, 'g', 7, 64), x.Clock.String()})
 	}
 	cw.Flush()

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -44,4 +45,48 @@ func TestPerPathFixedCost(t *testing.T) {
 		pa, _ := model.LookupParameter(n)
 		assert.InEpsilon(t, pa.Get(truth), pa.Get(res.Model), 0.05, n)
 	}
+}
+
+// A copy to or from host memory takes the host path (the GPU's PCIe
+// link): its own fixed cost and rate, identified by host rows, which a fit
+// of rows timed under a truth with both moved away from the preset
+// recovers; the other paths' parameters do not move a host row's rate.
+func TestHostPath(t *testing.T) {
+	truth := model.MI355X()
+	model.HostPacketUs.Set(truth, 3.1)
+	model.HostGBps.Set(truth, 41)
+	var ms []Measurement
+	for _, sh := range []struct {
+		src, dst, ops int
+		bytes         uint64
+	}{
+		{0, model.Host, 1, 64}, {0, model.Host, 16, 64}, {0, model.Host, 1, 8 << 20}, {model.Host, 0, 4, 1 << 20},
+		{model.Host, 0, 1, 64}, {2, model.Host, 1, 1 << 20}, {0, 1, 1, 64}, {0, 1, 1, 8 << 20},
+	} {
+		x := Measurement{Name: fmt.Sprintf("%s-%s-%dx%d", EndName(sh.src), EndName(sh.dst), sh.ops, sh.bytes), Src: sh.src, Dst: sh.dst, Ops: sh.ops, Bytes: sh.bytes, Queues: 1}
+		var err error
+		x.TimeUs, err = Predict(truth, x, 1)
+		require.NoError(t, err)
+		ms = append(ms, x)
+		if sh.src == model.Host || sh.dst == model.Host {
+			assert.Equal(t, "host", x.Path(), x.Name)
+		}
+	}
+	// 8 MiB to the host at 41 GB/s: the rate is the host path's.
+	assert.InEpsilon(t, float64(8<<20)/41e3, ms[2].TimeUs, 0.1)
+	names, err := Identified(model.MI355X(), ms, 1)
+	require.NoError(t, err)
+	assert.Contains(t, names, "host_packet_us", "host rows identify the host fixed cost")
+	assert.Contains(t, names, "host_gbps", "and the host rate")
+	fit := []string{"packet_us", "host_packet_us", "link_gbps", "host_gbps", "visible_us"}
+	res, err := Fit(model.MI355X(), fit, ms, 1)
+	require.NoError(t, err)
+	require.NoError(t, res.Check(0))
+	for _, n := range fit {
+		pa, _ := model.LookupParameter(n)
+		assert.InEpsilon(t, pa.Get(truth), pa.Get(res.Model), 0.05, n)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, WriteResiduals(&buf, res.Residuals))
+	assert.Regexp(t, `\n0-host-1x64 +host +0 +host `, buf.String(), "the residual table names the host path and end")
 }

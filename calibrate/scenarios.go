@@ -121,24 +121,51 @@ const copiesSpan = 4 << 30
 // it every copy uses the same one, which times the same (a phantom copy's
 // time does not depend on its addresses) and keeps a 64 × 1 GiB row
 // inside a rank's VMM.
+//
+// A row with one end in host memory (model.Host) is timed the same way on
+// the GPU end: its copies go between its window and a phantom host buffer
+// with putPtr on its loopback queues (which sit on the general engines,
+// those of the GPU's link to the host).
 func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues int) (float64, error) {
 	win, stride := bytes*uint64(ops), bytes
 	if win > copiesSpan {
 		win, stride = bytes, 0
 	}
-	b, err := newBench(m, seed, max(2, src+1, dst+1), win)
+	host := src == model.Host || dst == model.Host
+	gpu := src
+	if src == model.Host {
+		gpu = dst
+	}
+	b, err := newBench(m, seed, max(2, gpu+1, dst+1), win)
 	if err != nil {
 		return 0, err
 	}
+	var hostBuf uint64
+	if host {
+		if hostBuf, err = b.hostMem().AllocPhantom(model.Host, win, "host buffer"); err != nil {
+			return 0, err
+		}
+	}
+	peer := dst
+	if host {
+		peer = gpu
+	}
 	sp := newSpan()
-	err = b.launch(src, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+	err = b.launch(gpu, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sp.begin(t.Now())
 		for i := 0; i < ops; i++ {
 			off := stride * uint64(i)
-			sdma.Put(dst, b.recv[dst], off, b.send[src], off, bytes, i%queues)
+			switch {
+			case src == model.Host:
+				sdma.PutPtr(gpu, b.recv[gpu].LocalPtr(off), hostBuf+off, bytes, i%queues)
+			case dst == model.Host:
+				sdma.PutPtr(gpu, hostBuf+off, b.send[gpu].LocalPtr(off), bytes, i%queues)
+			default:
+				sdma.Put(dst, b.recv[dst], off, b.send[src], off, bytes, i%queues)
+			}
 		}
 		for q := 0; q < min(ops, queues); q++ {
-			sdma.QuietQueue(dst, q)
+			sdma.QuietQueue(peer, q)
 		}
 		sp.finish(t.Now())
 	})

@@ -47,7 +47,7 @@ func (q *Queue) prepare() bool {
 			return true
 		}
 		q.setXferData(p.Src, p.Dst)
-		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst))
+		q.startXfer(n, mem.HomeOf(p.Src), q.dsts(p.Dst))
 		return true
 	case ring.KindBroadcastCopy:
 		n := p.CopyBytes()
@@ -60,7 +60,7 @@ func (q *Queue) prepare() bool {
 			return true
 		}
 		q.setXferData(p.Src, p.Dst, broadcastDst2(p))
-		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst, p.Dst2))
+		q.startXfer(n, mem.HomeOf(p.Src), q.dsts(p.Dst, p.Dst2))
 		return true
 	case ring.KindAtomic:
 		w := uint64(p.AtomicOp.Width())
@@ -102,7 +102,7 @@ func (q *Queue) prepare() bool {
 func (q *Queue) dsts(addrs ...uint64) []int {
 	d := q.dstBuf[:0]
 	for _, a := range addrs {
-		d = append(d, q.n.mem.GPUOf(a))
+		d = append(d, q.n.mem.HomeOf(a))
 	}
 	q.dstBuf = d
 	return d

@@ -137,7 +137,7 @@ func (q *Queue) startFused() bool {
 		}
 		q.setXferData(p.Src, p.Dst)
 		q.x.data.overlap = true // the exchange happens at completion (applyFused)
-		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst, p.Src))
+		q.startXfer(n, mem.HomeOf(p.Src), q.dsts(p.Dst, p.Src))
 		return true
 	case ring.KindMulticast:
 		if !check("copy source read", p.Src) {
@@ -152,14 +152,14 @@ func (q *Queue) startFused() bool {
 			}
 		}
 		q.setXferData(p.Src, p.Dsts...)
-		q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dsts...))
+		q.startXfer(n, mem.HomeOf(p.Src), q.dsts(p.Dsts...))
 		return true
 	}
 	if !check("copy source read", p.Src) || !check("copy destination write", p.Dst) {
 		return false
 	}
 	q.setXferData(p.Src, p.Dst)
-	q.startXfer(n, mem.GPUOf(p.Src), q.dsts(p.Dst))
+	q.startXfer(n, mem.HomeOf(p.Src), q.dsts(p.Dst))
 	return true
 }
 

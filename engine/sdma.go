@@ -362,8 +362,15 @@ func (q *Queue) finish() bool {
 	// The gap is the engine's time: keyed by the engine, so that one
 	// engine can be slow for a whole perturbed run.
 	gap := model.PacketGap(q.head.Kind)
-	if q.head.Kind == ring.KindCopy && q.x.nd == 1 && q.x.dst[0] == q.x.src {
-		gap = model.LocalCopyGap() // the per-path fixed cost of a local copy
+	if q.head.Kind == ring.KindCopy && q.x.nd == 1 {
+		// The per-path fixed cost: a copy to or from host memory crosses
+		// the GPU's PCIe link, a local one stays in its memory.
+		switch {
+		case q.x.src == model.Host || q.x.dst[0] == model.Host:
+			gap = model.HostCopyGap()
+		case q.x.dst[0] == q.x.src:
+			gap = model.LocalCopyGap()
+		}
 	}
 	q.gap = q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, q.n.model.Cost(gap))
 	q.retirePadding()

@@ -12,8 +12,9 @@ import (
 )
 
 // Space is the bookkeeping of a flat LSA address space: GPU g's slice is
-// [Base + g·Stride, Base + (g+1)·Stride), allocations are page-aligned
-// bumps within a slice, and an access resolves to its region or to an
+// [Base + g·Stride, Base + (g+1)·Stride), the slice after the last GPU's
+// is host (system) memory (Host), allocations are page-aligned bumps
+// within a slice, and an access resolves to its region or to an
 // *AddrError naming the hole. The emulator's Memory backs regions with Go
 // bytes; a hardware backend backs them with device memory at the same
 // addresses, so one program gets the same addresses (and packet bytes) on
@@ -23,7 +24,7 @@ type Space struct {
 	gpus         int
 	strideShift  uint       // log2(stride) when a power of two, else 0
 	regions      []*Region  // sorted by Base
-	next         []uint64   // per GPU: bump pointer
+	next         []uint64   // per GPU, then the host slice: bump pointer
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
 	before       func()               // called before each data access (SetBeforeAccess)
@@ -61,7 +62,7 @@ func (e *AddrError) Error() string {
 // NewSpace returns the empty space of gpus slices of stride bytes from base.
 // Its writes wake the waiters on watch (nil: none).
 func NewSpace(gpus int, base, stride uint64, watch *sim.WatchList) *Space {
-	s := &Space{base: base, stride: stride, gpus: gpus, next: make([]uint64, gpus), watch: watch}
+	s := &Space{base: base, stride: stride, gpus: gpus, next: make([]uint64, gpus+1), watch: watch}
 	if stride&(stride-1) == 0 {
 		s.strideShift = uint(bits.TrailingZeros64(stride))
 	}
@@ -72,8 +73,44 @@ func NewSpace(gpus int, base, stride uint64, watch *sim.WatchList) *Space {
 // hipMalloc.
 const PageSize = 4096
 
-// SliceBase returns the first address of GPU g's slice.
-func (s *Space) SliceBase(g int) uint64 { return s.base + uint64(g)*s.stride }
+// Host is the home of host (system) memory in Alloc, AllocAt, HomeOf and
+// Region.GPU: what hipHostMalloc returns and KFD allocates in GTT, reached
+// by a GPU's SDMA engines over its PCIe link to the CPU, not over xGMI.
+// Its slice follows the last GPU's, one stride long. GPUOf, which names
+// GPUs only, returns −1 for it.
+const Host = -2
+
+// SliceBase returns the first address of GPU g's slice (g = Host: the
+// host slice's).
+func (s *Space) SliceBase(g int) uint64 { return s.base + uint64(s.slot(g))*s.stride }
+
+// slot is g's index in the slices: a GPU's own, the host's after them.
+func (s *Space) slot(g int) int {
+	if g == Host {
+		return s.gpus
+	}
+	return g
+}
+
+// HomeOf returns the GPU whose memory holds addr, Host for the host slice,
+// or −1.
+func (s *Space) HomeOf(addr uint64) int {
+	if g := s.GPUOf(addr); g >= 0 {
+		return g
+	}
+	if h := s.SliceBase(Host); addr >= h && addr-h < s.stride && h > s.base {
+		return Host
+	}
+	return -1
+}
+
+// sliceName names g's slice in errors.
+func sliceName(g int) string {
+	if g == Host {
+		return "host memory's"
+	}
+	return fmt.Sprintf("GPU %d's", g)
+}
 
 // GPUOf returns the GPU whose slice holds addr, or −1.
 func (s *Space) GPUOf(addr uint64) int {
@@ -98,17 +135,20 @@ func (s *Space) GPUOf(addr uint64) int {
 // regions placed with AllocAt. Nothing is reserved when back fails. Errors
 // name the allocation.
 func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
-	if g < 0 || g >= s.gpus {
-		return 0, fmt.Errorf("alloc %q: GPU %d outside [0, %d)", name, g, s.gpus)
+	if (g < 0 || g >= s.gpus) && g != Host {
+		return 0, fmt.Errorf("alloc %q: GPU %d outside [0, %d) (host memory is lsa.Host)", name, g, s.gpus)
 	}
 	if size == 0 {
-		return 0, fmt.Errorf("alloc %q on GPU %d: size 0", name, g)
+		return 0, fmt.Errorf("alloc %q in %s slice: size 0", name, sliceName(g))
+	}
+	if g == Host && s.HomeOf(s.SliceBase(Host)) != Host {
+		return 0, fmt.Errorf("alloc %q: no host slice: %d GPUs × stride %#x from base %#x leave no room after the last GPU's", name, s.gpus, s.stride, s.base)
 	}
 	rounded := (size + PageSize - 1) / PageSize * PageSize
-	next := s.next[g]
+	next := s.next[s.slot(g)]
 	for {
 		if rounded < size || next+rounded > s.stride || next+rounded < next {
-			return 0, fmt.Errorf("alloc %q: %d B does not fit in GPU %d's %d B slice (%d B used)", name, size, g, s.stride, next)
+			return 0, fmt.Errorf("alloc %q: %d B does not fit in %s %d B slice (%d B used)", name, size, sliceName(g), s.stride, next)
 		}
 		r := s.overlap(s.SliceBase(g)+next, rounded)
 		if r == nil {
@@ -120,26 +160,27 @@ func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint
 	if err := s.place(g, base, rounded, name, back); err != nil {
 		return 0, err
 	}
-	s.next[g] = next + rounded
+	s.next[s.slot(g)] = next + rounded
 	return base, nil
 }
 
 // AllocAt reserves [addr, addr+size) (size rounded up to a page) at that
-// fixed address, which must be page-aligned, inside one GPU's slice and
-// clear of every other region: for a packet stream written elsewhere whose
-// addresses must be mapped as they are. Backing is as for Alloc.
+// fixed address, which must be page-aligned, inside one GPU's slice (or
+// the host slice) and clear of every other region: for a packet stream
+// written elsewhere whose addresses must be mapped as they are. Backing is
+// as for Alloc.
 func (s *Space) AllocAt(addr, size uint64, name string, back func(base, size uint64) ([]byte, error)) (uint64, error) {
-	g := s.GPUOf(addr)
+	g := s.HomeOf(addr)
 	rounded := (size + PageSize - 1) / PageSize * PageSize
 	switch {
 	case size == 0:
 		return 0, fmt.Errorf("alloc %q at %#x: size 0", name, addr)
 	case addr%PageSize != 0:
 		return 0, fmt.Errorf("alloc %q at %#x: not a multiple of the %d B page", name, addr, PageSize)
-	case g < 0:
-		return 0, fmt.Errorf("alloc %q at %#x: outside every GPU's slice", name, addr)
+	case g == -1:
+		return 0, fmt.Errorf("alloc %q at %#x: outside every GPU's slice and the host slice", name, addr)
 	case rounded < size || addr-s.SliceBase(g)+rounded > s.stride:
-		return 0, fmt.Errorf("alloc %q at %#x: %d B runs past the end of GPU %d's slice", name, addr, size, g)
+		return 0, fmt.Errorf("alloc %q at %#x: %d B runs past the end of %s slice", name, addr, size, sliceName(g))
 	}
 	if r := s.overlap(addr, rounded); r != nil {
 		return 0, fmt.Errorf("alloc %q at %#x (%d B): overlaps region %q [%#x, %#x)", name, addr, rounded, r.Name, r.Base, r.End())
@@ -162,11 +203,11 @@ func (s *Space) overlap(base, n uint64) *Region {
 // place backs [base, base+rounded) and inserts it in address order.
 func (s *Space) place(g int, base, rounded uint64, name string, back func(base, size uint64) ([]byte, error)) error {
 	if s.released {
-		return fmt.Errorf("alloc %q: %d B on GPU %d: the space was released (its node was closed)", name, rounded, g)
+		return fmt.Errorf("alloc %q: %d B in %s slice: the space was released (its node was closed)", name, rounded, sliceName(g))
 	}
 	data, err := back(base, rounded)
 	if err != nil {
-		return fmt.Errorf("alloc %q: %d B at %#x on GPU %d: %w", name, rounded, base, g, err)
+		return fmt.Errorf("alloc %q: %d B at %#x in %s slice: %w", name, rounded, base, sliceName(g), err)
 	}
 	if data != nil && uint64(len(data)) != rounded {
 		return fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)
@@ -219,10 +260,10 @@ func (s *Space) hole(addr uint64) string {
 	if s.released {
 		return "the space was released (its node was closed)"
 	}
-	if g := s.GPUOf(addr); g >= 0 {
-		return fmt.Sprintf("unmapped (VM hole in GPU %d's slice at offset %#x)", g, addr-s.SliceBase(g))
+	if g := s.HomeOf(addr); g != -1 {
+		return fmt.Sprintf("unmapped (VM hole in %s slice at offset %#x)", sliceName(g), addr-s.SliceBase(g))
 	}
-	return "unmapped (outside every GPU's slice)"
+	return "unmapped (outside every GPU's slice and the host slice)"
 }
 
 // SetBeforeAccess makes fn run before each access to the space's bytes

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -26,7 +27,8 @@ type Model interface {
 	// Cost is how long one step of kind c takes (see [CostKind]).
 	Cost(c Cost) sim.Time
 	// Rate is the bandwidth (GB/s = bytes/ns) of one destination stream of
-	// a copy from GPU src to GPU dst (src == dst is a local copy):
+	// a copy from GPU src to GPU dst (src == dst is a local copy; Host is
+	// an end in host memory):
 	// concurrent copies on one path share it. A broadcast COPY's streams
 	// (one engine runs its two one after the other) have a rate of their
 	// own.
@@ -89,12 +91,12 @@ const (
 type Cost struct {
 	Kind   CostKind
 	Packet ring.Kind // CostPacketGap
-	// Local marks a CostPacketGap COPY whose data stays on its GPU (its
-	// path: the per-path fixed cost).
-	Local    bool
-	Interval uint16     // CostPollInterval
-	Shape    IssueShape // CostIssue
-	Bytes    uint64     // CostCUCopy
+	// Local marks a CostPacketGap COPY whose data stays on its GPU, Host
+	// one with an end in host memory (its path: the per-path fixed cost).
+	Local, Host bool
+	Interval    uint16     // CostPollInterval
+	Shape       IssueShape // CostIssue
+	Bytes       uint64     // CostCUCopy
 }
 
 // The steps that depend on nothing else.
@@ -113,6 +115,15 @@ func PacketGap(k ring.Kind) Cost { return Cost{Kind: CostPacketGap, Packet: k} }
 
 // LocalCopyGap is the engine's gap after a COPY that stays on its GPU.
 func LocalCopyGap() Cost { return Cost{Kind: CostPacketGap, Packet: ring.KindCopy, Local: true} }
+
+// HostCopyGap is the engine's gap after a COPY with an end in host
+// memory.
+func HostCopyGap() Cost { return Cost{Kind: CostPacketGap, Packet: ring.KindCopy, Host: true} }
+
+// Host is the GPU index Rate takes for an end of a copy in host (system)
+// memory, across the GPU's PCIe link: lsa.Host, what the engine's memory
+// names the host slice.
+const Host = lsa.Host
 
 // PollInterval is the time between two reads of a POLL whose interval
 // field is iv.

@@ -149,6 +149,12 @@ var (
 	LocalPacketUs = define[Float](Parameter{Name: "local_packet_us", Unit: "µs", Value: 2.004,
 		Source:  "no documented MI355X row times a local COPY's fixed cost, so the preset takes packet_us's value (the same engine and handshake); a user's local rows fit it (emud fit --params all)",
 		Follows: "packet_us"})
+	// HostPacketUs is the engine's gap after a COPY with an end in host
+	// (system) memory, across the GPU's PCIe link to the CPU: the per-path
+	// fixed cost of a host copy.
+	HostPacketUs = define[Float](Parameter{Name: "host_packet_us", Unit: "µs", Value: 2.004,
+		Source:  "no documented MI355X row is a host copy, so the preset takes packet_us's value (the same engine and handshake); a user's host rows fit it (emud fit --params all)",
+		Follows: "packet_us"})
 	// LinkGBps is one direction of one GPU pair (xGMI).
 	LinkGBps = define[Float](Parameter{Name: "link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 60.84, Range: RangeRate,
 		Source: "bw.* slopes, bw.split.2x4m, bcast.ref.*"})
@@ -156,6 +162,10 @@ var (
 	// broadcast stream).
 	LocalGBps = define[Float](Parameter{Name: "local_gbps", Unit: "GB/s", Fitted: true, Prior: 100, Value: 66.71, Range: RangeRate,
 		Source: "bcast.local2, bcast.local_remote (an engine writing its own GPU's memory)"})
+	// HostGBps is one direction of the GPU's PCIe link to the CPU: a copy
+	// between the GPU's memory and host (system) memory.
+	HostGBps = define[Float](Parameter{Name: "host_gbps", Unit: "GB/s", Value: 63, Range: RangeRate,
+		Source: "MI355X's host interface is PCIe 5.0 x16 (https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html): 16 lanes × 32 GT/s with 128b/130b encoding (PCI-SIG PCIe 5.0, https://pcisig.com/specifications) is 63 GB/s each way, the preset's value (no documented MI355X row is a host copy); a user's host rows fit it (emud fit --params all)"})
 	// BcastLinkGBps is one broadcast stream to a peer.
 	BcastLinkGBps = define[Float](Parameter{Name: "bcast_link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 36.02, Range: RangeRate,
 		Source: "bcast.remote2, bcast.local_remote"})

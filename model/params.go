@@ -71,7 +71,7 @@ func NewPlaceholder() *Params {
 	}{
 		{IssueBase.Parameter, 0}, {IssueScan.Parameter, 0}, {IssueQueue.Parameter, 0}, {SubmitCycles.Parameter, 0},
 		{UncachedRead.Parameter, 0}, {HostStoreUs.Parameter, 0}, {HBM.Parameter, 5000},
-		{VisibleUs.Parameter, 3}, {PacketUs.Parameter, 2}, {LocalPacketUs.Parameter, 2},
+		{VisibleUs.Parameter, 3}, {PacketUs.Parameter, 2}, {LocalPacketUs.Parameter, 2}, {HostPacketUs.Parameter, 2},
 		{LinkGBps.Parameter, 60}, {LocalGBps.Parameter, 500}, {BcastLinkGBps.Parameter, 60},
 		{EnginesPerLink.Parameter, 0},
 	} {
@@ -135,9 +135,10 @@ func (p *Params) Name() string { return p.Label }
 //   - Doorbell and SignalVisible are one memory visibility, VisibleUs.
 //   - A packet's gap: padding NOPs are free; a POLL that holds costs two
 //     engine memory round trips, each what VisibleUs is (the poll's read
-//     completing, the next packet's fetch); a COPY whose data stays on its
-//     GPU LocalPacketUs (its path's fixed cost); every other packet
-//     PacketUs (a peer COPY and an ATOMIC alike, seed document).
+//     completing, the next packet's fetch); a COPY with an end in host
+//     memory HostPacketUs and one whose data stays on its GPU
+//     LocalPacketUs (its path's fixed cost); every other packet PacketUs
+//     (a peer COPY and an ATOMIC alike, seed document).
 //   - A POLL's interval field's unit is undocumented (docs/sdma-hardware.md
 //     §2.5); emud takes it as a quarter of an engine memory round trip
 //     (VisibleUs / 4), so the interval 4 that ROCr and MORI write
@@ -161,7 +162,10 @@ func (p *Params) Cost(c Cost) sim.Time {
 		case ring.KindPoll:
 			return us(2 * VisibleUs.Of(p))
 		case ring.KindCopy:
-			if c.Local {
+			switch {
+			case c.Host:
+				return us(HostPacketUs.Of(p))
+			case c.Local:
 				return us(LocalPacketUs.Of(p))
 			}
 		}
@@ -182,10 +186,13 @@ func (p *Params) Cost(c Cost) sim.Time {
 	return 0 // CostChainObserve
 }
 
-// Rate implements Model: a local copy (or broadcast stream) at LocalGBps,
-// a peer copy at LinkGBps, a broadcast stream to a peer at BcastLinkGBps.
+// Rate implements Model: a copy (or broadcast stream) with an end in host
+// memory at HostGBps, a local one at LocalGBps, a peer copy at LinkGBps,
+// a broadcast stream to a peer at BcastLinkGBps.
 func (p *Params) Rate(src, dst int, broadcast bool) float64 {
 	switch {
+	case src == Host || dst == Host:
+		return HostGBps.Of(p)
 	case src == dst:
 		return LocalGBps.Of(p)
 	case broadcast:

@@ -119,6 +119,7 @@ import (
 	"unsafe"
 
 	"github.com/emud-dev/emud/hw/rocm/internal/mmio"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -195,6 +196,7 @@ func Open(s *sim.Sim, cfg Config) (*Device, error) {
 // KFD is the libhsakmt Driver.
 type KFD struct {
 	nodes   []uint32 // KFD node id of GPU index g
+	cpu     int      // KFD node id of the first CPU node (system memory), −1: none
 	topo    map[int]TopoNode
 	ext     bool // hsaKmtCreateQueueExt resolved and KFD ≥ 1.17
 	version [2]uint32
@@ -212,7 +214,7 @@ func openKFD() (*KFD, error) {
 	if st := C.hsaKmtOpenKFD(); st != C.HSAKMT_STATUS_SUCCESS {
 		return nil, errUnavailable("opening %s through libhsakmt: %v", kfdPath, kmtErr("hsaKmtOpenKFD", st))
 	}
-	k := &KFD{topo: map[int]TopoNode{}}
+	k := &KFD{topo: map[int]TopoNode{}, cpu: -1}
 	var ver C.HsaVersionInfo
 	if st := C.hsaKmtGetVersion(&ver); st == C.HSAKMT_STATUS_SUCCESS {
 		k.version = [2]uint32{uint32(ver.KernelInterfaceMajorVersion), uint32(ver.KernelInterfaceMinorVersion)}
@@ -230,6 +232,8 @@ func openKFD() (*KFD, error) {
 		}
 		if p.NumFComputeCores > 0 {
 			k.nodes = append(k.nodes, uint32(id))
+		} else if k.cpu < 0 {
+			k.cpu = int(id)
 		}
 	}
 	if len(k.nodes) == 0 {
@@ -328,12 +332,23 @@ func (k *KFD) CreateQueue(gpu, peer, q, ringBytes int) (Resource, error) {
 
 // Back allocates [addr, addr+size) in GPU gpu's memory at that fixed
 // address, host-visible, and maps it to every GPU node at the same address.
+// gpu lsa.Host allocates it in the CPU node's memory instead (system
+// memory, what KFD puts in GTT): the host path's copies cross PCIe. Not run
+// on hardware here.
 func (k *KFD) Back(gpu int, addr, size uint64) ([]byte, error) {
 	if k.closed {
 		return nil, errors.New("KFD driver closed")
 	}
-	if gpu < 0 || gpu >= len(k.nodes) {
+	node := uint32(0)
+	switch {
+	case gpu == lsa.Host && k.cpu < 0:
+		return nil, errors.New("host memory: KFD reports no CPU node")
+	case gpu == lsa.Host:
+		node = uint32(k.cpu)
+	case gpu < 0 || gpu >= len(k.nodes):
 		return nil, fmt.Errorf("GPU %d outside the %d GPU nodes", gpu, len(k.nodes))
+	default:
+		node = k.nodes[gpu]
 	}
 	nodes := C.malloc(C.size_t(4 * len(k.nodes)))
 	defer C.free(nodes)
@@ -343,10 +358,10 @@ func (k *KFD) Back(gpu int, addr, size uint64) ([]byte, error) {
 	}
 	var gpuva C.HSAuint64
 	var p unsafe.Pointer
-	st := C.emud_alloc_fixed(C.HSAuint32(k.nodes[gpu]), C.HSAuint64(addr), C.HSAuint64(size),
+	st := C.emud_alloc_fixed(C.HSAuint32(node), C.HSAuint64(addr), C.HSAuint64(size),
 		(*C.HSAuint32)(nodes), C.HSAuint64(len(k.nodes)), &gpuva, &p)
 	if st != C.HSAKMT_STATUS_SUCCESS {
-		return nil, kmtErr(fmt.Sprintf("fixed-address allocation of %d B at %#x on node %d (choose another Config.Base)", size, addr, k.nodes[gpu]), st)
+		return nil, kmtErr(fmt.Sprintf("fixed-address allocation of %d B at %#x on node %d (choose another Config.Base)", size, addr, node), st)
 	}
 	if uint64(gpuva) != 0 && uint64(gpuva) != addr {
 		C.hsaKmtUnmapMemoryToGPU(p)

@@ -61,7 +61,7 @@ func (m *Memory) AllocAt(addr, size uint64, name string) (uint64, error) {
 
 // back backs a region of the space through the driver.
 func (m *Memory) back(base, rounded uint64) ([]byte, error) {
-	data, err := m.d.drv.Back(m.GPUOf(base), base, rounded)
+	data, err := m.d.drv.Back(m.HomeOf(base), base, rounded) // a GPU, or lsa.Host
 	if err == nil && data == nil {
 		err = fmt.Errorf("driver %s backed nothing", m.d.drv.Name())
 	}

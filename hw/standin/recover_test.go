@@ -37,10 +37,11 @@ func backend(truth model.Model) calibrate.Backend {
 }
 
 // engineParams are the parameters the truth moves: the per-path fixed
-// costs and rates of a COPY, the latency of its writes becoming visible,
-// and the engines one xGMI link feeds. (Issue and signal costs are the
-// CU's and do not show on the engine's clock.)
-var engineParams = []string{"packet_us", "local_packet_us", "link_gbps", "local_gbps", "visible_us", "engines_per_link"}
+// costs and rates of a COPY (peer, local, host), the latency of its writes
+// becoming visible, and the engines one xGMI link feeds. (Issue and signal
+// costs are the CU's and do not show on the engine's clock.) The first six
+// are the per-path ones every sweep identifies.
+var engineParams = []string{"packet_us", "local_packet_us", "host_packet_us", "link_gbps", "local_gbps", "host_gbps", "visible_us", "engines_per_link"}
 
 // drawTruth is the MI355X model with each engine parameter moved away from
 // its prior by a factor of 1.15..1.6 or its inverse.
@@ -95,7 +96,7 @@ func TestFitRecoversStandInTruth(t *testing.T) {
 			start := model.Prior()
 			names, err := calibrate.Identified(start, measured, 1)
 			require.NoError(t, err)
-			for _, name := range engineParams[:4] {
+			for _, name := range engineParams[:6] {
 				assert.Contains(t, names, name, "the sweep identifies the per-path costs and rates")
 			}
 			res, err := calibrate.Fit(start, names, measured, 1)

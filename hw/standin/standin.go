@@ -7,6 +7,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/hw/rocm"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
@@ -66,10 +67,14 @@ func (d *Driver) Back(gpu int, addr, size uint64) ([]byte, error) {
 		return nil, fmt.Errorf("hw/standin: closed")
 	}
 	mem := d.n.Memory()
-	if g := mem.GPUOf(addr); g != gpu {
+	if g := mem.HomeOf(addr); g != gpu {
 		return nil, fmt.Errorf("hw/standin: back %#x for GPU %d: the address is in GPU %d's slice", addr, gpu, g)
 	}
-	if _, err := mem.AllocAt(addr, size, fmt.Sprintf("gpu%d stand-in", gpu)); err != nil {
+	name := fmt.Sprintf("gpu%d stand-in", gpu)
+	if gpu == lsa.Host {
+		name = "host stand-in"
+	}
+	if _, err := mem.AllocAt(addr, size, name); err != nil {
 		return nil, fmt.Errorf("hw/standin: %w", err)
 	}
 	b, err := mem.Bytes("stand-in backing", addr, size)
