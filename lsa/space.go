@@ -104,6 +104,14 @@ func (s *Space) HomeOf(addr uint64) int {
 	return -1
 }
 
+// onName is where an allocation of g goes, in errors.
+func onName(g int) string {
+	if g == Host {
+		return "in host memory"
+	}
+	return fmt.Sprintf("on GPU %d", g)
+}
+
 // sliceName names g's slice in errors.
 func sliceName(g int) string {
 	if g == Host {
@@ -139,7 +147,7 @@ func (s *Space) Alloc(g int, size uint64, name string, back func(base, size uint
 		return 0, fmt.Errorf("alloc %q: GPU %d outside [0, %d) (host memory is lsa.Host)", name, g, s.gpus)
 	}
 	if size == 0 {
-		return 0, fmt.Errorf("alloc %q in %s slice: size 0", name, sliceName(g))
+		return 0, fmt.Errorf("alloc %q %s: size 0", name, onName(g))
 	}
 	if g == Host && s.HomeOf(s.SliceBase(Host)) != Host {
 		return 0, fmt.Errorf("alloc %q: no host slice: %d GPUs × stride %#x from base %#x leave no room after the last GPU's", name, s.gpus, s.stride, s.base)
@@ -203,11 +211,11 @@ func (s *Space) overlap(base, n uint64) *Region {
 // place backs [base, base+rounded) and inserts it in address order.
 func (s *Space) place(g int, base, rounded uint64, name string, back func(base, size uint64) ([]byte, error)) error {
 	if s.released {
-		return fmt.Errorf("alloc %q: %d B in %s slice: the space was released (its node was closed)", name, rounded, sliceName(g))
+		return fmt.Errorf("alloc %q: %d B %s: the space was released (its node was closed)", name, rounded, onName(g))
 	}
 	data, err := back(base, rounded)
 	if err != nil {
-		return fmt.Errorf("alloc %q: %d B at %#x in %s slice: %w", name, rounded, base, sliceName(g), err)
+		return fmt.Errorf("alloc %q: %d B at %#x %s: %w", name, rounded, base, onName(g), err)
 	}
 	if data != nil && uint64(len(data)) != rounded {
 		return fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)

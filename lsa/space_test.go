@@ -43,3 +43,36 @@ func TestSpace(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Nil(t, buf, "a phantom region has no bytes")
 }
+
+// The slice after the last GPU's is host memory: allocated as lsa.Host,
+// resolved by HomeOf (GPUOf names GPUs only), its holes named as host
+// memory's.
+func TestHostSlice(t *testing.T) {
+	s := NewSpace(2, 1<<32, 1<<32, nil)
+	back := func(_, n uint64) ([]byte, error) { return make([]byte, n), nil }
+	h, err := s.Alloc(Host, 10, "pinned", back)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3<<32), h, "after GPU 1's slice")
+	assert.Equal(t, s.SliceBase(Host), h)
+	assert.Equal(t, -1, s.GPUOf(h), "not a GPU's")
+	assert.Equal(t, Host, s.HomeOf(h))
+	assert.Equal(t, 1, s.HomeOf(s.SliceBase(1)))
+	assert.Equal(t, -1, s.HomeOf(4<<32), "past the host slice")
+	assert.Equal(t, -1, s.HomeOf(1), "below the base")
+	g, err := s.Alloc(0, 10, "gpu0", back)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1<<32), g, "the GPUs' bump pointers are their own")
+	h2, err := s.Alloc(Host, 4096, "pinned2", back)
+	require.NoError(t, err)
+	assert.Equal(t, h+4096, h2)
+	_, err = s.AllocAt(h+1<<20, 4096, "fixed", back)
+	require.NoError(t, err, "AllocAt in the host slice")
+	_, err = s.Bytes("read", h+2<<20, 4)
+	assert.ErrorContains(t, err, "VM hole in host memory's slice at offset 0x200000")
+	_, err = s.Alloc(Host, 1<<33, "huge", back)
+	assert.ErrorContains(t, err, "does not fit in host memory's")
+	_, err = s.Alloc(-1, 1, "bad", back)
+	assert.ErrorContains(t, err, "GPU -1 outside [0, 2) (host memory is lsa.Host)")
+	_, err = s.Alloc(Host, 4096, "fails", func(_, _ uint64) ([]byte, error) { return nil, errors.New("no memory") })
+	assert.ErrorContains(t, err, "in host memory: no memory")
+}
