@@ -12,7 +12,14 @@
 // ([Measure] one row; median-of-N rows such as postwait.* take several
 // seeded runs) and judges it against [Tolerance]; rows that contradict
 // another documented row under any physical parameter set are conflicts,
-// named with the reason and not counted. [Report.WriteText] prints one
+// named with the reason and not counted. A difference row ([IsDifference]:
+// metric latency_delta, one measured latency minus another) is judged
+// against the larger of its two emulated latencies, not against the
+// difference: each term is measured to some relative precision, so that is
+// the difference's precision, and a relative error on a difference of
+// nearly equal terms magnifies the same absolute miss (wait.vs.quiet.8 is
+// −0.24 µs between latencies of about 5 µs). The report prints the
+// reference ("+0.2% of 4.9") and names those rows. [Report.WriteText] prints one
 // line per row and "max |error| X% over N rows (median Y%)";
 // [Report.WriteJSON] the same as JSON. [BandwidthCurve] and [WritePlot]
 // draw emulated bandwidth against the bw.* rows (SVG or PNG).
@@ -22,7 +29,10 @@
 // The fitted parameters of the model's parameter table ([model.Parameters])
 // are found by one least-squares fit: [FitTable] minimises the sum of
 // squared relative errors of the counted rows, every candidate judged by
-// running the rows' scenarios. The search (lsq.go) is Levenberg–Marquardt
+// running the rows' scenarios. A fit weighs a difference row by the
+// difference it documents (its residual relative to the documented value,
+// or to its larger term when that is 0): the tightest reading of the row,
+// which is what lets the fit read visible_us from wait.vs.quiet.8. The search (lsq.go) is Levenberg–Marquardt
 // over the parameters' logarithms with a forward-difference Jacobian, a
 // small ridge toward the start (model.Prior: round, uninformed values)
 // that only decides directions no row sees, and far probes for a
@@ -45,8 +55,10 @@
 // [CrossValidate] is leave-one-group-out: for each group of rows ([Group],
 // the id up to its first dot: bw, issue, signal, postwait, bcast, ...) the
 // fitted parameters are refitted from the priors on every other group and
-// the group's rows are predicted. A parameter that only the held-out group
-// identifies stays at its prior, and [CrossValidation.WriteText] says so;
+// the group's rows are predicted, each judged as the report judges it (a
+// difference row against its larger predicted term, which the line shows).
+// A parameter that only the held-out group identifies stays at its prior,
+// and [CrossValidation.WriteText] says so;
 // it lists the parameters only their own group identifies, then prints
 // "cross-validation (identified groups): max |error| X% (median Y%) over N
 // rows" over the other groups and the same figure for all rows,
@@ -56,10 +68,12 @@
 //
 // [ParseMeasurements] reads a measurement CSV (name,src,dst,ops,bytes,
 // queues,time_us; the first format ops,bytes,queues,time_us is still
-// read), [Fit] fits named parameters to it ([Identified] lists those the
+// read; src or dst "host" is host memory, a copy over the GPU's PCIe link
+// that the GPU end's loopback queues run: the host path, model.Host), [Fit]
+// fits named parameters to it ([Identified] lists those the
 // rows move), [Residuals] and [Predict] predict rows under a model, and
-// [WriteResiduals] (a table) and [WritePredictions] (CSV) print them: what
-// "emud fit" does. A count parameter (engines_per_link) moves rows in
+// [WriteResiduals] (a table naming each row's path: local, xgmi, host) and
+// [WritePredictions] (CSV) print them: what "emud fit" does. A count parameter (engines_per_link) moves rows in
 // steps no gradient follows: after the Levenberg–Marquardt descent the fit
 // tries each of its values 1..8 and descends again from a better one.
 //

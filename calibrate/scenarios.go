@@ -242,30 +242,32 @@ func runGrouped64(m model.Model, seed uint64, lanes int, bytes uint64, sig bool,
 
 // waitVsQuiet: rank 0 puts bytes to peer 1 with a remote signal and quiets;
 // rank 1 waits for the signal. Returns waitSignal's return minus quiet's
-// return (µs).
-func waitVsQuiet(m model.Model, seed uint64, bytes uint64) (float64, error) {
+// return (µs), and the larger of the two terms: each completion's latency
+// from the put's call.
+func waitVsQuiet(m model.Model, seed uint64, bytes uint64) (delta, term float64, err error) {
 	b, err := newBench(m, seed, 2, bytes)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	var quiet, wait sim.Time
+	var start, quiet, wait sim.Time
 	if err := b.launch(0, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
+		start = t.Now()
 		sdma.Put(1, b.recv[1], 0, b.send[0], 0, bytes, 0, cco.RemoteSignal)
 		sdma.QuietQueue(1, 0)
 		quiet = t.Now()
 	}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := b.launch(1, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sdma.WaitSignal(0, 0, 1)
 		wait = t.Now()
 	}); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := b.run("wait vs quiet"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return micros(wait - quiet), nil
+	return micros(wait - quiet), micros(max(wait, quiet) - start), nil
 }
 
 // chainIssue: warps single-lane waves each post one 64 B put to peer 1,

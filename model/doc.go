@@ -19,10 +19,10 @@
 //
 // # The mechanism
 //
-// [Params] is a mechanistic model with a dozen physical parameters
-// ([Parameters] lists each with its unit and source). Every emulated time
-// comes out of the emulated machine doing its work step by step under
-// these parameters (package calibrate checks the result against every
+// [Params] is a mechanistic model with some twenty physical parameters,
+// ten of them fitted ([Parameters] lists each with its unit and source).
+// Every emulated time comes out of the emulated machine doing its work
+// step by step under these parameters (package calibrate checks the result against every
 // documented MI355X number):
 //
 //   - CU issue. A put-family post costs Issue(shape) cycles at ClockGHz
@@ -59,8 +59,11 @@
 //   - Data. A COPY moves its bytes over the directed path src → dst in
 //     LinkChunkBytes chunks; each chunk occupies the path for
 //     chunk/bandwidth, so copies sharing a path share Link (GPU pair, one
-//     xGMI direction) or Local (an engine writing its own GPU's memory),
-//     and copies on different paths run in parallel. A broadcast writes its
+//     xGMI direction), Local (an engine writing its own GPU's memory) or
+//     Host (one direction of a GPU's PCIe link to host memory: an end of
+//     the copy in the address space's host slice, [Host]), and copies on
+//     different paths run in parallel. Each path has its COPY fixed cost
+//     too: PacketUs (peer), LocalPacketUs, HostPacketUs. A broadcast writes its
 //     two destinations one after the other (one engine does not overlap
 //     its two writes), a remote stream at BcastLink, a local one at Local.
 //   - Jitter spreads engine gaps and doorbell latencies by ±Jitter from the
@@ -75,8 +78,12 @@
 //
 // Fixed parameters are cited facts: ClockGHz (MI355X's 2.4 GHz peak
 // engine clock), UncachedRead (MORI's cco.hpp), HBM (MI355X's 8 TB/s),
-// the engine layout (KFD topology and MORI's placement) and the time
-// slice (amdgpu's sdma_phase_quantum as KFD programs it). The 10 fitted
+// HostGBps (MI355X's PCIe 5.0 x16 host link, 63 GB/s each way), the engine
+// layout (KFD topology and MORI's placement) and the time slice (amdgpu's
+// sdma_phase_quantum as KFD programs it). No documented row is a local or
+// a host copy: LocalPacketUs and HostPacketUs take PacketUs's value (and
+// a model file that gives packet_us but not them, its), until a user's
+// rows of those paths fit them ("emud fit --params all"). The 10 fitted
 // parameters are one least-squares fit ("emud calibrate" reruns it, from
 // round priors that know nothing of the table, see [Prior]) to every
 // counted row of calibrate/testdata/mi355x-documented.csv (the seed

@@ -22,7 +22,8 @@ const maxModelFile = 1 << 20
 // too), each at most once; an unknown key is an error (a misspelt
 // parameter must not silently keep its default), and missing ones keep
 // the MI355X preset's value (or, for a per-path row such as
-// local_packet_us, the value the file gives the row it Follows). null, an
+// local_packet_us or host_packet_us, the value the file gives the row it
+// Follows). null, an
 // empty object, or an object with
 // only a name are refused: they would be the MI355X preset under another
 // name.

@@ -38,8 +38,11 @@ seed document) as a real scenario through the whole emulator (ccoSdma calls →
 ring packets → engine → signals) under a timing model, and print one line per
 row: id, documented value, emulated value, unit, relative error and tolerance.
 Rows that contradict another documented row under any physical parameter set
-are shown as conflicts, with the reason, and not counted. The last line is
-"max |error| X% over N rows (median Y%)".
+are shown as conflicts, with the reason, and not counted. A difference row
+(metric latency_delta: one measured latency minus another) is judged against
+the larger of its two latencies, not against the difference itself, and the
+report says which rows those are. The last line is "max |error| X% over N rows
+(median Y%)".
 
 Then, for the model (a preset or a model file), every parameter: its
 value, whether the calibration fits it or fixes it from a cited fact, the row

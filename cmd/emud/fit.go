@@ -32,9 +32,10 @@ func newFitCmd() *cobra.Command {
 		Short: "Fit the timing model's parameters to measurements and write a model file",
 		Long: `Fit timing-model parameters to measurements in FILE, a CSV with header
 name,src,dst,ops,bytes,queues,time_us: ops copies of bytes each from GPU src to
-GPU dst (src == dst is a local copy; GPUs 0..7), issued back to back by one
-thread of GPU src round-robin over queues queues, time_us from the first issue
-until everything has drained. The first format's header ops,bytes,queues,time_us
+GPU dst (src == dst is a local copy; GPUs 0..7, or host at one end: host
+memory, a copy over the GPU's PCIe link), issued back to back by one thread
+of the GPU end round-robin over queues queues (its loopback queues for a host
+copy), time_us from the first issue until everything has drained. The first format's header ops,bytes,queues,time_us
 (GPU 0 to GPU 1) is still read. Lines starting with # are comments. At most 256
 rows; time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it
 is a terminal, or with --progress.
@@ -55,7 +56,8 @@ the input columns (v2) plus predicted_us,error_pct; the summary line
 A fit that does not lower the rows' error, or leaves some fitted row more
 than --max-error (25%) off, has failed: it says why, writes no model and
 exits 4, unless --write-anyway. The residual table names each row's path
-(local: an engine writing its own GPU's memory; xgmi: to a peer).
+(local: an engine writing its own GPU's memory; xgmi: to a peer; host: to or
+from host memory over PCIe).
 
 Rows may be of any size: the benches are phantom (timing only), so a row
 of 64 copies of 1 GiB costs the memory of one of 64 B. Limits: ops 1..4096,

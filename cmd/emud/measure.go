@@ -32,7 +32,7 @@ func (mf *measureFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&mf.on, "measure", false, "instead of judging a model: time the calibration sweep on SDMA queues (TIMESTAMP packets, median of --reps) and write a measurement CSV for emud fit")
 	f.StringVar(&mf.backend, "backend", "rocm", `with --measure: "rocm" (real queues through hw/rocm and KFD; needs a binary built with -tags rocm and /dev/kfd), "stand-in" (hw/rocm over the timing stand-in, whose engine follows --truth), or "emu" (the emulator under --model)`)
 	f.StringVar(&mf.truth, "truth", "", "with --backend stand-in: the timing model (preset or model file) the stand-in's engine follows")
-	f.StringVar(&mf.rowsPath, "rows", "", "with --measure: the rows to time, a measurement CSV (its times are ignored); default the built-in sweep (local and peer copies 64 B..64 MiB, bursts, queue splits)")
+	f.StringVar(&mf.rowsPath, "rows", "", "with --measure: the rows to time, a measurement CSV (its times are ignored); default the built-in sweep (local and peer copies 64 B..64 MiB, bursts, queue splits, host copies each way)")
 	f.StringVar(&mf.outPath, "out", "", "with --measure: write the measurement CSV to this file instead of stdout")
 	f.IntVar(&mf.reps, "reps", 5, "with --measure: runs of each row; the median is written")
 }
