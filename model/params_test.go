@@ -147,10 +147,12 @@ func TestModelFiles(t *testing.T) {
 	b, err := os.ReadFile(again)
 	require.NoError(t, err)
 	// This test build has one more row (export_test.go): it is written last.
-	// local_packet_us, split from packet_us after the file was written,
-	// takes the file's packet_us.
+	// local_packet_us and host_packet_us, split from packet_us after the
+	// file was written, take the file's packet_us; host_gbps, added after
+	// it too, the preset's.
 	want := strings.Replace(string(old), "\n}\n", ",\n  \"test_extra_us\": 0.5\n}\n", 1)
-	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n", 1)
+	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n  \"host_packet_us\": 2.0767951353699603,\n", 1)
+	want = strings.Replace(want, "\"local_gbps\": 66.71,\n", "\"local_gbps\": 66.71,\n  \"host_gbps\": 63,\n", 1)
 	assert.Equal(t, want, string(b))
 
 	_, err = Load(filepath.Join(dir, "absent.json"))
