@@ -535,7 +535,7 @@ func WritePredictions(w io.Writer, rs []Residual) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(strings.Split(headerV2+",predicted_us,error_pct", ","))
 	for _, r := range rs {
-		_ = cw.Write([]string{r.Name, strconv.Itoa(r.Src), strconv.Itoa(r.Dst), strconv.Itoa(r.Ops),
+		_ = cw.Write([]string{r.Name, EndName(r.Src), EndName(r.Dst), strconv.Itoa(r.Ops),
 			strconv.FormatUint(r.Bytes, 10), strconv.Itoa(r.Queues), strconv.FormatFloat(r.TimeUs, 'g', -1, 64),
 			strconv.FormatFloat(r.PredictedUs, 'f', 3, 64), strconv.FormatFloat(100*r.Error, 'f', 2, 64)})
 	}

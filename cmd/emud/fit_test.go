@@ -93,3 +93,22 @@ func TestFitFailsLoudly(t *testing.T) {
 	assert.Regexp(t, `(?m)^local +local +2 +2 `, out, "the residual table names the path")
 	assert.Regexp(t, `(?m)^back +xgmi +3 +2 `, out)
 }
+
+// Host rows (host as src or dst) take the host path: --params all fits
+// its fixed cost and rate, the residual table names it, --predict writes
+// host back.
+func TestFitHostRows(t *testing.T) {
+	in := writeFile(t, "host.csv", "name,src,dst,ops,bytes,queues,time_us\n"+
+		"d2h.64,0,host,1,64,1,4.1\nd2h.burst,0,host,16,64,1,40\nd2h.8m,0,host,1,8388608,1,190\nh2d.1m,host,0,4,1048576,1,100\n"+
+		"peer.64,0,1,1,64,1,3.2\npeer.8m,0,1,1,8388608,1,140\n")
+	out, errOut, status := execute(t, "fit", in, "--out", "", "--params", "all")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	ident := strings.SplitN(strings.SplitN(out, "these rows identify ", 2)[1], "\n", 2)[0]
+	assert.Contains(t, ident, "host_packet_us")
+	assert.Contains(t, ident, "host_gbps")
+	assert.Regexp(t, `(?m)^d2h\.8m +host +0 +host `, out, "the residual table names the host path")
+	assert.Regexp(t, `(?m)^h2d\.1m +host +host +0 `, out)
+	out, errOut, status = execute(t, "fit", "--predict", "mi355x", in)
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	assert.Contains(t, out, "\nh2d.1m,host,0,4,1048576,1,100,")
+}
