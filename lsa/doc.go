@@ -1,7 +1,8 @@
 // Package lsa is the flat LSA (load/store-accessible) address space every
 // backend presents to cco, with nothing of the emulator in it: the layout
-// (how many GPUs, queue ids per GPU pair, GPU g's slice at Base + g·Stride,
-// the ring options of every queue), the name of a queue (QueueID) and the
+// (how many GPUs, queue ids per GPU pair, GPU g's slice at Base + g·Stride
+// and host memory's slice after the last GPU's, Host, the ring options of
+// every queue), the name of a queue (QueueID) and the
 // bookkeeping of the space (Space: page-aligned bump allocation per slice,
 // regions resolved by address, holes reported as *AddrError).
 //

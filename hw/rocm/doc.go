@@ -45,9 +45,12 @@
 //     same addresses and the same packet bytes on both backends. On KFD each
 //     allocation is GPU g's memory, host-visible, at that fixed address
 //     (FixedAddress), mapped to every GPU with hsaKmtMapMemoryToGPUNodes,
-//     which must report the same GPU address. Aligned 4- and 8-byte loads
-//     and stores are atomic, because the engine writes signals with 64-bit
-//     atomics.
+//     which must report the same GPU address; an allocation in the host
+//     slice (lsa.Host, after the last GPU's) is the CPU node's system
+//     memory instead, so copies to and from it take the host path over
+//     PCIe (written from libhsakmt's interface, not run on hardware here).
+//     Aligned 4- and 8-byte loads and stores are atomic, because the engine
+//     writes signals with 64-bit atomics.
 //
 // # Waiting
 //
