@@ -18,8 +18,6 @@ import (
 
 func TestMain(m *testing.M) { testmain.Run(m) }
 
-// seeds is how many seeds every scenario runs under.
-const seeds = 20
 
 // rig is one emulated MI355X node with a job of n ranks, a send and a
 // receive window per rank, and one dev comm per rank.
