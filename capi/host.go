@@ -13,20 +13,27 @@ import (
 )
 
 // host is one thread of the C++ program as the emulation sees it: a sim
-// actor that runs the thread's calls. While the actor runs, the thread
-// runs; when the thread makes a call, the actor carries it out (blocking
-// in virtual time if it must) and the thread waits. So host threads take
-// turns the simulator chooses, the same on every run, and the code
-// between two calls takes no virtual time.
+// actor whose turn the thread itself holds. While the actor runs, the
+// thread runs; a call the thread makes is carried out right there, on the
+// thread (its cgo callback), blocking in virtual time if it must (the
+// actor's Sleep and Await hand the turn to whatever runs next and wait
+// for it to come back), and when it returns the thread goes on. So host
+// threads take turns the simulator chooses, the same on every run, the
+// code between two calls takes no virtual time, and a call that does not
+// block costs no switch between OS threads (a host call once went to a
+// goroutine of the actor's and back: two switches, most of a C++
+// program's wall time). The actor's own goroutine only starts the turn
+// (turn) and takes the last one back when the thread returns (back); the
+// actor is foreign (sim.Actor.SetForeign) because its turns are taken on
+// a C thread.
 type host struct {
 	id     int
 	name   string
-	req    chan func(*sim.Actor) // nil: the thread ended
-	ack    chan struct{}
+	turn   chan struct{} // the actor's goroutine gives the thread its first turn
+	back   chan struct{} // the thread gives its last turn back when it returns
 	dev    int
-	exited bool           // the thread returned (set by its actor)
+	exited bool           // the thread returned
 	wl     *sim.WatchList // joiners wait here
-	gone   chan struct{}  // closed when the actor has ended
 	actor  *sim.Actor
 	end    race.Sync // released when the thread returns; pthread_join acquires it
 }
@@ -41,22 +48,22 @@ func hostByID(id int) *host {
 }
 
 // newHost makes host thread len(hosts) and spawns its actor; parent is
-// the creating host (-1 for main).
+// the creating host (-1 for main). The thread takes its first turn with
+// begin.
 func newHost(parent int) *host {
 	rt.mu.Lock()
-	h := &host{id: len(rt.hosts), req: make(chan func(*sim.Actor)), ack: make(chan struct{}), gone: make(chan struct{})}
+	h := &host{id: len(rt.hosts), turn: make(chan struct{}), back: make(chan struct{})}
 	rt.hosts = append(rt.hosts, h)
 	rt.mu.Unlock()
 	h.name = fmt.Sprintf("host thread %d", h.id)
 	if h.id == 0 {
 		h.name = "host main thread"
 	}
-	if parent >= 0 {
-		h.dev = hostByID(parent).dev // a new thread starts on its creator's device... as HIP: device 0
-		h.dev = 0
-	}
+	// A new thread starts on device 0, as HIP's do, whatever its
+	// creator's current device.
 	h.wl = rt.s.NewWatchList(h.name)
 	h.actor = rt.s.Spawn(h.name, h.body)
+	h.actor.SetForeign()
 	if d := rt.s.Race(); d != nil && parent >= 0 {
 		// The new thread is ordered after what its creator did so far.
 		d.Fork(hostByID(parent).actor.RaceThread(), h.actor.RaceThread())
@@ -64,32 +71,29 @@ func newHost(parent int) *host {
 	return h
 }
 
-func (h *host) body(a *sim.Actor) {
-	for f := range h.req {
-		if f == nil {
-			if t := a.RaceThread(); t != nil {
-				t.Release(&h.end)
-			}
-			h.exited = true
-			h.wl.Notify(0, 1)
-			close(h.gone)
-			return
-		}
-		f(a)
-		h.ack <- struct{}{}
-	}
+// body is the actor's function: it hands its first turn to the thread
+// and ends when the thread gives the last one back.
+func (h *host) body(*sim.Actor) {
+	h.turn <- struct{}{}
+	<-h.back
 }
 
-// do runs f on the thread's actor and waits for it.
-func (h *host) do(f func(*sim.Actor)) {
-	h.req <- f
-	<-h.ack
-}
+// begin waits for the thread's first turn: called on the thread before
+// its first call.
+func (h *host) begin() { <-h.turn }
 
-// exit ends the thread's actor.
+// do runs f on the calling thread, which holds the actor's turn.
+func (h *host) do(f func(*sim.Actor)) { f(h.actor) }
+
+// exit ends the thread's actor: called on the thread, in its turn, when
+// it returns. After it the thread must not touch the emulation.
 func (h *host) exit() {
-	h.req <- nil
-	<-h.gone
+	if t := h.actor.RaceThread(); t != nil {
+		t.Release(&h.end)
+	}
+	h.exited = true
+	h.wl.Notify(0, 1)
+	h.back <- struct{}{}
 }
 
 //export emudGoHostSpawn
@@ -103,7 +107,7 @@ func emudGoHostSpawn(parent C.int) C.int {
 //export emudGoHostAttach
 func emudGoHostAttach(id C.int) {
 	// The thread's code starts when its actor first runs.
-	hostByID(int(id)).do(func(*sim.Actor) {})
+	hostByID(int(id)).begin()
 }
 
 //export emudGoHostExit

@@ -188,9 +188,10 @@ func start() error {
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
 	rt.events = []*event{nil}
 	rt.ran = make(chan error, 1)
-	newHost(-1) // host 0: the main thread
+	h := newHost(-1) // host 0: the main thread
 	go func() { rt.ran <- rt.s.Run() }()
 	go watch()
+	h.begin()
 	return nil
 }
 
@@ -303,15 +304,15 @@ func emudGoExit() {
 	if h == nil {
 		return
 	}
-	h.exit()
+	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()
-	live := 0
 	for _, o := range rt.hosts {
-		if !o.exited {
+		if o != h && !o.exited {
 			live++
 		}
 	}
 	rt.mu.Unlock()
+	h.exit()
 	if live > 0 {
 		return // threads the program never joined: no end to wait for
 	}

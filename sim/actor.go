@@ -30,6 +30,7 @@ type Actor struct {
 	resume  chan struct{}
 	started bool
 	killed  bool
+	foreign bool // turns taken on goroutines that must not exit (SetForeign)
 	state   actorState
 	token   uint64 // bumped each time the actor blocks; wakes carry it
 	since   Time
@@ -178,9 +179,30 @@ func (a *Actor) block() {
 	a.s.dispatch(nx)
 	<-a.resume
 	if a.killed {
+		if a.foreign {
+			// Not our goroutine to end: tell killAll the actor is done
+			// and park it for good (the run failed with the actor
+			// blocked, so its process is ending).
+			a.state = stateDone
+			a.s.back <- struct{}{}
+			select {}
+		}
 		runtime.Goexit()
 	}
 }
+
+// SetForeign says that a's turns are taken, after its function has
+// started, on goroutines the simulator did not start and that must not
+// exit: a cgo callback from a C thread, which runs the actor's blocking
+// calls (Sleep, Await) itself while the actor's own goroutine waits, so
+// that a host thread's call costs no switch between OS threads (package
+// capi). The actor's methods work there as on its own goroutine. What
+// changes is the end of a run that stopped with the actor blocked on such
+// a goroutine: killing it cannot runtime.Goexit (fatal on a C thread), so
+// the actor is marked done and that goroutine stays parked for good,
+// which suits a process that is about to report the failure and exit.
+// Call it from the actor's turn (or before Run).
+func (a *Actor) SetForeign() { a.foreign = true }
 
 func (a *Actor) check() {
 	if a.s.cur != a {
