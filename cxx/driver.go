@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -119,7 +120,7 @@ func Run(args []string, o Options) error {
 			// -x hip / -x c++: every source here is HIP C++ already
 			i++
 		case strings.HasPrefix(a, "-l") || strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-Wl,") ||
-			!strings.HasPrefix(a, "-") || a == "-pthread" || a == "-static-libstdc++":
+			!strings.HasPrefix(a, "-") || a == "-pthread" || a == "-static-libstdc++" || a == "-pie" || a == "-static-pie" || a == "-no-pie":
 			linkFlags = append(linkFlags, a)
 			if a == "-pthread" {
 				flags = append(flags, a)
@@ -194,7 +195,16 @@ func Run(args []string, o Options) error {
 			return err
 		}
 	}
-	link := append(append(objs, linkFlags...), lib, "-lpthread", "-ldl",
+	// Not position-independent unless asked (-pie): a PIE's dynamic
+	// loader relocates the Go runtime's tables word by word at every
+	// start (some 39,000 relocations, with the page faults of the pages
+	// they dirty), a few milliseconds of each run of a program that
+	// lives well under a second.
+	var pie []string
+	if !slices.Contains(linkFlags, "-pie") && !slices.Contains(linkFlags, "-static-pie") {
+		pie = []string{"-no-pie"}
+	}
+	link := append(append(append(pie, objs...), linkFlags...), lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)
 	if err := o.run(cc, link, ""); err != nil {
 		return fmt.Errorf("emud c++: linking %s: %w", out, err)
