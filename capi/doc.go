@@ -16,10 +16,13 @@
 // pthread_create, both interposed) is another, so ranks are host threads
 // of one process, each calling hipSetDevice and ccoCommCreate with one
 // shared unique id, as MORI's in-process multi-GPU tests do. Each host
-// thread is a sim actor: its calls run on the actor, and its code between
-// two calls runs while the actor runs, so host threads take turns the
-// simulator chooses and host code takes no virtual time. The same seed
-// therefore gives the same run and digest. A job of several processes is
+// thread is a sim actor whose turn the thread holds: its code between two
+// calls runs in the actor's turn, and each call runs on the thread itself
+// (a call that must wait in virtual time hands the turn on and waits for
+// it to come back), so host threads take turns the simulator chooses,
+// host code takes no virtual time, and a call that does not wait costs
+// no switch between OS threads. The same seed therefore gives the same
+// run and digest. A job of several processes is
 // not emulated: each process would build its own node and its
 // ccoCommCreate would wait for ranks that never come (a hang report
 // naming them).
