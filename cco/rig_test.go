@@ -18,7 +18,6 @@ import (
 
 func TestMain(m *testing.M) { testmain.Run(m) }
 
-
 // rig is one emulated MI355X node with a job of n ranks, a send and a
 // receive window per rank, and one dev comm per rank.
 type rig struct {
