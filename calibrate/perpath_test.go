@@ -37,14 +37,21 @@ func TestPerPathFixedCost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, names, "local_packet_us", "local rows identify the local fixed cost")
 	assert.Contains(t, names, "packet_us")
-	fit := []string{"packet_us", "local_packet_us", "link_gbps", "local_gbps", "visible_us"}
-	res, err := Fit(model.MI355X(), fit, ms, 1)
+	fitRecovers(t, truth, ms, "packet_us", "local_packet_us", "link_gbps", "local_gbps", "visible_us")
+}
+
+// fitRecovers fits params to rows ms from the preset and requires each
+// within 5% of truth's; it returns the fit.
+func fitRecovers(t *testing.T, truth *model.Params, ms []Measurement, params ...string) *FitResult {
+	t.Helper()
+	res, err := Fit(model.MI355X(), params, ms, 1)
 	require.NoError(t, err)
 	require.NoError(t, res.Check(0))
-	for _, n := range fit {
+	for _, n := range params {
 		pa, _ := model.LookupParameter(n)
 		assert.InEpsilon(t, pa.Get(truth), pa.Get(res.Model), 0.05, n)
 	}
+	return res
 }
 
 // A copy to or from host memory takes the host path (the GPU's PCIe
@@ -78,14 +85,7 @@ func TestHostPath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, names, "host_packet_us", "host rows identify the host fixed cost")
 	assert.Contains(t, names, "host_gbps", "and the host rate")
-	fit := []string{"packet_us", "host_packet_us", "link_gbps", "host_gbps", "visible_us"}
-	res, err := Fit(model.MI355X(), fit, ms, 1)
-	require.NoError(t, err)
-	require.NoError(t, res.Check(0))
-	for _, n := range fit {
-		pa, _ := model.LookupParameter(n)
-		assert.InEpsilon(t, pa.Get(truth), pa.Get(res.Model), 0.05, n)
-	}
+	res := fitRecovers(t, truth, ms, "packet_us", "host_packet_us", "link_gbps", "host_gbps", "visible_us")
 	var buf bytes.Buffer
 	require.NoError(t, WriteResiduals(&buf, res.Residuals))
 	assert.Regexp(t, `\n0-host-1x64 +host +0 +host `, buf.String(), "the residual table names the host path and end")
