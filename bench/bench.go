@@ -88,6 +88,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 func Full() Sizes {
 	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
+		scale("cft-allreduce, 4096 ranks × 256 B, phantom", "cft-allreduce", 4096, 256, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
 		scale("cft-allreduce, 72 ranks × 64 MiB, phantom", "cft-allreduce", 72, 64<<20, true),
 		scale("cft-allreduce, 72 ranks × 64 MiB, real bytes", "cft-allreduce", 72, 64<<20, false),

@@ -40,8 +40,13 @@ type Usage struct {
 // for 4096 queues in a fresh process, 1.1 GB of heap); a lane's coroutine and kernel state to about
 // 12 KiB (1024 × 32 lanes of the phantom CFT all-reduce: 468 MB); a fabric
 // put in flight to about 1.2 KiB (1024 × 1023 puts of the phantom CFT
-// all-to-all: 1.27 GB), a pending delivery (an event and its closure) to
-// about 128 B. Each but the ring is doubled for margin; perRun is a run's fixed cost
+// all-to-all: 1.27 GB), a pending delivery to about 24 B: a multicast
+// operation's deliveries are the steps of one queue entry (sim.AtWorkSteps),
+// and the phantom CFT all-reduce's peak RSS fits 24 MB + 216 KB per rank +
+// 24 B per rank × multicast member (140 MB, 265 MB, 554 MB and 1.28 GB at
+// 512, 1024, 2048 and 4096 ranks; before the steps shared one entry a
+// delivery was an event and its closure, about 128 B). Each but the ring is
+// doubled for margin, the delivery rounded up; perRun is a run's fixed cost
 // (simulator, node, registries). The process runs with the budget as Go's
 // soft memory limit (WithMemLimit), so the garbage of finished operations
 // does not pile up on top of what is live.
@@ -49,7 +54,7 @@ const (
 	perQueue  = 256<<10 + 48<<10
 	perLane   = 24 << 10
 	perOp     = 2560
-	perDeliv  = 256
+	perDeliv  = 64
 	perTraced = 24 << 10
 	perRun    = 4 << 20
 )
