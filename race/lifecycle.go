@@ -70,10 +70,9 @@ func (d *Detector) Poll32(sp SpaceID, addr uint64, v, ref uint32, cmp string, in
 		return // v is at or just above ref: this epoch's value
 	}
 	key := [2]string{"wrap", info.key()}
-	if _, ok := d.seen[key]; ok {
+	if !d.first(key, false) {
 		return
 	}
-	d.seen[key] = len(d.reports)
 	w := Side{Kind: "host", Who: "a write the detector did not see (host setup, an earlier run)", Op: "store", Write: true, Lo: addr, Hi: addr + 4}
 	if e := d.lastWriter(sp, addr); e != nil {
 		w = side(e)
@@ -88,12 +87,7 @@ func (d *Detector) Poll32(sp SpaceID, addr uint64, v, ref uint32, cmp string, in
 	r := Report{Space: d.spaces[sp].name, Lo: addr, Hi: addr + 4, First: w, Second: poll, Count: 1, Class: ClassWrap,
 		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^32: the wait compares 32 bits with %s %#x and held on %#x, which is %#x above it (%#x below it modulo 2^32): the running total wrapped, so the value left by an earlier epoch (%#x, last written by %s) satisfied this epoch's wait (reference %#x) before this epoch's producer wrote; wait Eq on a per-call epoch, or keep the total and its reference in 64 bits",
 			cmp, ref, v, v-ref, ref-v, v, w.Who, ref)}
-	if len(d.reports) >= MaxReports {
-		d.seen[key] = -1
-		d.dropped++
-		return
-	}
-	d.reports = append(d.reports, r)
+	d.add(key, r)
 }
 
 // lastWriter is the last write (plain, else the last atomic) the shadow

@@ -83,15 +83,7 @@ func side(e *ep) Side {
 
 func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bool) {
 	key := [2]string{prev.info.key(), cur.info.key()}
-	if i, ok := d.seen[key]; ok {
-		if i >= 0 {
-			d.reports[i].Count++
-		}
-		return
-	}
-	if len(d.reports) >= MaxReports {
-		d.seen[key] = -1
-		d.dropped++
+	if !d.first(key, true) {
 		return
 	}
 	a, b := side(prev), side(cur)
@@ -102,6 +94,30 @@ func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bo
 		d.seen[key] = -1 // not asked for: not a drop either
 		return
 	}
+	d.add(key, r)
+}
+
+// first says whether the finding under key is new and may be reported. A
+// repeat is not (counted on its report when count is set, for findings
+// whose report says how often they happened); past MaxReports a new one
+// is dropped, and counted as a drop.
+func (d *Detector) first(key [2]string, count bool) bool {
+	if i, ok := d.seen[key]; ok {
+		if count && i >= 0 {
+			d.reports[i].Count++
+		}
+		return false
+	}
+	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
+		d.dropped++
+		return false
+	}
+	return true
+}
+
+// add keeps r as the report of the finding under key.
+func (d *Detector) add(key [2]string, r Report) {
 	d.seen[key] = len(d.reports)
 	d.reports = append(d.reports, r)
 }

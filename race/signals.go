@@ -259,15 +259,7 @@ func (d *Detector) lifeReport(sp SpaceID, class string, w *heldWait, a, b *sigEv
 		kb = b.info.key()
 	}
 	key := [2]string{class + "|" + w.what + "|" + ka, kb}
-	if i, ok := d.seen[key]; ok {
-		if i >= 0 {
-			d.reports[i].Count++
-		}
-		return
-	}
-	if len(d.reports) >= MaxReports {
-		d.seen[key] = -1
-		d.dropped++
+	if !d.first(key, true) {
 		return
 	}
 	pa, pb := a.producer(), b.producer()
@@ -280,8 +272,7 @@ func (d *Detector) lifeReport(sp SpaceID, class string, w *heldWait, a, b *sigEv
 		r.Missing = fmt.Sprintf("signal lifecycle: a stale epoch: the %s returned at %s on the value an earlier epoch's signal left (%d, by %s at %s), which had already released the earlier epoch's %s, ordered before it: the wait did not wait for this epoch's producer (%s, which signalled at %s), so it waited for nothing. Advance the expected value by each epoch's signals (a running total kept across calls and kernels), or reset the slot between epochs, ordered after the last wait",
 			w.what, fmtTime(w.at), a.after, pa, fmtTime(a.at), w.prevWait, pb, fmtTime(b.at))
 	}
-	d.seen[key] = len(d.reports)
-	d.reports = append(d.reports, r)
+	d.add(key, r)
 }
 
 // differ says how two signals' producers differ, in words: "two
@@ -323,17 +314,11 @@ func poster(e *sigEv) string {
 // counterWrap reports an add that took the slot's counter past its width.
 func (d *Detector) counterWrap(sp SpaceID, ev *sigEv, n uint64) {
 	key := [2]string{"wrap-add", ev.info.key()}
-	if _, ok := d.seen[key]; ok {
+	if !d.first(key, false) {
 		return
 	}
-	if len(d.reports) >= MaxReports {
-		d.seen[key] = -1
-		d.dropped++
-		return
-	}
-	d.seen[key] = len(d.reports)
 	s := ev.side()
-	d.reports = append(d.reports, Report{Space: d.spaces[sp].name, Lo: ev.lo, Hi: ev.hi, First: s, Second: s, Count: 1, Class: ClassWrap,
+	d.add(key, Report{Space: d.spaces[sp].name, Lo: ev.lo, Hi: ev.hi, First: s, Second: s, Count: 1, Class: ClassWrap,
 		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^%d: the %d-bit counter went from %#x to %#x at this add by %s; a >= wait on it compares across the wrap, so it holds on an earlier epoch's value (an expected that wrapped too) or never holds: start a counter at 0, never at a sentinel such as ^0, and keep the total and its expected value in the counter's width (or wait Eq on a per-call epoch)",
 			8*n, 8*n, ev.before, ev.after, ev.producer())})
 }
