@@ -53,10 +53,10 @@ func TestGinSdmaAllToAll(t *testing.T) {
 	require.Equal(t, digests[0], digests[1], "one seed, one run")
 }
 
-// sdmaTwoPuts: rank 0 puts A (W[0:block]) then B to rank 1's V with the
-// actions given; rank 1 waits on signal 0 and loads A. With check the
-// load must see all of A.
-func sdmaTwoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.RemoteAction, bSignalOnly, counterWait, check bool, aCtx int) {
+// twoPuts: rank 0 puts A (W[0:block], on GIN context aCtx) then B (on
+// context 0) to rank 1's V with the actions given; rank 1 waits on signal 0
+// and loads A. With check the load must see all of A.
+func twoPuts(t testing.TB, r *ginRig, block uint64, aAction, bAction fabric.RemoteAction, bSignalOnly, counterWait, check bool, aCtx int) {
 	require.NoError(t, r.sys.Write(0, r.W[0], 0, pattern(7, int(2*block))))
 	r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
 		if th.ThreadIdx() != 0 {
@@ -124,7 +124,7 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(arch+"/"+tc.name, func(t *testing.T) {
 				r := sdmaRig(t, 2, 1, true, m)
-				sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, false, tc.aCtx)
+				twoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, false, tc.aCtx)
 				err := r.s.Run()
 				if tc.relies {
 					require.NoError(t, err)
@@ -139,7 +139,7 @@ func TestGinSdmaOrderingRules(t *testing.T) {
 				}
 				for seed := uint64(1); seed <= 3 && tc.aCtx == 0; seed++ { // one queue: in order
 					r := sdmaRig(t, 2, seed, false, m)
-					sdmaTwoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, true, 0)
+					twoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, true, 0)
 					require.NoError(t, r.s.Run(), "seed %d: the in-order queue lands A first", seed)
 				}
 			})

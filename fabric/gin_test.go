@@ -147,42 +147,8 @@ func TestGinOrderingRules(t *testing.T) {
 	ooo.Ordering = nic.OutOfOrder
 	ooo.Jitter = 4 * sim.Microsecond
 	const block = 32 << 10
-	// Rank 0 sends A (W[0:block]) then B (W[block:2block]) to rank 1's V;
-	// rank 1 waits on signal 0 and loads A.
-	twoPuts := func(r *ginRig, aAction, bAction fabric.RemoteAction, bSignalOnly bool, counterWait bool, check bool) {
-		require.NoError(t, r.sys.Write(0, r.W[0], 0, pattern(7, 2*block)))
-		r.launch(t, 0, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-			if th.ThreadIdx() != 0 {
-				return
-			}
-			gin := fabric.NewGin(th, dc, 0)
-			la := fabric.GinLocalNone()
-			if counterWait {
-				la = fabric.GinCounterInc(0)
-			}
-			gin.Put(th.ThreadGroup(), world(dc), 1, r.V[1], 0, r.W[0], 0, block, aAction, la)
-			if counterWait {
-				gin.WaitCounter(th.ThreadGroup(), 0, 1, 56)
-			}
-			if bSignalOnly {
-				gin.Signal(th.ThreadGroup(), world(dc), 1, bAction)
-			} else {
-				gin.Put(th.ThreadGroup(), world(dc), 1, r.V[1], block, r.W[0], block, block, bAction, fabric.GinLocalNone())
-			}
-		})
-		r.launch(t, 1, 64, func(th *kernel.Thread, dc fabric.DevComm) {
-			if th.ThreadIdx() != 0 {
-				return
-			}
-			gin := fabric.NewGin(th, dc, 0)
-			gin.WaitSignal(th.ThreadGroup(), 0, 1, 64)
-			buf := make([]byte, block)
-			dc.Load(th, r.V[1], 0, buf)
-			if check && !bytes.Equal(buf, pattern(7, 2*block)[:block]) {
-				th.Fail("check", errors.New("put A's data not all there after the signal"))
-			}
-		})
-	}
+	// Each case runs twoPuts (gin_sdma_test.go): rank 0 sends A then B to
+	// rank 1's V, rank 1 waits on signal 0 and loads A.
 	cases := []struct {
 		name    string
 		a, b    fabric.RemoteAction
@@ -200,7 +166,7 @@ func TestGinOrderingRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newGinRig(t, ginOpts{seed: 1, race: true, nic: &ooo, nodes: 2, gpus: 1})
-			twoPuts(r, tc.a, tc.b, tc.sigOnly, tc.counter, false)
+			twoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, false, 0)
 			err := r.s.Run()
 			if tc.relies {
 				require.NoError(t, err)
@@ -214,7 +180,7 @@ func TestGinOrderingRules(t *testing.T) {
 			wrong := 0
 			for seed := uint64(1); seed <= 30; seed++ {
 				r := newGinRig(t, ginOpts{seed: seed, nic: &ooo, nodes: 2, gpus: 1})
-				twoPuts(r, tc.a, tc.b, tc.sigOnly, tc.counter, true)
+				twoPuts(t, r, block, tc.a, tc.b, tc.sigOnly, tc.counter, true, 0)
 				if err := r.s.Run(); err != nil {
 					var le *kernel.LaneError
 					require.True(t, errors.As(err, &le), "seed %d: %v", seed, err)

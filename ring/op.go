@@ -187,23 +187,7 @@ const (
 // caller applies the poll mask to v first. Invalid codes (7 is reserved)
 // never hold.
 func (f CompareFunc) Eval(v, ref uint32) bool {
-	switch f {
-	case CmpAlways:
-		return true
-	case CmpLT:
-		return v < ref
-	case CmpLE:
-		return v <= ref
-	case CmpEQ:
-		return v == ref
-	case CmpNE:
-		return v != ref
-	case CmpGE:
-		return v >= ref
-	case CmpGT:
-		return v > ref
-	}
-	return false
+	return f.Eval64(uint64(v), uint64(ref)) // zero-extended, an unsigned compare is the same
 }
 
 var cmpNames = [...]string{"always", "<", "<=", "==", "!=", ">=", ">"}
