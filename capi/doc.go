@@ -1,5 +1,7 @@
 // Command capi is emud's C ABI: built with `go build -buildmode=c-archive
-// ./capi` (emud c++ does it) and linked into a HIP C++ program whose
+// -tags emud_nometrics ./capi` (emud c++ does it; the tag leaves out
+// engine's Prometheus metrics, which the C ABI does not serve and whose
+// package initialisation would cost every program start) and linked into a HIP C++ program whose
 // hip/hip_runtime.h and mori/cco/cco.hpp are emud's headers (include/).
 // It is optional, as hw/rocm is: nothing else in the module imports it,
 // and users of Go kernels never need a C or C++ toolchain for it.
@@ -36,7 +38,13 @@
 // the engines' copies move the same bytes. The range of 64 slices is
 // reserved (inaccessible, unbacked) by a constructor that runs before the
 // Go runtime, whose randomized heap could otherwise land in a slice.
-// Memory is never freed (hipFree, ccoMemFree keep the mapping until exit).
+// Regions are mapped in whole 2 MiB chunks, as transparent huge pages
+// where the kernel allows them (MADV_HUGEPAGE), so fresh device memory
+// costs a page fault per 2 MiB rather than per 4 KiB; the regions of a GPU
+// share their chunks. So an access just past a region but inside its
+// chunk does not fault (nor would it on most GPUs, whose allocators map
+// large pages); one outside every chunk does. Memory is never freed
+// (hipFree, ccoMemFree keep the mapping until exit).
 //
 // # Streams, copies and memsets
 //

@@ -228,8 +228,8 @@ uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char
 // so before anything else runs (a priority constructor precedes the Go
 // runtime's own initialiser) the whole range 64 GPUs could use is
 // reserved, inaccessible and without backing, and regions are later mapped
-// inside it (emud_map_device). An address of the range that no region
-// holds still faults, as an unmapped device address should.
+// inside it (emud_map_device). An address of the range that no region's
+// 2 MiB chunk holds still faults, as an unmapped device address should.
 
 #define EMUD_DEFAULT_BASE 0x200000000000ull  // capi's DefaultBase
 #define EMUD_SLICE (64ull << 30)             // lsa.DefaultStride
@@ -260,12 +260,106 @@ __attribute__((constructor(101))) static void reserve_device_range(void) {
 // emud_map_device maps [base, base+size) read-write inside the reserved
 // range: 0 on success, -1 when the range is not inside it (the caller then
 // maps it as engine.MapAt does), errno on failure.
+//
+// Mappings are made in whole 2 MiB chunks (the x86-64 huge page) with
+// MADV_HUGEPAGE, each chunk once: a region's first touch then costs one
+// fault per 2 MiB instead of one per 4 KiB page (a fault is some 20 µs in
+// a virtual machine with shadow page tables, and the faults of a few MiB
+// of fresh device memory were most of a small program's run), and the
+// regions of one GPU, allocated one after another, share their chunks.
+// What a region gets that an earlier region's chunk already maps is
+// cleared where it is resident (mincore), so a region still starts as
+// zero bytes even after a lane's stray store into the chunk's free tail.
+// An address outside every chunk still faults; one past a region but
+// inside its chunk does not (a GPU's allocator also maps in large pages).
+#define EMUD_CHUNK (2ull << 20)
+
+static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t (*mapped)[2];  // mapped chunk extents [lo, hi), sorted, disjoint
+static int nmapped, capmapped;
+
+// add_extent records [lo, hi) as mapped, merging with its neighbours.
+static int add_extent(uint64_t lo, uint64_t hi) {
+  int i = 0;
+  while (i < nmapped && mapped[i][1] < lo) i++;
+  if (i < nmapped && mapped[i][0] <= hi) {  // touches extent i (and maybe the ones after)
+    if (lo < mapped[i][0]) mapped[i][0] = lo;
+    if (hi > mapped[i][1]) mapped[i][1] = hi;
+    while (i + 1 < nmapped && mapped[i + 1][0] <= mapped[i][1]) {
+      if (mapped[i + 1][1] > mapped[i][1]) mapped[i][1] = mapped[i + 1][1];
+      memmove(&mapped[i + 1], &mapped[i + 2], (size_t)(nmapped - i - 2) * sizeof mapped[0]);
+      nmapped--;
+    }
+    return 0;
+  }
+  if (nmapped == capmapped) {
+    int c = capmapped ? 2 * capmapped : 16;
+    void* p = realloc(mapped, (size_t)c * sizeof mapped[0]);
+    if (!p) return ENOMEM;
+    mapped = p;
+    capmapped = c;
+  }
+  memmove(&mapped[i + 1], &mapped[i], (size_t)(nmapped - i) * sizeof mapped[0]);
+  mapped[i][0] = lo;
+  mapped[i][1] = hi;
+  nmapped++;
+  return 0;
+}
+
+// map_chunks maps [lo, hi) (chunk-aligned, not mapped yet) as huge pages.
+static int map_chunks(uint64_t lo, uint64_t hi) {
+  void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) return errno ? errno : 1;
+  madvise(p, hi - lo, MADV_HUGEPAGE);  // advice: without transparent huge pages it is 4 KiB pages all the same
+  return add_extent(lo, hi);
+}
+
+// clear_resident zeroes the resident pages of [lo, hi) (page-aligned,
+// inside one or two chunks already mapped): pages never touched read as
+// zero already, and clearing them would fault them in.
+static void clear_resident(uint64_t lo, uint64_t hi) {
+  unsigned char vec[2 * EMUD_CHUNK / 4096];
+  for (uint64_t a = lo; a < hi;) {
+    uint64_t n = hi - a;
+    if (n > sizeof vec * 4096) n = sizeof vec * 4096;
+    if (mincore((void*)(uintptr_t)a, n, vec) != 0) {
+      memset((void*)(uintptr_t)a, 0, n);
+    } else {
+      for (uint64_t i = 0; i < n / 4096; i++)
+        if (vec[i] & 1) memset((void*)(uintptr_t)(a + i * 4096), 0, 4096);
+    }
+    a += n;
+  }
+}
+
 int emud_map_device(uint64_t base, uint64_t size) {
   if (resv_lo == 0 || base < resv_lo || base >= resv_hi || size > resv_hi - base) return -1;
-  void* p = mmap((void*)(uintptr_t)base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                 -1, 0);
-  if (p == MAP_FAILED) return errno ? errno : 1;
-  return 0;
+  uint64_t lo = base & ~(EMUD_CHUNK - 1), hi = (base + size + EMUD_CHUNK - 1) & ~(EMUD_CHUNK - 1);
+  if (hi > resv_hi) hi = resv_hi;
+  int rc = 0;
+  pthread_mutex_lock(&map_mu);
+  // Walk [lo, hi): map each gap between the extents already mapped, and
+  // clear what the region gets of those extents.
+  for (uint64_t a = lo; a < hi && rc == 0;) {
+    int i = 0;
+    while (i < nmapped && mapped[i][1] <= a) i++;
+    if (i == nmapped || mapped[i][0] >= hi) {
+      rc = map_chunks(a, hi);
+      break;
+    }
+    if (mapped[i][0] > a) {
+      uint64_t e = mapped[i][0];
+      rc = map_chunks(a, e);
+      a = e;
+      continue;
+    }
+    uint64_t e = mapped[i][1] < hi ? mapped[i][1] : hi;
+    uint64_t clo = a > base ? a : base, chi = e < base + size ? e : base + size;
+    if (clo < chi) clear_resident(clo, chi);
+    a = e;
+  }
+  pthread_mutex_unlock(&map_mu);
+  return rc;
 }
 
 // ---- faults in lane code ----
