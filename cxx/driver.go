@@ -213,7 +213,7 @@ func Run(args []string, o Options) error {
 }
 
 // BuildLibrary builds the emulator as a C archive (go build
-// -buildmode=c-archive ./capi) in the user cache directory, in a directory
+// -buildmode=c-archive -tags emud_nometrics ./capi) in the user cache directory, in a directory
 // of its own per source tree (two checkouts building at once must not
 // link each other's library), and returns its path. Go's build cache makes
 // a rebuild of an unchanged tree quick.
@@ -235,8 +235,11 @@ func BuildLibrary(root string, o Options) (string, error) {
 	if g := os.Getenv("GO"); g != "" {
 		goTool = g
 	}
-	if err := o.run(goTool, []string{"build", "-buildmode=c-archive", "-o", lib, "./capi"}, root, "CGO_ENABLED=1"); err != nil {
-		return "", fmt.Errorf("emud c++: building the emulator library (go build -buildmode=c-archive ./capi in %s): %w", root, err)
+	// emud_nometrics: the C ABI serves no metrics, and without the tag
+	// Prometheus's package initialisation runs at every program start
+	// (engine's metrics.go).
+	if err := o.run(goTool, []string{"build", "-buildmode=c-archive", "-tags", "emud_nometrics", "-o", lib, "./capi"}, root, "CGO_ENABLED=1"); err != nil {
+		return "", fmt.Errorf("emud c++: building the emulator library (go build -buildmode=c-archive -tags emud_nometrics ./capi in %s): %w", root, err)
 	}
 	return lib, nil
 }

@@ -1,23 +1,25 @@
+//go:build !emud_nometrics
+
 package engine
 
 import (
-	"strconv"
-	"sync/atomic"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/emud-dev/emud/ring"
 )
 
+// Registry is the Prometheus registry a node's metrics live on
+// (Config.Registry). A build with the emud_nometrics tag (the C ABI's,
+// package capi, which serves no metrics) has a stand-in instead
+// (metrics_off.go) and does not link Prometheus, whose package
+// initialisation (its protobuf descriptors, net/http) was a large part of
+// a C++ program's start.
+type Registry = prometheus.Registry
+
+func newRegistry() *Registry { return prometheus.NewRegistry() }
+
 // metrics are the node's Prometheus collectors. They live on the node's own
 // registry: no global state, so runs side by side never mix their counts.
-//
-// The per-queue counters are plain atomic counts that one Collector
-// (queueCollector) reads at scrape time: a node makes thousands of queues,
-// and resolving a labelled child of each CounterVec per queue (about
-// fifteen label lookups and allocations) was a fifth of a small run's
-// CPU. What a scrape sees is the same: every queue's series, zeros
-// included, under the same names, help and labels.
 type metrics struct {
 	queues []*queueCounters // creation order; destroyed queues keep their series
 	faults *prometheus.CounterVec
@@ -36,7 +38,7 @@ var (
 		"Reservations that had to wait for the engine to free ring space.", queueLabels, nil)
 )
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+func newMetrics(reg *Registry) (*metrics, error) {
 	m := &metrics{
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "emud", Subsystem: "sdma",
 			Name: "faults_total", Help: "Faults and engine events (TRAP, POLL_TIMEOUT, ...), by kind."}, append(queueLabels, "kind")),
@@ -47,32 +49,6 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		}
 	}
 	return m, nil
-}
-
-// count is one counter of a queue: the simulator's actors add to it one at
-// a time, a scrape may read it from another goroutine.
-type count struct{ n atomic.Uint64 }
-
-func (c *count) Inc()           { c.n.Add(1) }
-func (c *count) Add(n uint64)   { c.n.Add(n) }
-func (c *count) value() float64 { return float64(c.n.Load()) }
-
-// queueCounters are one queue's counters: the per-packet cost is an
-// atomic add.
-type queueCounters struct {
-	packets   [ring.NumKinds]count
-	bytes     count
-	doorbells count
-	pollWaits count
-	ringFull  count
-	labels    []string
-	m         *metrics
-}
-
-func (m *metrics) forQueue(id QueueID) *queueCounters {
-	c := &queueCounters{labels: []string{strconv.Itoa(id.GPU), strconv.Itoa(id.Peer), strconv.Itoa(id.Q)}, m: m}
-	m.queues = append(m.queues, c)
-	return c
 }
 
 // queueCollector exports every queue's counters.

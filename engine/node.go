@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
@@ -67,7 +65,7 @@ type Config struct {
 	// still halts). By default the run stops with the fault as its error.
 	KeepGoingOnFault bool
 	// Registry receives the node's metrics; nil = a new registry per node.
-	Registry *prometheus.Registry
+	Registry *Registry
 	// Inject plants SDMA faults (inject.go); nil injects none.
 	Inject *InjectPlan
 	// Backing backs allocated regions; nil = Go bytes. MapAt maps each
@@ -141,7 +139,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("engine: PollTimeout = %d: unknown policy", cfg.PollTimeout)
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = prometheus.NewRegistry()
+		cfg.Registry = newRegistry()
 	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
@@ -204,7 +202,7 @@ func (n *Node) Model() model.Model { return n.model }
 func (n *Node) Arch() model.Arch { return model.ArchOf(n.cfg.Model) }
 
 // Registry returns the node's Prometheus registry.
-func (n *Node) Registry() *prometheus.Registry { return n.cfg.Registry }
+func (n *Node) Registry() *Registry { return n.cfg.Registry }
 
 // Faults returns every fault and event raised so far, in order.
 func (n *Node) Faults() []Fault { return n.faults }

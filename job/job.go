@@ -3,8 +3,6 @@ package job
 import (
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
@@ -25,7 +23,7 @@ type Config struct {
 	Model model.Model
 	// Registry receives the node's metrics; nil is a registry of the job's
 	// own.
-	Registry *prometheus.Registry
+	Registry *engine.Registry
 	// Inject, if set, returns the node's fault plan, drawn for the job's
 	// simulator (engine.InjectSpec.For).
 	Inject func(s *sim.Sim) *engine.InjectPlan

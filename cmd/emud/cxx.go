@@ -15,7 +15,8 @@ func newCxxCmd() *cobra.Command {
 		Long: `emud c++ compiles .cpp/.hip sources as host C++ with emud's include
 directory first (hip/hip_runtime.h and mori/cco/cco.hpp are emud's), rewrites
 their <<<...>>> launches and __shared__ declarations, and links the emulator
-(go build -buildmode=c-archive ./capi, from emud's source tree: run inside it
+(go build -buildmode=c-archive -tags emud_nometrics ./capi, from emud's
+source tree: run inside it
 or set EMUD_ROOT). Other arguments go to the compiler ($EMUD_CXX, else g++,
 else clang++). -c compiles only. The program's ranks are its threads; at run
 time EMUD_SEED, EMUD_GPUS, EMUD_RACE, EMUD_SUMMARY and MORI_* configure it
