@@ -25,28 +25,42 @@ type Memory struct {
 	back   Backing // real bytes for a region; realBytes unless Config.Backing
 	guard  func(op string, addr, n uint64) error
 	mapped *mappedSet // buffers mapped outside the Go heap: the default backing's regions, the rings
-	rings  ringSlab   // ring buffers, outside the Go heap under the default backing
+	rings  ringSlab   // ring buffers, past the first few outside the Go heap under the default backing
+	// ringHeapMax is how many bytes of rings are made on the heap
+	// (ringHeapBytes; tests set it lower)
+	ringHeapMax int
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
 }
 
-// ringSlab hands out ring buffers carved from mappings of ringSlabBytes
-// (a node of 64 GPUs has thousands of 256 KiB rings: on the Go heap they
-// would raise the collector's goal by gigabytes, and under the race
-// detector carry shadow memory; one mapping each would spend the
-// process's map count). A destroyed queue's buffer is not reused (a
-// report may still read the old ring); Node.Close gives them all back.
+// ringSlab hands out ring buffers: a node's first ringHeapBytes of them
+// on the Go heap, the rest carved from mappings of ringSlabBytes (a node
+// of 64 GPUs has thousands of 256 KiB rings: on the Go heap they would
+// raise the collector's goal by gigabytes, and under the race detector
+// carry shadow memory; one mapping each would spend the process's map
+// count). A small node's rings stay on the heap because a fresh mapping's
+// pages each cost a page fault when first written, every job again: a
+// job of 4096 puts spent more CPU in those faults than in its puts
+// (BenchmarkWavePutSameQueue), where heap rings reuse pages the collector
+// freed. A destroyed queue's buffer is not reused (a report may still
+// read the old ring); Node.Close gives them all back.
 type ringSlab struct {
-	cur []byte // the rest of the current mapping
+	cur  []byte // the rest of the current mapping
+	heap int    // bytes of rings made on the heap so far
 }
 
-const ringSlabBytes = 16 << 20
+const (
+	ringSlabBytes = 16 << 20
+	ringHeapBytes = 4 << 20 // 16 rings of the default 256 KiB
+)
 
-// ringBuf returns a zeroed ring buffer of size bytes, carved from the slab
-// (whatever backs the regions: rings are the emulator's own buffers).
+// ringBuf returns a zeroed ring buffer of size bytes, made on the heap or
+// carved from the slab (whatever backs the regions: rings are the
+// emulator's own buffers).
 func (m *Memory) ringBuf(size int) ([]byte, error) {
-	if !hostmem.OffHeap || size <= 0 {
+	if !hostmem.OffHeap || size <= 0 || m.rings.heap+size <= m.ringHeapMax {
+		m.rings.heap += max(size, 0)
 		return make([]byte, size), nil
 	}
 	if len(m.rings.cur) < size {
@@ -165,7 +179,7 @@ type Backing func(base, size uint64) ([]byte, error)
 
 func newMemory(n *Node) *Memory {
 	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing,
-		mapped: &mappedSet{}}
+		mapped: &mappedSet{}, ringHeapMax: ringHeapBytes}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 	if m.back == nil {
 		m.back = m.realBytes

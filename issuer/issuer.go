@@ -94,7 +94,7 @@ type Queue struct {
 
 	rc *raceState // the race detector's edges; nil when it is off (race.go)
 
-	posters map[uint64]Poster // ring position → who posted the packet there (poster.go)
+	posters posterQueue // who posted the packets in flight, by ring position (poster.go)
 }
 
 // New returns the issuer side of queue id over r, the ring on the queue's
