@@ -57,9 +57,12 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
   fabric ops/s        the puts of a CFT all-to-all (setup, barrier and check
                       included), and a 32-lane wave posting 64 B puts (8 runs,
                       with CPU time, bytes and allocations per put)
-  C++ vs Go           examples/cxx/alltoall_put.cpp built by emud c++ against
-                      the Go alltoall of the same shape, per seed (needs the
-                      source tree and g++/clang++; not with --quick)
+  C++ vs Go           examples/cxx/alltoall_put.cpp built by emud c++, a whole
+                      process per run, against the Go alltoall of the same
+                      shape per seed in one process and per emud run process
+                      (wall and CPU time; needs the source tree and
+                      g++/clang++; not with --quick), and a C++ program
+                      posting 4 M packets
   explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N, and
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,
                       allocation and collections per seed that bound its
