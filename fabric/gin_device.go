@@ -362,6 +362,7 @@ func (gi *Gin) ReadSignal(sig GinSignal, bits int) uint64 {
 	gi.checkSignal("ncclGin::readSignal", sig, bits, 64)
 	g := gi.g
 	v := g.load(int(sig))
+	g.sys.ginRaceReadSignal(gi.t, g, int(sig), v)
 	g.sys.ginRaceAcquireSlot(gi.t, g, int(sig))
 	if op := g.lastSig[sig]; v != 0 && op != nil {
 		if g.baseRead == nil {

@@ -25,7 +25,9 @@ import (
 //     clock; a weak signal then releases the operation alone into its
 //     slot, a strong signal first acquires the done clock of every earlier
 //     operation of the context to that peer;
-//   - readSignal and a satisfied waitSignal acquire the slot; the signal's
+//   - readSignal and a satisfied waitSignal acquire the slot (a readSignal
+//     is also the baseline of the thread's next waitSignal on the slot for
+//     more than it read: the detector's baseline-read check); the signal's
 //     own write is atomic (signals do not race with each other), and
 //     resetSignal is a plain store that races with any signal it is not
 //     ordered with.
@@ -113,6 +115,22 @@ func (sys *System) ginRaceWaitHeld(t *kernel.Thread, gr *ginRank, s int, least u
 		who = who[:i] // the wave's lanes wait together
 	}
 	d.WaitHeld(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), fmt.Sprintf("ncclGin::waitSignal by %s on rank %d's signal %d ≥ %d", who, gr.rank, s, least), least, mask)
+}
+
+// ginRaceReadSignal: lane t's ncclGin::readSignal of slot s of gr, which
+// read v: a later waitSignal of t on the slot for more than v counts from
+// it (the detector's baseline-read check). Call it before
+// ginRaceAcquireSlot.
+func (sys *System) ginRaceReadSignal(t *kernel.Thread, gr *ginRank, s int, v uint64) {
+	d := sys.s.Race()
+	if d == nil {
+		return
+	}
+	rt := t.RaceThread()
+	if rt == nil {
+		return
+	}
+	d.SignalRead(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), v, t.RaceInfo("ncclGin::readSignal", 2))
 }
 
 // ginRaceAcquireSlot: lane t's acquire load of slot s of gr.

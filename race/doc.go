@@ -49,13 +49,14 @@
 // detector reports misuses of signal slots, each a [Report] with a Class:
 // a plain store over a signal, a slot whose waits cannot tell two
 // producers apart, a wait that counted an earlier epoch's signal, a
-// counter or 32-bit wait that wrapped. They come from the happens-before
+// counter or 32-bit wait that wrapped, a wait counting from a baseline read
+// of its slot that raced a signal. They come from the happens-before
 // state and the values the layers pass ([Detector.Signal],
-// [Detector.WaitHeld], [Detector.Poll32]); [Detector.SetLifecycleOnly]
-// keeps only them (debug mode). The fabric's GIN signals and
-// ncclGin::waitSignal record theirs too (not the GIN barrier's own waits,
-// nor readSignal polls); GIN compares modulo 2^64, so its adds are not
-// checked for a wrap.
+// [Detector.WaitHeld], [Detector.SignalRead], [Detector.Poll32]);
+// [Detector.SetLifecycleOnly] keeps only them (debug mode). The fabric's
+// GIN signals, ncclGin::waitSignal and ncclGin::readSignal record theirs
+// too (not the GIN barrier's own waits); GIN compares modulo 2^64, so its
+// adds are not checked for a wrap.
 //
 // Approximations, for speed: the lanes of one wave are one thread (they
 // run in lock-step, so their accesses are ordered by program order and

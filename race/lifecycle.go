@@ -30,11 +30,18 @@ import "fmt"
 //
 //   - ClassWrap also covers an add that takes a signal counter past its
 //     width (Detector.Signal).
+//
+//   - ClassBaselineRead: a counting wait whose expected value came from
+//     its thread's read of the slot (Detector.SignalRead: a baseline, then
+//     a wait for baseline + k), where a signal the wait saw is ordered
+//     neither before nor after the read: on another schedule the baseline
+//     counts it, or does not, and is one signal off (signals.go).
 const (
 	ClassStoreOverSignal = "store-over-signal"
 	ClassWrap            = "wrap"
 	ClassSharedSlot      = "shared-slot"
 	ClassStaleEpoch      = "stale-epoch"
+	ClassBaselineRead    = "baseline-read"
 )
 
 // classify sets the lifecycle class of a data race report, if it has one.

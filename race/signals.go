@@ -26,12 +26,21 @@ import (
 //     ordered after W (the producer W was meant for posted after W had
 //     returned).
 //
-// A slot keeps its last maxSlotSigs signals and maxSlotWaits waits: an
-// older one is forgotten, which can only miss a finding, never make one.
+//   - A counting wait W held whose expected value its thread took from a
+//     read of the slot (a baseline: readSignal, then wait for baseline +
+//     k), and a signal S of the slot that W counted or that was in before
+//     W is ordered neither before nor after that read: had S come on the
+//     other side of the read, the baseline would have been one signal off
+//     (baseline read).
+//
+// A slot keeps its last maxSlotSigs signals, maxSlotWaits waits and
+// maxSlotReads baseline reads: an older one is forgotten, which can only
+// miss a finding, never make one.
 
 const (
 	maxSlotSigs  = 16
 	maxSlotWaits = 8
+	maxSlotReads = 8
 	maxDecided   = 4
 )
 
@@ -45,6 +54,18 @@ type sigEv struct {
 	before, after uint64
 	lo, hi        uint64
 	decided       []waitRef // the waits it took to their expected value
+	seq           uint64    // the slot's count of signals, this one included
+}
+
+// baseRead is a thread's last read of a slot's value (SignalRead).
+type baseRead struct {
+	tid  int32
+	clk  uint32
+	vc   VC // the reader's knowledge before the read acquired the slot
+	at   int64
+	v    uint64
+	seq  uint64 // the slot's signals in before the read
+	info *Info
 }
 
 // waitRef is a wait that held: whose, when, in words.
@@ -69,6 +90,8 @@ type heldWait struct {
 type slotLife struct {
 	sigs  []sigEv
 	waits []heldWait
+	reads []baseRead
+	seq   uint64 // signals so far
 }
 
 func (d *Detector) life(sp SpaceID, addr uint64) *slotLife {
@@ -99,6 +122,8 @@ func (d *Detector) Signal(t *Thread, sp SpaceID, addr, n uint64, before, after u
 		d.counterWrap(sp, &ev, n)
 	}
 	l := d.life(sp, addr)
+	l.seq++
+	ev.seq = l.seq
 	for i := range l.waits {
 		d.checkWait(sp, &l.waits[i], &ev)
 	}
@@ -125,6 +150,9 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 	}
 	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].at == d.now() && l.waits[n-1].what == what {
 		return // another lane of the wave, in the same wait
+	}
+	if ge {
+		d.checkBaseline(sp, l, t, what, expected, mask)
 	}
 	t.tick() // the wait is an epoch of its own: a signal that knows it knows this wait
 	w := heldWait{tid: t.id, clk: t.vc[t.id], at: d.now(), what: what}
@@ -188,6 +216,102 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 		l.waits = l.waits[:maxSlotWaits-1]
 	}
 	l.waits = append(l.waits, w)
+}
+
+// SignalRead records t's read of the signal slot at addr of sp, which
+// returned v, made at info's site (ncclGin::readSignal): a later counting
+// wait of t on the slot for more than v counts from it (the baseline-read
+// check of WaitHeld). Call it before t's acquire of the slot.
+func (d *Detector) SignalRead(t *Thread, sp SpaceID, addr, v uint64, info *Info) {
+	if t == nil {
+		return
+	}
+	l := d.life(sp, addr)
+	t.tick()
+	r := baseRead{tid: t.id, clk: t.vc[t.id], vc: t.vc.clone(), at: d.now(), v: v, seq: l.seq, info: info}
+	for i := range l.reads {
+		if l.reads[i].tid == t.id {
+			l.reads[i] = r // a thread's last read is its baseline
+			return
+		}
+	}
+	if len(l.reads) == maxSlotReads {
+		copy(l.reads, l.reads[1:])
+		l.reads = l.reads[:maxSlotReads-1]
+	}
+	l.reads = append(l.reads, r)
+}
+
+// checkBaseline is the baseline-read check of t's counting wait for
+// expected on slot l: if t's last read of the slot returned less than
+// expected, the wait counts from that read, and a signal in before the
+// wait that is ordered neither before nor after the read could have come
+// on its other side.
+func (d *Detector) checkBaseline(sp SpaceID, l *slotLife, t *Thread, what string, expected, mask uint64) {
+	ri := -1
+	for i := range l.reads {
+		if l.reads[i].tid == t.id {
+			ri = i
+		}
+	}
+	if ri < 0 || l.reads[ri].v&mask >= expected {
+		return
+	}
+	r := l.reads[ri]
+	l.reads = append(l.reads[:ri], l.reads[ri+1:]...) // one wait per baseline
+	for i := range l.sigs {
+		s := &l.sigs[i]
+		if s.tid == t.id {
+			continue
+		}
+		counted := s.seq <= r.seq // in before the read, which counted it
+		if counted && s.clk > r.vc.get(s.tid) || !counted && r.clk > s.vc.get(r.tid) {
+			d.baselineReport(sp, what, &r, s, counted)
+			return
+		}
+	}
+}
+
+// baselineReport adds a baseline-read finding: the wait (what) counted
+// from read r, and signal s was in before r (counted) or came after it,
+// unordered with it either way.
+func (d *Detector) baselineReport(sp SpaceID, what string, r *baseRead, s *sigEv, counted bool) {
+	var kr, ks string
+	if r.info != nil {
+		kr = r.info.key()
+	}
+	if s.info != nil {
+		ks = s.info.key()
+	}
+	key := [2]string{ClassBaselineRead + "|" + what + "|" + kr, ks}
+	if i, ok := d.seen[key]; ok {
+		if i >= 0 {
+			d.reports[i].Count++
+		}
+		return
+	}
+	if len(d.reports) >= MaxReports {
+		d.seen[key] = -1
+		d.dropped++
+		return
+	}
+	rs := Side{Atomic: true, Lo: s.lo, Hi: s.hi, AtPs: r.at}
+	if r.info != nil {
+		rs.Kind, rs.Who, rs.Op, rs.Site = r.info.Kind.String(), r.info.Who, r.info.Op, r.info.Site
+	}
+	side := "after"
+	if counted {
+		side = "before"
+	}
+	first, second := rs, s.side()
+	if counted {
+		first, second = second, first
+	}
+	rep := Report{Space: d.spaces[sp].name, Lo: s.lo, Hi: s.hi, First: first, Second: second, Count: 1, Class: ClassBaselineRead,
+		Missing: fmt.Sprintf("signal lifecycle: a baseline read racing a signal: the %s counts from the value %d that %s read at %s, and the signal of %s, at %s, came %s that read with nothing ordering the two: on another schedule it comes on the read's other side, the baseline is one signal off and the wait returns early or waits for a signal that never comes. Read the baseline before the barrier or signal that orders it before every producer's post, or wait for the running total the producers reach, which is known without reading the slot",
+			what, r.v, rs.Who, fmtTime(r.at), s.producer(), fmtTime(s.at), side)}
+	d.seen[key] = len(d.reports)
+	d.reports = append(d.reports, rep)
 }
 
 // extraTaken is the shared-slot check of a counting wait w by t whose

@@ -29,7 +29,22 @@ func (s *slotWorld) wait(t *Thread, expected uint64) {
 	t.Acquire(s.d.AddrSync(s.sp, 0))
 }
 
-// The shared-slot and stale-epoch checks, and each case's correct twin.
+// read is thread t's read of the slot (a baseline), then its acquire.
+func (s *slotWorld) read(t *Thread) {
+	s.now++
+	s.d.SignalRead(t, s.sp, 0, s.v, &Info{Kind: KindLane, OpKind: OpLane, Who: "reader", Op: "readSignal"})
+	t.Acquire(s.d.AddrSync(s.sp, 0))
+}
+
+// ack orders everything from before on thread from before everything
+// thread to does next (a barrier, a signal the other waits for).
+func (s *slotWorld) ack(from, to *Thread) {
+	from.Release(s.d.AddrSync(s.sp, 1))
+	to.Acquire(s.d.AddrSync(s.sp, 1))
+}
+
+// The shared-slot, stale-epoch and baseline-read checks, and each case's
+// correct twin.
 func TestSlotEpochs(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -99,6 +114,37 @@ func TestSlotEpochs(t *testing.T) {
 			s.wait(w, 2) // decided by the second signal, which the first wait took early
 			s.sig(p, "producer p")
 			s.wait(w, 3)
+		}, ""},
+		{"a baseline read before an unordered signal, a wait for one more", func(s *slotWorld, p, q, w *Thread) {
+			s.read(w)
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+		}, ClassBaselineRead},
+		{"a baseline read that counted an unordered signal, a wait for one more", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.read(w)
+			s.ack(w, q)
+			s.sig(q, "producer q")
+			s.wait(w, 2)
+		}, ClassBaselineRead},
+		{"twin: the baseline read ordered before the producer's post", func(s *slotWorld, p, q, w *Thread) {
+			s.read(w)
+			s.ack(w, p)
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+		}, ""},
+		{"twin: a baseline read after the wait that took the signal", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.wait(w, 1)
+			s.read(w)
+			s.ack(w, q)
+			s.sig(q, "producer q")
+			s.wait(w, 2)
+		}, ""},
+		{"twin: a read the wait does not count from", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "producer p")
+			s.read(w)
+			s.wait(w, 1)
 		}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

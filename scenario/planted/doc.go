@@ -33,5 +33,8 @@
 // peer's signal, a stale epoch across calls, one slot shared by two
 // kernels, an asynchronous memset before a peer's put, a 64-bit counter
 // wrapped from a sentinel) are what the race detector's lifecycle checks
-// are pinned on (lifecycle_test.go, with golden reports under testdata/).
+// are pinned on (lifecycle_test.go, with golden reports under testdata/),
+// with the SDMA and GIN scenarios' slot bugs (bcast-per-queue,
+// aliased-slot, gin-shared-signal, and gin-bcast-block-barrier, whose
+// baseline readSignal races the root's signal).
 package planted

@@ -42,6 +42,7 @@ var lifecycleCases = []struct {
 	{"bcast-per-queue", race.ClassSharedSlot, "two producers the waits cannot tell apart (two queues, posted by one poster)", false},
 	{"aliased-slot", race.ClassSharedSlot, "two producers the waits cannot tell apart (two thread blocks)", false},
 	{"gin-shared-signal", race.ClassSharedSlot, "two producers the waits cannot tell apart", true},
+	{"gin-bcast-block-barrier", race.ClassBaselineRead, "a baseline read racing a signal: the ncclGin::waitSignal", false},
 }
 
 // Each signal-lifecycle check fires on its bug under the detector on some
