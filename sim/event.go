@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // event is one entry of the event queue: a callback, a handler's step, or
 // the resumption of an actor. Events live in chunks the Sim owns and are
 // recycled through a free list because the engine schedules one per
@@ -44,6 +46,15 @@ const (
 type eventQueue struct {
 	heap eventHeap
 	runs [queueRuns]eventRun
+	busy uint8 // bit i: runs[i] is not empty (first looks at those alone)
+	// top is first's answer until the queue changes: the scheduler asks
+	// for the first event up to three times per event (firstID, pop, then
+	// peekTime for the next one)
+	top struct {
+		run   int
+		x     *heapEntry
+		valid bool
+	}
 	n    int
 	free []*runBlock // emptied blocks of the runs, for reuse
 }
@@ -76,6 +87,7 @@ func (r *eventRun) front() *heapEntry { return &r.blocks[0][r.head] }
 func (q *eventQueue) len() int { return q.n }
 
 func (q *eventQueue) push(e *event) {
+	q.top.valid = false
 	q.n++
 	x := heapEntry{e.t, e.seq, e.id}
 	for i := range q.runs {
@@ -93,6 +105,7 @@ func (q *eventQueue) push(e *event) {
 			}
 			if r.empty() {
 				r.head = 0
+				q.busy |= 1 << i
 			}
 			r.blocks = append(r.blocks, b)
 			r.tail = 0
@@ -107,6 +120,7 @@ func (q *eventQueue) push(e *event) {
 // pushHeap is push into the heap itself, never a run: for an entry whose
 // key moves on in place (fixTop), which a run cannot hold.
 func (q *eventQueue) pushHeap(e *event) {
+	q.top.valid = false
 	q.n++
 	q.heap.push(heapEntry{e.t, e.seq, e.id})
 }
@@ -121,24 +135,27 @@ func (q *eventQueue) firstID() uint32 {
 // fixTop gives the heap's top, e's entry, e's new key, which must not be
 // earlier than its old one.
 func (q *eventQueue) fixTop(e *event) {
+	q.top.valid = false
 	q.heap.siftDown(0, heapEntry{e.t, e.seq, e.id})
 }
 
 // first is the pending event that comes first: a run's index, or -1 for
 // the heap's top. ok is false when nothing is pending.
 func (q *eventQueue) first() (run int, x *heapEntry, ok bool) {
+	if q.top.valid {
+		return q.top.run, q.top.x, q.top.x != nil
+	}
 	run = -2
 	if len(q.heap) > 0 {
 		run, x = -1, &q.heap[0]
 	}
-	for i := range q.runs {
-		r := &q.runs[i]
-		if !r.empty() {
-			if f := r.front(); x == nil || f.before(x) {
-				run, x = i, f
-			}
+	for m := q.busy; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros8(m)
+		if f := q.runs[i].front(); x == nil || f.before(x) {
+			run, x = i, f
 		}
 	}
+	q.top.run, q.top.x, q.top.valid = run, x, true
 	return run, x, x != nil
 }
 
@@ -156,6 +173,7 @@ func (q *eventQueue) peekTime() (Time, bool) {
 // not be empty.
 func (q *eventQueue) pop() uint32 {
 	run, x, _ := q.first()
+	q.top.valid = false
 	q.n--
 	if run < 0 {
 		return q.heap.pop()
@@ -168,6 +186,7 @@ func (q *eventQueue) pop() uint32 {
 		q.free = append(q.free, r.blocks[0])
 		r.blocks[0] = nil
 		r.blocks, r.head, r.tail = r.blocks[:0], 0, 0
+		q.busy &^= 1 << run
 	} else if r.head == runBlockLen {
 		q.free = append(q.free, r.blocks[0])
 		r.blocks[0] = nil
