@@ -107,6 +107,7 @@ func nodes(sr scaleRun, gpus int) scaleRun {
 func Quick() Sizes {
 	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scale: []scaleRun{
 		scale("cft-allreduce, 64 ranks × 1 MiB, phantom", "cft-allreduce", 64, 1<<20, true),
+		scale("cft-allreduce, 8 ranks × 1 MiB, real bytes", "cft-allreduce", 8, 1<<20, false),
 	}}
 }
 
@@ -136,7 +137,11 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		{"fabric", func() (benchRow, error) { return benchFabricOps(sz.fabricRanks) }},
 		{"fabric", func() (benchRow, error) { return benchFabricPuts(sz.putRounds*2, sz.fabricReps) }},
 		{"explore", func() (benchRow, error) { return benchExplore(sz.seeds, 1) }},
-		{"explore", func() (benchRow, error) { return benchExplore(sz.seeds, jobs) }},
+		{"explore", func() (benchRow, error) {
+			r, err := benchExplore(sz.seeds, jobs)
+			r.detail += " (" + exploreBefore + ")"
+			return r, err
+		}},
 		{"cxx", func() (benchRow, error) { return benchCxx(sz.cxxRuns) }},
 		{"cxx", func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) }},
 		{"explore", func() (benchRow, error) {
@@ -375,10 +380,25 @@ func benchFabricPuts(rounds, reps int) (benchRow, error) {
 // code (the README's Performance section has the runs).
 const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 allocations per put"
 
-// explore1MBefore is the 1 MiB explore row's figure before its buffers
-// were reused across seeds and its consumers' loads stopped copying
-// (issue 27), on the development machine back to back with the new code.
-const explore1MBefore = "before: 137-180ms CPU per seed; BenchmarkExploreAlltoall1M 141-178ms"
+// explore1MBefore is the 1 MiB explore row's figure before issue 27's
+// work: the issue's, this row at 9982a65^ on the development machine
+// (fresh mappings' page faults dominate it there), and at 0e45ec2, before
+// the send windows' pattern was kept across seeds and fresh mappings got
+// huge pages, run in alternation with the new code (the README's
+// Performance section has the runs).
+const explore1MBefore = "before: issue 27 0.18 s a run; 9982a65^ 646ms, 0e45ec2 67-92ms CPU per seed"
+
+// exploreBefore is the small explore rows' allocation before the node
+// stopped making a 256 KiB ring to check its ring options, at 0e45ec2:
+// the row's bytes and collections, BenchmarkExploreAlltoall4K's
+// allocations.
+const exploreBefore = "before: 574KiB and 1280 allocations per seed, 45-60 GCs at 0e45ec2"
+
+// realBytesBefore is the real-bytes rows' ratio before issue 27's work:
+// the issue's 72 × 64 MiB run, and 72 × 16 MiB at 3be52fd^ (before the
+// fabric's memory was mapped outside the Go heap) on the development
+// machine (the README's Performance section has the runs).
+const realBytesBefore = "before: issue 27 16.1GiB for ~9GiB; 3be52fd^ 72 × 16 MiB 3.59GiB, 1.59×"
 
 // cpuTime is the process's CPU time so far (user and system, every
 // thread: the collector's too). On a loaded machine it says what a run
@@ -419,9 +439,9 @@ func benchExploreOf(what string, o scenario.Options, seeds, jobs int) (benchRow,
 	}
 	perSeed := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(seeds)
 	return benchRow{fmt.Sprintf("explore %s, --jobs %d", what, jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
-		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0fk allocations; %d GCs, GC %.0f%% of CPU",
+		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0f allocations; %d GCs, GC %.0f%% of CPU",
 			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(uint64(perSeed)),
-			float64(m1.Mallocs-m0.Mallocs)/float64(seeds)/1e3, m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, nil
+			float64(m1.Mallocs-m0.Mallocs)/float64(seeds), m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, nil
 }
 
 // gcCPU is runtime/metrics' estimate of the CPU time the collector has
@@ -471,9 +491,15 @@ func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
 	if err != nil {
 		return benchRow{}, fmt.Errorf("bench: emud %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
 	}
-	rss := "peak RSS unknown"
+	rss, ratio := "peak RSS unknown", ""
 	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = scenario.ApproxBytes(uint64(ru.Maxrss) << 10) // Linux reports KiB
+		peak := uint64(ru.Maxrss) << 10 // Linux reports KiB
+		rss = scenario.ApproxBytes(peak)
+		if emu := scenario.Footprint(sc, sr.o).Backed; emu > 0 && !sr.o.Phantom {
+			// The emulated bytes: the device memory the run backs with
+			// real bytes (its windows), as the scenario's footprint counts it.
+			ratio = fmt.Sprintf("; peak RSS %.2f× the %s of emulated memory (%s)", float64(peak)/float64(emu), scenario.ApproxBytes(emu), realBytesBefore)
+		}
 	}
 	emulated := ""
 	for _, l := range strings.Split(out.String(), "\n") {
@@ -483,5 +509,5 @@ func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
 		}
 	}
 	return benchRow{sr.label, fmt.Sprintf("%.2f s, %s", el.Seconds(), rss),
-		fmt.Sprintf("wall, peak RSS: emud %s%s", strings.Join(args, " "), emulated)}, nil
+		fmt.Sprintf("wall, peak RSS: emud %s%s%s", strings.Join(args, " "), emulated, ratio)}, nil
 }

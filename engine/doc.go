@@ -16,8 +16,12 @@
 // no shadow of them; [Node.Close] gives them back (after it every access
 // fails naming the closed node), and a node nobody closes gives them back
 // once unreachable (hostmem keeps up to its KeepMax of them for the next
-// node's regions of the same size). Config.Backing = [MapAt] maps each region at its own
-// address for native lanes.
+// node's regions of the same size). A region allocated after
+// [Memory.Prefill] starts with the caller's content; kept by that content
+// when no write reached it, it backs the next node's Prefill of the same
+// content without the bytes being written again (a scenario's send
+// windows, the same for every seed). Config.Backing = [MapAt] maps each
+// region at its own address for native lanes.
 //
 // # Queues
 //

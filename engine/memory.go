@@ -32,6 +32,13 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
+	prefill   *prefill // Prefill: the next Alloc's content
+}
+
+// prefill is the content Prefill gives the next Alloc.
+type prefill struct {
+	key  func() string
+	fill func(b []byte)
 }
 
 // ringSlab hands out ring buffers: a node's first ringHeapBytes of them
@@ -83,6 +90,41 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 // region's tail past the size asked for. Turn it off again right after.
 func (m *Memory) WillOverwrite(on bool) { m.overwrite = on }
 
+// Prefill gives the next Alloc (not AllocPhantom) its content: fill
+// writes every byte of the region's backing (its size rounded up to the
+// page), the same bytes whenever it is called with key. The default
+// backing keeps released mappings by their content (package hostmem): a
+// region of key whose bytes no write reached (lsa.Space.WatchWrites) goes
+// back under key when the node is closed, and the next Prefill of key and
+// size gets it without calling fill (explore's seeds fill the same send
+// windows run after run). key names the content in the whole process,
+// built from everything fill's bytes depend on; it is called only for a
+// region the default backing maps (the others are filled every time).
+func (m *Memory) Prefill(key func() string, fill func(b []byte)) {
+	m.prefill = &prefill{key: key, fill: fill}
+}
+
+// EndPrefill drops a Prefill that no Alloc took (an allocation made
+// elsewhere than this memory) and reports whether there was one: its
+// caller then writes the content itself.
+func (m *Memory) EndPrefill() bool {
+	p := m.prefill
+	m.prefill = nil
+	return p != nil
+}
+
+// Prefilled reports whether the region at addr came from Prefill with
+// its content already in a kept mapping (fill was not called): for
+// tests and measurements.
+func (m *Memory) Prefilled(addr uint64) bool {
+	for _, k := range m.mapped.keyed {
+		if k.r != nil && addr >= k.r.Base && addr < k.r.End() {
+			return k.hit
+		}
+	}
+	return false
+}
+
 // offHeapMin is the region size from which the default backing maps the
 // bytes outside the Go heap (package hostmem) instead of making them on
 // it: large buffers then do not swell the collector's heap goal (a run's
@@ -93,13 +135,31 @@ const offHeapMin = 1 << 20
 // mappedSet is a Memory's mapped buffers, released by Node.Close or, for a
 // node nobody closed, by a cleanup once its Space is unreachable (the set
 // is its own object so that the cleanup does not keep the Space alive).
-type mappedSet struct{ bufs [][]byte }
+type mappedSet struct {
+	bufs  [][]byte
+	keyed []keyedBuf // the Prefill'd regions among bufs
+}
+
+// keyedBuf is a region Prefill filled: released under its key unless a
+// write reached it (lsa.Space.WatchWrites).
+type keyedBuf struct {
+	b   []byte
+	key string
+	r   *Region // nil until the allocation succeeds
+	hit bool    // the kept mapping held the content: fill was not called
+}
 
 func (ms *mappedSet) release() {
-	for _, b := range ms.bufs {
-		_ = hostmem.Unmap(b) // a buffer Map returned, whole: cannot fail
+	keys := make(map[*byte]string, len(ms.keyed))
+	for _, k := range ms.keyed {
+		if k.r != nil && !k.r.Written() {
+			keys[&k.b[0]] = k.key
+		}
 	}
-	ms.bufs = nil
+	for _, b := range ms.bufs {
+		_ = hostmem.UnmapAs(b, keys[&b[0]]) // a buffer Map returned, whole: cannot fail
+	}
+	ms.bufs, ms.keyed = nil, nil
 }
 
 // SetGuard makes fn see every Read, Write, Load and Store made through
@@ -248,6 +308,19 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 	if rounded < offHeapMin || !hostmem.OffHeap {
 		return make([]byte, rounded), nil
 	}
+	if p := m.prefill; p != nil {
+		key := p.key()
+		b, hit, err := hostmem.MapAs(rounded, key)
+		if err != nil {
+			return nil, err
+		}
+		if !hit {
+			p.fill(b)
+		}
+		m.mapped.bufs = append(m.mapped.bufs, b)
+		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
+		return b, nil
+	}
 	mapf := hostmem.Map
 	if m.overwrite {
 		mapf = hostmem.MapUncleared
@@ -265,9 +338,20 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 	if phantom {
 		back = func(_, _ uint64) ([]byte, error) { return nil, nil }
 	}
+	keyed := len(m.mapped.keyed)
 	base, err := m.Space.Alloc(g, size, name, back)
+	p := m.prefill
+	if !phantom {
+		m.prefill = nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("engine: %w", err)
+	}
+	if p != nil && !phantom {
+		if err := m.fillRegion(base, size, p, keyed); err != nil {
+			return 0, err
+		}
+		return base, nil
 	}
 	if m.overwrite && !phantom && size%lsa.PageSize != 0 {
 		// The last page's tail past size is no one's to overwrite: zero it.
@@ -282,6 +366,28 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 		clear(tail)
 	}
 	return base, nil
+}
+
+// fillRegion finishes a Prefill'd Alloc at base: a region the default
+// backing mapped by its key (the mappings past keyed) is watched for
+// writes; any other (Go bytes, Config.Backing) is filled here.
+func (m *Memory) fillRegion(base, size uint64, p *prefill, keyed int) error {
+	r, err := m.Space.Region("alloc", base, size)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if len(m.mapped.keyed) > keyed {
+		m.mapped.keyed[keyed].r = r
+		m.Space.WatchWrites(r)
+		return nil
+	}
+	b, err := m.Space.Bytes("write", base, r.Size)
+	if err != nil || b == nil {
+		return err
+	}
+	p.fill(b)
+	m.Notify(base, r.Size)
+	return nil
 }
 
 // bytes returns the backing bytes of [addr, addr+n), or nil in phantom mode.

@@ -232,7 +232,7 @@ func (n *Node) NewQueue(gpu, peer, q int, o ring.Options) (*Queue, error) {
 		return nil, fmt.Errorf("engine: NewQueue %v: the queue exists already (its ring was fixed when it was made)", id)
 	}
 	return n.queues.Make(id, func() (*Queue, error) {
-		if _, err := ring.New(o); err != nil {
+		if err := o.Check(); err != nil {
 			return nil, fmt.Errorf("engine: NewQueue %v: %w", id, err)
 		}
 		return n.makeQueue(id, o)

@@ -13,7 +13,8 @@
 // packet bytes, on both.
 //
 // A Space's writes (Write, Store32, Store64, Notify) wake the waiters on
-// the sim.WatchList it was built with. Aligned 4- and 8-byte loads and
+// the sim.WatchList it was built with, and mark the regions WatchWrites
+// watches as Written. Aligned 4- and 8-byte loads and
 // stores are atomic, because on hardware the engine writes device memory
 // while the host reads it.
 package lsa

@@ -64,7 +64,7 @@ func (l Layout) Resolve() (Layout, error) {
 	if end := l.Base + uint64(l.GPUs)*l.Stride; l.Stride == 0 || end < l.Base || end > 1<<57 {
 		return l, fmt.Errorf("layout: %d GPUs × stride %#x from base %#x overflows the 57-bit VA", l.GPUs, l.Stride, l.Base)
 	}
-	if _, err := ring.New(l.Ring); err != nil {
+	if err := l.Ring.Check(); err != nil {
 		return l, fmt.Errorf("layout: ring options: %w", err)
 	}
 	return l, nil

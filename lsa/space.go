@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"unsafe"
@@ -30,6 +31,7 @@ type Space struct {
 	before       func()               // called before each data access (SetBeforeAccess)
 	released     bool                 // Release dropped every region
 	onNotify     func(addr, n uint64) // SetOnNotify
+	watched      []*Region            // WatchWrites: regions no notified write has reached yet
 }
 
 // Region is one backed range of the flat address space.
@@ -38,6 +40,7 @@ type Region struct {
 	GPU        int
 	Name       string
 	data       []byte // nil in phantom mode
+	written    bool   // WatchWrites: a notified write reached it
 }
 
 // End is one past the region's last byte.
@@ -233,7 +236,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last = nil, [2]*Region{}
+	s.regions, s.last, s.watched = nil, [2]*Region{}, nil
 }
 
 // Released reports whether Release was called.
@@ -390,11 +393,51 @@ func (s *Space) Watch() *sim.WatchList { return s.watch }
 // Notify wakes the waiters on [addr, addr+n): for a write made through
 // Bytes rather than Write or a Store.
 func (s *Space) Notify(addr, n uint64) {
+	if len(s.watched) > 0 {
+		s.markWritten(addr, n)
+	}
 	if s.watch != nil {
 		s.watch.Notify(addr, addr+n)
 	}
 	if s.onNotify != nil {
 		s.onNotify(addr, n)
+	}
+}
+
+// WatchWrites makes every notified write (Notify, and Write and the
+// Stores, which notify) that reaches r mark it Written: its owner can
+// then tell that its bytes are still those it put there (a send window
+// whose fill can be kept for the next run). Writes made through Bytes
+// without a Notify are not seen; every writer in the emulator notifies,
+// as the waiters on memory need.
+func (s *Space) WatchWrites(r *Region) {
+	if !r.written && !slices.Contains(s.watched, r) {
+		s.watched = append(s.watched, r)
+	}
+}
+
+// Written reports whether a notified write reached r since WatchWrites.
+func (r *Region) Written() bool { return r.written }
+
+// markWritten marks the watched regions [addr, addr+n) reaches and stops
+// watching them.
+func (s *Space) markWritten(addr, n uint64) {
+	if n == 0 {
+		return
+	}
+	hi := addr + n
+	if hi < addr {
+		hi = ^uint64(0)
+	}
+	for i := 0; i < len(s.watched); {
+		if r := s.watched[i]; addr < r.End() && r.Base < hi {
+			r.written = true
+			last := len(s.watched) - 1
+			s.watched[i], s.watched[last] = s.watched[last], nil
+			s.watched = s.watched[:last]
+			continue
+		}
+		i++
 	}
 }
 

@@ -76,3 +76,37 @@ func TestHostSlice(t *testing.T) {
 	_, err = s.Alloc(Host, 4096, "fails", func(_, _ uint64) ([]byte, error) { return nil, errors.New("no memory") })
 	assert.ErrorContains(t, err, "in host memory: no memory")
 }
+
+// A watched region is marked Written by the first notified write that
+// reaches it (Write, a Store, Notify), and only by those: a write to
+// another region or a read leaves it.
+func TestWatchWrites(t *testing.T) {
+	back := func(_, n uint64) ([]byte, error) { return make([]byte, n), nil }
+	for _, tc := range []struct {
+		name    string
+		write   func(s *Space, a, b uint64) error
+		written bool
+	}{
+		{"read", func(s *Space, a, _ uint64) error { return s.Read(a, make([]byte, 8)) }, false},
+		{"write elsewhere", func(s *Space, _, b uint64) error { return s.Write(b, []byte{1}) }, false},
+		{"empty notify", func(s *Space, a, _ uint64) error { s.Notify(a+8, 0); return nil }, false},
+		{"write", func(s *Space, a, _ uint64) error { return s.Write(a+4095, []byte{1}) }, true},
+		{"store", func(s *Space, a, _ uint64) error { return s.Store32(a, 1) }, true},
+		{"notify across", func(s *Space, a, _ uint64) error { s.Notify(a-8, 16); return nil }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSpace(1, 1<<32, 1<<32, nil)
+			_, err := s.Alloc(0, 4096, "before", back)
+			require.NoError(t, err)
+			a, err := s.Alloc(0, 4096, "watched", back)
+			require.NoError(t, err)
+			b, err := s.Alloc(0, 4096, "other", back)
+			require.NoError(t, err)
+			r, err := s.Region("", a, 1)
+			require.NoError(t, err)
+			s.WatchWrites(r)
+			require.NoError(t, tc.write(s, a, b))
+			assert.Equal(t, tc.written, r.Written())
+		})
+	}
+}

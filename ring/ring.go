@@ -89,27 +89,40 @@ type Ring struct {
 	scratch []byte // for packets that straddle the ring end
 }
 
-// New allocates a ring.
-func New(o Options) (*Ring, error) {
+// Check reports whether New accepts o, without making the ring (whose
+// buffer a check need not allocate).
+func (o Options) Check() error {
 	size := o.Size
 	if size == 0 {
 		size = DefaultSize
 	}
 	switch {
 	case size < 2*Unit:
-		return nil, fmt.Errorf("ring: size %d is smaller than two units (%d bytes)", size, 2*Unit)
+		return fmt.Errorf("ring: size %d is smaller than two units (%d bytes)", size, 2*Unit)
 	case size > maxSize:
-		return nil, fmt.Errorf("ring: size %d exceeds %d bytes", size, maxSize)
+		return fmt.Errorf("ring: size %d exceeds %d bytes", size, maxSize)
 	case bits.OnesCount(uint(size)) != 1:
-		return nil, fmt.Errorf("ring: size %d is not a power of two", size)
+		return fmt.Errorf("ring: size %d is not a power of two", size)
 	case o.Start%Unit != 0:
-		return nil, fmt.Errorf("ring: start 0x%x is not a multiple of the %d-byte unit", o.Start, Unit)
+		return fmt.Errorf("ring: start 0x%x is not a multiple of the %d-byte unit", o.Start, Unit)
 	case o.Capacity > CapacityMORI:
-		return nil, fmt.Errorf("ring: unknown capacity rule %d", o.Capacity)
+		return fmt.Errorf("ring: unknown capacity rule %d", o.Capacity)
 	case o.Dialect >= numDialects:
-		return nil, fmt.Errorf("ring: unknown dialect %d", o.Dialect)
+		return fmt.Errorf("ring: unknown dialect %d", o.Dialect)
 	case o.Buf != nil && len(o.Buf) != size:
-		return nil, fmt.Errorf("ring: a buffer of %d bytes for a ring of %d", len(o.Buf), size)
+		return fmt.Errorf("ring: a buffer of %d bytes for a ring of %d", len(o.Buf), size)
+	}
+	return nil
+}
+
+// New allocates a ring.
+func New(o Options) (*Ring, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	size := o.Size
+	if size == 0 {
+		size = DefaultSize
 	}
 	buf := o.Buf
 	if buf == nil {

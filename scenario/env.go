@@ -175,25 +175,71 @@ func (e *Env) Fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 // O.Ranks blocks of blk bytes on every rank, each send window holding
 // Pattern(r, p) at block p, then the dev comms.
 func (e *Env) SendRecv(blk uint64) (send, recv []cco.Window, err error) {
-	span := uint64(e.O.Ranks) * blk
-	// Fill writes all of every send window before anything reads it: its
-	// memory need not be cleared first.
-	e.Mem().WillOverwrite(!e.O.Phantom)
-	send, err = e.Window(span)
-	e.Mem().WillOverwrite(false)
-	if err != nil {
+	if send, err = e.PatternWindow(e.O.Ranks, blk, func(r, p int) (int, int) { return r, p }); err != nil {
 		return nil, nil, err
 	}
-	if recv, err = e.Window(span); err != nil {
-		return nil, nil, err
-	}
-	if err := e.Fill(send, e.O.Ranks, blk, func(r, p int) (int, int) { return r, p }); err != nil {
+	if recv, err = e.Window(uint64(e.O.Ranks) * blk); err != nil {
 		return nil, nil, err
 	}
 	if err := e.SetupDevComms(); err != nil {
 		return nil, nil, err
 	}
 	return send, recv, nil
+}
+
+// PatternWindow is Window of blocks × bytes holding what Fill writes
+// there: on every rank r, Pattern(src(r, p)) at block p. The memory keeps
+// such a window's mapping for the next run by its content
+// (engine.Memory.Prefill): a run after another of the same shape whose
+// lanes did not write it gets it back filled, the pattern not written
+// again.
+func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, int)) ([]cco.Window, error) {
+	span := uint64(blocks) * bytes
+	if e.O.Phantom {
+		return e.PhantomWindow(span)
+	}
+	ws := make([]cco.Window, len(e.Comms))
+	for r, c := range e.Comms {
+		pairs := make([][2]int, blocks)
+		for p := range pairs {
+			a, b := src(r, p)
+			pairs[p] = [2]int{a, b}
+		}
+		fill := func(b []byte) {
+			for p, ab := range pairs {
+				fillPattern(b[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
+			}
+			clear(b[span:])
+		}
+		e.Mem().Prefill(func() string { return fmt.Sprintf("scenario.Pattern blocks of %d B: %v", bytes, pairs) }, fill)
+		buf, err := cco.MemAlloc(c, span)
+		if e.Mem().EndPrefill() && err == nil {
+			// Allocated elsewhere than the node's memory: fill it by hand.
+			if err = e.fillWindow(buf, span, pairs, bytes); err != nil {
+				return nil, err
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ws[r], err = cco.WindowRegister(c, buf, span); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// fillWindow writes PatternWindow's blocks at addr as the host does.
+func (e *Env) fillWindow(addr, span uint64, pairs [][2]int, bytes uint64) error {
+	dst, err := e.Mem().Bytes("write", addr, span)
+	if err != nil || dst == nil {
+		return err
+	}
+	for p, ab := range pairs {
+		fillPattern(dst[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
+	}
+	e.Mem().Notify(addr, span)
+	return nil
 }
 
 // CheckBlocks is the receive check: on every rank r, window w holds at

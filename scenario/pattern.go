@@ -43,7 +43,13 @@ var patternCache struct {
 	sync.Mutex
 	m     map[patternKey][]byte
 	bytes uint64
+	slab  []byte // the rest of the mapping blocks are carved from
 }
+
+// patternSlab is the size of the mappings the cache carves its blocks
+// from: whole huge pages (package hostmem), so that computing a block
+// into fresh memory takes a fault per 2 MiB, not per 4 KiB page.
+const patternSlab = 16 << 20
 
 type patternKey struct {
 	n        uint64
@@ -67,11 +73,15 @@ func cachedPattern(n uint64, src, dst int) []byte {
 	}
 	var b []byte
 	if hostmem.OffHeap && n >= 64<<10 {
-		m, err := hostmem.Map(n)
-		if err != nil {
-			return nil // no room outside the heap: compute in place
+		if uint64(len(patternCache.slab)) < n {
+			m, err := hostmem.Map(max(n, patternSlab))
+			if err != nil {
+				return nil // no room outside the heap: compute in place
+			}
+			patternCache.slab = m
 		}
-		b = m
+		b = patternCache.slab[:n:n]
+		patternCache.slab = patternCache.slab[n:]
 	} else {
 		b = make([]byte, n)
 	}

@@ -26,12 +26,27 @@ func TestBenchQuick(t *testing.T) {
 		`fabric: puts of a CFT all-to-all\s+[\d.]+[kM]? ops/s`,
 		`--jobs 1\s+[\d.]+[kM]? seeds/s`,
 		`--jobs 2\s+[\d.]+[kM]? seeds/s`,
-		`cft-allreduce, 64 ranks × 1 MiB, phantom\s+[\d.]+ s, [\d.]+(KiB|MiB|GiB)\s+wall, peak RSS: emud run cft-allreduce .* µs emulated`,
+		`cft-allreduce, 64 ranks × 1 MiB, phantom\s+[\d.]+ s, [\d.]+(KiB|MiB|GiB)\s+wall, peak RSS: emud run cft-allreduce .* µs emulated\n`,
+		`cft-allreduce, 8 ranks × 1 MiB, real bytes\s+[\d.]+ s, [\d.]+(KiB|MiB|GiB)\s+wall, peak RSS: emud run cft-allreduce .* µs emulated; peak RSS [\d.]+× the 16.0MiB of emulated memory \(before: `,
 	} {
 		assert.Regexp(t, want, out)
 	}
 	assert.NotContains(t, out, "unknown")
 	assert.True(t, strings.Contains(errOut, "bench: "), "progress on stderr")
+}
+
+// The explore rows show per seed the CPU time, bytes and allocations and
+// the collector's share of the CPU that bound explore's parallel
+// efficiency, with the figures before issue 27's work.
+func TestBenchExploreRows(t *testing.T) {
+	out, errOut, status := execute(t, "bench", "--quick", "--only", "explore", "--jobs", "2")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	ls := lines(out)
+	require.Len(t, ls, 5, out)
+	per := `per seed [\d.]+[µm]?s CPU, [\d.]+(B|KiB|MiB) and \d+ allocations; \d+ GCs, GC \d+% of CPU`
+	assert.Regexp(t, `explore alltoall \(4 ranks, 4 KiB\), --jobs 1\s+[\d.]+[kM]? seeds/s\s+8 seeds in .*; `+per+`$`, ls[2])
+	assert.Regexp(t, `explore alltoall \(4 ranks, 4 KiB\), --jobs 2\s+[\d.]+[kM]? seeds/s\s+8 seeds in .*; `+per+` \(before: [^)]+ allocations per seed, [^)]+\)$`, ls[3])
+	assert.Regexp(t, `explore alltoall \(8 ranks, 1 MiB\), --jobs 1\s+[\d.]+[kM]? seeds/s\s+2 seeds in .*; `+per+` \(before: issue 27 0.18 s a run; [^)]+\)$`, ls[4])
 }
 
 // A scale run over --mem-budget is skipped, and the table says why.

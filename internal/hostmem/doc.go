@@ -17,6 +17,13 @@
 // page faults and the kernel's zeroing of fresh pages cost several times a
 // clear of present ones, and explore's seeds map the same sizes run after
 // run); a slice of a kept buffer therefore reads whatever its next user
-// writes, and a slice of an unmapped one faults on use. Other systems than
-// Linux get Go memory from Map, and Unmap does nothing there.
+// writes, and a slice of an unmapped one faults on use. UnmapAs keeps a
+// buffer with a key naming its content, and MapAs of that key hands it
+// back as it is, so that content written the same way run after run (a
+// send window's pattern) is written once. Fresh buffers of 2 MiB and more
+// are aligned to 2 MiB and advised as transparent huge pages, so that
+// their first touches fault once per 2 MiB and the copies over them miss
+// the TLB less (MapSparse's are not: their untouched pages stay free).
+// Other systems than Linux get Go memory from Map, and Unmap does nothing
+// there.
 package hostmem

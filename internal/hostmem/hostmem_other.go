@@ -18,8 +18,17 @@ func MapSparse(n uint64) ([]byte, error) { return Map(n) }
 // MapUncleared is Map outside Linux.
 func MapUncleared(n uint64) ([]byte, error) { return Map(n) }
 
+// MapAs is Map outside Linux: never a hit.
+func MapAs(n uint64, _ string) ([]byte, bool, error) {
+	b, err := Map(n)
+	return b, false, err
+}
+
 // Unmap does nothing outside Linux: the collector frees the buffer.
 func Unmap(b []byte) error { return nil }
+
+// UnmapAs is Unmap outside Linux.
+func UnmapAs(b []byte, _ string) error { return nil }
 
 // OffHeap reports whether Map's buffers are outside the Go heap here.
 const OffHeap = false

@@ -91,3 +91,41 @@ func TestMapSparseIsNotKept(t *testing.T) {
 	require.NoError(t, Unmap(b))
 	assert.Equal(t, before, Kept())
 }
+
+// UnmapAs keeps a buffer with the content its key names: MapAs of that
+// key gets it back as a hit, holding the bytes; a Map of no key takes a
+// buffer of no key first, and another key misses.
+func TestMapAsByKey(t *testing.T) {
+	if !OffHeap {
+		t.Skip("no mappings here")
+	}
+	const n = 11 << 20 // a size no other test maps
+	a, hit, err := MapAs(n, "sevens")
+	require.NoError(t, err)
+	assert.False(t, hit, "nothing kept yet")
+	a[0], a[n-1] = 7, 7
+	plain, err := Map(n)
+	require.NoError(t, err)
+	require.NoError(t, UnmapAs(a, "sevens"))
+	require.NoError(t, Unmap(plain))
+
+	c, err := Map(n)
+	require.NoError(t, err)
+	assert.Equal(t, &plain[0], &c[0], "a Map of no key takes the buffer of no key")
+	b, hit, err := MapAs(n, "sevens")
+	require.NoError(t, err)
+	assert.True(t, hit)
+	assert.Equal(t, &a[0], &b[0])
+	assert.Equal(t, []byte{7, 7}, []byte{b[0], b[n-1]}, "the content kept")
+	require.NoError(t, UnmapAs(b, "sevens"))
+
+	d, hit, err := MapAs(n, "eights")
+	require.NoError(t, err)
+	assert.False(t, hit, "another key is a miss")
+	require.NoError(t, Unmap(d))
+	require.NoError(t, Unmap(c))
+	e, hit, err := MapAs(n, "sevens")
+	require.NoError(t, err)
+	assert.False(t, hit, "the buffer went back without its key")
+	require.NoError(t, Unmap(e))
+}

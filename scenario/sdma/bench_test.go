@@ -13,11 +13,22 @@ import (
 // (8 ranks, 1 MiB per pair, --perturb 1), one seed after another as a job
 // of explore runs them.
 func BenchmarkExploreAlltoall1M(b *testing.B) {
+	benchExplore(b, scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1, Perturb: 1})
+}
+
+// BenchmarkExploreAlltoall4K is the explore rows' small run (4 ranks,
+// 4 KiB, 2 queues), whose allocation bounds explore's parallel
+// efficiency (emud bench).
+func BenchmarkExploreAlltoall4K(b *testing.B) {
+	b.ReportAllocs()
+	benchExplore(b, scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2})
+}
+
+func benchExplore(b *testing.B, o scenario.Options) {
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1, Perturb: 1}
 	seed := uint64(1)
 	c0 := cpuNow()
 	for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/emud-dev/emud/internal/hostmem"
 	"github.com/emud-dev/emud/scenario"
 )
 
@@ -70,4 +71,41 @@ func TestVerifyPayloadCatchesMissingData(t *testing.T) {
 	var bad *scenario.MismatchError
 	require.ErrorAs(t, err, &bad)
 	assert.Contains(t, err.Error(), "rank 1's buffer")
+}
+
+// The send windows' pattern is kept from one run to the next of the same
+// shape (Env.PatternWindow) unless a run wrote them: alltoall-early-reuse
+// overwrites its send blocks, and the alltoall runs after it still pass
+// with the digests they had before it.
+func TestSendWindowsKeptAcrossRuns(t *testing.T) {
+	o := scenario.Options{Ranks: 4, Bytes: 1<<20 + 8, Queues: 1, Perturb: 1}
+	sc, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	bug, err := scenario.Lookup("alltoall-early-reuse")
+	require.NoError(t, err)
+	digests := func() []string {
+		var ds []string
+		for seed := uint64(1); seed <= 3; seed++ {
+			o.Seed = seed
+			rep := scenario.RunOnce(sc, o)
+			require.Equal(t, scenario.StatusOK, rep.Status, rep.Error)
+			ds = append(ds, rep.Digest())
+		}
+		return ds
+	}
+	first := digests()
+	o.Seed = 1
+	assert.NotEqual(t, scenario.StatusOK, scenario.RunOnce(bug, o).Status, "the planted bug's overwrite lands")
+	assert.Equal(t, first, digests(), "the overwritten send windows were filled again")
+
+	kept := func() bool {
+		x, err := newAlltoall(o)
+		require.NoError(t, err)
+		defer x.Close()
+		return x.Mem().Prefilled(x.ranks[3].sendWin.LocalPtr(0))
+	}
+	kept()
+	if hostmem.OffHeap {
+		assert.True(t, kept(), "the second run's send window is the first's, filled")
+	}
 }
