@@ -122,7 +122,7 @@ func TestRunCftAllReduce(t *testing.T) {
 	assertFlagErrors(t, []string{"run", "cft-allreduce"}, []flagError{
 		{[]string{"--bytes", "24"}, "multiple of 16"},
 		{[]string{"--bytes", "6G"}, "at most 4GiB per rank"},
-		{[]string{"--bytes", "64M", "--ranks", "72", "--mem-budget", "4G"}, "cft-allreduce needs an estimated 9.45GiB (emulated memory 9.00GiB"},
+		{[]string{"--bytes", "64M", "--ranks", "72", "--mem-budget", "4G"}, "cft-allreduce needs an estimated 9.44GiB (emulated memory 9.00GiB"},
 		{[]string{"--ranks", "4097"}, "need 2..4096"},
 		{[]string{"--ranks", "8", "--mc-size", "3"}, "invalid --lsa-size/--cft-size/--mc-size"},
 		{[]string{"--phantom", "--debug"}, "fence checker"},
