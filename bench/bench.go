@@ -389,10 +389,11 @@ const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 
 const explore1MBefore = "before: issue 27 0.18 s a run; 9982a65^ 646ms, 0e45ec2 67-92ms CPU per seed"
 
 // exploreBefore is the small explore rows' allocation before the node
-// stopped making a 256 KiB ring to check its ring options, at 0e45ec2:
-// the row's bytes and collections, BenchmarkExploreAlltoall4K's
-// allocations.
-const exploreBefore = "before: 574KiB and 1280 allocations per seed, 45-60 GCs at 0e45ec2"
+// stopped making a 256 KiB ring to check its ring options, at 0e45ec2
+// (the row's bytes and collections, BenchmarkExploreAlltoall4K's
+// allocations), and before its first rings came from buffers kept across
+// nodes, at dca9ccc (which made them on the heap).
+const exploreBefore = "before: 574KiB and 1280 allocations per seed, 45-60 GCs at 0e45ec2; 4.56MiB, 143-210 GCs at dca9ccc"
 
 // realBytesBefore is the real-bytes rows' ratio before issue 27's work:
 // the issue's 72 × 64 MiB run, and 72 × 16 MiB at 3be52fd^ (before the

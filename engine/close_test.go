@@ -46,45 +46,47 @@ func TestCloseReleasesMemory(t *testing.T) {
 	n.Close() // twice is harmless
 }
 
-// TestCloseReleasesRings: a node's first rings are made on the Go heap,
-// the rest carved from mappings outside it; either way zeroed and
-// distinct. Close drops them so that a later use panics instead of
-// touching released memory.
+// TestCloseReleasesRings: a node's first rings are buffers kept across
+// nodes, the rest carved from mappings of the node's own; either way
+// zeroed and distinct. Close drops them so that a later use panics
+// instead of touching released memory, and a kept ring comes back
+// zeroed to the next node.
 func TestCloseReleasesRings(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		heapMax int // Memory.ringHeapMax
-		slabs   int // mappings the three rings take
+		keptMax int // Memory.ringKeptMax
+		slabs   int // mappings of the node's own the three rings take
 	}{
-		{"on the heap", ringHeapBytes, 0},
+		{"kept", ringKeptBytes, 0},
 		{"in a slab", 0, 1},
-		{"past the heap's share", 2 * 256 << 10, 1},
+		{"past the kept share", 2 * 256 << 10, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 4})
-			require.NoError(t, err)
-			n.mem.ringHeapMax = tc.heapMax
-			var qs []*Queue
-			for p := 1; p < 4; p++ {
-				q, err := n.Queue(0, p, 0)
+			for round := range 2 {
+				n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 4})
 				require.NoError(t, err)
-				qs = append(qs, q)
+				n.mem.ringKeptMax = tc.keptMax
+				var qs []*Queue
+				for p := 1; p < 4; p++ {
+					q, err := n.Queue(0, p, 0)
+					require.NoError(t, err)
+					qs = append(qs, q)
+				}
+				seen := map[*byte]bool{}
+				for _, q := range qs {
+					b := q.Ring().Bytes()
+					require.Len(t, b, 256<<10)
+					require.Equal(t, make([]byte, len(b)), b, "round %d: a fresh ring is zeroed", round)
+					assert.False(t, seen[&b[0]], "rings do not share a buffer")
+					seen[&b[0]] = true
+					b[0], b[len(b)-1] = 1, 1 // writable, and the next ring starts after it
+				}
+				if hostmem.OffHeap {
+					assert.Len(t, n.mem.mapped.bufs, tc.slabs, "the rings past the kept share fit one slab")
+				}
+				n.Close()
+				assert.Nil(t, qs[0].Ring().Bytes(), "the ring's buffer is dropped")
 			}
-			seen := map[*byte]bool{}
-			for _, q := range qs {
-				b := q.Ring().Bytes()
-				require.Len(t, b, 256<<10)
-				assert.Equal(t, make([]byte, len(b)), b, "a fresh ring is zeroed")
-				assert.False(t, seen[&b[0]], "rings do not share a buffer")
-				seen[&b[0]] = true
-				b[len(b)-1] = 1 // writable, and the next ring starts after it
-			}
-			assert.Equal(t, byte(0), qs[1].Ring().Bytes()[0])
-			if hostmem.OffHeap {
-				assert.Len(t, n.mem.mapped.bufs, tc.slabs, "the rings past the heap's share fit one slab")
-			}
-			n.Close()
-			assert.Nil(t, qs[0].Ring().Bytes(), "the ring's buffer is dropped")
 		})
 	}
 }

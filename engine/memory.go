@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/emud-dev/emud/internal/hostmem"
 	"github.com/emud-dev/emud/lsa"
@@ -25,10 +26,10 @@ type Memory struct {
 	back   Backing // real bytes for a region; realBytes unless Config.Backing
 	guard  func(op string, addr, n uint64) error
 	mapped *mappedSet // buffers mapped outside the Go heap: the default backing's regions, the rings
-	rings  ringSlab   // ring buffers, past the first few outside the Go heap under the default backing
-	// ringHeapMax is how many bytes of rings are made on the heap
-	// (ringHeapBytes; tests set it lower)
-	ringHeapMax int
+	rings  ringSlab   // ring buffers, outside the Go heap under the default backing
+	// ringKeptMax is how many bytes of rings come from ringPool
+	// (ringKeptBytes; tests set it lower)
+	ringKeptMax int
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
@@ -41,34 +42,103 @@ type prefill struct {
 	fill func(b []byte)
 }
 
-// ringSlab hands out ring buffers: a node's first ringHeapBytes of them
-// on the Go heap, the rest carved from mappings of ringSlabBytes (a node
-// of 64 GPUs has thousands of 256 KiB rings: on the Go heap they would
-// raise the collector's goal by gigabytes, and under the race detector
-// carry shadow memory; one mapping each would spend the process's map
-// count). A small node's rings stay on the heap because a fresh mapping's
-// pages each cost a page fault when first written, every job again: a
-// job of 4096 puts spent more CPU in those faults than in its puts
-// (BenchmarkWavePutSameQueue), where heap rings reuse pages the collector
-// freed. A destroyed queue's buffer is not reused (a report may still
-// read the old ring); Node.Close gives them all back.
+// ringSlab hands out ring buffers: a node's first ringKeptBytes of them
+// from buffers kept across nodes (ringPool), the rest carved from
+// mappings of ringSlabBytes (a node of 64 GPUs has thousands of 256 KiB
+// rings: on the Go heap they would raise the collector's goal by
+// gigabytes, and under the race detector carry shadow memory; one mapping
+// each would spend the process's map count). A small node's rings are
+// kept buffers because a fresh mapping's pages each cost a page fault
+// when first written, every job again (a job of 4096 puts spent more CPU
+// in those faults than in its puts, BenchmarkWavePutSameQueue), and on
+// the Go heap 4 MiB of rings a run made the collector run every few runs
+// (explore's small runs allocated 4.5 MB each). A destroyed queue's
+// buffer is not reused (a report may still read the old ring);
+// Node.Close gives them all back.
 type ringSlab struct {
 	cur  []byte // the rest of the current mapping
-	heap int    // bytes of rings made on the heap so far
+	kept int    // bytes of rings taken from ringPool so far
 }
 
 const (
 	ringSlabBytes = 16 << 20
-	ringHeapBytes = 4 << 20 // 16 rings of the default 256 KiB
+	ringKeptBytes = 4 << 20 // 16 rings of the default 256 KiB
 )
 
-// ringBuf returns a zeroed ring buffer of size bytes, made on the heap or
+// ringPool is the ring buffers kept across nodes, by size, zeroed: carved
+// from mappings it never gives back, at most ringPoolMax bytes in all
+// (ringKeptBytes for each of 16 nodes alive at once), cleared when their
+// node is closed.
+var ringPool struct {
+	sync.Mutex
+	free map[int][][]byte
+	cur  []byte // the rest of the pool's current mapping
+	made int
+}
+
+const ringPoolMax = 64 << 20
+
+// takeRing returns a zeroed kept ring buffer of size bytes, or nil when
+// the pool has none and no room to make one.
+func takeRing(size int) ([]byte, error) {
+	p := &ringPool
+	p.Lock()
+	defer p.Unlock()
+	if l := p.free[size]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[size] = l[:len(l)-1]
+		return b, nil
+	}
+	if p.made+size > ringPoolMax {
+		return nil, nil
+	}
+	if len(p.cur) < size {
+		b, err := hostmem.MapSparse(uint64(max(size, ringSlabBytes)))
+		if err != nil {
+			return nil, err
+		}
+		p.cur = b
+	}
+	b := p.cur[:size:size]
+	p.cur = p.cur[size:]
+	p.made += size
+	return b, nil
+}
+
+// putRings clears the buffers takeRing gave and keeps them for the next
+// nodes.
+func putRings(bufs [][]byte) {
+	for _, b := range bufs {
+		clear(b)
+	}
+	p := &ringPool
+	p.Lock()
+	defer p.Unlock()
+	if p.free == nil {
+		p.free = map[int][][]byte{}
+	}
+	for _, b := range bufs {
+		p.free[len(b)] = append(p.free[len(b)], b)
+	}
+}
+
+// ringBuf returns a zeroed ring buffer of size bytes: a kept one, or one
 // carved from the slab (whatever backs the regions: rings are the
 // emulator's own buffers).
 func (m *Memory) ringBuf(size int) ([]byte, error) {
-	if !hostmem.OffHeap || size <= 0 || m.rings.heap+size <= m.ringHeapMax {
-		m.rings.heap += max(size, 0)
-		return make([]byte, size), nil
+	if !hostmem.OffHeap || size <= 0 {
+		return make([]byte, max(size, 0)), nil
+	}
+	if m.rings.kept+size <= m.ringKeptMax {
+		b, err := takeRing(size)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			m.rings.kept += size
+			m.mapped.rings = append(m.mapped.rings, b)
+			return b, nil
+		}
 	}
 	if len(m.rings.cur) < size {
 		b, err := hostmem.MapSparse(uint64(max(size, ringSlabBytes)))
@@ -138,6 +208,7 @@ const offHeapMin = 1 << 20
 type mappedSet struct {
 	bufs  [][]byte
 	keyed []keyedBuf // the Prefill'd regions among bufs
+	rings [][]byte   // ring buffers from ringPool
 }
 
 // keyedBuf is a region Prefill filled: released under its key unless a
@@ -159,7 +230,8 @@ func (ms *mappedSet) release() {
 	for _, b := range ms.bufs {
 		_ = hostmem.UnmapAs(b, keys[&b[0]]) // a buffer Map returned, whole: cannot fail
 	}
-	ms.bufs, ms.keyed = nil, nil
+	putRings(ms.rings)
+	ms.bufs, ms.keyed, ms.rings = nil, nil, nil
 }
 
 // SetGuard makes fn see every Read, Write, Load and Store made through
@@ -239,7 +311,7 @@ type Backing func(base, size uint64) ([]byte, error)
 
 func newMemory(n *Node) *Memory {
 	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing,
-		mapped: &mappedSet{}, ringHeapMax: ringHeapBytes}
+		mapped: &mappedSet{}, ringKeptMax: ringKeptBytes}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 	if m.back == nil {
 		m.back = m.realBytes
