@@ -386,7 +386,7 @@ const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 
 // the send windows' pattern was kept across seeds and fresh mappings got
 // huge pages, run in alternation with the new code (the README's
 // Performance section has the runs).
-const explore1MBefore = "before: issue 27 0.18 s a run; 9982a65^ 646ms, 0e45ec2 67-92ms CPU per seed"
+const explore1MBefore = "before: issue 27 0.18 s a run; 9982a65^ 646ms, 0e45ec2 67-104ms CPU per seed"
 
 // exploreBefore is the small explore rows' allocation before the node
 // stopped making a 256 KiB ring to check its ring options, at 0e45ec2
