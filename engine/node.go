@@ -83,20 +83,22 @@ type Node struct {
 	mem    *Memory
 	// lagging are the queues whose COPY chunk in flight has bursts not
 	// landed yet; catchUpFn lands them before a memory access (data.go).
-	lagging   []*Queue
-	catchUpFn func()
-	queues    issuer.Set[*Queue]
-	faults    []Fault
-	onFault   []func(Fault)
-	m         *metrics
-	tk        traceKinds
-	links     map[[2]int]*link // directed paths (timing.go)
-	engines   map[[2]int]*Engine
-	engList   []*Engine    // creation order, for deterministic reports
-	jit       *rand.Rand   // jitter stream, made on first use
-	hook      issuer.Hook  // the observer, nil unless a recorder is attached (hooks.go)
-	inj       *injector    // nil unless Config.Inject plans faults (inject.go)
-	rings     []*ring.Ring // every queue's ring, destroyed ones too, for Close
+	lagging     []*Queue
+	catchUpFn   func()
+	queues      issuer.Set[*Queue]
+	faults      []Fault
+	onFault     []func(Fault)
+	m           *metrics
+	tk          traceKinds
+	links       map[[2]int]*link // directed paths (timing.go)
+	lastLink    *link            // linkOf's last answer, for lastLinkKey
+	lastLinkKey [2]int
+	engines     map[[2]int]*Engine
+	engList     []*Engine    // creation order, for deterministic reports
+	jit         *rand.Rand   // jitter stream, made on first use
+	hook        issuer.Hook  // the observer, nil unless a recorder is attached (hooks.go)
+	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
+	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
 }
 
 type traceKinds struct {
