@@ -212,11 +212,15 @@ func DescribeStatus(s string) string {
 // Found is the lowest failing seed's report, nil if every seed passed.
 func (x *Exploration) Found() *Report { return x.found }
 
-// Passed is what the passing runs left: their end times (µs) in the order
-// they finished and their distinct digests, sorted (for a shard's record,
-// package scenario/shard).
+// Passed is what the passing runs left: their end times (µs) and their
+// distinct digests, each sorted (for a shard's record, package
+// scenario/shard).
 func (x *Exploration) Passed() (ends []float64, digests []string) {
-	return slices.Clone(x.ends), slices.Sorted(maps.Keys(x.digests))
+	// Sorted, so that a shard's record is the same at any --jobs (the runs
+	// end in the order the workers finish them).
+	ends = slices.Clone(x.ends)
+	slices.Sort(ends)
+	return ends, slices.Sorted(maps.Keys(x.digests))
 }
 
 // Merged is the Exploration of seeds first..first+n−1 put together from

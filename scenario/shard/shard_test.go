@@ -6,6 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/scenario"
+	_ "github.com/emud-dev/emud/scenario/all"
+	"github.com/emud-dev/emud/sim"
 )
 
 func TestParse(t *testing.T) {
@@ -145,4 +149,22 @@ func TestMergeHunt(t *testing.T) {
 	bad.Rec.Hunt[1].PCTSteps = 91
 	_, err = Merge([]Named{cells(0, 0, 0), bad, cells(2, 1, 30)})
 	assert.ErrorContains(t, err, "not one sweep")
+}
+
+// A shard's record does not depend on --jobs: its runs finish in any order.
+func TestRunExploreSameAtAnyJobs(t *testing.T) {
+	sc, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	o := scenario.Defaults(sc)
+	o.Ranks, o.Bytes, o.Perturb = 4, 4096, sim.MaxLevel
+	var recs [2][]byte
+	for i, jobs := range []int{1, 2} {
+		r := &Record{RangeFirst: 1, RangeSeeds: 16}
+		r.RunExplore(sc, o, jobs)
+		require.Nil(t, r.Found)
+		require.Len(t, r.Ends, 16)
+		recs[i], err = json.Marshal(r)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, string(recs[0]), string(recs[1]))
 }
