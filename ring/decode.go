@@ -145,6 +145,16 @@ func packetLen(h uint32) (n int, exact bool, err *DecodeError) {
 	return 0, false, illegal(h, 0, false, "unknown opcode")
 }
 
+// reset makes p a packet of header h and nothing else, keeping its
+// slices' storage. Zeroing p in place, not assigning it a literal that
+// reads its own slices (a temporary, then a copy of the whole packet), was
+// ~4% of a 64 B copy benchmark's CPU.
+func (p *Packet) reset(h uint32) {
+	pl, ds := p.Payload[:0], p.Dsts[:0]
+	*p = Packet{}
+	p.Header, p.SubOp, p.Payload, p.Dsts = h, uint8(h>>8), pl, ds
+}
+
 // Decode decodes the packet whose header is b[0:4] into p and returns the
 // bytes consumed. It never panics. On failure it returns 0 and a
 // *DecodeError (Offset 0; the caller knows the ring position) and p's
@@ -170,7 +180,7 @@ func Decode(p *Packet, b []byte, d Dialect) (int, error) {
 			if len(b) < n {
 				return 0, truncated(h, n, len(b))
 			}
-			*p = Packet{Header: h, SubOp: uint8(h >> 8), Payload: p.Payload[:0], Dsts: p.Dsts[:0]}
+			p.reset(h)
 			decodeFused(p, b[:n], d)
 			return n, nil
 		}
@@ -189,7 +199,7 @@ func Decode(p *Packet, b []byte, d Dialect) (int, error) {
 	if len(b) < n {
 		return 0, truncated(h, n, len(b))
 	}
-	*p = Packet{Header: h, SubOp: uint8(h >> 8), Payload: p.Payload[:0], Dsts: p.Dsts[:0]}
+	p.reset(h)
 	dw := func(i int) uint32 { return le.Uint32(b[4*i:]) }
 	qw := func(i int) uint64 { return le.Uint64(b[4*i:]) }
 	switch Op(h) {
