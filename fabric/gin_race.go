@@ -33,12 +33,8 @@ import (
 //     ordered with.
 
 func (sys *System) ginRaceStart(t *kernel.Thread, o *ginOp) {
-	d := sys.s.Race()
+	d, from := sys.raceLane(t)
 	if d == nil {
-		return
-	}
-	from := t.RaceThread()
-	if from == nil {
 		return
 	}
 	// Each operation is a detector thread of its own, forked from the lane:
@@ -98,12 +94,8 @@ func (sys *System) ginRaceSignal(o *ginOp, slot int, before uint64) {
 // ginRaceWaitHeld: lane t's ncclGin::waitSignal for slot s of gr to reach
 // least (in bits bits) held; call it before ginRaceAcquireSlot.
 func (sys *System) ginRaceWaitHeld(t *kernel.Thread, gr *ginRank, s int, least uint64, bits int) {
-	d := sys.s.Race()
+	d, rt := sys.raceLane(t)
 	if d == nil {
-		return
-	}
-	rt := t.RaceThread()
-	if rt == nil {
 		return
 	}
 	mask := ^uint64(0)
@@ -122,12 +114,8 @@ func (sys *System) ginRaceWaitHeld(t *kernel.Thread, gr *ginRank, s int, least u
 // it (the detector's baseline-read check). Call it before
 // ginRaceAcquireSlot.
 func (sys *System) ginRaceReadSignal(t *kernel.Thread, gr *ginRank, s int, v uint64) {
-	d := sys.s.Race()
+	d, rt := sys.raceLane(t)
 	if d == nil {
-		return
-	}
-	rt := t.RaceThread()
-	if rt == nil {
 		return
 	}
 	d.SignalRead(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), v, t.RaceInfo("ncclGin::readSignal", 2))
@@ -135,12 +123,8 @@ func (sys *System) ginRaceReadSignal(t *kernel.Thread, gr *ginRank, s int, v uin
 
 // ginRaceAcquireSlot: lane t's acquire load of slot s of gr.
 func (sys *System) ginRaceAcquireSlot(t *kernel.Thread, gr *ginRank, s int) {
-	d := sys.s.Race()
+	d, rt := sys.raceLane(t)
 	if d == nil {
-		return
-	}
-	rt := t.RaceThread()
-	if rt == nil {
 		return
 	}
 	sp := sys.rankSpace(d, gr.rank)
@@ -170,4 +154,18 @@ func sortConns(cs []*ginConn) {
 		}
 		return cmp.Compare(a.key.ctx, b.key.ctx)
 	})
+}
+
+// raceLane is the detector and lane t's detector thread, or nil and nil if
+// the detector is off or t has no thread of its own.
+func (sys *System) raceLane(t *kernel.Thread) (*race.Detector, *race.Thread) {
+	d := sys.s.Race()
+	if d == nil {
+		return nil, nil
+	}
+	rt := t.RaceThread()
+	if rt == nil {
+		return nil, nil
+	}
+	return d, rt
 }
