@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/internal/golden"
+	"github.com/emud-dev/emud/internal/testmain"
 )
 
 // TestExamples builds every C++ example (examples/cxx) with emud c++ and
@@ -116,6 +117,10 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if lib.dir != "" {
 		os.RemoveAll(lib.dir)
+	}
+	if err := testmain.CheckRSS(); err != nil && code == 0 {
+		fmt.Fprintf(os.Stderr, "testmain: %v\n", err)
+		code = 1
 	}
 	os.Exit(code)
 }

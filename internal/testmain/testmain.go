@@ -43,6 +43,10 @@ func Run(m *testing.M) { os.Exit(run(m, true, os.Stderr)) }
 // RSSOnly runs the tests, then checks only the peak RSS.
 func RSSOnly(m *testing.M) { os.Exit(run(m, false, os.Stderr)) }
 
+// CheckRSS is the peak-RSS check alone, for a TestMain that has its own
+// work to do after the tests: nil, or the error naming the figure.
+func CheckRSS() error { return checkPeak(os.Getenv("EMUD_TEST_MAX_RSS"), "/proc/self/status") }
+
 type runner interface{ Run() int }
 
 func run(m runner, leaks bool, stderr io.Writer) int {
