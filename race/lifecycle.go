@@ -86,10 +86,8 @@ func (d *Detector) Poll32(sp SpaceID, addr uint64, v, ref uint32, cmp string, in
 	}
 	poll := Side{Write: false, Lo: addr, Hi: addr + 4, AtPs: d.now()}
 	if info != nil {
-		poll.Kind, poll.Who, poll.Op, poll.Site = info.Kind.String(), info.Who, "32-bit wait ("+cmp+")", info.Site
-		if poll.Site == "" && info.SiteOf != nil {
-			poll.Site = info.SiteOf.String()
-		}
+		poll.describe(info)
+		poll.Op = "32-bit wait (" + cmp + ")"
 	}
 	r := Report{Space: d.spaces[sp].name, Lo: addr, Hi: addr + 4, First: w, Second: poll, Count: 1, Class: ClassWrap,
 		Missing: fmt.Sprintf("signal lifecycle: a wrap past 2^32: the wait compares 32 bits with %s %#x and held on %#x, which is %#x above it (%#x below it modulo 2^32): the running total wrapped, so the value left by an earlier epoch (%#x, last written by %s) satisfied this epoch's wait (reference %#x) before this epoch's producer wrote; wait Eq on a per-call epoch, or keep the total and its reference in 64 bits",

@@ -69,16 +69,22 @@ func fmtTime(ps int64) string { return fmt.Sprintf("%.3f µs", float64(ps)/1e6) 
 
 func side(e *ep) Side {
 	s := Side{Write: e.write, Atomic: e.atomic, Lo: e.lo, Hi: e.hi, AtPs: e.at}
-	if e.info != nil {
-		s.Kind, s.Who, s.Op, s.Site = e.info.Kind.String(), e.info.Who, e.info.Op, e.info.Site
-		if s.Site == "" && e.info.SiteOf != nil {
-			s.Site = e.info.SiteOf.String()
-		}
-	}
+	s.describe(e.info)
 	if e.proxy != ProxyNone {
 		s.Proxy = e.proxy.String()
 	}
 	return s
+}
+
+// describe fills in who made the access, from its info (nil: nothing).
+func (s *Side) describe(info *Info) {
+	if info == nil {
+		return
+	}
+	s.Kind, s.Who, s.Op, s.Site = info.Kind.String(), info.Who, info.Op, info.Site
+	if s.Site == "" && info.SiteOf != nil {
+		s.Site = info.SiteOf.String()
+	}
 }
 
 func (d *Detector) report(sp SpaceID, lo, hi uint64, prev, cur *ep, proxyOnly bool) {

@@ -284,21 +284,11 @@ func (d *Detector) baselineReport(sp SpaceID, what string, r *baseRead, s *sigEv
 		ks = s.info.key()
 	}
 	key := [2]string{ClassBaselineRead + "|" + what + "|" + kr, ks}
-	if i, ok := d.seen[key]; ok {
-		if i >= 0 {
-			d.reports[i].Count++
-		}
-		return
-	}
-	if len(d.reports) >= MaxReports {
-		d.seen[key] = -1
-		d.dropped++
+	if !d.first(key, true) {
 		return
 	}
 	rs := Side{Atomic: true, Lo: s.lo, Hi: s.hi, AtPs: r.at}
-	if r.info != nil {
-		rs.Kind, rs.Who, rs.Op, rs.Site = r.info.Kind.String(), r.info.Who, r.info.Op, r.info.Site
-	}
+	rs.describe(r.info)
 	side := "after"
 	if counted {
 		side = "before"
@@ -310,8 +300,7 @@ func (d *Detector) baselineReport(sp SpaceID, what string, r *baseRead, s *sigEv
 	rep := Report{Space: d.spaces[sp].name, Lo: s.lo, Hi: s.hi, First: first, Second: second, Count: 1, Class: ClassBaselineRead,
 		Missing: fmt.Sprintf("signal lifecycle: a baseline read racing a signal: the %s counts from the value %d that %s read at %s, and the signal of %s, at %s, came %s that read with nothing ordering the two: on another schedule it comes on the read's other side, the baseline is one signal off and the wait returns early or waits for a signal that never comes. Read the baseline before the barrier or signal that orders it before every producer's post, or wait for the running total the producers reach, which is known without reading the slot",
 			what, r.v, rs.Who, fmtTime(r.at), s.producer(), fmtTime(s.at), side)}
-	d.seen[key] = len(d.reports)
-	d.reports = append(d.reports, rep)
+	d.add(key, rep)
 }
 
 // extraTaken is the shared-slot check of a counting wait w by t whose
@@ -364,10 +353,8 @@ func (e *sigEv) producer() string {
 func (e *sigEv) side() Side {
 	s := Side{Write: true, Atomic: true, Lo: e.lo, Hi: e.hi, AtPs: e.at}
 	if e.info != nil {
-		s.Kind, s.Who, s.Op, s.Site = e.info.Kind.String(), e.producer(), e.info.Op, e.info.Site
-		if s.Site == "" && e.info.SiteOf != nil {
-			s.Site = e.info.SiteOf.String()
-		}
+		s.describe(e.info)
+		s.Who = e.producer()
 	}
 	return s
 }

@@ -206,9 +206,7 @@ func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, i
 			pairs[p] = [2]int{a, b}
 		}
 		fill := func(b []byte) {
-			for p, ab := range pairs {
-				fillPattern(b[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
-			}
+			fillBlocks(b, pairs, bytes)
 			clear(b[span:])
 		}
 		e.Mem().Prefill(func() string { return fmt.Sprintf("scenario.Pattern blocks of %d B: %v", bytes, pairs) }, fill)
@@ -235,11 +233,16 @@ func (e *Env) fillWindow(addr, span uint64, pairs [][2]int, bytes uint64) error 
 	if err != nil || dst == nil {
 		return err
 	}
-	for p, ab := range pairs {
-		fillPattern(dst[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
-	}
+	fillBlocks(dst, pairs, bytes)
 	e.Mem().Notify(addr, span)
 	return nil
+}
+
+// fillBlocks writes Pattern(pairs[p]) at block p (bytes each) of b.
+func fillBlocks(b []byte, pairs [][2]int, bytes uint64) {
+	for p, ab := range pairs {
+		fillPattern(b[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
+	}
 }
 
 // CheckBlocks is the receive check: on every rank r, window w holds at
