@@ -7,13 +7,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/cxx"
+	"github.com/emud-dev/emud/job"
+	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/scenario"
+	"github.com/emud-dev/emud/sim"
 )
 
 // benchCxx times examples/cxx/alltoall_put.cpp, built by emud c++ (the C++
@@ -31,7 +35,7 @@ import (
 // of times, and each handoff waits for a core. It needs emud's source tree
 // and a C++ compiler; without them, and with Quick sizes, the row says so.
 func benchCxx(runs int) (benchRow, error) {
-	const what = "C++ alltoall_put (8 ranks, 64 KiB) vs Go alltoall"
+	const what = "C++ vs Go alltoall, per run (alltoall_put.cpp, 8 ranks, 64 KiB)"
 	if runs == 0 {
 		return benchRow{what, "skipped", "not with --quick (building the C++ program takes most of a minute)"}, nil
 	}
@@ -44,12 +48,12 @@ func benchCxx(runs int) (benchRow, error) {
 	var inside time.Duration
 	for i := range runs {
 		start := time.Now()
-		c, _, wall, err := runCxx(prog, i+1)
+		c, err := runCxx(prog, i+1)
 		if err != nil {
 			return benchRow{}, err
 		}
-		cxxP.add(time.Since(start), c)
-		inside += wall
+		cxxP.add(time.Since(start), c.ps)
+		inside += c.wall
 	}
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
@@ -135,14 +139,14 @@ func benchCxxPackets(run bool) (benchRow, error) {
 	}
 	defer cleanup()
 	start := time.Now()
-	ps, packets, wall, err := runCxx(prog, 1)
+	c, err := runCxx(prog, 1)
 	if err != nil {
 		return benchRow{}, err
 	}
 	total := time.Since(start)
 	return benchRow{what, total.Round(100 * time.Millisecond).String(),
-		fmt.Sprintf("%s; %v from its first emud call to exit; %v CPU; %.2f M packets/s", packets, wall.Round(100*time.Millisecond),
-			(ps.UserTime() + ps.SystemTime()).Round(100*time.Millisecond), packetsPerSec(packets, total)/1e6)}, nil
+		fmt.Sprintf("%s; %v from its first emud call to exit; %v CPU; %.2f M packets/s", c.packets, c.wall.Round(100*time.Millisecond),
+			(c.ps.UserTime() + c.ps.SystemTime()).Round(100*time.Millisecond), packetsPerSec(c.packets, total)/1e6)}, nil
 }
 
 // buildCxx builds examples/cxx/src with emud c++ -O2 into a temporary
@@ -168,27 +172,38 @@ func buildCxx(src string) (prog string, cleanup func(), skip string) {
 
 var (
 	packetsLine = regexp.MustCompile(`emud: (\d+ packets retired \([^)]*\)); (\S+) wall time`)
+	endLine     = regexp.MustCompile(`emud: seed \d+: end (\d+) ps`)
 )
 
-// runCxx runs prog on seed with EMUD_SUMMARY=1 and returns its process
-// state, its packet count line and its wall time from the first emud call
-// to exit.
-func runCxx(prog string, seed int) (*os.ProcessState, string, time.Duration, error) {
-	c := exec.Command(prog)
+// cxxRun is what one run of a C++ program reported.
+type cxxRun struct {
+	ps      *os.ProcessState
+	packets string        // the EMUD_SUMMARY packet count line
+	wall    time.Duration // from the first emud call to exit
+	end     sim.Time      // the emulated end time
+}
+
+// runCxx runs prog with args on seed with EMUD_SUMMARY=1.
+func runCxx(prog string, seed int, args ...string) (cxxRun, error) {
+	c := exec.Command(prog, args...)
 	c.Env = append(os.Environ(), fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_SUMMARY=1")
 	out, err := c.CombinedOutput()
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("bench: %s (seed %d): %v\n%s", prog, seed, err, out)
+		return cxxRun{}, fmt.Errorf("bench: %s (seed %d): %v\n%s", prog, seed, err, out)
 	}
-	m := packetsLine.FindSubmatch(out)
-	if m == nil {
-		return nil, "", 0, fmt.Errorf("bench: %s (seed %d): no EMUD_SUMMARY packet line in its output\n%s", prog, seed, out)
+	m, e := packetsLine.FindSubmatch(out), endLine.FindSubmatch(out)
+	if m == nil || e == nil {
+		return cxxRun{}, fmt.Errorf("bench: %s (seed %d): no EMUD_SUMMARY end time and packet lines in its output\n%s", prog, seed, out)
 	}
 	wall, err := time.ParseDuration(string(m[2]))
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("bench: %s: wall time %q: %v", prog, m[2], err)
+		return cxxRun{}, fmt.Errorf("bench: %s: wall time %q: %v", prog, m[2], err)
 	}
-	return c.ProcessState, string(m[1]), wall, nil
+	end, err := strconv.ParseInt(string(e[1]), 10, 64)
+	if err != nil {
+		return cxxRun{}, fmt.Errorf("bench: %s: end time %q: %v", prog, e[1], err)
+	}
+	return cxxRun{c.ProcessState, string(m[1]), wall, sim.Time(end)}, nil
 }
 
 // packetsPerSec reads the count from a packet line.
@@ -196,4 +211,110 @@ func packetsPerSec(line string, d time.Duration) float64 {
 	var n int
 	fmt.Sscanf(line, "%d", &n)
 	return float64(n) / d.Seconds()
+}
+
+// Round counts of the per-round row: the figure is the difference of the
+// two divided by theirs, so what a run pays once cancels.
+const fewRounds, manyRounds = 1, 201
+
+// benchCxxRounds times examples/cxx/bench/alltoall_rounds.cpp (the
+// all-to-all of alltoall_put.cpp, repeated in one kernel) at fewRounds and
+// manyRounds, each a whole process, and AlltoallRounds, the same kernel in
+// Go, in this process, reps times each, alternated; a figure is the
+// difference of the two round counts over the rounds between them. That
+// leaves out what a run pays once (the process, the node, comms, windows,
+// the host's fill and check), which the per-run row counts, and leaves
+// the cost of emulating the kernel's calls: C++ lanes on their own stacks
+// calling emud through the C ABI against Go lanes calling it directly.
+// The two must end at the same emulated time on the same seed, or the
+// row is an error: they did not do the same work.
+func benchCxxRounds(reps int) (benchRow, error) {
+	const what = "C++ vs Go alltoall, per round (8 ranks, 64 KiB, the same kernel)"
+	if reps == 0 {
+		return benchRow{what, "skipped", "not with --quick"}, nil
+	}
+	prog, cleanup, skip := buildCxx(filepath.Join("bench", "alltoall_rounds.cpp"))
+	if skip != "" {
+		return benchRow{what, "skipped", skip}, nil
+	}
+	defer cleanup()
+	var cxxT, goT [2]procTimes
+	var end [2]sim.Time
+	for range reps {
+		for i, rounds := range []int{fewRounds, manyRounds} {
+			start := time.Now()
+			c, err := runCxx(prog, 1, fmt.Sprint(rounds))
+			if err != nil {
+				return benchRow{}, err
+			}
+			cxxT[i].add(time.Since(start), c.ps)
+			cpu0 := selfCPU()
+			start = time.Now()
+			goEnd, err := AlltoallRounds(1, rounds)
+			if err != nil {
+				return benchRow{}, err
+			}
+			goT[i].wall += time.Since(start)
+			goT[i].cpu += selfCPU() - cpu0
+			goT[i].n++
+			if goEnd != c.end {
+				return benchRow{}, fmt.Errorf("bench: %d rounds: the C++ all-to-all ended at %d ps, the Go one at %d ps: not the same work", rounds, c.end, goEnd)
+			}
+			end[i] = goEnd
+		}
+	}
+	per := func(t [2]procTimes) (wall, cpu time.Duration) {
+		n := time.Duration(manyRounds - fewRounds)
+		return (t[1].per() - t[0].per()) / n, (t[1].cpu/time.Duration(t[1].n) - t[0].cpu/time.Duration(t[0].n)) / n
+	}
+	cw, cc := per(cxxT)
+	gw, gc := per(goT)
+	r := func(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
+	return benchRow{what, fmt.Sprintf("%.1f× (%.1f× in CPU time)", cw.Seconds()/gw.Seconds(), cc.Seconds()/gc.Seconds()),
+		fmt.Sprintf("wall (CPU) per round: C++ %v (%v), Go %v (%v); %d and %d rounds, %d runs each; both end at %v and %v emulated",
+			r(cw), r(cc), r(gw), r(gc), fewRounds, manyRounds, reps, end[0], end[1])}, nil
+}
+
+// AlltoallRounds runs examples/cxx/bench/alltoall_rounds.cpp's kernel in
+// Go on a job of seed: 8 ranks, windows of 8 blocks of 64 KiB, one lane
+// per peer putting its block with a remote signal, quieting the peer and
+// waiting for the peer's round-th signal, rounds times. It returns the
+// emulated end time. (The C++ program also fills the send blocks and
+// checks the receive blocks; timing does not depend on the bytes.)
+func AlltoallRounds(seed uint64, rounds int) (sim.Time, error) {
+	const ranks, bytes = 8, 64 << 10
+	j, err := job.New(job.Config{Sim: sim.Config{Seed: seed}, Ranks: ranks, Env: cco.Env{"MORI_ENABLE_SDMA": "1"}})
+	if err != nil {
+		return 0, err
+	}
+	span := uint64(ranks) * bytes
+	send, err := j.Window(span)
+	if err != nil {
+		return 0, err
+	}
+	recv, err := j.Window(span)
+	if err != nil {
+		return 0, err
+	}
+	if err := j.CreateDevComms(0, false); err != nil {
+		return 0, err
+	}
+	for r := range ranks {
+		_, err := j.Launch(r, 1, ranks, func(th *kernel.Thread, sdma *cco.Sdma) {
+			nq := sdma.DevComm().Sdma.SdmaNumQueue
+			p := (r + 1 + th.ThreadIdx()) % ranks
+			for k := 1; k <= rounds; k++ {
+				sdma.Put(p, recv[r], uint64(r)*bytes, send[r], uint64(p)*bytes, bytes, p%nq, cco.RemoteSignal)
+				sdma.Quiet(p)
+				sdma.WaitSignal(p, r%nq, uint64(k))
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	if err := j.Run(); err != nil {
+		return 0, err
+	}
+	return j.Sim.Now(), nil
 }

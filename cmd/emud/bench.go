@@ -59,9 +59,12 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       with CPU time, bytes and allocations per put)
   C++ vs Go           examples/cxx/alltoall_put.cpp built by emud c++, a whole
                       process per run, against the Go alltoall of the same
-                      shape per seed in one process and per emud run process
-                      (wall and CPU time; needs the source tree and
-                      g++/clang++; not with --quick), and a C++ program
+                      shape per seed in one process and per emud run process;
+                      per round, examples/cxx/bench/alltoall_rounds.cpp (the
+                      same all-to-all repeated in one kernel) against the
+                      same kernel in Go, which must end at the same emulated
+                      time (wall and CPU time; needs the source tree and
+                      g++/clang++; not with --quick); and a C++ program
                       posting 4 M packets
   explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N, and
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,

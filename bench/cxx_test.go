@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/internal/testmain"
+	"github.com/emud-dev/emud/scenario"
+)
+
+func TestMain(m *testing.M) { testmain.Run(m) }
+
+// TestAlltoallRoundsOneRoundIsAlltoall: one round of AlltoallRounds is
+// the alltoall scenario of the same shape and seed (the same emulated end
+// time), so the per-round row repeats what the per-run row runs; and each
+// further round adds time.
+func TestAlltoallRoundsOneRoundIsAlltoall(t *testing.T) {
+	sc, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	for _, seed := range []uint64{1, 2} {
+		out, err := sc.Run(scenario.Options{Ranks: 8, Bytes: 64 << 10, Queues: cco.DefaultSdmaQueues, Seed: seed})
+		require.NoError(t, err)
+		one, err := AlltoallRounds(seed, 1)
+		require.NoError(t, err)
+		assert.Equal(t, out.End, one, "seed %d: end time of one round against the alltoall scenario", seed)
+		three, err := AlltoallRounds(seed, 3)
+		require.NoError(t, err)
+		assert.Greater(t, three, one+one, "seed %d: three rounds end after two rounds' time", seed)
+	}
+}
+
+// TestAlltoallRoundsMatchesGo: examples/cxx/bench/alltoall_rounds.cpp and
+// AlltoallRounds end at the same emulated time on the same seeds and
+// round counts, and the engines retired the packets the rounds post (a
+// COPY and a signal ATOMIC per lane and round): the per-round row's two
+// sides do the same work.
+func TestAlltoallRoundsMatchesGo(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	prog, cleanup, skip := buildCxx(filepath.Join("bench", "alltoall_rounds.cpp"))
+	require.Empty(t, skip)
+	defer cleanup()
+	for _, seed := range []int{1, 4} {
+		for _, rounds := range []int{1, 3} {
+			c, err := runCxx(prog, seed, fmt.Sprint(rounds))
+			require.NoError(t, err)
+			goEnd, err := AlltoallRounds(uint64(seed), rounds)
+			require.NoError(t, err)
+			assert.Equal(t, goEnd, c.end, "seed %d, %d rounds: emulated end time, Go vs C++", seed, rounds)
+			n := 8 * 8 * rounds
+			assert.Equal(t, fmt.Sprintf("%d packets retired (%d COPY_LINEAR, %d ATOMIC, 0 other)", 2*n, n, n), c.packets)
+		}
+	}
+	_, err := runCxx(prog, 1, "0")
+	assert.ErrorContains(t, err, "rounds 0: need at least 1")
+}
