@@ -13,10 +13,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -123,41 +120,10 @@ func mapDevice(base, size uint64) ([]byte, error) {
 	}
 }
 
-// deferFirstGC holds the collector off until the process's Go memory
-// reaches firstGCBytes, and then hands it back to GOGC=100 (the default):
-// a C++ test program lives well under a second, and its first collection,
-// at the runtime's 4 MiB start goal, cost some 5 ms of CPU in an 85 ms
-// run (marking, and the faults of the collector's first structures); a
-// program that grows past firstGCBytes is collected as it would have been.
-// Not done when the user set GOGC or GOMEMLIMIT: their setting rules.
-func deferFirstGC() {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(firstGCBytes)
-	// The first collection finds the sentinel unreachable and queues its
-	// finalizer, which restores the defaults.
-	runtime.SetFinalizer(&gcSentinel{}, func(*gcSentinel) {
-		debug.SetGCPercent(100)
-		debug.SetMemoryLimit(math.MaxInt64)
-	})
-}
-
-const firstGCBytes = 64 << 20
-
-// gcSentinel has a pointer and 16 bytes, so that it is not batched with
-// other tiny objects (whose finalizers may never run).
-type gcSentinel struct {
-	_ *int
-	_ [16]byte
-}
-
 // start builds the emulation from the environment: EMUD_SEED (1),
 // EMUD_GPUS (8), EMUD_PERTURB (0), EMUD_RACE, and MORI_* as a MORI program
 // reads them.
 func start() error {
-	deferFirstGC()
 	seed, err := envInt("EMUD_SEED", 1)
 	if err != nil {
 		return err
