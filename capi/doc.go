@@ -148,4 +148,7 @@
 // short program its first collections made a longer one touch fresh heap
 // pages instead of reusing them, and a fresh page's fault (some 15 µs in a
 // virtual machine with shadow page tables) costs more than collecting it.
+// The emulator's Go code runs on one P (GOMAXPROCS=1 unless the
+// environment sets it): the simulation runs one actor at a time, and a
+// second P only woke a thread at each handoff between actors.
 package main
