@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -32,7 +33,8 @@ import (
 // time), which leaves out the process and Go runtime start, and each
 // figure's CPU time (user and system), which a loaded machine inflates
 // less than wall time: a C++ run hands its turn between threads hundreds
-// of times, and each handoff waits for a core. It needs emud's source tree
+// of times, and each handoff waits for a core. The Go figures are taken on
+// one P (GOMAXPROCS=1), as a C++ program's emulator runs. It needs emud's source tree
 // and a C++ compiler; without them, and with Quick sizes, the row says so.
 func benchCxx(runs int) (benchRow, error) {
 	const what = "C++ vs Go alltoall, per run (alltoall_put.cpp, 8 ranks, 64 KiB)"
@@ -62,6 +64,7 @@ func benchCxx(runs int) (benchRow, error) {
 	o := scenario.Options{Ranks: 8, Bytes: 64 << 10, Queues: cco.DefaultSdmaQueues}
 	cpu0 := selfCPU()
 	start := time.Now()
+	defer oneProc()()
 	x := scenario.Explore(sc, o, 1, runs, 1, nil)
 	goSeed := procTimes{wall: time.Since(start), cpu: selfCPU() - cpu0, n: runs}
 	if f := x.Found(); f != nil {
@@ -74,7 +77,7 @@ func benchCxx(runs int) (benchRow, error) {
 	for i := range runs {
 		c := exec.Command(exe, "run", sc.Name, "--ranks", fmt.Sprint(o.Ranks), "--bytes", scenario.FormatBytes(o.Bytes),
 			"--queues", fmt.Sprint(o.Queues), "--seed", fmt.Sprint(i+1))
-		c.Env = append(os.Environ(), ChildEnv+"=1")
+		c.Env = append(os.Environ(), ChildEnv+"=1", "GOMAXPROCS=1")
 		start := time.Now()
 		if out, err := c.CombinedOutput(); err != nil {
 			return benchRow{}, fmt.Errorf("bench: emud %s: %v\n%s", strings.Join(c.Args[1:], " "), err, out)
@@ -89,6 +92,14 @@ func benchCxx(runs int) (benchRow, error) {
 		fmt.Sprintf("%d seeds, wall (CPU): C++ %s per run as a whole process, %v from its first emud call to exit; "+
 			"Go %s per seed in one process, %s per run as an emud run process",
 			runs, cxxP, insidePer.Round(time.Millisecond), goSeed, goP)}, nil
+}
+
+// oneProc sets GOMAXPROCS to 1, as the C ABI does for a C++ program (capi
+// oneProc), so that the Go side of a comparison runs as the C++ side does;
+// the function it returns restores the setting.
+func oneProc() func() {
+	n := runtime.GOMAXPROCS(1)
+	return func() { runtime.GOMAXPROCS(n) }
 }
 
 // procTimes sums the wall and CPU time of n runs.
@@ -227,7 +238,7 @@ const fewRounds, manyRounds = 1, 201
 // the cost of emulating the kernel's calls: C++ lanes on their own stacks
 // calling emud through the C ABI against Go lanes calling it directly.
 // The two must end at the same emulated time on the same seed, or the
-// row is an error: they did not do the same work.
+// row is an error: they did not do the same work. Both run on one P.
 func benchCxxRounds(reps int) (benchRow, error) {
 	const what = "C++ vs Go alltoall, per round (8 ranks, 64 KiB, the same kernel)"
 	if reps == 0 {
@@ -240,6 +251,7 @@ func benchCxxRounds(reps int) (benchRow, error) {
 	defer cleanup()
 	var cxxT, goT [2]procTimes
 	var end [2]sim.Time
+	defer oneProc()()
 	for range reps {
 		for i, rounds := range []int{fewRounds, manyRounds} {
 			start := time.Now()
