@@ -120,8 +120,11 @@
 // or -O level. Limits, beyond package kernel's: a point is one frame (the
 // line of the call in the function that makes it): a helper called from
 // two places of a kernel is one point; two calls on one line are one
-// point; a lane that spins on a plain (non-atomic) load never yields, and
-// such a loop freezes the process instead of being reported.
+// point. A lane that spins on a plain (non-atomic) load never yields (nor
+// does a host thread that waits in its own code for another host thread):
+// the spin watch (spin.go) ends such a run after EMUD_SPIN_LIMIT (10s of
+// wall time) as a hang naming the thread and its last call
+// (examples/cxx/errors/plain_spin.cpp).
 //
 // # Failure
 //

@@ -36,6 +36,11 @@ type host struct {
 	wl     *sim.WatchList // joiners wait here
 	actor  *sim.Actor
 	end    race.Sync // released when the thread returns; pthread_join acquires it
+	// when the thread last left emud for its own code (the spin watch
+	// says it): a HIP/cco call's file and line, or words
+	lastFile *C.char
+	lastLine int
+	lastName string
 }
 
 func hostByID(id int) *host {
@@ -99,24 +104,33 @@ func (h *host) exit() {
 //export emudGoHostSpawn
 func emudGoHostSpawn(parent C.int) C.int {
 	p := hostByID(int(parent))
+	hostStops()
 	var id int
 	p.do(func(*sim.Actor) { id = newHost(int(parent)).id })
+	hostRuns(p, nil, "its pthread_create returned", 0)
 	return C.int(id)
 }
 
 //export emudGoHostAttach
 func emudGoHostAttach(id C.int) {
 	// The thread's code starts when its actor first runs.
-	hostByID(int(id)).begin()
+	h := hostByID(int(id))
+	h.begin()
+	hostRuns(h, nil, "it started", 0)
 }
 
 //export emudGoHostExit
-func emudGoHostExit(id C.int) { hostByID(int(id)).exit() }
+func emudGoHostExit(id C.int) {
+	hostStops()
+	hostByID(int(id)).exit()
+}
 
 //export emudGoHostJoin
 func emudGoHostJoin(self, child C.int) {
-	c := hostByID(int(child))
-	hostByID(int(self)).do(func(a *sim.Actor) {
+	c, h := hostByID(int(child)), hostByID(int(self))
+	hostStops()
+	defer hostRuns(h, nil, "its pthread_join returned", 0)
+	h.do(func(a *sim.Actor) {
 		a.Await(sim.Wait{List: c.wl, Lo: 0, Hi: 1, Pred: func() bool { return c.exited },
 			Text: func() string { return fmt.Sprintf("pthread_join of %s, which has not returned", c.name) }})
 		if t := a.RaceThread(); t != nil {

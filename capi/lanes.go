@@ -146,7 +146,9 @@ func runLane(g *grid, t *kernel.Thread) {
 		ln.allow(l.dyn_shared, g.dynBytes)
 	}
 	for {
+		laneRuns(ln)
 		C.emud_resume(l)
+		laneStops()
 		switch l.state {
 		case 2:
 			ln.flushAccesses(true)

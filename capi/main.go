@@ -162,6 +162,10 @@ func start() error {
 	if err != nil {
 		return err
 	}
+	spin, err := spinLimit()
+	if err != nil {
+		return err
+	}
 	env := cco.OSEnv()
 	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
 		env["MORI_ENABLE_SDMA"] = "1"
@@ -207,6 +211,9 @@ func start() error {
 	h := newHost(-1) // host 0: the main thread
 	go func() { rt.ran <- rt.s.Run() }()
 	go watch()
+	if spin > 0 {
+		go watchSpins(spin)
+	}
 	h.begin()
 	return nil
 }
@@ -309,8 +316,10 @@ func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (a thread started before main, or by a library?): ranks must be threads the program starts\n", C.GoString(file), int(line))
 		os.Exit(exitFailed)
 	}
+	hostStops()
 	var rc int
 	h.do(func(a *sim.Actor) { rc = hostCall(h, a, int(op), args, C.GoString(file), int(line)) })
+	hostRuns(h, file, "", int(line))
 	return C.int(rc)
 }
 
@@ -320,6 +329,7 @@ func emudGoExit() {
 	if h == nil {
 		return
 	}
+	hostStops()
 	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()
 	for _, o := range rt.hosts {

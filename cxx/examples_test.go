@@ -272,6 +272,12 @@ func TestErrors(t *testing.T) {
 		{"memset_async_race", "memset_async.cpp", []string{"race", "EMUD_RACE=1"}, 5, false},
 		// Lanes of two unordered kernels store to one word.
 		{"lane_race", "lane_race.cpp", []string{"race", "EMUD_RACE=1"}, 5, true},
+		// A lane polls a flag with a plain load: it never calls in, and
+		// the spin watch ends the run as a hang naming it.
+		{"plain_spin_lane", "plain_spin.cpp", []string{"lane", "EMUD_SPIN_LIMIT=1s"}, 2, false},
+		// A host thread waits in its own code for the main thread, which
+		// never gets its turn back.
+		{"plain_spin_host", "plain_spin.cpp", []string{"host", "EMUD_SPIN_LIMIT=1s"}, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -293,6 +299,16 @@ func TestErrors(t *testing.T) {
 		out, report, code := runExample(t, prog, "ordered", "EMUD_RACE=1")
 		require.Equal(t, 0, code, "kernels on one stream are ordered; stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Contains(t, out, "lane_race ordered: buf[0] = 2")
+	})
+	t.Run("plain_spin_atomic", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "plain_spin.cpp"), "-O2", "-Wall", "-Werror")
+		out, report, code := runExample(t, prog, "atomic", "EMUD_SPIN_LIMIT=1s")
+		require.Equal(t, 0, code, "an atomic poll advances virtual time; stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "plain_spin atomic: PASS")
+		_, report, code = runExample(t, prog, "atomic", "EMUD_SPIN_LIMIT=soon")
+		assert.Equal(t, 1, code)
+		assert.Contains(t, report, `emud: cannot start: EMUD_SPIN_LIMIT="soon": want a duration such as 10s, or 0 for no limit`)
 	})
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()

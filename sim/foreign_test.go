@@ -60,3 +60,51 @@ func TestForeignTurns(t *testing.T) {
 	assert.Equal(t, log, fLog)
 	assert.Equal(t, digest, fDigest)
 }
+
+// TestFrozenHang: while a foreign actor's thread holds its turn and runs
+// its own code (here: blocks on a channel, as a spinning C++ lane would
+// run), another goroutine's FrozenHang reports it first, with its cause,
+// and what every other actor waits for; the run itself is untouched and
+// ends when the thread gives the turn back.
+func TestFrozenHang(t *testing.T) {
+	s := New(Config{Seed: 3})
+	wl := s.NewWatchList("flag")
+	flag := false
+	s.Spawn("waiter", func(a *Actor) {
+		a.Await(Wait{List: wl, Lo: 0, Hi: 1, Pred: func() bool { return flag }, What: "the flag"})
+	})
+	turn, back := make(chan struct{}), make(chan struct{})
+	h := s.Spawn("lane 3", func(*Actor) {
+		turn <- struct{}{}
+		<-back
+	})
+	h.SetForeign()
+	spinning, report := make(chan struct{}), make(chan *HangError)
+	go func() {
+		<-turn
+		h.Sleep(2 * Nanosecond)
+		close(spinning) // the thread now runs its own code, holding the turn
+		<-report
+		flag = true
+		wl.Notify(0, 1)
+		back <- struct{}{}
+	}()
+	ran := make(chan error)
+	go func() { ran <- s.Run() }()
+	<-spinning
+	hang := s.FrozenHang(Waiter{Kind: "spinner", Name: "lane 3", State: "spinning", Since: s.Now(), WaitsFor: "nothing: its own code"},
+		Because("lane 3 never calls into the emulation"))
+	report <- hang
+	require.NoError(t, <-ran)
+	assert.Equal(t, HangSpin, hang.Kind)
+	assert.Equal(t, 2*Nanosecond, hang.At)
+	require.Len(t, hang.Waiters, 2)
+	assert.Equal(t, "lane 3", hang.Waiters[0].Name)
+	assert.Equal(t, "waiter", hang.Waiters[1].Name)
+	require.NotEmpty(t, hang.Causes)
+	assert.Equal(t, "lane 3 never calls into the emulation", hang.Causes[0].Text)
+	text := hang.Text()
+	assert.Contains(t, text, "hang (spin) at 2ns, seed 3: the running actor's own code never gave its turn back; 2 waiting")
+	assert.Contains(t, text, "spinners (1):\n  lane 3 [spinning since 2ns]: nothing: its own code\n")
+	assert.Contains(t, text, "blocked actors (1):\n  waiter [waiting since 0ps]: the flag\n")
+}

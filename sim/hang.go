@@ -20,6 +20,11 @@ const (
 	// HangWatchdog: events kept happening but nothing counted as progress
 	// for the watchdog span.
 	HangWatchdog HangKind = "watchdog"
+	// HangSpin: the actor whose turn it is ran code outside the
+	// simulation (a native C++ lane or host thread) for a spin limit of
+	// wall-clock time without calling into it, so virtual time stood
+	// still and nothing else could run ([Sim.FrozenHang]).
+	HangSpin HangKind = "spin"
 )
 
 // Waiter is one thing that waits in a hang report: an actor, an SDMA queue.
@@ -296,8 +301,11 @@ type HangError struct {
 
 func (h *HangError) Error() string {
 	what := "no actor can run and no event is pending"
-	if h.Kind == HangWatchdog {
+	switch h.Kind {
+	case HangWatchdog:
 		what = fmt.Sprintf("no progress since %v", h.LastProgress)
+	case HangSpin:
+		what = "the running actor's own code never gave its turn back"
 	}
 	s := fmt.Sprintf("hang (%s) at %v, seed %d: %s; %d waiting", h.Kind, h.At, h.Seed, what, len(h.Waiters))
 	if len(h.Causes) > 0 {

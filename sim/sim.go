@@ -417,6 +417,20 @@ func (s *Sim) quiescentHang() *HangError {
 	return h
 }
 
+// FrozenHang is the report of a run frozen by code outside the
+// simulation: spinner is who holds the turn and has not called into the
+// emulation for the caller's spin limit (a native lane or host thread
+// running its own code), why says so, and the rest of the report is what
+// every other actor and queue waits for. Call it only while that code
+// runs: the simulation is then still (nothing else can take a turn), so
+// another goroutine may read it.
+func (s *Sim) FrozenHang(spinner Waiter, why Cause) *HangError {
+	h := s.hang(HangSpin)
+	h.Waiters = append([]Waiter{spinner}, h.Waiters...)
+	h.Causes = MergeCauses(append([]Cause{why}, h.Causes...))
+	return h
+}
+
 func (s *Sim) hang(kind HangKind) *HangError {
 	h := &HangError{Kind: kind, At: s.now, Seed: s.cfg.Seed, LastProgress: s.progress}
 	if s.race != nil {

@@ -331,7 +331,12 @@ namespace emud {
 }
 }  // namespace emud
 #define __builtin_trap() ::emud::trap("__builtin_trap")
-#define __builtin_amdgcn_s_sleep(n) ((void)0)
+// s_sleep, as the compiler sees the real builtin: a side effect that is
+// not a memory barrier, so a poll loop around it is kept, and a plain
+// load in it may be hoisted (such a loop never sees its flag, on a GPU
+// too; emud's spin watch reports it). It takes no virtual time: an
+// atomic load in the loop is what polls (capi/doc.go).
+#define __builtin_amdgcn_s_sleep(n) __asm__ volatile("")
 
 // Atomics: done natively (one lane runs at a time, and engines run only
 // while lanes are parked, so a native read-modify-write is atomic), then
