@@ -99,7 +99,9 @@
 // then waits, as a subscription, for a write to the word after a 100 ns
 // poll, so spin loops advance virtual time and a flag that is never set
 // is a reported hang. clock64 counts 2.4 GHz cycles and wall_clock64 a
-// 100 MHz clock of virtual time. A lane's SIGSEGV/SIGBUS, __builtin_trap,
+// 100 MHz clock of virtual time; a lane that reads a clock again at the
+// instant of its last read of it (a delay loop) reads it 20 ns later, so
+// such a loop ends (overshooting by less than 20 ns). A lane's SIGSEGV/SIGBUS, __builtin_trap,
 // abort (assert) or SIGFPE fails the lane (kernel.LaneError) naming the
 // address: a host pointer or an unmapped device address in GPU g's slice
 // (examples/cxx/errors/bad_pointer.cpp). Built with -fsanitize=thread, a

@@ -112,7 +112,8 @@ type lane struct {
 	spin  struct {    // the last SPIN (for the group wait)
 		addr, width, seen uint64
 	}
-	shfl uint64
+	shfl  uint64
+	clock [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -346,8 +347,9 @@ func putOpts(f uint64) []cco.Option {
 }
 
 var (
-	shflCall = &kernel.Call{Name: "__shfl", Run: runShfl}
-	spinCall = &kernel.Call{Name: "atomic load (spin)", Run: runSpin}
+	shflCall  = &kernel.Call{Name: "__shfl", Run: runShfl}
+	spinCall  = &kernel.Call{Name: "atomic load (spin)", Run: runSpin}
+	clockCall = &kernel.Call{Name: "clock read (spin)", Run: func(g *kernel.Active) error { g.Actor().Sleep(clockPoll); return nil }}
 )
 
 // call runs the lane's pending device call.
@@ -410,8 +412,18 @@ func (ln *lane) call() {
 	case C.EMUD_OP_FENCE:
 		rt.mem.Watch().NotifyAll()
 	case C.EMUD_OP_CLOCK:
+		// A read of a clock at the instant of the lane's last read of it
+		// is a spin on the clock (a delay loop): the lane reads it
+		// clockPoll later, so the loop advances virtual time and ends. A
+		// read after time passed returns at once, so timing a piece of
+		// work is not changed.
+		k := min(a[0], 1)
+		if ln.clock[k] == t.Now()+1 {
+			t.Converge(clockCall)
+		}
+		ln.clock[k] = t.Now() + 1
 		hz := uint64(2_400_000_000) // clock64: the shader clock of MI355X
-		if a[0] == 1 {
+		if k == 1 {
 			hz = 100_000_000 // wall_clock64: the 100 MHz constant clock
 		}
 		l.ret = C.uint64_t(uint64(t.Now()) / 1000 * hz / 1_000_000_000)
@@ -495,6 +507,12 @@ func runSpin(g *kernel.Active) error {
 // spinPoll is the virtual time between two polls of a spinning lane
 // (s_sleep(2) at 2.4 GHz is about 53 ns; rounded up for the load itself).
 const spinPoll = 100 * sim.Nanosecond
+
+// clockPoll is the virtual time a lane's clock read takes when it reads
+// the clock again at the same instant: about a clock read (s_memtime) and
+// the loop around it, rounded; not calibrated. A delay loop on clock64
+// overshoots its target by less than this.
+const clockPoll = 20 * sim.Nanosecond
 
 func load(addr, width uint64) uint64 {
 	switch width {

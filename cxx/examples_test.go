@@ -300,12 +300,15 @@ func TestErrors(t *testing.T) {
 		require.Equal(t, 0, code, "kernels on one stream are ordered; stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Contains(t, out, "lane_race ordered: buf[0] = 2")
 	})
-	t.Run("plain_spin_atomic", func(t *testing.T) {
+	t.Run("plain_spin_polls", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "plain_spin.cpp"), "-O2", "-Wall", "-Werror")
 		out, report, code := runExample(t, prog, "atomic", "EMUD_SPIN_LIMIT=1s")
 		require.Equal(t, 0, code, "an atomic poll advances virtual time; stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Contains(t, out, "plain_spin atomic: PASS")
+		out, report, code = runExample(t, prog, "clock", "EMUD_SPIN_LIMIT=1s")
+		require.Equal(t, 0, code, "a delay loop on clock64 advances virtual time; stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "plain_spin clock: 24000 cycles took 10000 ns: PASS")
 		_, report, code = runExample(t, prog, "atomic", "EMUD_SPIN_LIMIT=soon")
 		assert.Equal(t, 1, code)
 		assert.Contains(t, report, `emud: cannot start: EMUD_SPIN_LIMIT="soon": want a duration such as 10s, or 0 for no limit`)

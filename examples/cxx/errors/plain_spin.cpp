@@ -8,6 +8,8 @@
 //   plain_spin lane:   the lane polls with a plain load: the hang report;
 //   plain_spin atomic: the same poll with __hip_atomic_load: the copy that
 //     sets the flag lands, the lane sees it, PASS;
+//   plain_spin clock:  a delay loop on clock64 (a read at the instant of
+//     the last one is a read 20 ns later): it ends, PASS;
 //   plain_spin host:   a host thread waits in its own code for a flag the
 //     main thread sets after a hipDeviceSynchronize: natively that works, but emud
 //     runs host threads in turns, so the waiter holds the turn and the
@@ -30,8 +32,29 @@ __global__ void waitAtomic(const int* flag, int* seen) {
   *seen = 1;
 }
 
+// delay spins for cycles of the shader clock and stores the time it
+// took, in wall_clock64 ticks (10 ns).
+__global__ void delay(long long cycles, long long* took) {
+  if (threadIdx.x != 0) return;
+  const long long w0 = wall_clock64(), t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+  *took = wall_clock64() - w0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
+  if (std::strcmp(mode, "clock") == 0) {
+    HIP_CHECK(hipSetDevice(0));
+    long long* took = nullptr;
+    HIP_CHECK(hipMalloc(&took, sizeof(long long)));
+    delay<<<1, 64>>>(24000, took);  // 10 µs at 2.4 GHz
+    HIP_CHECK(hipDeviceSynchronize());
+    long long got = 0;
+    HIP_CHECK(hipMemcpy(&got, took, sizeof got, hipMemcpyDeviceToHost));
+    std::printf("plain_spin clock: 24000 cycles took %lld ns: %s\n", got * 10, got >= 1000 && got <= 1002 ? "PASS" : "FAIL");
+    return got >= 1000 && got <= 1002 ? 0 : 1;
+  }
   if (std::strcmp(mode, "host") == 0) {
     HIP_CHECK(hipSetDevice(0));
     void* big = nullptr;
@@ -50,7 +73,7 @@ int main(int argc, char** argv) {
   }
   const bool plain = std::strcmp(mode, "lane") == 0;
   if (!plain && std::strcmp(mode, "atomic") != 0) {
-    std::fprintf(stderr, "usage: plain_spin lane|atomic|host\n");
+    std::fprintf(stderr, "usage: plain_spin lane|atomic|clock|host\n");
     return 3;
   }
   HIP_CHECK(hipSetDevice(0));
