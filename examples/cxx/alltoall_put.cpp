@@ -1,6 +1,6 @@
 // All-to-all by put at thread scope: one lane per peer posts its block
 // with a remote signal, quiets the peer and waits for the peer's block.
-// The shape of the Go alltoall scenario (cmd/emud/alltoall.go).
+// The shape of the Go alltoall scenario (scenario/sdma/alltoall.go).
 #include "common.hpp"
 
 using namespace mori::cco;
