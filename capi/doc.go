@@ -25,9 +25,12 @@
 // host code takes no virtual time, and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
 // run and digest. A job of several processes is
-// not emulated: each process would build its own node and its
-// ccoCommCreate would wait for ranks that never come (a hang report
-// naming them).
+// not emulated: processes started apart each build their own node, whose
+// ranks wait for peers that never come (a hang report naming them); a
+// process forked after the emulation started (MORI's fork-per-GPU test
+// harness) has none (of the Go runtime only the forking thread survives),
+// so its first HIP or cco call says so and exits 1
+// (examples/cxx/errors/fork_rank.cpp).
 //
 // # Device memory
 //

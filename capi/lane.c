@@ -427,9 +427,31 @@ static int tr_id[MAX_TRACKED];
 static int ntr;
 
 static int started;  // the Go side has built the emulation
+static int forked;   // this process is a fork of one that had built it
+
+// A fork of a process whose emulation has started has none: of its Go
+// runtime only the forking thread survives, so a call into it would hang
+// or end the child silently. A job of several processes is not emulated;
+// the child's first call says so and exits 1.
+static void on_fork_child(void) {
+  if (started) forked = 1;
+}
+
+static void forked_call(const char* what, const char* file, int line) {
+  fprintf(stderr,
+          "emud: %s:%d: %s in a process forked after the emulation started: a job of several processes is not "
+          "emulated, and a forked child has no emulation of its own; run each rank as a thread of one process "
+          "(std::thread or pthread_create), as MORI's in-process multi-GPU tests do\n",
+          file ? file : "?", line, what);
+  fflush(stderr);
+  _exit(1);
+}
 
 // The main thread is the program's first host thread.
-__attribute__((constructor)) static void mark_main(void) { host_id = 0; }
+__attribute__((constructor)) static void mark_main(void) {
+  host_id = 0;
+  pthread_atfork(NULL, NULL, on_fork_child);
+}
 
 void emud_set_started(void) { started = 1; }
 void emud_enter(void) { in_emud++; }
@@ -459,6 +481,7 @@ static void resolve(void) {
 
 int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   resolve();
+  if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
   if (!started || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);
   if (!t) return 11; /* EAGAIN */
@@ -482,7 +505,7 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
 int pthread_join(pthread_t th, void** ret) {
   resolve();
   int id = -1;
-  if (started && host_id >= 0 && !in_emud) {
+  if (started && !forked && host_id >= 0 && !in_emud) {
     pthread_mutex_lock(&tr_mu);
     for (int i = 0; i < ntr; i++) {
       if (pthread_equal(tr_thread[i], th)) {
@@ -503,6 +526,7 @@ int pthread_join(pthread_t th, void** ret) {
 }
 
 int emud_host(int op, uint64_t* a, const char* file, int line) {
+  if (forked) forked_call("a HIP/cco call", file, line);
   in_emud++;
   int rc = emudGoHost(op, a, (char*)file, line);
   in_emud--;
@@ -510,7 +534,7 @@ int emud_host(int op, uint64_t* a, const char* file, int line) {
 }
 
 static void at_exit(void) {
-  if (host_id != 0) return;  // exit() from another thread: nothing to wait for
+  if (host_id != 0 || forked) return;  // exit() from another thread, or a forked child: nothing to wait for
   in_emud++;
   emudGoExit();
   in_emud--;

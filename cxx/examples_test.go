@@ -313,6 +313,18 @@ func TestErrors(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, report, `emud: cannot start: EMUD_SPIN_LIMIT="soon": want a duration such as 10s, or 0 for no limit`)
 	})
+	t.Run("fork_rank", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
+		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, prog)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		assert.Equal(t, "fork_rank: the forked rank exited 1\n", out.String())
+		assert.Contains(t, errb.String(), "fork_rank.cpp:23: a HIP/cco call in a process forked after the emulation started: a job of several processes is not emulated")
+	})
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "memset_async.cpp"), "-O2", "-Wall", "-Werror")
