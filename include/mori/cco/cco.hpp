@@ -21,6 +21,12 @@
 
 #include "hip/hip_runtime.h"
 
+// hsakmt's name for a 64-bit word (signal slots are HSAuint64 in MORI's
+// device code, at global scope as there), unless hsakmt's own header already gave it.
+#ifndef _HSAKMTTYPES_H_
+typedef uint64_t HSAuint64;
+#endif
+
 namespace mori {
 namespace cco {
 
