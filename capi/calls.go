@@ -137,6 +137,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		rt.comms = append(rt.comms, c)
 		rt.commUID = append(rt.commUID, uid)
 		a[4] = uint64(len(rt.comms))
+		if err := barrierAll(act, c, uid, "ccoCommCreate"); err != nil {
+			return bad("ccoCommCreate", 1, err)
+		}
 	case C.EMUD_H_COMM_DESTROY:
 		if _, err := commOf(a[0]); err != nil {
 			return bad("ccoCommDestroy", 1, err)
@@ -176,14 +179,19 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		*(*int32)(unsafe.Add(d, 12)) = int32(w.LsaRank)
 		rt.windows[uintptr(d)] = w
 		a[3], a[4] = uint64(uintptr(d)), a[1]
+		if err := barrierAll(act, c, rt.commUID[a[0]-1], "ccoWindowRegister"); err != nil {
+			return bad("ccoWindowRegister", 1, err)
+		}
 	case C.EMUD_H_DEVCOMM_CREATE:
 		c, err := commOf(a[0])
 		if err != nil {
 			return bad("ccoDevCommCreate", 1, err)
 		}
+		uid := rt.commUID[a[0]-1]
 		reqs := cco.DevCommRequirementsInitializer()
 		reqs.Magic, reqs.Version = uint32(a[1]), uint32(a[2])
 		reqs.SdmaQueueCount, reqs.Debug = int(int32(a[3])), a[4] != 0
+		reqs.LsaBarrierCount = int(int32(a[6]))
 		if a[5] != 0 {
 			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
 		}
@@ -196,12 +204,21 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
 		a[7] = rt.mem.SliceBase(0)
 		a[8] = c.PerRankSize
+		a[9], a[10] = uint64(dc.LsaBarrier.NBarriers), 0
+		if dc.LsaBarrier.NBarriers > 0 {
+			a[10] = uint64(uint32(dc.LsaBarrier.Base() - rt.mem.SliceBase(dc.Rank))) // informational (cco.hpp)
+		}
+		if err := barrierAll(act, c, uid, "ccoDevCommCreate"); err != nil {
+			return bad("ccoDevCommCreate", 1, err)
+		}
 	case C.EMUD_H_BARRIER_ALL:
 		c, err := commOf(a[0])
 		if err != nil {
 			return bad("ccoBarrierAll", 1, err)
 		}
-		barrierAll(act, c, rt.commUID[a[0]-1])
+		if err := barrierAll(act, c, rt.commUID[a[0]-1], "ccoBarrierAll"); err != nil {
+			return bad("ccoBarrierAll", 1, err)
+		}
 	case C.EMUD_H_PEER_PTR:
 		c, err := commOf(a[0])
 		if err != nil {
@@ -227,17 +244,32 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 // on arrival and acquires it on leaving, so what every rank did before
 // the barrier is ordered before what any does after it (two generations
 // alternate: no rank arrives at g+2 before all have left g).
+// barrier is the rendezvous of a comm's collective host calls: ccoBarrierAll,
+// and ccoCommCreate, ccoWindowRegister and ccoDevCommCreate, which return
+// only when every rank has made them (MORI's exchange handles, keys and
+// peer pointers in an all-gather over its bootstrap network).
 type barrier struct {
 	arrived, gen int
+	call         string // the call of this generation's first arrival
 	wl           *sim.WatchList
 	sync         [2]race.Sync
 }
 
-func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
+// barrierAll is collective call (one of the above) of comm c's rank: it
+// waits until all c.NRanks ranks made their call of this generation; a
+// rank whose call is another than the first rank's gets an error (the
+// ranks' collective calls are out of step).
+func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId, call string) error {
 	b := rt.barriers[uid]
 	if b == nil {
 		b = &barrier{wl: rt.s.NewWatchList("ccoBarrierAll")}
 		rt.barriers[uid] = b
+	}
+	if b.arrived == 0 {
+		b.call = call
+	} else if b.call != call {
+		return fmt.Errorf("rank %d's collective calls are out of step with the others': its %s meets the %s that %d rank(s) wait in (every rank makes the same collective calls, ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll, in the same order)",
+			c.Rank, call, b.call, b.arrived)
 	}
 	gen := b.gen
 	t := a.RaceThread()
@@ -249,12 +281,13 @@ func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId) {
 	if b.arrived == c.NRanks {
 		b.arrived, b.gen = 0, b.gen+1
 		b.wl.Notify(0, 1)
-		return
+		return nil
 	}
 	a.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen },
 		Text: func() string {
-			return fmt.Sprintf("ccoBarrierAll (rank %d): %d of %d ranks arrived", c.Rank, b.arrived, c.NRanks)
+			return fmt.Sprintf("%s (rank %d): %d of %d ranks arrived", call, c.Rank, b.arrived, c.NRanks)
 		}})
+	return nil
 }
 
 func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, error) int) int {

@@ -112,8 +112,9 @@ type lane struct {
 	spin  struct {    // the last SPIN (for the group wait)
 		addr, width, seen uint64
 	}
-	shfl  uint64
-	clock [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
+	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
+	shfl     uint64
+	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -310,6 +311,60 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 	return ln.sdmas[h-1]
 }
 
+// lsaBarrier runs a ccoLsaBarrierSession call (EMUD_OP_LSA_BARRIER): a[0]
+// is which, a[1] the coop, a[2] the dev comm, a[3] the session (when
+// opening, the slot), a[4:7] the team and a[9] the handle's nBarriers
+// (opening), a[7] the timeout in cycles when a[8] is 1 (waiting).
+func (ln *lane) lsaBarrier(a []uint64) {
+	const call = "ccoLsaBarrierSession"
+	t := ln.t
+	if a[0] == C.EMUD_LSA_OPEN {
+		h := a[2]
+		if h == 0 || h > uint64(len(rt.devcomms)) {
+			t.Fail(call, fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
+		}
+		dc := rt.devcomms[h-1]
+		if n := int(int32(a[9])); n != dc.LsaBarrier.NBarriers {
+			t.Fail(call, fmt.Errorf("a barrier handle with %d slots, not this dev comm's lsaBarrier (%d slots): only devComm.lsaBarrier is emulated", n, dc.LsaBarrier.NBarriers))
+		}
+		team := cco.Team{NRanks: int(int32(a[4])), Rank: int(int32(a[5])), Stride: int(int32(a[6]))}
+		ln.barriers = append(ln.barriers, cco.NewLsaBarrierSessionGroup(coopGroup(t, a[1]), dc, team, int(int64(a[3]))))
+		ln.l.ret = C.uint64_t(len(ln.barriers))
+		return
+	}
+	id := a[3]
+	if id == 0 || id > uint64(len(ln.barriers)) || ln.barriers[id-1] == nil {
+		t.Fail(call, fmt.Errorf("session %d: not a ccoLsaBarrierSession this lane opened (or one already destroyed)", id))
+	}
+	s := ln.barriers[id-1]
+	switch a[0] {
+	case C.EMUD_LSA_ARRIVE:
+		s.Arrive()
+	case C.EMUD_LSA_WAIT:
+		if a[8] != 0 {
+			ln.l.ret = C.uint64_t(s.WaitTimeout(a[7]))
+		} else {
+			s.Wait()
+		}
+	case C.EMUD_LSA_CLOSE:
+		s.Close()
+		ln.barriers[id-1] = nil
+	default:
+		t.Fail(call, fmt.Errorf("unknown session call %d (headers and library out of step?)", a[0]))
+	}
+}
+
+// coopGroup is the lane's group of a Coop (0 thread, 1 warp, 2 block).
+func coopGroup(t *kernel.Thread, coop uint64) kernel.Group {
+	switch coop {
+	case 1:
+		return t.WarpGroup()
+	case 2:
+		return t.BlockGroup()
+	}
+	return t.ThreadGroup()
+}
+
 func (ln *lane) window(call string, p uint64) cco.Window {
 	w, ok := rt.windows[uintptr(p)]
 	if !ok {
@@ -411,6 +466,8 @@ func (ln *lane) call() {
 		}
 	case C.EMUD_OP_FENCE:
 		rt.mem.Watch().NotifyAll()
+	case C.EMUD_OP_LSA_BARRIER:
+		ln.lsaBarrier(a)
 	case C.EMUD_OP_CLOCK:
 		// A read of a clock at the instant of the lane's last read of it
 		// is a spin on the clock (a delay loop): the lane reads it

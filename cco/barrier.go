@@ -100,6 +100,9 @@ type LsaBarrierHandle struct {
 	base      uint64 // this rank's state buffer
 }
 
+// Base is the address of this rank's barrier state (epochs, then inboxes).
+func (h LsaBarrierHandle) Base() uint64 { return h.base }
+
 // LsaBarrierSession is ccoLsaBarrierSession<Coop>.
 type LsaBarrierSession struct {
 	t     *kernel.Thread

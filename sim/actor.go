@@ -39,6 +39,10 @@ type Actor struct {
 	label   string
 	labelFn func() string
 	rt      *hb.Thread // the race detector's thread, made on first use
+	// credited is the progress (plus one) a long timed wait's expiry
+	// last set for this actor: a second such expiry with no progress
+	// between is not progress again.
+	credited Time
 }
 
 // Spawn creates an actor that runs fn, starting at Now (after whatever is
@@ -279,6 +283,9 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 		var tm Timer
 		if deadline >= 0 {
 			tm = a.s.wake(a, deadline)
+			// A timeout the program chose longer than the watchdog's span
+			// is not a hang while it runs (see Sim.Run's watchdog).
+			tm.e.long = a.s.watchdog > 0 && deadline-a.s.now > a.s.watchdog
 		}
 		a.state = stateWaiting
 		a.wait = &w

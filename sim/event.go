@@ -19,6 +19,7 @@ type event struct {
 	id    uint32   // index in the Sim's chunks: what the heap holds
 	dead  bool     // cancelled; skipped when popped
 	work  bool     // AtWork: holds off the watchdog while pending
+	long  bool     // the deadline of a timed wait longer than the watchdog's span
 }
 
 // Handler runs the steps a layer schedules with [Sim.AtWorkStep]: Step(arg)

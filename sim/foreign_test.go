@@ -108,3 +108,41 @@ func TestFrozenHang(t *testing.T) {
 	assert.Contains(t, text, "spinners (1):\n  lane 3 [spinning since 2ns]: nothing: its own code\n")
 	assert.Contains(t, text, "blocked actors (1):\n  waiter [waiting since 0ps]: the flag\n")
 }
+
+// TestWatchdogLongTimedWait: a timed wait longer than the watchdog's span
+// is not a hang while it runs, and its expiry is progress once; a second
+// one right after, with no progress between, is the watchdog hang, and so
+// is a loop of short timed waits (the span is unchanged for them).
+func TestWatchdogLongTimedWait(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		waits   []Time
+		hang    bool
+		endOrAt Time
+	}{
+		{"one long wait", []Time{300 * Millisecond}, false, 300 * Millisecond},
+		{"two long waits", []Time{300 * Millisecond, 300 * Millisecond}, true, 400 * Millisecond},
+		{"short waits", []Time{40 * Millisecond, 40 * Millisecond, 40 * Millisecond, 40 * Millisecond}, true, 100 * Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(Config{Seed: 1})
+			wl := s.NewWatchList("flag")
+			s.Spawn("waiter", func(a *Actor) {
+				for _, d := range c.waits {
+					ok := a.AwaitTimeout(Wait{List: wl, Lo: 0, Hi: 1, Pred: func() bool { return false }, What: "a flag nobody sets"}, d)
+					assert.False(t, ok)
+				}
+			})
+			err := s.Run()
+			if !c.hang {
+				require.NoError(t, err)
+				assert.Equal(t, c.endOrAt, s.Now())
+				return
+			}
+			var h *HangError
+			require.ErrorAs(t, err, &h)
+			assert.Equal(t, HangWatchdog, h.Kind)
+			assert.Equal(t, c.endOrAt, h.At)
+		})
+	}
+}

@@ -144,7 +144,7 @@ func (s *Sim) recycle(e *event) {
 		s.work--
 	}
 	e.gen++
-	e.fn, e.h, e.actor, e.steps, e.dead, e.work = nil, nil, nil, nil, false, false
+	e.fn, e.h, e.actor, e.steps, e.dead, e.work, e.long = nil, nil, nil, nil, false, false, false
 	s.free = append(s.free, e.id)
 }
 
@@ -312,6 +312,15 @@ func (s *Sim) next() *Actor {
 			if e.dead {
 				s.recycle(e)
 				continue
+			}
+			if e.long && e.actor.credited != s.progress+1 {
+				// A timed wait longer than the watchdog's span ends now:
+				// its expiry is progress (the program asked to wait that
+				// long), once; a second with no progress between is not,
+				// so a loop of long timed waits that never ends is still
+				// a watchdog hang.
+				s.progress = e.t
+				e.actor.credited = s.progress + 1
 			}
 			if s.watchdog > 0 && s.work == 0 && e.t-s.progress > s.watchdog {
 				// Put it back so the report shows it pending; stop at the

@@ -38,7 +38,12 @@ enum {
   EMUD_OP_SHARED,       /* a: id, bytes, align -> per-block static shared storage */
   EMUD_OP_PRINTF,       /* a: text (const char*) -> written in run order */
   EMUD_OP_ACCESSES,     /* the lane's access log is full: record it (-fsanitize=thread) */
+  EMUD_OP_LSA_BARRIER,  /* a: what (EMUD_LSA_*), coop, devcomm, session (open: index), team nRanks, rank, stride,
+                           timeoutCycles, has timeout, handle nBarriers -> open: session; wait: 0, or 1 timed out */
 };
+
+/* EMUD_OP_LSA_BARRIER's first argument: the ccoLsaBarrierSession call. */
+enum { EMUD_LSA_OPEN, EMUD_LSA_ARRIVE, EMUD_LSA_WAIT, EMUD_LSA_CLOSE };
 
 /* Put/get flags word: coop | local<<2 | remote<<3 | optFlags<<4 | threadMode<<8. */
 #define EMUD_PUT_FLAGS(coop, local, remote, opt, mode) \

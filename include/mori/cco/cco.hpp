@@ -76,6 +76,15 @@ struct ccoSdmaContext {
   uint64_t** peerSignalPtrs;                 // not exposed by emud (nullptr)
 };
 
+// Which LSA barrier slots a dev comm has: nBarriers of them, their state
+// at bufOffset in the dev comm's resources (emud: the low 32 bits of the
+// state's offset in the rank's slice; informational, the sessions are
+// emud's). nBarriers 0: none.
+struct ccoLsaBarrierHandle {
+  uint32_t bufOffset;
+  int nBarriers;
+};
+
 struct ccoDevComm {
   int rank;
   int worldSize;
@@ -88,6 +97,7 @@ struct ccoDevComm {
   void* windowTable;
   ccoWindowDevice* resourceWindow;
   ccoWindowDevice resourceWindow_inlined;
+  ccoLsaBarrierHandle lsaBarrier;  // reqs.lsaBarrierCount slots for ccoLsaBarrierSession
   ccoSdmaContext sdma;
   uint64_t emudHandle;  // emud: which dev comm of the emulation this is
 };
@@ -210,7 +220,7 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   // One node: CROSSNODE and RAIL connect no peer, so they need no GDA.
   uint64_t gda = reqs->gdaConnectionType == CCO_GDA_CONNECTION_FULL ? 1 : 0;
   uint64_t a[16] = {::emud::addr(comm), reqs->magic, reqs->version, (uint64_t)(int64_t)reqs->sdmaQueueCount,
-                    CCO_SDMA_BREAK_ON_RETRIES ? 1u : 0u, gda};
+                    CCO_SDMA_BREAK_ON_RETRIES ? 1u : 0u, gda, (uint64_t)(int64_t)reqs->lsaBarrierCount};
   int rc = emud_host(EMUD_H_DEVCOMM_CREATE, a, __emud_file, __emud_line);
   if (rc != 0) return rc;
   std::memset(out, 0, sizeof *out);
@@ -224,6 +234,8 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   out->flatBase = (void*)(uintptr_t)a[7];
   out->perRankSize = (size_t)a[8];
   out->gdaConnType = reqs->gdaConnectionType;
+  out->lsaBarrier.nBarriers = (int)a[9];
+  out->lsaBarrier.bufOffset = (uint32_t)a[10];
   return 0;
 }
 inline int ccoDevCommDestroy(ccoComm* comm, ccoDevComm* dc, EMUD_SITE) {
@@ -253,10 +265,102 @@ struct ccoCoopBlock {
   void sync(EMUD_SITE) { __syncthreads(EMUD_SITE_ARGS); }
 };
 
+namespace emudimpl {
+template <typename Coop>
+constexpr uint64_t coop() {
+  static_assert(std::is_same_v<Coop, ccoCoopThread> || std::is_same_v<Coop, ccoCoopWarp> ||
+                    std::is_same_v<Coop, ccoCoopBlock>,
+                "ccoSdma supports ccoCoopThread, ccoCoopWarp, or ccoCoopBlock");
+  return std::is_same_v<Coop, ccoCoopThread> ? 0 : std::is_same_v<Coop, ccoCoopWarp> ? 1 : 2;
+}
+}  // namespace emudimpl
+
 inline void* ccoGetLsaPeerPtr(ccoWindow_t win, int peerLsaRank, size_t offset = 0) {
   return win->winBase + (((uint64_t)peerLsaRank * win->stride4G) << 32) + offset;
 }
 inline void* ccoGetLocalPtr(ccoWindow_t win, size_t offset = 0) { return ccoGetLsaPeerPtr(win, win->lsaRank, offset); }
+
+// ---- teams ----
+
+// Every rank of the comm.
+inline ccoTeam ccoTeamWorld(ccoDevComm const& c) { return ccoTeam{c.worldSize, c.rank, 1}; }
+// The ranks of this node (LSA).
+inline ccoTeam ccoTeamLsa(ccoDevComm const& c) { return ccoTeam{c.lsaSize, c.lsaRank, 1}; }
+// The ranks of the other nodes; this rank is not a member.
+inline ccoTeam ccoTeamCrossNode(ccoDevComm const& c) { return ccoTeam{c.worldSize - c.lsaSize, -1, 1}; }
+// This LSA rank on each other node; this rank is not a member.
+inline ccoTeam ccoTeamRail(ccoDevComm const& c) { return ccoTeam{c.worldSize / c.lsaSize - 1, -1, c.lsaSize}; }
+// The world rank of a member of a team this rank belongs to.
+inline int ccoTeamRankToWorld(ccoDevComm const& c, ccoTeam tm, int teamRank) {
+  return c.rank + (teamRank - tm.rank) * tm.stride;
+}
+// The world rank of the teamRank-th rank of ccoTeamCrossNode.
+inline int ccoCrossNodeTeamRankToWorld(ccoDevComm const& c, int teamRank) {
+  return teamRank < c.myNodeStart ? teamRank : teamRank + c.lsaSize;
+}
+// The world rank of this LSA rank on the teamRank-th other node.
+inline int ccoRailTeamRankToWorld(ccoDevComm const& c, int teamRank) {
+  const int myNode = c.rank / c.lsaSize;
+  return (teamRank < myNode ? teamRank : teamRank + 1) * c.lsaSize + c.lsaRank;
+}
+
+// ---- LSA barrier session ----
+
+// ccoLsaBarrierSession<Coop>: a barrier among the team's LSA ranks on slot
+// index of the dev comm's lsaBarrier (every member opens it, with the same
+// group, and the slot's epoch carries over from the last session on it).
+// Each call runs package cco's LsaBarrierSession, so arrivals, waits,
+// timeouts and hang reports are a Go kernel's. Partial: the handle must be
+// comm->lsaBarrier (the hybrid barriers are not emulated), and the epoch
+// is kept by emud, not in the struct.
+template <typename Coop>
+struct ccoLsaBarrierSession {
+  Coop coop;
+  ccoTeam_t team;
+  ccoDevComm_t comm;
+  ccoLsaBarrierHandle handle;
+  uint32_t index;
+  uint64_t emudSession;
+
+  ccoLsaBarrierSession(Coop group, ccoDevComm_t c, ccoTeam_t t, ccoLsaBarrierHandle h, uint32_t idx, EMUD_SITE)
+      : coop(group), team(t), comm(c), handle(h), index(idx) {
+    emudSession = ::emud::dev(EMUD_OP_LSA_BARRIER,
+                              {EMUD_LSA_OPEN, emudimpl::coop<Coop>(), c ? c->emudHandle : 0, idx,
+                               (uint64_t)(int64_t)t.nRanks, (uint64_t)(int64_t)t.rank, (uint64_t)(int64_t)t.stride, 0, 0,
+                               (uint64_t)(int64_t)h.nBarriers},
+                              "ccoLsaBarrierSession", EMUD_SITE_ARGS);
+  }
+  ~ccoLsaBarrierSession() { call(EMUD_LSA_CLOSE, 0, false, "ccoLsaBarrierSession::~ccoLsaBarrierSession", __FILE__, __LINE__, ""); }
+  ccoLsaBarrierSession(const ccoLsaBarrierSession&) = delete;
+  ccoLsaBarrierSession& operator=(const ccoLsaBarrierSession&) = delete;
+
+  // Signal this rank's arrival to every member.
+  void arrive(Coop, EMUD_SITE) { call(EMUD_LSA_ARRIVE, 0, false, "ccoLsaBarrierSession::arrive", EMUD_SITE_ARGS); }
+  // Wait until every member arrived.
+  void wait(Coop, EMUD_SITE) { call(EMUD_LSA_WAIT, 0, false, "ccoLsaBarrierSession::wait", EMUD_SITE_ARGS); }
+  // Wait at most timeoutCycles shader-clock cycles: 0, or 1 when they passed first.
+  template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+  int wait(Coop, T timeoutCycles, EMUD_SITE) {
+    return (int)call(EMUD_LSA_WAIT, (uint64_t)timeoutCycles, true, "ccoLsaBarrierSession::wait", EMUD_SITE_ARGS);
+  }
+  void sync(Coop c, EMUD_SITE) {
+    arrive(c, EMUD_SITE_ARGS);
+    wait(c, EMUD_SITE_ARGS);
+  }
+  template <class T, class = std::enable_if_t<std::is_integral_v<T>>>
+  int sync(Coop c, T timeoutCycles, EMUD_SITE) {
+    arrive(c, EMUD_SITE_ARGS);
+    return wait(c, timeoutCycles, EMUD_SITE_ARGS);
+  }
+
+ private:
+  uint64_t call(int what, uint64_t timeout, bool timed, const char* name, const char* file, int line, const char* fn) {
+    return ::emud::dev(EMUD_OP_LSA_BARRIER,
+                       {(uint64_t)what, emudimpl::coop<Coop>(), comm ? comm->emudHandle : 0, emudSession, 0, 0, 0, timeout,
+                        timed ? 1u : 0u},
+                       name, file, line, fn);
+  }
+};
 
 enum ccoSdmaThreadMode : uint32_t {
   ccoSdmaThreadIndependent = 0,
@@ -277,15 +381,6 @@ enum ccoSdmaCmp : uint32_t {
   ccoSdmaCmpGt = 6,
 };
 
-namespace emudimpl {
-template <typename Coop>
-constexpr uint64_t coop() {
-  static_assert(std::is_same_v<Coop, ccoCoopThread> || std::is_same_v<Coop, ccoCoopWarp> ||
-                    std::is_same_v<Coop, ccoCoopBlock>,
-                "ccoSdma supports ccoCoopThread, ccoCoopWarp, or ccoCoopBlock");
-  return std::is_same_v<Coop, ccoCoopThread> ? 0 : std::is_same_v<Coop, ccoCoopWarp> ? 1 : 2;
-}
-}  // namespace emudimpl
 
 struct ccoSdma {
   ccoDevComm const& comm;
