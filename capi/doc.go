@@ -17,7 +17,13 @@
 // the first host thread; every thread a host thread starts (std::thread,
 // pthread_create, both interposed) is another, so ranks are host threads
 // of one process, each calling hipSetDevice and ccoCommCreate with one
-// shared unique id, as MORI's in-process multi-GPU tests do. Each host
+// shared unique id, as MORI's in-process multi-GPU tests do.
+// ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll
+// are collective: each returns when every rank of the comm has made it
+// (MORI exchanges keys and peer pointers in all-gathers there), so a
+// kernel may use peers' windows and barrier slots right after
+// ccoDevCommCreate; ranks whose collective calls are out of step fail the
+// later call (examples/cxx/errors/collective_order.cpp). Each host
 // thread is a sim actor whose turn the thread holds: its code between two
 // calls runs in the actor's turn, and each call runs on the thread itself
 // (a call that must wait in virtual time hands the turn on and waits for
@@ -91,8 +97,9 @@
 // is the C++ kernel, run as a coroutine on its own 256 KiB stack
 // (ucontext): the Go side resumes it, and it runs natively until its next
 // device call, which yields back with its arguments. Every ccoSdma call
-// runs package cco's implementation, so grouping, signals, debug traps,
-// hang causes and timing are those of a Go kernel. __syncthreads,
+// and ccoLsaBarrierSession call runs package cco's implementation, so
+// grouping, signals, barriers, debug traps, hang causes and timing are
+// those of a Go kernel. __syncthreads,
 // __syncwarp, __ballot/__any/__all, __activemask and __shfl* are the
 // kernel package's collectives. Atomics (atomicAdd/CAS/Exch/…,
 // __hip_atomic_*, GCC's __atomic_*_n in lane code) are done natively (one

@@ -1,5 +1,6 @@
-// mori/cco/cco.hpp for emud: MORI's cco API (host control plane and the
-// ccoSdma device API) over emud's emulator. Written for emud from the
+// mori/cco/cco.hpp for emud: MORI's cco API (host control plane, the
+// ccoSdma device API, teams and the LSA barrier session) over emud's
+// emulator. Written for emud from the
 // names and signatures of MORI's public header include/mori/cco/cco.hpp
 // (github.com/ROCm/mori) and its SDMA device API notes; it is not MORI's
 // header and contains none of its code. Every device call runs emud's Go
@@ -8,9 +9,14 @@
 //
 // Differences from MORI's header, all deliberate:
 //   - ccoSdma is always available (MORI needs BUILD_CCO_SDMA);
-//   - ccoDevComm carries one extra trailing field, emudHandle;
-//   - GDA (ccoGda, cco_scale_out.hpp) and the LSA barrier session are not
-//     emulated.
+//   - ccoDevComm carries one extra trailing field, emudHandle, and none
+//     of the GDA and hybrid barrier handles;
+//   - ccoLsaBarrierSession keeps its epoch in emud, takes only
+//     comm->lsaBarrier as its handle, and is not copyable;
+//   - GDA (ccoGda, cco_scale_out.hpp) is not emulated.
+// ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll are
+// collective, as MORI's all-gathers make them: each returns when every
+// rank of the comm has made it.
 #ifndef EMUD_MORI_CCO_HPP
 #define EMUD_MORI_CCO_HPP
 
