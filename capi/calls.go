@@ -204,9 +204,14 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
 		a[7] = rt.mem.SliceBase(0)
 		a[8] = c.PerRankSize
-		a[9], a[10] = uint64(dc.LsaBarrier.NBarriers), 0
+		// The barrier state, as MORI's kernels reach it: resource window
+		// base + this rank's slice + bufOffset (epochs, then inboxes).
+		a[9], a[10], a[11], a[12] = uint64(dc.LsaBarrier.NBarriers), 0, 0, 0
 		if dc.LsaBarrier.NBarriers > 0 {
-			a[10] = uint64(uint32(dc.LsaBarrier.Base() - rt.mem.SliceBase(dc.Rank))) // informational (cco.hpp)
+			off := dc.LsaBarrier.Base() - rt.mem.SliceBase(dc.LsaRank)
+			a[10] = uint64(uint32(off))
+			a[11] = rt.mem.SliceBase(0) + off - uint64(uint32(off))
+			a[12] = (rt.mem.SliceBase(1) - rt.mem.SliceBase(0)) >> 32
 		}
 		if err := barrierAll(act, c, uid, "ccoDevCommCreate"); err != nil {
 			return bad("ccoDevCommCreate", 1, err)

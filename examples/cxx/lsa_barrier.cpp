@@ -9,8 +9,9 @@
 //   2. An all-reduce: every block of every rank sums its share of the
 //      ranks' vectors through peer pointers and writes the sum into every
 //      rank's result, between two syncs on its own slot.
-//   3. Epochs carry over: the visibility kernel again on slot 0, a second
-//      launch, continuing the round numbers.
+//   3. Epochs carry over: the visibility kernel again on its slot, a
+//      second launch continuing the round numbers; then the slot's epoch,
+//      read where MORI keeps it (resourceWindow_inlined + bufOffset).
 //   4. A timeout: the last rank opens no session; the others' sync with a
 //      timeout of 500 M cycles (about 208 ms, more than the emulator's
 //      100 ms progress watchdog) returns 1, and the run goes on.
@@ -58,6 +59,14 @@ __global__ void allreduce(ccoDevComm dc, ccoWindow_t in, ccoWindow_t out, size_t
   bar.sync(g);  // every rank's result is complete
 }
 
+// epochOf reads a slot's epoch where MORI keeps it: the dev comm's
+// resource window, this rank's slice, lsaBarrier.bufOffset.
+__global__ void epochOf(ccoDevComm dc, uint32_t slot, uint32_t* out) {
+  const ccoWindowDevice& rw = dc.resourceWindow_inlined;
+  const char* base = rw.winBase + ((uint64_t)dc.lsaRank * rw.stride4G << 32);
+  *out = reinterpret_cast<const uint32_t*>(base + dc.lsaBarrier.bufOffset)[slot];
+}
+
 __global__ void timeout(ccoDevComm dc, uint32_t slot, int skip, int* rc) {
   ccoCoopThread g;
   if (dc.lsaRank == skip) return;
@@ -89,8 +98,8 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   CCO_CHECK(ccoDevCommCreate(comm, &reqs, &dc));  // collective: no ccoBarrierAll needed before the kernels
 
   int* errors = nullptr;
-  HIP_CHECK(hipMalloc(&errors, 2 * sizeof(int)));
-  HIP_CHECK(hipMemset(errors, 0, 2 * sizeof(int)));
+  HIP_CHECK(hipMalloc(&errors, 3 * sizeof(int)));
+  HIP_CHECK(hipMemset(errors, 0, 3 * sizeof(int)));
   int bad = 0;
   if (dc.lsaBarrier.nBarriers != (int)kSlots) {
     std::printf("rank %d: lsaBarrier has %d slots, want %u\n", rank, dc.lsaBarrier.nBarriers, kSlots);
@@ -112,17 +121,22 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   // 3. the block-scope slot again: its epoch continues from launch 1
   visibility<ccoCoopBlock><<<1, kThreads>>>(dc, cookieWin, kBlocks + 0, 1 + kRounds, errors);
   HIP_CHECK(hipDeviceSynchronize());
+  epochOf<<<1, 1>>>(dc, kBlocks + 0, (uint32_t*)(errors + 2));
   // 4. the last rank skips the barrier: the others time out
   timeout<<<1, 1>>>(dc, kBlocks + 3, nRanks - 1, errors + 1);
   HIP_CHECK(hipDeviceSynchronize());
 
-  int got[2] = {0, 0};
+  int got[3] = {0, 0, 0};
   HIP_CHECK(hipMemcpy(got, errors, sizeof got, hipMemcpyDeviceToHost));
   if (got[0] != 0) std::printf("rank %d: %d peer words wrong after a sync\n", rank, got[0]);
   bad += got[0];
   const int wantRc = rank == nRanks - 1 ? 0 : 1;
   if (got[1] != wantRc) {
     std::printf("rank %d: timed sync returned %d, want %d\n", rank, got[1], wantRc);
+    bad++;
+  }
+  if (got[2] != 4 * kRounds) {  // two launches of kRounds rounds, two syncs each
+    std::printf("rank %d: slot %d's epoch is %d, want %d\n", rank, kBlocks, got[2], 4 * kRounds);
     bad++;
   }
   HIP_CHECK(hipMemcpy(host.data(), out, kElems * sizeof(float), hipMemcpyDeviceToHost));

@@ -83,9 +83,9 @@ struct ccoSdmaContext {
 };
 
 // Which LSA barrier slots a dev comm has: nBarriers of them, their state
-// at bufOffset in the dev comm's resources (emud: the low 32 bits of the
-// state's offset in the rank's slice; informational, the sessions are
-// emud's). nBarriers 0: none.
+// (nBarriers epochs, then inbox[index][peer], 32-bit words) at
+// resourceWindow_inlined.winBase + (lsaRank * stride4G << 32) + bufOffset,
+// as in MORI. nBarriers 0: none.
 struct ccoLsaBarrierHandle {
   uint32_t bufOffset;
   int nBarriers;
@@ -242,6 +242,9 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   out->gdaConnType = reqs->gdaConnectionType;
   out->lsaBarrier.nBarriers = (int)a[9];
   out->lsaBarrier.bufOffset = (uint32_t)a[10];
+  out->resourceWindow_inlined.winBase = (char*)(uintptr_t)a[11];
+  out->resourceWindow_inlined.stride4G = (uint32_t)a[12];
+  out->resourceWindow_inlined.lsaRank = out->lsaRank;
   return 0;
 }
 inline int ccoDevCommDestroy(ccoComm* comm, ccoDevComm* dc, EMUD_SITE) {
