@@ -69,7 +69,10 @@
 // source is staged when the call is made, as HIP stages pageable memory.
 // Partial: a kernel launch makes the launching thread wait for the work
 // the kernel must follow (HIP would queue it), and so does hipEventRecord
-// for the stream's work.
+// for the stream's work. A launch itself takes no virtual time (the seed
+// documents no launch latency), so hipEventElapsedTime around a kernel
+// whose lanes return at once reads 0 ms, and around one that waits reads
+// that wait (MORI's test_lsa_barrier prints such a figure).
 //
 // With the race detector (EMUD_RACE=1) the host's copies and memsets are
 // accesses of their host thread or stream job, and HIP's and cco's host
