@@ -154,7 +154,15 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			return bad("ccoMemAlloc", 1, err)
 		}
 		a[2] = p
-	case C.EMUD_H_MEM_FREE, C.EMUD_H_WINDOW_DEREGISTER, C.EMUD_H_DEVCOMM_DESTROY:
+	case C.EMUD_H_MEM_FREE:
+		c, err := commOf(a[0])
+		if err != nil {
+			return bad("ccoMemFree", 1, err)
+		}
+		if err := cco.MemFree(c, a[1]); err != nil {
+			return bad("ccoMemFree", 1, err)
+		}
+	case C.EMUD_H_WINDOW_DEREGISTER, C.EMUD_H_DEVCOMM_DESTROY:
 		if _, err := commOf(a[0]); err != nil {
 			return bad("cco teardown", 1, err)
 		}
@@ -192,6 +200,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		reqs.Magic, reqs.Version = uint32(a[1]), uint32(a[2])
 		reqs.SdmaQueueCount, reqs.Debug = int(int32(a[3])), a[4] != 0
 		reqs.LsaBarrierCount = int(int32(a[6]))
+		reqs.BarrierCount, reqs.RailGdaBarrierCount = int(int32(a[7])), int(int32(a[8]))
 		if a[5] != 0 {
 			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
 		}
@@ -204,15 +213,16 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
 		a[7] = rt.mem.SliceBase(0)
 		a[8] = c.PerRankSize
-		// The barrier state, as MORI's kernels reach it: resource window
-		// base + this rank's slice + bufOffset (epochs, then inboxes).
-		a[9], a[10], a[11], a[12] = uint64(dc.LsaBarrier.NBarriers), 0, 0, 0
-		if dc.LsaBarrier.NBarriers > 0 {
-			off := dc.LsaBarrier.Base() - rt.mem.SliceBase(dc.LsaRank)
-			a[10] = uint64(uint32(off))
-			a[11] = rt.mem.SliceBase(0) + off - uint64(uint32(off))
-			a[12] = (rt.mem.SliceBase(1) - rt.mem.SliceBase(0)) >> 32
-		}
+		a[9], a[13] = uint64(dc.LsaBarrier.NBarriers), uint64(dc.HybridLsaBarrier.NBarriers)
+		a[11], a[10], a[14] = barrierWindow(dc)
+		a[12] = (rt.mem.SliceBase(1) - rt.mem.SliceBase(0)) >> 32
+		// resourceWindow: the resource window's ccoWindowDevice, in
+		// memory a lane or the host reads.
+		d := C.emud_obj_alloc(64)
+		*(*uint64)(d) = a[11]
+		*(*uint32)(unsafe.Add(d, 8)) = uint32(a[12])
+		*(*int32)(unsafe.Add(d, 12)) = int32(dc.LsaRank)
+		a[15] = uint64(uintptr(d))
 		if err := barrierAll(act, c, uid, "ccoDevCommCreate"); err != nil {
 			return bad("ccoDevCommCreate", 1, err)
 		}
@@ -331,4 +341,29 @@ func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		rt.events[a[0]] = &event{}
 	}
 	return hipSuccess
+}
+
+// barrierWindow is where MORI's kernels reach dev comm dc's barrier
+// states: the resource window's winBase (this rank's 4 GiB window holding
+// them, as seen from slice 0: a kernel adds lsaRank × stride4G << 32) and
+// the bufOffset of lsaBarrier and of hybridLsaBarrier (0: disabled). Both
+// states lie in one small buffer (cco's allocBarrier), so in one window;
+// with neither, the window is the slices' base.
+func barrierWindow(dc cco.DevComm) (winBase, lsaOff, hybridOff uint64) {
+	first := dc.LsaBarrier.Base()
+	if hb := dc.HybridLsaBarrier.Base(); first == 0 || (hb != 0 && hb < first) {
+		first = hb
+	}
+	if first == 0 {
+		return rt.mem.SliceBase(0), 0, 0
+	}
+	slice := rt.mem.SliceBase(dc.LsaRank)
+	hi := (first - slice) &^ 0xffffffff
+	if dc.LsaBarrier.NBarriers > 0 {
+		lsaOff = dc.LsaBarrier.Base() - slice - hi
+	}
+	if dc.HybridLsaBarrier.NBarriers > 0 {
+		hybridOff = dc.HybridLsaBarrier.Base() - slice - hi
+	}
+	return rt.mem.SliceBase(0) + hi, lsaOff, hybridOff
 }

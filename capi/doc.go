@@ -52,8 +52,10 @@
 // costs a page fault per 2 MiB rather than per 4 KiB; the regions of a GPU
 // share their chunks. So an access just past a region but inside its
 // chunk does not fault (nor would it on most GPUs, whose allocators map
-// large pages); one outside every chunk does. Memory is never freed
-// (hipFree, ccoMemFree keep the mapping until exit).
+// large pages); one outside every chunk does. Memory is never unmapped
+// (hipFree, ccoMemFree keep the mapping until exit); ccoMemFree gives its
+// slot back to the comm's ccoMemAlloc, which reuses it for an allocation
+// of the same rounded size, as MORI's free list does.
 //
 // # Streams, copies and memsets
 //

@@ -313,8 +313,9 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 
 // lsaBarrier runs a ccoLsaBarrierSession call (EMUD_OP_LSA_BARRIER): a[0]
 // is which, a[1] the coop, a[2] the dev comm, a[3] the session (when
-// opening, the slot), a[4:7] the team and a[9] the handle's nBarriers
-// (opening), a[7] the timeout in cycles when a[8] is 1 (waiting).
+// opening, the slot), a[4:7] the team, a[7] and a[9] the handle's
+// bufOffset and nBarriers (opening), a[7] the timeout in cycles when a[8]
+// is 1 (waiting).
 func (ln *lane) lsaBarrier(a []uint64) {
 	const call = "ccoLsaBarrierSession"
 	t := ln.t
@@ -324,11 +325,21 @@ func (ln *lane) lsaBarrier(a []uint64) {
 			t.Fail(call, fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
 		}
 		dc := rt.devcomms[h-1]
-		if n := int(int32(a[9])); n != dc.LsaBarrier.NBarriers {
-			t.Fail(call, fmt.Errorf("a barrier handle with %d slots, not this dev comm's lsaBarrier (%d slots): only devComm.lsaBarrier is emulated", n, dc.LsaBarrier.NBarriers))
+		// The handle, by value as the kernel passed it: one of the dev
+		// comm's two, or an error naming what it holds.
+		n, off := int(int32(a[9])), uint64(uint32(a[7]))
+		_, lsaOff, hybridOff := barrierWindow(dc)
+		var bh cco.LsaBarrierHandle
+		switch {
+		case n == dc.LsaBarrier.NBarriers && off == lsaOff:
+			bh = dc.LsaBarrier
+		case n == dc.HybridLsaBarrier.NBarriers && off == hybridOff:
+			bh = dc.HybridLsaBarrier
+		default:
+			t.Fail(call, fmt.Errorf("a barrier handle {bufOffset %#x, nBarriers %d} that is neither this dev comm's lsaBarrier {%#x, %d} nor its hybridLsaBarrier {%#x, %d}", off, n, lsaOff, dc.LsaBarrier.NBarriers, hybridOff, dc.HybridLsaBarrier.NBarriers))
 		}
 		team := cco.Team{NRanks: int(int32(a[4])), Rank: int(int32(a[5])), Stride: int(int32(a[6]))}
-		ln.barriers = append(ln.barriers, cco.NewLsaBarrierSessionGroup(coopGroup(t, a[1]), dc, team, int(int64(a[3]))))
+		ln.barriers = append(ln.barriers, cco.NewLsaBarrierSessionOn(coopGroup(t, a[1]), dc, team, bh, int(int64(a[3]))))
 		ln.l.ret = C.uint64_t(len(ln.barriers))
 		return
 	}

@@ -94,10 +94,14 @@ func TeamRankToGdaRank(c DevComm, tm Team, teamRank int) int {
 }
 
 // LsaBarrierHandle is ccoLsaBarrierHandle: where the barrier state lives.
-// NBarriers 0 means disabled.
+// NBarriers 0 means disabled. A dev comm has two: LsaBarrier
+// (reqs.lsaBarrierCount) and HybridLsaBarrier, the intra-node half of
+// MORI's hybrid LSA + rail barrier (reqs.barrierCount), whose rail half
+// one node does not need.
 type LsaBarrierHandle struct {
 	NBarriers int
 	base      uint64 // this rank's state buffer
+	hybrid    bool   // which of the dev comm's handles
 }
 
 // Base is the address of this rank's barrier state (epochs, then inboxes).
@@ -108,6 +112,7 @@ type LsaBarrierSession struct {
 	t     *kernel.Thread
 	g     kernel.Group // the Coop
 	dc    DevComm
+	h     LsaBarrierHandle // dc.LsaBarrier or dc.HybridLsaBarrier
 	team  Team
 	index int
 	epoch uint32
@@ -126,21 +131,33 @@ func NewLsaBarrierSession(t *kernel.Thread, dc DevComm, team Team, index int) *L
 // group g: t.ThreadGroup() (ccoCoopThread), t.WarpGroup() (ccoCoopWarp) or
 // t.BlockGroup() (ccoCoopBlock). Every lane of the group calls it.
 func NewLsaBarrierSessionGroup(g kernel.Group, dc DevComm, team Team, index int) *LsaBarrierSession {
+	return NewLsaBarrierSessionOn(g, dc, team, dc.LsaBarrier, index)
+}
+
+// NewLsaBarrierSessionOn is ccoLsaBarrierSession<Coop> over handle h,
+// which must be one of dc's: dc.LsaBarrier or dc.HybridLsaBarrier (the
+// intra-node half of the hybrid barrier, which a one-node job syncs
+// alone).
+func NewLsaBarrierSessionOn(g kernel.Group, dc DevComm, team Team, h LsaBarrierHandle, index int) *LsaBarrierSession {
 	t := g.Thread()
-	s := &LsaBarrierSession{t: t, g: g, dc: dc, team: team, index: index, mem: NewMem(t, dc)}
-	if dc.st == nil || index < 0 || index >= dc.LsaBarrier.NBarriers {
-		n := 0
-		if dc.st != nil {
-			n = dc.LsaBarrier.NBarriers
-		}
-		t.Fail("ccoLsaBarrierSession", fmt.Errorf("barrier index %d outside the dev comm's %d LSA barriers (DevCommRequirements.LsaBarrierCount)", index, n))
+	s := &LsaBarrierSession{t: t, g: g, dc: dc, h: h, team: team, index: index, mem: NewMem(t, dc)}
+	field, count := "lsaBarrier", "LsaBarrierCount"
+	if h.hybrid {
+		field, count = "hybridLsaBarrier", "BarrierCount"
+	}
+	if dc.st == nil || (h != dc.LsaBarrier && h != dc.HybridLsaBarrier) {
+		t.Fail("ccoLsaBarrierSession", fmt.Errorf("a barrier handle that is neither this dev comm's lsaBarrier nor its hybridLsaBarrier"))
+		return s
+	}
+	if index < 0 || index >= h.NBarriers {
+		t.Fail("ccoLsaBarrierSession", fmt.Errorf("barrier index %d outside the dev comm's %d LSA barriers (%s, DevCommRequirements.%s)", index, h.NBarriers, field, count))
 		return s
 	}
 	if team.NRanks > dc.LsaSize || team.Rank < 0 || team.Rank >= max(team.NRanks, 1) {
 		t.Fail("ccoLsaBarrierSession", fmt.Errorf("team {nRanks %d, rank %d} is not an LSA team of this %d-rank node: the LSA barrier indexes peers by LSA rank", team.NRanks, team.Rank, dc.LsaSize))
 		return s
 	}
-	s.epoch = s.mem.Load32(dc.LsaBarrier.base + 4*uint64(index))
+	s.epoch = s.mem.Load32(h.base + 4*uint64(index))
 	return s
 }
 
@@ -148,10 +165,16 @@ func NewLsaBarrierSessionGroup(g kernel.Group, dc DevComm, team Team, index int)
 func (s *LsaBarrierSession) inbox(owner, peer int) (uint64, error) {
 	st := s.dc.st
 	o := st.c.w.comms[owner]
-	if o == nil || len(o.devs) <= st.idx || o.devs[st.idx].barrier.NBarriers <= s.index {
-		return 0, fmt.Errorf("LSA rank %d has no LSA barrier %d in dev comm #%d (every rank creates it with the same LsaBarrierCount)", owner, s.index, st.idx)
+	var h LsaBarrierHandle
+	if o != nil && len(o.devs) > st.idx {
+		h = o.devs[st.idx].barrier
+		if s.h.hybrid {
+			h = o.devs[st.idx].hybrid
+		}
 	}
-	h := o.devs[st.idx].barrier
+	if h.NBarriers <= s.index {
+		return 0, fmt.Errorf("LSA rank %d has no LSA barrier %d in dev comm #%d (every rank creates it with the same LsaBarrierCount and BarrierCount)", owner, s.index, st.idx)
+	}
 	return h.base + 4*uint64(h.NBarriers+s.index*s.dc.LsaSize+peer), nil
 }
 
@@ -217,8 +240,8 @@ func (s *LsaBarrierSession) Epoch() uint32 { return s.epoch }
 // Close is the destructor: the group's rank 0 persists the epoch for the
 // next session on the slot, then the group syncs.
 func (s *LsaBarrierSession) Close() {
-	if s.dc.st != nil && s.index >= 0 && s.index < s.dc.LsaBarrier.NBarriers && s.g.ThreadRank() == 0 {
-		s.mem.Store32(s.dc.LsaBarrier.base+4*uint64(s.index), s.epoch)
+	if s.dc.st != nil && s.index >= 0 && s.index < s.h.NBarriers && s.g.ThreadRank() == 0 {
+		s.mem.Store32(s.h.base+4*uint64(s.index), s.epoch)
 	}
 	s.g.Sync()
 }
@@ -304,18 +327,26 @@ func (w *barrierWait) run(a *sim.Actor) error {
 	return nil
 }
 
-// barrierState allocates dev comm st's barrier state (zeroed): nBarriers
-// epochs and nBarriers × lsaSize inbox slots.
-func (st *devState) allocBarrier(n int) error {
-	if n <= 0 {
+// allocBarrier allocates dev comm st's barrier state (zeroed), n for
+// lsaBarrier and hybrid for hybridLsaBarrier, in one buffer as MORI lays
+// them out in the resource window: each has nBarriers epochs and
+// nBarriers × lsaSize inbox slots.
+func (st *devState) allocBarrier(n, hybrid int) error {
+	if n <= 0 && hybrid <= 0 {
 		return nil
 	}
 	c := st.c
-	size := 4 * uint64(n+n*c.LsaSize)
+	n, hybrid = max(n, 0), max(hybrid, 0)
+	size := 4 * uint64(n+n*c.LsaSize+hybrid+hybrid*c.LsaSize)
 	base, err := c.h.dev.Memory().Alloc(c.LsaRank, size, fmt.Sprintf("cco rank %d LSA barrier state %d", c.Rank, st.idx))
 	if err != nil {
 		return fmt.Errorf("LSA barrier state: %w", err)
 	}
-	st.barrier = LsaBarrierHandle{NBarriers: n, base: base}
+	if n > 0 {
+		st.barrier = LsaBarrierHandle{NBarriers: n, base: base}
+	}
+	if hybrid > 0 {
+		st.hybrid = LsaBarrierHandle{NBarriers: hybrid, base: base + 4*uint64(n+n*c.LsaSize), hybrid: true}
+	}
 	return nil
 }

@@ -206,3 +206,48 @@ func TestLsaBarrierGroupTimeoutPerLane(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 0}, status[:3])
 	assert.Equal(t, []uint32{1, 0, 1}, epoch[:3], "lanes with no peer to wait for advance too")
 }
+
+// The hybrid barrier's LSA half (reqs.barrierCount) is a barrier of its
+// own: a session on hybridLsaBarrier slot 0 orders the ranks' writes as
+// lsaBarrier's does and moves only its own epoch; a handle of neither is
+// refused naming both.
+func TestHybridLsaBarrierSession(t *testing.T) {
+	const ranks = 4
+	r := newRig(t, 1, rigOpts{ranks: ranks, barriers: 2, hybrid: 3})
+	require.Equal(t, 2, r.dcs[0].LsaBarrier.NBarriers)
+	require.Equal(t, 3, r.dcs[0].HybridLsaBarrier.NBarriers)
+	require.NotEqual(t, r.dcs[0].LsaBarrier.Base(), r.dcs[0].HybridLsaBarrier.Base())
+	seen := make([][]uint32, ranks)
+	epochs := make([][2]uint32, ranks)
+	for rank := range ranks {
+		dc := r.dcs[rank]
+		r.launch(rank, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+			m := cco.NewMem(th, dc)
+			m.Store32(r.send[rank].LocalPtr(0), uint32(100+rank))
+			s := cco.NewLsaBarrierSessionOn(th.ThreadGroup(), dc, cco.TeamLsa(dc), dc.HybridLsaBarrier, 0)
+			s.Sync()
+			for p := range ranks {
+				seen[rank] = append(seen[rank], m.Load32(r.send[rank].LsaPtr(p, 0)))
+			}
+			s.Close()
+			h := cco.NewLsaBarrierSessionOn(th.ThreadGroup(), dc, cco.TeamLsa(dc), dc.HybridLsaBarrier, 0)
+			l := cco.NewLsaBarrierSession(th, dc, cco.TeamLsa(dc), 0)
+			epochs[rank] = [2]uint32{h.Epoch(), l.Epoch()}
+			h.Close()
+			l.Close()
+		})
+	}
+	require.NoError(t, r.s.Run())
+	for rank := range ranks {
+		assert.Equal(t, []uint32{100, 101, 102, 103}, seen[rank], "rank %d", rank)
+		assert.Equal(t, [2]uint32{1, 0}, epochs[rank], "rank %d: hybrid slot 0 passed once, lsaBarrier slot 0 never", rank)
+	}
+
+	r = newRig(t, 1, rigOpts{ranks: 2, barriers: 1})
+	r.launch(0, 1, 1, func(th *kernel.Thread, _ *cco.Sdma) {
+		cco.NewLsaBarrierSessionOn(th.ThreadGroup(), r.dcs[0], cco.TeamLsa(r.dcs[0]), r.dcs[1].LsaBarrier, 0)
+	})
+	err := r.s.Run()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a barrier handle that is neither this dev comm's lsaBarrier nor its hybridLsaBarrier")
+}

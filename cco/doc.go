@@ -97,7 +97,10 @@
 //
 // barrier.go has MORI's teams (World, Lsa, CrossNode, Rail, and the rank
 // mappings) and LsaBarrierSession (arrive, wait, sync, and the timeout
-// forms returning 1) at thread, warp or block scope (MORI's Coop). A dev comm without SDMA queues
+// forms returning 1) at thread, warp or block scope (MORI's Coop), over a
+// dev comm's LsaBarrier or HybridLsaBarrier (the hybrid barrier's
+// intra-node half; its rail half, like the rail GDA barrier, crosses
+// nodes and is disabled on one). A dev comm without SDMA queues
 // does nothing on every call, as MORI does, and says so once
 // (Host.Warnings).
 //

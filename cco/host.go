@@ -125,7 +125,9 @@ type Comm struct {
 	numQueue    int  // fixed by the first dev comm
 	fixed       bool // a dev comm has fixed numQueue
 	used        uint64
-	allocs      []uint64 // slot offsets, in allocation order
+	allocs      []uint64           // slot offsets, in allocation order
+	live        map[uint64]memSlot // MemAlloc'd and not freed, by address
+	freed       []memSlot          // MemFree'd, most recent last
 	windows     []Window
 	devs        []*devState
 	// queue ownership (lifecycle.go): gen is the comm's slot among its
@@ -195,8 +197,33 @@ func CommCreateAll(h *Host, nRanks int, vmmSize uint64) ([]*Comm, error) {
 
 // MemAlloc is ccoMemAlloc: bytes of this rank's slice. Every rank must make
 // the same sequence of allocations so that windows are symmetric, as with
-// MORI's per-rank slots at one offset.
+// MORI's per-rank slots at one offset. 0 bytes gives address 0 and no
+// error, as MORI's gives nullptr. A freed slot of the same rounded size is
+// reused, the most recently freed first, with the bytes it holds (MORI's
+// allocator keeps a free list too).
 func MemAlloc(c *Comm, bytes uint64) (uint64, error) { return memAlloc(c, bytes, false) }
+
+// memSlot is one MemAlloc'd slot.
+type memSlot struct {
+	addr, size uint64 // size rounded up to 4 KiB
+	phantom    bool
+}
+
+// MemFree is ccoMemFree: the slot at addr, which MemAlloc returned and
+// nothing freed since, goes back for reuse. Address 0 is no slot and no
+// error. Windows registered on it are not deregistered.
+func MemFree(c *Comm, addr uint64) error {
+	if addr == 0 {
+		return nil
+	}
+	sl, ok := c.live[addr]
+	if !ok {
+		return fmt.Errorf("ccoMemFree (rank %d): %#x is not an allocation of this comm's ccoMemAlloc that is still live (freed twice, or another allocator's pointer?)", c.Rank, addr)
+	}
+	delete(c.live, addr)
+	c.freed = append(c.freed, sl)
+	return nil
+}
 
 // MemAllocPhantom is MemAlloc without backing bytes, for timing-only runs at
 // scale (transfers of gigabytes): copies to and from it take their time but
@@ -206,9 +233,19 @@ func MemAllocPhantom(c *Comm, bytes uint64) (uint64, error) { return memAlloc(c,
 
 func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	if bytes == 0 {
-		return 0, fmt.Errorf("ccoMemAlloc (rank %d): 0 bytes", c.Rank)
+		return 0, nil
 	}
 	rounded := (bytes + 4095) &^ 4095
+	if c.live == nil {
+		c.live = map[uint64]memSlot{}
+	}
+	for i := len(c.freed) - 1; i >= 0 && rounded >= bytes; i-- {
+		if sl := c.freed[i]; sl.size == rounded && sl.phantom == phantom {
+			c.freed = append(c.freed[:i], c.freed[i+1:]...)
+			c.live[sl.addr] = sl
+			return sl.addr, nil
+		}
+	}
 	if rounded < bytes || c.used+rounded > c.PerRankSize {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
 	}
@@ -226,6 +263,7 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	}
 	c.used += rounded
 	c.allocs = append(c.allocs, addr-mem.SliceBase(c.LsaRank))
+	c.live[addr] = memSlot{addr: addr, size: rounded, phantom: phantom}
 	return addr, nil
 }
 
@@ -329,6 +367,14 @@ type DevCommRequirements struct {
 	// LsaBarrierCount is reqs.lsaBarrierCount: the LSA barrier slots of
 	// the dev comm (barrier.go).
 	LsaBarrierCount int
+	// BarrierCount is reqs.barrierCount: the slots of MORI's hybrid
+	// barrier, LSA then rail; the LSA half is DevComm.HybridLsaBarrier,
+	// and the rail half, like RailGdaBarrierCount's barriers, crosses
+	// nodes, so on emud's one node it is disabled (nBarriers 0), as MORI
+	// collapses it there.
+	BarrierCount int
+	// RailGdaBarrierCount is reqs.railGdaBarrierCount (see BarrierCount).
+	RailGdaBarrierCount int
 }
 
 // DevCommRequirementsInitializer is CCO_DEV_COMM_REQUIREMENTS_INITIALIZER
@@ -348,6 +394,7 @@ type DevComm struct {
 	LsaRank, LsaSize int
 	Sdma             SdmaDevComm
 	LsaBarrier       LsaBarrierHandle
+	HybridLsaBarrier LsaBarrierHandle
 	Debug            bool
 	st               *devState
 }
@@ -361,8 +408,8 @@ type devState struct {
 	pool   signal.Pool
 	queues []*Queue // [peer × n + q], made on first use
 	arch   model.Arch
-	// barrier is the LSA barrier state (barrier.go).
-	barrier LsaBarrierHandle
+	// barrier and hybrid are the LSA barrier states (barrier.go).
+	barrier, hybrid LsaBarrierHandle
 	// warnedOff: the no-SDMA warning was issued (sdma.go).
 	warnedOff bool
 	// failed are the queues whose creation DevCommCreate's ConnectQueues
@@ -424,15 +471,20 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		}
 		st.queues = make([]*Queue, c.LsaSize*n)
 	}
-	if reqs.LsaBarrierCount < 0 {
-		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): lsaBarrierCount %d is negative", c.Rank, reqs.LsaBarrierCount)
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"lsaBarrierCount", reqs.LsaBarrierCount}, {"barrierCount", reqs.BarrierCount}, {"railGdaBarrierCount", reqs.RailGdaBarrierCount}} {
+		if f.n < 0 {
+			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %s %d is negative", c.Rank, f.name, f.n)
+		}
 	}
-	if err := st.allocBarrier(reqs.LsaBarrierCount); err != nil {
+	if err := st.allocBarrier(reqs.LsaBarrierCount, reqs.BarrierCount); err != nil {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
 	}
 	c.devs = append(c.devs, st)
 	dc := DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
-		Sdma: SdmaDevComm{SdmaNumQueue: n}, LsaBarrier: st.barrier, Debug: st.debug, st: st}
+		Sdma: SdmaDevComm{SdmaNumQueue: n}, LsaBarrier: st.barrier, HybridLsaBarrier: st.hybrid, Debug: st.debug, st: st}
 	if reqs.ConnectQueues && n > 0 {
 		if err := st.connect(); err != nil {
 			return dc, err

@@ -52,8 +52,8 @@ type rigOpts struct {
 	// model, if set, is the node's timing model (a preset: gfx950 lowers
 	// onto the fused packet, mi355x does not).
 	model model.Model
-	// barriers is reqs.LsaBarrierCount.
-	barriers int
+	// barriers is reqs.LsaBarrierCount, hybrid reqs.BarrierCount.
+	barriers, hybrid int
 }
 
 // raceEverywhere is EMUD_TEST_RACE=1: run every correct scenario with the
@@ -87,6 +87,7 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	reqs.SdmaQueueCount = o.queues
 	reqs.Debug = o.debug
 	reqs.LsaBarrierCount = o.barriers
+	reqs.BarrierCount = o.hybrid
 	reqs.Race = o.race || (raceEverywhere && !o.racy)
 	require.NoError(t, j.CreateDevCommsWith(reqs))
 	r.dcs = j.DevComms

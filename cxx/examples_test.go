@@ -344,3 +344,54 @@ func TestErrors(t *testing.T) {
 		assert.Contains(t, log.String(), "unsupported_call.cpp:8", "the error points at the call")
 	})
 }
+
+// TestExamplesMoriLog builds cxx/testdata/mori_log/mori_log.cpp, which
+// logs through MORI's macros (include/mori/utils/mori_log.hpp), and runs
+// it with no MORI_* variable, with MORI_APP_LOG_LEVEL=info and with
+// MORI_GLOBAL_LOG_LEVEL=debug: the lines each prints, time and pid taken
+// out, are the levels' and the {fmt}-style fields' as MORI's header gives
+// them.
+func TestExamplesMoriLog(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	prog := buildExample(t, filepath.Join("testdata", "mori_log", "mori_log.cpp"), "-O2", "-Wall", "-Werror")
+	var base []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "MORI_") {
+			base = append(base, e)
+		}
+	}
+	prefix := regexp.MustCompile(`(?m)^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[\d+\] `)
+	took := regexp.MustCompile(`took \d+ ns`)
+	const fields = "[application] [error] fields: [    ab] [7   ] [0003.142] [ff] [0XFF] [101] [{}] [7ab] [s]\n"
+	for _, c := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"default", nil, fields +
+			"[application] [trace] trace after SetModuleLevel\n" +
+			"[custom] [critical] a module made on demand\n"},
+		{"app_info", []string{"MORI_APP_LOG_LEVEL=info"}, "[application] [info] 8 devices, warp 64\n" + fields +
+			"[application] [warning] Attempted to change log level for module 'application' which is controlled by environment variable. Use ForceSetModuleLevel() to override.\n" +
+			"[custom] [critical] a module made on demand\n"},
+		{"global_debug", []string{"MORI_GLOBAL_LOG_LEVEL=debug"}, "[application] [info] 8 devices, warp 64\n" + fields +
+			"[shmem] [warning] int8 -3 bool true char A missing {?}\n" +
+			"[core] [debug] ScopedTimer [void timed()] took N ns\n" +
+			"[application] [trace] trace after SetModuleLevel\n" +
+			"[custom] [critical] a module made on demand\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, prog)
+			cmd.Env = append(append([]string{}, base...), c.env...)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Run(), "stderr:\n%s", errb.String())
+			got := took.ReplaceAllString(prefix.ReplaceAllString(out.String(), ""), "took N ns")
+			assert.Equal(t, c.want+"mori_log: done\n", got)
+		})
+	}
+}

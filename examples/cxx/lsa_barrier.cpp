@@ -15,6 +15,11 @@
 //   4. A timeout: the last rank opens no session; the others' sync with a
 //      timeout of 500 M cycles (about 208 ms, more than the emulator's
 //      100 ms progress watchdog) returns 1, and the run goes on.
+//   5. The hybrid barrier's LSA half (reqs.barrierCount): the visibility
+//      kernel on dc.hybridLsaBarrier, whose epochs are its own; the rail
+//      GDA handles are disabled on one node, and dc.resourceWindow holds
+//      what resourceWindow_inlined does.
+//   6. ccoMemAlloc of 0 bytes gives nullptr; a freed slot is reused.
 #include "common.hpp"
 
 using namespace mori::cco;
@@ -24,13 +29,15 @@ constexpr int kRounds = 16;
 constexpr int kBlocks = 4, kThreads = 128;
 constexpr size_t kElems = 2048;
 constexpr uint32_t kSlots = kBlocks + 4;  // all-reduce blocks, then scopes and the timeout
+constexpr int kHybrid = 2;                 // hybrid barrier slots
 
 __device__ uint32_t cookie(uint32_t round, int rank) { return round * 1000003u + (uint32_t)rank; }
 
 template <typename Coop>
-__global__ void visibility(ccoDevComm dc, ccoWindow_t win, uint32_t slot, uint32_t first, int* errors) {
+__global__ void visibility(ccoDevComm dc, ccoWindow_t win, uint32_t slot, uint32_t first, int* errors,
+                           bool hybrid = false) {
   Coop g;
-  ccoLsaBarrierSession<Coop> bar(g, &dc, ccoTeamLsa(dc), dc.lsaBarrier, slot);
+  ccoLsaBarrierSession<Coop> bar(g, &dc, ccoTeamLsa(dc), hybrid ? dc.hybridLsaBarrier : dc.lsaBarrier, slot);
   uint32_t* mine = static_cast<uint32_t*>(ccoGetLocalPtr(win, slot * 64));
   int bad = 0;
   for (uint32_t r = first; r < first + kRounds; r++) {
@@ -61,10 +68,11 @@ __global__ void allreduce(ccoDevComm dc, ccoWindow_t in, ccoWindow_t out, size_t
 
 // epochOf reads a slot's epoch where MORI keeps it: the dev comm's
 // resource window, this rank's slice, lsaBarrier.bufOffset.
-__global__ void epochOf(ccoDevComm dc, uint32_t slot, uint32_t* out) {
+__global__ void epochOf(ccoDevComm dc, uint32_t slot, uint32_t* out, bool hybrid = false) {
   const ccoWindowDevice& rw = dc.resourceWindow_inlined;
   const char* base = rw.winBase + ((uint64_t)dc.lsaRank * rw.stride4G << 32);
-  *out = reinterpret_cast<const uint32_t*>(base + dc.lsaBarrier.bufOffset)[slot];
+  const ccoLsaBarrierHandle& h = hybrid ? dc.hybridLsaBarrier : dc.lsaBarrier;
+  *out = reinterpret_cast<const uint32_t*>(base + h.bufOffset)[slot];
 }
 
 __global__ void timeout(ccoDevComm dc, uint32_t slot, int skip, int* rc) {
@@ -94,12 +102,14 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   ccoDevCommRequirements reqs = CCO_DEV_COMM_REQUIREMENTS_INITIALIZER;
   reqs.gdaConnectionType = CCO_GDA_CONNECTION_NONE;
   reqs.lsaBarrierCount = kSlots;
+  reqs.barrierCount = kHybrid;
+  reqs.railGdaBarrierCount = 1;  // crosses nodes: disabled on one
   ccoDevComm dc;
   CCO_CHECK(ccoDevCommCreate(comm, &reqs, &dc));  // collective: no ccoBarrierAll needed before the kernels
 
   int* errors = nullptr;
-  HIP_CHECK(hipMalloc(&errors, 3 * sizeof(int)));
-  HIP_CHECK(hipMemset(errors, 0, 3 * sizeof(int)));
+  HIP_CHECK(hipMalloc(&errors, 4 * sizeof(int)));
+  HIP_CHECK(hipMemset(errors, 0, 4 * sizeof(int)));
   int bad = 0;
   if (dc.lsaBarrier.nBarriers != (int)kSlots) {
     std::printf("rank %d: lsaBarrier has %d slots, want %u\n", rank, dc.lsaBarrier.nBarriers, kSlots);
@@ -125,8 +135,31 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
   // 4. the last rank skips the barrier: the others time out
   timeout<<<1, 1>>>(dc, kBlocks + 3, nRanks - 1, errors + 1);
   HIP_CHECK(hipDeviceSynchronize());
+  // 5. the hybrid barrier's LSA half, slot 1
+  visibility<ccoCoopWarp><<<1, 64>>>(dc, cookieWin, 1, 1, errors, true);
+  HIP_CHECK(hipDeviceSynchronize());
+  epochOf<<<1, 1>>>(dc, 1, (uint32_t*)(errors + 3), true);
+  if (dc.hybridLsaBarrier.nBarriers != kHybrid || dc.hybridLsaBarrier.bufOffset == dc.lsaBarrier.bufOffset ||
+      dc.railGdaBarrier.nBarriers != 0 || dc.hybridRailGdaBarrier.nBarriers != 0) {
+    std::printf("rank %d: hybrid handle {%u, %d}, rail %d, hybrid rail %d\n", rank, dc.hybridLsaBarrier.bufOffset,
+                dc.hybridLsaBarrier.nBarriers, dc.railGdaBarrier.nBarriers, dc.hybridRailGdaBarrier.nBarriers);
+    bad++;
+  }
+  ccoWindowDevice rw{};
+  if (!dc.resourceWindow) {
+    std::printf("rank %d: no resourceWindow\n", rank);
+    bad++;
+  } else {
+    HIP_CHECK(hipMemcpy(&rw, dc.resourceWindow, sizeof rw, hipMemcpyDeviceToHost));
+    if (rw.winBase != dc.resourceWindow_inlined.winBase || rw.stride4G != dc.resourceWindow_inlined.stride4G ||
+        rw.lsaRank != dc.lsaRank) {
+      std::printf("rank %d: resourceWindow {%p, %u, %d} is not resourceWindow_inlined\n", rank, (void*)rw.winBase,
+                  rw.stride4G, rw.lsaRank);
+      bad++;
+    }
+  }
 
-  int got[3] = {0, 0, 0};
+  int got[4] = {0, 0, 0, 0};
   HIP_CHECK(hipMemcpy(got, errors, sizeof got, hipMemcpyDeviceToHost));
   if (got[0] != 0) std::printf("rank %d: %d peer words wrong after a sync\n", rank, got[0]);
   bad += got[0];
@@ -139,9 +172,26 @@ int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
     std::printf("rank %d: slot %d's epoch is %d, want %d\n", rank, kBlocks, got[2], 4 * kRounds);
     bad++;
   }
+  if (got[3] != 2 * kRounds) {  // one launch on hybrid slot 1
+    std::printf("rank %d: hybrid slot 1's epoch is %d, want %d\n", rank, got[3], 2 * kRounds);
+    bad++;
+  }
   HIP_CHECK(hipMemcpy(host.data(), out, kElems * sizeof(float), hipMemcpyDeviceToHost));
   for (size_t i = 0; i < kElems; i++)
     if (host[i] != (float)(nRanks * (nRanks + 1) / 2) * (float)(i % 7)) bad++;
+
+  // 6. allocator edges, as MORI's: 0 bytes is nullptr, a freed slot comes back
+  void* z = &z;
+  CCO_CHECK(ccoMemAlloc(comm, 0, &z));
+  void *a = nullptr, *b = nullptr;
+  CCO_CHECK(ccoMemAlloc(comm, 8192, &a));
+  CCO_CHECK(ccoMemFree(comm, a));
+  CCO_CHECK(ccoMemAlloc(comm, 8192, &b));
+  if (z != nullptr || a != b) {
+    std::printf("rank %d: 0-byte alloc %p, reuse %p then %p\n", rank, z, a, b);
+    bad++;
+  }
+  CCO_CHECK(ccoMemFree(comm, b));
 
   CCO_CHECK(ccoBarrierAll(comm));
   HIP_CHECK(hipFree(errors));

@@ -9,10 +9,11 @@
 //
 // Differences from MORI's header, all deliberate:
 //   - ccoSdma is always available (MORI needs BUILD_CCO_SDMA);
-//   - ccoDevComm carries one extra trailing field, emudHandle, and none
-//     of the GDA and hybrid barrier handles;
-//   - ccoLsaBarrierSession keeps its epoch in emud, takes only
-//     comm->lsaBarrier as its handle, and is not copyable;
+//   - ccoDevComm carries one extra trailing field, emudHandle, and not
+//     the GDA context (ibgda); its rail GDA barrier handles are always
+//     disabled (one node);
+//   - ccoLsaBarrierSession keeps its epoch in emud, takes a dev comm's
+//     lsaBarrier or hybridLsaBarrier as its handle, and is not copyable;
 //   - GDA (ccoGda, cco_scale_out.hpp) is not emulated.
 // ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll are
 // collective, as MORI's all-gathers make them: each returns when every
@@ -91,6 +92,14 @@ struct ccoLsaBarrierHandle {
   int nBarriers;
 };
 
+// A barrier over GDA signals (the rail barrier, and the rail half of the
+// hybrid one). They cross nodes: on emud's one node both are disabled
+// (nBarriers 0), as MORI collapses them on one node.
+struct ccoGdaBarrierHandle {
+  uint32_t signal0;
+  int nBarriers;
+};
+
 struct ccoDevComm {
   int rank;
   int worldSize;
@@ -104,6 +113,9 @@ struct ccoDevComm {
   ccoWindowDevice* resourceWindow;
   ccoWindowDevice resourceWindow_inlined;
   ccoLsaBarrierHandle lsaBarrier;  // reqs.lsaBarrierCount slots for ccoLsaBarrierSession
+  ccoGdaBarrierHandle railGdaBarrier;        // disabled: one node
+  ccoLsaBarrierHandle hybridLsaBarrier;      // reqs.barrierCount slots, the hybrid barrier's LSA half
+  ccoGdaBarrierHandle hybridRailGdaBarrier;  // disabled: one node
   ccoSdmaContext sdma;
   uint64_t emudHandle;  // emud: which dev comm of the emulation this is
 };
@@ -226,7 +238,8 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   // One node: CROSSNODE and RAIL connect no peer, so they need no GDA.
   uint64_t gda = reqs->gdaConnectionType == CCO_GDA_CONNECTION_FULL ? 1 : 0;
   uint64_t a[16] = {::emud::addr(comm), reqs->magic, reqs->version, (uint64_t)(int64_t)reqs->sdmaQueueCount,
-                    CCO_SDMA_BREAK_ON_RETRIES ? 1u : 0u, gda, (uint64_t)(int64_t)reqs->lsaBarrierCount};
+                    CCO_SDMA_BREAK_ON_RETRIES ? 1u : 0u, gda, (uint64_t)(int64_t)reqs->lsaBarrierCount,
+                    (uint64_t)(int64_t)reqs->barrierCount, (uint64_t)(int64_t)reqs->railGdaBarrierCount};
   int rc = emud_host(EMUD_H_DEVCOMM_CREATE, a, __emud_file, __emud_line);
   if (rc != 0) return rc;
   std::memset(out, 0, sizeof *out);
@@ -245,6 +258,9 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   out->resourceWindow_inlined.winBase = (char*)(uintptr_t)a[11];
   out->resourceWindow_inlined.stride4G = (uint32_t)a[12];
   out->resourceWindow_inlined.lsaRank = out->lsaRank;
+  out->hybridLsaBarrier.nBarriers = (int)a[13];
+  out->hybridLsaBarrier.bufOffset = (uint32_t)a[14];
+  out->resourceWindow = (ccoWindowDevice*)(uintptr_t)a[15];
   return 0;
 }
 inline int ccoDevCommDestroy(ccoComm* comm, ccoDevComm* dc, EMUD_SITE) {
@@ -335,7 +351,7 @@ struct ccoLsaBarrierSession {
       : coop(group), team(t), comm(c), handle(h), index(idx) {
     emudSession = ::emud::dev(EMUD_OP_LSA_BARRIER,
                               {EMUD_LSA_OPEN, emudimpl::coop<Coop>(), c ? c->emudHandle : 0, idx,
-                               (uint64_t)(int64_t)t.nRanks, (uint64_t)(int64_t)t.rank, (uint64_t)(int64_t)t.stride, 0, 0,
+                               (uint64_t)(int64_t)t.nRanks, (uint64_t)(int64_t)t.rank, (uint64_t)(int64_t)t.stride, h.bufOffset, 0,
                                (uint64_t)(int64_t)h.nBarriers},
                               "ccoLsaBarrierSession", EMUD_SITE_ARGS);
   }
