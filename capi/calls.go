@@ -181,10 +181,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err != nil {
 			return bad("ccoWindowRegister", 1, err)
 		}
-		d := C.emud_obj_alloc(64) // ccoWindowDevice: winBase, stride4G, lsaRank, ibgdaWin (lane-readable memory)
-		*(*uint64)(d) = w.Base
-		*(*uint32)(unsafe.Add(d, 8)) = uint32(w.Stride4G)
-		*(*int32)(unsafe.Add(d, 12)) = int32(w.LsaRank)
+		d := windowDevice(w.Base, w.Stride4G, w.LsaRank)
 		rt.windows[uintptr(d)] = w
 		a[3], a[4] = uint64(uintptr(d)), a[1]
 		if err := barrierAll(act, c, rt.commUID[a[0]-1], "ccoWindowRegister"); err != nil {
@@ -216,13 +213,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		a[9], a[13] = uint64(dc.LsaBarrier.NBarriers), uint64(dc.HybridLsaBarrier.NBarriers)
 		a[11], a[10], a[14] = barrierWindow(dc)
 		a[12] = (rt.mem.SliceBase(1) - rt.mem.SliceBase(0)) >> 32
-		// resourceWindow: the resource window's ccoWindowDevice, in
-		// memory a lane or the host reads.
-		d := C.emud_obj_alloc(64)
-		*(*uint64)(d) = a[11]
-		*(*uint32)(unsafe.Add(d, 8)) = uint32(a[12])
-		*(*int32)(unsafe.Add(d, 12)) = int32(dc.LsaRank)
-		a[15] = uint64(uintptr(d))
+		a[15] = uint64(uintptr(windowDevice(a[11], a[12], dc.LsaRank))) // resourceWindow
 		if err := barrierAll(act, c, uid, "ccoDevCommCreate"); err != nil {
 			return bad("ccoDevCommCreate", 1, err)
 		}
@@ -366,4 +357,14 @@ func barrierWindow(dc cco.DevComm) (winBase, lsaOff, hybridOff uint64) {
 		hybridOff = dc.HybridLsaBarrier.Base() - slice - hi
 	}
 	return rt.mem.SliceBase(0) + hi, lsaOff, hybridOff
+}
+
+// windowDevice makes a ccoWindowDevice (winBase, stride4G, lsaRank, then
+// the unused ibgdaWin) in memory a lane or the host reads.
+func windowDevice(winBase, stride4G uint64, lsaRank int) unsafe.Pointer {
+	d := C.emud_obj_alloc(64)
+	*(*uint64)(d) = winBase
+	*(*uint32)(unsafe.Add(d, 8)) = uint32(stride4G)
+	*(*int32)(unsafe.Add(d, 12)) = int32(lsaRank)
+	return d
 }

@@ -236,17 +236,20 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 		return 0, nil
 	}
 	rounded := (bytes + 4095) &^ 4095
+	if rounded < bytes {
+		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit in the rank's %d B VMM", c.Rank, bytes, c.PerRankSize)
+	}
 	if c.live == nil {
 		c.live = map[uint64]memSlot{}
 	}
-	for i := len(c.freed) - 1; i >= 0 && rounded >= bytes; i-- {
+	for i := len(c.freed) - 1; i >= 0; i-- {
 		if sl := c.freed[i]; sl.size == rounded && sl.phantom == phantom {
 			c.freed = append(c.freed[:i], c.freed[i+1:]...)
 			c.live[sl.addr] = sl
 			return sl.addr, nil
 		}
 	}
-	if rounded < bytes || c.used+rounded > c.PerRankSize {
+	if c.used+rounded > c.PerRankSize {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
 	}
 	mem := c.h.dev.Memory()

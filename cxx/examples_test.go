@@ -377,7 +377,7 @@ func TestExamplesMoriLog(t *testing.T) {
 			"[application] [warning] Attempted to change log level for module 'application' which is controlled by environment variable. Use ForceSetModuleLevel() to override.\n" +
 			"[custom] [critical] a module made on demand\n"},
 		{"global_debug", []string{"MORI_GLOBAL_LOG_LEVEL=debug"}, "[application] [info] 8 devices, warp 64\n" + fields +
-			"[shmem] [warning] int8 -3 bool true char A missing {?}\n" +
+			"[shmem] [warning] int8 -3 bool true char z A missing {?}\n" +
 			"[core] [debug] ScopedTimer [void timed()] took N ns\n" +
 			"[application] [trace] trace after SetModuleLevel\n" +
 			"[custom] [critical] a module made on demand\n"},

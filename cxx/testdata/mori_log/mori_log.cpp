@@ -17,7 +17,7 @@ int main() {
   MORI_APP_INFO("{} devices, warp {}", n, 64);
   MORI_APP_ERROR("fields: [{:>6}] [{:<4}] [{:08.3f}] [{:x}] [{:#X}] [{:b}] [{{}}] [{1}{0}] [{}]", "ab", 7, 3.14159,
                  255u, 255, 5, std::string("s"));
-  MORI_SHMEM_WARN("int8 {} bool {} char {:c} missing {}", int8_t(-3), true, 65);
+  MORI_SHMEM_WARN("int8 {} bool {} char {} {:c} missing {}", int8_t(-3), true, 'z', 65);
   timed();
   // The application module is set by its variable when MORI_APP_LOG_LEVEL
   // is: this change is refused, with a warning.

@@ -85,8 +85,8 @@ void putArg(std::ostream& os, const void* p, char type) {
       os << bits;
       return;
     }
-    if constexpr (sizeof(T) == 1) {
-      os << static_cast<int>(v);  // a number, as {fmt} prints int8_t
+    if constexpr (sizeof(T) == 1 && !std::is_same_v<T, char>) {
+      os << static_cast<int>(v);  // a number, as {fmt} prints int8_t; a char prints as itself
       return;
     }
   }
