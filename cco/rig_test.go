@@ -54,6 +54,10 @@ type rigOpts struct {
 	model model.Model
 	// barriers is reqs.LsaBarrierCount, hybrid reqs.BarrierCount.
 	barriers, hybrid int
+	// perturb and strategy are the run's timing perturbation and
+	// scheduling strategy (sim.Config).
+	perturb  sim.Level
+	strategy sim.Strategy
 }
 
 // raceEverywhere is EMUD_TEST_RACE=1: run every correct scenario with the
@@ -68,7 +72,7 @@ func newRig(t testing.TB, seed uint64, o rigOpts) *rig {
 	if o.winBytes == 0 {
 		o.winBytes = 64 << 10
 	}
-	c := job.Config{Sim: sim.Config{Seed: seed, Watchdog: o.watchdog}, Ranks: o.ranks, GPUs: engine.DefaultGPUs,
+	c := job.Config{Sim: sim.Config{Seed: seed, Watchdog: o.watchdog, Perturb: o.perturb, Strategy: o.strategy}, Ranks: o.ranks, GPUs: engine.DefaultGPUs,
 		Env: o.env, Configure: o.engineCfg}
 	if o.freeIssue {
 		c.Model = model.NewPlaceholder()

@@ -282,16 +282,23 @@ func (n *Node) CommQueue(gpu, peer, q, gen int) (*Queue, error) {
 
 // DestroyQueue frees queue q (KFD's queue destruction): its engine slot is
 // free again and the node forgets it. A queue with work reserved, rung or
-// running is refused.
+// running is refused (inFlight): what counts is the queue's state, its
+// read pointer against its write pointer and the packets not yet retired,
+// never the engine's timing gap after the last one.
 func (n *Node) DestroyQueue(q *Queue) error {
 	if got, ok := n.queues.Get(q.id); !ok || got != q {
 		return fmt.Errorf("engine: DestroyQueue %v: no such queue (destroyed already?)", q.id)
 	}
-	if q.Busy() || q.r.CachedWptr() != q.r.Rptr() || q.state == qParked || q.state == qStalled {
-		return fmt.Errorf("engine: DestroyQueue %v: the queue has work in flight (reserved to %#x, engine at %#x, %s)",
-			q.id, q.r.CachedWptr(), q.pos, q.state)
+	if why := q.inFlight(); why != "" {
+		return fmt.Errorf("engine: DestroyQueue %v: the queue has work in flight: %s (reserved to %#x, rung to %#x, engine at %#x, read pointer %#x, %s)",
+			q.id, why, q.r.CachedWptr(), q.target, q.pos, q.r.Rptr(), q.state)
 	}
 	e := q.eng
+	// A queue whose last packet has retired may still hold its engine for
+	// the gap after that packet: the gap is the engine's time, so the
+	// engine keeps it and frees itself at its end (gapDone), and the
+	// queue, gone from the node, is not run again.
+	q.dead = true
 	for i, o := range e.queues {
 		if o == q {
 			e.queues = append(e.queues[:i], e.queues[i+1:]...)

@@ -41,6 +41,7 @@ type Queue struct {
 	eng            *Engine       // the SDMA engine the queue is placed on (sdma.go)
 	rc             *queueRace    // race detector state; nil when it is off (race.go)
 	poster         issuer.Poster // who posted the head packet (issuer.Queue.Posted), nil if unnamed
+	dead           bool          // destroyed (Node.DestroyQueue) while its engine finished the gap after its last packet
 
 	fetchedFn func()
 	onRptr    []func(uint64)
@@ -112,6 +113,27 @@ func (q *Queue) OnRptr(f func(rptr uint64)) { q.onRptr = append(q.onRptr, f) }
 
 // Engine returns the SDMA engine the queue is placed on.
 func (q *Queue) Engine() *Engine { return q.eng }
+
+// inFlight says why the queue has work in flight, in words, or "" when it
+// has none: packets reserved but not rung or not yet retired, a read
+// pointer not yet written back, a packet moving data, parked on a POLL or
+// stalled on a truncated one. The engine's gap after the last retired
+// packet is not the queue's work.
+func (q *Queue) inFlight() string {
+	switch {
+	case q.r.CachedWptr() != q.target:
+		return "packets reserved and not rung"
+	case q.pos != q.target:
+		return "packets rung and not retired"
+	case q.x.active:
+		return "a copy moving data"
+	case q.state == qParked || q.state == qStalled || q.state == qFetching:
+		return "the engine " + q.state.String() + " on it"
+	case q.r.Rptr() != q.target:
+		return "the read pointer not yet written back"
+	}
+	return ""
+}
 
 // Busy reports whether the engine has rung work it has not finished.
 func (q *Queue) Busy() bool { return q.pos != q.target || q.state == qBusy }

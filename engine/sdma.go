@@ -190,7 +190,7 @@ func (e *Engine) gapDone() {
 	if q == nil {
 		return
 	}
-	if q.state == qBusy {
+	if q.state == qBusy && !q.dead {
 		q.afterGap()
 	}
 	e.release()
