@@ -21,6 +21,9 @@ func init() {
 				return s
 			}
 		}
+		if strings.HasPrefix(e.Prev.Op, "COPY") && strings.HasPrefix(e.Cur.Op, "loadAcquire") {
+			return copyFlagAdvice(e)
+		}
 		return fmt.Sprintf("it did not waitSignal (or postWaitSignal) on a slot that %s signals after that packet, nor quiet or quietQueue that queue, before the %s", e.PrevQueue, e.Cur.Op)
 	})
 	race.RegisterAdvice(race.OpPacket, race.OpPacket, func(e race.Edge) string {
@@ -45,6 +48,22 @@ func init() {
 		}
 		return fmt.Sprintf("the lane's access came after it posted the packet (a post orders only what its lane did before it), or was by another wave that nothing ordered before the post; %s did not wait (postWaitMem or postWaitSignal) for a flag stored with release or a signal raised after the lane's access", e.CurQueue)
 	})
+}
+
+// copyFlagAdvice is the advice for an acquire load of a flag that a COPY
+// wrote (a flag put after the data, on the data's queue): the queue's
+// order is not a memory ordering for COPY writes. An engine retires one
+// packet before starting the next, but a COPY's writes are plain bursts,
+// not a release: AMD's own drivers treat two COPY or WRITE packets of one
+// queue as able to overlap (ROCr's SDMA blit fences between them where
+// platform atomics are missing, and Mesa puts a NOP between them to make
+// the engine wait for pending copies), and no AMD document makes a COPY's
+// bytes visible before the next packet's. Only an ATOMIC after the COPY (a
+// signal) carries that guarantee, and it is the one MORI's contract and
+// the seed document give.
+func copyFlagAdvice(e race.Edge) string {
+	return fmt.Sprintf("the %s polls a flag that %s wrote with a COPY: a COPY is not a signal. Its bytes land in bursts, not as one atomic word, and a queue's in-order execution does not order the visibility of one packet's writes before the next packet's: the engine may overlap serial COPY and WRITE packets (ROCr fences between them, runtime/hsa-runtime/core/runtime/amd_blit_sdma.cpp in https://github.com/ROCm/ROCR-Runtime; Mesa issues a NOP so the engine waits for pending copies, https://gitlab.freedesktop.org/mesa/mesa/-/blob/main/src/amd/common/ac_cmdbuf_sdma.c). Only the ATOMIC of a signal after the data makes \"seen\" mean \"landed\" (the ccoSdma contract: put with RemoteSignal, then waitSignal on the running total)",
+		e.Cur.Op, e.PrevQueue)
 }
 
 // sameWave reports whether two lanes' names (kernel "k" GPU g block b wave

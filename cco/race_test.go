@@ -194,3 +194,50 @@ func TestRaceTornLoadMidCopy(t *testing.T) {
 	assert.Equal(t, bytes.Repeat([]byte{0x5a}, landed), seen[:landed], "in address order")
 	require.NotNil(t, find(rs, "sdma", "COPY destination write", "lane", "load"), "%v", rs)
 }
+
+// A flag written by a COPY after the data, on the data's queue, polled
+// with an acquire load: the queue's in-order execution is not a memory
+// ordering for COPY writes, so the poll races the flag's COPY and the
+// report says why (issue 37's "debatable" case, decided from AMD's
+// drivers); the same program with the ccoSdma contract's signal (an ATOMIC
+// after the data, waited for) is quiet.
+func TestRaceCopyFlagIsNotASignal(t *testing.T) {
+	const n = 4 << 10
+	for _, signal := range []bool{false, true} {
+		t.Run(fmt.Sprintf("signal=%v", signal), func(t *testing.T) {
+			for seed := uint64(1); seed <= 5; seed++ {
+				r := newRig(t, seed, rigOpts{ranks: 2, race: true})
+				r.fillBytes(r.send[0], n, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+				r.launch(0, 1, 1, func(_ *kernel.Thread, sdma *cco.Sdma) {
+					if signal {
+						sdma.Put(1, r.recv[0], 0, r.send[0], 0, n, 0, cco.RemoteSignal)
+					} else {
+						sdma.Put(1, r.recv[0], 0, r.send[0], 0, n, 0)
+						sdma.Put(1, r.recv[0], n, r.send[0], n, 8, 0) // the flag, after the data, same queue
+					}
+					sdma.Quiet(1)
+				})
+				r.launch(1, 1, 1, func(th *kernel.Thread, sdma *cco.Sdma) {
+					m := cco.NewMem(th, sdma.DevComm())
+					if signal {
+						sdma.WaitSignal(0, 0, 1)
+					} else {
+						for m.LoadAcquire32(r.recv[1].LocalPtr(n)) == 0 {
+							th.Converge(&kernel.Call{Name: "backoff", Run: func(g *kernel.Active) error { g.Actor().Sleep(100); return nil }})
+						}
+					}
+					m.Read(r.recv[1].LocalPtr(0), make([]byte, n))
+				})
+				rs := raceReports(t, r)
+				if signal {
+					assert.Empty(t, rs, "seed %d", seed)
+					continue
+				}
+				rep := find(rs, "sdma", "COPY destination write", "lane", "loadAcquire32")
+				require.NotNil(t, rep, "seed %d: %v", seed, rs)
+				assert.Contains(t, rep.Missing, "a COPY is not a signal")
+				assert.Contains(t, rep.Missing, "may overlap serial COPY and WRITE packets")
+			}
+		})
+	}
+}

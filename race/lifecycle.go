@@ -26,7 +26,9 @@ import "fmt"
 //   - ClassStaleEpoch: a wait that held on signals it already knew of when
 //     it began (an earlier call's or round's) and that it needed, and then
 //     this epoch's producer signalled, not ordered after the wait
-//     (signals.go).
+//     (signals.go). A reset of the slot between the epochs (a plain store,
+//     or the value falling) starts a new epoch, so a program that resets
+//     its slots between calls is not reported.
 //
 //   - ClassWrap also covers an add that takes a signal counter past its
 //     width (Detector.Signal).

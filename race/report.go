@@ -3,6 +3,7 @@ package race
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -131,12 +132,32 @@ func (d *Detector) add(key [2]string, r Report) {
 // Reports returns the races found so far, in the order found.
 func (d *Detector) Reports() []Report { return d.reports }
 
-// Err returns the races found as an *Error, or nil if there were none.
+// Err returns the races found as an *Error, or nil if there were none,
+// the causes first (causeRank), each rank in the order found.
 func (d *Detector) Err() error {
 	if len(d.reports) == 0 {
 		return nil
 	}
-	return &Error{Reports: d.reports, Dropped: d.dropped}
+	rs := slices.Clone(d.reports)
+	slices.SortStableFunc(rs, func(a, b Report) int { return causeRank(a.Class) - causeRank(b.Class) })
+	return &Error{Reports: rs, Dropped: d.dropped}
+}
+
+// causeRank orders a run's findings so that the first printed explains
+// the failure: a signal erased or wrapped (store-over-signal, wrap) makes
+// every later wait on its slot go wrong, so it comes before what follows
+// on that slot; a wait that held on the wrong signal (stale-epoch,
+// shared-slot, baseline-read) makes the reads it guards race their data,
+// so it comes before the plain data races, which are most often that
+// wait's consequence.
+func causeRank(class string) int {
+	switch class {
+	case ClassStoreOverSignal, ClassWrap:
+		return 0
+	case ClassStaleEpoch, ClassSharedSlot, ClassBaselineRead:
+		return 1
+	}
+	return 2
 }
 
 // Error is a run that had data races. The CLI exits with status 5 on it.

@@ -2,6 +2,7 @@ package race
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -24,7 +25,14 @@ import (
 //     W0's epoch again (stale epoch): reported with the signal W took that
 //     it did not need, or, if it took none, with the next signal not
 //     ordered after W (the producer W was meant for posted after W had
-//     returned).
+//     returned). S is the last signal that took the value across W's
+//     expected value: a reset starts a new epoch. A plain store to the
+//     slot (a lane or host store, a memset) drops the signals before it
+//     from the slot's history, and a reset the detector did not see (lane
+//     code built without instrumentation) or an atomic one shows as the
+//     value falling, so the next signal crosses anew. Whether the reset
+//     was ordered after the last wait and before the next signal is the
+//     data-race check's: an unordered one is a store-over-signal report.
 //
 //   - A counting wait W held whose expected value its thread took from a
 //     read of the slot (a baseline: readSignal, then wait for baseline +
@@ -92,6 +100,10 @@ type slotLife struct {
 	waits []heldWait
 	reads []baseRead
 	seq   uint64 // signals so far
+	// plain is the slot's last plain write (a reset: a lane or host
+	// store, a memset) as the shadow held it when the detector last
+	// looked (sawReset).
+	plain ep
 }
 
 func (d *Detector) life(sp SpaceID, addr uint64) *slotLife {
@@ -101,10 +113,40 @@ func (d *Detector) life(sp SpaceID, addr uint64) *slotLife {
 	k := syncKey{sp, addr}
 	l := d.lives[k]
 	if l == nil {
-		l = &slotLife{}
+		l = &slotLife{plain: d.plainWrite(sp, addr)}
 		d.lives[k] = l
 	}
 	return l
+}
+
+// sawReset starts a new epoch of slot l at addr of sp when a plain store
+// reached the slot since the detector last looked (a signal or a wait of
+// the slot): the signals before it no longer account for the slot's value,
+// so none of them can have decided a wait that comes after it. Whether the
+// reset itself was ordered is the data-race check's business: a reset
+// unordered with a signal is a store-over-signal report.
+func (d *Detector) sawReset(sp SpaceID, addr uint64, l *slotLife) {
+	w := d.plainWrite(sp, addr)
+	if w == l.plain {
+		return
+	}
+	l.plain = w
+	l.sigs = l.sigs[:0]
+}
+
+// plainWrite is the last plain write the shadow holds for the byte at
+// addr of sp (tid −1: none).
+func (d *Detector) plainWrite(sp SpaceID, addr uint64) ep {
+	p := d.spaces[sp].pages[addr>>pageBits]
+	if p == nil {
+		return noWrite
+	}
+	off := uint32(addr & (pageSize - 1))
+	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].end > off })
+	if i == len(p.segs) {
+		return noWrite
+	}
+	return p.segs[i].w
 }
 
 // Signal records an atomic update by t of the signal slot of n bytes at
@@ -122,6 +164,7 @@ func (d *Detector) Signal(t *Thread, sp SpaceID, addr, n uint64, before, after u
 		d.counterWrap(sp, &ev, n)
 	}
 	l := d.life(sp, addr)
+	d.sawReset(sp, addr, l)
 	l.seq++
 	ev.seq = l.seq
 	for i := range l.waits {
@@ -145,8 +188,12 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 		return
 	}
 	l := d.lives[syncKey{sp, addr}]
-	if l == nil || len(l.sigs) == 0 {
+	if l == nil {
 		return // no signal seen: the value came from a store
+	}
+	d.sawReset(sp, addr, l)
+	if len(l.sigs) == 0 {
+		return // no signal since the last reset: the value came from a store
 	}
 	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].at == d.now() && l.waits[n-1].what == what {
 		return // another lane of the wave, in the same wait
@@ -166,8 +213,12 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 	if ge {
 		// The signal that took the value to expected decided the wait; if
 		// it decided an earlier wait ordered before this one, both waits
-		// counted the same epoch's signal.
-		for i := range l.sigs {
+		// counted the same epoch's signal. It is the last signal that
+		// crossed expected: one before it was undone by whatever took the
+		// value back below (an atomic reset, or a plain store the detector
+		// did not see: lane code built without instrumentation), so the
+		// value the wait held on is not its.
+		for i := len(l.sigs) - 1; i >= 0; i-- {
 			sg := &l.sigs[i]
 			if sg.before&mask >= expected || sg.after&mask < expected {
 				continue

@@ -18,7 +18,9 @@ func (s *slotWorld) sig(t *Thread, who string) {
 	s.now++
 	before := s.v
 	s.v++
-	s.d.Signal(t, s.sp, 0, 8, before, s.v, 1, &Info{Kind: KindSDMA, OpKind: OpPacket, Who: who, Op: "ATOMIC write"})
+	in := &Info{Kind: KindSDMA, OpKind: OpPacket, Who: who, Op: "ATOMIC write"}
+	s.d.Access(t, s.sp, 0, 8, Access{Info: in, Write: true, Atomic: true})
+	s.d.Signal(t, s.sp, 0, 8, before, s.v, 1, in)
 	t.Release(s.d.AddrSync(s.sp, 0))
 }
 
@@ -34,6 +36,28 @@ func (s *slotWorld) read(t *Thread) {
 	s.now++
 	s.d.SignalRead(t, s.sp, 0, s.v, &Info{Kind: KindLane, OpKind: OpLane, Who: "reader", Op: "readSignal"})
 	t.Acquire(s.d.AddrSync(s.sp, 0))
+}
+
+// reset is thread t's plain store of 0 to the slot (a lane or host store,
+// a memset), seen by the detector.
+func (s *slotWorld) reset(t *Thread) {
+	s.now++
+	s.v = 0
+	s.d.Access(t, s.sp, 0, 8, Access{Info: &Info{Kind: KindLane, OpKind: OpLane, Who: "resetter", Op: "store"}, Write: true})
+}
+
+// resetUnseen is a store of 0 the detector does not see (lane code built
+// without instrumentation): only the next signal's before value shows it.
+func (s *slotWorld) resetUnseen() { s.v = 0 }
+
+// atomicReset is thread t's atomic store of 0 (an exchange), a signal
+// that takes the value back.
+func (s *slotWorld) atomicReset(t *Thread) {
+	s.now++
+	before := s.v
+	s.v = 0
+	s.d.Signal(t, s.sp, 0, 8, before, 0, 0, &Info{Kind: KindLane, OpKind: OpLane, Who: "resetter", Op: "atomic store"})
+	t.Release(s.d.AddrSync(s.sp, 0))
 }
 
 // ack orders everything from before on thread from before everything
@@ -141,6 +165,37 @@ func TestSlotEpochs(t *testing.T) {
 			s.sig(q, "producer q")
 			s.wait(w, 2)
 		}, ""},
+		{"twin: a reset after the last wait, ordered before the next epoch's signal", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			s.reset(w)
+			s.ack(w, q)
+			s.sig(q, "epoch 2")
+			s.wait(w, 1)
+		}, ""},
+		{"twin: a reset the detector did not see, then the next epoch", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			s.resetUnseen()
+			s.ack(w, q)
+			s.sig(q, "epoch 2")
+			s.wait(w, 1)
+		}, ""},
+		{"twin: an atomic reset, then the next epoch", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			s.atomicReset(w)
+			s.ack(w, q)
+			s.sig(q, "epoch 2")
+			s.wait(w, 1)
+		}, ""},
+		{"a reset racing the next epoch's signal", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.wait(w, 1)
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2") // not ordered after the reset
+			s.reset(w)
+		}, ClassStoreOverSignal},
 		{"twin: a read the wait does not count from", func(s *slotWorld, p, q, w *Thread) {
 			s.sig(p, "producer p")
 			s.read(w)
@@ -205,3 +260,23 @@ func TestDiffer(t *testing.T) {
 type stringer string
 
 func (s stringer) String() string { return string(s) }
+
+// A run's findings print the cause first: a stale epoch found after a data
+// race (the read the early wait let through) comes before it, and the
+// detector's own list stays in the order found.
+func TestErrLeadsWithTheCause(t *testing.T) {
+	s := &slotWorld{world: newWorld()}
+	p, q, w := s.a, s.b, s.d.NewThread("waiter")
+	s.d.Access(p, s.sp, 64, 72, Access{Info: &Info{Kind: KindSDMA, OpKind: OpPacket, Who: "sdma q0", Op: "COPY destination write"}, Write: true})
+	s.d.Access(w, s.sp, 64, 72, Access{Info: &Info{Kind: KindLane, OpKind: OpLane, Who: "reader", Op: "load"}})
+	s.sig(p, "epoch 1")
+	s.wait(w, 1)
+	q.Acquire(s.d.AddrSync(s.sp, 0))
+	s.wait(w, 1)
+	s.sig(q, "epoch 2")
+	require.Len(t, s.d.Reports(), 2)
+	assert.Equal(t, "", s.d.Reports()[0].Class, "found first: the data race")
+	var e *Error
+	require.ErrorAs(t, s.d.Err(), &e)
+	assert.Equal(t, []string{ClassStaleEpoch, ""}, []string{e.Reports[0].Class, e.Reports[1].Class})
+}

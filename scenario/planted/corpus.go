@@ -103,6 +103,18 @@ var corpus = []bug{
 	{"u64-counter-wrap", 2, 1, healthy, healthy, false, u64Wrap,
 		"a signal counter started at ^0 as a sentinel: the first signal wraps it past 2^64 and expected (start + 1) wraps to 0",
 		"seed document, waitSignal rules: a 64-bit >= on a running total; issue 23's wrap class"},
+	{"reset-lane-unordered", 2, 1, healthy, healthy, true, resetBetweenCalls(resetLane),
+		"a slot reset between two calls by a lane store after the first call's wait, not ordered before the peer's next signal",
+		"collective authors' incident: a signal pad reset between calls while the peer's next signal may already be in flight (issue 37's twins: a reset ordered between epochs starts a new epoch)"},
+	{"reset-host-unordered", 2, 1, healthy, healthy, true, resetBetweenCalls(resetHost),
+		"a slot reset between two calls by a host store, not ordered before the peer's next signal",
+		"collective authors' incident: a signal pad reset from the host between calls (issue 37)"},
+	{"reset-memset-unordered", 2, 1, healthy, healthy, true, resetBetweenCalls(resetMemset),
+		"a slot reset between two calls by an asynchronous memset on the receiver's stream, synchronised by the receiver only, not ordered before the peer's next signal",
+		"collective authors' incident: hipMemsetAsync of a signal pad racing a peer's signal (issue 37)"},
+	{"destroy-before-quiet", 2, 1, healthy, healthy, false, destroyBeforeQuiet,
+		"ccoCommDestroy after a kernel that put without draining its queue: kernel exit does not drain SDMA",
+		"seed document, Completion: quiet before the queue's resources go (issue 37's twin: destroy after a quiet that returned)"},
 }
 
 func init() {
