@@ -232,7 +232,7 @@ func (k opKind) fetching() bool  { return k == opGet || k == opPullRed }
 func (k opKind) multicast() bool { return k == opPutMC || k == opRedMC || k == opPullRed }
 func (k opKind) reduces() bool   { return k == opRed || k == opRedMC || k == opPullRed }
 
-var issueCall = &kernel.Call{Name: "ncclCft issue", Run: runIssue}
+var issueCall = &kernel.Call[*opArgs]{Name: "ncclCft issue", Run: runIssue}
 
 func (c *Cft) issue(op kernel.Group, kind opKind, le CftLeId, leOff uint64, smem int, bytes uint32, mask uint16, red RedOp) {
 	if op.Thread() != c.t {
@@ -242,8 +242,7 @@ func (c *Cft) issue(op kernel.Group, kind opKind, le CftLeId, leOff uint64, smem
 		op.Sync() // op.sync(); a warp's sync is the convergence at the call itself
 	}
 	c.a = opArgs{c: c, op: op, kind: kind, le: le, leOff: leOff, smem: smem, bytes: uint64(bytes), mask: mask, red: red}
-	c.t.Arg = &c.a
-	c.t.Converge(issueCall)
+	kernel.Converge(c.t, issueCall, &c.a)
 }
 
 // Put is ncclCft::put: asynchronously write bytes from shared memory at
@@ -339,9 +338,9 @@ func (a *opArgs) callName() string {
 	return call
 }
 
-func runIssue(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
+func runIssue(g *kernel.Active, args []*opArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.kind == opPullRed && a.op.Scope() != kernel.ScopeWarp {
 			return t.Error(a.callName(), fmt.Errorf("OpCoop must be ncclCoopWarp (static_assert in NCCL), got a %v group", a.op.Scope()))
 		}
@@ -497,9 +496,9 @@ func (sys *System) checkBound(rank int, off, n uint64) error {
 
 // ---- submit, flushSmem, flush ----
 
-var submitCall = &kernel.Call{Name: "ncclCft::submit", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
+var submitCall = &kernel.Call[*opArgs]{Name: "ncclCft::submit", Run: func(g *kernel.Active, args []*opArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if !elected(g, t, a.op.Scope()) {
 			continue
 		}
@@ -542,13 +541,12 @@ func (m *mbar) submit(is *issuer) {
 	m.maybeComplete()
 }
 
-func (c *Cft) converge(op kernel.Group, call *kernel.Call) {
+func (c *Cft) converge(op kernel.Group, call *kernel.Call[*opArgs]) {
 	if op.Thread() != c.t {
 		c.t.Fail(call.Name, fmt.Errorf("OpCoop belongs to %v, not to this ncclCft's thread", op.Thread()))
 	}
 	c.a = opArgs{c: c, op: op}
-	c.t.Arg = &c.a
-	c.t.Converge(call)
+	kernel.Converge(c.t, call, &c.a)
 }
 
 // Submit is ncclCft::submit: the elected thread of op hands its issued
@@ -556,8 +554,8 @@ func (c *Cft) converge(op kernel.Group, call *kernel.Call) {
 // flushSmem or flush.
 func (c *Cft) Submit(op kernel.Group) { c.converge(op, submitCall) }
 
-var flushSmemCall = &kernel.Call{Name: "ncclCft::flushSmem", Run: func(g *kernel.Active) error {
-	a := g.Lanes()[0].Arg.(*opArgs)
+var flushSmemCall = &kernel.Call[*opArgs]{Name: "ncclCft::flushSmem", Run: func(g *kernel.Active, args []*opArgs) error {
+	a := args[0]
 	m := a.c.mb
 	if m.sys.debug {
 		if n, by := m.unsubmitted(); n > 0 {
@@ -582,10 +580,10 @@ func (c *Cft) FlushSmem(op kernel.Group) {
 	op.Sync()
 }
 
-var flushCall = &kernel.Call{Name: "ncclCft::flush", Run: func(g *kernel.Active) error {
+var flushCall = &kernel.Call[*opArgs]{Name: "ncclCft::flush", Run: func(g *kernel.Active, args []*opArgs) error {
 	var m *mbar
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		m = a.c.mb
 		if !elected(g, t, a.op.Scope()) {
 			continue
@@ -604,8 +602,7 @@ var flushCall = &kernel.Call{Name: "ncclCft::flush", Run: func(g *kernel.Active)
 	}
 	w := m.sys.diag.enterFlush(g, m, "flush")
 	defer m.sys.diag.leave(g.Wave())
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
+	for _, a := range args {
 		p := a.c.parity
 		g.Actor().Await(sim.Wait{List: m.wl, Lo: 0, Hi: 1, Pred: func() bool { return m.phase&1 != p }, Text: w.text})
 		r := m.done[p&1]

@@ -248,15 +248,14 @@ func NewGda(t *kernel.Thread, dc DevComm, contextIndex int) *Gda {
 	return gd
 }
 
-func (gd *Gda) call(op kernel.Group, c *kernel.Call, a gdaArgs) {
+func (gd *Gda) call(op kernel.Group, c *kernel.Call[*gdaArgs], a gdaArgs) {
 	if op.Thread() != gd.t {
 		gd.t.Fail(a.call, fmt.Errorf("coop belongs to %v, not to this ccoGda's thread", op.Thread()))
 	}
 	op.Sync() // MORI's coop.sync() before the elected thread posts
 	a.gda, a.op = gd, op
 	gd.a = a
-	gd.t.Arg = &gd.a
-	gd.t.Converge(c)
+	kernel.Converge(gd.t, c, &gd.a)
 	op.Sync()
 }
 
@@ -300,9 +299,9 @@ func (gd *Gda) Signal(op kernel.Group, mode GdaTeamMode, peer int, remote GdaRem
 	gd.call(op, gdaIssueCall, gdaArgs{call: "ccoGda::signal", kind: ginSignalOp, mode: mode, peer: peer, ra: remote})
 }
 
-var gdaIssueCall = &kernel.Call{Name: "ccoGda issue", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaArgs)
+var gdaIssueCall = &kernel.Call[*gdaArgs]{Name: "ccoGda issue", Run: func(g *kernel.Active, args []*gdaArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.op.ThreadRank() != 0 {
 			continue
 		}
@@ -477,9 +476,9 @@ func (sys *System) gdaWaitSlot(g *kernel.Active, t *kernel.Thread, gr *ginRank, 
 	sys.ginRaceAcquireSlot(t, gr, s)
 }
 
-var gdaWaitCall = &kernel.Call{Name: "ccoGda::waitSignal", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaArgs)
+var gdaWaitCall = &kernel.Call[*gdaArgs]{Name: "ccoGda::waitSignal", Run: func(g *kernel.Active, args []*gdaArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.op.ThreadRank() != 0 {
 			continue
 		}
@@ -610,9 +609,9 @@ func (gd *Gda) teamPeers() []int {
 	return out
 }
 
-var gdaFlushAsyncCall = &kernel.Call{Name: "ccoGda::flushAsync", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaArgs)
+var gdaFlushAsyncCall = &kernel.Call[*gdaArgs]{Name: "ccoGda::flushAsync", Run: func(g *kernel.Active, args []*gdaArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		a.req = GdaRequest{}
 		if a.op.ThreadRank() != 0 {
 			continue
@@ -628,9 +627,9 @@ var gdaFlushAsyncCall = &kernel.Call{Name: "ccoGda::flushAsync", Run: func(g *ke
 	return nil
 }}
 
-var gdaWaitReqCall = &kernel.Call{Name: "ccoGda::wait", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaArgs)
+var gdaWaitReqCall = &kernel.Call[*gdaArgs]{Name: "ccoGda::wait", Run: func(g *kernel.Active, args []*gdaArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.op.ThreadRank() != 0 {
 			continue
 		}
@@ -642,11 +641,11 @@ var gdaWaitReqCall = &kernel.Call{Name: "ccoGda::wait", Run: func(g *kernel.Acti
 	return nil
 }}
 
-var gdaFlushCall = &kernel.Call{Name: "ccoGda::flush", Run: func(g *kernel.Active) error {
+var gdaFlushCall = &kernel.Call[*gdaArgs]{Name: "ccoGda::flush", Run: func(g *kernel.Active, args []*gdaArgs) error {
 	// The coop's threads split the peers (MORI strides them over the
 	// coop); all of them wait here, so the elected lane waits for all.
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.op.ThreadRank() != 0 {
 			continue
 		}
@@ -774,14 +773,13 @@ func (b *GdaBarrierSession) Sync(coop kernel.Group) {
 	}
 	coop.Sync()
 	b.a.coop = coop
-	b.t.Arg = &b.a
-	b.t.Converge(gdaBarCall)
+	kernel.Converge(b.t, gdaBarCall, &b.a)
 	coop.Sync()
 }
 
-var gdaBarCall = &kernel.Call{Name: "ccoGdaBarrierSession::sync", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*gdaBarArgs)
+var gdaBarCall = &kernel.Call[*gdaBarArgs]{Name: "ccoGdaBarrierSession::sync", Run: func(g *kernel.Active, args []*gdaBarArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.coop.ThreadRank() != 0 {
 			continue
 		}

@@ -69,7 +69,7 @@ func NewGin(t *kernel.Thread, dc DevComm, contextIndex int) *Gin {
 // Context is the context index.
 func (gi *Gin) Context() int { return gi.ctx }
 
-func (gi *Gin) call(op kernel.Group, c *kernel.Call, a ginArgs) {
+func (gi *Gin) call(op kernel.Group, c *kernel.Call[*ginArgs], a ginArgs) {
 	if op.Thread() != gi.t {
 		gi.t.Fail(c.Name, fmt.Errorf("coop belongs to %v, not to this ncclGin's thread", op.Thread()))
 	}
@@ -78,8 +78,7 @@ func (gi *Gin) call(op kernel.Group, c *kernel.Call, a ginArgs) {
 	}
 	a.gin, a.op = gi, op
 	gi.a = a
-	gi.t.Arg = &gi.a
-	gi.t.Converge(c)
+	kernel.Converge(gi.t, c, &gi.a)
 }
 
 // Put is ncclGin::put: bytes from the local window src at srcOff to peer's
@@ -117,9 +116,9 @@ func (gi *Gin) Get(op kernel.Group, team Team, peer int, remote Window, remoteOf
 	gi.call(op, ginIssueCall, ginArgs{kind: ginGet, team: team, peer: peer, src: remote, sOff: remoteOff, dst: local, dOff: localOff, bytes: bytes})
 }
 
-var ginIssueCall = &kernel.Call{Name: "ncclGin issue", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*ginArgs)
+var ginIssueCall = &kernel.Call[*ginArgs]{Name: "ncclGin issue", Run: func(g *kernel.Active, args []*ginArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if !elected(g, t, a.op.Scope()) {
 			continue
 		}
@@ -465,9 +464,9 @@ func (gi *Gin) ResetCounter(c GinCounter) {
 	gi.g.counter[c] = 0
 }
 
-var ginWaitCall = &kernel.Call{Name: "ncclGin::waitSignal", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*ginArgs)
+var ginWaitCall = &kernel.Call[*ginArgs]{Name: "ncclGin::waitSignal", Run: func(g *kernel.Active, args []*ginArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		gr := a.gin.g
 		sys := gr.sys
 		if a.ctr {
@@ -565,13 +564,13 @@ func (gi *Gin) FlushTimeout(op kernel.Group, timeoutCycles uint64) WaitStatus {
 	return st
 }
 
-var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Active) error {
+var ginFlushCall = &kernel.Call[*ginArgs]{Name: "ncclGin::flush", Run: func(g *kernel.Active, args []*ginArgs) error {
 	var ops []*ginOp
 	var gr *ginRank
 	timeout := sim.Time(-1)
 	var taken []ginTaken
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*ginArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		gr = a.gin.g
 		timeout = a.timeout
 		a.status = WaitOK
@@ -610,8 +609,8 @@ var ginFlushCall = &kernel.Call{Name: "ncclGin::flush", Run: func(g *kernel.Acti
 			}
 		}
 	}
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*ginArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		a.status = st
 		if st != WaitOK {
 			continue
