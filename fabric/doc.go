@@ -38,7 +38,7 @@
 // the same on every rank. The dev comm's resource window holds the barrier
 // buffers with NCCL's layout (§10.2). System.Read and System.Write are the
 // host's cudaMemcpy. Allocations of 1 MiB or more are mapped outside the Go
-// heap (internal/hostmem), so a run's resident memory is about its emulated
+// heap (hostmem), so a run's resident memory is about its emulated
 // bytes instead of the collector's goal for them; System.Close releases
 // them (scenario/cft's collectives close their system), and a System
 // nobody closed releases them when it becomes unreachable (hostmem keeps
