@@ -268,7 +268,7 @@
 // in flight to it with their NIC, QP and packets landed
 // (CauseGinSignalWaits, CauseGinBarrierWaits).
 //
-// # MORI's ccoGda (gda.go)
+// # MORI's ccoGda (gda.go, gda_signals.go, gda_flush.go, gda_barrier.go)
 //
 // MORI's GDA device layer (ROCm/mori include/mori/cco/cco_scale_out.hpp)
 // on the same NIC model and GIN machinery, with MORI's names: NewGda is
