@@ -107,9 +107,9 @@ func (b *bench) setFlagAt(rank int, at sim.Time, v uint32, set *sim.Time) {
 
 // cuPoll is a CU spinning on a flag another agent sets: each read samples
 // the word when it is issued and returns one MemRead later.
-var cuPollCall = &kernel.Call{Name: "cuPoll", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		p := t.Arg.(*cuPollArgs)
+var cuPollCall = &kernel.Call[*cuPollArgs]{Name: "cuPoll", Run: func(g *kernel.Active, args []*cuPollArgs) error {
+	for i, t := range g.Lanes() {
+		p := args[i]
 		for {
 			v, err := p.mem.Load32(p.addr)
 			if err != nil {
@@ -139,16 +139,15 @@ type cuPollArgs struct {
 }
 
 func (b *bench) cuPoll(t *kernel.Thread, rank int, want uint32) {
-	t.Arg = &cuPollArgs{mem: b.hostMem(), m: b.m, addr: b.flags[rank].LocalPtr(0), want: want}
-	t.Converge(cuPollCall)
+	kernel.Converge(t, cuPollCall, &cuPollArgs{mem: b.hostMem(), m: b.m, addr: b.flags[rank].LocalPtr(0), want: want})
 }
 
 // cuCopy is a CU kernel copying n bytes within its GPU's memory at the
 // model's CU copy bandwidth (the bench's buffers are phantom, so only the
 // time is real).
-var cuCopyCall = &kernel.Call{Name: "cuCopy", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		p := t.Arg.(*cuCopyArgs)
+var cuCopyCall = &kernel.Call[*cuCopyArgs]{Name: "cuCopy", Run: func(g *kernel.Active, args []*cuCopyArgs) error {
+	for i, t := range g.Lanes() {
+		p := args[i]
 		if err := p.mem.Check("cuCopy source", p.src, p.n); err != nil {
 			return t.Error("cuCopy", err)
 		}

@@ -483,8 +483,7 @@ func gatherGBps(m model.Model, seed uint64, bytes uint64) (float64, error) {
 	sp := newSpan()
 	if err := b.launch(0, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
 		sp.begin(t.Now())
-		t.Arg = &cuCopyArgs{mem: b.hostMem(), m: m, dst: b.recv[0].LocalPtr(0), src: b.send[0].LocalPtr(0), n: bytes}
-		t.Converge(cuCopyCall)
+		kernel.Converge(t, cuCopyCall, &cuCopyArgs{mem: b.hostMem(), m: m, dst: b.recv[0].LocalPtr(0), src: b.send[0].LocalPtr(0), n: bytes})
 		sp.finish(t.Now())
 	}); err != nil {
 		return 0, err

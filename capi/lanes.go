@@ -413,9 +413,9 @@ func putOpts(f uint64) []cco.Option {
 }
 
 var (
-	shflCall  = &kernel.Call{Name: "__shfl", Run: runShfl}
-	spinCall  = &kernel.Call{Name: "atomic load (spin)", Run: runSpin}
-	clockCall = &kernel.Call{Name: "clock read (spin)", Run: func(g *kernel.Active) error { g.Actor().Sleep(clockPoll); return nil }}
+	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
+	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
+	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
 )
 
 // call runs the lane's pending device call.
@@ -466,11 +466,11 @@ func (ln *lane) call() {
 	case C.EMUD_OP_ACTIVE_MASK:
 		l.ret = C.uint64_t(t.ActiveMask())
 	case C.EMUD_OP_SHFL:
-		t.Converge(shflCall)
+		kernel.Converge(t, shflCall, kernel.None{})
 		l.ret = C.uint64_t(ln.shfl)
 	case C.EMUD_OP_SPIN:
 		ln.spin.addr, ln.spin.width, ln.spin.seen = a[0], a[1], a[2]
-		t.Converge(spinCall)
+		kernel.Converge(t, spinCall, kernel.None{})
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
 			rt.mem.Watch().Notify(a[0], a[0]+a[1])
@@ -487,7 +487,7 @@ func (ln *lane) call() {
 		// work is not changed.
 		k := min(a[0], 1)
 		if ln.clock[k] == t.Now()+1 {
-			t.Converge(clockCall)
+			kernel.Converge(t, clockCall, kernel.None{})
 		}
 		ln.clock[k] = t.Now() + 1
 		hz := uint64(2_400_000_000) // clock64: the shader clock of MI355X
@@ -517,7 +517,7 @@ func (ln *lane) call() {
 // runShfl gives each lane the value of its source lane (a[1]) within its
 // width-lane segment (a[2]); a source lane not in the group gives the
 // lane its own value.
-func runShfl(g *kernel.Active) error {
+func runShfl(g *kernel.Active, _ []kernel.None) error {
 	vals := map[int]uint64{}
 	for _, t := range g.Lanes() {
 		vals[t.Lane()] = uint64(lanes[t].l.a[0])
@@ -542,7 +542,7 @@ func runShfl(g *kernel.Active) error {
 // runSpin is a group of lanes whose atomic load at one point of the
 // program read the same value twice: they wait, as a subscription, for a
 // write to any of the words they poll, after one poll interval.
-func runSpin(g *kernel.Active) error {
+func runSpin(g *kernel.Active, _ []kernel.None) error {
 	a := g.Actor()
 	a.Sleep(spinPoll)
 	changed := func() bool {

@@ -257,7 +257,7 @@ type barrierWait struct {
 	status   int
 }
 
-var barrierWaitCall = &kernel.Call{Name: "ccoLsaBarrierSession::wait", Run: runBarrierWait}
+var barrierWaitCall = &kernel.Call[*barrierWait]{Name: "ccoLsaBarrierSession::wait", Run: runBarrierWait}
 
 func (s *LsaBarrierSession) wait(call string, timeout int64) int {
 	w := &barrierWait{s: s, deadline: -1}
@@ -270,16 +270,15 @@ func (s *LsaBarrierSession) wait(call string, timeout int64) int {
 		// wave at once).
 		w.deadline = s.t.Now() + sim.Time(float64(timeout)/ghz*float64(sim.Nanosecond))
 	}
-	s.t.Arg = w
-	s.t.Converge(barrierWaitCall)
+	kernel.Converge(s.t, barrierWaitCall, w)
 	s.g.Sync()
 	return w.status
 }
 
 // runBarrierWait waits, lane by lane in lane order, for each lane's peers.
-func runBarrierWait(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		w := t.Arg.(*barrierWait)
+func runBarrierWait(g *kernel.Active, ws []*barrierWait) error {
+	for i, t := range g.Lanes() {
+		w := ws[i]
 		if err := w.run(g.Actor()); err != nil {
 			return t.Error("ccoLsaBarrierSession::wait", err)
 		}

@@ -50,7 +50,7 @@
 // that does not post (a non-leader of a warp/block-scope put, get,
 // putBroadcast or postWait call, members other than rank 0 of a scoped
 // quietQueue, a no-op with zero bytes or an out-of-range queue) parks at the
-// call with its EXEC bit off (kernel.Thread.ConvergeIf) and resumes with
+// call with its EXEC bit off (kernel.ConvergeIf) and resumes with
 // the lanes that did post, at the same virtual time, as a wave does after a
 // call run under a narrowed EXEC mask.
 // Thread-scope put/get follow ccoSdmaPutThread (§6): lanes with zero bytes or

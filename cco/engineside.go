@@ -14,7 +14,7 @@ import (
 
 // serialCall posts through runPosts, which posts serial posts one lane at a
 // time.
-var serialCall = &kernel.Call{Name: "post", Run: runPosts}
+var serialCall = &kernel.Call[*post]{Name: "post", Run: runPosts}
 
 // PutBroadcast is ccoSdma::putBroadcast: one broadcast COPY from srcWin+srcOff
 // to dstWin+dstOff on peer and dstWin2+dstOff2 on peer2, posted on queue

@@ -78,76 +78,84 @@ type CallLane struct {
 }
 
 func init() {
-	for _, c := range []*kernel.Call{putCall, serialCall, commitCall, quietCall, quietQueueCall, waitSignalCall} {
-		c.Run = observed(c.Name, c.Run)
-	}
+	observe(putCall)
+	observe(serialCall)
+	observe(commitCall)
+	observe(quietCall)
+	observe(quietQueueCall)
+	observe(waitSignalCall)
 }
 
-func observed(name string, run func(*kernel.Active) error) func(*kernel.Active) error {
-	return func(g *kernel.Active) error {
-		st := callState(g)
+// observedArg is the argument of an observed call (*post, *syncArgs): it
+// names the dev comm state the call runs on and describes its lane for the
+// call's event.
+type observedArg interface {
+	state() *devState
+	describe(ev *CallEvent, l *CallLane, t *kernel.Thread, st *devState)
+}
+
+// observe wraps c's Run so that the host's observer, if any, sees it.
+func observe[A observedArg](c *kernel.Call[A]) {
+	name, run := c.Name, c.Run
+	c.Run = func(g *kernel.Active, args []A) error {
+		st := args[0].state()
 		if st == nil || st.c.h.obs == nil {
-			return run(g)
+			return run(g, args)
 		}
 		o := st.c.h.obs
-		ev := callEvent(g, st, name)
+		ev := callEvent(g, args, st, name)
 		o.CallBegin(ev)
-		err := run(g)
+		err := run(g, args)
 		o.CallEnd(ev, err)
 		return err
 	}
 }
 
-// callState returns the dev comm state the group's call runs on.
-func callState(g *kernel.Active) *devState {
-	switch a := g.Lanes()[0].Arg.(type) {
-	case *post:
-		return a.s.st
-	case *syncArgs:
-		return a.s.st
-	}
-	return nil
-}
+func (p *post) state() *devState     { return p.s.st }
+func (a *syncArgs) state() *devState { return a.s.st }
 
-func callEvent(g *kernel.Active, st *devState, name string) *CallEvent {
+func callEvent[A observedArg](g *kernel.Active, args []A, st *devState, name string) *CallEvent {
 	w := g.Wave()
 	cfg := w.Kernel().Config()
 	lanes := g.Lanes()
 	ev := &CallEvent{Call: name, Actor: g.Actor(), Wave: w, Kernel: cfg.Name, GPU: cfg.GPU, Block: lanes[0].BlockIdx(),
 		Rank: st.c.LsaRank, Mask: g.Mask(), Lanes: make([]CallLane, 0, len(lanes))}
-	for _, t := range lanes {
+	for i, t := range lanes {
 		l := CallLane{Lane: t.Lane(), Queue: -1}
-		switch a := t.Arg.(type) {
-		case *post:
-			ev.Name = a.call
-			l.Peer, l.Queue = a.peer, a.q
-			if a.copy {
-				l.Bytes = a.bytes
-			}
-		case *syncArgs:
-			ev.Name = a.call
-			l.Peer = a.peer
-			switch name {
-			case "commit":
-				l.Queue = a.q
-				if q := commitQueue(t, a); q >= 0 {
-					ev.Rings = append(ev.Rings, engine.QueueID{GPU: st.c.LsaRank, Peer: a.peer, Q: q})
-				}
-			case "quietQueue":
-				l.Queue = a.q
-				ev.addDrain(a.s.st.existing(a.peer, a.q))
-			case "waitSignal":
-				l.Peer, l.Queue, l.Expected = a.src, a.q, a.expected
-				l.Slot = a.s.st.pool.Base + uint64(a.src*a.s.st.n+a.q)*8 // runWaitSignal's index
-			case "quiet":
-				for q := 0; q < a.s.st.n; q++ {
-					ev.addDrain(a.s.st.existing(a.peer, q))
-				}
-			}
-		}
+		args[i].describe(ev, &l, t, st)
 		ev.Lanes = append(ev.Lanes, l)
 	}
 	return ev
+}
+
+func (p *post) describe(ev *CallEvent, l *CallLane, _ *kernel.Thread, _ *devState) {
+	ev.Name = p.call
+	l.Peer, l.Queue = p.peer, p.q
+	if p.copy {
+		l.Bytes = p.bytes
+	}
+}
+
+func (a *syncArgs) describe(ev *CallEvent, l *CallLane, t *kernel.Thread, st *devState) {
+	ev.Name = a.call
+	l.Peer = a.peer
+	switch ev.Call {
+	case "commit":
+		l.Queue = a.q
+		if q := commitQueue(t, a); q >= 0 {
+			ev.Rings = append(ev.Rings, engine.QueueID{GPU: st.c.LsaRank, Peer: a.peer, Q: q})
+		}
+	case "quietQueue":
+		l.Queue = a.q
+		ev.addDrain(a.s.st.existing(a.peer, a.q))
+	case "waitSignal":
+		l.Peer, l.Queue, l.Expected = a.src, a.q, a.expected
+		l.Slot = a.s.st.pool.Base + uint64(a.src*a.s.st.n+a.q)*8 // runWaitSignal's index
+	case "quiet":
+		for q := 0; q < a.s.st.n; q++ {
+			ev.addDrain(a.s.st.existing(a.peer, q))
+		}
+	}
 }
 
 // commitQueue is the queue id lane t rings in commitCall, or −1.

@@ -216,15 +216,15 @@ const postedBy = " (posted by "
 
 // raceSignalsSeen: the lanes of a waitSignal that returned acquire their
 // slots (the ATOMICs that raised them released into them).
-func raceSignalsSeen(g *kernel.Active) {
+func raceSignalsSeen(g *kernel.Active, args []*syncArgs) {
 	d := g.Actor().Sim().Race()
 	if d == nil {
 		return
 	}
 	t := g.Actor().RaceThread()
 	now := int64(g.Actor().Sim().Now())
-	for _, l := range g.Lanes() { // what each lane's wait took, before any lane acquires
-		a := l.Arg.(*syncArgs)
+	for i, l := range g.Lanes() { // what each lane's wait took, before any lane acquires
+		a := args[i]
 		st := a.s.st
 		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
 		who := l.Who()
@@ -234,8 +234,7 @@ func raceSignalsSeen(g *kernel.Active) {
 		what := fmt.Sprintf("waitSignal by %s on signalBuf[%d × %d + %d] ≥ %d", who, a.src, st.n, a.q, a.expected)
 		d.WaitHeld(t, d.Space(st.c.h.dev.Memory(), "LSA memory"), addr, what, a.expected, ^uint64(0))
 	}
-	for _, l := range g.Lanes() {
-		a := l.Arg.(*syncArgs)
+	for _, a := range args {
 		st := a.s.st
 		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
 		t.Acquire(d.AddrSync(d.Space(st.c.h.dev.Memory(), "LSA memory"), addr))

@@ -232,7 +232,7 @@ func (p *post) soloBytes() uint64 {
 
 // ---- put / get / putPtr ----
 
-var putCall = &kernel.Call{Name: "put", Run: runPosts}
+var putCall = &kernel.Call[*post]{Name: "put", Run: runPosts}
 
 // Put is ccoSdma::put: copy bytes from srcWin+srcOff here to dstWin+dstOff on
 // LSA peer peer, through queue (peer, queueId). It does not wait: drain
@@ -279,7 +279,7 @@ func (s *Sdma) xfer(call string, peer int, addrs func() (uint64, uint64), bytes 
 
 // chunked posts p in chunks of at most MaxCopyBytes, the signals on the last
 // (ccoSdmaDispatchChunked). Each chunk is its own group post.
-func (s *Sdma) chunked(p *post, c *kernel.Call) {
+func (s *Sdma) chunked(p *post, c *kernel.Call[*post]) {
 	if p.bytes <= MaxCopyBytes {
 		p.sigs = true
 		s.converge(p, c)
@@ -300,23 +300,18 @@ func (s *Sdma) chunked(p *post, c *kernel.Call) {
 	s.converge(&last, c)
 }
 
-func (s *Sdma) converge(p *post, c *kernel.Call) {
+func (s *Sdma) converge(p *post, c *kernel.Call[*post]) {
 	p.s = s
 	if p != &s.p {
 		s.p = *p
 	}
-	s.t.Arg = &s.p
-	s.t.ConvergeIf(c, !s.p.idle)
+	kernel.ConvergeIf(s.t, c, &s.p, !s.p.idle)
 }
 
 // runPosts posts the group of lanes that reached a put-family call together
 // (ccoSdmaPutThread): solo, SameQueue, or Independent grouping.
-func runPosts(g *kernel.Active) error {
+func runPosts(g *kernel.Active, ps []*post) error {
 	lanes := g.Lanes()
-	ps := make([]*post, len(lanes))
-	for i, t := range lanes {
-		ps[i] = t.Arg.(*post)
-	}
 	a := g.Actor()
 	p0 := ps[0]
 	if len(ps) == 1 || p0.o.coop != CoopThread || p0.serial {

@@ -21,17 +21,16 @@ type syncArgs struct {
 	idle     bool // a member of the coop group that waits while its leader runs the call
 }
 
-func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call) {
+func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call[*syncArgs]) {
 	a.s = s
-	s.t.Arg = &a
-	s.t.ConvergeIf(c, !a.idle)
+	kernel.ConvergeIf(s.t, c, &a, !a.idle)
 }
 
-var commitCall = &kernel.Call{Name: "commit", Run: func(g *kernel.Active) error {
+var commitCall = &kernel.Call[*syncArgs]{Name: "commit", Run: func(g *kernel.Active, args []*syncArgs) error {
 	// One doorbell store per ringing lane, in parallel across the wave.
-	g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.Submit, 1)
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*syncArgs)
+	args[0].s.st.c.h.cuSpend(g.Actor(), model.Submit, 1)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		st := a.s.st
 		ring := func(q int) error {
 			qu := st.existing(a.peer, q)
@@ -82,10 +81,10 @@ func (s *Sdma) Commit(peer, queueId int, o ...Option) {
 	s.syncConverge(syncArgs{call: "commit", coop: op.coop, peer: peer, q: queueId}, commitCall)
 }
 
-var quietCall = &kernel.Call{Name: "quiet", Run: func(g *kernel.Active) error {
+var quietCall = &kernel.Call[*syncArgs]{Name: "quiet", Run: func(g *kernel.Active, args []*syncArgs) error {
 	reads := 0 // most rptr reads any one lane makes; lanes read in parallel
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*syncArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		n := a.s.st.n
 		first, step := 0, 1
 		switch a.coop {
@@ -103,15 +102,15 @@ var quietCall = &kernel.Call{Name: "quiet", Run: func(g *kernel.Active) error {
 		}
 		reads = max(reads, r)
 	}
-	rptrReads(g, reads)
+	rptrReads(g, args, reads)
 	return nil
 }}
 
 // rptrReads spends the CU time of n uncached read-pointer reads: every
 // queue quiet visits costs one, even when idle (MORI cco.hpp).
-func rptrReads(g *kernel.Active, n int) {
+func rptrReads(g *kernel.Active, args []*syncArgs, n int) {
 	if n > 0 {
-		g.Lanes()[0].Arg.(*syncArgs).s.st.c.h.cuSpend(g.Actor(), model.RptrRead, n)
+		args[0].s.st.c.h.cuSpend(g.Actor(), model.RptrRead, n)
 	}
 }
 
@@ -129,14 +128,14 @@ func (s *Sdma) Quiet(peer int, o ...Option) {
 	s.coopSync(op.coop)
 }
 
-var quietQueueCall = &kernel.Call{Name: "quietQueue", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*syncArgs)
+var quietQueueCall = &kernel.Call[*syncArgs]{Name: "quietQueue", Run: func(g *kernel.Active, args []*syncArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if err := drain(g.Actor(), t, a.s, a.call, a.peer, a.q); err != nil {
 			return err
 		}
 	}
-	rptrReads(g, 1)
+	rptrReads(g, args, 1)
 	return nil
 }}
 
@@ -173,7 +172,7 @@ func (s *Sdma) group(c Coop) kernel.Group {
 
 func (s *Sdma) coopSync(c Coop) { s.group(c).Sync() }
 
-var waitSignalCall = &kernel.Call{Name: "waitSignal", Run: runWaitSignal}
+var waitSignalCall = &kernel.Call[*syncArgs]{Name: "waitSignal", Run: runWaitSignal}
 
 // WaitSignal is ccoSdma::waitSignal(srcRank, queueId, expected): spin until
 // this rank's slot signalBuf[srcRank × n + queueId] is at least expected (a
@@ -206,12 +205,12 @@ func (w *sigWait) done(mem Memory) bool {
 
 // runWaitSignal spins the lanes together until every lane's slot has
 // reached its expected value (the loop exits only when all lanes have).
-func runWaitSignal(g *kernel.Active) error {
+func runWaitSignal(g *kernel.Active, args []*syncArgs) error {
 	var ws []*sigWait
 	var mem Memory
 	var lo, hi uint64
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*syncArgs)
+	for i, t := range g.Lanes() {
+		a := args[i]
 		st := a.s.st
 		mem = st.c.h.dev.Memory()
 		// Release builds index the pool without a bound, as MORI does.
@@ -229,9 +228,9 @@ func runWaitSignal(g *kernel.Active) error {
 		hi = max(hi, addr+8)
 		ws = append(ws, w)
 	}
-	h := g.Lanes()[0].Arg.(*syncArgs).s.st.c.h
+	h := args[0].s.st.c.h
 	defer h.cuSpend(g.Actor(), model.SignalVisible, 1)
-	defer raceSignalsSeen(g)
+	defer raceSignalsSeen(g, args)
 	if len(ws) == 0 {
 		return nil
 	}

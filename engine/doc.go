@@ -11,7 +11,7 @@
 // access anywhere else is a VM hole. Every write notifies the memory's watch list,
 // so waiters on a flag or signal slot are woken by the write itself.
 // By default regions are process memory: Go bytes below 1 MiB, anonymous
-// mappings outside the Go heap from 1 MiB (internal/hostmem), so a run's
+// mappings outside the Go heap from 1 MiB (hostmem), so a run's
 // resident memory is about its emulated bytes and the race detector keeps
 // no shadow of them; [Node.Close] gives them back (after it every access
 // fails naming the closed node), and a node nobody closes gives them back

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/hostmem"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )

@@ -144,8 +144,7 @@ func (b *BarrierSession) Arrive(coop kernel.Group, order MemoryOrder, producer, 
 	}
 	b.sys.fence(b.dc.Rank, ReleaseOrderOf(order), producer, consumer, FenceScopeSys)
 	b.sys.raceFence(b.t, b.dc.Rank, ReleaseOrderOf(order), producer, consumer, FenceScopeSys)
-	b.t.Arg = &b.a
-	b.t.Converge(barArriveCall)
+	kernel.Converge(b.t, barArriveCall, &b.a)
 }
 
 func (b *BarrierSession) check(call string, coop kernel.Group, order MemoryOrder, p, c ProxyType) {
@@ -157,9 +156,9 @@ func (b *BarrierSession) check(call string, coop kernel.Group, order MemoryOrder
 	}
 }
 
-var barArriveCall = &kernel.Call{Name: "ncclCftBarrierSession::arrive", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		t.Arg.(*barArgs).b.arrive(g)
+var barArriveCall = &kernel.Call[*barArgs]{Name: "ncclCftBarrierSession::arrive", Run: func(g *kernel.Active, args []*barArgs) error {
+	for _, a := range args {
+		a.b.arrive(g)
 	}
 	return nil
 }}
@@ -200,12 +199,12 @@ func (b *BarrierSession) arrive(g *kernel.Active) {
 	g.Actor().Await(sim.Wait{List: mb.wl, Lo: 0, Hi: 1, Pred: func() bool { return mb.phase > 0 }, Text: wi.text})
 }
 
-var barWaitCall = &kernel.Call{Name: "ncclCftBarrierSession::wait", Run: func(g *kernel.Active) error {
+var barWaitCall = &kernel.Call[*barArgs]{Name: "ncclCftBarrierSession::wait", Run: func(g *kernel.Active, args []*barArgs) error {
 	lanes := g.Lanes()
-	b0 := lanes[0].Arg.(*barArgs).b
+	b0 := args[0].b
 	sys, me := b0.sys, b0.dc.Rank
 	var deadline sim.Time = -1
-	if d := lanes[0].Arg.(*barArgs).timeout; d >= 0 {
+	if d := args[0].timeout; d >= 0 {
 		deadline = sys.s.Now() + d
 	}
 	// Every lane's inbox slots: thread t of a unicast session polls peers
@@ -214,8 +213,8 @@ var barWaitCall = &kernel.Call{Name: "ncclCftBarrierSession::wait", Run: func(g 
 	// lock-step), then each lane's result is its own.
 	per := make([][]slotWait, len(lanes))
 	var all []slotWait
-	for i, t := range lanes {
-		b := t.Arg.(*barArgs).b
+	for i := range lanes {
+		b := args[i].b
 		if b.multimem {
 			if b.coop.ThreadRank() == 0 {
 				per[i] = []slotWait{{b.mcInbox(), b.epoch + uint32(b.team.NRanks)}}
@@ -250,7 +249,7 @@ var barWaitCall = &kernel.Call{Name: "ncclCftBarrierSession::wait", Run: func(g 
 		sys.diag.leave(g.Wave())
 	}
 	for i, t := range lanes {
-		a := t.Arg.(*barArgs)
+		a := args[i]
 		b := a.b
 		a.res = Success
 		if reached(per[i]) {
@@ -283,8 +282,7 @@ type slotWait struct {
 
 func (b *BarrierSession) wait(coop kernel.Group, order MemoryOrder, producer, consumer ProxyType, timeout sim.Time) Result {
 	b.a.timeout = timeout
-	b.t.Arg = &b.a
-	b.t.Converge(barWaitCall)
+	kernel.Converge(b.t, barWaitCall, &b.a)
 	res := b.a.res
 	coop.Sync()
 	MemFence(coop, b.dc, AcquireOrderOf(order), producer, consumer, FenceScopeSys)

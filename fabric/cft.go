@@ -232,7 +232,7 @@ func (k opKind) fetching() bool  { return k == opGet || k == opPullRed }
 func (k opKind) multicast() bool { return k == opPutMC || k == opRedMC || k == opPullRed }
 func (k opKind) reduces() bool   { return k == opRed || k == opRedMC || k == opPullRed }
 
-var issueCall = &kernel.Call{Name: "ncclCft issue", Run: runIssue}
+var issueCall = &kernel.Call[*opArgs]{Name: "ncclCft issue", Run: runIssue}
 
 func (c *Cft) issue(op kernel.Group, kind opKind, le CftLeId, leOff uint64, smem int, bytes uint32, mask uint16, red RedOp) {
 	if op.Thread() != c.t {
@@ -242,8 +242,7 @@ func (c *Cft) issue(op kernel.Group, kind opKind, le CftLeId, leOff uint64, smem
 		op.Sync() // op.sync(); a warp's sync is the convergence at the call itself
 	}
 	c.a = opArgs{c: c, op: op, kind: kind, le: le, leOff: leOff, smem: smem, bytes: uint64(bytes), mask: mask, red: red}
-	c.t.Arg = &c.a
-	c.t.Converge(issueCall)
+	kernel.Converge(c.t, issueCall, &c.a)
 }
 
 // Put is ncclCft::put: asynchronously write bytes from shared memory at
@@ -339,9 +338,9 @@ func (a *opArgs) callName() string {
 	return call
 }
 
-func runIssue(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
+func runIssue(g *kernel.Active, args []*opArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.kind == opPullRed && a.op.Scope() != kernel.ScopeWarp {
 			return t.Error(a.callName(), fmt.Errorf("OpCoop must be ncclCoopWarp (static_assert in NCCL), got a %v group", a.op.Scope()))
 		}
@@ -493,135 +492,4 @@ func (sys *System) checkBound(rank int, off, n uint64) error {
 		}
 	}
 	return fmt.Errorf("LE range [%#x, %#x) on rank %d is not inside any window bound to the LE (a fabric fault on hardware)", off, off+n, rank)
-}
-
-// ---- submit, flushSmem, flush ----
-
-var submitCall = &kernel.Call{Name: "ncclCft::submit", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
-		if !elected(g, t, a.op.Scope()) {
-			continue
-		}
-		a.c.mb.submit(a.c.issuer())
-	}
-	return nil
-}}
-
-// issuer is mb.byThread[c.t], the issuer of the ops c's thread issued as
-// an elected thread (c.t is always the thread a lane's call runs on), from
-// c's cache while mb's issuers have not been reset since; nil if it has
-// none.
-func (c *Cft) issuer() *issuer {
-	m := c.mb
-	if c.is != nil && c.isGen == m.gen {
-		return c.is
-	}
-	is := m.byThread[c.t]
-	if is != nil {
-		c.is, c.isGen = is, m.gen
-	}
-	return is
-}
-
-// submit hands the elected thread's issued ops to the fabric, then
-// expect_tx(txCount).
-func (m *mbar) submit(is *issuer) {
-	if is == nil {
-		return
-	}
-	for _, o := range is.unsub {
-		if !o.started {
-			m.sys.start(o)
-		}
-	}
-	clear(is.unsub)
-	is.unsub = is.unsub[:0] // the next ops reuse its array
-	m.tx += is.txCount
-	is.txCount = 0
-	m.maybeComplete()
-}
-
-func (c *Cft) converge(op kernel.Group, call *kernel.Call) {
-	if op.Thread() != c.t {
-		c.t.Fail(call.Name, fmt.Errorf("OpCoop belongs to %v, not to this ncclCft's thread", op.Thread()))
-	}
-	c.a = opArgs{c: c, op: op}
-	c.t.Arg = &c.a
-	c.t.Converge(call)
-}
-
-// Submit is ncclCft::submit: the elected thread of op hands its issued
-// operations to the fabric. Every OpCoop that issued must submit before
-// flushSmem or flush.
-func (c *Cft) Submit(op kernel.Group) { c.converge(op, submitCall) }
-
-var flushSmemCall = &kernel.Call{Name: "ncclCft::flushSmem", Run: func(g *kernel.Active) error {
-	a := g.Lanes()[0].Arg.(*opArgs)
-	m := a.c.mb
-	if m.sys.debug {
-		if n, by := m.unsubmitted(); n > 0 {
-			return g.Errorf(g.Lanes()[0], "%d operations issued by %s were never submitted: call submit before flushSmem", n, by[0].who())
-		}
-	}
-	w := m.sys.diag.enterFlush(g, m, "flushSmem")
-	defer m.sys.diag.leave(g.Wave())
-	g.Actor().Await(sim.Wait{List: m.wl, Lo: 0, Hi: 1,
-		Pred: func() bool { n, _ := m.unsubmitted(); return m.smemBusy == 0 && n == 0 },
-		Text: w.text})
-	raceAcquire(g, &m.raceSmem)
-	return nil
-}}
-
-// FlushSmem is ncclCft::flushSmem: every thread of op waits until submitted
-// operations have read their shared-memory sources (so the buffers may be
-// reused), then op syncs. It says nothing about completion at the
-// destination.
-func (c *Cft) FlushSmem(op kernel.Group) {
-	c.converge(op, flushSmemCall)
-	op.Sync()
-}
-
-var flushCall = &kernel.Call{Name: "ncclCft::flush", Run: func(g *kernel.Active) error {
-	var m *mbar
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
-		m = a.c.mb
-		if !elected(g, t, a.op.Scope()) {
-			continue
-		}
-		if m.flushBy.t != nil {
-			return g.Errorf(t, "%s already has a flush in this phase (by %s): one flush per phase, and its coop must include every issuing group", m.name, m.flushBy)
-		}
-		if m.sys.debug {
-			if n, by := m.unsubmitted(); n > 0 {
-				return g.Errorf(t, "%d operations issued by %s were never submitted: every group that issues must call submit before flush", n, by[0].who())
-			}
-		}
-		m.flushBy = groupRef{t, a.op.Scope()}
-		m.pending = 0
-		m.maybeComplete()
-	}
-	w := m.sys.diag.enterFlush(g, m, "flush")
-	defer m.sys.diag.leave(g.Wave())
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*opArgs)
-		p := a.c.parity
-		g.Actor().Await(sim.Wait{List: m.wl, Lo: 0, Hi: 1, Pred: func() bool { return m.phase&1 != p }, Text: w.text})
-		r := m.done[p&1]
-		a.report, a.code = r.has, uint32(r.code)
-		a.c.parity ^= 1
-	}
-	raceAcquire(g, &m.raceDone)
-	return nil
-}}
-
-// Flush is ncclCft::flush: the elected thread arrives on the mbarrier and
-// every thread of op waits until everything tracked in the phase has
-// completed. hasReport says a fabric error was reported in the phase and
-// report is its 8-bit code (0 on success: the code writes it either way).
-// op must include the threads of every group that issued on the object.
-func (c *Cft) Flush(op kernel.Group) (hasReport bool, report uint32) {
-	c.converge(op, flushCall)
-	return c.a.report, c.a.code
 }

@@ -126,8 +126,7 @@ func (c *Cft) issueCounted(op kernel.Group, kind opKind, le CftLeId, leOff, coun
 		op.Sync()
 	}
 	c.a = opArgs{c: c, op: op, kind: kind, le: le, leOff: leOff, smem: smem, bytes: uint64(bytes), mask: FullMask, counted: true, counterOff: counterOff}
-	c.t.Arg = &c.a
-	c.t.Converge(issueCall)
+	kernel.Converge(c.t, issueCall, &c.a)
 }
 
 // countedArgs is one lane's waitCounted.
@@ -188,8 +187,7 @@ func waitCounted(coop kernel.Group, dc DevComm, order MemoryOrder, proxy ProxyTy
 	}
 	coop.Sync()
 	a := &countedArgs{sys: sys, coop: coop, rank: dc.Rank, off: w.bigOffset() + off, expected: expected, timeout: timeout}
-	t.Arg = a
-	t.Converge(countedWaitCall)
+	kernel.Converge(t, countedWaitCall, a)
 	coop.Sync()
 	// Thread 0 waited; the coop's threads return its status.
 	st := sys.countedStatus[countKey{dc.Rank, a.off}]
@@ -209,9 +207,9 @@ func waitCounted(coop kernel.Group, dc DevComm, order MemoryOrder, proxy ProxyTy
 	return st
 }
 
-var countedWaitCall = &kernel.Call{Name: "waitCounted", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*countedArgs)
+var countedWaitCall = &kernel.Call[*countedArgs]{Name: "waitCounted", Run: func(g *kernel.Active, args []*countedArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.coop.ThreadRank() != 0 {
 			continue
 		}

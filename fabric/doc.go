@@ -38,7 +38,7 @@
 // the same on every rank. The dev comm's resource window holds the barrier
 // buffers with NCCL's layout (§10.2). System.Read and System.Write are the
 // host's cudaMemcpy. Allocations of 1 MiB or more are mapped outside the Go
-// heap (internal/hostmem), so a run's resident memory is about its emulated
+// heap (hostmem), so a run's resident memory is about its emulated
 // bytes instead of the collector's goal for them; System.Close releases
 // them (scenario/cft's collectives close their system), and a System
 // nobody closed releases them when it becomes unreachable (hostmem keeps
@@ -268,7 +268,7 @@
 // in flight to it with their NIC, QP and packets landed
 // (CauseGinSignalWaits, CauseGinBarrierWaits).
 //
-// # MORI's ccoGda (gda.go)
+// # MORI's ccoGda (gda.go, gda_signals.go, gda_flush.go, gda_barrier.go)
 //
 // MORI's GDA device layer (ROCm/mori include/mori/cco/cco_scale_out.hpp)
 // on the same NIC model and GIN machinery, with MORI's names: NewGda is

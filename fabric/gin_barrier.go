@@ -87,14 +87,13 @@ func (b *GinBarrierSession) Sync(coop kernel.Group, fence GinFence) {
 	}
 	coop.Sync()
 	b.a.coop, b.a.fence = coop, fence
-	b.t.Arg = &b.a
-	b.t.Converge(ginBarCall)
+	kernel.Converge(b.t, ginBarCall, &b.a)
 	coop.Sync()
 }
 
-var ginBarCall = &kernel.Call{Name: "ncclGinBarrierSession::sync", Run: func(g *kernel.Active) error {
-	for _, t := range g.Lanes() {
-		a := t.Arg.(*ginBarArgs)
+var ginBarCall = &kernel.Call[*ginBarArgs]{Name: "ncclGinBarrierSession::sync", Run: func(g *kernel.Active, args []*ginBarArgs) error {
+	for i, t := range g.Lanes() {
+		a := args[i]
 		if a.coop.ThreadRank() != 0 {
 			continue
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/engine"
-	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/hostmem"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/nic"

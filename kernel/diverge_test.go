@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -350,20 +351,23 @@ func hexes(v []uint64) string {
 // lane does not run the call.
 func TestConvergeIf(t *testing.T) {
 	var runs []uint64
-	probe := &Call{Name: "probe", Run: func(g *Active) error {
+	var got [][]int
+	probe := &Call[int]{Name: "probe", Run: func(g *Active, args []int) error {
 		runs = append(runs, g.Mask())
+		got = append(got, slices.Clone(args))
 		return nil
 	}}
 	after := make([]uint64, 64)
 	_, err := run(t, 1, Config{Grid: 1, Block: 64}, func(th *Thread) {
-		th.ConvergeIf(probe, th.Lane() == 0)
+		ConvergeIf(th, probe, 100+th.Lane(), th.Lane() == 0)
 		if th.Lane() >= 32 {
-			th.ConvergeIf(probe, false)
+			ConvergeIf(th, probe, 200+th.Lane(), false)
 		}
 		after[th.Lane()] = th.ActiveMask()
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{1}, runs, "one run, lane 0 only; the all-inactive group runs nothing")
+	assert.Equal(t, [][]int{{100}}, got, "Run gets the active lanes' arguments only")
 	for l := range after {
 		assert.Equal(t, ^uint64(0), after[l], "lane %d", l)
 	}
@@ -372,13 +376,13 @@ func TestConvergeIf(t *testing.T) {
 // A hang report names each parked group with its lanes and source
 // position.
 func TestHangReportNamesGroupsAndPositions(t *testing.T) {
-	block := &Call{Name: "block", Run: func(g *Active) error {
+	block := &Call[None]{Name: "block", Run: func(g *Active, _ []None) error {
 		g.Actor().Await(sim.Wait{List: g.Actor().Sim().NewWatchList("never"), Pred: func() bool { return false }, What: "a flag nobody sets"})
 		return nil
 	}}
 	_, err := run(t, 1, Config{Grid: 1, Block: 64}, func(th *Thread) {
 		if th.Lane() < 4 {
-			th.Converge(block)
+			Converge(th, block, None{})
 		}
 		th.SyncWarp()
 	})

@@ -47,6 +47,19 @@
 // that left a loop wait at its exit; and lanes that returned from a helper
 // wait in the caller.
 //
+// # Device calls and their arguments
+//
+// A device call is a Call[A]: each lane parks at it with an argument of
+// type A (Converge, ConvergeIf), and its Run gets the active lanes and
+// their arguments as an []A in lane order, so the type of what travels with
+// each call is in its declaration and no call site converts it back. A
+// lane that wants results passes a pointer to its own per-lane state (cco
+// passes its *post, fabric its *opArgs) and Run writes through it. A call
+// with no argument is a Call[None]. Inside package kernel a parked lane
+// keeps its argument untyped, and Call.run, which only sees lanes parked at
+// that same Call[A], converts it back: the one conversion, which cannot
+// fail.
+//
 // Leader-only calls are convergence points for their whole coop group: a
 // device call that only some lanes execute (a warp-scope put posted by lane
 // 0) parks every lane with ConvergeIf, the non-leaders with their EXEC bit

@@ -3,6 +3,8 @@ package kernel
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/emud-dev/emud/internal/testmain"
@@ -225,12 +227,12 @@ func TestPanicFailsKernelNotProcess(t *testing.T) {
 }
 
 func TestFailFromDeviceCall(t *testing.T) {
-	trap := &Call{Name: "trap", Run: func(g *Active) error {
+	trap := &Call[None]{Name: "trap", Run: func(g *Active, _ []None) error {
 		return g.Errorf(g.Lanes()[len(g.Lanes())-1], "rule %d broken", 3)
 	}}
 	_, err := run(t, 7, Config{Grid: 1, Block: 64}, func(th *Thread) {
 		if th.Lane() < 10 {
-			th.Converge(trap)
+			Converge(th, trap, None{})
 		}
 	})
 	var le *LaneError
@@ -254,19 +256,18 @@ func TestBlockingCallAndHostWait(t *testing.T) {
 	s := sim.New(sim.Config{Seed: 8})
 	runs := 0
 	var groupSize int
-	sleep := &Call{Name: "sleep", Run: func(g *Active) error {
+	sleep := &Call[*uint64]{Name: "sleep", Run: func(g *Active, at []*uint64) error {
 		runs++
 		groupSize = len(g.Lanes())
 		g.Actor().Sleep(5 * sim.Microsecond)
-		for _, t := range g.Lanes() {
-			t.Res64 = uint64(g.Actor().Now())
+		for _, p := range at {
+			*p = uint64(g.Actor().Now())
 		}
 		return nil
 	}}
 	var at [64]uint64
 	k, err := Launch(s, Config{Grid: 1, Block: 64}, func(th *Thread) {
-		th.Converge(sleep)
-		at[th.Lane()] = th.Res64
+		Converge(th, sleep, &at[th.Lane()])
 	})
 	require.NoError(t, err)
 	var hostSaw sim.Time
@@ -286,13 +287,13 @@ func TestBlockingCallAndHostWait(t *testing.T) {
 // A barrier some waves never reach hangs, and the report names the
 // barrier and what the other wave's lanes are doing.
 func TestBarrierHangReport(t *testing.T) {
-	block := &Call{Name: "wait-forever", Run: func(g *Active) error {
+	block := &Call[None]{Name: "wait-forever", Run: func(g *Active, _ []None) error {
 		g.Actor().Await(sim.Wait{List: g.Actor().Sim().NewWatchList("never"), Pred: func() bool { return false }, What: "a flag nobody sets"})
 		return nil
 	}}
 	_, err := run(t, 9, Config{Grid: 1, Block: 128}, func(th *Thread) {
 		if th.WaveIdx() == 1 {
-			th.Converge(block)
+			Converge(th, block, None{})
 		}
 		th.SyncThreads()
 	})
@@ -371,4 +372,42 @@ func TestThreadUsedByAnotherLane(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, 5, le.Lane)
 	assert.Contains(t, le.Error(), "syncwarp called on GPU 0 block 0 thread 0 (wave 0 lane 0)'s Thread from another lane")
+}
+
+// A call's Run gets each active lane's own argument, aligned with Lanes,
+// whatever the types of the calls the wave ran before (the argument
+// scratch is shared by the wave's calls).
+func TestCallArgsFollowLanes(t *testing.T) {
+	type got struct {
+		lanes []int
+		args  []string
+	}
+	var names []got
+	name := &Call[string]{Name: "name", Run: func(g *Active, args []string) error {
+		r := got{args: slices.Clone(args)}
+		for _, th := range g.Lanes() {
+			r.lanes = append(r.lanes, th.Lane())
+		}
+		names = append(names, r)
+		return nil
+	}}
+	double := &Call[*int]{Name: "double", Run: func(g *Active, args []*int) error {
+		for _, p := range args {
+			*p *= 2
+		}
+		return nil
+	}}
+	var vals [8]int
+	_, err := run(t, 3, Config{Grid: 1, Block: 8}, func(th *Thread) {
+		vals[th.Lane()] = th.Lane()
+		if th.Lane()%2 == 1 {
+			Converge(th, double, &vals[th.Lane()])
+		}
+		Converge(th, name, fmt.Sprint("lane", th.Lane()))
+		ConvergeIf(th, double, &vals[th.Lane()], th.Lane() < 4)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []got{{lanes: []int{0, 1, 2, 3, 4, 5, 6, 7},
+		args: []string{"lane0", "lane1", "lane2", "lane3", "lane4", "lane5", "lane6", "lane7"}}}, names)
+	assert.Equal(t, [8]int{0, 4, 4, 12, 4, 10, 6, 14}, vals)
 }

@@ -21,7 +21,8 @@ type Thread struct {
 	panicked *LaneError
 
 	// convergence point
-	call   *Call
+	call   caller
+	arg    any   // the argument it passed to call (Call.run reads it back)
 	idle   bool  // parked with its EXEC bit off: the call's Run does not see it
 	site   *site // where it is parked, in program terms
 	iters  []uint32
@@ -30,13 +31,10 @@ type Thread struct {
 	lastN  int
 	native *NativeSite // the point of the next park, set by native lane code (native.go)
 
-	// Arg and Result carry a device call's per-lane values between the lane
-	// and the group's Run. U64 and Res64 are the same for plain integers,
-	// without boxing.
-	Arg    any
-	Result any
-	U64    uint64
-	Res64  uint64
+	// u64 and res64 carry the wave collectives' per-lane values (Ballot,
+	// MatchAny, ReadFirstLane) without boxing.
+	u64   uint64
+	res64 uint64
 }
 
 // GPU is the GPU the kernel runs on.
@@ -84,20 +82,26 @@ func (t *Thread) Who() string {
 	return fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, cfg.GPU, t.BlockIdx(), t.w.idx, t.lane)
 }
 
-// Converge parks the lane at call c and returns once c has run for the
-// group of lanes that reached it together. Packages that implement device
-// calls (cco, fabric) build on it: they pass per-lane values in Arg/U64 and
-// read results from Result/Res64.
-func (t *Thread) Converge(c *Call) { t.park(c, false) }
+// Converge parks lane t at call c with its argument arg and returns once c
+// has run for the group of lanes that reached it together (c.Run gets their
+// arguments in lane order). Packages that implement device calls (cco,
+// fabric) build on it.
+func Converge[A any](t *Thread, c *Call[A], arg A) {
+	t.arg = arg
+	t.park(c, false)
+}
 
 // ConvergeIf is Converge for a call that only some lanes of a coop group
 // execute, as a wave runs a leader-only call with its EXEC mask narrowed:
 // every lane parks at c and resumes when the group's call has run, but
-// c.Run sees only the lanes with active set (Active.Lanes, Active.Mask).
-// When no lane of the group is active, c.Run is not called at all. Call it
-// from one line for active and inactive lanes alike, so that they park at
-// one point.
-func (t *Thread) ConvergeIf(c *Call, active bool) { t.park(c, !active) }
+// c.Run sees only the lanes with active set (Active.Lanes, Active.Mask, and
+// their arguments). When no lane of the group is active, c.Run is not
+// called at all. Call it from one line for active and inactive lanes alike,
+// so that they park at one point.
+func ConvergeIf[A any](t *Thread, c *Call[A], arg A, active bool) {
+	t.arg = arg
+	t.park(c, !active)
+}
 
 // Fail stops the kernel at this lane with err, as a trap does: the run ends
 // with a *LaneError naming the lane and call. It does not return.
@@ -115,45 +119,45 @@ func (t *Thread) laneError(call string, err error) *LaneError {
 // ---- wave collectives ----
 
 var (
-	ballotCall = &Call{Name: "ballot", Run: func(g *Active) error {
+	ballotCall = &Call[None]{Name: "ballot", Run: func(g *Active, _ []None) error {
 		var m uint64
 		for _, t := range g.lanes {
-			if t.U64 != 0 {
+			if t.u64 != 0 {
 				m |= 1 << uint(t.lane)
 			}
 		}
 		for _, t := range g.lanes {
-			t.Res64 = m
+			t.res64 = m
 		}
 		return nil
 	}}
-	matchAnyCall = &Call{Name: "match_any", Run: func(g *Active) error {
+	matchAnyCall = &Call[None]{Name: "match_any", Run: func(g *Active, _ []None) error {
 		for _, t := range g.lanes {
 			var m uint64
 			for _, u := range g.lanes {
-				if u.U64 == t.U64 {
+				if u.u64 == t.u64 {
 					m |= 1 << uint(u.lane)
 				}
 			}
-			t.Res64 = m
+			t.res64 = m
 		}
 		return nil
 	}}
-	firstLaneCall = &Call{Name: "readfirstlane", Run: func(g *Active) error {
-		v := g.lanes[0].U64
+	firstLaneCall = &Call[None]{Name: "readfirstlane", Run: func(g *Active, _ []None) error {
+		v := g.lanes[0].u64
 		for _, t := range g.lanes {
-			t.Res64 = v
+			t.res64 = v
 		}
 		return nil
 	}}
-	activeCall = &Call{Name: "activemask", Run: func(g *Active) error {
+	activeCall = &Call[None]{Name: "activemask", Run: func(g *Active, _ []None) error {
 		for _, t := range g.lanes {
-			t.Res64 = g.mask
+			t.res64 = g.mask
 		}
 		return nil
 	}}
-	syncWarpCall    = &Call{Name: "syncwarp", Run: func(g *Active) error { return nil }}
-	syncThreadsCall = &Call{Name: "syncthreads", Run: func(g *Active) error {
+	syncWarpCall    = &Call[None]{Name: "syncwarp", Run: func(g *Active, _ []None) error { return nil }}
+	syncThreadsCall = &Call[None]{Name: "syncthreads", Run: func(g *Active, _ []None) error {
 		g.w.b.arrive(g.w.a, g.w)
 		return nil
 	}}
@@ -161,41 +165,45 @@ var (
 
 // Ballot returns the mask of active lanes whose pred is true.
 func (t *Thread) Ballot(pred bool) uint64 {
-	t.U64 = 0
+	t.u64 = 0
 	if pred {
-		t.U64 = 1
+		t.u64 = 1
 	}
+	t.arg = None{}
 	t.park(ballotCall, false)
-	return t.Res64
+	return t.res64
 }
 
 // MatchAny returns the mask of active lanes whose key equals this lane's.
 func (t *Thread) MatchAny(key uint64) uint64 {
-	t.U64 = key
+	t.u64 = key
+	t.arg = None{}
 	t.park(matchAnyCall, false)
-	return t.Res64
+	return t.res64
 }
 
 // ReadFirstLane returns v of the lowest active lane.
 func (t *Thread) ReadFirstLane(v uint64) uint64 {
-	t.U64 = v
+	t.u64 = v
+	t.arg = None{}
 	t.park(firstLaneCall, false)
-	return t.Res64
+	return t.res64
 }
 
 // ActiveMask returns the mask of lanes that reached this call together.
 func (t *Thread) ActiveMask() uint64 {
+	t.arg = None{}
 	t.park(activeCall, false)
-	return t.Res64
+	return t.res64
 }
 
 // SyncWarp is a wave barrier: the lanes that reach it together leave it
 // together.
-func (t *Thread) SyncWarp() { t.park(syncWarpCall, false) }
+func (t *Thread) SyncWarp() { t.arg = None{}; t.park(syncWarpCall, false) }
 
 // SyncThreads is __syncthreads: every live wave of the block arrives before
 // any leaves.
-func (t *Thread) SyncThreads() { t.park(syncThreadsCall, false) }
+func (t *Thread) SyncThreads() { t.arg = None{}; t.park(syncThreadsCall, false) }
 
 // Popc is the number of lanes in a mask.
 func Popc(mask uint64) int { return bits.OnesCount64(mask) }

@@ -16,18 +16,58 @@ import (
 	"github.com/emud-dev/emud/sim"
 )
 
-// Call is a device call that lanes converge at. Run executes it once for the
-// active lanes, on the wave's actor, which may block (a reservation, a
-// drain). Calls are compared by identity: declare each as a package variable.
-type Call struct {
+// Call is a device call that lanes converge at, each lane passing an
+// argument of type A (Converge, ConvergeIf). Run executes the call once for
+// the active lanes, on the wave's actor, which may block (a reservation, a
+// drain); args[i] is the argument of g.Lanes()[i]. args is the wave's
+// scratch, valid until Run returns. A lane that wants results back passes a
+// pointer (to its own per-lane state, say) and Run writes through it.
+//
+// The argument's type travels with the call: a lane can only park at a
+// Call[A] with an A, so Run reads typed values and a reader sees which
+// argument goes with which call. Calls are compared by identity: declare
+// each as a package variable.
+type Call[A any] struct {
 	Name string
-	Run  func(g *Active) error
+	Run  func(g *Active, args []A) error
+}
+
+// None is the argument of a call that takes none.
+type None = struct{}
+
+// caller is a Call of any argument type, as a parked lane and its group
+// hold it.
+type caller interface {
+	callName() string
+	run(g *Active) error
+}
+
+func (c *Call[A]) callName() string { return c.Name }
+
+// run gathers the active lanes' arguments and runs the call. The lanes'
+// values were stored by Converge/ConvergeIf with this same c (a group is
+// the lanes parked at one caller), so each holds an A: the conversion back
+// is the one place the type is recovered, and it cannot fail.
+func (c *Call[A]) run(g *Active) error {
+	buf, _ := g.w.args.(*[]A)
+	if buf == nil {
+		buf = new([]A)
+		g.w.args = buf
+	}
+	args := (*buf)[:0]
+	for _, t := range g.lanes {
+		args = append(args, t.arg.(A))
+	}
+	*buf = args
+	err := c.Run(g, args)
+	clear(args) // hold no lane's value past its call
+	return err
 }
 
 // Active is the set of lanes of one wave that reached a call together.
 type Active struct {
 	w     *Wave
-	call  *Call
+	call  caller
 	lanes []*Thread // active lanes
 	all   []*Thread // active and inactive lanes parked here
 	mask  uint64
@@ -47,7 +87,7 @@ func (g *Active) Lanes() []*Thread { return g.lanes }
 func (g *Active) Mask() uint64 { return g.mask }
 
 // Call names the call the lanes are at.
-func (g *Active) Call() string { return g.call.Name }
+func (g *Active) Call() string { return g.call.callName() }
 
 // Site is the group's source position, file:line of the kernel code that
 // made the call.
@@ -55,7 +95,7 @@ func (g *Active) Site() string { return g.site.show }
 
 // Errorf returns a *LaneError for lane t at this call.
 func (g *Active) Errorf(t *Thread, format string, args ...any) error {
-	return t.laneError(g.call.Name, fmt.Errorf(format, args...))
+	return t.laneError(g.call.callName(), fmt.Errorf(format, args...))
 }
 
 // Wave is one wavefront: up to WaveSize lanes run in lock-step.
@@ -70,6 +110,7 @@ type Wave struct {
 	act     Active  // reused for every group
 	running *Thread // the lane whose coroutine runs now
 	pcs     [maxDepth]uintptr
+	args    any // the last Call's argument scratch, a *[]A (Call.run)
 }
 
 // Index is the wave's index within its block.
@@ -113,18 +154,18 @@ func (w *Wave) main(a *sim.Actor) {
 		var err error
 		if len(g.lanes) > 0 {
 			w.cur = g
-			err = g.call.Run(g)
+			err = g.call.run(g)
 			w.cur = nil
 		}
 		if err != nil {
 			if _, ok := err.(*LaneError); !ok {
-				err = g.lanes[0].laneError(g.call.Name, err)
+				err = g.lanes[0].laneError(g.call.callName(), err)
 			}
 			w.k.fail(err)
 			return
 		}
 		for _, t := range g.all {
-			t.call = nil
+			t.call, t.arg = nil, nil
 			if !w.advance(t) {
 				return
 			}
@@ -220,7 +261,7 @@ func (w *Wave) stopLanes() {
 func (w *Wave) label() string {
 	var sb strings.Builder
 	if g := w.cur; g != nil {
-		fmt.Fprintf(&sb, "%s by lanes %s at %s", g.call.Name, maskString(g.mask), g.site.show)
+		fmt.Fprintf(&sb, "%s by lanes %s at %s", g.call.callName(), maskString(g.mask), g.site.show)
 	}
 	// Parked groups in program order, each with its lanes and position.
 	type grp struct {
@@ -249,7 +290,7 @@ func (w *Wave) label() string {
 		if sb.Len() > 0 {
 			sb.WriteString("; ")
 		}
-		fmt.Fprintf(&sb, "lanes %s parked at %s (%s)", maskString(g.mask), g.t.call.Name, g.t.site.show)
+		fmt.Fprintf(&sb, "lanes %s parked at %s (%s)", maskString(g.mask), g.t.call.callName(), g.t.site.show)
 	}
 	return sb.String()
 }
@@ -434,11 +475,11 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 
 // park records the lane's convergence point and hands control back to the
 // wave until the group has run.
-func (t *Thread) park(c *Call, idle bool) {
+func (t *Thread) park(c caller, idle bool) {
 	if t.w.running != t {
 		// Another lane's code is using this Thread (or an object built on
 		// it): the caller's own lane is the one to fail.
-		panic(fmt.Sprintf("%s called on %v's Thread from another lane: a Thread (and a cco.Sdma built on it) belongs to its own lane", c.Name, t))
+		panic(fmt.Sprintf("%s called on %v's Thread from another lane: a Thread (and a cco.Sdma built on it) belongs to its own lane", c.callName(), t))
 	}
 	// Read the chain into the wave's scratch (one lane runs at a time);
 	// a lane that parks where it parked last skips the site lookup.

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/emud-dev/emud/fabric/redop"
-	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/hostmem"
 )
 
 // Pattern fills b with the block src sends to dst under key: 64-bit

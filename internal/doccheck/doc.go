@@ -12,5 +12,9 @@
 //     file a Go comment names exists in the repository (docs/, README.md, a
 //     package's own directory) unless a public repository's name qualifies
 //     it (NVIDIA/nccl-tests doc/PERFORMANCE.md), and every relative link of
-//     a Markdown file resolves.
+//     a Markdown file resolves;
+//   - every repository path a page of docs/ names in code (`cco/sdma.go`)
+//     exists, outside paragraphs that link a public repository whose files
+//     they name (paths_test.go): docs/architecture.md's map of the code
+//     fails the tests when a file it names moves.
 package doccheck

@@ -18,8 +18,8 @@
 //     the rail, and a CFT all-gather inside the node (hier.go).
 //   - gda-allgather: an all-gather on MORI's ccoGda under rail
 //     connections: put with ccoGda_SignalInc, one consuming waitSignal per
-//     peer, then the GDA barrier (gda.go; without --lsa-size the ranks form
-//     two nodes).
+//     peer, then the GDA barrier (fabric/gda_barrier.go; without
+//     --lsa-size the ranks form two nodes).
 //
 // GIN over SDMA (sdma.go; NCCL_GIN_TYPE=7, RCCL's Anvil backend, one node
 // of --ranks GPUs, --model the engines' model, --faults engine faults):

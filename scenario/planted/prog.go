@@ -161,8 +161,8 @@ func snapshot(sdma *cco.Sdma, w cco.Window, off, n uint64) []byte {
 // compute is a wave spending d on the CU (a kernel's own work between
 // device calls).
 func compute(t *kernel.Thread, d sim.Time) {
-	t.Converge(&kernel.Call{Name: "compute", Run: func(g *kernel.Active) error {
+	kernel.Converge(t, &kernel.Call[kernel.None]{Name: "compute", Run: func(g *kernel.Active, _ []kernel.None) error {
 		g.Actor().Sleep(d)
 		return nil
-	}})
+	}}, kernel.None{})
 }

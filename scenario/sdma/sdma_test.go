@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/emud-dev/emud/internal/hostmem"
+	"github.com/emud-dev/emud/hostmem"
 	"github.com/emud-dev/emud/scenario"
 )
 
