@@ -223,7 +223,7 @@ func TestRaceCopyFlagIsNotASignal(t *testing.T) {
 						sdma.WaitSignal(0, 0, 1)
 					} else {
 						for m.LoadAcquire32(r.recv[1].LocalPtr(n)) == 0 {
-							th.Converge(&kernel.Call{Name: "backoff", Run: func(g *kernel.Active) error { g.Actor().Sleep(100); return nil }})
+							kernel.Converge(th, &kernel.Call[kernel.None]{Name: "backoff", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(100); return nil }}, kernel.None{})
 						}
 					}
 					m.Read(r.recv[1].LocalPtr(0), make([]byte, n))
