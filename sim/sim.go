@@ -68,11 +68,11 @@ type Sim struct {
 	pct     *pctState // nil unless StrategyPCT
 	steps   int
 
-	ran   bool
-	err   error
+	ran bool
+	err error
 	// stop is Interrupt's error, set from another goroutine (the daemon
 	// canceling a run); the event loop reads it once per event.
-	stop atomic.Pointer[error]
+	stop  atomic.Pointer[error]
 	local map[any]any
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
