@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/scenario/shard"
 )
 
@@ -73,7 +74,7 @@ func (cf *farmSlurmFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	script := filepath.Join(abs, "emud.sbatch")
 	if array == "" {
-		if err := os.WriteFile(script, []byte(shard.SlurmScript(emud, args, shards, abs, extra)), 0o755); err != nil {
+		if err := fileio.WriteFile(script, []byte(shard.SlurmScript(emud, args, shards, abs, extra)), 0o755); err != nil {
 			return fmt.Errorf("farm slurm: %w", err)
 		}
 	} else if _, err := os.Stat(script); err != nil {

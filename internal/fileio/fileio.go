@@ -154,3 +154,28 @@ func (f *File) Abort() {
 	f.Close()
 	os.Remove(f.Name())
 }
+
+// CheckWritable says whether path can be written later (Create there, then
+// a rename over it) without touching it: an existing file is opened for
+// writing without truncation, a new one's directory is tried with a
+// temporary file removed at once. Commands check their outputs before a
+// long run, so a typo costs nothing, and the old file stays as it is until
+// the new one is whole.
+func CheckWritable(path string) error {
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return fmt.Errorf("%s is a directory", path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	f, err := Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	f.Abort()
+	return nil
+}
