@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -318,4 +319,47 @@ func TestServeRefusesRaceOnPhantom(t *testing.T) {
 	assert.Contains(t, body, `request's \"phantom\": true`)
 	r := d.wait(d.submit(`{"ranks": 2, "bytes": 64, "race": true, "phantom": false}`))
 	assert.Equal(t, scenario.StatusOK, r.Status)
+}
+
+// Any headers get through the guard only as its rules say, never a panic:
+// the token when there is one, a Host naming the daemon, JSON for a POST.
+func FuzzGuard(f *testing.F) {
+	for _, s := range [][4]string{
+		{"POST", "127.0.0.1:8080", "application/json", "Bearer t"},
+		{"POST", "evil.example", "text/plain", ""},
+		{"GET", "[::1]:80", "", "Bearer x"},
+		{"DELETE", "localhost", "application/json; charset=utf-8", "Bearer t "},
+		{"POST", "[", "application/json;;", "Bearer"},
+		{"POST", "emud.example.org:1", "APPLICATION/JSON", "bearer t"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3], true)
+	}
+	f.Fuzz(func(t *testing.T, method, host, ctype, auth string, withToken bool) {
+		cfg := DefaultConfig()
+		cfg.AllowHosts = []string{"emud.example.org"}
+		if withToken {
+			cfg.Token = "t"
+		}
+		d := newDaemon(cfg, io.Discard)
+		passed := false
+		h := d.guard(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { passed = true }))
+		req, err := http.NewRequest(http.MethodGet, "http://127.0.0.1/runs", nil)
+		require.NoError(t, err)
+		req.Method, req.Host = method, host
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("Authorization", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if !passed {
+			assert.Contains(t, []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusUnsupportedMediaType}, rec.Code)
+			return
+		}
+		if withToken {
+			assert.Equal(t, "t", strings.TrimSpace(strings.TrimPrefix(auth, "Bearer ")), "passed with Authorization %q", auth)
+		}
+		assert.True(t, d.hostAllowed(host))
+		if method == http.MethodPost {
+			assert.True(t, strings.HasPrefix(strings.ToLower(strings.TrimSpace(ctype)), "application/json"), "a POST passed as %q", ctype)
+		}
+	})
 }

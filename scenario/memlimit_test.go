@@ -51,3 +51,25 @@ func TestCheckMemBudget(t *testing.T) {
 		assert.Contains(t, err.Error(), lim.Source)
 	}
 }
+
+// Whatever the cgroup files hold, the limit read is the machine's or a
+// lower one that a file states, never a panic.
+func FuzzMemLimitFrom(f *testing.F) {
+	f.Add("0::/box\n", "4294967296\n", "MemTotal: 1024 kB\n")
+	f.Add("4:memory:/a/b\n5:cpu:/\n", "max", "MemTotal: x kB")
+	f.Add("::\n0::/../..\n", "-1", "")
+	f.Fuzz(func(t *testing.T, cgroup, limit, meminfo string) {
+		fsys := fstest.MapFS{
+			"proc/self/cgroup":             {Data: []byte(cgroup)},
+			"proc/meminfo":                 {Data: []byte(meminfo)},
+			"sys/fs/cgroup/memory.max":     {Data: []byte(limit)},
+			"sys/fs/cgroup/box/memory.max": {Data: []byte(limit)},
+		}
+		total := memTotal(fsys)
+		got := memLimitFrom(fsys)
+		if total > 0 {
+			assert.LessOrEqual(t, got.Bytes, total)
+		}
+		assert.NotEmpty(t, got.Source)
+	})
+}
