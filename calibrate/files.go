@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +10,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/model"
 )
+
+// MaxTableBytes bounds a --table file: the documented table is a few KiB,
+// and /dev/zero must not be read until the process dies.
+const MaxTableBytes = 16 << 20
 
 // LoadTable is the documented table at path ("": the embedded MI355X
 // table); errors name the flag (--table) and the file.
@@ -18,12 +24,15 @@ func LoadTable(path string) ([]Row, error) {
 	if path == "" {
 		return Documented(), nil
 	}
-	f, err := os.Open(path)
+	f, err := fileio.Open(path, MaxTableBytes, "--table")
 	if err != nil {
-		return nil, fmt.Errorf("invalid --table: %w", err)
+		return nil, fmt.Errorf("invalid %w", err)
 	}
 	defer f.Close()
 	rows, err := ParseTable(f)
+	if tl := (*fileio.TooLargeError)(nil); errors.As(err, &tl) {
+		return nil, fmt.Errorf("invalid %w", tl)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("invalid --table %s: %w", path, err)
 	}
@@ -56,7 +65,7 @@ func WritePlotFile(path string, m model.Model, rows []Row, seed uint64) error {
 	if err := WritePlot(&buf, format, m.Name(), rows, c); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := fileio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing --plot: %w", err)
 	}
 	return nil

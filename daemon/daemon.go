@@ -3,11 +3,13 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"reflect"
@@ -18,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/emud-dev/emud/scenario"
@@ -26,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -43,6 +47,15 @@ type Config struct {
 	Phantom         bool          // runs are phantom unless a request says "phantom": false
 	ReadTimeout     time.Duration // a request (headers and body) must arrive within this
 	ShutdownTimeout time.Duration // how long shutdown waits for runs in flight
+	// Token, when set, is the secret every request but /healthz must carry
+	// as "Authorization: Bearer TOKEN" (--token-file). An address other
+	// than loopback needs one.
+	Token string
+	// AllowHosts are host names, besides localhost, IP literals and
+	// --addr's host, that a request's Host header may name (--allow-host).
+	// Any other is refused, so a web page whose name was rebound to this
+	// machine's address (DNS rebinding) cannot reach the API.
+	AllowHosts []string
 }
 
 // DefaultConfig is emud serve's defaults.
@@ -69,7 +82,34 @@ func (c Config) Validate() error {
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("invalid --shutdown-timeout %v: need 0 or more", c.ShutdownTimeout)
 	}
+	if c.MemBudget > 0 {
+		if err := scenario.CheckMemBudget(c.MemBudget); err != nil {
+			return err
+		}
+	}
+	for _, h := range c.AllowHosts {
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			return fmt.Errorf("invalid --allow-host %q: want a host name without port, such as emud.example.org", h)
+		}
+	}
+	if c.Token == "" && !loopback(c.Addr) {
+		return fmt.Errorf("invalid --addr %s: not a loopback address, and no --token-file: anyone who can reach it could start runs on this machine; give --token-file FILE (clients send \"Authorization: Bearer\" and the token), or listen on 127.0.0.1", c.Addr)
+	}
 	return nil
+}
+
+// loopback says whether addr (host:port) listens on loopback only; an
+// empty host listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Serve answers HTTP on ln until ctx is done, then shuts down gracefully:
@@ -85,7 +125,7 @@ func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) erro
 		ReadTimeout: cfg.ReadTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	d.logf("emud serve: listening on http://%s", ln.Addr())
+	d.logf("emud serve: listening on http://%s (%s)", ln.Addr(), d.access())
 
 	select {
 	case err := <-errc:
@@ -100,14 +140,20 @@ func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) erro
 		gaveUp = fmt.Errorf("shutdown: gave up waiting for %d runs in flight after --shutdown-timeout %v", d.inFlight(), cfg.ShutdownTimeout)
 		d.logf("emud serve: %v", gaveUp)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Answers being written get a moment to finish; a client still
+	// sending a request then is cut off: it could not start a run now
+	// anyway, and it must not make a clean drain fail (a slow upload made
+	// SIGTERM exit 1 after 5 s).
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		d.logf("emud serve: closing connections still sending or reading after %v", shutdownGrace)
+		srv.Close()
+	} else if err != nil {
+		return err
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		return serr
-	}
-	if err != nil {
-		return err
 	}
 	if gaveUp != nil {
 		return gaveUp
@@ -116,12 +162,34 @@ func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) erro
 	return nil
 }
 
+// lastBoot is the last boot id's time, so two daemons of one process (as
+// tests make them) started in the same millisecond still differ.
+var lastBoot atomic.Int64
+
+// bootID is a daemon's id prefix: its start time in milliseconds, base 36,
+// later than any earlier daemon's of this process.
+func bootID(now time.Time) string {
+	ms := now.UnixMilli()
+	for {
+		last := lastBoot.Load()
+		if ms <= last {
+			ms = last + 1
+		}
+		if lastBoot.CompareAndSwap(last, ms) {
+			return strconv.FormatInt(ms, 36)
+		}
+	}
+}
+
+// shutdownGrace is how long shutdown waits for open connections once the
+// runs are done.
+const shutdownGrace = 2 * time.Second
+
 // daemon is the server's state: the runs and the metrics.
 type daemon struct {
 	cfg  Config
 	log  io.Writer
 	sem  *semaphore.Weighted // run slots (--max-runs)
-	mem  *semaphore.Weighted // bytes of --mem-budget held by running runs; nil = no budget
 	ctx  context.Context     // canceled at shutdown: queued runs give up
 	stop context.CancelFunc
 	wg   sync.WaitGroup // runs not finished
@@ -133,6 +201,19 @@ type daemon struct {
 	nextID     int
 	draining   bool
 	logMu      sync.Mutex
+	// boot prefixes every id ("boot-n"): the daemon's start time in
+	// milliseconds, base 36. Records live in memory only, so a restarted
+	// daemon must not hand out an id an old client still holds for
+	// another run, and can tell such an id from one it dropped.
+	boot    string
+	started time.Time
+	// memCur is the part of memBudget (--mem-budget; 0: none) held by the
+	// runs executing (their estimated footprints) and by the finished
+	// records (storedCost); memFree is closed, and replaced, whenever
+	// some is given back.
+	memBudget int64
+	memCur    int64
+	memFree   chan struct{}
 
 	reg      *prometheus.Registry
 	engine   *engineTotals
@@ -164,6 +245,15 @@ type run struct {
 	trace  []byte             // Chrome trace JSON, when asked for and within the budget
 	sc     *scenario.Scenario // resolved at submission
 	o      scenario.Options   // resolved at submission; no registry or observer
+	// cancel stops the run's wait for a slot; sim is its simulator once
+	// built (SDMA runs: a fabric run's is not reachable), for DELETE to
+	// interrupt; canceled says DELETE asked.
+	cancel   context.CancelFunc
+	ctx      context.Context
+	sim      *sim.Sim
+	canceled bool
+	// stored is what the finished record holds of --mem-budget (storedCost).
+	stored int64
 }
 
 const (
@@ -174,9 +264,11 @@ const (
 
 func newDaemon(cfg Config, log io.Writer) *daemon {
 	ctx, stop := context.WithCancel(context.Background())
+	now := time.Now()
 	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
-		mem:  newMemSemaphore(cfg.MemBudget),
-		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals()}
+		memBudget: memBudgetOf(cfg.MemBudget), memFree: make(chan struct{}),
+		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals(),
+		boot: bootID(now), started: now.UTC()}
 	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
 		Help: "Runs finished, by scenario and status (ok, hang, mismatch, race, error, canceled)."}, []string{"scenario", "status"})
 	d.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "emud_run_duration_seconds",
@@ -199,13 +291,82 @@ func (d *daemon) routes() http.Handler {
 	mux.HandleFunc("POST /runs", d.submit)
 	mux.HandleFunc("GET /runs", d.list)
 	mux.HandleFunc("GET /runs/{id}", d.get)
+	mux.HandleFunc("DELETE /runs/{id}", d.cancelRun)
 	mux.HandleFunc("GET /runs/{id}/trace", d.getTrace)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	guarded := d.guard(mux)
+	root := http.NewServeMux()
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
-	return mux
+	root.Handle("/", guarded)
+	return root
+}
+
+// access says, for the start-up line, who may use the API.
+func (d *daemon) access() string {
+	if d.cfg.Token != "" {
+		return "every request but /healthz needs \"Authorization: Bearer\" and the --token-file token"
+	}
+	return "loopback only, no token: any local user or process may submit runs; --token-file requires one"
+}
+
+// guard is what a request must pass before the API sees it: the token
+// (when there is one), a Host the daemon answers to, and for a POST a JSON
+// body. A web page the user visits can send a text/plain or form POST to
+// 127.0.0.1 without the browser asking (no CORS preflight), or reach it
+// under its own name rebound to 127.0.0.1 (DNS rebinding, its own name in
+// Host); a JSON Content-Type or a Bearer header makes the browser ask
+// first, and this daemon never says yes.
+func (d *daemon) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if d.cfg.Token != "" {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(d.cfg.Token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="emud"`)
+				writeError(w, &requestError{http.StatusUnauthorized, "", "missing or wrong token: send \"Authorization: Bearer TOKEN\" with the token of the daemon's --token-file"})
+				return
+			}
+		}
+		if !d.hostAllowed(r.Host) {
+			writeError(w, &requestError{http.StatusForbidden, "", fmt.Sprintf("Host %q is not this daemon's: it answers to localhost, IP addresses, its --addr host and --allow-host names (a page under another name reaching it is refused)", r.Host)})
+			return
+		}
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				writeError(w, &requestError{http.StatusUnsupportedMediaType, "", fmt.Sprintf("Content-Type %q: send the request as application/json", r.Header.Get("Content-Type"))})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostAllowed says whether a request's Host header (host or host:port)
+// names this daemon.
+func (d *daemon) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
+		return true // a rebound name arrives as that name, never as an address
+	}
+	if ah, _, err := net.SplitHostPort(d.cfg.Addr); err == nil && ah != "" && strings.EqualFold(ah, host) {
+		return true
+	}
+	for _, a := range d.cfg.AllowHosts {
+		if strings.EqualFold(a, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // runRequest is POST /runs's body. Absent fields keep emud run's defaults.
@@ -372,6 +533,13 @@ func (d *daemon) decodeRequest(w http.ResponseWriter, r *http.Request) (*runRequ
 		}
 		o.Faults = sp
 	}
+	if o.Race && o.Phantom {
+		why := "the request's \"phantom\": true"
+		if !given["phantom"] {
+			why = "phantom by the daemon's --phantom default"
+		}
+		return nil, nil, scenario.Options{}, badField("race", "field \"race\": the race detector watches stored bytes, and this run is %s, which stores none: send \"phantom\": false with \"race\": true", why)
+	}
 	var cerr error
 	if sc.Fabric && req.Trace {
 		cerr = fmt.Errorf("invalid --trace: %s has no SDMA queues; traces record SDMA scenarios only", sc.Name)
@@ -445,13 +613,100 @@ func budgetRefusal(sc *scenario.Scenario, o scenario.Options, be *scenario.Budge
 	return &requestError{http.StatusUnprocessableEntity, field, msg}
 }
 
-// newMemSemaphore holds budget bytes (nil for no budget, or one too large
-// for the semaphore's int64).
-func newMemSemaphore(budget uint64) *semaphore.Weighted {
-	if budget == 0 || budget > math.MaxInt64 {
-		return nil
+// memBudgetOf is --mem-budget as the daemon counts it: 0 for none (or one
+// beyond what an int64 counts, which no machine has).
+func memBudgetOf(budget uint64) int64 {
+	if budget > math.MaxInt64 {
+		return 0
 	}
-	return semaphore.NewWeighted(int64(budget))
+	return int64(budget)
+}
+
+// acquireMem holds need bytes of the budget for a run, evicting the oldest
+// finished records to make room (a run matters more than an old report),
+// else waiting until runs give some back or ctx is done.
+func (d *daemon) acquireMem(ctx context.Context, need int64) error {
+	for {
+		d.mu.Lock()
+		if d.memCur+need <= d.memBudget {
+			d.memCur += need
+			d.mu.Unlock()
+			return nil
+		}
+		if d.evictOldestLocked(nil) {
+			d.mu.Unlock()
+			continue
+		}
+		free := d.memFree
+		d.mu.Unlock()
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// releaseMemLocked gives n bytes back to the budget and wakes the runs
+// waiting for memory.
+func (d *daemon) releaseMemLocked(n int64) {
+	if n == 0 {
+		return
+	}
+	d.memCur -= n
+	close(d.memFree)
+	d.memFree = make(chan struct{})
+}
+
+// evictOldestLocked drops the oldest finished run other than keep and
+// gives back what its record held; false when there is none.
+func (d *daemon) evictOldestLocked(keep *run) bool {
+	for i, id := range d.order {
+		ru := d.runs[id]
+		if ru == keep || ru.Status == statusQueued || ru.Status == statusRunning {
+			continue
+		}
+		d.dropLocked(ru)
+		d.order = slices.Delete(d.order, i, i+1)
+		return true
+	}
+	return false
+}
+
+// dropLocked forgets a finished run: its trace, its record's share of the
+// budget, the run itself (the caller takes it out of d.order).
+func (d *daemon) dropLocked(ru *run) {
+	if ru.trace != nil {
+		d.dropTraceLocked(ru, "")
+	}
+	d.releaseMemLocked(ru.stored)
+	ru.stored = 0
+	delete(d.runs, ru.ID)
+}
+
+// storedCost is what a finished record holds on the heap, by its parts:
+// the report's JSON and the request's strings, twice over for what the
+// runtime keeps around them (a faults list of 949 KB made records of
+// about 6 MB before runs dropped their parsed fault spec), plus the
+// fixed part of a record.
+func storedCost(ru *run) int64 {
+	q := ru.Request
+	n := len(ru.Report) + len(q.Scenario) + len(q.Model) + len(q.Strategy) + len(q.Faults) + len(ru.digest) + len(ru.TraceDropped)
+	return 2*int64(n) + recordOverhead
+}
+
+// recordOverhead is a record's fixed size: the run, its times, the map
+// entry and its id.
+const recordOverhead = 2 << 10
+
+// shrinkLocked cuts a finished record that does not fit the budget down to
+// its status: its report and its faults list go, and the record says so.
+func shrinkLocked(ru *run, budget int64) {
+	why := fmt.Sprintf("the report (%s) is dropped: the runs executing and the newer records hold the daemon's --mem-budget %s", scenario.FormatBytes(uint64(len(ru.Report))), scenario.FormatBytes(uint64(budget)))
+	ru.Report, _ = json.Marshal(map[string]string{"status": ru.Status, "error": why})
+	if len(ru.Request.Faults) > 64 {
+		ru.Request.Faults = fmt.Sprintf("(%d bytes, dropped with the report)", len(ru.Request.Faults))
+	}
 }
 
 // requestFields are runRequest's JSON field names.
@@ -550,7 +805,8 @@ func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.nextID++
-	ru := &run{ID: strconv.Itoa(d.nextID), Status: statusQueued, Request: *req, Submitted: time.Now().UTC(), sc: sc, o: o}
+	ru := &run{ID: d.boot + "-" + strconv.Itoa(d.nextID), Status: statusQueued, Request: *req, Submitted: time.Now().UTC(), sc: sc, o: o}
+	ru.ctx, ru.cancel = context.WithCancel(d.ctx)
 	d.runs[ru.ID] = ru
 	d.order = append(d.order, ru.ID)
 	d.evictLocked()
@@ -582,10 +838,7 @@ func (d *daemon) evictLocked() {
 	for _, id := range d.order {
 		ru := d.runs[id]
 		if excess > 0 && ru.Status != statusQueued && ru.Status != statusRunning {
-			if ru.trace != nil {
-				d.dropTraceLocked(ru, "")
-			}
-			delete(d.runs, id)
+			d.dropLocked(ru)
 			excess--
 			continue
 		}
@@ -598,26 +851,40 @@ func (d *daemon) evictLocked() {
 // does can stop the daemon: runOnce turns panics into error reports.
 func (d *daemon) execute(ru *run) {
 	defer d.wg.Done()
-	err := d.sem.Acquire(d.ctx, 1)
+	defer ru.cancel()
+	err := d.sem.Acquire(ru.ctx, 1)
 	d.waiting.Dec()
 	if err != nil {
 		d.finish(ru, nil, nil, statusCanceled)
 		return
 	}
 	defer d.sem.Release(1)
-	if d.mem != nil {
+	var need int64
+	if d.memBudget > 0 {
 		// Runs that fit the budget alone may still not fit it together:
 		// a run waits for the memory it is estimated to need. Submission
 		// refused any run larger than the whole budget.
-		need := int64(scenario.Footprint(ru.sc, ru.o).Bytes())
-		if err := d.mem.Acquire(d.ctx, need); err != nil {
+		need = int64(scenario.Footprint(ru.sc, ru.o).Bytes())
+		if err := d.acquireMem(ru.ctx, need); err != nil {
 			d.finish(ru, nil, nil, statusCanceled)
 			return
 		}
-		defer d.mem.Release(need)
 	}
+	// The run's memory goes back before its record takes its own share.
+	release := func() {
+		d.mu.Lock()
+		d.releaseMemLocked(need)
+		need = 0
+		d.mu.Unlock()
+	}
+	defer release()
 	now := time.Now().UTC()
 	d.mu.Lock()
+	if ru.canceled {
+		d.mu.Unlock()
+		d.finish(ru, nil, nil, statusCanceled)
+		return
+	}
 	ru.Status, ru.Started = statusRunning, &now
 	d.mu.Unlock()
 	d.flying.Inc()
@@ -625,7 +892,12 @@ func (d *daemon) execute(ru *run) {
 
 	rep, tr := d.runOne(ru)
 	d.duration.WithLabelValues(ru.sc.Name).Observe(time.Since(now).Seconds())
-	d.finish(ru, rep, tr, rep.Status)
+	status := rep.Status
+	if errors.Is(rep.Err, errCanceled) {
+		status = statusCanceled
+	}
+	release()
+	d.finish(ru, rep, tr, status)
 	if scenario.Footprint(ru.sc, ru.o).Bytes() >= returnToOSAfter {
 		// The run's memory is garbage now. Left to the runtime, the freed
 		// heap stays resident (reused spans are zeroed, so their pages
@@ -646,6 +918,14 @@ const returnToOSAfter = 64 << 20
 func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 	o := ru.o
 	o.Registry = prometheus.NewRegistry()
+	o.Observe = func(n *engine.Node, _ *cco.Host) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		ru.sim = n.Sim()
+		if ru.canceled {
+			ru.sim.Interrupt(errCanceled)
+		}
+	}
 	var writeTrace func(io.Writer) error
 	if ru.Request.Trace {
 		writeTrace = scenario.TraceInto(&o)
@@ -665,7 +945,43 @@ func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 	if err := d.engine.add(o.Registry); err != nil {
 		d.logf("run %s: engine metrics: %v", ru.ID, err)
 	}
+	d.mu.Lock()
+	ru.sim = nil // the run is over: nothing of its node is kept
+	d.mu.Unlock()
 	return rep, tr
+}
+
+// errCanceled ends a run DELETE /runs/{id} interrupted.
+var errCanceled = errors.New("canceled by DELETE /runs/{id}")
+
+// cancelRun is DELETE /runs/{id}: a queued run is canceled at once, a
+// running SDMA run is interrupted (its report says canceled once it
+// stops); a finished run is left as it is.
+func (d *daemon) cancelRun(w http.ResponseWriter, r *http.Request) {
+	ru := d.lookup(w, r)
+	if ru == nil {
+		return
+	}
+	d.mu.Lock()
+	status := ru.Status
+	switch {
+	case status != statusQueued && status != statusRunning:
+		d.mu.Unlock()
+		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s has finished (%s): nothing to cancel", ru.ID, status)})
+		return
+	case status == statusRunning && ru.sc.Fabric:
+		d.mu.Unlock()
+		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s (%s) is running on the CFT fabric, whose runs cannot be interrupted yet; it ends on its own", ru.ID, ru.sc.Name)})
+		return
+	}
+	ru.canceled = true
+	ru.cancel() // a queued run stops waiting for its slot or memory
+	if ru.sim != nil {
+		ru.sim.Interrupt(errCanceled)
+	}
+	d.mu.Unlock()
+	d.logf("run %s: cancel asked (%s)", ru.ID, status)
+	writeJSONResponse(w, http.StatusAccepted, map[string]string{"id": ru.ID, "status": "canceling", "url": "/runs/" + ru.ID})
 }
 
 // finish files a run's outcome: the report as JSON, the trace within the
@@ -684,6 +1000,18 @@ func (d *daemon) finish(ru *run, rep *scenario.Report, tr []byte, status string)
 	}
 	d.mu.Lock()
 	ru.Status, ru.Report, ru.digest, ru.Finished = status, body, digest, &now
+	ru.o.Faults = engine.InjectSpec{} // parsed, it took several times its text
+	if d.memBudget > 0 {
+		cost := storedCost(ru)
+		for d.memCur+cost > d.memBudget && d.evictOldestLocked(ru) {
+		}
+		if d.memCur+cost > d.memBudget {
+			shrinkLocked(ru, d.memBudget)
+			cost = storedCost(ru) // counted even over the budget: a few KiB, given back as runs end
+		}
+		ru.stored = cost
+		d.memCur += cost
+	}
 	switch {
 	case tr == nil:
 	case int64(len(tr)) > d.cfg.TraceBudget:
@@ -744,9 +1072,29 @@ func (d *daemon) lookup(w http.ResponseWriter, r *http.Request) *run {
 	ru := d.runs[id]
 	d.mu.Unlock()
 	if ru == nil {
-		writeError(w, &requestError{http.StatusNotFound, "id", fmt.Sprintf("no run %q (finished runs beyond the last %d are dropped)", id, d.cfg.Keep)})
+		writeError(w, &requestError{http.StatusNotFound, "id", d.missing(id)})
 	}
 	return ru
+}
+
+// missing says why there is no run id: made by an earlier daemon (records
+// do not survive a restart), dropped, or never made.
+func (d *daemon) missing(id string) string {
+	boot, n, ok := strings.Cut(id, "-")
+	seq, err := strconv.Atoi(n)
+	switch {
+	case !ok || err != nil || seq < 1:
+		return fmt.Sprintf("no run %q: run ids look like %s-1", id, d.boot)
+	case boot != d.boot:
+		return fmt.Sprintf("no run %q: it was made before this daemon started (%s); records are kept in memory only and do not survive a restart", id, d.started.Format(time.RFC3339))
+	}
+	d.mu.Lock()
+	made := seq <= d.nextID
+	d.mu.Unlock()
+	if made {
+		return fmt.Sprintf("no run %q: dropped to keep the last --keep %d runs within --mem-budget", id, d.cfg.Keep)
+	}
+	return fmt.Sprintf("no run %q: not made yet", id)
 }
 
 func (d *daemon) get(w http.ResponseWriter, r *http.Request) {

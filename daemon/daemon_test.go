@@ -34,6 +34,7 @@ type daemonUnderTest struct {
 	cancel context.CancelFunc
 	done   chan error
 	log    *syncBuffer
+	token  string // sent as a Bearer token when set
 }
 
 // syncBuffer is a log the daemon writes while the test reads.
@@ -64,7 +65,7 @@ func startDaemon(t *testing.T, edit func(*Config)) *daemonUnderTest {
 	ln, err := net.Listen("tcp", cfg.Addr)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemonUnderTest{t: t, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}}
+	d := &daemonUnderTest{t: t, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1), log: &syncBuffer{}, token: cfg.Token}
 	go func() { d.done <- Serve(ctx, cfg, ln, d.log) }()
 	t.Cleanup(func() {
 		cancel()
@@ -84,6 +85,12 @@ func (d *daemonUnderTest) do(method, path, body string) (int, string) {
 	d.t.Helper()
 	req, err := http.NewRequest(method, d.url+path, strings.NewReader(body))
 	require.NoError(d.t, err)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if d.token != "" {
+		req.Header.Set("Authorization", "Bearer "+d.token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(d.t, err)
 	defer resp.Body.Close()
@@ -444,7 +451,7 @@ func TestServeCutsOffStalledUploads(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(d.url, "http://"))
 	require.NoError(t, err)
 	defer conn.Close()
-	_, err = io.WriteString(conn, "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"ranks\": ")
+	_, err = io.WriteString(conn, "POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"ranks\": ")
 	require.NoError(t, err)
 	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	start := time.Now()

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"strconv"
+
+	"github.com/emud-dev/emud/internal/fileio"
 )
 
 // maxModelFile bounds a model file: a few dozen numbers and a layout fit
@@ -220,5 +222,5 @@ func (p *Params) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return fileio.WriteFile(path, append(b, '\n'), 0o644) // whole or not at all
 }

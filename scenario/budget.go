@@ -1,12 +1,9 @@
 package scenario
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 )
 
@@ -142,7 +139,7 @@ func (e *BudgetError) Field() string {
 // machine's memory.
 func (e *BudgetError) Limit() string {
 	if e.Machine {
-		return fmt.Sprintf("this machine's %s of physical memory (--mem-budget 0 sets no budget; the machine still has its memory)", ApproxBytes(e.Budget))
+		return fmt.Sprintf("this machine's %s of %s (--mem-budget 0 sets no budget; the machine still has its memory)", ApproxBytes(e.Budget), MachineMemory().Source)
 	}
 	return "--mem-budget " + ApproxBytes(e.Budget)
 }
@@ -204,9 +201,10 @@ func WithMemLimit(budget uint64) (restore func()) {
 	return func() { debug.SetMemoryLimit(prev) }
 }
 
-// DefaultMemBudget is --mem-budget's default: a quarter of the machine's
-// physical memory (MemTotal in /proc/meminfo), or 4 GiB where that cannot
-// be read. A quarter leaves room for the rest of a shared machine and for
+// DefaultMemBudget is --mem-budget's default: a quarter of the memory this
+// process may use (MachineMemory: MemTotal in /proc/meminfo, or its
+// cgroup's limit where that is lower), or 4 GiB where neither can be
+// read. A quarter leaves room for the rest of a shared machine and for
 // the collector's headroom over what is live.
 func DefaultMemBudget() uint64 {
 	if total := physicalMemory(); total > 0 {
@@ -215,25 +213,8 @@ func DefaultMemBudget() uint64 {
 	return 4 << 30
 }
 
-func physicalMemory() uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kib, err := strconv.ParseUint(fields[1], 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kib << 10
-		}
-	}
-	return 0
-}
+// physicalMemory is the memory this process may use (MachineMemory).
+func physicalMemory() uint64 { return MachineMemory().Bytes }
 
 // ExploreJobs caps explore's --jobs by the budget (each job holds one run)
 // and by the processors (more runs than processors only cost memory). It

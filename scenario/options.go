@@ -94,6 +94,10 @@ func (o Options) Validate(sc *Scenario) error {
 		return fmt.Errorf("invalid --queues %d: need %d..%d", o.Queues, MinQueues, MaxQueues)
 	case o.Bytes == 0:
 		return fmt.Errorf("invalid --bytes 0: need at least 1 byte")
+	case o.Race && o.Phantom:
+		// The detector's shadow memory follows stored bytes; a phantom run
+		// stores none, so it would report nothing and pass.
+		return fmt.Errorf("invalid --race with --phantom: the race detector watches stored bytes and a phantom run stores none; drop one of them")
 	}
 	if _, err := model.Load(o.Model); err != nil {
 		return fmt.Errorf("invalid --model: %w", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -243,7 +243,7 @@ func WritePerfPlotFile(path, name string, o Options, rows []PerfRow) error {
 	if err := WritePerfPlot(&buf, format, name, o, rows); err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := fileio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing --plot: %w", err)
 	}
 	return nil

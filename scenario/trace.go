@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/trace"
 )
 
@@ -40,25 +40,23 @@ func TraceInto(o *Options) func(w io.Writer) error {
 }
 
 // TraceToFile checks that path can be written (before the run, so a typo
-// costs nothing) and returns the function that writes the trace there; it
-// says whether there was one (the file it made is removed if not).
+// costs nothing; the file is not touched) and returns the function that
+// writes the trace there, whole or not at all: an old trace at path
+// survives a run that fails to write one or is interrupted. It says
+// whether there was a trace.
 func TraceToFile(o *Options, path string) (func() (bool, error), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("invalid --trace: %w", err)
-	}
-	if err := f.Close(); err != nil {
+	if err := fileio.CheckWritable(path); err != nil {
 		return nil, fmt.Errorf("invalid --trace: %w", err)
 	}
 	write := TraceInto(o)
 	return func() (bool, error) {
 		var buf bytes.Buffer
 		if err := write(&buf); errors.Is(err, ErrNoNode) {
-			return false, os.Remove(path)
+			return false, nil
 		} else if err != nil {
 			return false, fmt.Errorf("writing trace %s: %w", path, err)
 		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := fileio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			return false, fmt.Errorf("writing trace %s: %w", path, err)
 		}
 		return true, nil

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	hb "github.com/emud-dev/emud/race"
 )
@@ -67,8 +68,11 @@ type Sim struct {
 	pct     *pctState // nil unless StrategyPCT
 	steps   int
 
-	ran   bool
-	err   error
+	ran bool
+	err error
+	// stop is Interrupt's error, set from another goroutine (the daemon
+	// canceling a run); the event loop reads it once per event.
+	stop  atomic.Pointer[error]
 	local map[any]any
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
@@ -223,6 +227,17 @@ func (s *Sim) Fail(err error) {
 	}
 }
 
+// Interrupt stops a running simulation from any goroutine: Run returns err
+// at the next event (actors still in flight end as on any failure). The
+// run is cut short, so its digest is not the uninterrupted run's; nothing
+// changes for a run never interrupted.
+func (s *Sim) Interrupt(err error) {
+	if err == nil {
+		err = errors.New("sim: Interrupt(nil)")
+	}
+	s.stop.CompareAndSwap(nil, &err)
+}
+
 // Err returns the error that stopped the run, if any.
 func (s *Sim) Err() error { return s.err }
 
@@ -289,6 +304,10 @@ func (s *Sim) AtEnd(fn func()) { s.atEnd = append(s.atEnd, fn) }
 func (s *Sim) next() *Actor {
 	s.cur = nil
 	for s.err == nil {
+		if p := s.stop.Load(); p != nil {
+			s.err = *p
+			return nil
+		}
 		var e *event
 		if n := len(s.batch); n > 0 {
 			i := 0

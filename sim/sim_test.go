@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emud-dev/emud/internal/testmain"
 	"github.com/stretchr/testify/assert"
@@ -323,6 +324,30 @@ func TestFailStopsRun(t *testing.T) {
 	assert.ErrorIs(t, s.Run(), boom)
 	assert.False(t, after)
 	assert.Error(t, s.Run(), "single use")
+}
+
+// Interrupt from another goroutine stops a run that would never end on
+// its own (an endless loop of sleeps, which the watchdog never sees as a
+// hang because each sleep is work).
+func TestInterruptStopsRunFromAnotherGoroutine(t *testing.T) {
+	s := New(Config{Seed: 1})
+	started := make(chan struct{})
+	s.Spawn("forever", func(a *Actor) {
+		close(started)
+		for {
+			a.Sleep(1)
+		}
+	})
+	canceled := errors.New("canceled by the user")
+	go func() { <-started; s.Interrupt(canceled) }()
+	done := make(chan error, 1)
+	go func() { done <- s.Run() }()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, canceled)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Interrupt did not stop the run")
+	}
 }
 
 func TestKilledActorDefersRun(t *testing.T) {

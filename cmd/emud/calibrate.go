@@ -98,6 +98,12 @@ flags or a failed scenario.`,
 // run is the command's RunE.
 func (cf *calibrateFlags) run(cmd *cobra.Command, args []string) error {
 	_ = args
+	if err := onlyWith(cmd, "measure", "they say how to time the sweep", "backend", "truth", "rows", "out", "reps"); err != nil {
+		return err
+	}
+	if err := notWith(cmd, "measure", "--measure times the sweep and judges no model against the table", "table", "plot", "json", "fit", "cross-validate", "runs", "progress"); err != nil {
+		return err
+	}
 	if cf.measure.on {
 		return cf.measure.run(cf, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	}

@@ -108,14 +108,18 @@
 // asked, its serialized trace, all traces together within --trace-budget;
 // after a big run the freed heap goes back to the system at once. Requests
 // are strict (exact field names, one JSON object) and must arrive within
-// --read-timeout.
+// --read-timeout. The daemon listens on loopback unless --token-file gives
+// a Bearer token; Host must name it and POSTs must be JSON, so a web page
+// cannot start runs. DELETE /runs/{id} cancels a run; records count
+// against --mem-budget and their ids never repeat across restarts.
 //
 // # Memory budget
 //
 // run, explore, replay and serve estimate a run's footprint from its flags
 // before it starts (budget.go: emulated and host bytes, SDMA queues and
 // their rings, lanes, fabric operations, a trace) and refuse one over
-// --mem-budget (default a quarter of physical memory) with the estimate
+// --mem-budget (default a quarter of the memory the process may use:
+// physical, or its cgroup's limit where lower) with the estimate
 // item by item; the budget is also the Go runtime's soft memory limit.
 // explore runs at most budget / estimate jobs at once (and 4 per
 // processor); the daemon answers 422 and holds each running run's estimate

@@ -33,6 +33,9 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 		Long:  exploreLong,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := onlyWith(cmd, "shard", "without it the report goes to stdout", "shard-out"); err != nil {
+				return err
+			}
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err

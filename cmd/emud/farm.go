@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/scenario/shard"
 )
 
@@ -35,8 +37,51 @@ func farmArgs(args []string, shards int) error {
 			return fmt.Errorf("farm: %s is farm's to set, one per task: leave it out", a)
 		}
 	}
+	return checkFarmed(args)
+}
+
+// checkFarmed checks the sweep as its tasks will take it, here, before any
+// is submitted: its flags parse and it names scenarios (or planted bugs)
+// that exist. Before, "farm k8s -- explore nosuch" printed a job whose
+// every pod would fail.
+func checkFarmed(args []string) error {
+	var cmd *cobra.Command
+	switch args[0] {
+	case "explore":
+		cmd = newExploreCmdFor(nil)
+	case "hunt":
+		cmd = newHuntCmdFor(nil)
+	default:
+		cmd = newPerfCmdFor(nil)
+	}
+	if err := cmd.ParseFlags(args[1:]); err != nil {
+		return fmt.Errorf("farm: the sweep %s: %w", args[0], err)
+	}
+	pos := cmd.Flags().Args()
+	if args[0] == "hunt" {
+		if _, err := scenario.PlantedNamed(pos); err != nil {
+			return fmt.Errorf("farm: the sweep hunt: %w", err)
+		}
+		return nil
+	}
+	if len(pos) > 1 {
+		return fmt.Errorf("farm: the sweep %s takes one scenario, got %s", args[0], strings.Join(pos, " "))
+	}
+	name := cmd.Flags().Lookup("scenario").Value.String()
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	if _, err := scenario.Lookup(name); err != nil {
+		return fmt.Errorf("farm: the sweep %s: %w", args[0], err)
+	}
 	return nil
 }
+
+// k8sName matches a Kubernetes Job name as farm k8s takes it: a DNS-1123
+// label (lowercase letters, digits, '-', starting and ending with a
+// letter or digit, at most 63), which is also safe in the merge step's
+// shell lines.
+var k8sName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 func newFarmK8sCmd() *cobra.Command {
 	var (
@@ -51,13 +96,20 @@ completions: pod K (JOB_COMPLETION_INDEX) runs "emud explore ... --shard K/N
 --shard-out -" in --image (which must have emud on its PATH) and prints its
 record on stdout. Apply it with kubectl apply -f -. The merge step (on stderr)
 waits for the job, collects each pod's record with kubectl logs and runs
-emud merge.`,
+emud merge. --name must be a Job name (lowercase letters, digits, '-');
+the sweep is checked here first (its flags parse, its scenario or bugs exist).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := farmArgs(args, shards); err != nil {
 				return err
 			}
 			if image == "" {
 				return fmt.Errorf("farm k8s: --image is required (an image with emud on its PATH)")
+			}
+			if !k8sName.MatchString(name) {
+				return fmt.Errorf("invalid --name %q: a Job name is lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters", name)
+			}
+			if strings.ContainsFunc(image, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+				return fmt.Errorf("invalid --image %q: an image reference has no spaces or control characters", image)
 			}
 			if parallelism < 1 {
 				parallelism = shards

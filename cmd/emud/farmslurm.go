@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/scenario/shard"
 )
 
@@ -37,7 +38,11 @@ be on a file system every node sees, and so must --emud (default: this binary).
 Without --wait, print the job id and the merge command. With --wait, wait for
 the array (sbatch --wait), then merge DIR's records and print the report, as
 "emud merge" does. Tasks that left no record are named with their logs, and
---array K,... resubmits just those (then run the merge again).`,
+--array K,... resubmits just those (then run the merge again).
+
+A new sweep (no --array) removes the shard-*.json records an earlier one
+left in DIR, and says so. The sweep is checked here first (its flags parse,
+its scenario or bugs exist), and each --sbatch must be one line.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cf.run(cmd, args) },
 	}
 	fs := cmd.Flags()
@@ -59,6 +64,13 @@ func (cf *farmSlurmFlags) run(cmd *cobra.Command, args []string) error {
 	if dir == "" {
 		return fmt.Errorf("farm slurm: --dir is required (a directory every node sees)")
 	}
+	for _, e := range extra {
+		// Each --sbatch is one "#SBATCH" line: a newline would start a
+		// line of its own in the job script, a shell command.
+		if strings.ContainsAny(e, "\n\r\x00") {
+			return fmt.Errorf("invalid --sbatch %q: one #SBATCH option per flag, without newlines (give --sbatch again for another)", e)
+		}
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -73,7 +85,21 @@ func (cf *farmSlurmFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	script := filepath.Join(abs, "emud.sbatch")
 	if array == "" {
-		if err := os.WriteFile(script, []byte(shard.SlurmScript(emud, args, shards, abs, extra)), 0o755); err != nil {
+		// A new sweep: records of an earlier one in --dir would be merged
+		// with its own, or stand in for tasks that failed.
+		stale, err := filepath.Glob(filepath.Join(abs, "shard-*.json"))
+		if err != nil {
+			return err
+		}
+		for _, f := range stale {
+			if err := os.Remove(f); err != nil {
+				return fmt.Errorf("farm slurm: removing an earlier sweep's record: %w", err)
+			}
+		}
+		if len(stale) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "farm slurm: removed %d shard record(s) of an earlier sweep from %s\n", len(stale), abs)
+		}
+		if err := fileio.WriteFile(script, []byte(shard.SlurmScript(emud, args, shards, abs, extra)), 0o755); err != nil {
 			return fmt.Errorf("farm slurm: %w", err)
 		}
 	} else if _, err := os.Stat(script); err != nil {

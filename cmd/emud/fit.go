@@ -89,6 +89,12 @@ flags or input.`,
 
 // run is the command's RunE.
 func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
+	if err := notWith(cmd, "predict", "--predict fits nothing, it predicts every row under its model", "model", "params", "out", "holdout", "max-error", "write-anyway", "progress"); err != nil {
+		return err
+	}
+	if err := checkMaxError(cf.maxError); err != nil {
+		return err
+	}
 	base, predict, params, seed, holdout, progress := cf.base, cf.predict, cf.params, cf.seed, cf.holdout, cf.progress
 	spec, flag := base, "--model"
 	if predict != "" {

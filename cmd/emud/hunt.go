@@ -63,6 +63,9 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 
 // run is the command's RunE.
 func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
+	if err := onlyWith(cmd, "shard", "without it the table goes to stdout", "shard-out"); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("seed") {
 		if len(args) != 1 {
 			return fmt.Errorf("hunt --seed runs one bug: name exactly one (the planted bugs: %s)", scenario.PlantedNames())

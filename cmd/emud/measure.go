@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/hw/rocm"
 	"github.com/emud-dev/emud/hw/standin"
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
 )
@@ -98,9 +98,9 @@ func (mf *measureFlags) run(cf *calibrateFlags, out, errOut io.Writer) error {
 	}
 	rows := calibrate.DefaultSweep()
 	if mf.rowsPath != "" {
-		f, err := os.Open(mf.rowsPath)
+		f, err := fileio.Open(mf.rowsPath, calibrate.MaxFileBytes, "--rows")
 		if err != nil {
-			return fmt.Errorf("invalid --rows: %w", err)
+			return fmt.Errorf("invalid %w", err)
 		}
 		rows, err = calibrate.ParseMeasurements(f)
 		f.Close()
@@ -117,7 +117,7 @@ func (mf *measureFlags) run(cf *calibrateFlags, out, errOut io.Writer) error {
 		return err
 	}
 	if mf.outPath != "" {
-		if err := os.WriteFile(mf.outPath, csv.Bytes(), 0o644); err != nil {
+		if err := fileio.WriteFile(mf.outPath, csv.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("writing --out: %w", err)
 		}
 	} else if _, err := out.Write(csv.Bytes()); err != nil {

@@ -31,6 +31,12 @@ func newPerfCmdFor(merged *shard.Merged) *cobra.Command {
 		Long:  perfLong,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := onlyWith(cmd, "shard", "without it the table goes to stdout", "shard-out"); err != nil {
+				return err
+			}
+			if err := notWith(cmd, "shard", "a shard writes its record of some sizes, not a picture; draw it with perf --plot over the whole sweep", "plot"); err != nil {
+				return err
+			}
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
 				return err

@@ -132,3 +132,18 @@ func TestPhantomRunsAllocateNoBytes(t *testing.T) {
 		assert.Less(t, alloc, uint64(64<<20), "%v allocated %d MiB", args, alloc>>20)
 	}
 }
+
+// --race with --phantom is refused: a phantom run stores no bytes, so the
+// detector saw nothing and the run reported ok.
+func TestPhantomRefusesRace(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"run", "alltoall-early-reuse", "--phantom", "--race"},
+		{"explore", "alltoall", "--seeds", "2", "--phantom", "--race"},
+	} {
+		t.Run(strings.Join(cmd, " "), func(t *testing.T) {
+			_, errOut, status := execute(t, cmd...)
+			assert.Equal(t, scenario.ExitFailed, status, errOut)
+			assert.Contains(t, errOut, "invalid --race with --phantom")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,4 +96,37 @@ func TestScenarioTracesReadRight(t *testing.T) {
 				rep.Events, len(rep.Slices), wakes, len(rep.Flows), count(data, "flow_links_dropped"), count(data, "overflow_lanes"))
 		})
 	}
+}
+
+// --trace FILE leaves an old FILE as it is until the new trace is whole:
+// during the run, and after a run that leaves no trace. Before, FILE was
+// emptied when the run started (an interrupted run left 0 bytes) and
+// removed when the run left no trace.
+func TestTraceFileSurvivesAFailedRun(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "trace.json")
+	require.NoError(t, os.WriteFile(path, []byte("old trace"), 0o644))
+	var during string
+	withScenario(t, &scenario.Scenario{Name: "test-fails-early", Run: func(scenario.Options) (*scenario.Outcome, error) {
+		b, _ := os.ReadFile(path)
+		during = string(b)
+		return nil, errors.New("no node today")
+	}})
+	_, errOut, status := execute(t, "run", "test-fails-early", "--trace", path, "--ranks", "2", "--bytes", "64")
+	assert.Equal(t, scenario.ExitFailed, status, errOut)
+	assert.Equal(t, "old trace", during, "the old trace is whole while the run goes")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err, "the old trace survives a run that left none")
+	assert.Equal(t, "old trace", string(b))
+	es, _ := os.ReadDir(dir)
+	assert.Len(t, es, 1, "no temporary file is left")
+
+	_, errOut, status = execute(t, "run", "relay", "--trace", path, "--ranks", "2", "--bytes", "64")
+	require.Equal(t, 0, status, errOut)
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "traceEvents", "a run that made a trace replaces the file")
+	_, errOut, status = execute(t, "run", "relay", "--trace", dir, "--ranks", "2", "--bytes", "64")
+	assert.Equal(t, scenario.ExitFailed, status)
+	assert.Contains(t, errOut, "invalid --trace: "+dir+" is a directory")
 }

@@ -107,10 +107,10 @@ func K8sJob(name, image string, args []string, n, parallelism int) ([]byte, erro
 // MergeSteps is the shell to collect an Indexed Job's records and merge
 // them: each pod's stdout is its record.
 func MergeSteps(name string, n int) string {
-	return fmt.Sprintf(`kubectl wait --for=condition=complete --timeout=24h job/%[1]s
+	return fmt.Sprintf(`kubectl wait --for=condition=complete --timeout=24h %[1]s
 for k in $(seq 0 %[2]d); do
-  kubectl logs -l job-name=%[1]s,batch.kubernetes.io/job-completion-index=$k --tail=-1 > shard-$k.json
+  kubectl logs -l %[3]s,batch.kubernetes.io/job-completion-index=$k --tail=-1 > shard-$k.json
 done
 emud merge shard-*.json
-`, name, n-1)
+`, shellQuote("job/"+name), n-1, shellQuote("job-name="+name))
 }

@@ -2,14 +2,15 @@ package shard
 
 import (
 	"encoding/json"
-
 	"fmt"
-	"github.com/emud-dev/emud/scenario"
 	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"github.com/emud-dev/emud/scenario"
 )
 
 // Spec is shard K of N.
@@ -141,7 +142,86 @@ func Decode(file string, data []byte) (Named, error) {
 	if e.Command == "" || e.Shards < 1 || e.Shard < 0 || e.Shard >= e.Shards {
 		return Named{}, fmt.Errorf("%s: not an emud shard record (no command, or shard %d of %d)", file, e.Shard, e.Shards)
 	}
+	if err := e.check(); err != nil {
+		return Named{}, fmt.Errorf("%s: %w", file, err)
+	}
+	e.escapeText()
 	return Named{File: file, Rec: e}, nil
+}
+
+// check refuses a record at odds with itself: a name with control
+// characters (no emud name has one; printed, they would drive the
+// terminal), a found seed or first detection outside the record's own
+// range (it was ignored), more passing runs than seeds.
+func (e *Record) check() error {
+	names := []struct{ what, v string }{{"version", e.Version}, {"command", e.Command}, {"scenario", e.Scenario}}
+	for k, v := range e.Flags {
+		names = append(names, struct{ what, v string }{"flag name", k}, struct{ what, v string }{"flag --" + k, v})
+	}
+	if e.Found != nil {
+		names = append(names, struct{ what, v string }{"found status", e.Found.Status})
+	}
+	for _, c := range e.Hunt {
+		names = append(names, struct{ what, v string }{"hunt bug", c.Bug}, struct{ what, v string }{"hunt strategy", c.Strategy})
+	}
+	for _, n := range names {
+		if strings.ContainsFunc(n.v, unicode.IsControl) {
+			return fmt.Errorf("inconsistent shard record: its %s %q has control characters", n.what, n.v)
+		}
+	}
+	if e.RangeSeeds < 0 || e.Seeds < 0 {
+		return fmt.Errorf("inconsistent shard record: %d seeds in its range, %d in the sweep", e.RangeSeeds, e.Seeds)
+	}
+	in := func(seed uint64) bool { return seed >= e.RangeFirst && seed-e.RangeFirst < uint64(e.RangeSeeds) }
+	if f := e.Found; f != nil && !in(f.Seed) {
+		return fmt.Errorf("inconsistent shard record: found seed %d outside its own range of %d seeds from %d", f.Seed, e.RangeSeeds, e.RangeFirst)
+	}
+	for _, c := range e.Hunt {
+		if c.First != 0 && !in(c.First) {
+			return fmt.Errorf("inconsistent shard record: %s/%s first detected at seed %d, outside its own range of %d seeds from %d", c.Bug, c.Strategy, c.First, e.RangeSeeds, e.RangeFirst)
+		}
+		if c.Detected < 0 || c.Detected > e.RangeSeeds {
+			return fmt.Errorf("inconsistent shard record: %s/%s detected %d times in %d seeds, first at %d", c.Bug, c.Strategy, c.Detected, e.RangeSeeds, c.First)
+		}
+	}
+	if e.Command == "explore" && (len(e.Ends) > e.RangeSeeds || len(e.Digests) > e.RangeSeeds) {
+		return fmt.Errorf("inconsistent shard record: %d end times and %d digests for %d seeds", len(e.Ends), len(e.Digests), e.RangeSeeds)
+	}
+	return nil
+}
+
+// escapeText escapes the control characters of a record's free text (a
+// perf line's skip reason or error, the worst failure), which merge
+// prints: a record is a file anyone can write.
+func (e *Record) escapeText() {
+	for i := range e.Perf {
+		l := &e.Perf[i]
+		l.Skip = escapeControl(l.Skip)
+		if l.Row != nil {
+			l.Row.Err = escapeControl(l.Row.Err)
+		}
+	}
+	if e.PerfWorst != nil {
+		e.PerfWorst.Text = escapeControl(e.PerfWorst.Text)
+	}
+}
+
+// escapeControl writes the control characters of s but newline and tab
+// as Go escapes (\x1b, \u0085).
+func escapeControl(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Merged is the answer of the whole sweep.

@@ -168,3 +168,50 @@ func TestRunExploreSameAtAnyJobs(t *testing.T) {
 	}
 	assert.Equal(t, string(recs[0]), string(recs[1]))
 }
+
+// A record at odds with itself is refused, naming what: its found seed
+// outside its own range was ignored (the merge reported the wrong first
+// failing seed, or none), and names with control characters were printed
+// raw to the terminal.
+func TestDecodeRefusesInconsistentRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(r *Record)
+		msg  string
+	}{
+		{"found below its range", func(r *Record) { r.Found = &Found{Seed: 3, Status: "hang"} }, "found seed 3 outside its own range of 10 seeds from 11"},
+		{"found above its range", func(r *Record) { r.Found = &Found{Seed: 21, Status: "hang"} }, "found seed 21 outside"},
+		{"control in scenario", func(r *Record) { r.Scenario = "all\x1b[2Jtoall" }, `its scenario "all\x1b[2Jtoall" has control characters`},
+		{"control in a flag", func(r *Record) { r.Flags = map[string]string{"perturb": "1\r2"} }, "has control characters"},
+		{"control in a status", func(r *Record) { r.Found = &Found{Seed: 12, Status: "hang\n"} }, "found status"},
+		{"hunt first outside", func(r *Record) {
+			r.Command = "hunt"
+			r.Hunt = []HuntCell{{Bug: "b", Strategy: "random", Detected: 1, First: 99}}
+		}, "first detected at seed 99, outside its own range"},
+		{"hunt detects more than its seeds", func(r *Record) {
+			r.Command = "hunt"
+			r.Hunt = []HuntCell{{Bug: "b", Strategy: "random", Detected: 11, First: 12}}
+		}, "detected 11 times in 10 seeds"},
+		{"more digests than seeds", func(r *Record) { r.Digests = make([]string, 11) }, "11 digests for 10 seeds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rec(1, 4, nil, nil).Rec
+			tc.edit(&r)
+			b, err := json.Marshal(r)
+			require.NoError(t, err)
+			_, err = Decode("x.json", b)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "x.json: inconsistent shard record")
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+	r := rec(1, 4, &Found{Seed: 20, Status: "hang"}, nil).Rec
+	r.PerfWorst = &Worst{Code: 2, Text: "hang at \x1b[31mred\x1b[0m\nnext line"}
+	r.Perf = []scenario.PerfLine{{Skip: "skip\x07"}}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	n, err := Decode("x.json", b)
+	require.NoError(t, err, "the range's last seed is in it")
+	assert.Equal(t, `hang at \x1b[31mred\x1b[0m`+"\nnext line", n.Rec.PerfWorst.Text, "free text is escaped, newlines kept")
+	assert.Equal(t, `skip\a`, n.Rec.Perf[0].Skip)
+}

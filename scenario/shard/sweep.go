@@ -1,21 +1,54 @@
 package shard
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/emud-dev/emud/internal/fileio"
 	"github.com/emud-dev/emud/scenario"
 	"github.com/emud-dev/emud/sim"
 )
+
+// MaxRecordBytes bounds a shard record: an explore shard records about 40
+// bytes per passing seed, so this is millions of seeds a shard.
+const MaxRecordBytes = 256 << 20
+
+// readRecord reads the file f, up to MaxRecordBytes, and refuses at once
+// a file that does not start as a JSON object does (a record is one), so
+// a wrong file costs a peek, not MaxRecordBytes of reading.
+func readRecord(f string) ([]byte, error) {
+	r, err := fileio.Open(f, MaxRecordBytes, "merge")
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	br := bufio.NewReader(r)
+	for {
+		c, err := br.ReadByte()
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s: not an emud shard record: the file holds no JSON", f)
+		} else if err != nil {
+			return nil, err
+		}
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		if c != '{' {
+			return nil, fmt.Errorf("%s: not an emud shard record: it starts with %q, not a JSON object", f, c)
+		}
+		rest, err := io.ReadAll(br)
+		return append([]byte{'{'}, rest...), err
+	}
+}
 
 // ReadFiles reads and merges the shard records in files, refusing records
 // of another build or of a command that is not sharded.
 func ReadFiles(files []string) (*Merged, error) {
 	var parts []Named
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readRecord(f)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %w", err)
 		}
@@ -104,10 +137,10 @@ func (rec *Record) Write(stdout io.Writer, out string) error {
 		_, err = stdout.Write(b)
 		return err
 	}
-	if err := os.WriteFile(out+".tmp", b, 0o644); err != nil {
+	if err := fileio.WriteFile(out, b, 0o644); err != nil {
 		return fmt.Errorf("--shard-out: %w", err)
 	}
-	return os.Rename(out+".tmp", out)
+	return nil
 }
 
 // Exploration is the whole explore sweep's report from the merged
