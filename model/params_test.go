@@ -149,9 +149,11 @@ func TestModelFiles(t *testing.T) {
 	// This test build has one more row (export_test.go): it is written last.
 	// local_packet_us and host_packet_us, split from packet_us after the
 	// file was written, take the file's packet_us; host_gbps, added after
-	// it too, the preset's.
+	// it too, the preset's; the per-path latencies and link_share, added
+	// later, the preset's 0, and link_read_gbps the file's link_gbps.
 	want := strings.Replace(string(old), "\n}\n", ",\n  \"test_extra_us\": 0.5\n}\n", 1)
-	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n  \"host_packet_us\": 2.0767951353699603,\n", 1)
+	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n  \"host_packet_us\": 2.0767951353699603,\n  \"local_copy_us\": 0,\n  \"peer_copy_us\": 0,\n  \"host_copy_us\": 0,\n", 1)
+	want = strings.Replace(want, "\"link_gbps\": 60.31236688081017,\n", "\"link_gbps\": 60.31236688081017,\n  \"link_read_gbps\": 60.31236688081017,\n  \"link_share\": 0,\n", 1)
 	want = strings.Replace(want, "\"local_gbps\": 66.71,\n", "\"local_gbps\": 66.71,\n  \"host_gbps\": 63,\n", 1)
 	assert.Equal(t, want, string(b))
 
