@@ -124,13 +124,14 @@ func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
 	}
 	if len(params) == 1 && params[0] == calibrate.AllParams {
-		var rest []string
-		if params, rest, err = calibrate.ParamsAll(p, train, seed); err != nil {
+		id, err := calibrate.ParamsAll(p, train, seed)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
-		fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
-		if len(params) == 0 {
+		if err := id.WriteText(w, p.Name()); err != nil {
+			return err
+		}
+		if params = id.Fit; len(params) == 0 {
 			return fmt.Errorf("--params all: no parameter moves any row of %s", args[0])
 		}
 	}
@@ -152,6 +153,20 @@ func (cf *fitFlags) report(w io.Writer, p *model.Params, train, test []calibrate
 		return err
 	}
 	failed := res.Check(maxError / 100)
+	if failed != nil {
+		// Say what could move each row left beyond the bound, or that
+		// nothing in the model can: a missing mechanism, not bad data.
+		why, err := calibrate.ExplainRows(res.Model, res.Residuals, maxError/100, cf.seed)
+		if err != nil {
+			return err
+		}
+		if len(why) > 0 {
+			fmt.Fprintf(w, "rows beyond ±%g%% and the parameters that move them (from the fitted model):\n", maxError)
+			if err := calibrate.WriteRowMovers(w, why); err != nil {
+				return err
+			}
+		}
+	}
 	if failed != nil && !writeAnyway {
 		return &scenario.ExitError{Code: scenario.ExitCalibration, Err: fmt.Errorf("fit failed: %w; no model written (--write-anyway writes it)", failed)}
 	}
