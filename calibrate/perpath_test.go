@@ -187,3 +187,48 @@ func TestExplainRows(t *testing.T) {
 	assert.Regexp(t, `^row local\.1m \(\+40\.0%\): local_gbps -10% moves it \+\d+\.\d%; `, buf.String())
 	assert.Contains(t, buf.String(), "\nrow \"odd row\" (-30.0%): no parameter of the model moves this row (a mechanism the model lacks, not the data)\n")
 }
+
+// A link whose pulls are slower than its pushes and whose streams lose to
+// sharing: one parameter each (link_read_gbps, link_share), found by
+// --params all on engine-clock rows with pulls and several streams, and
+// recovered within 5%; not one per row.
+func TestDirectionAndSharing(t *testing.T) {
+	truth := model.MI355X()
+	model.LinkReadGBps.Set(truth, 44)
+	model.LinkShare.Set(truth, 0.12)
+	var ms []Measurement
+	for _, sh := range []struct {
+		ops, queues int
+		bytes       uint64
+		pull        bool
+	}{
+		{1, 1, 64 << 10, false}, {1, 1, 4 << 20, false}, {1, 1, 64 << 10, true}, {1, 1, 4 << 20, true},
+		{2, 2, 4 << 20, false}, {4, 4, 4 << 20, false}, {8, 8, 4 << 20, false}, {4, 4, 4 << 20, true},
+	} {
+		x := Measurement{Name: fmt.Sprintf("%dx%d.q%d.pull%v", sh.ops, sh.bytes, sh.queues, sh.pull), Src: 0, Dst: 1,
+			Ops: sh.ops, Bytes: sh.bytes, Queues: sh.queues, Pull: sh.pull, Clock: ClockEngine}
+		var err error
+		x.TimeUs, err = Predict(truth, x, 1)
+		require.NoError(t, err)
+		ms = append(ms, x)
+	}
+	// 8 queues of 4 MiB toward one peer: the link's 2 engines each run
+	// one queue at a time, so 2 streams share the link direction at once,
+	// 1 + 0.12 = 1.12 times what they would take at link_gbps.
+	assert.InEpsilon(t, 8*float64(4<<20)/model.LinkGBps.Of(truth)/1e3*1.12, ms[6].TimeUs, 0.05)
+	assert.InEpsilon(t, float64(4<<20)/44e3, ms[3].TimeUs, 0.1, "a 4 MiB pull at link_read_gbps")
+
+	id, err := Identify(model.MI355X(), ms, 1)
+	require.NoError(t, err)
+	assert.Contains(t, id.Fit, "link_read_gbps")
+	assert.Contains(t, id.Fit, "link_share")
+	res, err := Fit(model.MI355X(), id.Fit, ms, 1)
+	require.NoError(t, err)
+	require.NoError(t, res.Check(0.02))
+	assert.InEpsilon(t, 44, model.LinkReadGBps.Of(res.Model), 0.05)
+	assert.InEpsilon(t, 0.12, model.LinkShare.Of(res.Model), 0.05)
+	_, err = Predict(truth, Measurement{Name: "k", Src: 0, Dst: 1, Ops: 1, Bytes: 64, Queues: 1, Pull: true}, 1)
+	assert.ErrorContains(t, err, "k: a pulled copy is an engine-clock row")
+	_, err = Predict(truth, Measurement{Name: "lp", Src: 0, Dst: 0, Ops: 1, Bytes: 64, Queues: 1, Pull: true, Clock: ClockEngine}, 1)
+	assert.ErrorContains(t, err, "a pull (the destination's engine reading) needs two GPUs")
+}
