@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -63,7 +64,9 @@ const (
 	headerV1 = "ops,bytes,queues,time_us"
 )
 
-// ParseMeasurements reads a measurement CSV: header
+// ParseMeasurements reads a measurement file: TransferBench's results
+// (ParseTransferBench; recognised by its "Executor:" lines), or a
+// measurement CSV: header
 // name,src,dst,ops,bytes,queues,time_us,clock (format v3: clock is kernel
 // or engine, see Clock), name,src,dst,ops,bytes,queues,time_us (format v2,
 // every row on the kernel's clock), or the first format's
@@ -76,11 +79,17 @@ const (
 // name longer than maxNameBytes too, each error naming its limit.
 func ParseMeasurements(r io.Reader) ([]Measurement, error) {
 	lr := &boundedReader{r: r, line: 1}
-	ms, err := parseMeasurements(lr)
-	if lr.err != nil { // the bound, not what csv made of the cut input
+	b, err := io.ReadAll(lr)
+	if lr.err != nil { // the bound
 		return nil, lr.err
 	}
-	return ms, err
+	if err != nil {
+		return nil, fmt.Errorf("measurements: %w", err)
+	}
+	if IsTransferBench(b) {
+		return ParseTransferBench(bytes.NewReader(b))
+	}
+	return parseMeasurements(bytes.NewReader(b))
 }
 
 // Bounds on a measurement file (ParseMeasurements): generous for 256 rows

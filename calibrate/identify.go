@@ -45,10 +45,10 @@ const (
 // ScaleStep is the additive step Identify tries for a parameter whose
 // value may be 0 (a time or a fraction), and the shift Fit searches such a
 // parameter with when it starts at 0; 0 for a rate, clock or count, which
-// are never 0 and move by ±10% (a count by ±1).
+// are never 0 and move by ±10% (a count by ±1), and for the jitter.
 func ScaleStep(pa model.Parameter) float64 {
 	switch {
-	case pa.Int:
+	case pa.Int, pa.Name == model.JitterFrac.Name: // jitter is a run setting, never fitted
 		return 0
 	case pa.Range == model.RangeFraction:
 		return scaleStepFrac
