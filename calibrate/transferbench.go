@@ -327,6 +327,12 @@ func (t *tbTest) row() (Measurement, error) {
 	}
 	m.Pull = a.src != a.dst && a.src != model.Host && a.dst != model.Host && a.exe == a.dst
 	m.Bytes = a.bytes / uint64(a.streams)
+	switch {
+	case m.Bytes > maxFitBytes:
+		return m, fmt.Errorf("transfer %q: %d bytes a stream: at most %d (16 GiB)", a.spec, m.Bytes, uint64(maxFitBytes))
+	case m.Bytes*uint64(m.Ops) > maxFitTotal:
+		return m, fmt.Errorf("%d streams of %d bytes exceed the %d (1 TiB) one row may move", m.Ops, m.Bytes, uint64(maxFitTotal))
+	}
 	// The executor's time covers all its transfers; of its two printed
 	// numbers (ms and GB/s, three decimals each in TransferBench's output)
 	// the one with more significant digits gives the time.

@@ -210,3 +210,22 @@ func TestTransferBenchConfigDoc(t *testing.T) {
 	assert.Contains(t, buf.String(), "\n# pull.64\n-1 (G1->D0->G0 1 64)\n")
 	assert.Contains(t, buf.String(), "\n# push2x.4M\n-2 (G0->D0->G1 1 4194304) (G0->D0->G1 1 4194304)\n")
 }
+
+func FuzzParseTransferBench(f *testing.F) {
+	f.Add(" Executor: DMA 00 , 48.000 GB/s , 0.087 ms , 4194304 bytes , 48 GB/s (sum),\nTransfer 0 , 48.000 GB/s , 0.087 ms , 4194304 bytes , G0 -> D0:1 -> G1,\n Aggregate (CPU) , 47.000 GB/s , 0.089 ms , 4194304 bytes , Overhead 0.002 ms,\n")
+	f.Add("Test 2:\n│ Executor: DMA 01 │ 1.0 GB/s │ 1.0 ms │ 64 bytes │ x\n│ Transfer 0 │ 1.0 GB/s │ 1.0 ms │ 64 bytes │ C0 -> D1.2:1 -> G1\n│ Aggregate (CPU) │ 1 GB/s │ 1 ms │ 64 bytes │ Overhead 0 ms\n")
+	f.Add(" Executor: DMA 00 , 1 GB/s , 1 ms , 18446744073709551615 bytes , x,\nTransfer 0 , 1 GB/s , 1 ms , 18446744073709551615 bytes , G0 -> D0:1 -> G1,\n Aggregate,\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		ms, err := ParseTransferBench(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if m.Ops < 1 || m.Queues != m.Ops || m.Queues > benchQueues || m.Bytes < 1 || m.Bytes > maxFitBytes || !(m.TimeUs >= minFitTimeUs) ||
+				uint64(m.Ops)*m.Bytes > maxFitTotal || !validEnd(m.Src) || !validEnd(m.Dst) || m.Name == "" || len(m.Name) > maxNameBytes ||
+				m.Clock != ClockEngine || checkMeasureRow(m) != nil {
+				t.Fatalf("accepted an out-of-range row %+v", m)
+			}
+		}
+	})
+}
