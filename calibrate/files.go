@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/emud-dev/emud/internal/fileio"
@@ -102,18 +101,9 @@ func Holdout(ms []Measurement) (train, test []Measurement, err error) {
 	return train, test, nil
 }
 
-// ParamsAll is what "--params all" fits from base on ms: the parameters
-// the rows identify (Identified), and the rest, left at base's values.
-func ParamsAll(base *model.Params, ms []Measurement, seed uint64) (fit, rest []string, err error) {
-	if fit, err = Identified(base, ms, seed); err != nil {
-		return nil, nil, err
-	}
-	for _, pa := range model.Parameters() {
-		if !slices.Contains(fit, pa.Name) {
-			rest = append(rest, pa.Name)
-		}
-	}
-	return fit, rest, nil
+// ParamsAll is what "--params all" fits from base on ms (Identify).
+func ParamsAll(base *model.Params, ms []Measurement, seed uint64) (*Identification, error) {
+	return Identify(base, ms, seed)
 }
 
 // WriteReport prints the fit from base on train: each fitted parameter's

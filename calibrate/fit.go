@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ type Measurement struct {
 	// Clock is the clock TimeUs was read on: the kernel's (default) or
 	// the engine's TIMESTAMPs (what MeasureRows writes).
 	Clock Clock
+	// Pull marks a peer copy that an engine of Dst runs, reading Src's
+	// memory across the link (TransferBench's G1 -> D0 -> G0), instead of
+	// one of Src's engines writing; engine-clock rows only.
+	Pull bool
 }
 
 // Limits on a measurement row. The benches are phantom (timing only: no
@@ -59,7 +64,9 @@ const (
 	headerV1 = "ops,bytes,queues,time_us"
 )
 
-// ParseMeasurements reads a measurement CSV: header
+// ParseMeasurements reads a measurement file: TransferBench's results
+// (ParseTransferBench; recognised by its "Executor:" lines), or a
+// measurement CSV: header
 // name,src,dst,ops,bytes,queues,time_us,clock (format v3: clock is kernel
 // or engine, see Clock), name,src,dst,ops,bytes,queues,time_us (format v2,
 // every row on the kernel's clock), or the first format's
@@ -72,11 +79,17 @@ const (
 // name longer than maxNameBytes too, each error naming its limit.
 func ParseMeasurements(r io.Reader) ([]Measurement, error) {
 	lr := &boundedReader{r: r, line: 1}
-	ms, err := parseMeasurements(lr)
-	if lr.err != nil { // the bound, not what csv made of the cut input
+	b, err := io.ReadAll(lr)
+	if lr.err != nil { // the bound
 		return nil, lr.err
 	}
-	return ms, err
+	if err != nil {
+		return nil, fmt.Errorf("measurements: %w", err)
+	}
+	if IsTransferBench(b) {
+		return ParseTransferBench(bytes.NewReader(b))
+	}
+	return parseMeasurements(bytes.NewReader(b))
 }
 
 // Bounds on a measurement file (ParseMeasurements): generous for 256 rows
@@ -233,6 +246,9 @@ func Predict(m model.Model, x Measurement, seed uint64) (float64, error) {
 		t, err := MeasureOnce(EmulatorBackend(m), x, seed)
 		return t.EngineUs, err
 	}
+	if x.Pull {
+		return 0, fmt.Errorf("%s: a pulled copy is an engine-clock row (TransferBench's, or emud calibrate --measure's): the kernel bench pushes", PrintName(x.Name))
+	}
 	return copies(m, seed, x.Src, x.Dst, x.Bytes, x.Ops, x.Queues)
 }
 
@@ -280,40 +296,6 @@ func WithProgress(f func(evals, budget int)) FitOption {
 	return func(o *fitOptions) { o.progress = f }
 }
 
-// Identified returns, of the candidate parameters, those that move at
-// least one measurement's prediction when changed by ±10% from base: what
-// "--params all" fits. Parameters at 0 (nothing to scale) and run settings
-// are not candidates.
-func Identified(base *model.Params, ms []Measurement, seed uint64) ([]string, error) {
-	ref, err := Residuals(base, ms, seed)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, pa := range model.Parameters() {
-		v := pa.Get(base)
-		if pa.Name == "jitter" || !(v > 0) {
-			continue
-		}
-		moved := false
-		for _, p := range probes(base, pa) {
-			rs, err := Residuals(p, ms, seed)
-			if err != nil {
-				return nil, err
-			}
-			for i := range rs {
-				if rs[i].PredictedUs != ref[i].PredictedUs {
-					moved = true
-				}
-			}
-		}
-		if moved {
-			out = append(out, pa.Name)
-		}
-	}
-	return out, nil
-}
-
 // probes returns the valid copies of base with pa changed by ±10% (a
 // count by ±1 when 10% rounds back to it): the candidates that Identified
 // and Sensitivities compare against base.
@@ -352,7 +334,15 @@ func Fit(base *model.Params, names []string, ms []Measurement, seed uint64, opts
 	if err != nil {
 		return nil, err
 	}
-	q := &lsq{params: ps, n: len(ms), progress: fo.progress,
+	// A time or fraction that starts at 0 (a mechanism base does not have)
+	// is searched from 0 on the scale of its step.
+	shift := make([]float64, len(ps))
+	for j, pa := range ps {
+		if pa.Get(base) <= 0 {
+			shift[j] = ScaleStep(pa)
+		}
+	}
+	q := &lsq{params: ps, n: len(ms), progress: fo.progress, shift: shift,
 		resid: func(p *model.Params, idx []int, out []float64) error {
 			for _, i := range idx {
 				t, err := Predict(p, ms[i], seed)
@@ -436,7 +426,7 @@ func (x Measurement) Path() string {
 // GPU is the GPU whose engine runs the row's copies: Src, or Dst for a
 // copy from host memory.
 func (x Measurement) GPU() int {
-	if x.Src == model.Host {
+	if x.Src == model.Host || x.Pull {
 		return x.Dst
 	}
 	return x.Src

@@ -26,6 +26,12 @@ type lsq struct {
 	resid    func(p *model.Params, rows []int, out []float64) error
 	progress func(done, budget int) // row evaluations so far, and the budget
 	maxIter  int
+	// shift, if set, is added to each parameter before its logarithm is
+	// taken (0 for most): a parameter that starts at 0 (a latency or a
+	// share the start model does not have) is searched as log(v + shift),
+	// so it can leave 0 and come back to it; a value the search takes
+	// below 0 is 0 (the parameter is flat there, which a search notices).
+	shift []float64
 	// ridge weighs each parameter's log-distance from its start as one
 	// more residual: negligible next to any row a parameter moves, it
 	// picks, along a direction no row sees (two parameters the rows only
@@ -179,9 +185,9 @@ func (q *lsq) begin(start *model.Params) (*lsqRun, error) {
 	}
 	f := &lsqRun{q: q, start: start, x: make([]float64, np), all: make([]int, q.n), lambda: 1e-3}
 	for j, pa := range q.params {
-		v := pa.Get(start)
+		v := pa.Get(start) + q.shiftOf(j)
 		if !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("fit: parameter %s starts at %v; a fit needs a positive start", pa.Name, v)
+			return nil, fmt.Errorf("fit: parameter %s starts at %v; a fit needs a positive start", pa.Name, pa.Get(start))
 		}
 		f.x[j] = math.Log(v)
 	}
@@ -216,6 +222,11 @@ func (f *lsqRun) candidate(x []float64) (*model.Params, error) {
 	p := f.start.Clone()
 	for j, pa := range f.q.params {
 		v := math.Exp(x[j])
+		if sh := f.q.shiftOf(j); sh > 0 {
+			if v -= sh; v < 1e-9*sh {
+				v = 0 // exp(log(sh)) − sh is rounding, not a value
+			}
+		}
 		if pa.Int {
 			v = math.Max(1, v) // a count stays a count: 0 engines per link would mean another layout
 		}
@@ -225,6 +236,14 @@ func (f *lsqRun) candidate(x []float64) (*model.Params, error) {
 		return nil, errInvalid
 	}
 	return p, nil
+}
+
+// shiftOf is parameter j's shift (0 when none is set).
+func (q *lsq) shiftOf(j int) float64 {
+	if j < len(q.shift) {
+		return q.shift[j]
+	}
+	return 0
 }
 
 // eval sets out[i] for i in rows to the residuals at x.

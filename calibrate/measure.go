@@ -136,6 +136,8 @@ func checkMeasureRow(x Measurement) error {
 		return fmt.Errorf("measure %s: bytes %d: need 1..%d", PrintName(x.Name), x.Bytes, uint64(maxFitBytes))
 	case !validEnd(x.Src) || !validEnd(x.Dst) || x.Src == model.Host && x.Dst == model.Host:
 		return fmt.Errorf("measure %s: src %s → dst %s: need GPUs 0..%d, or host at one end", PrintName(x.Name), EndName(x.Src), EndName(x.Dst), maxFitGPUs-1)
+	case x.Pull && x.Path() != "xgmi":
+		return fmt.Errorf("measure %s: a pull (the destination's engine reading) needs two GPUs, got src %s → dst %s", PrintName(x.Name), EndName(x.Src), EndName(x.Dst))
 	}
 	return nil
 }
@@ -160,8 +162,11 @@ func measureOn(s *sim.Sim, dev cco.Device, x Measurement) (Timed, error) {
 	// loopback queues for a host copy (the general engines, which serve
 	// the GPU's link to the host).
 	gpu, peer := x.GPU(), x.Dst
-	if x.Path() == "host" {
+	switch {
+	case x.Path() == "host":
 		peer = gpu
+	case x.Pull:
+		peer = x.Src // the destination's queue toward the peer it reads
 	}
 	mem := dev.Memory()
 	src, err := allocData(mem, x.Src, x.Bytes, "measure source")
@@ -347,6 +352,11 @@ func sizeName(b uint64) string {
 // WriteMeasurements writes rows as a measurement file (format v3, with the
 // clock column) that ParseMeasurements reads back.
 func WriteMeasurements(w io.Writer, rows []Measurement) error {
+	for _, x := range rows {
+		if x.Pull {
+			return fmt.Errorf("measurements: row %s is a pull, which format v3 cannot say (no executor column): write it as TransferBench's CSV (--format transferbench)", PrintName(x.Name))
+		}
+	}
 	cw := csv.NewWriter(w)
 	_ = cw.Write(strings.Split(headerV3, ","))
 	for _, x := range rows {

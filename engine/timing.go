@@ -30,8 +30,43 @@ import (
 //     copy sees the bursts landed so far and a store to a source burst not
 //     yet read is what gets sent.
 
-// link is the arbitration state of one directed path.
-type link struct{ free sim.Time }
+// link is the arbitration state of one directed path: when it is next
+// free, and the queues whose chunks hold it (each until its chunk's end),
+// which is how many streams share it (model.Stream.Sharing).
+type link struct {
+	free  sim.Time
+	users []linkUser
+}
+
+// linkUser is one queue's latest chunk on a link.
+type linkUser struct {
+	q   *Queue
+	end sim.Time
+}
+
+// share records that q holds l until end and returns how many queues'
+// chunks hold it then, q's included. A queue whose last chunk ended
+// before now has left the path and is forgotten.
+func (l *link) share(q *Queue, now, end sim.Time) int {
+	k := 1
+	mine := false
+	out := l.users[:0]
+	for _, u := range l.users {
+		if u.q == q {
+			u.end, mine = end, true
+		} else if u.end <= now {
+			continue
+		} else {
+			k++
+		}
+		out = append(out, u)
+	}
+	if !mine {
+		out = append(out, linkUser{q: q, end: end})
+	}
+	l.users = out
+	return k
+}
 
 // xfer is a COPY's data movement in progress.
 type xfer struct {
@@ -44,6 +79,9 @@ type xfer struct {
 	chunk  uint64 // size of the chunk in flight
 	fn     func()
 	data   xferData // addresses and bytes moved so far (data.go)
+	// first marks the copy's first chunk, which waits the path's fixed
+	// latency (model.CopyLatency) before it takes the path.
+	first bool
 }
 
 func (n *Node) linkOf(src, dst int) *link {
@@ -88,21 +126,52 @@ func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
 	if x.fn == nil {
 		x.fn = q.xferChunk
 	}
-	x.active, x.src, x.nd, x.left, x.cur = true, src, len(dsts), bytes, 0
+	x.active, x.src, x.nd, x.left, x.cur, x.first = true, src, len(dsts), bytes, 0, true
 	x.dst = append(x.dst[:0], dsts...)
 	q.xferNext()
 }
 
-// xferNext puts the next chunk on its path.
+// xferNext puts the next chunk on its path. The copy's first chunk takes
+// the path no earlier than the path's fixed latency after the packet
+// started (the first read and write in flight; another copy may use the
+// path meanwhile). A peer stream that the destination's engine runs is a
+// pull (model.Stream.Pull), and one that shares its directed path with
+// other queues' chunks is timed at the model's rate for that many
+// streams.
 func (q *Queue) xferNext() {
 	x := &q.x
 	m := q.n.model
+	now := q.n.s.Now()
 	x.chunk = min(x.left, model.LinkChunkBytes)
 	d := x.dst[x.cur]
-	bw := m.Rate(x.src, d, x.nd > 1)
+	ready := now
+	if x.first {
+		x.first = false
+		if lat := m.Cost(model.CopyLatency(x.src, d)); lat > 0 {
+			// Jittered only when there is a latency: a zero one draws no
+			// random number, so models without it time runs as before.
+			ready += q.jitter(sim.Key{Kind: sim.KeyEngine, A: uint32(q.eng.gpu), B: uint32(q.eng.id + 1)}, lat)
+		}
+	}
+	s := model.Stream{Src: x.src, Dst: d, Broadcast: x.nd > 1}
+	peer := x.src != d && x.src != model.Host && d != model.Host
+	s.Pull = peer && x.src != q.eng.gpu
 	l := q.n.linkOf(x.src, d)
-	start := max(q.n.s.Now(), l.free)
+	start := max(ready, l.free)
+	bw := m.StreamRate(s)
+	if peer {
+		// The sharing count needs the chunk's end, which needs the rate:
+		// count with the end at the unshared rate (the chunk is on the path
+		// at least that long), then time it at the shared one.
+		end := start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
+		if s.Sharing = l.share(q, now, end); s.Sharing > 1 {
+			bw = m.StreamRate(s)
+		}
+	}
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
+	if peer && s.Sharing > 1 {
+		l.share(q, now, l.free)
+	}
 	q.startBursts(start, l.free)
 	q.n.s.AtWork(l.free, x.fn)
 }

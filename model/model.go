@@ -33,6 +33,11 @@ type Model interface {
 	// (one engine runs its two one after the other) have a rate of their
 	// own.
 	Rate(src, dst int, broadcast bool) float64
+	// StreamRate is Rate for one stream as the engine runs it: who runs
+	// the copy (a pull, Stream.Pull, may be slower than a push) and how
+	// many streams share its directed path now (Stream.Sharing). Rate is
+	// StreamRate of a push alone on its path.
+	StreamRate(s Stream) float64
 	// Engines is each GPU's set of SDMA engines: how many, which links
 	// they serve, how many queues each holds and its time slice.
 	Engines() Engines
@@ -85,7 +90,24 @@ const (
 	// CostCUCopy is a CU kernel's local copy (pack, gather) of
 	// Cost.Bytes.
 	CostCUCopy
+	// CostCopyLatency is a COPY's fixed latency on its path (Cost.Local,
+	// Cost.Host, else a peer): from the engine starting the packet to its
+	// first bytes landing. It delays the copy's own completion, where
+	// CostPacketGap comes after it.
+	CostCopyLatency
 )
+
+// Stream is one destination stream of a COPY as the engine runs it.
+type Stream struct {
+	Src, Dst  int // GPUs, or Host; Src == Dst is a local copy
+	Broadcast bool
+	// Pull marks a peer copy the engine of Dst runs, reading from Src
+	// across the link (a get), instead of the engine of Src writing.
+	Pull bool
+	// Sharing is how many streams use the directed path now, this one
+	// included (0 counts as 1).
+	Sharing int
+}
 
 // Cost is one step a Model times: its kind and what the kind depends on.
 type Cost struct {
@@ -124,6 +146,12 @@ func HostCopyGap() Cost { return Cost{Kind: CostPacketGap, Packet: ring.KindCopy
 // memory, across the GPU's PCIe link: lsa.Host, what the engine's memory
 // names the host slice.
 const Host = lsa.Host
+
+// CopyLatency is a COPY's fixed latency on the path from src to dst
+// (GPUs, or Host).
+func CopyLatency(src, dst int) Cost {
+	return Cost{Kind: CostCopyLatency, Local: src == dst, Host: src == Host || dst == Host}
+}
 
 // PollInterval is the time between two reads of a POLL whose interval
 // field is iv.

@@ -155,9 +155,41 @@ var (
 	HostPacketUs = define[Float](Parameter{Name: "host_packet_us", Unit: "µs", Value: 2.004,
 		Source:  "no documented MI355X row is a host copy, so the preset takes packet_us's value (the same engine and handshake); a user's host rows fit it (emud fit --params all)",
 		Follows: "packet_us"})
+	// LocalCopyUs is a local COPY's fixed latency: from the engine
+	// starting the packet (decoded, addresses translated) to its first
+	// bytes landing (the first read of source memory and the write's
+	// round trip before the stream runs at local_gbps). Unlike
+	// local_packet_us, the gap after the COPY, it delays the copy's own
+	// completion, so it moves a one-copy row.
+	LocalCopyUs = define[Float](Parameter{Name: "local_copy_us", Unit: "µs", Value: 0,
+		Source: "no documented MI355X row is a local COPY, so the preset keeps 0 (its timing before the parameter existed); a user's local rows fit it (emud fit --params all probes it at 1 µs)"})
+	// PeerCopyUs is a peer COPY's fixed latency: from the engine starting
+	// the packet to its first bytes landing in the peer's memory (the
+	// first read, the first write crossing xGMI and its completion).
+	PeerCopyUs = define[Float](Parameter{Name: "peer_copy_us", Unit: "µs", Value: 0,
+		Source: "the bw.* intercepts see it only summed with visible_us (every documented peer row has one doorbell before its first COPY), so the preset keeps 0 and visible_us carries the intercept; rows that tell them apart (local or host rows beside peer ones) fit it (emud fit --params all)"})
+	// HostCopyUs is a host COPY's fixed latency: from the engine starting
+	// the packet to its first bytes landing across the GPU's PCIe link
+	// (a non-posted read of host memory, or a posted write's completion).
+	HostCopyUs = define[Float](Parameter{Name: "host_copy_us", Unit: "µs", Value: 0,
+		Source: "no documented MI355X row is a host copy, so the preset keeps 0; a user's host rows fit it (emud fit --params all)"})
 	// LinkGBps is one direction of one GPU pair (xGMI).
 	LinkGBps = define[Float](Parameter{Name: "link_gbps", Unit: "GB/s", Fitted: true, Prior: 50, Value: 60.84, Range: RangeRate,
 		Source: "bw.* slopes, bw.split.2x4m, bcast.ref.*"})
+	// LinkReadGBps is one direction of one GPU pair when the engine at
+	// the far end pulls: a COPY that an engine of GPU dst runs from a peer
+	// src (a get), whose reads cross the link as non-posted requests
+	// rather than posted writes. The one parameter that lets a link's
+	// two uses (push and pull) differ.
+	LinkReadGBps = define[Float](Parameter{Name: "link_read_gbps", Unit: "GB/s", Value: 60.84, Range: RangeRate,
+		Source:  "bw.get.8m (get over put 1.00 at 8 MB: a pull is as fast as a push on MI355X), so the preset takes link_gbps's value; a user's pull rows (TransferBench's G1->D0->G0) fit it",
+		Follows: "link_gbps"})
+	// LinkShare is what sharing one link direction costs: k copies
+	// streaming over one directed peer path at once move
+	// link_gbps / (1 + link_share·(k−1)) together (arbitration and
+	// reordering between their streams), instead of link_gbps.
+	LinkShare = define[Float](Parameter{Name: "link_share", Unit: "", Value: 0, Range: RangeFraction,
+		Source: "bw.split.2x4m (two 4 MB puts on two queues: 57 GB/s against 59 for one) is within tolerance with none, so the preset keeps 0 (its timing before the parameter existed); rows of several streams on one link (split copies, TransferBench's multi-stream transfers) fit it"})
 	// LocalGBps is an engine writing its own GPU's memory (a copy, a
 	// broadcast stream).
 	LocalGBps = define[Float](Parameter{Name: "local_gbps", Unit: "GB/s", Fitted: true, Prior: 100, Value: 66.71, Range: RangeRate,

@@ -72,7 +72,7 @@ func NewPlaceholder() *Params {
 		{IssueBase.Parameter, 0}, {IssueScan.Parameter, 0}, {IssueQueue.Parameter, 0}, {SubmitCycles.Parameter, 0},
 		{UncachedRead.Parameter, 0}, {HostStoreUs.Parameter, 0}, {HBM.Parameter, 5000},
 		{VisibleUs.Parameter, 3}, {PacketUs.Parameter, 2}, {LocalPacketUs.Parameter, 2}, {HostPacketUs.Parameter, 2},
-		{LinkGBps.Parameter, 60}, {LocalGBps.Parameter, 500}, {BcastLinkGBps.Parameter, 60},
+		{LinkGBps.Parameter, 60}, {LinkReadGBps.Parameter, 60}, {LocalGBps.Parameter, 500}, {BcastLinkGBps.Parameter, 60},
 		{EnginesPerLink.Parameter, 0},
 	} {
 		s.x.Set(p, s.v)
@@ -182,6 +182,14 @@ func (p *Params) Cost(c Cost) sim.Time {
 		return us(HostStoreUs.Of(p))
 	case CostCUCopy:
 		return sim.Time(float64(c.Bytes) / HBM.Of(p) * float64(sim.Nanosecond))
+	case CostCopyLatency:
+		switch {
+		case c.Host:
+			return us(HostCopyUs.Of(p))
+		case c.Local:
+			return us(LocalCopyUs.Of(p))
+		}
+		return us(PeerCopyUs.Of(p))
 	}
 	return 0 // CostChainObserve
 }
@@ -190,15 +198,32 @@ func (p *Params) Cost(c Cost) sim.Time {
 // memory at HostGBps, a local one at LocalGBps, a peer copy at LinkGBps,
 // a broadcast stream to a peer at BcastLinkGBps.
 func (p *Params) Rate(src, dst int, broadcast bool) float64 {
+	return p.StreamRate(Stream{Src: src, Dst: dst, Broadcast: broadcast})
+}
+
+// StreamRate implements Model: Rate's paths; a pulled peer copy at
+// LinkReadGBps; and a peer stream sharing its directed link with k−1
+// others at 1/(1 + LinkShare·(k−1)) of its rate (so k of them move
+// LinkGBps/(1 + LinkShare·(k−1)) together). Local and host paths share
+// without loss: no row has shown otherwise.
+func (p *Params) StreamRate(s Stream) float64 {
 	switch {
-	case src == Host || dst == Host:
+	case s.Src == Host || s.Dst == Host:
 		return HostGBps.Of(p)
-	case src == dst:
+	case s.Src == s.Dst:
 		return LocalGBps.Of(p)
-	case broadcast:
-		return BcastLinkGBps.Of(p)
 	}
-	return LinkGBps.Of(p)
+	r := LinkGBps.Of(p)
+	switch {
+	case s.Broadcast:
+		r = BcastLinkGBps.Of(p)
+	case s.Pull:
+		r = LinkReadGBps.Of(p)
+	}
+	if k := s.Sharing; k > 1 {
+		r /= 1 + LinkShare.Of(p)*float64(k-1)
+	}
+	return r
 }
 
 // Engines implements Model.

@@ -149,9 +149,11 @@ func TestModelFiles(t *testing.T) {
 	// This test build has one more row (export_test.go): it is written last.
 	// local_packet_us and host_packet_us, split from packet_us after the
 	// file was written, take the file's packet_us; host_gbps, added after
-	// it too, the preset's.
+	// it too, the preset's; the per-path latencies and link_share, added
+	// later, the preset's 0, and link_read_gbps the file's link_gbps.
 	want := strings.Replace(string(old), "\n}\n", ",\n  \"test_extra_us\": 0.5\n}\n", 1)
-	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n  \"host_packet_us\": 2.0767951353699603,\n", 1)
+	want = strings.Replace(want, "\"packet_us\": 2.0767951353699603,\n", "\"packet_us\": 2.0767951353699603,\n  \"local_packet_us\": 2.0767951353699603,\n  \"host_packet_us\": 2.0767951353699603,\n  \"local_copy_us\": 0,\n  \"peer_copy_us\": 0,\n  \"host_copy_us\": 0,\n", 1)
+	want = strings.Replace(want, "\"link_gbps\": 60.31236688081017,\n", "\"link_gbps\": 60.31236688081017,\n  \"link_read_gbps\": 60.31236688081017,\n  \"link_share\": 0,\n", 1)
 	want = strings.Replace(want, "\"local_gbps\": 66.71,\n", "\"local_gbps\": 66.71,\n  \"host_gbps\": 63,\n", 1)
 	assert.Equal(t, want, string(b))
 
@@ -227,4 +229,50 @@ func ExampleLoad() {
 	}
 	fmt.Println(m.Name(), m.Cost(Doorbell), m.Cost(PacketGap(ring.KindCopy)))
 	// Output: mi355x 839.7ns 2.004µs
+}
+
+// The per-path latency, the pull rate and link sharing: each is one
+// parameter, read where its path is (a local, peer or host COPY; a peer
+// stream the destination's engine pulls; k streams on one directed peer
+// link), and the presets leave today's timing (0, or link_gbps).
+func TestPerPathLatencyAndStreams(t *testing.T) {
+	p := MI355X()
+	for _, c := range []Cost{CopyLatency(0, 0), CopyLatency(0, 1), CopyLatency(0, Host), CopyLatency(Host, 3)} {
+		assert.Zero(t, p.Cost(c), "the preset has no copy latency: %+v", c)
+	}
+	assert.Equal(t, LinkGBps.Of(p), LinkReadGBps.Of(p), "bw.get.8m: a pull is as fast as a push")
+	LocalCopyUs.Set(p, 1.5)
+	PeerCopyUs.Set(p, 0.25)
+	HostCopyUs.Set(p, 4)
+	LinkReadGBps.Set(p, 40)
+	LinkShare.Set(p, 0.2)
+	for _, tc := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"local latency", float64(p.Cost(CopyLatency(2, 2))), 1.5 * float64(sim.Microsecond)},
+		{"peer latency", float64(p.Cost(CopyLatency(2, 5))), 0.25 * float64(sim.Microsecond)},
+		{"host latency, to host", float64(p.Cost(CopyLatency(2, Host))), 4 * float64(sim.Microsecond)},
+		{"host latency, from host", float64(p.Cost(CopyLatency(Host, 2))), 4 * float64(sim.Microsecond)},
+		{"push", p.StreamRate(Stream{Src: 0, Dst: 1}), LinkGBps.Of(p)},
+		{"pull", p.StreamRate(Stream{Src: 0, Dst: 1, Pull: true}), 40},
+		{"alone on the link", p.StreamRate(Stream{Src: 0, Dst: 1, Sharing: 1}), LinkGBps.Of(p)},
+		{"one of four", p.StreamRate(Stream{Src: 0, Dst: 1, Sharing: 4}), LinkGBps.Of(p) / 1.6},
+		{"a pulled one of two", p.StreamRate(Stream{Src: 0, Dst: 1, Pull: true, Sharing: 2}), 40 / 1.2},
+		{"local streams share without loss", p.StreamRate(Stream{Src: 3, Dst: 3, Sharing: 4}), LocalGBps.Of(p)},
+		{"host streams too", p.StreamRate(Stream{Src: 3, Dst: Host, Sharing: 4}), HostGBps.Of(p)},
+		{"Rate is a push alone", p.Rate(0, 1, false), LinkGBps.Of(p)},
+	} {
+		assert.InDelta(t, tc.want, tc.got, 1e-9*math.Abs(tc.want), tc.name)
+	}
+	LinkShare.Set(p, 1)
+	assert.ErrorContains(t, p.Validate(), "link_share must be below 1")
+	// A model file that gives link_gbps but not link_read_gbps pulls at
+	// its link_gbps (files written before the split).
+	f := filepath.Join(t.TempDir(), "m.json")
+	require.NoError(t, os.WriteFile(f, []byte(`{"link_gbps": 44}`), 0o644))
+	q, err := LoadFile(f)
+	require.NoError(t, err)
+	assert.Equal(t, 44.0, LinkReadGBps.Of(q))
 }

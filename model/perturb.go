@@ -58,12 +58,18 @@ func (x *perturbed) Cost(c Cost) sim.Time {
 }
 
 func (x *perturbed) Rate(src, dst int, broadcast bool) float64 {
-	k := sim.Key{Kind: sim.KeyLink, A: uint32(src), B: uint32(dst)}
-	if broadcast {
+	return x.StreamRate(Stream{Src: src, Dst: dst, Broadcast: broadcast})
+}
+
+// StreamRate perturbs a stream by its directed path, as Rate does: a pull
+// and a push over one path share the path's spread.
+func (x *perturbed) StreamRate(s Stream) float64 {
+	k := sim.Key{Kind: sim.KeyLink, A: uint32(s.Src), B: uint32(s.Dst)}
+	if s.Broadcast {
 		k = sim.Key{Kind: sim.KeyLink, A: ^uint32(0)}
-		if src == dst {
+		if s.Src == s.Dst {
 			k.B = 1
 		}
 	}
-	return x.p.Rate(k, x.Model.Rate(src, dst, broadcast))
+	return x.p.Rate(k, x.Model.StreamRate(s))
 }

@@ -74,7 +74,11 @@ measurement CSV (clock column "engine") that emud fit reads. --backend rocm
 is a real MI355X through hw/rocm (a binary built with -tags rocm, and
 /dev/kfd); --backend stand-in --truth MODEL runs the same queue path over the
 timing stand-in, whose engine follows MODEL (to check a fit recovers it);
---backend emu is the emulator under --model.
+--backend emu is the emulator under --model. --format transferbench writes
+the rows as TransferBench's OUTPUT_TO_CSV=1 results instead (one test per row;
+by default the TransferBench sweep of docs/transferbench-sweep.cfg: local,
+pushed and pulled copies, parallel pushes to one peer, host copies), the
+format emud fit reads from TransferBench itself.
 
 Exit status: 0 all counted rows within tolerance, 4 some row outside it, 1 bad
 flags or a failed scenario.`,

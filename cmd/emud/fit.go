@@ -40,12 +40,24 @@ copy), time_us from the first issue until everything has drained. The first form
 rows; time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it
 is a terminal, or with --progress.
 
+FILE may also be TransferBench's results (its text tables or OUTPUT_TO_CSV=1,
+recognised by their "Executor:" lines): each test of DMA transfers of one
+shape is one engine-clock row (k transfers of s streams: k·s copies on k·s
+queues, timed by the executor; G1 -> D0 -> G0 is a pull, GPU 0's engine
+reading GPU 1). docs/transferbench-sweep.cfg is a TransferBench config of the
+rows that identify the copy engine's parameters:
+  OUTPUT_TO_CSV=1 NUM_ITERATIONS=100 ./TransferBench transferbench-sweep.cfg > rows.csv
+  emud fit rows.csv --params all --out mine.json
+
 Every candidate parameter set is judged by running each row's scenario on the
 emulator; a Levenberg–Marquardt search over the parameters' logarithms
 minimises the sum of squared relative errors. Any parameter can be fitted by
 its model-file name (the engine count engines_per_link included); --params all
-fits every parameter that moves some row's prediction under a ±10% change,
-says which, and leaves the others at the start model's value. The fitted
+fits every parameter the rows identify: one that moves some row's prediction
+under ±10% or a step at its scale (1 µs, 1000 cycles, 0.1: a latency the start
+model has at 0 is found), unless the rows see it only together with others
+(visible_us beside each path's copy latency), which keeps the start model's
+value, as does one no row moves; it says which are which. The fitted
 parameters and the residual of every row are printed, and the model is
 written to --out, which "emud run --model" and "emud calibrate --model" load.
 
@@ -55,7 +67,9 @@ the input columns (v2) plus predicted_us,error_pct; the summary line
 
 A fit that does not lower the rows' error, or leaves some fitted row more
 than --max-error (25%) off, has failed: it says why, writes no model and
-exits 4, unless --write-anyway. The residual table names each row's path
+exits 4, unless --write-anyway; it lists, for each row beyond --max-error,
+the parameters that move it and by how much, or "no parameter of the model
+moves this row" (a mechanism the model lacks). The residual table names each row's path
 (local: an engine writing its own GPU's memory; xgmi: to a peer; host: to or
 from host memory over PCIe).
 
@@ -130,13 +144,14 @@ func (cf *fitFlags) run(cmd *cobra.Command, args []string) error {
 		return fmt.Errorf("invalid --params %q: name at least one parameter (default %s), or all", strings.Join(params, ","), strings.Join(calibrate.DefaultFitParams, ","))
 	}
 	if len(params) == 1 && params[0] == calibrate.AllParams {
-		var rest []string
-		if params, rest, err = calibrate.ParamsAll(p, train, seed); err != nil {
+		id, err := calibrate.ParamsAll(p, train, seed)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "--params all: these rows identify %s\n", strings.Join(params, ", "))
-		fmt.Fprintf(w, "left at %s's values (no row moves under ±10%%): %s\n", p.Name(), strings.Join(rest, ", "))
-		if len(params) == 0 {
+		if err := id.WriteText(w, p.Name()); err != nil {
+			return err
+		}
+		if params = id.Fit; len(params) == 0 {
 			return fmt.Errorf("--params all: no parameter moves any row of %s", args[0])
 		}
 	}
@@ -158,6 +173,20 @@ func (cf *fitFlags) report(w io.Writer, p *model.Params, train, test []calibrate
 		return err
 	}
 	failed := res.Check(maxError / 100)
+	if failed != nil {
+		// Say what could move each row left beyond the bound, or that
+		// nothing in the model can: a missing mechanism, not bad data.
+		why, err := calibrate.ExplainRows(res.Model, res.Residuals, maxError/100, cf.seed)
+		if err != nil {
+			return err
+		}
+		if len(why) > 0 {
+			fmt.Fprintf(w, "rows beyond ±%g%% and the parameters that move them (from the fitted model):\n", maxError)
+			if err := calibrate.WriteRowMovers(w, why); err != nil {
+				return err
+			}
+		}
+	}
 	if failed != nil && !writeAnyway {
 		return &scenario.ExitError{Code: scenario.ExitCalibration, Err: fmt.Errorf("fit failed: %w; no model written (--write-anyway writes it)", failed)}
 	}

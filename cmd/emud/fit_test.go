@@ -48,13 +48,18 @@ func TestFitAllParams(t *testing.T) {
 	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "--params all: these rows identify ")
 	ident := strings.SplitN(strings.SplitN(out, "these rows identify ", 2)[1], "\n", 2)[0]
-	for _, p := range []string{"link_gbps", "packet_us", "local_gbps", "visible_us", "uncached_read_cycles"} {
+	for _, p := range []string{"link_gbps", "packet_us", "local_gbps", "peer_copy_us"} {
 		assert.Contains(t, ident, p, "a copy stream identifies %s", p)
 	}
-	for _, p := range []string{"bcast_link_gbps", "host_store_us", "issue_queue_cycles"} {
-		assert.NotContains(t, ident, p, "no copy stream moves %s", p)
+	for _, p := range []string{"bcast_link_gbps", "host_store_us", "issue_queue_cycles", "visible_us"} {
+		assert.NotContains(t, ident, p, "no copy stream moves %s apart from the others", p)
 	}
-	assert.Contains(t, out, "left at mi355x's values (no row moves under ±10%): ")
+	// Every row has one doorbell and one quiet: they move the rows only
+	// as the peer copy's latency does, so they keep the preset's values,
+	// and the one local row cannot tell its rate from its latency.
+	assert.Regexp(t, `left at mi355x's values \(the rows see them only together with fitted ones\): .*visible_us \(with [a-z_ +]*peer_copy_us`, out)
+	assert.Regexp(t, `local_copy_us \(with local_gbps\)`, out)
+	assert.Contains(t, out, "left at mi355x's values (no row moves under ±10% or a step at its scale): ")
 	assert.Contains(t, out, "residuals (fitted rows):")
 
 	// The engine count can be fitted like any parameter: two queues toward
@@ -77,6 +82,8 @@ func TestFitFailsLoudly(t *testing.T) {
 		assert.Equal(t, scenario.ExitCalibration, status, out)
 		assert.Contains(t, errOut, "fit failed: row "+strings.SplitN(row, ",", 2)[0]+" is still")
 		assert.Contains(t, errOut, "no model written (--write-anyway writes it)")
+		assert.Contains(t, out, "rows beyond ±25% and the parameters that move them (from the fitted model):\nrow ")
+		assert.Regexp(t, `(?m)^row `+strings.SplitN(row, ",", 2)[0]+` \([+-]\d+\.\d%\): [a-z_]+ [+-]`, out, "it says what could move the row")
 		assert.NoFileExists(t, modelOut)
 		out, _, status = execute(t, "fit", in, "--out", modelOut, "--write-anyway")
 		assert.Equal(t, scenario.ExitOK, status)

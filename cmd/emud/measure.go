@@ -26,7 +26,14 @@ type measureFlags struct {
 	rowsPath string
 	outPath  string
 	reps     int
+	format   string
 }
+
+// Measurement file formats --format names.
+const (
+	formatEmud          = "emud"
+	formatTransferBench = "transferbench"
+)
 
 func (mf *measureFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&mf.on, "measure", false, "instead of judging a model: time the calibration sweep on SDMA queues (TIMESTAMP packets, median of --reps) and write a measurement CSV for emud fit")
@@ -35,6 +42,7 @@ func (mf *measureFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&mf.rowsPath, "rows", "", "with --measure: the rows to time, a measurement CSV (its times are ignored); default the built-in sweep (local and peer copies 64 B..64 MiB, bursts, queue splits, host copies each way)")
 	f.StringVar(&mf.outPath, "out", "", "with --measure: write the measurement CSV to this file instead of stdout")
 	f.IntVar(&mf.reps, "reps", 5, "with --measure: runs of each row; the median is written")
+	f.StringVar(&mf.format, "format", formatEmud, `with --measure: "emud" (the measurement CSV, format v3) or "transferbench" (TransferBench's OUTPUT_TO_CSV=1 results, one test per row; the default rows are then the TransferBench sweep: local, pushed and pulled copies, parallel pushes, host copies)`)
 }
 
 // open is the Backend --backend names.
@@ -92,11 +100,22 @@ func (mf *measureFlags) run(cf *calibrateFlags, out, errOut io.Writer) error {
 	if mf.truth != "" && mf.backend != "stand-in" {
 		return fmt.Errorf("--truth is for --backend stand-in (got --backend %s)", mf.backend)
 	}
+	tb := false
+	switch mf.format {
+	case formatEmud:
+	case formatTransferBench:
+		tb = true
+	default:
+		return fmt.Errorf(`invalid --format %q: need "emud" or "transferbench"`, mf.format)
+	}
 	b, err := mf.open(cf.modelName)
 	if err != nil {
 		return err
 	}
 	rows := calibrate.DefaultSweep()
+	if tb {
+		rows = calibrate.TransferBenchSweep()
+	}
 	if mf.rowsPath != "" {
 		f, err := fileio.Open(mf.rowsPath, calibrate.MaxFileBytes, "--rows")
 		if err != nil {
@@ -107,13 +126,22 @@ func (mf *measureFlags) run(cf *calibrateFlags, out, errOut io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("invalid --rows %s: %w", mf.rowsPath, err)
 		}
+		for _, x := range rows {
+			if err := calibrate.TransferBenchRow(x); tb && err != nil {
+				return fmt.Errorf("invalid --rows %s for --format transferbench: %w", mf.rowsPath, err)
+			}
+		}
 	}
 	got, host, err := calibrate.MeasureRows(b, rows, mf.reps, cf.seed)
 	if err != nil {
 		return err
 	}
 	var csv bytes.Buffer
-	if err := calibrate.WriteMeasurements(&csv, got); err != nil {
+	write := calibrate.WriteMeasurements
+	if tb {
+		write = calibrate.WriteTransferBench
+	}
+	if err := write(&csv, got); err != nil {
 		return err
 	}
 	if mf.outPath != "" {

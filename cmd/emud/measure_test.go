@@ -62,3 +62,34 @@ func TestCalibrateMeasure(t *testing.T) {
 		assert.Contains(t, errOut, tc.want, tc.args)
 	}
 }
+
+// --format transferbench writes TransferBench's results, which fit reads
+// back and fits; a burst on one queue, which TransferBench cannot state,
+// is refused by name.
+func TestCalibrateMeasureTransferBench(t *testing.T) {
+	rows := writeFile(t, "rows.csv", "name,src,dst,ops,bytes,queues,time_us\n"+
+		"peer.4K,0,1,1,4096,1,1\npeer.1M,0,1,1,1048576,1,1\nlocal.1M,0,0,1,1048576,1,1\npar,0,1,4,1048576,4,1\nd2h,0,host,1,65536,1,1\n")
+	truth := writeFile(t, "truth.json", `{"name": "truth", "link_gbps": 50, "peer_copy_us": 0.5}`)
+	tbPath := filepath.Join(t.TempDir(), "tb.csv")
+	_, errOut, status := execute(t, "calibrate", "--measure", "--backend", "stand-in", "--truth", truth, "--rows", rows, "--reps", "1", "--format", "transferbench", "--out", tbPath)
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	b, err := os.ReadFile(tbPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), " -> D0:1 -> G1,\n", "TransferBench's transfer cells")
+	assert.Equal(t, 5, strings.Count(string(b), " Executor: DMA "), "one test per row")
+	got, err := calibrate.ParseMeasurements(strings.NewReader(string(b)))
+	require.NoError(t, err)
+	require.Len(t, got, 5)
+	assert.Equal(t, []int{4, 4}, []int{got[3].Ops, got[3].Queues}, "four parallel transfers")
+	out, errOut, status := execute(t, "fit", tbPath, "--params", "all", "--out", "")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	assert.Regexp(t, `(?m)^tb2\.G0-D0:1-G1 +xgmi +0 +1 +1 +1048576 +1 .* [+-]0\.\d%$`, out)
+
+	burst := writeFile(t, "burst.csv", "name,src,dst,ops,bytes,queues,time_us\nburst,0,1,8,4096,1,1\n")
+	_, errOut, status = execute(t, "calibrate", "--measure", "--backend", "emu", "--rows", burst, "--format", "transferbench")
+	assert.Equal(t, scenario.ExitFailed, status)
+	assert.Contains(t, errOut, "for --format transferbench: row burst: 8 copies on 1 queues is not a TransferBench test")
+	_, errOut, status = execute(t, "calibrate", "--measure", "--backend", "emu", "--rows", burst, "--format", "json")
+	assert.Equal(t, scenario.ExitFailed, status)
+	assert.Contains(t, errOut, `invalid --format "json": need "emud" or "transferbench"`)
+}

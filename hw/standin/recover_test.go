@@ -105,7 +105,14 @@ func TestFitRecoversStandInTruth(t *testing.T) {
 				pa, err := model.LookupParameter(name)
 				require.NoError(t, err)
 				want, got := pa.Get(truth), pa.Get(res.Model)
-				t.Logf("%-16s truth %8.4g  fitted %8.4g  (%+.2f%%; prior %g)", name, want, got, 100*(got-want)/want, pa.Prior)
+				t.Logf("%-16s truth %8.4g  fitted %8.4g  (prior %g)", name, want, got, pa.Prior)
+				if want == 0 {
+					// A mechanism the truth does not have (a per-path copy
+					// latency, link sharing): the fit finds it absent, to
+					// within a hundredth of the step that identified it.
+					assert.LessOrEqual(t, got, 0.01*calibrate.ScaleStep(pa), "%s: fitted %.4g, truth 0", name, got)
+					continue
+				}
 				assert.InDelta(t, 0, (got-want)/want, 0.05, "%s: fitted %.4g, truth %.4g (prior %.4g)", name, got, want, pa.Prior)
 			}
 			unseen, _, err := calibrate.MeasureRows(backend(truth), held, 1, 9)
