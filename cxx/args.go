@@ -171,7 +171,11 @@ func Parse(args []string) (*Invocation, error) {
 					arches = append(arches, x)
 				}
 			}
-		case a == "-fgpu-rdc" || a == "-fno-gpu-rdc" || a == "--hip-link":
+		case a == "--cuda-device-only" || a == "--offload-device-only":
+			return nil, &ArgError{a, "emud has no device code object: device code is compiled for the host, with the rest of the source"}
+		case a == "-fgpu-rdc" || a == "-fno-gpu-rdc" || a == "--hip-link" || a == "--cuda-host-only" || a == "--offload-host-only":
+			// (--cuda-host-only, as CMake's HIP language compiles: the host
+			// side is the whole of a source here.)
 			// Device code is host code here: every translation unit's
 			// kernels are linked as any other function, so relocatable
 			// device code is what emud always does; nothing to pass on.

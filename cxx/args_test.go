@@ -41,6 +41,8 @@ func TestParse(t *testing.T) {
 		{name: "offload-arch", args: []string{"--offload-arch=gfx1250", "a.cpp", "-c"}, mode: ModeCompile, srcs: []string{"a.cpp"}, link: []string{"<src>"}, arch: "gfx1250"},
 		{name: "offload-arch with features, twice", args: []string{"--offload-arch=gfx950:xnack-", "--offload-arch", "gfx950", "a.o"}, mode: ModeLink, link: []string{"a.o"}, arch: "gfx950"},
 		{name: "hipcc flags accepted", args: []string{"-fgpu-rdc", "--hip-link", "-D__HIP_PLATFORM_AMD__", "a.o"}, mode: ModeLink, link: []string{"a.o"}, flags: []string{"-D__HIP_PLATFORM_AMD__"}},
+		{name: "CMake's HIP language", args: []string{"--cuda-host-only", "--offload-arch=gfx950", "-o", "t.o", "-c", "t.hip"}, mode: ModeCompile, srcs: []string{"t.hip"}, link: []string{"<src>"}, out: "t.o", arch: "gfx950"},
+		{name: "device only", args: []string{"--cuda-device-only", "t.hip"}, errArg: "--cuda-device-only"},
 		{name: "rocm-path noted", args: []string{"--rocm-path=/opt/rocm", "--rocm-path", "/opt/rocm", "-munsafe-fp-atomics", "a.o"}, mode: ModeLink, link: []string{"a.o"}, notes: 3},
 		{name: "-E", args: []string{"-E", "a.cpp"}, mode: ModePreprocess, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
 		{name: "-MM", args: []string{"-MM", "a.cpp"}, mode: ModeDeps, srcs: []string{"a.cpp"}, link: []string{"<src>"}, flags: []string{"-MM"}},
