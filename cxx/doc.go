@@ -5,6 +5,24 @@
 // emulator library built from package capi. It also finds the loops of a
 // C++ source, which give native lanes their program order (capi).
 //
+// The driver takes g++'s command lines, so build systems drive it as CXX
+// (tools/emud-c++, cmake/emud.cmake): -c/-S/-E/-M compile each source on
+// its own (the rewrite and the loop scan are per translation unit: a
+// lane's program order comes from the file:line of its calls); a link
+// takes objects, archives and -l/-L in command-line order, emud-compiled
+// or plain host code, and adds the emulator once. Dependency files
+// (-MD/-MMD/-MF) name the user's source, not the rewritten copy.
+// Response files (@file) are split as GCC splits them. hipcc's
+// --offload-arch bakes EMUD_ARCH into the object or program (a
+// constructor that sets it unless the environment does); its code
+// generation flags are ignored with a note; -shared and the NVIDIA
+// platform are refused (args.go says each). The emulator library is
+// rebuilt only when a file of emud's tree is newer than its last build,
+// under a lock, so a parallel make links it once. Partial: -x c and
+// other languages are refused rather than passed to the C compiler, and
+// -MD in a one-step compile-and-link writes source.d in the working
+// directory.
+//
 // The rewrite is textual over a C++ token stream that knows comments,
 // literals and preprocessor lines: launches of template kernels, launches
 // inside macros over several lines and inside lambdas are rewritten the

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // Module is the import path of emud's module: the driver builds the
@@ -70,13 +72,16 @@ func isRoot(d string) bool {
 		err == nil && strings.HasPrefix(string(b), "module "+Module+"\r\n")
 }
 
-// sourceExts are compiled as HIP C++ (rewritten first).
-var sourceExts = map[string]bool{".cpp": true, ".cc": true, ".cxx": true, ".hip": true, ".cu": true, ".C": true}
-
-// Run is `emud c++ args…`: compile the HIP sources among args as host
-// C++ with emud's headers first, rewriting their launches, and link the
-// emulator; other arguments go to the compiler as they are. With -c it
-// only compiles.
+// Run is `emud c++ args…`, a compiler driver as build systems drive g++:
+// response files (@file) are read first; every HIP C++ source (.cpp, .cc,
+// .cxx, .hip, .cu, or any file after -x hip/c++/cuda) is rewritten
+// (launches, __shared__) and compiled as host C++ with emud's include
+// directory first; -c, -S, -E and -M/-MM stop there, one output per
+// source, with -MD/-MMD dependency files naming the user's source; a link
+// takes the objects of those sources and every other input in command-line
+// order (objects and archives, emud-compiled or plain host ones, -l, -L,
+// -Wl,) and links the emulator once. A run with no input file
+// (--version, -v, -dumpversion, -print-*) is the compiler's answer.
 func Run(args []string, o Options) error {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
@@ -84,113 +89,230 @@ func Run(args []string, o Options) error {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
-	root := o.Root
-	if root == "" {
-		r, err := FindRoot()
-		if err != nil {
-			return err
-		}
-		root = r
+	args, err := ExpandResponseFiles(args)
+	if err != nil {
+		return err
+	}
+	inv, err := Parse(args)
+	if err != nil {
+		return err
+	}
+	for _, n := range inv.Notes {
+		fmt.Fprintln(o.Stderr, n)
+	}
+	if err := inv.CheckOutput(); err != nil {
+		return err
 	}
 	cc, err := compiler(o.Compiler)
 	if err != nil {
 		return err
 	}
-	var srcs, flags, linkFlags []string
-	out, compileOnly, hasStd := "", false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-o":
-			if i+1 >= len(args) {
-				return errors.New("emud c++: -o needs a file name")
-			}
-			out = args[i+1]
-			i++
-		case strings.HasPrefix(a, "-o") && len(a) > 2:
-			out = a[2:]
-		case a == "-c":
-			compileOnly = true
-		case strings.HasPrefix(a, "-std="):
-			hasStd = true
-			flags = append(flags, a)
-		case !strings.HasPrefix(a, "-") && sourceExts[filepath.Ext(a)]:
-			srcs = append(srcs, a)
-		case a == "-x":
-			// -x hip / -x c++: every source here is HIP C++ already
-			i++
-		case strings.HasPrefix(a, "-l") || strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-Wl,") ||
-			!strings.HasPrefix(a, "-") || a == "-pthread" || a == "-static-libstdc++" || a == "-pie" || a == "-static-pie" || a == "-no-pie":
-			linkFlags = append(linkFlags, a)
-			if a == "-pthread" {
-				flags = append(flags, a)
-			}
-		case a == "-I" || a == "-D" || a == "-U" || a == "-include" || a == "-isystem" || a == "-iquote":
-			if i+1 >= len(args) {
-				return fmt.Errorf("emud c++: %s needs an argument", a)
-			}
-			flags = append(flags, a, args[i+1])
-			i++
-		default:
-			flags = append(flags, a)
+	if inv.Verbose {
+		o.Verbose = true
+	}
+	if inv.Mode == ModeInfo {
+		return o.info(cc, inv)
+	}
+	root := o.Root
+	if root == "" {
+		if root, err = FindRoot(); err != nil {
+			return err
 		}
-	}
-	if len(srcs) == 0 {
-		return errors.New("emud c++: no source file (.cpp, .cc, .cxx, .hip, .cu) given")
-	}
-	if compileOnly && out != "" && len(srcs) > 1 {
-		return errors.New("emud c++: -c -o with several sources")
-	}
-	if !hasStd {
-		flags = append([]string{"-std=c++17"}, flags...)
 	}
 	tmp, err := os.MkdirTemp("", "emud-cxx-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	inc := filepath.Join(root, "include")
-	var objs []string
-	for i, src := range srcs {
-		abs, err := filepath.Abs(src)
-		if err != nil {
+	objs := make([]string, len(inv.Sources))
+	for i, s := range inv.Sources {
+		if objs[i], err = o.compile(cc, root, tmp, inv, i, s); err != nil {
 			return err
 		}
-		b, err := os.ReadFile(abs)
-		if err != nil {
-			return fmt.Errorf("emud c++: %w", err)
-		}
-		rw, err := Rewrite(b, abs)
-		if err != nil {
-			return fmt.Errorf("emud c++: %w", err)
-		}
-		base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
-		rsrc := filepath.Join(tmp, fmt.Sprintf("%d-%s.cpp", i, base))
-		if err := os.WriteFile(rsrc, rw, 0o644); err != nil {
-			return err
-		}
-		obj := filepath.Join(tmp, fmt.Sprintf("%d-%s.o", i, base))
-		if compileOnly {
-			obj = base + ".o"
-			if out != "" {
-				obj = out
-			}
-		}
-		cmd := append([]string{"-I", inc, "-iquote", filepath.Dir(abs)}, flags...)
-		cmd = append(cmd, "-x", "c++", "-c", rsrc, "-o", obj)
-		if err := o.run(cc, cmd, ""); err != nil {
-			return fmt.Errorf("emud c++: compiling %s: %w", src, err)
-		}
-		objs = append(objs, obj)
 	}
-	if compileOnly {
+	if inv.Mode != ModeLink {
 		return nil
 	}
+	return o.link(cc, root, tmp, inv, objs)
+}
+
+// info answers a run with no input: --version says emud's driver first.
+func (o Options) info(cc string, inv *Invocation) error {
+	var pass []string
+	if inv.Version {
+		fmt.Fprintf(o.Stdout, "emud c++ (%s %s): HIP C++ over emud's emulator, compiled by %s\n", Module, moduleVersion(), cc)
+		pass = append(pass, "--version")
+	}
+	if inv.Verbose {
+		fmt.Fprintf(o.Stderr, "emud c++ (%s %s): HIP C++ over emud's emulator, compiled by %s\n", Module, moduleVersion(), cc)
+		pass = append(pass, "-v")
+	}
+	pass = append(pass, inv.Flags...)
+	for _, l := range inv.link {
+		pass = append(pass, l.arg)
+	}
+	if len(pass) == 0 {
+		return errors.New("emud c++: no input files")
+	}
+	return o.run(cc, pass, "")
+}
+
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// archInit is C++ that sets EMUD_ARCH before the program's (and the
+// emulator's) initialisation unless the environment already sets it: a
+// constructor of priority prio runs before every unprioritised one, the
+// headers' warpSize and Go's runtime start included. The link's (101)
+// runs before the objects' (102), so the link's --offload-arch wins.
+func archInit(arch string, prio int) string {
+	return fmt.Sprintf("\n#include <stdlib.h>\nnamespace { __attribute__((constructor(%d))) void emud_offload_arch_%d() { setenv(\"EMUD_ARCH\", %q, 0); } }\n", prio, prio, arch)
+}
+
+// compile rewrites source i into tmp and compiles it as inv's mode asks;
+// it returns the object (in tmp for a link).
+func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source) (string, error) {
+	abs, err := filepath.Abs(s.path)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		return "", fmt.Errorf("emud c++: %w", err)
+	}
+	rw, err := Rewrite(b, abs)
+	if err != nil {
+		return "", fmt.Errorf("emud c++: %w", err)
+	}
+	if inv.Arch != "" {
+		rw = append(rw, archInit(inv.Arch, 102)...)
+	}
+	// The rewritten source keeps the user's file name (in a directory of
+	// its own), so the compiler's default names (a -M rule's target, an
+	// object's) are the ones the user's source would get.
+	dir := filepath.Join(tmp, fmt.Sprint(i))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	rsrc := filepath.Join(dir, filepath.Base(s.path))
+	if err := os.WriteFile(rsrc, rw, 0o644); err != nil {
+		return "", err
+	}
+	base := strings.TrimSuffix(filepath.Base(s.path), filepath.Ext(s.path))
+	cmd := []string{"-I", filepath.Join(root, "include"), "-iquote", filepath.Dir(abs)}
+	if !inv.hasStd {
+		cmd = append(cmd, "-std=c++17")
+	}
+	if s.lang == "hip" || s.lang == "cuda" || s.lang == "cu" || (s.lang == "" && (filepath.Ext(s.path) == ".hip" || filepath.Ext(s.path) == ".cu")) {
+		// What clang predefines for -x hip (CMake's HIP language checks
+		// __HIP__ before it accepts a compiler).
+		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")
+	}
+	cmd = append(cmd, inv.Flags...)
+	if inv.Verbose {
+		cmd = append(cmd, "-v")
+	}
+	out := inv.Out
+	switch inv.Mode {
+	case ModeLink:
+		out = filepath.Join(dir, base+".o")
+	case ModeCompile:
+		if out == "" {
+			out = base + ".o"
+		}
+	case ModeAssemble:
+		if out == "" {
+			out = base + ".s"
+		}
+	}
+	depfile := ""
+	if inv.DepFile && (inv.Mode == ModeCompile || inv.Mode == ModeLink) {
+		depfile = inv.MF
+		if depfile == "" && inv.Mode == ModeCompile {
+			depfile = strings.TrimSuffix(out, filepath.Ext(out)) + ".d"
+		} else if depfile == "" {
+			depfile = base + ".d"
+		}
+		cmd = append(cmd, "-MF", depfile)
+		if !inv.MT && inv.Mode == ModeLink {
+			cmd = append(cmd, "-MT", base+".o")
+		}
+	} else if inv.MF != "" {
+		cmd = append(cmd, "-MF", inv.MF)
+		depfile = inv.MF
+	}
+	cmd = append(cmd, "-x", "c++")
+	switch inv.Mode {
+	case ModeLink, ModeCompile:
+		cmd = append(cmd, "-c")
+	case ModePreprocess:
+		cmd = append(cmd, "-E")
+	case ModeAssemble:
+		cmd = append(cmd, "-S")
+	}
+	cmd = append(cmd, rsrc)
+	// -E and -M without -o write to standard output: the rewritten
+	// source's name is mapped back there too.
+	toStdout := out == "" && (inv.Mode == ModePreprocess || inv.Mode == ModeDeps)
+	if !toStdout {
+		cmd = append(cmd, "-o", out)
+	}
+	o2 := o
+	var captured bytes.Buffer
+	if toStdout {
+		o2.Stdout = &captured
+	}
+	if err := o2.run(cc, cmd, ""); err != nil {
+		return "", fmt.Errorf("emud c++: compiling %s: %w", s.path, err)
+	}
+	if toStdout {
+		_, err := o.Stdout.Write(unmapPath(captured.Bytes(), rsrc, s.path, inv.Mode == ModeDeps))
+		return "", err
+	}
+	if inv.Mode == ModeDeps && out != "" {
+		depfile = out
+	}
+	if depfile != "" {
+		if err := fixDepFile(depfile, rsrc, s.path); err != nil {
+			return "", err
+		}
+	}
+	return out, nil
+}
+
+// fixDepFile makes a dependency file name the user's source where the
+// compiler wrote the rewritten copy's path.
+func fixDepFile(path, rsrc, src string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("emud c++: the dependency file the compiler wrote: %w", err)
+	}
+	return os.WriteFile(path, unmapPath(b, rsrc, src, true), 0o644)
+}
+
+// unmapPath replaces the rewritten source's path by the user's; in a
+// make rule (rule) spaces and # are escaped as GCC escapes them.
+func unmapPath(b []byte, rsrc, src string, rule bool) []byte {
+	if rule {
+		src = strings.NewReplacer(" ", `\ `, "#", `\#`, "$", "$$").Replace(src)
+	}
+	return bytes.ReplaceAll(b, []byte(rsrc), []byte(src))
+}
+
+// link links the program: inv's inputs in order (a source's object where
+// the source stood), the emulator library and what it needs.
+func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) error {
+	out := inv.Out
 	if out == "" {
 		out = "a.out"
 	}
 	lib := o.Library
 	if lib == "" {
+		var err error
 		if lib, err = BuildLibrary(root, o); err != nil {
 			return err
 		}
@@ -200,13 +322,34 @@ func Run(args []string, o Options) error {
 	// start (some 39,000 relocations, with the page faults of the pages
 	// they dirty), a few milliseconds of each run of a program that
 	// lives well under a second.
-	var pie []string
-	if !slices.Contains(linkFlags, "-pie") && !slices.Contains(linkFlags, "-static-pie") {
-		pie = []string{"-no-pie"}
+	var cmd []string
+	if !inv.pie {
+		cmd = append(cmd, "-no-pie")
 	}
-	link := append(append(append(pie, objs...), linkFlags...), lib, "-lpthread", "-ldl",
+	if inv.Verbose {
+		cmd = append(cmd, "-v")
+	}
+	for _, l := range inv.link {
+		if l.src >= 0 {
+			cmd = append(cmd, objs[l.src])
+		} else {
+			cmd = append(cmd, l.arg)
+		}
+	}
+	if inv.Arch != "" {
+		src := filepath.Join(tmp, "offload-arch.cpp")
+		if err := os.WriteFile(src, []byte(archInit(inv.Arch, 101)), 0o644); err != nil {
+			return err
+		}
+		obj := filepath.Join(tmp, "offload-arch.o")
+		if err := o.run(cc, []string{"-x", "c++", "-c", src, "-o", obj}, ""); err != nil {
+			return fmt.Errorf("emud c++: --offload-arch=%s: %w", inv.Arch, err)
+		}
+		cmd = append(cmd, obj)
+	}
+	cmd = append(cmd, lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)
-	if err := o.run(cc, link, ""); err != nil {
+	if err := o.run(cc, cmd, ""); err != nil {
 		return fmt.Errorf("emud c++: linking %s: %w", out, err)
 	}
 	return nil
@@ -215,8 +358,12 @@ func Run(args []string, o Options) error {
 // BuildLibrary builds the emulator as a C archive (go build
 // -buildmode=c-archive -tags emud_nometrics ./capi) in the user cache directory, in a directory
 // of its own per source tree (two checkouts building at once must not
-// link each other's library), and returns its path. Go's build cache makes
-// a rebuild of an unchanged tree quick.
+// link each other's library), and returns its path. The archive is
+// rebuilt only when a file of the tree that can go into it (Go, C,
+// assembly, go.mod, go.sum) or a directory is newer than the last build's
+// start, or EMUD_REBUILD is set: a build system links many programs, and
+// even an up-to-date go build costs seconds. Builds of one tree take a
+// lock, so parallel links (make -j) build it once.
 func BuildLibrary(root string, o Options) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
@@ -231,6 +378,16 @@ func BuildLibrary(root string, o Options) (string, error) {
 		return "", err
 	}
 	lib := filepath.Join(dir, "libemud.a")
+	stamp := filepath.Join(dir, "libemud.stamp")
+	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", fmt.Errorf("emud c++: locking %s: %w", dir, err)
+	}
+	defer unlock()
+	if os.Getenv("EMUD_REBUILD") == "" && upToDate(abs, lib, stamp) {
+		return lib, nil
+	}
+	start := time.Now()
 	goTool := "go"
 	if g := os.Getenv("GO"); g != "" {
 		goTool = g
@@ -238,10 +395,59 @@ func BuildLibrary(root string, o Options) (string, error) {
 	// emud_nometrics: the C ABI serves no metrics, and without the tag
 	// Prometheus's package initialisation runs at every program start
 	// (engine's metrics.go).
-	if err := o.run(goTool, []string{"build", "-buildmode=c-archive", "-tags", "emud_nometrics", "-o", lib, "./capi"}, root, "CGO_ENABLED=1"); err != nil {
-		return "", fmt.Errorf("emud c++: building the emulator library (go build -buildmode=c-archive -tags emud_nometrics ./capi in %s): %w", root, err)
+	part := filepath.Join(dir, "libemud.part.a")
+	if err := o.run(goTool, []string{"build", "-buildmode=c-archive", "-tags", "emud_nometrics", "-o", part, "./capi"}, abs, "CGO_ENABLED=1"); err != nil {
+		return "", fmt.Errorf("emud c++: building the emulator library (go build -buildmode=c-archive -tags emud_nometrics ./capi in %s): %w", abs, err)
 	}
-	return lib, nil
+	os.Remove(filepath.Join(dir, "libemud.part.h")) // go build's C header: the headers are include/'s
+	if err := os.Rename(part, lib); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(stamp, []byte(abs+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	// The stamp dates the build's start: a file saved during the build
+	// is newer, so the next link rebuilds.
+	return lib, os.Chtimes(stamp, start, start)
+}
+
+// upToDate says whether lib exists and no file that can go into it, and
+// no directory, of tree root is newer than stamp.
+func upToDate(root, lib, stamp string) bool {
+	st, err := os.Stat(stamp)
+	if err != nil {
+		return false
+	}
+	if _, err := os.Stat(lib); err != nil {
+		return false
+	}
+	built := st.ModTime()
+	newer := errors.New("newer")
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules" || name == "examples" || name == "docs") {
+			return filepath.SkipDir
+		}
+		switch filepath.Ext(name) {
+		case ".go", ".c", ".h", ".s", ".S":
+		default:
+			if !d.IsDir() && name != "go.mod" && name != "go.sum" {
+				return nil
+			}
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if info.ModTime().After(built) {
+			return newer
+		}
+		return nil
+	})
+	return err == nil
 }
 
 func compiler(c string) (string, error) {
@@ -265,7 +471,7 @@ func compiler(c string) (string, error) {
 
 func (o Options) run(name string, args []string, dir string, env ...string) error {
 	if o.Verbose {
-		fmt.Fprintln(o.Stderr, name, strings.Join(args, " "))
+		fmt.Fprintln(o.Stderr, "emud c++: running", name, strings.Join(args, " "))
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir

@@ -24,14 +24,14 @@ import (
 // runs it: each prints PASS and exits 0, twice with the same digest, and
 // the same digest at -O0 as at -O2, and built with -fsanitize=thread (the
 // lanes' own loads and stores checked and seen) and run with the race
-// detector on (EMUD_RACE=1) it passes and finds no race. It needs g++ (or $EMUD_CXX) and runs
-// when EMUD_TEST_CXX=1 (CI sets it): building the emulator library takes
-// most of a minute. The examples build and run in parallel (a compile is
-// most of each one's time).
+// detector on (EMUD_RACE=1) it passes and finds no race. Like every test
+// here that builds C++, it runs where g++, clang++ or $EMUD_CXX is
+// installed and is skipped otherwise (TestMain says so once): building
+// the emulator library takes most of a minute the first time. The
+// examples build and run in parallel (a compile is most of each one's
+// time).
 func TestExamples(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	srcs, err := filepath.Glob(filepath.Join(root, "examples", "cxx", "*.cpp"))
 	require.NoError(t, err)
@@ -69,9 +69,7 @@ func TestExamples(t *testing.T) {
 // engines retired the packets it posts (8 ranks × 7 lanes × 50 rounds ×
 // 5 puts, 3 of them signalled), no more and no fewer.
 func TestPacketsProgram(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "bench", "packets.cpp"), "-O2", "-Wall", "-Werror")
 	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
@@ -112,8 +110,25 @@ func setupCxx(t *testing.T) string {
 	return root
 }
 
-// TestMain removes the programs the tests built.
+// noCxx says why the tests that build C++ are skipped ("" when a
+// compiler is there): TestMain prints it once, each test skips on it.
+var noCxx string
+
+// needCxx skips t when no C++ compiler is installed.
+func needCxx(t *testing.T) {
+	t.Helper()
+	if noCxx != "" {
+		t.Skip("no C++ compiler (see the line above the tests)")
+	}
+}
+
+// TestMain finds the C++ compiler, saying once why the C++ tests are
+// skipped if there is none, and removes the programs the tests built.
 func TestMain(m *testing.M) {
+	if _, err := compiler(""); err != nil {
+		noCxx = err.Error()
+		fmt.Fprintf(os.Stderr, "cxx: the tests that build and run C++ are skipped: %s\n", noCxx)
+	}
 	code := m.Run()
 	if lib.dir != "" {
 		os.RemoveAll(lib.dir)
@@ -171,9 +186,7 @@ func buildExample(t *testing.T, src string, flags ...string) string {
 // debug trap (exit 1), pinned as a golden file with the C++ file:line of
 // the blocked or trapping call.
 func TestPlanted(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	for _, c := range []struct {
 		name string
@@ -250,9 +263,7 @@ func runExample(t *testing.T, prog string, env ...string) (string, string, int) 
 // at run time naming it; a HIP call emud does not emulate fails the build
 // naming it.
 func TestErrors(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	dir := filepath.Join(root, "examples", "cxx", "errors")
 	pc := regexp.MustCompile(`pc 0x[0-9a-f]+`)
@@ -352,9 +363,7 @@ func TestErrors(t *testing.T) {
 // out, are the levels' and the {fmt}-style fields' as MORI's header gives
 // them.
 func TestExamplesMoriLog(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "mori_log", "mori_log.cpp"), "-O2", "-Wall", "-Werror")
 	var base []string
 	for _, e := range os.Environ() {

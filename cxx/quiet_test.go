@@ -3,7 +3,6 @@ package cxx
 import (
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -19,9 +18,7 @@ var quietSeeds = flag.Int("cxx.quiet-seeds", 2, "seeds per perturbation level, m
 // without -fsanitize=thread, at every perturbation level. Without the
 // reset-aware lifecycle checks each run reported a stale epoch.
 func TestQuietShapes(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "quiet", "reset_epochs.cpp")
 	for _, flags := range [][]string{{"-O2"}, {"-O2", "-fsanitize=thread"}} {

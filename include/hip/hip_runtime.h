@@ -41,8 +41,17 @@
 
 #include "emud/abi.h"
 
+// (emud c++ predefines __HIP__ and __HIPCC__ for HIP-language sources, as
+// clang's -x hip does; hipcc's users pass -D__HIP_PLATFORM_AMD__.)
+#ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
+#endif
+#ifndef __HIP__
 #define __HIP__ 1
+#endif
+#ifndef __HIPCC__
+#define __HIPCC__ 1
+#endif
 #define __EMUD__ 1
 #define HIP_VERSION_MAJOR 6
 #define HIP_VERSION_MINOR 4
