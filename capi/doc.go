@@ -10,14 +10,23 @@
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950
 // or gfx1250: that preset's node, whose architecture also gives kernels
-// their wave size) of EMUD_GPUS GPUs (8) on seed EMUD_SEED (1), perturbation
+// their wave size) of EMUD_GPUS GPUs (8, the node's count; more is
+// refused naming it) on seed EMUD_SEED (1), perturbation
 // EMUD_PERTURB (exact), with
 // the race detector when EMUD_RACE is set, and MORI_* read as a MORI
 // program reads them (MORI_ENABLE_SDMA defaults to 1). The main thread is
 // the first host thread; every thread a host thread starts (std::thread,
 // pthread_create, both interposed) is another, so ranks are host threads
 // of one process, each calling hipSetDevice and ccoCommCreate with one
-// shared unique id, as MORI's in-process multi-GPU tests do.
+// shared unique id, as MORI's in-process multi-GPU tests do. Threads the
+// main thread started before the first HIP or cco call are host threads
+// too: the emulation adopts those still running when it starts, in the
+// order they were made, and each takes its first turn at its first call
+// (a pthread_join of one by the main thread starts the emulation, so the
+// join waits in virtual time; examples/cxx/errors/early_threads.cpp).
+// Partial: one that never calls in and ends is adopted or not depending
+// on whether it ended before the first call, and a thread started before
+// the first call by another such thread is not known to emud.
 // ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll
 // are collective: each returns when every rank of the comm has made it
 // (MORI exchanges keys and peer pointers in all-gathers there), so a
@@ -33,10 +42,36 @@
 // run and digest. A job of several processes is
 // not emulated: processes started apart each build their own node, whose
 // ranks wait for peers that never come (a hang report naming them); a
-// process forked after the emulation started (MORI's fork-per-GPU test
-// harness) has none (of the Go runtime only the forking thread survives),
-// so its first HIP or cco call says so and exits 1
-// (examples/cxx/errors/fork_rank.cpp).
+// forked process (MORI's fork-per-GPU test harness), forked before or
+// after the first HIP call, has none: the Go runtime starts when the
+// program loads, and of its threads only the forking one survives, so
+// the child's first HIP or cco call says so and exits 1 instead of
+// hanging (examples/cxx/errors/fork_rank.cpp).
+//
+// # Queues
+//
+// Each comm owns its SDMA queues, as MORI's cco did before its anvil
+// shared them (ROCm/mori#513): ccoDevCommCreate creates every queue
+// toward every LSA peer (cco.DevCommRequirements.PerCommQueues and
+// ConnectQueues) and ccoCommDestroy frees them (their work must be
+// drained: quiet first). A comm made while another of its GPU is alive
+// is warned about, as a possible leak; a creation KFD's per-engine cap
+// refuses prints the error, naming the engine, the cap and the live comms
+// holding its queues, and exits 1, as MORI's anvil exits when
+// hsaKmtCreateQueue fails (examples/cxx/errors/queue_leak.cpp). Today's
+// MORI shares one set of queues per GPU pair among all comms (its connect
+// only adds the shortfall), so there a forgotten ccoCommDestroy costs no
+// queues; emud keeps ownership, the stricter discipline, so the leak
+// shows. Every warning package cco records (Host.Warnings: the
+// sdmaQueueCount clamp, an ignored count, a possible leak, SDMA off) is
+// printed on stderr as "emud: warning: ..." when it is issued. An
+// out-of-range queueId does nothing, as in MORI's release and debug
+// builds alike (cco.hpp returns before touching a queue; none of MORI's
+// debug checks covers it); with MORI_CCO_SDMA_DEBUG emud says so on
+// stderr once per dev comm and call site, so queue ids past a clamped
+// count show (examples/cxx/errors/queue_clamp.cpp). ccoDevCommDestroy
+// ends the dev comm (a kernel using it later fails naming it); its queues
+// are the comm's.
 //
 // # Device memory
 //

@@ -23,4 +23,10 @@ extern int emudGoHost(int op, uint64_t* a, char* file, int line);
 extern void emudGoExit(void);
 void emud_register_exit(void);
 void emud_set_started(void);
+void emud_early_lock(void);
+void emud_early_unlock(void);
+int emud_early_next(void);
+void emud_early_adopt(int i, int id);
+void emud_early_runtime(void);
+int emud_early_id(void);
 #endif

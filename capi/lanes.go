@@ -10,6 +10,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"syscall"
 	"unsafe"
 
@@ -302,6 +303,9 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 	if h == 0 || h > uint64(len(rt.devcomms)) {
 		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
 	}
+	if rt.devDead[h-1] {
+		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d was destroyed (ccoDevCommDestroy) before this kernel used it", h))
+	}
 	for uint64(len(ln.sdmas)) < h {
 		ln.sdmas = append(ln.sdmas, nil)
 	}
@@ -310,6 +314,38 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 	}
 	return ln.sdmas[h-1]
 }
+
+// queueInRange says on stderr, once per dev comm and call site, that a
+// debug-mode (MORI_CCO_SDMA_DEBUG) call's queueId is outside [0,
+// sdmaNumQueue): the call does nothing, as in MORI's release and debug
+// builds alike (cco.hpp returns before touching a queue; no check traps
+// on it), so a queue count clamped to 8 leaves ids 8 and above posting
+// nothing with no sign of it but this line.
+func (ln *lane) queueInRange(call string, h, q uint64) {
+	if h == 0 || h > uint64(len(rt.devcomms)) {
+		return // sdma() fails the lane naming the handle
+	}
+	dc := rt.devcomms[h-1]
+	n := int64(dc.Sdma.SdmaNumQueue)
+	if !dc.Debug || n == 0 || (int64(q) >= 0 && int64(q) < n) {
+		return
+	}
+	site := ln.site()
+	k := queueNote{h, site}
+	if queueNoted[k] {
+		return
+	}
+	queueNoted[k] = true
+	fmt.Fprintf(os.Stderr, "emud: warning: %s: ccoSdma::%s on rank %d: queueId %d is outside [0, %d) (sdmaNumQueue): the call does nothing, as in MORI's release and debug builds (MORI_CCO_SDMA_DEBUG: emud says so once per call site)\n",
+		site, call, dc.Rank, int64(q), n)
+}
+
+type queueNote struct {
+	h    uint64
+	site *kernel.NativeSite
+}
+
+var queueNoted = map[queueNote]bool{} // touched only by the running actor
 
 // lsaBarrier runs a ccoLsaBarrierSession call (EMUD_OP_LSA_BARRIER): a[0]
 // is which, a[1] the coop, a[2] the dev comm, a[3] the session (when
@@ -439,23 +475,33 @@ func (ln *lane) call() {
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:
+		ln.queueInRange("put", a[8], a[7])
 		ln.sdma(a[8]).Put(int(a[1]), ln.window("put", a[2]), a[3], ln.window("put", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
 	case C.EMUD_OP_GET:
+		ln.queueInRange("get", a[8], a[7])
 		ln.sdma(a[8]).Get(int(a[1]), ln.window("get", a[2]), a[3], ln.window("get", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
 	case C.EMUD_OP_QUIET:
 		ln.sdma(a[2]).Quiet(int(a[1]), cco.Coop(a[0]))
 	case C.EMUD_OP_QUIET_QUEUE:
+		ln.queueInRange("quietQueue", a[3], a[2])
 		ln.sdma(a[3]).QuietQueue(int(a[1]), int(a[2]), cco.Coop(a[0]))
 	case C.EMUD_OP_COMMIT:
+		if cco.Coop(a[0]) == cco.CoopThread { // warp and block scope ring every queue, whatever queueId says
+			ln.queueInRange("commit", a[3], a[2])
+		}
 		ln.sdma(a[3]).Commit(int(a[1]), int(a[2]), cco.Coop(a[0]))
 	case C.EMUD_OP_WAIT_SIGNAL:
+		ln.queueInRange("waitSignal", a[3], a[1])
 		ln.sdma(a[3]).WaitSignal(int(a[0]), int(a[1]), a[2])
 	case C.EMUD_OP_PUT_BCAST:
+		ln.queueInRange("putBroadcast", a[11], a[10])
 		ln.sdma(a[11]).PutBroadcast(int(a[1]), ln.window("putBroadcast", a[2]), a[3], int(a[4]), ln.window("putBroadcast", a[5]), a[6],
 			ln.window("putBroadcast", a[7]), a[8], a[9], int(a[10]), bcastOpts(a[0])...)
 	case C.EMUD_OP_POST_WAIT_MEM:
+		ln.queueInRange("postWaitMem", a[8], a[2])
 		ln.sdma(a[8]).PostWaitMem(int(a[1]), int(a[2]), ln.window("postWaitMem", a[3]), a[4], uint32(a[5]), cco.Cmp(a[6]), uint32(a[7]), waitOpts(a[0])...)
 	case C.EMUD_OP_POST_WAIT_SIGNAL:
+		ln.queueInRange("postWaitSignal", a[6], a[2])
 		ln.sdma(a[6]).PostWaitSignal(int(a[1]), int(a[2]), int(a[3]), int(a[4]), a[5], waitOpts(a[0])...)
 	case C.EMUD_OP_SYNC_THREADS:
 		t.SyncThreads()

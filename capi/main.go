@@ -65,6 +65,7 @@ var rt struct {
 	comms    []*cco.Comm
 	windows  map[uintptr]cco.Window
 	devcomms []cco.DevComm
+	devDead  []bool // by dev comm handle - 1: ccoDevCommDestroy'd
 	streams  []*stream
 	events   []*event
 	commUID  []cco.UniqueId
@@ -83,6 +84,12 @@ func envInt(name string, def int) (int, error) {
 	}
 	return n, nil
 }
+
+// nodeGPUs is the GPU count of the node preset (cco.MI355X: the eight
+// OAM GPUs of one MI355X platform; the gfx1250 preset keeps its node):
+// EMUD_GPUS may ask for fewer, never more, since one node's GPUs are
+// all a comm's LSA ranks.
+const nodeGPUs = 8
 
 // DefaultBase is where a C++ program's device memory starts: GPU g's
 // slice is [DefaultBase + g·64 GiB, …). engine.DefaultBase (0x7f00…)
@@ -148,8 +155,8 @@ func start() error {
 	if err != nil {
 		return err
 	}
-	if gpus < 1 || gpus > 64 {
-		return fmt.Errorf("EMUD_GPUS=%d: need 1..64", gpus)
+	if gpus < 1 || gpus > nodeGPUs {
+		return fmt.Errorf("EMUD_GPUS=%d: the emulated node (the MI355X platform preset, also under EMUD_ARCH=gfx1250) has %d GPUs: need 1..%d", gpus, nodeGPUs, nodeGPUs)
 	}
 	lvl, err := sim.ParseLevel(os.Getenv("EMUD_PERTURB"))
 	if os.Getenv("EMUD_PERTURB") == "" {
@@ -187,6 +194,12 @@ func start() error {
 		return err
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	// What a Go test reads from Host.Warnings (queue-count clamps,
+	// ignored requests, comms that may leak queues, SDMA off) a C++
+	// program's user reads on stderr, as each is issued.
+	j.Host.Warnf = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "emud: warning: "+format+"\n", args...)
+	}
 	rt.began = time.Now()
 	if p := os.Getenv("EMUD_CPUPROFILE"); p != "" {
 		f, err := os.Create(p)
@@ -208,15 +221,36 @@ func start() error {
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
 	rt.events = []*event{nil}
 	rt.ran = make(chan error, 1)
-	h := newHost(-1) // host 0: the main thread
+	newHost(-1).late = true // host 0: the main thread
+	adoptEarly()
 	go func() { rt.ran <- rt.s.Run() }()
 	go watch()
 	if spin > 0 {
 		go watchSpins(spin)
 	}
-	h.begin()
 	return nil
 }
+
+// adoptEarly makes a host, a thread of the main thread's, of each thread
+// the main thread started before the first HIP/cco call and that still
+// runs (lane.c records them), in the order they were created.
+func adoptEarly() {
+	C.emud_early_lock()
+	defer C.emud_early_unlock()
+	for {
+		i := C.emud_early_next()
+		if i < 0 {
+			return
+		}
+		h := newHost(0)
+		h.late = true
+		C.emud_early_adopt(i, C.int(h.id))
+	}
+}
+
+// init runs on the Go runtime's first thread, which lane.c recorded as
+// an early thread of the main thread's: it is the runtime's, not a host.
+func init() { C.emud_early_runtime() }
 
 // watch ends the process when the run ends badly (hang, lane failure,
 // race) while host threads still wait on it: the report goes to stderr
@@ -282,9 +316,9 @@ func (c *counter) Retired(_ *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet)
 	}
 }
 
-// ensureStarted builds the emulation on the first call into emud (from
-// the main thread: threads the program starts before its first HIP or
-// cco call are not host threads of the emulation).
+// ensureStarted builds the emulation on the first call into emud, from
+// whichever thread makes it; the main thread and the threads it started
+// before are host threads from then on (adoptEarly).
 func ensureStarted() {
 	rt.once.Do(func() {
 		rt.err = start()
@@ -307,14 +341,18 @@ func ensureStarted() {
 func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 	args := unsafe.Slice((*uint64)(unsafe.Pointer(a)), 16)
 	ensureStarted()
-	if op == C.EMUD_H_START {
-		return 0
-	}
 	id := int(C.emud_host_id())
+	if id < 0 {
+		id = int(C.emud_early_id()) // a thread adopted at start, calling in for the first time
+	}
 	h := hostByID(id)
 	if h == nil {
-		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (a thread started before main, or by a library?): ranks must be threads the program starts\n", C.GoString(file), int(line))
+		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (started by a library, or before the first HIP call by a thread other than the main thread?): ranks must be threads the program starts\n", C.GoString(file), int(line))
 		os.Exit(exitFailed)
+	}
+	h.attach()
+	if op == C.EMUD_H_START {
+		return 0
 	}
 	hostStops()
 	var rc int
@@ -329,6 +367,7 @@ func emudGoExit() {
 	if h == nil {
 		return
 	}
+	h.attach()
 	hostStops()
 	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()

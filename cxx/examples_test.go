@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -315,18 +316,91 @@ func TestErrors(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, report, `emud: cannot start: EMUD_SPIN_LIMIT="soon": want a duration such as 10s, or 0 for no limit`)
 	})
-	t.Run("fork_rank", func(t *testing.T) {
+	// A comm re-created without ccoCommDestroy keeps its queues: on every
+	// seed the second comm is warned about and the third's queues overflow
+	// engine 0's cap, an error naming the live comms (exit 1); destroying
+	// each comm runs every round.
+	t.Run("queue_leak", func(t *testing.T) {
 		t.Parallel()
-		prog := buildExample(t, filepath.Join(dir, "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
-		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, prog)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-		assert.Equal(t, "fork_rank: the forked rank exited 1\n", out.String())
-		assert.Contains(t, errb.String(), "fork_rank.cpp:23: a HIP/cco call in a process forked after the emulation started: a job of several processes is not emulated")
+		prog := buildExample(t, filepath.Join(dir, "queue_leak.cpp"), "-O2", "-Wall", "-Werror")
+		for _, seed := range []string{"EMUD_SEED=1", "EMUD_SEED=2", "EMUD_SEED=3"} {
+			out, report, code := runExample(t, prog, seed, "MORI_CCO_SDMA_DEBUG=1")
+			require.Equal(t, 1, code, "%s: exit status; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Contains(t, out, "queue_leak: round 1 done\n", seed)
+			assert.NotContains(t, out, "round 2 done", seed)
+			golden.Check(t, filepath.Join("errors", "queue_leak.golden"), strings.ReplaceAll(report, root+"/", ""))
+		}
+		out, report, code := runExample(t, prog, "fixed")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "queue_leak: 6 rounds: PASS")
 	})
+	// A queue count over 8 is clamped with the warning on stderr; the
+	// kernel's queue ids 8..11 post nothing (MORI's no-op), and in debug
+	// mode each such call site says so, on every seed.
+	t.Run("queue_clamp", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "queue_clamp.cpp"), "-O2", "-Wall", "-Werror")
+		for _, seed := range []string{"EMUD_SEED=1", "EMUD_SEED=2", "EMUD_SEED=3"} {
+			out, report, code := runExample(t, prog, seed, "MORI_CCO_SDMA_DEBUG=1")
+			require.Equal(t, 1, code, "%s: the blocks sent on queue ids 8..11 never land; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Contains(t, out, "queue_clamp: FAIL", seed)
+			lines := strings.SplitAfter(strings.ReplaceAll(report, root+"/", ""), "\n")
+			sort.Strings(lines) // the ranks' order is the seed's
+			golden.Check(t, filepath.Join("errors", "queue_clamp.golden"), strings.Join(lines, ""))
+		}
+		_, report, _ := runExample(t, prog)
+		assert.Contains(t, report, "emud: warning: ccoDevCommCreate (rank 0): sdmaQueueCount 12 exceeds hardware max 8; clamped to 8", "the clamp is said in release mode too")
+		assert.NotContains(t, report, "is outside [0, 8)", "the per-call note is debug mode's")
+		out, report, code := runExample(t, prog, "fixed")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "queue_clamp: PASS")
+	})
+	// Threads started before the first HIP call are host threads: the
+	// program passes, with one digest on every run (they were refused).
+	t.Run("early_threads", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "early_threads.cpp"), "-O2", "-Wall", "-Werror")
+		want := ""
+		for run := range 3 {
+			out, sum, code := runExample(t, prog, "EMUD_SUMMARY=1")
+			require.Equal(t, 0, code, "run %d; stdout:\n%s\nstderr:\n%s", run, out, sum)
+			assert.Contains(t, out, "early_threads: PASS")
+			if want == "" {
+				want = sum
+			}
+			assert.Equal(t, want, sum, "run %d: another digest", run)
+		}
+	})
+	// EMUD_GPUS past the node's GPUs is refused, naming the preset's count.
+	t.Run("gpus_over_node", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "early_threads.cpp"), "-O2", "-Wall", "-Werror")
+		for _, n := range []string{"16", "64"} {
+			_, report, code := runExample(t, prog, "EMUD_GPUS="+n)
+			assert.Equal(t, 1, code, report)
+			assert.Contains(t, report, "emud: cannot start: EMUD_GPUS="+n+": the emulated node (the MI355X platform preset, also under EMUD_ARCH=gfx1250) has 8 GPUs: need 1..8")
+		}
+	})
+	// A child forked after the emulation started, or before the first
+	// HIP call (MORI's harness; it hung in hipSetDevice), says what is
+	// not emulated and exits 1, within the test's timeout.
+	for _, c := range []struct{ mode, when string }{
+		{"", "after the emulation started"},
+		{"early", "before the program's first HIP/cco call (emud's runtime starts when the program loads)"},
+	} {
+		t.Run("fork_rank"+c.mode, func(t *testing.T) {
+			t.Parallel()
+			prog := buildExample(t, filepath.Join(dir, "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, prog, c.mode)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+			assert.Equal(t, "fork_rank: the forked rank exited 1\n", out.String())
+			assert.Contains(t, errb.String(), "fork_rank.cpp:29: a HIP/cco call in a process forked "+c.when+": a job of several processes is not emulated")
+		})
+	}
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "memset_async.cpp"), "-O2", "-Wall", "-Werror")
