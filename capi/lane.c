@@ -736,9 +736,12 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   uint64_t a = (uint64_t)(uintptr_t)p;
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
-    if (!race_on) return;
+    // Stores are logged always (they enter the write history of the
+    // words hang reports watch), loads only for the race detector.
+    if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;
     int i = l->nlog - 1;
-    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
+    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && l->log_pc[i] == (uint64_t)(uintptr_t)pc &&
+        a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
       if (a < l->log_lo[i]) l->log_lo[i] = a;
       if (a + n > l->log_hi[i]) l->log_hi[i] = a + n;
       return;
@@ -747,6 +750,7 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
     i = l->nlog++;
     l->log_lo[i] = a;
     l->log_hi[i] = a + n;
+    l->log_pc[i] = (uint64_t)(uintptr_t)pc;
     l->log_kind[i] = (uint8_t)kind;
     return;
   }
@@ -761,7 +765,11 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
 }
 
 #define RA __builtin_return_address(0)
-void __tsan_init(void) {}
+// Each object compiled with -fsanitize=thread calls __tsan_init from a
+// constructor of its own: the program's lanes are instrumented.
+static int instrumented;
+int emud_instrumented(void) { return instrumented; }
+void __tsan_init(void) { instrumented = 1; }
 void __tsan_func_entry(void* pc) { (void)pc; }
 void __tsan_func_exit(void) {}
 #define EMUD_TSAN_RW(n)                                                                   \

@@ -8,6 +8,7 @@ void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
+int emud_instrumented(void);
 void* emud_obj_alloc(size_t n);
 void emud_enter(void);
 void emud_leave(void);

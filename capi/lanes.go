@@ -8,9 +8,12 @@ package main
 import "C"
 
 import (
+	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -190,6 +193,7 @@ func (ln *lane) allow(p unsafe.Pointer, n uint64) {
 type laneInfoKey struct {
 	t     *kernel.Thread
 	site  *kernel.NativeSite
+	pc    uint64
 	write bool
 }
 
@@ -206,31 +210,36 @@ func (ln *lane) flushAccesses(returned bool) {
 		return
 	}
 	l.nlog = 0
-	d := rt.s.Race()
-	if d == nil {
-		return
-	}
-	t := ln.t.RaceThread()
-	sp := d.Space(rt.mem, "LSA memory")
 	var site *kernel.NativeSite // nil: the lane returned
 	where := "lane code before the lane returned"
 	if !returned && l.file != nil {
 		site = ln.site()
 		where = "lane code before " + site.String()
 	}
+	ln.logStores(n, where)
+	d := rt.s.Race()
+	if d == nil {
+		return
+	}
+	t := ln.t.RaceThread()
+	sp := d.Space(rt.mem, "LSA memory")
 	for i := range n {
-		lo, hi, kind := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i])
+		lo, hi, kind, pc := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i]), uint64(l.log_pc[i])
 		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
-		k := laneInfoKey{ln.t, site, write}
+		k := laneInfoKey{ln.t, site, pc, write}
 		info := laneInfos[k]
 		if info == nil {
 			op := "load"
 			if write {
 				op = "store"
 			}
+			at := where
+			if line := pcLine(pc); line != "" {
+				at = line + ", " + where // the access's own line
+			}
 			info = &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
 				Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane()),
-				Site: where}
+				Site: at}
 			laneInfos[k] = info
 		}
 		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
@@ -243,6 +252,35 @@ func (ln *lane) flushAccesses(returned bool) {
 			}
 		}
 	}
+}
+
+// logStores announces the lane's logged plain stores to device memory
+// (its n log entries) as writes of the lane, at its store's line: the
+// words hang reports watch (signal slots, flags) record who wrote them
+// and when, and a wait on them wakes now rather than at the grid's end.
+// Atomics announce themselves at their own call (EMUD_OP_ATOMIC).
+func (ln *lane) logStores(n int, where string) {
+	l := ln.l
+	wl := rt.mem.Watch()
+	prev := rt.s.Writer()
+	defer rt.s.SetWriter(prev)
+	for i := range n {
+		kind := int(l.log_kind[i])
+		if kind&C.EMUD_ACCESS_WRITE == 0 || kind&C.EMUD_ACCESS_ATOMIC != 0 {
+			continue
+		}
+		at := where
+		if line := pcLine(uint64(l.log_pc[i])); line != "" {
+			at = line
+		}
+		rt.s.SetWriter(func() string { return ln.who() + "'s store at " + at })
+		wl.Notify(uint64(l.log_lo[i]), uint64(l.log_hi[i]))
+	}
+}
+
+// who names the lane as reports do.
+func (ln *lane) who() string {
+	return fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane())
 }
 
 // fault fails the lane that took a signal, naming what and where.
@@ -519,7 +557,10 @@ func (ln *lane) call() {
 		t.Converge(spinCall)
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
+			prev := rt.s.Writer()
+			rt.s.SetWriter(func() string { return ln.who() + "'s atomic at " + ln.site().String() })
 			rt.mem.Watch().Notify(a[0], a[0]+a[1])
+			rt.s.SetWriter(prev)
 		}
 	case C.EMUD_OP_FENCE:
 		rt.mem.Watch().NotifyAll()
@@ -638,6 +679,62 @@ func load(addr, width uint64) uint64 {
 		return uint64(*(*uint32)(ptr(addr)))
 	}
 	return *(*uint64)(ptr(addr))
+}
+
+// pcLines maps the return address of a lane's instrumented access to
+// its source file:line, from the program's DWARF line table (emud c++
+// compiles with -g1 when it instruments lanes); "" where the program has
+// none, or is position-independent (its addresses are not the table's).
+var pcLines struct {
+	once  sync.Once
+	d     *dwarf.Data
+	cache map[uint64]string
+}
+
+func pcLine(pc uint64) string {
+	if pc == 0 {
+		return ""
+	}
+	pcLines.once.Do(func() {
+		pcLines.cache = map[uint64]string{}
+		f, err := elf.Open("/proc/self/exe")
+		if err != nil {
+			return
+		}
+		if f.Type == elf.ET_EXEC { // not PIE: run-time addresses are the table's
+			pcLines.d, _ = f.DWARF()
+		}
+	})
+	if s, ok := pcLines.cache[pc]; ok {
+		return s
+	}
+	s := ""
+	if d := pcLines.d; d != nil {
+		at := pc - 1 // the call instruction, not the one after it
+		if cu, err := d.Reader().SeekPC(at); err == nil {
+			if lr, err := d.LineReader(cu); err == nil && lr != nil {
+				s = lineAt(lr, at)
+			}
+		}
+	}
+	pcLines.cache[pc] = s
+	return s
+}
+
+// lineAt scans a unit's line table for the row that covers pc: the last
+// row at or below pc whose sequence goes on past it (LineReader.SeekPC
+// misses pcs in the units GCC splits into several sequences, hot and
+// cold).
+func lineAt(lr *dwarf.LineReader, pc uint64) string {
+	var e, prev dwarf.LineEntry
+	have := false
+	for lr.Next(&e) == nil {
+		if have && prev.Address <= pc && pc < e.Address && prev.File != nil && prev.Line > 0 {
+			return fmt.Sprintf("%s:%d", prev.File.Name, prev.Line)
+		}
+		prev, have = e, !e.EndSequence
+	}
+	return ""
 }
 
 // where names a pc for a report: the executable's file:line when

@@ -11,6 +11,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
+	"github.com/emud-dev/emud/trace"
 )
 
 func main() {}
@@ -57,9 +59,11 @@ var rt struct {
 	ran  chan error // sim.Run's result
 	seed uint64
 
-	count   *counter  // EMUD_SUMMARY: packets retired
-	profile *os.File  // EMUD_CPUPROFILE's file, written at exit
-	began   time.Time // the first call, for EMUD_SUMMARY's wall time
+	count     *counter        // EMUD_SUMMARY: packets retired (not with EMUD_TRACE, whose recorder observes the node)
+	trace     *trace.Recorder // EMUD_TRACE's recorder, written at exit
+	tracePath string
+	profile   *os.File  // EMUD_CPUPROFILE's file, written at exit
+	began     time.Time // the first call, for EMUD_SUMMARY's wall time
 
 	// Emulation state: touched only by the running actor.
 	comms    []*cco.Comm
@@ -158,12 +162,9 @@ func start() error {
 	if gpus < 1 || gpus > nodeGPUs {
 		return fmt.Errorf("EMUD_GPUS=%d: the emulated node (the MI355X platform preset, also under EMUD_ARCH=gfx1250) has %d GPUs: need 1..%d", gpus, nodeGPUs, nodeGPUs)
 	}
-	lvl, err := sim.ParseLevel(os.Getenv("EMUD_PERTURB"))
-	if os.Getenv("EMUD_PERTURB") == "" {
-		lvl, err = sim.LevelExact, nil
-	}
+	sc, err := schedule(uint64(seed))
 	if err != nil {
-		return fmt.Errorf("EMUD_PERTURB: %w", err)
+		return err
 	}
 	base, err := envBase()
 	if err != nil {
@@ -187,7 +188,7 @@ func start() error {
 	default:
 		return fmt.Errorf("EMUD_ARCH=%q: want gfx950 or gfx1250", v)
 	}
-	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env, Model: m,
+	j, err := emujob.New(emujob.Config{Sim: sc, Ranks: gpus, Env: env, Model: m,
 		Race:      cco.Truthy(os.Getenv("EMUD_RACE")),
 		Configure: func(c *engine.Config) { c.Backing, c.Base = mapDevice, base }})
 	if err != nil {
@@ -211,6 +212,16 @@ func start() error {
 			return fmt.Errorf("EMUD_CPUPROFILE=%s: %w", p, err)
 		}
 		rt.profile = f
+	}
+	if p := os.Getenv("EMUD_TRACE"); p != "" {
+		// As emud run --trace: the file is made now, so a bad path costs
+		// no run, and written when the run ends, whatever its outcome.
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("EMUD_TRACE: %w", err)
+		}
+		f.Close()
+		rt.trace, rt.tracePath = trace.Attach(j.Node, j.Host), p
 	}
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) && j.Node.Observer() == nil {
 		rt.count = &counter{}
@@ -267,6 +278,7 @@ func fail(err error) {
 	// The program's own output first: os.Exit skips C's exit, which
 	// would flush stdio (a PASS/FAIL line printed before a race at exit).
 	C.fflush(nil)
+	writeTrace()
 	var hang *sim.HangError
 	var races *race.Error
 	switch {
@@ -284,6 +296,7 @@ func fail(err error) {
 // summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
 // across runs, seeds and compilers.
 func summary() {
+	writeTrace()
 	if rt.profile != nil {
 		pprof.StopCPUProfile()
 		rt.profile.Close()
@@ -296,6 +309,64 @@ func summary() {
 		fmt.Fprintf(os.Stderr, "emud: %d packets retired (%d COPY_LINEAR, %d ATOMIC, %d other); %v wall time since the first call\n",
 			c.copies+c.atomics+c.other, c.copies, c.atomics, c.other, time.Since(rt.began).Round(time.Millisecond))
 	}
+}
+
+// writeTrace writes EMUD_TRACE's file (emud run --trace's Chrome
+// trace-event JSON) once, at the run's end; a failure to write it is
+// said on stderr.
+func writeTrace() {
+	r := rt.trace
+	if r == nil {
+		return
+	}
+	rt.trace = nil
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	if err == nil {
+		err = os.WriteFile(rt.tracePath, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "emud: EMUD_TRACE=%s: %v\n", rt.tracePath, err)
+	}
+}
+
+// schedule reads the run's scheduling from the environment, as emud
+// run's and hunt's flags mean it: EMUD_STRATEGY names one of hunt's
+// strategies (scenario.Strategies: ties = seeded tie-breaks at exact
+// timing, perturb = the same under realistic timing perturbation, pct =
+// PCT under realistic perturbation) or run's random (the default, at
+// EMUD_PERTURB's level); EMUD_PERTURB (0, 1, 2 or a name), when set,
+// overrides the strategy's level; EMUD_PCT_DEPTH and EMUD_PCT_STEPS are
+// --pct-depth and --pct-steps.
+func schedule(seed uint64) (sim.Config, error) {
+	c := sim.Config{Seed: seed, Perturb: sim.LevelExact, Strategy: sim.StrategyRandom}
+	switch v := os.Getenv("EMUD_STRATEGY"); v {
+	case "", "random", "ties":
+	case "perturb":
+		c.Perturb = sim.LevelRealistic
+	case "pct":
+		c.Perturb, c.Strategy = sim.LevelRealistic, sim.StrategyPCT
+	default:
+		return c, fmt.Errorf("EMUD_STRATEGY=%q: want ties, perturb, pct or random", v)
+	}
+	if v := os.Getenv("EMUD_PERTURB"); v != "" {
+		lvl, err := sim.ParseLevel(v)
+		if err != nil {
+			return c, fmt.Errorf("EMUD_PERTURB: %w", err)
+		}
+		c.Perturb = lvl
+	}
+	var err error
+	if c.PCT.Depth, err = envInt("EMUD_PCT_DEPTH", 0); err != nil {
+		return c, err
+	}
+	if c.PCT.Steps, err = envInt("EMUD_PCT_STEPS", 0); err != nil {
+		return c, err
+	}
+	if err := c.PCT.Check(); err != nil {
+		return c, fmt.Errorf("EMUD_PCT_DEPTH/EMUD_PCT_STEPS: %w", err)
+	}
+	return c, nil
 }
 
 // counter counts the packets the engines retire (EMUD_SUMMARY's second
@@ -325,6 +396,10 @@ func ensureStarted() {
 		if rt.err == nil {
 			if d := rt.s.Race(); d != nil && !d.LifecycleOnly() {
 				C.emud_set_race(1)
+				if C.emud_instrumented() == 0 {
+					fmt.Fprintln(os.Stderr, "emud: warning: EMUD_RACE: this program was built without lane instrumentation (emud c++ -fno-sanitize=thread): "+
+						"the race detector does not see its lanes' own loads and stores, only its cco and HIP calls and the engines' accesses; rebuild without -fno-sanitize=thread")
+				}
 			}
 			C.emud_install_fault_handlers()
 			C.emud_register_exit()
