@@ -144,6 +144,7 @@ func Run(args []string, o Options) error {
 	if !hasStd {
 		flags = append([]string{"-std=c++17"}, flags...)
 	}
+	flags = instrument(flags)
 	tmp, err := os.MkdirTemp("", "emud-cxx-")
 	if err != nil {
 		return err
@@ -210,6 +211,33 @@ func Run(args []string, o Options) error {
 		return fmt.Errorf("emud c++: linking %s: %w", out, err)
 	}
 	return nil
+}
+
+// instrument makes lane code instrumented by default: -fsanitize=thread
+// (the emulator implements its callbacks: the race detector sees each
+// lane load and store, and a lane's host access fails it), with -g1's
+// line tables so a race report names the access's file:line; unless the
+// flags say -fno-sanitize=thread (or choose their own -fsanitize=thread
+// or -g).
+func instrument(flags []string) []string {
+	tsan, debug := false, false
+	for _, f := range flags {
+		switch {
+		case f == "-fno-sanitize=thread":
+			return flags
+		case f == "-fsanitize=thread":
+			tsan = true
+		case strings.HasPrefix(f, "-g"):
+			debug = true
+		}
+	}
+	if !tsan {
+		flags = append(flags, "-fsanitize=thread")
+	}
+	if !debug {
+		flags = append(flags, "-g1")
+	}
+	return flags
 }
 
 // BuildLibrary builds the emulator as a C archive (go build
