@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lane.h"
@@ -8,6 +9,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"unsafe"
@@ -141,9 +143,19 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			return bad("ccoCommCreate", 1, err)
 		}
 	case C.EMUD_H_COMM_DESTROY:
-		if _, err := commOf(a[0]); err != nil {
+		c, err := commOf(a[0])
+		if err != nil {
 			return bad("ccoCommDestroy", 1, err)
 		}
+		// The comm's queues go back to their engines (cco.CommDestroy):
+		// a program that re-creates comms and destroys them reuses the
+		// same engine slots; one that never destroys them fills its
+		// engines (lifecycle.go in package cco).
+		settle(act)
+		if err := cco.CommDestroy(c); err != nil {
+			return bad("ccoCommDestroy", 1, err)
+		}
+		rt.comms[a[0]-1] = nil
 	case C.EMUD_H_MEM_ALLOC:
 		c, err := commOf(a[0])
 		if err != nil {
@@ -162,11 +174,22 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err := cco.MemFree(c, a[1]); err != nil {
 			return bad("ccoMemFree", 1, err)
 		}
-	case C.EMUD_H_WINDOW_DEREGISTER, C.EMUD_H_DEVCOMM_DESTROY:
+	case C.EMUD_H_WINDOW_DEREGISTER:
 		if _, err := commOf(a[0]); err != nil {
-			return bad("cco teardown", 1, err)
+			return bad("ccoWindowDeregister", 1, err)
 		}
 		// As hipFree: memory and windows stay until the run ends.
+	case C.EMUD_H_DEVCOMM_DESTROY:
+		if _, err := commOf(a[0]); err != nil {
+			return bad("ccoDevCommDestroy", 1, err)
+		}
+		h := a[1]
+		if h == 0 || h > uint64(len(rt.devcomms)) || rt.devDead[h-1] {
+			return bad("ccoDevCommDestroy", 1, fmt.Errorf("dev comm handle %d: not a live ccoDevComm that ccoDevCommCreate filled (destroyed twice?)", h))
+		}
+		// The queues are the comm's (MORI frees them in ccoCommDestroy);
+		// the dev comm is gone: a kernel that still uses it fails.
+		rt.devDead[h-1] = true
 	case C.EMUD_H_WINDOW_REGISTER:
 		c, err := commOf(a[0])
 		if err != nil {
@@ -198,14 +221,28 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		reqs.SdmaQueueCount, reqs.Debug = int(int32(a[3])), a[4] != 0
 		reqs.LsaBarrierCount = int(int32(a[6]))
 		reqs.BarrierCount, reqs.RailGdaBarrierCount = int(int32(a[7])), int(int32(a[8]))
+		// As MORI's cco: the comm owns its queues and ccoDevCommCreate
+		// makes them all (anvil connect); ccoCommDestroy frees them.
+		reqs.PerCommQueues, reqs.ConnectQueues = true, true
 		if a[5] != 0 {
 			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
 		}
 		dc, err := cco.DevCommCreate(c, &reqs)
+		var refused *cco.QueueCreateError
+		if errors.As(err, &refused) {
+			// MORI's anvil ends the process when KFD refuses a queue
+			// (CHECK_HSAKMT_SUCCESS: exit(EXIT_FAILURE)); the error
+			// names the engine, its cap and the live comms holding it.
+			C.fflush(nil)
+			writeTrace()
+			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoDevCommCreate (%s): %v; the process exits, as MORI's does when KFD refuses a queue\n", file, line, h.name, err)
+			os.Exit(exitFailed)
+		}
 		if err != nil {
 			return bad("ccoDevCommCreate", 1, err)
 		}
 		rt.devcomms = append(rt.devcomms, dc)
+		rt.devDead = append(rt.devDead, false)
 		a[0], a[1], a[2], a[3] = uint64(dc.Rank), uint64(dc.NRanks), uint64(dc.LsaRank), uint64(dc.LsaSize)
 		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
 		a[7] = rt.mem.SliceBase(0)
@@ -243,6 +280,27 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return bad("emud host call", hipErrorNotSupported, fmt.Errorf("unknown call %d (headers and library out of step?)", op))
 	}
 	return hipSuccess
+}
+
+// settle waits, in virtual time, while an engine is still in the gap
+// after a drained queue's last packet: the queue's work is done (a quiet
+// returned) but it holds its engine for the gap, and engine.Node refuses
+// to destroy a queue that holds its engine. A queue with work left is
+// not waited for (ccoCommDestroy then fails naming it). At most 100 µs.
+func settle(act *sim.Actor) {
+	for range 1000 {
+		gap := false
+		for _, q := range rt.j.Node.Queues() {
+			if r := q.Ring(); q.Busy() && r.Rptr() == r.CachedWptr() {
+				gap = true
+				break
+			}
+		}
+		if !gap {
+			return
+		}
+		act.Sleep(100 * sim.Nanosecond)
+	}
 }
 
 // barrier is ccoBarrierAll's state for one world. For the race detector

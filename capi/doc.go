@@ -10,14 +10,23 @@
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950
 // or gfx1250: that preset's node, whose architecture also gives kernels
-// their wave size) of EMUD_GPUS GPUs (8) on seed EMUD_SEED (1), perturbation
+// their wave size) of EMUD_GPUS GPUs (8, the node's count; more is
+// refused naming it) on seed EMUD_SEED (1), perturbation
 // EMUD_PERTURB (exact), with
 // the race detector when EMUD_RACE is set, and MORI_* read as a MORI
 // program reads them (MORI_ENABLE_SDMA defaults to 1). The main thread is
 // the first host thread; every thread a host thread starts (std::thread,
 // pthread_create, both interposed) is another, so ranks are host threads
 // of one process, each calling hipSetDevice and ccoCommCreate with one
-// shared unique id, as MORI's in-process multi-GPU tests do.
+// shared unique id, as MORI's in-process multi-GPU tests do. Threads the
+// main thread started before the first HIP or cco call are host threads
+// too: the emulation adopts those still running when it starts, in the
+// order they were made, and each takes its first turn at its first call
+// (a pthread_join of one by the main thread starts the emulation, so the
+// join waits in virtual time; examples/cxx/errors/early_threads.cpp).
+// Partial: one that never calls in and ends is adopted or not depending
+// on whether it ended before the first call, and a thread started before
+// the first call by another such thread is not known to emud.
 // ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll
 // are collective: each returns when every rank of the comm has made it
 // (MORI exchanges keys and peer pointers in all-gathers there), so a
@@ -33,10 +42,36 @@
 // run and digest. A job of several processes is
 // not emulated: processes started apart each build their own node, whose
 // ranks wait for peers that never come (a hang report naming them); a
-// process forked after the emulation started (MORI's fork-per-GPU test
-// harness) has none (of the Go runtime only the forking thread survives),
-// so its first HIP or cco call says so and exits 1
-// (examples/cxx/errors/fork_rank.cpp).
+// forked process (MORI's fork-per-GPU test harness), forked before or
+// after the first HIP call, has none: the Go runtime starts when the
+// program loads, and of its threads only the forking one survives, so
+// the child's first HIP or cco call says so and exits 1 instead of
+// hanging (examples/cxx/errors/fork_rank.cpp).
+//
+// # Queues
+//
+// Each comm owns its SDMA queues, as MORI's cco did before its anvil
+// shared them (ROCm/mori#513): ccoDevCommCreate creates every queue
+// toward every LSA peer (cco.DevCommRequirements.PerCommQueues and
+// ConnectQueues) and ccoCommDestroy frees them (their work must be
+// drained: quiet first). A comm made while another of its GPU is alive
+// is warned about, as a possible leak; a creation KFD's per-engine cap
+// refuses prints the error, naming the engine, the cap and the live comms
+// holding its queues, and exits 1, as MORI's anvil exits when
+// hsaKmtCreateQueue fails (examples/cxx/errors/queue_leak.cpp). Today's
+// MORI shares one set of queues per GPU pair among all comms (its connect
+// only adds the shortfall), so there a forgotten ccoCommDestroy costs no
+// queues; emud keeps ownership, the stricter discipline, so the leak
+// shows. Every warning package cco records (Host.Warnings: the
+// sdmaQueueCount clamp, an ignored count, a possible leak, SDMA off) is
+// printed on stderr as "emud: warning: ..." when it is issued. An
+// out-of-range queueId does nothing, as in MORI's release and debug
+// builds alike (cco.hpp returns before touching a queue; none of MORI's
+// debug checks covers it); with MORI_CCO_SDMA_DEBUG emud says so on
+// stderr once per dev comm and call site, so queue ids past a clamped
+// count show (examples/cxx/errors/queue_clamp.cpp). ccoDevCommDestroy
+// ends the dev comm (a kernel using it later fails naming it); its queues
+// are the comm's.
 //
 // # Device memory
 //
@@ -84,17 +119,37 @@
 // another stream's kernel has a peer's put land in the buffer is reported
 // (examples/cxx/errors/memset_async.cpp).
 //
-// A lane's own loads and stores are native. Built with -fsanitize=thread
-// (emud c++ passes it to the compiler and links no TSan runtime), lane
-// code calls ThreadSanitizer's callbacks, which lane.c implements: each
-// device-memory access is logged and, at the lane's next device call,
-// recorded as an access of its wave's detector thread (Site: "lane code
-// before file:line" of that call); atomics are atomic accesses that
-// acquire and (writing) release their word, an over-approximation of
-// their memory order that can hide a race but not invent one
-// (examples/cxx/errors/lane_race.cpp). Without the flag the detector does
-// not see them (partial: its cco calls and the engines' accesses on its
-// behalf it sees either way).
+// A lane's own loads and stores are native. emud c++ instruments lane
+// code by default (-fsanitize=thread, with -g1's line tables; it links no
+// TSan runtime; -fno-sanitize=thread turns it off): lane code calls
+// ThreadSanitizer's callbacks, which lane.c implements. Each store to
+// device memory, and with the race detector each load, is logged with
+// its return address and, at the lane's next device call, recorded: as
+// an access of its wave's detector thread, whose Site is the access's
+// own file:line (read from the program's DWARF line table; "lane code
+// before file:line" of the next call where the program has none, or is
+// position-independent), and, for stores, as a write of the lane in the
+// write history of the words hang reports watch, so a report that a
+// signal slot went back to 0 names the lane and its store's line
+// (examples/cxx/errors/slot_reset.cpp, put_overwrite.cpp). Atomics are
+// atomic accesses that acquire and (writing) release their word, an
+// over-approximation of their memory order that can hide a race but not
+// invent one (examples/cxx/errors/lane_race.cpp), and name the lane and
+// its call site as their writer. A program built with
+// -fno-sanitize=thread and run with EMUD_RACE=1 says once on stderr that
+// its lanes' accesses are not checked (its cco and HIP calls and the
+// engines' accesses are). Partial: a host thread's own stores to device
+// memory are not in the write history (hipMemcpy and hipMemset are), and
+// a plain store is announced at the lane's next device call, not at the
+// instant it lands. The cost, measured on the bench programs (user CPU
+// with the instrumentation and without, at a load average near 20): the
+// 8-rank all-to-all 0.05-0.07 s both; alltoall_rounds.cpp at 201 rounds
+// 0.33-0.36 s and 0.30-0.37 s; packets.cpp at 200 rounds 0.28-0.33 s and
+// 0.34-0.36 s: within the noise, since their lanes touch device memory
+// little (the engines move the bytes). Each instrumented access costs a
+// call and a range check (a few ns), each device store a log entry too,
+// so a kernel that loops over device memory in lane code pays in
+// proportion; the line tables cost compile time and binary size only.
 //
 // # Lanes
 //
@@ -158,6 +213,20 @@
 // packets the engines retired by kind and the wall time since the first
 // call. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
+//
+// EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run
+// --trace writes (package trace's recorder), when the run ends, whatever
+// its outcome (a hang, a race, a lane failure, a refused queue); the file
+// is made at the first call, so a bad path fails the start. The recorder
+// observes the node, so EMUD_SUMMARY's packet line is left out with it;
+// the digest is the same with or without it. Partial: a program that
+// exits leaving host threads it never joined writes no trace.
+// EMUD_STRATEGY picks the schedule as emud hunt's strategies mean it:
+// ties (seeded tie-breaks at exact timing, the default, also "random"),
+// perturb (the same under realistic timing perturbation) or pct (PCT
+// under realistic perturbation); EMUD_PERTURB, when set, overrides the
+// strategy's level, and EMUD_PCT_DEPTH and EMUD_PCT_STEPS are emud run's
+// --pct-depth and --pct-steps. One seed and strategy give one digest.
 //
 // # Start-up costs
 //

@@ -36,6 +36,11 @@ type host struct {
 	wl     *sim.WatchList // joiners wait here
 	actor  *sim.Actor
 	end    race.Sync // released when the thread returns; pthread_join acquires it
+	// attached: the thread took its first turn (begin); touched only by
+	// the thread itself. late: the thread was running before its host
+	// was made (the main thread, threads started before the first HIP
+	// call), so its first turn waits for its first call.
+	attached, late bool
 	// when the thread last left emud for its own code (the spin watch
 	// says it): a HIP/cco call's file and line, or words
 	lastFile *C.char
@@ -79,6 +84,11 @@ func newHost(parent int) *host {
 // body is the actor's function: it hands its first turn to the thread
 // and ends when the thread gives the last one back.
 func (h *host) body(*sim.Actor) {
+	if h.late {
+		// Its thread runs its own code until its first call: the spin
+		// watch names it if that never comes.
+		hostRuns(h, nil, "it started (before the program's first HIP/cco call)", 0)
+	}
 	h.turn <- struct{}{}
 	<-h.back
 }
@@ -86,6 +96,15 @@ func (h *host) body(*sim.Actor) {
 // begin waits for the thread's first turn: called on the thread before
 // its first call.
 func (h *host) begin() { <-h.turn }
+
+// attach is begin for a thread's first call, once: the main thread and
+// the threads adopted at start call in whenever they first do.
+func (h *host) attach() {
+	if !h.attached {
+		h.attached = true
+		h.begin()
+	}
+}
 
 // do runs f on the calling thread, which holds the actor's turn.
 func (h *host) do(f func(*sim.Actor)) { f(h.actor) }
@@ -104,6 +123,7 @@ func (h *host) exit() {
 //export emudGoHostSpawn
 func emudGoHostSpawn(parent C.int) C.int {
 	p := hostByID(int(parent))
+	p.attach()
 	hostStops()
 	var id int
 	p.do(func(*sim.Actor) { id = newHost(int(parent)).id })
@@ -115,7 +135,7 @@ func emudGoHostSpawn(parent C.int) C.int {
 func emudGoHostAttach(id C.int) {
 	// The thread's code starts when its actor first runs.
 	h := hostByID(int(id))
-	h.begin()
+	h.attach()
 	hostRuns(h, nil, "it started", 0)
 }
 
@@ -128,6 +148,7 @@ func emudGoHostExit(id C.int) {
 //export emudGoHostJoin
 func emudGoHostJoin(self, child C.int) {
 	c, h := hostByID(int(child)), hostByID(int(self))
+	h.attach()
 	hostStops()
 	defer hostRuns(h, nil, "its pthread_join returned", 0)
 	h.do(func(a *sim.Actor) {

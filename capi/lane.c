@@ -427,22 +427,23 @@ static int tr_id[MAX_TRACKED];
 static int ntr;
 
 static int started;  // the Go side has built the emulation
-static int forked;   // this process is a fork of one that had built it
+static int forked;   // this process is a fork: 1 before the emulation started, 2 after
 
-// A fork of a process whose emulation has started has none: of its Go
-// runtime only the forking thread survives, so a call into it would hang
-// or end the child silently. A job of several processes is not emulated;
-// the child's first call says so and exits 1.
-static void on_fork_child(void) {
-  if (started) forked = 1;
-}
+// A forked child has no working emulator: the Go runtime starts when the
+// program loads (before main, whether or not it calls HIP), and of its
+// threads only the forking one survives a fork, so a call into it would
+// hang (the child's hipSetDevice waited forever for a scheduler thread
+// that is gone) or end the child silently. A job of several processes is
+// not emulated; the child's first call says so and exits 1.
+static void on_fork_child(void) { forked = started ? 2 : 1; }
 
 static void forked_call(const char* what, const char* file, int line) {
   fprintf(stderr,
-          "emud: %s:%d: %s in a process forked after the emulation started: a job of several processes is not "
-          "emulated, and a forked child has no emulation of its own; run each rank as a thread of one process "
-          "(std::thread or pthread_create), as MORI's in-process multi-GPU tests do\n",
-          file ? file : "?", line, what);
+          "emud: %s:%d: %s in a process forked %s: a job of several processes is not emulated, and a forked child "
+          "has no emulation of its own (of emud's runtime only the forking thread survives a fork); run each rank "
+          "as a thread of one process (std::thread or pthread_create), as MORI's in-process multi-GPU tests do\n",
+          file ? file : "?", line, what,
+          forked == 2 ? "after the emulation started" : "before the program's first HIP/cco call (emud's runtime starts when the program loads)");
   fflush(stderr);
   _exit(1);
 }
@@ -479,9 +480,121 @@ static void resolve(void) {
   if (!real_join) real_join = dlsym(RTLD_NEXT, "pthread_join");
 }
 
+// Threads the main thread starts before the program's first HIP/cco call
+// (a thread pool made early, ranks started before any of them calls HIP)
+// are host threads too: the emulation, when it starts, adopts those still
+// running, in the order they were created, as threads of the main thread;
+// each takes its first turn at its first emud call (or when it returns).
+// The Go runtime's first thread is created from the main thread while the
+// program loads, so it is recorded too; the Go side's init marks it as
+// the runtime's (emud_early_runtime), and it is never adopted.
+enum { EARLY_RUNNING, EARLY_EXITED, EARLY_ADOPTED, EARLY_RUNTIME };
+#define MAX_EARLY 1024
+static struct {
+  pthread_t th;
+  int th_set, state, id;
+} early[MAX_EARLY];
+static int nearly;
+static __thread int my_early = -1;  // this thread's entry in early[], -1 = none
+
+static void track(pthread_t th, int id) {  // with tr_mu held
+  if (ntr < MAX_TRACKED) {
+    tr_thread[ntr] = th;
+    tr_id[ntr++] = id;
+  }
+}
+
+struct etramp {
+  void* (*fn)(void*);
+  void* arg;
+  int idx;
+};
+
+static void* early_trampoline(void* p) {
+  struct etramp t = *(struct etramp*)p;
+  free(p);
+  my_early = t.idx;
+  void* r = t.fn(t.arg);
+  pthread_mutex_lock(&tr_mu);
+  int id = early[t.idx].state == EARLY_ADOPTED ? early[t.idx].id : -1;
+  if (early[t.idx].state == EARLY_RUNNING) early[t.idx].state = EARLY_EXITED;
+  pthread_mutex_unlock(&tr_mu);
+  if (id >= 0 && !forked) {
+    in_emud++;
+    if (host_id < 0) {  // adopted, never called in: its first turn is its end
+      host_id = id;
+      emudGoHostAttach(id);
+    }
+    emudGoHostExit(id);
+    in_emud--;
+    host_id = -1;
+  }
+  return r;
+}
+
+static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  struct etramp* t = malloc(sizeof *t);
+  pthread_mutex_lock(&tr_mu);
+  if (!t || nearly == MAX_EARLY) {  // past the table: a thread emud does not know
+    pthread_mutex_unlock(&tr_mu);
+    free(t);
+    return real_create(th, attr, fn, arg);
+  }
+  int i = nearly++;
+  early[i].state = EARLY_RUNNING;
+  pthread_mutex_unlock(&tr_mu);
+  t->fn = fn;
+  t->arg = arg;
+  t->idx = i;
+  int rc = real_create(th, attr, early_trampoline, t);
+  pthread_mutex_lock(&tr_mu);
+  if (rc != 0) {
+    early[i].state = EARLY_EXITED;
+  } else {
+    early[i].th = *th;
+    early[i].th_set = 1;
+    if (early[i].state == EARLY_ADOPTED) track(*th, early[i].id);
+  }
+  pthread_mutex_unlock(&tr_mu);
+  if (rc != 0) free(t);
+  return rc;
+}
+
+// The Go side's adoption, at start, on the starting thread: it holds the
+// lock while it makes each adopted thread's host (an early thread ending
+// meanwhile waits, and then finds its host made).
+void emud_early_lock(void) { pthread_mutex_lock(&tr_mu); }
+void emud_early_unlock(void) { pthread_mutex_unlock(&tr_mu); }
+int emud_early_next(void) {  // the first early thread still running and not adopted, or -1
+  for (int i = 0; i < nearly; i++)
+    if (early[i].state == EARLY_RUNNING) return i;
+  return -1;
+}
+void emud_early_adopt(int i, int id) {
+  early[i].state = EARLY_ADOPTED;
+  early[i].id = id;
+  if (early[i].th_set) track(early[i].th, id);
+}
+void emud_early_runtime(void) {
+  pthread_mutex_lock(&tr_mu);
+  if (my_early >= 0) early[my_early].state = EARLY_RUNTIME;
+  pthread_mutex_unlock(&tr_mu);
+}
+// emud_early_id is the host of an adopted early thread calling in for the
+// first time (and becomes its host_id), or -1.
+int emud_early_id(void) {
+  if (my_early < 0) return -1;
+  pthread_mutex_lock(&tr_mu);
+  int id = early[my_early].state == EARLY_ADOPTED ? early[my_early].id : -1;
+  pthread_mutex_unlock(&tr_mu);
+  if (id >= 0) host_id = id;
+  return id;
+}
+
 int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   resolve();
   if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
+  if (!started && host_id == 0 && !in_emud && !cur_lane) return early_create(th, attr, fn, arg);
   if (!started || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);
   if (!t) return 11; /* EAGAIN */
@@ -493,10 +606,7 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   int rc = real_create(th, attr, trampoline, t);
   if (rc == 0) {
     pthread_mutex_lock(&tr_mu);
-    if (ntr < MAX_TRACKED) {
-      tr_thread[ntr] = *th;
-      tr_id[ntr++] = t->id;
-    }
+    track(*th, t->id);
     pthread_mutex_unlock(&tr_mu);
   }
   return rc;
@@ -505,6 +615,22 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
 int pthread_join(pthread_t th, void** ret) {
   resolve();
   int id = -1;
+  if (!started && !forked && host_id == 0 && !in_emud) {
+    // The main thread joins a thread it started before any HIP call: the
+    // emulation starts now (adopting it), so that the join waits in
+    // virtual time and the thread's calls get their turns; a real join
+    // here would hold the main thread where the emulation cannot give
+    // its turn away.
+    int running = 0;
+    pthread_mutex_lock(&tr_mu);
+    for (int i = 0; i < nearly; i++)
+      if (early[i].th_set && pthread_equal(early[i].th, th) && early[i].state == EARLY_RUNNING) running = 1;
+    pthread_mutex_unlock(&tr_mu);
+    if (running) {
+      uint64_t a[16] = {0};
+      emud_host(EMUD_H_START, a, "pthread_join", 0);
+    }
+  }
   if (started && !forked && host_id >= 0 && !in_emud) {
     pthread_mutex_lock(&tr_mu);
     for (int i = 0; i < ntr; i++) {
@@ -610,9 +736,12 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   uint64_t a = (uint64_t)(uintptr_t)p;
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
-    if (!race_on) return;
+    // Stores are logged always (they enter the write history of the
+    // words hang reports watch), loads only for the race detector.
+    if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;
     int i = l->nlog - 1;
-    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
+    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && l->log_pc[i] == (uint64_t)(uintptr_t)pc &&
+        a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
       if (a < l->log_lo[i]) l->log_lo[i] = a;
       if (a + n > l->log_hi[i]) l->log_hi[i] = a + n;
       return;
@@ -621,6 +750,7 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
     i = l->nlog++;
     l->log_lo[i] = a;
     l->log_hi[i] = a + n;
+    l->log_pc[i] = (uint64_t)(uintptr_t)pc;
     l->log_kind[i] = (uint8_t)kind;
     return;
   }
@@ -635,7 +765,11 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
 }
 
 #define RA __builtin_return_address(0)
-void __tsan_init(void) {}
+// Each object compiled with -fsanitize=thread calls __tsan_init from a
+// constructor of its own: the program's lanes are instrumented.
+static int instrumented;
+int emud_instrumented(void) { return instrumented; }
+void __tsan_init(void) { instrumented = 1; }
 void __tsan_func_entry(void* pc) { (void)pc; }
 void __tsan_func_exit(void) {}
 #define EMUD_TSAN_RW(n)                                                                   \

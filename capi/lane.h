@@ -8,6 +8,7 @@ void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
+int emud_instrumented(void);
 void* emud_obj_alloc(size_t n);
 void emud_enter(void);
 void emud_leave(void);
@@ -23,4 +24,10 @@ extern int emudGoHost(int op, uint64_t* a, char* file, int line);
 extern void emudGoExit(void);
 void emud_register_exit(void);
 void emud_set_started(void);
+void emud_early_lock(void);
+void emud_early_unlock(void);
+int emud_early_next(void);
+void emud_early_adopt(int i, int id);
+void emud_early_runtime(void);
+int emud_early_id(void);
 #endif

@@ -8,8 +8,12 @@ package main
 import "C"
 
 import (
+	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -189,6 +193,7 @@ func (ln *lane) allow(p unsafe.Pointer, n uint64) {
 type laneInfoKey struct {
 	t     *kernel.Thread
 	site  *kernel.NativeSite
+	pc    uint64
 	write bool
 }
 
@@ -205,31 +210,36 @@ func (ln *lane) flushAccesses(returned bool) {
 		return
 	}
 	l.nlog = 0
-	d := rt.s.Race()
-	if d == nil {
-		return
-	}
-	t := ln.t.RaceThread()
-	sp := d.Space(rt.mem, "LSA memory")
 	var site *kernel.NativeSite // nil: the lane returned
 	where := "lane code before the lane returned"
 	if !returned && l.file != nil {
 		site = ln.site()
 		where = "lane code before " + site.String()
 	}
+	ln.logStores(n, where)
+	d := rt.s.Race()
+	if d == nil {
+		return
+	}
+	t := ln.t.RaceThread()
+	sp := d.Space(rt.mem, "LSA memory")
 	for i := range n {
-		lo, hi, kind := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i])
+		lo, hi, kind, pc := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i]), uint64(l.log_pc[i])
 		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
-		k := laneInfoKey{ln.t, site, write}
+		k := laneInfoKey{ln.t, site, pc, write}
 		info := laneInfos[k]
 		if info == nil {
 			op := "load"
 			if write {
 				op = "store"
 			}
+			at := where
+			if line := pcLine(pc); line != "" {
+				at = line + ", " + where // the access's own line
+			}
 			info = &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
 				Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane()),
-				Site: where}
+				Site: at}
 			laneInfos[k] = info
 		}
 		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
@@ -242,6 +252,35 @@ func (ln *lane) flushAccesses(returned bool) {
 			}
 		}
 	}
+}
+
+// logStores announces the lane's logged plain stores to device memory
+// (its n log entries) as writes of the lane, at its store's line: the
+// words hang reports watch (signal slots, flags) record who wrote them
+// and when, and a wait on them wakes now rather than at the grid's end.
+// Atomics announce themselves at their own call (EMUD_OP_ATOMIC).
+func (ln *lane) logStores(n int, where string) {
+	l := ln.l
+	wl := rt.mem.Watch()
+	prev := rt.s.Writer()
+	defer rt.s.SetWriter(prev)
+	for i := range n {
+		kind := int(l.log_kind[i])
+		if kind&C.EMUD_ACCESS_WRITE == 0 || kind&C.EMUD_ACCESS_ATOMIC != 0 {
+			continue
+		}
+		at := where
+		if line := pcLine(uint64(l.log_pc[i])); line != "" {
+			at = line
+		}
+		rt.s.SetWriter(func() string { return ln.who() + "'s store at " + at })
+		wl.Notify(uint64(l.log_lo[i]), uint64(l.log_hi[i]))
+	}
+}
+
+// who names the lane as reports do.
+func (ln *lane) who() string {
+	return fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane())
 }
 
 // fault fails the lane that took a signal, naming what and where.
@@ -302,6 +341,9 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 	if h == 0 || h > uint64(len(rt.devcomms)) {
 		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
 	}
+	if rt.devDead[h-1] {
+		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d was destroyed (ccoDevCommDestroy) before this kernel used it", h))
+	}
 	for uint64(len(ln.sdmas)) < h {
 		ln.sdmas = append(ln.sdmas, nil)
 	}
@@ -310,6 +352,38 @@ func (ln *lane) sdma(h uint64) *cco.Sdma {
 	}
 	return ln.sdmas[h-1]
 }
+
+// queueInRange says on stderr, once per dev comm and call site, that a
+// debug-mode (MORI_CCO_SDMA_DEBUG) call's queueId is outside [0,
+// sdmaNumQueue): the call does nothing, as in MORI's release and debug
+// builds alike (cco.hpp returns before touching a queue; no check traps
+// on it), so a queue count clamped to 8 leaves ids 8 and above posting
+// nothing with no sign of it but this line.
+func (ln *lane) queueInRange(call string, h, q uint64) {
+	if h == 0 || h > uint64(len(rt.devcomms)) {
+		return // sdma() fails the lane naming the handle
+	}
+	dc := rt.devcomms[h-1]
+	n := int64(dc.Sdma.SdmaNumQueue)
+	if !dc.Debug || n == 0 || (int64(q) >= 0 && int64(q) < n) {
+		return
+	}
+	site := ln.site()
+	k := queueNote{h, site}
+	if queueNoted[k] {
+		return
+	}
+	queueNoted[k] = true
+	fmt.Fprintf(os.Stderr, "emud: warning: %s: ccoSdma::%s on rank %d: queueId %d is outside [0, %d) (sdmaNumQueue): the call does nothing, as in MORI's release and debug builds (MORI_CCO_SDMA_DEBUG: emud says so once per call site)\n",
+		site, call, dc.Rank, int64(q), n)
+}
+
+type queueNote struct {
+	h    uint64
+	site *kernel.NativeSite
+}
+
+var queueNoted = map[queueNote]bool{} // touched only by the running actor
 
 // lsaBarrier runs a ccoLsaBarrierSession call (EMUD_OP_LSA_BARRIER): a[0]
 // is which, a[1] the coop, a[2] the dev comm, a[3] the session (when
@@ -439,23 +513,33 @@ func (ln *lane) call() {
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:
+		ln.queueInRange("put", a[8], a[7])
 		ln.sdma(a[8]).Put(int(a[1]), ln.window("put", a[2]), a[3], ln.window("put", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
 	case C.EMUD_OP_GET:
+		ln.queueInRange("get", a[8], a[7])
 		ln.sdma(a[8]).Get(int(a[1]), ln.window("get", a[2]), a[3], ln.window("get", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
 	case C.EMUD_OP_QUIET:
 		ln.sdma(a[2]).Quiet(int(a[1]), cco.Coop(a[0]))
 	case C.EMUD_OP_QUIET_QUEUE:
+		ln.queueInRange("quietQueue", a[3], a[2])
 		ln.sdma(a[3]).QuietQueue(int(a[1]), int(a[2]), cco.Coop(a[0]))
 	case C.EMUD_OP_COMMIT:
+		if cco.Coop(a[0]) == cco.CoopThread { // warp and block scope ring every queue, whatever queueId says
+			ln.queueInRange("commit", a[3], a[2])
+		}
 		ln.sdma(a[3]).Commit(int(a[1]), int(a[2]), cco.Coop(a[0]))
 	case C.EMUD_OP_WAIT_SIGNAL:
+		ln.queueInRange("waitSignal", a[3], a[1])
 		ln.sdma(a[3]).WaitSignal(int(a[0]), int(a[1]), a[2])
 	case C.EMUD_OP_PUT_BCAST:
+		ln.queueInRange("putBroadcast", a[11], a[10])
 		ln.sdma(a[11]).PutBroadcast(int(a[1]), ln.window("putBroadcast", a[2]), a[3], int(a[4]), ln.window("putBroadcast", a[5]), a[6],
 			ln.window("putBroadcast", a[7]), a[8], a[9], int(a[10]), bcastOpts(a[0])...)
 	case C.EMUD_OP_POST_WAIT_MEM:
+		ln.queueInRange("postWaitMem", a[8], a[2])
 		ln.sdma(a[8]).PostWaitMem(int(a[1]), int(a[2]), ln.window("postWaitMem", a[3]), a[4], uint32(a[5]), cco.Cmp(a[6]), uint32(a[7]), waitOpts(a[0])...)
 	case C.EMUD_OP_POST_WAIT_SIGNAL:
+		ln.queueInRange("postWaitSignal", a[6], a[2])
 		ln.sdma(a[6]).PostWaitSignal(int(a[1]), int(a[2]), int(a[3]), int(a[4]), a[5], waitOpts(a[0])...)
 	case C.EMUD_OP_SYNC_THREADS:
 		t.SyncThreads()
@@ -473,7 +557,10 @@ func (ln *lane) call() {
 		kernel.Converge(t, spinCall, kernel.None{})
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
+			prev := rt.s.Writer()
+			rt.s.SetWriter(func() string { return ln.who() + "'s atomic at " + ln.site().String() })
 			rt.mem.Watch().Notify(a[0], a[0]+a[1])
+			rt.s.SetWriter(prev)
 		}
 	case C.EMUD_OP_FENCE:
 		rt.mem.Watch().NotifyAll()
@@ -592,6 +679,62 @@ func load(addr, width uint64) uint64 {
 		return uint64(*(*uint32)(ptr(addr)))
 	}
 	return *(*uint64)(ptr(addr))
+}
+
+// pcLines maps the return address of a lane's instrumented access to
+// its source file:line, from the program's DWARF line table (emud c++
+// compiles with -g1 when it instruments lanes); "" where the program has
+// none, or is position-independent (its addresses are not the table's).
+var pcLines struct {
+	once  sync.Once
+	d     *dwarf.Data
+	cache map[uint64]string
+}
+
+func pcLine(pc uint64) string {
+	if pc == 0 {
+		return ""
+	}
+	pcLines.once.Do(func() {
+		pcLines.cache = map[uint64]string{}
+		f, err := elf.Open("/proc/self/exe")
+		if err != nil {
+			return
+		}
+		if f.Type == elf.ET_EXEC { // not PIE: run-time addresses are the table's
+			pcLines.d, _ = f.DWARF()
+		}
+	})
+	if s, ok := pcLines.cache[pc]; ok {
+		return s
+	}
+	s := ""
+	if d := pcLines.d; d != nil {
+		at := pc - 1 // the call instruction, not the one after it
+		if cu, err := d.Reader().SeekPC(at); err == nil {
+			if lr, err := d.LineReader(cu); err == nil && lr != nil {
+				s = lineAt(lr, at)
+			}
+		}
+	}
+	pcLines.cache[pc] = s
+	return s
+}
+
+// lineAt scans a unit's line table for the row that covers pc: the last
+// row at or below pc whose sequence goes on past it (LineReader.SeekPC
+// misses pcs in the units GCC splits into several sequences, hot and
+// cold).
+func lineAt(lr *dwarf.LineReader, pc uint64) string {
+	var e, prev dwarf.LineEntry
+	have := false
+	for lr.Next(&e) == nil {
+		if have && prev.Address <= pc && pc < e.Address && prev.File != nil && prev.Line > 0 {
+			return fmt.Sprintf("%s:%d", prev.File.Name, prev.Line)
+		}
+		prev, have = e, !e.EndSequence
+	}
+	return ""
 }
 
 // where names a pc for a report: the executable's file:line when

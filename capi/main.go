@@ -11,6 +11,7 @@ package main
 import "C"
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
+	"github.com/emud-dev/emud/trace"
 )
 
 func main() {}
@@ -57,14 +59,17 @@ var rt struct {
 	ran  chan error // sim.Run's result
 	seed uint64
 
-	count   *counter  // EMUD_SUMMARY: packets retired
-	profile *os.File  // EMUD_CPUPROFILE's file, written at exit
-	began   time.Time // the first call, for EMUD_SUMMARY's wall time
+	count     *counter        // EMUD_SUMMARY: packets retired (not with EMUD_TRACE, whose recorder observes the node)
+	trace     *trace.Recorder // EMUD_TRACE's recorder, written at exit
+	tracePath string
+	profile   *os.File  // EMUD_CPUPROFILE's file, written at exit
+	began     time.Time // the first call, for EMUD_SUMMARY's wall time
 
 	// Emulation state: touched only by the running actor.
 	comms    []*cco.Comm
 	windows  map[uintptr]cco.Window
 	devcomms []cco.DevComm
+	devDead  []bool // by dev comm handle - 1: ccoDevCommDestroy'd
 	streams  []*stream
 	events   []*event
 	commUID  []cco.UniqueId
@@ -83,6 +88,12 @@ func envInt(name string, def int) (int, error) {
 	}
 	return n, nil
 }
+
+// nodeGPUs is the GPU count of the node preset (cco.MI355X: the eight
+// OAM GPUs of one MI355X platform; the gfx1250 preset keeps its node):
+// EMUD_GPUS may ask for fewer, never more, since one node's GPUs are
+// all a comm's LSA ranks.
+const nodeGPUs = 8
 
 // DefaultBase is where a C++ program's device memory starts: GPU g's
 // slice is [DefaultBase + g·64 GiB, …). engine.DefaultBase (0x7f00…)
@@ -148,15 +159,12 @@ func start() error {
 	if err != nil {
 		return err
 	}
-	if gpus < 1 || gpus > 64 {
-		return fmt.Errorf("EMUD_GPUS=%d: need 1..64", gpus)
+	if gpus < 1 || gpus > nodeGPUs {
+		return fmt.Errorf("EMUD_GPUS=%d: the emulated node (the MI355X platform preset, also under EMUD_ARCH=gfx1250) has %d GPUs: need 1..%d", gpus, nodeGPUs, nodeGPUs)
 	}
-	lvl, err := sim.ParseLevel(os.Getenv("EMUD_PERTURB"))
-	if os.Getenv("EMUD_PERTURB") == "" {
-		lvl, err = sim.LevelExact, nil
-	}
+	sc, err := schedule(uint64(seed))
 	if err != nil {
-		return fmt.Errorf("EMUD_PERTURB: %w", err)
+		return err
 	}
 	base, err := envBase()
 	if err != nil {
@@ -180,13 +188,19 @@ func start() error {
 	default:
 		return fmt.Errorf("EMUD_ARCH=%q: want gfx950 or gfx1250", v)
 	}
-	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: uint64(seed), Perturb: lvl}, Ranks: gpus, Env: env, Model: m,
+	j, err := emujob.New(emujob.Config{Sim: sc, Ranks: gpus, Env: env, Model: m,
 		Race:      cco.Truthy(os.Getenv("EMUD_RACE")),
 		Configure: func(c *engine.Config) { c.Backing, c.Base = mapDevice, base }})
 	if err != nil {
 		return err
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	// What a Go test reads from Host.Warnings (queue-count clamps,
+	// ignored requests, comms that may leak queues, SDMA off) a C++
+	// program's user reads on stderr, as each is issued.
+	j.Host.Warnf = func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "emud: warning: "+format+"\n", args...)
+	}
 	rt.began = time.Now()
 	if p := os.Getenv("EMUD_CPUPROFILE"); p != "" {
 		f, err := os.Create(p)
@@ -199,6 +213,16 @@ func start() error {
 		}
 		rt.profile = f
 	}
+	if p := os.Getenv("EMUD_TRACE"); p != "" {
+		// As emud run --trace: the file is made now, so a bad path costs
+		// no run, and written when the run ends, whatever its outcome.
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("EMUD_TRACE: %w", err)
+		}
+		f.Close()
+		rt.trace, rt.tracePath = trace.Attach(j.Node, j.Host), p
+	}
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) && j.Node.Observer() == nil {
 		rt.count = &counter{}
 		j.Node.SetObserver(rt.count)
@@ -208,15 +232,36 @@ func start() error {
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
 	rt.events = []*event{nil}
 	rt.ran = make(chan error, 1)
-	h := newHost(-1) // host 0: the main thread
+	newHost(-1).late = true // host 0: the main thread
+	adoptEarly()
 	go func() { rt.ran <- rt.s.Run() }()
 	go watch()
 	if spin > 0 {
 		go watchSpins(spin)
 	}
-	h.begin()
 	return nil
 }
+
+// adoptEarly makes a host, a thread of the main thread's, of each thread
+// the main thread started before the first HIP/cco call and that still
+// runs (lane.c records them), in the order they were created.
+func adoptEarly() {
+	C.emud_early_lock()
+	defer C.emud_early_unlock()
+	for {
+		i := C.emud_early_next()
+		if i < 0 {
+			return
+		}
+		h := newHost(0)
+		h.late = true
+		C.emud_early_adopt(i, C.int(h.id))
+	}
+}
+
+// init runs on the Go runtime's first thread, which lane.c recorded as
+// an early thread of the main thread's: it is the runtime's, not a host.
+func init() { C.emud_early_runtime() }
 
 // watch ends the process when the run ends badly (hang, lane failure,
 // race) while host threads still wait on it: the report goes to stderr
@@ -233,6 +278,7 @@ func fail(err error) {
 	// The program's own output first: os.Exit skips C's exit, which
 	// would flush stdio (a PASS/FAIL line printed before a race at exit).
 	C.fflush(nil)
+	writeTrace()
 	var hang *sim.HangError
 	var races *race.Error
 	switch {
@@ -250,6 +296,7 @@ func fail(err error) {
 // summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
 // across runs, seeds and compilers.
 func summary() {
+	writeTrace()
 	if rt.profile != nil {
 		pprof.StopCPUProfile()
 		rt.profile.Close()
@@ -262,6 +309,64 @@ func summary() {
 		fmt.Fprintf(os.Stderr, "emud: %d packets retired (%d COPY_LINEAR, %d ATOMIC, %d other); %v wall time since the first call\n",
 			c.copies+c.atomics+c.other, c.copies, c.atomics, c.other, time.Since(rt.began).Round(time.Millisecond))
 	}
+}
+
+// writeTrace writes EMUD_TRACE's file (emud run --trace's Chrome
+// trace-event JSON) once, at the run's end; a failure to write it is
+// said on stderr.
+func writeTrace() {
+	r := rt.trace
+	if r == nil {
+		return
+	}
+	rt.trace = nil
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	if err == nil {
+		err = os.WriteFile(rt.tracePath, b.Bytes(), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "emud: EMUD_TRACE=%s: %v\n", rt.tracePath, err)
+	}
+}
+
+// schedule reads the run's scheduling from the environment, as emud
+// run's and hunt's flags mean it: EMUD_STRATEGY names one of hunt's
+// strategies (scenario.Strategies: ties = seeded tie-breaks at exact
+// timing, perturb = the same under realistic timing perturbation, pct =
+// PCT under realistic perturbation) or run's random (the default, at
+// EMUD_PERTURB's level); EMUD_PERTURB (0, 1, 2 or a name), when set,
+// overrides the strategy's level; EMUD_PCT_DEPTH and EMUD_PCT_STEPS are
+// --pct-depth and --pct-steps.
+func schedule(seed uint64) (sim.Config, error) {
+	c := sim.Config{Seed: seed, Perturb: sim.LevelExact, Strategy: sim.StrategyRandom}
+	switch v := os.Getenv("EMUD_STRATEGY"); v {
+	case "", "random", "ties":
+	case "perturb":
+		c.Perturb = sim.LevelRealistic
+	case "pct":
+		c.Perturb, c.Strategy = sim.LevelRealistic, sim.StrategyPCT
+	default:
+		return c, fmt.Errorf("EMUD_STRATEGY=%q: want ties, perturb, pct or random", v)
+	}
+	if v := os.Getenv("EMUD_PERTURB"); v != "" {
+		lvl, err := sim.ParseLevel(v)
+		if err != nil {
+			return c, fmt.Errorf("EMUD_PERTURB: %w", err)
+		}
+		c.Perturb = lvl
+	}
+	var err error
+	if c.PCT.Depth, err = envInt("EMUD_PCT_DEPTH", 0); err != nil {
+		return c, err
+	}
+	if c.PCT.Steps, err = envInt("EMUD_PCT_STEPS", 0); err != nil {
+		return c, err
+	}
+	if err := c.PCT.Check(); err != nil {
+		return c, fmt.Errorf("EMUD_PCT_DEPTH/EMUD_PCT_STEPS: %w", err)
+	}
+	return c, nil
 }
 
 // counter counts the packets the engines retire (EMUD_SUMMARY's second
@@ -282,15 +387,19 @@ func (c *counter) Retired(_ *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet)
 	}
 }
 
-// ensureStarted builds the emulation on the first call into emud (from
-// the main thread: threads the program starts before its first HIP or
-// cco call are not host threads of the emulation).
+// ensureStarted builds the emulation on the first call into emud, from
+// whichever thread makes it; the main thread and the threads it started
+// before are host threads from then on (adoptEarly).
 func ensureStarted() {
 	rt.once.Do(func() {
 		rt.err = start()
 		if rt.err == nil {
 			if d := rt.s.Race(); d != nil && !d.LifecycleOnly() {
 				C.emud_set_race(1)
+				if C.emud_instrumented() == 0 {
+					fmt.Fprintln(os.Stderr, "emud: warning: EMUD_RACE: this program was built without lane instrumentation (emud c++ -fno-sanitize=thread): "+
+						"the race detector does not see its lanes' own loads and stores, only its cco and HIP calls and the engines' accesses; rebuild without -fno-sanitize=thread")
+				}
 			}
 			C.emud_install_fault_handlers()
 			C.emud_register_exit()
@@ -307,14 +416,18 @@ func ensureStarted() {
 func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 	args := unsafe.Slice((*uint64)(unsafe.Pointer(a)), 16)
 	ensureStarted()
-	if op == C.EMUD_H_START {
-		return 0
-	}
 	id := int(C.emud_host_id())
+	if id < 0 {
+		id = int(C.emud_early_id()) // a thread adopted at start, calling in for the first time
+	}
 	h := hostByID(id)
 	if h == nil {
-		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (a thread started before main, or by a library?): ranks must be threads the program starts\n", C.GoString(file), int(line))
+		fmt.Fprintf(os.Stderr, "emud: %s:%d: a HIP/cco call from a thread emud does not know (started by a library, or before the first HIP call by a thread other than the main thread?): ranks must be threads the program starts\n", C.GoString(file), int(line))
 		os.Exit(exitFailed)
+	}
+	h.attach()
+	if op == C.EMUD_H_START {
+		return 0
 	}
 	hostStops()
 	var rc int
@@ -329,6 +442,7 @@ func emudGoExit() {
 	if h == nil {
 		return
 	}
+	h.attach()
 	hostStops()
 	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()

@@ -32,7 +32,10 @@
 // rewritten; the header then makes them a compile error naming
 // themselves rather than silently per-lane variables.
 //
-// -fsanitize=thread goes to the compiler only: the program is not linked
-// with ThreadSanitizer's runtime, whose callbacks (__tsan_read4, …) the
-// emulator implements to check and log each lane load and store (capi).
+// Lane code is instrumented by default: -fsanitize=thread, with -g1's line
+// tables unless a -g is given, goes to the compiler only, unless
+// -fno-sanitize=thread says not to: the program is not linked with
+// ThreadSanitizer's runtime, whose callbacks (__tsan_read4, …) the
+// emulator implements to check and log each lane load and store (capi),
+// naming each access's own file:line.
 package cxx

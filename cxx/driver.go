@@ -212,7 +212,7 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		// __HIP__ before it accepts a compiler).
 		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")
 	}
-	cmd = append(cmd, inv.Flags...)
+	cmd = append(cmd, instrument(inv.Flags)...)
 	if inv.Verbose {
 		cmd = append(cmd, "-v")
 	}
@@ -353,6 +353,33 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 		return fmt.Errorf("emud c++: linking %s: %w", out, err)
 	}
 	return nil
+}
+
+// instrument makes lane code instrumented by default: -fsanitize=thread
+// (the emulator implements its callbacks: the race detector sees each
+// lane load and store, and a lane's host access fails it), with -g1's
+// line tables so a race report names the access's file:line; unless the
+// flags say -fno-sanitize=thread (or choose their own -fsanitize=thread
+// or -g).
+func instrument(flags []string) []string {
+	tsan, debug := false, false
+	for _, f := range flags {
+		switch {
+		case f == "-fno-sanitize=thread":
+			return flags
+		case f == "-fsanitize=thread":
+			tsan = true
+		case strings.HasPrefix(f, "-g"):
+			debug = true
+		}
+	}
+	if !tsan {
+		flags = append(flags, "-fsanitize=thread")
+	}
+	if !debug {
+		flags = append(flags, "-g1")
+	}
+	return flags
 }
 
 // BuildLibrary builds the emulator as a C archive (go build

@@ -3,11 +3,13 @@ package cxx
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -271,7 +273,7 @@ func TestErrors(t *testing.T) {
 		name, src string
 		args      []string
 		code      int
-		tsan      bool // built with -fsanitize=thread
+		tsan      bool // built instrumented (emud c++'s default), else with -fno-sanitize=thread
 	}{
 		{"bad_pointer_device", "bad_pointer.cpp", []string{"device"}, 1, false},
 		{"bad_pointer_host", "bad_pointer.cpp", []string{"host"}, 1, false},
@@ -294,9 +296,9 @@ func TestErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			flags := []string{"-O2", "-Wall", "-Werror"}
+			flags := []string{"-O2", "-Wall", "-Werror", "-fno-sanitize=thread"}
 			if c.tsan {
-				flags = append(flags, "-fsanitize=thread")
+				flags = []string{"-O2", "-Wall", "-Werror"} // emud c++ instruments lanes by default
 			}
 			prog := buildExample(t, filepath.Join(dir, c.src), flags...)
 			out, report, code := runExample(t, prog, c.args...)
@@ -306,9 +308,49 @@ func TestErrors(t *testing.T) {
 			golden.Check(t, filepath.Join("errors", c.name+".golden"), report)
 		})
 	}
+	// A warp-scope put whose source the lanes overwrite after draining
+	// the wrong queue: a plain build run with EMUD_RACE=1 finds it on
+	// every seed, naming the store's own line (not the next device call).
+	t.Run("put_overwrite", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "put_overwrite.cpp"), "-O2", "-Wall", "-Werror")
+		for seed := 1; seed <= 5; seed++ {
+			out, report, code := runExample(t, prog, "EMUD_RACE=1", fmt.Sprintf("EMUD_SEED=%d", seed))
+			require.Equal(t, 5, code, "seed %d; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Contains(t, report, "put_overwrite.cpp:24, lane code before", "seed %d: the store's own line", seed)
+		}
+		out, report, code := runExample(t, prog, "fixed", "EMUD_RACE=1")
+		require.Equal(t, 0, code, "queue 1 drained before the reuse; stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "put_overwrite: PASS")
+	})
+	// Built without instrumentation, EMUD_RACE=1 says once that lane
+	// accesses are not checked.
+	t.Run("race_uninstrumented", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "put_overwrite.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, prog, "fixed")
+		cmd.Env = append(os.Environ(), "EMUD_RACE=1")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+		assert.Equal(t, 1, strings.Count(errb.String(), "emud: warning: EMUD_RACE: this program was built without lane instrumentation"), errb.String())
+	})
+	// A slot reset by the rank's own lane: the hang report names that
+	// lane's store, at its line, as the write that lowered the slot.
+	t.Run("slot_reset", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "slot_reset.cpp"), "-O2", "-Wall", "-Werror")
+		for seed := 1; seed <= 3; seed++ {
+			out, report, code := runExample(t, prog, fmt.Sprintf("EMUD_SEED=%d", seed))
+			require.Equal(t, 2, code, "seed %d: a hang; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Regexp(t, `but the slot was overwritten: it went from [12] back to 0 at [^ ]+ by kernel "twoRounds" GPU [01] block 0 wave 0 lane 0's store at [^ ]*slot_reset.cpp:22\.`, report, "seed %d", seed)
+		}
+	})
 	t.Run("lane_race_ordered", func(t *testing.T) {
 		t.Parallel()
-		prog := buildExample(t, filepath.Join(dir, "lane_race.cpp"), "-O2", "-Wall", "-Werror", "-fsanitize=thread")
+		prog := buildExample(t, filepath.Join(dir, "lane_race.cpp"), "-O2", "-Wall", "-Werror")
 		out, report, code := runExample(t, prog, "ordered", "EMUD_RACE=1")
 		require.Equal(t, 0, code, "kernels on one stream are ordered; stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Contains(t, out, "lane_race ordered: buf[0] = 2")
@@ -326,18 +368,91 @@ func TestErrors(t *testing.T) {
 		assert.Equal(t, 1, code)
 		assert.Contains(t, report, `emud: cannot start: EMUD_SPIN_LIMIT="soon": want a duration such as 10s, or 0 for no limit`)
 	})
-	t.Run("fork_rank", func(t *testing.T) {
+	// A comm re-created without ccoCommDestroy keeps its queues: on every
+	// seed the second comm is warned about and the third's queues overflow
+	// engine 0's cap, an error naming the live comms (exit 1); destroying
+	// each comm runs every round.
+	t.Run("queue_leak", func(t *testing.T) {
 		t.Parallel()
-		prog := buildExample(t, filepath.Join(dir, "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
-		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, prog)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-		assert.Equal(t, "fork_rank: the forked rank exited 1\n", out.String())
-		assert.Contains(t, errb.String(), "fork_rank.cpp:23: a HIP/cco call in a process forked after the emulation started: a job of several processes is not emulated")
+		prog := buildExample(t, filepath.Join(dir, "queue_leak.cpp"), "-O2", "-Wall", "-Werror")
+		for _, seed := range []string{"EMUD_SEED=1", "EMUD_SEED=2", "EMUD_SEED=3"} {
+			out, report, code := runExample(t, prog, seed, "MORI_CCO_SDMA_DEBUG=1")
+			require.Equal(t, 1, code, "%s: exit status; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Contains(t, out, "queue_leak: round 1 done\n", seed)
+			assert.NotContains(t, out, "round 2 done", seed)
+			golden.Check(t, filepath.Join("errors", "queue_leak.golden"), strings.ReplaceAll(report, root+"/", ""))
+		}
+		out, report, code := runExample(t, prog, "fixed")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "queue_leak: 6 rounds: PASS")
 	})
+	// A queue count over 8 is clamped with the warning on stderr; the
+	// kernel's queue ids 8..11 post nothing (MORI's no-op), and in debug
+	// mode each such call site says so, on every seed.
+	t.Run("queue_clamp", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "queue_clamp.cpp"), "-O2", "-Wall", "-Werror")
+		for _, seed := range []string{"EMUD_SEED=1", "EMUD_SEED=2", "EMUD_SEED=3"} {
+			out, report, code := runExample(t, prog, seed, "MORI_CCO_SDMA_DEBUG=1")
+			require.Equal(t, 1, code, "%s: the blocks sent on queue ids 8..11 never land; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Contains(t, out, "queue_clamp: FAIL", seed)
+			lines := strings.SplitAfter(strings.ReplaceAll(report, root+"/", ""), "\n")
+			sort.Strings(lines) // the ranks' order is the seed's
+			golden.Check(t, filepath.Join("errors", "queue_clamp.golden"), strings.Join(lines, ""))
+		}
+		_, report, _ := runExample(t, prog)
+		assert.Contains(t, report, "emud: warning: ccoDevCommCreate (rank 0): sdmaQueueCount 12 exceeds hardware max 8; clamped to 8", "the clamp is said in release mode too")
+		assert.NotContains(t, report, "is outside [0, 8)", "the per-call note is debug mode's")
+		out, report, code := runExample(t, prog, "fixed")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "queue_clamp: PASS")
+	})
+	// Threads started before the first HIP call are host threads: the
+	// program passes, with one digest on every run (they were refused).
+	t.Run("early_threads", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "early_threads.cpp"), "-O2", "-Wall", "-Werror")
+		want := ""
+		for run := range 3 {
+			out, sum, code := runExample(t, prog, "EMUD_SUMMARY=1")
+			require.Equal(t, 0, code, "run %d; stdout:\n%s\nstderr:\n%s", run, out, sum)
+			assert.Contains(t, out, "early_threads: PASS")
+			if want == "" {
+				want = sum
+			}
+			assert.Equal(t, want, sum, "run %d: another digest", run)
+		}
+	})
+	// EMUD_GPUS past the node's GPUs is refused, naming the preset's count.
+	t.Run("gpus_over_node", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "early_threads.cpp"), "-O2", "-Wall", "-Werror")
+		for _, n := range []string{"16", "64"} {
+			_, report, code := runExample(t, prog, "EMUD_GPUS="+n)
+			assert.Equal(t, 1, code, report)
+			assert.Contains(t, report, "emud: cannot start: EMUD_GPUS="+n+": the emulated node (the MI355X platform preset, also under EMUD_ARCH=gfx1250) has 8 GPUs: need 1..8")
+		}
+	})
+	// A child forked after the emulation started, or before the first
+	// HIP call (MORI's harness; it hung in hipSetDevice), says what is
+	// not emulated and exits 1, within the test's timeout.
+	for _, c := range []struct{ mode, when string }{
+		{"", "after the emulation started"},
+		{"early", "before the program's first HIP/cco call (emud's runtime starts when the program loads)"},
+	} {
+		t.Run("fork_rank"+c.mode, func(t *testing.T) {
+			t.Parallel()
+			prog := buildExample(t, filepath.Join(dir, "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, prog, c.mode)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+			assert.Equal(t, "fork_rank: the forked rank exited 1\n", out.String())
+			assert.Contains(t, errb.String(), "fork_rank.cpp:29: a HIP/cco call in a process forked "+c.when+": a job of several processes is not emulated")
+		})
+	}
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "memset_async.cpp"), "-O2", "-Wall", "-Werror")
@@ -354,6 +469,60 @@ func TestErrors(t *testing.T) {
 		assert.Contains(t, log.String(), "hipMallocManaged is not supported by emud")
 		assert.Contains(t, log.String(), "unsupported_call.cpp:8", "the error points at the call")
 	})
+}
+
+// TestTraceAndStrategy: a C++ program's EMUD_TRACE is emud run --trace's
+// Chrome trace-event JSON and does not change the run's digest;
+// EMUD_STRATEGY and the PCT parameters pick the schedule, one digest per
+// seed and strategy; bad values name the variable.
+func TestTraceAndStrategy(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-O2", "-Wall", "-Werror")
+	path := filepath.Join(t.TempDir(), "run.json")
+	_, plain, code := runExample(t, prog, "EMUD_SUMMARY=1")
+	require.Equal(t, 0, code, plain)
+	out, traced, code := runExample(t, prog, "EMUD_SUMMARY=1", "EMUD_TRACE="+path)
+	require.Equal(t, 0, code, out+traced)
+	assert.Equal(t, plain, traced, "the recorder changes nothing the digest sees")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(b, &doc), "EMUD_TRACE writes JSON")
+	copies := 0
+	for _, e := range doc.TraceEvents {
+		if n, ok := e["name"].(string); ok && strings.HasPrefix(n, "COPY_LINEAR") {
+			copies++
+		}
+	}
+	assert.Positive(t, copies, "the trace has the engines' packets: %d events", len(doc.TraceEvents))
+
+	digests := map[string]string{}
+	for _, st := range []string{"ties", "perturb", "pct"} {
+		for run := range 2 {
+			out, sum, code := runExample(t, prog, "EMUD_SUMMARY=1", "EMUD_SEED=3", "EMUD_STRATEGY="+st, "EMUD_PCT_DEPTH=4")
+			require.Equal(t, 0, code, out+sum)
+			if run == 0 {
+				digests[st] = sum
+			} else {
+				assert.Equal(t, digests[st], sum, "%s: the same seed, the same run", st)
+			}
+		}
+	}
+	assert.NotEqual(t, digests["ties"], digests["pct"], "PCT under perturbation is another schedule")
+	for _, c := range []struct{ env, want string }{
+		{"EMUD_STRATEGY=dfs", `EMUD_STRATEGY="dfs": want ties, perturb, pct or random`},
+		{"EMUD_PCT_DEPTH=100", "EMUD_PCT_DEPTH/EMUD_PCT_STEPS: pct depth 100: need 1..64"},
+		{"EMUD_TRACE=/nonexistent/dir/t.json", "emud: cannot start: EMUD_TRACE: open /nonexistent/dir/t.json"},
+	} {
+		_, report, code := runExample(t, prog, c.env)
+		assert.Equal(t, 1, code, c.env)
+		assert.Contains(t, report, c.want, c.env)
+	}
 }
 
 // TestExamplesMoriLog builds cxx/testdata/mori_log/mori_log.cpp, which

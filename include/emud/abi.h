@@ -70,6 +70,7 @@ typedef struct emud_lane {
   uint64_t allow_lo[8], allow_hi[8];
   int32_t nallow, nlog;
   uint64_t log_lo[128], log_hi[128];
+  uint64_t log_pc[128];  /* where the access (the first, merged) returns to */
   uint8_t log_kind[128]; /* EMUD_ACCESS_* bits */
 } emud_lane;
 #define EMUD_ACCESS_WRITE 1

@@ -264,7 +264,8 @@ inline int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, c
   return 0;
 }
 inline int ccoDevCommDestroy(ccoComm* comm, ccoDevComm* dc, EMUD_SITE) {
-  uint64_t a[16] = {::emud::addr(comm), ::emud::addr(dc)};
+  if (!dc) return 0;  // as MORI's: nothing to destroy
+  uint64_t a[16] = {::emud::addr(comm), dc->emudHandle};
   return emud_host(EMUD_H_DEVCOMM_DESTROY, a, __emud_file, __emud_line);
 }
 inline int ccoBarrierAll(ccoComm* comm, EMUD_SITE) {
