@@ -3,7 +3,7 @@
 // with Go's copy(), how many cco puts and fabric operations a second it
 // emulates, how explore scales with jobs, and what the scale runs cost in
 // wall time and peak RSS (each in a child process, so its peak is its own).
-// The numbers depend on the machine and its load; the README's table says
+// The numbers depend on the machine and its load; docs/performance.md's table says
 // where it was taken. "emud bench" prints Run's table.
 package bench
 
@@ -378,15 +378,15 @@ func benchFabricPuts(rounds, reps int) (benchRow, error) {
 // fabricPutsBefore is the row's figure before the fabric's per-operation
 // allocations and the event queue's cost were cut (issue 27): the same
 // workload on the development machine, run back to back with the new
-// code (the README's Performance section has the runs).
+// code (docs/performance.md has the runs).
 const fabricPutsBefore = "before: 273k-349k ops per CPU second, 1091 B and 7.12 allocations per put"
 
 // explore1MBefore is the 1 MiB explore row's figure before issue 27's
 // work: the issue's, this row at 9982a65^ on the development machine
 // (fresh mappings' page faults dominate it there), and at 0e45ec2, before
 // the send windows' pattern was kept across seeds and fresh mappings got
-// huge pages, run in alternation with the new code (the README's
-// Performance section has the runs).
+// huge pages, run in alternation with the new code (docs/performance.md
+// has the runs).
 const explore1MBefore = "before: issue 27 0.18 s a run; 9982a65^ 646ms, 0e45ec2 67-104ms CPU per seed"
 
 // exploreBefore is the small explore rows' allocation before the node
@@ -399,7 +399,7 @@ const exploreBefore = "before: 574KiB and 1280 allocations per seed, 45-60 GCs a
 // realBytesBefore is the real-bytes rows' ratio before issue 27's work:
 // the issue's 72 × 64 MiB run, and 72 × 16 MiB at 3be52fd^ (before the
 // fabric's memory was mapped outside the Go heap) on the development
-// machine (the README's Performance section has the runs).
+// machine (docs/performance.md has the runs).
 const realBytesBefore = "before: issue 27 16.1GiB for ~9GiB; 3be52fd^ 72 × 16 MiB 3.59GiB, 1.59×"
 
 // cpuTime is the process's CPU time so far (user and system, every

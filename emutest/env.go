@@ -13,7 +13,7 @@ import (
 )
 
 // The environment a test binary honours, as a program built by "emud c++"
-// does (README, HIP C++ kernels): EMUD_SEED runs only that seed (as
+// does (docs/guide-cxx.md, docs/env.md): EMUD_SEED runs only that seed (as
 // -emutest.seed), EMUD_PERTURB is the perturbation level (as
 // -emutest.perturb), EMUD_RACE or MORI_CCO_SDMA_RACE turns on the race
 // detector (as -emutest.race), EMUD_ARCH=gfx1250 builds a gfx1250 node

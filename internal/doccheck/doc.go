@@ -13,8 +13,17 @@
 //     package's own directory) unless a public repository's name qualifies
 //     it (NVIDIA/nccl-tests doc/PERFORMANCE.md), and every relative link of
 //     a Markdown file resolves;
-//   - every repository path a page of docs/ names in code (`cco/sdma.go`)
-//     exists, outside paragraphs that link a public repository whose files
-//     they name (paths_test.go): docs/architecture.md's map of the code
-//     fails the tests when a file it names moves.
+//   - every repository path the README or a page of docs/ names in code
+//     (`cco/sdma.go`) exists, outside paragraphs that link a public
+//     repository whose files they name (paths_test.go): docs/architecture.md's
+//     map of the code fails the tests when a file it names moves;
+//   - docs/env.md's table is the environment variables the code reads
+//     (env_test.go: os.Getenv and os.LookupEnv in Go, tests included, and
+//     getenv in capi/ and include/), and docs/subsets.md names every HIP
+//     call and cco name emud's headers declare, and no other
+//     (subsets_test.go).
+//
+// The command blocks of the README and docs/ are checked in cmd/emud
+// (TestREADMEOutputs, TestDocsOutputsCheckedOrDated, TestCLIReference),
+// where the commands are.
 package doccheck

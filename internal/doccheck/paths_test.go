@@ -60,14 +60,15 @@ func spanPaths(mod, text string) []string {
 	return out
 }
 
-// TestDocsNameRealPaths: every repository path a page of docs/ names in
-// code (`cco/sdma.go`, `ring/testdata`) exists, so that a page such as
-// docs/architecture.md stays true when files move.
+// TestDocsNameRealPaths: every repository path the README or a page of
+// docs/ names in code (`cco/sdma.go`, `ring/testdata`) exists, so that a
+// page such as docs/architecture.md or a guide stays true when files move.
 func TestDocsNameRealPaths(t *testing.T) {
 	mod := root(t)
 	pages, err := filepath.Glob(filepath.Join(mod, "docs", "*.md"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pages)
+	pages = append(pages, filepath.Join(mod, "README.md"))
 	var bad []string
 	named := 0
 	for _, page := range pages {
