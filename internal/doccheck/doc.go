@@ -21,7 +21,9 @@
 //     (env_test.go: os.Getenv and os.LookupEnv in Go, tests included, and
 //     getenv in capi/ and include/), and docs/subsets.md names every HIP
 //     call and cco name emud's headers declare, and no other
-//     (subsets_test.go).
+//     (subsets_test.go);
+//   - every link of the README and docs/ to a section (#anchor) names a
+//     heading that exists (anchors_test.go).
 //
 // The command blocks of the README and docs/ are checked in cmd/emud
 // (TestREADMEOutputs, TestDocsOutputsCheckedOrDated, TestCLIReference),
