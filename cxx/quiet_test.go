@@ -15,9 +15,10 @@ var quietSeeds = flag.Int("cxx.quiet-seeds", 2, "seeds per strategy, perturbatio
 // signal-slot reset between two calls, by a lane store, hipMemset or
 // hipMemsetAsync with a stream sync, gives no report with the race
 // detector (EMUD_RACE=1) or MORI_CCO_SDMA_DEBUG's checks, built with lane
-// instrumentation (emud c++'s default) and without (-fno-sanitize=thread), at every perturbation level under seeded
-// ties and under PCT (EMUD_STRATEGY). Without the
-// reset-aware lifecycle checks each run reported a stale epoch.
+// instrumentation (emud c++'s default) and without it
+// (-fno-sanitize=thread), at every perturbation level under seeded ties
+// and under PCT (EMUD_STRATEGY). Without the reset-aware lifecycle checks
+// each run reported a stale epoch.
 func TestQuietShapes(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
