@@ -32,6 +32,11 @@ var floors = []floor{
 	// racebuild is a build-flag constant with no imports; it stays in
 	// internal/ so that it is not public API, beside the harnesses.
 	{"internal/racebuild", 0},
+	// fileio is bounded reads and whole-or-absent writes of the files
+	// users name, over the standard library alone: model, calibrate and
+	// scenario read and write through it, so it sits at the bottom, in
+	// internal/ as it is no API of emud's.
+	{"internal/fileio", 0},
 	// 1, address maps, links and the timing model.
 	{"lsa", 1}, {"nic", 1}, {"model", 1},
 	// 2, what runs device work: the issuer protocol, the emulated engines
