@@ -123,9 +123,11 @@ func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) erro
 	// connections go after a while too.
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
 		ReadTimeout: cfg.ReadTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// The start-up line comes before the first request is answered: who
+	// may submit is said before anyone has.
+	d.logf("emud serve: listening on http://%s (%s)", ln.Addr(), d.access())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	d.logf("emud serve: listening on http://%s (%s)", ln.Addr(), d.access())
 
 	select {
 	case err := <-errc:
