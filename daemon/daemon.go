@@ -324,8 +324,8 @@ func (d *daemon) access() string {
 func (d *daemon) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d.cfg.Token != "" {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(d.cfg.Token)) != 1 {
+			scheme, tok, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(d.cfg.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="emud"`)
 				writeError(w, &requestError{http.StatusUnauthorized, "", "missing or wrong token: send \"Authorization: Bearer TOKEN\" with the token of the daemon's --token-file"})
 				return
