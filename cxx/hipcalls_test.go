@@ -119,3 +119,24 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// TestNotEmulatedMoriHeaders: a source that includes MORI's scale-out
+// (GDA) or RDMA headers, as MORI's GDA tests do, fails at the include
+// with one message saying what emud does not emulate, not with a cascade
+// of undeclared names.
+func TestNotEmulatedMoriHeaders(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	for _, h := range []string{"mori/cco/cco_scale_out.hpp", "mori/core/transport/rdma/core_device_types.hpp"} {
+		t.Run(filepath.Base(h), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "gda.cpp")
+			require.NoError(t, os.WriteFile(file, []byte("#include \""+h+"\"\nint f() { return ccoGdaUndeclared(); }\n"), 0o644))
+			var log bytes.Buffer
+			err := Run([]string{"-c", file, "-o", filepath.Join(dir, "gda.o")}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+			require.Error(t, err)
+			assert.Contains(t, log.String(), "is not emulated by emud")
+			assert.NotContains(t, log.String(), "ccoGdaUndeclared", "compilation went on past the header")
+		})
+	}
+}
