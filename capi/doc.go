@@ -10,7 +10,8 @@
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950
 // or gfx1250: that preset's node, whose architecture also gives kernels
-// their wave size) of EMUD_GPUS GPUs (8) on seed EMUD_SEED (1), perturbation
+// their wave size; a program built with emud c++ --offload-arch has it
+// set before its start unless the environment sets it) of EMUD_GPUS GPUs (8) on seed EMUD_SEED (1), perturbation
 // EMUD_PERTURB (exact), with
 // the race detector when EMUD_RACE is set, and MORI_* read as a MORI
 // program reads them (MORI_ENABLE_SDMA defaults to 1). The main thread is
