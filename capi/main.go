@@ -281,16 +281,22 @@ func fail(err error) {
 	writeTrace()
 	var hang *sim.HangError
 	var races *race.Error
+	code := exitFailed
 	switch {
 	case errors.As(err, &hang):
 		fmt.Fprintf(os.Stderr, "emud: seed %d: hang\n%s", rt.seed, hang.Text())
-		os.Exit(exitHang)
+		code = exitHang
 	case errors.As(err, &races):
 		fmt.Fprintf(os.Stderr, "emud: seed %d: %d data race(s)\n%s", rt.seed, len(races.Reports)+races.Dropped, races.Text())
-		os.Exit(exitRace)
+		code = exitRace
+	default:
+		fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
 	}
-	fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
-	os.Exit(exitFailed)
+	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
+		// A failed run's digest too: emud replay compares it.
+		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
+	}
+	os.Exit(code)
 }
 
 // summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
