@@ -211,7 +211,8 @@
 // call naming it; none is a silent no-op. EMUD_SUMMARY=1 prints the seed,
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
-// call. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// call; a failed run (hang, race, lane failure) prints the first line
+// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run
