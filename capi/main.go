@@ -432,6 +432,7 @@ func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 		os.Exit(exitFailed)
 	}
 	h.attach()
+	h.flushStores()
 	if op == C.EMUD_H_START {
 		return 0
 	}
@@ -449,6 +450,7 @@ func emudGoExit() {
 		return
 	}
 	h.attach()
+	h.flushStores()
 	hostStops()
 	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()
