@@ -156,10 +156,12 @@
 // its call site as their writer. A program built with
 // -fno-sanitize=thread and run with EMUD_RACE=1 says once on stderr that
 // its lanes' accesses are not checked (its cco and HIP calls and the
-// engines' accesses are). Partial: a host thread's own stores to device
-// memory are not in the write history (hipMemcpy and hipMemset are), and
-// a plain store is announced at the lane's next device call, not at the
-// instant it lands. The cost, measured on the bench programs (user CPU
+// engines' accesses are). A host thread's own plain stores to device
+// memory enter the write history the same way, named by the thread and
+// the store's line, at its next emud call (slot_reset.cpp host). Partial:
+// a plain store is announced at the lane's next device call (the host
+// thread's next emud call), not at the instant it lands, and not at all
+// in a program built with -fno-sanitize=thread. The cost, measured on the bench programs (user CPU
 // with the instrumentation and without, at a load average near 20): the
 // 8-rank all-to-all 0.05-0.07 s both; alltoall_rounds.cpp at 201 rounds
 // 0.33-0.36 s and 0.30-0.37 s; packets.cpp at 200 rounds 0.28-0.33 s and
@@ -229,7 +231,8 @@
 // call naming it; none is a silent no-op. EMUD_SUMMARY=1 prints the seed,
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
-// call. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// call; a failed run (hang, race, lane failure) prints the first line
+// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run
