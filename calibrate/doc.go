@@ -69,13 +69,31 @@
 // [ParseMeasurements] reads a measurement CSV (name,src,dst,ops,bytes,
 // queues,time_us; the first format ops,bytes,queues,time_us is still
 // read; src or dst "host" is host memory, a copy over the GPU's PCIe link
-// that the GPU end's loopback queues run: the host path, model.Host), [Fit]
-// fits named parameters to it ([Identified] lists those the
-// rows move), [Residuals] and [Predict] predict rows under a model, and
+// that the GPU end's loopback queues run: the host path, model.Host) or
+// TransferBench's results ([ParseTransferBench]: its text tables or
+// OUTPUT_TO_CSV=1; a test of DMA transfers of one shape is one engine-clock
+// row, a transfer whose executor is the destination's GPU a pull), [Fit]
+// fits named parameters to it, [Residuals] and [Predict] predict rows
+// under a model, and
 // [WriteResiduals] (a table naming each row's path: local, xgmi, host) and
 // [WritePredictions] (CSV) print them: what "emud fit" does. A count parameter (engines_per_link) moves rows in
 // steps no gradient follows: after the Levenberg–Marquardt descent the fit
 // tries each of its values 1..8 and descends again from a better one.
+// A time or fraction that starts at 0 (a copy latency, link sharing) is
+// searched as log(v + step), so it can leave 0 and come back.
+//
+// [Identify] is what "--params all" fits: every parameter probed by ±10%
+// and by a step at its scale ([ScaleStep]: 1 µs, 1000 cycles, 0.1), so a
+// mechanism the start model has at 0 is found when the rows need it; of
+// the parameters some row moves, one whose effect on the rows is a
+// combination of others' (Gram–Schmidt over the scale steps' effects,
+// most specific first: fewest rows moved, then the larger effect, then
+// table order) is held at the start value and named with those it moves
+// with (visible_us beside every path's copy latency on kernel-clock rows;
+// a path's copy latency beside its gap on engine-clock rows, where the
+// closing TIMESTAMP waits for both). [ExplainRows] lists, for each row a
+// fit leaves beyond its bound, the parameters that move it and by how
+// much, or that none does: a mechanism the model lacks.
 //
 // # Measuring a device
 //
@@ -85,7 +103,10 @@
 // once; the engine's clock is the latest closing timestamp minus the
 // earliest opening one, and the host's the first doorbell to the last
 // drain. The rows come back on [ClockEngine], medians of the repetitions;
-// [WriteMeasurements] writes them as format v3 (a clock column), and
+// [WriteMeasurements] writes them as format v3 (a clock column) or
+// [WriteTransferBench] as TransferBench's results ([TransferBenchSweep]
+// is the sweep in TransferBench's shapes, [WriteTransferBenchConfig] its
+// TransferBench configuration, docs/transferbench-sweep.cfg), and
 // [Predict] times an engine-clock row by running the same stream on the
 // emulator ([EmulatorBackend]). [DefaultSweep] is the sweep "emud
 // calibrate --measure" runs. On real queues the Backend is hw/rocm over

@@ -31,8 +31,8 @@ type Measurement struct {
 	// the engine's TIMESTAMPs (what MeasureRows writes).
 	Clock Clock
 	// Pull marks a peer copy that an engine of Dst runs, reading Src's
-	// memory across the link (TransferBench's G1 -> D0 -> G0), instead of
-	// one of Src's engines writing; engine-clock rows only.
+	// memory across the link (a get; TransferBench's G1 -> D0 -> G0),
+	// instead of one of Src's engines writing (format v4's exec column).
 	Pull bool
 }
 
@@ -59,6 +59,7 @@ const (
 // Measurement file headers: format v2, and the first format (ops to peer
 // 1 of GPU 0), still read.
 const (
+	headerV4 = "name,src,dst,ops,bytes,queues,time_us,clock,exec"
 	headerV3 = "name,src,dst,ops,bytes,queues,time_us,clock"
 	headerV2 = "name,src,dst,ops,bytes,queues,time_us"
 	headerV1 = "ops,bytes,queues,time_us"
@@ -67,6 +68,8 @@ const (
 // ParseMeasurements reads a measurement file: TransferBench's results
 // (ParseTransferBench; recognised by its "Executor:" lines), or a
 // measurement CSV: header
+// name,src,dst,ops,bytes,queues,time_us,clock,exec (format v4: exec is the
+// GPU whose engine runs the copies, the destination's for a pull), header
 // name,src,dst,ops,bytes,queues,time_us,clock (format v3: clock is kernel
 // or engine, see Clock), name,src,dst,ops,bytes,queues,time_us (format v2,
 // every row on the kernel's clock), or the first format's
@@ -142,13 +145,15 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 	cr.Comment = '#'
 	hdr, err := cr.Read()
 	if err == io.EOF {
-		return nil, fmt.Errorf("measurements: header must be %s, %s or the first format's %s", headerV3, headerV2, headerV1)
+		return nil, fmt.Errorf("measurements: header must be %s, %s, %s or the first format's %s", headerV4, headerV3, headerV2, headerV1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("measurements: %w", err)
 	}
 	var format int
 	switch strings.Join(hdr, ",") {
+	case headerV4:
+		format = 4
 	case headerV3:
 		format = 3
 	case headerV2:
@@ -156,7 +161,7 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 	case headerV1:
 		format = 1
 	default:
-		return nil, fmt.Errorf("measurements: header must be %s, %s or the first format's %s", headerV3, headerV2, headerV1)
+		return nil, fmt.Errorf("measurements: header must be %s, %s, %s or the first format's %s", headerV4, headerV3, headerV2, headerV1)
 	}
 	var ms []Measurement
 	for {
@@ -185,11 +190,20 @@ func parseMeasurements(r io.Reader) ([]Measurement, error) {
 
 func parseMeasurement(rec []string, format int, line int) (Measurement, error) {
 	m := Measurement{Name: fmt.Sprintf("line%d", line), Src: 0, Dst: 1}
-	want := map[int]int{1: 4, 2: 7, 3: 8}[format]
+	want := map[int]int{1: 4, 2: 7, 3: 8, 4: 9}[format]
 	if len(rec) != want {
 		return m, fmt.Errorf("measurements line %d: wrong number of fields: %d, the header has %d", line, len(rec), want)
 	}
-	if format == 3 {
+	exec := -1
+	if format == 4 {
+		g, err := strconv.Atoi(rec[8])
+		if err != nil || g < 0 || g >= maxFitGPUs {
+			return m, fmt.Errorf("measurements line %d: exec %q: need the GPU 0..%d whose engine runs the copies", line, rec[8], maxFitGPUs-1)
+		}
+		exec = g
+		rec = rec[:8]
+	}
+	if format >= 3 {
 		c, ok := parseClock(rec[7])
 		if !ok {
 			return m, fmt.Errorf("measurements line %d: clock %q: need kernel or engine", line, rec[7])
@@ -235,7 +249,23 @@ func parseMeasurement(rec []string, format int, line int) (Measurement, error) {
 		return m, fmt.Errorf("measurements line %d: ops × bytes = %d exceeds the %d (1 TiB) one row may move", line, uint64(ops)*bytes, uint64(maxFitTotal))
 	}
 	m.Ops, m.Bytes, m.Queues, m.TimeUs = ops, bytes, queues, t
+	if exec >= 0 && exec != m.GPU() {
+		// The only other engine that can run a copy is a peer copy's
+		// destination: a pull.
+		if m.Path() != "xgmi" || exec != m.Dst {
+			return m, fmt.Errorf("measurements line %d (%s): exec %d: the engine runs on the source GPU (a push), the GPU end of a host copy, or a peer copy's destination (a pull), here %s", line, PrintName(m.Name), exec, execChoices(m))
+		}
+		m.Pull = true
+	}
 	return m, nil
+}
+
+// execChoices names the exec values a row may have.
+func execChoices(m Measurement) string {
+	if m.Path() == "xgmi" {
+		return fmt.Sprintf("%d or %d", m.Src, m.Dst)
+	}
+	return strconv.Itoa(m.GPU())
 }
 
 // Predict runs one measurement's scenario under m and returns its time
@@ -246,10 +276,10 @@ func Predict(m model.Model, x Measurement, seed uint64) (float64, error) {
 		t, err := MeasureOnce(EmulatorBackend(m), x, seed)
 		return t.EngineUs, err
 	}
-	if x.Pull {
-		return 0, fmt.Errorf("%s: a pulled copy is an engine-clock row (TransferBench's, or emud calibrate --measure's): the kernel bench pushes", PrintName(x.Name))
+	if x.Pull && x.Path() != "xgmi" {
+		return 0, fmt.Errorf("%s: a pull (the destination's engine reading) needs two GPUs, got src %s → dst %s", PrintName(x.Name), EndName(x.Src), EndName(x.Dst))
 	}
-	return copies(m, seed, x.Src, x.Dst, x.Bytes, x.Ops, x.Queues)
+	return copies(m, seed, x.Src, x.Dst, x.Bytes, x.Ops, x.Queues, x.Pull)
 }
 
 // DefaultFitParams are the parameters a fit varies unless told otherwise:
@@ -520,14 +550,27 @@ func (r *FitResult) Check(bound float64) error {
 }
 
 // WritePredictions prints rs as CSV: the v2 input columns plus
-// predicted_us,error_pct.
+// predicted_us,error_pct (and exec, the GPU whose engine ran the row, when
+// some row is a pull).
 func WritePredictions(w io.Writer, rs []Residual) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write(strings.Split(headerV2+",predicted_us,error_pct", ","))
+	pull := false
 	for _, r := range rs {
-		_ = cw.Write([]string{r.Name, EndName(r.Src), EndName(r.Dst), strconv.Itoa(r.Ops),
+		pull = pull || r.Pull
+	}
+	cw := csv.NewWriter(w)
+	hdr := headerV2 + ",predicted_us,error_pct"
+	if pull { // a pull row needs who ran it: the exec column, as in format v4
+		hdr += ",exec"
+	}
+	_ = cw.Write(strings.Split(hdr, ","))
+	for _, r := range rs {
+		rec := []string{r.Name, EndName(r.Src), EndName(r.Dst), strconv.Itoa(r.Ops),
 			strconv.FormatUint(r.Bytes, 10), strconv.Itoa(r.Queues), strconv.FormatFloat(r.TimeUs, 'g', -1, 64),
-			strconv.FormatFloat(r.PredictedUs, 'f', 3, 64), strconv.FormatFloat(100*r.Error, 'f', 2, 64)})
+			strconv.FormatFloat(r.PredictedUs, 'f', 3, 64), strconv.FormatFloat(100*r.Error, 'f', 2, 64)}
+		if pull {
+			rec = append(rec, strconv.Itoa(r.GPU()))
+		}
+		_ = cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -350,18 +350,26 @@ func sizeName(b uint64) string {
 }
 
 // WriteMeasurements writes rows as a measurement file (format v3, with the
-// clock column) that ParseMeasurements reads back.
+// clock column; v4, with the exec column too, when a row is a pull) that
+// ParseMeasurements reads back.
 func WriteMeasurements(w io.Writer, rows []Measurement) error {
+	v4 := false
 	for _, x := range rows {
-		if x.Pull {
-			return fmt.Errorf("measurements: row %s is a pull, which format v3 cannot say (no executor column): write it as TransferBench's CSV (--format transferbench)", PrintName(x.Name))
-		}
+		v4 = v4 || x.Pull
 	}
 	cw := csv.NewWriter(w)
-	_ = cw.Write(strings.Split(headerV3, ","))
+	hdr := headerV3
+	if v4 { // only rows with a pull need the exec column
+		hdr = headerV4
+	}
+	_ = cw.Write(strings.Split(hdr, ","))
 	for _, x := range rows {
-		_ = cw.Write([]string{x.Name, EndName(x.Src), EndName(x.Dst), strconv.Itoa(x.Ops),
-			strconv.FormatUint(x.Bytes, 10), strconv.Itoa(x.Queues), strconv.FormatFloat(x.TimeUs, 'g', 7, 64), x.Clock.String()})
+		rec := []string{x.Name, EndName(x.Src), EndName(x.Dst), strconv.Itoa(x.Ops),
+			strconv.FormatUint(x.Bytes, 10), strconv.Itoa(x.Queues), strconv.FormatFloat(x.TimeUs, 'g', 7, 64), x.Clock.String()}
+		if v4 {
+			rec = append(rec, strconv.Itoa(x.GPU()))
+		}
+		_ = cw.Write(rec)
 	}
 	cw.Flush()
 	return cw.Error()

@@ -3,6 +3,7 @@ package calibrate
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -227,8 +228,29 @@ func TestDirectionAndSharing(t *testing.T) {
 	require.NoError(t, res.Check(0.02))
 	assert.InEpsilon(t, 44, model.LinkReadGBps.Of(res.Model), 0.05)
 	assert.InEpsilon(t, 0.12, model.LinkShare.Of(res.Model), 0.05)
-	_, err = Predict(truth, Measurement{Name: "k", Src: 0, Dst: 1, Ops: 1, Bytes: 64, Queues: 1, Pull: true}, 1)
-	assert.ErrorContains(t, err, "k: a pulled copy is an engine-clock row")
-	_, err = Predict(truth, Measurement{Name: "lp", Src: 0, Dst: 0, Ops: 1, Bytes: 64, Queues: 1, Pull: true, Clock: ClockEngine}, 1)
-	assert.ErrorContains(t, err, "a pull (the destination's engine reading) needs two GPUs")
+	// On the kernel's clock too: GPU 1's thread gets 4 MiB from GPU 0.
+	kp, err := Predict(truth, Measurement{Name: "k", Src: 0, Dst: 1, Ops: 1, Bytes: 4 << 20, Queues: 1, Pull: true}, 1)
+	require.NoError(t, err)
+	kq, err := Predict(truth, Measurement{Name: "k", Src: 0, Dst: 1, Ops: 1, Bytes: 4 << 20, Queues: 1}, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, float64(4<<20)/44e3-float64(4<<20)/model.LinkGBps.Of(truth)/1e3, kp-kq, 1, "a kernel-clock pull moves at link_read_gbps")
+	for _, clk := range []Clock{ClockKernel, ClockEngine} {
+		_, err = Predict(truth, Measurement{Name: "lp", Src: 0, Dst: 0, Ops: 1, Bytes: 64, Queues: 1, Pull: true, Clock: clk}, 1)
+		assert.ErrorContains(t, err, "a pull (the destination's engine reading) needs two GPUs")
+	}
+
+	// Format v4 says who runs each row (exec); v3 rows are pushes.
+	var buf bytes.Buffer
+	require.NoError(t, WriteMeasurements(&buf, ms[2:4]))
+	assert.True(t, strings.HasPrefix(buf.String(), headerV4+"\n"), buf.String())
+	assert.Contains(t, buf.String(), "\n1x65536.q1.pulltrue,0,1,1,65536,1,")
+	back, err := ParseMeasurements(&buf)
+	require.NoError(t, err)
+	assert.True(t, back[0].Pull && back[1].Pull)
+	_, err = ParseMeasurements(strings.NewReader(headerV4 + "\nx,0,1,1,64,1,3,kernel,2\n"))
+	assert.ErrorContains(t, err, "line 2 (x): exec 2: the engine runs on the source GPU (a push), the GPU end of a host copy, or a peer copy's destination (a pull), here 0 or 1")
+	_, err = ParseMeasurements(strings.NewReader(headerV4 + "\nx,0,host,1,64,1,3,kernel,1\n"))
+	assert.ErrorContains(t, err, "here 0")
+	_, err = ParseMeasurements(strings.NewReader(headerV4 + "\nx,0,1,1,64,1,3,kernel,gpu\n"))
+	assert.ErrorContains(t, err, `exec "gpu": need the GPU 0..7`)
 }

@@ -126,17 +126,20 @@ const copiesSpan = 4 << 30
 // the GPU end: its copies go between its window and a phantom host buffer
 // with putPtr on its loopback queues (which sit on the general engines,
 // those of the GPU's link to the host).
-func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues int) (float64, error) {
+//
+// With pull, GPU dst's thread gets the copies from peer src on its queues
+// toward src (its engine reads across the link).
+func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues int, pull bool) (float64, error) {
 	win, stride := bytes*uint64(ops), bytes
 	if win > copiesSpan {
 		win, stride = bytes, 0
 	}
 	host := src == model.Host || dst == model.Host
 	gpu := src
-	if src == model.Host {
+	if src == model.Host || pull {
 		gpu = dst
 	}
-	b, err := newBench(m, seed, max(2, gpu+1, dst+1), win)
+	b, err := newBench(m, seed, max(2, gpu+1, dst+1, src+1), win)
 	if err != nil {
 		return 0, err
 	}
@@ -147,8 +150,11 @@ func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues 
 		}
 	}
 	peer := dst
-	if host {
+	switch {
+	case host:
 		peer = gpu
+	case pull:
+		peer = src
 	}
 	sp := newSpan()
 	err = b.launch(gpu, 1, func(t *kernel.Thread, sdma *cco.Sdma) {
@@ -160,6 +166,8 @@ func copies(m model.Model, seed uint64, src, dst int, bytes uint64, ops, queues 
 				sdma.PutPtr(gpu, b.recv[gpu].LocalPtr(off), hostBuf+off, bytes, i%queues)
 			case dst == model.Host:
 				sdma.PutPtr(gpu, hostBuf+off, b.send[gpu].LocalPtr(off), bytes, i%queues)
+			case pull:
+				sdma.Get(src, b.recv[dst], off, b.send[src], off, bytes, i%queues)
 			default:
 				sdma.Put(dst, b.recv[dst], off, b.send[src], off, bytes, i%queues)
 			}

@@ -15,7 +15,6 @@ import (
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
@@ -44,6 +43,7 @@ func hostFail(h *host, file string, line int, call string, code int, err error) 
 type event struct {
 	at       sim.Time
 	recorded bool
+	done     race.Sync // the recorded work: released at record, acquired by a wait on the event
 }
 
 func commOf(p uint64) (*cco.Comm, error) {
@@ -72,8 +72,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if dev < 0 || dev >= int64(rt.gpus) {
 			return bad("hipGetDeviceProperties", hipErrorInvalidDevice, fmt.Errorf("device %d: the node has %d GPUs", dev, rt.gpus))
 		}
-		a[0] = uint64(kernel.DefaultWaveSize)
-		a[1] = rt.j.Node.Memory().SliceBase(1) - rt.j.Node.Memory().SliceBase(0)
+		props(a)
 	case C.EMUD_H_MALLOC:
 		if a[0] == 0 {
 			a[1] = 0
@@ -273,6 +272,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			return hipSuccess
 		}
 		a[3] = a[1] - rt.mem.SliceBase(g) + rt.mem.SliceBase(int(a[2]))
+	case C.EMUD_H_HOST_MALLOC, C.EMUD_H_HOST_FREE, C.EMUD_H_HOST_DEVPTR, C.EMUD_H_MEM_INFO, C.EMUD_H_POINTER_ATTR,
+		C.EMUD_H_STREAM_WAIT_EVENT, C.EMUD_H_EVENT_QUERY:
+		return hipCall(h, act, op, a, bad)
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)
@@ -375,9 +377,15 @@ func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		// host waits for that here (partial: HIP would return at once).
 		_ = st.wait(act)
 		e.at, e.recorded = act.Now(), true
+		if t := act.RaceThread(); t != nil {
+			t.Release(&e.done)
+		}
 	case C.EMUD_H_EVENT_SYNC:
 		if !e.recorded {
 			return bad("hipEventSynchronize", hipErrorInvalidHandle, fmt.Errorf("event was never recorded"))
+		}
+		if t := act.RaceThread(); t != nil {
+			t.Acquire(&e.done)
 		}
 	case C.EMUD_H_EVENT_ELAPSED:
 		e2 := ev(a[1])

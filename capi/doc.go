@@ -10,8 +10,10 @@
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950
 // or gfx1250: that preset's node, whose architecture also gives kernels
-// their wave size) of EMUD_GPUS GPUs (8, the node's count; more is
-// refused naming it) on seed EMUD_SEED (1), perturbation
+// their wave size; a program built with emud c++ --offload-arch has it
+// set before its start unless the environment sets it) of EMUD_GPUS GPUs
+// (8, the node's count; more is refused naming it) on seed EMUD_SEED (1),
+// perturbation
 // EMUD_PERTURB (exact), with
 // the race detector when EMUD_RACE is set, and MORI_* read as a MORI
 // program reads them (MORI_ENABLE_SDMA defaults to 1). The main thread is
@@ -88,7 +90,16 @@
 // share their chunks. So an access just past a region but inside its
 // chunk does not fault (nor would it on most GPUs, whose allocators map
 // large pages); one outside every chunk does. Memory is never unmapped
-// (hipFree, ccoMemFree keep the mapping until exit); ccoMemFree gives its
+// (hipFree, ccoMemFree keep the mapping until exit). hipHostMalloc's
+// memory is the node's host slice (lsa.Host), mapped at its host address
+// like a device region, so lanes and SDMA engines reach it at the
+// pointer the host uses (hipHostGetDevicePointer returns it) and engines'
+// copies from it take the model's host path (partial: a lane's native
+// access to it costs no time, as a lane's access to device memory does
+// not); hipPointerGetAttributes tells the two kinds and an unregistered
+// pointer apart, and hipMemGetInfo's free is what the current device's
+// 64 GiB slice still holds (its total is the MI355X's 288 GB, as
+// hipGetDeviceProperties's totalGlobalMem). ccoMemFree gives its
 // slot back to the comm's ccoMemAlloc, which reuses it for an allocation
 // of the same rounded size, as MORI's free list does.
 //
@@ -104,6 +115,13 @@
 // time (50 GB/s to or from the host, 2 TB/s on the device; rough figures,
 // not calibrated), so work on another stream sees it in flight. A host
 // source is staged when the call is made, as HIP stages pageable memory.
+// hipMemsetD8/D16/D32 and their async forms fill with the value's
+// element pattern the same way. hipEventRecord's event is complete when
+// the call returns (below), so hipEventQuery succeeds on it and
+// hipStreamWaitEvent has nothing to wait for; for the race detector an
+// event is a synchronisation that its record releases and a wait on it
+// (hipEventSynchronize, hipEventQuery, hipStreamWaitEvent) acquires, in
+// the calling host thread, so work it then queues follows the event's.
 // Partial: a kernel launch makes the launching thread wait for the work
 // the kernel must follow (HIP would queue it), and so does hipEventRecord
 // for the stream's work. A launch itself takes no virtual time (the seed
@@ -138,10 +156,12 @@
 // its call site as their writer. A program built with
 // -fno-sanitize=thread and run with EMUD_RACE=1 says once on stderr that
 // its lanes' accesses are not checked (its cco and HIP calls and the
-// engines' accesses are). Partial: a host thread's own stores to device
-// memory are not in the write history (hipMemcpy and hipMemset are), and
-// a plain store is announced at the lane's next device call, not at the
-// instant it lands. The cost, measured on the bench programs (user CPU
+// engines' accesses are). A host thread's own plain stores to device
+// memory enter the write history the same way, named by the thread and
+// the store's line, at its next emud call (slot_reset.cpp host). Partial:
+// a plain store is announced at the lane's next device call (the host
+// thread's next emud call), not at the instant it lands, and not at all
+// in a program built with -fno-sanitize=thread. The cost, measured on the bench programs (user CPU
 // with the instrumentation and without, at a load average near 20): the
 // 8-rank all-to-all 0.05-0.07 s both; alltoall_rounds.cpp at 201 rounds
 // 0.33-0.36 s and 0.30-0.37 s; packets.cpp at 200 rounds 0.28-0.33 s and
@@ -207,11 +227,12 @@
 // returns its error code, which hipGetLastError then returns (and clears)
 // on that thread, so a failed <<<>>> launch is seen too. A HIP call emud
 // does not emulate is a compile error naming it ("hipMallocManaged is not
-// supported by emud"), a cco feature it does not emulate (GDA) a failed
+// supported by emud (docs/hip.md lists the HIP calls emud emulates)"), a cco feature it does not emulate (GDA) a failed
 // call naming it; none is a silent no-op. EMUD_SUMMARY=1 prints the seed,
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
-// call. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// call; a failed run (hang, race, lane failure) prints the first line
+// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run

@@ -124,6 +124,7 @@ func (h *host) exit() {
 func emudGoHostSpawn(parent C.int) C.int {
 	p := hostByID(int(parent))
 	p.attach()
+	p.flushStores()
 	hostStops()
 	var id int
 	p.do(func(*sim.Actor) { id = newHost(int(parent)).id })
@@ -141,14 +142,49 @@ func emudGoHostAttach(id C.int) {
 
 //export emudGoHostExit
 func emudGoHostExit(id C.int) {
+	h := hostByID(int(id))
+	h.flushStores()
 	hostStops()
-	hostByID(int(id)).exit()
+	h.exit()
+}
+
+//export emudGoHostStores
+func emudGoHostStores(id C.int) {
+	if h := hostByID(int(id)); h != nil {
+		h.attach()
+		h.flushStores()
+	}
+}
+
+// flushStores announces the thread's logged plain stores to device
+// memory (lane.c's host log, from an instrumented program) as writes of
+// the thread, at each store's line: the words hang reports watch record
+// who wrote them. Called on the thread, in its turn.
+func (h *host) flushStores() {
+	lg := C.emud_host_stores()
+	n := int(lg.n)
+	if n == 0 {
+		return
+	}
+	lg.n = 0
+	wl := rt.mem.Watch()
+	prev := rt.s.Writer()
+	defer rt.s.SetWriter(prev)
+	for i := range n {
+		at := pcLine(uint64(lg.pc[i]))
+		if at == "" {
+			at = "its own code after " + h.lastCallText()
+		}
+		rt.s.SetWriter(func() string { return h.name + "'s store at " + at })
+		wl.Notify(uint64(lg.lo[i]), uint64(lg.hi[i]))
+	}
 }
 
 //export emudGoHostJoin
 func emudGoHostJoin(self, child C.int) {
 	c, h := hostByID(int(child)), hostByID(int(self))
 	h.attach()
+	h.flushStores()
 	hostStops()
 	defer hostRuns(h, nil, "its pthread_join returned", 0)
 	h.do(func(a *sim.Actor) {

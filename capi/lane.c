@@ -730,10 +730,43 @@ __attribute__((noinline)) static void host_access(emud_lane* l, uint64_t a, int 
   siglongjmp(((lane_impl*)l->impl)->fault, 1);
 }
 
+// A host thread's plain stores to device memory, logged (by an
+// instrumented program) for the write history of the words hang reports
+// watch, and handed to the Go side at the thread's next emud call (or
+// when the log is full): the thread holds its turn meanwhile, so virtual
+// time has not moved.
+static __thread emud_host_log hlog;
+
+emud_host_log* emud_host_stores(void) { return &hlog; }
+
+static void host_store(uint64_t a, uint64_t n, void* pc) {
+  int i = hlog.n - 1;
+  if (i >= 0 && hlog.pc[i] == (uint64_t)(uintptr_t)pc && a <= hlog.hi[i] && a + n >= hlog.lo[i]) {
+    if (a < hlog.lo[i]) hlog.lo[i] = a;
+    if (a + n > hlog.hi[i]) hlog.hi[i] = a + n;
+    return;
+  }
+  if (hlog.n == EMUD_HOST_LOG) {
+    in_emud++;
+    emudGoHostStores(host_id);
+    in_emud--;
+  }
+  i = hlog.n++;
+  hlog.lo[i] = a;
+  hlog.hi[i] = a + n;
+  hlog.pc[i] = (uint64_t)(uintptr_t)pc;
+}
+
 static inline void lane_access(const volatile void* p, uint64_t n, int kind, void* pc) {
   emud_lane* l = cur_lane;
-  if (!l || n == 0) return;
+  if (n == 0) return;
   uint64_t a = (uint64_t)(uintptr_t)p;
+  if (!l) {
+    if ((kind & EMUD_ACCESS_WRITE) && !(kind & EMUD_ACCESS_ATOMIC) && started && !forked && host_id >= 0 && !in_emud &&
+        a >= resv_lo && a < resv_hi)
+      host_store(a, n, pc);
+    return;
+  }
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
     // Stores are logged always (they enter the write history of the

@@ -8,6 +8,13 @@ void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
+#define EMUD_HOST_LOG 64
+typedef struct {
+  int n;
+  uint64_t lo[EMUD_HOST_LOG], hi[EMUD_HOST_LOG], pc[EMUD_HOST_LOG];
+} emud_host_log;
+emud_host_log* emud_host_stores(void);
+extern void emudGoHostStores(int id);
 int emud_instrumented(void);
 void* emud_obj_alloc(size_t n);
 void emud_enter(void);

@@ -281,16 +281,22 @@ func fail(err error) {
 	writeTrace()
 	var hang *sim.HangError
 	var races *race.Error
+	code := exitFailed
 	switch {
 	case errors.As(err, &hang):
 		fmt.Fprintf(os.Stderr, "emud: seed %d: hang\n%s", rt.seed, hang.Text())
-		os.Exit(exitHang)
+		code = exitHang
 	case errors.As(err, &races):
 		fmt.Fprintf(os.Stderr, "emud: seed %d: %d data race(s)\n%s", rt.seed, len(races.Reports)+races.Dropped, races.Text())
-		os.Exit(exitRace)
+		code = exitRace
+	default:
+		fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
 	}
-	fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
-	os.Exit(exitFailed)
+	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
+		// A failed run's digest too: emud replay compares it.
+		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
+	}
+	os.Exit(code)
 }
 
 // summary is the line EMUD_SUMMARY=1 prints at exit: what one compares
@@ -426,6 +432,7 @@ func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 		os.Exit(exitFailed)
 	}
 	h.attach()
+	h.flushStores()
 	if op == C.EMUD_H_START {
 		return 0
 	}
@@ -443,6 +450,7 @@ func emudGoExit() {
 		return
 	}
 	h.attach()
+	h.flushStores()
 	hostStops()
 	live := 0 // in the main thread's turn: the others' exited flags hold still
 	rt.mu.Lock()

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"github.com/emud-dev/emud/race"
@@ -174,11 +175,22 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 	async := a[5] != 0
 	call := map[[2]bool]string{{false, false}: "hipMemset", {false, true}: "hipMemsetAsync",
 		{true, false}: "hipMemcpy", {true, true}: "hipMemcpyAsync"}[[2]bool{op == C.EMUD_H_MEMCPY, async}]
+	width := uint64(1) // hipMemsetD16/D32: a[6] is the element's width, a[2] already in bytes
+	if op == C.EMUD_H_MEMSET && a[6] > 1 {
+		width = a[6]
+		call = strings.Replace(call, "hipMemset", fmt.Sprintf("hipMemsetD%d", 8*width), 1)
+		if a[0]%width != 0 {
+			return bad(call, hipErrorInvalidValue, fmt.Errorf("destination %#x is not aligned to its %d-byte elements", a[0], width))
+		}
+	}
 	st, err := streamOf(h, a[3])
 	if err != nil {
 		return bad(call, hipErrorInvalidHandle, err)
 	}
-	dst, src, n := a[0], a[1], a[2]
+	// val is read now: a is the caller's argument block, reused once the
+	// call returns, and an async job lands later (a hipMemsetAsync once
+	// filled with whatever the next call left there).
+	dst, src, n, val := a[0], a[1], a[2], a[1]
 	devDst, devSrc := rt.mem.GPUOf(dst) >= 0, op == C.EMUD_H_MEMCPY && rt.mem.GPUOf(src) >= 0
 	if devDst {
 		if err := rt.mem.Check(call+" destination", dst, n); err != nil {
@@ -198,7 +210,7 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 		}
 		if n > 0 {
 			raceMemOp(act, info, dst, src, n, devDst, devSrc)
-			landMemOp(op, dst, src, 0, n, a[1], nil, devDst)
+			landMemOp(op, dst, src, 0, n, val, width, nil, devDst)
 		}
 		return hipSuccess
 	}
@@ -230,7 +242,7 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 		for off := uint64(0); off < n; off += memOpChunk {
 			k := min(memOpChunk, n-off)
 			raceMemOp(w, info, dst+off, src+off, k, devDst, devSrc)
-			landMemOp(op, dst, src, off, k, a[1], staged, devDst)
+			landMemOp(op, dst, src, off, k, val, width, staged, devDst)
 			w.Sleep(sim.Time(max(k*uint64(sim.Microsecond)/bw, 1)))
 		}
 	})
@@ -241,8 +253,15 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 }
 
 // landMemOp moves or fills [off, off+k) of the operation.
-func landMemOp(op int, dst, src, off, k, val uint64, staged []byte, devDst bool) {
+func landMemOp(op int, dst, src, off, k, val, width uint64, staged []byte, devDst bool) {
 	switch {
+	case op == C.EMUD_H_MEMSET && width > 1:
+		// the element pattern, little-endian, from an element boundary
+		// (off is a multiple of the chunk, so of the width)
+		b := unsafe.Slice((*byte)(ptr(dst+off)), k)
+		for i := range b {
+			b[i] = byte(val >> (8 * (uint64(i) % width)))
+		}
 	case op == C.EMUD_H_MEMSET:
 		C.memset(ptr(dst+off), C.int(val), C.size_t(k))
 	case staged != nil:

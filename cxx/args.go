@@ -17,10 +17,10 @@ const (
 	ModeLink Mode = iota
 	// ModeCompile is -c: one object per source.
 	ModeCompile
-	// ModePreprocess is -E: the preprocessed (rewritten) source.
-	ModePreprocess
 	// ModeAssemble is -S: assembly per source.
 	ModeAssemble
+	// ModePreprocess is -E: the preprocessed (rewritten) source.
+	ModePreprocess
 	// ModeDeps is -M or -MM: the dependency rules only.
 	ModeDeps
 	// ModeInfo is a run with no input file (--version, -v, -dumpversion,

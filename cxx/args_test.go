@@ -45,6 +45,8 @@ func TestParse(t *testing.T) {
 		{name: "device only", args: []string{"--cuda-device-only", "t.hip"}, errArg: "--cuda-device-only"},
 		{name: "rocm-path noted", args: []string{"--rocm-path=/opt/rocm", "--rocm-path", "/opt/rocm", "-munsafe-fp-atomics", "a.o"}, mode: ModeLink, link: []string{"a.o"}, notes: 3},
 		{name: "-E", args: []string{"-E", "a.cpp"}, mode: ModePreprocess, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
+		{name: "-E over -S over -c", args: []string{"-c", "-E", "-S", "a.cpp"}, mode: ModePreprocess, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
+		{name: "-S over -c", args: []string{"-S", "-c", "a.cpp"}, mode: ModeAssemble, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
 		{name: "-MM", args: []string{"-MM", "a.cpp"}, mode: ModeDeps, srcs: []string{"a.cpp"}, link: []string{"<src>"}, flags: []string{"-MM"}},
 		{name: "--version", args: []string{"--version"}, mode: ModeInfo},
 		{name: "-v alone", args: []string{"-v"}, mode: ModeInfo},
@@ -128,6 +130,11 @@ func TestCheckOutput(t *testing.T) {
 			assert.NoError(t, err, "%v", c.args)
 		}
 	}
+	// The driver refuses before it runs anything (emud c++ x.cpp -o x.cpp
+	// once compiled and replaced the source with the program).
+	err := Run([]string{"-O2", src, "-o", src}, Options{})
+	var ae *ArgError
+	require.True(t, errors.As(err, &ae), "%v", err)
 	b, err := os.ReadFile(src)
 	require.NoError(t, err)
 	assert.Equal(t, "int main() {}\n", string(b))

@@ -359,8 +359,8 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 // (the emulator implements its callbacks: the race detector sees each
 // lane load and store, and a lane's host access fails it), with -g1's
 // line tables so a race report names the access's file:line; unless the
-// flags say -fno-sanitize=thread (or choose their own -fsanitize=thread
-// or -g).
+// flags say -fno-sanitize=thread or choose another sanitizer (a
+// -fsanitize=thread or -g of their own is kept).
 func instrument(flags []string) []string {
 	tsan, debug := false, false
 	for _, f := range flags {
@@ -369,6 +369,8 @@ func instrument(flags []string) []string {
 			return flags
 		case f == "-fsanitize=thread":
 			tsan = true
+		case strings.HasPrefix(f, "-fsanitize="):
+			return flags // a sanitizer of the user's own (TSan's callbacks do not mix with ASan's)
 		case strings.HasPrefix(f, "-g"):
 			debug = true
 		}

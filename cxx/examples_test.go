@@ -345,7 +345,10 @@ func TestErrors(t *testing.T) {
 		for seed := 1; seed <= 3; seed++ {
 			out, report, code := runExample(t, prog, fmt.Sprintf("EMUD_SEED=%d", seed))
 			require.Equal(t, 2, code, "seed %d: a hang; stdout:\n%s\nstderr:\n%s", seed, out, report)
-			assert.Regexp(t, `but the slot was overwritten: it went from [12] back to 0 at [^ ]+ by kernel "twoRounds" GPU [01] block 0 wave 0 lane 0's store at [^ ]*slot_reset.cpp:22\.`, report, "seed %d", seed)
+			assert.Regexp(t, `but the slot was overwritten: it went from [12] back to 0 at [^ ]+ by kernel "twoRounds" GPU [01] block 0 wave 0 lane 0's store at [^ ]*slot_reset.cpp:24\.`, report, "seed %d", seed)
+			out, report, code = runExample(t, prog, "host", fmt.Sprintf("EMUD_SEED=%d", seed))
+			require.Equal(t, 2, code, "seed %d, host: a hang; stdout:\n%s\nstderr:\n%s", seed, out, report)
+			assert.Regexp(t, `but the slot was overwritten: it went from [12] back to 0 at [^ ]+ by host thread [12]'s store at [^ ]*slot_reset.cpp:51\.`, report, "seed %d, host", seed)
 		}
 	})
 	t.Run("lane_race_ordered", func(t *testing.T) {

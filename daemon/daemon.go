@@ -123,9 +123,11 @@ func Serve(ctx context.Context, cfg Config, ln net.Listener, log io.Writer) erro
 	// connections go after a while too.
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: min(10*time.Second, cfg.ReadTimeout),
 		ReadTimeout: cfg.ReadTimeout, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// The start-up line comes before the first request is answered: who
+	// may submit is said before anyone has.
+	d.logf("emud serve: listening on http://%s (%s)", ln.Addr(), d.access())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	d.logf("emud serve: listening on http://%s (%s)", ln.Addr(), d.access())
 
 	select {
 	case err := <-errc:
@@ -322,8 +324,8 @@ func (d *daemon) access() string {
 func (d *daemon) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if d.cfg.Token != "" {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(d.cfg.Token)) != 1 {
+			scheme, tok, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(d.cfg.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="emud"`)
 				writeError(w, &requestError{http.StatusUnauthorized, "", "missing or wrong token: send \"Authorization: Bearer TOKEN\" with the token of the daemon's --token-file"})
 				return

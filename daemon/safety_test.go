@@ -91,7 +91,9 @@ func TestServeToken(t *testing.T) {
 		{"none", "", http.StatusUnauthorized},
 		{"wrong", "Bearer nope", http.StatusUnauthorized},
 		{"basic", "Basic czNjcmV0", http.StatusUnauthorized},
+		{"prefix of the token", "Bearer s3c", http.StatusUnauthorized},
 		{"right", "Bearer s3cret", http.StatusAccepted},
+		{"scheme in lower case", "bearer s3cret", http.StatusAccepted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := map[string]string{"Content-Type": "application/json"}
@@ -355,7 +357,8 @@ func FuzzGuard(f *testing.F) {
 			return
 		}
 		if withToken {
-			assert.Equal(t, "t", strings.TrimSpace(strings.TrimPrefix(auth, "Bearer ")), "passed with Authorization %q", auth)
+			scheme, tok, _ := strings.Cut(strings.TrimSpace(auth), " ")
+			assert.True(t, strings.EqualFold(scheme, "bearer") && strings.TrimSpace(tok) == "t", "passed with Authorization %q", auth)
 		}
 		assert.True(t, d.hostAllowed(host))
 		if method == http.MethodPost {

@@ -18,7 +18,11 @@ import (
 //     or the GPU's own memory) in chunks of model.LinkChunkBytes. Each chunk takes the
 //     path for chunk/bandwidth, after whatever chunk holds it, so copies
 //     sharing a path interleave and share its bandwidth; copies on
-//     different paths run in parallel.
+//     different paths run in parallel. The first chunk waits the path's
+//     fixed latency (model.CopyLatency) after the packet starts; a peer
+//     chunk's bandwidth is the model's StreamRate for who runs the copy
+//     (a pull when the engine is the destination's) and how many queues'
+//     chunks hold the path then.
 //   - A broadcast COPY reads once and writes its two destinations one after
 //     the other, chunk by chunk, each stream at the model's broadcast
 //     Rate: one engine does not overlap its two writes (seed document).
@@ -44,28 +48,34 @@ type linkUser struct {
 	end sim.Time
 }
 
-// share records that q holds l until end and returns how many queues'
-// chunks hold it then, q's included. A queue whose last chunk ended
-// before now has left the path and is forgotten.
-func (l *link) share(q *Queue, now, end sim.Time) int {
+// sharing returns how many queues' chunks hold l after now, q's next
+// one included, forgetting those whose last chunk has ended (they have
+// left the path).
+func (l *link) sharing(q *Queue, now sim.Time) int {
 	k := 1
-	mine := false
 	out := l.users[:0]
 	for _, u := range l.users {
-		if u.q == q {
-			u.end, mine = end, true
-		} else if u.end <= now {
+		if u.end <= now && u.q != q {
 			continue
-		} else {
+		}
+		if u.q != q {
 			k++
 		}
 		out = append(out, u)
 	}
-	if !mine {
-		out = append(out, linkUser{q: q, end: end})
-	}
 	l.users = out
 	return k
+}
+
+// hold records that q's chunk holds l until end.
+func (l *link) hold(q *Queue, end sim.Time) {
+	for i := range l.users {
+		if l.users[i].q == q {
+			l.users[i].end = end
+			return
+		}
+	}
+	l.users = append(l.users, linkUser{q: q, end: end})
 }
 
 // xfer is a COPY's data movement in progress.
@@ -157,20 +167,15 @@ func (q *Queue) xferNext() {
 	peer := x.src != d && x.src != model.Host && d != model.Host
 	s.Pull = peer && x.src != q.eng.gpu
 	l := q.n.linkOf(x.src, d)
-	start := max(ready, l.free)
-	bw := m.StreamRate(s)
 	if peer {
-		// The sharing count needs the chunk's end, which needs the rate:
-		// count with the end at the unshared rate (the chunk is on the path
-		// at least that long), then time it at the shared one.
-		end := start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
-		if s.Sharing = l.share(q, now, end); s.Sharing > 1 {
-			bw = m.StreamRate(s)
-		}
+		s.Sharing = l.sharing(q, now)
 	}
+	// One rate per chunk: a perturbed model draws a factor per call.
+	bw := m.StreamRate(s)
+	start := max(ready, l.free)
 	l.free = start + sim.Time(float64(x.chunk)/bw*float64(sim.Nanosecond))
-	if peer && s.Sharing > 1 {
-		l.share(q, now, l.free)
+	if peer {
+		l.hold(q, l.free)
 	}
 	q.startBursts(start, l.free)
 	q.n.s.AtWork(l.free, x.fn)

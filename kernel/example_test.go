@@ -51,3 +51,47 @@ func ExampleThread_SyncThreads() {
 	fmt.Println(sum)
 	// Output: 8128
 }
+
+// laneSum is one lane's argument to sumCall: what it adds, and where the
+// group's total comes back.
+type laneSum struct {
+	add   int
+	total int
+}
+
+// sumCall is a device call: each lane passes a *laneSum, and Run, once for
+// the lanes that reached it together, gets them typed, in lane order.
+var sumCall = &kernel.Call[*laneSum]{Name: "sum", Run: func(g *kernel.Active, args []*laneSum) error {
+	total := 0
+	for _, a := range args {
+		total += a.add
+	}
+	for _, a := range args {
+		a.total = total
+	}
+	return nil
+}}
+
+// A device call built on Converge: lanes 0-9 call it together, each with
+// its own argument, and each reads the group's result from it.
+func ExampleConverge() {
+	s := sim.New(sim.Config{Seed: 1})
+	var got int
+	_, err := kernel.Launch(s, kernel.Config{Grid: 1, Block: 64}, func(t *kernel.Thread) {
+		if t.Lane() < 10 {
+			a := &laneSum{add: t.Lane()}
+			kernel.Converge(t, sumCall, a)
+			if t.Lane() == 9 {
+				got = a.total
+			}
+		}
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := s.Run(); err != nil {
+		panic(err)
+	}
+	fmt.Println(got)
+	// Output: 45
+}

@@ -1,8 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,13 +36,28 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 		shardOut string
 	)
 	cmd := &cobra.Command{
-		Use:   "explore [SCENARIO]",
-		Short: "Run a scenario under many seeds and stop at the first hang or failed check",
+		Use:   "explore [SCENARIO] | explore [flags] -- PROGRAM [ARGS...]",
+		Short: "Run a scenario or a C++ program under many seeds and stop at the first hang or failed check",
 		Long:  exploreLong,
-		Args:  cobra.MaximumNArgs(1),
+		Args:  scenarioOrProgram,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := onlyWith(cmd, "shard", "without it the report goes to stdout", "shard-out"); err != nil {
 				return err
+			}
+			if at := cmd.ArgsLenAtDash(); at >= 0 && merged == nil {
+				switch {
+				case seeds < 1:
+					return fmt.Errorf("invalid --seeds %d: need at least 1", seeds)
+				case jobs < 1:
+					return fmt.Errorf("invalid --jobs %d: need at least 1", jobs)
+				case first+uint64(seeds)-1 < first:
+					return fmt.Errorf("invalid --first-seed %d with --seeds %d: the range passes 2^64", first, seeds)
+				case shardArg != "":
+					return fmt.Errorf("invalid --shard: a program's sweep is not sharded (partial: emud merge reads scenario shards only)")
+				}
+				errOut := cmd.ErrOrStderr()
+				prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+args[at], seeds)
+				return exploreProgram(cmd.OutOrStdout(), f, args[at:], first, seeds, jobs, prog)
 			}
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -94,6 +117,21 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 	return cmd
 }
 
+// scenarioOrProgram admits a scenario name, or after "--" a program and
+// its arguments.
+func scenarioOrProgram(cmd *cobra.Command, args []string) error {
+	at := cmd.ArgsLenAtDash()
+	switch {
+	case at < 0:
+		return cobra.MaximumNArgs(1)(cmd, args)
+	case at > 0:
+		return fmt.Errorf("a scenario (%s) and a program after --: give one", args[0])
+	case len(args) == 0:
+		return fmt.Errorf("no program after --")
+	}
+	return nil
+}
+
 // unshardedFlags are explore's flags that do not change its answer: they
 // are left out of a shard's record, so shards may differ in them.
 var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true}
@@ -128,4 +166,194 @@ compares the strategies on a corpus of planted bugs.
 
 A progress bar goes to stderr when it is a terminal, or with --progress.
 
+After --, a C++ program built with emud c++ runs in a scenario's place: each
+seed runs it once, with the seed and --perturb's, --strategy's, --pct-depth's,
+--pct-steps's, --race's and --debug's meaning passed in its environment
+(EMUD_SEED, EMUD_PERTURB, EMUD_STRATEGY, EMUD_PCT_*, EMUD_RACE,
+MORI_CCO_SDMA_DEBUG), and the first failing seed's output is printed with the
+emud replay command that reruns it. Its exit status is the program's: 2 hang,
+5 race, 1 a failed call or check. PCT's steps default to 20000 (not measured),
+and a program's sweep is not sharded.
+
 ` + exitStatusHelp + ` (of the seed found; 0 when all passed)`
+
+// A built C++ program (emud c++) runs where a scenario would: "emud
+// explore [flags] -- PROGRAM [ARGS...]" runs it once per seed, several at
+// a time, with the schedule in its environment (capi reads EMUD_SEED,
+// EMUD_PERTURB, EMUD_STRATEGY, EMUD_PCT_DEPTH, EMUD_PCT_STEPS, EMUD_RACE,
+// MORI_CCO_SDMA_DEBUG), and "emud replay --seed N -- PROGRAM [ARGS...]"
+// reruns one seed. The program's exit status is the run's (0 passed, 1
+// failed, 2 hang, 5 race: capi's, as a scenario's; a program's own
+// failed check is its status, usually 1).
+
+// programFlags checks the flags that reach a program and returns the
+// environment they make, without the seed.
+func programFlags(f *scenarioFlags) ([]string, error) {
+	if f.perturb < 0 || f.perturb > int(sim.MaxLevel) {
+		return nil, fmt.Errorf("invalid --perturb %d: need 0..%d", f.perturb, sim.MaxLevel)
+	}
+	st, err := sim.ParseStrategy(f.strategy)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --strategy: %w", err)
+	}
+	if err := f.o.PCT.Check(); err != nil {
+		return nil, fmt.Errorf("invalid --pct-depth/--pct-steps: %w", err)
+	}
+	env := []string{fmt.Sprintf("EMUD_PERTURB=%d", f.perturb), "EMUD_STRATEGY=random", "EMUD_SUMMARY=1"}
+	if st == sim.StrategyPCT {
+		env[1] = "EMUD_STRATEGY=pct"
+	}
+	if f.o.PCT.Depth != 0 {
+		env = append(env, fmt.Sprintf("EMUD_PCT_DEPTH=%d", f.o.PCT.Depth))
+	}
+	if f.o.PCT.Steps != 0 {
+		env = append(env, fmt.Sprintf("EMUD_PCT_STEPS=%d", f.o.PCT.Steps))
+	}
+	if f.o.Race {
+		env = append(env, "EMUD_RACE=1")
+	}
+	if f.o.Debug {
+		env = append(env, "MORI_CCO_SDMA_DEBUG=1")
+	}
+	return env, nil
+}
+
+// programEnv is the process environment of one run: the caller's, with
+// the variables emud sets replaced.
+func programEnv(set []string) []string {
+	ours := map[string]bool{}
+	for _, kv := range append([]string{"EMUD_SEED=", "EMUD_RACE=", "MORI_CCO_SDMA_DEBUG=", "EMUD_PCT_DEPTH=", "EMUD_PCT_STEPS=", "EMUD_TRACE="}, set...) {
+		ours[kv[:strings.IndexByte(kv, '=')]] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if i := strings.IndexByte(kv, '='); i < 0 || !ours[kv[:i]] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// programRun is one run of a program.
+type programRun struct {
+	seed           uint64
+	code           int
+	stdout, stderr string
+}
+
+// digestRe finds the digest in the summary line capi prints (EMUD_SUMMARY).
+var digestRe = regexp.MustCompile(`(?m)^emud: seed \d+: end \d+ ps, digest ([0-9a-f]+)$`)
+
+func (r programRun) digest() string {
+	if m := digestRe.FindStringSubmatch(r.stderr); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// runProgram runs argv with env; a program that cannot start is an error.
+func runProgram(argv, env []string, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if ee.ExitCode() < 0 { // killed by a signal
+			return scenario.ExitFailed, nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("program %s: %w", argv[0], err)
+}
+
+// exploreProgram runs argv on seeds first.. (seeds of them), jobs at a
+// time, and reports the lowest failing seed with its output and the
+// command that reproduces it.
+func exploreProgram(w io.Writer, f *scenarioFlags, argv []string, first uint64, seeds, jobs int, prog *progress) error {
+	set, err := programFlags(f)
+	if err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return fmt.Errorf("program %s: %w", argv[0], err)
+	}
+	runs := make([]*programRun, seeds)
+	var (
+		mu      sync.Mutex
+		next    int
+		lowest  = seeds // the lowest failing index so far
+		startEr error
+	)
+	var wg sync.WaitGroup
+	for range min(jobs, seeds) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				if i >= lowest || startEr != nil {
+					mu.Unlock()
+					return
+				}
+				next++
+				mu.Unlock()
+				seed := first + uint64(i)
+				var out, errb bytes.Buffer
+				code, err := runProgram(argv, programEnv(append([]string{fmt.Sprintf("EMUD_SEED=%d", seed)}, set...)), &out, &errb)
+				mu.Lock()
+				if err != nil {
+					startEr = err
+				}
+				runs[i] = &programRun{seed: seed, code: code, stdout: out.String(), stderr: errb.String()}
+				if code != 0 && i < lowest {
+					lowest = i
+				}
+				mu.Unlock()
+				prog.step(code != 0)
+			}
+		}()
+	}
+	wg.Wait()
+	prog.finish()
+	if startEr != nil {
+		return startEr
+	}
+	name := strings.Join(argv, " ")
+	if lowest == seeds {
+		fmt.Fprintf(w, "explore %s: all %d seeds passed (seeds %d..%d, --perturb %d --strategy %s)\n", name, seeds, first, first+uint64(seeds)-1, f.perturb, f.strategy)
+		return nil
+	}
+	r, ran := runs[lowest], 0
+	for _, x := range runs {
+		if x != nil {
+			ran++
+		}
+	}
+	fmt.Fprintf(w, "explore %s: seed %d failed (exit status %d), the lowest failing seed of %d run\n", name, r.seed, r.code, ran)
+	fmt.Fprintf(w, "stdout:\n%sstderr:\n%s", r.stdout, r.stderr)
+	fmt.Fprintf(w, "reproduce: emud replay --seed %d %s-- %s\n", r.seed, replayFlags(f), name)
+	return &scenario.ExitError{Code: r.code, Err: fmt.Errorf("%s: seed %d failed with exit status %d (report on stdout)", name, r.seed, r.code)}
+}
+
+// replayFlags are the flags that make replay's run explore's: replay's
+// defaults differ (exact timing, random strategy), so each is spelled out.
+func replayFlags(f *scenarioFlags) string {
+	s := fmt.Sprintf("--perturb %d --strategy %s ", f.perturb, f.strategy)
+	if f.o.PCT.Depth != 0 {
+		s += fmt.Sprintf("--pct-depth %d ", f.o.PCT.Depth)
+	}
+	if f.o.PCT.Steps != 0 {
+		s += fmt.Sprintf("--pct-steps %d ", f.o.PCT.Steps)
+	}
+	if f.o.Race {
+		s += "--race "
+	}
+	if f.o.Debug {
+		s += "--debug "
+	}
+	return s
+}

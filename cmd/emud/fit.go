@@ -35,7 +35,11 @@ name,src,dst,ops,bytes,queues,time_us: ops copies of bytes each from GPU src to
 GPU dst (src == dst is a local copy; GPUs 0..7, or host at one end: host
 memory, a copy over the GPU's PCIe link), issued back to back by one thread
 of the GPU end round-robin over queues queues (its loopback queues for a host
-copy), time_us from the first issue until everything has drained. The first format's header ops,bytes,queues,time_us
+copy), time_us from the first issue until everything has drained. Format v3
+adds a clock column (kernel, or engine: the span of TIMESTAMPs around the
+copies, what emud calibrate --measure writes), format v4 an exec column
+after it: the GPU whose engine runs the copies, a peer copy's destination
+for a pull (its engine reading across the link). The first format's header ops,bytes,queues,time_us
 (GPU 0 to GPU 1) is still read. Lines starting with # are comments. At most 256
 rows; time_us from 1e-6 (1 ps) to 1e9. A progress bar goes to stderr when it
 is a terminal, or with --progress.

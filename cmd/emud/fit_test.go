@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/csv"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -118,4 +120,40 @@ func TestFitHostRows(t *testing.T) {
 	out, errOut, status = execute(t, "fit", "--predict", "mi355x", in)
 	require.Equal(t, scenario.ExitOK, status, errOut)
 	assert.Contains(t, out, "\nh2d.1m,host,0,4,1048576,1,100,")
+}
+
+// emud fit --params all on kernel-clock rows of every path (timed here by
+// --predict under a truth with distinct local, peer and host copy
+// latencies, which the preset has at 0) fits each latency, and prints
+// them within 5% of the truth.
+func TestFitAllFindsPathLatencies(t *testing.T) {
+	truth := writeFile(t, "truth.json", `{"name": "truth", "local_copy_us": 1.9, "peer_copy_us": 0.7, "host_copy_us": 3.4}`)
+	shapes := writeFile(t, "shapes.csv", "name,src,dst,ops,bytes,queues,time_us\n"+
+		"l.64,0,0,1,64,1,1\nl.64k,0,0,1,65536,1,1\nl.b8,0,0,8,4096,1,1\nl.4m,0,0,1,4194304,1,1\n"+
+		"p.64,0,1,1,64,1,1\np.64k,0,1,1,65536,1,1\np.b8,0,1,8,4096,1,1\np.4m,0,1,1,4194304,1,1\n"+
+		"h.64,0,host,1,64,1,1\nh.b8,0,host,8,4096,1,1\nh.4m,host,0,1,4194304,1,1\nh.64k,0,host,1,65536,1,1\n")
+	pred, errOut, status := execute(t, "fit", "--predict", truth, shapes)
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	recs, err := csv.NewReader(strings.NewReader(pred)).ReadAll()
+	require.NoError(t, err)
+	var rows strings.Builder
+	rows.WriteString("name,src,dst,ops,bytes,queues,time_us\n")
+	for _, r := range recs[1:] {
+		rows.WriteString(strings.Join(append(r[:6], r[7]), ",") + "\n") // time_us: the truth's prediction
+	}
+	in := writeFile(t, "rows.csv", rows.String())
+	out, errOut, status := execute(t, "fit", in, "--params", "all", "--out", "")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	ident := strings.SplitN(strings.SplitN(out, "these rows identify ", 2)[1], "\n", 2)[0]
+	for _, tc := range []struct {
+		name string
+		want float64
+	}{{"local_copy_us", 1.9}, {"peer_copy_us", 0.7}, {"host_copy_us", 3.4}} {
+		assert.Contains(t, ident, tc.name)
+		m := regexp.MustCompile(`(?m)^  ` + tc.name + ` +([0-9.e+-]+)  \(was 0\)$`).FindStringSubmatch(out)
+		require.NotNil(t, m, "%s is fitted from 0:\n%s", tc.name, out)
+		got, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		assert.InEpsilon(t, tc.want, got, 0.05, tc.name)
+	}
 }

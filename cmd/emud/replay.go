@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/emud-dev/emud/scenario"
 
@@ -14,11 +19,14 @@ func newReplayCmd() *cobra.Command {
 	f := newScenarioFlags()
 	var tracePath, wantDigest string
 	cmd := &cobra.Command{
-		Use:   "replay [SCENARIO] --seed S",
-		Short: "Rerun one seed of a scenario and write its trace",
+		Use:   "replay [SCENARIO] --seed S | replay --seed S [flags] -- PROGRAM [ARGS...]",
+		Short: "Rerun one seed of a scenario or a C++ program and write its trace",
 		Long:  replayLong,
-		Args:  cobra.MaximumNArgs(1),
+		Args:  scenarioOrProgram,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if at := cmd.ArgsLenAtDash(); at >= 0 {
+				return replayProgram(cmd, f, args[at:], tracePath, wantDigest)
+			}
 			f.o.Traced = true
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -71,4 +79,41 @@ run, bit for bit. --expect-digest makes that a check.
 
 The trace goes to --trace, by default SCENARIO-seedS.trace.json.
 
+After --, a C++ program built with emud c++ is rerun on --seed, with the
+flags' meaning in its environment as emud explore passes it; its output
+passes through, its trace (EMUD_TRACE) goes to --trace, by default
+PROGRAM-seedS.trace.json, and its exit status is the program's.
+
 ` + exitStatusHelp + ` A digest other than --expect-digest exits 1.`
+
+// replayProgram reruns seed --seed of a C++ program, as explore printed
+// it: its output passes through, its trace goes to --trace (default
+// PROGRAM-seedS.trace.json, as EMUD_TRACE writes it), and its exit status
+// is the program's. --expect-digest checks the digest of its summary.
+func replayProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, tracePath, wantDigest string) error {
+	set, err := programFlags(f)
+	if err != nil {
+		return err
+	}
+	if tracePath == "" {
+		tracePath = fmt.Sprintf("%s-seed%d.trace.json", filepath.Base(argv[0]), f.o.Seed)
+	}
+	set = append(set, fmt.Sprintf("EMUD_SEED=%d", f.o.Seed), "EMUD_TRACE="+tracePath)
+	var errb bytes.Buffer
+	code, err := runProgram(argv, programEnv(set), cmd.OutOrStdout(), io.MultiWriter(cmd.ErrOrStderr(), &errb))
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(tracePath); err == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "trace: %s\n", tracePath)
+	}
+	name := strings.Join(argv, " ")
+	got := programRun{stderr: errb.String()}.digest()
+	if wantDigest != "" && got != wantDigest {
+		return fmt.Errorf("replay %s seed %d: digest %q differs from --expect-digest %s: the run did not reproduce (other flags, or another build?)", name, f.o.Seed, got, wantDigest)
+	}
+	if code != 0 {
+		return &scenario.ExitError{Code: code, Err: fmt.Errorf("%s: seed %d exited %d", name, f.o.Seed, code)}
+	}
+	return nil
+}

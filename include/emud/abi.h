@@ -96,6 +96,14 @@ enum {
   EMUD_H_UNIQUE_ID, EMUD_H_COMM_CREATE, EMUD_H_COMM_DESTROY, EMUD_H_MEM_ALLOC, EMUD_H_MEM_FREE,
   EMUD_H_WINDOW_REGISTER, EMUD_H_WINDOW_DEREGISTER, EMUD_H_DEVCOMM_CREATE, EMUD_H_DEVCOMM_DESTROY,
   EMUD_H_BARRIER_ALL, EMUD_H_PEER_PTR, EMUD_H_UNSUPPORTED, EMUD_H_ERROR_STRING, EMUD_H_LAST_ERROR,
+  /* HIP calls MORI's code uses (capi/hipcalls.go) */
+  EMUD_H_HOST_MALLOC,      /* a: bytes, flags -> a[2] pointer */
+  EMUD_H_HOST_FREE,        /* a: pointer */
+  EMUD_H_HOST_DEVPTR,      /* a: host pointer -> a[1] device pointer */
+  EMUD_H_MEM_INFO,         /* -> a[0] free, a[1] total of the current device */
+  EMUD_H_POINTER_ATTR,     /* a: pointer -> a[1] type (0 unregistered, 1 host, 2 device), a[2] device, a[3] base */
+  EMUD_H_STREAM_WAIT_EVENT,/* a: stream, event */
+  EMUD_H_EVENT_QUERY,      /* a: event */
 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 

@@ -93,6 +93,8 @@ typedef enum hipError_t {
   hipErrorInvalidHandle = 400,
   hipErrorInvalidResourceHandle = 400,
   hipErrorNotReady = 600,
+  hipErrorPeerAccessAlreadyEnabled = 704,
+  hipErrorPeerAccessNotEnabled = 705,
   hipErrorLaunchFailure = 719,
   hipErrorNotSupported = 801,
   hipErrorUnknown = 999,
@@ -478,6 +480,8 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
     case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
     case hipErrorNotReady: return "hipErrorNotReady";
+    case hipErrorPeerAccessAlreadyEnabled: return "hipErrorPeerAccessAlreadyEnabled";
+    case hipErrorPeerAccessNotEnabled: return "hipErrorPeerAccessNotEnabled";
     case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
     case hipErrorNotSupported: return "hipErrorNotSupported";
     default: return "hipErrorUnknown";
@@ -508,31 +512,152 @@ inline hipError_t hipGetDevice(int* d, EMUD_SITE) {
   if (d) *d = (int)a[0];
   return e;
 }
-inline hipError_t hipDeviceEnablePeerAccess(int, unsigned) { return hipSuccess; }  // every LSA peer is mapped
+// Peer access: every GPU's memory is mapped for every other (one LSA
+// space), so access works either way; the calls keep HIP's bookkeeping
+// and errors (enabling twice, a device's own, an unknown peer).
+namespace emud {
+inline std::mutex peer_mu;
+inline bool peer_on[64][64];
+}  // namespace emud
+inline hipError_t hipDeviceEnablePeerAccess(int peer, unsigned flags, EMUD_SITE) {
+  int dev = 0, n = 0;
+  hipError_t e = hipGetDevice(&dev, EMUD_SITE_ARGS);
+  if (e == hipSuccess) e = hipGetDeviceCount(&n, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  if (peer < 0 || peer >= n || peer == dev || peer >= 64) return ::emud::last_error = hipErrorInvalidDevice;
+  std::lock_guard<std::mutex> g(::emud::peer_mu);
+  if (::emud::peer_on[dev][peer]) return ::emud::last_error = hipErrorPeerAccessAlreadyEnabled;
+  ::emud::peer_on[dev][peer] = true;
+  return hipSuccess;
+}
+inline hipError_t hipDeviceDisablePeerAccess(int peer, EMUD_SITE) {
+  int dev = 0, n = 0;
+  hipError_t e = hipGetDevice(&dev, EMUD_SITE_ARGS);
+  if (e == hipSuccess) e = hipGetDeviceCount(&n, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (peer < 0 || peer >= n || peer == dev || peer >= 64) return ::emud::last_error = hipErrorInvalidDevice;
+  std::lock_guard<std::mutex> g(::emud::peer_mu);
+  if (!::emud::peer_on[dev][peer]) return ::emud::last_error = hipErrorPeerAccessNotEnabled;
+  ::emud::peer_on[dev][peer] = false;
+  return hipSuccess;
+}
+// The device's figures come from the emulator (capi/hipcalls.go: an
+// MI355X's); the wave size and architecture name from EMUD_ARCH.
 inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int dev, EMUD_SITE) {
   uint64_t a[16] = {(uint64_t)(int64_t)dev};
   hipError_t e = ::emud::host(EMUD_H_PROPS, a, __emud_file, __emud_line);
-  if (e != hipSuccess || !p) return e;
+  if (e != hipSuccess) return e;
+  if (!p) return ::emud::last_error = hipErrorInvalidValue;
   std::memset(p, 0, sizeof *p);
   std::snprintf(p->name, sizeof p->name, "AMD Instinct MI355X (emud)");
   std::snprintf(p->gcnArchName, sizeof p->gcnArchName, "%s", warpSize == 32 ? "gfx1250" : "gfx950:sramecc+:xnack-");
   p->warpSize = warpSize;
   p->totalGlobalMem = (size_t)a[1];
+  p->multiProcessorCount = (int)a[2];
+  p->clockRate = (int)a[3];
+  p->l2CacheSize = (int)a[4];
+  p->memoryClockRate = (int)a[5];
+  p->memoryBusWidth = (int)a[6];
   p->sharedMemPerBlock = 160 << 10;
   p->maxSharedMemoryPerMultiProcessor = 160 << 10;
   p->maxThreadsPerBlock = 1024;
   p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 1024;
-  p->maxGridSize[0] = 1 << 20, p->maxGridSize[1] = 1, p->maxGridSize[2] = 1;
+  p->maxGridSize[0] = 0x7fffffff, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
   p->regsPerBlock = 65536;
-  p->clockRate = 2400000;
-  p->major = 9, p->minor = 5;
-  p->multiProcessorCount = 256;
+  p->totalConstMem = 2147483647;
+  if (warpSize == 32) {
+    p->major = 12, p->minor = 5;
+  } else {
+    p->major = 9, p->minor = 5;
+  }
   p->maxThreadsPerMultiProcessor = 2048;
   p->concurrentKernels = 1;
   p->pciBusID = dev;
   p->isMultiGpuBoard = 1;
   p->canMapHostMemory = 1;
   p->cooperativeLaunch = 1;
+  return hipSuccess;
+}
+
+// hipDeviceGetAttribute: the attributes collective code asks for, from
+// hipGetDeviceProperties's figures. An attribute outside this list is an
+// error (hipErrorInvalidValue) naming it by number on stderr.
+typedef enum hipDeviceAttribute_t {
+  hipDeviceAttributeMaxThreadsPerBlock,
+  hipDeviceAttributeMaxBlockDimX,
+  hipDeviceAttributeMaxBlockDimY,
+  hipDeviceAttributeMaxBlockDimZ,
+  hipDeviceAttributeMaxGridDimX,
+  hipDeviceAttributeMaxGridDimY,
+  hipDeviceAttributeMaxGridDimZ,
+  hipDeviceAttributeMaxSharedMemoryPerBlock,
+  hipDeviceAttributeSharedMemPerBlockOptin,
+  hipDeviceAttributeTotalConstantMemory,
+  hipDeviceAttributeWarpSize,
+  hipDeviceAttributeMaxRegistersPerBlock,
+  hipDeviceAttributeClockRate,
+  hipDeviceAttributeMemoryClockRate,
+  hipDeviceAttributeMemoryBusWidth,
+  hipDeviceAttributeMultiprocessorCount,
+  hipDeviceAttributeL2CacheSize,
+  hipDeviceAttributeMaxThreadsPerMultiProcessor,
+  hipDeviceAttributeComputeCapabilityMajor,
+  hipDeviceAttributeComputeCapabilityMinor,
+  hipDeviceAttributeConcurrentKernels,
+  hipDeviceAttributePciBusId,
+  hipDeviceAttributePciDeviceId,
+  hipDeviceAttributePciDomainID,
+  hipDeviceAttributeIsMultiGpuBoard,
+  hipDeviceAttributeIntegrated,
+  hipDeviceAttributeCooperativeLaunch,
+  hipDeviceAttributeCanMapHostMemory,
+  hipDeviceAttributeManagedMemory,
+  hipDeviceAttributeMaxSharedMemoryPerMultiprocessor,
+  hipDeviceAttributeWallClockRate,
+} hipDeviceAttribute_t;
+inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!v) return ::emud::last_error = hipErrorInvalidValue;
+  switch (attr) {
+    case hipDeviceAttributeMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
+    case hipDeviceAttributeMaxBlockDimX: *v = p.maxThreadsDim[0]; break;
+    case hipDeviceAttributeMaxBlockDimY: *v = p.maxThreadsDim[1]; break;
+    case hipDeviceAttributeMaxBlockDimZ: *v = p.maxThreadsDim[2]; break;
+    case hipDeviceAttributeMaxGridDimX: *v = p.maxGridSize[0]; break;
+    case hipDeviceAttributeMaxGridDimY: *v = p.maxGridSize[1]; break;
+    case hipDeviceAttributeMaxGridDimZ: *v = p.maxGridSize[2]; break;
+    case hipDeviceAttributeMaxSharedMemoryPerBlock:
+    case hipDeviceAttributeSharedMemPerBlockOptin: *v = (int)p.sharedMemPerBlock; break;
+    case hipDeviceAttributeTotalConstantMemory: *v = (int)p.totalConstMem; break;
+    case hipDeviceAttributeWarpSize: *v = p.warpSize; break;
+    case hipDeviceAttributeMaxRegistersPerBlock: *v = p.regsPerBlock; break;
+    case hipDeviceAttributeClockRate: *v = p.clockRate; break;
+    case hipDeviceAttributeMemoryClockRate: *v = p.memoryClockRate; break;
+    case hipDeviceAttributeMemoryBusWidth: *v = p.memoryBusWidth; break;
+    case hipDeviceAttributeMultiprocessorCount: *v = p.multiProcessorCount; break;
+    case hipDeviceAttributeL2CacheSize: *v = p.l2CacheSize; break;
+    case hipDeviceAttributeMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
+    case hipDeviceAttributeComputeCapabilityMajor: *v = p.major; break;
+    case hipDeviceAttributeComputeCapabilityMinor: *v = p.minor; break;
+    case hipDeviceAttributeConcurrentKernels: *v = p.concurrentKernels; break;
+    case hipDeviceAttributePciBusId: *v = p.pciBusID; break;
+    case hipDeviceAttributePciDeviceId: *v = p.pciDeviceID; break;
+    case hipDeviceAttributePciDomainID: *v = p.pciDomainID; break;
+    case hipDeviceAttributeIsMultiGpuBoard: *v = p.isMultiGpuBoard; break;
+    case hipDeviceAttributeIntegrated: *v = p.integrated; break;
+    case hipDeviceAttributeCooperativeLaunch: *v = p.cooperativeLaunch; break;
+    case hipDeviceAttributeCanMapHostMemory: *v = p.canMapHostMemory; break;
+    case hipDeviceAttributeManagedMemory: *v = p.managedMemory; break;
+    case hipDeviceAttributeMaxSharedMemoryPerMultiprocessor: *v = (int)p.maxSharedMemoryPerMultiProcessor; break;
+    case hipDeviceAttributeWallClockRate: *v = 100000; break;  // wall_clock64: 100 MHz (in kHz)
+    default:
+      std::fprintf(stderr, "emud: %s:%d: hipDeviceGetAttribute: attribute %d is not one emud knows (docs/hip.md)\n",
+                   __emud_file, __emud_line, (int)attr);
+      return ::emud::last_error = hipErrorInvalidValue;
+  }
   return hipSuccess;
 }
 inline hipError_t hipMalloc(void** p, size_t n, EMUD_SITE) {
@@ -549,6 +674,100 @@ inline hipError_t hipFree(void* p, EMUD_SITE) {
   uint64_t a[16] = {::emud::addr(p)};
   return ::emud::host(EMUD_H_FREE, a, __emud_file, __emud_line);
 }
+// hipExtMallocWithFlags: emud's device memory is coherent between the
+// device, its peers and the host, which is what the fine-grained and
+// uncached kinds ask for; every kind is hipMalloc's memory.
+#define hipDeviceMallocDefault 0x0
+#define hipDeviceMallocFinegrained 0x1
+#define hipMallocSignalMemory 0x2
+#define hipDeviceMallocUncached 0x3
+#define hipDeviceMallocContiguous 0x4
+inline hipError_t hipExtMallocWithFlags(void** p, size_t n, unsigned flags, EMUD_SITE) {
+  if (flags > hipDeviceMallocContiguous) {
+    std::fprintf(stderr, "emud: %s:%d: hipExtMallocWithFlags: flags %#x are not HIP's\n", __emud_file, __emud_line, flags);
+    return ::emud::last_error = hipErrorInvalidValue;
+  }
+  return hipMalloc(p, n, EMUD_SITE_ARGS);
+}
+
+// Host memory (hipHostMalloc): pinned, mapped and coherent whatever the
+// flags; lanes and SDMA engines reach it at the host's address, and
+// engines' copies from it take the model's host path (capi).
+#define hipHostMallocDefault 0x0
+#define hipHostMallocPortable 0x1
+#define hipHostMallocMapped 0x2
+#define hipHostMallocWriteCombined 0x4
+#define hipHostMallocNumaUser 0x20000000
+#define hipHostMallocCoherent 0x40000000
+#define hipHostMallocNonCoherent 0x80000000
+inline hipError_t hipHostMalloc(void** p, size_t n, unsigned flags = 0, EMUD_SITE) {
+  uint64_t a[16] = {n, flags};
+  hipError_t e = ::emud::host(EMUD_H_HOST_MALLOC, a, __emud_file, __emud_line);
+  if (p) *p = e == hipSuccess ? (void*)(uintptr_t)a[2] : nullptr;
+  return e;
+}
+template <class T>
+inline hipError_t hipHostMalloc(T** p, size_t n, unsigned flags = 0, EMUD_SITE) {
+  return hipHostMalloc((void**)p, n, flags, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMallocHost(void** p, size_t n, EMUD_SITE) { return hipHostMalloc(p, n, 0, EMUD_SITE_ARGS); }
+inline hipError_t hipHostFree(void* p, EMUD_SITE) {
+  uint64_t a[16] = {::emud::addr(p)};
+  return ::emud::host(EMUD_H_HOST_FREE, a, __emud_file, __emud_line);
+}
+inline hipError_t hipFreeHost(void* p, EMUD_SITE) { return hipHostFree(p, EMUD_SITE_ARGS); }
+inline hipError_t hipHostGetDevicePointer(void** d, void* h, unsigned flags, EMUD_SITE) {
+  uint64_t a[16] = {::emud::addr(h), 0};
+  if (!d || flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  hipError_t e = ::emud::host(EMUD_H_HOST_DEVPTR, a, __emud_file, __emud_line);
+  *d = e == hipSuccess ? (void*)(uintptr_t)a[1] : nullptr;
+  return e;
+}
+
+// hipMemGetInfo: total is the device's memory (288 GB on an MI355X);
+// free is what emud can still allocate on the current device, whose
+// emulated slice holds 64 GiB.
+inline hipError_t hipMemGetInfo(size_t* free_, size_t* total, EMUD_SITE) {
+  uint64_t a[16] = {0};
+  hipError_t e = ::emud::host(EMUD_H_MEM_INFO, a, __emud_file, __emud_line);
+  if (e != hipSuccess) return e;
+  if (free_) *free_ = (size_t)a[0];
+  if (total) *total = (size_t)a[1];
+  return hipSuccess;
+}
+
+typedef enum hipMemoryType {
+  hipMemoryTypeUnregistered = 0,
+  hipMemoryTypeHost = 1,
+  hipMemoryTypeDevice = 2,
+  hipMemoryTypeManaged = 3,
+  hipMemoryTypeArray = 10,
+  hipMemoryTypeUnified = 11,
+} hipMemoryType;
+typedef struct hipPointerAttribute_t {
+  hipMemoryType type;
+  int device;
+  void* devicePointer;
+  void* hostPointer;
+  int isManaged;
+  unsigned allocationFlags;
+} hipPointerAttribute_t;
+// hipPointerGetAttributes: device memory (hipMalloc, ccoMemAlloc) names
+// its GPU; hipHostMalloc memory is host memory mapped for the device; any
+// other pointer is unregistered (HIP 6's answer, with hipSuccess).
+inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t* at, const void* p, EMUD_SITE) {
+  if (!at) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {::emud::addr(p)};
+  hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
+  if (e != hipSuccess) return e;
+  std::memset(at, 0, sizeof *at);
+  at->type = (hipMemoryType)a[1];
+  at->device = (int)a[2];
+  if (a[1] != 0) at->devicePointer = const_cast<void*>(p);
+  if (a[1] == 1) at->hostPointer = const_cast<void*>(p);
+  return hipSuccess;
+}
+
 inline hipError_t hipMemcpyAsync(void* dst, const void* src, size_t n, hipMemcpyKind k, hipStream_t s = nullptr,
                                  EMUD_SITE) {
   uint64_t a[16] = {::emud::addr(dst), ::emud::addr(src), n, (uint64_t)(uintptr_t)s, (uint64_t)k, 1};
@@ -565,6 +784,34 @@ inline hipError_t hipMemsetAsync(void* dst, int v, size_t n, hipStream_t s = nul
 inline hipError_t hipMemset(void* dst, int v, size_t n, EMUD_SITE) {
   uint64_t a[16] = {::emud::addr(dst), (uint64_t)(uint8_t)v, n, 0, 0, 0};
   return ::emud::host(EMUD_H_MEMSET, a, __emud_file, __emud_line);
+}
+// hipMemsetD8/D16/D32: count elements of the value's width; the async
+// forms land over virtual time on their stream as hipMemsetAsync does.
+typedef void* hipDeviceptr_t;
+namespace emud {
+inline hipError_t memset_d(void* dst, uint64_t v, size_t count, size_t width, hipStream_t s, bool async, const char* file,
+                           int line) {
+  uint64_t a[16] = {addr(dst), v, count * width, (uint64_t)(uintptr_t)s, 0, async ? 1u : 0u, width};
+  return host(EMUD_H_MEMSET, a, file, line);
+}
+}  // namespace emud
+inline hipError_t hipMemsetD8(hipDeviceptr_t d, unsigned char v, size_t n, EMUD_SITE) {
+  return ::emud::memset_d(d, v, n, 1, nullptr, false, __emud_file, __emud_line);
+}
+inline hipError_t hipMemsetD16(hipDeviceptr_t d, unsigned short v, size_t n, EMUD_SITE) {
+  return ::emud::memset_d(d, v, n, 2, nullptr, false, __emud_file, __emud_line);
+}
+inline hipError_t hipMemsetD32(hipDeviceptr_t d, int v, size_t n, EMUD_SITE) {
+  return ::emud::memset_d(d, (uint32_t)v, n, 4, nullptr, false, __emud_file, __emud_line);
+}
+inline hipError_t hipMemsetD8Async(hipDeviceptr_t d, unsigned char v, size_t n, hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::memset_d(d, v, n, 1, s, true, __emud_file, __emud_line);
+}
+inline hipError_t hipMemsetD16Async(hipDeviceptr_t d, unsigned short v, size_t n, hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::memset_d(d, v, n, 2, s, true, __emud_file, __emud_line);
+}
+inline hipError_t hipMemsetD32Async(hipDeviceptr_t d, int v, size_t n, hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::memset_d(d, (uint32_t)v, n, 4, s, true, __emud_file, __emud_line);
 }
 inline hipError_t hipStreamCreate(hipStream_t* s, EMUD_SITE) {
   uint64_t a[16] = {0};
@@ -620,6 +867,19 @@ inline hipError_t hipEventDestroy(hipEvent_t e, EMUD_SITE) {
 }
 
 inline hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned, EMUD_SITE) { return hipEventCreate(e, EMUD_SITE_ARGS); }
+// hipEventRecord returns once the stream's work so far is done (partial:
+// HIP returns at once), so a recorded event is complete: hipEventQuery
+// succeeds, and hipStreamWaitEvent orders the stream's later work after it
+// (for the race detector, through the calling host thread).
+inline hipError_t hipEventQuery(hipEvent_t e, EMUD_SITE) {
+  uint64_t a[16] = {(uint64_t)(uintptr_t)e};
+  return ::emud::host(EMUD_H_EVENT_QUERY, a, __emud_file, __emud_line);
+}
+inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags = 0, EMUD_SITE) {
+  if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)e};
+  return ::emud::host(EMUD_H_STREAM_WAIT_EVENT, a, __emud_file, __emud_line);
+}
 #define hipEventDefault 0
 #define hipEventBlockingSync 1
 #define hipEventDisableTiming 2
@@ -630,10 +890,13 @@ inline hipError_t hipDeviceCanAccessPeer(int* can, int dev, int peer, EMUD_SITE)
   return e;
 }
 
-// HIP calls emud does not emulate: calling one is a compile error naming
-// it ("static assertion failed: hipMallocManaged is not supported by
-// emud ..."), never a silent no-op. Calls HIP has and this header lists
-// nowhere fail to compile as undeclared.
+// HIP calls emud does not emulate: calling one is one compile error,
+// "static assertion failed: NAME is not supported by emud (docs/hip.md
+// lists the HIP calls emud emulates)", at the call, never a silent no-op.
+// The types and constants these calls take are declared, so a call's own
+// message is the error rather than an undeclared argument's. A HIP call
+// in neither this list nor docs/hip.md's is undeclared (the compiler's
+// own "was not declared" error).
 namespace emud {
 template <class...>
 inline constexpr bool unsupported_v = false;
@@ -641,53 +904,168 @@ inline constexpr bool unsupported_v = false;
 #define EMUD_UNSUPPORTED(name)                                                                                 \
   template <class... A>                                                                                        \
   hipError_t name(A&&...) {                                                                                    \
-    static_assert(::emud::unsupported_v<A...>, #name " is not supported by emud (capi/doc.go lists the HIP subset)"); \
+    static_assert(::emud::unsupported_v<A...>, #name " is not supported by emud (docs/hip.md lists the HIP calls emud emulates)"); \
     return hipErrorNotSupported;                                                                               \
   }
+typedef struct ihipModule_t* hipModule_t;
+typedef struct ihipModuleSymbol_t* hipFunction_t;
+typedef struct ihipGraph* hipGraph_t;
+typedef struct hipGraphExec* hipGraphExec_t;
+typedef struct ihipMemPoolHandle_t* hipMemPool_t;
+typedef struct ihipCtx_t* hipCtx_t;
+typedef int hipDevice_t;
+typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;
+typedef struct hipIpcEventHandle_st { char reserved[64]; } hipIpcEventHandle_t;
+typedef struct hipFuncAttributes { int binaryVersion; size_t sharedSizeBytes; int maxThreadsPerBlock; } hipFuncAttributes;
+typedef void (*hipHostFn_t)(void*);
+typedef enum hipMemoryAdvise { hipMemAdviseSetReadMostly = 1, hipMemAdviseUnsetReadMostly, hipMemAdviseSetPreferredLocation,
+  hipMemAdviseUnsetPreferredLocation, hipMemAdviseSetAccessedBy, hipMemAdviseUnsetAccessedBy, hipMemAdviseSetCoarseGrain = 100,
+  hipMemAdviseUnsetCoarseGrain } hipMemoryAdvise;
+typedef enum hipLimit_t { hipLimitStackSize = 0, hipLimitPrintfFifoSize = 1, hipLimitMallocHeapSize = 2 } hipLimit_t;
+typedef enum hipFuncAttribute { hipFuncAttributeMaxDynamicSharedMemorySize = 8, hipFuncAttributePreferredSharedMemoryCarveout = 9 } hipFuncAttribute;
+typedef enum hipFuncCache_t { hipFuncCachePreferNone, hipFuncCachePreferShared, hipFuncCachePreferL1, hipFuncCachePreferEqual } hipFuncCache_t;
+typedef enum hipStreamCaptureMode { hipStreamCaptureModeGlobal = 0, hipStreamCaptureModeThreadLocal, hipStreamCaptureModeRelaxed } hipStreamCaptureMode;
+#define hipHostRegisterDefault 0x0
+#define hipHostRegisterPortable 0x1
+#define hipHostRegisterMapped 0x2
+#define hipIpcMemLazyEnablePeerAccess 0x1
+#define hipMemAttachGlobal 0x1
+#define hipDeviceScheduleAuto 0x0
+#define hipDeviceScheduleSpin 0x1
+#define hipDeviceScheduleYield 0x2
+#define hipDeviceScheduleBlockingSync 0x4
+#define hipDeviceMapHost 0x8
+#define hipStreamWaitValueGte 0x0
+#define hipStreamWaitValueEq 0x1
 EMUD_UNSUPPORTED(hipMallocManaged)
-EMUD_UNSUPPORTED(hipHostMalloc)
-EMUD_UNSUPPORTED(hipHostFree)
-EMUD_UNSUPPORTED(hipMallocHost)
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
-EMUD_UNSUPPORTED(hipHostGetDevicePointer)
-EMUD_UNSUPPORTED(hipExtMallocWithFlags)
+EMUD_UNSUPPORTED(hipHostGetFlags)
+EMUD_UNSUPPORTED(hipHostAlloc)
 EMUD_UNSUPPORTED(hipMallocAsync)
 EMUD_UNSUPPORTED(hipFreeAsync)
+EMUD_UNSUPPORTED(hipMallocFromPoolAsync)
+EMUD_UNSUPPORTED(hipMemPoolCreate)
+EMUD_UNSUPPORTED(hipMemPoolDestroy)
+EMUD_UNSUPPORTED(hipDeviceGetDefaultMemPool)
 EMUD_UNSUPPORTED(hipMallocPitch)
+EMUD_UNSUPPORTED(hipMalloc3D)
+EMUD_UNSUPPORTED(hipMallocArray)
+EMUD_UNSUPPORTED(hipFreeArray)
+EMUD_UNSUPPORTED(hipMemAllocPitch)
 EMUD_UNSUPPORTED(hipMemcpyPeer)
 EMUD_UNSUPPORTED(hipMemcpyPeerAsync)
 EMUD_UNSUPPORTED(hipMemcpy2D)
 EMUD_UNSUPPORTED(hipMemcpy2DAsync)
+EMUD_UNSUPPORTED(hipMemcpy3D)
+EMUD_UNSUPPORTED(hipMemcpy3DAsync)
+EMUD_UNSUPPORTED(hipMemcpyHtoD)
+EMUD_UNSUPPORTED(hipMemcpyDtoH)
+EMUD_UNSUPPORTED(hipMemcpyDtoD)
+EMUD_UNSUPPORTED(hipMemcpyHtoDAsync)
+EMUD_UNSUPPORTED(hipMemcpyDtoHAsync)
+EMUD_UNSUPPORTED(hipMemcpyDtoDAsync)
+EMUD_UNSUPPORTED(hipMemcpyWithStream)
 EMUD_UNSUPPORTED(hipMemcpyToSymbol)
 EMUD_UNSUPPORTED(hipMemcpyFromSymbol)
+EMUD_UNSUPPORTED(hipMemcpyToSymbolAsync)
+EMUD_UNSUPPORTED(hipMemcpyFromSymbolAsync)
 EMUD_UNSUPPORTED(hipGetSymbolAddress)
+EMUD_UNSUPPORTED(hipGetSymbolSize)
+EMUD_UNSUPPORTED(hipMemset2D)
+EMUD_UNSUPPORTED(hipMemset2DAsync)
+EMUD_UNSUPPORTED(hipMemset3D)
+EMUD_UNSUPPORTED(hipMemsetD32Async2D)
 EMUD_UNSUPPORTED(hipMemPrefetchAsync)
 EMUD_UNSUPPORTED(hipMemAdvise)
-EMUD_UNSUPPORTED(hipMemGetInfo)
-EMUD_UNSUPPORTED(hipStreamWaitEvent)
+EMUD_UNSUPPORTED(hipMemRangeGetAttribute)
+EMUD_UNSUPPORTED(hipMemGetAddressRange)
+EMUD_UNSUPPORTED(hipMemPtrGetInfo)
+EMUD_UNSUPPORTED(hipMemCreate)
+EMUD_UNSUPPORTED(hipMemRelease)
+EMUD_UNSUPPORTED(hipMemMap)
+EMUD_UNSUPPORTED(hipMemUnmap)
+EMUD_UNSUPPORTED(hipMemSetAccess)
+EMUD_UNSUPPORTED(hipMemAddressReserve)
+EMUD_UNSUPPORTED(hipMemAddressFree)
+EMUD_UNSUPPORTED(hipMemGetAllocationGranularity)
+EMUD_UNSUPPORTED(hipMemExportToShareableHandle)
+EMUD_UNSUPPORTED(hipMemImportFromShareableHandle)
 EMUD_UNSUPPORTED(hipStreamQuery)
-EMUD_UNSUPPORTED(hipEventQuery)
 EMUD_UNSUPPORTED(hipStreamAddCallback)
 EMUD_UNSUPPORTED(hipLaunchHostFunc)
 EMUD_UNSUPPORTED(hipStreamCreateWithPriority)
+EMUD_UNSUPPORTED(hipStreamGetPriority)
+EMUD_UNSUPPORTED(hipStreamGetFlags)
+EMUD_UNSUPPORTED(hipDeviceGetStreamPriorityRange)
+EMUD_UNSUPPORTED(hipStreamWaitValue32)
+EMUD_UNSUPPORTED(hipStreamWaitValue64)
+EMUD_UNSUPPORTED(hipStreamWriteValue32)
+EMUD_UNSUPPORTED(hipStreamWriteValue64)
 EMUD_UNSUPPORTED(hipDeviceReset)
-EMUD_UNSUPPORTED(hipDeviceGetAttribute)
 EMUD_UNSUPPORTED(hipDeviceSetLimit)
+EMUD_UNSUPPORTED(hipDeviceGetLimit)
+EMUD_UNSUPPORTED(hipDeviceSetCacheConfig)
+EMUD_UNSUPPORTED(hipDeviceGetCacheConfig)
+EMUD_UNSUPPORTED(hipDeviceSetSharedMemConfig)
+EMUD_UNSUPPORTED(hipSetDeviceFlags)
+EMUD_UNSUPPORTED(hipGetDeviceFlags)
+EMUD_UNSUPPORTED(hipChooseDevice)
+EMUD_UNSUPPORTED(hipDeviceGetByPCIBusId)
+EMUD_UNSUPPORTED(hipDeviceGetPCIBusId)
+EMUD_UNSUPPORTED(hipDeviceGetName)
+EMUD_UNSUPPORTED(hipDeviceTotalMem)
+EMUD_UNSUPPORTED(hipDeviceComputeCapability)
+EMUD_UNSUPPORTED(hipDeviceGetP2PAttribute)
+EMUD_UNSUPPORTED(hipDeviceGet)
+EMUD_UNSUPPORTED(hipDriverGetVersion)
+EMUD_UNSUPPORTED(hipRuntimeGetVersion)
+EMUD_UNSUPPORTED(hipCtxCreate)
+EMUD_UNSUPPORTED(hipCtxDestroy)
+EMUD_UNSUPPORTED(hipCtxGetCurrent)
+EMUD_UNSUPPORTED(hipCtxSetCurrent)
+EMUD_UNSUPPORTED(hipDevicePrimaryCtxRetain)
+EMUD_UNSUPPORTED(hipDevicePrimaryCtxRelease)
 EMUD_UNSUPPORTED(hipFuncGetAttributes)
 EMUD_UNSUPPORTED(hipFuncSetAttribute)
+EMUD_UNSUPPORTED(hipFuncSetCacheConfig)
+EMUD_UNSUPPORTED(hipOccupancyMaxActiveBlocksPerMultiprocessor)
+EMUD_UNSUPPORTED(hipOccupancyMaxPotentialBlockSize)
 EMUD_UNSUPPORTED(hipLaunchCooperativeKernel)
+EMUD_UNSUPPORTED(hipLaunchCooperativeKernelMultiDevice)
+EMUD_UNSUPPORTED(hipLaunchKernel)
+EMUD_UNSUPPORTED(hipExtLaunchKernelGGL)
+EMUD_UNSUPPORTED(hipConfigureCall)
+EMUD_UNSUPPORTED(hipSetupArgument)
+EMUD_UNSUPPORTED(hipLaunchByPtr)
 EMUD_UNSUPPORTED(hipModuleLoad)
+EMUD_UNSUPPORTED(hipModuleLoadData)
+EMUD_UNSUPPORTED(hipModuleUnload)
 EMUD_UNSUPPORTED(hipModuleGetFunction)
+EMUD_UNSUPPORTED(hipModuleGetGlobal)
 EMUD_UNSUPPORTED(hipModuleLaunchKernel)
 EMUD_UNSUPPORTED(hipIpcGetMemHandle)
 EMUD_UNSUPPORTED(hipIpcOpenMemHandle)
 EMUD_UNSUPPORTED(hipIpcCloseMemHandle)
+EMUD_UNSUPPORTED(hipIpcGetEventHandle)
+EMUD_UNSUPPORTED(hipIpcOpenEventHandle)
 EMUD_UNSUPPORTED(hipGraphCreate)
+EMUD_UNSUPPORTED(hipGraphDestroy)
 EMUD_UNSUPPORTED(hipGraphInstantiate)
 EMUD_UNSUPPORTED(hipGraphLaunch)
+EMUD_UNSUPPORTED(hipGraphExecDestroy)
+EMUD_UNSUPPORTED(hipGraphAddKernelNode)
 EMUD_UNSUPPORTED(hipStreamBeginCapture)
 EMUD_UNSUPPORTED(hipStreamEndCapture)
+EMUD_UNSUPPORTED(hipStreamIsCapturing)
+EMUD_UNSUPPORTED(hipEventRecordWithFlags)
+EMUD_UNSUPPORTED(hipExtStreamCreateWithCUMask)
+EMUD_UNSUPPORTED(hipExtGetLinkTypeAndHopCount)
+EMUD_UNSUPPORTED(hipProfilerStart)
+EMUD_UNSUPPORTED(hipProfilerStop)
+EMUD_UNSUPPORTED(hipImportExternalMemory)
+EMUD_UNSUPPORTED(hipExternalMemoryGetMappedBuffer)
+EMUD_UNSUPPORTED(hipDestroyExternalMemory)
 #undef EMUD_UNSUPPORTED
 
 // ---- launches ----

@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	// anchorLink matches a Markdown link with a fragment: (file.md#frag)
+	// anchorLink matches a Markdown link with a fragment: (docs/env.md#frag)
 	// or (#frag) within the page.
 	anchorLink = regexp.MustCompile(`\]\(([^)#:\s]*)#([^)\s]+)\)`)
 	// notSlug is what GitHub drops from a heading to make its anchor.

@@ -40,4 +40,13 @@
 // the merge concatenates the lines in shard order and keeps the first
 // most severe failure, so cmd/emud prints the single sweep's table and
 // exits as it does, with nothing run again.
+//
+// A record is a file anyone can write, so Decode also refuses one at odds
+// with itself (a found seed or first detection outside its own range,
+// counts beyond its seeds, names with control characters) and escapes the
+// control characters of the free text merge prints. ReadFiles reads at
+// most MaxRecordBytes of a file and refuses one that does not start as a
+// JSON object at its first byte; Record.Write writes a file whole or not
+// at all (internal/fileio). The farm helpers quote what goes into shell
+// steps; cmd/emud's farm checks names and #SBATCH lines before writing.
 package shard

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/cxx"
+	"github.com/emud-dev/emud/scenario"
+)
+
+// Bad program lines name what is wrong, before any run.
+func TestExploreProgramBadArgs(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	assertFlagErrors(t, []string{"explore"}, []flagError{
+		{[]string{"alltoall", "--", "./prog"}, "a scenario (alltoall) and a program after --: give one"},
+		{[]string{"--"}, "no program after --"},
+		{[]string{"--", missing}, "program " + missing},
+		{[]string{"--seeds", "0", "--", "./prog"}, "invalid --seeds 0"},
+		{[]string{"--shard", "0/2", "--", "./prog"}, "a program's sweep is not sharded"},
+		{[]string{"--strategy", "dfs", "--", "./prog"}, "invalid --strategy"},
+		{[]string{"--pct-depth", "100", "--", "./prog"}, "invalid --pct-depth/--pct-steps"},
+	})
+	assertFlagErrors(t, []string{"replay", "--seed", "1"}, []flagError{
+		{[]string{"--perturb", "9", "--", "./prog"}, "invalid --perturb 9"},
+	})
+}
+
+// buildProgram builds a C++ example with emud c++.
+func buildProgram(t *testing.T, src string, flags ...string) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	var log bytes.Buffer
+	lib, err := cxx.BuildLibrary(root, cxx.Options{Root: root, Stdout: &log, Stderr: &log})
+	require.NoError(t, err, log.String())
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".cpp"))
+	args := append(append([]string{}, flags...), filepath.Join(root, src), "-o", out)
+	require.NoError(t, cxx.Run(args, cxx.Options{Root: root, Library: lib, Stdout: &log, Stderr: &log}), log.String())
+	return out
+}
+
+// explore -- PROGRAM finds a planted C++ bug (a warp-scope put whose
+// source is overwritten too soon, --race) on its first seed, prints the
+// replay command, and that replay reproduces the digest; the fixed twin
+// passes every seed. Needs g++: EMUD_TEST_CXX=1.
+func TestExploreProgramAndReplay(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run C++ programs")
+	}
+	prog := buildProgram(t, "examples/cxx/errors/put_overwrite.cpp", "-O2")
+	out, _, status := execute(t, "explore", "--seeds", "8", "--jobs", "2", "--race", "--", prog)
+	require.Equal(t, scenario.ExitRace, status, out)
+	assert.Contains(t, out, "seed 1 failed (exit status 5)")
+	assert.Contains(t, out, "put_overwrite.cpp:24")
+	m := regexp.MustCompile(`reproduce: emud (replay --seed 1 .*)-- (.*)\n`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	digest := regexp.MustCompile(`digest ([0-9a-f]+)\n`).FindStringSubmatch(out)
+	require.NotNil(t, digest, out)
+	trace := filepath.Join(t.TempDir(), "t.json")
+	args := append(strings.Fields(m[1]), "--trace", trace, "--expect-digest", digest[1], "--", m[2])
+	_, errOut, status := execute(t, args...)
+	assert.Equal(t, scenario.ExitRace, status, "the replay is the same run: %s", errOut)
+	assert.NotContains(t, errOut, "did not reproduce")
+	assert.FileExists(t, trace)
+
+	out, _, status = execute(t, "explore", "--seeds", "8", "--jobs", "2", "--race", "--", prog, "fixed")
+	assert.Equal(t, 0, status, out)
+	assert.Contains(t, out, "all 8 seeds passed")
+}

@@ -1,0 +1,142 @@
+package cxx
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hipHeaderCalls reads include/hip/hip_runtime.h: the HIP calls it
+// defines and the ones it declares unsupported (EMUD_UNSUPPORTED).
+func hipHeaderCalls(t *testing.T) (supported, unsupported []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "include", "hip", "hip_runtime.h"))
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^(?:template <[^>]*>\s*)?inline (?:hipError_t|const char\*) (hip\w+)\(`).FindAllSubmatch(b, -1) {
+		if n := string(m[1]); !seen[n] {
+			seen[n] = true
+			supported = append(supported, n)
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^EMUD_UNSUPPORTED\((\w+)\)`).FindAllSubmatch(b, -1) {
+		unsupported = append(unsupported, string(m[1]))
+	}
+	return supported, unsupported
+}
+
+// TestHIPCallsDocumented: docs/hip.md, which the unsupported calls' error
+// points at, lists every call the header emulates under "Emulated" and
+// every call it refuses under "Not emulated", and no call is both.
+func TestHIPCallsDocumented(t *testing.T) {
+	supported, unsupported := hipHeaderCalls(t)
+	require.Greater(t, len(supported), 40)
+	require.Greater(t, len(unsupported), 100)
+	b, err := os.ReadFile(filepath.Join("..", "docs", "hip.md"))
+	require.NoError(t, err)
+	doc := string(b)
+	emulated, notEmulated, ok := strings.Cut(doc, "## Not emulated")
+	require.True(t, ok, "docs/hip.md has a Not emulated section")
+	for _, n := range supported {
+		assert.Contains(t, emulated, "`"+n+"`", "docs/hip.md's Emulated table names %s", n)
+	}
+	for _, n := range unsupported {
+		assert.Contains(t, notEmulated, "`"+n+"`", "docs/hip.md's Not emulated list names %s", n)
+		assert.NotContains(t, supported, n, "%s is both emulated and refused", n)
+	}
+}
+
+// TestUnsupportedHIPCalls compiles a program that calls every HIP call
+// the header refuses, each on its own line, and a few as MORI's code
+// would call them (with HIP's own constants): each call is one error at
+// its line naming it and pointing at docs/hip.md, and nothing else fails.
+func TestUnsupportedHIPCalls(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	_, unsupported := hipHeaderCalls(t)
+	var src strings.Builder
+	src.WriteString("#include <hip/hip_runtime.h>\n")
+	want := map[int]string{} // line -> call
+	line := 2
+	emit := func(call, stmt string) {
+		fmt.Fprintf(&src, "void f%d() { %s; }\n", line, stmt)
+		want[line] = call
+		line++
+	}
+	for _, n := range unsupported {
+		emit(n, "(void)"+n+"()")
+	}
+	// The constants and types these calls take are declared, so the
+	// call's own message is the error.
+	emit("hipMemAdvise", "int* p = nullptr; (void)hipMemAdvise(p, 64, hipMemAdviseSetReadMostly, 0)")
+	emit("hipHostRegister", "int x; (void)hipHostRegister(&x, 4, hipHostRegisterMapped)")
+	emit("hipDeviceSetLimit", "(void)hipDeviceSetLimit(hipLimitStackSize, 1024)")
+	emit("hipIpcGetMemHandle", "hipIpcMemHandle_t h; (void)hipIpcGetMemHandle(&h, nullptr)")
+	emit("hipStreamBeginCapture", "hipStream_t s = nullptr; (void)hipStreamBeginCapture(s, hipStreamCaptureModeGlobal)")
+	emit("hipFuncSetAttribute", "(void)hipFuncSetAttribute(nullptr, hipFuncAttributeMaxDynamicSharedMemorySize, 0)")
+	emit("hipMallocManaged", "float* p; (void)hipMallocManaged(&p, 64, hipMemAttachGlobal)")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "unsupported.cpp")
+	require.NoError(t, os.WriteFile(file, []byte(src.String()), 0o644))
+	var log bytes.Buffer
+	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "unsupported.o")},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+	require.Error(t, err, "calls emud does not emulate must not build")
+	msg := regexp.MustCompile(`unsupported\.cpp:(\d+):\d+:\s+required from here`)
+	assertRe := regexp.MustCompile(`static assertion failed: (hip\w+) is not supported by emud \(docs/hip\.md lists the HIP calls emud emulates\)`)
+	// GCC reports each failed instantiation: the assertion's message,
+	// then "required from here" at the user's line.
+	lines := strings.Split(log.String(), "\n")
+	got := map[int]string{}
+	for i, l := range lines {
+		m := assertRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		for j := i - 1; j >= 0 && j >= i-8; j-- {
+			if w := msg.FindStringSubmatch(lines[j]); w != nil {
+				var n int
+				fmt.Sscan(w[1], &n)
+				got[n] = m[1]
+				break
+			}
+		}
+	}
+	assert.Equal(t, want, got, "each unsupported call fails at its own line naming itself\n%s", truncate(log.String(), 4000))
+	assert.NotContains(t, log.String(), "was not declared", "an argument of an unsupported call is undeclared")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// TestNotEmulatedMoriHeaders: a source that includes MORI's scale-out
+// (GDA) or RDMA headers, as MORI's GDA tests do, fails at the include
+// with one message saying what emud does not emulate, not with a cascade
+// of undeclared names.
+func TestNotEmulatedMoriHeaders(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	for _, h := range []string{"mori/cco/cco_scale_out.hpp", "mori/core/transport/rdma/core_device_types.hpp"} {
+		t.Run(filepath.Base(h), func(t *testing.T) {
+			dir := t.TempDir()
+			file := filepath.Join(dir, "gda.cpp")
+			require.NoError(t, os.WriteFile(file, []byte("#include \""+h+"\"\nint f() { return ccoGdaUndeclared(); }\n"), 0o644))
+			var log bytes.Buffer
+			err := Run([]string{"-c", file, "-o", filepath.Join(dir, "gda.o")}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+			require.Error(t, err)
+			assert.Contains(t, log.String(), "is not emulated by emud")
+			assert.NotContains(t, log.String(), "ccoGdaUndeclared", "compilation went on past the header")
+		})
+	}
+}
