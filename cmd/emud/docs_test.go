@@ -159,3 +159,20 @@ func TestExitStatusDoc(t *testing.T) {
 	require.Equal(t, scenario.ExitRace, want["ExitRace"], "the source reader finds the constants")
 	assert.Equal(t, want, got, "docs/exit-status.md's table against scenario's constants")
 }
+
+// quickStart matches the README's quick-start block: the two commands a
+// newcomer runs first.
+var quickStart = regexp.MustCompile("(?s)## Quick start\n\n```sh\n([^\n]+)\n([^\n]+)\n```")
+
+// The README's test command is what CI runs, word for word (.ci/run says
+// to keep them identical), and its first command runs emud.
+func TestREADMEQuickStartIsCI(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := quickStart.FindStringSubmatch(string(readme))
+	require.NotNil(t, m, "the README has a Quick start block of two commands")
+	assert.Equal(t, "go run ./cmd/emud run", m[1])
+	ci, err := os.ReadFile("../../.ci/run")
+	require.NoError(t, err)
+	assert.Contains(t, strings.Split(string(ci), "\n"), m[2], "the README's test command is a line of .ci/run")
+}
