@@ -176,3 +176,25 @@ func TestREADMEQuickStartIsCI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.Split(string(ci), "\n"), m[2], "the README's test command is a line of .ci/run")
 }
+
+// corpusCount matches a page's count of the planted-bug corpus.
+var corpusCount = regexp.MustCompile(`(\d+) small programs`)
+
+// The pages that count the planted-bug corpus give the count run --help
+// lists (issue 46: the README said 16 in one place and 21 in another).
+func TestDocsCorpusCount(t *testing.T) {
+	out, _, status := execute(t, "run", "--help")
+	require.Zero(t, status)
+	n := strings.Count(out, "PLANTED BUG (corpus)")
+	require.Greater(t, n, 20, "run --help lists the corpus")
+	counted := 0
+	for _, page := range docPages(t) {
+		b, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range corpusCount.FindAllStringSubmatch(string(b), -1) {
+			counted++
+			assert.Equal(t, strconv.Itoa(n), m[1], "%s counts the corpus", page)
+		}
+	}
+	assert.Positive(t, counted, "the docs count the corpus somewhere")
+}
