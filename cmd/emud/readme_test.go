@@ -228,3 +228,18 @@ func TestREADMEFaultExampleDrawsAFault(t *testing.T) {
 	assert.Regexp(t, `(?m)^faults: seed; [1-9]\d* injected$`, out)
 	assert.Contains(t, out, "  injected INJECTED_")
 }
+
+// The block scanner reads any text without panicking and names only lines
+// that open a fence.
+func FuzzUncheckedOutputs(f *testing.F) {
+	f.Add("Output:\n\n```\nx\n```\n")
+	f.Add("```\n$ ./emud run\n```\n```text\n")
+	f.Add("Measured on m, 2026-12-05.\n```")
+	f.Fuzz(func(t *testing.T, text string) {
+		ls := strings.Split(text, "\n")
+		for _, n := range uncheckedOutputs(text) {
+			require.True(t, n >= 1 && n <= len(ls), "line %d of %d", n, len(ls))
+			require.True(t, strings.HasPrefix(ls[n-1], "```"), "line %d opens a fence", n)
+		}
+	})
+}
