@@ -149,8 +149,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// The comm's queues go back to their engines (cco.CommDestroy):
 		// a program that re-creates comms and destroys them reuses the
 		// same engine slots; one that never destroys them fills its
-		// engines (lifecycle.go in package cco).
-		settle(act)
+		// engines (lifecycle.go in package cco). A queue whose last packet
+		// has retired is destroyed even while its engine finishes the gap
+		// after it (engine.Node.DestroyQueue).
 		if err := cco.CommDestroy(c); err != nil {
 			return bad("ccoCommDestroy", 1, err)
 		}
@@ -282,27 +283,6 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return bad("emud host call", hipErrorNotSupported, fmt.Errorf("unknown call %d (headers and library out of step?)", op))
 	}
 	return hipSuccess
-}
-
-// settle waits, in virtual time, while an engine is still in the gap
-// after a drained queue's last packet: the queue's work is done (a quiet
-// returned) but it holds its engine for the gap, and engine.Node refuses
-// to destroy a queue that holds its engine. A queue with work left is
-// not waited for (ccoCommDestroy then fails naming it). At most 100 µs.
-func settle(act *sim.Actor) {
-	for range 1000 {
-		gap := false
-		for _, q := range rt.j.Node.Queues() {
-			if r := q.Ring(); q.Busy() && r.Rptr() == r.CachedWptr() {
-				gap = true
-				break
-			}
-		}
-		if !gap {
-			return
-		}
-		act.Sleep(100 * sim.Nanosecond)
-	}
 }
 
 // barrier is ccoBarrierAll's state for one world. For the race detector
