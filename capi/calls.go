@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
@@ -137,6 +138,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.comms = append(rt.comms, c)
 		rt.commUID = append(rt.commUID, uid)
+		rt.commSite = append(rt.commSite, fmt.Sprintf("%s:%d", file, line))
 		a[4] = uint64(len(rt.comms))
 		if err := barrierAll(act, c, uid, "ccoCommCreate"); err != nil {
 			return bad("ccoCommCreate", 1, err)
@@ -236,6 +238,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			C.fflush(nil)
 			writeTrace()
 			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoDevCommCreate (%s): %v; the process exits, as MORI's does when KFD refuses a queue\n", file, line, h.name, err)
+			fmt.Fprintf(os.Stderr, "emud: the live comms of GPU %d, by the ccoCommCreate that made them: %s\n", c.LsaRank, liveComms(c.LsaRank))
 			os.Exit(exitFailed)
 		}
 		if err != nil {
@@ -283,6 +286,19 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return bad("emud host call", hipErrorNotSupported, fmt.Errorf("unknown call %d (headers and library out of step?)", op))
 	}
 	return hipSuccess
+}
+
+// liveComms names the comms of GPU g not destroyed, oldest first, by the
+// program's line that made each: where a leak's missing ccoCommDestroy
+// belongs.
+func liveComms(g int) string {
+	var live []string
+	for i, c := range rt.comms {
+		if c != nil && c.LsaRank == g {
+			live = append(live, fmt.Sprintf("rank %d's comm made at %s", c.Rank, rt.commSite[i]))
+		}
+	}
+	return strings.Join(live, ", ")
 }
 
 // barrier is ccoBarrierAll's state for one world. For the race detector
