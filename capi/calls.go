@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
@@ -137,6 +138,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.comms = append(rt.comms, c)
 		rt.commUID = append(rt.commUID, uid)
+		rt.commSite = append(rt.commSite, fmt.Sprintf("%s:%d", file, line))
 		a[4] = uint64(len(rt.comms))
 		if err := barrierAll(act, c, uid, "ccoCommCreate"); err != nil {
 			return bad("ccoCommCreate", 1, err)
@@ -149,8 +151,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// The comm's queues go back to their engines (cco.CommDestroy):
 		// a program that re-creates comms and destroys them reuses the
 		// same engine slots; one that never destroys them fills its
-		// engines (lifecycle.go in package cco).
-		settle(act)
+		// engines (lifecycle.go in package cco). A queue whose last packet
+		// has retired is destroyed even while its engine finishes the gap
+		// after it (engine.Node.DestroyQueue).
 		if err := cco.CommDestroy(c); err != nil {
 			return bad("ccoCommDestroy", 1, err)
 		}
@@ -235,6 +238,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			C.fflush(nil)
 			writeTrace()
 			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoDevCommCreate (%s): %v; the process exits, as MORI's does when KFD refuses a queue\n", file, line, h.name, err)
+			fmt.Fprintf(os.Stderr, "emud: the live comms of GPU %d, by the ccoCommCreate that made them: %s\n", c.LsaRank, liveComms(c.LsaRank))
 			os.Exit(exitFailed)
 		}
 		if err != nil {
@@ -284,25 +288,17 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 	return hipSuccess
 }
 
-// settle waits, in virtual time, while an engine is still in the gap
-// after a drained queue's last packet: the queue's work is done (a quiet
-// returned) but it holds its engine for the gap, and engine.Node refuses
-// to destroy a queue that holds its engine. A queue with work left is
-// not waited for (ccoCommDestroy then fails naming it). At most 100 µs.
-func settle(act *sim.Actor) {
-	for range 1000 {
-		gap := false
-		for _, q := range rt.j.Node.Queues() {
-			if r := q.Ring(); q.Busy() && r.Rptr() == r.CachedWptr() {
-				gap = true
-				break
-			}
+// liveComms names the comms of GPU g not destroyed, oldest first, by the
+// program's line that made each: where a leak's missing ccoCommDestroy
+// belongs.
+func liveComms(g int) string {
+	var live []string
+	for i, c := range rt.comms {
+		if c != nil && c.LsaRank == g {
+			live = append(live, fmt.Sprintf("rank %d's comm made at %s", c.Rank, rt.commSite[i]))
 		}
-		if !gap {
-			return
-		}
-		act.Sleep(100 * sim.Nanosecond)
 	}
+	return strings.Join(live, ", ")
 }
 
 // barrier is ccoBarrierAll's state for one world. For the race detector

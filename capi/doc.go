@@ -166,7 +166,9 @@
 // 8-rank all-to-all 0.05-0.07 s both; alltoall_rounds.cpp at 201 rounds
 // 0.33-0.36 s and 0.30-0.37 s; packets.cpp at 200 rounds 0.28-0.33 s and
 // 0.34-0.36 s: within the noise, since their lanes touch device memory
-// little (the engines move the bytes). Each instrumented access costs a
+// little (the engines move the bytes); examples/cxx/lsa_barrier.cpp,
+// whose lanes poll and store barrier words, 0.70-0.81 s against
+// 0.61-0.73 s, some 10% more. Each instrumented access costs a
 // call and a range check (a few ns), each device store a log entry too,
 // so a kernel that loops over device memory in lane code pays in
 // proportion; the line tables cost compile time and binary size only.

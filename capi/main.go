@@ -73,6 +73,7 @@ var rt struct {
 	streams  []*stream
 	events   []*event
 	commUID  []cco.UniqueId
+	commSite []string // the file:line of each comm's ccoCommCreate
 	barriers map[cco.UniqueId]*barrier
 	lastErr  []string
 }

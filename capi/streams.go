@@ -202,6 +202,16 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 			return bad(call, hipErrorInvalidValue, err)
 		}
 	}
+	if !devDst {
+		if err := hostRange(call, "destination", dst, n); err != nil {
+			return bad(call, hipErrorInvalidValue, err)
+		}
+	}
+	if op == C.EMUD_H_MEMCPY && !devSrc {
+		if err := hostRange(call, "source", src, n); err != nil {
+			return bad(call, hipErrorInvalidValue, err)
+		}
+	}
 	info := &race.Info{Kind: race.KindHost, OpKind: race.OpHost, Op: call,
 		Who: fmt.Sprintf("%s on %s (%s)", call, st, h.name), Site: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
 	if !async {
