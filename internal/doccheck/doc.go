@@ -23,7 +23,10 @@
 //     call and cco name emud's headers declare, and no other
 //     (subsets_test.go);
 //   - every link of the README and docs/ to a section (#anchor) names a
-//     heading that exists (anchors_test.go).
+//     heading that exists (anchors_test.go);
+//   - every identifier the README and docs/ name in inline code or a Go
+//     block, qualified by one of the module's packages (emutest.NewJob),
+//     exists (mdidents_test.go), as for Go comments above.
 //
 // The command blocks of the README and docs/ are checked in cmd/emud
 // (TestREADMEOutputs, TestDocsOutputsCheckedOrDated, TestCLIReference),
