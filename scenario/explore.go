@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -38,6 +39,9 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The worker's own buffers, handed back zeroed by each
+			// seed's node: no seed sees what an earlier one left.
+			scratch := engine.NewScratch()
 			for {
 				mu.Lock()
 				if next >= stop {
@@ -49,8 +53,9 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 				mu.Unlock()
 
 				ro := o
-				ro.Seed = seed
+				ro.Seed, ro.Scratch = seed, scratch
 				rep := RunOnce(sc, ro)
+				rep.O.Scratch = nil // the worker's, not the report's
 
 				mu.Lock()
 				failed := rep.Status != StatusOK
