@@ -1,7 +1,10 @@
 package scenario_test
 
 import (
+	"os"
+	"runtime/debug"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -83,5 +86,60 @@ func TestExploreSameAtAnyJobs(t *testing.T) {
 		ends, digests := x.Passed()
 		assert.Len(t, ends, 12)
 		assert.Equal(t, want, digests, "jobs %d", jobs)
+	}
+}
+
+// gcPercent is the collector's current target.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestExploreGCPercent: explore runs at ExploreGCPercent and restores the
+// target before it, also when two explores overlap; a GOGC in the
+// environment is left as it is.
+func TestExploreGCPercent(t *testing.T) {
+	s, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	o := scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 1}
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+	for _, tc := range []struct {
+		name   string
+		gogc   bool
+		during int
+	}{
+		{"default", false, scenario.ExploreGCPercent},
+		{"GOGC set", true, 150},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gogc {
+				t.Setenv("GOGC", "150")
+			} else {
+				// LookupEnv must find nothing: unset it for the test.
+				if v, ok := os.LookupEnv("GOGC"); ok {
+					require.NoError(t, os.Unsetenv("GOGC"))
+					defer os.Setenv("GOGC", v)
+				}
+			}
+			var mu sync.Mutex
+			var seen []int
+			step := func(bool) {
+				mu.Lock()
+				seen = append(seen, gcPercent())
+				mu.Unlock()
+			}
+			var wg sync.WaitGroup
+			for range 2 { // overlapping explores
+				wg.Go(func() { scenario.Explore(s, o, 1, 4, 2, step) })
+			}
+			wg.Wait()
+			assert.Equal(t, 150, gcPercent(), "restored")
+			require.Len(t, seen, 8)
+			for _, p := range seen {
+				assert.Equal(t, tc.during, p)
+			}
+		})
 	}
 }
