@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/emud-dev/emud/sim"
+
 // Scratch is the region buffers one caller keeps across the nodes it
 // builds one after another (an explore worker's seeds): a node given a
 // Scratch (Config.Scratch) backs its small regions (under offHeapMin,
@@ -13,6 +15,10 @@ package engine
 // to one goroutine (its nodes run one at a time); it is not safe for
 // concurrent use, and a node that is never closed keeps its buffers.
 type Scratch struct {
+	// Sim is the event store the nodes' simulators borrow
+	// (sim.Config.Scratch; the caller builds the Sim, so it passes it).
+	Sim *sim.Scratch
+
 	free map[uint64][][]byte // zeroed buffers by length
 	held uint64              // bytes in free
 	max  uint64              // the most bytes free may hold
@@ -24,7 +30,9 @@ type Scratch struct {
 const scratchMax = 32 << 20
 
 // NewScratch returns an empty Scratch.
-func NewScratch() *Scratch { return &Scratch{free: map[uint64][][]byte{}, max: scratchMax} }
+func NewScratch() *Scratch {
+	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, max: scratchMax}
+}
 
 // take returns a zeroed buffer of n bytes: a kept one, or a new one.
 func (s *Scratch) take(n uint64) []byte {

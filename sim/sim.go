@@ -37,6 +37,9 @@ type Config struct {
 	// StrategyPCT.
 	Strategy Strategy
 	PCT      PCT
+	// Scratch, if set, lends the run its event store and takes it back
+	// when Run returns (scratch.go); nil makes a store of the run's own.
+	Scratch *Scratch
 }
 
 // Sim is one deterministic run. It is single-use: build it, spawn actors,
@@ -95,6 +98,7 @@ func New(cfg Config) *Sim {
 	default:
 		s.watchdog = cfg.Watchdog
 	}
+	s.heap.scratch = cfg.Scratch
 	s.trace.init(cfg.Record)
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
@@ -132,7 +136,7 @@ func (s *Sim) alloc() *event {
 	// pending events would otherwise allocate each on its own).
 	id := s.nevents
 	if id%eventChunk == 0 {
-		s.chunks = append(s.chunks, make([]event, eventChunk))
+		s.chunks = append(s.chunks, s.cfg.Scratch.chunk())
 	}
 	s.nevents++
 	e := s.ev(id)
@@ -276,6 +280,9 @@ func (s *Sim) Run() error {
 	s.killAll()
 	for _, fn := range s.atEnd {
 		fn()
+	}
+	if s.cfg.Scratch != nil {
+		s.cfg.Scratch.takeBack(s)
 	}
 	return s.err
 }
