@@ -36,7 +36,10 @@
 // over the parameters' logarithms with a forward-difference Jacobian, a
 // small ridge toward the start (model.Prior: round, uninformed values)
 // that only decides directions no row sees, and far probes for a
-// parameter a regime hides. A parameter that moves no row by
+// parameter a regime hides. A parameter that Follows a fitted one
+// (model.Parameter.Follows: link_read_gbps, local_packet_us,
+// host_packet_us) and is not fitted itself takes its value in every
+// candidate, as the preset has it. A parameter that moves no row by
 // [MinSensitivity] under ±10% at the fit is not identified by the rows:
 // it goes back to its prior and the rest are refitted.
 //

@@ -28,7 +28,8 @@ type Identification struct {
 	// it keeps the start model's value.
 	Together map[string][]string
 	// Moves holds, for every parameter some row moves, each row's
-	// relative change under the parameter's scale step (ScaleStep).
+	// relative change under its last probe: the scale step (ScaleStep)
+	// for a time or a fraction, −10% for a rate or clock, ±1 for a count.
 	Moves map[string][]float64
 }
 

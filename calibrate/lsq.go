@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -32,6 +33,10 @@ type lsq struct {
 	// so it can leave 0 and come back to it; a value the search takes
 	// below 0 is 0 (the parameter is flat there, which a search notices).
 	shift []float64
+	// follow makes every parameter outside params that Follows one of
+	// params take its value in each candidate (the documented table's
+	// fit: link_read_gbps is link_gbps there, bw.get.8m says so).
+	follow bool
 	// ridge weighs each parameter's log-distance from its start as one
 	// more residual: negligible next to any row a parameter moves, it
 	// picks, along a direction no row sees (two parameters the rows only
@@ -232,10 +237,28 @@ func (f *lsqRun) candidate(x []float64) (*model.Params, error) {
 		}
 		pa.Set(p, v)
 	}
+	if f.q.follow {
+		f.q.setFollowers(p)
+	}
 	if err := p.Validate(); err != nil {
 		return nil, errInvalid
 	}
 	return p, nil
+}
+
+// setFollowers gives each parameter that Follows a fitted one, and is not
+// fitted itself, the fitted one's value in p.
+func (q *lsq) setFollowers(p *model.Params) {
+	for _, r := range model.Parameters() {
+		if r.Follows == "" || slices.ContainsFunc(q.params, func(x model.Parameter) bool { return x.Name == r.Name }) {
+			continue
+		}
+		for _, lead := range q.params {
+			if lead.Name == r.Follows {
+				r.Set(p, lead.Get(p))
+			}
+		}
+	}
 }
 
 // shiftOf is parameter j's shift (0 when none is set).

@@ -58,6 +58,13 @@ func Sensitivities(p *model.Params, rows []Row, names []string, seed uint64, o O
 		v := pa.Get(p)
 		s := Sensitivity{Param: pa.Name, Value: v, Fitted: pa.Fitted}
 		for _, q := range probes(p, pa) {
+			// A parameter that follows this one and is not judged itself
+			// moves with it, as in the table's fit (tableProblem).
+			for _, r := range model.Parameters() {
+				if r.Follows == pa.Name && !slices.Contains(names, r.Name) {
+					r.Set(q, pa.Get(q))
+				}
+			}
 			e, err := errs(q)
 			if err != nil {
 				return nil, err

@@ -62,7 +62,9 @@ func tableProblem(rows []Row, names []string, seed uint64, o Options) (*lsq, err
 		return nil, err
 	}
 	runs := o.runs()
-	return &lsq{params: ps, n: len(rows), progress: o.Progress,
+	// A parameter that follows a fitted one (link_read_gbps, from
+	// bw.get.8m) takes its value in every candidate, as in the preset.
+	return &lsq{params: ps, n: len(rows), progress: o.Progress, follow: true,
 		resid: func(p *model.Params, idx []int, out []float64) error {
 			for _, i := range idx {
 				v, ref, err := measure(p, rows[i], seed, runs)

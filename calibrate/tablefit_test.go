@@ -112,3 +112,24 @@ func TestWaitVsQuietHeldOut(t *testing.T) {
 	assert.Less(t, math.Abs(judgedError(test[0], v, ref)), 0.15, "judged against its terms")
 	assert.Less(t, math.Abs(v-test[0].Value), 0.1, "the absolute miss is under 0.1 µs")
 }
+
+// In the documented table's fit a parameter that follows a fitted one
+// takes its value in every candidate (bw.get.8m: a get as fast as a put),
+// so a fold of the cross-validation that moves link_gbps times a get as
+// the preset does; a ±10% sensitivity probe of link_gbps moves it too.
+func TestTableFitFollowers(t *testing.T) {
+	var rows []Row
+	for _, r := range Documented() {
+		if r.ID == "bw.get.8m" || r.ID == "bw.8m" || r.ID == "bw.64k" {
+			rows = append(rows, r)
+		}
+	}
+	require.Len(t, rows, 3)
+	fit, err := FitTable(model.Prior(), rows, []string{"link_gbps", "visible_us"}, 1, Options{Runs: testRuns})
+	require.NoError(t, err)
+	assert.NotEqual(t, model.LinkGBps.Prior, model.LinkGBps.Of(fit.Model), "link_gbps moved from its prior")
+	assert.Equal(t, model.LinkGBps.Of(fit.Model), model.LinkReadGBps.Of(fit.Model), "and link_read_gbps with it")
+	sens, err := Sensitivities(model.MI355X(), rows, []string{"link_gbps"}, 1, Options{Runs: testRuns})
+	require.NoError(t, err)
+	assert.NotEqual(t, "bw.get.8m", sens[0].Row, "a get over a put does not move when both rates move together")
+}

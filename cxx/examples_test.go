@@ -479,9 +479,7 @@ func TestErrors(t *testing.T) {
 // EMUD_STRATEGY and the PCT parameters pick the schedule, one digest per
 // seed and strategy; bad values name the variable.
 func TestTraceAndStrategy(t *testing.T) {
-	if os.Getenv("EMUD_TEST_CXX") == "" {
-		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
-	}
+	needCxx(t)
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-O2", "-Wall", "-Werror")
 	path := filepath.Join(t.TempDir(), "run.json")

@@ -216,6 +216,7 @@ type daemon struct {
 	memBudget int64
 	memCur    int64
 	memFree   chan struct{}
+	recBytes  int64 // the records' part of memCur
 
 	reg      *prometheus.Registry
 	engine   *engineTotals
@@ -635,7 +636,9 @@ func (d *daemon) acquireMem(ctx context.Context, need int64) error {
 			d.mu.Unlock()
 			return nil
 		}
-		if d.evictOldestLocked(nil) {
+		// Records give way only where that makes room: a run waiting
+		// for the runs executing leaves them be.
+		if d.memCur-d.recBytes+need <= d.memBudget && d.evictOldestLocked(nil) {
 			d.mu.Unlock()
 			continue
 		}
@@ -682,6 +685,7 @@ func (d *daemon) dropLocked(ru *run) {
 		d.dropTraceLocked(ru, "")
 	}
 	d.releaseMemLocked(ru.stored)
+	d.recBytes -= ru.stored
 	ru.stored = 0
 	delete(d.runs, ru.ID)
 }
@@ -1013,6 +1017,7 @@ func (d *daemon) finish(ru *run, rep *scenario.Report, tr []byte, status string)
 		}
 		ru.stored = cost
 		d.memCur += cost
+		d.recBytes += cost
 	}
 	switch {
 	case tr == nil:

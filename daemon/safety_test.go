@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -365,4 +366,25 @@ func FuzzGuard(f *testing.F) {
 			assert.True(t, strings.HasPrefix(strings.ToLower(strings.TrimSpace(ctype)), "application/json"), "a POST passed as %q", ctype)
 		}
 	})
+}
+
+// A run waiting for the memory of the runs executing does not evict the
+// records: only records in its way go.
+func TestServeRecordsStayWhileRunsWaitForRuns(t *testing.T) {
+	d := newDaemon(DefaultConfig(), io.Discard)
+	d.memBudget = 100
+	old := &run{ID: "r", Status: scenario.StatusOK, stored: 10}
+	d.runs[old.ID], d.order = old, []string{old.ID}
+	d.memCur, d.recBytes = 10+80, 10 // a record and a run of 80
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	assert.Error(t, d.acquireMem(ctx, 30), "30 more needs the running run's memory: it waits")
+	assert.Contains(t, d.runs, "r", "and the record stays")
+	d.mu.Lock()
+	d.releaseMemLocked(80) // the run ends
+	d.mu.Unlock()
+	require.NoError(t, d.acquireMem(context.Background(), 95))
+	assert.NotContains(t, d.runs, "r", "now the record is in the way: it goes")
+	assert.Equal(t, int64(95), d.memCur)
+	assert.Zero(t, d.recBytes)
 }

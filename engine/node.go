@@ -72,6 +72,10 @@ type Config struct {
 	// region at its own flat address, for native (C++) lanes that
 	// dereference device pointers.
 	Backing Backing
+	// Scratch, with the default backing, backs the small regions with
+	// buffers kept across the nodes that share it, one node at a time
+	// (scratch.go); nil makes them on the heap.
+	Scratch *Scratch
 }
 
 // Node is one emulated machine: GPUs, their memory, their SDMA queues.

@@ -95,6 +95,7 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.mem.ringMade(o.Buf, r)
 	n.rings = append(n.rings, r)
 	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
 	q.who = q.writerName

@@ -38,6 +38,9 @@ type Config struct {
 	// run then ends with a *race.Error when lanes, engines or the fabric
 	// made conflicting accesses that nothing ordered.
 	Race bool
+	// Scratch, if set, backs the node's small regions with buffers kept
+	// across the jobs that share it one at a time (engine.Scratch).
+	Scratch *engine.Scratch
 }
 
 // Job is one MORI program's host side on an emulated node. Build one per
@@ -72,7 +75,7 @@ func New(c Config) (*Job, error) {
 	if c.Model != nil {
 		cfg.Model = c.Model
 	}
-	cfg.Registry = c.Registry
+	cfg.Registry, cfg.Scratch = c.Registry, c.Scratch
 	if c.Inject != nil {
 		cfg.Inject = c.Inject(s)
 	}

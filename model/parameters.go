@@ -39,7 +39,9 @@ type Parameter struct {
 	Range Range
 	// Follows names the row whose value a model file that gives that row
 	// but not this one sets this one to (a per-path split of a parameter
-	// that files written before the split gave once).
+	// that files written before the split gave once), and which the
+	// documented table's fit moves this one with when it fits that row
+	// and not this one (calibrate: link_read_gbps is link_gbps there).
 	Follows string
 	i       int // index in the table and in Params' values
 }

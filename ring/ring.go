@@ -87,6 +87,9 @@ type Ring struct {
 	cachedReadIndex uint64 // issuer's rptr hint
 
 	scratch []byte // for packets that straddle the ring end
+	// dirty bounds the buffer offsets writes may have reached: [0, dirty)
+	// (Dirty; an owner that keeps the buffer clears only that much).
+	dirty uint64
 }
 
 // Check reports whether New accepts o, without making the ring (whose
@@ -281,6 +284,7 @@ func (r *Ring) Write(ptr uint64, b []byte) {
 	for len(b) > 0 {
 		off := ptr & r.mask
 		n := copy(r.buf[off:], b)
+		r.dirty = max(r.dirty, off+uint64(n))
 		b = b[n:]
 		ptr += uint64(n)
 	}
@@ -303,6 +307,7 @@ func (r *Ring) Contiguous(ptr uint64, n int) []byte {
 	if n < 0 || uint64(n) > r.size-off {
 		return nil
 	}
+	r.dirty = max(r.dirty, off+uint64(n)) // the caller may write through it
 	return r.buf[off : off+uint64(n) : off+uint64(n)]
 }
 
@@ -312,8 +317,18 @@ func (r *Ring) Contiguous(ptr uint64, n int) []byte {
 func (r *Ring) Release() { r.buf, r.scratch = nil, nil }
 
 // Bytes is the whole ring buffer, aliased (for golden tests and the
-// hardware backend).
-func (r *Ring) Bytes() []byte { return r.buf }
+// hardware backend): any byte may be written from then on (Dirty).
+func (r *Ring) Bytes() []byte {
+	r.dirty = r.size
+	return r.buf
+}
+
+// Dirty is how many bytes from the buffer's start the ring's writes may
+// have reached (Write, WriteUnit, WritePacket, WriteBroadcast, Contiguous,
+// and all of it once Bytes aliased it): the bytes past it are as the
+// buffer was given. An owner that keeps a zeroed buffer for the next ring
+// clears only that much.
+func (r *Ring) Dirty() uint64 { return r.dirty }
 
 // WriteUnit places p in the 32-byte unit at ptr the way CCO does: the
 // encoding followed by zero dwords (one-dword NOPs) up to the unit end. ptr
@@ -329,6 +344,7 @@ func (r *Ring) WriteUnit(ptr uint64, p *Packet) error {
 	p.AppendTo(u[:0])
 	// Units tile the ring, so an aligned unit never crosses the end.
 	copy(r.buf[ptr&r.mask:], u[:])
+	r.dirty = max(r.dirty, ptr&r.mask+Unit)
 	return nil
 }
 

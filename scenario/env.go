@@ -45,7 +45,10 @@ func JobConfig(o Options) (job.Config, error) {
 		return job.Config{}, fmt.Errorf("invalid --model: %w", err)
 	}
 	c := job.Config{Sim: sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT},
-		Ranks: o.Ranks, Model: m, Registry: o.Registry, Env: ProcessEnv(), Race: o.Race}
+		Ranks: o.Ranks, Model: m, Registry: o.Registry, Env: ProcessEnv(), Race: o.Race, Scratch: o.Scratch}
+	if o.Scratch != nil {
+		c.Sim.Scratch = o.Scratch.Sim
+	}
 	if !o.Faults.Empty() {
 		c.Inject = func(s *sim.Sim) *engine.InjectPlan { return o.Faults.For(s, o.Ranks, o.Queues) }
 	}

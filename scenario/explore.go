@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -30,6 +33,7 @@ type Exploration struct {
 // below the one reported has run and passed: the answer does not depend on
 // jobs or on timing. step is called once per finished run.
 func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(failed bool)) *Exploration {
+	defer withExploreGC()()
 	x := &Exploration{sc: sc, o: o, first: first, seeds: n, digests: map[string]bool{}}
 	var mu sync.Mutex
 	next, stop := first, first+uint64(n) // hand out [next, stop)
@@ -38,6 +42,9 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The worker's own buffers, handed back zeroed by each
+			// seed's node: no seed sees what an earlier one left.
+			scratch := engine.NewScratch()
 			for {
 				mu.Lock()
 				if next >= stop {
@@ -49,8 +56,9 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 				mu.Unlock()
 
 				ro := o
-				ro.Seed = seed
+				ro.Seed, ro.Scratch = seed, scratch
 				rep := RunOnce(sc, ro)
+				rep.O.Scratch = nil // the worker's, not the report's
 
 				mu.Lock()
 				failed := rep.Status != StatusOK
@@ -70,6 +78,47 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 	}
 	wg.Wait()
 	return x
+}
+
+// ExploreGCPercent is the collector's target (GOGC) while Explore runs,
+// unless the environment sets GOGC: a seed's garbage is short-lived and
+// its live heap small, so at the default 100 the collector ran every few
+// seeds and took 11-16% of the CPU of a 4 KiB all-to-all at --jobs 2;
+// at 400 it took 2-4% and 20-30% less CPU a seed, for a peak RSS of
+// 34 MB instead of 23 MB (3000 seeds). The heap goal stays proportional
+// to what is live, and under the soft memory limit explore sets from
+// --mem-budget (WithMemLimit) the collector runs harder near the limit.
+const ExploreGCPercent = 400
+
+// exploreGC counts the Explores running (a daemon may run several at
+// once): the first sets the target, the last restores the one before.
+var exploreGC struct {
+	sync.Mutex
+	running int
+	prev    int
+}
+
+// withExploreGC sets ExploreGCPercent until the returned function
+// restores the previous target; a GOGC in the environment is the user's
+// and is left alone.
+func withExploreGC() (restore func()) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
+	}
+	g := &exploreGC
+	g.Lock()
+	defer g.Unlock()
+	if g.running == 0 {
+		g.prev = debug.SetGCPercent(ExploreGCPercent)
+	}
+	g.running++
+	return func() {
+		g.Lock()
+		defer g.Unlock()
+		if g.running--; g.running == 0 {
+			debug.SetGCPercent(g.prev)
+		}
+	}
 }
 
 // PCTSteps is PCT's k for sc: the scheduling steps of one run of the first

@@ -44,6 +44,10 @@ type Options struct {
 	// Traced says a trace recorder will hold every packet and call of the
 	// run: the footprint counts it.
 	Traced bool `json:"-"`
+	// Scratch is the buffers the run's node borrows and gives back when
+	// it closes (engine.Scratch): an explore worker's, kept across its
+	// seeds. Nil: the node makes its own.
+	Scratch *engine.Scratch `json:"-"`
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)

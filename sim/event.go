@@ -56,8 +56,9 @@ type eventQueue struct {
 		x     *heapEntry
 		valid bool
 	}
-	n    int
-	free []*runBlock // emptied blocks of the runs, for reuse
+	n       int
+	free    []*runBlock // emptied blocks of the runs, for reuse
+	scratch *Scratch    // where new blocks come from (Config.Scratch), nil: the heap
 }
 
 // queueRuns is how many sorted runs the queue keeps beside its heap.
@@ -102,7 +103,7 @@ func (q *eventQueue) push(e *event) {
 				b = q.free[n-1]
 				q.free = q.free[:n-1]
 			} else {
-				b = new(runBlock)
+				b = q.scratch.block()
 			}
 			if r.empty() {
 				r.head = 0

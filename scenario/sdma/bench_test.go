@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/scenario"
 	_ "github.com/emud-dev/emud/scenario/all"
 )
@@ -30,6 +31,7 @@ func benchExplore(b *testing.B, o scenario.Options) {
 		b.Fatal(err)
 	}
 	seed := uint64(1)
+	o.Scratch = engine.NewScratch() // as an explore worker keeps one
 	c0 := cpuNow()
 	for b.Loop() {
 		o.Seed = seed

@@ -1,0 +1,63 @@
+package engine
+
+import "github.com/emud-dev/emud/sim"
+
+// Scratch is the region buffers one caller keeps across the nodes it
+// builds one after another (an explore worker's seeds): a node given a
+// Scratch (Config.Scratch) backs its small regions (under offHeapMin,
+// which the default backing would make on the Go heap) with buffers the
+// Scratch holds, and Node.Close clears them and gives them back. A 4 KiB
+// all-to-all seed made 140 KiB of such regions (its windows and signal
+// pools), half the bytes it allocated.
+//
+// Each buffer comes back zeroed, as a fresh one is, so a node's run does
+// not depend on which nodes used the Scratch before it. A Scratch belongs
+// to one goroutine (its nodes run one at a time); it is not safe for
+// concurrent use, and a node that is never closed keeps its buffers.
+type Scratch struct {
+	// Sim is the event store the nodes' simulators borrow
+	// (sim.Config.Scratch; the caller builds the Sim, so it passes it).
+	Sim *sim.Scratch
+
+	free map[uint64][][]byte // zeroed buffers by length
+	held uint64              // bytes in free
+	max  uint64              // the most bytes free may hold
+}
+
+// scratchMax is a Scratch's bound on the bytes it keeps: a worker's
+// small regions of one node fit many times over (a 64-rank all-to-all's
+// windows under 1 MiB each stay on the heap past it).
+const scratchMax = 32 << 20
+
+// NewScratch returns an empty Scratch.
+func NewScratch() *Scratch {
+	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, max: scratchMax}
+}
+
+// take returns a zeroed buffer of n bytes: a kept one, or a new one.
+func (s *Scratch) take(n uint64) []byte {
+	if l := s.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		s.free[n] = l[:len(l)-1]
+		s.held -= n
+		return b
+	}
+	return make([]byte, n)
+}
+
+// put clears the buffers and keeps them, up to the Scratch's bound (the
+// rest go to the collector).
+func (s *Scratch) put(bufs [][]byte) {
+	for _, b := range bufs {
+		n := uint64(len(b))
+		if s.held+n > s.max {
+			continue
+		}
+		clear(b)
+		s.free[n] = append(s.free[n], b)
+		s.held += n
+	}
+}
+
+// Held is the bytes the Scratch keeps for the next node.
+func (s *Scratch) Held() uint64 { return s.held }

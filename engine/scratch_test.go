@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/ring"
+	"github.com/emud-dev/emud/sim"
+)
+
+// TestScratchReusesSmallRegions: a node given a Scratch backs its small
+// regions with the buffers an earlier node's Close gave back, zeroed
+// whatever that node wrote; a second Close gives nothing back twice, a
+// node never closed keeps its buffers, and regions the default backing
+// maps (1 MiB and more) are not the Scratch's.
+func TestScratchReusesSmallRegions(t *testing.T) {
+	sizes := []uint64{4096, 8192, 4096}
+	sc := NewScratch()
+	run := func(close bool) []uint64 {
+		t.Helper()
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+		require.NoError(t, err)
+		var addrs []uint64
+		for i, size := range sizes {
+			a, err := n.Memory().Alloc(i%2, size, "r")
+			require.NoError(t, err)
+			b, err := n.Memory().Bytes("read", a, size)
+			require.NoError(t, err)
+			require.Equal(t, make([]byte, size), b, "region %d is zeroed", i)
+			for j := range b {
+				b[j] = 0xEE
+			}
+			addrs = append(addrs, a)
+		}
+		big, err := n.Memory().Alloc(1, offHeapMin, "big")
+		require.NoError(t, err)
+		require.NoError(t, n.Memory().Store64(big, 1))
+		if close {
+			n.Close()
+			n.Close()
+		}
+		return addrs
+	}
+	held := uint64(4096 + 8192 + 4096)
+	if !hostmem.OffHeap {
+		held += offHeapMin // the heap backs the big region too
+	}
+	run(true)
+	assert.Equal(t, held, sc.Held(), "the first node's small regions are kept")
+	run(true)
+	assert.Equal(t, held, sc.Held(), "the second node took them and gave them back, once")
+	run(false)
+	assert.Equal(t, uint64(0), sc.Held(), "an unclosed node keeps what it took")
+	run(true)
+	assert.Equal(t, held, sc.Held())
+}
+
+// TestScratchBound: a Scratch keeps at most its bound; the rest goes to
+// the collector.
+func TestScratchBound(t *testing.T) {
+	sc := NewScratch()
+	sc.max = 3 * 4096
+	sc.put([][]byte{make([]byte, 4096), make([]byte, 8192), make([]byte, 4096)})
+	assert.Equal(t, uint64(3*4096), sc.Held(), "4 KiB + 8 KiB fit, the last 4 KiB does not")
+	assert.Len(t, sc.take(8192), 8192)
+	assert.Equal(t, uint64(4096), sc.Held())
+	assert.Len(t, sc.take(16384), 16384, "a size it has none of is made")
+}
+
+// TestKeptRingsClearedWhereWritten: a kept ring goes back to the pool
+// with what its writes reached cleared (ring.Ring.Dirty), so the next
+// node's rings read zero wherever the last node's packets were, ring
+// wraps included.
+func TestKeptRingsClearedWhereWritten(t *testing.T) {
+	if !hostmem.OffHeap {
+		t.Skip("rings are on the heap here")
+	}
+	junk := make([]byte, 96)
+	for i := range junk {
+		junk[i] = 0xAB
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(r *ring.Ring)
+	}{
+		{"packets", func(r *ring.Ring) { r.Write(1024, junk) }},
+		{"a later lap", func(r *ring.Ring) { r.Write(5*r.Size()+4096, junk) }},
+		{"across the end", func(r *ring.Ring) { r.Write(r.Size()-32, junk) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 2 {
+				n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 4})
+				require.NoError(t, err)
+				for p := 1; p < 4; p++ {
+					q, err := n.Queue(0, p, 0)
+					require.NoError(t, err)
+					b := make([]byte, q.Ring().Size())
+					q.Ring().Read(0, b) // a read, which marks nothing dirty
+					require.Equal(t, make([]byte, len(b)), b, "round %d: a kept ring reads zero", round)
+					tc.write(q.Ring())
+				}
+				n.Close()
+			}
+		})
+	}
+}

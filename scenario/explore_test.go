@@ -1,0 +1,145 @@
+package scenario_test
+
+import (
+	"os"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/scenario"
+	_ "github.com/emud-dev/emud/scenario/all"
+	"github.com/emud-dev/emud/sim"
+)
+
+// TestScratchSeedsIndependent: a seed run on an explore worker's Scratch
+// (engine.Scratch, kept across the worker's seeds) gives the digest it
+// gives on fresh memory, whatever the worker ran before it: seeds in
+// another order, other scenarios, shapes and the race detector in
+// between.
+func TestScratchSeedsIndependent(t *testing.T) {
+	const seeds = 6
+	a2a := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Perturb: sim.MaxLevel}
+	run := func(name string, o scenario.Options, seed uint64, sc *engine.Scratch) string {
+		t.Helper()
+		s, err := scenario.Lookup(name)
+		require.NoError(t, err)
+		o.Seed, o.Scratch = seed, sc
+		rep := scenario.RunOnce(s, o)
+		require.Equal(t, scenario.StatusOK, rep.Status, "%s seed %d: %s", name, seed, rep.Error)
+		return rep.Summary.Digest
+	}
+	fresh := map[uint64]string{}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		fresh[seed] = run("alltoall", a2a, seed, nil)
+	}
+	for _, tc := range []struct {
+		name    string
+		between func(sc *engine.Scratch, seed uint64)
+	}{
+		{"alone", func(*engine.Scratch, uint64) {}},
+		{"other scenarios between", func(sc *engine.Scratch, seed uint64) {
+			run("allgather-ring", scenario.Options{Ranks: 8, Bytes: 8 << 10, Queues: 1, Perturb: 1}, seed+100, sc)
+			run("alltoall-mq", scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 3, Race: true}, seed+200, sc)
+			run("alltoall", scenario.Options{Ranks: 3, Bytes: 12 << 10, Queues: 1, Debug: true}, seed+300, sc)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			order := make([]uint64, 0, seeds)
+			for seed := uint64(seeds); seed >= 1; seed-- {
+				order = append(order, seed)
+			}
+			order = append(order, 3, 1) // again, after all the others
+			sc := engine.NewScratch()
+			for _, seed := range order {
+				tc.between(sc, seed)
+				assert.Equal(t, fresh[seed], run("alltoall", a2a, seed, sc), "seed %d after %v", seed, order)
+			}
+			assert.NotZero(t, sc.Held(), "the worker's buffers were kept")
+		})
+	}
+}
+
+// TestExploreSameAtAnyJobs: explore's record of a range of seeds (each
+// worker on its own Scratch) is the same at 1, 2 and 3 jobs, and the
+// same as the digests of the seeds run one by one on fresh memory.
+func TestExploreSameAtAnyJobs(t *testing.T) {
+	s, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	o := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Perturb: sim.MaxLevel}
+	var want []string
+	for seed := uint64(1); seed <= 12; seed++ {
+		o.Seed = seed
+		rep := scenario.RunOnce(s, o)
+		require.Equal(t, scenario.StatusOK, rep.Status)
+		want = append(want, rep.Summary.Digest)
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	for _, jobs := range []int{1, 2, 3} {
+		x := scenario.Explore(s, o, 1, 12, jobs, nil)
+		require.Nil(t, x.Found())
+		ends, digests := x.Passed()
+		assert.Len(t, ends, 12)
+		assert.Equal(t, want, digests, "jobs %d", jobs)
+	}
+}
+
+// gcPercent is the collector's current target.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestExploreGCPercent: explore runs at ExploreGCPercent and restores the
+// target before it, also when two explores overlap; a GOGC in the
+// environment is left as it is.
+func TestExploreGCPercent(t *testing.T) {
+	s, err := scenario.Lookup("alltoall")
+	require.NoError(t, err)
+	o := scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 1}
+	before := debug.SetGCPercent(150)
+	defer debug.SetGCPercent(before)
+	for _, tc := range []struct {
+		name   string
+		gogc   bool
+		during int
+	}{
+		{"default", false, scenario.ExploreGCPercent},
+		{"GOGC set", true, 150},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.gogc {
+				t.Setenv("GOGC", "150")
+			} else {
+				// LookupEnv must find nothing: unset it for the test.
+				if v, ok := os.LookupEnv("GOGC"); ok {
+					require.NoError(t, os.Unsetenv("GOGC"))
+					defer os.Setenv("GOGC", v)
+				}
+			}
+			var mu sync.Mutex
+			var seen []int
+			step := func(bool) {
+				mu.Lock()
+				seen = append(seen, gcPercent())
+				mu.Unlock()
+			}
+			var wg sync.WaitGroup
+			for range 2 { // overlapping explores
+				wg.Go(func() { scenario.Explore(s, o, 1, 4, 2, step) })
+			}
+			wg.Wait()
+			assert.Equal(t, 150, gcPercent(), "restored")
+			require.Len(t, seen, 8)
+			for _, p := range seen {
+				assert.Equal(t, tc.during, p)
+			}
+		})
+	}
+}
