@@ -44,6 +44,9 @@ type Options struct {
 	// Traced says a trace recorder will hold every packet and call of the
 	// run: the footprint counts it.
 	Traced bool `json:"-"`
+	// Stop, if set, stops the run from another goroutine (the daemon's
+	// DELETE): SDMA and CFT runs alike end at their next event.
+	Stop *sim.Stopper `json:"-"`
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)
