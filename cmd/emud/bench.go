@@ -40,7 +40,7 @@ func newBenchCmd() *cobra.Command {
 			return bench.Run(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs, uint64(budget))
 		},
 	}
-	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the physical memory)")
+	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the memory this process may use: physical, or its cgroup's limit)")
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes: a smoke test of the bench, not a measurement")
 	cmd.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "jobs for the explore row with N jobs")
 	cmd.Flags().StringVar(&only, "only", "", "run one group of rows: "+strings.Join(bench.Groups, ", "))
