@@ -488,6 +488,14 @@ func scalingJobs(procs int) []int {
 // parallel efficiency: its seeds/s over jobs times the 1-job row's.
 func (sh *scalingShape) row(jobs int) (benchRow, error) {
 	seeds := max(sh.perJob*jobs, 2*jobs)
+	if jobs == 1 {
+		// Untimed first: the process's first seeds map and fault in the
+		// buffers later ones reuse, which made the 1-job row look slow
+		// (the 2-job row came out at 129% efficiency).
+		if _, _, err := exploreRow("warm-up", sh.o, max(sh.perJob/4, 2), 1); err != nil {
+			return benchRow{}, err
+		}
+	}
 	r, rate, err := exploreRow(fmt.Sprintf("explore scaling, %s", sh.what), sh.o, seeds, jobs)
 	if err != nil {
 		return r, err
