@@ -48,7 +48,7 @@ type Sizes struct {
 }
 
 // Groups are the groups of rows Sizes.Only selects.
-var Groups = []string{"engine", "copy", "cco", "fabric", "explore", "cxx", "scale"}
+var Groups = []string{"engine", "copy", "cco", "fabric", "explore", "scaling", "cxx", "scale"}
 
 // Only returns sz restricted to one group of rows (one of Groups), so that
 // one figure can be measured again without the whole table.
@@ -150,6 +150,11 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 			r.detail += " (" + explore1MBefore + ")"
 			return r, err
 		}},
+	}
+	for _, sh := range scalingShapes(sz) {
+		for _, j := range scalingJobs(runtime.GOMAXPROCS(0)) {
+			steps = append(steps, step{"scaling", func() (benchRow, error) { return sh.row(j) }})
+		}
 	}
 	for _, st := range steps {
 		if sz.only != "" && st.group != sz.only {
@@ -423,9 +428,15 @@ func benchExplore(seeds, jobs int) (benchRow, error) {
 // collector's marking and the allocators' assists are work every job
 // adds to; runtime/metrics' GC CPU estimate).
 func benchExploreOf(what string, o scenario.Options, seeds, jobs int) (benchRow, error) {
+	r, _, err := exploreRow("explore "+what, o, seeds, jobs)
+	return r, err
+}
+
+// exploreRow is benchExploreOf's row, titled what, and its seeds/s.
+func exploreRow(what string, o scenario.Options, seeds, jobs int) (benchRow, float64, error) {
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
-		return benchRow{}, err
+		return benchRow{}, 0, err
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -437,13 +448,65 @@ func benchExploreOf(what string, o scenario.Options, seeds, jobs int) (benchRow,
 	gc, used := gc1-gc0, used1-used0
 	runtime.ReadMemStats(&m1)
 	if f := x.Found(); f != nil {
-		return benchRow{}, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
+		return benchRow{}, 0, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
 	}
 	perSeed := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(seeds)
-	return benchRow{fmt.Sprintf("explore %s, --jobs %d", what, jobs), rate(float64(seeds)/el.Seconds(), "seeds/s"),
+	seedRate := float64(seeds) / el.Seconds()
+	return benchRow{fmt.Sprintf("%s, --jobs %d", what, jobs), rate(seedRate, "seeds/s"),
 		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0f allocations; %d GCs, GC %.0f%% of CPU",
 			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(uint64(perSeed)),
-			float64(m1.Mallocs-m0.Mallocs)/float64(seeds), m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, nil
+			float64(m1.Mallocs-m0.Mallocs)/float64(seeds), m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, seedRate, nil
+}
+
+// scalingShape is one explore shape the scaling rows run at 1, 2, 4 ...
+// jobs: seeds per job at each, and the seeds/s at 1 job that the
+// efficiency divides by (set by the 1-job row, which runs first).
+type scalingShape struct {
+	what    string
+	o       scenario.Options
+	perJob  int
+	oneRate float64
+}
+
+func scalingShapes(sz Sizes) []*scalingShape {
+	return []*scalingShape{
+		{what: "alltoall (4 ranks, 4 KiB)", o: scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}, perJob: sz.seeds / 2},
+		{what: "alltoall (8 ranks, 1 MiB)", o: scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, perJob: max(sz.bigSeeds/2, 1)},
+	}
+}
+
+// scalingJobs is 1, 2, 4 ... up to procs, and procs itself.
+func scalingJobs(procs int) []int {
+	var js []int
+	for j := 1; j < procs; j *= 2 {
+		js = append(js, j)
+	}
+	return append(js, max(procs, 1))
+}
+
+// row runs the shape at jobs jobs, perJob seeds each, and gives its
+// parallel efficiency: its seeds/s over jobs times the 1-job row's.
+func (sh *scalingShape) row(jobs int) (benchRow, error) {
+	seeds := max(sh.perJob*jobs, 2*jobs)
+	if jobs == 1 {
+		// Untimed first: the process's first seeds map and fault in the
+		// buffers later ones reuse, which made the 1-job row look slow
+		// (the 2-job row came out at 129% efficiency).
+		if _, _, err := exploreRow("warm-up", sh.o, max(sh.perJob/4, 2), 1); err != nil {
+			return benchRow{}, err
+		}
+	}
+	r, rate, err := exploreRow(fmt.Sprintf("explore scaling, %s", sh.what), sh.o, seeds, jobs)
+	if err != nil {
+		return r, err
+	}
+	if jobs == 1 {
+		sh.oneRate = rate
+	}
+	if sh.oneRate > 0 {
+		r.result += fmt.Sprintf(", %.0f%% efficiency", 100*rate/(float64(jobs)*sh.oneRate))
+	}
+	return r, nil
 }
 
 // gcCPU is runtime/metrics' estimate of the CPU time the collector has

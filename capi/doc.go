@@ -94,7 +94,9 @@
 // memory is the node's host slice (lsa.Host), mapped at its host address
 // like a device region, so lanes and SDMA engines reach it at the
 // pointer the host uses (hipHostGetDevicePointer returns it) and engines'
-// copies from it take the model's host path (partial: a lane's native
+// copies from it take the model's host path; HIP copies and memsets of
+// it are seen by the race detector and read it when they land, unstaged,
+// as HIP's DMA reads pinned memory (partial: a lane's native
 // access to it costs no time, as a lane's access to device memory does
 // not); hipPointerGetAttributes tells the two kinds and an unregistered
 // pointer apart, and hipMemGetInfo's free is what the current device's

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
@@ -192,22 +193,28 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 	// filled with whatever the next call left there).
 	dst, src, n, val := a[0], a[1], a[2], a[1]
 	devDst, devSrc := rt.mem.GPUOf(dst) >= 0, op == C.EMUD_H_MEMCPY && rt.mem.GPUOf(src) >= 0
-	if devDst {
+	// hipHostMalloc's memory (the host slice) is emulated memory too: it
+	// is checked, seen by the race detector, wakes a lane that waits on
+	// it, and is not staged (HIP's DMA reads pinned memory when the copy
+	// runs); only its rate is the host side's.
+	emuDst := devDst || rt.mem.HomeOf(dst) == lsa.Host
+	emuSrc := devSrc || op == C.EMUD_H_MEMCPY && rt.mem.HomeOf(src) == lsa.Host
+	if emuDst {
 		if err := rt.mem.Check(call+" destination", dst, n); err != nil {
 			return bad(call, hipErrorInvalidValue, err)
 		}
 	}
-	if devSrc {
+	if emuSrc {
 		if err := rt.mem.Check(call+" source", src, n); err != nil {
 			return bad(call, hipErrorInvalidValue, err)
 		}
 	}
-	if !devDst {
+	if !emuDst {
 		if err := hostRange(call, "destination", dst, n); err != nil {
 			return bad(call, hipErrorInvalidValue, err)
 		}
 	}
-	if op == C.EMUD_H_MEMCPY && !devSrc {
+	if op == C.EMUD_H_MEMCPY && !emuSrc {
 		if err := hostRange(call, "source", src, n); err != nil {
 			return bad(call, hipErrorInvalidValue, err)
 		}
@@ -219,14 +226,14 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 			return bad(call, hipErrorLaunchFailure, err)
 		}
 		if n > 0 {
-			raceMemOp(act, info, dst, src, n, devDst, devSrc)
-			landMemOp(op, dst, src, 0, n, val, width, nil, devDst)
+			raceMemOp(act, info, dst, src, n, emuDst, emuSrc)
+			landMemOp(op, dst, src, 0, n, val, width, nil, emuDst)
 		}
 		return hipSuccess
 	}
 	deps := st.deps()
 	var staged []byte
-	if op == C.EMUD_H_MEMCPY && !devSrc && n > 0 {
+	if op == C.EMUD_H_MEMCPY && !emuSrc && n > 0 {
 		// Pageable host memory: HIP stages the source before returning,
 		// so the program may reuse it at once.
 		staged = C.GoBytes(ptr(src), C.int(n))
@@ -251,8 +258,8 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 		bw := memOpBandwidth(!devDst || op == C.EMUD_H_MEMCPY && !devSrc)
 		for off := uint64(0); off < n; off += memOpChunk {
 			k := min(memOpChunk, n-off)
-			raceMemOp(w, info, dst+off, src+off, k, devDst, devSrc)
-			landMemOp(op, dst, src, off, k, val, width, staged, devDst)
+			raceMemOp(w, info, dst+off, src+off, k, emuDst, emuSrc)
+			landMemOp(op, dst, src, off, k, val, width, staged, emuDst)
 			w.Sleep(sim.Time(max(k*uint64(sim.Microsecond)/bw, 1)))
 		}
 	})

@@ -116,6 +116,12 @@ func Parse(args []string) (*Invocation, error) {
 			i++
 			return args[i], nil
 		}
+		if a == "-fsyntax-only" {
+			// a check with no output (editors, clangd): compile, never link
+			inv.Mode = max(inv.Mode, ModeCompile)
+			inv.Flags = append(inv.Flags, a)
+			continue
+		}
 		if m, ok := modes[a]; ok {
 			if m > inv.Mode {
 				inv.Mode = m // -E over -S over -c, as the compiler has it

@@ -46,6 +46,7 @@ func TestParse(t *testing.T) {
 		{name: "rocm-path noted", args: []string{"--rocm-path=/opt/rocm", "--rocm-path", "/opt/rocm", "-munsafe-fp-atomics", "a.o"}, mode: ModeLink, link: []string{"a.o"}, notes: 3},
 		{name: "-E", args: []string{"-E", "a.cpp"}, mode: ModePreprocess, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
 		{name: "-E over -S over -c", args: []string{"-c", "-E", "-S", "a.cpp"}, mode: ModePreprocess, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
+		{name: "-fsyntax-only does not link", args: []string{"-fsyntax-only", "a.cpp"}, mode: ModeCompile, srcs: []string{"a.cpp"}, link: []string{"<src>"}, flags: []string{"-fsyntax-only"}},
 		{name: "-S over -c", args: []string{"-S", "-c", "a.cpp"}, mode: ModeAssemble, srcs: []string{"a.cpp"}, link: []string{"<src>"}},
 		{name: "-MM", args: []string{"-MM", "a.cpp"}, mode: ModeDeps, srcs: []string{"a.cpp"}, link: []string{"<src>"}, flags: []string{"-MM"}},
 		{name: "--version", args: []string{"--version"}, mode: ModeInfo},

@@ -295,10 +295,11 @@ func fixDepFile(path, rsrc, src string) error {
 }
 
 // unmapPath replaces the rewritten source's path by the user's; in a
-// make rule (rule) spaces and # are escaped as GCC escapes them.
+// make rule (rule) both are as GCC escapes them there (spaces, #, $).
 func unmapPath(b []byte, rsrc, src string, rule bool) []byte {
 	if rule {
-		src = strings.NewReplacer(" ", `\ `, "#", `\#`, "$", "$$").Replace(src)
+		esc := strings.NewReplacer(" ", `\ `, "#", `\#`, "$", "$$")
+		rsrc, src = esc.Replace(rsrc), esc.Replace(src)
 	}
 	return bytes.ReplaceAll(b, []byte(rsrc), []byte(src))
 }

@@ -283,6 +283,9 @@ func TestErrors(t *testing.T) {
 		// hipMemsetAsync still in flight when a kernel on another stream
 		// lands data there: the race detector names both (mori#519's class).
 		{"memset_async_race", "memset_async.cpp", []string{"race", "EMUD_RACE=1"}, 5, false},
+		// A hipMemsetAsync of hipHostMalloc memory and a kernel's stores
+		// to it on streams nothing orders: host memory is seen too.
+		{"host_memory_race", "host_memory_race.cpp", []string{"race", "EMUD_RACE=1"}, 5, true},
 		// Lanes of two unordered kernels store to one word.
 		{"lane_race", "lane_race.cpp", []string{"race", "EMUD_RACE=1"}, 5, true},
 		// A lane polls a flag with a plain load: it never calls in, and
@@ -456,6 +459,13 @@ func TestErrors(t *testing.T) {
 			assert.Contains(t, errb.String(), "fork_rank.cpp:29: a HIP/cco call in a process forked "+c.when+": a job of several processes is not emulated")
 		})
 	}
+	t.Run("host_memory_ordered", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(dir, "host_memory_race.cpp"), "-O2", "-Wall", "-Werror", "-fsanitize=thread")
+		out, report, code := runExample(t, prog, "ordered", "EMUD_RACE=1")
+		require.Equal(t, 0, code, "the memset synchronised before the launch races with nothing; stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "host_memory_race ordered: the word holds 1000")
+	})
 	t.Run("memset_async_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "memset_async.cpp"), "-O2", "-Wall", "-Werror")

@@ -134,3 +134,30 @@ func TestOffloadArch(t *testing.T) {
 		})
 	}
 }
+
+// TestDepsAndPreprocess: -M, -MD in a one-step build and -E name the
+// user's source, never the rewritten copy in the driver's temporary
+// directory, and -S writes assembly beside it.
+func TestDepsAndPreprocess(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "k 1.hip") // a space: escaped in make rules
+	require.NoError(t, os.WriteFile(src, []byte("#include <hip/hip_runtime.h>\n__global__ void k(int* p) { *p = 1; }\nvoid go(int* p) { k<<<1, 1>>>(p); }\n"), 0o644))
+	run := func(args ...string) string {
+		var out, log bytes.Buffer
+		require.NoError(t, Run(args, Options{Root: root, Library: lib.path, Stdout: &out, Stderr: &log}), log.String())
+		return out.String()
+	}
+	deps := run("-MM", src)
+	assert.True(t, strings.HasPrefix(deps, `k\ 1.o: `+strings.ReplaceAll(src, " ", `\ `)), "the -MM rule:\n%s", deps)
+	assert.NotContains(t, deps, "emud-cxx-")
+	pre := run("-E", src)
+	assert.Contains(t, pre, `"`+src+`"`, "-E's line markers name the source")
+	assert.Contains(t, pre, "::emud::launch(", "-E shows the rewritten launch")
+	asm := filepath.Join(dir, "k.s")
+	run("-S", src, "-o", asm)
+	b, err := os.ReadFile(asm)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), ".text")
+}

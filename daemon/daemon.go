@@ -29,7 +29,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -248,12 +247,11 @@ type run struct {
 	trace  []byte             // Chrome trace JSON, when asked for and within the budget
 	sc     *scenario.Scenario // resolved at submission
 	o      scenario.Options   // resolved at submission; no registry or observer
-	// cancel stops the run's wait for a slot; sim is its simulator once
-	// built (SDMA runs: a fabric run's is not reachable), for DELETE to
-	// interrupt; canceled says DELETE asked.
+	// cancel stops the run's wait for a slot; stop, its simulator once
+	// running (o.Stop); canceled says DELETE asked.
 	cancel   context.CancelFunc
 	ctx      context.Context
-	sim      *sim.Sim
+	stop     *sim.Stopper
 	canceled bool
 	// stored is what the finished record holds of --mem-budget (storedCost).
 	stored int64
@@ -813,6 +811,7 @@ func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
 	d.nextID++
 	ru := &run{ID: d.boot + "-" + strconv.Itoa(d.nextID), Status: statusQueued, Request: *req, Submitted: time.Now().UTC(), sc: sc, o: o}
 	ru.ctx, ru.cancel = context.WithCancel(d.ctx)
+	ru.stop = &sim.Stopper{}
 	d.runs[ru.ID] = ru
 	d.order = append(d.order, ru.ID)
 	d.evictLocked()
@@ -924,14 +923,7 @@ const returnToOSAfter = 64 << 20
 func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 	o := ru.o
 	o.Registry = prometheus.NewRegistry()
-	o.Observe = func(n *engine.Node, _ *cco.Host) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		ru.sim = n.Sim()
-		if ru.canceled {
-			ru.sim.Interrupt(errCanceled)
-		}
-	}
+	o.Stop = ru.stop
 	var writeTrace func(io.Writer) error
 	if ru.Request.Trace {
 		writeTrace = scenario.TraceInto(&o)
@@ -951,9 +943,6 @@ func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 	if err := d.engine.add(o.Registry); err != nil {
 		d.logf("run %s: engine metrics: %v", ru.ID, err)
 	}
-	d.mu.Lock()
-	ru.sim = nil // the run is over: nothing of its node is kept
-	d.mu.Unlock()
 	return rep, tr
 }
 
@@ -961,8 +950,8 @@ func (d *daemon) runOne(ru *run) (*scenario.Report, []byte) {
 var errCanceled = errors.New("canceled by DELETE /runs/{id}")
 
 // cancelRun is DELETE /runs/{id}: a queued run is canceled at once, a
-// running SDMA run is interrupted (its report says canceled once it
-// stops); a finished run is left as it is.
+// running one is stopped at its next event (its report says canceled
+// once it stops); a finished run is left as it is.
 func (d *daemon) cancelRun(w http.ResponseWriter, r *http.Request) {
 	ru := d.lookup(w, r)
 	if ru == nil {
@@ -975,16 +964,10 @@ func (d *daemon) cancelRun(w http.ResponseWriter, r *http.Request) {
 		d.mu.Unlock()
 		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s has finished (%s): nothing to cancel", ru.ID, status)})
 		return
-	case status == statusRunning && ru.sc.Fabric:
-		d.mu.Unlock()
-		writeError(w, &requestError{http.StatusConflict, "", fmt.Sprintf("run %s (%s) is running on the CFT fabric, whose runs cannot be interrupted yet; it ends on its own", ru.ID, ru.sc.Name)})
-		return
 	}
 	ru.canceled = true
-	ru.cancel() // a queued run stops waiting for its slot or memory
-	if ru.sim != nil {
-		ru.sim.Interrupt(errCanceled)
-	}
+	ru.cancel()               // a queued run stops waiting for its slot or memory
+	ru.stop.Stop(errCanceled) // a running one at its next event
 	d.mu.Unlock()
 	d.logf("run %s: cancel asked (%s)", ru.ID, status)
 	writeJSONResponse(w, http.StatusAccepted, map[string]string{"id": ru.ID, "status": "canceling", "url": "/runs/" + ru.ID})

@@ -19,11 +19,9 @@
 // a preflight only as a form or text, and a page reaching 127.0.0.1 by a
 // rebound name (DNS rebinding) carries that name in Host.
 //
-// DELETE /runs/{id} cancels a queued run at once and a running SDMA run
-// through sim.Interrupt at its next event. A running CFT fabric run
-// cannot be interrupted yet (its simulator is built inside package job,
-// which hands it to no observer): DELETE answers 409 and the run ends on
-// its own.
+// DELETE /runs/{id} cancels a queued run at once and a running one, SDMA
+// or fabric, at its next event: each run gets a sim.Stopper through
+// scenario.Options.Stop, which every scenario hands to its simulator.
 //
 // Records live in memory only: ids are BOOT-N, BOOT the daemon's start
 // time, so a restarted daemon never reuses an id and answers an earlier

@@ -388,3 +388,31 @@ func TestServeRecordsStayWhileRunsWaitForRuns(t *testing.T) {
 	assert.Equal(t, int64(95), d.memCur)
 	assert.Zero(t, d.recBytes)
 }
+
+// Every registered scenario, SDMA or fabric, takes Options.Stop: stopped
+// before it starts, a run ends at its first event with the stop's error.
+// This is what lets DELETE stop a running CFT or GIN run too.
+func TestEveryScenarioTakesStop(t *testing.T) {
+	for _, sc := range scenario.All() {
+		if strings.HasPrefix(sc.Name, "test-") {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			o := scenario.Defaults(sc)
+			if sc.Shape == nil {
+				o.Ranks, o.Bytes = 2, 64
+				if sc.Fabric {
+					o.Ranks = 8
+				}
+			}
+			if err := scenario.Admit(sc, o, 0); err != nil {
+				o = scenario.Defaults(sc)
+			}
+			o.Stop = &sim.Stopper{}
+			o.Stop.Stop(errCanceled)
+			rep := scenario.RunOnce(sc, o)
+			require.Error(t, rep.Err, "%s ran to the end (%s) with its Stop set", sc.Name, rep.Status)
+			assert.ErrorIs(t, rep.Err, errCanceled)
+		})
+	}
+}

@@ -21,7 +21,12 @@
 // when no write reached it, it backs the next node's Prefill of the same
 // content without the bytes being written again (a scenario's send
 // windows, the same for every seed). Config.Backing = [MapAt] maps each
-// region at its own address for native lanes.
+// region at its own address for native lanes. A node given a [Scratch]
+// (Config.Scratch: an explore worker's, kept across its seeds) takes its
+// small regions from it instead of the heap, and Close gives them back
+// zeroed; its Sim field lends the simulator its event store
+// (sim.Scratch). A ring buffer kept across nodes is cleared only as far
+// as its writes reached ([ring.Ring.Dirty]).
 //
 // # Queues
 //

@@ -37,6 +37,7 @@ type Sched struct {
 	Perturb  sim.Level
 	Strategy sim.Strategy
 	PCT      sim.PCT
+	Stop     *sim.Stopper // sim.Config.Stop: stops the run from outside
 }
 
 // Fabric is a built CFT system: Windows[k][r] is rank r's copy of
@@ -52,7 +53,7 @@ type Fabric struct {
 // NewFabric builds a system of cfg.Topology.NRanks ranks on a new simulator
 // seeded with cfg.Seed: comms, dev comms and windows, ready for kernels.
 func NewFabric(cfg FabricConfig) (*Fabric, error) {
-	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog, Perturb: cfg.Sched.Perturb, Strategy: cfg.Sched.Strategy, PCT: cfg.Sched.PCT})
+	s := sim.New(sim.Config{Seed: cfg.Seed, Watchdog: cfg.Watchdog, Perturb: cfg.Sched.Perturb, Strategy: cfg.Sched.Strategy, PCT: cfg.Sched.PCT, Stop: cfg.Sched.Stop})
 	sys, err := fabric.NewSystem(s, fabric.Config{Topology: cfg.Topology, Debug: cfg.Debug, Faults: cfg.Faults, Model: cfg.Model, Env: map[string]string{},
 		Phantom: cfg.Phantom, MemBytes: cfg.MemBytes, Race: cfg.Race})
 	if err != nil {

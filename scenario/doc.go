@@ -10,6 +10,12 @@
 // exploration (Explore), the hunt over planted bugs (Hunt) and the perf
 // sweep (PerfSweep).
 //
+// Explore's workers each keep an engine.Scratch (Options.Scratch) across
+// their seeds: the seeds' small regions and simulator event stores are
+// reused, handed back zeroed, so a seed's digest does not depend on what
+// its worker ran before (TestScratchSeedsIndependent). While it runs the
+// collector's target is ExploreGCPercent unless GOGC is set.
+//
 // The scenarios themselves live in subpackages that register them in
 // init: scenario/sdma (the SDMA collectives and their planted variants),
 // scenario/cft (the CFT fabric collectives) and scenario/planted (the

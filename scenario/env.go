@@ -44,7 +44,7 @@ func JobConfig(o Options) (job.Config, error) {
 	if err != nil {
 		return job.Config{}, fmt.Errorf("invalid --model: %w", err)
 	}
-	c := job.Config{Sim: sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT},
+	c := job.Config{Sim: sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop},
 		Ranks: o.Ranks, Model: m, Registry: o.Registry, Env: ProcessEnv(), Race: o.Race, Scratch: o.Scratch}
 	if o.Scratch != nil {
 		c.Sim.Scratch = o.Scratch.Sim

@@ -48,6 +48,9 @@ type Options struct {
 	// it closes (engine.Scratch): an explore worker's, kept across its
 	// seeds. Nil: the node makes its own.
 	Scratch *engine.Scratch `json:"-"`
+	// Stop, if set, stops the run from another goroutine (the daemon's
+	// DELETE): SDMA and CFT runs alike end at their next event.
+	Stop *sim.Stopper `json:"-"`
 }
 
 // Ranges of the common flags. 64 ranks is well past one MI355X node (8 GPUs)

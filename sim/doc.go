@@ -20,6 +20,11 @@
 // virtual time, a PRNG seeded from the run's seed picks which runs first:
 // that choice is what a seed fixes and what exploring seeds varies.
 //
+// A Sim given a [Scratch] (Config.Scratch) borrows its event store from
+// it and gives it back when Run returns, so that a caller running seeds
+// one after another (an explore worker) does not make it again; what a
+// run takes is cleared as it is taken, so the run is a fresh Sim's.
+//
 // Actors block only through this package: [Actor.Sleep], [Actor.Yield] and
 // [Actor.Await]. Await is a subscription, never a spin: the waiter registers a
 // predicate on a [WatchList] range and is woken by the write ([WatchList.Notify])

@@ -40,6 +40,32 @@ type Config struct {
 	// Scratch, if set, lends the run its event store and takes it back
 	// when Run returns (scratch.go); nil makes a store of the run's own.
 	Scratch *Scratch
+	// Stop, if set, ends the run at its next event once stopped, from any
+	// goroutine (a daemon canceling a run it did not build itself); nil
+	// gives the run a Stopper of its own (Interrupt).
+	Stop *Stopper
+}
+
+// Stopper stops a run from outside it: Stop may be called from any
+// goroutine, before or during the run, and the first error given wins.
+// The run is cut short, so its digest is not the uninterrupted run's;
+// nothing changes for a run never stopped.
+type Stopper struct{ err atomic.Pointer[error] }
+
+// Stop makes the run end at its next event with err (Run returns it).
+func (st *Stopper) Stop(err error) {
+	if err == nil {
+		err = errors.New("sim: Stop(nil)")
+	}
+	st.err.CompareAndSwap(nil, &err)
+}
+
+// stopped is Stop's error, nil until then.
+func (st *Stopper) stopped() error {
+	if p := st.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Sim is one deterministic run. It is single-use: build it, spawn actors,
@@ -73,9 +99,9 @@ type Sim struct {
 
 	ran bool
 	err error
-	// stop is Interrupt's error, set from another goroutine (the daemon
-	// canceling a run); the event loop reads it once per event.
-	stop  atomic.Pointer[error]
+	// stop is Config.Stop or the run's own; the event loop reads it once
+	// per event.
+	stop  *Stopper
 	local map[any]any
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
@@ -89,6 +115,10 @@ func New(cfg Config) *Sim {
 		cfg:   cfg,
 		sched: rand.New(rand.NewPCG(cfg.Seed, 0x5eed_5c4ed)),
 		back:  make(chan struct{}),
+		stop:  cfg.Stop,
+	}
+	if s.stop == nil {
+		s.stop = &Stopper{}
 	}
 	switch {
 	case cfg.Watchdog == 0:
@@ -235,12 +265,7 @@ func (s *Sim) Fail(err error) {
 // at the next event (actors still in flight end as on any failure). The
 // run is cut short, so its digest is not the uninterrupted run's; nothing
 // changes for a run never interrupted.
-func (s *Sim) Interrupt(err error) {
-	if err == nil {
-		err = errors.New("sim: Interrupt(nil)")
-	}
-	s.stop.CompareAndSwap(nil, &err)
-}
+func (s *Sim) Interrupt(err error) { s.stop.Stop(err) }
 
 // Err returns the error that stopped the run, if any.
 func (s *Sim) Err() error { return s.err }
@@ -311,8 +336,8 @@ func (s *Sim) AtEnd(fn func()) { s.atEnd = append(s.atEnd, fn) }
 func (s *Sim) next() *Actor {
 	s.cur = nil
 	for s.err == nil {
-		if p := s.stop.Load(); p != nil {
-			s.err = *p
+		if err := s.stop.stopped(); err != nil {
+			s.err = err
 			return nil
 		}
 		var e *event

@@ -40,7 +40,7 @@ func newBenchCmd() *cobra.Command {
 			return bench.Run(cmd.OutOrStdout(), cmd.ErrOrStderr(), sz, jobs, uint64(budget))
 		},
 	}
-	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the physical memory)")
+	cmd.Flags().Var(&budget, "mem-budget", "memory a scale run may take by its estimate; one over it is skipped, and the table says so (default a quarter of the memory this process may use: physical, or its cgroup's limit)")
 	cmd.Flags().BoolVar(&quick, "quick", false, "small sizes: a smoke test of the bench, not a measurement")
 	cmd.Flags().IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "jobs for the explore row with N jobs")
 	cmd.Flags().StringVar(&only, "only", "", "run one group of rows: "+strings.Join(bench.Groups, ", "))
@@ -70,6 +70,9 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,
                       allocation and collections per seed that bound its
                       parallel efficiency
+  explore scaling     both explore shapes at 1, 2, 4 ... GOMAXPROCS jobs, the
+                      same seeds per job at each: seeds/s and the parallel
+                      efficiency against 1 job, with the per-seed figures
   scale runs          wall time and peak RSS of the 1024-rank CFT all-reduce
                       (64 MiB per rank) and all-to-all, phantom, of 64 MiB
                       all-reduces at 72 ranks, and of a 16-node × 8-GPU GIN
@@ -77,5 +80,5 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
 
 Numbers depend on the machine and on what else runs on it. --quick runs
 small sizes, for a smoke test; --only GROUP runs one group of rows (engine,
-copy, cco, fabric, explore, cxx, scale), e.g. --only fabric to measure the
-fabric's rates again.`
+copy, cco, fabric, explore, scaling, cxx, scale), e.g. --only fabric to
+measure the fabric's rates again.`

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -49,6 +51,27 @@ func TestBenchExploreRows(t *testing.T) {
 	assert.Regexp(t, `explore alltoall \(8 ranks, 1 MiB\), --jobs 1\s+[\d.]+[kM]? seeds/s\s+2 seeds in .*; `+per+` \(before: issue 27 0.18 s a run; [^)]+\)$`, ls[4])
 }
 
+// The scaling rows run both explore shapes at 1, 2, 4 ... GOMAXPROCS
+// jobs, each with its seeds/s, its efficiency against 1 job and the
+// per-seed figures.
+func TestBenchScalingRows(t *testing.T) {
+	out, errOut, status := execute(t, "bench", "--quick", "--only", "scaling")
+	require.Equal(t, scenario.ExitOK, status, errOut)
+	var jobs []int
+	for j := 1; j < runtime.GOMAXPROCS(0); j *= 2 {
+		jobs = append(jobs, j)
+	}
+	jobs = append(jobs, runtime.GOMAXPROCS(0))
+	ls := lines(out)
+	require.Len(t, ls, 2+2*len(jobs), out)
+	per := `per seed [\d.]+[µm]?s CPU, [\d.]+(B|KiB|MiB) and \d+ allocations; \d+ GCs, GC \d+% of CPU`
+	for i, shape := range []string{`alltoall \(4 ranks, 4 KiB\)`, `alltoall \(8 ranks, 1 MiB\)`} {
+		for k, j := range jobs {
+			assert.Regexp(t, fmt.Sprintf(`^explore scaling, %s, --jobs %d\s+[\d.]+[kM]? seeds/s, \d+%% efficiency\s+\d+ seeds in .*; %s$`, shape, j, per), ls[2+i*len(jobs)+k])
+		}
+	}
+}
+
 // A scale run over --mem-budget is skipped, and the table says why.
 func TestBenchSkipsRunsOverBudget(t *testing.T) {
 	out, errOut, status := execute(t, "bench", "--quick", "--mem-budget", "10M")
@@ -70,5 +93,5 @@ func TestBenchOnly(t *testing.T) {
 
 	_, errOut, status = execute(t, "bench", "--quick", "--only", "fabrik")
 	assert.NotEqual(t, scenario.ExitOK, status)
-	assert.Contains(t, errOut, `no group of rows "fabrik" (the groups: engine, copy, cco, fabric, explore, cxx, scale)`)
+	assert.Contains(t, errOut, `no group of rows "fabrik" (the groups: engine, copy, cco, fabric, explore, scaling, cxx, scale)`)
 }

@@ -110,7 +110,7 @@
 // are strict (exact field names, one JSON object) and must arrive within
 // --read-timeout. The daemon listens on loopback unless --token-file gives
 // a Bearer token; Host must name it and POSTs must be JSON, so a web page
-// cannot start runs. DELETE /runs/{id} cancels a run; records count
+// cannot start runs. DELETE /runs/{id} cancels a run (sim.Stopper); records count
 // against --mem-budget and their ids never repeat across restarts.
 //
 // # Memory budget

@@ -56,7 +56,7 @@ func (f *scenarioFlags) bind(cmd *cobra.Command, withSeed bool, perturb sim.Leve
 	fs.IntVar(&f.o.LsaSize, "lsa-size", 0, "CFT scenarios: ranks per NVLink (LSA) domain; 0 = all ranks")
 	fs.IntVar(&f.o.CftSize, "cft-size", 0, "CFT scenarios: ranks per CFT flat team, a multiple of --lsa-size; 0 = --lsa-size")
 	fs.IntVar(&f.o.McSize, "mc-size", 0, "CFT scenarios: ranks per multicast group, dividing --cft-size; 0 = --cft-size")
-	fs.Var(&f.budget, "mem-budget", "memory a run may take, by its estimated footprint (checked before it starts; default a quarter of the physical memory; 0 = no limit)")
+	fs.Var(&f.budget, "mem-budget", "memory a run may take, by its estimated footprint (checked before it starts; default a quarter of the memory this process may use: physical, or its cgroup's limit; 0 = no limit)")
 	if withSeed {
 		fs.Uint64Var(&f.o.Seed, "seed", f.o.Seed, "seed that fixes every scheduling choice of the run")
 	}

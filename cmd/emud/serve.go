@@ -102,9 +102,9 @@ const serveLong = `Run emud as a daemon. The HTTP API (JSON):
                          hang report or error). Ids are BOOT-N: a restarted
                          daemon never reuses one, and a 404 says when an id
                          is of an earlier daemon (records live in memory).
-  DELETE /runs/{id}      cancel a run: a queued one at once, a running SDMA
-                         run at its next event (a running CFT run cannot be
-                         stopped: 409); answers 202, the run ends "canceled".
+  DELETE /runs/{id}      cancel a run: a queued one at once, a running one
+                         at its next event; answers 202, the run ends
+                         "canceled" (409 for a run already finished).
   GET  /runs/{id}/trace  its Chrome trace-event JSON (runs submitted with trace);
                          410 once dropped to stay within --trace-budget.
   GET  /metrics          Prometheus: engine counters summed over all runs, run

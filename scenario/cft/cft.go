@@ -120,7 +120,7 @@ func cftAllToAllUsage(o scenario.Options) scenario.Usage {
 
 func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
 	res, err := RunAllReduce(AllReduceConfig{Seed: o.Seed, Topology: o.Topology(),
-		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, NoOut: true, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Bytes: int(o.Bytes), Type: redop.U32, Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, NoOut: true, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop}})
 	if err := cftErr("cft-allreduce", o, res, err); err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func runCftAllReduce(o scenario.Options) (*scenario.Outcome, error) {
 
 func runCftAllToAll(o scenario.Options) (*scenario.Outcome, error) {
 	res, err := RunAllToAll(AllToAllConfig{Seed: o.Seed, Topology: o.Topology(),
-		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Block: int(o.Bytes), Debug: o.Debug, Race: o.Race, Phantom: o.Phantom, Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop}})
 	if err := cftErr("cft-alltoall", o, res, err); err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func runCounted(name string, o scenario.Options, short bool) (*scenario.Outcome,
 	b := o.Bytes
 	j, err := job.NewFabric(job.FabricConfig{Seed: o.Seed, Topology: o.Topology(), Debug: o.Debug, Race: o.Race, Caps: fabric.CapCft,
 		Windows: []uint64{uint64(c) * b, uint64(c) * b, 4096}, WinFlags: []fabric.WinFlags{0, 0, fabric.WinCollSymmetric | fabric.WinCftCounted},
-		Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT}})
+		Sched: job.Sched{Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop}})
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func buildBug(o scenario.Options, p bugProgram) (*bugRig, error) {
 		return nil, err
 	}
 	m := nic.DefaultModel()
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop})
 	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
 		Phantom: o.Phantom, Nic: &m, MemBytes: 3*uint64(o.Ranks)*o.Bytes + 1<<20,
 		NicRailsOnly: p == progInitWorldRing || p == progInitRailRing})

@@ -118,7 +118,7 @@ type rig struct {
 // schedule, the system on NIC model m with memBytes of memory per rank, and
 // every rank's comm.
 func nicSystem(o scenario.Options, m nic.Model, memBytes uint64) (*sim.Sim, *fabric.System, []*fabric.Comm, error) {
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop})
 	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race,
 		Phantom: o.Phantom, Nic: &m, MemBytes: memBytes})
 	if err != nil {

@@ -95,7 +95,7 @@ func runHier(name string, o scenario.Options, rsBarrier bool) (*scenario.Outcome
 	nodes := n / g
 	chunk := hierChunk(o.Bytes, g)
 	b := chunk * uint64(g) // the padded buffer
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop})
 	sys, err := fabric.NewSystem(s, fabric.Config{Topology: o.Topology(), Env: map[string]string{}, Debug: o.Debug, Race: o.Race, MemBytes: 5*b + uint64(nodes)*chunk + 1<<20})
 	if err != nil {
 		return nil, err

@@ -66,7 +66,7 @@ func sdmaSystem(o scenario.Options, memBytes uint64) (*sim.Sim, *fabric.System, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT})
+	s := sim.New(sim.Config{Seed: o.Seed, Perturb: o.Perturb, Strategy: o.Strategy, PCT: o.PCT, Stop: o.Stop})
 	topo := o.Topology()
 	topo.LsaSize = o.Ranks
 	cfg := fabric.Config{Topology: topo, Env: map[string]string{"NCCL_GIN_TYPE": "7"}, Debug: o.Debug, Race: o.Race,

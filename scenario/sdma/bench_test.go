@@ -14,6 +14,7 @@ import (
 // (8 ranks, 1 MiB per pair, --perturb 1), one seed after another as a job
 // of explore runs them.
 func BenchmarkExploreAlltoall1M(b *testing.B) {
+	b.ReportAllocs()
 	benchExplore(b, scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1, Perturb: 1})
 }
 
