@@ -46,7 +46,14 @@ func benchCxx(runs int) (benchRow, error) {
 		return benchRow{what, "skipped", skip}, nil
 	}
 	defer cleanup()
-	var cxxP, goP procTimes
+	// The same program without lane instrumentation (emud c++ instruments
+	// lane code by default, for the race detector): what it costs.
+	plain, cleanupPlain, skip := buildCxx("alltoall_put.cpp", "-fno-sanitize=thread")
+	if skip != "" {
+		return benchRow{what, "skipped", skip}, nil
+	}
+	defer cleanupPlain()
+	var cxxP, plainP, goP procTimes
 	var inside time.Duration
 	for i := range runs {
 		start := time.Now()
@@ -56,6 +63,11 @@ func benchCxx(runs int) (benchRow, error) {
 		}
 		cxxP.add(time.Since(start), c.ps)
 		inside += c.wall
+		start = time.Now()
+		if c, err = runCxx(plain, i+1); err != nil {
+			return benchRow{}, err
+		}
+		plainP.add(time.Since(start), c.ps)
 	}
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
@@ -87,11 +99,12 @@ func benchCxx(runs int) (benchRow, error) {
 	insidePer := inside / time.Duration(runs)
 	ratio := func(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
 	return benchRow{what,
-		fmt.Sprintf("%.1f× (%.1f× from the first call; %.1f× process to process)",
-			ratio(cxxP.per(), goSeed.per()), ratio(insidePer, goSeed.per()), ratio(cxxP.per(), goP.per())),
-		fmt.Sprintf("%d seeds, wall (CPU): C++ %s per run as a whole process, %v from its first emud call to exit; "+
+		fmt.Sprintf("%.1f× (%.1f× from the first call; %.1f× process to process; %.1f× uninstrumented)",
+			ratio(cxxP.per(), goSeed.per()), ratio(insidePer, goSeed.per()), ratio(cxxP.per(), goP.per()), ratio(plainP.per(), goSeed.per())),
+		fmt.Sprintf("%d seeds, wall (CPU): C++ %s per run as a whole process (lanes instrumented, emud c++'s default), "+
+			"%s built with -fno-sanitize=thread, %v from its first emud call to exit; "+
 			"Go %s per seed in one process, %s per run as an emud run process",
-			runs, cxxP, insidePer.Round(time.Millisecond), goSeed, goP)}, nil
+			runs, cxxP, plainP, insidePer.Round(time.Millisecond), goSeed, goP)}, nil
 }
 
 // oneProc sets GOMAXPROCS to 1, as the C ABI does for a C++ program (capi
@@ -160,9 +173,9 @@ func benchCxxPackets(run bool) (benchRow, error) {
 			(c.ps.UserTime() + c.ps.SystemTime()).Round(100*time.Millisecond), packetsPerSec(c.packets, total)/1e6)}, nil
 }
 
-// buildCxx builds examples/cxx/src with emud c++ -O2 into a temporary
-// directory; skip says why it could not.
-func buildCxx(src string) (prog string, cleanup func(), skip string) {
+// buildCxx builds examples/cxx/src with emud c++ -O2 and flags into a
+// temporary directory; skip says why it could not.
+func buildCxx(src string, flags ...string) (prog string, cleanup func(), skip string) {
 	root, err := cxx.FindRoot()
 	if err != nil {
 		return "", nil, err.Error()
@@ -173,7 +186,7 @@ func buildCxx(src string) (prog string, cleanup func(), skip string) {
 	}
 	prog = filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".cpp"))
 	var log bytes.Buffer
-	if err := cxx.Run([]string{"-O2", filepath.Join(root, "examples", "cxx", src), "-o", prog},
+	if err := cxx.Run(append(append([]string{"-O2"}, flags...), filepath.Join(root, "examples", "cxx", src), "-o", prog),
 		cxx.Options{Root: root, Stdout: &log, Stderr: &log}); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Sprintf("build failed: %v", err)

@@ -69,7 +69,12 @@ func ParseLevel(s string) (Level, error) {
 //     RCCL's 20% deadlock) is an estimate of that, not a measurement: no
 //     document here measures launch skew. Likewise the up to 1 µs between
 //     blocks of one grid (the workgroup dispatcher places blocks one after
-//     another and waits for free CUs) is a choice.
+//     another and waits for free CUs) is a choice, and so is its tail: 2%
+//     of blocks start up to 20 µs late (their CUs still busy with another
+//     kernel's waves, a dispatcher that stalls), so that CTAs of one grid
+//     can start tens of µs apart, as on a loaded GPU. The tail's draws come
+//     from a stream of their own, so a block that does not take it starts
+//     when it did before the tail existed.
 //   - Poll phase: an engine's POLL_REGMEM re-reads on its own interval
 //     timer, not in step with the writer; the first re-read lands anywhere
 //     in one interval.
@@ -84,7 +89,9 @@ type Spread struct {
 	GPUSkew          Time    // a launch starts up to this late
 	GPUSkewTailP     float64 // chance a launch is up to GPUSkewTail late instead
 	GPUSkewTail      Time
-	BlockSkew        Time // each block of a launch starts up to this later
+	BlockSkew        Time    // each block of a launch starts up to this later
+	BlockSkewTailP   float64 // chance a block starts up to BlockSkewTail later instead
+	BlockSkewTail    Time
 	PollPhase        bool // an engine poll's first re-read falls anywhere in its interval
 }
 
@@ -94,11 +101,11 @@ func Spreads(l Level) Spread {
 	case LevelRealistic:
 		return Spread{Run: 0.12, Event: 0.08, RunTailP: 0.02, EventTailP: 0.01, TailMin: 2, TailMax: 3,
 			GPUSkew: 10 * Microsecond, GPUSkewTailP: 0.02, GPUSkewTail: 100 * Microsecond,
-			BlockSkew: Microsecond, PollPhase: true}
+			BlockSkew: Microsecond, BlockSkewTailP: 0.02, BlockSkewTail: 20 * Microsecond, PollPhase: true}
 	case LevelStress:
 		return Spread{Run: 0.25, Event: 0.15, RunTailP: 0.05, EventTailP: 0.03, TailMin: 2, TailMax: 5,
 			GPUSkew: 20 * Microsecond, GPUSkewTailP: 0.05, GPUSkewTail: 200 * Microsecond,
-			BlockSkew: 2 * Microsecond, PollPhase: true}
+			BlockSkew: 2 * Microsecond, BlockSkewTailP: 0.05, BlockSkewTail: 50 * Microsecond, PollPhase: true}
 	}
 	return Spread{}
 }
@@ -135,6 +142,7 @@ type Perturber struct {
 	ev     [keyKinds]*rand.Rand
 	launch *rand.Rand
 	phase  *rand.Rand
+	block  *rand.Rand // the block-skew tail's draws (perturbBlockStream)
 }
 
 // runTailPick is the chance that each newly keyed cost of a run with a
@@ -149,6 +157,7 @@ const (
 	perturbEventStream  = 0x9e7_0100
 	perturbLaunchStream = 0x9e7_0200
 	perturbPhaseStream  = 0x9e7_0300
+	perturbBlockStream  = 0x9e7_0400
 )
 
 func newPerturber(s *Sim, l Level) *Perturber {
@@ -240,12 +249,22 @@ func (p *Perturber) LaunchSkew() Time {
 	return Time(r.Int64N(int64(p.sp.GPUSkew)))
 }
 
-// BlockSkew is how much later than its launch one block starts.
+// BlockSkew is how much later than its launch one block starts: up to
+// Spread.BlockSkew, or, in the tail, up to Spread.BlockSkewTail.
 func (p *Perturber) BlockSkew() Time {
 	if !p.On() || p.sp.BlockSkew <= 0 {
 		return 0
 	}
-	return Time(p.launchRng().Int64N(int64(p.sp.BlockSkew)))
+	d := Time(p.launchRng().Int64N(int64(p.sp.BlockSkew)))
+	if p.sp.BlockSkewTailP > 0 {
+		if p.block == nil {
+			p.block = p.s.Rand(perturbBlockStream)
+		}
+		if p.block.Float64() < p.sp.BlockSkewTailP {
+			d += Time(p.block.Int64N(int64(p.sp.BlockSkewTail)))
+		}
+	}
+	return d
 }
 
 func (p *Perturber) launchRng() *rand.Rand {

@@ -100,7 +100,7 @@ func TestPerturbSpread(t *testing.T) {
 func TestPerturbLaunchAndPhase(t *testing.T) {
 	p := New(Config{Seed: 5, Perturb: LevelRealistic}).Perturb()
 	sp := Spreads(LevelRealistic)
-	late := 0
+	late, lateBlocks := 0, 0
 	for range 1000 {
 		d := p.LaunchSkew()
 		require.GreaterOrEqual(t, d, Time(0))
@@ -109,12 +109,20 @@ func TestPerturbLaunchAndPhase(t *testing.T) {
 			late++
 		}
 		b := p.BlockSkew()
-		require.True(t, b >= 0 && b < sp.BlockSkew)
+		require.True(t, b >= 0 && b < sp.BlockSkew+sp.BlockSkewTail)
+		if b >= sp.BlockSkew {
+			lateBlocks++
+		}
 		ph := p.Phase(300 * Nanosecond)
 		require.True(t, ph >= 0 && ph < 300*Nanosecond)
 	}
 	assert.Greater(t, late, 0, "the launch-skew tail happens")
 	assert.Less(t, late, 100)
+	// A block now and then starts tens of µs late (issue 38: CTAs that
+	// need to start more than a few µs apart to show a bug).
+	assert.Greater(t, lateBlocks, 0, "the block-skew tail happens")
+	assert.Less(t, lateBlocks, 60)
+	assert.GreaterOrEqual(t, sp.BlockSkewTail, 20*Microsecond)
 }
 
 // SpawnAfter starts an actor late, and exact runs spawn as Spawn does.
