@@ -68,7 +68,7 @@ type ringSlab struct {
 
 const (
 	ringSlabBytes = 16 << 20
-	ringKeptBytes = 4 << 20 // 16 rings of the default 256 KiB
+	ringKeptBytes = 16 << 20 // 64 rings of the default 256 KiB: an 8-GPU node's, one queue a pair
 )
 
 // ringPool is the ring buffers kept across nodes, by size, zeroed: carved
@@ -82,7 +82,7 @@ var ringPool struct {
 	made int
 }
 
-const ringPoolMax = 64 << 20
+const ringPoolMax = 256 << 20
 
 // takeRing returns a zeroed kept ring buffer of size bytes, or nil when
 // the pool has none and no room to make one.
