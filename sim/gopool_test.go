@@ -44,11 +44,28 @@ func TestActorGoroutinesReusedUnderRace(t *testing.T) {
 			return len(goPool.idle) >= 8
 		}, 5*time.Second, time.Millisecond)
 	}
-	after := runtime.NumGoroutine()
+	after := settledGoroutines()
 	second := inside()
 	if !racebuild.Enabled {
 		assert.Greater(t, second, after, "without -race the second run starts its own goroutines")
 		return
 	}
 	assert.Equal(t, after, second, "the second run takes the first run's idle goroutines and starts none")
+}
+
+// settledGoroutines is runtime.NumGoroutine once it has held still for a
+// few milliseconds: a goroutine on its way out (require.Eventually's
+// checker, a finished test's helper) is not counted as one the next run
+// could have reused.
+func settledGoroutines() int {
+	n, same := runtime.NumGoroutine(), 0
+	for i := 0; i < 1000 && same < 5; i++ {
+		time.Sleep(time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
 }
