@@ -1,6 +1,9 @@
 package race
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Signal-lifecycle findings: misuses of a signal slot or flag that are not
 // (only) a pair of unordered accesses, reported beside the data races as a
@@ -100,23 +103,29 @@ func (d *Detector) Poll32(sp SpaceID, addr uint64, v, ref uint32, cmp string, in
 // lastWriter is the last write (plain, else the last atomic) the shadow
 // holds for the byte at addr of sp, or nil.
 func (d *Detector) lastWriter(sp SpaceID, addr uint64) *ep {
+	g := d.segAt(sp, addr)
+	switch {
+	case g == nil:
+		return nil
+	case len(g.aw) > 0:
+		return &g.aw[len(g.aw)-1]
+	case g.w.tid >= 0:
+		return &g.w
+	}
+	return nil
+}
+
+// segAt is the shadow segment holding the byte at addr of sp, or nil when
+// nothing touched its page.
+func (d *Detector) segAt(sp SpaceID, addr uint64) *seg {
 	p := d.spaces[sp].pages[addr>>pageBits]
 	if p == nil {
 		return nil
 	}
 	off := uint32(addr & (pageSize - 1))
-	for k := range p.segs {
-		g := &p.segs[k]
-		if g.end <= off {
-			continue
-		}
-		if n := len(g.aw); n > 0 {
-			return &g.aw[n-1]
-		}
-		if g.w.tid >= 0 {
-			return &g.w
-		}
+	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].end > off })
+	if i == len(p.segs) {
 		return nil
 	}
-	return nil
+	return &p.segs[i]
 }

@@ -2,7 +2,6 @@ package race
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -137,16 +136,10 @@ func (d *Detector) sawReset(sp SpaceID, addr uint64, l *slotLife) {
 // plainWrite is the last plain write the shadow holds for the byte at
 // addr of sp (tid −1: none).
 func (d *Detector) plainWrite(sp SpaceID, addr uint64) ep {
-	p := d.spaces[sp].pages[addr>>pageBits]
-	if p == nil {
-		return noWrite
+	if g := d.segAt(sp, addr); g != nil {
+		return g.w
 	}
-	off := uint32(addr & (pageSize - 1))
-	i := sort.Search(len(p.segs), func(i int) bool { return p.segs[i].end > off })
-	if i == len(p.segs) {
-		return noWrite
-	}
-	return p.segs[i].w
+	return noWrite
 }
 
 // Signal records an atomic update by t of the signal slot of n bytes at
