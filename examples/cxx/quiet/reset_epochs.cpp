@@ -51,42 +51,28 @@ static int check(const std::vector<uint64_t>& got, int rank, int nRanks, int cal
 }
 
 int rankMain(int rank, int nRanks, const ccoUniqueId& id) {
-  HIP_CHECK(hipSetDevice(rank));
-  ccoComm* comm = nullptr;
-  CCO_CHECK(ccoCommCreate(id, nRanks, rank, 0, &comm));
-  const size_t span = nRanks * kBytes;
-  void *send = nullptr, *recv = nullptr;
-  CCO_CHECK(ccoMemAlloc(comm, span, &send));
-  CCO_CHECK(ccoMemAlloc(comm, span, &recv));
-  ccoWindow_t sendWin, recvWin;
-  CCO_CHECK(ccoWindowRegister(comm, send, span, &sendWin));
-  CCO_CHECK(ccoWindowRegister(comm, recv, span, &recvWin));
-  ccoDevCommRequirements reqs = CCO_DEV_COMM_REQUIREMENTS_INITIALIZER;
-  reqs.sdmaQueueCount = 1;
-  ccoDevComm dc;
-  CCO_CHECK(ccoDevCommCreate(comm, &reqs, &dc));
+  Rank r(rank, nRanks, id, kBytes, 1);  // comm, windows, a dev comm of one queue id
   hipStream_t s;
   HIP_CHECK(hipStreamCreate(&s));
+  const size_t span = nRanks * kBytes;
   std::vector<uint64_t> host(span / 8);
   int errors = 0;
   for (int call = 0; call < 2; call++) {
     for (int p = 0; p < nRanks; p++)
       for (size_t i = 0; i < kBytes / 8; i++) host[p * kBytes / 8 + i] = pattern(rank, p, i + call * kBytes);
-    HIP_CHECK(hipMemcpy(send, host.data(), span, hipMemcpyHostToDevice));
-    CCO_CHECK(ccoBarrierAll(comm));
-    alltoall<<<1, 64, 0, s>>>(dc, sendWin, recvWin, kBytes, mode == kLane);
-    const size_t slots = nRanks * dc.sdma.sdmaNumQueue * sizeof(uint64_t);
-    if (mode == kMemsetAsync) HIP_CHECK(hipMemsetAsync(dc.sdma.signalBuf, 0, slots, s));
+    HIP_CHECK(hipMemcpy(r.send, host.data(), span, hipMemcpyHostToDevice));
+    CCO_CHECK(ccoBarrierAll(r.comm));
+    alltoall<<<1, 64, 0, s>>>(r.dc, r.sendWin, r.recvWin, kBytes, mode == kLane);
+    const size_t slots = nRanks * r.dc.sdma.sdmaNumQueue * sizeof(uint64_t);
+    if (mode == kMemsetAsync) HIP_CHECK(hipMemsetAsync(r.dc.sdma.signalBuf, 0, slots, s));
     HIP_CHECK(hipStreamSynchronize(s));
-    if (mode == kMemset) HIP_CHECK(hipMemset(dc.sdma.signalBuf, 0, slots));
-    CCO_CHECK(ccoBarrierAll(comm));  // every rank's reset before any second-call signal
-    HIP_CHECK(hipMemcpy(host.data(), recv, span, hipMemcpyDeviceToHost));
+    if (mode == kMemset) HIP_CHECK(hipMemset(r.dc.sdma.signalBuf, 0, slots));
+    CCO_CHECK(ccoBarrierAll(r.comm));  // every rank's reset before any second-call signal
+    HIP_CHECK(hipMemcpy(host.data(), r.recv, span, hipMemcpyDeviceToHost));
     errors += check(host, rank, nRanks, call);
   }
   HIP_CHECK(hipStreamDestroy(s));
-  CCO_CHECK(ccoDevCommDestroy(comm, &dc));
-  CCO_CHECK(ccoCommDestroy(comm));
-  return errors;
+  return errors;  // ~Rank destroys the dev comm and the comm
 }
 
 int main(int argc, char** argv) {
