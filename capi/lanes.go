@@ -273,6 +273,7 @@ func (ln *lane) logStores(n int, where string) {
 		if line := pcLine(uint64(l.log_pc[i])); line != "" {
 			at = line
 		}
+		moriNoteStore(ln, uint64(l.log_lo[i]), uint64(l.log_hi[i]), at) // a MORI ring's publish edge (mori.go)
 		rt.s.SetWriter(func() string { return ln.who() + "'s store at " + at })
 		wl.Notify(uint64(l.log_lo[i]), uint64(l.log_hi[i]))
 	}
@@ -563,6 +564,7 @@ func (ln *lane) call() {
 			rt.s.SetWriter(prev)
 		}
 	case C.EMUD_OP_FENCE:
+		moriPublished(ln) // the lane's stores have landed (mori.go)
 		rt.mem.Watch().NotifyAll()
 	case C.EMUD_OP_LSA_BARRIER:
 		ln.lsaBarrier(a)

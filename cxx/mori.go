@@ -20,7 +20,8 @@ import (
 
 // MoriHeader is the path of the mori/cco/cco.hpp that a compile with
 // flags finds on its include path, or "" when no user include directory
-// holds one (emud's own header is then used).
+// holds one (emud's own header is then used, also when a -I names emud's
+// include directory).
 func MoriHeader(flags []string) string {
 	for i := 0; i < len(flags); i++ {
 		f, dir := flags[i], ""
@@ -40,7 +41,7 @@ func MoriHeader(flags []string) string {
 			continue
 		}
 		h := filepath.Join(dir, "mori", "cco", "cco.hpp")
-		if st, err := os.Stat(h); err == nil && !st.IsDir() {
+		if b, err := os.ReadFile(h); err == nil && !bytes.Contains(b, []byte("#define EMUD_MORI_CCO_HPP")) { // emud's own stand-in is not a user's
 			if abs, err := filepath.Abs(h); err == nil {
 				return abs
 			}
