@@ -110,10 +110,125 @@ func (o Options) moriHost(cc, root, tmp, h string, inv *Invocation) (string, err
 				lines = append(lines, "  "+strings.TrimSpace(l))
 			}
 		}
+		if extra := unknownFields(h, errs.String()); len(extra) > 0 {
+			lines = append(extra, lines...)
+		}
 		if len(lines) > 8 {
 			lines = append(lines[:8], fmt.Sprintf("  (%d more)", len(lines)-8))
 		}
 		return "", fmt.Errorf("emud c++: the MORI header %s does not declare what emud fills (emud fills MORI's structures by field name in include/emud/mori_host.cpp; a field or call missing or renamed there is a MORI version emud does not support):\n%s", h, strings.Join(lines, "\n"))
 	}
 	return obj, nil
+}
+
+// unknownFields names, for each structure emud's layout check refused
+// (a static_assert whose message starts "emud-layout: S: " and lists the
+// fields emud fills), the fields header h declares in S that emud does not
+// fill: the fields a MORI version added.
+func unknownFields(h, compilerOut string) []string {
+	var out []string
+	src, err := os.ReadFile(h)
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(compilerOut, "\n") {
+		i := strings.Index(l, "emud-layout: ")
+		if i < 0 || !strings.Contains(l, "error:") {
+			continue
+		}
+		name, known, ok := strings.Cut(l[i+len("emud-layout: "):], ": ")
+		if !ok {
+			continue
+		}
+		knows := map[string]bool{}
+		for _, f := range strings.Fields(known) {
+			knows[f] = true
+		}
+		for _, f := range structFields(src, name) {
+			if !knows[f.name] {
+				out = append(out, fmt.Sprintf("  %s:%d: field %s of %s is not one emud fills (it fills %s)", h, f.line, f.name, name, strings.Join(strings.Fields(known), ", ")))
+			}
+		}
+	}
+	return out
+}
+
+type field struct {
+	name string
+	line int
+}
+
+// structFields returns the data members of the first definition of
+// struct name in a C++ source: the declarations at the struct's own brace
+// depth that are not functions, types or static members.
+func structFields(src []byte, name string) []field {
+	toks := lex(src)
+	start := -1
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].text == "struct" && toks[i+1].text == name && toks[i+2].text == "{" {
+			start = i + 3
+			break
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var out []field
+	var stmt []token
+	skip := false // the statement has a body or parameters: not a data member
+	depth := 1
+	for _, t := range toks[start:] {
+		if t.directive {
+			continue
+		}
+		switch t.text {
+		case "{":
+			depth++
+			skip = true
+			continue
+		case "}":
+			depth--
+			if depth == 0 {
+				return out
+			}
+			if depth == 1 {
+				stmt, skip = nil, false // a member function's body ends its declaration
+			}
+			continue
+		}
+		if depth > 1 {
+			continue
+		}
+		if t.text == ":" && len(stmt) == 1 && (stmt[0].text == "public" || stmt[0].text == "private" || stmt[0].text == "protected") {
+			stmt = nil // an access label, not part of a declaration
+			continue
+		}
+		if t.text != ";" {
+			stmt = append(stmt, t)
+			if t.text == "(" {
+				skip = true
+			}
+			continue
+		}
+		if !skip && len(stmt) > 0 {
+			switch stmt[0].text {
+			case "static", "using", "typedef", "template", "friend", "enum", "struct":
+			default:
+				n := -1
+				for k, tk := range stmt {
+					if tk.text == "[" || tk.text == ":" || tk.text == "=" {
+						break
+					}
+					if tk.kind == tokIdent {
+						n = k
+					}
+				}
+				if n >= 0 {
+					out = append(out, field{stmt[n].text, stmt[n].line})
+				}
+			}
+		}
+		stmt, skip = nil, false
+	}
+	return out
 }

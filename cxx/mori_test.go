@@ -126,19 +126,76 @@ func TestMoriMissingPublish(t *testing.T) {
 	assert.NotZero(t, broken, "no seed of 20 under perturbation fetched a packet before its stores landed")
 }
 
-// TestMoriLayoutMismatch: a header whose queue handle lacks a field
-// emud's host control plane fills (committedWptr renamed) fails the build,
-// naming the header and the field, instead of running a shifted layout.
+// TestMoriLayoutMismatch: a header whose structures emud cannot fill
+// fails the build, naming the header and the field, instead of running a
+// shifted or half-filled layout: a field emud fills that the header
+// renamed (the queue handle's committedWptr), and a field the header
+// added that emud does not know (one in ccoSdmaContext, as MORI's
+// expectSignals before #502).
 func TestMoriLayoutMismatch(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
-	var log strings.Builder
-	err = Run([]string{"-DBUILD_CCO_SDMA=1", "-DEMUD_TEST_MORI_RENAMED", "-I", moriInclude(t), src, "-o", filepath.Join(t.TempDir(), "put")},
-		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
-	require.Error(t, err)
-	msg := err.Error()
-	assert.Contains(t, msg, "the MORI header "+filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")+" does not declare what emud fills")
-	assert.Contains(t, msg, "committedWptr")
+	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
+	for _, tc := range []struct {
+		variant string
+		want    []string
+	}{
+		{"-DEMUD_TEST_MORI_RENAMED", []string{"committedWptr"}},
+		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field expectSignals of ccoSdmaContext is not one emud fills"}},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			var log strings.Builder
+			err := Run([]string{"-DBUILD_CCO_SDMA=1", tc.variant, "-I", moriInclude(t), src, "-o", filepath.Join(t.TempDir(), "put")},
+				Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the MORI header "+hdr+" does not declare what emud fills")
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// TestStructFields: the data members of a struct as unknownFields names
+// them, whatever member functions, access labels, bit-fields, arrays,
+// comments and nested bodies the struct has.
+func TestStructFields(t *testing.T) {
+	src := `// struct ccoSdmaContext { int decoy; };
+struct other { int a; };
+struct ccoSdmaContext {
+  uint32_t sdmaNumQueue;  // 0 when off
+  __device__ uint64_t ReserveSlot(uint64_t b, X* s) { if (b) { return 1; } return 0; }
+ public:
+  ccoSdmaQueueDeviceHandle** deviceHandles;
+  uint64_t* expectSignals; /* new */
+  static constexpr int kMax = 4;
+  unsigned int op : 8;
+  char name[16];
+  using T = int;
+  void f();
+};
+struct after { int z; };`
+	got := structFields([]byte(src), "ccoSdmaContext")
+	var names []string
+	for _, f := range got {
+		names = append(names, fmt.Sprintf("%s@%d", f.name, f.line))
+	}
+	assert.Equal(t, []string{"sdmaNumQueue@4", "deviceHandles@7", "expectSignals@8", "op@10", "name@11"}, names)
+	assert.Nil(t, structFields([]byte(src), "missing"))
+	assert.Nil(t, structFields([]byte("struct ccoSdmaContext {"), "ccoSdmaContext"), "an unterminated struct: none")
+}
+
+// FuzzStructFields: any source, any name: structFields returns, never
+// panics or loops.
+func FuzzStructFields(f *testing.F) {
+	f.Add([]byte("struct S { int a; int b[2]; void g() { } };"), "S")
+	f.Add([]byte("struct S { public: int a : 3; };"), "S")
+	f.Add([]byte("struct S {"), "S")
+	f.Fuzz(func(t *testing.T, src []byte, name string) {
+		for _, fl := range structFields(src, name) {
+			require.NotEmpty(t, fl.name)
+		}
+	})
 }

@@ -6,8 +6,10 @@
 // the header's own, whatever its version. A field or call emud needs that
 // the header lacks (or has renamed) fails this compile, which emud c++
 // reports naming the header. Written for emud; it contains no MORI code.
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #include <mutex>
 #include <vector>
 
@@ -19,8 +21,104 @@
 
 extern "C" void* emud_obj_alloc(size_t n);
 
+// The layout check: every structure this file fills must consist of the
+// fields it knows, and nothing else, so a header that added a field (one
+// its device code reads, which emud would leave zero) fails this compile
+// instead of running with it unset. Each check lists the known fields as
+// (offset, size, alignment) and asserts that they tile the structure with
+// no room left but alignment padding; its message names the structure and
+// the fields emud knows (emud c++ then names the header's other fields,
+// cxx/mori.go). GDA fields are known and left zero where the header has
+// them (GDA is not emulated).
+namespace emudlayout {
+struct F {
+  size_t off, size, align;
+};
+constexpr size_t up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+template <size_t N>
+constexpr bool tiles(const F (&in)[N], size_t n, size_t total, size_t align) {
+  F f[N] = {};
+  for (size_t i = 0; i < n; i++) f[i] = in[i];
+  for (size_t i = 1; i < n; i++)  // by offset: the header may order its fields as it likes
+    for (size_t j = i; j > 0 && f[j - 1].off > f[j].off; j--) {
+      F t = f[j];
+      f[j] = f[j - 1];
+      f[j - 1] = t;
+    }
+  size_t pos = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (f[i].off != up(pos, f[i].align)) return false;
+    pos = f[i].off + f[i].size;
+  }
+  return up(pos, align) == total;
+}
+#define EMUD_F(S, m) \
+  ::emudlayout::F { offsetof(S, m), sizeof(((S*)nullptr)->m), alignof(decltype(((S*)nullptr)->m)) }
+template <class T, class = void>
+struct hasIbgda : std::false_type {};
+template <class T>
+struct hasIbgda<T, std::void_t<decltype(&T::ibgda)>> : std::true_type {};
+template <class T, class = void>
+struct hasIbgdaWin : std::false_type {};
+template <class T>
+struct hasIbgdaWin<T, std::void_t<decltype(&T::ibgdaWin)>> : std::true_type {};
+template <class T>
+constexpr F ibgdaOf() {
+  if constexpr (hasIbgda<T>::value) return EMUD_F(T, ibgda);
+  return F{0, 0, 1};
+}
+template <class T>
+constexpr F ibgdaWinOf() {
+  if constexpr (hasIbgdaWin<T>::value) return EMUD_F(T, ibgdaWin);
+  return F{0, 0, 1};
+}
+}  // namespace emudlayout
+
 namespace mori {
 namespace cco {
+
+namespace emudcheck {
+using emudlayout::F;
+constexpr F windowFields[] = {EMUD_F(ccoWindowDevice, winBase), EMUD_F(ccoWindowDevice, stride4G),
+                              EMUD_F(ccoWindowDevice, lsaRank), emudlayout::ibgdaWinOf<ccoWindowDevice>()};
+static_assert(emudlayout::tiles(windowFields, emudlayout::hasIbgdaWin<ccoWindowDevice>::value ? 4 : 3,
+                                sizeof(ccoWindowDevice), alignof(ccoWindowDevice)),
+              "emud-layout: ccoWindowDevice: winBase stride4G lsaRank ibgdaWin");
+constexpr F sdmaFields[] = {EMUD_F(ccoSdmaContext, sdmaNumQueue), EMUD_F(ccoSdmaContext, deviceHandles),
+                            EMUD_F(ccoSdmaContext, signalBuf), EMUD_F(ccoSdmaContext, peerSignalPtrs)};
+static_assert(emudlayout::tiles(sdmaFields, 4, sizeof(ccoSdmaContext), alignof(ccoSdmaContext)),
+              "emud-layout: ccoSdmaContext: sdmaNumQueue deviceHandles signalBuf peerSignalPtrs");
+constexpr F queueFields[] = {
+    EMUD_F(ccoSdmaQueueDeviceHandle, queueBuf),      EMUD_F(ccoSdmaQueueDeviceHandle, rptr),
+    EMUD_F(ccoSdmaQueueDeviceHandle, wptr),          EMUD_F(ccoSdmaQueueDeviceHandle, doorbell),
+    EMUD_F(ccoSdmaQueueDeviceHandle, cachedWptr),    EMUD_F(ccoSdmaQueueDeviceHandle, committedWptr),
+    EMUD_F(ccoSdmaQueueDeviceHandle, cachedHwReadIndex)};
+static_assert(emudlayout::tiles(queueFields, 7, sizeof(ccoSdmaQueueDeviceHandle), alignof(ccoSdmaQueueDeviceHandle)),
+              "emud-layout: ccoSdmaQueueDeviceHandle: queueBuf rptr wptr doorbell cachedWptr committedWptr cachedHwReadIndex");
+constexpr F commFields[] = {EMUD_F(ccoDevComm, rank),
+                            EMUD_F(ccoDevComm, worldSize),
+                            EMUD_F(ccoDevComm, lsaSize),
+                            EMUD_F(ccoDevComm, lsaRank),
+                            EMUD_F(ccoDevComm, myNodeStart),
+                            EMUD_F(ccoDevComm, gdaConnType),
+                            EMUD_F(ccoDevComm, flatBase),
+                            EMUD_F(ccoDevComm, perRankSize),
+                            EMUD_F(ccoDevComm, windowTable),
+                            EMUD_F(ccoDevComm, resourceWindow),
+                            EMUD_F(ccoDevComm, resourceWindow_inlined),
+                            EMUD_F(ccoDevComm, lsaBarrier),
+                            EMUD_F(ccoDevComm, railGdaBarrier),
+                            EMUD_F(ccoDevComm, hybridLsaBarrier),
+                            EMUD_F(ccoDevComm, hybridRailGdaBarrier),
+                            EMUD_F(ccoDevComm, sdma),
+                            emudlayout::ibgdaOf<ccoDevComm>()};
+static_assert(emudlayout::tiles(commFields, emudlayout::hasIbgda<ccoDevComm>::value ? 17 : 16, sizeof(ccoDevComm),
+                                alignof(ccoDevComm)),
+              "emud-layout: ccoDevComm: rank worldSize lsaSize lsaRank myNodeStart gdaConnType flatBase perRankSize "
+              "windowTable resourceWindow resourceWindow_inlined lsaBarrier railGdaBarrier hybridLsaBarrier "
+              "hybridRailGdaBarrier sdma ibgda");
+}  // namespace emudcheck
+
 namespace {
 
 const char kSite[] = "(MORI host control plane)";

@@ -13,7 +13,9 @@
 //   EMUD_TEST_MORI_NO_PUBLISH  submitPacket rings the doorbell without the
 //                              publish (no s_waitcnt(0) / release fence);
 //   EMUD_TEST_MORI_RENAMED     the handle's committedWptr is renamed, a
-//                              layout emud cannot fill (a build error).
+//                              layout emud cannot fill (a build error);
+//   EMUD_TEST_MORI_ADDED       ccoSdmaContext has a field emud does not
+//                              know (a build error, never left zero).
 #pragma once
 
 #include <stddef.h>
@@ -62,6 +64,9 @@ struct ccoSdmaContext {
   uint32_t sdmaNumQueue;
   ccoSdmaQueueDeviceHandle** deviceHandles;  // [lsaSize * sdmaNumQueue], peer-major
   uint64_t* signalBuf;                       // [lsaSize * sdmaNumQueue], by sender
+#ifdef EMUD_TEST_MORI_ADDED
+  uint64_t* expectSignals;  // a field a newer version added, which emud does not fill
+#endif
   uint64_t** peerSignalPtrs;                 // [lsaSize]
 };
 struct ccoLsaBarrierHandle {
