@@ -50,6 +50,25 @@
 // the child's first HIP or cco call says so and exits 1 instead of
 // hanging (examples/cxx/errors/fork_rank.cpp).
 //
+// # The KFD view
+//
+// Launchers find GPUs in KFD's sysfs topology: MORI's test harness counts
+// the nodes under /sys/class/kfd/kfd/topology/nodes whose gpu_id is not
+// 0. A program built with emud c++ sees the emulated node there
+// (sysfs.c): node 0 the host, nodes 1..EMUD_GPUS the GPUs, each with
+// gpu_id, name, properties (the preset's SDMA engine counts, wave size,
+// gfx_target_version, MI355X's CU and LDS figures) and io_links (a PCIe
+// link to the host, an xGMI link to each other GPU whose
+// recommended_sdma_engine_id_mask is model.Engines.Mask's). The tree is
+// written once, in C (a forked child sees it too), into
+// $TMPDIR/emud-kfd-v1-u<uid>-<arch>-<gpus> on the first access to a path
+// under /sys/class/kfd or /sys/devices/virtual/kfd, published by a rename
+// and kept for later runs; open, fopen, opendir, stat, access and their
+// variants are interposed to read it instead. Nothing on the machine
+// changes, and programs not built with emud c++ see the machine's own
+// (examples/cxx/procs/kfd_topology.cpp). Partial: glibc's own internal
+// path calls (scandir, ftw, a program's raw syscalls) are not redirected.
+//
 // # Queues
 //
 // Each comm owns its SDMA queues, as MORI's cco did before its anvil
