@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -65,4 +68,91 @@ func TestKFDTopology(t *testing.T) {
 			assert.Len(t, ids, c.gpus, "gpu_id differs per GPU")
 		})
 	}
+}
+
+// digestOf is the digest EMUD_SUMMARY printed on stderr.
+func digestOf(t *testing.T, stderr string) string {
+	t.Helper()
+	m := regexp.MustCompile(`digest ([0-9a-f]{64})`).FindStringSubmatch(stderr)
+	require.NotNil(t, m, "no digest in:\n%s", stderr)
+	return m[1]
+}
+
+// TestForkAlltoall runs examples/cxx/procs/fork_alltoall.cpp, MORI's
+// fork harness shape (GPUs counted in sysfs, the unique id through a
+// file, one forked child per GPU, waitpid), and its twin with the ranks
+// as threads: both pass, and on each seed, exact and perturbed, the
+// processes give the threads' digest, run after run.
+func TestForkAlltoall(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := filepath.Join(root, "examples", "cxx", "procs")
+	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	threads := buildExample(t, filepath.Join(dir, "thread_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{"EMUD_SEED=1"}, {"EMUD_SEED=5", "EMUD_PERTURB=1"}} {
+		t.Run(strings.Join(env, ","), func(t *testing.T) {
+			env := append([]string{"EMUD_SUMMARY=1", "TMPDIR=" + t.TempDir()}, env...)
+			out, report, code := runExample(t, threads, env...)
+			require.Equal(t, 0, code, "threads: stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Contains(t, out, "thread_alltoall: 8/8 ranks passed")
+			want := digestOf(t, report)
+			for run := range 2 {
+				out, report, code := runExample(t, forked, env...)
+				require.Equal(t, 0, code, "processes, run %d: stdout:\n%s\nstderr:\n%s", run, out, report)
+				assert.Contains(t, out, "fork_alltoall: 8/8 ranks passed")
+				assert.Equal(t, want, digestOf(t, report), "processes, run %d: the threads' digest", run)
+			}
+		})
+	}
+}
+
+// hangReport is a failed run's report from its "hang" line through its
+// digest line: what the emulator says of the run, without what the
+// processes' side adds after it.
+func hangReport(t *testing.T, stderr string) string {
+	t.Helper()
+	i := strings.Index(stderr, "hang (deadlock)")
+	require.GreaterOrEqual(t, i, 0, "no hang in:\n%s", stderr)
+	j := strings.Index(stderr[i:], "\ndigest: ")
+	require.GreaterOrEqual(t, j, 0, "no digest in:\n%s", stderr)
+	return stderr[i : i+j]
+}
+
+// TestForkPlantedSlotReset plants a bug across processes: each rank's
+// lanes zero, after the first round, the signal slot their peer's
+// signals count in (alltoall_rank.hpp's "planted"). The processes hang
+// with the report the threads give, word for word: the slot went back
+// to 0 by the lane's store at its line, though the lane ran in a child.
+func TestForkPlantedSlotReset(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := filepath.Join(root, "examples", "cxx", "procs")
+	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	threads := buildExample(t, filepath.Join(dir, "thread_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	out, treport, code := runExample(t, threads, "planted", "TMPDIR="+t.TempDir())
+	require.Equal(t, 2, code, "threads: a hang; stdout:\n%s\nstderr:\n%s", out, treport)
+	out, freport, code := runExample(t, forked, "planted", "TMPDIR="+t.TempDir())
+	require.Equal(t, 2, code, "processes: a hang; stdout:\n%s\nstderr:\n%s", out, freport)
+	want := hangReport(t, treport)
+	assert.Regexp(t, `the slot was overwritten: it went from 1 back to 0 at [^ ]+ by kernel "alltoall" GPU 0 block 0 wave 0 lane 0's store at [^ ]*alltoall_rank.hpp:\d+\.`, want)
+	assert.Equal(t, want, hangReport(t, freport))
+	assert.Contains(t, freport, "emud: ranks as processes (forked, served by host threads of this one):\n  host thread 1 is forked rank process ")
+}
+
+// TestForkKilledRank kills rank 1's process after its first call: the
+// run ends at once (well within the hang timeout) with a hang report
+// whose waiters name what they wait for (7 of 8 ranks at ccoCommCreate),
+// and the process is named by pid, host thread and GPU with its signal;
+// the surviving children exit instead of waiting for a coordinator that
+// is gone.
+func TestForkKilledRank(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	forked := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	start := time.Now()
+	out, report, code := runExample(t, forked, "kill", "TMPDIR="+t.TempDir(), "EMUD_SPIN_LIMIT=20s")
+	require.Equal(t, 2, code, "a hang; stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
+	assert.Contains(t, report, "ccoCommCreate (rank 0): 7 of 8 ranks arrived")
+	assert.Regexp(t, `host thread 2 is forked rank process \d+ \(GPU 1\), which was killed by signal 9 \(Killed\) after its last call \(its call at [^ ]*fork_alltoall.cpp:\d+ returned\)`, report)
 }
