@@ -41,14 +41,55 @@
 // it to come back), so host threads take turns the simulator chooses,
 // host code takes no virtual time, and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
-// run and digest. A job of several processes is
-// not emulated: processes started apart each build their own node, whose
-// ranks wait for peers that never come (a hang report naming them); a
-// forked process (MORI's fork-per-GPU test harness), forked before or
-// after the first HIP call, has none: the Go runtime starts when the
-// program loads, and of its threads only the forking one survives, so
-// the child's first HIP or cco call says so and exits 1 instead of
-// hanging (examples/cxx/errors/fork_rank.cpp).
+// run and digest. Ranks may also be forked processes (below, "Ranks as
+// processes"); processes started apart (mpirun, a per-rank launcher)
+// each build their own node, whose ranks wait for peers that never come
+// (a hang report naming them).
+//
+// # Ranks as processes
+//
+// A process that forks, before or after its first HIP or cco call, runs
+// its children as ranks of its own emulated node (procs.c, coord.go;
+// examples/cxx/procs/fork_alltoall.cpp, MORI's fork harness in shape).
+// The forking process is the coordinator: it has the simulator. A child
+// has no usable Go runtime (of its threads only the forking one survives
+// a fork), so it is a client in C only: fork() makes a socketpair first,
+// and in the coordinator a proxy thread, made as a std::thread is (a
+// host thread of the forking one), makes the child's HIP and cco calls
+// on its behalf, so a rank process takes the turns a rank thread would,
+// and the same seed gives the digest of the same program with its ranks
+// as threads (thread_alltoall.cpp). The child's lanes run in the child:
+// the coordinator's lane is a mirror whose resume sends the lane over
+// and waits for its next device call, so the child's kernels, device
+// calls, atomics, faults and (instrumented) accesses are seen as a
+// thread's are. Device memory is shared: at the first fork the chunks
+// mapped so far move into one memfd mapped MAP_SHARED at the same
+// addresses, later chunks are mapped from it (a child maps them from a
+// shared table at each message), and so are the runtime's objects that
+// lanes read and the block shared memory of a child's grids. The host
+// side of a child's call (hipMemcpy's, a unique id) is staged over the
+// socket. waitpid (and wait) of a forked rank by a host thread waits in
+// virtual time, as a pthread_join. A child that exits, is killed or
+// crashes is named by pid, host thread and GPU, with its status and its
+// last call, on stderr and in a failed run's report; a lane whose
+// process is gone fails; a child whose coordinator is gone exits 1. A
+// cross-process call costs a round trip on the socket
+// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 11: a host
+// call 40-63 µs against 0.5-2.9 µs as a thread, a device call 80-141 µs
+// against 3-8 µs; the 8-rank all-to-all 0.50-0.61 s of wall time against
+// 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
+// a second thread of the child exits 1 saying so); hipMemcpyAsync or
+// hipMemsetAsync into the child's pageable host memory is refused
+// (exits 1 naming it; its staged copy could only land after the call);
+// a host copy stages at most 1 GiB per call; a child's own plain stores
+// to device memory from host code are not announced to hang reports'
+// write history; the children exit 1, not the run's status, when the
+// coordinator ends first; a rank's own fork is not a rank (its calls say
+// the process is not emulated and exit 1); the staged strings and the
+// program's line table assume the children run the parent's image,
+// which a fork guarantees. Processes started apart (mpirun, srun, a
+// per-rank launcher; docs/design/ranks-as-processes.md) are not joined
+// into one node yet.
 //
 // # The KFD view
 //

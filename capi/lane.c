@@ -460,21 +460,21 @@ static int ntr;
 static int started;  // the Go side has built the emulation
 static int forked;   // this process is a fork: 1 before the emulation started, 2 after
 
-// A forked child has no working emulator: the Go runtime starts when the
-// program loads (before main, whether or not it calls HIP), and of its
-// threads only the forking one survives a fork, so a call into it would
-// hang (the child's hipSetDevice waited forever for a scheduler thread
-// that is gone) or end the child silently. A job of several processes is
-// not emulated; the child's first call says so and exits 1.
+// A forked child has no working emulator of its own: the Go runtime
+// starts when the program loads, and of its threads only the forking one
+// survives a fork, so a call into it would hang. A child of a host
+// thread is a rank of its parent's node (procs.c); any other forked
+// process (a rank's own child, or a child whose node could not be shared,
+// which fork warned of) says so at its first call and exits 1.
 static void on_fork_child(void) { forked = started ? 2 : 1; }
 
 static void forked_call(const char* what, const char* file, int line) {
   fprintf(stderr,
-          "emud: %s:%d: %s in a process forked %s: a job of several processes is not emulated, and a forked child "
-          "has no emulation of its own (of emud's runtime only the forking thread survives a fork); run each rank "
-          "as a thread of one process (std::thread or pthread_create), as MORI's in-process multi-GPU tests do\n",
+          "emud: %s:%d: %s in a process forked %s that is not a rank of an emulated node: only the children a host "
+          "thread of the node's process forks are ranks (not a rank's own child, nor one whose fork warned that the "
+          "node could not be shared); of emud's runtime only the forking thread survives a fork\n",
           file ? file : "?", line, what,
-          forked == 2 ? "after the emulation started" : "before the program's first HIP/cco call (emud's runtime starts when the program loads)");
+          forked == 2 ? "after the emulation started" : "before the program's first HIP/cco call");
   fflush(stderr);
   _exit(1);
 }

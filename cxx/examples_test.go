@@ -456,6 +456,20 @@ func TestErrors(t *testing.T) {
 			assert.Equal(t, "fork_rank: the child's calls returned (device 1)\nfork_rank: the forked rank exited 0\n", out.String(), errb.String())
 		})
 	}
+	// A rank's own child is no rank: its first call says so and exits 1.
+	t.Run("fork_rank_nested", func(t *testing.T) {
+		t.Parallel()
+		prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, prog, "nested")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		out, report := stdout.String(), stderr.String()
+		assert.Equal(t, "fork_rank: the child's calls returned (device 1)\nfork_rank: the rank's own child exited 1\nfork_rank: the forked rank exited 0\n", out)
+		assert.Regexp(t, `fork_rank.cpp:\d+: a HIP/cco call in a process forked after the emulation started that is not a rank of an emulated node`, report)
+	})
 	t.Run("host_memory_ordered", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "host_memory_race.cpp"), "-O2", "-Wall", "-Werror", "-fsanitize=thread")

@@ -96,6 +96,14 @@ func TestForkAlltoall(t *testing.T) {
 			require.Equal(t, 0, code, "threads: stdout:\n%s\nstderr:\n%s", out, report)
 			assert.Contains(t, out, "thread_alltoall: 8/8 ranks passed")
 			want := digestOf(t, report)
+			if env[len(env)-1] == "EMUD_SEED=1" {
+				// Lanes instrumented and the race detector on: the child's
+				// lanes' logged accesses reach it with each device call.
+				tforked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-fsanitize=thread")
+				out, report, code := runExample(t, tforked, append(env, "EMUD_RACE=1")...)
+				require.Equal(t, 0, code, "processes, EMUD_RACE=1: stdout:\n%s\nstderr:\n%s", out, report)
+				assert.Equal(t, want, digestOf(t, report), "processes, EMUD_RACE=1: the threads' digest")
+			}
 			for run := range 2 {
 				out, report, code := runExample(t, forked, env...)
 				require.Equal(t, 0, code, "processes, run %d: stdout:\n%s\nstderr:\n%s", run, out, report)
@@ -155,4 +163,17 @@ func TestForkKilledRank(t *testing.T) {
 	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
 	assert.Contains(t, report, "ccoCommCreate (rank 0): 7 of 8 ranks arrived")
 	assert.Regexp(t, `host thread 2 is forked rank process \d+ \(GPU 1\), which was killed by signal 9 \(Killed\) after its last call \(its call at [^ ]*fork_alltoall.cpp:\d+ returned\)`, report)
+}
+
+// TestForkHandoff runs examples/cxx/procs/handoff.cpp at 500 calls: a
+// rank's host calls and its lane's device calls return the same as a
+// thread and as a forked process (it checks the values; the time each
+// takes is what it prints, not asserted here).
+func TestForkHandoff(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "handoff.cpp"), "-O2", "-Wall", "-Werror")
+	out, report, code := runExample(t, prog, "500")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Regexp(t, `handoff: as a thread: \d+ ns a host call, \d+ ns a device call\nhandoff: as a process: \d+ ns a host call, \d+ ns a device call\nhandoff: PASS`, out)
 }

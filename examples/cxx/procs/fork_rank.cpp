@@ -15,6 +15,7 @@ using namespace mori::cco;
 
 int main(int argc, char** argv) {
   const bool early = argc > 1 && std::strcmp(argv[1], "early") == 0;
+  const bool nested = argc > 1 && std::strcmp(argv[1], "nested") == 0;
   ccoUniqueId id;
   if (!early) CCO_CHECK(ccoGetUniqueId(&id));  // starts the emulation in this process
   const pid_t pid = fork();
@@ -28,6 +29,17 @@ int main(int argc, char** argv) {
     HIP_CHECK(hipGetDevice(&dev));
     std::printf("fork_rank: the child's calls returned (device %d)\n", dev);
     std::fflush(stdout);
+    if (nested) {
+      const pid_t g = fork();
+      if (g == 0) {
+        HIP_CHECK(hipSetDevice(0));  // a rank's own child: no rank
+        _exit(0);
+      }
+      int st = 0;
+      waitpid(g, &st, 0);
+      std::printf("fork_rank: the rank's own child exited %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+      std::fflush(stdout);
+    }
     _exit(dev == 1 ? 0 : 1);
   }
   int status = 0;
