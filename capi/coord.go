@@ -33,21 +33,25 @@ func emudGoProcStarted(id, pid C.int) {
 // than the proxies' (under rt.mu).
 
 //export emudGoProcEnded
-func emudGoProcEnded(id, pid C.int, how *C.char) {
+func emudGoProcEnded(id, pid, apart C.int, how *C.char) {
 	h := hostByID(int(id))
 	if h == nil {
 		return
 	}
 	// Called on the proxy thread in its turn (between the process's calls).
 	h.attach()
-	text := fmt.Sprintf("%s is forked rank process %d (GPU %d), which %s after its last call (%s)", h.name, int(pid), h.dev, C.GoString(how), h.lastCallText())
+	kind := "forked rank process"
+	if apart != 0 {
+		kind = "rank process"
+	}
+	text := fmt.Sprintf("%s is %s %d (GPU %d), which %s after its last call (%s)", h.name, kind, int(pid), h.dev, C.GoString(how), h.lastCallText())
 	rt.mu.Lock()
 	if procs.ended == nil {
 		procs.ended = map[int]string{}
 	}
 	procs.ended[h.id] = text
 	rt.mu.Unlock()
-	if s := C.GoString(how); s != "exited with status 0" {
+	if s := C.GoString(how); apart == 0 && s != "exited with status 0" {
 		fmt.Fprintf(os.Stderr, "emud: %s\n", text)
 	}
 }
@@ -71,7 +75,7 @@ func procNotes() string {
 	}
 	sort.Ints(ids)
 	var b strings.Builder
-	b.WriteString("emud: ranks as processes (forked, served by host threads of this one):\n")
+	b.WriteString("emud: ranks as processes (served by host threads of this one):\n")
 	for _, id := range ids {
 		if e, ok := procs.ended[id]; ok {
 			fmt.Fprintf(&b, "  %s\n", e)
@@ -80,7 +84,7 @@ func procNotes() string {
 			if h := rt.hosts[id]; h != nil {
 				dev = h.dev // the run has stopped: no thread moves it now
 			}
-			fmt.Fprintf(&b, "  host thread %d is forked rank process %d (GPU %d), still running\n", id, procs.pids[id], dev)
+			fmt.Fprintf(&b, "  host thread %d is rank process %d (GPU %d), still running\n", id, procs.pids[id], dev)
 		}
 	}
 	return b.String()

@@ -41,10 +41,11 @@
 // it to come back), so host threads take turns the simulator chooses,
 // host code takes no virtual time, and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
-// run and digest. Ranks may also be forked processes (below, "Ranks as
-// processes"); processes started apart (mpirun, a per-rank launcher)
-// each build their own node, whose ranks wait for peers that never come
-// (a hang report naming them).
+// run and digest. Ranks may also be processes (below, "Ranks as
+// processes"): forked by the program, or started apart by a launcher
+// with EMUD_NODE set; processes started apart without it each build
+// their own node, whose ranks wait for peers that never come (a hang
+// report naming them).
 //
 // # Ranks as processes
 //
@@ -87,9 +88,28 @@
 // coordinator ends first; a rank's own fork is not a rank (its calls say
 // the process is not emulated and exit 1); the staged strings and the
 // program's line table assume the children run the parent's image,
-// which a fork guarantees. Processes started apart (mpirun, srun, a
-// per-rank launcher; docs/design/ranks-as-processes.md) are not joined
-// into one node yet.
+// which a fork guarantees.
+//
+// Processes started apart (a per-rank launcher's RANK and WORLD_SIZE;
+// mpirun's, PMI's and Slurm's variables too) share one node when
+// EMUD_NODE names a socket path (examples/cxx/procs/env_alltoall.cpp).
+// Rank 0 is the coordinator: it listens there when it loads; every other
+// rank connects when it loads (for up to EMUD_NODE_TIMEOUT, 60 s) and
+// says its rank, world size and program image; at rank 0's first HIP or
+// cco call it takes the other world-1 ranks in and makes their proxies
+// in rank order, so the run does not depend on which process started
+// first (one digest on every start order), and hands each the node's
+// memfds (SCM_RIGHTS), which it maps at rank 0's addresses at its first
+// call. From there a rank's calls and lanes go as a forked rank's. Rank
+// 0's exit waits, in virtual time, for the other ranks to end. A rank of
+// another world size, a rank taken twice, or another program image is
+// refused by name; a rank 0 that waits past the timeout names the ranks
+// that never came, and a rank that finds no rank 0 says so; each exits 1.
+// Partial: every rank must run the same program, not position-
+// independent (emud c++'s default), whose image the coordinator's line
+// table and staged strings assume; no emud node process of its own (rank
+// 0 is the node), and mpirun itself is untested here (OpenMPI is not
+// installed on the machine this was built on).
 //
 // # The KFD view
 //

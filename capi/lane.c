@@ -686,8 +686,9 @@ int pthread_join(pthread_t th, void** ret) {
 }
 
 int emud_host(int op, uint64_t* a, const char* file, int line) {
-  if (forked && emud_client_active()) return emud_client_call(op, a, file, line);  // a forked rank (procs.c)
+  if (emud_client_active()) return emud_client_call(op, a, file, line);  // a forked rank, or one started apart (procs.c)
   if (forked) forked_call("a HIP/cco call", file, line);
+  emud_node_serve();  // rank 0 of ranks started apart takes the others in at its first call (procs.c)
   in_emud++;
   int rc = emudGoHost(op, a, (char*)file, line);
   in_emud--;
@@ -718,6 +719,7 @@ void emud_register_exit(void) { atexit(at_exit); }
 
 static int race_on;  // the Go side's race detector is on
 void emud_set_race(int on) { race_on = on; }
+int emud_race_on(void) { return race_on; }
 
 // Runtime objects that lane code reads (ccoWindow_t's device struct): in
 // this file's static data, which lanes may touch. Never freed.

@@ -53,11 +53,13 @@ uint64_t emud_resv_lo(void);
 uint64_t emud_resv_hi(void);
 int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi));
 void emud_fault_default(void);
+void emud_node_serve(void);
+int emud_race_on(void);
 void* emud_obj_pool(size_t* n);
 int emud_started(void);
 int emud_forked(void);
 int emud_in_emud(void);
-extern void emudGoProcEnded(int id, int pid, char* how);
+extern void emudGoProcEnded(int id, int pid, int apart, char* how);
 extern void emudGoProcStarted(int id, int pid);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
 #endif

@@ -26,12 +26,15 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -142,8 +145,30 @@ static int share_extent(uint64_t lo, uint64_t hi) {
   return 0;
 }
 
+// shared_fd makes a memfd of n bytes mapped shared at want (anywhere
+// when 0, over what is there when fixed): its mapping, or NULL.
+static void* shared_fd(const char* name, size_t n, void* want, int fixed, int* fd) {
+  *fd = memfd_create(name, MFD_CLOEXEC);
+  if (*fd < 0) return NULL;
+  if (ftruncate(*fd, (off_t)n) != 0) {
+    close(*fd);
+    *fd = -1;
+    return NULL;
+  }
+  void* p = mmap(want, n, PROT_READ | PROT_WRITE, MAP_SHARED | (fixed ? MAP_FIXED : 0), *fd, 0);
+  if (p == MAP_FAILED) {
+    close(*fd);
+    *fd = -1;
+    return NULL;
+  }
+  return p;
+}
+
+static int ext_fd = -1, arena_fd = -1, pool_fd = -1;
+
 // share_memory makes the coordinator's device memory and runtime objects
-// shared, once, before its first fork.
+// shared, once, before its first fork (or before it takes in ranks
+// started apart): each is a memfd, so a rank started apart can map it too.
 static int share_memory(const char** what) {
   if (dev_fd >= 0) return 0;
   uint64_t lo = emud_resv_lo(), hi = emud_resv_hi();
@@ -158,18 +183,9 @@ static int share_memory(const char** what) {
     return errno;
   }
   *what = "the shared extent table";
-  exts = mmap(NULL, sizeof *exts, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (exts == MAP_FAILED) {
-    exts = NULL;
-    close(fd);
-    return errno;
-  }
+  if (!(exts = shared_fd("emud-extents", sizeof *exts, NULL, 0, &ext_fd))) return errno ? errno : ENOMEM;
   *what = "the shared arena";
-  arena = mmap(NULL, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (arena == MAP_FAILED) {
-    arena = NULL;
-    return errno;
-  }
+  if (!(arena = shared_fd("emud-arena", ARENA_SIZE, NULL, 0, &arena_fd))) return errno ? errno : ENOMEM;
   // The runtime's objects that lanes read (windows' device structs):
   // copied out and back over a shared mapping of the pool's pages.
   size_t pn;
@@ -178,9 +194,9 @@ static int share_memory(const char** what) {
   *what = "sharing the object pool";
   if (!save) return ENOMEM;
   memcpy(save, pool, pn);
-  if (mmap(pool, pn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+  if (!shared_fd("emud-objects", pn, pool, 1, &pool_fd)) {
     free(save);
-    return errno;
+    return errno ? errno : ENOMEM;
   }
   memcpy(pool, save, pn);
   free(save);
@@ -216,6 +232,7 @@ void emud_shm_free(void* p) {
 
 typedef struct proc {
   int fd, pid, host, joined;
+  int apart;  // started apart (EMUD_NODE), not a child of this process
   pthread_t th;
 } proc;
 
@@ -352,9 +369,12 @@ static void* proxy(void* arg) {
   free(in);
   free(out);
   char how[128];
-  ended(p->pid, how, sizeof how);
+  if (p->apart)
+    snprintf(how, sizeof how, "ended (started apart: its status is its launcher's)");
+  else
+    ended(p->pid, how, sizeof how);
   emud_enter();
-  emudGoProcEnded(p->host, p->pid, how);
+  emudGoProcEnded(p->host, p->pid, p->apart, how);
   emud_leave();
   close(p->fd);
   return NULL;
@@ -471,7 +491,11 @@ static void serve_lane(pmsg* m) {
 
 static int is_device(uint64_t p) { return p >= emud_resv_lo() && p < emud_resv_hi(); }
 
+static void node_ready(void);
+static int node_client_ready = 1;
+
 int emud_client_call(int op, uint64_t* a, const char* file, int line) {
+  if (!node_client_ready) node_ready();
   if (!client_owned) {
     client_owner = pthread_self();
     client_owned = 1;
@@ -649,3 +673,266 @@ pid_t waitpid(pid_t pid, int* status, int options) {
 }
 
 pid_t wait(int* status) { return waitpid(-1, status, 0); }
+
+// ---- ranks started apart (EMUD_NODE) ----
+//
+// Processes started apart (a per-rank launcher, mpirun) share one node
+// when EMUD_NODE names a socket path and the launcher's environment gives
+// the rank and the world size (RANK and WORLD_SIZE, else OpenMPI's, PMI's
+// or Slurm's). Rank 0 is the coordinator: it listens at load, and at its
+// first HIP or cco call takes in the other world-1 ranks, each of which
+// connected at its own load, and makes their proxies in rank order, so
+// arrival order does not matter. A rank's calls and lanes then go as a
+// forked rank's do; the memfds of the node's memory come with the reply
+// to its hello (SCM_RIGHTS). Every rank must run the same program image
+// (lanes' file names and the runtime's object pool are at the same
+// addresses): the coordinator checks it.
+
+typedef struct {
+  uint32_t magic;
+  int32_t rank, world, pid;
+  uint64_t image, pool;  // the program's image and object pool, as the rank has them
+} node_hello;
+
+typedef struct {
+  uint32_t magic;
+  int32_t ok, race;
+  uint64_t arena;
+  char err[400];
+} node_setup;
+
+#define NODE_MAGIC 0x656d6e64u
+static int node_listen = -1;  // rank 0: the listening socket, until its first call
+static int node_world;
+
+static int env_int(const char* const* names, int* v) {
+  for (; *names; names++) {
+    const char* e = getenv(*names);
+    if (e && *e) {
+      char* end = NULL;
+      long n = strtol(e, &end, 10);
+      if (end && !*end && n >= 0 && n < 1 << 20) {
+        *v = (int)n;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+
+static int node_addr(struct sockaddr_un* a, const char* path) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a->sun_path) return -1;
+  strcpy(a->sun_path, path);
+  return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static void node_die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "emud: EMUD_NODE=%s: ", getenv("EMUD_NODE"));
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  _exit(1);
+}
+
+static int node_timeout(void) {
+  const char* e = getenv("EMUD_NODE_TIMEOUT");
+  char* end = NULL;
+  long s = e && *e ? strtol(e, &end, 10) : 60;
+  if (e && *e && (!end || *end || s < 1 || s > 86400)) node_die("EMUD_NODE_TIMEOUT=%s: want whole seconds, 1 to 86400", e);
+  return (int)s;
+}
+
+__attribute__((constructor(103))) static void node_join(void) {
+  const char* path = getenv("EMUD_NODE");
+  static const char* const ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
+  static const char* const worlds[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+  int rank = -1, world = -1;
+  if (!path || !*path) return;
+  if (!env_int(ranks, &rank) || !env_int(worlds, &world))
+    node_die("the launcher gives no rank and world size (RANK and WORLD_SIZE, or OpenMPI's, PMI's or Slurm's)");
+  if (world < 1 || rank >= world) node_die("rank %d is outside the world size %d", rank, world);
+  if (world == 1) return;
+  struct sockaddr_un a;
+  if (node_addr(&a, path)) node_die("the socket path is too long (%d bytes at most)", (int)sizeof a.sun_path - 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) node_die("socket: %s", strerror(errno));
+  node_world = world;
+  if (rank == 0) {
+    unlink(path);  // a socket left by an earlier job
+    if (bind(fd, (struct sockaddr*)&a, sizeof a) != 0 || listen(fd, world) != 0)
+      node_die("rank 0 cannot listen there: %s", strerror(errno));
+    node_listen = fd;
+    return;
+  }
+  // Another rank: connect (rank 0 may start later) and say who it is;
+  // the setup comes back when rank 0 makes its first call.
+  int tries = node_timeout() * 100;
+  while (connect(fd, (struct sockaddr*)&a, sizeof a) != 0) {
+    if (--tries <= 0)
+      node_die("rank %d cannot reach rank 0's node there in %d s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?",
+               rank, node_timeout());
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  size_t pn;
+  node_hello h = {NODE_MAGIC, rank, world, (int)getpid(), (uint64_t)(uintptr_t)&node_join,
+                  (uint64_t)(uintptr_t)emud_obj_pool(&pn)};
+  if (send_all(fd, &h, sizeof h)) node_die("rank 0's node closed the connection");
+  client_fd = fd;
+  node_client_ready = 0;
+}
+
+// node_ready takes the setup a rank started apart gets from rank 0: the
+// memfds of device memory, the extent table, the arena and the object
+// pool, mapped where rank 0 has them.
+static void node_ready(void) {
+  node_setup st;
+  int fds[4];
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  struct iovec iov = {&st, sizeof st};
+  struct msghdr mh = {0};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = cbuf;
+  mh.msg_controllen = sizeof cbuf;
+  ssize_t r = recvmsg(client_fd, &mh, MSG_WAITALL);
+  if (r != (ssize_t)sizeof st || st.magic != NODE_MAGIC)
+    node_die("rank 0's node ended before it took this rank in");
+  if (!st.ok) node_die("rank 0 refused this rank: %s", st.err);
+  struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) node_die("rank 0 sent no memory");
+  memcpy(fds, CMSG_DATA(c), sizeof fds);
+  dev_fd = fds[0];
+  exts = mmap(NULL, sizeof *exts, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
+  arena = mmap((void*)(uintptr_t)st.arena, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fds[2], 0);
+  size_t pn;
+  void* pool = emud_obj_pool(&pn);
+  void* pm = mmap(pool, pn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[3], 0);
+  if (exts == MAP_FAILED || arena != (void*)(uintptr_t)st.arena || pm != pool)
+    node_die("cannot map rank 0's node memory here (%s)", strerror(errno));
+  client_gen = 0;
+  client_map();
+  emud_set_race(st.race);
+  emud_install_fault_handlers();
+  node_client_ready = 1;
+}
+
+static int node_reply(int fd, node_setup* st) {
+  int fds[4] = {dev_fd, ext_fd, arena_fd, pool_fd};
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec iov = {st, sizeof *st};
+  struct msghdr mh = {0};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (st->ok) {
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+  }
+  return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *st ? 0 : -1;
+}
+
+static void node_atexit(void) {
+  // Rank 0's program ends: the other ranks' proxies are its threads, so
+  // it waits for them in virtual time, as it would join threads.
+  if (emud_forked() || emud_host_id() != 0) return;
+  for (int i = 0; i < nprocs; i++)
+    if (!procs[i]->joined) {
+      procs[i]->joined = 1;
+      pthread_join(procs[i]->th, NULL);
+    }
+}
+
+// emud_node_serve is rank 0's first call: it takes in the world's other
+// ranks, in rank order, before the call goes on.
+void emud_node_serve(void) {
+  if (node_listen < 0 || emud_host_id() != 0 || emud_in_emud()) return;
+  int lfd = node_listen;
+  node_listen = -1;
+  uint64_t a[16] = {0};
+  emud_host(EMUD_H_START, a, "EMUD_NODE", 0);
+  const char* what = "";
+  int e = share_memory(&what);
+  if (e) node_die("rank 0 cannot share its node (%s): %s", what, strerror(e));
+  int n = node_world - 1;
+  int* fds = calloc((size_t)n, sizeof *fds);
+  int* pids = calloc((size_t)n, sizeof *pids);
+  if (!fds || !pids) node_die("out of memory");
+  for (int i = 0; i < n; i++) fds[i] = -1;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  size_t pn;
+  void* pool = emud_obj_pool(&pn);
+  for (int got = 0; got < n;) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - t0.tv_sec > node_timeout()) {
+      char missing[300] = "";
+      for (int r = 1; r <= n; r++)
+        if (fds[r - 1] < 0 && strlen(missing) < sizeof missing - 12)
+          snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %d", r);
+      node_die("rank 0 waited %d s (EMUD_NODE_TIMEOUT) for ranks that never came:%s", node_timeout(), missing);
+    }
+    struct pollfd pf = {lfd, POLLIN, 0};
+    if (poll(&pf, 1, 100) <= 0) continue;
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    node_hello h;
+    node_setup st;
+    memset(&st, 0, sizeof st);
+    st.magic = NODE_MAGIC;
+    if (recv_all(fd, &h, sizeof h) || h.magic != NODE_MAGIC) {
+      close(fd);
+      continue;
+    }
+    if (h.world != node_world)
+      snprintf(st.err, sizeof st.err, "its world size %d is not rank 0's %d (another job's rank?)", h.world, node_world);
+    else if (h.rank < 1 || h.rank > n || fds[h.rank - 1] >= 0)
+      snprintf(st.err, sizeof st.err, "rank %d is taken or out of range", h.rank);
+    else if (h.image != (uint64_t)(uintptr_t)&node_join || h.pool != (uint64_t)(uintptr_t)pool)
+      snprintf(st.err, sizeof st.err, "it runs another program image than rank 0 (every rank must run the same "
+               "non-position-independent program)");
+    if (st.err[0]) {
+      node_reply(fd, &st);
+      close(fd);
+      continue;
+    }
+    fds[h.rank - 1] = fd;
+    pids[h.rank - 1] = h.pid;
+    got++;
+  }
+  close(lfd);
+  unlink(getenv("EMUD_NODE"));
+  for (int r = 1; r <= n; r++) {
+    node_setup st;
+    memset(&st, 0, sizeof st);
+    st.magic = NODE_MAGIC;
+    st.ok = 1;
+    st.race = emud_race_on();
+    st.arena = (uint64_t)(uintptr_t)arena;
+    if (node_reply(fds[r - 1], &st)) node_die("rank %d went away before it was taken in", r);
+    proc* p = calloc(1, sizeof *p);
+    if (!p) node_die("out of memory");
+    p->fd = fds[r - 1];
+    p->pid = pids[r - 1];
+    p->host = -1;
+    p->apart = 1;
+    if (pthread_create(&p->th, NULL, proxy, p) != 0) node_die("cannot start the thread that serves rank %d", r);
+    pthread_mutex_lock(&procs_mu);
+    procs[nprocs++] = p;
+    pthread_mutex_unlock(&procs_mu);
+  }
+  free(fds);
+  free(pids);
+  atexit(node_atexit);
+}

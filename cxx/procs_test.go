@@ -1,8 +1,11 @@
 package cxx
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -144,7 +147,7 @@ func TestForkPlantedSlotReset(t *testing.T) {
 	want := hangReport(t, treport)
 	assert.Regexp(t, `the slot was overwritten: it went from 1 back to 0 at [^ ]+ by kernel "alltoall" GPU 0 block 0 wave 0 lane 0's store at [^ ]*alltoall_rank.hpp:\d+\.`, want)
 	assert.Equal(t, want, hangReport(t, freport))
-	assert.Contains(t, freport, "emud: ranks as processes (forked, served by host threads of this one):\n  host thread 1 is forked rank process ")
+	assert.Contains(t, freport, "emud: ranks as processes (served by host threads of this one):\n  host thread 1 is rank process ")
 }
 
 // TestForkKilledRank kills rank 1's process after its first call: the
@@ -176,4 +179,94 @@ func TestForkHandoff(t *testing.T) {
 	out, report, code := runExample(t, prog, "500")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
 	assert.Regexp(t, `handoff: as a thread: \d+ ns a host call, \d+ ns a device call\nhandoff: as a process: \d+ ns a host call, \d+ ns a device call\nhandoff: PASS`, out)
+}
+
+// startRanks starts env_alltoall.cpp as world processes with the
+// launcher's variables (RANK, WORLD_SIZE) and EMUD_NODE, in order, and
+// returns each rank's stdout, stderr and exit status.
+func startRanks(t *testing.T, prog string, world int, order []int, env ...string) (outs, errs []string, codes []int) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+	defer cancel()
+	outs, errs, codes = make([]string, world), make([]string, world), make([]int, world)
+	cmds := make([]*exec.Cmd, world)
+	bufs := make([][2]bytes.Buffer, world)
+	for _, r := range order {
+		cmd := exec.CommandContext(ctx, prog)
+		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("RANK=%d", r), fmt.Sprintf("WORLD_SIZE=%d", world),
+			"UID_FILE="+filepath.Join(dir, "uid"), "EMUD_NODE="+filepath.Join(dir, "node.sock"), "TMPDIR="+dir)
+		cmd.Stdout, cmd.Stderr = &bufs[r][0], &bufs[r][1]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "rank %d", r)
+			codes[r] = ee.ExitCode()
+		}
+		outs[r], errs[r] = bufs[r][0].String(), bufs[r][1].String()
+	}
+	require.NoError(t, ctx.Err(), "the ranks did not finish in %v", exampleTimeout)
+	return outs, errs, codes
+}
+
+// TestNodeApart runs examples/cxx/procs/env_alltoall.cpp as 4 processes
+// started apart (a per-rank launcher's RANK and WORLD_SIZE, and
+// EMUD_NODE): they share rank 0's node and pass, and on one seed every
+// run gives one digest, whatever order the processes start in. A rank
+// of another world size is refused by name, and a rank whose rank 0
+// never comes says so within EMUD_NODE_TIMEOUT.
+func TestNodeApart(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "env_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	env := []string{"EMUD_GPUS=4", "EMUD_SEED=3", "EMUD_PERTURB=1", "EMUD_SUMMARY=1"}
+	want := ""
+	for run, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
+		outs, errs, codes := startRanks(t, prog, 4, order, env...)
+		for r := range 4 {
+			require.Equal(t, 0, codes[r], "run %d rank %d: stdout:\n%s\nstderr:\n%s", run, r, outs[r], errs[r])
+			assert.Contains(t, outs[r], fmt.Sprintf("rank %d: 0 errors", r))
+			assert.Contains(t, outs[r], "env_alltoall: PASS")
+		}
+		d := digestOf(t, errs[0])
+		if want == "" {
+			want = d
+		}
+		assert.Equal(t, want, d, "run %d (start order %v): another digest", run, order)
+	}
+	t.Run("wrong_world", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := exec.Command(prog)
+		cmd.Env = append(os.Environ(), "RANK=1", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"),
+			"EMUD_NODE="+filepath.Join(dir, "node.sock"), "EMUD_NODE_TIMEOUT=1")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Equal(t, 1, ee.ExitCode())
+		assert.Contains(t, string(out), "rank 1 cannot reach rank 0's node there in 1 s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?")
+	})
+	t.Run("other_job", func(t *testing.T) {
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "node.sock")
+		rank0 := exec.Command(prog)
+		rank0.Env = append(os.Environ(), "RANK=0", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"), "EMUD_NODE="+sock, "EMUD_NODE_TIMEOUT=3")
+		var out0 bytes.Buffer
+		rank0.Stdout, rank0.Stderr = &out0, &out0
+		require.NoError(t, rank0.Start())
+		// The other job's rank has its own unique id (so it makes its
+		// first call, where it hears rank 0's answer).
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "uid1"), make([]byte, 128), 0o644))
+		other := exec.Command(prog)
+		other.Env = append(os.Environ(), "RANK=1", "WORLD_SIZE=3", "UID_FILE="+filepath.Join(dir, "uid1"), "EMUD_NODE="+sock, "EMUD_NODE_TIMEOUT=10")
+		out, err := other.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Contains(t, string(out), "rank 0 refused this rank: its world size 3 is not rank 0's 2 (another job's rank?)")
+		err = rank0.Wait()
+		require.ErrorAs(t, err, &ee, "%s", out0.String())
+		assert.Contains(t, out0.String(), "rank 0 waited 3 s (EMUD_NODE_TIMEOUT) for ranks that never came: 1")
+	})
 }
