@@ -75,10 +75,11 @@
 // last call, on stderr and in a failed run's report; a lane whose
 // process is gone fails; a child whose coordinator is gone exits 1. A
 // cross-process call costs a round trip on the socket
-// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 11: a host
-// call 40-63 µs against 0.5-2.9 µs as a thread, a device call 80-141 µs
-// against 3-8 µs; the 8-rank all-to-all 0.50-0.61 s of wall time against
-// 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
+// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
+// call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
+// against 5-9 µs, 57-79 µs before a resume and its yield went as one
+// message each way; the 8-rank all-to-all 0.50-0.61 s of wall time
+// against 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
 // a second thread of the child exits 1 saying so); hipMemcpyAsync or
 // hipMemsetAsync into the child's pageable host memory is refused
 // (exits 1 naming it; its staged copy could only land after the call);

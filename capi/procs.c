@@ -280,24 +280,29 @@ void emud_remote_free(emud_lane* l) {
 // emud_remote_resume runs a forked rank's lane in its process until its
 // next device call, its return or its fault; EMUD_LANE_GONE when the
 // process is gone.
+// A resume and its yield: one send each way (the header and the lane
+// together); one buffer, since lanes run one at a time.
+static struct {
+  pmsg m;
+  emud_lane l;
+} rbuf;
+
 void emud_remote_resume(emud_lane* l) {
   remote_lane* r = l->impl;
-  pmsg m;
-  memset(&m, 0, sizeof m);
-  m.kind = PM_RESUME;
-  m.lane = (uint64_t)(uintptr_t)l;
-  m.entry = (uint64_t)(uintptr_t)r->entry;
-  m.arg = (uint64_t)(uintptr_t)r->arg;
-  emud_lane back;
-  if (send_all(r->p->fd, &m, sizeof m) || send_all(r->p->fd, l, sizeof *l) || recv_all(r->p->fd, &m, sizeof m) ||
-      m.kind != PM_YIELD || m.lane != (uint64_t)(uintptr_t)l || recv_all(r->p->fd, &back, sizeof back) ||
-      m.n > sizeof r->str || recv_all(r->p->fd, r->str, m.n)) {
+  memset(&rbuf.m, 0, sizeof rbuf.m);
+  rbuf.m.kind = PM_RESUME;
+  rbuf.m.lane = (uint64_t)(uintptr_t)l;
+  rbuf.m.entry = (uint64_t)(uintptr_t)r->entry;
+  rbuf.m.arg = (uint64_t)(uintptr_t)r->arg;
+  rbuf.l = *l;
+  if (send_all(r->p->fd, &rbuf, sizeof rbuf) || recv_all(r->p->fd, &rbuf, sizeof rbuf) || rbuf.m.kind != PM_YIELD ||
+      rbuf.m.lane != (uint64_t)(uintptr_t)l || rbuf.m.n > sizeof r->str || recv_all(r->p->fd, r->str, rbuf.m.n)) {
     l->state = EMUD_LANE_GONE;
     return;
   }
-  back.impl = r;
-  *l = back;
-  if (m.n > 0) {
+  *l = rbuf.l;
+  l->impl = r;
+  if (rbuf.m.n > 0) {
     r->str[sizeof r->str - 1] = 0;
     l->a[0] = (uint64_t)(uintptr_t)r->str;
   }
@@ -469,13 +474,15 @@ static void serve_lane(pmsg* m) {
   const char* s = NULL;
   if (l->state == 1 && (l->op == EMUD_OP_UNSUPPORTED || l->op == EMUD_OP_TRAP) && l->a[0]) s = (const char*)(uintptr_t)l->a[0];
   if (s) r.n = strnlen(s, 1023) + 1;
-  emud_lane back = *l;
-  for (int i = 0; i < back.nallow && i < 8; i++)
-    if (back.allow_lo[i] == (uint64_t)(uintptr_t)l) {
-      back.allow_lo[i] = m->lane;
-      back.allow_hi[i] = m->lane + sizeof *l;
+  rbuf.m = r;
+  rbuf.l = *l;
+  emud_lane* back = &rbuf.l;
+  for (int i = 0; i < back->nallow && i < 8; i++)
+    if (back->allow_lo[i] == (uint64_t)(uintptr_t)l) {
+      back->allow_lo[i] = m->lane;
+      back->allow_hi[i] = m->lane + sizeof *l;
     }
-  if (send_all(client_fd, &r, sizeof r) || send_all(client_fd, &back, sizeof back)) client_gone();
+  if (send_all(client_fd, &rbuf, sizeof rbuf)) client_gone();
   if (s) {
     char buf[1024];
     memcpy(buf, s, r.n - 1);
