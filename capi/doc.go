@@ -87,7 +87,12 @@
 // to device memory from host code are not announced to hang reports'
 // write history; the children exit 1, not the run's status, when the
 // coordinator ends first; a rank's own fork is not a rank (its calls say
-// the process is not emulated and exit 1); the staged strings and the
+// the process is not emulated and exit 1); every fork of a host thread
+// makes a rank (and starts the emulation if it had not started), so a
+// child that execs another program is a rank that ends at once; wait
+// and waitpid(-1) wait for the ranks in the order they were forked;
+// fork flushes stdio first, so a line the parent printed is not printed
+// again by the child; the staged strings and the
 // program's line table assume the children run the parent's image,
 // which a fork guarantees.
 //
