@@ -38,6 +38,7 @@ type grid struct {
 	dynBytes  uint64
 	ctxBytes  uint64 // sizeof the header's launch context (lane code reads it)
 	blocks    map[int]*blockMem
+	proc      unsafe.Pointer // the forked rank process whose lanes these are (procs.c), nil in this process
 }
 
 type blockMem struct {
@@ -50,7 +51,7 @@ func (g *grid) block(b int) *blockMem {
 	if m == nil {
 		m = &blockMem{static: map[uint64]unsafe.Pointer{}}
 		if g.dynBytes > 0 {
-			m.dyn = C.calloc(1, C.size_t(g.dynBytes))
+			m.dyn = g.alloc(g.dynBytes, 16)
 		}
 		g.blocks[b] = m
 	}
@@ -62,17 +63,38 @@ func (g *grid) laneDone() {
 	if g.remaining > 0 {
 		return
 	}
-	if g.free != nil {
+	if g.free != nil && g.proc != nil {
+		C.emud_remote_free_ctx(g.proc, g.free, g.ctx) // the context is the rank process's
+	} else if g.free != nil {
 		C.emud_call_entry(g.free, g.ctx)
 	}
 	for _, m := range g.blocks {
-		C.free(m.dyn)
+		g.release(m.dyn)
 		for _, p := range m.static {
-			C.free(p)
+			g.release(p)
 		}
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
 	rt.mem.Watch().NotifyAll()
+}
+
+// alloc is block memory of the grid's lanes, zeroed: shared with a
+// forked rank's process when the lanes run there.
+func (g *grid) alloc(n, align uint64) unsafe.Pointer {
+	if g.proc != nil {
+		return C.emud_shm_alloc(C.size_t(n), C.size_t(align))
+	}
+	p := C.aligned_alloc(C.size_t(align), C.size_t((n+align-1)/align*align))
+	C.memset(p, 0, C.size_t(n))
+	return p
+}
+
+func (g *grid) release(p unsafe.Pointer) {
+	if g.proc != nil {
+		C.emud_shm_free(p)
+	} else {
+		C.free(p)
+	}
 }
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
@@ -84,7 +106,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	}
 	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
 		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
-		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}}
+		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, proc: C.emud_thread_proc()}
 	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
 	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
 	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
@@ -128,7 +150,7 @@ func split(i uint32, d [3]uint32) (x, y, z uint32) {
 }
 
 func runLane(g *grid, t *kernel.Thread) {
-	l := C.emud_lane_new(g.entry, g.ctx)
+	l := C.emud_lane_make(g.entry, g.ctx, g.proc)
 	if l == nil {
 		t.Fail("launch", errors.New("cannot allocate the lane's stack"))
 	}
@@ -149,6 +171,9 @@ func runLane(g *grid, t *kernel.Thread) {
 	ln.allow(g.ctx, g.ctxBytes)
 	if g.dynBytes > 0 {
 		l.dyn_shared = g.block(t.BlockIdx()).dyn
+		if l.dyn_shared == nil {
+			t.Fail("launch", fmt.Errorf("no memory for %d bytes of dynamic shared memory", g.dynBytes))
+		}
 		ln.allow(l.dyn_shared, g.dynBytes)
 	}
 	for {
@@ -163,6 +188,8 @@ func runLane(g *grid, t *kernel.Thread) {
 			ln.fault()
 		case 1:
 			ln.call()
+		case C.EMUD_LANE_GONE:
+			t.Fail("lane", procGone())
 		}
 	}
 }
@@ -592,8 +619,10 @@ func (ln *lane) call() {
 		m := ln.g.block(t.BlockIdx())
 		p := m.static[a[0]]
 		if p == nil {
-			p = C.aligned_alloc(C.size_t(max(a[2], 16)), C.size_t((a[1]+max(a[2], 16)-1)/max(a[2], 16)*max(a[2], 16)))
-			C.memset(p, 0, C.size_t(a[1]))
+			p = ln.g.alloc(a[1], max(a[2], 16))
+			if p == nil {
+				t.Fail("__shared__", fmt.Errorf("no memory for %d bytes of block shared memory", a[1]))
+			}
 			m.static[a[0]] = p
 		}
 		ln.allow(p, a[1])

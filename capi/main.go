@@ -293,6 +293,7 @@ func fail(err error) {
 	default:
 		fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
 	}
+	fmt.Fprint(os.Stderr, procNotes()) // the forked rank processes, if any (coord.go)
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		// A failed run's digest too: emud replay compares it.
 		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())

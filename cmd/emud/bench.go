@@ -64,8 +64,10 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       same all-to-all repeated in one kernel) against the
                       same kernel in Go, which must end at the same emulated
                       time (wall and CPU time; needs the source tree and
-                      g++/clang++; not with --quick); and a C++ program
-                      posting 4 M packets
+                      g++/clang++; not with --quick); a C++ program
+                      posting 4 M packets; and the 8-rank all-to-all as 8
+                      forked processes against 8 threads
+                      (examples/cxx/procs, the same emulated end time)
   explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N, and
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,
                       allocation and collections per seed that bound its
