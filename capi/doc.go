@@ -236,7 +236,9 @@
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
 // call; a failed run (hang, race, lane failure) prints the first line
-// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// after its report. EMUD_STEPS=1 prints the run's length in scheduling
+// steps at its end (steps.go; emud explore and hunt -- PROGRAM set PCT's
+// steps from one such run of the first seed). EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run

@@ -297,6 +297,7 @@ func fail(err error) {
 		// A failed run's digest too: emud replay compares it.
 		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
 	}
+	printSteps()
 	os.Exit(code)
 }
 
@@ -308,6 +309,7 @@ func summary() {
 		pprof.StopCPUProfile()
 		rt.profile.Close()
 	}
+	printSteps()
 	if !cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		return
 	}
