@@ -31,6 +31,7 @@ type huntFlags struct {
 	shardArg   string
 	shardOut   string
 	programs   string
+	debug      bool
 }
 
 // newHuntCmdFor is hunt; with merged set (emud merge) it runs no sweep but
@@ -59,6 +60,7 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.StringVar(&cf.tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
 	fs.StringVar(&cf.shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
 	fs.StringVar(&cf.shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
+	fs.BoolVar(&cf.debug, "debug", false, "with C++ programs: run them with MORI_CCO_SDMA_DEBUG=1 (MORI's debug build's misuse traps)")
 	fs.StringVar(&cf.programs, "programs", "", "hunt C++ programs: a file of BUG[:FIXED] lines (as after --; # comments)")
 	return cmd
 }
@@ -70,6 +72,9 @@ func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	if cmd.ArgsLenAtDash() >= 0 || cf.programs != "" || (cf.merged != nil && cf.merged.Program != nil) {
 		return cf.runPrograms(cmd, args)
+	}
+	if cf.debug {
+		return fmt.Errorf("invalid --debug: only with C++ programs (after --, or --programs); a planted bug's scenario sets its own")
 	}
 	if cmd.Flags().Changed("seed") {
 		if len(args) != 1 {
@@ -200,7 +205,8 @@ their environment, as explore passes them; PCT's k measured once per pair by
 one run of --first-seed without PCT, on the twin where there is one). The
 table gives per program and strategy the seeds to the first detection (a
 non-zero exit status), the detection count and the twin's failures, then
-the command that reproduces each bug's first detection under pct. Exit
+the command that reproduces each bug's first detection under pct (--race and
+--debug run every program with EMUD_RACE=1 and MORI_CCO_SDMA_DEBUG=1). Exit
 status 1 when pct missed a bug or any twin failed. --shard and emud merge
 work as for planted bugs; the record names the pairs and the SHA-256 of
 each executable, and merge refuses other builds.`

@@ -22,6 +22,7 @@ type programHunt struct {
 	pairs []programPair
 	sts   []scenario.Strategy
 	race  bool
+	debug bool // MORI_CCO_SDMA_DEBUG=1
 	first uint64
 	seeds int
 	cells []shard.HuntCell // pair-major, as the table reads
@@ -103,7 +104,7 @@ func (cf *huntFlags) runPrograms(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, first: cf.first, seeds: cf.seeds}
+	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, debug: cf.debug, first: cf.first, seeds: cf.seeds}
 	if cf.merged != nil {
 		if !slices.Equal(sums, cf.merged.Sums) {
 			return fmt.Errorf("merge: the programs here are not the builds the shards ran (SHA-256 %s, the shards' %s)", strings.Join(sums, ","), strings.Join(cf.merged.Sums, ","))
@@ -159,6 +160,9 @@ func (h *programHunt) env(st scenario.Strategy, steps int) []string {
 	}
 	if h.race {
 		set = append(set, "EMUD_RACE=1")
+	}
+	if h.debug {
+		set = append(set, "MORI_CCO_SDMA_DEBUG=1")
 	}
 	return set
 }
@@ -232,6 +236,9 @@ func (h *programHunt) replay(c shard.HuntCell, st scenario.Strategy, seed uint64
 	if h.race {
 		s += "--race "
 	}
+	if h.debug {
+		s += "--debug "
+	}
 	return s + "-- " + strings.Join(argv, " ")
 }
 
@@ -240,6 +247,7 @@ type programHuntJSON struct {
 	FirstSeed uint64           `json:"first_seed"`
 	Seeds     int              `json:"seeds"`
 	Race      bool             `json:"race,omitempty"`
+	Debug     bool             `json:"debug,omitempty"`
 	Default   string           `json:"default_strategy"`
 	Found     int              `json:"found"`
 	Cells     []shard.HuntCell `json:"results"`
@@ -262,7 +270,7 @@ func (h *programHunt) print(w io.Writer, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		j := programHuntJSON{FirstSeed: h.first, Seeds: h.seeds, Race: h.race, Default: scenario.DefaultStrategy, Cells: h.cells}
+		j := programHuntJSON{FirstSeed: h.first, Seeds: h.seeds, Race: h.race, Debug: h.debug, Default: scenario.DefaultStrategy, Cells: h.cells}
 		if def >= 0 {
 			j.Found = found[def]
 		}
@@ -275,6 +283,9 @@ func (h *programHunt) print(w io.Writer, asJSON bool) error {
 		race := ""
 		if h.race {
 			race = " with the race detector (--race: a race is a detection)"
+		}
+		if h.debug {
+			race += " in debug mode (MORI_CCO_SDMA_DEBUG=1)"
 		}
 		fmt.Fprintf(w, "hunt: %d C++ programs, seeds %d..%d per program and strategy%s; each fixed twin runs the same seeds\n",
 			len(h.pairs), h.first, h.first+uint64(h.seeds)-1, race)

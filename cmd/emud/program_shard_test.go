@@ -110,6 +110,11 @@ func TestHuntPrograms(t *testing.T) {
 	assert.Equal(t, 0, status, errOut)
 	assert.Equal(t, out, merged)
 
+	out, errOut, status = execute(t, "hunt", "--seeds", "1", "--strategies", "pct", "--race", "--debug", "--", pair)
+	require.Equal(t, 0, status, "%s%s", out, errOut)
+	assert.Contains(t, out, "with the race detector (--race: a race is a detection) in debug mode (MORI_CCO_SDMA_DEBUG=1)")
+	assert.Regexp(t, `reproduce: emud replay --seed 1 --perturb 1 --strategy pct --pct-steps \d+ --race --debug -- `, out)
+
 	// A "twin" that is the bug: its failures are the hunt's failure.
 	out, errOut, status = execute(t, "hunt", "--seeds", "2", "--strategies", "ties", "--race", "--", prog+" fixed:"+prog)
 	assert.Equal(t, scenario.ExitFailed, status, out)

@@ -39,6 +39,7 @@ func TestExploreProgramBadArgs(t *testing.T) {
 		{[]string{"--programs", missing}, "hunt --programs: open " + missing},
 		{[]string{"--programs", missing, "--", "./bug"}, "give the program pairs in its file or after --, not both"},
 		{[]string{"--strategies", "dfs", "--", "/bin/true"}, "invalid --strategies"},
+		{[]string{"--debug", "alltoall-race"}, "invalid --debug: only with C++ programs"},
 	})
 	assertFlagErrors(t, []string{"replay", "--seed", "1"}, []flagError{
 		{[]string{"--perturb", "9", "--", "./prog"}, "invalid --perturb 9"},
