@@ -26,6 +26,9 @@ type programHunt struct {
 	first uint64
 	seeds int
 	cells []shard.HuntCell // pair-major, as the table reads
+	// twinOut is the first failing twin run's output (stdout, stderr) by
+	// cell, kept for the error (not in a merge: its shards ran it).
+	twinOut map[int]string
 }
 
 // huntPairs reads the pairs of a program hunt: the operands after --, or
@@ -210,6 +213,10 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 							c.TwinFailed++
 							if c.TwinFirst == 0 {
 								c.TwinFirst = r.seed
+								if h.twinOut == nil {
+									h.twinOut = map[int]string{}
+								}
+								h.twinOut[len(h.cells)] = tail(fmt.Sprintf("exit status %d\nstdout:\n%sstderr:\n%s", r.code, r.stdout, r.stderr), 4000)
 							}
 						}
 					}
@@ -319,12 +326,24 @@ func (h *programHunt) print(w io.Writer, asJSON bool) error {
 	for i, c := range h.cells {
 		if c.TwinFailed > 0 {
 			p, st := h.pairs[i/ns], h.sts[i%ns]
-			return fmt.Errorf("hunt: the fixed twin %s failed under %s on %d of %d seeds, first %d: %s",
-				strings.Join(p.fixed, " "), st.Name, c.TwinFailed, h.seeds, c.TwinFirst, h.replay(c, st, c.TwinFirst, p.fixed))
+			out := ""
+			if o, ok := h.twinOut[i]; ok {
+				out = "\nits output:\n" + o
+			}
+			return fmt.Errorf("hunt: the fixed twin %s failed under %s on %d of %d seeds, first %d: %s%s",
+				strings.Join(p.fixed, " "), st.Name, c.TwinFailed, h.seeds, c.TwinFirst, h.replay(c, st, c.TwinFirst, p.fixed), out)
 		}
 	}
 	if def >= 0 && found[def] < len(h.pairs) {
 		return fmt.Errorf("hunt: %s found %d of %d planted bugs within %d seeds", scenario.DefaultStrategy, found[def], len(h.pairs), h.seeds)
 	}
 	return nil
+}
+
+// tail is the last n bytes of s, marked as cut where it is.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "...\n" + s[len(s)-n:]
 }

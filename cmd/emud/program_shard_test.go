@@ -120,6 +120,7 @@ func TestHuntPrograms(t *testing.T) {
 	assert.Equal(t, scenario.ExitFailed, status, out)
 	assert.Regexp(t, `(?m)^\S+put_overwrite fixed +ties +- +0/2 +2/2$`, out)
 	assert.Contains(t, errOut, "hunt: the fixed twin "+prog+" failed under ties on 2 of 2 seeds, first 1: emud replay --seed 1 --perturb 0 --strategy random --race -- "+prog)
+	assert.Contains(t, errOut, "its output:\nexit status 5\nstdout:\n")
 }
 
 // Program pairs parse as documented; bad ones name what is wrong.
