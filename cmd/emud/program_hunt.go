@@ -216,7 +216,7 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 								if h.twinOut == nil {
 									h.twinOut = map[int]string{}
 								}
-								h.twinOut[len(h.cells)] = tail(fmt.Sprintf("exit status %d\nstdout:\n%sstderr:\n%s", r.code, r.stdout, r.stderr), 4000)
+								h.twinOut[len(h.cells)] = fmt.Sprintf("exit status %d\nstdout:\n%sstderr:\n%s", r.code, tail(r.stdout, 2000), tail(r.stderr, 2000))
 							}
 						}
 					}
