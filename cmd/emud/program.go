@@ -86,8 +86,10 @@ var stepsRe = regexp.MustCompile(`(?m)^emud: seed \d+: (\d+) steps$`)
 // without PCT (EMUD_STRATEGY=random), whose step count (EMUD_STEPS=1) is
 // the program's length in scheduling steps (a failing run's: its steps up
 // to the failure, as a race bug's probe under --race fails). A run that
-// prints no count (an older build, a crash) leaves sim.DefaultPCTSteps.
-func programPCTSteps(argv, set []string, first uint64) (int, error) {
+// prints no count (killed, or a program built by an older emud) is tried
+// again, up to probeTries runs; then k is sim.DefaultPCTSteps and warn
+// says so, since shards that measured differently do not merge.
+func programPCTSteps(argv, set []string, first uint64, warn io.Writer) (int, error) {
 	probe := []string{fmt.Sprintf("EMUD_SEED=%d", first), "EMUD_STEPS=1"}
 	for _, kv := range set {
 		if !strings.HasPrefix(kv, "EMUD_STRATEGY=") && !strings.HasPrefix(kv, "EMUD_PCT_") {
@@ -95,26 +97,37 @@ func programPCTSteps(argv, set []string, first uint64) (int, error) {
 		}
 	}
 	probe = append(probe, "EMUD_STRATEGY=random")
-	var out, errb bytes.Buffer
-	if _, err := runProgram(argv, programEnv(probe), &out, &errb); err != nil {
-		return 0, err
-	}
-	if m := stepsRe.FindStringSubmatch(errb.String()); m != nil {
-		if k, err := strconv.Atoi(m[1]); err == nil && k > 0 {
-			return k, nil
+	var code int
+	var errb bytes.Buffer
+	for range probeTries {
+		var out bytes.Buffer
+		errb.Reset()
+		var err error
+		if code, err = runProgram(argv, programEnv(probe), &out, &errb); err != nil {
+			return 0, err
+		}
+		if m := stepsRe.FindStringSubmatch(errb.String()); m != nil {
+			if k, err := strconv.Atoi(m[1]); err == nil && k > 0 {
+				return k, nil
+			}
 		}
 	}
+	fmt.Fprintf(warn, "emud: warning: PCT's steps not measured: %d runs of %s on seed %d printed no step count (last exit status %d; its stderr ended: %q): using %d; --pct-steps sets them\n",
+		probeTries, strings.Join(argv, " "), first, code, tail(errb.String(), 300), sim.DefaultPCTSteps)
 	return sim.DefaultPCTSteps, nil
 }
+
+// probeTries bounds the runs programPCTSteps makes for one count.
+const probeTries = 3
 
 // withPCTSteps measures PCT's k for argv when the sweep runs PCT and
 // --pct-steps left it open, and sets it in f (so the reproduce command
 // carries it) and in the environment.
-func withPCTSteps(f *scenarioFlags, argv, set []string, first uint64) ([]string, error) {
+func withPCTSteps(f *scenarioFlags, argv, set []string, first uint64, warn io.Writer) ([]string, error) {
 	if f.strategy != sim.StrategyPCT.String() || f.o.PCT.Steps != 0 {
 		return set, nil
 	}
-	k, err := programPCTSteps(argv, set, first)
+	k, err := programPCTSteps(argv, set, first, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +180,7 @@ func exploreProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, first u
 	if err != nil {
 		return err
 	}
-	if set, err = withPCTSteps(f, argv, set, first); err != nil {
+	if set, err = withPCTSteps(f, argv, set, first, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	if shardArg != "" {
@@ -253,7 +266,7 @@ func mergeProgram(cmd *cobra.Command, f *scenarioFlags, m *shard.Merged, asJSON 
 	if err != nil {
 		return err
 	}
-	if set, err = withPCTSteps(f, argv, set, m.First); err != nil {
+	if set, err = withPCTSteps(f, argv, set, m.First, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	if m.Found == nil {

@@ -23,6 +23,7 @@ type programHunt struct {
 	sts   []scenario.Strategy
 	race  bool
 	debug bool // MORI_CCO_SDMA_DEBUG=1
+	warn  io.Writer
 	first uint64
 	seeds int
 	cells []shard.HuntCell // pair-major, as the table reads
@@ -107,7 +108,7 @@ func (cf *huntFlags) runPrograms(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, debug: cf.debug, first: cf.first, seeds: cf.seeds}
+	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, debug: cf.debug, first: cf.first, seeds: cf.seeds, warn: cmd.ErrOrStderr()}
 	if cf.merged != nil {
 		if !slices.Equal(sums, cf.merged.Sums) {
 			return fmt.Errorf("merge: the programs here are not the builds the shards ran (SHA-256 %s, the shards' %s)", strings.Join(sums, ","), strings.Join(cf.merged.Sums, ","))
@@ -183,7 +184,7 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 				if probe == nil {
 					probe = p.bug
 				}
-				k, err := programPCTSteps(probe, h.env(st, 0), h.first)
+				k, err := programPCTSteps(probe, h.env(st, 0), h.first, h.warn)
 				if err != nil {
 					return err
 				}

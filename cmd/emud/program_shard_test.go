@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -172,4 +173,22 @@ func FuzzParsePairs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A program that prints no step count (not built by this emud's c++, or
+// killed) is probed three times; then PCT's steps fall back to the
+// default and stderr says so, naming the program and --pct-steps.
+func TestProgramPCTStepsUnmeasured(t *testing.T) {
+	prog, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1)")
+	}
+	out, errOut, status := execute(t, "explore", "--seeds", "2", "--jobs", "1", "--", prog)
+	require.Equal(t, 0, status, errOut)
+	assert.Equal(t, "explore "+prog+": all 2 seeds passed (seeds 1..2, --perturb 1 --strategy pct)\n", out)
+	assert.Contains(t, errOut, "emud: warning: PCT's steps not measured: 3 runs of "+prog+" on seed 1 printed no step count (last exit status 0")
+	assert.Contains(t, errOut, "using 20000; --pct-steps sets them")
+	_, errOut, status = execute(t, "explore", "--seeds", "2", "--pct-steps", "50", "--", prog)
+	require.Equal(t, 0, status, errOut)
+	assert.NotContains(t, errOut, "not measured", "--pct-steps given: no probe")
 }
