@@ -39,7 +39,7 @@
 // calls runs in the actor's turn, and each call runs on the thread itself
 // (a call that must wait in virtual time hands the turn on and waits for
 // it to come back), so host threads take turns the simulator chooses,
-// host code takes no virtual time, and a call that does not wait costs
+// host code takes no virtual time (lane code does: # Lanes), and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
 // run and digest. Ranks may also be processes (below, "Ranks as
 // processes"): forked by the program, or started apart by a launcher
@@ -293,6 +293,21 @@
 // has mapped (a live std::vector's data, say) is read or written natively
 // without a report, where a GPU would fault.
 //
+// A lane's own code takes virtual time (lanecost.go): the bytes of
+// device memory its instrumented code loads and stores since its last
+// device call are paid by its wave, before the group's next gathering
+// call (kernel.Config.Between), at EMUD_LANE_COST CU cycles per 16 bytes
+// (default 4: one wave64 vector memory instruction of up to 16 bytes a
+// lane issues over 4 cycles on a 16-lane CDNA SIMD) for the busiest lane
+// of the group, perturbed by the seed at levels 1 and 2; a clock read
+// with such a debt pays it first, so clock64 around lane work measures it
+// (examples/cxx/timing/lane_work.cpp). Latency is not added (a lower
+// bound); the stack, kernel arguments and LDS are not counted, so lanes
+// that only make device calls keep their timing and digest at level 0.
+// Partial: stores of the span land at its start, and an atomic store
+// made after the work, before a gathering call, lands before the wave
+// has paid; host code takes no time.
+//
 // # Program order
 //
 // A lane's convergence point is the file:line of its device call
@@ -322,7 +337,9 @@
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
 // call; a failed run (hang, race, lane failure) prints the first line
-// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// after its report. EMUD_STEPS=1 prints the run's length in scheduling
+// steps at its end (steps.go; emud explore and hunt -- PROGRAM set PCT's
+// steps from one such run of the first seed). EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run

@@ -810,6 +810,7 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   }
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
+    l->nbytes += n;  // the lane code's cost (lanecost.go)
     // Stores are logged always (they enter the write history of the
     // words hang reports watch), loads only for the race detector.
     if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;

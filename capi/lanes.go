@@ -120,7 +120,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
 	g.remaining = int(nb * nt)
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: rt.j.Node.Arch().WaveSize},
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: rt.j.Node.Arch().WaveSize, Between: laneBetween()},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
@@ -179,6 +179,7 @@ func runLane(g *grid, t *kernel.Thread) {
 	for {
 		laneRuns(ln)
 		C.emud_resume(l)
+		ln.takeAccesses()
 		laneStops()
 		switch l.state {
 		case 2:
@@ -518,6 +519,9 @@ var (
 	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
 	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
 	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
+	// clockPayCall only gathers the lanes: kernel.Config.Between has made
+	// the wave pay for their code before it runs.
+	clockPayCall = &kernel.Call[kernel.None]{Name: "clock read", Run: func(*kernel.Active, []kernel.None) error { return nil }}
 )
 
 // call runs the lane's pending device call.
@@ -602,7 +606,11 @@ func (ln *lane) call() {
 		// read after time passed returns at once, so timing a piece of
 		// work is not changed.
 		k := min(a[0], 1)
-		if ln.clock[k] == t.Now()+1 {
+		if laneDebt[t] > 0 && laneCost.cycles != 0 {
+			// The lane's code since its last call takes its time first
+			// (lanecost.go), so clock64 around lane work measures it.
+			kernel.Converge(t, clockPayCall, kernel.None{})
+		} else if ln.clock[k] == t.Now()+1 {
 			kernel.Converge(t, clockCall, kernel.None{})
 		}
 		ln.clock[k] = t.Now() + 1

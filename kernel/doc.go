@@ -84,7 +84,11 @@
 //
 // Code between convergence points takes no virtual time and runs lane by lane,
 // which is an allowed interleaving of lock-step execution; ordinary Go values
-// shared between lanes need no locks because only one runs at a time.
+// shared between lanes need no locks because only one runs at a time. A
+// driver of native lanes may charge that code's time itself:
+// Config.Between runs on the wave before each group's call and at the
+// wave's end, where it may sleep (package capi charges C++ lane code's
+// device-memory bytes there).
 //
 // # Collectives
 //

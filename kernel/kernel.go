@@ -25,6 +25,13 @@ type Config struct {
 	Block       int // threads per block (blockDim.x)
 	WaveSize    int // 64 (default) or 32 (gfx1250)
 	SharedBytes int // per-block shared memory (LDS)
+	// Between, when set, runs on the wave's actor before each group's
+	// call runs (with every lane of the group, idle ones too) and once
+	// more when the wave's lanes have all returned (with all of them), so
+	// a driver of native lanes can charge there the virtual time its
+	// lanes' own code took since their last call (package capi's lane
+	// cost): the wave sleeps, as one SIMT wave runs its lanes' code once.
+	Between func(a *sim.Actor, lanes []*Thread)
 }
 
 func (c *Config) check() error {

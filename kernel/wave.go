@@ -152,6 +152,9 @@ func (w *Wave) main(a *sim.Actor) {
 	for w.live > 0 {
 		g := w.pick()
 		var err error
+		if f := w.k.cfg.Between; f != nil {
+			f(w.a, g.all)
+		}
 		if len(g.lanes) > 0 {
 			w.cur = g
 			err = g.call.run(g)
@@ -170,6 +173,9 @@ func (w *Wave) main(a *sim.Actor) {
 				return
 			}
 		}
+	}
+	if f := w.k.cfg.Between; f != nil {
+		f(w.a, w.lanes)
 	}
 	w.b.waveDone()
 	w.k.waveDone()

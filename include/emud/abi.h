@@ -72,6 +72,10 @@ typedef struct emud_lane {
   uint64_t log_lo[128], log_hi[128];
   uint64_t log_pc[128];  /* where the access (the first, merged) returns to */
   uint8_t log_kind[128]; /* EMUD_ACCESS_* bits */
+  /* Bytes of device memory the lane's instrumented code loaded or stored
+   * since the runtime last took the count: the cost of the lane's own
+   * code (capi's lanecost.go). */
+  uint64_t nbytes;
 } emud_lane;
 #define EMUD_ACCESS_WRITE 1
 #define EMUD_ACCESS_ATOMIC 2
