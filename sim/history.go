@@ -202,3 +202,27 @@ func (s *Sim) writerName() string {
 	}
 	return "the host"
 }
+
+// tracks reports whether a tracked word lies in [lo, hi) (false on a nil
+// log).
+func (g *WriteLog) tracks(lo, hi uint64) bool {
+	if g == nil || len(g.words) == 0 || hi <= lo {
+		return false
+	}
+	if g.wide(lo, hi) {
+		for _, w := range g.words {
+			if w.addr < hi && lo < w.addr+uint64(w.width) {
+				return true
+			}
+		}
+		return false
+	}
+	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
+		for _, w := range g.pages[p] {
+			if w.addr < hi && lo < w.addr+uint64(w.width) {
+				return true
+			}
+		}
+	}
+	return false
+}
