@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,4 +196,16 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A queue names itself as the writer of a tracked word (on every such
+// write) as fmt would, in one allocation.
+func TestWriterName(t *testing.T) {
+	r := newRig(t, 1, Config{GPUs: 2})
+	q := r.queue(0, 1, 0)
+	q.head.Kind, q.pos = ring.KindAtomic, 0x1a0
+	assert.Equal(t, fmt.Sprintf("%v's %v at ring offset %#x", q.id, q.head.Kind, q.pos), q.writerName())
+	assert.LessOrEqual(t, testing.AllocsPerRun(10, func() { _ = q.writerName() }), 1.0)
+	q.pos = 0
+	assert.Equal(t, fmt.Sprintf("%v's %v at ring offset %#x", q.id, q.head.Kind, q.pos), q.writerName())
 }

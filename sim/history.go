@@ -38,6 +38,7 @@ type WriteLog struct {
 	load      func(addr uint64, width int) uint64
 	words     map[uint64]*wordLog
 	pages     map[uint64][]*wordLog
+	slab      []wordLog // where new words' records are made, a few at a time
 	untracked int
 }
 
@@ -76,7 +77,11 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 		g.untracked++
 		return false
 	}
-	w := &wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
+	if len(g.slab) == cap(g.slab) {
+		g.slab = make([]wordLog, 0, min(max(2*cap(g.slab), 8), 256)) // words come in bursts (a comm's slots)
+	}
+	g.slab = append(g.slab, wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)})
+	w := &g.slab[len(g.slab)-1]
 	g.words[addr] = w
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
 		g.pages[p] = append(g.pages[p], w)
@@ -201,28 +206,4 @@ func (s *Sim) writerName() string {
 		return s.cur.name
 	}
 	return "the host"
-}
-
-// tracks reports whether a tracked word lies in [lo, hi) (false on a nil
-// log).
-func (g *WriteLog) tracks(lo, hi uint64) bool {
-	if g == nil || len(g.words) == 0 || hi <= lo {
-		return false
-	}
-	if g.wide(lo, hi) {
-		for _, w := range g.words {
-			if w.addr < hi && lo < w.addr+uint64(w.width) {
-				return true
-			}
-		}
-		return false
-	}
-	for p := lo >> pageShift; p <= (hi-1)>>pageShift; p++ {
-		for _, w := range g.pages[p] {
-			if w.addr < hi && lo < w.addr+uint64(w.width) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -38,7 +38,7 @@ type watch struct {
 
 // NewWatchList returns an empty watch list named for reports.
 func (s *Sim) NewWatchList(name string) *WatchList {
-	return &WatchList{s: s, name: name, pages: map[uint64][]*watch{}}
+	return &WatchList{s: s, name: name} // pages is made by the first watch: most lists of a run get none
 }
 
 // Name returns the list's name.
@@ -58,6 +58,9 @@ func (l *WatchList) add(lo, hi uint64, pred func() bool, fire func(), a *Actor, 
 	if p1-p0 > 1 {
 		l.wide = append(compact(l.wide), w)
 		return w
+	}
+	if l.pages == nil {
+		l.pages = map[uint64][]*watch{}
 	}
 	for p := p0; p <= p1; p++ {
 		l.pages[p] = append(compact(l.pages[p]), w)
@@ -224,7 +227,7 @@ func (l *WatchList) Observed(lo, hi uint64) bool {
 			}
 		}
 	}
-	return l.log.tracks(lo, hi)
+	return l.log.Tracked(lo, hi)
 }
 
 func overlapsLive(ws []*watch, lo, hi uint64) bool {
