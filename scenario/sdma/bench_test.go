@@ -33,6 +33,7 @@ func benchExplore(b *testing.B, o scenario.Options) {
 	}
 	seed := uint64(1)
 	o.Scratch = engine.NewScratch() // as an explore worker keeps one
+	defer o.Scratch.Close()
 	c0 := cpuNow()
 	for b.Loop() {
 		o.Seed = seed
