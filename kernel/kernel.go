@@ -118,8 +118,12 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 			w := &Wave{k: k, b: blk, idx: wi}
 			first := wi * cfg.WaveSize
 			last := min(first+cfg.WaveSize, cfg.Block)
+			ts := make([]Thread, last-first) // one allocation for the wave's lanes, not one each
+			w.lanes = make([]*Thread, 0, len(ts))
 			for tid := first; tid < last; tid++ {
-				w.lanes = append(w.lanes, &Thread{w: w, lane: tid - first, tid: tid})
+				t := &ts[tid-first]
+				t.w, t.lane, t.tid = w, tid-first, tid
+				w.lanes = append(w.lanes, t)
 			}
 			k.live++
 			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
