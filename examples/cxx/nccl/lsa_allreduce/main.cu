@@ -1,0 +1,107 @@
+// An all-reduce (sum of floats) over NCCL's device API, LSA only, run
+// ITERS times on fresh inputs: every rank's CTAs read their share of the
+// elements from every peer's send window through LSA pointers, add them,
+// and store the sum into every peer's receive window. Two barriers frame
+// the work: the first (acquire) waits until every peer has launched this
+// iteration, so its host has written its send buffer and read last
+// iteration's receive buffer; the last (release) publishes this rank's
+// stores before peers' hosts read their receive windows.
+//
+// Built with -DSKIP_ENTRY_BARRIER it is the planted twin
+// (lsa_allreduce_no_entry_barrier): a rank may read a peer's send buffer
+// before that peer's host has written this iteration's inputs, and
+// overwrite its receive buffer while its host still reads the last
+// iteration's; the race detector (EMUD_RACE=1) reports both.
+#include <cstdio>
+#include <vector>
+
+#include "cuda_runtime.h"
+#include "nccl.h"
+#include "nccl_device.h"
+#include "../common/utils.h"
+
+#ifndef CTAS
+#define CTAS 2
+#endif
+#define THREADS 64
+
+__global__ void lsaAllReduce(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t count, ncclDevComm devComm) {
+  ncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), devComm, ncclTeamLsa(devComm), devComm.lsaBarrier, blockIdx.x};
+#ifndef SKIP_ENTRY_BARRIER
+  bar.sync(ncclCoopCta(), cuda::memory_order_acquire);
+#endif
+  const int rank = devComm.lsaRank, nRanks = devComm.lsaSize;
+  // This rank's elements, spread over its CTAs' threads.
+  const size_t first = threadIdx.x + blockDim.x * (blockIdx.x + gridDim.x * rank);
+  const size_t stride = (size_t)blockDim.x * gridDim.x * nRanks;
+  for (size_t i = first; i < count; i += stride) {
+    float v = 0;
+    for (int peer = 0; peer < nRanks; peer++) v += ((const float*)ncclGetLsaPointer(sendWin, 0, peer))[i];
+    for (int peer = 0; peer < nRanks; peer++) ((float*)ncclGetLsaPointer(recvWin, 0, peer))[i] = v;
+  }
+  bar.sync(ncclCoopCta(), cuda::memory_order_release);
+}
+
+#define ITERS 3
+
+static float input(int iter, int rank, size_t i) { return (float)(rank + 1) + (float)((i + 5 * iter) % 13); }
+
+static void allReduce(RankArgs* a) {
+  const size_t count = 4096, bytes = count * sizeof(float);
+  CUDACHECK(cudaSetDevice(a->device));
+  ncclComm_t comm;
+  NCCLCHECK(ncclCommInitRank(&comm, a->nRanks, a->id, a->rank));
+  ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+  NCCLCHECK(ncclCommQueryProperties(comm, &props));
+  if (!props.deviceApiSupport || props.nLsaTeams != 1) {
+    std::fprintf(stderr, "rank %d: no device API or more than one LSA team\n", a->rank);
+    a->errors = 1;
+    return;
+  }
+  void *sendBuf, *recvBuf;
+  NCCLCHECK(ncclMemAlloc(&sendBuf, bytes));
+  NCCLCHECK(ncclMemAlloc(&recvBuf, bytes));
+  ncclWindow_t sendWin, recvWin;
+  NCCLCHECK(ncclCommWindowRegister(comm, sendBuf, bytes, &sendWin, NCCL_WIN_COLL_SYMMETRIC));
+  NCCLCHECK(ncclCommWindowRegister(comm, recvBuf, bytes, &recvWin, NCCL_WIN_COLL_SYMMETRIC));
+  cudaStream_t stream;
+  CUDACHECK(cudaStreamCreate(&stream));
+  ncclDevComm devComm;
+  ncclDevCommRequirements reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+  reqs.lsaBarrierCount = CTAS;  // one barrier slot per CTA
+  NCCLCHECK(ncclDevCommCreate(comm, &reqs, &devComm));
+
+  std::vector<float> h(count);
+  for (int iter = 0; iter < ITERS; iter++) {
+    for (size_t i = 0; i < count; i++) h[i] = input(iter, a->rank, i);
+    CUDACHECK(cudaMemcpy(sendBuf, h.data(), bytes, cudaMemcpyHostToDevice));
+    lsaAllReduce<<<CTAS, THREADS, 0, stream>>>(sendWin, recvWin, count, devComm);
+    CUDACHECK(cudaGetLastError());
+    CUDACHECK(cudaStreamSynchronize(stream));
+    CUDACHECK(cudaMemcpy(h.data(), recvBuf, bytes, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count; i++) {
+      float want = 0;
+      for (int r = 0; r < a->nRanks; r++) want += input(iter, r, i);
+      if (h[i] != want && a->errors++ < 4)
+        std::printf("rank %d iteration %d: element %zu is %g, want %g\n", a->rank, iter, i, h[i], want);
+    }
+  }
+
+  NCCLCHECK(ncclDevCommDestroy(comm, &devComm));
+  NCCLCHECK(ncclCommWindowDeregister(comm, sendWin));
+  NCCLCHECK(ncclCommWindowDeregister(comm, recvWin));
+  NCCLCHECK(ncclMemFree(sendBuf));
+  NCCLCHECK(ncclMemFree(recvBuf));
+  NCCLCHECK(ncclCommFinalize(comm));
+  NCCLCHECK(ncclCommDestroy(comm));
+  CUDACHECK(cudaStreamDestroy(stream));
+}
+
+int main(int argc, char* argv[]) {
+#ifdef SKIP_ENTRY_BARRIER
+  const char* name = "lsa_allreduce_no_entry_barrier";
+#else
+  const char* name = "lsa_allreduce";
+#endif
+  return run_example(argc, argv, name, allReduce);
+}
