@@ -3,6 +3,8 @@ package cxx
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,5 +61,31 @@ func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 		assert.Regexp(t, `by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `load \(read\) of .* by kernel "lsaAllReduce" GPU \d+ block \d+`, report)
 		assert.Contains(t, report, "missing edge: the load by kernel \"lsaAllReduce\"")
+	}
+}
+
+// TestNcclLsaAllReduceAliasedSlot runs the second planted twin (built
+// with -DALIAS_BARRIER_SLOT: every CTA's barrier session on slot 0) on 4
+// and 8 ranks with the race detector: two CTAs of one GPU writing the
+// slot's words unordered is reported (exit 5), naming both blocks.
+func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
+	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
+	for _, ranks := range []string{"4", "8"} {
+		out, report, code := runExample(t, prog, ranks, "EMUD_RACE=1")
+		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		// Some race on a barrier word is between stores of two blocks of
+		// one GPU: the aliased slot.
+		seen := map[string]string{} // address -> "gpu block" of a store
+		found := false
+		for _, m := range blocks.FindAllStringSubmatch(report, -1) {
+			k, who := m[1], m[2]+" "+m[3]
+			if prev, ok := seen[k]; ok && prev != who && strings.Fields(prev)[0] == m[2] {
+				found = true
+			}
+			seen[k] = who
+		}
+		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
 	}
 }

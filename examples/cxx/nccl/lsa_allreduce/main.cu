@@ -11,7 +11,12 @@
 // (lsa_allreduce_no_entry_barrier): a rank may read a peer's send buffer
 // before that peer's host has written this iteration's inputs, and
 // overwrite its receive buffer while its host still reads the last
-// iteration's; the race detector (EMUD_RACE=1) reports both.
+// iteration's; the race detector (EMUD_RACE=1) reports both. Built with
+// -DALIAS_BARRIER_SLOT it is the second twin (lsa_allreduce_aliased_slot):
+// every CTA opens its session on slot 0, so the CTAs of one rank share a
+// barrier's epoch and inbox words; at exact timing the sums still come
+// out right, and the race detector reports the CTAs' unordered stores to
+// the slot's words.
 #include <cstdio>
 #include <vector>
 
@@ -26,7 +31,12 @@
 #define THREADS 64
 
 __global__ void lsaAllReduce(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t count, ncclDevComm devComm) {
-  ncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), devComm, ncclTeamLsa(devComm), devComm.lsaBarrier, blockIdx.x};
+#ifdef ALIAS_BARRIER_SLOT
+  const uint32_t slot = 0;  // the planted bug: every CTA on one slot
+#else
+  const uint32_t slot = blockIdx.x;  // a slot per CTA, as lsaBarrierCount = CTAS provides
+#endif
+  ncclLsaBarrierSession<ncclCoopCta> bar{ncclCoopCta(), devComm, ncclTeamLsa(devComm), devComm.lsaBarrier, slot};
 #ifndef SKIP_ENTRY_BARRIER
   bar.sync(ncclCoopCta(), cuda::memory_order_acquire);
 #endif
@@ -98,8 +108,10 @@ static void allReduce(RankArgs* a) {
 }
 
 int main(int argc, char* argv[]) {
-#ifdef SKIP_ENTRY_BARRIER
+#if defined(SKIP_ENTRY_BARRIER)
   const char* name = "lsa_allreduce_no_entry_barrier";
+#elif defined(ALIAS_BARRIER_SLOT)
+  const char* name = "lsa_allreduce_aliased_slot";
 #else
   const char* name = "lsa_allreduce";
 #endif
