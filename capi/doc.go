@@ -6,6 +6,12 @@
 // It is optional, as hw/rocm is: nothing else in the module imports it,
 // and users of Go kernels never need a C or C++ toolchain for it.
 //
+// A CUDA program (emud's cuda_runtime.h, nccl.h and nccl_device.h;
+// docs/cuda.md) runs on the same entries: its runtime calls are the HIP
+// calls', its NCCL comms, windows, dev comms and LSA barriers are the
+// cco calls' below, and its launches ask for warps of 32 (the launch's
+// warp-size argument) whatever the architecture.
+//
 // # The program and its ranks
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950

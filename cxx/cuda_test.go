@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,5 +54,43 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	require.Error(t, err, "calls emud does not emulate must not build")
 	for _, call := range []string{"cudaMallocManaged", "cudaStreamBeginCapture"} {
 		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
+	}
+}
+
+// TestCudaCallsDocumented: docs/cuda.md names, as a code span, every
+// CUDA and NCCL call emud's cuda_runtime.h, nccl.h and nccl_device.h
+// declare, and every call they refuse by name, so the page stays the
+// whole subset.
+func TestCudaCallsDocumented(t *testing.T) {
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	read := func(p ...string) string {
+		b, err := os.ReadFile(filepath.Join(append([]string{root}, p...)...))
+		require.NoError(t, err)
+		return string(b)
+	}
+	page := read("docs", "cuda.md")
+	for _, c := range []struct {
+		header string
+		call   *regexp.Regexp
+	}{
+		{read("include", "cuda_runtime.h"), regexp.MustCompile(`\b(cuda[A-Z][A-Za-z0-9_]*)\s*\(`)},
+		{read("include", "cuda_runtime.h"), regexp.MustCompile(`(?m)^EMUD_CUDA_UNSUPPORTED\((cuda\w+)\)`)},
+		{read("include", "nccl.h") + read("include", "nccl_device.h"), regexp.MustCompile(`\b(nccl[A-Z][A-Za-z0-9_]*)\s*[({]`)},
+		{read("include", "nccl.h"), regexp.MustCompile(`(?m)^EMUD_NCCL_UNSUPPORTED\((nccl\w+)\)`)},
+	} {
+		names := map[string]bool{}
+		for _, m := range c.call.FindAllStringSubmatch(c.header, -1) {
+			names[m[1]] = true
+		}
+		require.NotEmpty(t, names, "the header reader found calls (%s)", c.call)
+		var missing []string
+		for n := range names {
+			if !strings.Contains(page, "`"+n+"`") {
+				missing = append(missing, n)
+			}
+		}
+		sort.Strings(missing)
+		assert.Empty(t, missing, "docs/cuda.md does not name these (%s)", c.call)
 	}
 }
