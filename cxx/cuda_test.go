@@ -37,6 +37,22 @@ func TestCudaProgram(t *testing.T) {
 	assert.Contains(t, out, "warp_reduce: PASS")
 }
 
+// TestCudaPTXProgram builds examples/cxx/cuda/ptx_flags.cu, whose kernel
+// hands a buffer from one block to another with st.release and a
+// polled ld.acquire, and counts with red.release.sys.global.add.u64 and
+// atom.add: it passes, and the race detector finds the release/acquire
+// pair orders the buffer (no race).
+func TestCudaPTXProgram(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "cuda", "ptx_flags.cu"), "-O2", "-Wall", "-Werror")
+	for _, env := range []string{"EMUD_SEED=1", "EMUD_RACE=1"} {
+		out, report, code := runExample(t, prog, env)
+		require.Equal(t, 0, code, "%s\nstdout:\n%s\nstderr:\n%s", env, out, report)
+		assert.Contains(t, out, "ptx_flags: PASS")
+	}
+}
+
 // TestUnsupportedCUDACalls: a CUDA call emud does not emulate is a
 // compile error at its line naming it and docs/cuda.md.
 func TestUnsupportedCUDACalls(t *testing.T) {

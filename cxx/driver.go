@@ -184,6 +184,11 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	if err != nil {
 		return "", fmt.Errorf("emud c++: %w", err)
 	}
+	if isCUDA(s) {
+		if b, err = RewritePTX(b, abs); err != nil {
+			return "", fmt.Errorf("emud c++: %w", err)
+		}
+	}
 	rw, err := Rewrite(b, abs)
 	if err != nil {
 		return "", fmt.Errorf("emud c++: %w", err)

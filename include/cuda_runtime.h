@@ -219,6 +219,45 @@ inline unsigned __activemask_sync_emud(EMUD_SITE) { return (unsigned)__activemas
 inline unsigned __lanemask_lt() { return (1u << __lane_id()) - 1; }
 #define __nanosleep(ns) __asm__ volatile("")
 
+// ---- inline PTX ----
+// emud c++ rewrites a CUDA source's asm statements that it emulates into
+// these calls (cxx/ptx.go); any other asm is a build error naming it.
+// Each is done natively with GCC's atomics and reported, as the HIP
+// layer's atomics are: a waiter on the word wakes, a load that reads the
+// same value twice is a spin that waits for a write.
+namespace emud {
+namespace ptx {
+enum { op_add, op_or, op_and, op_min, op_max, op_exch };
+template <class T>
+inline T rmw(int op, uint64_t addr, T v, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  for (;;) {
+    T next = op == op_add ? (T)(old + v) : op == op_or ? (T)(old | v) : op == op_and ? (T)(old & v)
+             : op == op_min ? (old < v ? old : v) : op == op_max ? (old > v ? old : v) : v;
+    if (__atomic_compare_exchange(p, &old, &next, false, order, __ATOMIC_RELAXED)) break;
+  }
+  ::emud::note_write(p, sizeof(T), file, line, fn);
+  return old;
+}
+template <class T>
+inline T ld(uint64_t addr, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  T v;
+  __atomic_load(p, &v, order);  // not __atomic_load_n: hip_runtime.h makes that a reporting macro
+  return ::emud::note_load((const volatile T*)p, v, file, line, fn);
+}
+template <class T>
+inline void st(uint64_t addr, T v, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  __atomic_store(p, &v, order);
+  ::emud::note_write(p, sizeof(T), file, line, fn);
+}
+inline void fence(const char* file, int line, const char* fn) { ::emud::dev(EMUD_OP_FENCE, {}, "fence", file, line, fn); }
+}  // namespace ptx
+}  // namespace emud
+
 // ---- not emulated: a compile error naming the call ----
 namespace emud {
 namespace cuda {
