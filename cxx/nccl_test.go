@@ -89,3 +89,25 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
 	}
 }
+
+// TestNcclLsaAllReduceMissingRank runs the third planted twin (built with
+// -DLAST_RANK_SKIPS_LAUNCH: the last rank never launches iteration 1) on
+// 4 and 8 ranks: the run ends in a hang report (exit 2) in which every
+// other rank's CTAs wait in the entry barrier at main.cu's line, on their
+// own slot, naming the rank that never arrived.
+func TestNcclLsaAllReduceMissingRank(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
+	for _, ranks := range []int{4, 8} {
+		out, report, code := runExample(t, prog, fmt.Sprint(ranks))
+		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.NotContains(t, out, "PASS")
+		assert.Contains(t, report, "emud: seed 1: hang")
+		for r := range ranks - 1 {
+			for slot := range 2 {
+				assert.Regexp(t, fmt.Sprintf(`lsaAllReduce/gpu%d/b%d/w0 .*barrier %d: inbox\[%d\]\[%d\] at 0x[0-9a-f]+ is \d+, waiting for epoch \d+ \(LSA rank %d has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`,
+					r, slot, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
+			}
+		}
+	}
+}

@@ -16,7 +16,10 @@
 // every CTA opens its session on slot 0, so the CTAs of one rank share a
 // barrier's epoch and inbox words; at exact timing the sums still come
 // out right, and the race detector reports the CTAs' unordered stores to
-// the slot's words.
+// the slot's words. Built with -DLAST_RANK_SKIPS_LAUNCH (the third twin,
+// lsa_allreduce_missing_rank) the last rank never launches iteration 1:
+// every other rank's CTAs wait in the entry barrier, and the run ends in
+// a hang report naming the barrier and the rank that never arrived.
 #include <cstdio>
 #include <vector>
 
@@ -85,6 +88,9 @@ static void allReduce(RankArgs* a) {
   for (int iter = 0; iter < ITERS; iter++) {
     for (size_t i = 0; i < count; i++) h[i] = input(iter, a->rank, i);
     CUDACHECK(cudaMemcpy(sendBuf, h.data(), bytes, cudaMemcpyHostToDevice));
+#ifdef LAST_RANK_SKIPS_LAUNCH
+    if (a->rank == a->nRanks - 1 && iter == 1) return;  // the planted bug: one rank never launches iteration 1
+#endif
     lsaAllReduce<<<CTAS, THREADS, 0, stream>>>(sendWin, recvWin, count, devComm);
     CUDACHECK(cudaGetLastError());
     CUDACHECK(cudaStreamSynchronize(stream));
@@ -112,6 +118,8 @@ int main(int argc, char* argv[]) {
   const char* name = "lsa_allreduce_no_entry_barrier";
 #elif defined(ALIAS_BARRIER_SLOT)
   const char* name = "lsa_allreduce_aliased_slot";
+#elif defined(LAST_RANK_SKIPS_LAUNCH)
+  const char* name = "lsa_allreduce_missing_rank";
 #else
   const char* name = "lsa_allreduce";
 #endif
