@@ -2,6 +2,7 @@ package cxx
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -109,5 +110,33 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 					r, slot, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
 			}
 		}
+	}
+}
+
+// TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
+// GPUs: ncclCommInitAll from one thread, the comm queries, team
+// arithmetic, and misuse failing with NCCL's result and a line naming why
+// (ncclMemAlloc before any comm, ncclMemFree of a stranger, a dev comm
+// asking for GIN, requirements without NCCL's magic).
+func TestNcclHostAPI(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
+	for _, gpus := range []string{"4", "8"} {
+		out, _, code := runExample(t, prog, "EMUD_GPUS="+gpus)
+		require.Equal(t, 0, code, "EMUD_GPUS=%s\nstdout:\n%s", gpus, out)
+		assert.Contains(t, out, "host_api: PASS")
+	}
+	cmd := exec.Command(prog)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Run())
+	for _, want := range []string{
+		"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
+		"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
+		"ncclDevCommCreate: GIN resources (signals, counters, a connection type, GIN barriers): ncclGin is not emulated in C++ yet",
+		"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
+	} {
+		assert.Contains(t, errb.String(), want)
 	}
 }
