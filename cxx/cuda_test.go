@@ -37,6 +37,20 @@ func TestCudaProgram(t *testing.T) {
 	assert.Contains(t, out, "warp_reduce: PASS")
 }
 
+// TestCudaCoopGroups builds examples/cxx/cuda/coop_groups.cu (a block
+// maximum by thread_block_tile<32> shuffles and ballots, and the block's
+// sync): it passes, and passes race-clean.
+func TestCudaCoopGroups(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "cuda", "coop_groups.cu"), "-O2", "-Wall", "-Werror")
+	for _, env := range []string{"EMUD_SEED=2", "EMUD_RACE=1"} {
+		out, report, code := runExample(t, prog, env)
+		require.Equal(t, 0, code, "%s\nstdout:\n%s\nstderr:\n%s", env, out, report)
+		assert.Contains(t, out, "coop_groups: PASS")
+	}
+}
+
 // TestCudaPTXProgram builds examples/cxx/cuda/ptx_flags.cu, whose kernel
 // hands a buffer from one block to another with st.release and a
 // polled ld.acquire, and counts with red.release.sys.global.add.u64 and
@@ -60,9 +74,10 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	root := setupCxx(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "unsupported.cu")
-	src := "#include <cuda_runtime.h>\n" +
+	src := "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n" +
 		"void f() { float* p; (void)cudaMallocManaged(&p, 64); }\n" +
-		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n"
+		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n" +
+		"void h() { cooperative_groups::this_grid(); }\n"
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	var log bytes.Buffer
 	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "unsupported.o")},
@@ -71,6 +86,7 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	for _, call := range []string{"cudaMallocManaged", "cudaStreamBeginCapture"} {
 		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
 	}
+	assert.Contains(t, log.String(), "cooperative_groups::this_grid is not supported by emud (docs/cuda.md lists what is)")
 }
 
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every
