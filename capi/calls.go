@@ -279,6 +279,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 	case C.EMUD_H_HOST_MALLOC, C.EMUD_H_HOST_FREE, C.EMUD_H_HOST_DEVPTR, C.EMUD_H_MEM_INFO, C.EMUD_H_POINTER_ATTR,
 		C.EMUD_H_STREAM_WAIT_EVENT, C.EMUD_H_EVENT_QUERY:
 		return hipCall(h, act, op, a, bad)
+	case C.EMUD_H_THREAD_BARRIER:
+		return threadBarrierCall(act, a, bad)
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)

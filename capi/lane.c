@@ -455,6 +455,7 @@ __attribute__((constructor)) static void mark_main(void) {
 }
 
 void emud_set_started(void) { started = 1; }
+int emud_started(void) { return started; }
 void emud_enter(void) { in_emud++; }
 void emud_leave(void) { in_emud--; }
 int emud_host_id(void) { return host_id; }

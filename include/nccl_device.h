@@ -192,8 +192,14 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
   out->resourceWindow = (ncclWindow_t)(uintptr_t)a[15];
   return ncclSuccess;
 }
+// ncclDevCommDestroy is collective, as NCCL's is (it deregisters the dev
+// comm's resource window, a collective call): no rank frees its barriers
+// while a peer's kernel may still arrive at them.
 inline ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* dc, EMUD_SITE) {
   if (!dc) return ncclSuccess;
+  uint64_t b[16] = {(uint64_t)(uintptr_t)comm};
+  int r = emud_host(EMUD_H_BARRIER_ALL, b, __emud_file, __emud_line);
+  if (r != 0) return ::emud::nccl::rc(r);
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, dc->emudHandle};
   return ::emud::nccl::rc(emud_host(EMUD_H_DEVCOMM_DESTROY, a, __emud_file, __emud_line));
 }

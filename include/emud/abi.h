@@ -104,6 +104,7 @@ enum {
   EMUD_H_POINTER_ATTR,     /* a: pointer -> a[1] type (0 unregistered, 1 host, 2 device), a[2] device, a[3] base */
   EMUD_H_STREAM_WAIT_EVENT,/* a: stream, event */
   EMUD_H_EVENT_QUERY,      /* a: event */
+  EMUD_H_THREAD_BARRIER,   /* a: barrier, count, what (1 wait, 2 destroy) -> a[3] 1 for the serial thread (capi/pbarrier.go) */
 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 

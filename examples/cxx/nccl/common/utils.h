@@ -1,7 +1,8 @@
 // The rank harness of emud's NCCL device-API examples, in the shape of
 // NCCL's own examples (a main.cu per example and this common utility):
-// one process, a pthread per rank, each with its own device and
-// ncclCommInitRank on one unique id.
+// one process, a pthread per rank (NTHREADS of them, else one per
+// device), rank 0 makes the unique id and util_broadcast hands it to the
+// others, each rank runs the example's function on its own device.
 #ifndef EMUD_EXAMPLES_NCCL_UTILS_H
 #define EMUD_EXAMPLES_NCCL_UTILS_H
 
@@ -29,16 +30,14 @@
     }                                                                                                     \
   } while (0)
 
-// What each rank's thread is given.
-struct RankArgs {
-  ncclUniqueId id;
-  int rank, nRanks, device;
-  int errors;  // set by the body: elements that came out wrong
-};
+// util_broadcast gives every rank root's unique id: root's *arg is
+// copied to the others' once all ranks have called it.
+int util_broadcast(int root, int my_rank, ncclUniqueId* arg);
 
-// run_example starts one pthread per rank (argv[1] ranks, else every
-// device), each running body, and joins them; it prints "<name>: PASS"
-// when every rank's body found no error, and returns the exit status.
-int run_example(int argc, char* argv[], const char* name, void (*body)(RankArgs*));
+// run_example runs ncclExample(my_rank, total_ranks, local_device,
+// devices_per_rank) on a pthread per rank and joins them. A rank's
+// function returns NULL when its results were right, anything else when
+// not; run_example returns 0 when every rank's were.
+int run_example(int argc, char* argv[], void* (*ncclExample)(int, int, int, int));
 
 #endif

@@ -59,17 +59,23 @@ __global__ void lsaAllReduce(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t 
 
 static float input(int iter, int rank, size_t i) { return (float)(rank + 1) + (float)((i + 5 * iter) % 13); }
 
-static void allReduce(RankArgs* a) {
+// Each rank's thread: as NCCL's examples, rank 0 makes the unique id and
+// util_broadcast gives it to the others. NULL when the sums were right.
+static void* allReduce(int my_rank, int total_ranks, int local_device, int devices_per_rank) {
+  (void)devices_per_rank;
   const size_t count = 4096, bytes = count * sizeof(float);
-  CUDACHECK(cudaSetDevice(a->device));
+  int errors = 0;
+  ncclUniqueId id;
+  if (my_rank == 0) NCCLCHECK(ncclGetUniqueId(&id));
+  util_broadcast(0, my_rank, &id);
+  CUDACHECK(cudaSetDevice(local_device));
   ncclComm_t comm;
-  NCCLCHECK(ncclCommInitRank(&comm, a->nRanks, a->id, a->rank));
+  NCCLCHECK(ncclCommInitRank(&comm, total_ranks, id, my_rank));
   ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
   NCCLCHECK(ncclCommQueryProperties(comm, &props));
   if (!props.deviceApiSupport || props.nLsaTeams != 1) {
-    std::fprintf(stderr, "rank %d: no device API or more than one LSA team\n", a->rank);
-    a->errors = 1;
-    return;
+    std::fprintf(stderr, "rank %d: no device API or more than one LSA team\n", my_rank);
+    return (void*)1;
   }
   void *sendBuf, *recvBuf;
   NCCLCHECK(ncclMemAlloc(&sendBuf, bytes));
@@ -86,10 +92,10 @@ static void allReduce(RankArgs* a) {
 
   std::vector<float> h(count);
   for (int iter = 0; iter < ITERS; iter++) {
-    for (size_t i = 0; i < count; i++) h[i] = input(iter, a->rank, i);
+    for (size_t i = 0; i < count; i++) h[i] = input(iter, my_rank, i);
     CUDACHECK(cudaMemcpy(sendBuf, h.data(), bytes, cudaMemcpyHostToDevice));
 #ifdef LAST_RANK_SKIPS_LAUNCH
-    if (a->rank == a->nRanks - 1 && iter == 1) return;  // the planted bug: one rank never launches iteration 1
+    if (my_rank == total_ranks - 1 && iter == 1) return nullptr;  // the planted bug: one rank never launches iteration 1
 #endif
     lsaAllReduce<<<CTAS, THREADS, 0, stream>>>(sendWin, recvWin, count, devComm);
     CUDACHECK(cudaGetLastError());
@@ -97,9 +103,9 @@ static void allReduce(RankArgs* a) {
     CUDACHECK(cudaMemcpy(h.data(), recvBuf, bytes, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < count; i++) {
       float want = 0;
-      for (int r = 0; r < a->nRanks; r++) want += input(iter, r, i);
-      if (h[i] != want && a->errors++ < 4)
-        std::printf("rank %d iteration %d: element %zu is %g, want %g\n", a->rank, iter, i, h[i], want);
+      for (int r = 0; r < total_ranks; r++) want += input(iter, r, i);
+      if (h[i] != want && errors++ < 4)
+        std::printf("rank %d iteration %d: element %zu is %g, want %g\n", my_rank, iter, i, h[i], want);
     }
   }
 
@@ -111,6 +117,7 @@ static void allReduce(RankArgs* a) {
   NCCLCHECK(ncclCommFinalize(comm));
   NCCLCHECK(ncclCommDestroy(comm));
   CUDACHECK(cudaStreamDestroy(stream));
+  return errors ? (void*)1 : nullptr;
 }
 
 int main(int argc, char* argv[]) {
@@ -123,5 +130,7 @@ int main(int argc, char* argv[]) {
 #else
   const char* name = "lsa_allreduce";
 #endif
-  return run_example(argc, argv, name, allReduce);
+  int rc = run_example(argc, argv, allReduce);
+  std::printf("%s: %s\n", name, rc ? "FAIL" : "PASS");
+  return rc;
 }
