@@ -67,8 +67,9 @@ func TestCudaPTXProgram(t *testing.T) {
 	}
 }
 
-// TestUnsupportedCUDACalls: a CUDA call emud does not emulate is a
-// compile error at its line naming it and docs/cuda.md.
+// TestUnsupportedCUDACalls: a CUDA call emud does not emulate, and an
+// NCCL device type not built in C++ yet, is a compile error naming it and
+// docs/cuda.md.
 func TestUnsupportedCUDACalls(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -77,7 +78,10 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	src := "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n" +
 		"void f() { float* p; (void)cudaMallocManaged(&p, 64); }\n" +
 		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n" +
-		"void h() { cooperative_groups::this_grid(); }\n"
+		"void h() { cooperative_groups::this_grid(); }\n" +
+		"#include <nccl_device.h>\n" +
+		"void i(ncclDevComm dc) { ncclGin gin{dc, 0}; }\n" +
+		"void j(ncclDevComm dc) { ncclCftBarrierSession<ncclCoopCta> b{ncclCoopCta(), dc, 0}; }\n"
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	var log bytes.Buffer
 	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "unsupported.o")},
@@ -87,6 +91,9 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
 	}
 	assert.Contains(t, log.String(), "cooperative_groups::this_grid is not supported by emud (docs/cuda.md lists what is)")
+	for _, name := range []string{"ncclGin", "ncclCftBarrierSession"} {
+		assert.Contains(t, log.String(), name+" is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)")
+	}
 }
 
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every

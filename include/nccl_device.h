@@ -15,7 +15,8 @@
 // LSA pointers natively. Not built yet: GIN (ncclGin, ncclGinBarrierSession,
 // ncclBarrierSession), CFT (ncclCft, counted writes), multimem, LL A2A and
 // resource buffers; a dev comm asking for GIN resources is refused naming
-// them, and the device types are not declared (the compiler names them).
+// them, and constructing ncclGin, ncclCft, ncclGinBarrierSession,
+// ncclBarrierSession or ncclCftBarrierSession is a compile error naming it.
 #ifndef EMUD_NCCL_DEVICE_H
 #define EMUD_NCCL_DEVICE_H
 
@@ -355,5 +356,40 @@ struct ncclLsaBarrierSession {
                        name, file, line, fn);
   }
 };
+
+// ---- not emulated in C++ yet: a compile error naming the type ----
+// Constructing one fails the build at its line with the reason, instead
+// of the compiler's "not declared" (GIN and CFT are package fabric's Go
+// API for now; docs/cuda.md).
+namespace emud {
+namespace nccl {
+template <class...>
+inline constexpr bool not_built_v = false;
+}
+}  // namespace emud
+#define EMUD_NCCL_NOT_BUILT(name)                                                                           \
+  struct name {                                                                                             \
+    template <class... A>                                                                                   \
+    name(A&&...) {                                                                                          \
+      static_assert(::emud::nccl::not_built_v<A...>,                                                        \
+                    #name " is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)");  \
+    }                                                                                                       \
+  };
+#define EMUD_NCCL_NOT_BUILT_T(name)                                                                         \
+  template <typename Coop>                                                                                  \
+  struct name {                                                                                             \
+    template <class... A>                                                                                   \
+    name(A&&...) {                                                                                          \
+      static_assert(::emud::nccl::not_built_v<A...>,                                                        \
+                    #name " is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)");  \
+    }                                                                                                       \
+  };
+EMUD_NCCL_NOT_BUILT(ncclGin)
+EMUD_NCCL_NOT_BUILT(ncclCft)
+EMUD_NCCL_NOT_BUILT_T(ncclGinBarrierSession)
+EMUD_NCCL_NOT_BUILT_T(ncclBarrierSession)
+EMUD_NCCL_NOT_BUILT_T(ncclCftBarrierSession)
+#undef EMUD_NCCL_NOT_BUILT
+#undef EMUD_NCCL_NOT_BUILT_T
 
 #endif
