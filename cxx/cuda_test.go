@@ -133,3 +133,20 @@ func TestCudaCallsDocumented(t *testing.T) {
 		assert.Empty(t, missing, "docs/cuda.md does not name these (%s)", c.call)
 	}
 }
+
+// TestIsCUDA: .cu sources and -x cuda are CUDA; -x hip before a .cu
+// source keeps it HIP.
+func TestIsCUDA(t *testing.T) {
+	for _, c := range []struct {
+		s    source
+		want bool
+	}{
+		{source{path: "k.cu"}, true},
+		{source{path: "k.cu", lang: "hip"}, false},
+		{source{path: "k.cpp", lang: "cuda"}, true},
+		{source{path: "k.cpp"}, false},
+		{source{path: "k.hip"}, false},
+	} {
+		assert.Equal(t, c.want, isCUDA(c.s), "%+v", c.s)
+	}
+}
