@@ -283,6 +283,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err := moriQueueCall(a); err != nil {
 			return bad("ccoDevCommCreate (a MORI header's queue)", 1, err)
 		}
+	case C.EMUD_H_THREAD_BARRIER:
+		return threadBarrierCall(act, a, bad)
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)

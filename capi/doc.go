@@ -6,6 +6,12 @@
 // It is optional, as hw/rocm is: nothing else in the module imports it,
 // and users of Go kernels never need a C or C++ toolchain for it.
 //
+// A CUDA program (emud's cuda_runtime.h, nccl.h and nccl_device.h;
+// docs/cuda.md) runs on the same entries: its runtime calls are the HIP
+// calls', its NCCL comms, windows, dev comms and LSA barriers are the
+// cco calls' below, and its launches ask for warps of 32 (the launch's
+// warp-size argument) whatever the architecture.
+//
 // # The program and its ranks
 //
 // The first HIP or cco call builds one emulated MI355X node (EMUD_ARCH=gfx950
@@ -34,7 +40,12 @@
 // (MORI exchanges keys and peer pointers in all-gathers there), so a
 // kernel may use peers' windows and barrier slots right after
 // ccoDevCommCreate; ranks whose collective calls are out of step fail the
-// later call (examples/cxx/errors/collective_order.cpp). Each host
+// later call (examples/cxx/errors/collective_order.cpp). A pthread
+// barrier between host threads (NCCL's example harness hands the unique
+// id to its rank threads with one) waits in virtual time too
+// (pbarrier.c, pbarrier.go): its wait is an emud call, a barrier some
+// thread never reaches is a hang report saying how many arrived, and
+// each round is a synchronisation for the race detector. Each host
 // thread is a sim actor whose turn the thread holds: its code between two
 // calls runs in the actor's turn, and each call runs on the thread itself
 // (a call that must wait in virtual time hands the turn on and waits for

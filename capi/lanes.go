@@ -98,7 +98,8 @@ func (g *grid) release(p unsafe.Pointer) {
 }
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
-// entry, ctx, free, name.
+// entry, ctx, free, name, the context's size, the warp size (0: the
+// architecture's).
 func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
 	st, err := streamOf(h, a[7])
 	if err != nil {
@@ -120,7 +121,13 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
 	g.remaining = int(nb * nt)
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: rt.j.Node.Arch().WaveSize, Between: laneBetween()},
+	// A CUDA source's launch asks for warps of 32 (cuda_runtime.h), whatever
+	// the node's architecture; a HIP launch asks for nothing (0).
+	wave := rt.j.Node.Arch().WaveSize
+	if a[13] != 0 {
+		wave = int(a[13])
+	}
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween()},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)

@@ -32,6 +32,14 @@
 // rewritten; the header then makes them a compile error naming
 // themselves rather than silently per-lane variables.
 //
+// CUDA sources (.cu, -x cuda) are compiled with __CUDACC__, __NVCC__ and
+// EMUD_CUDA instead of __HIP__ (cuda.go): emud's cuda_runtime.h,
+// <cuda/atomic>, nccl.h and nccl_device.h then give the CUDA dialect and
+// the LSA part of NCCL's device API (docs/cuda.md). Their inline PTX is
+// rewritten first (ptx.go: red, atom, ld, st, fence, membar, nanosleep
+// become emulated memory operations); any other asm fails the build
+// naming the instruction.
+//
 // Lane code is instrumented by default: -fsanitize=thread, with -g1's line
 // tables unless a -g is given, goes to the compiler only, unless
 // -fno-sanitize=thread says not to: the program is not linked with

@@ -184,6 +184,11 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	if err != nil {
 		return "", fmt.Errorf("emud c++: %w", err)
 	}
+	if isCUDA(s) {
+		if b, err = RewritePTX(b, abs); err != nil {
+			return "", fmt.Errorf("emud c++: %w", err)
+		}
+	}
 	rw, err := Rewrite(b, abs)
 	if err != nil {
 		return "", fmt.Errorf("emud c++: %w", err)
@@ -216,7 +221,10 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	if !inv.hasStd {
 		cmd = append(cmd, "-std=c++17")
 	}
-	if s.lang == "hip" || s.lang == "cuda" || s.lang == "cu" || (s.lang == "" && (filepath.Ext(s.path) == ".hip" || filepath.Ext(s.path) == ".cu")) {
+	switch {
+	case isCUDA(s):
+		cmd = append(cmd, cudaDefines...)
+	case s.lang == "hip" || (s.lang == "" && filepath.Ext(s.path) == ".hip"):
 		// What clang predefines for -x hip (CMake's HIP language checks
 		// __HIP__ before it accepts a compiler).
 		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")

@@ -14,9 +14,11 @@ func newCxxCmd() *cobra.Command {
 		Short: "Compile HIP C++ (hip_runtime.h, mori/cco/cco.hpp) against the emulator with g++ or clang++",
 		Long: `emud c++ is a compiler driver over g++ or clang++ ($EMUD_CXX, else g++,
 else clang++) that build systems can drive as CXX. It compiles HIP C++ sources
-(.cpp, .cc, .cxx, .hip, .cu, or any file after -x hip / -x c++) as host C++
-with emud's include directory first (hip/hip_runtime.h and mori/cco/cco.hpp
-are emud's), rewriting their <<<...>>> launches and __shared__ declarations,
+(.cpp, .cc, .cxx, .hip, or any file after -x hip / -x c++) and CUDA sources
+(.cu, -x cuda: warps of 32, cuda_runtime.h, nccl.h, nccl_device.h, inline
+PTX; docs/cuda.md) as host C++ with emud's include directory first
+(hip/hip_runtime.h and mori/cco/cco.hpp are emud's), rewriting their
+<<<...>>> launches and __shared__ declarations,
 and links the emulator once (go build -buildmode=c-archive -tags
 emud_nometrics ./capi, from emud's source tree: run inside it or set
 EMUD_ROOT; rebuilt only when the tree changed). -c, -S, -E, -M/-MM,

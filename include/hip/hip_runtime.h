@@ -43,6 +43,7 @@
 
 // (emud c++ predefines __HIP__ and __HIPCC__ for HIP-language sources, as
 // clang's -x hip does; hipcc's users pass -D__HIP_PLATFORM_AMD__.)
+#ifndef EMUD_CUDA  // a CUDA source (cuda_runtime.h) is not on the AMD platform
 #ifndef __HIP_PLATFORM_AMD__
 #define __HIP_PLATFORM_AMD__ 1
 #endif
@@ -51,6 +52,7 @@
 #endif
 #ifndef __HIPCC__
 #define __HIPCC__ 1
+#endif
 #endif
 #define __EMUD__ 1
 #define HIP_VERSION_MAJOR 6
@@ -268,7 +270,13 @@ inline void note_write(const volatile void* p, size_t n, const char* file, int l
 #define blockIdx (::emud::bid3())
 #define blockDim (::emud::bdim3())
 #define gridDim (::emud::gdim3())
+#ifdef EMUD_CUDA
+static const int warpSize = 32;  // cuda_runtime.h: NVIDIA's warps, whatever EMUD_ARCH
+#define EMUD_LAUNCH_WARP 32
+#else
 static const int warpSize = ::emud::wave_size_env();
+#define EMUD_LAUNCH_WARP 0
+#endif
 
 // ---- device functions ----
 
@@ -1097,7 +1105,7 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
   emud_entry fin = [](void* p) { delete static_cast<Ctx*>(p); };
   uint64_t a[16] = {c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shmem,
                     (uint64_t)(uintptr_t)c.stream, (uint64_t)(uintptr_t)entry, (uint64_t)(uintptr_t)ctx,
-                    (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx)};
+                    (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx), EMUD_LAUNCH_WARP};
   return host(EMUD_H_LAUNCH, a, __FILE__, __LINE__);
 }
 }  // namespace emud

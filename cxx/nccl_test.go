@@ -1,0 +1,194 @@
+package cxx
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ncclExample builds examples/cxx/nccl/<dir>/main.cu with the examples'
+// common utility file, as NCCL's device-API examples are built.
+func ncclExample(t *testing.T, dir string, flags ...string) string {
+	t.Helper()
+	root := setupCxx(t)
+	ex := filepath.Join(root, "examples", "cxx", "nccl")
+	args := append([]string{"-O2", "-Wall", "-Werror"}, flags...)
+	args = append(args, filepath.Join(ex, "common", "utils.cc"))
+	return buildExample(t, filepath.Join(ex, dir, "main.cu"), args...)
+}
+
+// TestNcclLsaAllReduce runs the LSA all-reduce of NCCL's device API
+// (examples/cxx/nccl/lsa_allreduce) on 4 and 8 ranks: it passes on
+// several seeds under timing perturbation, the same seed gives the same
+// digest, and the race detector finds nothing (a false alarm is as bad
+// as a missed bug).
+func TestNcclLsaAllReduce(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce")
+	for _, ranks := range []string{"4", "8"} {
+		for _, seed := range []int{1, 2, 3} {
+			env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=perturb", "EMUD_SUMMARY=1"}
+			out, sum, code := runExample(t, prog, env...)
+			require.Equal(t, 0, code, "%s ranks seed %d\nstdout:\n%s\nstderr:\n%s", ranks, seed, out, sum)
+			assert.Contains(t, out, "lsa_allreduce: PASS")
+			_, again, _ := runExample(t, prog, env...)
+			assert.Equal(t, sum, again, "%s ranks seed %d: another digest", ranks, seed)
+		}
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Contains(t, out, "lsa_allreduce: PASS")
+	}
+}
+
+// TestNcclLsaAllReduceNoEntryBarrier runs the planted twin (built with
+// -DSKIP_ENTRY_BARRIER: the acquire barrier before reading peers' send
+// windows is left out) on 4 and 8 ranks with the race detector: it is
+// reported (exit 5) naming the peer host's copy into its send buffer and
+// this kernel's load through an LSA pointer, and the missing edge.
+func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
+	for _, ranks := range []string{"4", "8"} {
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.NotContains(t, out, "PASS")
+		assert.Regexp(t, `data race on LSA memory`, report)
+		assert.Regexp(t, `by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
+		assert.Regexp(t, `load \(read\) of .* by kernel "lsaAllReduce" GPU \d+ block \d+`, report)
+		// Either order: the peer's copy before this load, or after it.
+		assert.Regexp(t, `missing edge: the (load by kernel "lsaAllReduce".* is not ordered after the hipMemcpy|hipMemcpy by .* is not ordered after the load by kernel "lsaAllReduce")`, report)
+	}
+}
+
+// TestNcclLsaAllReduceAliasedSlot runs the second planted twin (built
+// with -DALIAS_BARRIER_SLOT: every CTA's barrier session on slot 0) on 4
+// and 8 ranks with the race detector: two CTAs of one GPU writing the
+// slot's words unordered is reported (exit 5), naming both blocks.
+func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
+	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
+	for _, ranks := range []string{"4", "8"} {
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		// Some race on a barrier word is between stores of two blocks of
+		// one GPU: the aliased slot.
+		seen := map[string]string{} // address -> "gpu block" of a store
+		found := false
+		for _, m := range blocks.FindAllStringSubmatch(report, -1) {
+			k, who := m[1], m[2]+" "+m[3]
+			if prev, ok := seen[k]; ok && prev != who && strings.Fields(prev)[0] == m[2] {
+				found = true
+			}
+			seen[k] = who
+		}
+		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
+	}
+}
+
+// TestNcclLsaAllReduceMissingRank runs the third planted twin (built with
+// -DLAST_RANK_SKIPS_LAUNCH: the last rank never launches iteration 1) on
+// 4 and 8 ranks: the run ends in a hang report (exit 2) in which every
+// other rank's CTAs wait in the entry barrier at main.cu's line, on their
+// own slot, naming the rank that never arrived.
+func TestNcclLsaAllReduceMissingRank(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
+	for _, ranks := range []int{4, 8} {
+		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
+		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.NotContains(t, out, "PASS")
+		assert.Contains(t, report, "emud: seed 1: hang")
+		for r := range ranks - 1 {
+			for slot := range 2 {
+				assert.Regexp(t, fmt.Sprintf(`lsaAllReduce/gpu%d/b%d/w0 .*barrier %d: inbox\[%d\]\[%d\] at 0x[0-9a-f]+ is \d+, waiting for epoch \d+ \(LSA rank %d has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`,
+					r, slot, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
+			}
+		}
+	}
+}
+
+// TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
+// GPUs: ncclCommInitAll from one thread, the comm queries, team
+// arithmetic, and misuse failing with NCCL's result and a line naming why
+// (ncclMemAlloc before any comm, ncclMemFree of a stranger, a dev comm
+// asking for GIN, requirements without NCCL's magic).
+func TestNcclHostAPI(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
+	for _, gpus := range []string{"4", "8"} {
+		out, _, code := runExample(t, prog, "EMUD_GPUS="+gpus)
+		require.Equal(t, 0, code, "EMUD_GPUS=%s\nstdout:\n%s", gpus, out)
+		assert.Contains(t, out, "host_api: PASS")
+	}
+	cmd := exec.Command(prog)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Run())
+	for _, want := range []string{
+		"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
+		"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
+		"ncclDevCommCreate: GIN resources (signals, counters, a connection type, GIN barriers): ncclGin is not emulated in C++ yet",
+		"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
+	} {
+		assert.Contains(t, errb.String(), want)
+	}
+}
+
+// TestPthreadBarrier: a pthread barrier between host threads waits in
+// virtual time (capi/pbarrier.c), as NCCL's example harness uses one to
+// hand out the unique id: with every thread arriving the program ends
+// (exit 0; before, the thread holding its turn in pthread_barrier_wait
+// ended the run in the spin watch's hang); with one thread short it is a
+// hang report naming the barrier and how many arrived (exit 2).
+func TestPthreadBarrier(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "pbarrier.cu")
+	require.NoError(t, os.WriteFile(src, []byte(`#include <cuda_runtime.h>
+#include <pthread.h>
+#include <cstdio>
+#include <cstdlib>
+static pthread_barrier_t bar;
+static int value, seen[8];
+static void* rank(void* p) {
+  int r = (int)(long)p;
+  if (r == 0) value = 42;
+  pthread_barrier_wait(&bar);
+  seen[r] = value;
+  cudaSetDevice(r);
+  return nullptr;
+}
+int main(int argc, char** argv) {
+  int n = 0;
+  cudaGetDeviceCount(&n);
+  int threads = std::atoi(argv[1]);
+  pthread_barrier_init(&bar, nullptr, 4);
+  pthread_t th[8];
+  for (int r = 0; r < threads; r++) pthread_create(&th[r], nullptr, rank, (void*)(long)r);
+  for (int r = 0; r < threads; r++) pthread_join(th[r], nullptr);
+  int ok = 1;
+  for (int r = 0; r < threads; r++) ok &= seen[r] == 42;
+  std::printf("pbarrier: %s\n", ok ? "PASS" : "FAIL");
+  return ok ? 0 : 1;
+}
+`), 0o644))
+	prog := filepath.Join(dir, "pbarrier")
+	var log strings.Builder
+	require.NoError(t, Run([]string{"-O2", src, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+	out, report, code := runExample(t, prog, "4", "EMUD_RACE=1")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Contains(t, out, "pbarrier: PASS")
+	out, report, code = runExample(t, prog, "3")
+	require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Regexp(t, `pthread_barrier_wait on 0x[0-9a-f]+: 3 of 4 threads arrived`, report)
+}

@@ -1,0 +1,321 @@
+// emud's cuda_runtime.h: the CUDA runtime subset emud emulates, over the
+// same emulator entries as emud's hip/hip_runtime.h (include/emud/abi.h).
+// Written for emud (github.com/emud-dev/emud); not NVIDIA's header. A CUDA
+// program built with emud c++ runs its kernels as native lanes in warps of
+// 32 on the emulated node (capi/doc.go; docs/cuda.md lists what is
+// emulated, refused and partial). A CUDA call emud does not emulate is a
+// compile error naming it, never a silent no-op.
+#ifndef EMUD_CUDA_RUNTIME_H
+#define EMUD_CUDA_RUNTIME_H
+
+#if defined(EMUD_HIP_RUNTIME_H) && !defined(EMUD_CUDA)
+#error "emud: cuda_runtime.h after hip/hip_runtime.h in one translation unit: a source is CUDA (warps of 32) or HIP, not both"
+#endif
+#ifndef EMUD_CUDA
+#define EMUD_CUDA 1
+#endif
+#include "hip/hip_runtime.h"
+
+// What nvcc predefines (emud c++ predefines them for .cu sources and -x
+// cuda too). __CUDA_ARCH__ is not defined: emud compiles a source once,
+// as host code, so code under #ifdef __CUDA_ARCH__ is left out.
+#ifndef __CUDACC__
+#define __CUDACC__ 1
+#endif
+#ifndef __NVCC__
+#define __NVCC__ 1
+#endif
+#define CUDART_VERSION 12080
+#define __CUDART_API_VERSION 12080
+
+typedef enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
+  cudaErrorLaunchFailure = 719,
+  cudaErrorNotSupported = 801,
+  cudaErrorUnknown = 999,
+} cudaError_t;
+
+typedef hipStream_t cudaStream_t;
+typedef hipEvent_t cudaEvent_t;
+typedef enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+} cudaMemcpyKind;
+#define cudaStreamDefault 0x0
+#define cudaStreamNonBlocking 0x1
+#define cudaEventDefault 0x0
+#define cudaEventBlockingSync 0x1
+#define cudaEventDisableTiming 0x2
+#define cudaHostAllocDefault 0x0
+
+struct cudaDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  size_t sharedMemPerBlock;
+  int warpSize;
+  int maxThreadsPerBlock;
+  int multiProcessorCount;
+  int major, minor;
+};
+
+namespace emud {
+namespace cuda {
+// The HIP layer's codes are CUDA's numbers for every error it returns.
+inline cudaError_t err(hipError_t e) { return (cudaError_t)(int)e; }
+}  // namespace cuda
+}  // namespace emud
+
+inline const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unknown error";
+  }
+}
+inline const char* cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    default: return "cudaErrorUnknown";
+  }
+}
+inline cudaError_t cudaGetLastError() { return ::emud::cuda::err(hipGetLastError()); }
+inline cudaError_t cudaPeekAtLastError() { return ::emud::cuda::err(hipPeekAtLastError()); }
+inline cudaError_t cudaGetDeviceCount(int* n, EMUD_SITE) { return ::emud::cuda::err(hipGetDeviceCount(n, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaSetDevice(int d, EMUD_SITE) { return ::emud::cuda::err(hipSetDevice(d, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaGetDevice(int* d, EMUD_SITE) { return ::emud::cuda::err(hipGetDevice(d, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev, EMUD_SITE) {
+  hipDeviceProp_t h;
+  hipError_t e = hipGetDeviceProperties(&h, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return ::emud::cuda::err(e);
+  std::memset(p, 0, sizeof *p);
+  std::snprintf(p->name, sizeof p->name, "emud NVLink-class GPU (warps of 32)");
+  p->totalGlobalMem = h.totalGlobalMem;
+  p->sharedMemPerBlock = h.sharedMemPerBlock;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = h.maxThreadsPerBlock;
+  p->multiProcessorCount = h.multiProcessorCount;
+  p->major = 10;  // compute capability 10.0, a Blackwell-class part (NVLink 5)
+  p->minor = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceCanAccessPeer(int* can, int dev, int peer, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceCanAccessPeer(can, dev, peer, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceEnablePeerAccess(peer, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMalloc(void** p, size_t n, EMUD_SITE) { return ::emud::cuda::err(hipMalloc(p, n, EMUD_SITE_ARGS)); }
+template <class T>
+inline cudaError_t cudaMalloc(T** p, size_t n, EMUD_SITE) {
+  return cudaMalloc((void**)p, n, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaFree(void* p, EMUD_SITE) { return ::emud::cuda::err(hipFree(p, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaMallocHost(void** p, size_t n, EMUD_SITE) { return ::emud::cuda::err(hipHostMalloc(p, n, 0, EMUD_SITE_ARGS)); }
+template <class T>
+inline cudaError_t cudaMallocHost(T** p, size_t n, EMUD_SITE) {
+  return cudaMallocHost((void**)p, n, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaFreeHost(void* p, EMUD_SITE) { return ::emud::cuda::err(hipHostFree(p, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaMemGetInfo(size_t* free_, size_t* total, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemGetInfo(free_, total, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, cudaMemcpyKind k, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpy(dst, src, n, (hipMemcpyKind)k, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind k, cudaStream_t s = nullptr,
+                                   EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyAsync(dst, src, n, (hipMemcpyKind)k, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemset(void* dst, int v, size_t n, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemset(dst, v, n, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemsetAsync(void* dst, int v, size_t n, cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemsetAsync(dst, v, n, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamCreate(cudaStream_t* s, EMUD_SITE) { return ::emud::cuda::err(hipStreamCreate(s, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamCreateWithFlags(s, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t s, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamSynchronize(s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamDestroy(s, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags = 0, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamWaitEvent(s, e, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceSynchronize(EMUD_SITE) { return ::emud::cuda::err(hipDeviceSynchronize(EMUD_SITE_ARGS)); }
+inline cudaError_t cudaEventCreate(cudaEvent_t* e, EMUD_SITE) { return ::emud::cuda::err(hipEventCreate(e, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipEventCreateWithFlags(e, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(hipEventRecord(e, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e, EMUD_SITE) {
+  return ::emud::cuda::err(hipEventSynchronize(e, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t e, EMUD_SITE) { return ::emud::cuda::err(hipEventQuery(e, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b, EMUD_SITE) {
+  return ::emud::cuda::err(hipEventElapsedTime(ms, a, b, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t e, EMUD_SITE) { return ::emud::cuda::err(hipEventDestroy(e, EMUD_SITE_ARGS)); }
+
+// ---- warp intrinsics with a member mask (warps of 32) ----
+// The mask is not checked: every lane of the warp that reaches the call
+// takes part, as package kernel's collectives group lanes by program order.
+namespace emud {
+namespace cuda {
+inline unsigned ballot(int pred, EMUD_SITE) {
+  return (unsigned)::emud::dev(EMUD_OP_BALLOT, {(uint64_t)(pred != 0)}, "__ballot_sync", EMUD_SITE_ARGS);
+}
+}  // namespace cuda
+}  // namespace emud
+#define __ballot_sync(mask, pred) ::emud::cuda::ballot((pred))
+inline int __any_sync(unsigned, int pred, EMUD_SITE) { return ::emud::cuda::ballot(pred, EMUD_SITE_ARGS) != 0; }
+inline int __all_sync(unsigned, int pred, EMUD_SITE) {
+  return ::emud::cuda::ballot(!pred, EMUD_SITE_ARGS) == 0;
+}
+template <class T>
+inline T __shfl_sync(unsigned, T v, int src, int width = 32, EMUD_SITE) {
+  return __shfl(v, src, width, EMUD_SITE_ARGS);
+}
+template <class T>
+inline T __shfl_up_sync(unsigned, T v, unsigned delta, int width = 32, EMUD_SITE) {
+  return __shfl_up(v, delta, width, EMUD_SITE_ARGS);
+}
+template <class T>
+inline T __shfl_down_sync(unsigned, T v, unsigned delta, int width = 32, EMUD_SITE) {
+  return __shfl_down(v, delta, width, EMUD_SITE_ARGS);
+}
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32, EMUD_SITE) {
+  return __shfl_xor(v, mask, width, EMUD_SITE_ARGS);
+}
+inline unsigned __activemask_sync_emud(EMUD_SITE) { return (unsigned)__activemask(EMUD_SITE_ARGS); }
+inline unsigned __lanemask_lt() { return (1u << __lane_id()) - 1; }
+#define __nanosleep(ns) __asm__ volatile("")
+
+// ---- inline PTX ----
+// emud c++ rewrites a CUDA source's asm statements that it emulates into
+// these calls (cxx/ptx.go); any other asm is a build error naming it.
+// Each is done natively with GCC's atomics and reported, as the HIP
+// layer's atomics are: a waiter on the word wakes, a load that reads the
+// same value twice is a spin that waits for a write.
+namespace emud {
+namespace ptx {
+enum { op_add, op_or, op_and, op_min, op_max, op_exch };
+template <class T>
+inline T rmw(int op, uint64_t addr, T v, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  T old;
+  __atomic_load(p, &old, __ATOMIC_RELAXED);
+  for (;;) {
+    T next = op == op_add ? (T)(old + v) : op == op_or ? (T)(old | v) : op == op_and ? (T)(old & v)
+             : op == op_min ? (old < v ? old : v) : op == op_max ? (old > v ? old : v) : v;
+    if (__atomic_compare_exchange(p, &old, &next, false, order, __ATOMIC_RELAXED)) break;
+  }
+  ::emud::note_write(p, sizeof(T), file, line, fn);
+  return old;
+}
+template <class T>
+inline T ld(uint64_t addr, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  T v;
+  __atomic_load(p, &v, order);  // not __atomic_load_n: hip_runtime.h makes that a reporting macro
+  return ::emud::note_load((const volatile T*)p, v, file, line, fn);
+}
+template <class T>
+inline void st(uint64_t addr, T v, int order, const char* file, int line, const char* fn) {
+  T* p = (T*)(uintptr_t)addr;
+  __atomic_store(p, &v, order);
+  ::emud::note_write(p, sizeof(T), file, line, fn);
+}
+inline void fence(const char* file, int line, const char* fn) { ::emud::dev(EMUD_OP_FENCE, {}, "fence", file, line, fn); }
+}  // namespace ptx
+}  // namespace emud
+
+// ---- not emulated: a compile error naming the call ----
+namespace emud {
+namespace cuda {
+template <class...>
+inline constexpr bool unsupported_v = false;
+}
+}  // namespace emud
+#define EMUD_CUDA_UNSUPPORTED(name)                                                                            \
+  template <class... A>                                                                                        \
+  cudaError_t name(A&&...) {                                                                                   \
+    static_assert(::emud::cuda::unsupported_v<A...>,                                                           \
+                  #name " is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)");        \
+    return cudaErrorNotSupported;                                                                              \
+  }
+EMUD_CUDA_UNSUPPORTED(cudaMallocManaged)
+EMUD_CUDA_UNSUPPORTED(cudaMallocAsync)
+EMUD_CUDA_UNSUPPORTED(cudaFreeAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMallocPitch)
+EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
+EMUD_CUDA_UNSUPPORTED(cudaHostAlloc)
+EMUD_CUDA_UNSUPPORTED(cudaHostRegister)
+EMUD_CUDA_UNSUPPORTED(cudaHostUnregister)
+EMUD_CUDA_UNSUPPORTED(cudaHostGetDevicePointer)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyPeer)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyPeerAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpy2D)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpy2DAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyToSymbol)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyFromSymbol)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyToSymbolAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMemcpyFromSymbolAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMemset2D)
+EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
+EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
+EMUD_CUDA_UNSUPPORTED(cudaLaunchKernel)
+EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
+EMUD_CUDA_UNSUPPORTED(cudaLaunchCooperativeKernel)
+EMUD_CUDA_UNSUPPORTED(cudaLaunchHostFunc)
+EMUD_CUDA_UNSUPPORTED(cudaFuncSetAttribute)
+EMUD_CUDA_UNSUPPORTED(cudaFuncGetAttributes)
+EMUD_CUDA_UNSUPPORTED(cudaOccupancyMaxActiveBlocksPerMultiprocessor)
+EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)
+EMUD_CUDA_UNSUPPORTED(cudaStreamEndCapture)
+EMUD_CUDA_UNSUPPORTED(cudaGraphCreate)
+EMUD_CUDA_UNSUPPORTED(cudaGraphInstantiate)
+EMUD_CUDA_UNSUPPORTED(cudaGraphLaunch)
+EMUD_CUDA_UNSUPPORTED(cudaStreamQuery)
+EMUD_CUDA_UNSUPPORTED(cudaStreamAddCallback)
+EMUD_CUDA_UNSUPPORTED(cudaStreamCreateWithPriority)
+EMUD_CUDA_UNSUPPORTED(cudaIpcGetMemHandle)
+EMUD_CUDA_UNSUPPORTED(cudaIpcOpenMemHandle)
+EMUD_CUDA_UNSUPPORTED(cudaIpcCloseMemHandle)
+EMUD_CUDA_UNSUPPORTED(cudaDeviceReset)
+EMUD_CUDA_UNSUPPORTED(cudaDeviceSetLimit)
+EMUD_CUDA_UNSUPPORTED(cudaDeviceGetAttribute)
+EMUD_CUDA_UNSUPPORTED(cudaSetDeviceFlags)
+EMUD_CUDA_UNSUPPORTED(cudaPointerGetAttributes)
+#undef EMUD_CUDA_UNSUPPORTED
+
+#endif

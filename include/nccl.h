@@ -1,0 +1,315 @@
+// emud's nccl.h: NCCL's host API as far as device-API programs use it,
+// written for emud from NCCL's documentation and headers (names and
+// signatures only; github.com/emud-dev/emud, docs/cuda.md). Not NVIDIA's
+// header. Communicators, symmetric memory and windows are the emulated
+// node's (capi: the same comm, memory and window calls as emud's MORI
+// layer), so lanes dereference LSA pointers natively and hang reports,
+// the race detector and timing are the emulator's.
+//
+// Built: ncclGetUniqueId, ncclCommInitRank, ncclCommInitAll (one rank
+// thread per device, made here), ncclCommFinalize, ncclCommDestroy,
+// ncclCommCount, ncclCommUserRank, ncclCommCuDevice, ncclMemAlloc,
+// ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
+// ncclGetVersion; nccl_device.h adds the device-communicator calls.
+// Host collectives (ncclAllReduce, ...) and group calls are not
+// emulated: each is a compile error naming it.
+#ifndef EMUD_NCCL_H
+#define EMUD_NCCL_H
+
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuda_runtime.h"
+
+#define NCCL_MAJOR 2
+#define NCCL_MINOR 31
+#define NCCL_PATCH 0
+#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
+
+#define NCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[NCCL_UNIQUE_ID_BYTES];
+} ncclUniqueId;
+
+typedef enum {
+  ncclSuccess = 0,
+  ncclUnhandledCudaError = 1,
+  ncclSystemError = 2,
+  ncclInternalError = 3,
+  ncclInvalidArgument = 4,
+  ncclInvalidUsage = 5,
+  ncclRemoteError = 6,
+  ncclInProgress = 7,
+  ncclTimeout = 8,
+  ncclNumResults = 9
+} ncclResult_t;
+
+#define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_API_MAGIC 0xcafebeef
+
+#define NCCL_WIN_DEFAULT 0x00
+#define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_STRICT_ORDERING 0x02
+#define NCCL_WIN_REQUIRED_ALIGNMENT 4096
+
+struct ncclComm;
+typedef struct ncclComm* ncclComm_t;
+struct ncclWindow_vidmem;
+typedef struct ncclWindow_vidmem* ncclWindow_t;
+
+// The window as lanes read it (ncclWindow_t points to it): the same
+// layout as the emulator's window object (capi's windowDevice).
+struct ncclWindow_vidmem {
+  char* winBase;      // the flat LSA base plus the window's offset
+  uint32_t stride4G;  // GPU slices apart, in 4 GiB units
+  int lsaRank;        // the owner's LSA rank
+};
+
+namespace emud {
+namespace nccl {
+// What the header keeps of each comm (the emulator keeps the rest): its
+// rank, size and device, for the calls NCCL answers on the host.
+struct commInfo {
+  int rank, nRanks, dev;
+};
+inline std::mutex mu;
+inline std::map<uintptr_t, commInfo> comms;   // by ncclComm_t
+inline std::map<int, uintptr_t> devComm;      // device -> its latest live comm (ncclMemAlloc's)
+inline std::map<uintptr_t, uintptr_t> allocs; // ncclMemAlloc'd pointer -> its comm
+
+inline ncclResult_t fail(ncclResult_t r, const char* call, const char* why, const char* file, int line) {
+  std::fprintf(stderr, "emud: %s:%d: %s: %s\n", file, line, call, why);
+  return r;
+}
+inline bool info(ncclComm_t c, commInfo* out) {
+  std::lock_guard<std::mutex> g(mu);
+  auto it = comms.find((uintptr_t)c);
+  if (it == comms.end()) return false;
+  *out = it->second;
+  return true;
+}
+// The emulator's status codes are MORI's (0 success): any failure is the
+// call's misuse here, which the emulator has already named on stderr.
+inline ncclResult_t rc(int r) { return r == 0 ? ncclSuccess : ncclInvalidUsage; }
+}  // namespace nccl
+}  // namespace emud
+
+inline const char* ncclGetErrorString(ncclResult_t r) {
+  switch (r) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    case ncclTimeout: return "operation timed out";
+    default: return "unknown result code";
+  }
+}
+inline ncclResult_t ncclGetVersion(int* v) {
+  if (!v) return ncclInvalidArgument;
+  *v = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+inline ncclResult_t ncclGetUniqueId(ncclUniqueId* id, EMUD_SITE) {
+  if (!id) return ::emud::nccl::fail(ncclInvalidArgument, "ncclGetUniqueId", "null uniqueId", __emud_file, __emud_line);
+  uint64_t a[16] = {::emud::addr(id)};
+  return ::emud::nccl::rc(emud_host(EMUD_H_UNIQUE_ID, a, __emud_file, __emud_line));
+}
+
+// ncclCommInitRank is collective: it returns when every rank of the id
+// has made it, as NCCL's bootstrap does. The rank runs on the calling
+// thread's current device (cudaSetDevice first).
+inline ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nRanks, ncclUniqueId id, int rank, EMUD_SITE) {
+  if (!comm) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "null comm", __emud_file, __emud_line);
+  *comm = nullptr;
+  if (nRanks < 1 || rank < 0 || rank >= nRanks)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "rank outside [0, nRanks)", __emud_file, __emud_line);
+  int dev = 0;
+  if (cudaGetDevice(&dev, EMUD_SITE_ARGS) != cudaSuccess) return ncclUnhandledCudaError;
+  uint64_t a[16] = {::emud::addr(&id), (uint64_t)(int64_t)nRanks, (uint64_t)(int64_t)rank, 0};
+  int r = emud_host(EMUD_H_COMM_CREATE, a, __emud_file, __emud_line);
+  if (r != 0) return ::emud::nccl::rc(r);
+  *comm = (ncclComm_t)(uintptr_t)a[4];
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  ::emud::nccl::comms[(uintptr_t)*comm] = {rank, nRanks, dev};
+  ::emud::nccl::devComm[dev] = (uintptr_t)*comm;
+  return ncclSuccess;
+}
+
+// ncclCommInitAll makes the comms of nDev devices from one thread: as
+// the emulator's comm creation is collective, each is made by a thread
+// of its own (host threads of the emulation) that this call joins.
+inline ncclResult_t ncclCommInitAll(ncclComm_t* comms, int nDev, const int* devList, EMUD_SITE) {
+  if (!comms || nDev < 1)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitAll", "null comms or nDev < 1", __emud_file, __emud_line);
+  ncclUniqueId id;
+  ncclResult_t r = ncclGetUniqueId(&id, EMUD_SITE_ARGS);
+  if (r != ncclSuccess) return r;
+  std::vector<ncclResult_t> res(nDev, ncclSuccess);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < nDev; i++) {
+    ts.emplace_back([&, i] {
+      int dev = devList ? devList[i] : i;
+      if (cudaSetDevice(dev, __emud_file, __emud_line, __emud_fn) != cudaSuccess) {
+        res[i] = ncclUnhandledCudaError;
+        return;
+      }
+      res[i] = ncclCommInitRank(&comms[i], nDev, id, i, __emud_file, __emud_line, __emud_fn);
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (ncclResult_t x : res)
+    if (x != ncclSuccess) return x;
+  return ncclSuccess;
+}
+
+// ncclCommFinalize: nothing is outstanding (no host collectives), so it
+// has nothing to flush.
+inline ncclResult_t ncclCommFinalize(ncclComm_t comm, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommFinalize", "not a comm ncclCommInitRank made", __emud_file, __emud_line);
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommDestroy(ncclComm_t comm, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommDestroy", "not a comm ncclCommInitRank made (or destroyed)", __emud_file, __emud_line);
+  uint64_t a[16] = {(uint64_t)(uintptr_t)comm};
+  int r = emud_host(EMUD_H_COMM_DESTROY, a, __emud_file, __emud_line);
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  ::emud::nccl::comms.erase((uintptr_t)comm);
+  if (::emud::nccl::devComm[ci.dev] == (uintptr_t)comm) ::emud::nccl::devComm.erase(ci.dev);
+  return ::emud::nccl::rc(r);
+}
+inline ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {
+  ::emud::nccl::commInfo ci;
+  if (!count || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
+  *count = ci.nRanks;
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommUserRank(ncclComm_t comm, int* rank) {
+  ::emud::nccl::commInfo ci;
+  if (!rank || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
+  *rank = ci.rank;
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommCuDevice(ncclComm_t comm, int* dev) {
+  ::emud::nccl::commInfo ci;
+  if (!dev || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
+  *dev = ci.dev;
+  return ncclSuccess;
+}
+
+// ncclMemAlloc: memory that windows can be registered on. NCCL's takes
+// no comm; emud's symmetric memory is a comm's, so it comes from the
+// latest live comm of the current device (ncclCommInitRank first, as
+// NCCL's device-API examples do).
+inline ncclResult_t ncclMemAlloc(void** ptr, size_t size, EMUD_SITE) {
+  if (!ptr) return ::emud::nccl::fail(ncclInvalidArgument, "ncclMemAlloc", "null ptr", __emud_file, __emud_line);
+  *ptr = nullptr;
+  int dev = 0;
+  if (cudaGetDevice(&dev, EMUD_SITE_ARGS) != cudaSuccess) return ncclUnhandledCudaError;
+  uintptr_t comm;
+  {
+    std::lock_guard<std::mutex> g(::emud::nccl::mu);
+    auto it = ::emud::nccl::devComm.find(dev);
+    if (it == ::emud::nccl::devComm.end())
+      return ::emud::nccl::fail(ncclInvalidUsage, "ncclMemAlloc",
+                                "no NCCL comm on the current device yet: emud allocates NCCL memory from a comm's symmetric heap, so call ncclCommInitRank first",
+                                __emud_file, __emud_line);
+    comm = it->second;
+  }
+  uint64_t a[16] = {(uint64_t)comm, size};
+  int r = emud_host(EMUD_H_MEM_ALLOC, a, __emud_file, __emud_line);
+  if (r != 0) return ncclSystemError;
+  *ptr = (void*)(uintptr_t)a[2];
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  ::emud::nccl::allocs[(uintptr_t)*ptr] = comm;
+  return ncclSuccess;
+}
+inline ncclResult_t ncclMemFree(void* ptr, EMUD_SITE) {
+  if (!ptr) return ncclSuccess;
+  uintptr_t comm;
+  {
+    std::lock_guard<std::mutex> g(::emud::nccl::mu);
+    auto it = ::emud::nccl::allocs.find((uintptr_t)ptr);
+    if (it == ::emud::nccl::allocs.end())
+      return ::emud::nccl::fail(ncclInvalidArgument, "ncclMemFree", "not a pointer ncclMemAlloc returned (or freed)", __emud_file, __emud_line);
+    comm = it->second;
+    ::emud::nccl::allocs.erase(it);
+  }
+  uint64_t a[16] = {(uint64_t)comm, ::emud::addr(ptr)};
+  return ::emud::nccl::rc(emud_host(EMUD_H_MEM_FREE, a, __emud_file, __emud_line));
+}
+
+// ncclCommWindowRegister is collective, as NCCL's: it returns when every
+// rank registered its buffer. The buffer must be ncclMemAlloc's, whole or
+// in part (the emulator names what else it was).
+inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags = NCCL_WIN_DEFAULT,
+                                           EMUD_SITE) {
+  if (!win || !buff)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister", "null buffer or window", __emud_file, __emud_line);
+  *win = nullptr;
+  if (winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
+                              "window flags other than NCCL_WIN_COLL_SYMMETRIC and NCCL_WIN_STRICT_ORDERING (the CFT flags are not emulated in C++ yet)",
+                              __emud_file, __emud_line);
+  uint64_t a[16] = {(uint64_t)(uintptr_t)comm, ::emud::addr(buff), size};
+  int r = emud_host(EMUD_H_WINDOW_REGISTER, a, __emud_file, __emud_line);
+  if (r != 0) return ::emud::nccl::rc(r);
+  *win = (ncclWindow_t)(uintptr_t)a[3];
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win, EMUD_SITE) {
+  uint64_t a[16] = {(uint64_t)(uintptr_t)comm, ::emud::addr(win)};
+  return ::emud::nccl::rc(emud_host(EMUD_H_WINDOW_DEREGISTER, a, __emud_file, __emud_line));
+}
+
+// ---- not emulated: a compile error naming the call ----
+namespace emud {
+namespace nccl {
+template <class...>
+inline constexpr bool unsupported_v = false;
+}
+}  // namespace emud
+#define EMUD_NCCL_UNSUPPORTED(name)                                                                           \
+  template <class... A>                                                                                       \
+  ncclResult_t name(A&&...) {                                                                                 \
+    static_assert(::emud::nccl::unsupported_v<A...>,                                                          \
+                  #name " is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)");      \
+    return ncclInvalidUsage;                                                                                  \
+  }
+EMUD_NCCL_UNSUPPORTED(ncclAllReduce)
+EMUD_NCCL_UNSUPPORTED(ncclBroadcast)
+EMUD_NCCL_UNSUPPORTED(ncclBcast)
+EMUD_NCCL_UNSUPPORTED(ncclReduce)
+EMUD_NCCL_UNSUPPORTED(ncclAllGather)
+EMUD_NCCL_UNSUPPORTED(ncclReduceScatter)
+EMUD_NCCL_UNSUPPORTED(ncclAlltoAll)
+EMUD_NCCL_UNSUPPORTED(ncclSend)
+EMUD_NCCL_UNSUPPORTED(ncclRecv)
+EMUD_NCCL_UNSUPPORTED(ncclGroupStart)
+EMUD_NCCL_UNSUPPORTED(ncclGroupEnd)
+EMUD_NCCL_UNSUPPORTED(ncclCommInitRankConfig)
+EMUD_NCCL_UNSUPPORTED(ncclCommSplit)
+EMUD_NCCL_UNSUPPORTED(ncclCommAbort)
+EMUD_NCCL_UNSUPPORTED(ncclCommRegister)
+EMUD_NCCL_UNSUPPORTED(ncclCommDeregister)
+EMUD_NCCL_UNSUPPORTED(ncclPutSignal)
+EMUD_NCCL_UNSUPPORTED(ncclSignal)
+EMUD_NCCL_UNSUPPORTED(ncclWaitSignal)
+#undef EMUD_NCCL_UNSUPPORTED
+
+#endif
