@@ -79,7 +79,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			a[1] = 0
 			return hipSuccess
 		}
-		p, err := rt.mem.Alloc(h.dev, a[0], fmt.Sprintf("hipMalloc gpu%d", h.dev))
+		p, err := hipAlloc(h.dev, a[0])
 		if err != nil {
 			return bad("hipMalloc", hipErrorOutOfMemory, err)
 		}

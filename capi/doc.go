@@ -84,6 +84,11 @@
 // the engines' copies move the same bytes. The range of 64 slices is
 // reserved (inaccessible, unbacked) by a constructor that runs before the
 // Go runtime, whose randomized heap could otherwise land in a slice.
+// hipMalloc allocates from the upper half of a slice, ccoMemAlloc and
+// emud's own regions from the lower: on MORI ccoMemAlloc's slots come from
+// the comm's own VMM heap, so a hipMalloc never moves them and ranks that
+// hipMalloc differently still register windows at one slot offset
+// (examples/cxx/hipmalloc_first.cpp).
 // Regions are mapped in whole 2 MiB chunks, as transparent huge pages
 // where the kernel allows them (MADV_HUGEPAGE), so fresh device memory
 // costs a page fault per 2 MiB rather than per 4 KiB; the regions of a GPU
