@@ -119,6 +119,7 @@ type lane struct {
 	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
 	shfl     uint64
 	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
+	infos    map[laneInfoKey]*race.Info
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -188,16 +189,16 @@ func (ln *lane) allow(p unsafe.Pointer, n uint64) {
 	l.nallow++
 }
 
-// laneInfos caches the race detector's description of a lane's native
-// accesses by (lane, the device call they preceded, write).
+// laneInfoKey keys the lane's cache of the race detector's descriptions
+// of its native accesses (lane.infos): the device call they preceded, the
+// access's pc, write. The cache is the lane's, so it goes when the lane
+// returns (a process-wide one keyed by lane kept every lane of every
+// launch).
 type laneInfoKey struct {
-	t     *kernel.Thread
 	site  *kernel.NativeSite
 	pc    uint64
 	write bool
 }
-
-var laneInfos = map[laneInfoKey]*race.Info{}
 
 // flushAccesses records the device-memory loads and stores the lane's
 // TSan-instrumented code logged since its last device call, as accesses
@@ -226,8 +227,8 @@ func (ln *lane) flushAccesses(returned bool) {
 	for i := range n {
 		lo, hi, kind, pc := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i]), uint64(l.log_pc[i])
 		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
-		k := laneInfoKey{ln.t, site, pc, write}
-		info := laneInfos[k]
+		k := laneInfoKey{site, pc, write}
+		info := ln.infos[k]
 		if info == nil {
 			op := "load"
 			if write {
@@ -240,7 +241,10 @@ func (ln *lane) flushAccesses(returned bool) {
 			info = &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
 				Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane()),
 				Site: at}
-			laneInfos[k] = info
+			if ln.infos == nil {
+				ln.infos = map[laneInfoKey]*race.Info{}
+			}
+			ln.infos[k] = info
 		}
 		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
 		if atomic {
