@@ -185,7 +185,14 @@
 // Every thread of a launched grid is a lane of package kernel whose body
 // is the C++ kernel, run as a coroutine on its own 256 KiB stack
 // (ucontext): the Go side resumes it, and it runs natively until its next
-// device call, which yields back with its arguments. Every ccoSdma call
+// device call, which yields back with its arguments. A fault in the stack's
+// guard page, or just below it, is "lane stack overflow in kernel K at
+// file:line" (examples/cxx/errors/stack_overflow.cpp). A launch is
+// refused, naming its line, when its grid's estimated memory (1 KiB a
+// lane for emud's records, plus each block's dynamic shared memory) is
+// over EMUD_MEM_BUDGET (default half the process's memory limit), and a
+// retired launch's lane state is freed (budget.go; partial: the native
+// stacks of lanes alive at once are not in the estimate). Every ccoSdma call
 // and ccoLsaBarrierSession call runs package cco's implementation, so
 // grouping, signals, barriers, debug traps, hang causes and timing are
 // those of a Go kernel. __syncthreads,

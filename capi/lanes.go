@@ -91,6 +91,9 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): need 1..2^20 blocks of 1..%d threads",
 			g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], kernel.MaxBlockThreads))
 	}
+	if err := checkGrid(nb, nt, g.dynBytes); err != nil {
+		return bad("kernel launch "+g.name, hipErrorOutOfMemory, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): %w", g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], err))
+	}
 	// The work of one stream runs in order (and the null stream's with
 	// the blocking streams'). Partial: the launching thread waits here for
 	// the work before the kernel, where HIP would queue the launch.
@@ -292,6 +295,9 @@ func (ln *lane) fault() {
 	l := ln.l
 	addr, pc := uint64(l.fault_addr), uint64(l.fault_pc)
 	var err error
+	if l.sig == C.int(syscall.SIGSEGV) || l.sig == C.int(syscall.SIGBUS) || l.sig >= C.EMUD_SIG_HOST_ACCESS {
+		ln.stackOverflow(addr, pc)
+	}
 	if l.sig >= C.EMUD_SIG_HOST_ACCESS {
 		what := "load from"
 		if int(l.sig-C.EMUD_SIG_HOST_ACCESS)&C.EMUD_ACCESS_WRITE != 0 {
@@ -318,6 +324,34 @@ func (ln *lane) fault() {
 		err = fmt.Errorf("signal %d at pc %s", int(l.sig), where(pc))
 	}
 	ln.t.Fail("fault", err)
+}
+
+// stackOverflow fails the lane when the fault at addr is its stack's
+// guard page or just below it (a frame larger than the guard page skips
+// it): the lane's code ran out of its stack. It read as a memory fault at
+// a host address, or with instrumented lane code as a host access.
+func (ln *lane) stackOverflow(addr, pc uint64) {
+	var size C.uint64_t
+	lo := uint64(C.emud_lane_stack(ln.l, &size))
+	if addr >= lo+pageBytes || addr+uint64(size) < lo {
+		return
+	}
+	at := pcLine(pc)
+	if at == "" {
+		at = "pc " + where(pc) + " (build with -g for its line)"
+	}
+	ln.t.Fail("stack overflow", fmt.Errorf("lane stack overflow in kernel %q at %s: the lane used up its %d KiB stack (deep recursion, or large local arrays, in lane code); the fault at %#x is %s",
+		ln.g.name, at, uint64(size)>>10, addr, belowStack(addr, lo)))
+}
+
+// pageBytes is the lane stack's guard page (lane.c).
+const pageBytes = 4096
+
+func belowStack(addr, lo uint64) string {
+	if addr >= lo {
+		return "in the guard page below the stack"
+	}
+	return fmt.Sprintf("%d B below the stack's guard page", lo-addr)
 }
 
 // siteKey interns native sites by the address of the file literal.
