@@ -58,6 +58,7 @@ func commOf(p uint64) (*cco.Comm, error) {
 // arguments and receives the results (abi.h).
 func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int) int {
 	bad := func(call string, code int, err error) int { return hostFail(h, file, line, call, code, err) }
+	h.watchCall(op, file, line)
 	switch op {
 	case C.EMUD_H_DEVICE_COUNT:
 		a[0] = uint64(rt.gpus)

@@ -192,7 +192,12 @@
 // lane for emud's records, plus each block's dynamic shared memory) is
 // over EMUD_MEM_BUDGET (default half the process's memory limit), and a
 // retired launch's lane state is freed (budget.go; partial: the native
-// stacks of lanes alive at once are not in the estimate). Every ccoSdma call
+// stacks of lanes alive at once are not in the estimate). A thread that
+// repeats one call that takes no virtual time and changes nothing
+// (__syncthreads, __ballot, __shfl, __threadfence; hipDeviceSynchronize,
+// hipGetLastError … on the host) at one virtual time for EMUD_SPIN_LIMIT
+// of wall time is a hang report naming the call's line (callwatch.go,
+// examples/cxx/errors/call_loop.cpp). Every ccoSdma call
 // and ccoLsaBarrierSession call runs package cco's implementation, so
 // grouping, signals, barriers, debug traps, hang causes and timing are
 // those of a Go kernel. __syncthreads,

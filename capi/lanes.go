@@ -123,6 +123,7 @@ type lane struct {
 	shfl     uint64
 	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
 	infos    map[laneInfoKey]*race.Info
+	loop     callLoop // the call watch (callwatch.go)
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -548,6 +549,7 @@ func (ln *lane) call() {
 	if l.op == C.EMUD_OP_ACCESSES {
 		return
 	}
+	ln.watchCall(int(l.op))
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:

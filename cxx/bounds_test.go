@@ -110,3 +110,30 @@ func TestLaneStackOverflow(t *testing.T) {
 		})
 	}
 }
+
+// A loop made only of emud calls that take no virtual time and change
+// nothing is a hang report (exit 2) naming the thread, the call and its
+// line, once it has repeated for EMUD_SPIN_LIMIT of wall time
+// (examples/cxx/errors/call_loop.cpp). Before, each ran forever at 100%
+// CPU with no report: the spin watch saw the thread call in.
+func TestCallLoopIsAHang(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	for _, c := range []struct{ mode, words string }{
+		{"sync", `kernel "loopSync" GPU 0 block 0 wave 0 lane 0 [calling __syncthreads in a loop since 0ps]`},
+		{"ballot", `loops on __ballot (or __any, __all) at call_loop.cpp:18`},
+		{"shfl", `loops on __shfl at call_loop.cpp:23`},
+		{"device", `host main thread loops on hipDeviceSynchronize at ` + filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp") + `:37`},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			start := time.Now()
+			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s")
+			require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.NotContains(t, out, "FAIL")
+			assert.Contains(t, report, "emud: seed 1: hang")
+			assert.Contains(t, report, c.words)
+			assert.Less(t, time.Since(start), 20*time.Second)
+		})
+	}
+}
