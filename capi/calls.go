@@ -58,6 +58,7 @@ func commOf(p uint64) (*cco.Comm, error) {
 // arguments and receives the results (abi.h).
 func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int) int {
 	bad := func(call string, code int, err error) int { return hostFail(h, file, line, call, code, err) }
+	h.watchCall(op, file, line)
 	switch op {
 	case C.EMUD_H_DEVICE_COUNT:
 		a[0] = uint64(rt.gpus)
@@ -79,7 +80,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			a[1] = 0
 			return hipSuccess
 		}
-		p, err := rt.mem.Alloc(h.dev, a[0], fmt.Sprintf("hipMalloc gpu%d", h.dev))
+		p, err := hipAlloc(h.dev, a[0])
 		if err != nil {
 			return bad("hipMalloc", hipErrorOutOfMemory, err)
 		}

@@ -181,6 +181,11 @@
 // the engines' copies move the same bytes. The range of 64 slices is
 // reserved (inaccessible, unbacked) by a constructor that runs before the
 // Go runtime, whose randomized heap could otherwise land in a slice.
+// hipMalloc allocates from the upper half of a slice, ccoMemAlloc and
+// emud's own regions from the lower: on MORI ccoMemAlloc's slots come from
+// the comm's own VMM heap, so a hipMalloc never moves them and ranks that
+// hipMalloc differently still register windows at one slot offset
+// (examples/cxx/hipmalloc_first.cpp).
 // Regions are mapped in whole 2 MiB chunks, as transparent huge pages
 // where the kernel allows them (MADV_HUGEPAGE), so fresh device memory
 // costs a page fault per 2 MiB rather than per 4 KiB; the regions of a GPU
@@ -277,7 +282,19 @@
 // Every thread of a launched grid is a lane of package kernel whose body
 // is the C++ kernel, run as a coroutine on its own 256 KiB stack
 // (ucontext): the Go side resumes it, and it runs natively until its next
-// device call, which yields back with its arguments. Every ccoSdma call
+// device call, which yields back with its arguments. A fault in the stack's
+// guard page, or just below it, is "lane stack overflow in kernel K at
+// file:line" (examples/cxx/errors/stack_overflow.cpp). A launch is
+// refused, naming its line, when its grid's estimated memory (1 KiB a
+// lane for emud's records, plus each block's dynamic shared memory) is
+// over EMUD_MEM_BUDGET (default half the process's memory limit), and a
+// retired launch's lane state is freed (budget.go; partial: the native
+// stacks of lanes alive at once are not in the estimate). A thread that
+// repeats one call that takes no virtual time and changes nothing
+// (__syncthreads, __ballot, __shfl, __threadfence; hipDeviceSynchronize,
+// hipGetLastError … on the host) at one virtual time for EMUD_SPIN_LIMIT
+// of wall time is a hang report naming the call's line (callwatch.go,
+// examples/cxx/errors/call_loop.cpp). Every ccoSdma call
 // and ccoLsaBarrierSession call runs package cco's implementation, so
 // grouping, signals, barriers, debug traps, hang causes and timing are
 // those of a Go kernel. __syncthreads,

@@ -46,6 +46,7 @@ type host struct {
 	lastFile *C.char
 	lastLine int
 	lastName string
+	loop     callLoop // the call watch (callwatch.go)
 }
 
 func hostByID(id int) *host {

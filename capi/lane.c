@@ -138,6 +138,11 @@ static void stack_put(void* s) {
   if (s) munmap(s, LANE_STACK);
 }
 
+uint64_t emud_lane_stack(emud_lane* l, uint64_t* size) {
+  *size = LANE_STACK;
+  return (uint64_t)(uintptr_t)((lane_impl*)l->impl)->stack;
+}
+
 emud_lane* emud_lane_new(emud_entry entry, void* arg) {
   emud_lane* l = calloc(1, sizeof(emud_lane));
   lane_impl* im = calloc(1, sizeof(lane_impl));

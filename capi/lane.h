@@ -4,6 +4,9 @@
 #include "emud/abi.h"
 emud_lane* emud_lane_new(emud_entry entry, void* arg);
 void emud_lane_free(emud_lane* l);
+// emud_lane_stack is the lowest address of the lane's stack mapping (its
+// guard page) and its size.
+uint64_t emud_lane_stack(emud_lane* l, uint64_t* size);
 void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);

@@ -114,6 +114,9 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): need 1..2^20 blocks of 1..%d threads",
 			g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], kernel.MaxBlockThreads))
 	}
+	if err := checkGrid(nb, nt, g.dynBytes); err != nil {
+		return bad("kernel launch "+g.name, hipErrorOutOfMemory, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): %w", g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], err))
+	}
 	// The work of one stream runs in order (and the null stream's with
 	// the blocking streams'). Partial: the launching thread waits here for
 	// the work before the kernel, where HIP would queue the launch.
@@ -148,6 +151,8 @@ type lane struct {
 	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
 	shfl     uint64
 	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
+	infos    map[laneInfoKey]*race.Info
+	loop     callLoop // the call watch (callwatch.go)
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -223,16 +228,16 @@ func (ln *lane) allow(p unsafe.Pointer, n uint64) {
 	l.nallow++
 }
 
-// laneInfos caches the race detector's description of a lane's native
-// accesses by (lane, the device call they preceded, write).
+// laneInfoKey keys the lane's cache of the race detector's descriptions
+// of its native accesses (lane.infos): the device call they preceded, the
+// access's pc, write. The cache is the lane's, so it goes when the lane
+// returns (a process-wide one keyed by lane kept every lane of every
+// launch).
 type laneInfoKey struct {
-	t     *kernel.Thread
 	site  *kernel.NativeSite
 	pc    uint64
 	write bool
 }
-
-var laneInfos = map[laneInfoKey]*race.Info{}
 
 // flushAccesses records the device-memory loads and stores the lane's
 // TSan-instrumented code logged since its last device call, as accesses
@@ -261,8 +266,8 @@ func (ln *lane) flushAccesses(returned bool) {
 	for i := range n {
 		lo, hi, kind, pc := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i]), uint64(l.log_pc[i])
 		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
-		k := laneInfoKey{ln.t, site, pc, write}
-		info := laneInfos[k]
+		k := laneInfoKey{site, pc, write}
+		info := ln.infos[k]
 		if info == nil {
 			op := "load"
 			if write {
@@ -275,7 +280,10 @@ func (ln *lane) flushAccesses(returned bool) {
 			info = &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Op: op,
 				Who:  fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", ln.g.name, ln.t.GPU(), ln.t.BlockIdx(), ln.t.ThreadIdx()/ln.t.WarpSize(), ln.t.Lane()),
 				Site: at}
-			laneInfos[k] = info
+			if ln.infos == nil {
+				ln.infos = map[laneInfoKey]*race.Info{}
+			}
+			ln.infos[k] = info
 		}
 		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
 		if atomic {
@@ -324,6 +332,9 @@ func (ln *lane) fault() {
 	l := ln.l
 	addr, pc := uint64(l.fault_addr), uint64(l.fault_pc)
 	var err error
+	if l.sig == C.int(syscall.SIGSEGV) || l.sig == C.int(syscall.SIGBUS) || l.sig >= C.EMUD_SIG_HOST_ACCESS {
+		ln.stackOverflow(addr, pc)
+	}
 	if l.sig >= C.EMUD_SIG_HOST_ACCESS {
 		what := "load from"
 		if int(l.sig-C.EMUD_SIG_HOST_ACCESS)&C.EMUD_ACCESS_WRITE != 0 {
@@ -350,6 +361,34 @@ func (ln *lane) fault() {
 		err = fmt.Errorf("signal %d at pc %s", int(l.sig), where(pc))
 	}
 	ln.t.Fail("fault", err)
+}
+
+// stackOverflow fails the lane when the fault at addr is its stack's
+// guard page or just below it (a frame larger than the guard page skips
+// it): the lane's code ran out of its stack. It read as a memory fault at
+// a host address, or with instrumented lane code as a host access.
+func (ln *lane) stackOverflow(addr, pc uint64) {
+	var size C.uint64_t
+	lo := uint64(C.emud_lane_stack(ln.l, &size))
+	if addr >= lo+pageBytes || addr+uint64(size) < lo {
+		return
+	}
+	at := pcLine(pc)
+	if at == "" {
+		at = "pc " + where(pc) + " (build with -g for its line)"
+	}
+	ln.t.Fail("stack overflow", fmt.Errorf("lane stack overflow in kernel %q at %s: the lane used up its %d KiB stack (deep recursion, or large local arrays, in lane code); the fault at %#x is %s",
+		ln.g.name, at, uint64(size)>>10, addr, belowStack(addr, lo)))
+}
+
+// pageBytes is the lane stack's guard page (lane.c).
+const pageBytes = 4096
+
+func belowStack(addr, lo uint64) string {
+	if addr >= lo {
+		return "in the guard page below the stack"
+	}
+	return fmt.Sprintf("%d B below the stack's guard page", lo-addr)
 }
 
 // siteKey interns native sites by the address of the file literal.
@@ -549,6 +588,7 @@ func (ln *lane) call() {
 	if l.op == C.EMUD_OP_ACCESSES {
 		return
 	}
+	ln.watchCall(int(l.op))
 	l.ret = 0
 	switch l.op {
 	case C.EMUD_OP_PUT:

@@ -245,6 +245,7 @@ func start() error {
 	if spin > 0 {
 		go watchSpins(spin)
 	}
+	callLoopLimit = spin
 	return nil
 }
 

@@ -278,6 +278,7 @@ type Window struct {
 	Stride4G uint64 // perRankSize >> 32
 	LsaRank  int    // the owner's LSA rank
 	Bytes    uint64
+	slot     uint64 // the ccoMemAlloc slot's size when buf starts one, else 0
 }
 
 // LsaPtr is ccoGetLsaPeerPtr.
@@ -289,9 +290,14 @@ func (w Window) LsaPtr(peer int, off uint64) uint64 {
 func (w Window) LocalPtr(off uint64) uint64 { return w.LsaPtr(w.LsaRank, off) }
 
 // WindowRegister is ccoWindowRegister: it makes buf visible to every LSA
-// peer at the same slot offset. Registration is collective: the k-th window
-// of every rank must have the same offset and size, which holds when ranks
-// allocate alike. A mismatch is an error naming both ranks.
+// peer at the same slot offset. Registration is collective, and it checks
+// what MORI's exchange depends on, no more: the k-th window of every rank
+// must be at the same slot offset (MORI maps each peer's allocation at its
+// own slot offset, and its handle exchange meets at a name made of it),
+// and, where buf is a ccoMemAlloc slot, the slots must be the same size
+// (MORI maps a peer's handle with its own slot's size; a smaller one fails
+// the map). The byte count given here is not exchanged, so ranks may
+// register different counts. A mismatch is an error naming both ranks.
 func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
 	mem := c.h.dev.Memory()
 	base := mem.SliceBase(c.LsaRank)
@@ -302,16 +308,17 @@ func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
 		return Window{}, fmt.Errorf("ccoWindowRegister (rank %d): %w", c.Rank, err)
 	}
 	off := buf - base
-	w := Window{Base: mem.SliceBase(0) + off, Stride4G: c.h.dev.Stride() >> 32, LsaRank: c.LsaRank, Bytes: bytes}
+	w := Window{Base: mem.SliceBase(0) + off, Stride4G: c.h.dev.Stride() >> 32, LsaRank: c.LsaRank, Bytes: bytes,
+		slot: c.live[buf].size}
 	k := len(c.windows)
 	for _, o := range c.w.comms {
 		if o == nil || o == c || len(o.windows) <= k {
 			continue
 		}
 		ow := o.windows[k]
-		if ow.Base != w.Base || ow.Bytes != bytes {
-			return Window{}, fmt.Errorf("ccoWindowRegister: window %d of rank %d is at slot offset %#x (%d B) but rank %d registered it at %#x (%d B): ranks must allocate and register alike",
-				k, c.Rank, off, bytes, o.Rank, ow.Base-mem.SliceBase(0), ow.Bytes)
+		if ow.Base != w.Base || (ow.slot != 0 && w.slot != 0 && ow.slot != w.slot) {
+			return Window{}, fmt.Errorf("ccoWindowRegister: window %d of rank %d is at slot offset %#x (a %d B slot) but rank %d registered it at %#x (a %d B slot): ranks must ccoMemAlloc and register alike",
+				k, c.Rank, off, w.slot, o.Rank, ow.Base-mem.SliceBase(0), ow.slot)
 		}
 	}
 	c.windows = append(c.windows, w)

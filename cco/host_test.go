@@ -165,7 +165,7 @@ func TestHostErrors(t *testing.T) {
 	_, err = cco.WindowRegister(c0, b0, 4096)
 	require.NoError(t, err)
 	_, err = cco.WindowRegister(c1, b1, 4096)
-	assert.ErrorContains(t, err, "ranks must allocate and register alike")
+	assert.ErrorContains(t, err, "ranks must ccoMemAlloc and register alike")
 	_, err = cco.WindowRegister(c0, 0x10, 4096)
 	assert.ErrorContains(t, err, "not in this rank's slice")
 

@@ -123,8 +123,8 @@ func (c *Comm) queueCount() int {
 // CommDestroy is ccoCommDestroy: it frees the comm's queues (owned ones, and
 // shared ones no live comm references any more, where the device can
 // destroy queues) and its generation slot. Every queue must be drained
-// (quiet before destroying); a queue with work in flight is an error and is
-// kept. Using the comm's dev comms afterwards is an error.
+// (quiet before destroying); a queue with work in flight is a *MisuseError
+// and is kept. Using the comm's dev comms afterwards is an error.
 func CommDestroy(c *Comm) error {
 	if c == nil {
 		return errors.New("ccoCommDestroy: nil comm")
@@ -156,7 +156,7 @@ func CommDestroy(c *Comm) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("ccoCommDestroy (rank %d): %w", c.Rank, err)
+		return misuse("ccoCommDestroy", c.Rank, err)
 	}
 	if c.gen >= 0 {
 		l.owners[c.LsaRank][c.gen] = nil

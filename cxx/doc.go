@@ -30,7 +30,13 @@
 // the original file), so compiler messages and __builtin_LINE point at
 // the user's source. __shared__ declarations inside macro bodies are not
 // rewritten; the header then makes them a compile error naming
-// themselves rather than silently per-lane variables.
+// themselves rather than silently per-lane variables. Conditionals are
+// honoured before any preprocessor runs (cond.go): a branch known dead
+// (#if 0, #elif false, an #else after #if 1) is left as written and never
+// checked, each branch of a condition only the compiler can decide
+// (#ifdef X) is rewritten, and a launch split across branches is followed
+// through each. Partial: a __shared__ declaration split by a conditional,
+// or a conditional between >>> and (, is refused naming its line.
 //
 // CUDA sources (.cu, -x cuda) are compiled with __CUDACC__, __NVCC__ and
 // EMUD_CUDA instead of __HIP__ (cuda.go): emud's cuda_runtime.h,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"sort"
 	"strings"
 )
 
@@ -21,16 +22,21 @@ import (
 //     static shared storage, and `extern __shared__ T name[];` a pointer
 //     to the block's dynamic shared memory sized at launch.
 //
+// Preprocessor conditionals are honoured (cond.go): a dead branch (`#if
+// 0`) is left as it is, and each branch of an unknown condition is
+// rewritten on its own.
+//
 // Errors name the line: a `<<<` with no callee before it or no `>>>(`
 // after it.
 func Rewrite(src []byte, file string) ([]byte, error) {
 	toks := lex(src)
+	c := scanConds(toks)
 	type edit struct {
 		start, end int
 		text       string
 	}
 	var edits []edit
-	for i := 0; i < len(toks); i++ {
+	for i := c.settle(0, true); i < len(toks); i = c.settle(i+1, true) {
 		t := toks[i]
 		switch {
 		case t.text == "<<<":
@@ -39,8 +45,9 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 				return nil, fmt.Errorf("%s:%d: <<< with no kernel name before it", file, t.line)
 			}
 			// the matching >>> at paren depth 0
-			j, depth := i+1, 0
-			for ; j < len(toks); j++ {
+			j, depth, straight := c.next(i), 0, c.next(i) == i+1
+			for ; j < len(toks); j = c.next(j) {
+				straight = straight && c.next(j) == j+1
 				s := toks[j].text
 				if s == "(" || s == "[" || s == "{" {
 					depth++
@@ -50,18 +57,21 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 					break
 				}
 			}
-			if j >= len(toks) || j+1 >= len(toks) || toks[j+1].text != "(" {
+			if j >= len(toks) || c.next(j) >= len(toks) || toks[c.next(j)].text != "(" {
 				return nil, fmt.Errorf("%s:%d: kernel launch: no >>>( after <<<", file, t.line)
 			}
-			close := skipParens(toks, j+1) - 1
-			if close <= j+1 || toks[close].text != ")" {
+			if c.next(j) != j+1 {
+				return nil, fmt.Errorf("%s:%d: kernel launch: a preprocessor conditional between >>> and (: emud rewrites `>>>(` as one piece", file, t.line)
+			}
+			close := c.matchParen(toks, j+1)
+			if close < 0 {
 				return nil, fmt.Errorf("%s:%d: kernel launch: unbalanced parentheses in the arguments", file, t.line)
 			}
 			callee := string(src[toks[c0].start:toks[i-1].end])
 			name := strings.Join(strings.Fields(callee), " ")
 			keepNL := lineBreaks(src[toks[c0].start:t.end]) // the callee's and any before <<<
 			edits = append(edits, edit{toks[c0].start, t.end, "::emud::launch(::emud::cfg(" + keepNL})
-			empty := close == j+2
+			empty := c.next(j+1) == close
 			sep := ", "
 			if empty {
 				sep = ""
@@ -69,9 +79,11 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 			// Line breaks between >>> and ( stay, so diagnostics keep their lines.
 			gapNL := lineBreaks(src[toks[j].start:toks[j+1].end])
 			edits = append(edits, edit{toks[j].start, toks[j+1].end, fmt.Sprintf(`), %q, [=](auto&... emud_a_) { %s(emud_a_...); }%s%s`, name, oneLine(callee), sep, gapNL)})
-			i = j + 1
+			if straight {
+				i = j + 1
+			} // else the walk goes on inside the launch's branch, to the next branch's launch
 		case t.text == "__shared__" && !t.directive:
-			e, err := sharedDecl(src, toks, i, file)
+			e, err := sharedDecl(src, toks, c, i, file)
 			if err != nil {
 				return nil, err
 			}
@@ -80,10 +92,17 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 			}
 		}
 	}
+	// Branches of a conditional are walked in turn, and a launch's scan
+	// may run past its branch's #endif: edits come out of order, and a
+	// launch head shared by two branches' paths is edited once.
+	sort.SliceStable(edits, func(a, b int) bool { return edits[a].start < edits[b].start })
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "#line 1 %q\n", file)
 	at := 0
-	for _, e := range edits {
+	for k, e := range edits {
+		if k > 0 && e == edits[k-1] {
+			continue
+		}
 		if e.start < at {
 			// A callee read back over an earlier launch (`f(k<<<…>>>())><<<…`):
 			// not a launch emud can rewrite.
@@ -126,6 +145,9 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 func calleeStart(toks []token, i int) int {
 	k := i - 1
 	for k >= 0 {
+		if toks[k].directive != toks[i].directive {
+			return -1 // a directive line's words are not the callee
+		}
 		if toks[k].text == ">" {
 			// template arguments: back to the matching <
 			depth := 0
@@ -166,7 +188,7 @@ type sharedEdit struct {
 }
 
 // sharedDecl rewrites the __shared__ declaration whose keyword is toks[i].
-func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error) {
+func sharedDecl(src []byte, toks []token, c *conds, i int, file string) (sharedEdit, error) {
 	t := toks[i]
 	// the start: "extern" / "static" right before (possibly both)
 	s0, ext := i, false
@@ -179,6 +201,9 @@ func sharedDecl(src []byte, toks []token, i int, file string) (sharedEdit, error
 	// the declaration ends at ";"
 	j := i + 1
 	for j < len(toks) && toks[j].text != ";" {
+		if c.isCond(j) {
+			return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration split by a preprocessor conditional: put the whole declaration in each branch", file, t.line)
+		}
 		if toks[j].text == "=" || toks[j].text == "," || toks[j].text == "{" {
 			return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: emud rewrites `__shared__ T name[dims];` (one name, no initializer, as HIP requires)", file, t.line)
 		}

@@ -82,7 +82,9 @@ func TestLoops(t *testing.T) {
 }
 
 func FuzzRewrite(f *testing.F) {
-	for _, s := range []string{"k<<<1,2>>>(a);", "__shared__ int x[3];", "R\"(<<<)\" k<<<a>>>()", "/* <<< */", "#define X k<<<1,1>>>(\\\n)"} {
+	for _, s := range []string{"k<<<1,2>>>(a);", "__shared__ int x[3];", "R\"(<<<)\" k<<<a>>>()", "/* <<< */", "#define X k<<<1,1>>>(\\\n)",
+		"#ifdef S\n  k<<<g, b, 0, s>>>(\n#else\n  k<<<g, b>>>(\n#endif\n  a);\n", "#if 0\nk<<<\n#elif X\n__shared__ int a[2];\n#endif\n",
+		"#if 1\nk<<<1,1>>>();\n#else\n#if 0\n#endif\nk<<<\n#endif\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -91,6 +93,17 @@ func FuzzRewrite(f *testing.F) {
 			t.Fatalf("line count changed: %q -> %q", src, out)
 		}
 		_ = Loops(src)
+		// Under #if 0, text with no directive of its own is never touched.
+		if !strings.Contains(string(src), "#") {
+			in := "#if 0\n" + string(src) + "\n#endif\n"
+			out, err := Rewrite([]byte(in), "f.cpp")
+			if err != nil {
+				t.Fatalf("%q under #if 0: %v", src, err)
+			}
+			if body := strings.SplitN(string(out), "\n", 2)[1]; body != in {
+				t.Fatalf("%q under #if 0 was rewritten: %q", src, body)
+			}
+		}
 	})
 }
 

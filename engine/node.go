@@ -295,8 +295,8 @@ func (n *Node) DestroyQueue(q *Queue) error {
 		return fmt.Errorf("engine: DestroyQueue %v: no such queue (destroyed already?)", q.id)
 	}
 	if why := q.inFlight(); why != "" {
-		return fmt.Errorf("engine: DestroyQueue %v: the queue has work in flight: %s (reserved to %#x, rung to %#x, engine at %#x, read pointer %#x, %s)",
-			q.id, why, q.r.CachedWptr(), q.target, q.pos, q.r.Rptr(), q.state)
+		return &InFlightError{Queue: q.id, Why: why, Detail: fmt.Sprintf("reserved to %#x, rung to %#x, engine at %#x, read pointer %#x, %s",
+			q.r.CachedWptr(), q.target, q.pos, q.r.Rptr(), q.state)}
 	}
 	e := q.eng
 	// A queue whose last packet has retired may still hold its engine for

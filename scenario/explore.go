@@ -255,6 +255,8 @@ func DescribeStatus(s string) string {
 		return "fails its data check"
 	case StatusRace:
 		return "has data races"
+	case StatusMisuse:
+		return "misuses the API (a call refused it)"
 	}
 	return "fails"
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -227,7 +228,7 @@ func HuntDetects(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed boo
 }
 
 // Explain is a one-line account of a detection: the hang's first cause,
-// or the error.
+// the refused call (a misuse), or the error.
 func Explain(err error) string {
 	var h *sim.HangError
 	if errors.As(err, &h) {
@@ -235,6 +236,9 @@ func Explain(err error) string {
 			return "hang: " + h.Causes[0].String()
 		}
 		return "hang: " + h.Error()
+	}
+	if refused := (*cco.MisuseError)(nil); errors.As(err, &refused) {
+		return "misuse: " + refused.Error()
 	}
 	return err.Error()
 }

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"text/tabwriter"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -19,8 +20,23 @@ const (
 	StatusHang     = "hang"
 	StatusMismatch = "mismatch"
 	StatusRace     = "race"
-	StatusError    = "error"
+	// StatusMisuse: a host call refused the program's misuse, as the API
+	// does on hardware (a *cco.MisuseError: ccoCommDestroy with work in
+	// flight). It is a detection, like a hang; StatusError is not.
+	StatusMisuse = "misuse"
+	StatusError  = "error"
 )
+
+// Detected says a status is a bug of the emulated program found (a hang,
+// wrong data, a race, a refused misuse) rather than a pass or emud's own
+// failure.
+func Detected(status string) bool {
+	switch status {
+	case StatusHang, StatusMismatch, StatusRace, StatusMisuse:
+		return true
+	}
+	return false
+}
 
 // Exit statuses of a run, as the emud command ends with them. Scripts tell
 // a hang from a data error by the status alone.
@@ -80,6 +96,7 @@ func RunOnce(sc *Scenario, o Options) (rep *Report) {
 	var hang *sim.HangError
 	var bad *MismatchError
 	var races *race.Error
+	var refused *cco.MisuseError
 	switch {
 	case errors.As(err, &hang):
 		rep.Status, rep.Hang, rep.Err = StatusHang, hang, err
@@ -87,6 +104,8 @@ func RunOnce(sc *Scenario, o Options) (rep *Report) {
 		rep.Status, rep.Races, rep.Err = StatusRace, races, err
 	case errors.As(err, &bad):
 		rep.Status, rep.Err = StatusMismatch, err
+	case errors.As(err, &refused):
+		rep.Status, rep.Err = StatusMisuse, fmt.Errorf("%s: a call refused misuse (seed %d): %w", sc.Name, o.Seed, err)
 	case err != nil:
 		rep.Status, rep.Err = StatusError, fmt.Errorf("%s failed (seed %d): %w", sc.Name, o.Seed, err)
 	default:
@@ -108,7 +127,7 @@ func (r *Report) ExitErr() error {
 	case StatusRace:
 		n := len(r.Races.Reports) + r.Races.Dropped
 		return &ExitError{ExitRace, fmt.Errorf("%s (seed %d): %d data race(s) (report on stdout)", r.Sc.Name, r.O.Seed, n)}
-	case StatusError:
+	case StatusError, StatusMisuse:
 		return r.Err
 	}
 	return nil

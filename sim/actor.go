@@ -152,6 +152,10 @@ func (a *Actor) main() {
 		}
 		s := a.s
 		a.state = stateDone
+		// s.actors keeps every actor for ids and traces; what its code
+		// held (a wave and its lanes) goes now, or each launch of a long
+		// C++ program kept ~0.9 KiB a lane for the rest of the run.
+		a.fn, a.wait, a.labelFn = nil, nil, nil
 		if a.killed {
 			s.back <- struct{}{}
 			return

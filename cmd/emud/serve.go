@@ -98,8 +98,8 @@ const serveLong = `Run emud as a daemon. The HTTP API (JSON):
                          Answers 202 {"id", "status", "url"}.
   GET  /runs             the runs, newest first: id, scenario, seed, status.
   GET  /runs/{id}        one run: status (queued, running, ok, hang, mismatch,
-                         race, error, canceled), the request, and the report (summary,
-                         hang report or error). Ids are BOOT-N: a restarted
+                         race, misuse, error, canceled), the request, and the
+                         report (summary, hang report or error). Ids are BOOT-N: a restarted
                          daemon never reuses one, and a 404 says when an id
                          is of an earlier daemon (records live in memory).
   DELETE /runs/{id}      cancel a run: a queued one at once, a running one

@@ -1083,8 +1083,15 @@ struct launch_cfg {
   dim3 grid, block;
   size_t shmem;
   hipStream_t stream;
+  const char* file;  // the launch's own line, for its errors
+  int line;
 };
-inline launch_cfg cfg(dim3 g, dim3 b, size_t shmem = 0, hipStream_t s = nullptr) { return {g, b, shmem, s}; }
+// cfg is called where the user's <<<>>> (or hipLaunchKernelGGL) was, so
+// its defaulted __builtin_FILE/LINE name that line, not this header.
+inline launch_cfg cfg(dim3 g, dim3 b, size_t shmem = 0, hipStream_t s = nullptr, const char* file = __builtin_FILE(),
+                      int line = __builtin_LINE()) {
+  return {g, b, shmem, s, file, line};
+}
 
 // launch runs body(args...) on every thread of the grid: each lane gets its
 // own copy of the arguments, as kernel arguments are copied to each
@@ -1106,7 +1113,7 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
   uint64_t a[16] = {c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shmem,
                     (uint64_t)(uintptr_t)c.stream, (uint64_t)(uintptr_t)entry, (uint64_t)(uintptr_t)ctx,
                     (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx), EMUD_LAUNCH_WARP};
-  return host(EMUD_H_LAUNCH, a, __FILE__, __LINE__);
+  return host(EMUD_H_LAUNCH, a, c.file, c.line);
 }
 }  // namespace emud
 

@@ -1,0 +1,139 @@
+package cxx
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxRSS runs prog with args and returns its peak resident set in bytes.
+func maxRSS(t *testing.T, prog string, args ...string) int64 {
+	t.Helper()
+	cmd := exec.Command(prog, args...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "PASS")
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	require.True(t, ok, "no rusage on this platform")
+	return ru.Maxrss << 10 // KiB on Linux
+}
+
+// The state of a launch's lanes goes when the launch retires: 300
+// launches of 4096 lanes peak within 32 MiB of 30 launches. Before, the
+// simulator kept each finished wave's actor function, and with it the
+// wave's lanes (~0.9 KiB a lane): 100 launches peaked at 357 MB, 300 at
+// 1069 MB; now 22 MB and about 35 MB.
+func TestLaunchesFreeLaneState(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "launches.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	few, many := maxRSS(t, prog, "30"), maxRSS(t, prog, "300")
+	t.Logf("peak RSS: 30 launches %d MiB, 300 launches %d MiB", few>>20, many>>20)
+	assert.Less(t, many-few, int64(32<<20), fmt.Sprintf("270 more launches grew the peak by %d MiB", (many-few)>>20))
+}
+
+// A grid whose estimated memory is over the launch budget is refused at
+// once, naming the estimate, the budget, where the budget came from and
+// the launch's own line (cxx/testdata/bounds/huge_grid.cpp); before, the
+// launch was admitted and grew until the kernel killed the process, and a
+// launch error named hip_runtime.h's line. A bad budget is an error
+// naming the variable.
+func TestLaunchOverBudget(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "huge_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	for _, c := range []struct {
+		name, budget string
+		words        []string
+	}{
+		{"over", "8GiB", []string{"huge_grid.cpp:15: kernel launch touch (host main thread): grid (1048576,1,1) of blocks (64,1,1): 67108864 lanes need about 64.0 GiB of emulator memory (1024 B a lane), over the launch budget of 8.0 GiB (EMUD_MEM_BUDGET)"}},
+		{"bad budget", "lots", []string{`huge_grid.cpp:15: kernel launch touch (host main thread): grid (1048576,1,1) of blocks (64,1,1): EMUD_MEM_BUDGET="lots": want a size over 0`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			cmd := exec.Command(prog)
+			cmd.Env = append(os.Environ(), "EMUD_MEM_BUDGET="+c.budget)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				code = ee.ExitCode()
+			} else {
+				require.NoError(t, err)
+			}
+			out, report := stdout.String(), stderr.String()
+			if c.name == "over" {
+				require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+				assert.Contains(t, out, "huge_grid: launch hipErrorOutOfMemory")
+				assert.Contains(t, out, "the small grid counted 256")
+				assert.Less(t, time.Since(start), 30*time.Second, "refused at once, not after growing")
+			}
+			for _, w := range c.words {
+				assert.Contains(t, report, w)
+			}
+		})
+	}
+}
+
+// A lane whose recursion outgrows its 256 KiB stack stops the run with
+// "lane stack overflow in kernel K at file:line" (with line tables; the
+// pc without), exit 1 (examples/cxx/errors/stack_overflow.cpp). Before,
+// it read as a memory fault at a host address that was never allocated.
+func TestLaneStackOverflow(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src := filepath.Join(root, "examples", "cxx", "errors", "stack_overflow.cpp")
+	for _, c := range []struct {
+		name  string
+		flags []string
+		at    string
+	}{
+		{"instrumented", []string{"-O2", "-Wall", "-Werror"}, `lane stack overflow in kernel "recurse" at ` + src + `:8: the lane used up its 256 KiB stack`},
+		{"plain", []string{"-O2", "-Wall", "-Werror", "-fno-sanitize=thread"}, `lane stack overflow in kernel "recurse" at pc 0x`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, report, code := runExample(t, buildExample(t, src, c.flags...))
+			require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.NotContains(t, out, "FAIL")
+			assert.Contains(t, report, c.at)
+			assert.NotContains(t, report, "host address")
+		})
+	}
+}
+
+// A loop made only of emud calls that take no virtual time and change
+// nothing is a hang report (exit 2) naming the thread, the call and its
+// line, once it has repeated for EMUD_SPIN_LIMIT of wall time
+// (examples/cxx/errors/call_loop.cpp). Before, each ran forever at 100%
+// CPU with no report: the spin watch saw the thread call in.
+func TestCallLoopIsAHang(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	for _, c := range []struct{ mode, words string }{
+		{"sync", `kernel "loopSync" GPU 0 block 0 wave 0 lane 0 [calling __syncthreads in a loop since 0ps]`},
+		{"ballot", `loops on __ballot (or __any, __all) at call_loop.cpp:18`},
+		{"shfl", `loops on __shfl at call_loop.cpp:23`},
+		{"device", `host main thread loops on hipDeviceSynchronize at ` + filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp") + `:37`},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			start := time.Now()
+			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s")
+			require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.NotContains(t, out, "FAIL")
+			assert.Contains(t, report, "emud: seed 1: hang")
+			assert.Contains(t, report, c.words)
+			assert.Less(t, time.Since(start), 20*time.Second)
+		})
+	}
+}
