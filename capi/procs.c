@@ -245,15 +245,15 @@ static __thread proc* my_proc;  // the proxy thread's process
 void* emud_thread_proc(void) { return my_proc; }
 
 typedef struct {
-  uint32_t magic;
+  uint64_t magic;  // where a local lane's impl has a stack pointer or ucontext flags: never this
   proc* p;
   emud_entry entry;
   void* arg;
   char str[1024];  // a staged string argument of the lane's last call
 } remote_lane;
-#define REMOTE_MAGIC 0x656d7270u
+#define REMOTE_MAGIC 0xe3d0c0ffee000001ull  // not a canonical x86-64 address
 
-int emud_lane_is_remote(emud_lane* l) { return l->impl && *(uint32_t*)l->impl == REMOTE_MAGIC; }
+int emud_lane_is_remote(emud_lane* l) { return l->impl && *(uint64_t*)l->impl == REMOTE_MAGIC; }
 
 emud_lane* emud_lane_make(emud_entry entry, void* arg, void* proc_) {
   if (!proc_) return emud_lane_new(entry, arg);
