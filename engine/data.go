@@ -24,13 +24,14 @@ import "github.com/emud-dev/emud/sim"
 // xferData is what a COPY in progress moves.
 type xferData struct {
 	src     uint64
-	dst     []uint64 // one per destination (a multicast has up to 1024)
-	off     uint64   // bytes landed at every destination so far
-	overlap bool     // move everything at completion instead
-	buf     []byte   // broadcast: the source chunk read for the first stream
-	have    bool     // buf holds the chunk (false when the source is phantom)
-	real    bool     // more than a burst, and the source and first destination hold bytes
-	n       uint64   // the COPY's bytes
+	dst     []uint64 // one per destination (a multicast has up to 1024; in dstBuf unless more than 2)
+	dstBuf  [2]uint64
+	off     uint64 // bytes landed at every destination so far
+	overlap bool   // move everything at completion instead
+	buf     []byte // broadcast: the source chunk read for the first stream
+	have    bool   // buf holds the chunk (false when the source is phantom)
+	real    bool   // more than a burst, and the source and first destination hold bytes
+	n       uint64 // the COPY's bytes
 	// pend is how many bytes before the landing frontier (off + landed)
 	// have crossed but not moved yet (deferChunk); they are counted in the
 	// queue's bytes already.
@@ -48,6 +49,9 @@ type xferData struct {
 func (q *Queue) setXferData(src uint64, dsts ...uint64) {
 	d := &q.x.data
 	d.src, d.off, d.have, d.pend = src, 0, false, 0
+	if d.dst == nil {
+		d.dst = d.dstBuf[:0]
+	}
 	d.dst = append(d.dst[:0], dsts...)
 	n := q.head.CopyBytes()
 	d.n = n

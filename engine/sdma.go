@@ -67,23 +67,25 @@ func (s qstate) String() string { return qstateNames[s] }
 // Engine is one SDMA engine of a GPU: the queues placed on it and the one
 // it serves now.
 type Engine struct {
-	n       *Node
-	gpu, id int // id −1: a dedicated engine (one queue, model.Engines.Dedicated)
-	queues  []*Queue
-	cur     *Queue   // the queue holding the engine, nil when free
-	last    int      // index in queues of the queue that ran last
-	slice   sim.Time // when the current holder's slice ends
-	quantum sim.Time // the model's slice length (model.Engines.Slice), read when the engine is made
-	running bool     // dispatch is on the stack (no re-entry)
-	gapFn   func()
-	busy    sim.Time // total time the engine was held, for reports
-	since   sim.Time
+	n        *Node
+	gpu, id  int // id −1: a dedicated engine (one queue, model.Engines.Dedicated)
+	queues   []*Queue
+	queueBuf [2]*Queue
+	cur      *Queue   // the queue holding the engine, nil when free
+	last     int      // index in queues of the queue that ran last
+	slice    sim.Time // when the current holder's slice ends
+	quantum  sim.Time // the model's slice length (model.Engines.Slice), read when the engine is made
+	running  bool     // dispatch is on the stack (no re-entry)
+	gapFn    func()
+	busy     sim.Time // total time the engine was held, for reports
+	since    sim.Time
 }
 
 func newEngine(n *Node, gpu, id int) *Engine {
 	// The slice length is read once: building the model's Engines per
 	// slice was a few percent of a small copy's CPU.
 	e := &Engine{n: n, gpu: gpu, id: id, last: -1, quantum: n.model.Engines().Slice}
+	e.queues = e.queueBuf[:0] // most engines serve a queue or two: no allocation for them
 	e.gapFn = e.gapDone
 	return e
 }

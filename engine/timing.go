@@ -82,7 +82,8 @@ func (l *link) hold(q *Queue, end sim.Time) {
 type xfer struct {
 	active bool
 	src    int
-	dst    []int // destination GPUs, one per stream
+	dst    []int // destination GPUs, one per stream (in dstBuf unless more)
+	dstBuf [2]int
 	nd     int
 	left   uint64 // bytes still to move (per destination)
 	cur    int    // destination index of the next chunk
@@ -137,6 +138,9 @@ func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
 		x.fn = q.xferChunk
 	}
 	x.active, x.src, x.nd, x.left, x.cur, x.first = true, src, len(dsts), bytes, 0, true
+	if x.dst == nil {
+		x.dst = x.dstBuf[:0] // a copy or a broadcast: no allocation per queue
+	}
 	x.dst = append(x.dst[:0], dsts...)
 	q.xferNext()
 }

@@ -81,8 +81,11 @@ type Queue struct {
 	r    *ring.Ring
 	port Port
 	s    *sim.Sim
-	wl   *sim.WatchList
+	wl   *sim.WatchList // &wlBuf
 	hook *Hook
+	// wlBuf is the queue's watch list, inside the queue: one allocation
+	// fewer for each queue of each run.
+	wlBuf sim.WatchList
 	// start is where the pointers began (KFD's offset; 0 on a new queue)
 	start uint64
 
@@ -104,7 +107,9 @@ func New(s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) (*Queue, B
 	if hook == nil {
 		hook = &Hook{}
 	}
-	q := &Queue{id: id, r: r, port: port, s: s, wl: s.NewWatchList(id.String()), hook: hook, start: r.Rptr()}
+	q := &Queue{id: id, r: r, port: port, s: s, hook: hook, start: r.Rptr()}
+	s.InitWatchList(&q.wlBuf, id.String())
+	q.wl = &q.wlBuf
 	return q, Backend{q}
 }
 

@@ -61,8 +61,9 @@ type Kernel struct {
 	s      *sim.Sim
 	cfg    Config
 	fn     func(*Thread)
-	wl     *sim.WatchList
-	live   int // waves not finished
+	wl     *sim.WatchList // &wlBuf
+	wlBuf  sim.WatchList  // inside the kernel: one allocation fewer a launch
+	live   int            // waves not finished
 	err    error
 	blocks []*block
 	// raceEnd collects the ended waves' clocks; nil when the run's race
@@ -102,7 +103,9 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	k := &Kernel{s: s, cfg: cfg, fn: fn, wl: s.NewWatchList(cfg.Name)}
+	k := &Kernel{s: s, cfg: cfg, fn: fn}
+	s.InitWatchList(&k.wlBuf, cfg.Name)
+	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
 	// Under timing perturbation (sim.Config.Perturb) the launch lands late
 	// and each block starts a little after the launch, from the seed; at
@@ -111,8 +114,9 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	skew := pert.LaunchSkew()
 	for b := 0; b < cfg.Grid; b++ {
 		start := skew + pert.BlockSkew()
-		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock,
-			wl: s.NewWatchList(fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))}
+		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
+		s.InitWatchList(&blk.wlBuf, fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))
+		blk.wl = &blk.wlBuf
 		k.blocks = append(k.blocks, blk)
 		for wi := 0; wi < wavesPerBlock; wi++ {
 			w := &Wave{k: k, b: blk, idx: wi}
@@ -188,8 +192,9 @@ type block struct {
 	live    int // waves not finished
 	arrived int // waves at the barrier
 	gen     uint64
-	wl      *sim.WatchList
-	raceBar race.Sync // the barrier's clock (race.go)
+	wl      *sim.WatchList // &wlBuf
+	wlBuf   sim.WatchList  // inside the block: one allocation fewer a block
+	raceBar race.Sync      // the barrier's clock (race.go)
 }
 
 // arrive is one wave reaching s_barrier: it waits until every live wave of
