@@ -50,7 +50,8 @@
 // calls runs in the actor's turn, and each call runs on the thread itself
 // (a call that must wait in virtual time hands the turn on and waits for
 // it to come back), so host threads take turns the simulator chooses,
-// host code takes no virtual time (lane code does: # Lanes), and a call that does not wait costs
+// host code takes no virtual time unless EMUD_HOST_GBPS gives the rate
+// its memory accesses run at (hostcost.go; lane code does: # Lanes), and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
 // run and digest. Ranks may also be processes (below, "Ranks as
 // processes"): forked by the program, or started apart by a launcher
@@ -334,7 +335,8 @@
 // that only make device calls keep their timing and digest at level 0.
 // Partial: stores of the span land at its start, and an atomic store
 // made after the work, before a gathering call, lands before the wave
-// has paid; host code takes no time.
+// has paid. Host code takes time only with EMUD_HOST_GBPS (hostcost.go:
+// no documented host figure, so no default).
 //
 // # Program order
 //

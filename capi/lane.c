@@ -726,6 +726,17 @@ static int race_on;  // the Go side's race detector is on
 void emud_set_race(int on) { race_on = on; }
 int emud_race_on(void) { return race_on; }
 
+// Host code's cost (hostcost.go, EMUD_HOST_GBPS): the bytes a host
+// thread's instrumented code loads and stores, counted only while on.
+static int host_cost_on;
+static __thread uint64_t host_bytes;
+void emud_set_host_cost(int on) { host_cost_on = on; }
+uint64_t emud_host_bytes_take(void) {
+  uint64_t n = host_bytes;
+  host_bytes = 0;
+  return n;
+}
+
 // Runtime objects that lane code reads (ccoWindow_t's device struct): in
 // this file's static data, which lanes may touch. Never freed.
 static _Alignas(4096) char obj_pool[1 << 20];  // page-aligned: procs.c shares it at the first fork
@@ -808,6 +819,7 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   if (n == 0) return;
   uint64_t a = (uint64_t)(uintptr_t)p;
   if (!l) {
+    if (host_cost_on && started && !forked && host_id >= 0 && !in_emud) host_bytes += n;
     if ((kind & EMUD_ACCESS_WRITE) && !(kind & EMUD_ACCESS_ATOMIC) && started && !forked && host_id >= 0 && !in_emud &&
         a >= resv_lo && a < resv_hi)
       host_store(a, n, pc);

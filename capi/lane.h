@@ -11,6 +11,8 @@ void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
+void emud_set_host_cost(int on);
+uint64_t emud_host_bytes_take(void);
 #define EMUD_HOST_LOG 64
 typedef struct {
   int n;

@@ -49,7 +49,8 @@ import (
 // work) made before such a call lands before the wave has paid.
 //
 // EMUD_LANE_COST sets the CU cycles per 16 bytes: a number 0..1e6, 0 (or
-// "off") for none, as before this model.
+// "off") for none, as before this model. Host code's cost is
+// hostcost.go's (EMUD_HOST_GBPS, off unless set).
 const defaultLaneCycles = 4
 
 // laneCost is the run's model: CU cycles per 16 bytes (0: off), clock.

@@ -171,6 +171,9 @@ func start() error {
 	if err != nil {
 		return err
 	}
+	if err := hostCostFromEnv(); err != nil {
+		return err
+	}
 	base, err := envBase()
 	if err != nil {
 		return err
@@ -448,7 +451,7 @@ func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 	}
 	hostStops()
 	var rc int
-	h.do(func(a *sim.Actor) { rc = hostCall(h, a, int(op), args, C.GoString(file), int(line)) })
+	h.do(func(a *sim.Actor) { payHostCode(a); rc = hostCall(h, a, int(op), args, C.GoString(file), int(line)) })
 	hostRuns(h, file, "", int(line))
 	return C.int(rc)
 }
