@@ -130,8 +130,7 @@ func TestMoriMissingPublish(t *testing.T) {
 // fails the build, naming the header and the field, instead of running a
 // shifted or half-filled layout: a field emud fills that the header
 // renamed (the queue handle's committedWptr), and a field the header
-// added that emud does not know (one in ccoSdmaContext, as MORI's
-// expectSignals before #502).
+// added that emud does not know (one in ccoSdmaContext).
 func TestMoriLayoutMismatch(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -143,7 +142,7 @@ func TestMoriLayoutMismatch(t *testing.T) {
 		want    []string
 	}{
 		{"-DEMUD_TEST_MORI_RENAMED", []string{"committedWptr"}},
-		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field expectSignals of ccoSdmaContext is not one emud fills"}},
+		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field laneHints of ccoSdmaContext is not one emud fills"}},
 	} {
 		t.Run(tc.variant, func(t *testing.T) {
 			var log strings.Builder

@@ -65,7 +65,7 @@ struct ccoSdmaContext {
   ccoSdmaQueueDeviceHandle** deviceHandles;  // [lsaSize * sdmaNumQueue], peer-major
   uint64_t* signalBuf;                       // [lsaSize * sdmaNumQueue], by sender
 #ifdef EMUD_TEST_MORI_ADDED
-  uint64_t* expectSignals;  // a field a newer version added, which emud does not fill
+  uint64_t* laneHints;  // a field a newer version added, which emud does not fill
 #endif
   uint64_t** peerSignalPtrs;                 // [lsaSize]
 };
