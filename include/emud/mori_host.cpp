@@ -168,6 +168,21 @@ ccoWindowDevice* window(uint64_t emudWin) {
   return w;
 }
 
+// fillExpect gives a pre-#502 header's expectSignals its zeroed counters
+// (a template, so a header without the field never sees the assignment).
+template <class C>
+int fillExpect(C& s, size_t nq) {
+  if constexpr (emudlayout::hasExpect<C>::value) {
+    void* ev = nullptr;
+    if (hipMalloc(&ev, nq * sizeof(uint64_t)) != hipSuccess || hipMemset(ev, 0, nq * sizeof(uint64_t)) != hipSuccess)
+      return 1;
+    s.expectSignals = static_cast<decltype(s.expectSignals)>(ev);
+  }
+  (void)s;
+  (void)nq;
+  return 0;
+}
+
 }  // namespace
 
 int ccoGetUniqueId(ccoUniqueId* id) {
@@ -307,11 +322,7 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
     hipMemcpy(pv, peers.data(), d.lsaSize * sizeof(void*), hipMemcpyHostToDevice);
     d.sdma.deviceHandles = static_cast<ccoSdmaQueueDeviceHandle**>(hv);
     d.sdma.peerSignalPtrs = static_cast<uint64_t**>(pv);
-    if constexpr (emudlayout::hasExpect<ccoSdmaContext>::value) {  // pre-#502 MORI: zeroed counters
-      void* ev = nullptr;
-      if (hipMalloc(&ev, nq * sizeof(uint64_t)) != hipSuccess || hipMemset(ev, 0, nq * sizeof(uint64_t)) != hipSuccess) return 1;
-      d.sdma.expectSignals = static_cast<decltype(d.sdma.expectSignals)>(ev);
-    }
+    if (fillExpect(d.sdma, nq) != 0) return 1;
   }
   {
     std::lock_guard<std::mutex> g(madeMu);
