@@ -198,3 +198,31 @@ func FuzzStructFields(f *testing.F) {
 		}
 	})
 }
+
+// TestMoriCommitChainDeadlock: with a wave barrier after the commit
+// chain's wait (MORI's submitPacket before #502), lanes of one wave that
+// post to one queue at thread scope deadlock: the lane whose turn came
+// first waits at the barrier for lanes that wait for it to publish. The
+// hang report names the chain's spin in the header with the lanes waiting
+// in it, and the lane at the barrier, on every seed. The same program
+// against the header without the barrier passes, race detector on; and
+// the broken header with the lanes on distinct queues passes too (no
+// chain is shared): the report is the bug's, not the header's.
+func TestMoriCommitChainDeadlock(t *testing.T) {
+	needCxx(t)
+	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
+	good := buildMori(t)
+	for seed := 1; seed <= 4; seed++ {
+		s := fmt.Sprintf("EMUD_SEED=%d", seed)
+		stdout, stderr, code := runExample(t, old, s, "1", "same")
+		require.Equal(t, 2, code, "seed %d: the deadlock was not reported as a hang\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Regexp(t, `atomic load \(spin\) by lanes 1-7 at cco.hpp:\d+; lanes 0 parked at syncwarp \(cco.hpp:\d+\)`, stderr, "seed %d", seed)
+		assert.Contains(t, stderr, "spin on an atomic load of", "seed %d", seed)
+		stdout, stderr, code = runExample(t, good, s, "EMUD_RACE=1", "1", "same")
+		assert.Equal(t, 0, code, "seed %d: the fixed chain was reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS")
+		stdout, stderr, code = runExample(t, old, s, "1")
+		assert.Equal(t, 0, code, "seed %d: distinct queues share no chain\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS")
+	}
+}
