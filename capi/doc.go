@@ -225,9 +225,11 @@
 // with the race detector on, a *MoriPublishError naming the store, the
 // doorbell and the missing wait, and without it, under perturbation, a
 // pending store may not have landed (the engine fetches zeros there).
-// Partial: lanes of one wave are not in SIMT lockstep (below), so MORI's
-// wave-grouped posting over several queues livelocks and the pre-#502
-// commit-chain deadlock cannot happen.
+// Wave barriers hold the wave, so MORI's pre-#502 commit-chain deadlock
+// (lanes of one wave on one queue) is a hang naming the chain's spin and
+// its lanes. Partial: the lanes of a branch are not run to its end before
+// the others (below), so MORI's wave-grouped posting over several queues
+// livelocks, and a lane that skips a branch can act before the ones in it.
 //
 // # Program order
 //
