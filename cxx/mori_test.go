@@ -226,3 +226,13 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 		assert.Contains(t, stdout, "mori put: PASS")
 	}
 }
+
+// TestMoriLinkHint: a link that fails on MORI's host calls without the
+// MORI -I says what it lacks; other link failures, and links that have
+// the -I, get no hint.
+func TestMoriLinkHint(t *testing.T) {
+	undef := []byte("put.o: undefined reference to `mori::cco::ccoCommCreate(mori::cco::ccoUniqueId const&, int, int, unsigned long, mori::cco::ccoComm**)'")
+	assert.Contains(t, moriLinkHint(nil, undef), "the same -I and -D flags")
+	assert.Empty(t, moriLinkHint(nil, []byte("undefined reference to `foo'")))
+	assert.Empty(t, moriLinkHint([]string{"-I", moriInclude(t)}, undef))
+}
