@@ -338,6 +338,30 @@
 // has paid. Host code takes time only with EMUD_HOST_GBPS (hostcost.go:
 // no documented host figure, so no default).
 //
+// # A user's own MORI header
+//
+// A program emud c++ compiled against a user's mori/cco/cco.hpp
+// (cxx/mori.go, docs/mori-headers.md) runs that header's device code in
+// the lanes: its builtins are emud/amdgcn.h's, and its host calls are
+// include/emud/mori_host.cpp's, which fill the header's own structures.
+// ccoDevCommCreate asks mori.go for each queue (EMUD_H_MORI_QUEUE): a
+// 256 KiB ring and the rptr/wptr/doorbell/cachedWptr/committedWptr words
+// in the rank's device memory, over the dev comm's engine queue. A write
+// that changes the doorbell word (a lane's atomic, a plain store at the
+// lane's next device call, or a fence) makes the engine read wptr and
+// fetch the ring bytes rung since the last doorbell into its own ring,
+// which it runs; its read-pointer write-backs land in the rptr word. The
+// publish edge: a lane's plain stores into a ring are pending until its
+// next fence (s_waitcnt, the AMDGCN fence); a fetch of pending bytes is,
+// with the race detector on, a *MoriPublishError naming the store, the
+// doorbell and the missing wait, and without it, under perturbation, a
+// pending store may not have landed (the engine fetches zeros there).
+// Wave barriers hold the wave, so MORI's pre-#502 commit-chain deadlock
+// (lanes of one wave on one queue) is a hang naming the chain's spin and
+// its lanes. Partial: the lanes of a branch are not run to its end before
+// the others (below), so MORI's wave-grouped posting over several queues
+// livelocks, and a lane that skips a branch can act before the ones in it.
+//
 // # Program order
 //
 // A lane's convergence point is the file:line of its device call

@@ -46,6 +46,13 @@
 // become emulated memory operations); any other asm fails the build
 // naming the instruction.
 //
+// A user's own MORI: when an include directory the user gives holds
+// mori/cco/cco.hpp, sources compile against it instead of emud's stand-in,
+// with emud/amdgcn.h included first, and the link adds emud's host control
+// plane for it, compiled against the same header; a structure of the
+// header emud cannot fill is a build error naming the field (mori.go,
+// docs/mori-headers.md).
+//
 // Lane code is instrumented by default: -fsanitize=thread, with -g1's line
 // tables unless a -g is given, goes to the compiler only, unless
 // -fno-sanitize=thread says not to: the program is not linked with

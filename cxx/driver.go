@@ -374,8 +374,11 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 	}
 	cmd = append(cmd, lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)
-	if err := o.run(cc, cmd, ""); err != nil {
-		return fmt.Errorf("emud c++: linking %s: %w", out, err)
+	var linkErr bytes.Buffer
+	o2 := o
+	o2.Stderr = io.MultiWriter(o.Stderr, &linkErr)
+	if err := o2.run(cc, cmd, ""); err != nil {
+		return fmt.Errorf("emud c++: linking %s: %w%s", out, err, moriLinkHint(inv.Flags, linkErr.Bytes()))
 	}
 	return nil
 }

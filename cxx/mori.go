@@ -232,3 +232,13 @@ func structFields(src []byte, name string) []field {
 	}
 	return out
 }
+
+// moriLinkHint explains a link that failed on MORI's host calls: objects
+// compiled against a user's MORI header need emud's control plane, which
+// the link adds only when its own -I finds that header.
+func moriLinkHint(flags []string, linkErr []byte) string {
+	if MoriHeader(flags) != "" || !bytes.Contains(linkErr, []byte("mori::cco::cco")) {
+		return ""
+	}
+	return " (objects compiled against your own mori/cco/cco.hpp link with emud's host control plane for it only when the link line has the same -I and -D flags: docs/mori-headers.md)"
+}

@@ -130,8 +130,7 @@ func TestMoriMissingPublish(t *testing.T) {
 // fails the build, naming the header and the field, instead of running a
 // shifted or half-filled layout: a field emud fills that the header
 // renamed (the queue handle's committedWptr), and a field the header
-// added that emud does not know (one in ccoSdmaContext, as MORI's
-// expectSignals before #502).
+// added that emud does not know (one in ccoSdmaContext).
 func TestMoriLayoutMismatch(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -143,7 +142,7 @@ func TestMoriLayoutMismatch(t *testing.T) {
 		want    []string
 	}{
 		{"-DEMUD_TEST_MORI_RENAMED", []string{"committedWptr"}},
-		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field expectSignals of ccoSdmaContext is not one emud fills"}},
+		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field laneHints of ccoSdmaContext is not one emud fills"}},
 	} {
 		t.Run(tc.variant, func(t *testing.T) {
 			var log strings.Builder
@@ -198,4 +197,42 @@ func FuzzStructFields(f *testing.F) {
 			require.NotEmpty(t, fl.name)
 		}
 	})
+}
+
+// TestMoriCommitChainDeadlock: with a wave barrier after the commit
+// chain's wait (MORI's submitPacket before #502), lanes of one wave that
+// post to one queue at thread scope deadlock: the lane whose turn came
+// first waits at the barrier for lanes that wait for it to publish. The
+// hang report names the chain's spin in the header with the lanes waiting
+// in it, and the lane at the barrier, on every seed. The same program
+// against the header without the barrier passes, race detector on; and
+// the broken header with the lanes on distinct queues passes too (no
+// chain is shared): the report is the bug's, not the header's.
+func TestMoriCommitChainDeadlock(t *testing.T) {
+	needCxx(t)
+	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
+	good := buildMori(t)
+	for seed := 1; seed <= 4; seed++ {
+		s := fmt.Sprintf("EMUD_SEED=%d", seed)
+		stdout, stderr, code := runExample(t, old, s, "1", "same")
+		require.Equal(t, 2, code, "seed %d: the deadlock was not reported as a hang\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Regexp(t, `atomic load \(spin\) by lanes 1-7 at cco.hpp:\d+; lanes 0 parked at syncwarp \(cco.hpp:\d+\)`, stderr, "seed %d", seed)
+		assert.Contains(t, stderr, "spin on an atomic load of", "seed %d", seed)
+		stdout, stderr, code = runExample(t, good, s, "EMUD_RACE=1", "1", "same")
+		assert.Equal(t, 0, code, "seed %d: the fixed chain was reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS")
+		stdout, stderr, code = runExample(t, old, s, "1")
+		assert.Equal(t, 0, code, "seed %d: distinct queues share no chain\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS")
+	}
+}
+
+// TestMoriLinkHint: a link that fails on MORI's host calls without the
+// MORI -I says what it lacks; other link failures, and links that have
+// the -I, get no hint.
+func TestMoriLinkHint(t *testing.T) {
+	undef := []byte("put.o: undefined reference to `mori::cco::ccoCommCreate(mori::cco::ccoUniqueId const&, int, int, unsigned long, mori::cco::ccoComm**)'")
+	assert.Contains(t, moriLinkHint(nil, undef), "the same -I and -D flags")
+	assert.Empty(t, moriLinkHint(nil, []byte("undefined reference to `foo'")))
+	assert.Empty(t, moriLinkHint([]string{"-I", moriInclude(t)}, undef))
 }

@@ -62,6 +62,17 @@ template <class T, class = void>
 struct hasIbgdaWin : std::false_type {};
 template <class T>
 struct hasIbgdaWin<T, std::void_t<decltype(&T::ibgdaWin)>> : std::true_type {};
+// expectSignals: the per-dev-comm expected-signal counters MORI's
+// ccoSdmaContext had before #502 (zeroed device words emud allocates).
+template <class T, class = void>
+struct hasExpect : std::false_type {};
+template <class T>
+struct hasExpect<T, std::void_t<decltype(&T::expectSignals)>> : std::true_type {};
+template <class T>
+constexpr F expectOf() {
+  if constexpr (hasExpect<T>::value) return EMUD_F(T, expectSignals);
+  return F{0, 0, 1};
+}
 template <class T>
 constexpr F ibgdaOf() {
   if constexpr (hasIbgda<T>::value) return EMUD_F(T, ibgda);
@@ -85,9 +96,11 @@ static_assert(emudlayout::tiles(windowFields, emudlayout::hasIbgdaWin<ccoWindowD
                                 sizeof(ccoWindowDevice), alignof(ccoWindowDevice)),
               "emud-layout: ccoWindowDevice: winBase stride4G lsaRank ibgdaWin");
 constexpr F sdmaFields[] = {EMUD_F(ccoSdmaContext, sdmaNumQueue), EMUD_F(ccoSdmaContext, deviceHandles),
-                            EMUD_F(ccoSdmaContext, signalBuf), EMUD_F(ccoSdmaContext, peerSignalPtrs)};
-static_assert(emudlayout::tiles(sdmaFields, 4, sizeof(ccoSdmaContext), alignof(ccoSdmaContext)),
-              "emud-layout: ccoSdmaContext: sdmaNumQueue deviceHandles signalBuf peerSignalPtrs");
+                            EMUD_F(ccoSdmaContext, signalBuf), EMUD_F(ccoSdmaContext, peerSignalPtrs),
+                            emudlayout::expectOf<ccoSdmaContext>()};
+static_assert(emudlayout::tiles(sdmaFields, emudlayout::hasExpect<ccoSdmaContext>::value ? 5 : 4, sizeof(ccoSdmaContext),
+                                alignof(ccoSdmaContext)),
+              "emud-layout: ccoSdmaContext: sdmaNumQueue deviceHandles signalBuf peerSignalPtrs expectSignals");
 constexpr F queueFields[] = {
     EMUD_F(ccoSdmaQueueDeviceHandle, queueBuf),      EMUD_F(ccoSdmaQueueDeviceHandle, rptr),
     EMUD_F(ccoSdmaQueueDeviceHandle, wptr),          EMUD_F(ccoSdmaQueueDeviceHandle, doorbell),
@@ -153,6 +166,21 @@ ccoWindowDevice* window(uint64_t emudWin) {
   w->stride4G = stride;
   w->lsaRank = rank;
   return w;
+}
+
+// fillExpect gives a pre-#502 header's expectSignals its zeroed counters
+// (a template, so a header without the field never sees the assignment).
+template <class C>
+int fillExpect(C& s, size_t nq) {
+  if constexpr (emudlayout::hasExpect<C>::value) {
+    void* ev = nullptr;
+    if (hipMalloc(&ev, nq * sizeof(uint64_t)) != hipSuccess || hipMemset(ev, 0, nq * sizeof(uint64_t)) != hipSuccess)
+      return 1;
+    s.expectSignals = static_cast<decltype(s.expectSignals)>(ev);
+  }
+  (void)s;
+  (void)nq;
+  return 0;
 }
 
 }  // namespace
@@ -294,6 +322,7 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
     hipMemcpy(pv, peers.data(), d.lsaSize * sizeof(void*), hipMemcpyHostToDevice);
     d.sdma.deviceHandles = static_cast<ccoSdmaQueueDeviceHandle**>(hv);
     d.sdma.peerSignalPtrs = static_cast<uint64_t**>(pv);
+    if (fillExpect(d.sdma, nq) != 0) return 1;
   }
   {
     std::lock_guard<std::mutex> g(madeMu);

@@ -4,8 +4,10 @@
 // block to peer (rank+1+t) mod n with a remote signal, raw packets in the
 // ring and a doorbell store, for several rounds; each rank then checks
 // every block it received. Prints which header it was compiled against.
+// Arguments: rounds (3), then "same" for every lane on one queue.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -25,11 +27,21 @@ constexpr size_t kBytes = 4096;
     }                                                             \
   } while (0)
 
-__global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin, int round) {
+// same: every lane posts to the next rank on its queue 0 (block t of its
+// send window to block t of the peer's receive window), so the lanes of one
+// wave share one commit chain.
+__global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin, int round, int same) {
   ccoSdma sdma(dc);
   const int me = dc.lsaRank, n = dc.lsaSize, nq = (int)dc.sdma.sdmaNumQueue;
   const int t = threadIdx.x;
   if (t >= n) return;
+  if (same) {
+    const int peer = (me + 1) % n;
+    sdma.put<ccoCoopThread, false, true>(peer, recvWin, t * kBytes, sendWin, t * kBytes, kBytes, 0);
+    sdma.quiet(peer);
+    sdma.waitSignal((me - 1 + n) % n, 0, (uint64_t)(round + 1) * n);
+    return;
+  }
   const int peer = (me + 1 + t) % n;
   sdma.put<ccoCoopThread, false, true>(peer, recvWin, me * kBytes, sendWin, peer * kBytes, kBytes, peer % nq);
   sdma.quiet(peer);
@@ -39,7 +51,7 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
 
 uint32_t word(int src, int dst, int round, size_t i) { return (uint32_t)(src * 0x1000000 + dst * 0x10000 + round * 0x100) ^ (uint32_t)i; }
 
-int rankMain(int rank, const ccoUniqueId& id, int rounds) {
+int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
   CHECK(hipSetDevice(rank));
   ccoComm* comm = nullptr;
   CHECK(ccoCommCreate(id, kRanks, rank, 0, &comm));
@@ -59,13 +71,15 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds) {
       for (size_t i = 0; i < kBytes / 4; i++) host[p * kBytes / 4 + i] = word(rank, p, round, i);
     CHECK(hipMemcpy(send, host.data(), kRanks * kBytes, hipMemcpyHostToDevice));
     CHECK(ccoBarrierAll(comm));
-    alltoall<<<1, 64>>>(dc, sw, rw, round);
+    alltoall<<<1, 64>>>(dc, sw, rw, round, same);
     CHECK(hipDeviceSynchronize());
     CHECK(ccoBarrierAll(comm));
     CHECK(hipMemcpy(host.data(), recv, kRanks * kBytes, hipMemcpyDeviceToHost));
     for (int p = 0; p < kRanks; p++)
-      for (size_t i = 0; i < kBytes / 4; i++)
-        if (host[p * kBytes / 4 + i] != word(p, rank, round, i)) errors++;
+      for (size_t i = 0; i < kBytes / 4; i++) {
+        const uint32_t want = same ? word((rank - 1 + kRanks) % kRanks, p, round, i) : word(p, rank, round, i);
+        if (host[p * kBytes / 4 + i] != want) errors++;
+      }
   }
   CHECK(ccoBarrierAll(comm));
   CHECK(ccoDevCommDestroy(comm, &dc));
@@ -75,12 +89,13 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
+  const int same = argc > 2 && std::string(argv[2]) == "same";
   std::printf("header: %s\n", EMUD_TEST_MORI_HEADER);
   ccoUniqueId id;
   CHECK(ccoGetUniqueId(&id));
   std::vector<int> errors(kRanks);
   std::vector<std::thread> ts;
-  for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds); });
+  for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds, same); });
   for (auto& t : ts) t.join();
   int total = 0;
   for (int e : errors) total += e;

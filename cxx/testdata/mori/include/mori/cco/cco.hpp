@@ -12,6 +12,10 @@
 // Planted bugs, one per class, chosen by macro:
 //   EMUD_TEST_MORI_NO_PUBLISH  submitPacket rings the doorbell without the
 //                              publish (no s_waitcnt(0) / release fence);
+//   EMUD_TEST_MORI_OLD_CHAIN   a wave barrier after the commit chain's wait,
+//                              as MORI before #502 had: lanes of one wave
+//                              sharing a queue deadlock (the first waits at
+//                              the barrier for the ones waiting their turn);
 //   EMUD_TEST_MORI_RENAMED     the handle's committedWptr is renamed, a
 //                              layout emud cannot fill (a build error);
 //   EMUD_TEST_MORI_ADDED       ccoSdmaContext has a field emud does not
@@ -65,7 +69,7 @@ struct ccoSdmaContext {
   ccoSdmaQueueDeviceHandle** deviceHandles;  // [lsaSize * sdmaNumQueue], peer-major
   uint64_t* signalBuf;                       // [lsaSize * sdmaNumQueue], by sender
 #ifdef EMUD_TEST_MORI_ADDED
-  uint64_t* expectSignals;  // a field a newer version added, which emud does not fill
+  uint64_t* laneHints;  // a field a newer version added, which emud does not fill
 #endif
   uint64_t** peerSignalPtrs;                 // [lsaSize]
 };
@@ -187,6 +191,9 @@ struct ccoSdmaQueueDeviceHandle {
       __builtin_amdgcn_s_sleep(1);
       if (++retries == CCO_SDMA_MAX_RETRIES) __builtin_trap();
     }
+#ifdef EMUD_TEST_MORI_OLD_CHAIN
+    __builtin_amdgcn_wave_barrier();  // pre-#502: the lanes of the wave meet here, each after its own turn
+#endif
     testPublish();
     __hip_atomic_store(wptr, end, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
     __hip_atomic_store(doorbell, end, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
