@@ -61,3 +61,17 @@ func TestAlltoallRoundsMatchesGo(t *testing.T) {
 	_, err := runCxx(prog, 1, "0")
 	assert.ErrorContains(t, err, "rounds 0: need at least 1")
 }
+
+// TestCxxProcsRow runs the processes-vs-threads row on 2 seeds: both
+// sides pass and end at the same emulated time (the row fails
+// otherwise), and it prints its ratio.
+func TestCxxProcsRow(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	r, err := benchCxxProcs(2)
+	require.NoError(t, err)
+	assert.Regexp(t, `^\d+\.\d× \(\d+\.\d× from the first call\)$`, r.result)
+	assert.Contains(t, r.detail, "2 seeds, wall (CPU) per run as a whole process: processes ")
+	t.Log(r.result, r.detail)
+}

@@ -279,6 +279,10 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 	case C.EMUD_H_HOST_MALLOC, C.EMUD_H_HOST_FREE, C.EMUD_H_HOST_DEVPTR, C.EMUD_H_MEM_INFO, C.EMUD_H_POINTER_ATTR,
 		C.EMUD_H_STREAM_WAIT_EVENT, C.EMUD_H_EVENT_QUERY:
 		return hipCall(h, act, op, a, bad)
+	case C.EMUD_H_MORI_QUEUE:
+		if err := moriQueueCall(a); err != nil {
+			return bad("ccoDevCommCreate (a MORI header's queue)", 1, err)
+		}
 	case C.EMUD_H_THREAD_BARRIER:
 		return threadBarrierCall(act, a, bad)
 	case C.EMUD_H_UNSUPPORTED:

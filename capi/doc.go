@@ -50,16 +50,102 @@
 // calls runs in the actor's turn, and each call runs on the thread itself
 // (a call that must wait in virtual time hands the turn on and waits for
 // it to come back), so host threads take turns the simulator chooses,
-// host code takes no virtual time, and a call that does not wait costs
+// host code takes no virtual time (lane code does: # Lanes), and a call that does not wait costs
 // no switch between OS threads. The same seed therefore gives the same
-// run and digest. A job of several processes is
-// not emulated: processes started apart each build their own node, whose
-// ranks wait for peers that never come (a hang report naming them); a
-// forked process (MORI's fork-per-GPU test harness), forked before or
-// after the first HIP call, has none: the Go runtime starts when the
-// program loads, and of its threads only the forking one survives, so
-// the child's first HIP or cco call says so and exits 1 instead of
-// hanging (examples/cxx/errors/fork_rank.cpp).
+// run and digest. Ranks may also be processes (below, "Ranks as
+// processes"): forked by the program, or started apart by a launcher
+// with EMUD_NODE set; processes started apart without it each build
+// their own node, whose ranks wait for peers that never come (a hang
+// report naming them).
+//
+// # Ranks as processes
+//
+// A process that forks, before or after its first HIP or cco call, runs
+// its children as ranks of its own emulated node (procs.c, coord.go;
+// examples/cxx/procs/fork_alltoall.cpp, MORI's fork harness in shape).
+// The forking process is the coordinator: it has the simulator. A child
+// has no usable Go runtime (of its threads only the forking one survives
+// a fork), so it is a client in C only: fork() makes a socketpair first,
+// and in the coordinator a proxy thread, made as a std::thread is (a
+// host thread of the forking one), makes the child's HIP and cco calls
+// on its behalf, so a rank process takes the turns a rank thread would,
+// and the same seed gives the digest of the same program with its ranks
+// as threads (thread_alltoall.cpp). The child's lanes run in the child:
+// the coordinator's lane is a mirror whose resume sends the lane over
+// and waits for its next device call, so the child's kernels, device
+// calls, atomics, faults and (instrumented) accesses are seen as a
+// thread's are. Device memory is shared: at the first fork the chunks
+// mapped so far move into one memfd mapped MAP_SHARED at the same
+// addresses, later chunks are mapped from it (a child maps them from a
+// shared table at each message), and so are the runtime's objects that
+// lanes read and the block shared memory of a child's grids. The host
+// side of a child's call (hipMemcpy's, a unique id) is staged over the
+// socket. waitpid (and wait) of a forked rank by a host thread waits in
+// virtual time, as a pthread_join. A child that exits, is killed or
+// crashes is named by pid, host thread and GPU, with its status and its
+// last call, on stderr and in a failed run's report; a lane whose
+// process is gone fails; a child whose coordinator is gone exits 1. A
+// cross-process call costs a round trip on the socket
+// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
+// call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
+// against 5-9 µs, 57-79 µs before a resume and its yield went as one
+// message each way; the 8-rank all-to-all 0.50-0.61 s of wall time
+// against 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
+// a second thread of the child exits 1 saying so); hipMemcpyAsync or
+// hipMemsetAsync into the child's pageable host memory is refused
+// (exits 1 naming it; its staged copy could only land after the call);
+// a host copy stages at most 1 GiB per call; a child's own plain stores
+// to device memory from host code are not announced to hang reports'
+// write history; the children exit 1, not the run's status, when the
+// coordinator ends first; a rank's own fork is not a rank (its calls say
+// the process is not emulated and exit 1); every fork of a host thread
+// makes a rank (and starts the emulation if it had not started), so a
+// child that execs another program is a rank that ends at once; wait
+// and waitpid(-1) wait for the ranks in the order they were forked;
+// fork flushes stdio first, so a line the parent printed is not printed
+// again by the child; the staged strings and the
+// program's line table assume the children run the parent's image,
+// which a fork guarantees.
+//
+// Processes started apart (a per-rank launcher's RANK and WORLD_SIZE;
+// mpirun's, PMI's and Slurm's variables too) share one node when
+// EMUD_NODE names a socket path (examples/cxx/procs/env_alltoall.cpp).
+// Rank 0 is the coordinator: it listens there when it loads; every other
+// rank connects when it loads (for up to EMUD_NODE_TIMEOUT, 60 s) and
+// says its rank, world size and program image; at rank 0's first HIP or
+// cco call it takes the other world-1 ranks in and makes their proxies
+// in rank order, so the run does not depend on which process started
+// first (one digest on every start order), and hands each the node's
+// memfds (SCM_RIGHTS), which it maps at rank 0's addresses at its first
+// call. From there a rank's calls and lanes go as a forked rank's. Rank
+// 0's exit waits, in virtual time, for the other ranks to end. A rank of
+// another world size, a rank taken twice, or another program image is
+// refused by name; a rank 0 that waits past the timeout names the ranks
+// that never came, and a rank that finds no rank 0 says so; each exits 1.
+// Partial: every rank must run the same program, not position-
+// independent (emud c++'s default), whose image the coordinator's line
+// table and staged strings assume; no emud node process of its own (rank
+// 0 is the node), and mpirun itself is untested here (OpenMPI is not
+// installed on the machine this was built on).
+//
+// # The KFD view
+//
+// Launchers find GPUs in KFD's sysfs topology: MORI's test harness counts
+// the nodes under /sys/class/kfd/kfd/topology/nodes whose gpu_id is not
+// 0. A program built with emud c++ sees the emulated node there
+// (sysfs.c): node 0 the host, nodes 1..EMUD_GPUS the GPUs, each with
+// gpu_id, name, properties (the preset's SDMA engine counts, wave size,
+// gfx_target_version, MI355X's CU and LDS figures) and io_links (a PCIe
+// link to the host, an xGMI link to each other GPU whose
+// recommended_sdma_engine_id_mask is model.Engines.Mask's). The tree is
+// written once, in C (a forked child sees it too), into
+// $TMPDIR/emud-kfd-v1-u<uid>-<arch>-<gpus> on the first access to a path
+// under /sys/class/kfd or /sys/devices/virtual/kfd, published by a rename
+// and kept for later runs; open, fopen, opendir, stat, access and their
+// variants are interposed to read it instead. Nothing on the machine
+// changes, and programs not built with emud c++ see the machine's own
+// (examples/cxx/procs/kfd_topology.cpp). Partial: glibc's own internal
+// path calls (scandir, ftw, a program's raw syscalls) are not redirected.
 //
 // # Queues
 //
@@ -218,6 +304,21 @@
 // has mapped (a live std::vector's data, say) is read or written natively
 // without a report, where a GPU would fault.
 //
+// A lane's own code takes virtual time (lanecost.go): the bytes of
+// device memory its instrumented code loads and stores since its last
+// device call are paid by its wave, before the group's next gathering
+// call (kernel.Config.Between), at EMUD_LANE_COST CU cycles per 16 bytes
+// (default 4: one wave64 vector memory instruction of up to 16 bytes a
+// lane issues over 4 cycles on a 16-lane CDNA SIMD) for the busiest lane
+// of the group, perturbed by the seed at levels 1 and 2; a clock read
+// with such a debt pays it first, so clock64 around lane work measures it
+// (examples/cxx/timing/lane_work.cpp). Latency is not added (a lower
+// bound); the stack, kernel arguments and LDS are not counted, so lanes
+// that only make device calls keep their timing and digest at level 0.
+// Partial: stores of the span land at its start, and an atomic store
+// made after the work, before a gathering call, lands before the wave
+// has paid; host code takes no time.
+//
 // # Program order
 //
 // A lane's convergence point is the file:line of its device call
@@ -247,7 +348,9 @@
 // the emulated end time and the digest at exit, and on a second line the
 // packets the engines retired by kind and the wall time since the first
 // call; a failed run (hang, race, lane failure) prints the first line
-// after its report. EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
+// after its report. EMUD_STEPS=1 prints the run's length in scheduling
+// steps at its end (steps.go; emud explore and hunt -- PROGRAM set PCT's
+// steps from one such run of the first seed). EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
 // the first call to a clean exit (go tool pprof reads it).
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run

@@ -179,6 +179,10 @@ emud_lane* emud_lane_new(emud_entry entry, void* arg) {
 }
 
 void emud_lane_free(emud_lane* l) {
+  if (emud_lane_is_remote(l)) {  // a forked rank's lane (procs.c)
+    emud_remote_free(l);
+    return;
+  }
   lane_impl* im = (lane_impl*)l->impl;
   stack_put(im->stack);
   free(im);
@@ -188,6 +192,10 @@ void emud_lane_free(emud_lane* l) {
 // emud_resume runs lane l until its next device call (state 1), its return
 // (state 2) or a fault (state 3: sig, fault_addr, fault_pc set).
 void emud_resume(emud_lane* l) {
+  if (emud_lane_is_remote(l)) {  // runs in its forked rank's process (procs.c)
+    emud_remote_resume(l);
+    return;
+  }
   lane_impl* im = (lane_impl*)l->impl;
   // The mask need not be saved (a system call): the fault handler is
   // SA_NODEFER with an empty sa_mask, so it blocks nothing.
@@ -308,6 +316,8 @@ static int add_extent(uint64_t lo, uint64_t hi) {
 
 // map_chunks maps [lo, hi) (chunk-aligned, not mapped yet) as huge pages.
 static int map_chunks(uint64_t lo, uint64_t hi) {
+  int shared = emud_procs_map(lo, hi);  // once ranks run as processes, chunks are shared (procs.c)
+  if (shared >= 0) return shared ? shared : add_extent(lo, hi);
   void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) return errno ? errno : 1;
   madvise(p, hi - lo, MADV_HUGEPAGE);  // advice: without transparent huge pages it is 4 KiB pages all the same
@@ -330,6 +340,18 @@ static void clear_resident(uint64_t lo, uint64_t hi) {
     }
     a += n;
   }
+}
+
+uint64_t emud_resv_lo(void) { return resv_lo; }
+uint64_t emud_resv_hi(void) { return resv_hi; }
+// emud_device_extents calls f on each mapped chunk extent, with the
+// mapping lock held (procs.c shares them at the first fork).
+int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi)) {
+  int rc = 0;
+  pthread_mutex_lock(&map_mu);
+  for (int i = 0; i < nmapped && rc == 0; i++) rc = f(mapped[i][0], mapped[i][1]);
+  pthread_mutex_unlock(&map_mu);
+  return rc;
 }
 
 int emud_map_device(uint64_t base, uint64_t size) {
@@ -392,6 +414,15 @@ static void on_fault(int sig, siginfo_t* info, void* uctx) {
   raise(sig);
 }
 
+// emud_fault_default makes a fault outside lane code end the process as
+// by default (a forked rank, whose Go runtime's handler cannot run).
+void emud_fault_default(void) {
+  for (size_t i = 0; i < sizeof fault_sigs / sizeof fault_sigs[0]; i++) {
+    memset(&old_act[fault_sigs[i]], 0, sizeof old_act[0]);
+    old_act[fault_sigs[i]].sa_handler = SIG_DFL;
+  }
+}
+
 void emud_install_fault_handlers(void) {
   for (size_t i = 0; i < sizeof fault_sigs / sizeof fault_sigs[0]; i++) {
     struct sigaction sa;
@@ -429,21 +460,21 @@ static int ntr;
 static int started;  // the Go side has built the emulation
 static int forked;   // this process is a fork: 1 before the emulation started, 2 after
 
-// A forked child has no working emulator: the Go runtime starts when the
-// program loads (before main, whether or not it calls HIP), and of its
-// threads only the forking one survives a fork, so a call into it would
-// hang (the child's hipSetDevice waited forever for a scheduler thread
-// that is gone) or end the child silently. A job of several processes is
-// not emulated; the child's first call says so and exits 1.
+// A forked child has no working emulator of its own: the Go runtime
+// starts when the program loads, and of its threads only the forking one
+// survives a fork, so a call into it would hang. A child of a host
+// thread is a rank of its parent's node (procs.c); any other forked
+// process (a rank's own child, or a child whose node could not be shared,
+// which fork warned of) says so at its first call and exits 1.
 static void on_fork_child(void) { forked = started ? 2 : 1; }
 
 static void forked_call(const char* what, const char* file, int line) {
   fprintf(stderr,
-          "emud: %s:%d: %s in a process forked %s: a job of several processes is not emulated, and a forked child "
-          "has no emulation of its own (of emud's runtime only the forking thread survives a fork); run each rank "
-          "as a thread of one process (std::thread or pthread_create), as MORI's in-process multi-GPU tests do\n",
+          "emud: %s:%d: %s in a process forked %s that is not a rank of an emulated node: only the children a host "
+          "thread of the node's process forks are ranks (not a rank's own child, nor one whose fork warned that the "
+          "node could not be shared); of emud's runtime only the forking thread survives a fork\n",
           file ? file : "?", line, what,
-          forked == 2 ? "after the emulation started" : "before the program's first HIP/cco call (emud's runtime starts when the program loads)");
+          forked == 2 ? "after the emulation started" : "before the program's first HIP/cco call");
   fflush(stderr);
   _exit(1);
 }
@@ -456,6 +487,8 @@ __attribute__((constructor)) static void mark_main(void) {
 
 void emud_set_started(void) { started = 1; }
 int emud_started(void) { return started; }
+int emud_forked(void) { return forked; }
+int emud_in_emud(void) { return in_emud; }
 void emud_enter(void) { in_emud++; }
 void emud_leave(void) { in_emud--; }
 int emud_host_id(void) { return host_id; }
@@ -653,7 +686,9 @@ int pthread_join(pthread_t th, void** ret) {
 }
 
 int emud_host(int op, uint64_t* a, const char* file, int line) {
+  if (emud_client_active()) return emud_client_call(op, a, file, line);  // a forked rank, or one started apart (procs.c)
   if (forked) forked_call("a HIP/cco call", file, line);
+  emud_node_serve();  // rank 0 of ranks started apart takes the others in at its first call (procs.c)
   in_emud++;
   int rc = emudGoHost(op, a, (char*)file, line);
   in_emud--;
@@ -684,12 +719,17 @@ void emud_register_exit(void) { atexit(at_exit); }
 
 static int race_on;  // the Go side's race detector is on
 void emud_set_race(int on) { race_on = on; }
+int emud_race_on(void) { return race_on; }
 
 // Runtime objects that lane code reads (ccoWindow_t's device struct): in
 // this file's static data, which lanes may touch. Never freed.
-static _Alignas(64) char obj_pool[1 << 20];
+static _Alignas(4096) char obj_pool[1 << 20];  // page-aligned: procs.c shares it at the first fork
 static size_t obj_used;
 static pthread_mutex_t obj_mu = PTHREAD_MUTEX_INITIALIZER;
+void* emud_obj_pool(size_t* n) {
+  *n = sizeof obj_pool;
+  return obj_pool;
+}
 void* emud_obj_alloc(size_t n) {
   n = (n + 63) & ~(size_t)63;
   void* p = NULL;
@@ -770,6 +810,7 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   }
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
+    l->nbytes += n;  // the lane code's cost (lanecost.go)
     // Stores are logged always (they enter the write history of the
     // words hang reports watch), loads only for the race detector.
     if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;

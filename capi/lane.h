@@ -31,11 +31,35 @@ extern int emudGoHost(int op, uint64_t* a, char* file, int line);
 extern void emudGoExit(void);
 void emud_register_exit(void);
 void emud_set_started(void);
-int emud_started(void); /* the emulation is built (pbarrier.c) */
 void emud_early_lock(void);
 void emud_early_unlock(void);
 int emud_early_next(void);
 void emud_early_adopt(int i, int id);
 void emud_early_runtime(void);
 int emud_early_id(void);
+// Ranks as processes (procs.c).
+int emud_lane_is_remote(emud_lane* l);
+void emud_remote_resume(emud_lane* l);
+void emud_remote_free(emud_lane* l);
+emud_lane* emud_lane_make(emud_entry entry, void* arg, void* proc);
+void* emud_thread_proc(void);
+void emud_remote_free_ctx(void* proc, emud_entry fin, void* ctx);
+void* emud_shm_alloc(size_t n, size_t align);
+void emud_shm_free(void* p);
+int emud_procs_map(uint64_t lo, uint64_t hi);
+int emud_client_active(void);
+int emud_client_call(int op, uint64_t* a, const char* file, int line);
+uint64_t emud_resv_lo(void);
+uint64_t emud_resv_hi(void);
+int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi));
+void emud_fault_default(void);
+void emud_node_serve(void);
+int emud_race_on(void);
+void* emud_obj_pool(size_t* n);
+int emud_started(void);
+int emud_forked(void);
+int emud_in_emud(void);
+extern void emudGoProcEnded(int id, int pid, int apart, char* how);
+extern void emudGoProcStarted(int id, int pid);
+#define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
 #endif

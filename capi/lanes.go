@@ -38,6 +38,7 @@ type grid struct {
 	dynBytes  uint64
 	ctxBytes  uint64 // sizeof the header's launch context (lane code reads it)
 	blocks    map[int]*blockMem
+	proc      unsafe.Pointer // the forked rank process whose lanes these are (procs.c), nil in this process
 }
 
 type blockMem struct {
@@ -50,7 +51,7 @@ func (g *grid) block(b int) *blockMem {
 	if m == nil {
 		m = &blockMem{static: map[uint64]unsafe.Pointer{}}
 		if g.dynBytes > 0 {
-			m.dyn = C.calloc(1, C.size_t(g.dynBytes))
+			m.dyn = g.alloc(g.dynBytes, 16)
 		}
 		g.blocks[b] = m
 	}
@@ -62,17 +63,38 @@ func (g *grid) laneDone() {
 	if g.remaining > 0 {
 		return
 	}
-	if g.free != nil {
+	if g.free != nil && g.proc != nil {
+		C.emud_remote_free_ctx(g.proc, g.free, g.ctx) // the context is the rank process's
+	} else if g.free != nil {
 		C.emud_call_entry(g.free, g.ctx)
 	}
 	for _, m := range g.blocks {
-		C.free(m.dyn)
+		g.release(m.dyn)
 		for _, p := range m.static {
-			C.free(p)
+			g.release(p)
 		}
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
 	rt.mem.Watch().NotifyAll()
+}
+
+// alloc is block memory of the grid's lanes, zeroed: shared with a
+// forked rank's process when the lanes run there.
+func (g *grid) alloc(n, align uint64) unsafe.Pointer {
+	if g.proc != nil {
+		return C.emud_shm_alloc(C.size_t(n), C.size_t(align))
+	}
+	p := C.aligned_alloc(C.size_t(align), C.size_t((n+align-1)/align*align))
+	C.memset(p, 0, C.size_t(n))
+	return p
+}
+
+func (g *grid) release(p unsafe.Pointer) {
+	if g.proc != nil {
+		C.emud_shm_free(p)
+	} else {
+		C.free(p)
+	}
 }
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
@@ -85,7 +107,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	}
 	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
 		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
-		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}}
+		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, proc: C.emud_thread_proc()}
 	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
 	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
 	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
@@ -105,7 +127,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if a[13] != 0 {
 		wave = int(a[13])
 	}
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave},
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween()},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
@@ -135,7 +157,7 @@ func split(i uint32, d [3]uint32) (x, y, z uint32) {
 }
 
 func runLane(g *grid, t *kernel.Thread) {
-	l := C.emud_lane_new(g.entry, g.ctx)
+	l := C.emud_lane_make(g.entry, g.ctx, g.proc)
 	if l == nil {
 		t.Fail("launch", errors.New("cannot allocate the lane's stack"))
 	}
@@ -156,11 +178,15 @@ func runLane(g *grid, t *kernel.Thread) {
 	ln.allow(g.ctx, g.ctxBytes)
 	if g.dynBytes > 0 {
 		l.dyn_shared = g.block(t.BlockIdx()).dyn
+		if l.dyn_shared == nil {
+			t.Fail("launch", fmt.Errorf("no memory for %d bytes of dynamic shared memory", g.dynBytes))
+		}
 		ln.allow(l.dyn_shared, g.dynBytes)
 	}
 	for {
 		laneRuns(ln)
 		C.emud_resume(l)
+		ln.takeAccesses()
 		laneStops()
 		switch l.state {
 		case 2:
@@ -170,6 +196,8 @@ func runLane(g *grid, t *kernel.Thread) {
 			ln.fault()
 		case 1:
 			ln.call()
+		case C.EMUD_LANE_GONE:
+			t.Fail("lane", procGone())
 		}
 	}
 }
@@ -280,6 +308,7 @@ func (ln *lane) logStores(n int, where string) {
 		if line := pcLine(uint64(l.log_pc[i])); line != "" {
 			at = line
 		}
+		moriNoteStore(ln, uint64(l.log_lo[i]), uint64(l.log_hi[i]), at) // a MORI ring's publish edge (mori.go)
 		rt.s.SetWriter(func() string { return ln.who() + "'s store at " + at })
 		wl.Notify(uint64(l.log_lo[i]), uint64(l.log_hi[i]))
 	}
@@ -497,6 +526,9 @@ var (
 	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
 	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
 	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
+	// clockPayCall only gathers the lanes: kernel.Config.Between has made
+	// the wave pay for their code before it runs.
+	clockPayCall = &kernel.Call[kernel.None]{Name: "clock read", Run: func(*kernel.Active, []kernel.None) error { return nil }}
 )
 
 // call runs the lane's pending device call.
@@ -570,6 +602,7 @@ func (ln *lane) call() {
 			rt.s.SetWriter(prev)
 		}
 	case C.EMUD_OP_FENCE:
+		moriPublished(ln) // the lane's stores have landed (mori.go)
 		rt.mem.Watch().NotifyAll()
 	case C.EMUD_OP_LSA_BARRIER:
 		ln.lsaBarrier(a)
@@ -580,7 +613,11 @@ func (ln *lane) call() {
 		// read after time passed returns at once, so timing a piece of
 		// work is not changed.
 		k := min(a[0], 1)
-		if ln.clock[k] == t.Now()+1 {
+		if laneDebt[t] > 0 && laneCost.cycles != 0 {
+			// The lane's code since its last call takes its time first
+			// (lanecost.go), so clock64 around lane work measures it.
+			kernel.Converge(t, clockPayCall, kernel.None{})
+		} else if ln.clock[k] == t.Now()+1 {
 			kernel.Converge(t, clockCall, kernel.None{})
 		}
 		ln.clock[k] = t.Now() + 1
@@ -597,8 +634,10 @@ func (ln *lane) call() {
 		m := ln.g.block(t.BlockIdx())
 		p := m.static[a[0]]
 		if p == nil {
-			p = C.aligned_alloc(C.size_t(max(a[2], 16)), C.size_t((a[1]+max(a[2], 16)-1)/max(a[2], 16)*max(a[2], 16)))
-			C.memset(p, 0, C.size_t(a[1]))
+			p = ln.g.alloc(a[1], max(a[2], 16))
+			if p == nil {
+				t.Fail("__shared__", fmt.Errorf("no memory for %d bytes of block shared memory", a[1]))
+			}
 			m.static[a[0]] = p
 		}
 		ln.allow(p, a[1])

@@ -167,6 +167,10 @@ func start() error {
 	if err != nil {
 		return err
 	}
+	laneCycles, err := laneCostFromEnv()
+	if err != nil {
+		return err
+	}
 	base, err := envBase()
 	if err != nil {
 		return err
@@ -196,6 +200,7 @@ func start() error {
 		return err
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	setLaneCost(laneCycles, j.Node.Model().CUClockGHz())
 	// What a Go test reads from Host.Warnings (queue-count clamps,
 	// ignored requests, comms that may leak queues, SDMA off) a C++
 	// program's user reads on stderr, as each is issued.
@@ -293,10 +298,12 @@ func fail(err error) {
 	default:
 		fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
 	}
+	fmt.Fprint(os.Stderr, procNotes()) // the forked rank processes, if any (coord.go)
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		// A failed run's digest too: emud replay compares it.
 		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
 	}
+	printSteps()
 	os.Exit(code)
 }
 
@@ -308,6 +315,7 @@ func summary() {
 		pprof.StopCPUProfile()
 		rt.profile.Close()
 	}
+	printSteps()
 	if !cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		return
 	}

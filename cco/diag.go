@@ -45,6 +45,8 @@ type diagnosis struct {
 	// reads is the last lane read of each signal slot (Mem.Load64 of a
 	// tracked word): at most one per tracked word (sim.MaxTrackedWords).
 	reads map[uint64]slotRead
+	// sigSlab is where signals' records are made, a few at a time.
+	sigSlab []sigdiag
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -132,7 +134,7 @@ func newDiagnosis(h *Host) *diagnosis {
 func (d *diagnosis) qd(q *Queue) *qdiag {
 	x := d.queues[q]
 	if x == nil {
-		x = &qdiag{agg: map[*kernel.Wave]uint64{}}
+		x = &qdiag{} // agg is made by the first Aggregate post: most queues see none
 		d.queues[q] = x
 	}
 	return x
@@ -140,6 +142,9 @@ func (d *diagnosis) qd(q *Queue) *qdiag {
 
 func (d *diagnosis) aggregated(q *Queue, w *kernel.Wave, bytes uint64, units int) {
 	x := d.qd(q)
+	if x.agg == nil {
+		x.agg = map[*kernel.Wave]uint64{}
+	}
 	x.agg[w] += bytes
 	x.total += bytes
 	x.aggUnits += units
@@ -186,7 +191,11 @@ func (d *diagnosis) lanesJoined(p *post) {
 func (d *diagnosis) sig(addr uint64) *sigdiag {
 	x := d.signals[addr]
 	if x == nil {
-		x = &sigdiag{}
+		if len(d.sigSlab) == cap(d.sigSlab) {
+			d.sigSlab = make([]sigdiag, 0, 16) // slots come a comm's worth at a time
+		}
+		d.sigSlab = append(d.sigSlab, sigdiag{})
+		x = &d.sigSlab[len(d.sigSlab)-1]
 		d.signals[addr] = x
 	}
 	return x

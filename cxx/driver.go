@@ -208,7 +208,16 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		return "", err
 	}
 	base := strings.TrimSuffix(filepath.Base(s.path), filepath.Ext(s.path))
-	cmd := []string{"-I", filepath.Join(root, "include"), "-iquote", filepath.Dir(abs)}
+	cmd := []string{"-I", filepath.Join(root, "include")}
+	if h := MoriHeader(inv.Flags); h != "" { // the user's own MORI (mori.go)
+		if cmd, err = moriIncludes(root, tmp, h, inv.Arch); err != nil {
+			return "", err
+		}
+		if o.Verbose {
+			fmt.Fprintf(o.Stderr, "emud c++: %s compiles against the MORI header %s\n", s.path, h)
+		}
+	}
+	cmd = append(cmd, "-iquote", filepath.Dir(abs))
 	if !inv.hasStd {
 		cmd = append(cmd, "-std=c++17")
 	}
@@ -353,6 +362,13 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 		obj := filepath.Join(tmp, "offload-arch.o")
 		if err := o.run(cc, []string{"-x", "c++", "-c", src, "-o", obj}, ""); err != nil {
 			return fmt.Errorf("emud c++: --offload-arch=%s: %w", inv.Arch, err)
+		}
+		cmd = append(cmd, obj)
+	}
+	if h := MoriHeader(inv.Flags); h != "" { // the user's own MORI: emud's host control plane for it (mori.go)
+		obj, err := o.moriHost(cc, root, tmp, h, inv)
+		if err != nil {
+			return err
 		}
 		cmd = append(cmd, obj)
 	}

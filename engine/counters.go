@@ -30,12 +30,18 @@ type queueCounters struct {
 	doorbells count
 	pollWaits count
 	ringFull  count
-	labels    []string
+	id        QueueID
 	m         *metrics
 }
 
+// labels are the queue's label values (gpu, peer, queue), made when a
+// scrape or a fault asks rather than with every queue of every run.
+func (c *queueCounters) labels() [3]string {
+	return [3]string{strconv.Itoa(c.id.GPU), strconv.Itoa(c.id.Peer), strconv.Itoa(c.id.Q)}
+}
+
 func (m *metrics) forQueue(id QueueID) *queueCounters {
-	c := &queueCounters{labels: []string{strconv.Itoa(id.GPU), strconv.Itoa(id.Peer), strconv.Itoa(id.Q)}, m: m}
+	c := &queueCounters{id: id, m: m}
 	m.queues = append(m.queues, c)
 	return c
 }

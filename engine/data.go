@@ -10,6 +10,16 @@ import "github.com/emud-dev/emud/sim"
 // stream lands. Overlapping source and destination (undefined on hardware)
 // move all at once when the COPY completes, with memmove semantics, so that
 // the result does not depend on the chunk size.
+//
+// A chunk that has crossed lands at once unless nothing can tell when it
+// did (deferChunk): then it stays pending and moves with the next access
+// to memory (Node.catchUp), the next landing of the copy, or the copy's
+// last chunk, in one move of everything pending. Every read and write of
+// emulated memory goes through lsa.Space.Bytes, which lands pending and
+// due bytes first, so an access sees exactly what the fine path shows it;
+// what is skipped is only a move per chunk nobody looks at, which lets an
+// 8 MiB COPY run as one large memmove (non-temporal stores past 1 MiB)
+// instead of 32 cache-polluting 256 KiB ones.
 
 // xferData is what a COPY in progress moves.
 type xferData struct {
@@ -20,6 +30,11 @@ type xferData struct {
 	buf     []byte   // broadcast: the source chunk read for the first stream
 	have    bool     // buf holds the chunk (false when the source is phantom)
 	real    bool     // more than a burst, and the source and first destination hold bytes
+	n       uint64   // the COPY's bytes
+	// pend is how many bytes before the landing frontier (off + landed)
+	// have crossed but not moved yet (deferChunk); they are counted in the
+	// queue's bytes already.
+	pend uint64
 	// The chunk in flight crosses its path over [t0, t1); landed is how
 	// many of its bytes (whole bursts) have landed; lagging says it is on
 	// the node's list of copies in flight (Node.lag).
@@ -32,9 +47,10 @@ type xferData struct {
 // goes out.
 func (q *Queue) setXferData(src uint64, dsts ...uint64) {
 	d := &q.x.data
-	d.src, d.off, d.have = src, 0, false
+	d.src, d.off, d.have, d.pend = src, 0, false, 0
 	d.dst = append(d.dst[:0], dsts...)
 	n := q.head.CopyBytes()
+	d.n = n
 	d.overlap = false
 	d.real = n > Burst && q.n.mem.holds(src, n) && q.n.mem.holds(d.dst[0], n)
 	for _, dst := range dsts {
@@ -50,6 +66,12 @@ func (q *Queue) setXferData(src uint64, dsts ...uint64) {
 func (q *Queue) landChunk() bool {
 	x := &q.x
 	d := &x.data
+	if !d.overlap && x.chunk > 0 && q.deferChunk() {
+		q.c.bytes.Add(x.chunk - d.landed)
+		d.pend += x.chunk - d.landed
+		d.landed = x.chunk
+		return true // still on the node's list: catchUp lands it
+	}
 	q.n.unlag(q)
 	if d.overlap || x.chunk == 0 {
 		return true
@@ -72,6 +94,11 @@ func (q *Queue) landRange(lo, hi uint64) error {
 	}
 	x := &q.x
 	d := &x.data
+	if d.pend > 0 {
+		if err := q.landPending(d.off + lo); err != nil {
+			return err
+		}
+	}
 	mem := q.n.mem
 	q.n.s.SetWriter(q.who)
 	n := hi - lo
@@ -115,6 +142,66 @@ func (q *Queue) landRange(lo, hi uint64) error {
 	}
 	q.c.bytes.Add(n)
 	return nil
+}
+
+// deferChunk reports whether the chunk that has just crossed may stay
+// pending: a single-destination copy of real bytes, not its last chunk,
+// on memory that only lsa.Space accesses reach (a C++ program's lanes
+// read their node's Backing natively), without the race detector (whose
+// accesses are timed), with nothing observing the unmoved destination
+// range (a waiter, a tracked word, a SetOnNotify), and with no other copy
+// in flight whose ranges meet this one's (catchUp lands copies in list
+// order, not time order, so only disjoint copies may wait).
+func (q *Queue) deferChunk() bool {
+	x := &q.x
+	d := &x.data
+	n := q.n
+	if x.nd != 1 || !d.real || x.left <= x.chunk || n.fine || n.cfg.Backing != nil || n.s.Race() != nil {
+		return false
+	}
+	lo := d.dst[0] + d.off + d.landed - d.pend
+	if n.mem.Observed(lo, d.dst[0]+d.off+x.chunk-lo) {
+		return false
+	}
+	for _, o := range n.lagging {
+		if o != q && o.x.data.meets(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// meets reports whether copy d's ranges meet o's where order matters: a
+// destination of either overlaps the other's source or destinations.
+func (d *xferData) meets(o *xferData) bool {
+	over := func(a, b uint64) bool { return a < b+o.n && b < a+d.n }
+	for _, dd := range d.dst {
+		if over(dd, o.src) {
+			return true
+		}
+		for _, od := range o.dst {
+			if over(dd, od) {
+				return true
+			}
+		}
+	}
+	for _, od := range o.dst {
+		if over(d.src, od) {
+			return true
+		}
+	}
+	return false
+}
+
+// landPending moves the pending bytes, those just before the landing
+// frontier at (copy offset) front.
+func (q *Queue) landPending(front uint64) error {
+	d := &q.x.data
+	p := d.pend
+	d.pend = 0
+	q.n.s.SetWriter(q.who)
+	_, err := q.n.mem.Move(d.dst[0]+front-p, d.src+front-p, p)
+	return err
 }
 
 // Burst is the granule in which a COPY's bytes land within a chunk's
@@ -163,6 +250,9 @@ func (q *Queue) due(now sim.Time) uint64 {
 func (q *Queue) landDue(now sim.Time) {
 	x := &q.x
 	d := &x.data
+	if d.pend > 0 && q.landPending(d.off+d.landed) != nil {
+		return // cannot fail: deferChunk took only real bytes
+	}
 	if !x.active || q.state != qBusy {
 		return
 	}
@@ -182,6 +272,15 @@ func (n *Node) lag(q *Queue) {
 		return
 	}
 	q.x.data.lagging = true
+	for _, o := range n.lagging {
+		// A copy that meets q's ranges lands its pending bytes before q's
+		// first burst can be due (deferChunk).
+		if od := &o.x.data; od.pend > 0 && od.meets(&q.x.data) {
+			w := n.s.Writer()
+			_ = o.landPending(od.off + od.landed) // cannot fail: real bytes
+			n.s.SetWriter(w)
+		}
+	}
 	n.lagging = append(n.lagging, q)
 	if n.catchUpFn == nil {
 		n.catchUpFn = n.catchUp

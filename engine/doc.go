@@ -79,8 +79,15 @@
 //   - COPY moves real bytes chunk by chunk as they cross the link, in
 //     address order (the granule is the model's LinkChunk, the link-sharing
 //     chunk): a load during a copy sees the chunks landed so far, and a
-//     store to a source chunk not yet read is what gets sent. An overlap
-//     is reported as a COPY_OVERLAP event because hardware leaves it
+//     store to a source chunk not yet read is what gets sent. Within a
+//     chunk the bytes land in 256 B bursts (Burst). Where nothing can tell
+//     when a crossed chunk landed (no waiter or tracked word on it, no
+//     other copy in flight meeting its ranges, no race detector, no
+//     native Backing), its move waits for the next access to memory or
+//     the copy's last chunk and is done in one memmove with the chunks
+//     before it (data.go): an 8 MiB COPY then costs about a copy().
+//     Every access lands what is due first, so what it sees is unchanged.
+//     An overlap is reported as a COPY_OVERLAP event because hardware leaves it
 //     undefined; emud then moves all bytes when the COPY completes, with
 //     memmove semantics.
 //   - Broadcast COPY writes both destinations. When they are not congruent

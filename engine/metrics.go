@@ -62,18 +62,20 @@ func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (qc queueCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range qc.m.queues {
+		l := c.labels()
 		for k := range c.packets {
-			ch <- prometheus.MustNewConstMetric(descPackets, prometheus.CounterValue, c.packets[k].value(), append(c.labels[:3:3], ring.Kind(k).String())...)
+			ch <- prometheus.MustNewConstMetric(descPackets, prometheus.CounterValue, c.packets[k].value(), append(l[:3:3], ring.Kind(k).String())...)
 		}
 		for _, x := range []struct {
 			d *prometheus.Desc
 			c *count
 		}{{descBytes, &c.bytes}, {descDoorbells, &c.doorbells}, {descPollWaits, &c.pollWaits}, {descRingFull, &c.ringFull}} {
-			ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, x.c.value(), c.labels...)
+			ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, x.c.value(), l[:]...)
 		}
 	}
 }
 
 func (c *queueCounters) fault(kind FaultKind) {
-	c.m.faults.WithLabelValues(append(c.labels[:3:3], string(kind))...).Inc()
+	l := c.labels()
+	c.m.faults.WithLabelValues(append(l[:3:3], string(kind))...).Inc()
 }

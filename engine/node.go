@@ -89,6 +89,7 @@ type Node struct {
 	// landed yet; catchUpFn lands them before a memory access (data.go).
 	lagging     []*Queue
 	catchUpFn   func()
+	fine        bool // every crossed chunk lands at its end (tests compare deferChunk with it)
 	queues      issuer.Set[*Queue]
 	faults      []Fault
 	onFault     []func(Fault)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/emud-dev/emud/ring"
@@ -187,11 +188,21 @@ const (
 )
 
 // writerName names the queue's head packet as the writer of a tracked word.
+// It is made on every write to a tracked word, so it is appended, not
+// formatted (fmt boxed each argument: four allocations a write).
 func (q *Queue) writerName() string {
+	b := make([]byte, 0, 160)
+	b = append(b, q.id.String()...)
+	b = append(b, "'s "...)
+	b = append(b, q.head.Kind.String()...)
+	b = append(b, " at ring offset 0x"...)
+	b = strconv.AppendUint(b, q.pos, 16)
 	if q.poster != nil {
-		return fmt.Sprintf("%v's %v at ring offset %#x (posted by %s)", q.id, q.head.Kind, q.pos, q.poster.Who())
+		b = append(b, " (posted by "...)
+		b = append(b, q.poster.Who()...)
+		b = append(b, ')')
 	}
-	return fmt.Sprintf("%v's %v at ring offset %#x", q.id, q.head.Kind, q.pos)
+	return string(b)
 }
 
 // pollHistory says what the writes to a parked POLL's word did since the

@@ -59,5 +59,10 @@ func (s *Scratch) put(bufs [][]byte) {
 	}
 }
 
+// Close ends what the nodes' runs kept in the Scratch (sim.Scratch.Close:
+// the kernel's idle lane workers); its buffers stay for later nodes. An
+// owner that is done with a Scratch closes it.
+func (s *Scratch) Close() { s.Sim.Close() }
+
 // Held is the bytes the Scratch keeps for the next node.
 func (s *Scratch) Held() uint64 { return s.held }

@@ -185,6 +185,9 @@ func (q *Queue) xferNext() {
 func (q *Queue) xferChunk() {
 	x := &q.x
 	if !x.active || q.state != qBusy {
+		if d := &x.data; d.pend > 0 {
+			_ = q.landPending(d.off + d.landed) // cannot fail: real bytes
+		}
 		q.n.unlag(q)
 		return
 	}

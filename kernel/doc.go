@@ -79,12 +79,18 @@
 //
 // Lane coroutines are pooled per run: a finished lane's coroutine runs the
 // next lane that starts, of this kernel or a later one, and the pool ends
-// them when sim.Sim.Run returns. (Creating a goroutine costs about 15 times a
+// them when sim.Sim.Run returns; a run that borrows a sim.Scratch keeps its
+// pool there instead, for the Scratch's later runs, until its Close.
+// (Creating a goroutine costs about 15 times a
 // switch, 60 times under the race detector.)
 //
 // Code between convergence points takes no virtual time and runs lane by lane,
 // which is an allowed interleaving of lock-step execution; ordinary Go values
-// shared between lanes need no locks because only one runs at a time.
+// shared between lanes need no locks because only one runs at a time. A
+// driver of native lanes may charge that code's time itself:
+// Config.Between runs on the wave before each group's call and at the
+// wave's end, where it may sleep (package capi charges C++ lane code's
+// device-memory bytes there).
 //
 // # Collectives
 //

@@ -25,6 +25,13 @@ type Config struct {
 	Block       int // threads per block (blockDim.x)
 	WaveSize    int // 64 (default) or 32 (gfx1250)
 	SharedBytes int // per-block shared memory (LDS)
+	// Between, when set, runs on the wave's actor before each group's
+	// call runs (with every lane of the group, idle ones too) and once
+	// more when the wave's lanes have all returned (with all of them), so
+	// a driver of native lanes can charge there the virtual time its
+	// lanes' own code took since their last call (package capi's lane
+	// cost): the wave sleeps, as one SIMT wave runs its lanes' code once.
+	Between func(a *sim.Actor, lanes []*Thread)
 }
 
 func (c *Config) check() error {
@@ -111,8 +118,12 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 			w := &Wave{k: k, b: blk, idx: wi}
 			first := wi * cfg.WaveSize
 			last := min(first+cfg.WaveSize, cfg.Block)
+			ts := make([]Thread, last-first) // one allocation for the wave's lanes, not one each
+			w.lanes = make([]*Thread, 0, len(ts))
 			for tid := first; tid < last; tid++ {
-				w.lanes = append(w.lanes, &Thread{w: w, lane: tid - first, tid: tid})
+				t := &ts[tid-first]
+				t.w, t.lane, t.tid = w, tid-first, tid
+				w.lanes = append(w.lanes, t)
 			}
 			k.live++
 			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)

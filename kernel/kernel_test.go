@@ -411,3 +411,22 @@ func TestCallArgsFollowLanes(t *testing.T) {
 		args: []string{"lane0", "lane1", "lane2", "lane3", "lane4", "lane5", "lane6", "lane7"}}}, names)
 	assert.Equal(t, [8]int{0, 4, 4, 12, 4, 10, 6, 14}, vals)
 }
+
+// A lane names itself (Who, in every write record of a tracked word it
+// posts toward) as fmt would, in one allocation.
+func TestThreadWho(t *testing.T) {
+	var names []string
+	var allocs []float64
+	_, err := run(t, 1, Config{Name: `all"to"all`, GPU: 5, Grid: 2, Block: 70, WaveSize: 64}, func(th *Thread) {
+		if th.Lane() == 3 || th.Lane() == 0 && th.WaveIdx() == 1 {
+			names = append(names, th.Who())
+			allocs = append(allocs, testing.AllocsPerRun(5, func() { _ = th.Who() }))
+			assert.Equal(t, fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", `all"to"all`, 5, th.BlockIdx(), th.WaveIdx(), th.Lane()), names[len(names)-1])
+		}
+	})
+	require.NoError(t, err)
+	assert.Len(t, names, 6)
+	for _, a := range allocs {
+		assert.LessOrEqual(t, a, 1.0)
+	}
+}

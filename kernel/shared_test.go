@@ -39,3 +39,31 @@ func TestWorkersSharedAcrossRunsUnderRace(t *testing.T) {
 	}
 	assert.Zero(t, started, "the second run takes the first run's idle workers and starts none")
 }
+
+// The runs that borrow one sim.Scratch (an explore worker's seeds) share
+// its idle lane workers: the second and third start none, each run's
+// digest is a fresh run's, and Close ends the workers.
+func TestWorkersKeptInScratch(t *testing.T) {
+	run := func(sc *sim.Scratch) string {
+		s := sim.New(sim.Config{Seed: 3, Scratch: sc})
+		k, err := Launch(s, Config{Grid: 2, Block: 64}, func(th *Thread) { th.SyncThreads() })
+		require.NoError(t, err)
+		require.NoError(t, s.Run())
+		require.NoError(t, k.Err())
+		return s.Digest()
+	}
+	fresh := run(nil)
+	sc := sim.NewScratch()
+	var started []int64
+	for range 3 {
+		before := workersStarted.Load()
+		assert.Equal(t, fresh, run(sc))
+		started = append(started, workersStarted.Load()-before)
+	}
+	assert.Zero(t, started[1], "the second run takes the first run's idle workers")
+	assert.Zero(t, started[2])
+	p := sc.Local(poolKey{}, func() any { return &workerPool{} }).(*workerPool)
+	assert.Len(t, p.idle, 64, "kept idle between runs")
+	sc.Close()
+	assert.Nil(t, p.idle, "Close ended them")
+}

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math/bits"
+	"strconv"
 
 	"github.com/emud-dev/emud/sim"
 )
@@ -79,7 +80,18 @@ func (t *Thread) String() string {
 // wave and lane (the race detector's and the engine's poster labels).
 func (t *Thread) Who() string {
 	cfg := t.w.k.cfg
-	return fmt.Sprintf("kernel %q GPU %d block %d wave %d lane %d", cfg.Name, cfg.GPU, t.BlockIdx(), t.w.idx, t.lane)
+	b := make([]byte, 0, 96) // appended, not formatted: fmt boxed each argument
+	b = append(b, "kernel "...)
+	b = strconv.AppendQuote(b, cfg.Name)
+	b = append(b, " GPU "...)
+	b = strconv.AppendInt(b, int64(cfg.GPU), 10)
+	b = append(b, " block "...)
+	b = strconv.AppendInt(b, int64(t.BlockIdx()), 10)
+	b = append(b, " wave "...)
+	b = strconv.AppendInt(b, int64(t.w.idx), 10)
+	b = append(b, " lane "...)
+	b = strconv.AppendInt(b, int64(t.lane), 10)
+	return string(b)
 }
 
 // Converge parks lane t at call c with its argument arg and returns once c

@@ -2,6 +2,7 @@ package lsa
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/emud-dev/emud/ring"
 )
@@ -21,8 +22,33 @@ const (
 type QueueID struct{ GPU, Peer, Q int }
 
 func (id QueueID) String() string {
+	if uint(id.GPU) < nameGPUs && uint(id.Peer) < nameGPUs && uint(id.Q) < DefaultQueuesPerPeer {
+		return queueNames()[id.GPU][id.Peer][id.Q]
+	}
+	return id.format()
+}
+
+func (id QueueID) format() string {
 	return fmt.Sprintf("sdma gpu%d→gpu%d q%d", id.GPU, id.Peer, id.Q)
 }
+
+// nameGPUs bounds the GPUs and peers whose queue names are made once per
+// process: a run names each of its queues several times (trace subject,
+// watch list, reports), and a seed of a 4 KiB all-to-all spent 64 of its
+// allocations on them.
+const nameGPUs = 16
+
+var queueNames = sync.OnceValue(func() *[nameGPUs][nameGPUs][DefaultQueuesPerPeer]string {
+	var t [nameGPUs][nameGPUs][DefaultQueuesPerPeer]string
+	for g := range t {
+		for p := range t[g] {
+			for q := range t[g][p] {
+				t[g][p][q] = QueueID{g, p, q}.format()
+			}
+		}
+	}
+	return &t
+})
 
 // Layout is the shape a backend presents to cco: its GPUs, the queue ids
 // per (GPU, peer), the flat LSA address space (GPU g's slice starts at

@@ -441,6 +441,14 @@ func (s *Space) markWritten(addr, n uint64) {
 	}
 }
 
+// Observed reports whether a write to [addr, addr+n) would be seen now by
+// anything but a later access: a watch or the write log on it
+// (sim.WatchList.Observed), or a SetOnNotify function (which forwards every
+// write elsewhere).
+func (s *Space) Observed(addr, n uint64) bool {
+	return s.onNotify != nil || (s.watch != nil && s.watch.Observed(addr, addr+n))
+}
+
 // SetOnNotify makes fn see every write the space notifies, after its own
 // waiters: a layer that keeps its own watch lists over the same bytes
 // (package fabric's GIN over SDMA maps its ranks' memory here) wakes its

@@ -12,8 +12,10 @@
 //
 // Explore's workers each keep an engine.Scratch (Options.Scratch) across
 // their seeds: the seeds' small regions and simulator event stores are
-// reused, handed back zeroed, so a seed's digest does not depend on what
-// its worker ran before (TestScratchSeedsIndependent). While it runs the
+// reused, handed back zeroed, and so are the kernels' idle lane workers
+// (goroutines, ended when the worker closes its Scratch), so a seed's
+// digest does not depend on what its worker ran before
+// (TestScratchSeedsIndependent). While it runs the
 // collector's target is ExploreGCPercent unless GOGC is set.
 //
 // The scenarios themselves live in subpackages that register them in

@@ -45,6 +45,7 @@ func Explore(sc *Scenario, o Options, first uint64, n, jobs int, step func(faile
 			// The worker's own buffers, handed back zeroed by each
 			// seed's node: no seed sees what an earlier one left.
 			scratch := engine.NewScratch()
+			defer scratch.Close()
 			for {
 				mu.Lock()
 				if next >= stop {

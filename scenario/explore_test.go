@@ -55,6 +55,7 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			}
 			order = append(order, 3, 1) // again, after all the others
 			sc := engine.NewScratch()
+			defer sc.Close()
 			for _, seed := range order {
 				tc.between(sc, seed)
 				assert.Equal(t, fresh[seed], run("alltoall", a2a, seed, sc), "seed %d after %v", seed, order)

@@ -23,7 +23,9 @@
 // A Sim given a [Scratch] (Config.Scratch) borrows its event store from
 // it and gives it back when Run returns, so that a caller running seeds
 // one after another (an explore worker) does not make it again; what a
-// run takes is cleared as it is taken, so the run is a fresh Sim's.
+// run takes is cleared as it is taken, so the run is a fresh Sim's. Layers
+// above keep their own per-run makings there too ([Scratch.Local], ended
+// by [Scratch.Close]).
 //
 // Actors block only through this package: [Actor.Sleep], [Actor.Yield] and
 // [Actor.Await]. Await is a subscription, never a spin: the waiter registers a

@@ -38,6 +38,7 @@ type WriteLog struct {
 	load      func(addr uint64, width int) uint64
 	words     map[uint64]*wordLog
 	pages     map[uint64][]*wordLog
+	slab      []wordLog // where new words' records are made, a few at a time
 	untracked int
 }
 
@@ -76,7 +77,11 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 		g.untracked++
 		return false
 	}
-	w := &wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
+	if len(g.slab) == cap(g.slab) {
+		g.slab = make([]wordLog, 0, min(max(2*cap(g.slab), 8), 256)) // words come in bursts (a comm's slots)
+	}
+	g.slab = append(g.slab, wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)})
+	w := &g.slab[len(g.slab)-1]
 	g.words[addr] = w
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
 		g.pages[p] = append(g.pages[p], w)

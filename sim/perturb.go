@@ -127,6 +127,7 @@ const (
 	KeyCU                          // CU issue and read costs (A: cost kind)
 	KeyHostStore                   // host store visibility
 	KeySignal                      // signal visibility to a polling CU
+	KeyLane                        // a C++ lane's own code between device calls (A: GPU)
 	keyKinds
 )
 

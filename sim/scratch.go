@@ -11,8 +11,40 @@ package sim
 // touched its events after Run (a Timer stopped late). A Scratch belongs
 // to one goroutine: its Sims must run one after another.
 type Scratch struct {
-	chunks [][]event
-	blocks []*runBlock
+	chunks  [][]event
+	blocks  []*runBlock
+	local   map[any]any // Local
+	closers []func()    // OnClose
+}
+
+// Local is Sim.Local across the runs that borrow the Scratch: the value mk
+// made for key the first time, kept until Close. A layer above keeps there
+// what it would otherwise make again every run (the kernel's idle lane
+// workers, a goroutine each); it must leave nothing in it that a later
+// run could tell from a fresh one.
+func (sc *Scratch) Local(key any, mk func() any) any {
+	if v, ok := sc.local[key]; ok {
+		return v
+	}
+	if sc.local == nil {
+		sc.local = map[any]any{}
+	}
+	v := mk()
+	sc.local[key] = v
+	return v
+}
+
+// OnClose registers fn to run at Close: to end what Local keeps.
+func (sc *Scratch) OnClose(fn func()) { sc.closers = append(sc.closers, fn) }
+
+// Close ends what the runs kept (OnClose's functions, last first) and
+// forgets Local's values; the event store stays for later runs. An owner
+// that drops a Scratch closes it first, or goroutines parked in it stay.
+func (sc *Scratch) Close() {
+	for i := len(sc.closers) - 1; i >= 0; i-- {
+		sc.closers[i]()
+	}
+	sc.closers, sc.local = nil, nil
 }
 
 // scratchChunks bounds the chunks a Scratch keeps (256 events each): a

@@ -327,6 +327,9 @@ func (s *Sim) Local(key any, mk func() any) any {
 	return v
 }
 
+// Scratch returns the Scratch the run borrows (Config.Scratch), or nil.
+func (s *Sim) Scratch() *Scratch { return s.cfg.Scratch }
+
 // AtEnd registers fn to run when Run returns, after every actor has ended:
 // to release per-run resources such as idle goroutines.
 func (s *Sim) AtEnd(fn func()) { s.atEnd = append(s.atEnd, fn) }

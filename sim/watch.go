@@ -38,7 +38,7 @@ type watch struct {
 
 // NewWatchList returns an empty watch list named for reports.
 func (s *Sim) NewWatchList(name string) *WatchList {
-	return &WatchList{s: s, name: name, pages: map[uint64][]*watch{}}
+	return &WatchList{s: s, name: name} // pages is made by the first watch: most lists of a run get none
 }
 
 // Name returns the list's name.
@@ -58,6 +58,9 @@ func (l *WatchList) add(lo, hi uint64, pred func() bool, fire func(), a *Actor, 
 	if p1-p0 > 1 {
 		l.wide = append(compact(l.wide), w)
 		return w
+	}
+	if l.pages == nil {
+		l.pages = map[uint64][]*watch{}
 	}
 	for p := p0; p <= p1; p++ {
 		l.pages[p] = append(compact(l.pages[p]), w)
@@ -193,4 +196,45 @@ func (l *WatchList) sweep(ws []*watch, lo, hi uint64, fired []*watch) (kept, out
 	}
 	clear(ws[j:])
 	return ws[:j], fired, j != len(ws)
+}
+
+// Observed reports whether a write to [lo, hi) would be seen by anyone
+// now: a live watch overlaps it (whatever its predicate), or the write log
+// tracks a word in it. The engine lands a copy's crossed bytes later, in
+// one move, only where nothing observes them.
+func (l *WatchList) Observed(lo, hi uint64) bool {
+	if hi <= lo {
+		return false
+	}
+	if l.n > 0 {
+		for _, w := range l.wide {
+			if !w.dead && w.lo < hi && lo < w.hi {
+				return true
+			}
+		}
+		p0, p1 := lo>>pageShift, (hi-1)>>pageShift
+		if p1-p0 < uint64(len(l.pages)) {
+			for p := p0; p <= p1; p++ {
+				if overlapsLive(l.pages[p], lo, hi) {
+					return true
+				}
+			}
+		} else {
+			for p, ws := range l.pages {
+				if p >= p0 && p <= p1 && overlapsLive(ws, lo, hi) {
+					return true
+				}
+			}
+		}
+	}
+	return l.log.Tracked(lo, hi)
+}
+
+func overlapsLive(ws []*watch, lo, hi uint64) bool {
+	for _, w := range ws {
+		if !w.dead && w.lo < hi && lo < w.hi {
+			return true
+		}
+	}
+	return false
 }

@@ -51,7 +51,8 @@ func newBenchCmd() *cobra.Command {
 const benchLong = `Measure emud itself on this machine, in wall-clock time, and print one table:
 
   engine packets/s    64 B COPY packets rung on one queue, fetched, copied, retired
-  8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same
+  8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same,
+                      in turns, and the ratio of their rates
   puts/s              a wave of 64 lanes posting 64 B SameQueue puts (issue, ring,
                       engine, quiet)
   fabric ops/s        the puts of a CFT all-to-all (setup, barrier and check
@@ -64,8 +65,10 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       same all-to-all repeated in one kernel) against the
                       same kernel in Go, which must end at the same emulated
                       time (wall and CPU time; needs the source tree and
-                      g++/clang++; not with --quick); and a C++ program
-                      posting 4 M packets
+                      g++/clang++; not with --quick); a C++ program
+                      posting 4 M packets; and the 8-rank all-to-all as 8
+                      forked processes against 8 threads
+                      (examples/cxx/procs, the same emulated end time)
   explore seeds/s     alltoall (4 ranks, 4 KiB) at --jobs 1 and --jobs N, and
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,
                       allocation and collections per seed that bound its

@@ -24,6 +24,7 @@ func TestBenchQuick(t *testing.T) {
 		`engine: 64 B COPY packets on one queue\s+[\d.]+[kM]? packets/s`,
 		`engine: 8 MiB COPY\s+[\d.]+ GB/s`,
 		`Go copy\(\) of 8 MiB\s+[\d.]+ GB/s`,
+		`engine 8 MiB COPY vs Go copy\(\)\s+[\d.]+×\s+median of \d+ turns of the rows above`,
 		`cco: 64-lane wave, 64 B SameQueue puts\s+[\d.]+[kM]? puts/s`,
 		`fabric: puts of a CFT all-to-all\s+[\d.]+[kM]? ops/s`,
 		`--jobs 1\s+[\d.]+[kM]? seeds/s`,

@@ -7,6 +7,7 @@
 //	emud explore [SCENARIO]  run it under many seeds, stop at the first hang or failed check
 //	emud replay [SCENARIO]   rerun one seed and write its Chrome trace
 //	emud hunt [BUG...]       run every planted bug (package scenario's registry) under each exploration strategy
+//	emud hunt -- BUG[:FIXED]...  the same for C++ programs (emud c++) with their fixed twins
 //	emud serve               HTTP daemon: submit runs, fetch reports and traces, /metrics, /healthz
 //	emud perf [SCENARIO]     sweep message sizes, nccl-tests' columns (size, count, type, redop, time, algbw, busbw, #wrong)
 //	emud calibrate           the calibration report, the parameter table, the fit from the priors, cross-validation
@@ -90,6 +91,16 @@
 // lowest failing seed of the range, so its answer does not depend on the
 // number of jobs. Its progress bar is a \r-redrawn line on stderr, drawn
 // only when stderr is a terminal or with --progress.
+//
+// After --, explore, replay and hunt run C++ programs built with emud c++
+// in a scenario's place (program.go, program_hunt.go): each run is one
+// process, its schedule in its environment (EMUD_SEED, EMUD_PERTURB,
+// EMUD_STRATEGY, EMUD_PCT_*, EMUD_RACE), its status the run's. PCT's k is
+// the program's own step count, read from one run of the first seed
+// without PCT (EMUD_STEPS=1), as a scenario's is measured. --shard and
+// merge work as for scenarios; a program's record names its argv (or
+// hunt's pairs) and the SHA-256 of each executable, and merge refuses
+// records whose programs differ from the ones at those paths.
 //
 // --model takes a preset name (model.Load); the placeholder model's numbers
 // are right in shape only and the header says so. --debug turns on

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -44,6 +42,9 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 			if err := onlyWith(cmd, "shard", "without it the report goes to stdout", "shard-out"); err != nil {
 				return err
 			}
+			if merged != nil && merged.Program != nil {
+				return mergeProgram(cmd, f, merged, f.asJSON)
+			}
 			if at := cmd.ArgsLenAtDash(); at >= 0 && merged == nil {
 				switch {
 				case seeds < 1:
@@ -52,12 +53,8 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 					return fmt.Errorf("invalid --jobs %d: need at least 1", jobs)
 				case first+uint64(seeds)-1 < first:
 					return fmt.Errorf("invalid --first-seed %d with --seeds %d: the range passes 2^64", first, seeds)
-				case shardArg != "":
-					return fmt.Errorf("invalid --shard: a program's sweep is not sharded (partial: emud merge reads scenario shards only)")
 				}
-				errOut := cmd.ErrOrStderr()
-				prog := newProgress(errOut, progress || isTerminal(errOut), "explore "+args[at], seeds)
-				return exploreProgram(cmd.OutOrStdout(), f, args[at:], first, seeds, jobs, prog)
+				return exploreProgram(cmd, f, args[at:], first, seeds, jobs, progress, shardArg, shardOut)
 			}
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -134,7 +131,7 @@ func scenarioOrProgram(cmd *cobra.Command, args []string) error {
 
 // unshardedFlags are explore's flags that do not change its answer: they
 // are left out of a shard's record, so shards may differ in them.
-var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true}
+var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true, "programs": true}
 
 // shardRecord is the record of shard sh of command's sweep, with the
 // flags set on cmd that shape the answer.
@@ -172,8 +169,11 @@ seed runs it once, with the seed and --perturb's, --strategy's, --pct-depth's,
 (EMUD_SEED, EMUD_PERTURB, EMUD_STRATEGY, EMUD_PCT_*, EMUD_RACE,
 MORI_CCO_SDMA_DEBUG), and the first failing seed's output is printed with the
 emud replay command that reruns it. Its exit status is the program's: 2 hang,
-5 race, 1 a failed call or check. PCT's steps default to 20000 (not measured),
-and a program's sweep is not sharded.
+5 race, 1 a failed call or check. PCT's steps are measured as a scenario's:
+one run of the first seed without PCT counts the program's scheduling steps
+(EMUD_STEPS=1), unless --pct-steps says. --shard K/N runs that shard's seeds
+and writes its record, which names the program and the SHA-256 of its
+executable; emud merge, where the same build is, reruns the failing seed.
 
 ` + exitStatusHelp + ` (of the seed found; 0 when all passed)`
 
@@ -267,76 +267,6 @@ func runProgram(argv, env []string, stdout, stderr io.Writer) (int, error) {
 		return ee.ExitCode(), nil
 	}
 	return 0, fmt.Errorf("program %s: %w", argv[0], err)
-}
-
-// exploreProgram runs argv on seeds first.. (seeds of them), jobs at a
-// time, and reports the lowest failing seed with its output and the
-// command that reproduces it.
-func exploreProgram(w io.Writer, f *scenarioFlags, argv []string, first uint64, seeds, jobs int, prog *progress) error {
-	set, err := programFlags(f)
-	if err != nil {
-		return err
-	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return fmt.Errorf("program %s: %w", argv[0], err)
-	}
-	runs := make([]*programRun, seeds)
-	var (
-		mu      sync.Mutex
-		next    int
-		lowest  = seeds // the lowest failing index so far
-		startEr error
-	)
-	var wg sync.WaitGroup
-	for range min(jobs, seeds) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				if i >= lowest || startEr != nil {
-					mu.Unlock()
-					return
-				}
-				next++
-				mu.Unlock()
-				seed := first + uint64(i)
-				var out, errb bytes.Buffer
-				code, err := runProgram(argv, programEnv(append([]string{fmt.Sprintf("EMUD_SEED=%d", seed)}, set...)), &out, &errb)
-				mu.Lock()
-				if err != nil {
-					startEr = err
-				}
-				runs[i] = &programRun{seed: seed, code: code, stdout: out.String(), stderr: errb.String()}
-				if code != 0 && i < lowest {
-					lowest = i
-				}
-				mu.Unlock()
-				prog.step(code != 0)
-			}
-		}()
-	}
-	wg.Wait()
-	prog.finish()
-	if startEr != nil {
-		return startEr
-	}
-	name := strings.Join(argv, " ")
-	if lowest == seeds {
-		fmt.Fprintf(w, "explore %s: all %d seeds passed (seeds %d..%d, --perturb %d --strategy %s)\n", name, seeds, first, first+uint64(seeds)-1, f.perturb, f.strategy)
-		return nil
-	}
-	r, ran := runs[lowest], 0
-	for _, x := range runs {
-		if x != nil {
-			ran++
-		}
-	}
-	fmt.Fprintf(w, "explore %s: seed %d failed (exit status %d), the lowest failing seed of %d run\n", name, r.seed, r.code, ran)
-	fmt.Fprintf(w, "stdout:\n%sstderr:\n%s", r.stdout, r.stderr)
-	fmt.Fprintf(w, "reproduce: emud replay --seed %d %s-- %s\n", r.seed, replayFlags(f), name)
-	return &scenario.ExitError{Code: r.code, Err: fmt.Errorf("%s: seed %d failed with exit status %d (report on stdout)", name, r.seed, r.code)}
 }
 
 // replayFlags are the flags that make replay's run explore's: replay's

@@ -33,6 +33,9 @@ func farmArgs(args []string, shards int) error {
 		return fmt.Errorf("invalid --shards %d: need 1..%d", shards, shard.MaxShards)
 	}
 	for _, a := range args {
+		if a == "--" {
+			break // a C++ program's own arguments follow
+		}
 		if a == "--shard" || strings.HasPrefix(a, "--shard=") || a == "--shard-out" || strings.HasPrefix(a, "--shard-out=") {
 			return fmt.Errorf("farm: %s is farm's to set, one per task: leave it out", a)
 		}
@@ -58,6 +61,22 @@ func checkFarmed(args []string) error {
 		return fmt.Errorf("farm: the sweep %s: %w", args[0], err)
 	}
 	pos := cmd.Flags().Args()
+	if at := cmd.Flags().ArgsLenAtDash(); at >= 0 && args[0] != "perf" {
+		switch {
+		case at > 0:
+			return fmt.Errorf("farm: the sweep %s: %s before -- and a C++ program after it: give one", args[0], strings.Join(pos[:at], " "))
+		case len(pos) == 0:
+			return fmt.Errorf("farm: the sweep %s: no program after --", args[0])
+		}
+		if args[0] == "hunt" {
+			for _, s := range pos {
+				if _, err := parsePair(s); err != nil {
+					return fmt.Errorf("farm: the sweep hunt: %w", err)
+				}
+			}
+		}
+		return nil // the program is looked for where the tasks run
+	}
 	if args[0] == "hunt" {
 		if _, err := scenario.PlantedNamed(pos); err != nil {
 			return fmt.Errorf("farm: the sweep hunt: %w", err)

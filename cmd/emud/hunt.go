@@ -30,6 +30,8 @@ type huntFlags struct {
 	tracePath  string
 	shardArg   string
 	shardOut   string
+	programs   string
+	debug      bool
 }
 
 // newHuntCmdFor is hunt; with merged set (emud merge) it runs no sweep but
@@ -38,7 +40,7 @@ type huntFlags struct {
 func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	cf := huntFlags{merged: merged}
 	cmd := &cobra.Command{
-		Use:   "hunt [BUG...]",
+		Use:   "hunt [BUG...] | hunt [flags] -- BUG[:FIXED]...",
 		Short: "Run the planted-bug corpus under each exploration strategy and count the seeds to detection",
 		Long:  huntLong,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cf.run(cmd, args) },
@@ -58,6 +60,8 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.StringVar(&cf.tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
 	fs.StringVar(&cf.shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
 	fs.StringVar(&cf.shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
+	fs.BoolVar(&cf.debug, "debug", false, "with C++ programs: run them with MORI_CCO_SDMA_DEBUG=1 (MORI's debug build's misuse traps)")
+	fs.StringVar(&cf.programs, "programs", "", "hunt C++ programs: a file of BUG[:FIXED] lines (as after --; # comments)")
 	return cmd
 }
 
@@ -65,6 +69,12 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 func (cf *huntFlags) run(cmd *cobra.Command, args []string) error {
 	if err := onlyWith(cmd, "shard", "without it the table goes to stdout", "shard-out"); err != nil {
 		return err
+	}
+	if cmd.ArgsLenAtDash() >= 0 || cf.programs != "" || (cf.merged != nil && cf.merged.Program != nil) {
+		return cf.runPrograms(cmd, args)
+	}
+	if cf.debug {
+		return fmt.Errorf("invalid --debug: only with C++ programs (after --, or --programs); a planted bug's scenario sets its own")
 	}
 	if cmd.Flags().Changed("seed") {
 		if len(args) != 1 {
@@ -184,4 +194,19 @@ the table's first line says so and the reproduce commands carry --race.
 
 With --seed, hunt runs one bug once (that seed, --strategy, --pct-steps) and
 prints its hang report or data error and its seed and digest, as run does;
---trace writes its Chrome trace.`
+--trace writes its Chrome trace.
+
+After -- (or in --programs' file, one a line), hunt takes C++ programs built
+with emud c++ instead: each operand BUG[:FIXED] is a planted bug's command
+line and, after the colon, its fixed twin's (words split at spaces, e.g.
+"./put_overwrite:./put_overwrite fixed"). Every seed of the range runs the
+bug and the twin under each strategy (the strategy's level and schedule in
+their environment, as explore passes them; PCT's k measured once per pair by
+one run of --first-seed without PCT, on the twin where there is one). The
+table gives per program and strategy the seeds to the first detection (a
+non-zero exit status), the detection count and the twin's failures, then
+the command that reproduces each bug's first detection under pct (--race and
+--debug run every program with EMUD_RACE=1 and MORI_CCO_SDMA_DEBUG=1). Exit
+status 1 when pct missed a bug or any twin failed. --shard and emud merge
+work as for planted bugs; the record names the pairs and the SHA-256 of
+each executable, and merge refuses other builds.`

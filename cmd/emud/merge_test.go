@@ -138,6 +138,22 @@ func TestFarmK8sManifest(t *testing.T) {
 	assert.Equal(t, []string{"/bin/sh", "-c", `exec emud perf alltoall --shard "$JOB_COMPLETION_INDEX/3" --shard-out -`}, c.Command, "perf has no --jobs")
 	_, stderr, _ = execute(t, "farm", "slurm", "--dir", t.TempDir(), "--", "explore", "alltoall", "--shard", "1/2")
 	assert.Contains(t, stderr, "--shard is farm's to set")
+
+	// A C++ program's sweep: the task's flags go before the "--" that
+	// starts the program's own arguments (a --shard after it is the
+	// program's).
+	stdout, stderr, status = execute(t, "farm", "k8s", "--shards", "2", "--image", "x", "--", "explore", "--seeds", "50", "--", "./prog", "--shard", "x")
+	require.Zero(t, status, stderr)
+	c = decodeK8sJob(t, stdout).Spec.Template.Spec.Containers[0]
+	assert.Equal(t, []string{"/bin/sh", "-c", `exec emud explore --seeds 50 --jobs 1 --shard "$JOB_COMPLETION_INDEX/2" --shard-out - -- ./prog --shard x`}, c.Command)
+	stdout, stderr, status = execute(t, "farm", "k8s", "--shards", "2", "--image", "x", "--", "hunt", "--seeds", "50", "--", "./bug:./bug fixed")
+	require.Zero(t, status, stderr)
+	c = decodeK8sJob(t, stdout).Spec.Template.Spec.Containers[0]
+	assert.Equal(t, []string{"/bin/sh", "-c", `exec emud hunt --seeds 50 --jobs 1 --shard "$JOB_COMPLETION_INDEX/2" --shard-out - -- './bug:./bug fixed'`}, c.Command)
+	_, stderr, _ = execute(t, "farm", "k8s", "--image", "x", "--", "hunt", "--", "./bug:")
+	assert.Contains(t, stderr, "farm: the sweep hunt: invalid program pair")
+	_, stderr, _ = execute(t, "farm", "k8s", "--image", "x", "--", "explore", "alltoall", "--", "./prog")
+	assert.Contains(t, stderr, "alltoall before -- and a C++ program after it: give one")
 }
 
 // hunt's shards merge into hunt's table, text and JSON.

@@ -24,9 +24,22 @@ func TestExploreProgramBadArgs(t *testing.T) {
 		{[]string{"--"}, "no program after --"},
 		{[]string{"--", missing}, "program " + missing},
 		{[]string{"--seeds", "0", "--", "./prog"}, "invalid --seeds 0"},
-		{[]string{"--shard", "0/2", "--", "./prog"}, "a program's sweep is not sharded"},
+		{[]string{"--shard", "2/2", "--", "/bin/true"}, "invalid --shard \"2/2\": K must be 0..1"},
 		{[]string{"--strategy", "dfs", "--", "./prog"}, "invalid --strategy"},
 		{[]string{"--pct-depth", "100", "--", "./prog"}, "invalid --pct-depth/--pct-steps"},
+	})
+	assertFlagErrors(t, []string{"hunt"}, []flagError{
+		{[]string{"--"}, "no program after --: give BUG[:FIXED] pairs"},
+		{[]string{"alltoall-race", "--", "./prog"}, "planted bugs (alltoall-race) and C++ programs after -- in one hunt: give one"},
+		{[]string{"--", ":./fixed"}, "invalid program pair \":./fixed\""},
+		{[]string{"--", "./bug:"}, "nothing after ':'"},
+		{[]string{"--", missing + ":" + missing}, "program " + missing},
+		{[]string{"--fixed", "--", "./bug"}, "invalid --fixed: not with C++ programs"},
+		{[]string{"--seed", "3", "--", "./bug"}, "invalid --seed: not with C++ programs"},
+		{[]string{"--programs", missing}, "hunt --programs: open " + missing},
+		{[]string{"--programs", missing, "--", "./bug"}, "give the program pairs in its file or after --, not both"},
+		{[]string{"--strategies", "dfs", "--", "/bin/true"}, "invalid --strategies"},
+		{[]string{"--debug", "alltoall-race"}, "invalid --debug: only with C++ programs"},
 	})
 	assertFlagErrors(t, []string{"replay", "--seed", "1"}, []flagError{
 		{[]string{"--perturb", "9", "--", "./prog"}, "invalid --perturb 9"},

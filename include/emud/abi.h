@@ -72,6 +72,10 @@ typedef struct emud_lane {
   uint64_t log_lo[128], log_hi[128];
   uint64_t log_pc[128];  /* where the access (the first, merged) returns to */
   uint8_t log_kind[128]; /* EMUD_ACCESS_* bits */
+  /* Bytes of device memory the lane's instrumented code loaded or stored
+   * since the runtime last took the count: the cost of the lane's own
+   * code (capi's lanecost.go). */
+  uint64_t nbytes;
 } emud_lane;
 #define EMUD_ACCESS_WRITE 1
 #define EMUD_ACCESS_ATOMIC 2
@@ -104,6 +108,7 @@ enum {
   EMUD_H_POINTER_ATTR,     /* a: pointer -> a[1] type (0 unregistered, 1 host, 2 device), a[2] device, a[3] base */
   EMUD_H_STREAM_WAIT_EVENT,/* a: stream, event */
   EMUD_H_EVENT_QUERY,      /* a: event */
+  EMUD_H_MORI_QUEUE,       /* a: devcomm, peer, queueId, ring bytes -> ring, rptr, wptr, doorbell, cachedWptr, committedWptr, start, peer pool (capi/mori.go) */
   EMUD_H_THREAD_BARRIER,   /* a: barrier, count, what (1 wait, 2 destroy) -> a[3] 1 for the serial thread (capi/pbarrier.go) */
 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

@@ -41,6 +41,14 @@
 // most severe failure, so cmd/emud prints the single sweep's table and
 // exits as it does, with nothing run again.
 //
+// A C++ program's sweep (cmd/emud's explore or hunt after --) shards the
+// same way; its header has no scenario but the program's argv (hunt: its
+// BUG[:FIXED] pairs) and the SHA-256 of each executable (Header.Program,
+// Sums), which merge compares like a flag; a program hunt's cells also
+// count the fixed twin's failures (HuntCell.TwinFailed, TwinFirst), summed
+// and first-taken as the bug's are. The farm helpers put a task's --shard
+// flags before the "--" that starts a program's own arguments.
+//
 // A record is a file anyone can write, so Decode also refuses one at odds
 // with itself (a found seed or first detection outside its own range,
 // counts beyond its seeds, names with control characters) and escapes the

@@ -50,6 +50,19 @@ func oneJob(args []string) string {
 	return " --jobs 1"
 }
 
+// withShard is args with the task's flags (shard, a quoted shell word,
+// and rest) added: before a "--" that ends emud's flags (a C++ program's
+// sweep, whose own arguments follow), else at the end.
+func withShard(args []string, shard, rest string) string {
+	flags := oneJob(args) + " --shard " + shard + rest
+	for i, a := range args {
+		if a == "--" {
+			return shellJoin(args[:i]) + flags + " " + shellJoin(args[i:])
+		}
+	}
+	return shellJoin(args) + flags
+}
+
 // SlurmScript is an sbatch job array of n tasks: task K runs
 // emud ARGS --shard K/n --shard-out DIR/shard-K.json, its log in
 // DIR/task-K.log. extra lines are #SBATCH options (without the prefix).
@@ -64,8 +77,8 @@ func SlurmScript(emud string, args []string, n int, dir string, extra []string) 
 		fmt.Fprintf(&b, "#SBATCH %s\n", e)
 	}
 	b.WriteString("set -eu\n")
-	fmt.Fprintf(&b, "exec %s %s%s --shard \"$SLURM_ARRAY_TASK_ID/%d\" --shard-out %s/shard-\"$SLURM_ARRAY_TASK_ID\".json\n",
-		shellQuote(emud), shellJoin(args), oneJob(args), n, shellQuote(dir))
+	fmt.Fprintf(&b, "exec %s %s\n", shellQuote(emud),
+		withShard(args, fmt.Sprintf("\"$SLURM_ARRAY_TASK_ID/%d\"", n), " --shard-out "+shellQuote(dir)+"/shard-\"$SLURM_ARRAY_TASK_ID\".json"))
 	return b.String()
 }
 
@@ -74,7 +87,7 @@ func SlurmScript(emud string, args []string, n int, dir string, extra []string) 
 // stdout, for collection with kubectl logs (MergeSteps). It is JSON, which
 // kubectl apply -f takes as it takes YAML.
 func K8sJob(name, image string, args []string, n, parallelism int) ([]byte, error) {
-	cmd := fmt.Sprintf("exec emud %s%s --shard \"$JOB_COMPLETION_INDEX/%d\" --shard-out -", shellJoin(args), oneJob(args), n)
+	cmd := "exec emud " + withShard(args, fmt.Sprintf("\"$JOB_COMPLETION_INDEX/%d\"", n), " --shard-out -")
 	job := map[string]any{
 		"apiVersion": "batch/v1",
 		"kind":       "Job",

@@ -58,6 +58,13 @@ type Header struct {
 	Seeds    int               `json:"seeds"`
 	Shard    int               `json:"shard"`
 	Shards   int               `json:"shards"`
+	// A C++ program's sweep (explore or hunt after --) has no scenario:
+	// Program is explore's program and arguments, or hunt's pairs
+	// (BUG[:FIXED] each), and Sums the SHA-256 of each executable they
+	// name, in order of first mention, so shards of another build of the
+	// program do not merge.
+	Program []string `json:"program,omitempty"`
+	Sums    []string `json:"program_sha256,omitempty"`
 }
 
 // Found is a failing seed and its status (one of scenario.StatusHang, StatusRace, StatusMismatch, ...).
@@ -99,6 +106,10 @@ type HuntCell struct {
 	Detected int    `json:"detected"`
 	First    uint64 `json:"first,omitempty"`
 	PCTSteps int    `json:"pct_steps,omitempty"`
+	// A program hunt runs each bug's fixed twin on every seed too: how
+	// many of them failed, and the first (0: none).
+	TwinFailed int    `json:"twin_failed,omitempty"`
+	TwinFirst  uint64 `json:"twin_first,omitempty"`
 }
 
 // Version names the build: module version, VCS revision (and whether the
@@ -161,6 +172,12 @@ func (e *Record) check() error {
 	if e.Found != nil {
 		names = append(names, struct{ what, v string }{"found status", e.Found.Status})
 	}
+	for _, v := range e.Program {
+		names = append(names, struct{ what, v string }{"program", v})
+	}
+	for _, v := range e.Sums {
+		names = append(names, struct{ what, v string }{"program checksum", v})
+	}
 	for _, c := range e.Hunt {
 		names = append(names, struct{ what, v string }{"hunt bug", c.Bug}, struct{ what, v string }{"hunt strategy", c.Strategy})
 	}
@@ -182,6 +199,9 @@ func (e *Record) check() error {
 		}
 		if c.Detected < 0 || c.Detected > e.RangeSeeds {
 			return fmt.Errorf("inconsistent shard record: %s/%s detected %d times in %d seeds, first at %d", c.Bug, c.Strategy, c.Detected, e.RangeSeeds, c.First)
+		}
+		if c.TwinFirst != 0 && !in(c.TwinFirst) || c.TwinFailed < 0 || c.TwinFailed > e.RangeSeeds {
+			return fmt.Errorf("inconsistent shard record: %s/%s's twin failed %d times in %d seeds from %d, first at %d", c.Bug, c.Strategy, c.TwinFailed, e.RangeSeeds, e.RangeFirst, c.TwinFirst)
 		}
 	}
 	if e.Command == "explore" && (len(e.Ends) > e.RangeSeeds || len(e.Digests) > e.RangeSeeds) {
@@ -316,6 +336,10 @@ func Merge(parts []Named) (*Merged, error) {
 				if mc.First == 0 {
 					mc.First = c.First // shards in seed order: the first one that saw it
 				}
+				mc.TwinFailed += c.TwinFailed
+				if mc.TwinFirst == 0 {
+					mc.TwinFirst = c.TwinFirst
+				}
 			}
 		}
 	}
@@ -367,6 +391,10 @@ func sameSweep(a, b Named) error {
 		return diff("command", ha.Command, hb.Command)
 	case ha.Scenario != hb.Scenario:
 		return diff("scenario", ha.Scenario, hb.Scenario)
+	case !slices.Equal(ha.Program, hb.Program):
+		return diff("program", strconv.Quote(strings.Join(ha.Program, " ")), strconv.Quote(strings.Join(hb.Program, " ")))
+	case !slices.Equal(ha.Sums, hb.Sums):
+		return diff("program build (SHA-256)", strings.Join(ha.Sums, ","), strings.Join(hb.Sums, ","))
 	case ha.First != hb.First:
 		return diff("flag --first-seed", fmt.Sprint(ha.First), fmt.Sprint(hb.First))
 	case ha.Seeds != hb.Seeds:

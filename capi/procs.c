@@ -1,0 +1,945 @@
+// Ranks as processes: fork mode (see doc.go, "Ranks as processes").
+//
+// A program that forks one process per rank (MORI's test harness) runs
+// them on the one emulated node of the process that forked. That process
+// is the coordinator: it has the Go runtime and the simulator. A forked
+// child has no usable Go runtime (of its threads only the forking one
+// survives a fork), so it is a client in C only: fork() here makes a
+// socketpair first, and in the parent a proxy thread, a host thread of
+// the emulation like any std::thread, carries the child's HIP and cco
+// calls out on the child's behalf, in the turns the simulator gives it.
+// The child's lanes run in the child, as coroutines resumed on the
+// coordinator's word: the coordinator's lane is a mirror whose resume
+// sends the lane's state over and waits for its next device call.
+//
+// Memory: at the first fork the device chunks mapped so far move into
+// one memfd, mapped MAP_SHARED at the same addresses, and so does the
+// runtime's object pool; later chunks are mapped from the memfd and
+// listed in a shared table that a child maps from on each message. Block
+// shared memory of a child's grids comes from a shared arena. Host
+// memory a call reads or writes (hipMemcpy's host side, a unique id) is
+// staged: copied over the socket with the call and its reply.
+//
+// Written for emud.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emud/abi.h"
+#include "lane.h"
+
+enum { PM_CALL = 1, PM_REPLY, PM_RESUME, PM_YIELD, PM_FREE };
+
+// pmsg is every message's header; a lane (RESUME, YIELD) and n bytes of
+// staged data follow it.
+typedef struct {
+  uint32_t kind;
+  int32_t op, line, rc;
+  int32_t in_idx, out_idx;  // CALL: the argument staged in (its bytes follow), the one staged out
+  uint64_t a[16];
+  uint64_t n, out_n;        // bytes following; CALL: bytes the reply brings back
+  uint64_t lane, entry, arg;
+  char file[232];
+} pmsg;
+
+static int send_all(int fd, const void* p, size_t n) {
+  const char* c = p;
+  while (n > 0) {
+    ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    c += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int recv_all(int fd, void* p, size_t n) {
+  char* c = p;
+  while (n > 0) {
+    ssize_t r = recv(fd, c, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    c += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+// ---- shared memory ----
+
+#define EXT_MAX 65536
+typedef struct {
+  volatile uint64_t gen;  // bumped when the table changes
+  volatile int32_t n;
+  uint64_t ext[EXT_MAX][2];
+} ext_table;
+
+static int dev_fd = -1;       // the device memory's memfd, once shared
+static ext_table* exts;       // chunks mapped from it, in mapping order
+#define ARENA_SIZE (256ull << 20)
+static char* arena;           // block shared memory of forked ranks' grids
+static size_t arena_used;
+static int arena_live;
+static pthread_mutex_t arena_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void ext_add(uint64_t lo, uint64_t hi) {
+  int n = exts->n;
+  if (n > 0 && exts->ext[n - 1][1] == lo) {
+    exts->ext[n - 1][1] = hi;
+  } else if (n < EXT_MAX) {
+    exts->ext[n][0] = lo;
+    exts->ext[n][1] = hi;
+    exts->n = n + 1;
+  } else {
+    fprintf(stderr, "emud: ranks as processes: more than %d separate device memory extents; the run stops\n", EXT_MAX);
+    _exit(1);
+  }
+  exts->gen++;
+}
+
+int emud_procs_map(uint64_t lo, uint64_t hi) {
+  if (dev_fd < 0) return -1;
+  uint64_t base = emud_resv_lo();
+  void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dev_fd, (off_t)(lo - base));
+  if (p == MAP_FAILED) return errno ? errno : 1;
+  ext_add(lo, hi);
+  return 0;
+}
+
+// share_extent moves [lo, hi), mapped private, into the memfd: its
+// resident pages are copied (the rest read as zero anyway) and the range
+// is mapped shared over itself.
+static int share_extent(uint64_t lo, uint64_t hi) {
+  uint64_t base = emud_resv_lo();
+  unsigned char vec[512];
+  for (uint64_t a = lo; a < hi;) {
+    uint64_t n = hi - a;
+    if (n > sizeof vec * 4096) n = sizeof vec * 4096;
+    if (mincore((void*)(uintptr_t)a, n, vec) != 0) return errno;
+    for (uint64_t i = 0; i < n / 4096; i++) {
+      if (!(vec[i] & 1)) continue;
+      uint64_t pg = a + i * 4096;
+      if (pwrite(dev_fd, (void*)(uintptr_t)pg, 4096, (off_t)(pg - base)) != 4096) return errno ? errno : EIO;
+    }
+    a += n;
+  }
+  void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dev_fd, (off_t)(lo - base));
+  if (p == MAP_FAILED) return errno;
+  ext_add(lo, hi);
+  return 0;
+}
+
+// shared_fd makes a memfd of n bytes mapped shared at want (anywhere
+// when 0, over what is there when fixed): its mapping, or NULL.
+static void* shared_fd(const char* name, size_t n, void* want, int fixed, int* fd) {
+  *fd = memfd_create(name, MFD_CLOEXEC);
+  if (*fd < 0) return NULL;
+  if (ftruncate(*fd, (off_t)n) != 0) {
+    close(*fd);
+    *fd = -1;
+    return NULL;
+  }
+  void* p = mmap(want, n, PROT_READ | PROT_WRITE, MAP_SHARED | (fixed ? MAP_FIXED : 0), *fd, 0);
+  if (p == MAP_FAILED) {
+    close(*fd);
+    *fd = -1;
+    return NULL;
+  }
+  return p;
+}
+
+static int ext_fd = -1, arena_fd = -1, pool_fd = -1;
+
+// share_memory makes the coordinator's device memory and runtime objects
+// shared, once, before its first fork (or before it takes in ranks
+// started apart): each is a memfd, so a rank started apart can map it too.
+static int share_memory(const char** what) {
+  if (dev_fd >= 0) return 0;
+  uint64_t lo = emud_resv_lo(), hi = emud_resv_hi();
+  *what = "the device address range is not reserved (EMUD_BASE taken?)";
+  if (lo == 0) return EINVAL;
+  *what = "memfd_create";
+  int fd = memfd_create("emud-device", MFD_CLOEXEC);
+  if (fd < 0) return errno;
+  *what = "sizing the device memfd";
+  if (ftruncate(fd, (off_t)(hi - lo)) != 0) {
+    close(fd);
+    return errno;
+  }
+  *what = "the shared extent table";
+  if (!(exts = shared_fd("emud-extents", sizeof *exts, NULL, 0, &ext_fd))) return errno ? errno : ENOMEM;
+  *what = "the shared arena";
+  if (!(arena = shared_fd("emud-arena", ARENA_SIZE, NULL, 0, &arena_fd))) return errno ? errno : ENOMEM;
+  // The runtime's objects that lanes read (windows' device structs):
+  // copied out and back over a shared mapping of the pool's pages.
+  size_t pn;
+  char* pool = emud_obj_pool(&pn);
+  char* save = malloc(pn);
+  *what = "sharing the object pool";
+  if (!save) return ENOMEM;
+  memcpy(save, pool, pn);
+  if (!shared_fd("emud-objects", pn, pool, 1, &pool_fd)) {
+    free(save);
+    return errno ? errno : ENOMEM;
+  }
+  memcpy(pool, save, pn);
+  free(save);
+  dev_fd = fd;
+  *what = "sharing the device memory mapped so far";
+  return emud_device_extents(share_extent);
+}
+
+void* emud_shm_alloc(size_t n, size_t align) {
+  if (!arena) return NULL;
+  if (align < 16) align = 16;
+  void* p = NULL;
+  pthread_mutex_lock(&arena_mu);
+  size_t at = (arena_used + align - 1) / align * align;
+  if (at + n <= ARENA_SIZE) {
+    p = arena + at;
+    arena_used = at + n;
+    arena_live++;
+    memset(p, 0, n);
+  }
+  pthread_mutex_unlock(&arena_mu);
+  return p;
+}
+
+void emud_shm_free(void* p) {
+  if (!p) return;
+  pthread_mutex_lock(&arena_mu);
+  if (--arena_live == 0) arena_used = 0;  // no grid of a forked rank alive: start over
+  pthread_mutex_unlock(&arena_mu);
+}
+
+// ---- the coordinator's side ----
+
+typedef struct proc {
+  int fd, pid, host, joined;
+  int apart;  // started apart (EMUD_NODE), not a child of this process
+  pthread_t th;
+} proc;
+
+#define MAX_PROCS 256
+static proc* procs[MAX_PROCS];
+static int nprocs;
+static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread proc* my_proc;  // the proxy thread's process
+
+void* emud_thread_proc(void) { return my_proc; }
+
+typedef struct {
+  uint32_t magic;
+  proc* p;
+  emud_entry entry;
+  void* arg;
+  char str[1024];  // a staged string argument of the lane's last call
+} remote_lane;
+#define REMOTE_MAGIC 0x656d7270u
+
+int emud_lane_is_remote(emud_lane* l) { return l->impl && *(uint32_t*)l->impl == REMOTE_MAGIC; }
+
+emud_lane* emud_lane_make(emud_entry entry, void* arg, void* proc_) {
+  if (!proc_) return emud_lane_new(entry, arg);
+  emud_lane* l = calloc(1, sizeof *l);
+  remote_lane* r = calloc(1, sizeof *r);
+  if (!l || !r) {
+    free(l);
+    free(r);
+    return NULL;
+  }
+  r->magic = REMOTE_MAGIC;
+  r->p = proc_;
+  r->entry = entry;
+  r->arg = arg;
+  l->impl = r;
+  return l;
+}
+
+void emud_remote_free(emud_lane* l) {
+  free(l->impl);
+  free(l);
+}
+
+// emud_remote_resume runs a forked rank's lane in its process until its
+// next device call, its return or its fault; EMUD_LANE_GONE when the
+// process is gone.
+// A resume and its yield: one send each way (the header and the lane
+// together); one buffer, since lanes run one at a time.
+static struct {
+  pmsg m;
+  emud_lane l;
+} rbuf;
+
+void emud_remote_resume(emud_lane* l) {
+  remote_lane* r = l->impl;
+  memset(&rbuf.m, 0, sizeof rbuf.m);
+  rbuf.m.kind = PM_RESUME;
+  rbuf.m.lane = (uint64_t)(uintptr_t)l;
+  rbuf.m.entry = (uint64_t)(uintptr_t)r->entry;
+  rbuf.m.arg = (uint64_t)(uintptr_t)r->arg;
+  rbuf.l = *l;
+  if (send_all(r->p->fd, &rbuf, sizeof rbuf) || recv_all(r->p->fd, &rbuf, sizeof rbuf) || rbuf.m.kind != PM_YIELD ||
+      rbuf.m.lane != (uint64_t)(uintptr_t)l || rbuf.m.n > sizeof r->str || recv_all(r->p->fd, r->str, rbuf.m.n)) {
+    l->state = EMUD_LANE_GONE;
+    return;
+  }
+  *l = rbuf.l;
+  l->impl = r;
+  if (rbuf.m.n > 0) {
+    r->str[sizeof r->str - 1] = 0;
+    l->a[0] = (uint64_t)(uintptr_t)r->str;
+  }
+}
+
+void emud_remote_free_ctx(void* proc_, emud_entry fin, void* ctx) {
+  proc* p = proc_;
+  pmsg m;
+  memset(&m, 0, sizeof m);
+  m.kind = PM_FREE;
+  m.entry = (uint64_t)(uintptr_t)fin;
+  m.arg = (uint64_t)(uintptr_t)ctx;
+  send_all(p->fd, &m, sizeof m);  // a process gone has nothing to free
+}
+
+// ended says how process pid ended, without reaping it (the program's
+// own waitpid does): it closed its socket, so it is exiting.
+static void ended(int pid, char* how, size_t cap) {
+  siginfo_t si;
+  for (int i = 0; i < 2000; i++) {
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | WNOHANG) != 0) break;
+    if (si.si_pid == pid) {
+      if (si.si_code == CLD_EXITED)
+        snprintf(how, cap, "exited with status %d", si.si_status);
+      else
+        snprintf(how, cap, "was killed by signal %d (%s)", si.si_status, strsignal(si.si_status));
+      return;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  snprintf(how, cap, "closed its connection to the coordinator");
+}
+
+// proxy is the host thread that carries process p's calls out.
+static void* proxy(void* arg) {
+  proc* p = arg;
+  my_proc = p;
+  p->host = emud_host_id();
+  emud_enter();
+  emudGoProcStarted(p->host, p->pid);
+  emud_leave();
+  pmsg m;
+  char* in = NULL;
+  char* out = NULL;
+  for (;;) {
+    if (recv_all(p->fd, &m, sizeof m) != 0) break;
+    if (m.kind != PM_CALL || m.n > (1ull << 30) || m.out_n > (1ull << 30) || m.in_idx >= 16 || m.out_idx >= 16) {
+      fprintf(stderr, "emud: forked rank process %d sent a malformed message (kind %u); the coordinator drops it\n", p->pid,
+              m.kind);
+      break;
+    }
+    in = m.n ? malloc(m.n) : NULL;
+    out = m.out_n ? calloc(1, m.out_n) : NULL;
+    if ((m.n && !in) || (m.out_n && !out) || (m.n && recv_all(p->fd, in, m.n) != 0)) break;
+    if (m.in_idx >= 0) m.a[m.in_idx] = (uint64_t)(uintptr_t)in;
+    if (m.out_idx >= 0) m.a[m.out_idx] = (uint64_t)(uintptr_t)out;
+    m.file[sizeof m.file - 1] = 0;
+    m.rc = emud_host(m.op, m.a, m.file, m.line);
+    m.kind = PM_REPLY;
+    m.n = m.out_n;
+    int bad = send_all(p->fd, &m, sizeof m) || (m.n && send_all(p->fd, out, m.n));
+    free(in);
+    free(out);
+    in = out = NULL;
+    if (bad) break;
+  }
+  free(in);
+  free(out);
+  char how[128];
+  if (p->apart)
+    snprintf(how, sizeof how, "ended (started apart: its status is its launcher's)");
+  else
+    ended(p->pid, how, sizeof how);
+  emud_enter();
+  emudGoProcEnded(p->host, p->pid, p->apart, how);
+  emud_leave();
+  close(p->fd);
+  return NULL;
+}
+
+static pid_t (*real_fork)(void);
+static pid_t (*real_waitpid)(pid_t, int*, int);
+
+static void resolve_procs(void) {
+  if (!real_fork) real_fork = dlsym(RTLD_NEXT, "fork");
+  if (!real_waitpid) real_waitpid = dlsym(RTLD_NEXT, "waitpid");
+}
+
+// ---- the client's side (a forked child: C only) ----
+
+static int client_fd = -1;
+static int coord_pid;  // the coordinator, for the child's messages (getppid changes once it is gone)
+static pthread_t client_owner;
+static int client_owned;
+static uint64_t client_gen;
+
+int emud_client_active(void) { return client_fd >= 0; }
+
+// client_map maps the chunks the coordinator mapped since the last look.
+static void client_map(void) {
+  if (!exts || exts->gen == client_gen) return;
+  uint64_t gen = exts->gen, base = emud_resv_lo();
+  for (int i = 0; i < exts->n; i++) {
+    uint64_t lo = exts->ext[i][0], hi = exts->ext[i][1];
+    if (mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, dev_fd, (off_t)(lo - base)) ==
+        MAP_FAILED) {
+      fprintf(stderr, "emud: forked rank process %d: cannot map device memory [%#llx, %#llx): %s\n", (int)getpid(),
+              (unsigned long long)lo, (unsigned long long)hi, strerror(errno));
+      _exit(1);
+    }
+  }
+  client_gen = gen;
+}
+
+typedef struct local_lane {
+  uint64_t id;
+  emud_lane* l;
+  struct local_lane* next;
+} local_lane;
+static local_lane* locals;
+
+static void client_gone(void) {
+  // The coordinator ended (its run failed and it exited with the run's
+  // status, or it was killed): nothing can go on.
+  fprintf(stderr, "emud: forked rank process %d: the coordinator (process %d) is gone; this rank exits 1\n", (int)getpid(),
+          coord_pid);
+  _exit(1);
+}
+
+// serve_lane runs the lane a RESUME names until its next device call and
+// sends the lane back.
+static void serve_lane(pmsg* m) {
+  emud_lane in;
+  if (recv_all(client_fd, &in, sizeof in) != 0) client_gone();
+  client_map();
+  local_lane** pp = &locals;
+  while (*pp && (*pp)->id != m->lane) pp = &(*pp)->next;
+  local_lane* ll = *pp;
+  if (!ll) {
+    ll = calloc(1, sizeof *ll);
+    if (!ll) client_gone();
+    ll->id = m->lane;
+    ll->l = emud_lane_new((emud_entry)(uintptr_t)m->entry, (void*)(uintptr_t)m->arg);
+    if (!ll->l) {
+      fprintf(stderr, "emud: forked rank process %d: cannot allocate a lane's stack\n", (int)getpid());
+      _exit(1);
+    }
+    ll->next = locals;
+    locals = ll;
+    pp = &locals;
+  }
+  emud_lane* l = ll->l;
+  void* impl = l->impl;
+  *l = in;
+  l->impl = impl;
+  // The coordinator lent the lane its mirror; here the lane is l.
+  for (int i = 0; i < l->nallow && i < 8; i++)
+    if (l->allow_lo[i] == m->lane) {
+      l->allow_lo[i] = (uint64_t)(uintptr_t)l;
+      l->allow_hi[i] = (uint64_t)(uintptr_t)l + sizeof *l;
+    }
+  emud_resume(l);
+  pmsg r;
+  memset(&r, 0, sizeof r);
+  r.kind = PM_YIELD;
+  r.lane = m->lane;
+  const char* s = NULL;
+  if (l->state == 1 && (l->op == EMUD_OP_UNSUPPORTED || l->op == EMUD_OP_TRAP) && l->a[0]) s = (const char*)(uintptr_t)l->a[0];
+  if (s) r.n = strnlen(s, 1023) + 1;
+  rbuf.m = r;
+  rbuf.l = *l;
+  emud_lane* back = &rbuf.l;
+  for (int i = 0; i < back->nallow && i < 8; i++)
+    if (back->allow_lo[i] == (uint64_t)(uintptr_t)l) {
+      back->allow_lo[i] = m->lane;
+      back->allow_hi[i] = m->lane + sizeof *l;
+    }
+  if (send_all(client_fd, &rbuf, sizeof rbuf)) client_gone();
+  if (s) {
+    char buf[1024];
+    memcpy(buf, s, r.n - 1);
+    buf[r.n - 1] = 0;
+    if (send_all(client_fd, buf, r.n)) client_gone();
+  }
+  if (l->state == 2 || l->state == 3) {
+    *pp = ll->next;
+    emud_lane_free(l);
+    free(ll);
+  }
+}
+
+static int is_device(uint64_t p) { return p >= emud_resv_lo() && p < emud_resv_hi(); }
+
+static void node_ready(void);
+static int node_client_ready = 1;
+
+int emud_client_call(int op, uint64_t* a, const char* file, int line) {
+  if (!node_client_ready) node_ready();
+  if (!client_owned) {
+    client_owner = pthread_self();
+    client_owned = 1;
+  } else if (!pthread_equal(client_owner, pthread_self())) {
+    fprintf(stderr,
+            "emud: %s:%d: a HIP/cco call from a second thread of forked rank process %d: a forked rank is emulated with "
+            "one host thread (partial); make the calls from the thread that made its first\n",
+            file ? file : "?", line, (int)getpid());
+    _exit(1);
+  }
+  pmsg m;
+  memset(&m, 0, sizeof m);
+  m.kind = PM_CALL;
+  m.op = op;
+  m.line = line;
+  m.in_idx = m.out_idx = -1;
+  memcpy(m.a, a, sizeof m.a);
+  snprintf(m.file, sizeof m.file, "%s", file ? file : "?");
+  const void* in = NULL;
+  void* out = NULL;
+  switch (op) {
+    case EMUD_H_UNIQUE_ID:
+      m.out_idx = 0, m.out_n = 128, out = (void*)(uintptr_t)a[0];
+      break;
+    case EMUD_H_COMM_CREATE:
+      if (a[0]) m.in_idx = 0, m.n = 128, in = (void*)(uintptr_t)a[0];
+      break;
+    case EMUD_H_LAUNCH:
+    case EMUD_H_UNSUPPORTED: {
+      int i = op == EMUD_H_LAUNCH ? 11 : 0;
+      if (a[i]) m.in_idx = i, in = (void*)(uintptr_t)a[i], m.n = strnlen(in, 4095) + 1;
+      break;
+    }
+    case EMUD_H_MEMCPY:
+    case EMUD_H_MEMSET: {
+      uint64_t dst = a[0], src = a[1], n = a[2];
+      int async = a[5] != 0;
+      if (n == 0) break;
+      if (n > (1ull << 30)) {
+        fprintf(stderr, "emud: %s:%d: a host copy of %llu bytes in forked rank process %d: over the 1 GiB a forked rank "
+                "stages per call (partial)\n", m.file, line, (unsigned long long)n, (int)getpid());
+        _exit(1);
+      }
+      if (op == EMUD_H_MEMCPY && !is_device(src)) m.in_idx = 1, m.n = n, in = (void*)(uintptr_t)src;
+      if (!is_device(dst)) {
+        if (async) {
+          fprintf(stderr, "emud: %s:%d: %s into pageable host memory in forked rank process %d is not emulated "
+                  "(partial: a forked rank's host side is staged, so it could only land after the call); use the "
+                  "synchronous call or hipHostMalloc's memory\n", m.file, line,
+                  op == EMUD_H_MEMCPY ? "hipMemcpyAsync" : "hipMemsetAsync", (int)getpid());
+          _exit(1);
+        }
+        m.out_idx = 0, m.out_n = n, out = (void*)(uintptr_t)dst;
+      }
+      break;
+    }
+  }
+  if (m.in_idx >= 0 && m.in_idx == m.out_idx) m.out_idx = -1;  // not reached: in and out are different arguments
+  if (send_all(client_fd, &m, sizeof m) || (m.n && send_all(client_fd, in, m.n))) client_gone();
+  for (;;) {
+    pmsg r;
+    if (recv_all(client_fd, &r, sizeof r) != 0) client_gone();
+    client_map();
+    switch (r.kind) {
+      case PM_REPLY:
+        if (r.n != m.out_n || (r.n && recv_all(client_fd, out, r.n) != 0)) client_gone();
+        for (int i = 0; i < 16; i++)
+          if (i != m.in_idx && i != m.out_idx) a[i] = r.a[i];
+        return r.rc;
+      case PM_RESUME:
+        serve_lane(&r);
+        break;
+      case PM_FREE:
+        ((emud_entry)(uintptr_t)r.entry)((void*)(uintptr_t)r.arg);
+        break;
+      default:
+        client_gone();
+    }
+  }
+}
+
+// ---- fork and waitpid ----
+
+pid_t fork(void) {
+  resolve_procs();
+  if (emud_forked()) {
+    // A rank's own child would share its rank's connection: it has none.
+    pid_t pid = real_fork();
+    if (pid == 0) client_fd = -1;
+    return pid;
+  }
+  if (emud_in_emud() || emud_current()) return real_fork();
+  if (!emud_started() && emud_host_id() == 0) {
+    // Forked before the first HIP call (MORI's harness order): this
+    // process becomes the node's coordinator now.
+    uint64_t a[16] = {0};
+    emud_host(EMUD_H_START, a, "fork", 0);
+  }
+  if (!emud_started() || emud_host_id() < 0) return real_fork();  // not a host thread: no rank
+  const char* what = "";
+  int e = share_memory(&what);
+  if (e) {
+    fprintf(stderr, "emud: fork: cannot share the emulated node with a child (%s: %s); the child's HIP calls will fail\n", what,
+            strerror(e));
+    return real_fork();
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    fprintf(stderr, "emud: fork: socketpair: %s; the child's HIP calls will fail\n", strerror(errno));
+    return real_fork();
+  }
+  fflush(NULL);
+  coord_pid = (int)getpid();
+  pid_t pid = real_fork();
+  if (pid == 0) {
+    close(sv[0]);
+    client_fd = sv[1];
+    client_gen = exts->gen;
+    emud_fault_default();
+    return 0;
+  }
+  close(sv[1]);
+  if (pid < 0) {
+    close(sv[0]);
+    return pid;
+  }
+  proc* p = calloc(1, sizeof *p);
+  pthread_mutex_lock(&procs_mu);
+  int room = nprocs < MAX_PROCS;
+  pthread_mutex_unlock(&procs_mu);
+  if (!p || !room) {
+    fprintf(stderr, "emud: fork: more than %d forked ranks; process %d gets no emulation\n", MAX_PROCS, (int)pid);
+    free(p);
+    close(sv[0]);
+    return pid;
+  }
+  p->fd = sv[0];
+  p->pid = pid;
+  p->host = -1;
+  // The proxy is a host thread of the forking thread, made as a
+  // std::thread's is (lane.c's pthread_create): so a rank process and a
+  // rank thread take the same turns.
+  if (pthread_create(&p->th, NULL, proxy, p) != 0) {
+    fprintf(stderr, "emud: fork: cannot start the thread that serves process %d\n", (int)pid);
+    close(sv[0]);
+    free(p);
+    return pid;
+  }
+  pthread_mutex_lock(&procs_mu);
+  procs[nprocs++] = p;
+  pthread_mutex_unlock(&procs_mu);
+  return pid;
+}
+
+// waitpid for a forked rank, by a host thread, first waits in virtual
+// time for the rank's proxy to end (a pthread_join, as a thread's
+// std::thread::join), so the rank's calls get their turns; a real wait
+// here would hold the turn the rank needs.
+pid_t waitpid(pid_t pid, int* status, int options) {
+  resolve_procs();
+  if (!emud_forked() && emud_started() && emud_host_id() >= 0 && !emud_in_emud() && !emud_current() &&
+      !(options & WNOHANG) && (pid > 0 || pid == -1)) {
+    proc* p = NULL;
+    pthread_mutex_lock(&procs_mu);
+    for (int i = 0; i < nprocs && !p; i++)
+      if (!procs[i]->joined && (pid == -1 || procs[i]->pid == pid)) p = procs[i];
+    if (p) p->joined = 1;
+    pthread_mutex_unlock(&procs_mu);
+    if (p) {
+      pthread_join(p->th, NULL);
+      pid = p->pid;
+    }
+  }
+  return real_waitpid(pid, status, options);
+}
+
+pid_t wait(int* status) { return waitpid(-1, status, 0); }
+
+// ---- ranks started apart (EMUD_NODE) ----
+//
+// Processes started apart (a per-rank launcher, mpirun) share one node
+// when EMUD_NODE names a socket path and the launcher's environment gives
+// the rank and the world size (RANK and WORLD_SIZE, else OpenMPI's, PMI's
+// or Slurm's). Rank 0 is the coordinator: it listens at load, and at its
+// first HIP or cco call takes in the other world-1 ranks, each of which
+// connected at its own load, and makes their proxies in rank order, so
+// arrival order does not matter. A rank's calls and lanes then go as a
+// forked rank's do; the memfds of the node's memory come with the reply
+// to its hello (SCM_RIGHTS). Every rank must run the same program image
+// (lanes' file names and the runtime's object pool are at the same
+// addresses): the coordinator checks it.
+
+typedef struct {
+  uint32_t magic;
+  int32_t rank, world, pid;
+  uint64_t image, pool;  // the program's image and object pool, as the rank has them
+} node_hello;
+
+typedef struct {
+  uint32_t magic;
+  int32_t ok, race;
+  uint64_t arena;
+  char err[400];
+} node_setup;
+
+#define NODE_MAGIC 0x656d6e64u
+static int node_listen = -1;  // rank 0: the listening socket, until its first call
+static int node_world;
+
+static int env_int(const char* const* names, int* v) {
+  for (; *names; names++) {
+    const char* e = getenv(*names);
+    if (e && *e) {
+      char* end = NULL;
+      long n = strtol(e, &end, 10);
+      if (end && !*end && n >= 0 && n < 1 << 20) {
+        *v = (int)n;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+
+static int node_addr(struct sockaddr_un* a, const char* path) {
+  memset(a, 0, sizeof *a);
+  a->sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a->sun_path) return -1;
+  strcpy(a->sun_path, path);
+  return 0;
+}
+
+__attribute__((format(printf, 1, 2))) static void node_die(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "emud: EMUD_NODE=%s: ", getenv("EMUD_NODE"));
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  _exit(1);
+}
+
+static int node_timeout(void) {
+  const char* e = getenv("EMUD_NODE_TIMEOUT");
+  char* end = NULL;
+  long s = e && *e ? strtol(e, &end, 10) : 60;
+  if (e && *e && (!end || *end || s < 1 || s > 86400)) node_die("EMUD_NODE_TIMEOUT=%s: want whole seconds, 1 to 86400", e);
+  return (int)s;
+}
+
+__attribute__((constructor(103))) static void node_join(void) {
+  const char* path = getenv("EMUD_NODE");
+  static const char* const ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
+  static const char* const worlds[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+  int rank = -1, world = -1;
+  if (!path || !*path) return;
+  if (!env_int(ranks, &rank) || !env_int(worlds, &world))
+    node_die("the launcher gives no rank and world size (RANK and WORLD_SIZE, or OpenMPI's, PMI's or Slurm's)");
+  if (world < 1 || rank >= world) node_die("rank %d is outside the world size %d", rank, world);
+  if (world == 1) return;
+  struct sockaddr_un a;
+  if (node_addr(&a, path)) node_die("the socket path is too long (%d bytes at most)", (int)sizeof a.sun_path - 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) node_die("socket: %s", strerror(errno));
+  node_world = world;
+  if (rank == 0) {
+    unlink(path);  // a socket left by an earlier job
+    if (bind(fd, (struct sockaddr*)&a, sizeof a) != 0 || listen(fd, world) != 0)
+      node_die("rank 0 cannot listen there: %s", strerror(errno));
+    node_listen = fd;
+    return;
+  }
+  // Another rank: connect (rank 0 may start later) and say who it is;
+  // the setup comes back when rank 0 makes its first call.
+  int tries = node_timeout() * 100;
+  while (connect(fd, (struct sockaddr*)&a, sizeof a) != 0) {
+    if (--tries <= 0)
+      node_die("rank %d cannot reach rank 0's node there in %d s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?",
+               rank, node_timeout());
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+  }
+  size_t pn;
+  node_hello h = {NODE_MAGIC, rank, world, (int)getpid(), (uint64_t)(uintptr_t)&node_join,
+                  (uint64_t)(uintptr_t)emud_obj_pool(&pn)};
+  if (send_all(fd, &h, sizeof h)) node_die("rank 0's node closed the connection");
+  client_fd = fd;
+  node_client_ready = 0;
+}
+
+// node_ready takes the setup a rank started apart gets from rank 0: the
+// memfds of device memory, the extent table, the arena and the object
+// pool, mapped where rank 0 has them.
+static void node_ready(void) {
+  node_setup st;
+  int fds[4];
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  struct iovec iov = {&st, sizeof st};
+  struct msghdr mh = {0};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = cbuf;
+  mh.msg_controllen = sizeof cbuf;
+  ssize_t r = recvmsg(client_fd, &mh, MSG_WAITALL);
+  if (r != (ssize_t)sizeof st || st.magic != NODE_MAGIC)
+    node_die("rank 0's node ended before it took this rank in");
+  if (!st.ok) node_die("rank 0 refused this rank: %s", st.err);
+  struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
+  if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) node_die("rank 0 sent no memory");
+  memcpy(fds, CMSG_DATA(c), sizeof fds);
+  dev_fd = fds[0];
+  exts = mmap(NULL, sizeof *exts, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
+  arena = mmap((void*)(uintptr_t)st.arena, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fds[2], 0);
+  size_t pn;
+  void* pool = emud_obj_pool(&pn);
+  void* pm = mmap(pool, pn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[3], 0);
+  if (exts == MAP_FAILED || arena != (void*)(uintptr_t)st.arena || pm != pool)
+    node_die("cannot map rank 0's node memory here (%s)", strerror(errno));
+  client_gen = 0;
+  client_map();
+  emud_set_race(st.race);
+  emud_install_fault_handlers();
+  node_client_ready = 1;
+}
+
+static int node_reply(int fd, node_setup* st) {
+  int fds[4] = {dev_fd, ext_fd, arena_fd, pool_fd};
+  char cbuf[CMSG_SPACE(sizeof fds)];
+  memset(cbuf, 0, sizeof cbuf);
+  struct iovec iov = {st, sizeof *st};
+  struct msghdr mh = {0};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (st->ok) {
+    mh.msg_control = cbuf;
+    mh.msg_controllen = sizeof cbuf;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+  }
+  return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof *st ? 0 : -1;
+}
+
+static void node_atexit(void) {
+  // Rank 0's program ends: the other ranks' proxies are its threads, so
+  // it waits for them in virtual time, as it would join threads.
+  if (emud_forked() || emud_host_id() != 0) return;
+  for (int i = 0; i < nprocs; i++)
+    if (!procs[i]->joined) {
+      procs[i]->joined = 1;
+      pthread_join(procs[i]->th, NULL);
+    }
+}
+
+// emud_node_serve is rank 0's first call: it takes in the world's other
+// ranks, in rank order, before the call goes on.
+void emud_node_serve(void) {
+  if (node_listen < 0 || emud_host_id() != 0 || emud_in_emud()) return;
+  int lfd = node_listen;
+  node_listen = -1;
+  uint64_t a[16] = {0};
+  emud_host(EMUD_H_START, a, "EMUD_NODE", 0);
+  const char* what = "";
+  int e = share_memory(&what);
+  if (e) node_die("rank 0 cannot share its node (%s): %s", what, strerror(e));
+  int n = node_world - 1;
+  int* fds = calloc((size_t)n, sizeof *fds);
+  int* pids = calloc((size_t)n, sizeof *pids);
+  if (!fds || !pids) node_die("out of memory");
+  for (int i = 0; i < n; i++) fds[i] = -1;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  size_t pn;
+  void* pool = emud_obj_pool(&pn);
+  for (int got = 0; got < n;) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec - t0.tv_sec > node_timeout()) {
+      char missing[300] = "";
+      for (int r = 1; r <= n; r++)
+        if (fds[r - 1] < 0 && strlen(missing) < sizeof missing - 12)
+          snprintf(missing + strlen(missing), sizeof missing - strlen(missing), " %d", r);
+      node_die("rank 0 waited %d s (EMUD_NODE_TIMEOUT) for ranks that never came:%s", node_timeout(), missing);
+    }
+    struct pollfd pf = {lfd, POLLIN, 0};
+    if (poll(&pf, 1, 100) <= 0) continue;
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    node_hello h;
+    node_setup st;
+    memset(&st, 0, sizeof st);
+    st.magic = NODE_MAGIC;
+    if (recv_all(fd, &h, sizeof h) || h.magic != NODE_MAGIC) {
+      close(fd);
+      continue;
+    }
+    if (h.world != node_world)
+      snprintf(st.err, sizeof st.err, "its world size %d is not rank 0's %d (another job's rank?)", h.world, node_world);
+    else if (h.rank < 1 || h.rank > n || fds[h.rank - 1] >= 0)
+      snprintf(st.err, sizeof st.err, "rank %d is taken or out of range", h.rank);
+    else if (h.image != (uint64_t)(uintptr_t)&node_join || h.pool != (uint64_t)(uintptr_t)pool)
+      snprintf(st.err, sizeof st.err, "it runs another program image than rank 0 (every rank must run the same "
+               "non-position-independent program)");
+    if (st.err[0]) {
+      node_reply(fd, &st);
+      close(fd);
+      continue;
+    }
+    fds[h.rank - 1] = fd;
+    pids[h.rank - 1] = h.pid;
+    got++;
+  }
+  close(lfd);
+  unlink(getenv("EMUD_NODE"));
+  for (int r = 1; r <= n; r++) {
+    node_setup st;
+    memset(&st, 0, sizeof st);
+    st.magic = NODE_MAGIC;
+    st.ok = 1;
+    st.race = emud_race_on();
+    st.arena = (uint64_t)(uintptr_t)arena;
+    if (node_reply(fds[r - 1], &st)) node_die("rank %d went away before it was taken in", r);
+    proc* p = calloc(1, sizeof *p);
+    if (!p) node_die("out of memory");
+    p->fd = fds[r - 1];
+    p->pid = pids[r - 1];
+    p->host = -1;
+    p->apart = 1;
+    if (pthread_create(&p->th, NULL, proxy, p) != 0) node_die("cannot start the thread that serves rank %d", r);
+    pthread_mutex_lock(&procs_mu);
+    procs[nprocs++] = p;
+    pthread_mutex_unlock(&procs_mu);
+  }
+  free(fds);
+  free(pids);
+  atexit(node_atexit);
+}

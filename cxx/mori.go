@@ -1,0 +1,234 @@
+package cxx
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A user's own MORI. When an include directory the user gives (-I,
+// -isystem, -idirafter) holds mori/cco/cco.hpp, sources compile against
+// that header instead of emud's stand-in: MORI's device code runs in the
+// lanes over emud's HIP layer, with the AMDGCN builtins it calls given by
+// emud/amdgcn.h (included first), and the program links emud's host
+// control plane for it (include/emud/mori_host.cpp, compiled against the
+// same header, so it fills MORI's structures at that header's own
+// offsets). emud's include directory then lends only hip/ and emud/, from
+// a directory of links, so the user's mori/ is the one found.
+
+// MoriHeader is the path of the mori/cco/cco.hpp that a compile with
+// flags finds on its include path, or "" when no user include directory
+// holds one (emud's own header is then used, also when a -I names emud's
+// include directory).
+func MoriHeader(flags []string) string {
+	for i := 0; i < len(flags); i++ {
+		f, dir := flags[i], ""
+		switch {
+		case f == "-I" || f == "-isystem" || f == "-idirafter":
+			if i+1 < len(flags) {
+				dir, i = flags[i+1], i+1
+			}
+		case strings.HasPrefix(f, "-isystem"):
+			dir = f[len("-isystem"):]
+		case strings.HasPrefix(f, "-idirafter"):
+			dir = f[len("-idirafter"):]
+		case strings.HasPrefix(f, "-I"):
+			dir = f[len("-I"):]
+		}
+		if dir == "" {
+			continue
+		}
+		h := filepath.Join(dir, "mori", "cco", "cco.hpp")
+		if b, err := os.ReadFile(h); err == nil && !bytes.Contains(b, []byte("#define EMUD_MORI_CCO_HPP")) { // emud's own stand-in is not a user's
+			if abs, err := filepath.Abs(h); err == nil {
+				return abs
+			}
+			return h
+		}
+	}
+	return ""
+}
+
+// moriIncludes returns the include flags of a compile against the user's
+// MORI header h: a directory in tmp that links emud's hip/ and emud/ (but
+// not its mori/), emud/amdgcn.h included first, and the macros a HIP
+// device compile of MORI's header tests.
+func moriIncludes(root, tmp, h, arch string) ([]string, error) {
+	dir := filepath.Join(tmp, "emud-include")
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, err
+		}
+		for _, d := range []string{"hip", "emud"} {
+			if err := os.Symlink(filepath.Join(root, "include", d), filepath.Join(dir, d)); err != nil {
+				return nil, fmt.Errorf("emud c++: %w", err)
+			}
+		}
+	}
+	fl := []string{"-I", dir, "-include", "emud/amdgcn.h", "-D__HIPCC__=1", "-D__EMUD_USER_MORI__=1",
+		"-DEMUD_MORI_HEADER=\"" + h + "\""}
+	if arch == "gfx1250" {
+		fl = append(fl, "-D__gfx1250__=1") // MORI picks wave32 and the release-fence publish by it
+	}
+	return fl, nil
+}
+
+// moriHost compiles emud's host control plane against the user's MORI
+// header h into tmp and returns the object. A header that lacks (or
+// renamed) a field or call the control plane fills fails here, and the
+// error names the header and the compiler's complaints.
+func (o Options) moriHost(cc, root, tmp, h string, inv *Invocation) (string, error) {
+	incl, err := moriIncludes(root, tmp, h, inv.Arch)
+	if err != nil {
+		return "", err
+	}
+	obj := filepath.Join(tmp, "emud-mori-host.o")
+	cmd := append(incl, "-I", filepath.Dir(filepath.Dir(filepath.Dir(h))))
+	// The user's macros configure the header as in the user's sources
+	// (a layout may depend on them); BUILD_CCO_SDMA is on whatever they say.
+	for i := 0; i < len(inv.Flags); i++ {
+		f := inv.Flags[i]
+		switch {
+		case (f == "-D" || f == "-U") && i+1 < len(inv.Flags):
+			cmd = append(cmd, f+inv.Flags[i+1])
+			i++
+		case strings.HasPrefix(f, "-D") || strings.HasPrefix(f, "-U"):
+			cmd = append(cmd, f)
+		}
+	}
+	cmd = append(cmd, "-UBUILD_CCO_SDMA", "-DBUILD_CCO_SDMA=1", "-std=c++17", "-O1",
+		"-x", "c++", "-c", filepath.Join(root, "include", "emud", "mori_host.cpp"), "-o", obj)
+	var errs bytes.Buffer
+	o2 := o
+	o2.Stderr = &errs
+	if err := o2.run(cc, cmd, ""); err != nil {
+		var lines []string
+		for _, l := range strings.Split(errs.String(), "\n") {
+			if strings.Contains(l, "error:") {
+				lines = append(lines, "  "+strings.TrimSpace(l))
+			}
+		}
+		if extra := unknownFields(h, errs.String()); len(extra) > 0 {
+			lines = append(extra, lines...)
+		}
+		if len(lines) > 8 {
+			lines = append(lines[:8], fmt.Sprintf("  (%d more)", len(lines)-8))
+		}
+		return "", fmt.Errorf("emud c++: the MORI header %s does not declare what emud fills (emud fills MORI's structures by field name in include/emud/mori_host.cpp; a field or call missing or renamed there is a MORI version emud does not support):\n%s", h, strings.Join(lines, "\n"))
+	}
+	return obj, nil
+}
+
+// unknownFields names, for each structure emud's layout check refused
+// (a static_assert whose message starts "emud-layout: S: " and lists the
+// fields emud fills), the fields header h declares in S that emud does not
+// fill: the fields a MORI version added.
+func unknownFields(h, compilerOut string) []string {
+	var out []string
+	src, err := os.ReadFile(h)
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(compilerOut, "\n") {
+		i := strings.Index(l, "emud-layout: ")
+		if i < 0 || !strings.Contains(l, "error:") {
+			continue
+		}
+		name, known, ok := strings.Cut(l[i+len("emud-layout: "):], ": ")
+		if !ok {
+			continue
+		}
+		knows := map[string]bool{}
+		for _, f := range strings.Fields(known) {
+			knows[f] = true
+		}
+		for _, f := range structFields(src, name) {
+			if !knows[f.name] {
+				out = append(out, fmt.Sprintf("  %s:%d: field %s of %s is not one emud fills (it fills %s)", h, f.line, f.name, name, strings.Join(strings.Fields(known), ", ")))
+			}
+		}
+	}
+	return out
+}
+
+type field struct {
+	name string
+	line int
+}
+
+// structFields returns the data members of the first definition of
+// struct name in a C++ source: the declarations at the struct's own brace
+// depth that are not functions, types or static members.
+func structFields(src []byte, name string) []field {
+	toks := lex(src)
+	start := -1
+	for i := 0; i+2 < len(toks); i++ {
+		if toks[i].text == "struct" && toks[i+1].text == name && toks[i+2].text == "{" {
+			start = i + 3
+			break
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var out []field
+	var stmt []token
+	skip := false // the statement has a body or parameters: not a data member
+	depth := 1
+	for _, t := range toks[start:] {
+		if t.directive {
+			continue
+		}
+		switch t.text {
+		case "{":
+			depth++
+			skip = true
+			continue
+		case "}":
+			depth--
+			if depth == 0 {
+				return out
+			}
+			if depth == 1 {
+				stmt, skip = nil, false // a member function's body ends its declaration
+			}
+			continue
+		}
+		if depth > 1 {
+			continue
+		}
+		if t.text == ":" && len(stmt) == 1 && (stmt[0].text == "public" || stmt[0].text == "private" || stmt[0].text == "protected") {
+			stmt = nil // an access label, not part of a declaration
+			continue
+		}
+		if t.text != ";" {
+			stmt = append(stmt, t)
+			if t.text == "(" {
+				skip = true
+			}
+			continue
+		}
+		if !skip && len(stmt) > 0 {
+			switch stmt[0].text {
+			case "static", "using", "typedef", "template", "friend", "enum", "struct":
+			default:
+				n := -1
+				for k, tk := range stmt {
+					if tk.text == "[" || tk.text == ":" || tk.text == "=" {
+						break
+					}
+					if tk.kind == tokIdent {
+						n = k
+					}
+				}
+				if n >= 0 {
+					out = append(out, field{stmt[n].text, stmt[n].line})
+				}
+			}
+		}
+		stmt, skip = nil, false
+	}
+	return out
+}

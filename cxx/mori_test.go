@@ -1,0 +1,201 @@
+package cxx
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// moriInclude is the include directory of the MORI-shaped header of
+// emud's own writing that these tests compile against (testdata/mori).
+func moriInclude(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join("testdata", "mori", "include"))
+	require.NoError(t, err)
+	return d
+}
+
+// TestMoriHeaderFound: a user's mori/cco/cco.hpp is found on -I, -isystem
+// and -idirafter, joined or not, the first one winning; with none (or
+// only emud's own include directory) emud's stand-in stays the default.
+func TestMoriHeaderFound(t *testing.T) {
+	inc := moriInclude(t)
+	want := filepath.Join(inc, "mori", "cco", "cco.hpp")
+	emudInc, err := filepath.Abs(filepath.Join("..", "include"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"none", []string{"-O2", "-DX=1"}, ""},
+		{"-I joined", []string{"-I" + inc}, want},
+		{"-I apart", []string{"-I", inc}, want},
+		{"-isystem", []string{"-isystem", inc}, want},
+		{"-idirafter joined", []string{"-idirafter" + inc}, want},
+		{"a directory without one first", []string{"-I", t.TempDir(), "-I", inc}, want},
+		{"emud's own include directory", []string{"-I", emudInc}, ""},
+		{"-I at the end with no value", []string{"-I"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, MoriHeader(tc.flags))
+		})
+	}
+}
+
+// buildMori builds testdata/mori/put.cpp against the test header with
+// extra flags and returns the program.
+func buildMori(t *testing.T, flags ...string) string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
+	require.NoError(t, err)
+	return buildExample(t, src, append([]string{"-O1", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t)}, flags...)...)
+}
+
+// TestMoriPut: a program built with -I a directory holding its own
+// mori/cco/cco.hpp compiles against that header, not emud's (it prints
+// the header's own name, and emud c++ -v says which header), links emud's
+// host control plane for it, and runs the header's device code: lanes
+// write raw packets into the ring, store wptr and ring the doorbell, and
+// the engine fetches and runs them. Eight ranks, three rounds, correct
+// data; the same seed gives the same digest; and the correct header is
+// quiet under the race detector (the publish edge included) and under
+// timing perturbation on every seed tried.
+func TestMoriPut(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
+	require.NoError(t, err)
+	var log strings.Builder
+	out := filepath.Join(t.TempDir(), "put")
+	require.NoError(t, Run([]string{"-v", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), src, "-o", out},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+	assert.Contains(t, log.String(), "compiles against the MORI header "+filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp"))
+	prog := buildMori(t)
+	first := ""
+	for run := range 2 {
+		stdout, stderr, code := runExample(t, prog, "EMUD_SUMMARY=1")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		assert.Contains(t, stdout, "header: emud-testdata-mori")
+		assert.Contains(t, stdout, "mori put: PASS")
+		if run == 0 {
+			first = stderr
+		} else {
+			assert.Equal(t, first, stderr, "seed 1 twice: another digest")
+		}
+	}
+	for seed := 1; seed <= 8; seed++ {
+		for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_STRATEGY=perturb"}} {
+			stdout, stderr, code := runExample(t, prog, append(env, fmt.Sprintf("EMUD_SEED=%d", seed), "2")...)
+			assert.Equal(t, 0, code, "seed %d %v: a false report\nstdout:\n%s\nstderr:\n%s", seed, env, stdout, stderr)
+			assert.Contains(t, stdout, "mori put: PASS", "seed %d %v", seed, env)
+		}
+	}
+}
+
+// TestMoriMissingPublish: the header's submitPacket without its publish
+// (no s_waitcnt(0) between the lane's ring stores and its doorbell
+// store) is reported by the race detector on every seed, naming the
+// lane's store in the header, the doorbell and the missing wait; without
+// the detector, under timing perturbation, an unpublished store the
+// engine fetched before it landed corrupts a packet (here a signal that
+// never comes: a hang, or wrong data) on some seed.
+func TestMoriMissingPublish(t *testing.T) {
+	needCxx(t)
+	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
+	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
+	for seed := 1; seed <= 6; seed++ {
+		stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", fmt.Sprintf("EMUD_SEED=%d", seed), "1")
+		require.NotEqual(t, 0, code, "seed %d: the missing publish was not reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stderr, "MORI ring publish: the engine of queue sdma gpu", "seed %d", seed)
+		assert.Contains(t, stderr, "stored at "+hdr+":", "seed %d: the store's line", seed)
+		assert.Contains(t, stderr, "and had not published: the doorbell store of", "seed %d", seed)
+		assert.Contains(t, stderr, "with no s_waitcnt(0)", "seed %d", seed)
+	}
+	broken := 0
+	for seed := 1; seed <= 20 && broken == 0; seed++ {
+		stdout, _, code := runExample(t, prog, "EMUD_STRATEGY=perturb", fmt.Sprintf("EMUD_SEED=%d", seed), "1")
+		if code != 0 || !strings.Contains(stdout, "mori put: PASS") {
+			broken = seed
+		}
+	}
+	assert.NotZero(t, broken, "no seed of 20 under perturbation fetched a packet before its stores landed")
+}
+
+// TestMoriLayoutMismatch: a header whose structures emud cannot fill
+// fails the build, naming the header and the field, instead of running a
+// shifted or half-filled layout: a field emud fills that the header
+// renamed (the queue handle's committedWptr), and a field the header
+// added that emud does not know (one in ccoSdmaContext, as MORI's
+// expectSignals before #502).
+func TestMoriLayoutMismatch(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
+	require.NoError(t, err)
+	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
+	for _, tc := range []struct {
+		variant string
+		want    []string
+	}{
+		{"-DEMUD_TEST_MORI_RENAMED", []string{"committedWptr"}},
+		{"-DEMUD_TEST_MORI_ADDED", []string{hdr + ":", "field expectSignals of ccoSdmaContext is not one emud fills"}},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			var log strings.Builder
+			err := Run([]string{"-DBUILD_CCO_SDMA=1", tc.variant, "-I", moriInclude(t), src, "-o", filepath.Join(t.TempDir(), "put")},
+				Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the MORI header "+hdr+" does not declare what emud fills")
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// TestStructFields: the data members of a struct as unknownFields names
+// them, whatever member functions, access labels, bit-fields, arrays,
+// comments and nested bodies the struct has.
+func TestStructFields(t *testing.T) {
+	src := `// struct ccoSdmaContext { int decoy; };
+struct other { int a; };
+struct ccoSdmaContext {
+  uint32_t sdmaNumQueue;  // 0 when off
+  __device__ uint64_t ReserveSlot(uint64_t b, X* s) { if (b) { return 1; } return 0; }
+ public:
+  ccoSdmaQueueDeviceHandle** deviceHandles;
+  uint64_t* expectSignals; /* new */
+  static constexpr int kMax = 4;
+  unsigned int op : 8;
+  char name[16];
+  using T = int;
+  void f();
+};
+struct after { int z; };`
+	got := structFields([]byte(src), "ccoSdmaContext")
+	var names []string
+	for _, f := range got {
+		names = append(names, fmt.Sprintf("%s@%d", f.name, f.line))
+	}
+	assert.Equal(t, []string{"sdmaNumQueue@4", "deviceHandles@7", "expectSignals@8", "op@10", "name@11"}, names)
+	assert.Nil(t, structFields([]byte(src), "missing"))
+	assert.Nil(t, structFields([]byte("struct ccoSdmaContext {"), "ccoSdmaContext"), "an unterminated struct: none")
+}
+
+// FuzzStructFields: any source, any name: structFields returns, never
+// panics or loops.
+func FuzzStructFields(f *testing.F) {
+	f.Add([]byte("struct S { int a; int b[2]; void g() { } };"), "S")
+	f.Add([]byte("struct S { public: int a : 3; };"), "S")
+	f.Add([]byte("struct S {"), "S")
+	f.Fuzz(func(t *testing.T, src []byte, name string) {
+		for _, fl := range structFields(src, name) {
+			require.NotEmpty(t, fl.name)
+		}
+	})
+}

@@ -1,0 +1,272 @@
+package cxx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/hw/rocm"
+	"github.com/emud-dev/emud/model"
+)
+
+// TestKFDTopology runs examples/cxx/procs/kfd_topology.cpp: it counts
+// GPUs in /sys/class/kfd/kfd/topology as MORI's test harness does and
+// finds the emulated node's (EMUD_GPUS, as many as hipGetDeviceCount),
+// under both presets; the tree it copies out reads back with hw/rocm's
+// sysfs reader (what the ROCm backend reads on hardware) as the preset's
+// engines say: the counts, and each io link's recommended engine mask
+// as model.Engines.Mask places the link's channels.
+func TestKFDTopology(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "kfd_topology.cpp"), "-O2", "-Wall", "-Werror")
+	for _, c := range []struct {
+		arch string
+		gpus int
+	}{{"gfx950", 8}, {"gfx950", 3}, {"gfx1250", 8}} {
+		t.Run(fmt.Sprintf("%s/%d", c.arch, c.gpus), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "topology")
+			out, report, code := runExample(t, prog, dir, "TMPDIR="+t.TempDir(), "EMUD_ARCH="+c.arch, fmt.Sprintf("EMUD_GPUS=%d", c.gpus))
+			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Contains(t, out, fmt.Sprintf("kfd_topology: %d GPUs in sysfs, %d HIP devices\n", c.gpus, c.gpus))
+			assert.Contains(t, out, "kfd_topology: PASS")
+			nodes, err := rocm.ReadTopology(dir)
+			require.NoError(t, err)
+			require.Len(t, nodes, c.gpus+1, "the host's node and one per GPU")
+			assert.False(t, nodes[0].IsGPU())
+			p, err := model.Load(c.arch)
+			require.NoError(t, err)
+			e := p.Engines()
+			ids := map[uint32]bool{}
+			for g := range c.gpus {
+				n := nodes[g+1]
+				require.True(t, n.IsGPU(), "node %d", g+1)
+				b, err := os.ReadFile(filepath.Join(dir, "nodes", fmt.Sprint(g+1), "gpu_id"))
+				require.NoError(t, err)
+				var id uint32
+				_, err = fmt.Sscan(string(b), &id)
+				require.NoError(t, err)
+				assert.NotZero(t, id, "node %d's gpu_id", g+1)
+				ids[id] = true
+				assert.Equal(t, e.General, n.SDMAEngines, "node %d num_sdma_engines", g+1)
+				assert.Equal(t, e.XGMI, n.XGMIEngines, "node %d num_sdma_xgmi_engines", g+1)
+				assert.Equal(t, uint32(e.HostLinkMask()), n.RecEngineMask[0], "node %d's host link", g+1)
+				for peer := range c.gpus {
+					if peer == g {
+						continue
+					}
+					assert.Equal(t, uint32(e.Mask(g, peer)), n.RecEngineMask[peer+1], "GPU %d's link to GPU %d", g, peer)
+				}
+			}
+			assert.Len(t, ids, c.gpus, "gpu_id differs per GPU")
+		})
+	}
+}
+
+// digestOf is the digest EMUD_SUMMARY printed on stderr.
+func digestOf(t *testing.T, stderr string) string {
+	t.Helper()
+	m := regexp.MustCompile(`digest ([0-9a-f]{64})`).FindStringSubmatch(stderr)
+	require.NotNil(t, m, "no digest in:\n%s", stderr)
+	return m[1]
+}
+
+// TestForkAlltoall runs examples/cxx/procs/fork_alltoall.cpp, MORI's
+// fork harness shape (GPUs counted in sysfs, the unique id through a
+// file, one forked child per GPU, waitpid), and its twin with the ranks
+// as threads: both pass, and on each seed, exact and perturbed, the
+// processes give the threads' digest, run after run.
+func TestForkAlltoall(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := filepath.Join(root, "examples", "cxx", "procs")
+	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	threads := buildExample(t, filepath.Join(dir, "thread_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{"EMUD_SEED=1"}, {"EMUD_SEED=5", "EMUD_PERTURB=1"}} {
+		t.Run(strings.Join(env, ","), func(t *testing.T) {
+			env := append([]string{"EMUD_SUMMARY=1", "TMPDIR=" + t.TempDir()}, env...)
+			out, report, code := runExample(t, threads, env...)
+			require.Equal(t, 0, code, "threads: stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Contains(t, out, "thread_alltoall: 8/8 ranks passed")
+			want := digestOf(t, report)
+			if env[len(env)-1] == "EMUD_SEED=1" {
+				// Lanes instrumented and the race detector on: the child's
+				// lanes' logged accesses reach it with each device call.
+				tforked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-fsanitize=thread")
+				out, report, code := runExample(t, tforked, append(env, "EMUD_RACE=1")...)
+				require.Equal(t, 0, code, "processes, EMUD_RACE=1: stdout:\n%s\nstderr:\n%s", out, report)
+				assert.Equal(t, want, digestOf(t, report), "processes, EMUD_RACE=1: the threads' digest")
+			}
+			for run := range 2 {
+				out, report, code := runExample(t, forked, env...)
+				require.Equal(t, 0, code, "processes, run %d: stdout:\n%s\nstderr:\n%s", run, out, report)
+				assert.Contains(t, out, "fork_alltoall: 8/8 ranks passed")
+				assert.Equal(t, want, digestOf(t, report), "processes, run %d: the threads' digest", run)
+			}
+		})
+	}
+}
+
+// hangReport is a failed run's report from its "hang" line through its
+// digest line: what the emulator says of the run, without what the
+// processes' side adds after it.
+func hangReport(t *testing.T, stderr string) string {
+	t.Helper()
+	i := strings.Index(stderr, "hang (deadlock)")
+	require.GreaterOrEqual(t, i, 0, "no hang in:\n%s", stderr)
+	j := strings.Index(stderr[i:], "\ndigest: ")
+	require.GreaterOrEqual(t, j, 0, "no digest in:\n%s", stderr)
+	return stderr[i : i+j]
+}
+
+// TestForkPlantedSlotReset plants a bug across processes: each rank's
+// lanes zero, after the first round, the signal slot their peer's
+// signals count in (alltoall_rank.hpp's "planted"). The processes hang
+// with the report the threads give, word for word: the slot went back
+// to 0 by the lane's store at its line, though the lane ran in a child.
+func TestForkPlantedSlotReset(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := filepath.Join(root, "examples", "cxx", "procs")
+	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	threads := buildExample(t, filepath.Join(dir, "thread_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	out, treport, code := runExample(t, threads, "planted", "TMPDIR="+t.TempDir())
+	require.Equal(t, 2, code, "threads: a hang; stdout:\n%s\nstderr:\n%s", out, treport)
+	out, freport, code := runExample(t, forked, "planted", "TMPDIR="+t.TempDir())
+	require.Equal(t, 2, code, "processes: a hang; stdout:\n%s\nstderr:\n%s", out, freport)
+	want := hangReport(t, treport)
+	assert.Regexp(t, `the slot was overwritten: it went from 1 back to 0 at [^ ]+ by kernel "alltoall" GPU 0 block 0 wave 0 lane 0's store at [^ ]*alltoall_rank.hpp:\d+\.`, want)
+	assert.Equal(t, want, hangReport(t, freport))
+	assert.Contains(t, freport, "emud: ranks as processes (served by host threads of this one):\n  host thread 1 is rank process ")
+}
+
+// TestForkKilledRank kills rank 1's process after its first call: the
+// run ends at once (well within the hang timeout) with a hang report
+// whose waiters name what they wait for (7 of 8 ranks at ccoCommCreate),
+// and the process is named by pid, host thread and GPU with its signal;
+// the surviving children exit instead of waiting for a coordinator that
+// is gone.
+func TestForkKilledRank(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	forked := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	start := time.Now()
+	out, report, code := runExample(t, forked, "kill", "TMPDIR="+t.TempDir(), "EMUD_SPIN_LIMIT=20s")
+	require.Equal(t, 2, code, "a hang; stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
+	assert.Contains(t, report, "ccoCommCreate (rank 0): 7 of 8 ranks arrived")
+	assert.Regexp(t, `host thread 2 is forked rank process \d+ \(GPU 1\), which was killed by signal 9 \(Killed\) after its last call \(its call at [^ ]*fork_alltoall.cpp:\d+ returned\)`, report)
+}
+
+// TestForkHandoff runs examples/cxx/procs/handoff.cpp at 500 calls: a
+// rank's host calls and its lane's device calls return the same as a
+// thread and as a forked process (it checks the values; the time each
+// takes is what it prints, not asserted here).
+func TestForkHandoff(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "handoff.cpp"), "-O2", "-Wall", "-Werror")
+	out, report, code := runExample(t, prog, "500")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Regexp(t, `handoff: as a thread: \d+ ns a host call, \d+ ns a device call\nhandoff: as a process: \d+ ns a host call, \d+ ns a device call\nhandoff: PASS`, out)
+}
+
+// startRanks starts env_alltoall.cpp as world processes with the
+// launcher's variables (RANK, WORLD_SIZE) and EMUD_NODE, in order, and
+// returns each rank's stdout, stderr and exit status.
+func startRanks(t *testing.T, prog string, world int, order []int, env ...string) (outs, errs []string, codes []int) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+	defer cancel()
+	outs, errs, codes = make([]string, world), make([]string, world), make([]int, world)
+	cmds := make([]*exec.Cmd, world)
+	bufs := make([][2]bytes.Buffer, world)
+	for _, r := range order {
+		cmd := exec.CommandContext(ctx, prog)
+		cmd.Env = append(append(os.Environ(), env...), fmt.Sprintf("RANK=%d", r), fmt.Sprintf("WORLD_SIZE=%d", world),
+			"UID_FILE="+filepath.Join(dir, "uid"), "EMUD_NODE="+filepath.Join(dir, "node.sock"), "TMPDIR="+dir)
+		cmd.Stdout, cmd.Stderr = &bufs[r][0], &bufs[r][1]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "rank %d", r)
+			codes[r] = ee.ExitCode()
+		}
+		outs[r], errs[r] = bufs[r][0].String(), bufs[r][1].String()
+	}
+	require.NoError(t, ctx.Err(), "the ranks did not finish in %v", exampleTimeout)
+	return outs, errs, codes
+}
+
+// TestNodeApart runs examples/cxx/procs/env_alltoall.cpp as 4 processes
+// started apart (a per-rank launcher's RANK and WORLD_SIZE, and
+// EMUD_NODE): they share rank 0's node and pass, and on one seed every
+// run gives one digest, whatever order the processes start in. A rank
+// of another world size is refused by name, and a rank whose rank 0
+// never comes says so within EMUD_NODE_TIMEOUT.
+func TestNodeApart(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "env_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	env := []string{"EMUD_GPUS=4", "EMUD_SEED=3", "EMUD_PERTURB=1", "EMUD_SUMMARY=1"}
+	want := ""
+	for run, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
+		outs, errs, codes := startRanks(t, prog, 4, order, env...)
+		for r := range 4 {
+			require.Equal(t, 0, codes[r], "run %d rank %d: stdout:\n%s\nstderr:\n%s", run, r, outs[r], errs[r])
+			assert.Contains(t, outs[r], fmt.Sprintf("rank %d: 0 errors", r))
+			assert.Contains(t, outs[r], "env_alltoall: PASS")
+		}
+		d := digestOf(t, errs[0])
+		if want == "" {
+			want = d
+		}
+		assert.Equal(t, want, d, "run %d (start order %v): another digest", run, order)
+	}
+	t.Run("wrong_world", func(t *testing.T) {
+		dir := t.TempDir()
+		cmd := exec.Command(prog)
+		cmd.Env = append(os.Environ(), "RANK=1", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"),
+			"EMUD_NODE="+filepath.Join(dir, "node.sock"), "EMUD_NODE_TIMEOUT=1")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Equal(t, 1, ee.ExitCode())
+		assert.Contains(t, string(out), "rank 1 cannot reach rank 0's node there in 1 s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?")
+	})
+	t.Run("other_job", func(t *testing.T) {
+		dir := t.TempDir()
+		sock := filepath.Join(dir, "node.sock")
+		rank0 := exec.Command(prog)
+		rank0.Env = append(os.Environ(), "RANK=0", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"), "EMUD_NODE="+sock, "EMUD_NODE_TIMEOUT=3")
+		var out0 bytes.Buffer
+		rank0.Stdout, rank0.Stderr = &out0, &out0
+		require.NoError(t, rank0.Start())
+		// The other job's rank has its own unique id (so it makes its
+		// first call, where it hears rank 0's answer).
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "uid1"), make([]byte, 128), 0o644))
+		other := exec.Command(prog)
+		other.Env = append(os.Environ(), "RANK=1", "WORLD_SIZE=3", "UID_FILE="+filepath.Join(dir, "uid1"), "EMUD_NODE="+sock, "EMUD_NODE_TIMEOUT=10")
+		out, err := other.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s", out)
+		assert.Contains(t, string(out), "rank 0 refused this rank: its world size 3 is not rank 0's 2 (another job's rank?)")
+		err = rank0.Wait()
+		require.ErrorAs(t, err, &ee, "%s", out0.String())
+		assert.Contains(t, out0.String(), "rank 0 waited 3 s (EMUD_NODE_TIMEOUT) for ranks that never came: 1")
+	})
+}
