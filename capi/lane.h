@@ -36,7 +36,6 @@ extern int emudGoHost(int op, uint64_t* a, char* file, int line);
 extern void emudGoExit(void);
 void emud_register_exit(void);
 void emud_set_started(void);
-int emud_started(void); /* the emulation is built (pbarrier.c) */
 void emud_early_lock(void);
 void emud_early_unlock(void);
 int emud_early_next(void);

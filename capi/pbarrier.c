@@ -50,7 +50,11 @@ static unsigned count_of(pthread_barrier_t* b, int forget) {
   return n;
 }
 
-static int emulated(void) { return emud_started() && emud_host_id() >= 0 && emud_current() == NULL; }
+// A forked rank's process (procs.c) keeps glibc's barriers: a barrier
+// across processes is not emulated.
+static int emulated(void) {
+  return emud_started() && !emud_forked() && !emud_in_emud() && emud_host_id() >= 0 && emud_current() == NULL;
+}
 
 static int barrier_call(pthread_barrier_t* b, uint64_t count, uint64_t what, const char* name) {
   uint64_t a[16] = {(uint64_t)(uintptr_t)b, count, what};

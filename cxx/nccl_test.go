@@ -26,20 +26,22 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 
 // TestNcclLsaAllReduce runs the LSA all-reduce of NCCL's device API
 // (examples/cxx/nccl/lsa_allreduce) on 4 and 8 ranks: it passes on
-// several seeds under timing perturbation, the same seed gives the same
-// digest, and the race detector finds nothing (a false alarm is as bad
-// as a missed bug).
+// seeds 1-3 under timing perturbation and under PCT, the same seed gives
+// the same digest, and the race detector finds nothing (a false alarm is
+// as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce")
 	for _, ranks := range []string{"4", "8"} {
-		for _, seed := range []int{1, 2, 3} {
-			env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=perturb", "EMUD_SUMMARY=1"}
-			out, sum, code := runExample(t, prog, env...)
-			require.Equal(t, 0, code, "%s ranks seed %d\nstdout:\n%s\nstderr:\n%s", ranks, seed, out, sum)
-			assert.Contains(t, out, "lsa_allreduce: PASS")
-			_, again, _ := runExample(t, prog, env...)
-			assert.Equal(t, sum, again, "%s ranks seed %d: another digest", ranks, seed)
+		for _, strategy := range []string{"perturb", "pct"} {
+			for _, seed := range []int{1, 2, 3} {
+				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
+				out, sum, code := runExample(t, prog, env...)
+				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
+				assert.Contains(t, out, "lsa_allreduce: PASS")
+				_, again, _ := runExample(t, prog, env...)
+				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
+			}
 		}
 		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
 		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
@@ -70,7 +72,8 @@ func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 // TestNcclLsaAllReduceAliasedSlot runs the second planted twin (built
 // with -DALIAS_BARRIER_SLOT: every CTA's barrier session on slot 0) on 4
 // and 8 ranks with the race detector: two CTAs of one GPU writing the
-// slot's words unordered is reported (exit 5), naming both blocks.
+// slot's words unordered is reported (exit 5), naming both blocks; under
+// PCT (seed 1) the run hangs at the barrier instead (exit 2).
 func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
@@ -90,6 +93,11 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 			seen[k] = who
 		}
 		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
+		// Under PCT the shared slot's epochs go wrong: a hang at the
+		// barrier, naming a rank that has not arrived.
+		out, report, code = runExample(t, prog, "NTHREADS="+ranks, "EMUD_STRATEGY=pct", "EMUD_SEED=1")
+		require.Equal(t, 2, code, "%s ranks, pct seed 1: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Regexp(t, `LsaBarrierSession::wait on LSA rank \d+, barrier 0: .*has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`, report)
 	}
 }
 
