@@ -128,9 +128,10 @@
 // Partial: every rank must run the same program, not position-
 // independent (emud c++'s default), whose image the coordinator's line
 // table and staged strings assume; no emud node process of its own (rank
-// 0 is the node). Under OpenMPI's mpirun (examples/cxx/procs/
-// mpi_alltoall.cpp, built with emud c++ $(mpicxx --showme:compile) ...
-// $(mpicxx --showme:link)) the all-to-all passes on 4 ranks with one
+// 0 is the node). Under OpenMPI's mpirun
+// (examples/cxx/procs/mpi_alltoall.cpp, built with emud c++ $(mpicxx
+// --showme:compile) ... $(mpicxx --showme:link)) the all-to-all, without
+// its MPI_Finalize, passes on 4 ranks with one
 // digest, but a blocking MPI call after a rank's first HIP/cco call
 // (MPI_Finalize, MPI_Barrier) holds the rank's turn while it waits for
 // the other ranks, which cannot run: a false hang report (spin). Not yet
