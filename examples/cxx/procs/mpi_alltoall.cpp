@@ -3,7 +3,11 @@
 // MORI_WITH_MPI tests do. Rank 0 makes the unique id and broadcasts it
 // with MPI_Bcast; then the ranks run the all-to-all over ccoSdma on rank
 // 0's emulated node and check the data. MPI_Init runs before the first HIP
-// call, so its runtime threads exist before emud starts.
+// call, so its runtime threads exist before emud starts (they are not
+// host threads: capi/doc.go). Partial: MPI_Finalize after the first HIP
+// call blocks a rank in its own code while it holds its turn, so this
+// run ends in a false hang report (spin) today; without it the
+// all-to-all passes on 4 ranks with one digest.
 #include <mpi.h>
 
 #include "alltoall_rank.hpp"
