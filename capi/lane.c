@@ -630,9 +630,27 @@ int emud_early_id(void) {
   return id;
 }
 
+// runtime_thread says whether a thread is a library runtime's own: one
+// created by code in a shared object other than the program's image (the
+// emulator's too), the C library and the C++ library (std::thread). MPI's
+// PMIx and libevent progress threads, made in MPI_Init before the first
+// HIP call, never call emud: adopted as host threads, each would hold its
+// first turn forever and the run would end in a false hang report. They
+// run as plain threads, outside the emulation.
+static int runtime_thread(void* caller) {
+  Dl_info self, c;
+  if (!caller || !dladdr((void*)&runtime_thread, &self) || !dladdr(caller, &c) || !c.dli_fname) return 0;
+  if (c.dli_fbase == self.dli_fbase) return 0;
+  const char* base = strrchr(c.dli_fname, '/');
+  base = base ? base + 1 : c.dli_fname;
+  return strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libstdc++.so", 12) != 0 &&
+         strncmp(base, "libpthread.so", 13) != 0;
+}
+
 int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   resolve();
   if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
+  if (runtime_thread(__builtin_return_address(0))) return real_create(th, attr, fn, arg);
   if (!started && host_id == 0 && !in_emud && !cur_lane) return early_create(th, attr, fn, arg);
   if (!started || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);

@@ -270,3 +270,54 @@ func TestNodeApart(t *testing.T) {
 		assert.Contains(t, out0.String(), "rank 0 waited 3 s (EMUD_NODE_TIMEOUT) for ranks that never came: 1")
 	})
 }
+
+// TestRuntimeThreadNotAHost: a thread a shared library starts before the
+// first HIP call (MPI_Init's PMIx and libevent threads) and that never
+// calls emud is no host thread; adopted, it held its first turn and the
+// run ended in a false hang report.
+func TestRuntimeThreadNotAHost(t *testing.T) {
+	needCxx(t)
+	cc, err := compiler("")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	libSrc := filepath.Join(dir, "rtthread.cpp")
+	require.NoError(t, os.WriteFile(libSrc, []byte(`#include <pthread.h>
+#include <unistd.h>
+static int fds[2];
+static void* progress(void*) { char c; while (read(fds[0], &c, 1) != 0) {} return nullptr; }
+extern "C" void rt_start() { pipe(fds); pthread_t th; pthread_create(&th, nullptr, progress, nullptr); }
+`), 0o644))
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-o", filepath.Join(dir, "librtthread.so"), libSrc).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	src := filepath.Join(dir, "rt_main.cpp")
+	require.NoError(t, os.WriteFile(src, []byte(`#include <hip/hip_runtime.h>
+#include <cstdio>
+extern "C" void rt_start();
+__global__ void k(int* p) { atomicAdd(p, 1); }
+int main() {
+  rt_start();  // as MPI_Init: a runtime thread that never calls emud
+  int* p;
+  if (hipSetDevice(0) != hipSuccess || hipMalloc(&p, 4) != hipSuccess) return 3;
+  hipLaunchKernelGGL(k, dim3(2), dim3(64), 0, 0, p);
+  if (hipDeviceSynchronize() != hipSuccess) return 3;
+  std::printf("rt_main: PASS\n");
+  return 0;
+}
+`), 0o644))
+	// The library after the source: the linker drops a shared library
+	// named before the objects that need it (--as-needed).
+	root := setupCxx(t)
+	prog := filepath.Join(dir, "rt_main")
+	var log bytes.Buffer
+	require.NoError(t, Run([]string{"-O2", src, "-o", prog, "-L" + dir, "-lrtthread"},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), "%s", log.String())
+	for seed := 1; seed <= 3; seed++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, prog)
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_PERTURB=1", "EMUD_SPIN_LIMIT=2s")
+		out, err := cmd.CombinedOutput()
+		cancel()
+		require.NoError(t, err, "seed %d:\n%s", seed, out)
+		assert.Contains(t, string(out), "rt_main: PASS", "seed %d", seed)
+	}
+}
