@@ -148,6 +148,13 @@ type lane struct {
 	spin  struct {    // the last SPIN (for the group wait)
 		addr, width, seen uint64
 	}
+	// released: the lane's last SPIN was ended by a quiescent run, not a
+	// write (runSpin); valid until the lane's next call other than a
+	// spin, fence or clock read.
+	released struct {
+		addr, seen uint64
+		ok         bool
+	}
 	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
 	shfl     uint64
 	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
@@ -591,6 +598,11 @@ func (ln *lane) call() {
 	ln.watchCall(int(l.op))
 	l.ret = 0
 	switch l.op {
+	case C.EMUD_OP_SPIN, C.EMUD_OP_FENCE, C.EMUD_OP_CLOCK:
+	default:
+		ln.released.ok = false // the lane did something else since
+	}
+	switch l.op {
 	case C.EMUD_OP_PUT:
 		ln.queueInRange("put", a[8], a[7])
 		ln.sdma(a[8]).Put(int(a[1]), ln.window("put", a[2]), a[3], ln.window("put", a[4]), a[5], a[6], int(a[7]), putOpts(a[0])...)
@@ -713,8 +725,15 @@ func runShfl(g *kernel.Active, _ []kernel.None) error {
 }
 
 // runSpin is a group of lanes whose atomic load at one point of the
-// program read the same value twice: they wait, as a subscription, for a
-// write to any of the words they poll, after one poll interval.
+// program read the same value twice: they poll once more after one poll
+// interval, then wait, as a subscription, for a write to any of the words
+// they poll. Two reads of an unchanged word are not always a poll (a wait
+// loop that saw its flag, then a read of that flag), so the first such
+// wait ends, with nothing written, if the run becomes quiescent (no write
+// can then come): the lanes go on. A lane that then spins again on the
+// same word and value, having done nothing else but fences and clock
+// reads, is polling for good: that wait is a real one, and the run's
+// quiescence is a hang naming it.
 func runSpin(g *kernel.Active, _ []kernel.None) error {
 	a := g.Actor()
 	a.Sleep(spinPoll)
@@ -731,17 +750,30 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 		return nil
 	}
 	lo, hi := ^uint64(0), uint64(0)
+	again := true
 	for _, t := range g.Lanes() {
-		s := lanes[t].spin
+		ln := lanes[t]
+		s := ln.spin
 		if rt.mem.GPUOf(s.addr) < 0 {
 			return nil // not device memory: no writes to watch, poll again
 		}
 		lo, hi = min(lo, s.addr), max(hi, s.addr+s.width)
+		again = again && ln.released.ok && ln.released.addr == s.addr && ln.released.seen == s.seen
 	}
 	first := lanes[g.Lanes()[0]].spin
-	rt.mem.Await(a, lo, hi-lo, changed, func() string {
+	what := func() string {
 		return fmt.Sprintf("spin on an atomic load of %#x (%d lanes) at %s: value %#x, never written again", first.addr, len(g.Lanes()), g.Site(), first.seen)
-	})
+	}
+	written := true
+	if again {
+		rt.mem.Await(a, lo, hi-lo, changed, what)
+	} else {
+		written = a.AwaitUnlessQuiescent(sim.Wait{List: rt.mem.Watch(), Lo: lo, Hi: hi, Pred: changed, Text: what})
+	}
+	for _, t := range g.Lanes() {
+		ln := lanes[t]
+		ln.released.addr, ln.released.seen, ln.released.ok = ln.spin.addr, ln.spin.seen, !written
+	}
 	return nil
 }
 

@@ -41,3 +41,26 @@ func TestQuietShapes(t *testing.T) {
 		}
 	}
 }
+
+// Two reads of an unchanged atomic word are not always a poll: lane code
+// that waits for a flag and then reads it again, or reads a word twice,
+// runs to the end, at every perturbation level, under PCT and with the
+// race detector; a lane that polls a flag nobody sets is still a hang
+// naming its spin. Before, each correct mode ended as a hang ("spin on an
+// atomic load ... never written again").
+func TestReadTwiceIsNotAHang(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "quiet", "read_twice.cpp"), "-O2")
+	for _, mode := range []string{"wait_then_read", "read_twice", "poll"} {
+		for _, env := range [][]string{{"EMUD_PERTURB=0"}, {"EMUD_PERTURB=2", "EMUD_SEED=3"}, {"EMUD_STRATEGY=pct", "EMUD_SEED=2"}, {"EMUD_RACE=1"}} {
+			out, stderr, code := runExample(t, prog, append([]string{mode}, env...)...)
+			assert.Equal(t, 0, code, "%s %v:\n%s\n%s", mode, env, out, stderr)
+			assert.Contains(t, out, "read_twice "+mode+": PASS", "%s %v", mode, env)
+		}
+	}
+	out, stderr, code := runExample(t, prog, "stuck")
+	assert.Equal(t, 2, code, "a poll of a flag nobody sets is a hang:\n%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "spin on an atomic load")
+	assert.Contains(t, stderr, "never written again")
+}

@@ -43,6 +43,9 @@ type Actor struct {
 	// last set for this actor: a second such expiry with no progress
 	// between is not progress again.
 	credited Time
+	// tentative: the actor waits in AwaitUnlessQuiescent; released: a
+	// quiescent run ended that wait without its predicate.
+	tentative, released bool
 }
 
 // Spawn creates an actor that runs fn, starting at Now (after whatever is
@@ -269,10 +272,26 @@ func (a *Actor) AwaitTimeout(w Wait, d Time) bool {
 	return a.await(w, a.s.now+d)
 }
 
+// AwaitUnlessQuiescent is Await for a wait that may not be one: a native
+// lane whose load read the same value twice may be polling a word or may
+// just read it twice. If the run becomes quiescent (nothing pending,
+// nothing runnable, so no write can ever end the wait) while the actor
+// waits, the actor resumes and it returns false, instead of the run being
+// a hang; the caller decides whether the next such wait is a real one.
+// Runs where a write ends the wait are unchanged.
+func (a *Actor) AwaitUnlessQuiescent(w Wait) bool {
+	a.tentative = true
+	defer func() { a.tentative, a.released = false, false }()
+	return a.await(w, -1)
+}
+
 func (a *Actor) await(w Wait, deadline Time) bool {
 	a.check()
 	for !w.Pred() {
 		if a.killed {
+			return false
+		}
+		if a.released {
 			return false
 		}
 		if deadline >= 0 && a.s.now >= deadline {

@@ -360,6 +360,9 @@ func (s *Sim) next() *Actor {
 			s.batch = s.batch[:n-1]
 		} else {
 			if s.heap.len() == 0 {
+				if s.releaseTentative() {
+					continue
+				}
 				return nil
 			}
 			e = s.popEvent()
@@ -470,6 +473,22 @@ func (s *Sim) AddDiagnoser(layer Layer, name string, f Diagnoser) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
+}
+
+// releaseTentative wakes, in actor order, every actor waiting in
+// AwaitUnlessQuiescent once the run is quiescent, and reports whether
+// there was one. The scan runs only when nothing is pending, which a
+// passing run reaches once.
+func (s *Sim) releaseTentative() bool {
+	woke := false
+	for _, a := range s.actors {
+		if a.tentative && !a.released && a.state == stateWaiting {
+			a.released = true
+			s.wakeTok(a, s.now, a.token)
+			woke = true
+		}
+	}
+	return woke
 }
 
 func (s *Sim) quiescentHang() *HangError {

@@ -499,3 +499,53 @@ func TestActorGoexitFailsTheRun(t *testing.T) {
 	assert.Equal(t, "quitter", pe.Actor)
 	assert.ErrorContains(t, err, "runtime.Goexit")
 }
+
+func TestAwaitUnlessQuiescent(t *testing.T) {
+	cases := []struct {
+		name      string
+		writeAt   Time // 0: never written
+		plainWait bool // another actor waits for good on a word never written
+		wantOK    bool
+		wantAt    Time
+		wantHang  bool
+	}{
+		{name: "a write ends it as Await", writeAt: 120, wantOK: true, wantAt: 120},
+		{name: "quiescence releases it", wantOK: false, wantAt: 40},
+		{name: "a real wait still hangs", plainWait: true, wantOK: false, wantAt: 40, wantHang: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Seed: 3})
+			c := &cell{wl: s.NewWatchList("cell")}
+			never := &cell{wl: s.NewWatchList("never")}
+			ok, at, after := true, Time(-1), false
+			s.Spawn("lane", func(a *Actor) {
+				a.Sleep(40)
+				ok = a.AwaitUnlessQuiescent(Wait{List: c.wl, Hi: 8, Pred: func() bool { return c.v == 1 }, What: "cell == 1"})
+				at = a.Now()
+				a.Sleep(10)
+				after = true
+			})
+			if tc.writeAt > 0 {
+				s.Spawn("writer", func(a *Actor) { a.Sleep(tc.writeAt); c.set(1) })
+			}
+			if tc.plainWait {
+				s.Spawn("waiter", func(a *Actor) {
+					a.Await(Wait{List: never.wl, Hi: 8, Pred: func() bool { return never.v == 1 }, What: "never == 1"})
+				})
+			}
+			err := s.Run()
+			if tc.wantHang {
+				var h *HangError
+				require.ErrorAs(t, err, &h)
+				require.Len(t, h.Waiters, 1, "the released actor is not among the hang's waiters")
+				assert.Equal(t, "never == 1", h.Waiters[0].WaitsFor)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantOK, ok)
+			assert.Equal(t, tc.wantAt, at)
+			assert.True(t, after, "the actor ran on after its wait")
+		})
+	}
+}
