@@ -316,7 +316,12 @@
 // same value from the same word twice in a row is a spin, and the lane
 // then waits, as a subscription, for a write to the word after a 100 ns
 // poll, so spin loops advance virtual time and a flag that is never set
-// is a reported hang. clock64 counts 2.4 GHz cycles and wall_clock64 a
+// is a reported hang. Two equal reads are not always a poll (a wait loop
+// that saw its flag, then a read of the flag to use it): the first such
+// wait ends, with nothing written, if the run becomes quiescent, and the
+// lane goes on; a second spin on the same word and value, with nothing
+// but fences and clock reads between, is the poll's, and its quiescence
+// the hang (examples/cxx/quiet/read_twice.cpp). clock64 counts 2.4 GHz cycles and wall_clock64 a
 // 100 MHz clock of virtual time; a lane that reads a clock again at the
 // instant of its last read of it (a delay loop) reads it 20 ns later, so
 // such a loop ends (overshooting by less than 20 ns). A lane's SIGSEGV/SIGBUS, __builtin_trap,
