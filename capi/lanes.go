@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -145,15 +147,13 @@ type lane struct {
 	l     *C.emud_lane
 	g     *grid
 	sdmas []*cco.Sdma // by dev comm handle
-	spin  struct {    // the last SPIN (for the group wait)
-		addr, width, seen uint64
-	}
-	// released: the lane's last SPIN was ended by a quiescent run, not a
-	// write (runSpin); valid until the lane's next call other than a
-	// spin, fence or clock read.
+	spin  []spinWord  // the words of the last SPIN (for the group wait)
+	// released: the words of the lane's last SPIN, when a quiescent run
+	// ended it, not a write (runSpin); valid until the lane's next call
+	// other than a spin, fence or clock read.
 	released struct {
-		addr, seen uint64
-		ok         bool
+		words []spinWord
+		ok    bool
 	}
 	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
 	shfl     uint64
@@ -644,7 +644,7 @@ func (ln *lane) call() {
 		kernel.Converge(t, shflCall, kernel.None{})
 		l.ret = C.uint64_t(ln.shfl)
 	case C.EMUD_OP_SPIN:
-		ln.spin.addr, ln.spin.width, ln.spin.seen = a[0], a[1], a[2]
+		ln.spin = ln.spinWords(a[3])
 		kernel.Converge(t, spinCall, kernel.None{})
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
@@ -724,24 +724,44 @@ func runShfl(g *kernel.Active, _ []kernel.None) error {
 	return nil
 }
 
-// runSpin is a group of lanes whose atomic load at one point of the
-// program read the same value twice: they poll once more after one poll
-// interval, then wait, as a subscription, for a write to any of the words
-// they poll. Two reads of an unchanged word are not always a poll (a wait
-// loop that saw its flag, then a read of that flag), so the first such
-// wait ends, with nothing written, if the run becomes quiescent (no write
-// can then come): the lanes go on. A lane that then spins again on the
-// same word and value, having done nothing else but fences and clock
-// reads, is polling for good: that wait is a real one, and the run's
-// quiescence is a hang naming it.
+// spinWord is a word a spinning lane polls and the value it read there.
+type spinWord struct{ addr, width, seen uint64 }
+
+// spinWords are the words of a lane's SPIN: its last k atomic loads
+// (hip_runtime.h note_load's ring), oldest first, which repeat a cycle.
+func (ln *lane) spinWords(k uint64) []spinWord {
+	if k < 1 || k > C.EMUD_SPIN_WORDS {
+		ln.t.Fail("atomic load (spin)", fmt.Errorf("spin over %d words: want 1 to %d (headers and library out of step?)", k, C.EMUD_SPIN_WORDS))
+	}
+	ws := ln.spin[:0]
+	for j := int(k) - 1; j >= 0; j-- {
+		i := (int(ln.l.nload) - 1 - j) & 15
+		ws = append(ws, spinWord{uint64(ln.l.load_addr[i]), uint64(ln.l.load_width[i]), uint64(ln.l.load_val[i])})
+	}
+	return ws
+}
+
+// runSpin is a group of lanes whose atomic loads at one point of the
+// program repeat a cycle over one or a few words with unchanged values:
+// they wait, as a subscription, for a write to any of the words they
+// poll, after one poll interval.
+//
+// Two reads of an unchanged word are not always a poll (a wait loop that
+// saw its flag, then a read of that flag), so the first such wait ends,
+// with nothing written, if the run becomes quiescent (no write can then
+// come): the lanes go on. A lane that then spins again on the same words
+// and values, having done nothing else but fences and clock reads, is
+// polling for good: that wait is a real one, and the run's quiescence is
+// a hang naming it.
 func runSpin(g *kernel.Active, _ []kernel.None) error {
 	a := g.Actor()
 	a.Sleep(spinPoll)
 	changed := func() bool {
 		for _, t := range g.Lanes() {
-			s := lanes[t].spin
-			if load(s.addr, s.width) != s.seen {
-				return true
+			for _, w := range lanes[t].spin {
+				if load(w.addr, w.width) != w.seen {
+					return true
+				}
 			}
 		}
 		return false
@@ -749,20 +769,31 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 	if changed() {
 		return nil
 	}
+	// One watched span over all the words: a write between them only
+	// wakes the group to check again.
 	lo, hi := ^uint64(0), uint64(0)
 	again := true
 	for _, t := range g.Lanes() {
 		ln := lanes[t]
-		s := ln.spin
-		if rt.mem.GPUOf(s.addr) < 0 {
-			return nil // not device memory: no writes to watch, poll again
+		for _, w := range ln.spin {
+			if rt.mem.GPUOf(w.addr) < 0 {
+				return nil // not device memory: no writes to watch, poll again
+			}
+			lo, hi = min(lo, w.addr), max(hi, w.addr+w.width)
 		}
-		lo, hi = min(lo, s.addr), max(hi, s.addr+s.width)
-		again = again && ln.released.ok && ln.released.addr == s.addr && ln.released.seen == s.seen
+		again = again && ln.released.ok && slices.Equal(ln.released.words, ln.spin)
 	}
 	first := lanes[g.Lanes()[0]].spin
 	what := func() string {
-		return fmt.Sprintf("spin on an atomic load of %#x (%d lanes) at %s: value %#x, never written again", first.addr, len(g.Lanes()), g.Site(), first.seen)
+		if len(first) == 1 {
+			return fmt.Sprintf("spin on an atomic load of %#x (%d lanes) at %s: value %#x, never written again", first[0].addr, len(g.Lanes()), g.Site(), first[0].seen)
+		}
+		addrs, vals := make([]string, len(first)), make([]string, len(first))
+		for i, w := range first {
+			addrs[i], vals[i] = fmt.Sprintf("%#x", w.addr), fmt.Sprintf("%#x", w.seen)
+		}
+		return fmt.Sprintf("spin on atomic loads of %d words in turn (%s; %d lanes) at %s, the load that closed the cycle: values %s, none written again",
+			len(first), strings.Join(addrs, ", "), len(g.Lanes()), g.Site(), strings.Join(vals, ", "))
 	}
 	written := true
 	if again {
@@ -772,7 +803,7 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 	}
 	for _, t := range g.Lanes() {
 		ln := lanes[t]
-		ln.released.addr, ln.released.seen, ln.released.ok = ln.spin.addr, ln.spin.seen, !written
+		ln.released.words, ln.released.ok = append(ln.released.words[:0], ln.spin...), !written
 	}
 	return nil
 }

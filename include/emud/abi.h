@@ -29,7 +29,7 @@ enum {
   EMUD_OP_BALLOT,       /* a: pred -> mask of the active lanes' predicates */
   EMUD_OP_ACTIVE_MASK,  /* -> mask */
   EMUD_OP_SHFL,         /* a: value, srcLane, width -> value of srcLane */
-  EMUD_OP_SPIN,         /* a: addr, width, value seen twice: wait for a write */
+  EMUD_OP_SPIN,         /* a: addr, width, value seen twice, k: the last k loads (load_*) repeat: wait for a write to one */
   EMUD_OP_ATOMIC,       /* a: addr, width: a native atomic RMW/store happened there */
   EMUD_OP_FENCE,        /* a fence: stores so far are visible (wakes waiters) */
   EMUD_OP_CLOCK,        /* a: 0 cycles (clock64), 1 wall clock (wall_clock64) -> ticks */
@@ -76,7 +76,15 @@ typedef struct emud_lane {
    * since the runtime last took the count: the cost of the lane's own
    * code (capi's lanecost.go). */
   uint64_t nbytes;
+  /* The lane's atomic loads since its last atomic write or spin, a ring
+   * of the newest 2*EMUD_SPIN_WORDS (hip_runtime.h note_load): loads
+   * that repeat a cycle over up to EMUD_SPIN_WORDS words with unchanged
+   * values are a spin. nload counts every load since the reset. */
+  uint64_t load_addr[16], load_val[16];
+  uint32_t load_width[16];
+  int32_t nload, pad1;
 } emud_lane;
+#define EMUD_SPIN_WORDS 8
 #define EMUD_ACCESS_WRITE 1
 #define EMUD_ACCESS_ATOMIC 2
 #define EMUD_SIG_HOST_ACCESS 1000 /* fault code: a load or store of host memory */

@@ -229,30 +229,41 @@ inline void unsupported(const char* name, EMUD_SITE) {
   emud_host(EMUD_H_UNSUPPORTED, a, __emud_file, __emud_line);
 }
 
-// Atomic load: a lane that reads the same value from the same word twice
-// in a row is spinning; the emulator then waits for a write to the word
-// (virtual time passes, a flag that is never set is a reported hang).
-struct spin_state {
-  const volatile void* p;
-  uint64_t v;
-};
-inline spin_state* spin_of(emud_lane* l) { return reinterpret_cast<spin_state*>(&l->a[12]); }
+// Atomic load: a lane whose atomic loads repeat a cycle over up to
+// EMUD_SPIN_WORDS words with unchanged values (one word read twice in a
+// row; or A, B, A, B; …) is spinning: nothing else runs while it runs
+// its own code, so the words cannot change. The emulator then waits for a
+// write to any of them (virtual time passes, a flag that is never set is
+// a reported hang). The cycle must show twice in a row, so a loop that
+// walks other words between its polls is not stopped.
+inline bool repeats(const emud_lane* l, int k) {
+  // load j back (0 the newest) sits at (nload-1-j) % 16; the newest 2k
+  // must be the same k loads twice.
+  for (int j = 0; j < k; j++) {
+    int a = (l->nload - 1 - j) & 15, b = (l->nload - 1 - j - k) & 15;
+    if (l->load_addr[a] != l->load_addr[b] || l->load_val[a] != l->load_val[b] || l->load_width[a] != l->load_width[b]) return false;
+  }
+  return true;
+}
 template <class T>
 inline T note_load(const volatile T* p, T v, const char* file, int line, const char* fn) {
   emud_lane* l = emud_current();
   if (!l) return v;
-  // a[12..13] survive between calls: no device call uses them.
-  spin_state* s = spin_of(l);
-  if (s->p == (const volatile void*)p && s->v == bits(v)) {
+  int i = l->nload & 15;
+  l->load_addr[i] = addr(p);
+  l->load_val[i] = bits(v);
+  l->load_width[i] = sizeof(T);
+  if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
+  for (int k = 1; k <= EMUD_SPIN_WORDS && 2 * k <= l->nload; k++) {
+    if (!repeats(l, k)) continue;
     l->a[0] = addr(p);
     l->a[1] = sizeof(T);
     l->a[2] = bits(v);
+    l->a[3] = (uint64_t)k;
     emud_yield(l, EMUD_OP_SPIN, file, line, fn);
-    s->p = nullptr;
+    l->nload = 0;
     return v;
   }
-  s->p = (const volatile void*)p;
-  s->v = bits(v);
   return v;
 }
 inline void note_write(const volatile void* p, size_t n, const char* file, int line, const char* fn) {
@@ -260,7 +271,7 @@ inline void note_write(const volatile void* p, size_t n, const char* file, int l
   if (!l) return;
   l->a[0] = addr(p);
   l->a[1] = n;
-  spin_of(l)->p = nullptr;
+  l->nload = 0;
   emud_yield(l, EMUD_OP_ATOMIC, file, line, fn);
 }
 
