@@ -294,6 +294,9 @@ func TestErrors(t *testing.T) {
 		// A host thread waits in its own code for the main thread, which
 		// never gets its turn back.
 		{"plain_spin_host", "plain_spin.cpp", []string{"host", "EMUD_SPIN_LIMIT=1s"}, 2, false},
+		// A lane polls two words in turn that nothing writes: a spin on
+		// both, and a hang report naming them and the line.
+		{"poll_words_never", "poll_words_never.cpp", nil, 2, false},
 		// Two ranks' collective calls out of step: the second fails.
 		{"collective_order", "collective_order.cpp", nil, 1, false},
 	} {

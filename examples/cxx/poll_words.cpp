@@ -5,7 +5,7 @@
 // spin on all its words: the lane waits for a write to any of them, so
 // virtual time passes and the lane that sets the flag runs.
 //   block 0 polls {flag, counter}, block 1 {flag, counter, other};
-//   block 2 waits 1 µs (clock64), bumps the counter, waits 1 µs more and
+//   block 2 waits 1 µs (wall_clock64), sets the counter to 1, waits 1 µs more and
 //   sets the flag.
 // Each waiter records the last counter it read (1) and when it saw the
 // flag (not before block 2 set it).
@@ -17,7 +17,7 @@ __global__ void pollWords(int* flag, int* counter, int* other, long long* seen) 
     long long t0 = wall_clock64();
     while (wall_clock64() - t0 < 100) {
     }
-    atomicAdd(counter, 1);
+    __hip_atomic_store(counter, 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
     while (wall_clock64() - t0 < 200) {
     }
     seen[4] = wall_clock64();

@@ -4,7 +4,11 @@
 // block to peer (rank+1+t) mod n with a remote signal, raw packets in the
 // ring and a doorbell store, for several rounds; each rank then checks
 // every block it received. Prints which header it was compiled against.
-// Arguments: rounds (3), then "same" for every lane on one queue.
+// Arguments: rounds (3), then "same" for every lane on one queue, or
+// "full" for lane 0 posting its block kFullReps times before its quiet:
+// more than its ring holds, so it waits for the engine to free ring space
+// (with -DEMUD_TEST_MORI_CAS_RESERVE, re-reading the write and read
+// pointers in turn).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,6 +22,8 @@ using namespace mori::cco;
 
 constexpr int kRanks = 8;
 constexpr size_t kBytes = 4096;
+// 64-byte puts (a COPY and a signal) past the 256 KiB ring.
+constexpr int kFullReps = 256 * 1024 / 64 + 100;
 
 #define CHECK(x)                                                  \
   do {                                                            \
@@ -35,7 +41,7 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
   const int me = dc.lsaRank, n = dc.lsaSize, nq = (int)dc.sdma.sdmaNumQueue;
   const int t = threadIdx.x;
   if (t >= n) return;
-  if (same) {
+  if (same == 1) {
     const int peer = (me + 1) % n;
     sdma.put<ccoCoopThread, false, true>(peer, recvWin, t * kBytes, sendWin, t * kBytes, kBytes, 0);
     sdma.quiet(peer);
@@ -43,10 +49,12 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
     return;
   }
   const int peer = (me + 1 + t) % n;
-  sdma.put<ccoCoopThread, false, true>(peer, recvWin, me * kBytes, sendWin, peer * kBytes, kBytes, peer % nq);
+  const int reps = same == 2 && t == 0 ? kFullReps : 1;  // "full": lane t receives from lane t of its sender
+  for (int i = 0; i < reps; i++)
+    sdma.put<ccoCoopThread, false, true>(peer, recvWin, me * kBytes, sendWin, peer * kBytes, kBytes, peer % nq);
   sdma.quiet(peer);
   const int from = (me - 1 - t + 2 * n) % n;
-  sdma.waitSignal(from, me % nq, (uint64_t)round + 1);
+  sdma.waitSignal(from, me % nq, ((uint64_t)round + 1) * reps);
 }
 
 uint32_t word(int src, int dst, int round, size_t i) { return (uint32_t)(src * 0x1000000 + dst * 0x10000 + round * 0x100) ^ (uint32_t)i; }
@@ -77,7 +85,7 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
     CHECK(hipMemcpy(host.data(), recv, kRanks * kBytes, hipMemcpyDeviceToHost));
     for (int p = 0; p < kRanks; p++)
       for (size_t i = 0; i < kBytes / 4; i++) {
-        const uint32_t want = same ? word((rank - 1 + kRanks) % kRanks, p, round, i) : word(p, rank, round, i);
+        const uint32_t want = same == 1 ? word((rank - 1 + kRanks) % kRanks, p, round, i) : word(p, rank, round, i);
         if (host[p * kBytes / 4 + i] != want) errors++;
       }
   }
@@ -89,7 +97,8 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
-  const int same = argc > 2 && std::string(argv[2]) == "same";
+  const std::string mode = argc > 2 ? argv[2] : "";
+  const int same = mode == "same" ? 1 : mode == "full" ? 2 : 0;
   std::printf("header: %s\n", EMUD_TEST_MORI_HEADER);
   ccoUniqueId id;
   CHECK(ccoGetUniqueId(&id));

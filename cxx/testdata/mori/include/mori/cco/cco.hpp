@@ -20,6 +20,10 @@
 //                              layout emud cannot fill (a build error);
 //   EMUD_TEST_MORI_ADDED       ccoSdmaContext has a field emud does not
 //                              know (a build error, never left zero).
+// A variant, not a bug:
+//   EMUD_TEST_MORI_CAS_RESERVE ReserveSlot reserves by compare-and-swap and
+//                              waits for a full ring re-reading the write
+//                              and read pointers in turn (put.cpp full).
 #pragma once
 
 #include <stddef.h>
@@ -175,6 +179,24 @@ struct ccoSdmaQueueDeviceHandle {
   // One fetch-add hands out [base, base+bytes); the lane then waits until
   // the engine's read pointer leaves room for it.
   uint64_t ReserveSlot(uint64_t bytes) {
+#ifdef EMUD_TEST_MORI_CAS_RESERVE
+    // The compare-and-swap shape (MORI 489dbfd5): read the write pointer,
+    // and while the ring looks full, the read pointer too, each round; a
+    // full ring is a wait over the two words in turn.
+    int tries = 0;
+    for (;;) {
+      uint64_t base = __hip_atomic_load(cachedWptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+      bool room = base + bytes - cachedHwReadIndex <= CCO_SDMA_QUEUE_SIZE;
+      if (!room) {
+        cachedHwReadIndex = __hip_atomic_load(rptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+        room = base + bytes - cachedHwReadIndex <= CCO_SDMA_QUEUE_SIZE;
+      }
+      if (room && __hip_atomic_compare_exchange_strong(cachedWptr, &base, base + bytes, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                                       __HIP_MEMORY_SCOPE_AGENT))
+        return base;
+      if (++tries == CCO_SDMA_MAX_RETRIES) __builtin_trap();
+    }
+#endif
     const uint64_t base = __hip_atomic_fetch_add(cachedWptr, bytes, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
     int retries = 0;
     while (base + bytes - cachedHwReadIndex > CCO_SDMA_QUEUE_SIZE) {
