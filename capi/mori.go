@@ -163,9 +163,16 @@ func (m *moriQueue) rang() {
 		m.perturb(stale)
 		m.eq.RaceRangBy(v, m.bell)
 		// The issuer side of emud's ring follows the raw frontier, so the
-		// queue's drain and destruction see the rung work as its own.
-		if base, err := r.Reserve(v - m.last); err == nil && base == m.last {
-			_ = r.Submit(base, v)
+		// queue's drain and destruction see the rung work as its own. A
+		// header that fills the whole ring (MORI's full-ring rule) rings
+		// more than one reservation of emud's ring may take (its capacity
+		// leaves a unit spare): it is followed in pieces.
+		for at := m.last; at < v; {
+			n := min(v-at, r.Capacity())
+			if base, err := r.Reserve(n); err != nil || base != at || r.Submit(base, at+n) != nil {
+				break
+			}
+			at += n
 		}
 		m.last = v
 	}

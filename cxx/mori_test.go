@@ -3,6 +3,7 @@ package cxx
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -225,6 +226,30 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 		assert.Equal(t, 0, code, "seed %d: distinct queues share no chain\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
 		assert.Contains(t, stdout, "mori put: PASS")
 	}
+}
+
+// TestMoriRingFull: lane 0 of each rank posts more 64-byte puts than its
+// 256 KiB ring holds, so it waits for the engine to free ring space: with
+// the header's fetch-add reservation (a wait on the read pointer alone),
+// and with MORI 489dbfd5's compare-and-swap shape, which re-reads the
+// write and read pointers in turn (a spin over two words; it ran its
+// retry limit natively and trapped before). Both pass (lane 0's
+// waitSignal counts its sender's 4196 signals), with the same
+// virtual end time, and emud's ring follows a doorbell that advances by a
+// whole ring (it refused the reservation and the queue's destroy then
+// found work in flight).
+func TestMoriRingFull(t *testing.T) {
+	needCxx(t)
+	end := regexp.MustCompile(`end \d+ ps`)
+	ends := map[string]string{}
+	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {
+		prog := buildMori(t, flags...)
+		stdout, stderr, code := runExample(t, prog, "EMUD_SUMMARY=1", "1", "full")
+		require.Equal(t, 0, code, "%v\nstdout:\n%s\nstderr:\n%s", flags, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS", "%v", flags)
+		ends[end.FindString(stderr)] += fmt.Sprint(flags)
+	}
+	assert.Len(t, ends, 1, "the two reservation shapes wait the same virtual time: %v", ends)
 }
 
 // TestMoriLinkHint: a link that fails on MORI's host calls without the
