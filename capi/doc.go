@@ -312,16 +312,25 @@
 // kernel package's collectives. Atomics (atomicAdd/CAS/Exch/…,
 // __hip_atomic_*, GCC's __atomic_*_n in lane code) are done natively (one
 // lane runs at a time, engines run only while lanes are parked) and then
-// reported, waking waiters on the word; an atomic load that reads the
-// same value from the same word twice in a row is a spin, and the lane
-// then waits, as a subscription, for a write to the word after a 100 ns
-// poll, so spin loops advance virtual time and a flag that is never set
-// is a reported hang. Two equal reads are not always a poll (a wait loop
-// that saw its flag, then a read of the flag to use it): the first such
-// wait ends, with nothing written, if the run becomes quiescent, and the
-// lane goes on; a second spin on the same word and value, with nothing
-// but fences and clock reads between, is the poll's, and its quiescence
-// the hang (examples/cxx/quiet/read_twice.cpp). clock64 counts 2.4 GHz cycles and wall_clock64 a
+// reported, waking waiters on the word. A lane whose atomic loads repeat
+// a cycle with unchanged values is spinning, as nothing else runs while
+// it runs its own code: the same word read twice in a row, or a cycle
+// over up to 8 words seen twice in a row (A, B, A, B: a flag and a
+// counter polled in turn, or MORI 489dbfd5's ring-full wait on its write
+// and read pointers; examples/cxx/poll_words.cpp). The lane then waits,
+// as a subscription, for a write to any of the words after a 100 ns poll,
+// so spin loops advance virtual time, and a flag that is never set is a
+// reported hang naming the words, their values and the line of the load
+// that closed the cycle (examples/cxx/errors/poll_words_never.cpp). An
+// atomic write by the lane starts the count again. Equal reads are not
+// always a poll (a wait loop that saw its flag, then a read of the flag
+// to use it; straight-line code that reads the same few words twice): the
+// first such wait ends, with nothing written, if the run becomes
+// quiescent, and the lane goes on; a second spin on the same words and
+// values, with nothing but fences and clock reads between, is the
+// poll's, and its quiescence the hang (examples/cxx/quiet/read_twice.cpp).
+// Partial: a loop whose cycle is longer than 8 loads is not seen (it runs
+// natively until EMUD_SPIN_LIMIT). clock64 counts 2.4 GHz cycles and wall_clock64 a
 // 100 MHz clock of virtual time; a lane that reads a clock again at the
 // instant of its last read of it (a delay loop) reads it 20 ns later, so
 // such a loop ends (overshooting by less than 20 ns). A lane's SIGSEGV/SIGBUS, __builtin_trap,
