@@ -312,21 +312,3 @@ func firstInstr(tmpl string) string {
 	}
 	return strings.TrimSpace(s)
 }
-
-// matchParen returns the index of the ")" matching the "(" at toks[i], or
-// -1 when it does not close.
-func matchParen(toks []token, i int) int {
-	depth := 0
-	for ; i < len(toks); i++ {
-		switch toks[i].text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
-}

@@ -192,11 +192,20 @@ func isDoTail(toks []token, i int) bool {
 }
 
 // skipParens returns the index after the parenthesised group at i (or i
-// when there is none).
+// when there is none, the end when it does not close).
 func skipParens(toks []token, i int) int {
 	if i >= len(toks) || toks[i].text != "(" {
 		return i
 	}
+	if e := matchParen(toks, i); e >= 0 {
+		return e + 1
+	}
+	return len(toks)
+}
+
+// matchParen returns the index of the ")" matching the "(" at toks[i], or
+// -1 when it does not close.
+func matchParen(toks []token, i int) int {
 	depth := 0
 	for ; i < len(toks); i++ {
 		switch toks[i].text {
@@ -205,11 +214,11 @@ func skipParens(toks []token, i int) int {
 		case ")":
 			depth--
 			if depth == 0 {
-				return i + 1
+				return i
 			}
 		}
 	}
-	return len(toks)
+	return -1
 }
 
 // bodyEnd returns the index of the last token of the statement at i: the
