@@ -318,10 +318,37 @@ func liveComms(g int) string {
 // only when every rank has made them (MORI's exchange handles, keys and
 // peer pointers in an all-gather over its bootstrap network).
 type barrier struct {
+	hostBarrier
+	call string // the call of this generation's first arrival
+}
+
+// hostBarrier is a barrier of host threads in virtual time, reused by
+// generations: the last of count arrivals ends the generation, and the
+// race detector sees every arrival before it as released to every
+// departure (ccoBarrierAll's ranks, pthread_barrier_wait's threads).
+type hostBarrier struct {
 	arrived, gen int
-	call         string // the call of this generation's first arrival
 	wl           *sim.WatchList
 	sync         [2]race.Sync
+}
+
+// arrive is actor a's arrival; it waits until count arrivals of this
+// generation were made and says whether a's was the last. what describes
+// the wait for hang reports (it may read arrived).
+func (b *hostBarrier) arrive(a *sim.Actor, count int, what func() string) bool {
+	gen := b.gen
+	if t := a.RaceThread(); t != nil {
+		t.Release(&b.sync[gen%2])
+		defer t.Acquire(&b.sync[gen%2])
+	}
+	b.arrived++
+	if b.arrived == count {
+		b.arrived, b.gen = 0, b.gen+1
+		b.wl.Notify(0, 1)
+		return true
+	}
+	a.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen }, Text: what})
+	return false
 }
 
 // barrierAll is collective call (one of the above) of comm c's rank: it
@@ -331,7 +358,7 @@ type barrier struct {
 func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId, call string) error {
 	b := rt.barriers[uid]
 	if b == nil {
-		b = &barrier{wl: rt.s.NewWatchList("ccoBarrierAll")}
+		b = &barrier{hostBarrier: hostBarrier{wl: rt.s.NewWatchList("ccoBarrierAll")}}
 		rt.barriers[uid] = b
 	}
 	if b.arrived == 0 {
@@ -340,22 +367,9 @@ func barrierAll(a *sim.Actor, c *cco.Comm, uid cco.UniqueId, call string) error 
 		return fmt.Errorf("rank %d's collective calls are out of step with the others': its %s meets the %s that %d rank(s) wait in (every rank makes the same collective calls, ccoCommCreate, ccoWindowRegister, ccoDevCommCreate and ccoBarrierAll, in the same order)",
 			c.Rank, call, b.call, b.arrived)
 	}
-	gen := b.gen
-	t := a.RaceThread()
-	if t != nil {
-		t.Release(&b.sync[gen%2])
-		defer t.Acquire(&b.sync[gen%2])
-	}
-	b.arrived++
-	if b.arrived == c.NRanks {
-		b.arrived, b.gen = 0, b.gen+1
-		b.wl.Notify(0, 1)
-		return nil
-	}
-	a.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen },
-		Text: func() string {
-			return fmt.Sprintf("%s (rank %d): %d of %d ranks arrived", call, c.Rank, b.arrived, c.NRanks)
-		}})
+	b.arrive(a, c.NRanks, func() string {
+		return fmt.Sprintf("%s (rank %d): %d of %d ranks arrived", call, c.Rank, b.arrived, c.NRanks)
+	})
 	return nil
 }
 

@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 
-	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -18,10 +17,8 @@ import (
 // naming it, and for the race detector each round is a synchronisation
 // every arrival releases and every leaver acquires.
 type threadBarrier struct {
-	count, arrived int
-	gen            uint64
-	wl             *sim.WatchList
-	sync           [2]race.Sync
+	hostBarrier
+	count int
 }
 
 var threadBarriers = map[uint64]*threadBarrier{} // touched only by the running actor
@@ -38,26 +35,15 @@ func threadBarrierCall(act *sim.Actor, a []uint64, bad func(string, int, error) 
 			if a[1] == 0 {
 				return bad("pthread_barrier_wait", C.EINVAL, fmt.Errorf("barrier %#x: no pthread_barrier_init of it is known (more than 256 barriers live?)", a[0]))
 			}
-			b = &threadBarrier{count: int(a[1]), wl: rt.s.NewWatchList(fmt.Sprintf("pthread barrier %#x", a[0]))}
+			b = &threadBarrier{count: int(a[1]), hostBarrier: hostBarrier{wl: rt.s.NewWatchList(fmt.Sprintf("pthread barrier %#x", a[0]))}}
 			threadBarriers[a[0]] = b
 		}
-		gen := b.gen
-		if t := act.RaceThread(); t != nil {
-			t.Release(&b.sync[gen%2])
-			defer t.Acquire(&b.sync[gen%2])
-		}
-		b.arrived++
-		if b.arrived == b.count {
-			b.arrived, b.gen = 0, b.gen+1
-			b.wl.Notify(0, 1)
-			a[3] = 1
-			return 0
-		}
 		a[3] = 0
-		act.Await(sim.Wait{List: b.wl, Lo: 0, Hi: 1, Pred: func() bool { return b.gen != gen },
-			Text: func() string {
-				return fmt.Sprintf("pthread_barrier_wait on %#x: %d of %d threads arrived", a[0], b.arrived, b.count)
-			}})
+		if b.arrive(act, b.count, func() string {
+			return fmt.Sprintf("pthread_barrier_wait on %#x: %d of %d threads arrived", a[0], b.arrived, b.count)
+		}) {
+			a[3] = 1
+		}
 	case 2:
 		delete(threadBarriers, a[0])
 	default:
