@@ -22,17 +22,7 @@ type Scratch struct {
 // what it would otherwise make again every run (the kernel's idle lane
 // workers, a goroutine each); it must leave nothing in it that a later
 // run could tell from a fresh one.
-func (sc *Scratch) Local(key any, mk func() any) any {
-	if v, ok := sc.local[key]; ok {
-		return v
-	}
-	if sc.local == nil {
-		sc.local = map[any]any{}
-	}
-	v := mk()
-	sc.local[key] = v
-	return v
-}
+func (sc *Scratch) Local(key any, mk func() any) any { return local(&sc.local, key, mk) }
 
 // OnClose registers fn to run at Close: to end what Local keeps.
 func (sc *Scratch) OnClose(fn func()) { sc.closers = append(sc.closers, fn) }

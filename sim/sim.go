@@ -315,15 +315,19 @@ func (s *Sim) Run() error {
 // Local returns the value stored under key, making it with mk on first use:
 // per-run state of the packages built on sim (a pool of lane coroutines,
 // say), kept with the run instead of in a global.
-func (s *Sim) Local(key any, mk func() any) any {
-	if v, ok := s.local[key]; ok {
+func (s *Sim) Local(key any, mk func() any) any { return local(&s.local, key, mk) }
+
+// local is the value under key in *m, made with mk (and the map with it)
+// on first use: Sim.Local and Scratch.Local.
+func local(m *map[any]any, key any, mk func() any) any {
+	if v, ok := (*m)[key]; ok {
 		return v
 	}
-	if s.local == nil {
-		s.local = map[any]any{}
+	if *m == nil {
+		*m = map[any]any{}
 	}
 	v := mk()
-	s.local[key] = v
+	(*m)[key] = v
 	return v
 }
 
