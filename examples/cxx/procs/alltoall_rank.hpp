@@ -45,45 +45,19 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
 // at one line.
 inline void uniqueId(ccoUniqueId* id) { CCO_CHECK(ccoGetUniqueId(id)); }
 
-// runRank is one rank: its error count (0: every block arrived).
+// runRank is one rank: its error count (0: every block arrived). Its
+// setup and teardown are common.hpp's Rank, the same code in every
+// program that includes this file.
 inline int runRank(int rank, int nRanks, const ccoUniqueId& id, bool planted) {
-  HIP_CHECK(hipSetDevice(rank));
-  ccoComm* comm = nullptr;
-  CCO_CHECK(ccoCommCreate(id, nRanks, rank, 0, &comm));
-  const size_t span = nRanks * kBytes;
-  void *send = nullptr, *recv = nullptr;
-  CCO_CHECK(ccoMemAlloc(comm, span, &send));
-  CCO_CHECK(ccoMemAlloc(comm, span, &recv));
-  std::vector<uint64_t> host(span / 8);
-  for (int p = 0; p < nRanks; p++)
-    for (size_t i = 0; i < kBytes / 8; i++) host[p * kBytes / 8 + i] = pattern(rank, p, i);
-  HIP_CHECK(hipMemcpy(send, host.data(), span, hipMemcpyHostToDevice));
-  HIP_CHECK(hipMemset(recv, 0, span));
-  ccoWindow_t sendWin, recvWin;
-  CCO_CHECK(ccoWindowRegister(comm, send, span, &sendWin));
-  CCO_CHECK(ccoWindowRegister(comm, recv, span, &recvWin));
-  ccoDevCommRequirements reqs = CCO_DEV_COMM_REQUIREMENTS_INITIALIZER;
-  ccoDevComm dc;
-  CCO_CHECK(ccoDevCommCreate(comm, &reqs, &dc));
-  CCO_CHECK(ccoBarrierAll(comm));
-
-  // The launch by macro: emud c++ rewrites <<<>>> in the file it compiles, not in headers.
-  hipLaunchKernelGGL(alltoall, dim3(1), dim3(nRanks), 0, 0, dc, sendWin, recvWin, kBytes, planted ? 1 : 0);
-  HIP_CHECK(hipDeviceSynchronize());
-
-  std::fill(host.begin(), host.end(), 0);
-  HIP_CHECK(hipMemcpy(host.data(), recv, span, hipMemcpyDeviceToHost));
   int errors = 0;
-  for (int p = 0; p < nRanks; p++)
-    for (size_t i = 0; i < kBytes / 8; i++)
-      if (p != rank && host[p * kBytes / 8 + i] != pattern(p, rank, i)) errors++;
-  CCO_CHECK(ccoBarrierAll(comm));
-  CCO_CHECK(ccoDevCommDestroy(comm, &dc));
-  CCO_CHECK(ccoWindowDeregister(comm, recvWin));
-  CCO_CHECK(ccoWindowDeregister(comm, sendWin));
-  CCO_CHECK(ccoMemFree(comm, recv));
-  CCO_CHECK(ccoMemFree(comm, send));
-  CCO_CHECK(ccoCommDestroy(comm));
+  {
+    Rank r(rank, nRanks, id, kBytes);
+    // The launch by macro: emud c++ rewrites <<<>>> in the file it compiles, not in headers.
+    hipLaunchKernelGGL(alltoall, dim3(1), dim3(nRanks), 0, 0, r.dc, r.sendWin, r.recvWin, kBytes, planted ? 1 : 0);
+    HIP_CHECK(hipDeviceSynchronize());
+    for (int p = 0; p < nRanks; p++)
+      if (p != rank) errors += r.check(p, p, rank);
+  }  // ~Rank: a barrier, then the dev comm, windows, memory and comm go
   std::printf("rank %d: %d errors\n", rank, errors);
   std::fflush(stdout);
   return errors;
