@@ -66,5 +66,11 @@ int emud_forked(void);
 int emud_in_emud(void);
 extern void emudGoProcEnded(int id, int pid, int apart, char* how);
 extern void emudGoProcStarted(int id, int pid);
+// Free sections: blocking calls outside emud (procs.c, mpi.c, free.go).
+int emud_free_begin(const char* name);
+void emud_free_end(void);
+extern void emudGoFreeBegin(char* name);
+extern void emudGoFreeRelease(void);
+extern void emudGoFreeEnd(void);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
 #endif

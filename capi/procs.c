@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -34,6 +35,8 @@
 #include <sys/mman.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include <sys/un.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -84,10 +87,15 @@ static int recv_all(int fd, void* p, size_t n) {
 // ---- shared memory ----
 
 #define EXT_MAX 65536
+#define MAX_PROCS 256
 typedef struct {
   volatile uint64_t gen;  // bumped when the table changes
   volatile int32_t n;
   uint64_t ext[EXT_MAX][2];
+  // A rank process's free section (a blocking MPI call) ended: its word,
+  // set by the process and waited on (a futex) by its proxy, which does
+  // not read the socket meanwhile (the process's lanes may be resumed on it).
+  volatile uint32_t free_done[MAX_PROCS];
 } ext_table;
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
@@ -232,13 +240,14 @@ void emud_shm_free(void* p) {
 
 typedef struct proc {
   int fd, pid, host, joined;
+  int slot;   // its free_done word
   int apart;  // started apart (EMUD_NODE), not a child of this process
   pthread_t th;
 } proc;
 
-#define MAX_PROCS 256
 static proc* procs[MAX_PROCS];
 static int nprocs;
+static int next_slot;
 static pthread_mutex_t procs_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread proc* my_proc;  // the proxy thread's process
 
@@ -338,6 +347,49 @@ static void ended(int pid, char* how, size_t cap) {
   snprintf(how, cap, "closed its connection to the coordinator");
 }
 
+// proxy_free is a rank process's free section, on its proxy: the turn
+// is given up while the process makes its blocking call (MPI), and taken
+// back when it says it returned (its free_done word) and a quiescent
+// point lets it in (free.go). Meanwhile the proxy does not read the
+// socket: the process's lanes may be resumed over it, served there by a
+// thread of the process while its main thread is in the call. Nonzero
+// when the process is gone.
+static int proxy_free(proc* p, pmsg* m, const char* name) {
+  if (p->slot >= MAX_PROCS) {
+    fprintf(stderr, "emud: rank process %d: more than %d rank processes have been served; its blocking call outside emud cannot be\n",
+            p->pid, MAX_PROCS);
+    return -1;
+  }
+  volatile uint32_t* done = &exts->free_done[p->slot];
+  __atomic_store_n(done, 0, __ATOMIC_RELEASE);
+  char nm[64];
+  snprintf(nm, sizeof nm, "%s", name);
+  emud_enter();
+  emudGoFreeBegin(nm);
+  emud_leave();
+  pmsg r = *m;
+  r.kind = PM_REPLY;
+  r.n = 0;
+  r.rc = 0;
+  r.a[15] = (uint64_t)p->slot;
+  int gone = send_all(p->fd, &r, sizeof r) != 0;
+  emud_enter();
+  emudGoFreeRelease();  // from here to emudGoFreeEnd this thread holds no turn
+  emud_leave();
+  while (!gone && !__atomic_load_n(done, __ATOMIC_ACQUIRE)) {
+    struct timespec ts = {0, 20000000};
+    syscall(SYS_futex, done, FUTEX_WAIT, 0, &ts, NULL, 0);
+    struct pollfd pf = {p->fd, 0, 0};  // no events asked: a hang-up or error only, reading nothing
+    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR))) gone = 1;
+  }
+  emud_enter();
+  emudGoFreeEnd();  // the turn again
+  emud_leave();
+  if (gone) return -1;
+  r.a[15] = 0;
+  return send_all(p->fd, &r, sizeof r);
+}
+
 // proxy is the host thread that carries process p's calls out.
 static void* proxy(void* arg) {
   proc* p = arg;
@@ -362,6 +414,14 @@ static void* proxy(void* arg) {
     if (m.in_idx >= 0) m.a[m.in_idx] = (uint64_t)(uintptr_t)in;
     if (m.out_idx >= 0) m.a[m.out_idx] = (uint64_t)(uintptr_t)out;
     m.file[sizeof m.file - 1] = 0;
+    if (m.op == EMUD_H_FREE_SECTION) {
+      int bad = proxy_free(p, &m, in && m.n ? in : "a call outside emud");
+      free(in);
+      free(out);
+      in = out = NULL;
+      if (bad) break;
+      continue;
+    }
     m.rc = emud_host(m.op, m.a, m.file, m.line);
     m.kind = PM_REPLY;
     m.n = m.out_n;
@@ -500,6 +560,7 @@ static int is_device(uint64_t p) { return p >= emud_resv_lo() && p < emud_resv_h
 
 static void node_ready(void);
 static int node_client_ready = 1;
+static int client_reply(pmsg* m, uint64_t* a, void* out);
 
 int emud_client_call(int op, uint64_t* a, const char* file, int line) {
   if (!node_client_ready) node_ready();
@@ -562,26 +623,155 @@ int emud_client_call(int op, uint64_t* a, const char* file, int line) {
   }
   if (m.in_idx >= 0 && m.in_idx == m.out_idx) m.out_idx = -1;  // not reached: in and out are different arguments
   if (send_all(client_fd, &m, sizeof m) || (m.n && send_all(client_fd, in, m.n))) client_gone();
+  return client_reply(&m, a, out);
+}
+
+// client_serve handles a message from the coordinator that is not a
+// reply: a lane to resume, a grid's context to free.
+static void client_serve(pmsg* r) {
+  switch (r->kind) {
+    case PM_RESUME:
+      serve_lane(r);
+      break;
+    case PM_FREE:
+      ((emud_entry)(uintptr_t)r->entry)((void*)(uintptr_t)r->arg);
+      break;
+    default:
+      client_gone();
+  }
+}
+
+// client_reply waits for the reply to call m, serving the process's
+// lanes meanwhile, and copies its results into a and out.
+static int client_reply(pmsg* m, uint64_t* a, void* out) {
   for (;;) {
     pmsg r;
     if (recv_all(client_fd, &r, sizeof r) != 0) client_gone();
     client_map();
-    switch (r.kind) {
-      case PM_REPLY:
-        if (r.n != m.out_n || (r.n && recv_all(client_fd, out, r.n) != 0)) client_gone();
-        for (int i = 0; i < 16; i++)
-          if (i != m.in_idx && i != m.out_idx) a[i] = r.a[i];
-        return r.rc;
-      case PM_RESUME:
-        serve_lane(&r);
-        break;
-      case PM_FREE:
-        ((emud_entry)(uintptr_t)r.entry)((void*)(uintptr_t)r.arg);
-        break;
-      default:
-        client_gone();
+    if (r.kind != PM_REPLY) {
+      client_serve(&r);
+      continue;
     }
+    if (r.n != m->out_n || (r.n && recv_all(client_fd, out, r.n) != 0)) client_gone();
+    for (int i = 0; i < 16; i++)
+      if (i != m->in_idx && i != m->out_idx) a[i] = r.a[i];
+    return r.rc;
   }
+}
+
+// ---- free sections (free.go): a blocking call outside emud ----
+//
+// A rank process's free section: its proxy gives the turn up (proxy_free)
+// while the process makes the call; a thread of the process serves its
+// lanes on the socket meanwhile (they may be resumed while the main
+// thread is in the call), and stops before the process says it returned.
+
+static pthread_t free_server;
+static int free_stop[2] = {-1, -1};
+static volatile uint32_t* free_word;
+static pmsg free_call;
+
+static void* free_serve(void* arg) {
+  (void)arg;
+  for (;;) {
+    struct pollfd pf[2] = {{free_stop[0], POLLIN, 0}, {client_fd, POLLIN, 0}};
+    if (poll(pf, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      client_gone();
+    }
+    if (pf[0].revents) return NULL;  // the call returned: the main thread serves from here
+    if (!pf[1].revents) continue;
+    pmsg r;
+    if (recv_all(client_fd, &r, sizeof r) != 0) client_gone();
+    client_map();
+    if (r.kind == PM_REPLY) client_gone();  // no call is waiting for one
+    client_serve(&r);
+  }
+}
+
+static int client_free_begin(const char* name) {
+  uint64_t a[16] = {0};
+  memset(&free_call, 0, sizeof free_call);
+  free_call.kind = PM_CALL;
+  free_call.op = EMUD_H_FREE_SECTION;
+  free_call.in_idx = 0;
+  free_call.out_idx = -1;
+  free_call.n = strnlen(name, 63) + 1;
+  snprintf(free_call.file, sizeof free_call.file, "%s", name);
+  char nm[64];
+  snprintf(nm, sizeof nm, "%s", name);
+  if (send_all(client_fd, &free_call, sizeof free_call) || send_all(client_fd, nm, free_call.n)) client_gone();
+  client_reply(&free_call, a, NULL);
+  if (a[15] >= MAX_PROCS) client_gone();
+  free_word = &exts->free_done[a[15]];
+  if (pipe2(free_stop, O_CLOEXEC) != 0) {
+    fprintf(stderr, "emud: rank process %d: %s: pipe: %s\n", (int)getpid(), name, strerror(errno));
+    _exit(1);
+  }
+  emud_enter();  // the runtime's own thread, not the program's
+  int rc = pthread_create(&free_server, NULL, free_serve, NULL);
+  emud_leave();
+  if (rc != 0) {
+    fprintf(stderr, "emud: rank process %d: %s: cannot start the thread that serves its lanes\n", (int)getpid(), name);
+    _exit(1);
+  }
+  return 1;
+}
+
+static void client_free_end(void) {
+  char c = 1;
+  if (write(free_stop[1], &c, 1) != 1) client_gone();
+  emud_enter();
+  pthread_join(free_server, NULL);
+  emud_leave();
+  close(free_stop[0]);
+  close(free_stop[1]);
+  free_stop[0] = free_stop[1] = -1;
+  __atomic_store_n(free_word, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, free_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+  uint64_t a[16] = {0};
+  client_reply(&free_call, a, NULL);
+}
+
+static __thread int free_local;  // this thread's open free section is the coordinator's own
+
+// emud_free_begin opens a free section around a blocking call outside
+// emud (mpi.c) when the calling thread holds a turn: 1 if it did (then
+// emud_free_end closes it after the call), 0 if the call runs as it is
+// (the emulation has not started, the thread is not a host thread, a
+// rank process not yet taken in).
+extern int emud_mpi_shim;
+
+int emud_free_begin(const char* name) {
+  if (!emud_mpi_shim) return 0;  // never: the reference keeps mpi.c linked in
+  if (emud_client_active()) {
+    if (!node_client_ready || emud_current() || emud_in_emud()) return 0;
+    if (!client_owned) {
+      client_owner = pthread_self();
+      client_owned = 1;
+    } else if (!pthread_equal(client_owner, pthread_self())) {
+      return 0;  // not the rank's host thread: it holds no turn
+    }
+    return client_free_begin(name);
+  }
+  if (!emud_started() || emud_forked() || emud_host_id() < 0 || emud_in_emud() || emud_current()) return 0;
+  emud_enter();
+  emudGoFreeBegin((char*)name);
+  emudGoFreeRelease();
+  emud_leave();
+  free_local = 1;
+  return 1;
+}
+
+void emud_free_end(void) {
+  if (!free_local) {
+    client_free_end();
+    return;
+  }
+  free_local = 0;
+  emud_enter();
+  emudGoFreeEnd();
+  emud_leave();
 }
 
 // ---- fork and waitpid ----
@@ -642,6 +832,7 @@ pid_t fork(void) {
   p->fd = sv[0];
   p->pid = pid;
   p->host = -1;
+  p->slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
   // The proxy is a host thread of the forking thread, made as a
   // std::thread's is (lane.c's pthread_create): so a rank process and a
   // rank thread take the same turns.
@@ -934,6 +1125,7 @@ void emud_node_serve(void) {
     p->pid = pids[r - 1];
     p->host = -1;
     p->apart = 1;
+    p->slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
     if (pthread_create(&p->th, NULL, proxy, p) != 0) node_die("cannot start the thread that serves rank %d", r);
     pthread_mutex_lock(&procs_mu);
     procs[nprocs++] = p;

@@ -118,6 +118,7 @@ enum {
   EMUD_H_EVENT_QUERY,      /* a: event */
   EMUD_H_MORI_QUEUE,       /* a: devcomm, peer, queueId, ring bytes -> ring, rptr, wptr, doorbell, cachedWptr, committedWptr, start, peer pool (capi/mori.go) */
   EMUD_H_THREAD_BARRIER,   /* a: barrier, count, what (1 wait, 2 destroy) -> a[3] 1 for the serial thread (capi/pbarrier.go) */
+  EMUD_H_FREE_SECTION,     /* a: name; a rank process's free section, to its proxy only -> a[15] its done word (capi/procs.c) */
 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 
