@@ -125,7 +125,8 @@ func emudGoFreeRelease() {
 func (f *freeSec) wait() {
 	a := f.h.actor
 	text := func() string {
-		return fmt.Sprintf("%s to return: a call outside emud, made at %v; it comes back when nothing in the emulation can run", f.name, f.since)
+		return fmt.Sprintf("its %s to return: a call outside emud, made at %v; the thread is back at its next emud call, "+
+			"and let in when nothing in the emulation can run", f.name, f.since)
 	}
 	for !f.admitted {
 		gen := freeState.gen
@@ -239,5 +240,5 @@ func emudGoFreeEnd() {
 	if t := h.actor.RaceThread(); t != nil {
 		t.Acquire(&freeState.sync)
 	}
-	hostRuns(h, nil, "its "+f.name+" (a call outside emud) returned", 0)
+	hostRuns(h, nil, "its "+f.name+" (a call outside emud) returned", 0) // the emud call that ended the section runs next
 }

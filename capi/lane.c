@@ -507,6 +507,7 @@ static void* trampoline(void* p) {
   emudGoHostAttach(t.id);
   in_emud--;
   void* r = t.fn(t.arg);
+  emud_free_close();
   in_emud++;
   emudGoHostExit(t.id);
   in_emud--;
@@ -559,6 +560,7 @@ static void* early_trampoline(void* p) {
   if (early[t.idx].state == EARLY_RUNNING) early[t.idx].state = EARLY_EXITED;
   pthread_mutex_unlock(&tr_mu);
   if (id >= 0 && !forked) {
+    emud_free_close();
     in_emud++;
     if (host_id < 0) {  // adopted, never called in: its first turn is its end
       host_id = id;
@@ -657,6 +659,7 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   if (!t) return 11; /* EAGAIN */
   t->fn = fn;
   t->arg = arg;
+  emud_free_close();
   in_emud++;
   t->id = emudGoHostSpawn(host_id);
   in_emud--;
@@ -701,6 +704,7 @@ int pthread_join(pthread_t th, void** ret) {
     pthread_mutex_unlock(&tr_mu);
   }
   if (id >= 0) {
+    emud_free_close();
     in_emud++;
     emudGoHostJoin(host_id, id);
     in_emud--;
@@ -712,6 +716,7 @@ int emud_host(int op, uint64_t* a, const char* file, int line) {
   if (emud_client_active()) return emud_client_call(op, a, file, line);  // a forked rank, or one started apart (procs.c)
   if (forked) forked_call("a HIP/cco call", file, line);
   emud_node_serve();  // rank 0 of ranks started apart takes the others in at its first call (procs.c)
+  emud_free_close();  // back from a blocking call outside emud (MPI): wait to be let in
   in_emud++;
   int rc = emudGoHost(op, a, (char*)file, line);
   in_emud--;
@@ -720,6 +725,7 @@ int emud_host(int op, uint64_t* a, const char* file, int line) {
 
 static void at_exit(void) {
   if (host_id != 0 || forked) return;  // exit() from another thread, or a forked child: nothing to wait for
+  emud_free_close();
   in_emud++;
   emudGoExit();
   in_emud--;
@@ -822,6 +828,7 @@ static void host_store(uint64_t a, uint64_t n, void* pc) {
     return;
   }
   if (hlog.n == EMUD_HOST_LOG) {
+    emud_free_close();
     in_emud++;
     emudGoHostStores(host_id);
     in_emud--;

@@ -68,7 +68,7 @@ extern void emudGoProcEnded(int id, int pid, int apart, char* how);
 extern void emudGoProcStarted(int id, int pid);
 // Free sections: blocking calls outside emud (procs.c, mpi.c, free.go).
 int emud_free_begin(const char* name);
-void emud_free_end(void);
+void emud_free_close(void);
 extern void emudGoFreeBegin(char* name);
 extern void emudGoFreeRelease(void);
 extern void emudGoFreeEnd(void);

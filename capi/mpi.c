@@ -34,15 +34,14 @@ __attribute__((noreturn)) static void no_pmpi(const char* name) {
   exit(1);
 }
 
-// FREE defines MPI_x over PMPI_x as a free section.
-#define FREE(name, params, args)                                    \
-  extern int P##name params __attribute__((weak));                  \
-  int name params {                                                 \
-    if (!P##name) no_pmpi(#name);                                   \
-    int freed = emud_free_begin(#name);                             \
-    int rc = P##name args;                                          \
-    if (freed) emud_free_end();                                     \
-    return rc;                                                      \
+// FREE defines MPI_x over PMPI_x in a free section, which stays open
+// until the thread's next emud call (procs.c, emud_free_begin).
+#define FREE(name, params, args)                   \
+  extern int P##name params __attribute__((weak)); \
+  int name params {                                \
+    if (!P##name) no_pmpi(#name);                  \
+    emud_free_begin(#name);                        \
+    return P##name args;                           \
   }
 
 // Start and end: MPI_Init and MPI_Finalize synchronise the job (a fence).

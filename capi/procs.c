@@ -561,9 +561,12 @@ static int is_device(uint64_t p) { return p >= emud_resv_lo() && p < emud_resv_h
 static void node_ready(void);
 static int node_client_ready = 1;
 static int client_reply(pmsg* m, uint64_t* a, void* out);
+static int client_free_open;
+static void client_free_end(void);
 
 int emud_client_call(int op, uint64_t* a, const char* file, int line) {
   if (!node_client_ready) node_ready();
+  if (client_free_open && pthread_equal(client_owner, pthread_self())) client_free_end();
   if (!client_owned) {
     client_owner = pthread_self();
     client_owned = 1;
@@ -715,10 +718,12 @@ static int client_free_begin(const char* name) {
     fprintf(stderr, "emud: rank process %d: %s: cannot start the thread that serves its lanes\n", (int)getpid(), name);
     _exit(1);
   }
+  client_free_open = 1;
   return 1;
 }
 
 static void client_free_end(void) {
+  client_free_open = 0;
   char c = 1;
   if (write(free_stop[1], &c, 1) != 1) client_gone();
   emud_enter();
@@ -733,19 +738,23 @@ static void client_free_end(void) {
   client_reply(&free_call, a, NULL);
 }
 
-static __thread int free_local;  // this thread's open free section is the coordinator's own
+static __thread int free_local;  // this thread of the coordinator's process has a free section open
 
-// emud_free_begin opens a free section around a blocking call outside
-// emud (mpi.c) when the calling thread holds a turn: 1 if it did (then
-// emud_free_end closes it after the call), 0 if the call runs as it is
-// (the emulation has not started, the thread is not a host thread, a
-// rank process not yet taken in).
+// emud_free_begin opens a free section before a blocking call outside
+// emud (mpi.c) when the calling thread holds a turn: 1 if it did, 0 if
+// the call runs as it is (a section is open already, the emulation has
+// not started, the thread is not a host thread, a rank process not yet
+// taken in). The section stays open past the call, through the thread's
+// own code and further such calls, until its next emud call
+// (emud_free_close), so MPI calls in a row (a receive, then a send on)
+// need no turn between them: one waiting on another rank's next MPI call
+// never waits for a quiescent point to let that rank back in.
 extern int emud_mpi_shim;
 
 int emud_free_begin(const char* name) {
   if (!emud_mpi_shim) return 0;  // never: the reference keeps mpi.c linked in
   if (emud_client_active()) {
-    if (!node_client_ready || emud_current() || emud_in_emud()) return 0;
+    if (!node_client_ready || emud_current() || emud_in_emud() || client_free_open) return 0;
     if (!client_owned) {
       client_owner = pthread_self();
       client_owned = 1;
@@ -754,7 +763,7 @@ int emud_free_begin(const char* name) {
     }
     return client_free_begin(name);
   }
-  if (!emud_started() || emud_forked() || emud_host_id() < 0 || emud_in_emud() || emud_current()) return 0;
+  if (free_local || !emud_started() || emud_forked() || emud_host_id() < 0 || emud_in_emud() || emud_current()) return 0;
   emud_enter();
   emudGoFreeBegin((char*)name);
   emudGoFreeRelease();
@@ -763,11 +772,10 @@ int emud_free_begin(const char* name) {
   return 1;
 }
 
-void emud_free_end(void) {
-  if (!free_local) {
-    client_free_end();
-    return;
-  }
+// emud_free_close ends the calling thread's free section, if open, before
+// it touches the emulation: it waits for a quiescent point to let it in.
+void emud_free_close(void) {
+  if (!free_local) return;
   free_local = 0;
   emud_enter();
   emudGoFreeEnd();

@@ -4,11 +4,13 @@
 // with MPI_Bcast; then the ranks run the all-to-all over ccoSdma on rank
 // 0's emulated node and check the data. MPI_Init runs before the first HIP
 // call, so its runtime threads exist before emud starts (they are not
-// host threads: capi/doc.go). Partial: MPI_Finalize after the first HIP
-// call blocks a rank in its own code while it holds its turn, so this
-// run ends in a false hang report (spin) today; without it the
-// all-to-all passes on 4 ranks with one digest.
+// host threads: capi/doc.go). MPI_Bcast and MPI_Finalize block until the
+// other ranks make theirs: each is a free section (capi/mpi.c), so the
+// rank gives its turn up while it waits. "planted" plants
+// alltoall_rank.hpp's bug; "kill" makes rank 1 kill itself after its
+// first HIP call (the others' report names it).
 #include <mpi.h>
+#include <signal.h>
 
 #include "alltoall_rank.hpp"
 
@@ -20,6 +22,10 @@ int main(int argc, char** argv) {
   mori::cco::ccoUniqueId uid;
   if (rank == 0) procs::uniqueId(&uid);
   MPI_Bcast(&uid, sizeof uid, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rank == 1 && argc > 1 && !std::strcmp(argv[1], "kill")) {
+    HIP_CHECK(hipSetDevice(rank));
+    raise(SIGKILL);
+  }
   const int errors = procs::runRank(rank, nRanks, uid, procs::planted(argc, argv));
   if (rank == 0) std::printf("mpi_alltoall: rank 0 done\n");
   MPI_Finalize();
