@@ -1,0 +1,180 @@
+package cxx
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// needMPI skips t when OpenMPI's mpirun or mpicxx is not installed
+// (Debian's openmpi-bin and libopenmpi-dev; .ci/run installs them).
+func needMPI(t *testing.T) {
+	t.Helper()
+	needCxx(t)
+	for _, tool := range []string{"mpirun", "mpicxx"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s on PATH (install openmpi-bin and libopenmpi-dev): the tests that run MPI programs are skipped", tool)
+		}
+	}
+}
+
+// buildMPI builds an MPI program with emud c++ and mpicxx's flags: its
+// compile flags before the source, its link flags after it (the linker
+// drops a shared library named before the objects that need it).
+func buildMPI(t *testing.T, src string) string {
+	t.Helper()
+	root := setupCxx(t)
+	flags := func(what string) []string {
+		out, err := exec.Command("mpicxx", "--showme:"+what).Output()
+		require.NoError(t, err, "mpicxx --showme:%s", what)
+		return strings.Fields(string(out))
+	}
+	prog := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".cpp"))
+	args := append(append(append([]string{"-O2", "-Wall", "-Werror"}, flags("compile")...), src, "-o", prog), flags("link")...)
+	var log bytes.Buffer
+	require.NoError(t, Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), "%s", log.String())
+	return prog
+}
+
+// mpirun runs prog under OpenMPI's mpirun -np n with EMUD_NODE and env
+// (NAME=value; other words are the program's arguments): its output,
+// stdout and stderr of every rank together, and mpirun's exit status.
+func mpirun(t *testing.T, prog string, n int, env ...string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--oversubscribe", "-np", fmt.Sprint(n)}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-run-as-root") // CI's containers run as root
+	}
+	var progArgs []string
+	for _, e := range append([]string{"EMUD_NODE=" + filepath.Join(dir, "node.sock"), "TMPDIR=" + dir}, env...) {
+		if strings.Contains(e, "=") {
+			args = append(args, "-x", e)
+		} else {
+			progArgs = append(progArgs, e)
+		}
+	}
+	args = append(append(args, prog), progArgs...)
+	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "mpirun", args...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "mpirun %v did not finish in %v:\n%s", args, exampleTimeout, out)
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "mpirun %v:\n%s", args, out)
+		code = ee.ExitCode()
+	}
+	return string(out), code
+}
+
+// TestMPIAlltoall runs examples/cxx/procs/mpi_alltoall.cpp under
+// mpirun -np 4: rank 0 makes the unique id and broadcasts it with
+// MPI_Bcast, the ranks run the all-to-all with ccoSdma on one emulated
+// node, and each ends with MPI_Finalize, all after their first HIP call.
+// Each blocking MPI call gives the rank's turn up (a free section), so
+// it passes (before, MPI_Finalize held the turn: a false hang), and the
+// same seed gives one digest run after run.
+func TestMPIAlltoall(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_alltoall.cpp"))
+	want := ""
+	for run := range 3 {
+		out, code := mpirun(t, prog, 4, "EMUD_GPUS=4", "EMUD_SEED=1", "EMUD_SUMMARY=1")
+		require.Equal(t, 0, code, "run %d:\n%s", run, out)
+		assert.Equal(t, 4, strings.Count(out, "mpi_alltoall: PASS"), "run %d: every rank passes:\n%s", run, out)
+		assert.NotContains(t, out, "warning", "run %d", run)
+		d := digestOf(t, out)
+		if want == "" {
+			want = d
+		}
+		assert.Equal(t, want, d, "run %d: another digest on the same seed", run)
+	}
+}
+
+// TestMPIHarness runs examples/cxx/procs/mpi_harness.cpp, MORI's MPI
+// harness in shape, under mpirun -np 8: MPI_Bcast, MPI_Barrier, a ring
+// of MPI_Recv and MPI_Send (each rank's receive waits for the previous
+// rank's send, made in its own free section), MPI_Allreduce and
+// MPI_Finalize after the first HIP call; it passes on 8 ranks with one
+// digest on two runs.
+func TestMPIHarness(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_harness.cpp"))
+	want := ""
+	for run := range 2 {
+		out, code := mpirun(t, prog, 8, "EMUD_SEED=2", "EMUD_PERTURB=1", "EMUD_SUMMARY=1")
+		require.Equal(t, 0, code, "run %d:\n%s", run, out)
+		assert.Contains(t, out, "=== 8/8 PASSED ===", "run %d", run)
+		assert.NotContains(t, out, "warning", "run %d", run)
+		d := digestOf(t, out)
+		if want == "" {
+			want = d
+		}
+		assert.Equal(t, want, d, "run %d: another digest on the same seed", run)
+	}
+}
+
+// hangCauses is a hang report's headline cause and its "likely causes"
+// list, and when: what the emulator says went wrong, without the list
+// of blocked actors and their count, whose host threads are numbered by
+// how the program made them (the threads' program has a main thread that
+// is no rank).
+func hangCauses(t *testing.T, report string) string {
+	t.Helper()
+	m := regexp.MustCompile(`hang \(deadlock\) at ([^,]+), seed \d+: .*?waiting; (likely cause: .*)\n`).FindStringSubmatch(report)
+	require.NotNil(t, m, "no hang in:\n%s", report)
+	i := strings.Index(report, "likely causes:\n")
+	j := strings.Index(report, "\ndigest: ")
+	require.True(t, i >= 0 && j > i, "no likely causes in:\n%s", report)
+	return "at " + m[1] + ": " + m[2] + "\n" + report[i:j]
+}
+
+// TestMPIPlantedSlotReset plants alltoall_rank.hpp's bug (a lane zeroes
+// the signal slot its peer's signals count in) under mpirun -np 4: the
+// run hangs with the report of the same program with its ranks as
+// threads, word for word in its headline and causes: the slot went back
+// to 0 by the lane's store at its line.
+func TestMPIPlantedSlotReset(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	dir := filepath.Join(root, "examples", "cxx", "procs")
+	prog := buildMPI(t, filepath.Join(dir, "mpi_alltoall.cpp"))
+	threads := buildExample(t, filepath.Join(dir, "thread_alltoall.cpp"), "-O2", "-Wall", "-Werror")
+	out, treport, code := runExample(t, threads, "planted", "EMUD_GPUS=4", "TMPDIR="+t.TempDir())
+	require.Equal(t, 2, code, "threads: a hang; stdout:\n%s\nstderr:\n%s", out, treport)
+	mout, code := mpirun(t, prog, 4, "EMUD_GPUS=4", "planted")
+	require.Equal(t, 2, code, "mpirun: the run's hang status:\n%s", mout)
+	want := hangCauses(t, treport)
+	assert.Regexp(t, `went from 1 back to 0 at [^ ]+ by kernel "alltoall" GPU 0 block 0 wave 0 lane 0's store at [^ ]*alltoall_rank.hpp:\d+\.`, want)
+	assert.Equal(t, want, hangCauses(t, mout))
+	assert.Contains(t, mout, "emud: ranks as processes (served by host threads of this one):\n  host thread 1 is rank process ")
+}
+
+// TestMPIKilledRank: under mpirun -np 4, rank 1 kills itself after its
+// first HIP call; rank 0's node reports, well within the hang timeout,
+// that the others wait for it at ccoCommCreate and names its process.
+func TestMPIKilledRank(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_alltoall.cpp"))
+	start := time.Now()
+	out, code := mpirun(t, prog, 4, "EMUD_GPUS=4", "EMUD_SPIN_LIMIT=20s", "kill")
+	assert.NotEqual(t, 0, code, "%s", out)
+	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
+	assert.Contains(t, out, "ccoCommCreate (rank 0): 3 of 4 ranks arrived")
+	assert.Regexp(t, `host thread 1 is rank process \d+ \(GPU 1\), which ended \(started apart: its status is its launcher's\) after its last call \(its call at [^ ]*mpi_alltoall.cpp:\d+ returned\)`, out)
+}
