@@ -131,12 +131,72 @@
 // table and staged strings assume; no emud node process of its own (rank
 // 0 is the node). Under OpenMPI's mpirun
 // (examples/cxx/procs/mpi_alltoall.cpp, built with emud c++ $(mpicxx
-// --showme:compile) ... $(mpicxx --showme:link)) the all-to-all, without
-// its MPI_Finalize, passes on 4 ranks with one
-// digest, but a blocking MPI call after a rank's first HIP/cco call
-// (MPI_Finalize, MPI_Barrier) holds the rank's turn while it waits for
-// the other ranks, which cannot run: a false hang report (spin). Not yet
-// fixed; no test runs mpirun yet.
+// --showme:compile) ... $(mpicxx --showme:link)) each rank is such a
+// process; its blocking MPI calls are free sections (below).
+//
+// # MPI and other blocking calls
+//
+// A host thread holds its turn between emud calls, so a call in its own
+// code that blocks until another rank makes a call (MPI_Barrier, an
+// MPI_Recv whose sender has not sent) would wait for ranks that cannot
+// get a turn to make theirs: a false hang. mpi.c defines MPI's blocking
+// calls over the library's profiling entries (PMPI_*, weak references:
+// a program that does not link MPI links and runs as before; handles are
+// passed through as words, so no mpi.h is needed and MPICH's integer
+// handles pass as OpenMPI's pointers do): MPI_Init, MPI_Init_thread and
+// MPI_Finalize; the collectives (Barrier, Bcast, Reduce, Allreduce,
+// Gather(v), Scatter(v), Allgather(v), Alltoall(v), Reduce_scatter(_block),
+// Scan, Exscan); the communicators made collectively (Comm_dup,
+// Comm_split, Comm_split_type, Comm_create); point to point (Send, Ssend,
+// Bsend, Rsend, Recv, Sendrecv(_replace), Probe, Mprobe, Mrecv); Wait,
+// Waitall, Waitany, Waitsome; the polls Test, Testall, Testany,
+// Testsome, Iprobe, Improbe (a loop on them lets the others run); and
+// MPI_Win_create, Win_allocate, Win_free and Win_fence. Each opens a free
+// section (free.go, procs.c) when made by a thread that holds a turn:
+// the thread gives its turn up and makes the real call at once, beside
+// the emulation; in a rank process its proxy stops reading the socket
+// and a thread of the process serves the process's lanes meanwhile (its
+// kernels go on while it is in MPI). The section stays open through the
+// thread's own code and further MPI calls until its next emud call (a
+// HIP or cco call, a thread's start, join or end, the program's exit),
+// so calls in a row (a ring's receive, then its send) need no turn
+// between them. Then it waits to be let back in: its actor waits until
+// the run is quiescent (every rank blocked in emud or out in such a
+// call, no event pending), and there, with the simulation still, the
+// sections still out are waited for in wall time; when all are back
+// they are let in together, in the order they began, at that virtual
+// time. So where a rank comes back, and what ran before, is the run's,
+// not the wall clock's: one seed, one digest (mpi_alltoall.cpp under
+// mpirun -np 4, 10 runs of seed 1 and 5 of seed 5 at perturbation 1;
+// mpi_harness.cpp, MORI's MPI harness in shape with a MPI_Recv/MPI_Send
+// ring and MPI_Allreduce, under -np 8). For the race detector every
+// section's start releases one synchronisation and every return acquires
+// it, an over-approximation of MPI's edges (it can hide a race between
+// ranks ordered only by MPI, never invent one). A rank's MPI calls made
+// before the emulation started, or before rank 0 took it in, run as they
+// are. Not covered: which calls can return without more emulation is not
+// known to emud (that would need MPI's matching rules), so a quiescent
+// point where some sections are back and others are still out
+// EMUD_FREE_GRACE (2 s) after the first came back lets the returned ones
+// go on without the others, taken to wait for a returned rank's next
+// step (a receive posted before its sender's emud work), and says on
+// stderr, once, that the run's order from there depends on wall time; a
+// call slower than the grace makes that happen where it need not.
+// Sections none of which comes back for EMUD_SPIN_LIMIT are a hang
+// report naming each call (MPI calls that do not match, a rank that
+// waits in emud for what another does after its MPI call). While the
+// run does not become quiescent (a lane that polls a clock until a
+// timeout of its own) no section is let back in, so a lane waiting that
+// way for what a rank's host does after its MPI call waits out its
+// timeout, where hardware would not. Host code in an open
+// section runs outside the turns: its plain stores to device memory are
+// made when it runs, not in a turn (a full store log closes the section
+// first), and MPI reading or writing device memory (a GPU-aware MPI
+// handed a device pointer) does so beside the lanes. A blocking call of
+// another library that waits for other ranks (a socket read, a
+// shared-memory barrier of its own) is not a free section: it holds the
+// turn, and the spin watch ends the run after EMUD_SPIN_LIMIT naming
+// the thread.
 //
 // # The KFD view
 //
