@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -38,7 +41,8 @@ import (
 // freeSec is a host thread's free section.
 type freeSec struct {
 	h        *host
-	name     string
+	name     string         // the call that opened it
+	cur      unsafe.Pointer // where the C side keeps the call the thread is in now (a const char*)
 	since    sim.Time
 	returned bool          // the real call returned (under freeState.mu)
 	admitted bool          // a quiescent point let it back in (set in a turn)
@@ -83,12 +87,12 @@ func freeHost() *host {
 // its turn, before the real call.
 //
 //export emudGoFreeBegin
-func emudGoFreeBegin(name *C.char) {
+func emudGoFreeBegin(name *C.char, cur unsafe.Pointer) {
 	h := freeHost()
 	h.attach()
 	h.flushStores()
 	hostStops()
-	f := &freeSec{h: h, name: C.GoString(name), since: rt.s.Now(), back: make(chan struct{})}
+	f := &freeSec{h: h, name: C.GoString(name), cur: cur, since: rt.s.Now(), back: make(chan struct{})}
 	if t := h.actor.RaceThread(); t != nil {
 		// What the rank did before the call is ordered before what any
 		// rank does after its own: an over-approximation of the MPI
@@ -120,13 +124,24 @@ func emudGoFreeRelease() {
 	go f.wait()
 }
 
+// call names the call the thread is in now: the one that opened the
+// section, or a later one made in it.
+func (f *freeSec) call() string {
+	if p := atomic.LoadPointer((*unsafe.Pointer)(f.cur)); p != nil {
+		if now := C.GoString((*C.char)(p)); now != f.name {
+			return fmt.Sprintf("%s (in the section its %s opened)", now, f.name)
+		}
+	}
+	return f.name
+}
+
 // wait is the section's actor while the thread is out: it holds no turn
 // until a quiescent point admits it, then hands the turn to the thread.
 func (f *freeSec) wait() {
 	a := f.h.actor
 	text := func() string {
-		return fmt.Sprintf("its %s to return: a call outside emud, made at %v; the thread is back at its next emud call, "+
-			"and let in when nothing in the emulation can run", f.name, f.since)
+		return fmt.Sprintf("its %s to return: a call outside emud, since %v; the thread is back at its next emud call, "+
+			"and let in when nothing in the emulation can run", f.call(), f.since)
 	}
 	for !f.admitted {
 		gen := freeState.gen
@@ -167,7 +182,7 @@ func freeDecide() {
 				fmt.Fprintf(os.Stderr, "emud: warning: at %v %s's %s had not returned %v (EMUD_FREE_GRACE) after the run went quiet while other "+
 					"ranks' calls outside emud had: the returned ones go on without it, so from here the run's order depends on wall time "+
 					"(a receive posted before its sender's emud work does this; the same seed may give another digest)\n",
-					rt.s.Now(), late[0].h.name, late[0].name, grace)
+					rt.s.Now(), late[0].h.name, late[0].call(), grace)
 			}
 			break
 		}
@@ -208,17 +223,16 @@ func freeHang(limit time.Duration) *sim.HangError {
 	freeState.mu.Lock()
 	out := slices.Clone(freeState.out)
 	freeState.mu.Unlock()
+	var ws []sim.Waiter
 	var names []string
 	for _, f := range out {
-		names = append(names, fmt.Sprintf("%s's %s", f.h.name, f.name))
+		ws = append(ws, sim.Waiter{Kind: "rank", Name: f.h.name, State: "outside emud", Since: f.since,
+			WaitsFor: fmt.Sprintf("its %s to return: not back for %v of wall time (EMUD_SPIN_LIMIT) while nothing in the emulation could run", f.call(), limit)})
+		names = append(names, fmt.Sprintf("%s's %s", f.h.name, f.call()))
 	}
-	first := out[0]
-	return rt.s.FrozenHang(sim.Waiter{Kind: "host", Name: first.h.name, State: "outside emud", Since: first.since,
-		WaitsFor: fmt.Sprintf("%s to return: none of the calls outside emud (%v) returned for %v of wall time (EMUD_SPIN_LIMIT) while nothing in the emulation could run",
-			first.name, names, limit)},
-		sim.Because(fmt.Sprintf("every rank is blocked in emud or in a blocking call outside it (MPI) that waits for another rank, and none of those "+
-			"calls returned: ranks whose MPI calls do not match (a collective some rank never reaches, a receive no rank sends to), or a rank "+
-			"that waits in emud for what another does after its MPI call (%v)", names)))
+	return rt.s.OutsideHang(ws, sim.Because(fmt.Sprintf("every rank is blocked in emud or out in a blocking call outside it (MPI), and "+
+		"none of those calls returned (%s): MPI calls that do not match (a collective some rank never makes, a receive no rank "+
+		"sends to), or a rank that waits in emud for what another does after its MPI call", strings.Join(names, ", "))))
 }
 
 // emudGoFreeEnd is the thread's return from its real call: it waits for

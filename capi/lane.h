@@ -69,7 +69,7 @@ extern void emudGoProcStarted(int id, int pid);
 // Free sections: blocking calls outside emud (procs.c, mpi.c, free.go).
 int emud_free_begin(const char* name);
 void emud_free_close(void);
-extern void emudGoFreeBegin(char* name);
+extern void emudGoFreeBegin(char* name, void* cur);
 extern void emudGoFreeRelease(void);
 extern void emudGoFreeEnd(void);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */

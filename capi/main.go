@@ -182,6 +182,9 @@ func start() error {
 	if err != nil {
 		return err
 	}
+	if _, err := freeGrace(); err != nil {
+		return err
+	}
 	env := cco.OSEnv()
 	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
 		env["MORI_ENABLE_SDMA"] = "1"

@@ -96,6 +96,9 @@ typedef struct {
   // set by the process and waited on (a futex) by its proxy, which does
   // not read the socket meanwhile (the process's lanes may be resumed on it).
   volatile uint32_t free_done[MAX_PROCS];
+  // The MPI call it is in now (a string of the program's image, which
+  // every rank shares), for reports: the section stays open across calls.
+  const char* volatile free_name[MAX_PROCS];
 } ext_table;
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
@@ -364,8 +367,9 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   __atomic_store_n(done, 0, __ATOMIC_RELEASE);
   char nm[64];
   snprintf(nm, sizeof nm, "%s", name);
+  exts->free_name[p->slot] = NULL;
   emud_enter();
-  emudGoFreeBegin(nm);
+  emudGoFreeBegin(nm, (void*)&exts->free_name[p->slot]);
   emud_leave();
   pmsg r = *m;
   r.kind = PM_REPLY;
@@ -456,6 +460,7 @@ static void resolve_procs(void) {
 // ---- the client's side (a forked child: C only) ----
 
 static int client_fd = -1;
+static int node_world;  // ranks started apart: the world size (procs below)
 static int coord_pid;  // the coordinator, for the child's messages (getppid changes once it is gone)
 static pthread_t client_owner;
 static int client_owned;
@@ -489,8 +494,8 @@ static local_lane* locals;
 static void client_gone(void) {
   // The coordinator ended (its run failed and it exited with the run's
   // status, or it was killed): nothing can go on.
-  fprintf(stderr, "emud: forked rank process %d: the coordinator (process %d) is gone; this rank exits 1\n", (int)getpid(),
-          coord_pid);
+  fprintf(stderr, "emud: %s %d: the coordinator (process %d) is gone; this rank exits 1\n",
+          node_world ? "rank process" : "forked rank process", (int)getpid(), coord_pid);
   _exit(1);
 }
 
@@ -672,6 +677,7 @@ static int client_reply(pmsg* m, uint64_t* a, void* out) {
 static pthread_t free_server;
 static int free_stop[2] = {-1, -1};
 static volatile uint32_t* free_word;
+static int free_slot;
 static pmsg free_call;
 
 static void* free_serve(void* arg) {
@@ -707,6 +713,7 @@ static int client_free_begin(const char* name) {
   client_reply(&free_call, a, NULL);
   if (a[15] >= MAX_PROCS) client_gone();
   free_word = &exts->free_done[a[15]];
+  free_slot = (int)a[15];
   if (pipe2(free_stop, O_CLOEXEC) != 0) {
     fprintf(stderr, "emud: rank process %d: %s: pipe: %s\n", (int)getpid(), name, strerror(errno));
     _exit(1);
@@ -739,6 +746,7 @@ static void client_free_end(void) {
 }
 
 static __thread int free_local;  // this thread of the coordinator's process has a free section open
+static __thread const char* volatile free_cur;  // the MPI call it is in now
 
 // emud_free_begin opens a free section before a blocking call outside
 // emud (mpi.c) when the calling thread holds a turn: 1 if it did, 0 if
@@ -754,7 +762,11 @@ extern int emud_mpi_shim;
 int emud_free_begin(const char* name) {
   if (!emud_mpi_shim) return 0;  // never: the reference keeps mpi.c linked in
   if (emud_client_active()) {
-    if (!node_client_ready || emud_current() || emud_in_emud() || client_free_open) return 0;
+    if (!node_client_ready || emud_current() || emud_in_emud()) return 0;
+    if (client_free_open) {
+      if (pthread_equal(client_owner, pthread_self())) exts->free_name[free_slot] = name;
+      return 0;
+    }
     if (!client_owned) {
       client_owner = pthread_self();
       client_owned = 1;
@@ -763,9 +775,14 @@ int emud_free_begin(const char* name) {
     }
     return client_free_begin(name);
   }
-  if (free_local || !emud_started() || emud_forked() || emud_host_id() < 0 || emud_in_emud() || emud_current()) return 0;
+  if (free_local) {
+    free_cur = name;
+    return 0;
+  }
+  if (!emud_started() || emud_forked() || emud_host_id() < 0 || emud_in_emud() || emud_current()) return 0;
+  free_cur = NULL;
   emud_enter();
-  emudGoFreeBegin((char*)name);
+  emudGoFreeBegin((char*)name, (void*)&free_cur);
   emudGoFreeRelease();
   emud_leave();
   free_local = 1;
@@ -902,14 +919,13 @@ typedef struct {
 
 typedef struct {
   uint32_t magic;
-  int32_t ok, race;
+  int32_t ok, race, pid;  // pid: rank 0's
   uint64_t arena;
   char err[400];
 } node_setup;
 
 #define NODE_MAGIC 0x656d6e64u
 static int node_listen = -1;  // rank 0: the listening socket, until its first call
-static int node_world;
 
 static int env_int(const char* const* names, int* v) {
   for (; *names; names++) {
@@ -1010,6 +1026,7 @@ static void node_ready(void) {
   if (r != (ssize_t)sizeof st || st.magic != NODE_MAGIC)
     node_die("rank 0's node ended before it took this rank in");
   if (!st.ok) node_die("rank 0 refused this rank: %s", st.err);
+  coord_pid = st.pid;
   struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
   if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) node_die("rank 0 sent no memory");
   memcpy(fds, CMSG_DATA(c), sizeof fds);
@@ -1125,6 +1142,7 @@ void emud_node_serve(void) {
     st.magic = NODE_MAGIC;
     st.ok = 1;
     st.race = emud_race_on();
+    st.pid = (int32_t)getpid();
     st.arena = (uint64_t)(uintptr_t)arena;
     if (node_reply(fds[r - 1], &st)) node_die("rank %d went away before it was taken in", r);
     proc* p = calloc(1, sizeof *p);

@@ -178,3 +178,35 @@ func TestMPIKilledRank(t *testing.T) {
 	assert.Contains(t, out, "ccoCommCreate (rank 0): 3 of 4 ranks arrived")
 	assert.Regexp(t, `host thread 1 is rank process \d+ \(GPU 1\), which ended \(started apart: its status is its launcher's\) after its last call \(its call at [^ ]*mpi_alltoall.cpp:\d+ returned\)`, out)
 }
+
+// TestMPIFreeGrace runs examples/cxx/procs/mpi_late.cpp under mpirun
+// -np 3: rank 2's MPI_Recv waits for a send rank 0 makes only after a
+// HIP call. At the quiescent point where ranks 0 and 1 are back, rank 2
+// is still out: after EMUD_FREE_GRACE the others go on without it and
+// the run says its order now depends on wall time; the program passes.
+// With "mismatch", rank 0 alone calls MPI_Barrier while the others wait
+// for it at ccoCommCreate: no call returns, and after EMUD_SPIN_LIMIT
+// the run is an outside hang naming the call.
+func TestMPIFreeGrace(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_late.cpp"))
+	out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_FREE_GRACE=300ms")
+	require.Equal(t, 0, code, "%s", out)
+	assert.Equal(t, 3, strings.Count(out, "mpi_late: PASS"), "%s", out)
+	assert.Regexp(t, `emud: warning: at \S+ host thread 2's MPI_Recv had not returned 300ms \(EMUD_FREE_GRACE\) after the run went quiet while other ranks' calls outside emud had: .*the same seed may give another digest\)`, out)
+	t.Run("mismatch", func(t *testing.T) {
+		start := time.Now()
+		out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_SPIN_LIMIT=2s", "EMUD_FREE_GRACE=200ms", "mismatch")
+		assert.NotEqual(t, 0, code, "%s", out)
+		assert.Less(t, time.Since(start), time.Minute)
+		assert.Contains(t, out, "hang (outside) at 0ps, seed 1: no actor can run, no event is pending, and the calls outside the simulation never returned")
+		assert.Contains(t, out, "ranks (1):\n  host main thread [outside emud since 0ps]: its MPI_Barrier (in the section its MPI_Bcast opened) to return: not back for 2s of wall time (EMUD_SPIN_LIMIT)")
+		assert.Contains(t, out, "host thread 1 [waiting since 0ps]: ccoCommCreate (rank 1): 2 of 3 ranks arrived")
+	})
+	t.Run("bad_grace", func(t *testing.T) {
+		out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_FREE_GRACE=soon")
+		assert.NotEqual(t, 0, code, "%s", out)
+		assert.Contains(t, out, `EMUD_FREE_GRACE="soon": want a positive duration such as 2s`)
+	})
+}

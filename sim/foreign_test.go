@@ -146,3 +146,33 @@ func TestWatchdogLongTimedWait(t *testing.T) {
 		})
 	}
 }
+
+// TestOutsideHang: a quiescent run whose last actor waits for a call made
+// outside the simulation is reported with that call first, as an
+// "outside" hang, with the blocked actors after it.
+func TestOutsideHang(t *testing.T) {
+	s := New(Config{Seed: 4})
+	wl := s.NewWatchList("flag")
+	s.Spawn("waiter", func(a *Actor) {
+		a.Await(Wait{List: wl, Lo: 0, Hi: 1, Pred: func() bool { return false }, What: "the flag"})
+	})
+	var hang *HangError
+	s.Spawn("rank 1", func(a *Actor) {
+		a.Sleep(3 * Nanosecond)
+		hang = s.OutsideHang([]Waiter{{Kind: "rank", Name: "rank 1", State: "outside", Since: a.Now(), WaitsFor: "its MPI_Recv to return"}},
+			Because("MPI_Recv never returned"))
+	})
+	require.Error(t, s.Run(), "the waiter still waits when the run ends")
+	require.NotNil(t, hang)
+	assert.Equal(t, HangOutside, hang.Kind)
+	assert.Equal(t, 3*Nanosecond, hang.At)
+	require.Len(t, hang.Waiters, 2)
+	assert.Equal(t, "rank 1", hang.Waiters[0].Name)
+	assert.Equal(t, "waiter", hang.Waiters[1].Name)
+	require.NotEmpty(t, hang.Causes)
+	assert.Equal(t, "MPI_Recv never returned", hang.Causes[0].Text)
+	text := hang.Text()
+	assert.Contains(t, text, "hang (outside) at 3ns, seed 4: no actor can run, no event is pending, and the calls outside the simulation never returned; 2 waiting")
+	assert.Contains(t, text, "ranks (1):\n  rank 1 [outside since 3ns]: its MPI_Recv to return\n")
+	assert.Contains(t, text, "blocked actors (1):\n  waiter [waiting since 0ps]: the flag\n")
+}

@@ -25,6 +25,11 @@ const (
 	// wall-clock time without calling into it, so virtual time stood
 	// still and nothing else could run ([Sim.FrozenHang]).
 	HangSpin HangKind = "spin"
+	// HangOutside: nothing can run and nothing is pending, and the
+	// actors out in calls outside the simulation (a C++ rank's blocking
+	// MPI call) did not come back for a limit of wall-clock time
+	// ([Sim.OutsideHang]).
+	HangOutside HangKind = "outside"
 )
 
 // Waiter is one thing that waits in a hang report: an actor, an SDMA queue.
@@ -306,6 +311,8 @@ func (h *HangError) Error() string {
 		what = fmt.Sprintf("no progress since %v", h.LastProgress)
 	case HangSpin:
 		what = "the running actor's own code never gave its turn back"
+	case HangOutside:
+		what = "no actor can run, no event is pending, and the calls outside the simulation never returned"
 	}
 	s := fmt.Sprintf("hang (%s) at %v, seed %d: %s; %d waiting", h.Kind, h.At, h.Seed, what, len(h.Waiters))
 	if len(h.Causes) > 0 {

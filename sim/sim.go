@@ -521,6 +521,18 @@ func (s *Sim) FrozenHang(spinner Waiter, why Cause) *HangError {
 	return h
 }
 
+// OutsideHang is the report of a quiescent run whose remaining actors
+// wait for calls made outside the simulation that never came back (out
+// names each such call's thread, first in the report): a deadlock whose
+// last link is outside. Call it while the simulation is still (from the
+// running actor, or while nothing else can take a turn).
+func (s *Sim) OutsideHang(out []Waiter, why Cause) *HangError {
+	h := s.hang(HangOutside)
+	h.Waiters = append(slices.Clone(out), h.Waiters...)
+	h.Causes = MergeCauses(append([]Cause{why}, h.Causes...))
+	return h
+}
+
 func (s *Sim) hang(kind HangKind) *HangError {
 	h, causes := s.hangWaiters(kind)
 	s.finishHang(h, causes)
