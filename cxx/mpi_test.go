@@ -28,22 +28,47 @@ func needMPI(t *testing.T) {
 	}
 }
 
-// buildMPI builds an MPI program with emud c++ and mpicxx's flags: its
-// compile flags before the source, its link flags after it (the linker
-// drops a shared library named before the objects that need it).
+// buildMPI builds an MPI program with emud c++ and mpicxx's flags, once
+// per test binary: its compile flags before the source, its link flags
+// after it (the linker drops a shared library named before the objects
+// that need it).
 func buildMPI(t *testing.T, src string) string {
 	t.Helper()
 	root := setupCxx(t)
-	flags := func(what string) []string {
-		out, err := exec.Command("mpicxx", "--showme:"+what).Output()
-		require.NoError(t, err, "mpicxx --showme:%s", what)
-		return strings.Fields(string(out))
+	key := "mpicxx " + src
+	builds.mu.Lock()
+	if builds.done == nil {
+		builds.done = map[string]*built{}
 	}
-	prog := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), ".cpp"))
-	args := append(append(append([]string{"-O2", "-Wall", "-Werror"}, flags("compile")...), src, "-o", prog), flags("link")...)
-	var log bytes.Buffer
-	require.NoError(t, Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), "%s", log.String())
-	return prog
+	b := builds.done[key]
+	if b == nil {
+		b = &built{}
+		builds.done[key] = b
+	}
+	n := len(builds.done)
+	builds.mu.Unlock()
+	b.once.Do(func() {
+		var args []string
+		args = append(args, "-O2", "-Wall", "-Werror")
+		for i, what := range []string{"compile", "link"} {
+			out, err := exec.Command("mpicxx", "--showme:"+what).Output()
+			if err != nil {
+				b.err = fmt.Errorf("mpicxx --showme:%s: %w", what, err)
+				return
+			}
+			if i == 1 {
+				b.prog = filepath.Join(lib.dir, fmt.Sprintf("%d-%s", n, strings.TrimSuffix(filepath.Base(src), ".cpp")))
+				args = append(args, src, "-o", b.prog)
+			}
+			args = append(args, strings.Fields(string(out))...)
+		}
+		var log bytes.Buffer
+		if err := Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}); err != nil {
+			b.err = fmt.Errorf("%w\n%s", err, log.String())
+		}
+	})
+	require.NoError(t, b.err)
+	return b.prog
 }
 
 // mpirun runs prog under OpenMPI's mpirun -np n with EMUD_NODE and env
