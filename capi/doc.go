@@ -162,7 +162,9 @@
 // so calls in a row (a ring's receive, then its send) need no turn
 // between them. Then it waits to be let back in: its actor waits until
 // the run is quiescent (every rank blocked in emud or out in such a
-// call, no event pending), and there, with the simulation still, the
+// call, no event pending; a quiescent point that also ends a lane's
+// first spin wait, after which the lane goes on, does not count:
+// examples/cxx/procs/mpi_late.cpp spin), and there, with the simulation still, the
 // sections still out are waited for in wall time; when all are back
 // they are let in together, in the order they began, at that virtual
 // time. So where a rank comes back, and what ran before, is the run's,

@@ -146,11 +146,22 @@ func (f *freeSec) wait() {
 	for !f.admitted {
 		gen := freeState.gen
 		a.AwaitUnlessQuiescent(sim.Wait{List: freeState.wl, Lo: 0, Hi: 1, Pred: func() bool { return f.admitted }, Text: text})
-		if !f.admitted && freeState.gen == gen {
-			freeDecide() // the run is quiescent: this is the first section to run since
+		if !f.admitted && freeState.gen == gen && rt.s.LastRelease() == freeOut() {
+			// The run is quiescent and this is the first section to run
+			// since. Released with other actors (a lane's first spin
+			// wait ends there too), the run may go on without any
+			// section: wait for the next quiescent point instead.
+			freeDecide()
 		}
 	}
 	f.back <- struct{}{}
+}
+
+// freeOut is how many sections wait to be let in.
+func freeOut() int {
+	freeState.mu.Lock()
+	defer freeState.mu.Unlock()
+	return len(freeState.out)
 }
 
 // freeDecide lets the sections that returned back in, in the order they

@@ -211,7 +211,9 @@ func TestMPIKilledRank(t *testing.T) {
 // the run says its order now depends on wall time; the program passes.
 // With "mismatch", rank 0 alone calls MPI_Barrier while the others wait
 // for it at ccoCommCreate: no call returns, and after EMUD_SPIN_LIMIT
-// the run is an outside hang naming the call.
+// the run is an outside hang naming the call. With "spin", a lane's
+// first spin wait ends at the quiescent point where rank 1 is out in
+// MPI_Recv: no hang, no warning.
 func TestMPIFreeGrace(t *testing.T) {
 	needMPI(t)
 	root := setupCxx(t)
@@ -228,6 +230,18 @@ func TestMPIFreeGrace(t *testing.T) {
 		assert.Contains(t, out, "hang (outside) at 0ps, seed 1: no actor can run, no event is pending, and the calls outside the simulation never returned")
 		assert.Contains(t, out, "ranks (1):\n  host main thread [outside emud since 0ps]: its MPI_Barrier (in the section its MPI_Bcast opened) to return: not back for 2s of wall time (EMUD_SPIN_LIMIT)")
 		assert.Contains(t, out, "host thread 1 [waiting since 0ps]: ccoCommCreate (rank 1): 2 of 3 ranks arrived")
+	})
+	// A lane's first spin wait and rank 1's section end at one quiescent
+	// point: the lane goes on, so that point decides nothing (before,
+	// rank 1's section waited there for its MPI_Recv, whose send comes
+	// after the lane, and the run was an outside hang on every seed).
+	t.Run("spin", func(t *testing.T) {
+		for _, seed := range []string{"EMUD_SEED=1", "EMUD_SEED=2"} {
+			out, code := mpirun(t, prog, 2, "EMUD_GPUS=2", "EMUD_SPIN_LIMIT=5s", seed, "spin")
+			require.Equal(t, 0, code, "%s:\n%s", seed, out)
+			assert.Equal(t, 2, strings.Count(out, "mpi_late: PASS"), "%s:\n%s", seed, out)
+			assert.NotContains(t, out, "warning", seed)
+		}
 	})
 	t.Run("bad_grace", func(t *testing.T) {
 		out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_FREE_GRACE=soon")

@@ -176,3 +176,25 @@ func TestOutsideHang(t *testing.T) {
 	assert.Contains(t, text, "ranks (1):\n  rank 1 [outside since 3ns]: its MPI_Recv to return\n")
 	assert.Contains(t, text, "blocked actors (1):\n  waiter [waiting since 0ps]: the flag\n")
 }
+
+// TestLastRelease: a quiescent point says how many actors it released
+// from AwaitUnlessQuiescent; one released with another knows it was not
+// alone.
+func TestLastRelease(t *testing.T) {
+	s := New(Config{Seed: 5})
+	wl := s.NewWatchList("words")
+	var seen []int
+	for _, name := range []string{"a", "b"} {
+		s.Spawn(name, func(a *Actor) {
+			ok := a.AwaitUnlessQuiescent(Wait{List: wl, Lo: 0, Hi: 1, Pred: func() bool { return false }, What: "a word"})
+			assert.False(t, ok, "released, not satisfied")
+			seen = append(seen, s.LastRelease())
+			if a.Name() == "a" {
+				a.AwaitUnlessQuiescent(Wait{List: wl, Lo: 0, Hi: 1, Pred: func() bool { return false }, What: "a word"})
+				seen = append(seen, s.LastRelease())
+			}
+		})
+	}
+	require.NoError(t, s.Run())
+	assert.Equal(t, []int{2, 2, 1}, seen, "both released at the first quiescent point, a alone at the second")
+}

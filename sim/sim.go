@@ -71,6 +71,9 @@ func (st *Stopper) stopped() error {
 // Sim is one deterministic run. It is single-use: build it, spawn actors,
 // call Run once.
 type Sim struct {
+	// released: how many actors the last quiescent point released from
+	// AwaitUnlessQuiescent (LastRelease)
+	released int
 	cfg      Config
 	now      Time
 	seq      uint64
@@ -484,16 +487,26 @@ func (s *Sim) AddDiagnoser(layer Layer, name string, f Diagnoser) {
 // there was one. The scan runs only when nothing is pending, which a
 // passing run reaches once.
 func (s *Sim) releaseTentative() bool {
-	woke := false
+	n := 0
 	for _, a := range s.actors {
 		if a.tentative && !a.released && a.state == stateWaiting {
 			a.released = true
 			s.wakeTok(a, s.now, a.token)
-			woke = true
+			n++
 		}
 	}
-	return woke
+	if n > 0 {
+		s.released = n
+	}
+	return n > 0
 }
+
+// LastRelease is how many actors the last quiescent point released from
+// AwaitUnlessQuiescent. An actor released there learns from it whether
+// it was released alone with its kind (a C++ rank out in a call outside
+// the simulation, package capi) or with others that may still make
+// progress, so the run was quiescent only until those run.
+func (s *Sim) LastRelease() int { return s.released }
 
 func (s *Sim) quiescentHang() *HangError {
 	// Every run ends here: the causes are merged and the digest taken only
