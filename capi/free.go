@@ -171,6 +171,7 @@ func freeDecide() {
 	grace, _ := freeGrace()
 	limit, _ := spinLimit()
 	start := time.Now()
+	var back time.Time // when the first section was back
 	for {
 		freeState.mu.Lock()
 		all, some := true, false
@@ -178,8 +179,11 @@ func freeDecide() {
 			all = all && f.returned
 			some = some || f.returned
 		}
+		if some && back.IsZero() {
+			back = time.Now()
+		}
 		var late []*freeSec
-		if some && !all && time.Since(start) >= grace {
+		if some && !all && time.Since(back) >= grace {
 			for _, f := range freeState.out {
 				if !f.returned {
 					late = append(late, f)
@@ -190,8 +194,8 @@ func freeDecide() {
 		if all || len(late) > 0 {
 			if len(late) > 0 && !freeState.warned {
 				freeState.warned = true
-				fmt.Fprintf(os.Stderr, "emud: warning: at %v %s's %s had not returned %v (EMUD_FREE_GRACE) after the run went quiet while other "+
-					"ranks' calls outside emud had: the returned ones go on without it, so from here the run's order depends on wall time "+
+				fmt.Fprintf(os.Stderr, "emud: warning: at %v %s's %s had not returned %v (EMUD_FREE_GRACE) after another rank's call outside "+
+					"emud was back, with nothing else in the run left to do: the returned ones go on without it, so from here the run's order depends on wall time "+
 					"(a receive posted before its sender's emud work does this; the same seed may give another digest)\n",
 					rt.s.Now(), late[0].h.name, late[0].call(), grace)
 			}
@@ -201,7 +205,7 @@ func freeDecide() {
 			fail(freeHang(limit))
 			select {}
 		}
-		wait := grace - time.Since(start)
+		wait := grace - time.Since(back)
 		if !some {
 			wait = limit - time.Since(start)
 			if limit == 0 {

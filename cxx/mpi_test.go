@@ -196,10 +196,21 @@ func TestMPIKilledRank(t *testing.T) {
 	needMPI(t)
 	root := setupCxx(t)
 	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_alltoall.cpp"))
-	start := time.Now()
-	out, code := mpirun(t, prog, 4, "EMUD_GPUS=4", "EMUD_SPIN_LIMIT=20s", "kill")
-	assert.NotEqual(t, 0, code, "%s", out)
-	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
+	var out string
+	for try := range 2 {
+		// mpirun, seeing rank 1 killed, ends the job's other ranks: rank 0
+		// reports first (it hears the closed socket at once), but on a
+		// loaded machine mpirun may win once.
+		start := time.Now()
+		var code int
+		out, code = mpirun(t, prog, 4, "EMUD_GPUS=4", "EMUD_SPIN_LIMIT=20s", "kill")
+		assert.NotEqual(t, 0, code, "%s", out)
+		assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
+		if strings.Contains(out, "emud: seed 1: hang") || try == 1 {
+			break
+		}
+		t.Logf("try %d: mpirun ended rank 0 before its report:\n%s", try, out)
+	}
 	assert.Contains(t, out, "ccoCommCreate (rank 0): 3 of 4 ranks arrived")
 	assert.Regexp(t, `host thread 1 is rank process \d+ \(GPU 1\), which ended \(started apart: its status is its launcher's\) after its last call \(its call at [^ ]*mpi_alltoall.cpp:\d+ returned\)`, out)
 }
@@ -221,7 +232,7 @@ func TestMPIFreeGrace(t *testing.T) {
 	out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_FREE_GRACE=300ms")
 	require.Equal(t, 0, code, "%s", out)
 	assert.Equal(t, 3, strings.Count(out, "mpi_late: PASS"), "%s", out)
-	assert.Regexp(t, `emud: warning: at \S+ host thread 2's MPI_Recv had not returned 300ms \(EMUD_FREE_GRACE\) after the run went quiet while other ranks' calls outside emud had: .*the same seed may give another digest\)`, out)
+	assert.Regexp(t, `emud: warning: at \S+ host thread 2's MPI_Recv had not returned 300ms \(EMUD_FREE_GRACE\) after another rank's call outside emud was back, with nothing else in the run left to do: .*the same seed may give another digest\)`, out)
 	t.Run("mismatch", func(t *testing.T) {
 		start := time.Now()
 		out, code := mpirun(t, prog, 3, "EMUD_GPUS=4", "EMUD_SPIN_LIMIT=2s", "EMUD_FREE_GRACE=200ms", "mismatch")
