@@ -88,7 +88,10 @@
 // virtual time, as a pthread_join. A child that exits, is killed or
 // crashes is named by pid, host thread and GPU, with its status and its
 // last call, on stderr and in a failed run's report; a lane whose
-// process is gone fails; a child whose coordinator is gone exits 1. A
+// process is gone fails; a rank process whose coordinator is gone exits
+// with the failed run's status (2 hang, 5 race, 1 failed), so a launcher
+// such as mpirun sees the run's outcome whichever rank it hears of first,
+// or 1 if the coordinator ended another way (killed). A
 // cross-process call costs a round trip on the socket
 // (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
 // call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
@@ -100,8 +103,7 @@
 // (exits 1 naming it; its staged copy could only land after the call);
 // a host copy stages at most 1 GiB per call; a child's own plain stores
 // to device memory from host code are not announced to hang reports'
-// write history; the children exit 1, not the run's status, when the
-// coordinator ends first; a rank's own fork is not a rank (its calls say
+// write history; a rank's own fork is not a rank (its calls say
 // the process is not emulated and exit 1); every fork of a host thread
 // makes a rank (and starts the emulation if it had not started), so a
 // child that execs another program is a rank that ends at once; wait

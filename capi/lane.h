@@ -67,6 +67,7 @@ int emud_in_emud(void);
 extern void emudGoProcEnded(int id, int pid, int apart, char* how);
 extern void emudGoProcStarted(int id, int pid);
 // Free sections: blocking calls outside emud (procs.c, mpi.c, free.go).
+void emud_procs_status(int code);
 int emud_free_begin(const char* name);
 void emud_free_close(void);
 extern void emudGoFreeBegin(char* name, void* cur);

@@ -311,6 +311,7 @@ func fail(err error) {
 		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
 	}
 	printSteps()
+	C.emud_procs_status(C.int(code)) // the rank processes exit with it (procs.c)
 	os.Exit(code)
 }
 

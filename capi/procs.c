@@ -99,6 +99,9 @@ typedef struct {
   // The MPI call it is in now (a string of the program's image, which
   // every rank shares), for reports: the section stays open across calls.
   const char* volatile free_name[MAX_PROCS];
+  // The run's exit status, set by the coordinator as its run fails, so
+  // its ranks exit with it and a launcher (mpirun) sees one outcome.
+  volatile int32_t run_status;
 } ext_table;
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
@@ -494,9 +497,21 @@ static local_lane* locals;
 static void client_gone(void) {
   // The coordinator ended (its run failed and it exited with the run's
   // status, or it was killed): nothing can go on.
-  fprintf(stderr, "emud: %s %d: the coordinator (process %d) is gone; this rank exits 1\n",
-          node_world ? "rank process" : "forked rank process", (int)getpid(), coord_pid);
+  const char* kind = node_world ? "rank process" : "forked rank process";
+  int st = exts ? exts->run_status : 0;
+  if (st > 1) {
+    fprintf(stderr, "emud: %s %d: the coordinator (process %d) ended the run with status %d (its report says why); this rank exits %d too\n",
+            kind, (int)getpid(), coord_pid, st, st);
+    _exit(st);
+  }
+  fprintf(stderr, "emud: %s %d: the coordinator (process %d) is gone; this rank exits 1\n", kind, (int)getpid(), coord_pid);
   _exit(1);
+}
+
+// emud_procs_status records the coordinator's failed run's status for its
+// rank processes (client_gone).
+void emud_procs_status(int code) {
+  if (exts) exts->run_status = code;
 }
 
 // serve_lane runs the lane a RESUME names until its next device call and

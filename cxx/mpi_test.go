@@ -172,7 +172,8 @@ func hangCauses(t *testing.T, report string) string {
 // the signal slot its peer's signals count in) under mpirun -np 4: the
 // run hangs with the report of the same program with its ranks as
 // threads, word for word in its headline and causes: the slot went back
-// to 0 by the lane's store at its line.
+// to 0 by the lane's store at its line; mpirun exits 2, the hang's
+// status.
 func TestMPIPlantedSlotReset(t *testing.T) {
 	needMPI(t)
 	root := setupCxx(t)
@@ -187,6 +188,10 @@ func TestMPIPlantedSlotReset(t *testing.T) {
 	assert.Regexp(t, `went from 1 back to 0 at [^ ]+ by kernel "alltoall" GPU 0 block 0 wave 0 lane 0's store at [^ ]*alltoall_rank.hpp:\d+\.`, want)
 	assert.Equal(t, want, hangCauses(t, mout))
 	assert.Contains(t, mout, "emud: ranks as processes (served by host threads of this one):\n  host thread 1 is rank process ")
+	// Every rank exits with the run's status, so mpirun's is 2 whichever
+	// rank it hears of first (the ranks exited 1, and mpirun's status was
+	// 1 when it heard of one of them first).
+	assert.Contains(t, mout, "ended the run with status 2 (its report says why); this rank exits 2 too")
 }
 
 // TestMPIKilledRank: under mpirun -np 4, rank 1 kills itself after its
