@@ -91,6 +91,16 @@ func ginCreate(h *host, act *sim.Actor, a []uint64, bad func(string, int, error)
 	if err := rt.mem.Fill(base, max(words, 1)*8, 0); err != nil {
 		return bad(call, 1, err)
 	}
+	// The words' writers are remembered, so a race report can say which
+	// put's signal released a wait (cco.SignalWait); shadows are the
+	// program's own.
+	if l := rt.mem.Log(); l != nil {
+		for i := range words {
+			if i < uint64(g.nSig+g.nCtr) || i >= uint64(2*g.nSig+g.nCtr) {
+				l.Track(base+i*8, 8)
+			}
+		}
+	}
 	g.sig = base
 	g.ctr = g.sig + uint64(g.nSig)*8
 	g.shadow = g.ctr + uint64(g.nCtr)*8
@@ -190,6 +200,7 @@ func (ln *lane) gin(a []uint64) {
 		// Every queue of the context: what this lane's coop posted on it
 		// has been read (and, on SDMA, written) once each has drained.
 		for p := range g.dc.LsaSize {
+			t.AtNative(ln.site()) // each park of the call is at the program's line
 			s.QuietQueue(p, q, coop)
 		}
 	case C.EMUD_GIN_BARRIER_OPEN:
@@ -279,15 +290,20 @@ func (ln *lane) ginBarrier(a []uint64, coop cco.Coop) {
 	}
 	s := ln.sdma(a[2])
 	grp := coopGroup(t, uint64(coop))
-	grp.Sync() // the coop's work before the barrier is posted before its signals
+	site := ln.site()
+	t.AtNative(site) // each park of the call is at the program's line
+	grp.Sync()       // the coop's work before the barrier is posted before its signals
 	for m := range n {
 		wr := g.dc.Rank + (m-rank)*stride
 		p := ln.ginPeer(call, a[2], wr)
+		t.AtNative(site)
 		s.PutSignals(call, p.dc.LsaRank, 0, 0, 0, int(a[3]), coop, cco.SignalAt{Addr: p.bar[k] + uint64(idx)*8, Value: 1})
 	}
 	w := &ginWait{call: call, what: fmt.Sprintf("%s %d of rank %d (team of %d, epoch %d)", ginBarNames[k], idx, g.dc.Rank, n, a[9]),
 		addr: g.bar[k] + uint64(idx)*8, least: (a[9] + 1) * uint64(n), bits: 64, deadline: ln.ginDeadline(a[10], a[11] != 0)}
+	t.AtNative(site)
 	kernel.Converge(t, ginWaitCall, w)
+	t.AtNative(site)
 	grp.Sync()
 	ln.l.ret = C.uint64_t(w.timedOut)
 }
@@ -389,9 +405,11 @@ func runGinWait(g *kernel.Active, ws []*ginWait) error {
 	if d := rt.s.Race(); d != nil {
 		sp := d.Space(rt.mem, "LSA memory")
 		t := act.RaceThread()
+		now := int64(act.Now())
 		for _, w := range ws {
 			if w.timedOut == 0 {
 				t.Acquire(d.AddrSync(sp, w.addr))
+				t.Waited(cco.SignalWait(rt.mem, w.addr, fmt.Sprintf("%s on %s ≥ %d", w.call, w.what, w.least), now))
 			}
 		}
 	}

@@ -15,7 +15,11 @@
 // have landed and read them (wrong data, and a race between the peer's
 // SDMA copy and the CTA's load), or read a base value that already holds
 // the other CTA's early arrivals and wait for signals that never come (a
-// hang report naming the signal, its value and who waits).
+// hang report naming the signal, its value and who waits). Built with
+// -DLAST_RANK_SKIPS_PUT (gin_alltoall_missing_put) the last rank never
+// puts to rank 0: rank 0's CTAs wait for a signal one short, and the run
+// ends in a hang report naming the signal, the value expected and the
+// value there, and the waiting CTAs.
 #include <cstdio>
 #include <vector>
 
@@ -45,9 +49,13 @@ __global__ void ginAlltoAll(ncclWindow_t sendWin, ncclWindow_t recvWin, float* o
 
   ncclTeam world = ncclTeamWorld(devComm);
   const size_t slice = count / gridDim.x, first = blockIdx.x * slice;
-  for (int r = threadIdx.x; r < world.nRanks; r += blockDim.x)
+  for (int r = threadIdx.x; r < world.nRanks; r += blockDim.x) {
+#ifdef LAST_RANK_SKIPS_PUT
+    if (world.rank == world.nRanks - 1 && r == 0) continue;  // the planted bug: rank 0 waits for a put never made
+#endif
     gin.put(world, r, recvWin, (world.rank * count + first) * sizeof(float), sendWin, (r * count + first) * sizeof(float),
             slice * sizeof(float), ncclGin_SignalInc{sig}, ncclGin_WeakCounterInc{ctr});
+  }
   gin.waitSignal(ncclCoopCta(), sig, sigBase + world.nRanks);
 
   const float* recv = (const float*)ncclGetLocalPointer(recvWin, 0);
@@ -117,8 +125,10 @@ static void* alltoAll(int my_rank, int total_ranks, int local_device, int device
 }
 
 int main(int argc, char* argv[]) {
-#ifdef SHARED_SIGNAL
+#if defined(SHARED_SIGNAL)
   const char* name = "gin_alltoall_shared_signal";
+#elif defined(LAST_RANK_SKIPS_PUT)
+  const char* name = "gin_alltoall_missing_put";
 #else
   const char* name = "gin_alltoall";
 #endif

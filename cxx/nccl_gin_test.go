@@ -1,0 +1,79 @@
+package cxx
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNcclGinAlltoAll runs the all-to-all over NCCL's GIN
+// (examples/cxx/nccl/gin_alltoall: puts with remote signals and local
+// counters, a GIN barrier per CTA, waitSignal, waitCounter and flush) on
+// 4 and 8 ranks: it passes on seeds 1-3 under timing perturbation and
+// under PCT, the same seed gives the same digest, and the race detector
+// finds nothing.
+func TestNcclGinAlltoAll(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "gin_alltoall")
+	for _, ranks := range []string{"4", "8"} {
+		for _, strategy := range []string{"perturb", "pct"} {
+			for _, seed := range []int{1, 2, 3} {
+				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
+				out, sum, code := runExample(t, prog, env...)
+				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
+				assert.Contains(t, out, "gin_alltoall: PASS")
+				_, again, _ := runExample(t, prog, env...)
+				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
+			}
+		}
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Contains(t, out, "gin_alltoall: PASS")
+	}
+}
+
+// TestNcclGinAlltoAllSharedSignal runs the planted twin (-DSHARED_SIGNAL:
+// both CTAs of a rank signal and wait on signal 0) on 4 and 8 ranks: a
+// CTA passes its wait on the other CTA's arrivals and reads slices not yet
+// there, so the data is wrong; with the race detector the report names
+// the wait on signal 0, the ATOMIC that released it and the CTA that
+// posted it, and the peer's SDMA copy the load raced with.
+func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "gin_alltoall", "-DSHARED_SIGNAL")
+	for _, ranks := range []string{"4", "8"} {
+		out, stderr, code := runExample(t, prog, "NTHREADS="+ranks)
+		require.Equal(t, 1, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, stderr)
+		assert.Contains(t, out, "gin_alltoall_shared_signal: FAIL")
+		assert.Regexp(t, `rank \d+ iteration 0: element \d+ from rank \d+ is \S+, want \S+`, out)
+
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 5, code, "%s ranks, EMUD_RACE=1: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Regexp(t, `load \(read\) of .* by kernel "ginAlltoAll" GPU \d+ block \d+ wave \d+ lane \d+ \(.*main\.cu:\d+`, report)
+		assert.Regexp(t, `COPY destination write \(write\) of .* by sdma gpu\d+→gpu\d+ q0`, report)
+		assert.Regexp(t, `the lane did wait \(ncclGin::waitSignal on signal 0 of rank \d+ ≥ \d+, returned at [^)]+\), but the value that released it was written at \S+ by sdma gpu\d+→gpu\d+ q0's ATOMIC at ring offset 0x[0-9a-f]+ \(posted by kernel "ginAlltoAll" GPU \d+ block \d+`, report)
+	}
+}
+
+// TestNcclGinAlltoAllMissingPut runs the twin in which the last rank
+// never puts to rank 0 (-DLAST_RANK_SKIPS_PUT) on 4 and 8 ranks: the run
+// is a hang report (exit 2) in which rank 0's CTAs wait on their signals
+// one short, the last rank's on their counters one short, and the other
+// ranks at the next iteration's GIN barrier, each naming the word, the
+// value expected and the value there, the waiting wave and the line.
+func TestNcclGinAlltoAllMissingPut(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "gin_alltoall", "-DLAST_RANK_SKIPS_PUT")
+	for _, n := range []int{4, 8} {
+		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", n))
+		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", n, out, report)
+		for b := range 2 {
+			assert.Regexp(t, fmt.Sprintf(`ncclGin::waitSignal on signal %d of rank 0: expects %d, has %d \(kernel "ginAlltoAll" GPU 0 block %d wave \d+\)\n\s+doing: ncclGin wait by lanes 0-31 at main\.cu:\d+`, b, n, n-1, b), report)
+			assert.Regexp(t, fmt.Sprintf(`ncclGin::waitCounter on counter %d of rank %d: expects %d, has %d \(kernel "ginAlltoAll" GPU %d block %d`, b, n-1, n, n-1, n-1, b), report)
+		}
+		assert.Regexp(t, regexp.MustCompile(`ncclGinBarrierSession::sync on railGinBarrier \d of rank 1 \(team of \d+, epoch 1\): expects \d+, has \d+ \(kernel "ginAlltoAll" GPU 1 block \d wave \d+\)\n\s+doing: ncclGin wait by lanes 0-31 at main\.cu:\d+`), report)
+	}
+}
