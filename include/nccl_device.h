@@ -59,6 +59,7 @@ typedef enum {
   NCCL_GIN_TYPE_PROXY = 2,
   NCCL_GIN_TYPE_GDAKI = 3,
   NCCL_GIN_TYPE_GPI = 4,
+  NCCL_GIN_TYPE_ANVIL_SDMA = 7,  // RCCL's GIN over SDMA queues: emud's (nccl_device/gin.h)
 } ncclGinType_t;
 
 struct ncclDevResourceRequirements;
@@ -154,7 +155,7 @@ inline ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_
   props->nvmlDev = ci.dev;
   props->deviceApiSupport = true;
   props->multimemSupport = false;  // multimem is not emulated in C++ yet
-  props->ginType = NCCL_GIN_TYPE_NONE;
+  props->ginType = NCCL_GIN_TYPE_ANVIL_SDMA;  // GIN over the node's SDMA queues (nccl_device/gin.h)
   props->nLsaTeams = 1;  // one node: every rank is in the LSA team
   props->hostRmaSupport = false;
   props->railedGinType = NCCL_GIN_TYPE_NONE;
