@@ -77,3 +77,47 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 		assert.Regexp(t, regexp.MustCompile(`ncclGinBarrierSession::sync on railGinBarrier \d of rank 1 \(team of \d+, epoch 1\): expects \d+, has \d+ \(kernel "ginAlltoAll" GPU 1 block \d wave \d+\)\n\s+doing: ncclGin wait by lanes 0-31 at main\.cu:\d+`), report)
 	}
 }
+
+// TestNcclHybridAlltoAll runs the hybrid all-to-all
+// (examples/cxx/nccl/hybrid_alltoall: LSA stores to the LSA team's peers,
+// GIN puts to the others, ncclBarrierSession around each iteration) on 4
+// and 8 ranks: it passes on seeds 1-3 under perturbation and PCT, the same
+// seed gives the same digest, and the race detector finds nothing. On
+// emud's one node the LSA team is every rank, so the GIN half is the
+// hybrid barrier's rail half alone: its ATOMICs are the only packets.
+func TestNcclHybridAlltoAll(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "hybrid_alltoall")
+	for _, ranks := range []string{"4", "8"} {
+		for _, strategy := range []string{"perturb", "pct"} {
+			for _, seed := range []int{1, 2, 3} {
+				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
+				out, sum, code := runExample(t, prog, env...)
+				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
+				assert.Contains(t, out, "hybrid_alltoall: PASS")
+				_, again, _ := runExample(t, prog, env...)
+				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
+			}
+		}
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Contains(t, out, "hybrid_alltoall: PASS")
+	}
+}
+
+// TestNcclHybridAlltoAllNoExitBarrier runs the planted twin
+// (-DSKIP_EXIT_BARRIER: no closing hybrid barrier) on 4 and 8 ranks with
+// the race detector: a peer's LSA stores into this rank's receive buffer
+// and this rank's host copying it out are unordered (exit 5), the report
+// naming both and the line of each.
+func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "hybrid_alltoall", "-DSKIP_EXIT_BARRIER")
+	for _, ranks := range []string{"4", "8"} {
+		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+		assert.Regexp(t, `store \(write\) of .* by kernel "hybridAlltoAll" GPU (\d+) block \d+ wave \d+ lane \d+ \(.*main\.cu:\d+`, report)
+		assert.Regexp(t, `hipMemcpy \(read\) of .* by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
+		assert.Regexp(t, `missing edge: the hipMemcpy by hipMemcpy on the null stream of GPU \d+ .* is not ordered after the store by kernel "hybridAlltoAll"`, report)
+	}
+}
