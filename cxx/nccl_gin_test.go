@@ -121,3 +121,27 @@ func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 		assert.Regexp(t, `missing edge: the hipMemcpy by hipMemcpy on the null stream of GPU \d+ .* is not ordered after the store by kernel "hybridAlltoAll"`, report)
 	}
 }
+
+// TestNcclGinMisuse: each misuse of ncclGin in examples/cxx/nccl/gin_misuse
+// fails the kernel (exit 1) with a message naming the call, the argument
+// and the dev comm's count, at the program's line; a timed wait that
+// times out returns ncclTimeout and the program passes.
+func TestNcclGinMisuse(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "gin_misuse")
+	for _, c := range []struct{ misuse, want string }{
+		{"context", `ncclGin: contextIndex 5 outside the dev comm's ginContextCount 1 \(at main\.cu:\d+\)`},
+		{"signal", `ncclGin::put: signal 7 outside the dev comm's 1 \(ginSignalCount\) \(at main\.cu:\d+\)`},
+		{"counter", `ncclGin::waitCounter: counter 3 outside the dev comm's 1 \(ginCounterCount\) \(at main\.cu:\d+\)`},
+		{"barrier", `ncclGinBarrierSession: index 4 outside the dev comm's worldGinBarrier \(1 slots: ncclDevCommRequirements\) \(at main\.cu:\d+\)`},
+		{"window", `ncclGin::put: destination \[4088, 4152\) past the window's 4096 bytes \(at main\.cu:\d+\)`},
+	} {
+		out, stderr, code := runExample(t, prog, "NTHREADS=2", "GIN_MISUSE="+c.misuse)
+		require.Equal(t, 1, code, "%s\nstdout:\n%s\nstderr:\n%s", c.misuse, out, stderr)
+		assert.Regexp(t, `kernel "misuse": GPU 0 block 0 thread 0 \(wave 0 lane 0\): `+c.want, stderr, c.misuse)
+	}
+	out, stderr, code := runExample(t, prog, "NTHREADS=2", "GIN_MISUSE=timeout")
+	require.Equal(t, 0, code, "timeout\nstdout:\n%s\nstderr:\n%s", out, stderr)
+	assert.Contains(t, out, "timed out\n")
+	assert.Contains(t, out, "gin_misuse: PASS")
+}
