@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/emud-dev/emud/cco"
-	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -20,9 +19,10 @@ import (
 // a COPY on the queue toward its peer, its remote signal an ATOMIC ADD64
 // on the peer's signal word and its local counter an ATOMIC ADD64 on this
 // rank's counter word, both after the copy on the same queue
-// (cco.Sdma.PutSignals). So timing, hang reports and the race detector's
-// edges are the SDMA queues' (an ATOMIC releases its word, a wait
-// acquires it). A GIN barrier is a signal to each member's barrier word
+// (cco.Sdma.PutSignals); a wait is cco.Sdma.WaitWord, waitSignal's twin
+// on a named word. So timing, hang reports and the race detector's edges
+// are the SDMA queues' (an ATOMIC releases its word, a wait acquires it
+// and pays the CU's SignalVisible). A GIN barrier is a signal to each member's barrier word
 // and a wait for the epoch's count on this rank's own.
 //
 // Each rank's GIN words of a dev comm lie in one cco.MemAlloc'd block of
@@ -92,7 +92,7 @@ func ginCreate(h *host, act *sim.Actor, a []uint64, bad func(string, int, error)
 		return bad(call, 1, err)
 	}
 	// The words' writers are remembered, so a race report can say which
-	// put's signal released a wait (cco.SignalWait); shadows are the
+	// put's signal released a wait (cco.WaitWord records it); shadows are the
 	// program's own.
 	if l := rt.mem.Log(); l != nil {
 		for i := range words {
@@ -185,14 +185,12 @@ func (ln *lane) gin(a []uint64) {
 		if idx < 0 || idx >= n {
 			t.Fail(call, fmt.Errorf("%s %d outside the dev comm's %d (gin%sCount)", what, idx, n, strings.ToUpper(what[:1])+what[1:]))
 		}
-		bits := int(a[6])
-		if bits < 1 || bits > 64 {
-			t.Fail(call, fmt.Errorf("bits %d outside [1, 64]", bits))
+		w := &cco.WordWait{Call: call, What: fmt.Sprintf("%s %d of rank %d", what, idx, g.dc.Rank), Addr: base + uint64(idx)*8,
+			Least: a[5], Bits: int(int64(a[6])), Deadline: ln.ginDeadline(a[7], a[8] != 0)}
+		ln.sdma(a[2]).WaitWord(w)
+		if w.TimedOut {
+			ln.l.ret = 1
 		}
-		w := &ginWait{call: call, what: fmt.Sprintf("%s %d of rank %d", what, idx, g.dc.Rank), addr: base + uint64(idx)*8,
-			least: a[5], bits: bits, deadline: ln.ginDeadline(a[7], a[8] != 0)}
-		kernel.Converge(t, ginWaitCall, w)
-		ln.l.ret = C.uint64_t(w.timedOut)
 	case C.EMUD_GIN_FLUSH:
 		g := ln.ginOf("ncclGin::flush", a[2])
 		s := ln.sdma(a[2])
@@ -299,13 +297,15 @@ func (ln *lane) ginBarrier(a []uint64, coop cco.Coop) {
 		t.AtNative(site)
 		s.PutSignals(call, p.dc.LsaRank, 0, 0, 0, int(a[3]), coop, cco.SignalAt{Addr: p.bar[k] + uint64(idx)*8, Value: 1})
 	}
-	w := &ginWait{call: call, what: fmt.Sprintf("%s %d of rank %d (team of %d, epoch %d)", ginBarNames[k], idx, g.dc.Rank, n, a[9]),
-		addr: g.bar[k] + uint64(idx)*8, least: (a[9] + 1) * uint64(n), bits: 64, deadline: ln.ginDeadline(a[10], a[11] != 0)}
+	w := &cco.WordWait{Call: call, What: fmt.Sprintf("%s %d of rank %d (team of %d, epoch %d)", ginBarNames[k], idx, g.dc.Rank, n, a[9]),
+		Addr: g.bar[k] + uint64(idx)*8, Least: (a[9] + 1) * uint64(n), Bits: 64, Deadline: ln.ginDeadline(a[10], a[11] != 0)}
 	t.AtNative(site)
-	kernel.Converge(t, ginWaitCall, w)
+	s.WaitWord(w)
 	t.AtNative(site)
 	grp.Sync()
-	ln.l.ret = C.uint64_t(w.timedOut)
+	if w.TimedOut {
+		ln.l.ret = 1
+	}
 }
 
 // ginDeadline is when a wait of timeout SM cycles from now gives up
@@ -319,99 +319,4 @@ func (ln *lane) ginDeadline(cycles uint64, timed bool) sim.Time {
 		ghz = m.CUClockGHz()
 	}
 	return ln.t.Now() + sim.Time(float64(cycles)/ghz*float64(sim.Nanosecond))
-}
-
-// ginWait is one lane's wait for a GIN word to reach least (the rolling
-// compare of NCCL's bits-wide values).
-type ginWait struct {
-	call, what string
-	addr       uint64
-	least      uint64
-	bits       int
-	deadline   sim.Time
-	timedOut   int
-	who        string
-}
-
-func (w *ginWait) value() uint64 {
-	v, _ := rt.mem.Load64(w.addr)
-	return v
-}
-
-// done is NCCL's rolling_less_equal(least, value, bits).
-func (w *ginWait) done() bool {
-	m := ^uint64(0) >> (64 - w.bits)
-	return (w.value()-w.least)&m <= m>>1
-}
-
-var ginWaitCall = &kernel.Call[*ginWait]{Name: "ncclGin wait", Run: runGinWait}
-
-// runGinWait waits until every lane's word has reached its value (or its
-// deadline passed), then each lane acquires the word it waited on: what
-// the SDMA ATOMICs that bumped it released (the copies before them).
-func runGinWait(g *kernel.Active, ws []*ginWait) error {
-	act := g.Actor()
-	lanes := g.Lanes()
-	for i, w := range ws {
-		w.who = lanes[i].Who()
-		if j := strings.LastIndex(w.who, " lane "); j > 0 {
-			w.who = w.who[:j]
-		}
-	}
-	var lo, hi uint64
-	pending := func() []*ginWait {
-		var p []*ginWait
-		for _, w := range ws {
-			if w.timedOut == 0 && !w.done() {
-				p = append(p, w)
-			}
-		}
-		return p
-	}
-	for p := pending(); len(p) > 0; p = pending() {
-		lo, hi = p[0].addr, p[0].addr+8
-		deadline := sim.Time(-1)
-		for _, w := range p {
-			lo, hi = min(lo, w.addr), max(hi, w.addr+8)
-			if w.deadline >= 0 && (deadline < 0 || w.deadline < deadline) {
-				deadline = w.deadline
-			}
-		}
-		what := func() string {
-			var parts []string
-			seen := map[string]bool{}
-			for _, w := range p {
-				s := fmt.Sprintf("%s on %s: expects %d, has %d (%s)", w.call, w.what, w.least, w.value(), w.who)
-				if !seen[s] {
-					seen[s] = true
-					parts = append(parts, s)
-				}
-			}
-			return strings.Join(parts, "; ")
-		}
-		all := func() bool { return len(pending()) == 0 }
-		if deadline < 0 {
-			rt.mem.Await(act, lo, hi-lo, all, what)
-			continue
-		}
-		if !rt.mem.AwaitTimeout(act, lo, hi-lo, all, what, max(deadline-act.Now(), 0)) {
-			for _, w := range p {
-				if w.deadline >= 0 && act.Now() >= w.deadline && !w.done() {
-					w.timedOut = 1
-				}
-			}
-		}
-	}
-	if d := rt.s.Race(); d != nil {
-		sp := d.Space(rt.mem, "LSA memory")
-		t := act.RaceThread()
-		now := int64(act.Now())
-		for _, w := range ws {
-			if w.timedOut == 0 {
-				t.Acquire(d.AddrSync(sp, w.addr))
-				t.Waited(cco.SignalWait(rt.mem, w.addr, fmt.Sprintf("%s on %s ≥ %d", w.call, w.what, w.least), now))
-			}
-		}
-	}
-	return nil
 }

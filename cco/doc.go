@@ -184,8 +184,9 @@
 // node. It posts a COPY (none for a bare signal) and then ATOMIC ADD64s
 // at words the caller names with their values (the peer's signal, this
 // rank's counter), not at the signal pool's slots; every lane posts its
-// own (no wave grouping), and SignalWait records a GIN wait for the race
-// detector's advice as waitSignal's own.
+// own (no wave grouping). Sdma.WaitWord is waitSignal on such a word, in
+// NCCL's rolling compare, with a deadline if asked: the same wake-up, CU
+// cost (SignalVisible), acquire and race-report record as waitSignal's.
 //
 // # Tracing
 //

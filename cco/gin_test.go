@@ -6,6 +6,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,6 +71,68 @@ func TestPutSignals(t *testing.T) {
 				assert.Equal(t, patterned(7, 64*chunk)[:posters*chunk], r.readBytes(r.recv[1], 0, uint64(posters*chunk)), "the copies landed")
 			} else {
 				assert.Equal(t, make([]byte, chunk), r.readBytes(r.recv[1], 0, chunk), "a bare signal copies nothing")
+			}
+		})
+	}
+}
+
+// TestWaitWord: a GIN wait returns once its word reaches the value in
+// NCCL's rolling compare of its bits (also across a wrap), gives up at its
+// deadline with TimedOut, is a hang naming the word, the value expected
+// and the value there when nothing raises it, and refuses a bit width
+// outside [1, 64].
+func TestWaitWord(t *testing.T) {
+	const off = 8192
+	for _, c := range []struct {
+		name       string
+		word       uint64 // the word before the kernel
+		raise      bool   // a bare signal of +1 raises it first
+		least      uint64
+		bits       int
+		deadline   sim.Time // after the start; 0 none
+		timedOut   bool
+		hang, fail string
+	}{
+		{name: "raised by a signal", raise: true, least: 1, bits: 64},
+		{name: "already there", word: 7, least: 5, bits: 64},
+		{name: "rolling past a wrap", word: 0x105, least: 0xff, bits: 8},
+		{name: "times out", least: 1, bits: 64, deadline: 10 * sim.Microsecond, timedOut: true},
+		{name: "hangs", least: 1, bits: 64, hang: "ncclGin::waitSignal on signal 0 of rank 0: expects 1, has 0 (kernel"},
+		{name: "bad bits", least: 1, bits: 0, fail: "bits 0 outside [1, 64]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, 1, rigOpts{ranks: 2, winBytes: 16384})
+			addr := r.recv[0].LocalPtr(off)
+			require.NoError(t, r.mem.Store64(addr, c.word))
+			var w *cco.WordWait
+			var took sim.Time
+			r.launch(0, 1, 1, func(th *kernel.Thread, s *cco.Sdma) {
+				if c.raise {
+					s.PutSignals("gin signal", 0, 0, 0, 0, 0, cco.CoopThread, cco.SignalAt{Addr: addr, Value: 1})
+				}
+				w = &cco.WordWait{Call: "ncclGin::waitSignal", What: "signal 0 of rank 0", Addr: addr, Least: c.least, Bits: c.bits, Deadline: -1}
+				start := th.Now()
+				if c.deadline > 0 {
+					w.Deadline = start + c.deadline
+				}
+				s.WaitWord(w)
+				took = th.Now() - start
+			})
+			err := r.s.Run()
+			switch {
+			case c.hang != "":
+				var h *sim.HangError
+				require.ErrorAs(t, err, &h)
+				assert.Contains(t, h.Text(), c.hang)
+				return
+			case c.fail != "":
+				assert.ErrorContains(t, err, c.fail)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.timedOut, w.TimedOut)
+			if c.timedOut {
+				assert.GreaterOrEqual(t, took, c.deadline)
 			}
 		})
 	}
