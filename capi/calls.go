@@ -193,6 +193,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// The queues are the comm's (MORI frees them in ccoCommDestroy);
 		// the dev comm is gone: a kernel that still uses it fails.
 		rt.devDead[h-1] = true
+		if err := ginFree(h); err != nil {
+			return bad("ncclDevCommDestroy (GIN)", 1, err)
+		}
 	case C.EMUD_H_WINDOW_REGISTER:
 		c, err := commOf(a[0])
 		if err != nil {

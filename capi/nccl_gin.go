@@ -32,6 +32,7 @@ import (
 
 // ginRank is one rank's GIN resources of one dev comm.
 type ginRank struct {
+	c                *cco.Comm
 	dc               cco.DevComm
 	nCtx, nSig, nCtr int
 	nBar             [3]int // rail, world, hybrid rail barrier slots
@@ -73,7 +74,7 @@ func ginCreate(h *host, act *sim.Actor, a []uint64, bad func(string, int, error)
 	}
 	dc := rt.devcomms[hd-1]
 	n := func(i int) int { return int(int32(a[i])) }
-	g := &ginRank{dc: dc, nCtx: n(2), nSig: n(3), nCtr: n(4), nBar: [3]int{n(5), n(6), n(7)}, epochs: map[ginBarKey]uint64{}}
+	g := &ginRank{c: c, dc: dc, nCtx: n(2), nSig: n(3), nCtr: n(4), nBar: [3]int{n(5), n(6), n(7)}, epochs: map[ginBarKey]uint64{}}
 	for i, v := range []int{g.nCtx, g.nSig, g.nCtr, g.nBar[0], g.nBar[1], g.nBar[2]} {
 		if v < 0 {
 			name := []string{"ginContextCount", "ginSignalCount", "ginCounterCount", "railGinBarrierCount", "worldGinBarrierCount", "barrierCount"}[i]
@@ -128,14 +129,28 @@ func ginCreate(h *host, act *sim.Actor, a []uint64, bad func(string, int, error)
 	return hipSuccess
 }
 
-// ginOf is the GIN state of dev comm handle hd, or the lane fails naming it.
-func (ln *lane) ginOf(call string, hd uint64) *ginRank {
+// ginFree gives dev comm handle hd's GIN words back to its comm's heap
+// (ncclDevCommDestroy, collective: no rank's kernel still waits on them).
+func ginFree(hd uint64) error {
 	g := gins.byHandle[hd]
 	if g == nil {
-		ln.t.Fail(call, fmt.Errorf("dev comm handle %d has no GIN resources (ncclDevCommCreate with ginSignalCount, ginCounterCount or GIN barriers)", hd))
+		return nil
+	}
+	delete(gins.byHandle, hd)
+	return cco.MemFree(g.c, g.sig)
+}
+
+// ginOf is the GIN state of dev comm handle hd, or the lane fails naming it.
+func (ln *lane) ginOf(call string, hd uint64) *ginRank {
+	if hd == 0 || hd > uint64(len(rt.devcomms)) {
+		ln.t.Fail(call, fmt.Errorf("dev comm handle %d: not one ncclDevCommCreate made", hd))
 	}
 	if rt.devDead[hd-1] {
 		ln.t.Fail(call, fmt.Errorf("dev comm handle %d was destroyed (ncclDevCommDestroy) before this kernel used it", hd))
+	}
+	g := gins.byHandle[hd]
+	if g == nil {
+		ln.t.Fail(call, fmt.Errorf("dev comm handle %d has no GIN resources (ncclDevCommCreate with ginSignalCount, ginCounterCount or GIN barriers)", hd))
 	}
 	return g
 }

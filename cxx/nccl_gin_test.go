@@ -133,7 +133,8 @@ func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 // TestNcclGinMisuse: each misuse of ncclGin in examples/cxx/nccl/gin_misuse
 // fails the kernel (exit 1) with a message naming the call, the argument
 // and the dev comm's count, at the program's line; a timed wait that
-// times out returns ncclTimeout and the program passes.
+// times out returns ncclTimeout and the program passes; ncclDevCommDestroy
+// gives the GIN words back to the comm's heap.
 func TestNcclGinMisuse(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "gin_misuse")
@@ -152,6 +153,11 @@ func TestNcclGinMisuse(t *testing.T) {
 	require.Equal(t, 0, code, "timeout\nstdout:\n%s\nstderr:\n%s", out, stderr)
 	assert.Contains(t, out, "timed out\n")
 	assert.Contains(t, out, "gin_misuse: PASS")
+	out, stderr, code = runExample(t, prog, "NTHREADS=2", "GIN_MISUSE=reuse")
+	require.Equal(t, 0, code, "reuse\nstdout:\n%s\nstderr:\n%s", out, stderr)
+	for r := range 2 {
+		assert.Contains(t, out, fmt.Sprintf("rank %d: GIN words reused\n", r))
+	}
 }
 
 // goGinPut is examples/cxx/nccl/gin_put written in Go: the same windows,

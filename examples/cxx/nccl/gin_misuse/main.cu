@@ -4,7 +4,8 @@
 // none of these on a GPU (its kernel would read or write past its GIN
 // resources); emud stops at them (docs/cuda.md). GIN_MISUSE=timeout is the
 // correct use of a timed wait that times out: it prints "timed out" and
-// passes.
+// passes. GIN_MISUSE=reuse checks that ncclDevCommDestroy gave the dev
+// comm's GIN words back: the next ncclMemAlloc gets them.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,7 +51,7 @@ __global__ void misuse(int which, ncclWindow_t win, size_t bytes, ncclDevComm de
   }
 }
 
-static const char* cases[] = {"context", "signal", "counter", "barrier", "window", "timeout"};
+static const char* cases[] = {"context", "signal", "counter", "barrier", "window", "timeout", "reuse"};
 
 static void* run(int my_rank, int total_ranks, int local_device, int devices_per_rank) {
   (void)devices_per_rank;
@@ -59,7 +60,7 @@ static void* run(int my_rank, int total_ranks, int local_device, int devices_per
   for (int i = 0; env && i < (int)(sizeof cases / sizeof *cases); i++)
     if (std::strcmp(env, cases[i]) == 0) which = i;
   if (which < 0) {
-    if (my_rank == 0) std::fprintf(stderr, "GIN_MISUSE: one of context, signal, counter, barrier, window, timeout\n");
+    if (my_rank == 0) std::fprintf(stderr, "GIN_MISUSE: one of context, signal, counter, barrier, window, timeout, reuse\n");
     return (void*)1;
   }
   ncclUniqueId id;
@@ -84,17 +85,25 @@ static void* run(int my_rank, int total_ranks, int local_device, int devices_per
   CUDACHECK(cudaMalloc((void**)&status, sizeof(int)));
   CUDACHECK(cudaMemset(status, 0, sizeof(int)));
   int st = 0;
-  if (my_rank == 0) {
+  if (my_rank == 0 && which != 6) {
     misuse<<<1, 1>>>(which, win, bytes, devComm, status);
     CUDACHECK(cudaDeviceSynchronize());
     CUDACHECK(cudaMemcpy(&st, status, sizeof(int), cudaMemcpyDeviceToHost));
     if (which == 5) std::printf("%s\n", st == 1 ? "timed out" : "did not time out");
   }
   NCCLCHECK(ncclDevCommDestroy(comm, &devComm));
+  bool reused = true;
+  if (which == 6) {  // the dev comm's GIN words went back to the comm's heap
+    void* again;
+    NCCLCHECK(ncclMemAlloc(&again, 4096));
+    reused = again == (void*)devComm.emudGinSignals;
+    std::printf("rank %d: %s\n", my_rank, reused ? "GIN words reused" : "GIN words not reused");
+    NCCLCHECK(ncclMemFree(again));
+  }
   NCCLCHECK(ncclCommWindowDeregister(comm, win));
   NCCLCHECK(ncclMemFree(buf));
   NCCLCHECK(ncclCommDestroy(comm));
-  return which == 5 && my_rank == 0 && st != 1 ? (void*)1 : nullptr;
+  return (which == 5 && my_rank == 0 && st != 1) || !reused ? (void*)1 : nullptr;
 }
 
 int main(int argc, char* argv[]) {
