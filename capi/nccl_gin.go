@@ -97,8 +97,8 @@ func ginCreate(h *host, act *sim.Actor, a []uint64, bad func(string, int, error)
 	// program's own.
 	if l := rt.mem.Log(); l != nil {
 		for i := range words {
-			if i < uint64(g.nSig+g.nCtr) || i >= uint64(2*g.nSig+g.nCtr) {
-				l.Track(base+i*8, 8)
+			if (i < uint64(g.nSig+g.nCtr) || i >= uint64(2*g.nSig+g.nCtr)) && !l.Track(base+i*8, 8) {
+				break // the log is full (sim.MaxTrackedWords): reports say the rest's history is unknown
 			}
 		}
 	}
