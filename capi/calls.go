@@ -193,6 +193,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// The queues are the comm's (MORI frees them in ccoCommDestroy);
 		// the dev comm is gone: a kernel that still uses it fails.
 		rt.devDead[h-1] = true
+		if err := ginFree(h); err != nil {
+			return bad("ncclDevCommDestroy (GIN)", 1, err)
+		}
 	case C.EMUD_H_WINDOW_REGISTER:
 		c, err := commOf(a[0])
 		if err != nil {
@@ -286,6 +289,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 	case C.EMUD_H_THREAD_BARRIER:
 		return threadBarrierCall(act, a, bad)
+	case C.EMUD_H_GIN_CREATE:
+		return ginCreate(h, act, a, bad)
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)

@@ -10,7 +10,10 @@
 // docs/cuda.md) runs on the same entries: its runtime calls are the HIP
 // calls', its NCCL comms, windows, dev comms and LSA barriers are the
 // cco calls' below, and its launches ask for warps of 32 (the launch's
-// warp-size argument) whatever the architecture.
+// warp-size argument) whatever the architecture. Its GIN (ncclGin, GIN
+// and hybrid barriers; nccl_gin.go) runs over the dev comm's SDMA queues
+// as RCCL's Anvil backend does: a put is a COPY and ATOMICs at the
+// signal and counter words the dev comm allocated (cco.Sdma.PutSignals).
 //
 // # The program and its ranks
 //

@@ -177,6 +177,17 @@
 // SignalVisible after the slot reached its value. On real hardware
 // (Device.Model nil) nothing sleeps: time passes by itself.
 //
+// # GIN over SDMA
+//
+// Sdma.PutSignals is not a ccoSdma call: it is what NCCL's GIN in C++
+// (capi's nccl_gin.go) posts, as RCCL's Anvil backend lowers GIN inside a
+// node. It posts a COPY (none for a bare signal) and then ATOMIC ADD64s
+// at words the caller names with their values (the peer's signal, this
+// rank's counter), not at the signal pool's slots; every lane posts its
+// own (no wave grouping). Sdma.WaitWord is waitSignal on such a word, in
+// NCCL's rolling compare, with a deadline if asked: the same wake-up, CU
+// cost (SignalVisible), acquire and race-report record as waitSignal's.
+//
 // # Tracing
 //
 // Host.SetObserver attaches one Observer to the device's queues and to the

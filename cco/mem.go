@@ -238,17 +238,26 @@ func raceSignalsSeen(g *kernel.Active, args []*syncArgs) {
 		st := a.s.st
 		addr := st.pool.Base + uint64(a.src*st.n+a.q)*8
 		t.Acquire(d.AddrSync(d.Space(st.c.h.dev.Memory(), "LSA memory"), addr))
-		w := race.Wait{What: fmt.Sprintf("waitSignal on signalBuf[%d × %d + %d] ≥ %d", a.src, st.n, a.q, a.expected), At: now}
-		if ws, _, _, ok := writeLog(st.c.h.dev.Memory()).History(addr); ok && len(ws) > 0 {
-			last := ws[len(ws)-1]
-			w.By, w.ByAt = last.By, int64(last.At)
-			if i := strings.Index(last.By, "'s "); strings.HasPrefix(last.By, "sdma ") && i > 0 {
-				w.ByQueue = last.By[:i] // engine.Queue's writer name: "<queue>'s <packet> ... (posted by <lane>)"
-				if j := strings.LastIndex(last.By, postedBy); j > 0 && strings.HasSuffix(last.By, ")") {
-					w.ByPoster = last.By[j+len(postedBy) : len(last.By)-1]
-				}
+		t.Waited(signalWait(st.c.h.dev.Memory(), addr, fmt.Sprintf("waitSignal on signalBuf[%d × %d + %d] ≥ %d", a.src, st.n, a.q, a.expected), now))
+	}
+}
+
+// signalWait is the race detector's record of a wait, described by what,
+// that returned at (picoseconds) on the signal word at addr of mem: who
+// wrote the value that released it, when, and, for an SDMA ATOMIC, its
+// queue and the lane that posted it (the advice of a later race report
+// names them). GIN's waits (WaitWord) record theirs with it too.
+func signalWait(mem Memory, addr uint64, what string, at int64) race.Wait {
+	w := race.Wait{What: what, At: at}
+	if ws, _, _, ok := writeLog(mem).History(addr); ok && len(ws) > 0 {
+		last := ws[len(ws)-1]
+		w.By, w.ByAt = last.By, int64(last.At)
+		if i := strings.Index(last.By, "'s "); strings.HasPrefix(last.By, "sdma ") && i > 0 {
+			w.ByQueue = last.By[:i] // engine.Queue's writer name: "<queue>'s <packet> ... (posted by <lane>)"
+			if j := strings.LastIndex(last.By, postedBy); j > 0 && strings.HasSuffix(last.By, ")") {
+				w.ByPoster = last.By[j+len(postedBy) : len(last.By)-1]
 			}
 		}
-		t.Waited(w)
 	}
+	return w
 }

@@ -107,6 +107,9 @@ type post struct {
 	copy   bool // a COPY (or broadcast) unit follows
 	serial bool // single issuer: post one lane at a time, no grouping
 	idle   bool // a lane of the coop group that does not post (not the leader, or a no-op)
+	custom bool // GIN: the signals are at[:nAt], not the pool's slots (gin.go)
+	nAt    int
+	at     [MaxSignalsAt]SignalAt
 
 	// set while posting
 	queue *Queue
@@ -119,6 +122,9 @@ type post struct {
 func (p *post) sigCount() int {
 	if !p.sigs {
 		return 0
+	}
+	if p.custom {
+		return p.nAt
 	}
 	n := 0
 	if p.o.local {
@@ -153,6 +159,12 @@ func (p *post) remotePeers() (ps [2]int, n int) {
 func (p *post) signalSlots() (addrs [3]uint64, n int, err error) {
 	if !p.sigs {
 		return addrs, 0, nil
+	}
+	if p.custom {
+		for i := range p.nAt {
+			addrs[i] = p.at[i].Addr
+		}
+		return addrs, p.nAt, nil
 	}
 	st, me := p.s.st, p.s.me()
 	if p.o.local {
@@ -580,8 +592,12 @@ func writeSignals(t *kernel.Thread, p *post, q *Queue, at uint64) error {
 }
 
 func writeSignalAddrs(t *kernel.Thread, p *post, q *Queue, at uint64, addrs []uint64) error {
-	for _, addr := range addrs {
-		p.pk = ring.AtomicAdd64(addr, 1)
+	for i, addr := range addrs {
+		v := uint64(1)
+		if p.custom { // never fused nor multicast: addrs are at[:nAt]
+			v = p.at[i].Value
+		}
+		p.pk = ring.AtomicAdd64(addr, v)
 		if err := q.WriteUnit(at, &p.pk); err != nil {
 			return t.Error(p.call, err)
 		}

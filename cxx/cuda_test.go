@@ -68,8 +68,8 @@ func TestCudaPTXProgram(t *testing.T) {
 }
 
 // TestUnsupportedCUDACalls: a CUDA call emud does not emulate, and an
-// NCCL device type not built in C++ yet, is a compile error naming it and
-// docs/cuda.md.
+// NCCL device type or call not built in C++ yet (ncclGin::get), is a
+// compile error naming it and docs/cuda.md.
 func TestUnsupportedCUDACalls(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -80,7 +80,7 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n" +
 		"void h() { cooperative_groups::this_grid(); }\n" +
 		"#include <nccl_device.h>\n" +
-		"void i(ncclDevComm dc) { ncclGin gin{dc, 0}; }\n" +
+		"void i(ncclDevComm dc, ncclWindow_t w) { ncclGin gin{dc, 0}; gin.get(ncclTeamWorld(dc), 0, w, 0, w, 0, 8); }\n" +
 		"void j(ncclDevComm dc) { ncclCftBarrierSession<ncclCoopCta> b{ncclCoopCta(), dc, 0}; }\n"
 	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
 	var log bytes.Buffer
@@ -91,14 +91,15 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
 	}
 	assert.Contains(t, log.String(), "cooperative_groups::this_grid is not supported by emud (docs/cuda.md lists what is)")
-	for _, name := range []string{"ncclGin", "ncclCftBarrierSession"} {
+	assert.Contains(t, log.String(), "emud: ncclGin::get is not emulated yet (docs/cuda.md)")
+	for _, name := range []string{"ncclCftBarrierSession"} {
 		assert.Contains(t, log.String(), name+" is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)")
 	}
 }
 
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every
-// CUDA and NCCL call emud's cuda_runtime.h, nccl.h and nccl_device.h
-// declare, and every call they refuse by name, so the page stays the
+// CUDA and NCCL call emud's cuda_runtime.h, nccl.h, nccl_device.h and
+// nccl_device/gin.h declare, and every call they refuse by name, so the page stays the
 // whole subset.
 func TestCudaCallsDocumented(t *testing.T) {
 	root, err := filepath.Abs("..")
@@ -117,6 +118,7 @@ func TestCudaCallsDocumented(t *testing.T) {
 		{read("include", "cuda_runtime.h"), regexp.MustCompile(`(?m)^EMUD_CUDA_UNSUPPORTED\((cuda\w+)\)`)},
 		{read("include", "nccl.h") + read("include", "nccl_device.h"), regexp.MustCompile(`\b(nccl[A-Z][A-Za-z0-9_]*)\s*[({]`)},
 		{read("include", "nccl.h"), regexp.MustCompile(`(?m)^EMUD_NCCL_UNSUPPORTED\((nccl\w+)\)`)},
+		{read("include", "nccl_device", "gin.h"), regexp.MustCompile(`\b(nccl[A-Z][A-Za-z0-9_]*)\s*[({]`)},
 	} {
 		names := map[string]bool{}
 		for _, m := range c.call.FindAllStringSubmatch(c.header, -1) {

@@ -41,7 +41,8 @@
 // CUDA sources (.cu, -x cuda) are compiled with __CUDACC__, __NVCC__ and
 // EMUD_CUDA instead of __HIP__ (cuda.go): emud's cuda_runtime.h,
 // <cuda/atomic>, nccl.h and nccl_device.h then give the CUDA dialect and
-// the LSA part of NCCL's device API (docs/cuda.md). Their inline PTX is
+// the LSA and GIN parts of NCCL's device API (docs/cuda.md; GIN over the
+// node's SDMA queues, nccl_device/gin.h). Their inline PTX is
 // rewritten first (ptx.go: red, atom, ld, st, fence, membar, nanosleep
 // become emulated memory operations); any other asm fails the build
 // naming the instruction.

@@ -127,7 +127,7 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 // GPUs: ncclCommInitAll from one thread, the comm queries, team
 // arithmetic, and misuse failing with NCCL's result and a line naming why
 // (ncclMemAlloc before any comm, ncclMemFree of a stranger, a dev comm
-// asking for GIN, requirements without NCCL's magic).
+// asking for LL all-to-all slots, requirements without NCCL's magic).
 func TestNcclHostAPI(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -144,7 +144,7 @@ func TestNcclHostAPI(t *testing.T) {
 	for _, want := range []string{
 		"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
 		"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
-		"ncclDevCommCreate: GIN resources (signals, counters, a connection type, GIN barriers): ncclGin is not emulated in C++ yet",
+		"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
 		"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
 	} {
 		assert.Contains(t, errb.String(), want)

@@ -12,11 +12,11 @@
 // ncclGetPeerDevicePointer), and ncclLsaBarrierSession, whose calls run
 // the emulator's LSA barrier (arrivals, waits, timeouts and hang reports
 // naming the slot and who has not arrived). Lanes load and store through
-// LSA pointers natively. Not built yet: GIN (ncclGin, ncclGinBarrierSession,
-// ncclBarrierSession), CFT (ncclCft, counted writes), multimem, LL A2A and
-// resource buffers; a dev comm asking for GIN resources is refused naming
-// them, and constructing ncclGin, ncclCft, ncclGinBarrierSession,
-// ncclBarrierSession or ncclCftBarrierSession is a compile error naming it.
+// LSA pointers natively. GIN (ncclGin, ncclGinBarrierSession,
+// ncclBarrierSession) is nccl_device/gin.h, over the node's SDMA queues.
+// Not built yet: CFT (ncclCft, counted writes), multimem, LL A2A and
+// resource buffers; constructing ncclCft or ncclCftBarrierSession is a
+// compile error naming it.
 #ifndef EMUD_NCCL_DEVICE_H
 #define EMUD_NCCL_DEVICE_H
 
@@ -41,6 +41,14 @@ struct ncclLsaBarrierHandle {
 };
 typedef struct ncclLsaBarrierHandle ncclLsaBarrierHandle_t;
 
+// A dev comm's GIN barriers (nccl_device/gin.h): which of its three
+// (0 rail, 1 world, 2 the hybrid barrier's rail half) and its slots.
+struct ncclGinBarrierHandle {
+  int kind;
+  int nBarriers;
+};
+typedef struct ncclGinBarrierHandle ncclGinBarrierHandle_t;
+
 typedef enum {
   NCCL_GIN_CONNECTION_NONE,
   NCCL_GIN_CONNECTION_FULL,
@@ -51,6 +59,7 @@ typedef enum {
   NCCL_GIN_TYPE_PROXY = 2,
   NCCL_GIN_TYPE_GDAKI = 3,
   NCCL_GIN_TYPE_GPI = 4,
+  NCCL_GIN_TYPE_ANVIL_SDMA = 7,  // RCCL's GIN over SDMA queues: emud's (nccl_device/gin.h)
 } ncclGinType_t;
 
 struct ncclDevResourceRequirements;
@@ -124,6 +133,13 @@ struct ncclDevComm {
   int ginSignalCount;
   int ginCounterCount;
   uint64_t emudHandle;  // which dev comm of the emulation this is
+  // GIN (nccl_device/gin.h): the barrier handles, and this rank's signal,
+  // counter and shadow words (emudGin is 0 for a dev comm without GIN).
+  ncclGinBarrierHandle_t railGinBarrier, worldGinBarrier, hybridRailGinBarrier;
+  uint64_t emudGin;
+  uint64_t* emudGinSignals;
+  uint64_t* emudGinCounters;
+  uint64_t* emudGinShadows;
 };
 typedef struct ncclDevComm ncclDevComm_t;
 static_assert(std::is_trivially_copyable<ncclDevComm>::value, "ncclDevComm must be trivially copyable");
@@ -139,7 +155,7 @@ inline ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_
   props->nvmlDev = ci.dev;
   props->deviceApiSupport = true;
   props->multimemSupport = false;  // multimem is not emulated in C++ yet
-  props->ginType = NCCL_GIN_TYPE_NONE;
+  props->ginType = NCCL_GIN_TYPE_ANVIL_SDMA;  // GIN over the node's SDMA queues (nccl_device/gin.h)
   props->nLsaTeams = 1;  // one node: every rank is in the LSA team
   props->hostRmaSupport = false;
   props->railedGinType = NCCL_GIN_TYPE_NONE;
@@ -159,9 +175,8 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
     return ::emud::nccl::fail(ncclInvalidArgument, call, "requirements magic is not NCCL_API_MAGIC: start from NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER",
                               __emud_file, __emud_line);
   const char* no = nullptr;
-  if (reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0 || reqs->ginConnectionType != NCCL_GIN_CONNECTION_NONE ||
-      reqs->railGinBarrierCount > 0 || reqs->worldGinBarrierCount > 0 || reqs->ginForceEnable)
-    no = "GIN resources (signals, counters, a connection type, GIN barriers): ncclGin is not emulated in C++ yet (docs/cuda.md)";
+  if (reqs->ginSignalCount < 0 || reqs->ginCounterCount < 0 || reqs->railGinBarrierCount < 0 || reqs->worldGinBarrierCount < 0)
+    no = "a negative GIN signal, counter or barrier count";
   else if (reqs->lsaMultimem)
     no = "lsaMultimem: multimem is not emulated in C++ yet (docs/cuda.md)";
   else if (reqs->resourceRequirementsList || reqs->teamRequirementsList)
@@ -191,6 +206,28 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
   out->hybridLsaBarrier.nBarriers = (int)a[13];
   out->hybridLsaBarrier.bufOffset = (uint32_t)a[14];
   out->resourceWindow = (ncclWindow_t)(uintptr_t)a[15];
+  // GIN resources (nccl_device/gin.h): signals, counters and GIN barrier
+  // slots, and the hybrid barrier's rail half (barrierCount slots).
+  bool gin = reqs->ginSignalCount > 0 || reqs->ginCounterCount > 0 || reqs->railGinBarrierCount > 0 ||
+             reqs->worldGinBarrierCount > 0 || reqs->barrierCount > 0 || reqs->ginForceEnable;
+  if (gin) {
+    int ctx = reqs->ginContextCount > 0 ? reqs->ginContextCount : 1;
+    uint64_t g[16] = {(uint64_t)(uintptr_t)comm, out->emudHandle, (uint64_t)ctx, (uint64_t)reqs->ginSignalCount,
+                      (uint64_t)reqs->ginCounterCount, (uint64_t)reqs->railGinBarrierCount, (uint64_t)reqs->worldGinBarrierCount,
+                      (uint64_t)reqs->barrierCount};
+    r = emud_host(EMUD_H_GIN_CREATE, g, __emud_file, __emud_line);
+    if (r != 0) return ::emud::nccl::rc(r);
+    out->emudGin = 1;
+    out->ginContextCount = ctx;
+    out->ginSignalCount = reqs->ginSignalCount;
+    out->ginCounterCount = reqs->ginCounterCount;
+    out->railGinBarrier = {0, reqs->railGinBarrierCount};
+    out->worldGinBarrier = {1, reqs->worldGinBarrierCount};
+    out->hybridRailGinBarrier = {2, reqs->barrierCount};
+    out->emudGinSignals = (uint64_t*)(uintptr_t)g[8];
+    out->emudGinCounters = (uint64_t*)(uintptr_t)g[9];
+    out->emudGinShadows = (uint64_t*)(uintptr_t)g[10];
+  }
   return ncclSuccess;
 }
 // ncclDevCommDestroy is collective, as NCCL's is (it deregisters the dev
@@ -384,10 +421,8 @@ inline constexpr bool not_built_v = false;
                     #name " is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)");  \
     }                                                                                                       \
   };
-EMUD_NCCL_NOT_BUILT(ncclGin)
+#include "nccl_device/gin.h"
 EMUD_NCCL_NOT_BUILT(ncclCft)
-EMUD_NCCL_NOT_BUILT_T(ncclGinBarrierSession)
-EMUD_NCCL_NOT_BUILT_T(ncclBarrierSession)
 EMUD_NCCL_NOT_BUILT_T(ncclCftBarrierSession)
 #undef EMUD_NCCL_NOT_BUILT
 #undef EMUD_NCCL_NOT_BUILT_T

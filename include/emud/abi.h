@@ -40,7 +40,13 @@ enum {
   EMUD_OP_ACCESSES,     /* the lane's access log is full: record it (-fsanitize=thread) */
   EMUD_OP_LSA_BARRIER,  /* a: what (EMUD_LSA_*), coop, devcomm, session (open: index), team nRanks, rank, stride,
                            timeoutCycles, has timeout, handle nBarriers -> open: session; wait: 0, or 1 timed out */
+  /* GIN (nccl_device/gin.h, capi/nccl_gin.go) */
+  EMUD_OP_GIN,          /* a: what (EMUD_GIN_*), coop, devcomm, context, then per call (capi/nccl_gin.go) */
 };
+
+/* EMUD_OP_GIN's first argument: the ncclGin or GIN barrier call. */
+enum { EMUD_GIN_PUT, EMUD_GIN_SIGNAL, EMUD_GIN_WAIT_SIGNAL, EMUD_GIN_WAIT_COUNTER, EMUD_GIN_FLUSH, EMUD_GIN_OPEN,
+       EMUD_GIN_BARRIER_OPEN, EMUD_GIN_BARRIER_SYNC, EMUD_GIN_BARRIER_CLOSE };
 
 /* EMUD_OP_LSA_BARRIER's first argument: the ccoLsaBarrierSession call. */
 enum { EMUD_LSA_OPEN, EMUD_LSA_ARRIVE, EMUD_LSA_WAIT, EMUD_LSA_CLOSE };
@@ -119,6 +125,8 @@ enum {
   EMUD_H_MORI_QUEUE,       /* a: devcomm, peer, queueId, ring bytes -> ring, rptr, wptr, doorbell, cachedWptr, committedWptr, start, peer pool (capi/mori.go) */
   EMUD_H_THREAD_BARRIER,   /* a: barrier, count, what (1 wait, 2 destroy) -> a[3] 1 for the serial thread (capi/pbarrier.go) */
   EMUD_H_FREE_SECTION,     /* a: name; a rank process's free section, to its proxy only -> a[15] its done word (capi/procs.c) */
+  /* GIN */
+  EMUD_H_GIN_CREATE,       /* a: comm, devcomm, contexts, signals, counters, rail, world, hybrid GIN barriers -> a[8] signals, a[9] counters, a[10] shadows (capi/nccl_gin.go) */
 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 

@@ -45,7 +45,7 @@ int main() {
   EXPECT(ncclMemFree(p) == ncclSuccess);
   // What is not emulated in C++ yet is refused, naming it.
   ncclDevCommRequirements reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
-  reqs.ginSignalCount = 4;
+  reqs.lsaLLA2ABlockCount = 4;
   ncclDevComm dc;
   EXPECT(ncclDevCommCreate(comms[0], &reqs, &dc) == ncclInvalidUsage);
   reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
