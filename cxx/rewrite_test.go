@@ -47,6 +47,11 @@ func TestRewriteShared(t *testing.T) {
 	assert.Contains(t, s, "auto& buf = *(::emud::shared_t<float[64]>*)::emud::shared(")
 	assert.Contains(t, s, "char* const dyn = (char*)::emud::dyn_shared();")
 	assert.Equal(t, 5, strings.Count(s, "\n"))
+	// CUDA's __align__ (NCCL's CFT examples' dynamic shared memory) is
+	// left out of the cast: an attribute there does not compile.
+	out, err = Rewrite([]byte("__global__ void k() {\n  extern __shared__ __align__(16) unsigned char smem[];\n}\n"), "/s.cu")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "unsigned char* const smem = (unsigned char*)::emud::dyn_shared();")
 }
 
 func TestRewriteErrors(t *testing.T) {

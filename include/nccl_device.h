@@ -81,6 +81,8 @@ struct ncclDevCommRequirements {
   int worldGinBarrierCount;
   bool ginStrongSignalsRequired;
   bool ginVaSignalsRequired;
+  int cftCaps;          // NCCL_CFT | NCCL_CFT_MULTIMEM (nccl_device/cft.h)
+  int cftBarrierCount;  // ncclCftBarrierSession slots
 };
 typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
 
@@ -124,6 +126,7 @@ struct ncclDevComm {
   int ginSignalCount;
   int ginCounterCount;
   uint64_t emudHandle;  // which dev comm of the emulation this is
+  uint32_t* abortFlag;  // waitCounted's abort flag: emud sets none (null)
 };
 typedef struct ncclDevComm ncclDevComm_t;
 static_assert(std::is_trivially_copyable<ncclDevComm>::value, "ncclDevComm must be trivially copyable");
@@ -191,6 +194,13 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
   out->hybridLsaBarrier.nBarriers = (int)a[13];
   out->hybridLsaBarrier.bufOffset = (uint32_t)a[14];
   out->resourceWindow = (ncclWindow_t)(uintptr_t)a[15];
+  // CFT (nccl_device/cft.h): the emulator keeps the CFT barriers and caps.
+  if (reqs->cftCaps != 0 || reqs->cftBarrierCount != 0) {
+    uint64_t c[16] = {EMUD_CFT_H_DEVCOMM, (uint64_t)(uintptr_t)comm, out->emudHandle, (uint64_t)(int64_t)reqs->cftCaps,
+                      (uint64_t)(int64_t)reqs->cftBarrierCount};
+    int r2 = emud_host(EMUD_H_CFT, c, __emud_file, __emud_line);
+    if (r2 != 0) return ::emud::nccl::rc(r2);
+  }
   return ncclSuccess;
 }
 // ncclDevCommDestroy is collective, as NCCL's is (it deregisters the dev
@@ -385,11 +395,10 @@ inline constexpr bool not_built_v = false;
     }                                                                                                       \
   };
 EMUD_NCCL_NOT_BUILT(ncclGin)
-EMUD_NCCL_NOT_BUILT(ncclCft)
 EMUD_NCCL_NOT_BUILT_T(ncclGinBarrierSession)
 EMUD_NCCL_NOT_BUILT_T(ncclBarrierSession)
-EMUD_NCCL_NOT_BUILT_T(ncclCftBarrierSession)
 #undef EMUD_NCCL_NOT_BUILT
 #undef EMUD_NCCL_NOT_BUILT_T
+#include "nccl_device/cft.h"
 
 #endif

@@ -40,7 +40,19 @@ enum {
   EMUD_OP_ACCESSES,     /* the lane's access log is full: record it (-fsanitize=thread) */
   EMUD_OP_LSA_BARRIER,  /* a: what (EMUD_LSA_*), coop, devcomm, session (open: index), team nRanks, rank, stride,
                            timeoutCycles, has timeout, handle nBarriers -> open: session; wait: 0, or 1 timed out */
+  /* CFT (include/nccl_device/cft.h, capi/nccl_cft.go) */
+  EMUD_OP_CFT,          /* a: what (EMUD_CFT_*), then the call's arguments (capi/nccl_cft.go) */
 };
+
+/* EMUD_OP_CFT's first argument: which CFT call a lane (a coop's elected
+ * thread) makes. */
+enum {
+  EMUD_CFT_BAR_OPEN, EMUD_CFT_BAR_ARRIVE, EMUD_CFT_BAR_WAIT, EMUD_CFT_BAR_CLOSE,
+  EMUD_CFT_INIT, EMUD_CFT_ISSUE, EMUD_CFT_SUBMIT, EMUD_CFT_FLUSH_SMEM, EMUD_CFT_FLUSH, EMUD_CFT_FINI,
+  EMUD_CFT_WAIT_COUNTED, EMUD_CFT_FENCE,
+};
+/* EMUD_CFT_ISSUE's kinds. */
+enum { EMUD_CFT_PUT, EMUD_CFT_GET, EMUD_CFT_RED };
 
 /* EMUD_OP_LSA_BARRIER's first argument: the ccoLsaBarrierSession call. */
 enum { EMUD_LSA_OPEN, EMUD_LSA_ARRIVE, EMUD_LSA_WAIT, EMUD_LSA_CLOSE };
@@ -118,7 +130,10 @@ enum {
   EMUD_H_EVENT_QUERY,      /* a: event */
   EMUD_H_MORI_QUEUE,       /* a: devcomm, peer, queueId, ring bytes -> ring, rptr, wptr, doorbell, cachedWptr, committedWptr, start, peer pool (capi/mori.go) */
   EMUD_H_THREAD_BARRIER,   /* a: barrier, count, what (1 wait, 2 destroy) -> a[3] 1 for the serial thread (capi/pbarrier.go) */
+  /* CFT */
+  EMUD_H_CFT,              /* a: what (EMUD_CFT_H_*), then its arguments (capi/nccl_cft.go) */
 };
+enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 
 /* A kernel launch: the runtime calls entry(ctx) as each lane's body and
