@@ -10,7 +10,14 @@
 // docs/cuda.md) runs on the same entries: its runtime calls are the HIP
 // calls', its NCCL comms, windows, dev comms and LSA barriers are the
 // cco calls' below, and its launches ask for warps of 32 (the launch's
-// warp-size argument) whatever the architecture.
+// warp-size argument) whatever the architecture. Its CFT calls
+// (include/nccl_device/cft.h: EMUD_OP_CFT and EMUD_H_CFT) are
+// nccl_cft.go's: puts, gets and reductions are copies on an NVLink-class
+// path timed by package fabric's default model, landing as events of the
+// run; each ncclCftSmem's completions and the CFT barriers' epochs and
+// inboxes are kept there with fabric's semantics; the race detector sees
+// each operation's window accesses as its GPU's fabric's (docs/cuda.md
+// says what is partial: shared memory is not in its view).
 //
 // # The program and its ranks
 //

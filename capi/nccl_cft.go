@@ -8,8 +8,10 @@ package main
 import "C"
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -113,6 +115,8 @@ type cftOp struct {
 	counterOff uint64
 	red        uint64 // redop<<8 | type
 	site       string
+	src        int          // the issuing GPU
+	rth        *race.Thread // with the race detector on: the fabric's thread for this op, derived at submit from the issuer
 }
 
 // cftObj is an ncclCftSmem's mbarrier: operations issued and not
@@ -121,7 +125,16 @@ type cftObj struct {
 	issued  []*cftOp
 	pending int
 	who     string
+	units   uint64    // the phase's transaction units: bytes/16 of puts and reductions, bytes of gets
+	done    race.Sync // what the completed operations released, acquired by flush
 }
+
+// cftMaxUnits is what one ncclCftSmem's transaction count holds between
+// flushes (docs/cft-semantics.md §6: 16 MB of puts, 1 MB of gets).
+const cftMaxUnits = 1<<20 - 1
+
+// cudaRelaxed is cuda::memory_order_relaxed (std::memory_order's 0).
+const cudaRelaxed = 0
 
 var cftState struct {
 	devs    map[uint64]*cftDev // by dev comm handle
@@ -135,8 +148,10 @@ var cftState struct {
 	busy    map[int]sim.Time  // GPU -> when its fabric injection is free
 	flying  map[uint64]uint64 // counter address -> counted bytes submitted, not delivered
 	warned  map[string]bool
-	wl      *sim.WatchList // Lo = ncclCftSmem address: completions
-	debug   int            // 0 unread, 1 off, 2 on
+	wl      *sim.WatchList                  // Lo = ncclCftSmem address: completions
+	waits   map[*kernel.Wave]*cftCountedArg // the waitCounted calls waiting, for the hang's causes
+	fabric  []*race.Thread                  // by GPU, with the race detector on
+	debug   int                             // 0 unread, 1 off, 2 on
 }
 
 func cftInit() {
@@ -148,6 +163,8 @@ func cftInit() {
 	cftState.caps = map[uint64]uint64{}
 	cftState.busy, cftState.flying, cftState.warned = map[int]sim.Time{}, map[uint64]uint64{}, map[string]bool{}
 	cftState.wl = rt.s.NewWatchList("ncclCft completions")
+	cftState.waits = map[*kernel.Wave]*cftCountedArg{}
+	rt.s.AddDiagnoser(sim.LayerAPI, "cft-counted", cftDiagnose)
 }
 
 // cftDebug is EMUD_NCCL_DEBUG: NCCL checks nothing of a barrier's index
@@ -271,6 +288,10 @@ func (ln *lane) cftCall(a []uint64) {
 		// for; flush waits for every submitted operation.
 		if a[0] == C.EMUD_CFT_FLUSH {
 			kernel.Converge(t, cftFlushCall, &cftFlushArg{o: o, at: a[1]})
+			o.units = 0 // the phase completed
+			if rth := t.RaceThread(); rth != nil {
+				rth.Acquire(&o.done) // completion orders every access the operations made
+			}
 		}
 	case C.EMUD_CFT_WAIT_COUNTED:
 		ln.cftWaitCounted(a)
@@ -519,6 +540,14 @@ func (ln *lane) cftIssue(a []uint64) {
 			t.Fail(call, err)
 		}
 	}
+	u := op.bytes / 16
+	if kind == C.EMUD_CFT_GET {
+		u = op.bytes
+	}
+	if o.units+u > cftMaxUnits {
+		t.Fail(call, fmt.Errorf("the ncclCftSmem's transaction count would pass %d units since the last flush (%d + %d; a put or reduction counts bytes/16, a get its bytes: at most 16 MB of puts or 1 MB of gets in flight): flush before issuing more", cftMaxUnits, o.units, u))
+	}
+	o.units += u
 	o.issued = append(o.issued, op)
 }
 
@@ -550,18 +579,25 @@ func (ln *lane) cftSubmit(o *cftObj, at uint64) {
 	me := ln.t.GPU()
 	now := ln.t.Now()
 	m := fabric.DefaultModel()
+	d, lrt := rt.s.Race(), ln.t.RaceThread()
 	for _, op := range o.issued {
 		o.pending++
+		op.src = me
+		if d != nil && lrt != nil {
+			op.rth = d.Derive(cftFabricThread(d, me), lrt)
+		}
 		src := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
 		switch op.kind {
 		case C.EMUD_CFT_GET:
 			when := cftInject(op.dsts[0], now, op.bytes) + 2*m.Latency // request out, data back
 			rt.s.AtWork(when, func() {
 				buf := make([]byte, op.bytes)
-				if err := rt.mem.Read(cftAddr(op.dsts[0], op.leOff), buf); err == nil {
+				addr := cftAddr(op.dsts[0], op.leOff)
+				if err := rt.mem.Read(addr, buf); err == nil {
 					copy(src, buf)
+					op.access(addr, "get read", false, false)
 				}
-				cftDone(o, at)
+				cftDone(o, op, at)
 			})
 		default:
 			data := slices.Clone(src)
@@ -575,7 +611,7 @@ func (ln *lane) cftSubmit(o *cftObj, at uint64) {
 				rt.s.AtWork(when, func() {
 					cftDeliver(op, d, data)
 					if last {
-						cftDone(o, at)
+						cftDone(o, op, at)
 					}
 				})
 			}
@@ -584,7 +620,10 @@ func (ln *lane) cftSubmit(o *cftObj, at uint64) {
 	o.issued = o.issued[:0]
 }
 
-func cftDone(o *cftObj, at uint64) {
+func cftDone(o *cftObj, op *cftOp, at uint64) {
+	if op.rth != nil {
+		op.rth.Release(&o.done)
+	}
 	o.pending--
 	cftState.wl.Notify(at, at+1)
 }
@@ -617,14 +656,52 @@ func cftDeliver(op *cftOp, d int, data []byte) {
 	if rt.mem.Write(addr, cur) != nil {
 		return
 	}
+	if op.kind == C.EMUD_CFT_RED {
+		op.access(addr, "red read", false, false)
+	}
+	op.access(addr, map[int]string{C.EMUD_CFT_PUT: "put write", C.EMUD_CFT_RED: "red write"}[op.kind], true, false)
 	rt.mem.Watch().Notify(addr, addr+op.bytes)
 	if op.counted {
 		c := cftAddr(d, op.counterOff)
 		if _, err := rt.mem.AtomicAdd64(c, op.bytes); err == nil {
 			cftState.flying[c] -= min(op.bytes, cftState.flying[c])
+			// The counter's add releases the data before it, for the
+			// waitCounted that acquires it.
+			op.access(c, "counter add", true, true)
+			if op.rth != nil {
+				dt := rt.s.Race()
+				op.rth.Release(dt.AddrSync(dt.Space(rt.mem, "LSA memory"), c))
+			}
 			rt.mem.Watch().Notify(c, c+8)
 		}
 	}
+}
+
+// access records one of op's accesses of [addr, addr+bytes) (8 bytes
+// for a counter) with the race detector, as the fabric's.
+func (op *cftOp) access(addr uint64, what string, write, atomic bool) {
+	if op.rth == nil {
+		return
+	}
+	d := rt.s.Race()
+	n := op.bytes
+	if atomic {
+		n = 8
+	}
+	d.Access(op.rth, d.Space(rt.mem, "LSA memory"), addr, addr+n, race.Access{Write: write, Atomic: atomic,
+		Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: fmt.Sprintf("GPU %d's fabric", op.src), Op: "ncclCft " + what, Site: op.site}})
+}
+
+// cftFabricThread is GPU g's fabric endpoint for the race detector: its
+// operations are threads derived from it.
+func cftFabricThread(d *race.Detector, g int) *race.Thread {
+	for len(cftState.fabric) <= g {
+		cftState.fabric = append(cftState.fabric, nil)
+	}
+	if cftState.fabric[g] == nil {
+		cftState.fabric[g] = d.NewThread(fmt.Sprintf("GPU %d's CFT fabric", g))
+	}
+	return cftState.fabric[g]
 }
 
 // cftReduce applies red (redop<<8 | type) element-wise: dst = dst op
@@ -728,12 +805,42 @@ func (ln *lane) cftWaitCounted(a []uint64) {
 	if err != nil {
 		t.Fail(call, fmt.Errorf("counter %#x: %w", addr, err))
 	}
-	kernel.Converge(t, cftCountedCall, &cftCountedArg{addr: addr, want: want, abort: abort, rank: t.GPU()})
+	kernel.Converge(t, cftCountedCall, &cftCountedArg{addr: addr, want: want, abort: abort, rank: t.GPU(), block: t.BlockIdx(), wave: t.ThreadIdx() / t.WarpSize()})
+	// An acquiring wait orders the counted data before what follows.
+	if d, rth := rt.s.Race(), t.RaceThread(); d != nil && rth != nil && a[4] != uint64(cudaRelaxed) {
+		sp := d.Space(rt.mem, "LSA memory")
+		d.Access(rth, sp, addr, addr+8, race.Access{Atomic: true, Info: &race.Info{Kind: race.KindLane, OpKind: race.OpLane, Who: ln.who(), Op: "waitCounted counter read", Site: ln.site().String()}})
+		rth.Acquire(d.AddrSync(sp, addr))
+	}
 }
 
 type cftCountedArg struct {
 	addr, want, abort uint64
-	rank              int
+	rank, block, wave int
+}
+
+// cftDiagnose is the hang's cause for each waitCounted whose counter
+// cannot reach its count: fewer bytes submitted to it than it waits for
+// (package fabric's CauseCountedWaits). The counter is named by its
+// offset in the rank's memory, the same on every rank, so one wrong count
+// in every rank's kernel is one cause.
+func cftDiagnose() sim.Diagnosis {
+	ws := slices.Collect(maps.Values(cftState.waits))
+	slices.SortFunc(ws, func(a, b *cftCountedArg) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.block, b.block), cmp.Compare(a.wave, b.wave))
+	})
+	var out sim.Diagnosis
+	for _, c := range ws {
+		v, _ := rt.mem.Load64(c.addr)
+		fly := cftState.flying[c.addr]
+		if v+fly >= c.want {
+			continue
+		}
+		off := c.addr - rt.mem.SliceBase(c.rank)
+		out.Causes = append(out.Causes, sim.Cause{Kind: fabric.CauseCountedWaits, Layer: sim.LayerAPI, Ranks: []int{c.rank},
+			Text: fmt.Sprintf("in ncclCft::waitCounted for its counter at offset %#x of its memory to reach %d bytes; it holds %d and the counted writes in flight add %d: the producers deliver fewer bytes than the wait expects (the expected count must be the sum of every producer's bytes of this epoch), or the counter was not reset between epochs", off, c.want, v, fly)})
+	}
+	return out
 }
 
 var cftCountedCall = &kernel.Call[*cftCountedArg]{Name: "ncclCft::waitCounted", Run: func(g *kernel.Active, cs []*cftCountedArg) error {
@@ -753,7 +860,9 @@ var cftCountedCall = &kernel.Call[*cftCountedArg]{Name: "ncclCft::waitCounted", 
 			}
 			return fmt.Sprintf("ncclCft::waitCounted on rank %d: its counter at %#x to reach %d bytes; it holds %d, and %d bytes of counted writes to it are submitted but not delivered; %s", c.rank, c.addr, c.want, v, fly, why)
 		}
+		cftState.waits[g.Wave()] = c
 		rt.mem.Await(g.Actor(), c.addr, 8, pred, text)
+		delete(cftState.waits, g.Wave())
 	}
 	return nil
 }}

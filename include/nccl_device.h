@@ -12,11 +12,12 @@
 // ncclGetPeerDevicePointer), and ncclLsaBarrierSession, whose calls run
 // the emulator's LSA barrier (arrivals, waits, timeouts and hang reports
 // naming the slot and who has not arrived). Lanes load and store through
-// LSA pointers natively. Not built yet: GIN (ncclGin, ncclGinBarrierSession,
-// ncclBarrierSession), CFT (ncclCft, counted writes), multimem, LL A2A and
-// resource buffers; a dev comm asking for GIN resources is refused naming
-// them, and constructing ncclGin, ncclCft, ncclGinBarrierSession,
-// ncclBarrierSession or ncclCftBarrierSession is a compile error naming it.
+// LSA pointers natively. CFT (ncclCft, counted writes, CFT barriers, LE
+// queries) is nccl_device/cft.h, included at the end. Not built yet: GIN
+// (ncclGin, ncclGinBarrierSession, ncclBarrierSession), LSA multimem, LL
+// A2A and resource buffers; a dev comm asking for GIN resources is
+// refused naming them, and constructing ncclGin, ncclGinBarrierSession or
+// ncclBarrierSession is a compile error naming it.
 #ifndef EMUD_NCCL_DEVICE_H
 #define EMUD_NCCL_DEVICE_H
 

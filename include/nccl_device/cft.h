@@ -14,7 +14,8 @@
 // NCCL's elected thread issues for its coop. Partial: pullRed, f16/bf16
 // reductions and fault reports are not emulated (flush's report is
 // always success); the proxies and memory orders are accepted, not
-// modelled (every fabric write is visible when it lands).
+// modelled (every fabric write is visible when it lands; the race
+// detector orders a waitCounted after the counted data unless relaxed).
 #ifndef EMUD_NCCL_DEVICE_CFT_H
 #define EMUD_NCCL_DEVICE_CFT_H
 

@@ -16,7 +16,10 @@
 // (cft_allgather_wrong_count): each rank copies its own block locally
 // instead of putting it through the fabric, but still waits for nRanks
 // blocks of bytes, so its counter stops one block short: a hang report
-// naming the counter, its bytes and the cause.
+// naming the counter, its bytes and the cause. Built with -DSKIP_WAIT
+// (cft_allgather_no_wait) the kernel ends without waitCounted: peers'
+// counted writes may land while the host copies the receive window out,
+// which the race detector (EMUD_RACE=1) reports.
 #include <cstdio>
 #include <cuda/barrier>
 #include <vector>
@@ -90,8 +93,12 @@ __global__ void cftAllGather(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t 
     cft.flush(coop);
   }
   // Every rank's bytes, running total over the launches.
+#ifndef SKIP_WAIT
   cft.waitCounted(coop, cuda::memory_order_acquire, ncclMemProxyType::Generic, counter, (uint64_t)(iter + 1) * nRanks * bytes,
                   devComm.abortFlag);
+#else
+  (void)counter;  // the planted bug: no wait for the peers' bytes
+#endif
 }
 
 static float input(int iter, int rank, size_t i) { return (float)(rank * 1000 + i) + 0.5f * (float)iter; }
@@ -157,6 +164,8 @@ static void* allGather(int my_rank, int total_ranks, int local_device, int devic
 int main(int argc, char* argv[]) {
 #if defined(WRONG_BYTE_COUNT)
   const char* name = "cft_allgather_wrong_count";
+#elif defined(SKIP_WAIT)
+  const char* name = "cft_allgather_no_wait";
 #elif defined(MULTIMEM)
   const char* name = "cft_allgather_multimem";
 #else

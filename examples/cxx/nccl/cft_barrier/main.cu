@@ -12,7 +12,14 @@
 // rank's CTAs share the slot's epoch and inboxes and a peer's arrival no
 // longer says which CTA's stores are done. NCCL checks nothing; emud
 // names the aliased slot (a warning, or with EMUD_NCCL_DEBUG=1 the
-// kernel stops at the session's line).
+// kernel stops at the session's line). Built with -DINDEX_PAST_COUNT each
+// CTA uses slot blockIdx.x + gridDim.x, past cftBarrierCount: NCCL checks
+// nothing and the exchange still works (emud gives such a slot state of
+// its own), and EMUD_NCCL_DEBUG=1 stops the kernel naming the index.
+// Built with -DLAST_RANK_SKIPS_LAUNCH the last rank never launches
+// iteration 1: the other ranks' CTAs wait at the entry sync, and the run
+// ends in a hang report naming each CTA's slot and the rank that has not
+// arrived.
 #include <cstdio>
 
 #include "cuda_runtime.h"
@@ -36,8 +43,10 @@ __device__ __host__ static int stamp(int iter, int rank, int i) { return iter * 
 __global__ void cftBarrierKernel(ncclWindow_t win, int iter, int* errors, ncclDevComm devComm) {
   ncclCoopCta coop;
   ncclTeam team = ncclTeamCft(devComm);
-#ifdef ALIAS_BARRIER_SLOT
+#if defined(ALIAS_BARRIER_SLOT)
   const uint32_t slot = 0;  // the planted bug: every CTA on one slot
+#elif defined(INDEX_PAST_COUNT)
+  const uint32_t slot = blockIdx.x + gridDim.x;  // past cftBarrierCount: unchecked, as in NCCL
 #else
   const uint32_t slot = blockIdx.x;
 #endif
@@ -78,6 +87,9 @@ static void* cftBarrier(int my_rank, int total_ranks, int local_device, int devi
   NCCLCHECK(ncclDevCommCreate(comm, &reqs, &devComm));
 
   for (int iter = 0; iter < ITERS; iter++) {
+#ifdef LAST_RANK_SKIPS_LAUNCH
+    if (my_rank == total_ranks - 1 && iter == 1) return nullptr;  // the planted bug: one rank never launches iteration 1
+#endif
     cftBarrierKernel<<<CTAS, THREADS, 0, stream>>>(win, iter, errors, devComm);
     CUDACHECK(cudaGetLastError());
     CUDACHECK(cudaStreamSynchronize(stream));
@@ -99,6 +111,10 @@ static void* cftBarrier(int my_rank, int total_ranks, int local_device, int devi
 int main(int argc, char* argv[]) {
 #if defined(ALIAS_BARRIER_SLOT)
   const char* name = "cft_barrier_aliased_slot";
+#elif defined(INDEX_PAST_COUNT)
+  const char* name = "cft_barrier_index_past_count";
+#elif defined(LAST_RANK_SKIPS_LAUNCH)
+  const char* name = "cft_barrier_missing_rank";
 #elif defined(MULTIMEM)
   const char* name = "cft_barrier_multimem";
 #else
