@@ -167,12 +167,13 @@ func cftInit() {
 	rt.s.AddDiagnoser(sim.LayerAPI, "cft-counted", cftDiagnose)
 }
 
-// cftDebug is EMUD_NCCL_DEBUG: NCCL checks nothing of a barrier's index
-// or slot; with it on emud stops the kernel naming the misuse.
+// cftDebug is EMUD_NCCL_DEBUG (or MORI_CCO_SDMA_DEBUG, which emud
+// explore --debug sets): NCCL checks nothing of a barrier's index or
+// slot; with it on emud stops the kernel naming the misuse.
 func cftDebug() bool {
 	if cftState.debug == 0 {
 		cftState.debug = 1
-		if cco.Truthy(os.Getenv("EMUD_NCCL_DEBUG")) {
+		if cco.Truthy(os.Getenv("EMUD_NCCL_DEBUG")) || cco.Truthy(os.Getenv("MORI_CCO_SDMA_DEBUG")) {
 			cftState.debug = 2
 		}
 	}

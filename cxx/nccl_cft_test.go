@@ -170,6 +170,48 @@ func TestNcclCftAllGatherNoWait(t *testing.T) {
 	}
 }
 
+// TestNcclCftOps runs examples/cxx/nccl/cft_ops (a uint32 Sum
+// reduction, a put with a copy mask and a get, checked for data) on 4
+// and 8 ranks, with and without the race detector.
+func TestNcclCftOps(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "cft_ops")
+	for _, ranks := range []string{"4", "8"} {
+		for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_STRATEGY=pct", "EMUD_SEED=2"}} {
+			out, report, code := runExample(t, prog, append([]string{"NTHREADS=" + ranks}, env...)...)
+			require.Equal(t, 0, code, "%s ranks %v\nstdout:\n%s\nstderr:\n%s", ranks, env, out, report)
+			assert.Contains(t, out, "cft_ops: PASS")
+		}
+	}
+}
+
+// TestNcclCftMisuse: each misuse of ncclCft that cft_ops makes with
+// CFT_MISUSE=n stops the kernel (exit 1) naming the call, the argument
+// and the rule.
+func TestNcclCftMisuse(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "cft_ops")
+	for _, c := range []struct {
+		misuse int
+		want   string
+	}{
+		{1, `ncclCft::put: shared memory address 0x[0-9a-f]+ is not 16-byte aligned \(at main\.cu:\d+\)`},
+		{2, `ncclCft::put: 20 bytes: CFT moves whole 16-byte words \(a positive multiple of 16\) \(at main\.cu:\d+\)`},
+		{3, `ncclCft::flush: 1 operations issued and not submitted: call ncclCft::submit first`},
+		{4, `ncclCft::~ncclCft: the ncclCft on ncclCftSmem 0x[0-9a-f]+ ends with 0 operations not submitted and 1 in flight: submit and flush before the object goes`},
+		{5, `ncclCft::putCounted: counter offset 0x[0-9a-f]+ is not in a window registered with NCCL_WIN_CFT_COUNTED \(at main\.cu:\d+\)`},
+		{6, `ncclCft::put: LE 0x104 is not a unicast LE of this 4-rank CFT team`},
+		{7, `ncclCft::putMultimem: a multimem operation on a dev comm made without NCCL_CFT_MULTIMEM \(at main\.cu:\d+\)`},
+		{8, `ncclCft::red: ncclCftOpMin on f32 is not a CFT reduction`},
+	} {
+		t.Run(fmt.Sprint(c.misuse), func(t *testing.T) {
+			out, report, code := runExample(t, prog, "NTHREADS=4", fmt.Sprintf("CFT_MISUSE=%d", c.misuse))
+			require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Regexp(t, `emud: seed 1: kernel "cftOps": GPU \d+ block 0 thread 0 \(wave 0 lane 0\): `+c.want, report)
+		})
+	}
+}
+
 // firstLines is n lines of s from the first that starts with prefix.
 func firstLines(s, prefix string, n int) string {
 	i := strings.Index(s, prefix)
