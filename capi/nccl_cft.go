@@ -37,10 +37,12 @@ import (
 // fabric's semantics (docs/cft-semantics.md §4, §10, §13).
 //
 // Logical endpoints: the unicast LE of flat CFT rank p is cftUcLe + p,
-// the multicast LE cftMcLe; an LE offset is the window's flat address for
-// LSA rank 0 plus the offset, so one offset addresses the window on every
-// rank (as NCCL's symmetric big VA does) and its alignment is the local
-// pointer's.
+// the multicast LE cftMcLe; an LE offset is the window's offset in a
+// GPU's slice of the node's memory plus the offset, so one offset
+// addresses the window on every rank (as NCCL's symmetric big-VA offset
+// does), its alignment is the local pointer's (slices are 4 GiB aligned),
+// and it is small, as NCCL's are (NCCL's examples align LE offsets with
+// 32-bit masks).
 
 const (
 	cftUcLe = 0x100 // the unicast LE of flat rank 0
@@ -107,7 +109,7 @@ type cftBar struct {
 type cftOp struct {
 	kind       int
 	dsts       []int  // destination ranks (put, red) or the source rank (get)
-	leOff      uint64 // flat address for rank 0
+	leOff      uint64 // the offset in a GPU's slice
 	smem       uint64 // the smem source or destination
 	bytes      uint64
 	mask       uint16 // cpMask (0xffff: every byte)
@@ -225,8 +227,10 @@ func cftHost(a []uint64, bad func(string, int, error) int) int {
 			if a[2]&winCollSymmetic == 0 {
 				return bad(call, 4, fmt.Errorf("NCCL_WIN_CFT_COUNTED without NCCL_WIN_COLL_SYMMETRIC: counted windows are CFT windows, bound to the LEs"))
 			}
-			if w.Bytes%fabric.CountedAlign != 0 {
-				return bad(call, 4, fmt.Errorf("a counted window of %d B: NCCL_WIN_CFT_COUNTED needs a 256-byte aligned buffer (%d B is not a multiple of 256)", w.Bytes, w.Bytes))
+			// The buffer's start, not its size (NCCL's own counted
+			// all-gather registers data + 263 bytes for its counter).
+			if b := w.LocalPtr(0); b%fabric.CountedAlign != 0 {
+				return bad(call, 4, fmt.Errorf("a counted window at %#x: NCCL_WIN_CFT_COUNTED needs a 256-byte aligned buffer", b))
 			}
 		}
 		c, err := commOf(a[3])
@@ -234,6 +238,9 @@ func cftHost(a []uint64, bad func(string, int, error) int) int {
 			return bad(call, 1, err)
 		}
 		cftState.winFlag[uintptr(a[1])] = cftWin{flags: a[2], comm: a[3], n: c.LsaSize}
+		// The LE offsets' origin, for cft.h (the object's spare word at
+		// byte 24: windowDevice allocates 64 bytes and uses 16).
+		*(*uint64)(unsafe.Add(ptr(a[1]), 24)) = rt.mem.SliceBase(0)
 	default:
 		return bad("emud CFT host call", 1, fmt.Errorf("unknown CFT call %d (headers and library out of step?)", a[0]))
 	}
@@ -553,13 +560,14 @@ func (ln *lane) cftIssue(a []uint64) {
 }
 
 // cftWindowAt finds the registered window holding [off, off+n) of LE
-// offsets (flat addresses for rank 0): the object's address.
+// offsets (offsets in a GPU's slice): the object's address.
 func cftWindowAt(off, n uint64) (uintptr, error) {
 	// Every rank's object of a window has the same base: the lowest
 	// object, for one answer whatever the map's order.
 	var found uintptr
 	for p, w := range rt.windows {
-		if _, ok := cftState.winFlag[p]; ok && off >= w.Base && off+n <= w.Base+w.Bytes && (found == 0 || p < found) {
+		b := w.Base - rt.mem.SliceBase(0)
+		if _, ok := cftState.winFlag[p]; ok && off >= b && off+n <= b+w.Bytes && (found == 0 || p < found) {
 			found = p
 		}
 	}
@@ -571,7 +579,7 @@ func cftWindowAt(off, n uint64) (uintptr, error) {
 
 // cftAddr is LE offset off on rank r, natively.
 func cftAddr(r int, off uint64) uint64 {
-	return off + uint64(r)*(rt.mem.SliceBase(1)-rt.mem.SliceBase(0))
+	return rt.mem.SliceBase(r) + off
 }
 
 // cftSubmit hands the issued operations to the fabric: sources are read
@@ -794,7 +802,7 @@ func (ln *lane) cftWaitCounted(a []uint64) {
 	if rt.mem.GPUOf(addr) != t.GPU() {
 		t.Fail(call, fmt.Errorf("counter %#x is not in GPU %d's memory: waitCounted polls a local counter", addr, t.GPU()))
 	}
-	off := addr - uint64(t.GPU())*(rt.mem.SliceBase(1)-rt.mem.SliceBase(0))
+	off := addr - rt.mem.SliceBase(t.GPU())
 	w, err := cftWindowAt(off, 8)
 	switch {
 	case err != nil:

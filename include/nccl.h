@@ -267,9 +267,9 @@ inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t s
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
                               "window flags other than NCCL_WIN_COLL_SYMMETRIC, NCCL_WIN_STRICT_ORDERING and NCCL_WIN_CFT_COUNTED",
                               __emud_file, __emud_line);
-  if ((winFlags & NCCL_WIN_CFT_COUNTED) && size % 256 != 0)
+  if ((winFlags & NCCL_WIN_CFT_COUNTED) && ::emud::addr(buff) % 256 != 0)
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
-                              "NCCL_WIN_CFT_COUNTED needs a 256-byte aligned buffer (the size is not a multiple of 256)", __emud_file,
+                              "NCCL_WIN_CFT_COUNTED needs a 256-byte aligned buffer (counters are 256-byte aligned in it)", __emud_file,
                               __emud_line);
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, ::emud::addr(buff), size};
   int r = emud_host(EMUD_H_WINDOW_REGISTER, a, __emud_file, __emud_line);

@@ -31,9 +31,17 @@ namespace emud {
 namespace nccl {
 // The emulator's LE ids (capi/nccl_cft.go): flat CFT rank p's unicast LE
 // is cftUcLe + p, the multicast team's LE cftMcLe. An LE offset is the
-// window's flat address for rank 0 plus the offset.
+// window's offset in a GPU's slice of the node's memory plus the offset:
+// the same on every rank, small as NCCL's symmetric big-VA offsets are
+// (NCCL's examples align LE offsets with 32-bit masks). ncclCommWindowRegister
+// has the emulator write the slices' base into the window object's spare
+// word at byte 24 (capi/nccl_cft.go, EMUD_CFT_H_WINDOW).
 constexpr ncclCftLeId cftUcLe = 0x100, cftMcLe = 0x80;
-inline size_t leOffset(ncclWindow_t w, size_t offset) { return (size_t)(uintptr_t)w->winBase + offset; }
+static_assert(sizeof(ncclWindow_vidmem) <= 24, "emud: the window object's word at byte 24 is the CFT slice base");
+inline size_t leOffset(ncclWindow_t w, size_t offset) {
+  uint64_t flatBase = *(const uint64_t*)((const char*)w + 24);
+  return (size_t)((uint64_t)(uintptr_t)w->winBase - flatBase) + offset;
+}
 }  // namespace nccl
 }  // namespace emud
 

@@ -72,7 +72,7 @@ __global__ void cftAllGather(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t 
     ncclCftLeId le;
     size_t leOff;
     ncclGetMultimemLeInfo(recvWin, rank * bytes, devComm, &le, &leOff);
-    size_t counterOff = ALIGN_UP(leOff + (nRanks - rank) * bytes, (size_t)256);
+    size_t counterOff = ALIGN_UP(leOff + (nRanks - rank) * bytes, 256u);  // a 32-bit mask, as NCCL's examples write it
     cft.putMultimemCounted(coop, le, leOff + base * sizeof(float), counterOff, stage, chunk);
 #else
     for (int peer = 0; peer < nRanks; peer++) {
@@ -85,7 +85,7 @@ __global__ void cftAllGather(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t 
       ncclCftLeId le;
       size_t leOff;
       ncclGetCftLeInfo(recvWin, rank * bytes, peer, team, devComm, &le, &leOff);
-      size_t counterOff = ALIGN_UP(leOff + (nRanks - rank) * bytes, (size_t)256);
+      size_t counterOff = ALIGN_UP(leOff + (nRanks - rank) * bytes, 256u);  // a 32-bit mask, as NCCL's examples write it
       cft.putCounted(coop, le, leOff + base * sizeof(float), counterOff, stage, chunk);
     }
 #endif
