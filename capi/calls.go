@@ -291,6 +291,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return threadBarrierCall(act, a, bad)
 	case C.EMUD_H_GIN_CREATE:
 		return ginCreate(h, act, a, bad)
+	case C.EMUD_H_CFT:
+		return cftHost(a, bad) // nccl_cft.go
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)

@@ -14,6 +14,14 @@
 // and hybrid barriers; nccl_gin.go) runs over the dev comm's SDMA queues
 // as RCCL's Anvil backend does: a put is a COPY and ATOMICs at the
 // signal and counter words the dev comm allocated (cco.Sdma.PutSignals).
+// Its CFT calls
+// (include/nccl_device/cft.h: EMUD_OP_CFT and EMUD_H_CFT) are
+// nccl_cft.go's: puts, gets and reductions are copies on an NVLink-class
+// path timed by package fabric's default model, landing as events of the
+// run; each ncclCftSmem's completions and the CFT barriers' epochs and
+// inboxes are kept there with fabric's semantics; the race detector sees
+// each operation's window accesses as its GPU's fabric's (docs/cuda.md
+// says what is partial: shared memory is not in its view).
 //
 // # The program and its ranks
 //

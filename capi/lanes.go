@@ -660,6 +660,8 @@ func (ln *lane) call() {
 		ln.lsaBarrier(a)
 	case C.EMUD_OP_GIN:
 		ln.gin(a)
+	case C.EMUD_OP_CFT:
+		ln.cftCall(a) // nccl_cft.go
 	case C.EMUD_OP_CLOCK:
 		// A read of a clock at the instant of the lane's last read of it
 		// is a spin on the clock (a delay loop): the lane reads it

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -187,6 +188,37 @@ type sharedEdit struct {
 	text       string
 }
 
+// sharedType is the declared type of a __shared__ variable, its tokens
+// ts, on one line: CUDA's __align__(n) is left out, as the rewrite casts
+// to the type and emud's shared storage is 16-byte aligned already (an
+// attribute in a cast does not compile).
+func sharedType(src []byte, ts []token) string {
+	if !slices.ContainsFunc(ts, func(t token) bool { return t.text == "__align__" }) {
+		return oneLine(string(src[ts[0].start:ts[len(ts)-1].end]))
+	}
+	var b strings.Builder
+	for k := 0; k < len(ts); k++ {
+		if ts[k].text == "__align__" && k+1 < len(ts) && ts[k+1].text == "(" {
+			depth := 0
+			for k++; k < len(ts); k++ {
+				if ts[k].text == "(" {
+					depth++
+				} else if ts[k].text == ")" {
+					if depth--; depth == 0 {
+						break
+					}
+				}
+			}
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(oneLine(string(src[ts[k].start:ts[k].end])))
+	}
+	return b.String()
+}
+
 // sharedDecl rewrites the __shared__ declaration whose keyword is toks[i].
 func sharedDecl(src []byte, toks []token, c *conds, i int, file string) (sharedEdit, error) {
 	t := toks[i]
@@ -228,7 +260,7 @@ func sharedDecl(src []byte, toks []token, c *conds, i int, file string) (sharedE
 		return sharedEdit{}, fmt.Errorf("%s:%d: __shared__ declaration: no type", file, t.line)
 	}
 	// One line each: the rewrite repeats them, and nl keeps the lines.
-	typ := oneLine(string(src[toks[i+1].start:toks[n-1].end]))
+	typ := sharedType(src, toks[i+1:n])
 	name := toks[n].text
 	dims := ""
 	if d < j {

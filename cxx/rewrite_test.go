@@ -47,6 +47,11 @@ func TestRewriteShared(t *testing.T) {
 	assert.Contains(t, s, "auto& buf = *(::emud::shared_t<float[64]>*)::emud::shared(")
 	assert.Contains(t, s, "char* const dyn = (char*)::emud::dyn_shared();")
 	assert.Equal(t, 5, strings.Count(s, "\n"))
+	// CUDA's __align__ (NCCL's CFT examples' dynamic shared memory) is
+	// left out of the cast: an attribute there does not compile.
+	out, err = Rewrite([]byte("__global__ void k() {\n  extern __shared__ __align__(16) unsigned char smem[];\n}\n"), "/s.cu")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "unsigned char* const smem = (unsigned char*)::emud::dyn_shared();")
 }
 
 func TestRewriteErrors(t *testing.T) {
@@ -84,7 +89,7 @@ func TestLoops(t *testing.T) {
 func FuzzRewrite(f *testing.F) {
 	for _, s := range []string{"k<<<1,2>>>(a);", "__shared__ int x[3];", "R\"(<<<)\" k<<<a>>>()", "/* <<< */", "#define X k<<<1,1>>>(\\\n)",
 		"#ifdef S\n  k<<<g, b, 0, s>>>(\n#else\n  k<<<g, b>>>(\n#endif\n  a);\n", "#if 0\nk<<<\n#elif X\n__shared__ int a[2];\n#endif\n",
-		"#if 1\nk<<<1,1>>>();\n#else\n#if 0\n#endif\nk<<<\n#endif\n"} {
+		"#if 1\nk<<<1,1>>>();\n#else\n#if 0\n#endif\nk<<<\n#endif\n", "extern __shared__ __align__(16) unsigned char s[];", "__shared__ __align__((8)) int a[2];"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {

@@ -218,6 +218,9 @@ inline T __shfl_xor_sync(unsigned, T v, int mask, int width = 32, EMUD_SITE) {
 inline unsigned __activemask_sync_emud(EMUD_SITE) { return (unsigned)__activemask(EMUD_SITE_ARGS); }
 inline unsigned __lanemask_lt() { return (1u << __lane_id()) - 1; }
 #define __nanosleep(ns) __asm__ volatile("")
+// CUDA's alignment qualifier (emud c++ drops it from __shared__
+// declarations, whose storage is 16-byte aligned already).
+#define __align__(n) __attribute__((aligned(n)))
 
 // ---- inline PTX ----
 // emud c++ rewrites a CUDA source's asm statements that it emulates into

@@ -57,6 +57,7 @@ typedef enum {
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
 #define NCCL_WIN_STRICT_ORDERING 0x02
+#define NCCL_WIN_CFT_COUNTED 0x08  // CFT counted writes' counters live here (NCCL 2.32)
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
 struct ncclComm;
@@ -262,12 +263,20 @@ inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t s
   if (!win || !buff)
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister", "null buffer or window", __emud_file, __emud_line);
   *win = nullptr;
-  if (winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING))
+  if (winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING | NCCL_WIN_CFT_COUNTED))
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
-                              "window flags other than NCCL_WIN_COLL_SYMMETRIC and NCCL_WIN_STRICT_ORDERING (the CFT flags are not emulated in C++ yet)",
+                              "window flags other than NCCL_WIN_COLL_SYMMETRIC, NCCL_WIN_STRICT_ORDERING and NCCL_WIN_CFT_COUNTED",
                               __emud_file, __emud_line);
+  if ((winFlags & NCCL_WIN_CFT_COUNTED) && ::emud::addr(buff) % 256 != 0)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
+                              "NCCL_WIN_CFT_COUNTED needs a 256-byte aligned buffer (counters are 256-byte aligned in it)", __emud_file,
+                              __emud_line);
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, ::emud::addr(buff), size};
   int r = emud_host(EMUD_H_WINDOW_REGISTER, a, __emud_file, __emud_line);
+  if (r != 0) return ::emud::nccl::rc(r);
+  // The window's flags and comm, for CFT's LE offsets and counters.
+  uint64_t c[16] = {EMUD_CFT_H_WINDOW, (uint64_t)a[3], (uint64_t)(unsigned)winFlags, (uint64_t)(uintptr_t)comm};
+  r = emud_host(EMUD_H_CFT, c, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);
   *win = (ncclWindow_t)(uintptr_t)a[3];
   return ncclSuccess;

@@ -13,10 +13,10 @@
 // the emulator's LSA barrier (arrivals, waits, timeouts and hang reports
 // naming the slot and who has not arrived). Lanes load and store through
 // LSA pointers natively. GIN (ncclGin, ncclGinBarrierSession,
-// ncclBarrierSession) is nccl_device/gin.h, over the node's SDMA queues.
-// Not built yet: CFT (ncclCft, counted writes), multimem, LL A2A and
-// resource buffers; constructing ncclCft or ncclCftBarrierSession is a
-// compile error naming it.
+// ncclBarrierSession) is nccl_device/gin.h, over the node's SDMA queues;
+// CFT (ncclCft, counted writes, CFT barriers, LE queries) is
+// nccl_device/cft.h, included at the end. Not built yet: LSA multimem,
+// LL A2A and resource buffers.
 #ifndef EMUD_NCCL_DEVICE_H
 #define EMUD_NCCL_DEVICE_H
 
@@ -90,6 +90,8 @@ struct ncclDevCommRequirements {
   int worldGinBarrierCount;
   bool ginStrongSignalsRequired;
   bool ginVaSignalsRequired;
+  int cftCaps;          // NCCL_CFT | NCCL_CFT_MULTIMEM (nccl_device/cft.h)
+  int cftBarrierCount;  // ncclCftBarrierSession slots
 };
 typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
 
@@ -140,6 +142,7 @@ struct ncclDevComm {
   uint64_t* emudGinSignals;
   uint64_t* emudGinCounters;
   uint64_t* emudGinShadows;
+  uint32_t* abortFlag;  // waitCounted's abort flag: emud sets none (null)
 };
 typedef struct ncclDevComm ncclDevComm_t;
 static_assert(std::is_trivially_copyable<ncclDevComm>::value, "ncclDevComm must be trivially copyable");
@@ -227,6 +230,12 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
     out->emudGinSignals = (uint64_t*)(uintptr_t)g[8];
     out->emudGinCounters = (uint64_t*)(uintptr_t)g[9];
     out->emudGinShadows = (uint64_t*)(uintptr_t)g[10];
+  // CFT (nccl_device/cft.h): the emulator keeps the CFT barriers and caps.
+  if (reqs->cftCaps != 0 || reqs->cftBarrierCount != 0) {
+    uint64_t c[16] = {EMUD_CFT_H_DEVCOMM, (uint64_t)(uintptr_t)comm, out->emudHandle, (uint64_t)(int64_t)reqs->cftCaps,
+                      (uint64_t)(int64_t)reqs->cftBarrierCount};
+    int r2 = emud_host(EMUD_H_CFT, c, __emud_file, __emud_line);
+    if (r2 != 0) return ::emud::nccl::rc(r2);
   }
   return ncclSuccess;
 }
@@ -394,37 +403,8 @@ struct ncclLsaBarrierSession {
   }
 };
 
-// ---- not emulated in C++ yet: a compile error naming the type ----
-// Constructing one fails the build at its line with the reason, instead
-// of the compiler's "not declared" (GIN and CFT are package fabric's Go
-// API for now; docs/cuda.md).
-namespace emud {
-namespace nccl {
-template <class...>
-inline constexpr bool not_built_v = false;
-}
-}  // namespace emud
-#define EMUD_NCCL_NOT_BUILT(name)                                                                           \
-  struct name {                                                                                             \
-    template <class... A>                                                                                   \
-    name(A&&...) {                                                                                          \
-      static_assert(::emud::nccl::not_built_v<A...>,                                                        \
-                    #name " is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)");  \
-    }                                                                                                       \
-  };
-#define EMUD_NCCL_NOT_BUILT_T(name)                                                                         \
-  template <typename Coop>                                                                                  \
-  struct name {                                                                                             \
-    template <class... A>                                                                                   \
-    name(A&&...) {                                                                                          \
-      static_assert(::emud::nccl::not_built_v<A...>,                                                        \
-                    #name " is not emulated by emud in C++ yet (docs/cuda.md: GIN and CFT are Go only)");  \
-    }                                                                                                       \
-  };
+// GIN and CFT.
 #include "nccl_device/gin.h"
-EMUD_NCCL_NOT_BUILT(ncclCft)
-EMUD_NCCL_NOT_BUILT_T(ncclCftBarrierSession)
-#undef EMUD_NCCL_NOT_BUILT
-#undef EMUD_NCCL_NOT_BUILT_T
+#include "nccl_device/cft.h"
 
 #endif

@@ -42,11 +42,23 @@ enum {
                            timeoutCycles, has timeout, handle nBarriers -> open: session; wait: 0, or 1 timed out */
   /* GIN (nccl_device/gin.h, capi/nccl_gin.go) */
   EMUD_OP_GIN,          /* a: what (EMUD_GIN_*), coop, devcomm, context, then per call (capi/nccl_gin.go) */
+  /* CFT (include/nccl_device/cft.h, capi/nccl_cft.go) */
+  EMUD_OP_CFT,          /* a: what (EMUD_CFT_*), then the call's arguments (capi/nccl_cft.go) */
 };
 
 /* EMUD_OP_GIN's first argument: the ncclGin or GIN barrier call. */
 enum { EMUD_GIN_PUT, EMUD_GIN_SIGNAL, EMUD_GIN_WAIT_SIGNAL, EMUD_GIN_WAIT_COUNTER, EMUD_GIN_FLUSH, EMUD_GIN_OPEN,
        EMUD_GIN_BARRIER_OPEN, EMUD_GIN_BARRIER_SYNC, EMUD_GIN_BARRIER_CLOSE };
+
+/* EMUD_OP_CFT's first argument: which CFT call a lane (a coop's elected
+ * thread) makes. */
+enum {
+  EMUD_CFT_BAR_OPEN, EMUD_CFT_BAR_ARRIVE, EMUD_CFT_BAR_WAIT, EMUD_CFT_BAR_CLOSE,
+  EMUD_CFT_INIT, EMUD_CFT_ISSUE, EMUD_CFT_SUBMIT, EMUD_CFT_FLUSH_SMEM, EMUD_CFT_FLUSH, EMUD_CFT_FINI,
+  EMUD_CFT_WAIT_COUNTED, EMUD_CFT_FENCE,
+};
+/* EMUD_CFT_ISSUE's kinds. */
+enum { EMUD_CFT_PUT, EMUD_CFT_GET, EMUD_CFT_RED };
 
 /* EMUD_OP_LSA_BARRIER's first argument: the ccoLsaBarrierSession call. */
 enum { EMUD_LSA_OPEN, EMUD_LSA_ARRIVE, EMUD_LSA_WAIT, EMUD_LSA_CLOSE };
@@ -127,7 +139,10 @@ enum {
   EMUD_H_FREE_SECTION,     /* a: name; a rank process's free section, to its proxy only -> a[15] its done word (capi/procs.c) */
   /* GIN */
   EMUD_H_GIN_CREATE,       /* a: comm, devcomm, contexts, signals, counters, rail, world, hybrid GIN barriers -> a[8] signals, a[9] counters, a[10] shadows (capi/nccl_gin.go) */
+  /* CFT */
+  EMUD_H_CFT,              /* a: what (EMUD_CFT_H_*), then its arguments (capi/nccl_cft.go) */
 };
+enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
 
 /* A kernel launch: the runtime calls entry(ctx) as each lane's body and
