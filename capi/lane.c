@@ -661,13 +661,21 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   t->arg = arg;
   emud_free_close();
   in_emud++;
-  t->id = emudGoHostSpawn(host_id);
+  int id = emudGoHostSpawn(host_id);
   in_emud--;
+  t->id = id;
+  // t is the new thread's from here: its trampoline frees it, maybe
+  // before real_create returns, so its id is read from the local. (Read
+  // through t, a freed and reused block gave pthread_join a wild host id:
+  // the "unknown host" crash in emudGoHostJoin, seen a few times in
+  // hundreds of runs.)
   int rc = real_create(th, attr, trampoline, t);
   if (rc == 0) {
     pthread_mutex_lock(&tr_mu);
-    track(*th, t->id);
+    track(*th, id);
     pthread_mutex_unlock(&tr_mu);
+  } else {
+    free(t);
   }
   return rc;
 }
