@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
@@ -47,6 +48,7 @@ type diagnosis struct {
 	reads map[uint64]slotRead
 	// sigSlab is where signals' records are made, a few at a time.
 	sigSlab []sigdiag
+	qSlab   slab.Slab[qdiag] // the same for queues' records
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -134,7 +136,7 @@ func newDiagnosis(h *Host) *diagnosis {
 func (d *diagnosis) qd(q *Queue) *qdiag {
 	x := d.queues[q]
 	if x == nil {
-		x = &qdiag{} // agg is made by the first Aggregate post: most queues see none
+		x = d.qSlab.New() // agg is made by the first Aggregate post: most queues see none
 		d.queues[q] = x
 	}
 	return x

@@ -21,7 +21,8 @@ type Sdma struct {
 	t  *kernel.Thread
 	dc DevComm
 	st *devState
-	p  post // this lane's arguments for the call in progress
+	p  post     // this lane's arguments for the call in progress
+	sa syncArgs // the same for a sync call (syncConverge)
 }
 
 // NewSdma is `ccoSdma sdma{devComm}` for thread t.

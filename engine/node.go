@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
@@ -104,6 +105,19 @@ type Node struct {
 	hook        issuer.Hook  // the observer, nil unless a recorder is attached (hooks.go)
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
+	slabs       nodeSlabs
+}
+
+// nodeSlabs are where a node makes its per-queue objects, a few at a
+// time: a 4 KiB all-to-all seed makes 16 queues, each with its ring,
+// issuer side, counters, engine and link, which were an allocation each.
+type nodeSlabs struct {
+	queues   slab.Slab[Queue]
+	issuers  slab.Slab[issuer.Queue]
+	rings    slab.Slab[ring.Ring]
+	counters slab.Slab[queueCounters]
+	engines  slab.Slab[Engine]
+	links    slab.Slab[link]
 }
 
 type traceKinds struct {

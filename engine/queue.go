@@ -91,15 +91,17 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 		}
 		o.Buf = buf
 	}
-	r, err := ring.New(o)
-	if err != nil {
+	r := n.slabs.rings.New()
+	if err := ring.NewIn(r, o); err != nil {
 		return nil, err
 	}
 	n.mem.ringMade(o.Buf, r)
 	n.rings = append(n.rings, r)
-	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
+	q := n.slabs.queues.New()
+	*q = Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id, &n.slabs.counters), eng: e}
 	q.who = q.writerName
-	q.Queue, q.be = issuer.New(n.s, id, r, port{q}, &n.hook)
+	q.Queue = n.slabs.issuers.New()
+	q.be = issuer.NewIn(q.Queue, n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()
 	q.fetchedFn = q.fetched
 	e.queues = append(e.queues, q)

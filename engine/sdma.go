@@ -84,7 +84,8 @@ type Engine struct {
 func newEngine(n *Node, gpu, id int) *Engine {
 	// The slice length is read once: building the model's Engines per
 	// slice was a few percent of a small copy's CPU.
-	e := &Engine{n: n, gpu: gpu, id: id, last: -1, quantum: n.model.Engines().Slice}
+	e := n.slabs.engines.New()
+	*e = Engine{n: n, gpu: gpu, id: id, last: -1, quantum: n.model.Engines().Slice}
 	e.queues = e.queueBuf[:0] // most engines serve a queue or two: no allocation for them
 	e.gapFn = e.gapDone
 	return e

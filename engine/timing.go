@@ -107,7 +107,7 @@ func (n *Node) linkOf(src, dst int) *link {
 		if n.links == nil {
 			n.links = map[[2]int]*link{}
 		}
-		l = &link{}
+		l = n.slabs.links.New()
 		n.links[k] = l
 	}
 	n.lastLink, n.lastLinkKey = l, k

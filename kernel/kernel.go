@@ -112,20 +112,34 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	// level 0 every wave starts now.
 	pert := s.Perturb()
 	skew := pert.LaunchSkew()
+	// A launch's blocks, waves, lanes and lane lists are made a slice each
+	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
+	blks := make([]block, cfg.Grid)
+	k.blocks = make([]*block, 0, cfg.Grid)
+	waves := make([]Wave, cfg.Grid*wavesPerBlock)
+	ts := make([]Thread, cfg.Grid*cfg.Block)
+	// Per lane: its wave's lane list and the wave's two group lists
+	// (Wave.pick), so picking a group never grows a slice.
+	ptrs := make([]*Thread, 3*cfg.Grid*cfg.Block)
 	for b := 0; b < cfg.Grid; b++ {
 		start := skew + pert.BlockSkew()
-		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
+		blk := &blks[b]
+		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
 		s.InitWatchList(&blk.wlBuf, fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))
 		blk.wl = &blk.wlBuf
 		k.blocks = append(k.blocks, blk)
 		for wi := 0; wi < wavesPerBlock; wi++ {
-			w := &Wave{k: k, b: blk, idx: wi}
+			w := &waves[b*wavesPerBlock+wi]
+			w.k, w.b, w.idx = k, blk, wi
 			first := wi * cfg.WaveSize
 			last := min(first+cfg.WaveSize, cfg.Block)
-			ts := make([]Thread, last-first) // one allocation for the wave's lanes, not one each
-			w.lanes = make([]*Thread, 0, len(ts))
+			n := last - first
+			lanes := ts[b*cfg.Block+first : b*cfg.Block+last : b*cfg.Block+last]
+			p := ptrs[3*(b*cfg.Block+first) : 3*(b*cfg.Block+last)]
+			w.lanes = p[:0:n]
+			w.act.all, w.act.lanes = p[n:n:2*n], p[2*n:2*n:3*n]
 			for tid := first; tid < last; tid++ {
-				t := &ts[tid-first]
+				t := &lanes[tid-first]
 				t.w, t.lane, t.tid = w, tid-first, tid
 				w.lanes = append(w.lanes, t)
 			}
