@@ -34,6 +34,7 @@ type Queue struct {
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         []int
+	dstArr         [2]int
 	x              xfer          // COPY data movement in progress (timing.go)
 	gap            sim.Time      // engine time owed after the packet just finished
 	pollHeld       bool          // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs
@@ -43,9 +44,8 @@ type Queue struct {
 	poster         issuer.Poster // who posted the head packet (issuer.Queue.Posted), nil if unnamed
 	dead           bool          // destroyed (Node.DestroyQueue) while its engine finished the gap after its last packet
 
-	fetchedFn func()
-	onRptr    []func(uint64)
-	cl        Client // SetClient; nil for the issuer protocol's own packets
+	onRptr []func(uint64)
+	cl     Client // SetClient; nil for the issuer protocol's own packets
 }
 
 // Client is a producer that lowers another API's operations onto a
@@ -103,7 +103,6 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 	q.Queue = n.slabs.issuers.New()
 	q.be = issuer.NewIn(q.Queue, n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()
-	q.fetchedFn = q.fetched
 	e.queues = append(e.queues, q)
 	return q, nil
 }

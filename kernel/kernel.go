@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -125,7 +126,8 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 		start := skew + pert.BlockSkew()
 		blk := &blks[b]
 		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
-		s.InitWatchList(&blk.wlBuf, fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))
+		names, prefix := blockNames(cfg, b, wavesPerBlock)
+		s.InitWatchList(&blk.wlBuf, names[:prefix])
 		blk.wl = &blk.wlBuf
 		k.blocks = append(k.blocks, blk)
 		for wi := 0; wi < wavesPerBlock; wi++ {
@@ -144,11 +146,45 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 				w.lanes = append(w.lanes, t)
 			}
 			k.live++
-			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
+			w.a = s.SpawnAfter(start, waveName(names, prefix, wi), w.main)
 			k.raceLaunch(w)
 		}
 	}
 	return k, nil
+}
+
+// blockNames names block b ("kernel/gpuG/bB", all[:prefix]) and its waves
+// ("kernel/gpuG/bB/wW", waveName) from one string: one allocation a block
+// (a Sprintf each was two allocations of every launch of one wave).
+func blockNames(cfg Config, b, waves int) (all string, prefix int) {
+	buf := make([]byte, 0, 2*len(cfg.Name)+32+waves*(len(cfg.Name)+24))
+	buf = append(buf, cfg.Name...)
+	buf = append(buf, "/gpu"...)
+	buf = strconv.AppendInt(buf, int64(cfg.GPU), 10)
+	buf = append(buf, "/b"...)
+	buf = strconv.AppendInt(buf, int64(b), 10)
+	prefix = len(buf)
+	for wi := 0; wi < waves; wi++ {
+		if wi > 0 {
+			buf = append(buf, buf[:prefix]...)
+		}
+		buf = append(buf, "/w"...)
+		buf = strconv.AppendInt(buf, int64(wi), 10)
+	}
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), prefix // buf is not written again
+}
+
+// waveName is wave wi's name in blockNames' string: the block's name and
+// "/w0", "/w1" ... one after another.
+func waveName(all string, prefix, wi int) string {
+	start := 0
+	for j := 0; ; j++ {
+		end := start + prefix + 2 + len(strconv.Itoa(j))
+		if j == wi {
+			return all[start:end]
+		}
+		start = end
+	}
 }
 
 // Config returns the launch configuration, defaults filled in.
