@@ -113,7 +113,8 @@ static void lane_main(unsigned lo, unsigned hi) {
 // Lane stacks come from arenas of ARENA_STACKS stacks, one mapping each
 // (MAP_NORESERVE: a stack's pages are committed only as its lane touches
 // them), and go back to a free list for later lanes; arenas are never
-// unmapped. Each stack's lowest page is its guard, installed with
+// unmapped. Each stack's lowest page is its guard, installed when the
+// stack is first handed out with
 // MADV_GUARD_INSTALL (Linux 6.13), which marks the page in the page
 // tables without splitting the mapping. The guard pages that mprotect
 // made split each stack into a mapping of its own and a guard mapping: a
@@ -146,35 +147,43 @@ static int guard(void* p) {
   return mprotect(p, GUARD_PAGE, PROT_NONE);
 }
 
-// arena maps ARENA_STACKS guarded stacks onto the free list; pool_mu is
-// held.
-static int arena(void) {
-  if (nstacks + ARENA_STACKS > cappool) {
-    size_t c = cappool ? 2 * cappool : 4 * ARENA_STACKS;
-    while (c < nstacks + ARENA_STACKS) c *= 2;
-    void** p = realloc(pool, c * sizeof(void*));
-    if (!p) return -1;
-    pool = p;
-    cappool = c;
+static char* fresh;      // the newest arena's stacks not yet handed out
+static int fresh_left;   // how many
+
+// fresh_stack hands out the next stack of the newest arena, mapping an
+// arena when none is left, and makes its guard page; pool_mu is held.
+// The free list grows to hold every stack made, so stack_put has room.
+static void* fresh_stack(void) {
+  if (fresh_left == 0) {
+    if (nstacks + ARENA_STACKS > cappool) {
+      size_t c = cappool ? 2 * cappool : 4 * ARENA_STACKS;
+      while (c < nstacks + ARENA_STACKS) c *= 2;
+      void** p = realloc(pool, c * sizeof(void*));
+      if (!p) return NULL;
+      pool = p;
+      cappool = c;
+    }
+    char* a = mmap(NULL, (size_t)ARENA_STACKS * LANE_STACK, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED) return NULL;
+    fresh = a;
+    fresh_left = ARENA_STACKS;
+    nstacks += ARENA_STACKS;
   }
-  char* a = mmap(NULL, (size_t)ARENA_STACKS * LANE_STACK, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (a == MAP_FAILED) return -1;
-  // Pushed top first, so lanes take the arena's stacks in address order.
-  for (int i = ARENA_STACKS - 1; i >= 0; i--) {
-    char* s = a + (size_t)i * LANE_STACK;
-    if (guard(s) != 0) return -1;  // the stacks pushed so far stay usable
-    pool[npool++] = s;
-    nstacks++;
-  }
-  return 0;
+  char* s = fresh;
+  if (guard(s) != 0) return NULL;  // tried again by the next lane
+  fresh += LANE_STACK;
+  fresh_left--;
+  return s;
 }
 
 static void* stack_get(void) {
   void* s = NULL;
   pthread_mutex_lock(&pool_mu);
-  if (npool == 0) arena();
-  if (npool > 0) s = pool[--npool];
+  if (npool > 0)
+    s = pool[--npool];
+  else
+    s = fresh_stack();
   pthread_mutex_unlock(&pool_mu);
   return s;
 }
