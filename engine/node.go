@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/issuer"
@@ -65,7 +66,8 @@ type Config struct {
 	// KeepGoingOnFault keeps the run going after a halting fault (the queue
 	// still halts). By default the run stops with the fault as its error.
 	KeepGoingOnFault bool
-	// Registry receives the node's metrics; nil = a new registry per node.
+	// Registry receives the node's metrics; nil = a new registry per node,
+	// made at the first Node.Registry call.
 	Registry *Registry
 	// Inject plants SDMA faults (inject.go); nil injects none.
 	Inject *InjectPlan
@@ -106,6 +108,8 @@ type Node struct {
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
 	slabs       nodeSlabs
+	regOnce     sync.Once // Registry
+	reg         *Registry
 }
 
 // nodeSlabs are where a node makes its per-queue objects, a few at a
@@ -159,18 +163,16 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	case cfg.PollTimeout > PollTimeoutHalt:
 		return nil, fmt.Errorf("engine: PollTimeout = %d: unknown policy", cfg.PollTimeout)
 	}
-	if cfg.Registry == nil {
-		cfg.Registry = newRegistry()
-	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
 	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
-	m, err := newMetrics(cfg.Registry)
-	if err != nil {
-		return nil, err
+	n.m = &metrics{}
+	if cfg.Registry != nil {
+		if err := n.m.register(cfg.Registry); err != nil {
+			return nil, err
+		}
 	}
-	n.m = m
 	n.tk = traceKinds{
 		doorbell: s.TraceKind("sdma.doorbell"),
 		start:    s.TraceKind("sdma.start"),
@@ -223,7 +225,18 @@ func (n *Node) Model() model.Model { return n.model }
 func (n *Node) Arch() model.Arch { return model.ArchOf(n.cfg.Model) }
 
 // Registry returns the node's Prometheus registry.
-func (n *Node) Registry() *Registry { return n.cfg.Registry }
+// A node made without one (Config.Registry nil) makes its own at the first
+// call.
+func (n *Node) Registry() *Registry {
+	n.regOnce.Do(func() {
+		n.reg = n.cfg.Registry
+		if n.reg == nil {
+			n.reg = newRegistry()
+			_ = n.m.register(n.reg) // a fresh registry takes the node's one collector
+		}
+	})
+	return n.reg
+}
 
 // Faults returns every fault and event raised so far, in order.
 func (n *Node) Faults() []Fault { return n.faults }

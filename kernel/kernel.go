@@ -59,14 +59,13 @@ func (c *Config) check() error {
 
 // Kernel is one launched grid.
 type Kernel struct {
-	s      *sim.Sim
-	cfg    Config
-	fn     func(*Thread)
-	wl     *sim.WatchList // &wlBuf
-	wlBuf  sim.WatchList  // inside the kernel: one allocation fewer a launch
-	live   int            // waves not finished
-	err    error
-	blocks []*block
+	s     *sim.Sim
+	cfg   Config
+	fn    func(*Thread)
+	wl    *sim.WatchList // &wlBuf
+	wlBuf sim.WatchList  // inside the kernel: one allocation fewer a launch
+	live  int            // waves not finished
+	err   error
 	// raceEnd collects the ended waves' clocks; nil when the run's race
 	// detector is off (race.go).
 	raceEnd *race.Sync
@@ -116,7 +115,6 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	// A launch's blocks, waves, lanes and lane lists are made a slice each
 	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
 	blks := make([]block, cfg.Grid)
-	k.blocks = make([]*block, 0, cfg.Grid)
 	waves := make([]Wave, cfg.Grid*wavesPerBlock)
 	ts := make([]Thread, cfg.Grid*cfg.Block)
 	// Per lane: its wave's lane list and the wave's two group lists
@@ -129,7 +127,6 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 		names, prefix := blockNames(cfg, b, wavesPerBlock)
 		s.InitWatchList(&blk.wlBuf, names[:prefix])
 		blk.wl = &blk.wlBuf
-		k.blocks = append(k.blocks, blk)
 		for wi := 0; wi < wavesPerBlock; wi++ {
 			w := &waves[b*wavesPerBlock+wi]
 			w.k, w.b, w.idx = k, blk, wi

@@ -61,9 +61,10 @@ func cpuNow() time.Duration {
 // issue 43's second round, about 910 after it, about 720 once a node made
 // its queues' objects a chunk at a time (internal/slab), about 590 once
 // the engine's steps were sim Handlers rather than method values and a
-// launch's names one string a block. The issue's goal is 100; this guards
-// what was won.
-const maxSeedAllocs = 640
+// launch's names one string a block, about 550 once a node's metrics were
+// one collector registered only when a registry is asked for. The issue's
+// goal is 100; this guards what was won.
+const maxSeedAllocs = 600
 
 func TestExploreSeedAllocations(t *testing.T) {
 	if racebuild.Enabled {
