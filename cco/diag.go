@@ -76,7 +76,8 @@ type sigdiag struct {
 	lanes  uint64 // lanes in the groups that posted them
 	// posts are the first maxSigPosts of them, in posting order: what a
 	// report names as "the put meant to satisfy" a wait.
-	posts []sigPost
+	posts   []sigPost
+	postBuf [1]sigPost // posts' first: most slots see one post a run
 }
 
 // maxSigPosts bounds what one slot remembers of its posts; counts go on.
@@ -176,6 +177,9 @@ func (d *diagnosis) aggTotal(q *Queue) uint64 {
 func (d *diagnosis) signalPosted(addr uint64, sp sigPost) {
 	x := d.sig(addr)
 	x.posted++
+	if x.posts == nil {
+		x.posts = x.postBuf[:0]
+	}
 	if len(x.posts) < maxSigPosts {
 		x.posts = append(x.posts, sp)
 	}

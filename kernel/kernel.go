@@ -71,8 +71,28 @@ type Kernel struct {
 	raceEnd *race.Sync
 	// sites is this kernel's own view of siteCache: its waves look sites
 	// up here first, so that parallel runs (explore's jobs) do not all
-	// take the process-wide lock at every convergence.
-	sites map[string]*site
+	// take the process-wide lock at every convergence. With a sim.Scratch
+	// it is the Scratch's, shared by the kernels of the runs that borrow
+	// it one after another (sitesOf).
+	sites siteMap
+}
+
+// siteMap maps a call stack's pcs (as a string) to its interned site.
+type siteMap map[string]*site
+
+type sitesKey struct{}
+
+// sitesOf is the site cache a kernel of run s starts with: the one its
+// Scratch keeps across an explore worker's seeds (a site is the same in
+// every run: it depends on the program, not the seed; a map and its keys
+// made per kernel were a dozen allocations of a 4 KiB all-to-all seed),
+// or nil, made at the kernel's first site.
+func sitesOf(s *sim.Sim) siteMap {
+	sc := s.Scratch()
+	if sc == nil {
+		return nil
+	}
+	return sc.Local(sitesKey{}, func() any { return siteMap{} }).(siteMap)
 }
 
 // site returns the interned site of pcs (lookupSite), through the
@@ -84,7 +104,7 @@ func (k *Kernel) site(pcs []uintptr) *site {
 	}
 	s := lookupSite(pcs)
 	if k.sites == nil {
-		k.sites = map[string]*site{}
+		k.sites = siteMap{}
 	}
 	k.sites[strings.Clone(key)] = s
 	return s
@@ -103,7 +123,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	k := &Kernel{s: s, cfg: cfg, fn: fn}
+	k := &Kernel{s: s, cfg: cfg, fn: fn, sites: sitesOf(s)}
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize

@@ -62,9 +62,11 @@ func cpuNow() time.Duration {
 // its queues' objects a chunk at a time (internal/slab), about 590 once
 // the engine's steps were sim Handlers rather than method values and a
 // launch's names one string a block, about 550 once a node's metrics were
-// one collector registered only when a registry is asked for. The issue's
-// goal is 100; this guards what was won.
-const maxSeedAllocs = 600
+// one collector registered only when a registry is asked for, about 500
+// once kernels shared their worker's site cache and signal records and
+// tracked pages kept their first entries. The goal is 100; this
+// guards what was won.
+const maxSeedAllocs = 550
 
 func TestExploreSeedAllocations(t *testing.T) {
 	if racebuild.Enabled {
