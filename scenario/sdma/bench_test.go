@@ -64,9 +64,10 @@ func cpuNow() time.Duration {
 // launch's names one string a block, about 550 once a node's metrics were
 // one collector registered only when a registry is asked for, about 500
 // once kernels shared their worker's site cache and signal records and
-// tracked pages kept their first entries. The goal is 100; this
+// tracked pages kept their first entries, about 490 once a launch made its
+// lanes' ccoSdma handles in one slice. The goal is 100; this
 // guards what was won.
-const maxSeedAllocs = 550
+const maxSeedAllocs = 540
 
 func TestExploreSeedAllocations(t *testing.T) {
 	if racebuild.Enabled {
