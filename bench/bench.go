@@ -43,8 +43,13 @@ const ChildEnv = "EMUD_BENCH_CHILD"
 // a smoke test.
 type Sizes struct {
 	packets, bigCopies, putRounds, fabricRanks, fabricReps, seeds, bigSeeds, cxxRuns int
-	scale                                                                            []scaleRun
-	only                                                                             string // a group of rows (Groups), "" for all
+	// scalingSeeds are the scaling rows' seeds per job (or process), for
+	// the 4 KiB and the 1 MiB shape: enough that a 16-core machine's rows
+	// last a second or so each, not the few milliseconds in which a
+	// process's start and first seeds' mappings were most of the row.
+	scalingSeeds [2]int
+	scale        []scaleRun
+	only         string // a group of rows (Groups), "" for all
 }
 
 // Groups are the groups of rows Sizes.Only selects.
@@ -86,7 +91,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 40}, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-allreduce, 4096 ranks × 256 B, phantom", "cft-allreduce", 4096, 256, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
@@ -105,7 +110,7 @@ func nodes(sr scaleRun, gpus int) scaleRun {
 
 // Quick is a smoke test of the bench, not a measurement.
 func Quick() Sizes {
-	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scale: []scaleRun{
+	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scalingSeeds: [2]int{4, 1}, scale: []scaleRun{
 		scale("cft-allreduce, 64 ranks × 1 MiB, phantom", "cft-allreduce", 64, 1<<20, true),
 		scale("cft-allreduce, 8 ranks × 1 MiB, real bytes", "cft-allreduce", 8, 1<<20, false),
 	}}
@@ -162,6 +167,7 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		for _, j := range scalingJobs(runtime.GOMAXPROCS(0)) {
 			steps = append(steps, step{"scaling", func() (benchRow, error) { return sh.row(j) }})
 		}
+		steps = append(steps, step{"scaling", func() (benchRow, error) { return sh.shardRow(runtime.GOMAXPROCS(0)) }})
 	}
 	for _, st := range steps {
 		if sz.only != "" && st.group != sz.only {
@@ -550,8 +556,8 @@ type scalingShape struct {
 
 func scalingShapes(sz Sizes) []*scalingShape {
 	return []*scalingShape{
-		{what: "alltoall (4 ranks, 4 KiB)", o: scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}, perJob: sz.seeds / 2},
-		{what: "alltoall (8 ranks, 1 MiB)", o: scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, perJob: max(sz.bigSeeds/2, 1)},
+		{what: "alltoall (4 ranks, 4 KiB)", o: scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2}, perJob: sz.scalingSeeds[0]},
+		{what: "alltoall (8 ranks, 1 MiB)", o: scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, perJob: max(sz.scalingSeeds[1], 1)},
 	}
 }
 
@@ -585,6 +591,62 @@ func (sh *scalingShape) row(jobs int) (benchRow, error) {
 	}
 	if sh.oneRate > 0 {
 		r.result += fmt.Sprintf(", %.0f%% efficiency", 100*rate/(float64(jobs)*sh.oneRate))
+	}
+	return r, nil
+}
+
+// shardRow runs the shape as procs emud processes at once, each
+// `emud explore --shard k/procs --jobs 1` of perJob×procs seeds (the
+// options the in-process rows use: --perturb 0, --strategy random), and
+// gives their seeds/s and efficiency against the 1-job row: workers that
+// share no heap, no collector and no runtime, beside the jobs of one
+// process. Its CPU and peak RSS are the children's, process start
+// included; bytes, allocations and GC share are not seen from outside.
+func (sh *scalingShape) shardRow(procs int) (benchRow, error) {
+	procs = max(procs, 1)
+	seeds := max(sh.perJob*procs, 2*procs)
+	exe, err := os.Executable()
+	if err != nil {
+		return benchRow{}, fmt.Errorf("bench: %w", err)
+	}
+	o := sh.o
+	cmds := make([]*exec.Cmd, procs)
+	errs := make([]bytes.Buffer, procs)
+	start := time.Now()
+	for k := range cmds {
+		args := []string{"explore", "alltoall", "--ranks", fmt.Sprint(o.Ranks), "--bytes", scenario.FormatBytes(o.Bytes),
+			"--queues", fmt.Sprint(o.Queues), "--perturb", "0", "--strategy", "random", "--seeds", fmt.Sprint(seeds),
+			"--jobs", "1", "--shard", fmt.Sprintf("%d/%d", k, procs), "--shard-out", os.DevNull}
+		c := exec.Command(exe, args...)
+		c.Env = append(os.Environ(), ChildEnv+"=1")
+		c.Stderr = &errs[k]
+		if err := c.Start(); err != nil {
+			return benchRow{}, fmt.Errorf("bench: emud %s: %w", strings.Join(args, " "), err)
+		}
+		cmds[k] = c
+	}
+	var cpu time.Duration
+	var peak uint64
+	var firstErr error
+	for k, c := range cmds {
+		if err := c.Wait(); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("bench: emud explore --shard %d/%d: %v: %s", k, procs, err, strings.TrimSpace(errs[k].String()))
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			peak = max(peak, uint64(ru.Maxrss)<<10) // Linux reports KiB
+		}
+	}
+	el := time.Since(start)
+	if firstErr != nil {
+		return benchRow{}, firstErr
+	}
+	seedRate := float64(seeds) / el.Seconds()
+	r := benchRow{fmt.Sprintf("explore scaling, %s, %d processes × --shard k/%d", sh.what, procs, procs), rate(seedRate, "seeds/s"),
+		fmt.Sprintf("%d seeds in %v; per seed %v CPU (process start included); peak RSS %s a process",
+			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(peak))}
+	if sh.oneRate > 0 {
+		r.result += fmt.Sprintf(", %.0f%% efficiency", 100*seedRate/(float64(procs)*sh.oneRate))
 	}
 	return r, nil
 }

@@ -367,9 +367,16 @@
 // Every thread of a launched grid is a lane of package kernel whose body
 // is the C++ kernel, run as a coroutine on its own 256 KiB stack
 // (ucontext): the Go side resumes it, and it runs natively until its next
-// device call, which yields back with its arguments. A fault in the stack's
-// guard page, or just below it, is "lane stack overflow in kernel K at
-// file:line" (examples/cxx/errors/stack_overflow.cpp). A launch is
+// device call, which yields back with its arguments. Stacks come from
+// arenas of 64, mapped MAP_NORESERVE (a page is committed when the lane
+// touches it) and reused by later lanes; each stack's guard page is made
+// with MADV_GUARD_INSTALL, which does not split the mapping, so a grid of
+// 32,768 live lanes takes a few mappings, not 65,536 over Linux's
+// vm.max_map_count (examples/cxx/big_grid.cpp; before Linux 6.13 the guard
+// is mprotect's, a mapping each, and such a grid needs the limit raised).
+// A fault in the stack's guard page, or just below it, is "lane stack
+// overflow in kernel K at file:line"
+// (examples/cxx/errors/stack_overflow.cpp). A launch is
 // refused, naming its line, when its grid's estimated memory (1 KiB a
 // lane for emud's records, plus each block's dynamic shared memory) is
 // over EMUD_MEM_BUDGET (default half the process's memory limit), and a

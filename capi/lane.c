@@ -110,32 +110,90 @@ static void lane_main(unsigned lo, unsigned hi) {
 }
 #endif
 
-// Free stacks, reused by later lanes: creating a mapping costs more than a
-// switch.
+// Lane stacks come from arenas of ARENA_STACKS stacks, one mapping each
+// (MAP_NORESERVE: a stack's pages are committed only as its lane touches
+// them), and go back to a free list for later lanes; arenas are never
+// unmapped. Each stack's lowest page is its guard, installed when the
+// stack is first handed out with
+// MADV_GUARD_INSTALL (Linux 6.13), which marks the page in the page
+// tables without splitting the mapping. The guard pages that mprotect
+// made split each stack into a mapping of its own and a guard mapping: a
+// grid of 32,768 lanes (NCCL's 01_allreduce_lsa at 4 ranks) needed 65,536
+// mappings, over Linux's vm.max_map_count of 65,530, and its launch
+// failed. On older kernels the guard falls back to mprotect (and such
+// grids still need vm.max_map_count raised). A stack freed while more than
+// KEEP_STACKS are free gives its pages back (MADV_DONTNEED), as the
+// munmap of a stack past the old pool of 4,096 did.
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+#define ARENA_STACKS 64
+#define KEEP_STACKS 4096
+#define GUARD_PAGE 4096
+
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static void* pool[4096];
-static int npool;
+static void** pool;  // free stacks
+static size_t npool, cappool;
+static size_t nstacks;  // stacks made: the free list has room for all of them
+static int guard_madvise = 1;  // cleared when the kernel refuses MADV_GUARD_INSTALL
+
+// guard makes the page at p fault on any access.
+static int guard(void* p) {
+  if (guard_madvise) {
+    if (madvise(p, GUARD_PAGE, MADV_GUARD_INSTALL) == 0) return 0;
+    if (errno != EINVAL) return -1;
+    guard_madvise = 0;  // an older kernel: mprotect from now on
+  }
+  return mprotect(p, GUARD_PAGE, PROT_NONE);
+}
+
+static char* fresh;      // the newest arena's stacks not yet handed out
+static int fresh_left;   // how many
+
+// fresh_stack hands out the next stack of the newest arena, mapping an
+// arena when none is left, and makes its guard page; pool_mu is held.
+// The free list grows to hold every stack made, so stack_put has room.
+static void* fresh_stack(void) {
+  if (fresh_left == 0) {
+    if (nstacks + ARENA_STACKS > cappool) {
+      size_t c = cappool ? 2 * cappool : 4 * ARENA_STACKS;
+      while (c < nstacks + ARENA_STACKS) c *= 2;
+      void** p = realloc(pool, c * sizeof(void*));
+      if (!p) return NULL;
+      pool = p;
+      cappool = c;
+    }
+    char* a = mmap(NULL, (size_t)ARENA_STACKS * LANE_STACK, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED) return NULL;
+    fresh = a;
+    fresh_left = ARENA_STACKS;
+    nstacks += ARENA_STACKS;
+  }
+  char* s = fresh;
+  if (guard(s) != 0) return NULL;  // tried again by the next lane
+  fresh += LANE_STACK;
+  fresh_left--;
+  return s;
+}
 
 static void* stack_get(void) {
   void* s = NULL;
   pthread_mutex_lock(&pool_mu);
-  if (npool > 0) s = pool[--npool];
+  if (npool > 0)
+    s = pool[--npool];
+  else
+    s = fresh_stack();
   pthread_mutex_unlock(&pool_mu);
-  if (s) return s;
-  s = mmap(NULL, LANE_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (s == MAP_FAILED) return NULL;
-  mprotect(s, 4096, PROT_NONE);  // guard page: an overflow faults, not corrupts
   return s;
 }
 
 static void stack_put(void* s) {
   pthread_mutex_lock(&pool_mu);
-  if (npool < 4096) {
-    pool[npool++] = s;
-    s = NULL;
-  }
+  int release = npool >= KEEP_STACKS;
+  pool[npool++] = s;  // room: the list holds nstacks
   pthread_mutex_unlock(&pool_mu);
-  if (s) munmap(s, LANE_STACK);
+  if (release) madvise((char*)s + GUARD_PAGE, LANE_STACK - GUARD_PAGE, MADV_DONTNEED);
 }
 
 uint64_t emud_lane_stack(emud_lane* l, uint64_t* size) {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
@@ -47,6 +48,7 @@ type diagnosis struct {
 	reads map[uint64]slotRead
 	// sigSlab is where signals' records are made, a few at a time.
 	sigSlab []sigdiag
+	qSlab   slab.Slab[qdiag] // the same for queues' records
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -74,7 +76,8 @@ type sigdiag struct {
 	lanes  uint64 // lanes in the groups that posted them
 	// posts are the first maxSigPosts of them, in posting order: what a
 	// report names as "the put meant to satisfy" a wait.
-	posts []sigPost
+	posts   []sigPost
+	postBuf [1]sigPost // posts' first: most slots see one post a run
 }
 
 // maxSigPosts bounds what one slot remembers of its posts; counts go on.
@@ -134,7 +137,7 @@ func newDiagnosis(h *Host) *diagnosis {
 func (d *diagnosis) qd(q *Queue) *qdiag {
 	x := d.queues[q]
 	if x == nil {
-		x = &qdiag{} // agg is made by the first Aggregate post: most queues see none
+		x = d.qSlab.New() // agg is made by the first Aggregate post: most queues see none
 		d.queues[q] = x
 	}
 	return x
@@ -174,6 +177,9 @@ func (d *diagnosis) aggTotal(q *Queue) uint64 {
 func (d *diagnosis) signalPosted(addr uint64, sp sigPost) {
 	x := d.sig(addr)
 	x.posted++
+	if x.posts == nil {
+		x.posts = x.postBuf[:0]
+	}
 	if len(x.posts) < maxSigPosts {
 		x.posts = append(x.posts, sp)
 	}

@@ -21,14 +21,22 @@ type Sdma struct {
 	t  *kernel.Thread
 	dc DevComm
 	st *devState
-	p  post // this lane's arguments for the call in progress
+	p  post     // this lane's arguments for the call in progress
+	sa syncArgs // the same for a sync call (syncConverge)
 }
 
 // NewSdma is `ccoSdma sdma{devComm}` for thread t.
 func NewSdma(t *kernel.Thread, dc DevComm) *Sdma {
-	s := &Sdma{t: t, dc: dc, st: dc.st}
-	s.p.s = s
+	s := new(Sdma)
+	s.Init(t, dc)
 	return s
+}
+
+// Init is NewSdma into s, which the caller allocated (a launcher that
+// makes its lanes' handles in one slice); s is overwritten.
+func (s *Sdma) Init(t *kernel.Thread, dc DevComm) {
+	*s = Sdma{t: t, dc: dc, st: dc.st}
+	s.p.s = s
 }
 
 // Thread is the lane the object belongs to.

@@ -21,9 +21,13 @@ type syncArgs struct {
 	idle     bool // a member of the coop group that waits while its leader runs the call
 }
 
+// syncConverge parks the lane at c with a, kept in the lane's Sdma: the
+// call reads it only while the lane waits there (a copy on the heap was
+// two allocations of every sync call).
 func (s *Sdma) syncConverge(a syncArgs, c *kernel.Call[*syncArgs]) {
 	a.s = s
-	kernel.ConvergeIf(s.t, c, &a, !a.idle)
+	s.sa = a
+	kernel.ConvergeIf(s.t, c, &s.sa, !a.idle)
 }
 
 var commitCall = &kernel.Call[*syncArgs]{Name: "commit", Run: func(g *kernel.Active, args []*syncArgs) error {
@@ -207,6 +211,7 @@ func (w *sigWait) done(mem Memory) bool {
 // reached its expected value (the loop exits only when all lanes have).
 func runWaitSignal(g *kernel.Active, args []*syncArgs) error {
 	var ws []*sigWait
+	var buf []sigWait
 	var mem Memory
 	var lo, hi uint64
 	for i, t := range g.Lanes() {
@@ -218,15 +223,21 @@ func runWaitSignal(g *kernel.Active, args []*syncArgs) error {
 		if err := mem.Check("waitSignal", addr, 8); err != nil {
 			return t.Error(a.call, fmt.Errorf("memory access fault reading signal slot [%d × %d + %d] at %#x: %w", a.src, st.n, a.q, addr, err))
 		}
-		w := &sigWait{t: t, st: st, src: a.src, q: a.q, addr: addr, expected: a.expected}
+		w := sigWait{t: t, st: st, src: a.src, q: a.q, addr: addr, expected: a.expected}
 		if w.done(mem) {
 			continue
+		}
+		if ws == nil {
+			// The waits of all lanes in two allocations, not one each.
+			n := len(g.Lanes())
+			buf, ws = make([]sigWait, 0, n), make([]*sigWait, 0, n)
 		}
 		if len(ws) == 0 || addr < lo {
 			lo = addr
 		}
 		hi = max(hi, addr+8)
-		ws = append(ws, w)
+		buf = append(buf, w)
+		ws = append(ws, &buf[len(buf)-1])
 	}
 	h := args[0].s.st.c.h
 	defer h.cuSpend(g.Actor(), model.SignalVisible, 1)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/ring"
 )
 
@@ -40,8 +41,9 @@ func (c *queueCounters) labels() [3]string {
 	return [3]string{strconv.Itoa(c.id.GPU), strconv.Itoa(c.id.Peer), strconv.Itoa(c.id.Q)}
 }
 
-func (m *metrics) forQueue(id QueueID) *queueCounters {
-	c := &queueCounters{id: id, m: m}
+func (m *metrics) forQueue(id QueueID, sl *slab.Slab[queueCounters]) *queueCounters {
+	c := sl.New()
+	c.id, c.m = id, m
 	m.queues = append(m.queues, c)
 	return c
 }

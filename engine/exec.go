@@ -101,6 +101,9 @@ func (q *Queue) prepare() bool {
 // the per-packet path does not allocate.
 func (q *Queue) dsts(addrs ...uint64) []int {
 	d := q.dstBuf[:0]
+	if d == nil {
+		d = q.dstArr[:0] // a copy's or a broadcast's: no allocation per queue
+	}
 	for _, a := range addrs {
 		d = append(d, q.n.mem.HomeOf(a))
 	}

@@ -3,6 +3,8 @@
 package engine
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/emud-dev/emud/ring"
@@ -18,11 +20,21 @@ type Registry = prometheus.Registry
 
 func newRegistry() *Registry { return prometheus.NewRegistry() }
 
-// metrics are the node's Prometheus collectors. They live on the node's own
+// metrics are the node's Prometheus collector. It lives on the node's own
 // registry: no global state, so runs side by side never mix their counts.
+// Faults are counted here, not in a CounterVec: a CounterVec and its
+// registration were two dozen allocations of every node, scraped or not.
 type metrics struct {
 	queues []*queueCounters // creation order; destroyed queues keep their series
-	faults *prometheus.CounterVec
+	mu     sync.Mutex       // faults: counted by the run, read by a scrape
+	faults []faultCount     // each queue's and kind's, in order of first fault
+}
+
+// faultCount is the faults of one kind on one queue.
+type faultCount struct {
+	c    *queueCounters
+	kind FaultKind
+	n    uint64
 }
 
 var queueLabels = []string{"gpu", "peer", "queue"}
@@ -38,24 +50,19 @@ var (
 		"Reservations that had to wait for the engine to free ring space.", queueLabels, nil)
 )
 
-func newMetrics(reg *Registry) (*metrics, error) {
-	m := &metrics{
-		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "emud", Subsystem: "sdma",
-			Name: "faults_total", Help: "Faults and engine events (TRAP, POLL_TIMEOUT, ...), by kind."}, append(queueLabels, "kind")),
-	}
-	for _, c := range []prometheus.Collector{queueCollector{m}, m.faults} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
+var descFaults = prometheus.NewDesc("emud_sdma_faults_total",
+	"Faults and engine events (TRAP, POLL_TIMEOUT, ...), by kind.", append(queueLabels, "kind"), nil)
+
+// register puts the node's collector on reg: when the node is made with a
+// registry, or when one is first asked of a node made without
+// (Node.Registry), so a run nobody scrapes builds none.
+func (m *metrics) register(reg *Registry) error { return reg.Register(queueCollector{m}) }
 
 // queueCollector exports every queue's counters.
 type queueCollector struct{ m *metrics }
 
 func (queueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPackets, descBytes, descDoorbells, descPollWaits, descRingFull} {
+	for _, d := range []*prometheus.Desc{descPackets, descBytes, descDoorbells, descPollWaits, descRingFull, descFaults} {
 		ch <- d
 	}
 }
@@ -73,9 +80,23 @@ func (qc queueCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(x.d, prometheus.CounterValue, x.c.value(), l[:]...)
 		}
 	}
+	qc.m.mu.Lock()
+	defer qc.m.mu.Unlock()
+	for _, f := range qc.m.faults {
+		l := f.c.labels()
+		ch <- prometheus.MustNewConstMetric(descFaults, prometheus.CounterValue, float64(f.n), append(l[:3:3], string(f.kind))...)
+	}
 }
 
 func (c *queueCounters) fault(kind FaultKind) {
-	l := c.labels()
-	c.m.faults.WithLabelValues(append(l[:3:3], string(kind))...).Inc()
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.faults {
+		if f := &m.faults[i]; f.c == c && f.kind == kind {
+			f.n++
+			return
+		}
+	}
+	m.faults = append(m.faults, faultCount{c: c, kind: kind, n: 1})
 }

@@ -61,3 +61,52 @@ func TestMetricsOnTheNodeRegistry(t *testing.T) {
 		}
 	}
 }
+
+// Faults are counted per queue and kind (emud_sdma_faults_total), on a
+// registry given to the node or on the one Node.Registry makes when first
+// asked (a node nobody scrapes builds none).
+func TestMetricsCountFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		reg  *Registry
+	}{
+		{"registry made when asked", nil},
+		{"registry given", newRegistry()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, 1, Config{GPUs: 2, KeepGoingOnFault: true, Registry: tc.reg})
+			buf := r.alloc(0, 4096)
+			q := r.queue(0, 1, 1)
+			fill := ring.ConstFill(buf, 7, 15)
+			fill.FillSize = 0 // byte fill: not emulated, ILLEGAL_INSTRUCTION
+			r.s.Spawn("k", func(a *sim.Actor) {
+				require.NoError(t, post(a, q, ring.Trap(1), fill))
+			})
+			var h *sim.HangError
+			require.ErrorAs(t, r.s.Run(), &h)
+			if tc.reg != nil {
+				assert.Same(t, tc.reg, r.n.Registry())
+			}
+			fams, err := r.n.Registry().Gather()
+			require.NoError(t, err)
+			got := map[string]float64{}
+			for _, f := range fams {
+				if f.GetName() != "emud_sdma_faults_total" {
+					continue
+				}
+				assert.NotEmpty(t, f.GetHelp())
+				for _, m := range f.GetMetric() {
+					key := ""
+					for _, l := range m.GetLabel() {
+						key += "/" + l.GetName() + "=" + l.GetValue()
+					}
+					got[key] += m.GetCounter().GetValue()
+				}
+			}
+			assert.Equal(t, map[string]float64{
+				"/gpu=0/kind=" + string(FaultTrap) + "/peer=1/queue=1":    1,
+				"/gpu=0/kind=" + string(FaultIllegal) + "/peer=1/queue=1": 1,
+			}, got)
+		})
+	}
+}

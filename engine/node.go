@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/issuer"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/model"
@@ -64,7 +66,8 @@ type Config struct {
 	// KeepGoingOnFault keeps the run going after a halting fault (the queue
 	// still halts). By default the run stops with the fault as its error.
 	KeepGoingOnFault bool
-	// Registry receives the node's metrics; nil = a new registry per node.
+	// Registry receives the node's metrics; nil = a new registry per node,
+	// made at the first Node.Registry call.
 	Registry *Registry
 	// Inject plants SDMA faults (inject.go); nil injects none.
 	Inject *InjectPlan
@@ -104,6 +107,21 @@ type Node struct {
 	hook        issuer.Hook  // the observer, nil unless a recorder is attached (hooks.go)
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
+	slabs       nodeSlabs
+	regOnce     sync.Once // Registry
+	reg         *Registry
+}
+
+// nodeSlabs are where a node makes its per-queue objects, a few at a
+// time: a 4 KiB all-to-all seed makes 16 queues, each with its ring,
+// issuer side, counters, engine and link, which were an allocation each.
+type nodeSlabs struct {
+	queues   slab.Slab[Queue]
+	issuers  slab.Slab[issuer.Queue]
+	rings    slab.Slab[ring.Ring]
+	counters slab.Slab[queueCounters]
+	engines  slab.Slab[Engine]
+	links    slab.Slab[link]
 }
 
 type traceKinds struct {
@@ -145,18 +163,16 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	case cfg.PollTimeout > PollTimeoutHalt:
 		return nil, fmt.Errorf("engine: PollTimeout = %d: unknown policy", cfg.PollTimeout)
 	}
-	if cfg.Registry == nil {
-		cfg.Registry = newRegistry()
-	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
 	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
-	m, err := newMetrics(cfg.Registry)
-	if err != nil {
-		return nil, err
+	n.m = &metrics{}
+	if cfg.Registry != nil {
+		if err := n.m.register(cfg.Registry); err != nil {
+			return nil, err
+		}
 	}
-	n.m = m
 	n.tk = traceKinds{
 		doorbell: s.TraceKind("sdma.doorbell"),
 		start:    s.TraceKind("sdma.start"),
@@ -209,7 +225,18 @@ func (n *Node) Model() model.Model { return n.model }
 func (n *Node) Arch() model.Arch { return model.ArchOf(n.cfg.Model) }
 
 // Registry returns the node's Prometheus registry.
-func (n *Node) Registry() *Registry { return n.cfg.Registry }
+// A node made without one (Config.Registry nil) makes its own at the first
+// call.
+func (n *Node) Registry() *Registry {
+	n.regOnce.Do(func() {
+		n.reg = n.cfg.Registry
+		if n.reg == nil {
+			n.reg = newRegistry()
+			_ = n.m.register(n.reg) // a fresh registry takes the node's one collector
+		}
+	})
+	return n.reg
+}
 
 // Faults returns every fault and event raised so far, in order.
 func (n *Node) Faults() []Fault { return n.faults }

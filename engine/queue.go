@@ -34,6 +34,7 @@ type Queue struct {
 	// packets retired since the last rptr write-back (RptrPerBurst)
 	sinceWriteBack int
 	dstBuf         []int
+	dstArr         [2]int
 	x              xfer          // COPY data movement in progress (timing.go)
 	gap            sim.Time      // engine time owed after the packet just finished
 	pollHeld       bool          // the head POLL is over (held at a re-read, or timed out): it retires when the queue next runs
@@ -43,9 +44,8 @@ type Queue struct {
 	poster         issuer.Poster // who posted the head packet (issuer.Queue.Posted), nil if unnamed
 	dead           bool          // destroyed (Node.DestroyQueue) while its engine finished the gap after its last packet
 
-	fetchedFn func()
-	onRptr    []func(uint64)
-	cl        Client // SetClient; nil for the issuer protocol's own packets
+	onRptr []func(uint64)
+	cl     Client // SetClient; nil for the issuer protocol's own packets
 }
 
 // Client is a producer that lowers another API's operations onto a
@@ -91,17 +91,18 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 		}
 		o.Buf = buf
 	}
-	r, err := ring.New(o)
-	if err != nil {
+	r := n.slabs.rings.New()
+	if err := ring.NewIn(r, o); err != nil {
 		return nil, err
 	}
 	n.mem.ringMade(o.Buf, r)
 	n.rings = append(n.rings, r)
-	q := &Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id), eng: e}
+	q := n.slabs.queues.New()
+	*q = Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id, &n.slabs.counters), eng: e}
 	q.who = q.writerName
-	q.Queue, q.be = issuer.New(n.s, id, r, port{q}, &n.hook)
+	q.Queue = n.slabs.issuers.New()
+	q.be = issuer.NewIn(q.Queue, n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()
-	q.fetchedFn = q.fetched
 	e.queues = append(e.queues, q)
 	return q, nil
 }

@@ -76,7 +76,6 @@ type Engine struct {
 	slice    sim.Time // when the current holder's slice ends
 	quantum  sim.Time // the model's slice length (model.Engines.Slice), read when the engine is made
 	running  bool     // dispatch is on the stack (no re-entry)
-	gapFn    func()
 	busy     sim.Time // total time the engine was held, for reports
 	since    sim.Time
 }
@@ -84,9 +83,9 @@ type Engine struct {
 func newEngine(n *Node, gpu, id int) *Engine {
 	// The slice length is read once: building the model's Engines per
 	// slice was a few percent of a small copy's CPU.
-	e := &Engine{n: n, gpu: gpu, id: id, last: -1, quantum: n.model.Engines().Slice}
+	e := n.slabs.engines.New()
+	*e = Engine{n: n, gpu: gpu, id: id, last: -1, quantum: n.model.Engines().Slice}
 	e.queues = e.queueBuf[:0] // most engines serve a queue or two: no allocation for them
-	e.gapFn = e.gapDone
 	return e
 }
 
@@ -187,6 +186,18 @@ func (e *Engine) resume() {
 }
 
 // gapDone is the end of the gap after the holder's packet.
+// gapStep and fetchStep are an engine's gapDone and a queue's fetched as
+// sim Handlers: scheduled through AtWorkStep (which orders them as
+// AfterWork would) they need no method value, which was an allocation
+// per engine and per queue of every run.
+type (
+	gapStep   Engine
+	fetchStep Queue
+)
+
+func (g *gapStep) Step(uint64)   { (*Engine)(g).gapDone() }
+func (f *fetchStep) Step(uint64) { (*Queue)(f).fetched() }
+
 func (e *Engine) gapDone() {
 	q := e.cur
 	if q == nil {
@@ -245,7 +256,7 @@ func (q *Queue) doorbellArrives(v uint64) {
 	switch q.state {
 	case qIdle:
 		q.state = qFetching
-		q.n.s.AfterWork(q.jitter(sim.Key{Kind: sim.KeyDoorbell, A: uint32(q.subj)}, q.n.model.Cost(model.Doorbell)), q.fetchedFn)
+		q.n.s.AtWorkStep(q.n.s.Now()+q.jitter(sim.Key{Kind: sim.KeyDoorbell, A: uint32(q.subj)}, q.n.model.Cost(model.Doorbell)), (*fetchStep)(q), 0)
 	case qStalled:
 		q.state = qReady
 		q.eng.wake()
@@ -331,7 +342,7 @@ func (q *Queue) run() bool {
 // Without a gap the queue goes back to ready (or idle) at once.
 func (q *Queue) owe() bool {
 	if q.gap > 0 {
-		q.n.s.AfterWork(q.gap, q.eng.gapFn)
+		q.n.s.AtWorkStep(q.n.s.Now()+q.gap, (*gapStep)(q.eng), 0)
 		q.gap = 0
 		return true
 	}

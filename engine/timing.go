@@ -38,8 +38,9 @@ import (
 // free, and the queues whose chunks hold it (each until its chunk's end),
 // which is how many streams share it (model.Stream.Sharing).
 type link struct {
-	free  sim.Time
-	users []linkUser
+	free     sim.Time
+	users    []linkUser
+	usersBuf [2]linkUser // users' first two: most paths carry a queue or two
 }
 
 // linkUser is one queue's latest chunk on a link.
@@ -75,6 +76,9 @@ func (l *link) hold(q *Queue, end sim.Time) {
 			return
 		}
 	}
+	if l.users == nil {
+		l.users = l.usersBuf[:0]
+	}
 	l.users = append(l.users, linkUser{q: q, end: end})
 }
 
@@ -85,10 +89,9 @@ type xfer struct {
 	dst    []int // destination GPUs, one per stream (in dstBuf unless more)
 	dstBuf [2]int
 	nd     int
-	left   uint64 // bytes still to move (per destination)
-	cur    int    // destination index of the next chunk
-	chunk  uint64 // size of the chunk in flight
-	fn     func()
+	left   uint64   // bytes still to move (per destination)
+	cur    int      // destination index of the next chunk
+	chunk  uint64   // size of the chunk in flight
 	data   xferData // addresses and bytes moved so far (data.go)
 	// first marks the copy's first chunk, which waits the path's fixed
 	// latency (model.CopyLatency) before it takes the path.
@@ -107,7 +110,7 @@ func (n *Node) linkOf(src, dst int) *link {
 		if n.links == nil {
 			n.links = map[[2]int]*link{}
 		}
-		l = &link{}
+		l = n.slabs.links.New()
 		n.links[k] = l
 	}
 	n.lastLink, n.lastLinkKey = l, k
@@ -134,9 +137,6 @@ func (q *Queue) jitter(k sim.Key, d sim.Time) sim.Time {
 // startXfer begins moving bytes from GPU src to dsts (one or two).
 func (q *Queue) startXfer(bytes uint64, src int, dsts []int) {
 	x := &q.x
-	if x.fn == nil {
-		x.fn = q.xferChunk
-	}
 	x.active, x.src, x.nd, x.left, x.cur, x.first = true, src, len(dsts), bytes, 0, true
 	if x.dst == nil {
 		x.dst = x.dstBuf[:0] // a copy or a broadcast: no allocation per queue
@@ -182,8 +182,13 @@ func (q *Queue) xferNext() {
 		l.hold(q, l.free)
 	}
 	q.startBursts(start, l.free)
-	q.n.s.AtWork(l.free, x.fn)
+	q.n.s.AtWorkStep(l.free, (*xferStep)(q), 0)
 }
+
+// xferStep is a queue's xferChunk as a sim Handler (see gapStep).
+type xferStep Queue
+
+func (s *xferStep) Step(uint64) { (*Queue)(s).xferChunk() }
 
 // xferChunk runs when a chunk has crossed its path.
 func (q *Queue) xferChunk() {

@@ -104,13 +104,20 @@ type Queue struct {
 // ring memory, whose pointers start where the engine's do, and the
 // backend's handle on it. hook may be nil.
 func New(s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) (*Queue, Backend) {
+	q := new(Queue)
+	return q, NewIn(q, s, id, r, port, hook)
+}
+
+// NewIn is New into q, which the caller allocated (a node makes its
+// queues a few at a time, internal/slab); q is overwritten.
+func NewIn(q *Queue, s *sim.Sim, id QueueID, r *ring.Ring, port Port, hook *Hook) Backend {
 	if hook == nil {
 		hook = &Hook{}
 	}
-	q := &Queue{id: id, r: r, port: port, s: s, hook: hook, start: r.Rptr()}
+	*q = Queue{id: id, r: r, port: port, s: s, hook: hook, start: r.Rptr()}
 	s.InitWatchList(&q.wlBuf, id.String())
 	q.wl = &q.wlBuf
-	return q, Backend{q}
+	return Backend{q}
 }
 
 // Backend is what a queue's backend tells its issuer side and observer:

@@ -29,6 +29,9 @@ type Poster interface{ Who() string }
 type posterQueue struct {
 	at   []posterAt
 	head int // at[:head] are taken
+	// buf holds the first labels: most queues of a run have a packet or
+	// two in flight, and growing at from nil was two allocations a queue.
+	buf [4]posterAt
 }
 
 type posterAt struct {
@@ -45,6 +48,8 @@ func (q *Queue) Posted(ptr uint64, p Poster) {
 	if pq.at == nil {
 		if b, ok := posterPool.Get().(*[]posterAt); ok {
 			pq.at = *b
+		} else {
+			pq.at = pq.buf[:0]
 		}
 	}
 	u := ptr &^ 31

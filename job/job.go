@@ -155,8 +155,19 @@ func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.
 		return nil, fmt.Errorf("job: Launch on rank %d: the job has ranks 0..%d", rank, len(j.DevComms)-1)
 	}
 	dc := j.DevComms[rank]
-	return kernel.Launch(j.Sim, kernel.Config{Name: name, GPU: rank, Grid: grid, Block: block, WaveSize: j.Node.Arch().WaveSize},
-		func(t *kernel.Thread) { fn(t, cco.NewSdma(t, dc)) })
+	cfg := kernel.Config{Name: name, GPU: rank, Grid: grid, Block: block, WaveSize: j.Node.Arch().WaveSize}
+	// The lanes' handles in one slice, made by the first lane to run (so
+	// only once Launch has checked the grid), each lane initialising its
+	// own (an allocation a lane before). Lanes run one at a time.
+	var sdmas []cco.Sdma
+	return kernel.Launch(j.Sim, cfg, func(t *kernel.Thread) {
+		if sdmas == nil {
+			sdmas = make([]cco.Sdma, grid*block)
+		}
+		s := &sdmas[t.BlockIdx()*block+t.ThreadIdx()]
+		s.Init(t, dc)
+		fn(t, s)
+	})
 }
 
 // Run runs the job to the end: nil, a *sim.HangError with the report, or

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -58,21 +59,40 @@ func (c *Config) check() error {
 
 // Kernel is one launched grid.
 type Kernel struct {
-	s      *sim.Sim
-	cfg    Config
-	fn     func(*Thread)
-	wl     *sim.WatchList // &wlBuf
-	wlBuf  sim.WatchList  // inside the kernel: one allocation fewer a launch
-	live   int            // waves not finished
-	err    error
-	blocks []*block
+	s     *sim.Sim
+	cfg   Config
+	fn    func(*Thread)
+	wl    *sim.WatchList // &wlBuf
+	wlBuf sim.WatchList  // inside the kernel: one allocation fewer a launch
+	live  int            // waves not finished
+	err   error
 	// raceEnd collects the ended waves' clocks; nil when the run's race
 	// detector is off (race.go).
 	raceEnd *race.Sync
 	// sites is this kernel's own view of siteCache: its waves look sites
 	// up here first, so that parallel runs (explore's jobs) do not all
-	// take the process-wide lock at every convergence.
-	sites map[string]*site
+	// take the process-wide lock at every convergence. With a sim.Scratch
+	// it is the Scratch's, shared by the kernels of the runs that borrow
+	// it one after another (sitesOf).
+	sites siteMap
+}
+
+// siteMap maps a call stack's pcs (as a string) to its interned site.
+type siteMap map[string]*site
+
+type sitesKey struct{}
+
+// sitesOf is the site cache a kernel of run s starts with: the one its
+// Scratch keeps across an explore worker's seeds (a site is the same in
+// every run: it depends on the program, not the seed; a map and its keys
+// made per kernel were a dozen allocations of a 4 KiB all-to-all seed),
+// or nil, made at the kernel's first site.
+func sitesOf(s *sim.Sim) siteMap {
+	sc := s.Scratch()
+	if sc == nil {
+		return nil
+	}
+	return sc.Local(sitesKey{}, func() any { return siteMap{} }).(siteMap)
 }
 
 // site returns the interned site of pcs (lookupSite), through the
@@ -84,7 +104,7 @@ func (k *Kernel) site(pcs []uintptr) *site {
 	}
 	s := lookupSite(pcs)
 	if k.sites == nil {
-		k.sites = map[string]*site{}
+		k.sites = siteMap{}
 	}
 	k.sites[strings.Clone(key)] = s
 	return s
@@ -103,7 +123,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	k := &Kernel{s: s, cfg: cfg, fn: fn}
+	k := &Kernel{s: s, cfg: cfg, fn: fn, sites: sitesOf(s)}
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
@@ -112,29 +132,76 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	// level 0 every wave starts now.
 	pert := s.Perturb()
 	skew := pert.LaunchSkew()
+	// A launch's blocks, waves, lanes and lane lists are made a slice each
+	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
+	blks := make([]block, cfg.Grid)
+	waves := make([]Wave, cfg.Grid*wavesPerBlock)
+	ts := make([]Thread, cfg.Grid*cfg.Block)
+	// Per lane: its wave's lane list and the wave's two group lists
+	// (Wave.pick), so picking a group never grows a slice.
+	ptrs := make([]*Thread, 3*cfg.Grid*cfg.Block)
 	for b := 0; b < cfg.Grid; b++ {
 		start := skew + pert.BlockSkew()
-		blk := &block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
-		s.InitWatchList(&blk.wlBuf, fmt.Sprintf("%s/gpu%d/b%d", cfg.Name, cfg.GPU, b))
+		blk := &blks[b]
+		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
+		names, prefix := blockNames(cfg, b, wavesPerBlock)
+		s.InitWatchList(&blk.wlBuf, names[:prefix])
 		blk.wl = &blk.wlBuf
-		k.blocks = append(k.blocks, blk)
 		for wi := 0; wi < wavesPerBlock; wi++ {
-			w := &Wave{k: k, b: blk, idx: wi}
+			w := &waves[b*wavesPerBlock+wi]
+			w.k, w.b, w.idx = k, blk, wi
 			first := wi * cfg.WaveSize
 			last := min(first+cfg.WaveSize, cfg.Block)
-			ts := make([]Thread, last-first) // one allocation for the wave's lanes, not one each
-			w.lanes = make([]*Thread, 0, len(ts))
+			n := last - first
+			lanes := ts[b*cfg.Block+first : b*cfg.Block+last : b*cfg.Block+last]
+			p := ptrs[3*(b*cfg.Block+first) : 3*(b*cfg.Block+last)]
+			w.lanes = p[:0:n]
+			w.act.all, w.act.lanes = p[n:n:2*n], p[2*n:2*n:3*n]
 			for tid := first; tid < last; tid++ {
-				t := &ts[tid-first]
+				t := &lanes[tid-first]
 				t.w, t.lane, t.tid = w, tid-first, tid
 				w.lanes = append(w.lanes, t)
 			}
 			k.live++
-			w.a = s.SpawnAfter(start, fmt.Sprintf("%s/gpu%d/b%d/w%d", cfg.Name, cfg.GPU, b, wi), w.main)
+			w.a = s.SpawnAfter(start, waveName(names, prefix, wi), w.main)
 			k.raceLaunch(w)
 		}
 	}
 	return k, nil
+}
+
+// blockNames names block b ("kernel/gpuG/bB", all[:prefix]) and its waves
+// ("kernel/gpuG/bB/wW", waveName) from one string: one allocation a block
+// (a Sprintf each was two allocations of every launch of one wave).
+func blockNames(cfg Config, b, waves int) (all string, prefix int) {
+	buf := make([]byte, 0, 2*len(cfg.Name)+32+waves*(len(cfg.Name)+24))
+	buf = append(buf, cfg.Name...)
+	buf = append(buf, "/gpu"...)
+	buf = strconv.AppendInt(buf, int64(cfg.GPU), 10)
+	buf = append(buf, "/b"...)
+	buf = strconv.AppendInt(buf, int64(b), 10)
+	prefix = len(buf)
+	for wi := 0; wi < waves; wi++ {
+		if wi > 0 {
+			buf = append(buf, buf[:prefix]...)
+		}
+		buf = append(buf, "/w"...)
+		buf = strconv.AppendInt(buf, int64(wi), 10)
+	}
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), prefix // buf is not written again
+}
+
+// waveName is wave wi's name in blockNames' string: the block's name and
+// "/w0", "/w1" ... one after another.
+func waveName(all string, prefix, wi int) string {
+	start := 0
+	for j := 0; ; j++ {
+		end := start + prefix + 2 + len(strconv.Itoa(j))
+		if j == wi {
+			return all[start:end]
+		}
+		start = end
+	}
 }
 
 // Config returns the launch configuration, defaults filled in.

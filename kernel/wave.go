@@ -55,6 +55,9 @@ func (c *Call[A]) run(g *Active) error {
 		g.w.args = buf
 	}
 	args := (*buf)[:0]
+	if cap(args) < len(g.w.lanes) {
+		args = make([]A, 0, len(g.w.lanes)) // once, not grown a lane at a time
+	}
 	for _, t := range g.lanes {
 		args = append(args, t.arg.(A))
 	}

@@ -120,8 +120,20 @@ func (o Options) Check() error {
 
 // New allocates a ring.
 func New(o Options) (*Ring, error) {
-	if err := o.Check(); err != nil {
+	r := new(Ring)
+	if err := r.init(o); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// NewIn is New into r, which the caller allocated (a node makes its
+// queues' rings a few at a time, internal/slab); r is overwritten.
+func NewIn(r *Ring, o Options) error { return r.init(o) }
+
+func (r *Ring) init(o Options) error {
+	if err := o.Check(); err != nil {
+		return err
 	}
 	size := o.Size
 	if size == 0 {
@@ -131,7 +143,7 @@ func New(o Options) (*Ring, error) {
 	if buf == nil {
 		buf = make([]byte, size)
 	}
-	r := &Ring{
+	*r = Ring{
 		buf:     buf,
 		size:    uint64(size),
 		mask:    uint64(size) - 1,
@@ -143,7 +155,7 @@ func New(o Options) (*Ring, error) {
 	if o.Capacity == CapacityMORI {
 		r.capacity = r.size
 	}
-	return r, nil
+	return nil
 }
 
 // Size is the ring size in bytes.

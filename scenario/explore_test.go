@@ -19,8 +19,9 @@ import (
 // TestScratchSeedsIndependent: a seed run on an explore worker's Scratch
 // (engine.Scratch, kept across the worker's seeds) gives the digest it
 // gives on fresh memory, whatever the worker ran before it: seeds in
-// another order, other scenarios, shapes and the race detector in
-// between.
+// another order, other scenarios, shapes, the race detector and a failing run
+// in between (what the Scratch keeps: region buffers, the event store, idle
+// lane workers and the kernels' site cache).
 func TestScratchSeedsIndependent(t *testing.T) {
 	const seeds = 6
 	a2a := scenario.Options{Ranks: 4, Bytes: 4 << 10, Queues: 2, Perturb: sim.MaxLevel}
@@ -46,6 +47,15 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			run("allgather-ring", scenario.Options{Ranks: 8, Bytes: 8 << 10, Queues: 1, Perturb: 1}, seed+100, sc)
 			run("alltoall-mq", scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 3, Race: true}, seed+200, sc)
 			run("alltoall", scenario.Options{Ranks: 3, Bytes: 12 << 10, Queues: 1, Debug: true}, seed+300, sc)
+		}},
+		// A failing run between (a planted bug: wrong data or a hang,
+		// by seed), whose report reads the kernels' sites, which the
+		// worker's kernels share (kernel's site cache in the Scratch).
+		{"a failing run between", func(sc *engine.Scratch, seed uint64) {
+			s, err := scenario.Lookup("missing-commit")
+			require.NoError(t, err)
+			rep := scenario.RunOnce(s, scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 2, Seed: seed + 400, Scratch: sc})
+			require.NotEqual(t, scenario.StatusOK, rep.Status)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

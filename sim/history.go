@@ -55,7 +55,7 @@ type wordLog struct {
 // 4 or 8 bytes). Calling it again returns the same log.
 func (l *WatchList) EnableLog(load func(addr uint64, width int) uint64) *WriteLog {
 	if l.log == nil {
-		l.log = &WriteLog{s: l.s, load: load, words: map[uint64]*wordLog{}, pages: map[uint64][]*wordLog{}}
+		l.log = &WriteLog{s: l.s, load: load, words: make(map[uint64]*wordLog, 16), pages: map[uint64][]*wordLog{}} // presized: a run tracks a comm's signal slots, a dozen or more
 	}
 	return l.log
 }
@@ -84,7 +84,11 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 	w := &g.slab[len(g.slab)-1]
 	g.words[addr] = w
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
-		g.pages[p] = append(g.pages[p], w)
+		ws := g.pages[p]
+		if ws == nil {
+			ws = make([]*wordLog, 0, 8) // a page's words come in bursts too: not grown one at a time
+		}
+		g.pages[p] = append(ws, w)
 	}
 	return true
 }

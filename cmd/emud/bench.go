@@ -75,7 +75,8 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       parallel efficiency
   explore scaling     both explore shapes at 1, 2, 4 ... GOMAXPROCS jobs, the
                       same seeds per job at each: seeds/s and the parallel
-                      efficiency against 1 job, with the per-seed figures
+                      efficiency against 1 job, with the per-seed figures;
+                      then as GOMAXPROCS processes of explore --shard k/N
   scale runs          wall time and peak RSS of the 1024-rank CFT all-reduce
                       (64 MiB per rank) and all-to-all, phantom, of 64 MiB
                       all-reduces at 72 ranks, and of a 16-node × 8-GPU GIN

@@ -54,7 +54,7 @@ func TestBenchExploreRows(t *testing.T) {
 
 // The scaling rows run both explore shapes at 1, 2, 4 ... GOMAXPROCS
 // jobs, each with its seeds/s, its efficiency against 1 job and the
-// per-seed figures.
+// per-seed figures, and then as GOMAXPROCS processes of explore --shard.
 func TestBenchScalingRows(t *testing.T) {
 	out, errOut, status := execute(t, "bench", "--quick", "--only", "scaling")
 	require.Equal(t, scenario.ExitOK, status, errOut)
@@ -64,12 +64,15 @@ func TestBenchScalingRows(t *testing.T) {
 	}
 	jobs = append(jobs, runtime.GOMAXPROCS(0))
 	ls := lines(out)
-	require.Len(t, ls, 2+2*len(jobs), out)
+	rows := len(jobs) + 1 // and the processes' row
+	require.Len(t, ls, 2+2*rows, out)
 	per := `per seed [\d.]+[µm]?s CPU, [\d.]+(B|KiB|MiB) and \d+ allocations; \d+ GCs, GC \d+% of CPU`
+	procs := runtime.GOMAXPROCS(0)
 	for i, shape := range []string{`alltoall \(4 ranks, 4 KiB\)`, `alltoall \(8 ranks, 1 MiB\)`} {
 		for k, j := range jobs {
-			assert.Regexp(t, fmt.Sprintf(`^explore scaling, %s, --jobs %d\s+[\d.]+[kM]? seeds/s, \d+%% efficiency\s+\d+ seeds in .*; %s$`, shape, j, per), ls[2+i*len(jobs)+k])
+			assert.Regexp(t, fmt.Sprintf(`^explore scaling, %s, --jobs %d\s+[\d.]+[kM]? seeds/s, \d+%% efficiency\s+\d+ seeds in .*; %s$`, shape, j, per), ls[2+i*rows+k])
 		}
+		assert.Regexp(t, fmt.Sprintf(`^explore scaling, %s, %d processes × --shard k/%d\s+[\d.]+[kM]? seeds/s, \d+%% efficiency\s+\d+ seeds in .*; per seed [\d.]+[µm]?s CPU \(process start included\); peak RSS [\d.]+(B|KiB|MiB|GiB) a process$`, shape, procs, procs), ls[2+i*rows+len(jobs)])
 	}
 }
 
