@@ -719,14 +719,14 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   t->arg = arg;
   emud_free_close();
   in_emud++;
-  int id = emudGoHostSpawn(host_id);
+  const int id = t->id = emudGoHostSpawn(host_id);
   in_emud--;
-  t->id = id;
-  // t is the new thread's from here: its trampoline frees it, maybe
-  // before real_create returns, so its id is read from the local. (Read
-  // through t, a freed and reused block gave pthread_join a wild host id:
-  // the "unknown host" crash in emudGoHostJoin, seen a few times in
-  // hundreds of runs.)
+  // t is the new thread's from here: its trampoline frees it, perhaps
+  // before real_create returns, so the id is read from our own copy (a
+  // read of t->id after it, of freed memory, tracked the thread under a
+  // garbage host id now and then, and its pthread_join then panicked in
+  // emudGoHostJoin: about 1 run in 300-800 of put_overwrite under
+  // EMUD_RACE=1).
   int rc = real_create(th, attr, trampoline, t);
   if (rc == 0) {
     pthread_mutex_lock(&tr_mu);

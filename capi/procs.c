@@ -362,8 +362,8 @@ static void ended(int pid, char* how, size_t cap) {
 // when the process is gone.
 static int proxy_free(proc* p, pmsg* m, const char* name) {
   if (p->slot >= MAX_PROCS) {
-    fprintf(stderr, "emud: rank process %d: more than %d rank processes have been served; its blocking call outside emud cannot be\n",
-            p->pid, MAX_PROCS);
+    fprintf(stderr, "emud: rank process %d: more than %d rank processes have been served; its blocking call outside emud "
+            "cannot give its turn up, and the coordinator drops it\n", p->pid, MAX_PROCS);
     return -1;
   }
   volatile uint32_t* done = &exts->free_done[p->slot];
@@ -422,6 +422,7 @@ static void* proxy(void* arg) {
     if (m.out_idx >= 0) m.a[m.out_idx] = (uint64_t)(uintptr_t)out;
     m.file[sizeof m.file - 1] = 0;
     if (m.op == EMUD_H_FREE_SECTION) {
+      if (in && m.n) in[m.n - 1] = 0;  // the call's name, a string however it came
       int bad = proxy_free(p, &m, in && m.n ? in : "a call outside emud");
       free(in);
       free(out);
