@@ -230,6 +230,7 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
     out->emudGinSignals = (uint64_t*)(uintptr_t)g[8];
     out->emudGinCounters = (uint64_t*)(uintptr_t)g[9];
     out->emudGinShadows = (uint64_t*)(uintptr_t)g[10];
+  }
   // CFT (nccl_device/cft.h): the emulator keeps the CFT barriers and caps.
   if (reqs->cftCaps != 0 || reqs->cftBarrierCount != 0) {
     uint64_t c[16] = {EMUD_CFT_H_DEVCOMM, (uint64_t)(uintptr_t)comm, out->emudHandle, (uint64_t)(int64_t)reqs->cftCaps,
