@@ -67,7 +67,7 @@ func ctxResolve(pcs []uint64, file string, line int) *kernel.NativeSite {
 		if f == "" || emudOwnFile(f) {
 			continue
 		}
-		frames = append(frames, kernel.NativeFrame{File: f, Line: ln})
+		frames = append(frames, kernel.NativeFrame{File: f, Line: ln, PC: pcs[i]})
 	}
 	if len(frames) == 0 {
 		return nil

@@ -574,7 +574,7 @@ func putOpts(f uint64) []cco.Option {
 var (
 	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
 	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
-	stepCall  = &kernel.Call[kernel.None]{Name: "atomic access", Run: func(*kernel.Active, []kernel.None) error { return nil }}
+	stepCall  = &kernel.Call[kernel.None]{Name: "atomic access", StepOnly: true, Run: func(*kernel.Active, []kernel.None) error { return nil }}
 	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
 	// clockPayCall only gathers the lanes: kernel.Config.Between has made
 	// the wave pay for their code before it runs.

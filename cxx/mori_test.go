@@ -228,6 +228,43 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 	}
 }
 
+// TestMoriLockstep: two shapes that are correct only because the lanes of
+// a wave run in lock-step (testdata/mori/lockstep.cpp, the header's
+// grouped posting in MORI 624002c8's structure), at -O0 and -O2 and
+// under the race detector, on wave64 and wave32 (gfx1250):
+//   - mixed: lanes of one wave post, in one branch, to two queues; the
+//     header's group walk reaches its one-line broadcast helper from two
+//     places. Without call contexts the two were one point, and the walk
+//     livelocked (MORI's test_sdma_warp_issue mixed-queue case).
+//   - warp: lane 0 posts at warp scope on queue 1 and lane 1 drains queue
+//     1 in the quiet after it. Without lock-step at atomic accesses lane 1
+//     drained before lane 0 posted, and the signal was not there after
+//     the quiet (MORI's test_sdma_signal A[scope=1 q=1]).
+func TestMoriLockstep(t *testing.T) {
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		env   []string
+	}{
+		{"O0", []string{"-O0"}, nil},
+		{"O2 race", []string{"-O2"}, []string{"EMUD_RACE=1"}},
+		{"gfx1250", []string{"-O2", "--offload-arch=gfx1250"}, []string{"EMUD_ARCH=gfx1250"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prog := buildExample(t, src, append([]string{"-Wall", "-Werror", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t)}, tc.flags...)...)
+			for _, mode := range []string{"mixed", "warp"} {
+				stdout, stderr, code := runExample(t, prog, append(append([]string{}, tc.env...), "EMUD_SPIN_LIMIT=5s", mode)...)
+				require.Equal(t, 0, code, "%s\nstdout:\n%s\nstderr:\n%s", mode, stdout, stderr)
+				assert.Contains(t, stdout, "header: emud-testdata-mori")
+				assert.Contains(t, stdout, "lockstep "+mode+": PASS")
+			}
+		})
+	}
+}
+
 // TestMoriRingFull: lane 0 of each rank posts more 64-byte puts than its
 // 256 KiB ring holds, so it waits for the engine to free ring space: with
 // the header's fetch-add reservation (a wait on the read pointer alone),

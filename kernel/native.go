@@ -80,6 +80,9 @@ type NativeFrame struct {
 	Fn, File string
 	Line     int
 	Loops    [][2]int
+	// PC is the frame's return address: two calls on one line are two
+	// points, the lower address first (0: the line is one point).
+	PC uint64
 }
 
 // NewNativeContext returns the interned site of a native device call
@@ -88,18 +91,13 @@ type NativeFrame struct {
 // context form one group, and groups are ordered frame by frame as Go
 // lanes are (package doc), so a helper reached from two places of its
 // caller is two points, ordered by the caller's lines and loop iterations.
-// With one frame it is NewNativeSite(fn, file, line, loops).
 func NewNativeContext(frames []NativeFrame) *NativeSite {
 	if len(frames) == 0 {
 		return nil
 	}
-	if len(frames) == 1 {
-		f := frames[0]
-		return NewNativeSite(f.Fn, f.File, f.Line, f.Loops)
-	}
 	var kb strings.Builder
 	for _, f := range frames {
-		fmt.Fprintf(&kb, "%s\x00%s\x00%d\x00", f.Fn, f.File, f.Line)
+		fmt.Fprintf(&kb, "%s\x00%s\x00%d\x00%x\x00", f.Fn, f.File, f.Line, f.PC)
 	}
 	k := nativeKey{fn: "ctx", file: kb.String()}
 	nativeSites.Lock()
@@ -112,7 +110,7 @@ func NewNativeContext(frames []NativeFrame) *NativeSite {
 	}
 	s := &site{frames: make([]frame, len(frames)), base: make([]int, len(frames))}
 	for i, f := range frames {
-		fr := frame{fn: f.Fn, file: f.File, line: f.Line}
+		fr := frame{fn: f.Fn, file: f.File, line: f.Line, pc: f.PC}
 		for _, l := range f.Loops {
 			fr.loops = append(fr.loops, nativeLoop(f.File, l))
 		}
