@@ -157,6 +157,7 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 		{"cxx", func() (benchRow, error) { return benchCxxRounds(sz.cxxRuns / 5) }},
 		{"cxx", func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) }},
 		{"cxx", func() (benchRow, error) { return benchCxxProcs(sz.cxxRuns / 4) }},
+		{"cxx", func() (benchRow, error) { return benchCxxMori(sz.cxxRuns / 4) }},
 		{"explore", func() (benchRow, error) {
 			r, err := benchExploreOf("alltoall (8 ranks, 1 MiB)", scenario.Options{Ranks: 8, Bytes: 1 << 20, Queues: 1}, sz.bigSeeds, 1)
 			r.detail += " (" + explore1MBefore + ")"

@@ -180,13 +180,18 @@ func buildCxx(src string, flags ...string) (prog string, cleanup func(), skip st
 	if err != nil {
 		return "", nil, err.Error()
 	}
+	return buildCxxIn(root, filepath.Join(root, "examples", "cxx", src), flags...)
+}
+
+// buildCxxIn is buildCxx of the source path src of the tree root.
+func buildCxxIn(root, src string, flags ...string) (prog string, cleanup func(), skip string) {
 	dir, err := os.MkdirTemp("", "emud-bench-")
 	if err != nil {
 		return "", nil, err.Error()
 	}
 	prog = filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".cpp"))
 	var log bytes.Buffer
-	if err := cxx.Run(append(append([]string{"-O2"}, flags...), filepath.Join(root, "examples", "cxx", src), "-o", prog),
+	if err := cxx.Run(append(append([]string{"-O2"}, flags...), src, "-o", prog),
 		cxx.Options{Root: root, Stdout: &log, Stderr: &log}); err != nil {
 		os.RemoveAll(dir)
 		return "", nil, fmt.Sprintf("build failed: %v", err)
@@ -342,4 +347,79 @@ func AlltoallRounds(seed uint64, rounds int) (sim.Time, error) {
 		return 0, err
 	}
 	return j.Sim.Now(), nil
+}
+
+// MoriIncludeEnv names the include directory of a MORI checkout (the one
+// that holds mori/cco/cco.hpp) that the MORI header row also builds
+// against; unset, the row builds against the two headers the repository
+// has.
+const MoriIncludeEnv = "EMUD_MORI_INCLUDE"
+
+// benchCxxMori times cxx/testdata/mori/put.cpp (8 ranks, 3 rounds of one
+// 4 KiB put and signal per lane, each lane on its own queue) built against
+// emud's own MORI header (device calls run emud's Go model of ccoSdma),
+// against the repository's MORI-shaped header (cxx/testdata/mori/include:
+// MORI's device code shape run natively in the lanes, with call contexts
+// and lock-step at atomic accesses, capi/doc.go), and, when
+// EMUD_MORI_INCLUDE names a MORI checkout's include directory, against
+// that MORI: what compiling against a user's MORI costs (issue 40). Each
+// figure is the mean per run as a whole process, wall (CPU), and the
+// part from the first emud call to exit.
+func benchCxxMori(runs int) (benchRow, error) {
+	const what = "C++ with a MORI header vs emud's (put.cpp, 8 ranks, 3 rounds)"
+	if runs == 0 {
+		return benchRow{what, "skipped", "not with --quick (building the C++ programs takes minutes)"}, nil
+	}
+	root, err := cxx.FindRoot()
+	if err != nil {
+		return benchRow{what, "skipped", err.Error()}, nil
+	}
+	src := filepath.Join(root, "cxx", "testdata", "mori", "put.cpp")
+	type header struct{ name, inc string }
+	hs := []header{{"emud's own", ""}, {"MORI-shaped (cxx/testdata/mori)", filepath.Join(root, "cxx", "testdata", "mori", "include")}}
+	if inc := os.Getenv(MoriIncludeEnv); inc != "" {
+		if _, err := os.Stat(filepath.Join(inc, "mori", "cco", "cco.hpp")); err != nil {
+			return benchRow{}, fmt.Errorf("bench: %s=%s: no mori/cco/cco.hpp there", MoriIncludeEnv, inc)
+		}
+		hs = append(hs, header{"MORI at " + inc, inc})
+	}
+	type result struct {
+		p      procTimes
+		inside time.Duration
+		end    sim.Time
+	}
+	res := make([]result, len(hs))
+	for i, h := range hs {
+		flags := []string{"-DBUILD_CCO_SDMA=1"}
+		if h.inc != "" {
+			flags = append(flags, "-I", h.inc)
+		}
+		prog, cleanup, skip := buildCxxIn(root, src, flags...)
+		if skip != "" {
+			return benchRow{what, "skipped", h.name + ": " + skip}, nil
+		}
+		for r := range runs {
+			start := time.Now()
+			c, err := runCxx(prog, r+1)
+			if err != nil {
+				cleanup()
+				return benchRow{}, err
+			}
+			res[i].p.add(time.Since(start), c.ps)
+			res[i].inside += c.wall
+			res[i].end = c.end
+		}
+		cleanup()
+	}
+	ratio := func(i int) float64 { return res[i].p.per().Seconds() / res[0].p.per().Seconds() }
+	cpuRatio := func(i int) float64 { return float64(res[i].p.cpu) / float64(res[0].p.cpu) }
+	var figs, details []string
+	for i, h := range hs {
+		if i > 0 {
+			figs = append(figs, fmt.Sprintf("%s %.1f× wall, %.1f× CPU", h.name, ratio(i), cpuRatio(i)))
+		}
+		details = append(details, fmt.Sprintf("%s: %s per run, %v from the first emud call, end %v (seed %d)",
+			h.name, res[i].p, (res[i].inside/time.Duration(runs)).Round(time.Millisecond), res[i].end, runs))
+	}
+	return benchRow{what, strings.Join(figs, "; "), fmt.Sprintf("%d seeds, wall (CPU); ", runs) + strings.Join(details, "; ")}, nil
 }

@@ -75,3 +75,34 @@ func TestCxxProcsRow(t *testing.T) {
 	assert.Contains(t, r.detail, "2 seeds, wall (CPU) per run as a whole process: processes ")
 	t.Log(r.result, r.detail)
 }
+
+// TestCxxMoriRow: the MORI header row builds put.cpp against emud's own
+// header and the repository's MORI-shaped one (and EMUD_MORI_INCLUDE's
+// MORI when set), runs each, and gives each header's cost against emud's
+// own.
+func TestCxxMoriRow(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	r, err := benchCxxMori(2)
+	require.NoError(t, err)
+	assert.Regexp(t, `^MORI-shaped \(cxx/testdata/mori\) \d+\.\d× wall, \d+\.\d× CPU`, r.result)
+	assert.Contains(t, r.detail, "2 seeds, wall (CPU); emud's own: ")
+	if inc := os.Getenv(MoriIncludeEnv); inc != "" {
+		assert.Contains(t, r.result, "MORI at "+inc)
+	}
+	t.Log(r.result, r.detail)
+}
+
+// TestCxxMoriRowBadInclude: an EMUD_MORI_INCLUDE without mori/cco/cco.hpp
+// is an error naming the variable and the directory.
+func TestCxxMoriRowBadInclude(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(MoriIncludeEnv, dir)
+	if _, err := os.Stat("../cxx/testdata/mori/put.cpp"); err != nil {
+		t.Skip("no source tree")
+	}
+	_, err := benchCxxMori(1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), MoriIncludeEnv+"="+dir+": no mori/cco/cco.hpp there")
+}

@@ -46,6 +46,7 @@ var callLoopLimit time.Duration
 var inertLaneOps = map[int]string{
 	C.EMUD_OP_SYNC_THREADS: "__syncthreads", C.EMUD_OP_SYNC_WARP: "__syncwarp", C.EMUD_OP_BALLOT: "__ballot (or __any, __all)",
 	C.EMUD_OP_ACTIVE_MASK: "__activemask", C.EMUD_OP_SHFL: "__shfl", C.EMUD_OP_FENCE: "__threadfence",
+	C.EMUD_OP_STEP: "an atomic access",
 }
 
 // inertHostOps are such host calls.

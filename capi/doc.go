@@ -482,6 +482,28 @@
 // wall time) as a hang naming the thread and its last call
 // (examples/cxx/errors/plain_spin.cpp).
 //
+// Lane code compiled against a user's MORI header (package cxx's
+// MoriHeader) has call contexts (callctx.go): emud c++ builds it with
+// -DEMUD_CALL_CONTEXT, frame pointers, no inlining and no sibling calls
+// (and -g1's line tables), and every device call records the lane's chain
+// of return addresses (hip_runtime.h context). The chain maps to file:line
+// frames from the kernel function to the call, emud's own frames left out,
+// so a point is the whole chain (kernel.NewNativeContext): MORI's one-line
+// wave helpers (waveBallot, waveBcastLane32) reached from two places are
+// two points, ordered by their callers' lines and loop iterations. Two
+// calls on one line are one point, but the second does not count as a
+// loop's back edge (their return addresses differ). In that build every
+// atomic access (__hip_atomic_*, the __atomic builtins, atomicAdd and
+// friends) is first a lock-step point (EMUD_OP_STEP, charging no time of
+// its own): a lane that skipped a branch waits at its next atomic access
+// until the branch's lanes are past it in program order, as lock-step has
+// it, so it does not read a word before they write it (MORI's
+// test_sdma_signal A[scope=1 q=1]: lane 1 drained queue 1 before lane 0
+// had posted on it). Plain loads and stores are not lock-step points: a
+// lane that reads a plain word another lane of its wave writes in a branch
+// it skipped can still read it early. Without a MORI header the point
+// stays one frame.
+//
 // # Failure
 //
 // A hang prints the sim's report (lanes named by kernel, block, wave and

@@ -210,6 +210,8 @@ emud_lane* emud_lane_new(emud_entry entry, void* arg) {
   im->arg = arg;
   im->stack = stack_get();
   if (!im->stack) return NULL;
+  l->stack_lo = (uint64_t)(uintptr_t)im->stack;
+  l->stack_hi = l->stack_lo + LANE_STACK;
 #ifdef EMUD_FAST_SWITCH
   // The frame emud_switch pops: MXCSR and x87 control word (this
   // thread's), r15, r14, r13 = lane_start, r12 = the lane, rbx, rbp, and

@@ -408,6 +408,9 @@ type siteKey struct {
 var sites = map[siteKey]*kernel.NativeSite{}
 
 func (ln *lane) site() *kernel.NativeSite {
+	if s := ln.ctxSite(); s != nil {
+		return s
+	}
 	l := ln.l
 	k := siteKey{uintptr(unsafe.Pointer(l.file)), int32(l.line), uintptr(unsafe.Pointer(l._func))}
 	if s := sites[k]; s != nil {
@@ -571,6 +574,7 @@ func putOpts(f uint64) []cco.Option {
 var (
 	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
 	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
+	stepCall  = &kernel.Call[kernel.None]{Name: "atomic access", StepOnly: true, Run: func(*kernel.Active, []kernel.None) error { return nil }}
 	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
 	// clockPayCall only gathers the lanes: kernel.Config.Between has made
 	// the wave pay for their code before it runs.
@@ -584,6 +588,7 @@ func (ln *lane) call() {
 	t.AtNative(ln.site())
 	defer func() {
 		t.AtNative(nil)
+		l.nctx = 0 // the next call sets its own (lane.c's access-log flush does not)
 		if r := recover(); r != nil {
 			if le, ok := r.(*kernel.LaneError); ok && le.Err != nil {
 				le.Err = fmt.Errorf("%w (at %s)", le.Err, ln.site()) // the C++ call, for the report
@@ -598,7 +603,7 @@ func (ln *lane) call() {
 	ln.watchCall(int(l.op))
 	l.ret = 0
 	switch l.op {
-	case C.EMUD_OP_SPIN, C.EMUD_OP_FENCE, C.EMUD_OP_CLOCK:
+	case C.EMUD_OP_SPIN, C.EMUD_OP_FENCE, C.EMUD_OP_CLOCK, C.EMUD_OP_STEP:
 	default:
 		ln.released.ok = false // the lane did something else since
 	}
@@ -646,6 +651,10 @@ func (ln *lane) call() {
 	case C.EMUD_OP_SPIN:
 		ln.spin = ln.spinWords(a[3])
 		kernel.Converge(t, spinCall, kernel.None{})
+	case C.EMUD_OP_STEP:
+		// A lock-step point: the lane's atomic access waits for the
+		// wave's program order to reach it (hip_runtime.h step).
+		kernel.Converge(t, stepCall, kernel.None{})
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
 			prev := rt.s.Writer()
@@ -841,15 +850,24 @@ func load(addr, width uint64) uint64 {
 var pcLines struct {
 	once  sync.Once
 	d     *dwarf.Data
-	cache map[uint64]string
+	cache map[uint64]fileLine
 }
 
 func pcLine(pc uint64) string {
-	if pc == 0 {
+	f, line := pcFileLine(pc)
+	if f == "" {
 		return ""
 	}
+	return fmt.Sprintf("%s:%d", f, line)
+}
+
+// pcFileLine is pcLine's file and line ("", 0 where unknown).
+func pcFileLine(pc uint64) (string, int) {
+	if pc == 0 {
+		return "", 0
+	}
 	pcLines.once.Do(func() {
-		pcLines.cache = map[uint64]string{}
+		pcLines.cache = map[uint64]fileLine{}
 		f, err := elf.Open("/proc/self/exe")
 		if err != nil {
 			return
@@ -859,9 +877,9 @@ func pcLine(pc uint64) string {
 		}
 	})
 	if s, ok := pcLines.cache[pc]; ok {
-		return s
+		return s.file, s.line
 	}
-	s := ""
+	var s fileLine
 	if d := pcLines.d; d != nil {
 		at := pc - 1 // the call instruction, not the one after it
 		if cu, err := d.Reader().SeekPC(at); err == nil {
@@ -871,23 +889,28 @@ func pcLine(pc uint64) string {
 		}
 	}
 	pcLines.cache[pc] = s
-	return s
+	return s.file, s.line
+}
+
+type fileLine struct {
+	file string
+	line int
 }
 
 // lineAt scans a unit's line table for the row that covers pc: the last
 // row at or below pc whose sequence goes on past it (LineReader.SeekPC
 // misses pcs in the units GCC splits into several sequences, hot and
 // cold).
-func lineAt(lr *dwarf.LineReader, pc uint64) string {
+func lineAt(lr *dwarf.LineReader, pc uint64) fileLine {
 	var e, prev dwarf.LineEntry
 	have := false
 	for lr.Next(&e) == nil {
 		if have && prev.Address <= pc && pc < e.Address && prev.File != nil && prev.Line > 0 {
-			return fmt.Sprintf("%s:%d", prev.File.Name, prev.Line)
+			return fileLine{prev.File.Name, prev.Line}
 		}
 		prev, have = e, !e.EndSequence
 	}
-	return ""
+	return fileLine{}
 }
 
 // where names a pc for a report: the executable's file:line when

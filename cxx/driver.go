@@ -230,6 +230,9 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")
 	}
 	cmd = append(cmd, instrument(inv.Flags)...)
+	if MoriHeader(inv.Flags) != "" {
+		cmd = append(cmd, callContextFlags(cmd)...)
+	}
 	if inv.Verbose {
 		cmd = append(cmd, "-v")
 	}

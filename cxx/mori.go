@@ -242,3 +242,21 @@ func moriLinkHint(flags []string, linkErr []byte) string {
 	}
 	return " (objects compiled against your own mori/cco/cco.hpp link with emud's host control plane for it only when the link line has the same -I and -D flags: docs/mori-headers.md)"
 }
+
+// callContextFlags are the flags that give lane code compiled against a
+// user's MORI header its call context (hip_runtime.h, EMUD_CALL_CONTEXT):
+// every device call and atomic access records the lane's frames, from the
+// frame-pointer chain, so the lanes of a wave are ordered by the whole
+// chain rather than by the line of the helper that made the call (MORI's
+// waveBallot, reached from several places, is one line). Frame pointers,
+// no inlining and no sibling calls keep one stack frame per source frame,
+// and the line tables (-g1, unless the flags have a -g) map them to lines.
+func callContextFlags(flags []string) []string {
+	fl := []string{"-DEMUD_CALL_CONTEXT=1", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls", "-fno-inline"}
+	for _, f := range flags {
+		if strings.HasPrefix(f, "-g") && f != "-g0" {
+			return fl
+		}
+	}
+	return append(fl, "-g1")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -228,6 +229,43 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 	}
 }
 
+// TestMoriLockstep: two shapes that are correct only because the lanes of
+// a wave run in lock-step (testdata/mori/lockstep.cpp, the header's
+// grouped posting in MORI 624002c8's structure), at -O0 and -O2 and
+// under the race detector, on wave64 and wave32 (gfx1250):
+//   - mixed: lanes of one wave post, in one branch, to two queues; the
+//     header's group walk reaches its one-line broadcast helper from two
+//     places. Without call contexts the two were one point, and the walk
+//     livelocked (MORI's test_sdma_warp_issue mixed-queue case).
+//   - warp: lane 0 posts at warp scope on queue 1 and lane 1 drains queue
+//     1 in the quiet after it. Without lock-step at atomic accesses lane 1
+//     drained before lane 0 posted, and the signal was not there after
+//     the quiet (MORI's test_sdma_signal A[scope=1 q=1]).
+func TestMoriLockstep(t *testing.T) {
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		env   []string
+	}{
+		{"O0", []string{"-O0"}, nil},
+		{"O2 race", []string{"-O2"}, []string{"EMUD_RACE=1"}},
+		{"gfx1250", []string{"-O2", "--offload-arch=gfx1250"}, []string{"EMUD_ARCH=gfx1250"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prog := buildExample(t, src, append([]string{"-Wall", "-Werror", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t)}, tc.flags...)...)
+			for _, mode := range []string{"mixed", "warp"} {
+				stdout, stderr, code := runExample(t, prog, append(append([]string{}, tc.env...), "EMUD_SPIN_LIMIT=5s", mode)...)
+				require.Equal(t, 0, code, "%s\nstdout:\n%s\nstderr:\n%s", mode, stdout, stderr)
+				assert.Contains(t, stdout, "header: emud-testdata-mori")
+				assert.Contains(t, stdout, "lockstep "+mode+": PASS")
+			}
+		})
+	}
+}
+
 // TestMoriRingFull: lane 0 of each rank posts more 64-byte puts than its
 // 256 KiB ring holds, so it waits for the engine to free ring space: with
 // the header's fetch-add reservation (a wait on the read pointer alone),
@@ -235,21 +273,29 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 // write and read pointers in turn (a spin over two words; it ran its
 // retry limit natively and trapped before). Both pass (lane 0's
 // waitSignal counts its sender's 4196 signals), with the same
-// virtual end time, and emud's ring follows a doorbell that advances by a
-// whole ring (it refused the reservation and the queue's destroy then
-// found work in flight).
+// virtual end time within a nanosecond, and emud's ring follows a doorbell
+// that advances by a whole ring (it refused the reservation and the
+// queue's destroy then found work in flight). The ends were equal to the
+// picosecond while lanes ran ahead of each other; in lock-step (lanes 1-7
+// wait at the put loop's exit for lane 0's 4196 rounds) the two shapes'
+// different atomic sequences end 834 ps apart at 17.10 ms: lane code is
+// paid at each group's call, each payment rounded to the picosecond.
 func TestMoriRingFull(t *testing.T) {
 	needCxx(t)
-	end := regexp.MustCompile(`end \d+ ps`)
-	ends := map[string]string{}
+	end := regexp.MustCompile(`end (\d+) ps`)
+	var ends []int64
 	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {
 		prog := buildMori(t, flags...)
 		stdout, stderr, code := runExample(t, prog, "EMUD_SUMMARY=1", "1", "full")
 		require.Equal(t, 0, code, "%v\nstdout:\n%s\nstderr:\n%s", flags, stdout, stderr)
 		assert.Contains(t, stdout, "mori put: PASS", "%v", flags)
-		ends[end.FindString(stderr)] += fmt.Sprint(flags)
+		m := end.FindStringSubmatch(stderr)
+		require.Len(t, m, 2, "%v: no end time in\n%s", flags, stderr)
+		ps, err := strconv.ParseInt(m[1], 10, 64)
+		require.NoError(t, err)
+		ends = append(ends, ps)
 	}
-	assert.Len(t, ends, 1, "the two reservation shapes wait the same virtual time: %v", ends)
+	assert.InDelta(t, ends[0], ends[1], 1000, "the two reservation shapes wait the same virtual time (ps): %v", ends)
 }
 
 // TestMoriLinkHint: a link that fails on MORI's host calls without the

@@ -64,3 +64,26 @@ func TestReadTwiceIsNotAHang(t *testing.T) {
 	assert.Contains(t, stderr, "spin on an atomic load")
 	assert.Contains(t, stderr, "never written again")
 }
+
+// Atomic read-modify-writes of lanes of different waves never race with
+// each other: examples/cxx/quiet/atomic_rmw.cpp has lane 0 of four blocks
+// add to one counter (atomicAdd, __hip_atomic_fetch_add, an atomicCAS
+// loop, __hip_atomic_exchange) while block 0 polls it, and the race
+// detector stays quiet at -O0 and -O2. Before, emud's RMWs were a plain
+// read and write of the word: every mode exited 5 with "data race on LSA
+// memory" between two blocks' adds (hip_runtime.h's RMW lines).
+func TestAtomicRMWIsNotARace(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src := filepath.Join(root, "examples", "cxx", "quiet", "atomic_rmw.cpp")
+	for _, opt := range []string{"-O0", "-O2"} {
+		prog := buildExample(t, src, opt, "-Wall", "-Werror")
+		for _, mode := range []string{"add", "fetch_add", "cas", "exchange"} {
+			for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_RACE=1", "EMUD_STRATEGY=pct", "EMUD_SEED=2"}} {
+				out, stderr, code := runExample(t, prog, append([]string{mode}, env...)...)
+				assert.Equal(t, 0, code, "%s %s %v:\n%s\n%s", opt, mode, env, out, stderr)
+				assert.Contains(t, out, "atomic_rmw "+mode+": PASS", "%s %s %v", opt, mode, env)
+			}
+		}
+	}
+}

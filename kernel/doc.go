@@ -42,6 +42,14 @@
 //     iteration of a loop holding both, then the lower line. Lanes at the
 //     same point (the same logical stack and call) form one group.
 //
+// Lanes whose code is not Go (C++ kernels, package capi) park at a
+// NativeSite their driver names: one frame (NewNativeSite), or the whole
+// call chain (NewNativeContext, from the native frame-pointer chain), so a
+// helper reached from two places is two points. In a native frame, two
+// calls on one line are one point, but the second is not taken for a
+// loop's back edge: their return addresses differ (the address never
+// orders or groups lanes, as the compiler may duplicate a call).
+//
 // So lanes that skipped an if-body wait after it until the body's lanes
 // arrive; lanes in iteration i+1 wait while others finish iteration i; lanes
 // that left a loop wait at its exit; and lanes that returned from a helper

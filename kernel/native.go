@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -70,3 +71,56 @@ func (ns *NativeSite) String() string { return ns.s.show }
 // than the Go caller's position. Native lane drivers set it before every
 // device call they make on the lane's behalf.
 func (t *Thread) AtNative(ns *NativeSite) { t.native = ns }
+
+// NativeFrame is one frame of a native lane's call context: the function
+// (may be empty when the caller cannot name it; frames are then told apart
+// by file and line), its file and line, and the line spans of the loops of
+// that function enclosing the line, outermost first.
+type NativeFrame struct {
+	Fn, File string
+	Line     int
+	Loops    [][2]int
+	// PC is the frame's return address: two calls on one line are two
+	// points, the lower address first (0: the line is one point).
+	PC uint64
+}
+
+// NewNativeContext returns the interned site of a native device call
+// together with its call context: frames, outermost (the kernel function)
+// first, innermost (the function that made the call) last. Lanes at one
+// context form one group, and groups are ordered frame by frame as Go
+// lanes are (package doc), so a helper reached from two places of its
+// caller is two points, ordered by the caller's lines and loop iterations.
+func NewNativeContext(frames []NativeFrame) *NativeSite {
+	if len(frames) == 0 {
+		return nil
+	}
+	var kb strings.Builder
+	for _, f := range frames {
+		fmt.Fprintf(&kb, "%s\x00%s\x00%d\x00%x\x00", f.Fn, f.File, f.Line, f.PC)
+	}
+	k := nativeKey{fn: "ctx", file: kb.String()}
+	nativeSites.Lock()
+	defer nativeSites.Unlock()
+	if ns := nativeSites.m[k]; ns != nil {
+		return ns
+	}
+	if nativeSites.m == nil {
+		nativeSites.m = map[nativeKey]*NativeSite{}
+	}
+	s := &site{frames: make([]frame, len(frames)), base: make([]int, len(frames))}
+	for i, f := range frames {
+		fr := frame{fn: f.Fn, file: f.File, line: f.Line, pc: f.PC}
+		for _, l := range f.Loops {
+			fr.loops = append(fr.loops, nativeLoop(f.File, l))
+		}
+		s.frames[i] = fr
+		s.base[i] = s.nloops
+		s.nloops += len(fr.loops)
+	}
+	in := frames[len(frames)-1]
+	s.show = fmt.Sprintf("%s:%d", filepath.Base(in.File), in.Line)
+	ns := &NativeSite{s}
+	nativeSites.m[k] = ns
+	return ns
+}

@@ -25,6 +25,11 @@ type frame struct {
 	file  string
 	line  int
 	loops []*loop // loops of fn that enclose line, outermost first
+	// pc is a native frame's return address (NewNativeContext), 0 for Go
+	// frames. It never orders or groups lanes (the compiler may duplicate
+	// one call of the source, as -O2 does); it only tells a second call on
+	// one line from a loop's back edge (moved).
+	pc uint64
 }
 
 func (f *frame) samePos(g *frame) bool {
@@ -275,6 +280,15 @@ func moved(prev *site, old []uint32, s *site, it []uint32) {
 		if d == 0 {
 			return
 		}
+		if e, ok := otherCall(prev, s, m); ok {
+			// Native frames at the same lines, through another call: in
+			// the outermost frame whose call differs, a loop of that frame
+			// went round (or, with none there, it is that line's next call).
+			if c := len(s.frames[e].loops); c > 0 {
+				backEdge(s, it, e, c)
+			}
+			return
+		}
 		d--
 		backEdge(s, it, d, len(s.frames[d].loops))
 		return
@@ -289,6 +303,19 @@ func moved(prev *site, old []uint32, s *site, it []uint32) {
 		return // forward within the same iterations
 	}
 	backEdge(s, it, d, c)
+}
+
+// otherCall finds the outermost of the first m frames of native sites a
+// and b (at the same lines) whose calls differ by return address: two calls
+// on one line (MORI's waveBcastLane makes two on one line), or one call of
+// the source the compiler duplicated (a loop's peeled first iteration).
+func otherCall(a, b *site, m int) (int, bool) {
+	for e := 0; e < m; e++ {
+		if a.frames[e].pc != b.frames[e].pc {
+			return e, true
+		}
+	}
+	return 0, false
 }
 
 // commonLoops is how many outer loops two frames of one function share.

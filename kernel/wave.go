@@ -30,6 +30,11 @@ import (
 type Call[A any] struct {
 	Name string
 	Run  func(g *Active, args []A) error
+	// StepOnly marks a call that is only a lock-step point (a native
+	// lane's atomic access): Config.Between does not run before it, so
+	// the lanes' code since their last call is paid at their next call
+	// that is not one, as if the point were not there.
+	StepOnly bool
 }
 
 // None is the argument of a call that takes none.
@@ -40,9 +45,11 @@ type None = struct{}
 type caller interface {
 	callName() string
 	run(g *Active) error
+	stepOnly() bool
 }
 
 func (c *Call[A]) callName() string { return c.Name }
+func (c *Call[A]) stepOnly() bool   { return c.StepOnly }
 
 // run gathers the active lanes' arguments and runs the call. The lanes'
 // values were stored by Converge/ConvergeIf with this same c (a group is
@@ -155,7 +162,7 @@ func (w *Wave) main(a *sim.Actor) {
 	for w.live > 0 {
 		g := w.pick()
 		var err error
-		if f := w.k.cfg.Between; f != nil {
+		if f := w.k.cfg.Between; f != nil && !g.call.stepOnly() {
 			f(w.a, g.all)
 		}
 		if len(g.lanes) > 0 {

@@ -44,6 +44,7 @@ enum {
   EMUD_OP_GIN,          /* a: what (EMUD_GIN_*), coop, devcomm, context, then per call (capi/nccl_gin.go) */
   /* CFT (include/nccl_device/cft.h, capi/nccl_cft.go) */
   EMUD_OP_CFT,          /* a: what (EMUD_CFT_*), then the call's arguments (capi/nccl_cft.go) */
+  EMUD_OP_STEP,         /* the lane is about to make an atomic access (-DEMUD_CALL_CONTEXT): a lock-step point */
 };
 
 /* EMUD_OP_GIN's first argument: the ncclGin or GIN barrier call. */
@@ -67,6 +68,7 @@ enum { EMUD_LSA_OPEN, EMUD_LSA_ARRIVE, EMUD_LSA_WAIT, EMUD_LSA_CLOSE };
 #define EMUD_PUT_FLAGS(coop, local, remote, opt, mode) \
   ((uint64_t)(coop) | ((uint64_t)(local) << 2) | ((uint64_t)(remote) << 3) | ((uint64_t)(opt) << 4) | ((uint64_t)(mode) << 8))
 
+#define EMUD_CTX_FRAMES 32
 typedef struct emud_lane {
   uint32_t tid[3], bid[3], bdim[3], gdim[3];
   int32_t warp_size, lane_id, gpu, pad0;
@@ -101,6 +103,13 @@ typedef struct emud_lane {
   uint64_t load_addr[16], load_val[16];
   uint32_t load_width[16];
   int32_t nload, pad1;
+  /* The lane's call context at its pending call, when its code was built
+   * with -DEMUD_CALL_CONTEXT (emud c++ does so against a user's MORI
+   * header): the return addresses of its frames, innermost first, read
+   * from the frame-pointer chain inside its stack [stack_lo, stack_hi). */
+  uint64_t ctx_pc[EMUD_CTX_FRAMES];
+  int32_t nctx, pad2;
+  uint64_t stack_lo, stack_hi;
 } emud_lane;
 #define EMUD_SPIN_WORDS 8
 #define EMUD_ACCESS_WRITE 1

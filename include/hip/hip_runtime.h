@@ -62,7 +62,12 @@
 #define __device__
 #define __host__
 #define __constant__
+#ifdef EMUD_CALL_CONTEXT
+// Every source frame a stack frame: the call context (context below).
+#define __forceinline__ inline
+#else
 #define __forceinline__ inline __attribute__((always_inline))
+#endif
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 // __shared__ declarations are rewritten by `emud c++`; one that reaches
@@ -155,6 +160,48 @@ namespace emud {
 
 inline emud_lane* lane() { return emud_current(); }
 
+#ifdef EMUD_CALL_CONTEXT
+// context records the lane's call context for its next device call: the
+// return addresses of its frames, innermost first, from the frame-pointer
+// chain (emud c++ adds -DEMUD_CALL_CONTEXT with -fno-omit-frame-pointer
+// and no inlining, so each frame of the source is one on the stack). The
+// emulator maps them to file:line and orders the wave's lanes by the
+// whole chain (capi's callctx.go).
+__attribute__((noinline)) inline void context(emud_lane* l) {
+  const uintptr_t lo = (uintptr_t)l->stack_lo, hi = (uintptr_t)l->stack_hi;
+  int n = 0;
+  uintptr_t* fp = (uintptr_t*)__builtin_frame_address(0);
+  while (hi != 0 && n < EMUD_CTX_FRAMES && (uintptr_t)fp >= lo && (uintptr_t)fp + 16 <= hi && ((uintptr_t)fp & 7) == 0) {
+    if (fp[1] == 0) break;
+    l->ctx_pc[n++] = fp[1];
+    uintptr_t* next = (uintptr_t*)fp[0];
+    if (next <= fp) break;  // the chain only goes up the stack
+    fp = next;
+  }
+  l->nctx = n;
+}
+#endif
+
+// yield posts the lane's call (with its call context, when built for it).
+inline uint64_t yield(emud_lane* l, int op, const char* file, int line, const char* fn) {
+#ifdef EMUD_CALL_CONTEXT
+  context(l);
+#endif
+  return emud_yield(l, op, file, line, fn);
+}
+
+// step is a lock-step point before a lane's atomic access, when built
+// with EMUD_CALL_CONTEXT: the lane goes on only when the wave's program
+// order reaches it, so a lane that skipped a branch does not read a word
+// before the lanes in the branch have written it (capi/doc.go).
+inline void step(const char* file, int line, const char* fn) {
+#ifdef EMUD_CALL_CONTEXT
+  if (emud_lane* l = emud_current()) yield(l, EMUD_OP_STEP, file, line, fn);
+#else
+  (void)file, (void)line, (void)fn;
+#endif
+}
+
 // A device call: fill the lane's arguments, yield, return the result.
 // From host code (no lane) it is an error naming the call.
 inline uint64_t dev(int op, std::initializer_list<uint64_t> args, const char* what, const char* file, int line,
@@ -166,7 +213,7 @@ inline uint64_t dev(int op, std::initializer_list<uint64_t> args, const char* wh
   }
   int i = 0;
   for (uint64_t v : args) l->a[i++] = v;
-  return emud_yield(l, op, file, line, fn);
+  return yield(l, op, file, line, fn);
 }
 
 template <class T>
@@ -260,7 +307,7 @@ inline T note_load(const volatile T* p, T v, const char* file, int line, const c
     l->a[1] = sizeof(T);
     l->a[2] = bits(v);
     l->a[3] = (uint64_t)k;
-    emud_yield(l, EMUD_OP_SPIN, file, line, fn);
+    yield(l, EMUD_OP_SPIN, file, line, fn);
     l->nload = 0;
     return v;
   }
@@ -272,7 +319,7 @@ inline void note_write(const volatile void* p, size_t n, const char* file, int l
   l->a[0] = addr(p);
   l->a[1] = n;
   l->nload = 0;
-  emud_yield(l, EMUD_OP_ATOMIC, file, line, fn);
+  yield(l, EMUD_OP_ATOMIC, file, line, fn);
 }
 
 }  // namespace emud
@@ -368,15 +415,36 @@ namespace emud {
 // atomic load in the loop is what polls (capi/doc.go).
 #define __builtin_amdgcn_s_sleep(n) __asm__ volatile("")
 
+namespace emud {
+// aload and aswap make a lane's read-modify-write atomic accesses as the
+// race detector sees them (-fsanitize=thread instruments both as atomics):
+// an atomic load, then a compare-and-swap of the new value, which cannot
+// fail as one lane runs at a time. Plain reads and writes had made lanes
+// of two waves adding to one counter a race report
+// (examples/cxx/quiet/atomic_rmw.cpp). A load and a store's worth of
+// bytes, as before, for the lane code's cost.
+template <class T>
+inline T aload(T* p) {
+  std::remove_cv_t<T> v;
+  __atomic_load(p, &v, __ATOMIC_RELAXED);
+  return v;
+}
+template <class T, class U>
+inline void aswap(T* p, U old, U nv) {
+  __atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+}  // namespace emud
+
 // Atomics: done natively (one lane runs at a time, and engines run only
 // while lanes are parked, so a native read-modify-write is atomic), then
 // reported so that waiters on the word wake.
 #define EMUD_RMW(name, expr)                                                     \
   template <class T, class U>                                                    \
   inline T name(T* p, U v_, EMUD_SITE) {                                         \
+    ::emud::step(EMUD_SITE_ARGS);                                                \
     T v = (T)v_;                                                                 \
-    T old = *p;                                                                  \
-    *p = (expr);                                                                 \
+    T old = ::emud::aload(p);                                                    \
+    ::emud::aswap(p, old, (T)(expr));                                            \
     ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);                            \
     return old;                                                                  \
   }
@@ -391,14 +459,16 @@ EMUD_RMW(atomicXor, old ^ v)
 #undef EMUD_RMW
 template <class T, class U, class V>
 inline T atomicCAS(T* p, U cmp, V val, EMUD_SITE) {
-  T old = *p;
-  if (old == (T)cmp) *p = (T)val;
+  ::emud::step(EMUD_SITE_ARGS);
+  T old = ::emud::aload(p);
+  if (old == (T)cmp) ::emud::aswap(p, old, (T)val);
   ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);
   return old;
 }
 inline unsigned atomicInc(unsigned* p, unsigned lim, EMUD_SITE) {
-  unsigned old = *p;
-  *p = old >= lim ? 0 : old + 1;
+  ::emud::step(EMUD_SITE_ARGS);
+  unsigned old = ::emud::aload(p);
+  ::emud::aswap(p, old, old >= lim ? 0u : old + 1);
   ::emud::note_write(p, sizeof(unsigned), EMUD_SITE_ARGS);
   return old;
 }
@@ -406,60 +476,70 @@ inline unsigned atomicInc(unsigned* p, unsigned lim, EMUD_SITE) {
 namespace emud {
 template <class T>
 inline T hip_atomic_load(T* p, int order, int, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   T v = __atomic_load_n(p, order);
   return note_load((const volatile T*)p, v, EMUD_SITE_ARGS);
 }
 template <class T, class U>
 inline void hip_atomic_store(T* p, U v, int order, int, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   __atomic_store_n(p, (T)v, order);
   note_write(p, sizeof(T), EMUD_SITE_ARGS);
 }
 template <class T, class U>
 inline T hip_atomic_fetch_add(T* p, U v, int order, int, EMUD_SITE) {
-  T old = *p;
-  *p = old + (T)v;
+  step(EMUD_SITE_ARGS);
+  T old = aload(p);
+  aswap(p, old, (T)(old + (T)v));
   (void)order;
   note_write(p, sizeof(T), EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
 inline T hip_atomic_exchange(T* p, U v, int order, int, EMUD_SITE) {
-  T old = *p;
-  *p = (T)v;
+  step(EMUD_SITE_ARGS);
+  T old = aload(p);
+  aswap(p, old, (T)v);
   (void)order;
   note_write(p, sizeof(T), EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
 inline bool hip_atomic_cas(T* p, T* expected, U v, int, int, int, EMUD_SITE) {
-  bool ok = *p == *expected;
+  step(EMUD_SITE_ARGS);
+  T cur = aload(p);
+  bool ok = cur == *expected;
   if (ok)
-    *p = (T)v;
+    aswap(p, cur, (T)v);
   else
-    *expected = *p;
+    *expected = aload(p);
   note_write(p, sizeof(T), EMUD_SITE_ARGS);
   return ok;
 }
 // GCC's __atomic builtins in lane code: the same, native then reported.
 template <class T>
 inline auto gcc_atomic_load_n(T* p, int order, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   auto v = __atomic_load_n(p, order);
   if (emud_current()) return note_load((const volatile std::remove_cv_t<std::remove_pointer_t<decltype(p)>>*)p, v, EMUD_SITE_ARGS);
   return v;
 }
 template <class T, class U>
 inline void gcc_atomic_store_n(T* p, U v, int order, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   __atomic_store_n(p, v, order);
   note_write(p, sizeof(*p), EMUD_SITE_ARGS);
 }
 template <class T, class U>
 inline auto gcc_atomic_fetch_add(T* p, U v, int order, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   auto old = __atomic_fetch_add(p, v, order);
   note_write(p, sizeof(*p), EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
 inline auto gcc_atomic_exchange_n(T* p, U v, int order, EMUD_SITE) {
+  step(EMUD_SITE_ARGS);
   auto old = __atomic_exchange_n(p, v, order);
   note_write(p, sizeof(*p), EMUD_SITE_ARGS);
   return old;

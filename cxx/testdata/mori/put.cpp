@@ -20,6 +20,17 @@
 
 using namespace mori::cco;
 
+// Which header the program was compiled against: this directory's names
+// itself; a user's MORI is the path emud c++ found; else emud's own (the
+// bench builds it against all three).
+#if defined(EMUD_TEST_MORI_HEADER)
+#define PUT_HEADER EMUD_TEST_MORI_HEADER
+#elif defined(EMUD_MORI_HEADER)
+#define PUT_HEADER EMUD_MORI_HEADER
+#else
+#define PUT_HEADER "emud's own"
+#endif
+
 constexpr int kRanks = 8;
 constexpr size_t kBytes = 4096;
 // 64-byte puts (a COPY and a signal) past the 256 KiB ring.
@@ -99,7 +110,7 @@ int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
   const std::string mode = argc > 2 ? argv[2] : "";
   const int same = mode == "same" ? 1 : mode == "full" ? 2 : 0;
-  std::printf("header: %s\n", EMUD_TEST_MORI_HEADER);
+  std::printf("header: %s\n", PUT_HEADER);
   ccoUniqueId id;
   CHECK(ccoGetUniqueId(&id));
   std::vector<int> errors(kRanks);

@@ -12,10 +12,15 @@
 // Planted bugs, one per class, chosen by macro:
 //   EMUD_TEST_MORI_NO_PUBLISH  submitPacket rings the doorbell without the
 //                              publish (no s_waitcnt(0) / release fence);
-//   EMUD_TEST_MORI_OLD_CHAIN   a wave barrier after the commit chain's wait,
+//   EMUD_TEST_MORI_OLD_CHAIN   every posting lane runs the commit chain
+//                              itself, with a wave barrier after its wait,
 //                              as MORI before #502 had: lanes of one wave
 //                              sharing a queue deadlock (the first waits at
-//                              the barrier for the ones waiting their turn);
+//                              the barrier for the ones waiting their turn;
+//                              without the barrier lock-step holds it at
+//                              the loop's exit just the same). The fixed
+//                              shape groups the wave's lanes by queue: one
+//                              leader reserves and rings for its group.
 //   EMUD_TEST_MORI_RENAMED     the handle's committedWptr is renamed, a
 //                              layout emud cannot fill (a build error);
 //   EMUD_TEST_MORI_ADDED       ccoSdmaContext has a field emud does not
@@ -245,46 +250,108 @@ inline void testWriteSignal(ccoSdmaQueueDeviceHandle& h, uint64_t at, HSAuint64*
 }
 
 struct ccoCoopThread {};
+struct ccoCoopWarp {};
+
+// Wave helpers, one line each as MORI's are: the collectives below reach
+// each from several places, so a lane's point is its whole call chain.
+#if defined(__gfx1250__)
+inline uint64_t testBallot(bool p) { return __builtin_amdgcn_ballot_w32(p); }
+#else
+inline uint64_t testBallot(bool p) { return __builtin_amdgcn_ballot_w64(p); }
+#endif
+inline uint32_t testLanesBelow(uint64_t m) {
+  return __builtin_amdgcn_mbcnt_hi((uint32_t)(m >> 32), __builtin_amdgcn_mbcnt_lo((uint32_t)m, 0));
+}
+inline uint32_t testLaneId() { return testLanesBelow(~0ull); }
+inline uint32_t testFrom32(uint32_t v, int lane) { return (uint32_t)__builtin_amdgcn_ds_bpermute(lane << 2, (int)v); }
+inline uint64_t testFrom(uint64_t v, int lane) {
+  return (uint64_t)testFrom32((uint32_t)(v >> 32), lane) << 32 | testFrom32((uint32_t)v, lane);
+}
 
 struct ccoSdma {
   ccoDevComm const& comm;
   ccoSdma(ccoDevComm const& c) : comm(c) {}
 
   // put: each calling lane posts its own COPY (and a remote signal) on
-  // queue (peer, queueId), alone: reserve, write, commit.
+  // queue (peer, queueId) at thread scope; at warp scope lane 0 posts it
+  // and the others do nothing.
   template <typename Coop = ccoCoopThread, bool localSignal = false, bool remoteSignal = false>
   void put(int peer, ccoWindow_t dstWin, size_t dstOff, ccoWindow_t srcWin, size_t srcOff, size_t bytes,
            int queueId = 0) {
+    if (std::is_same_v<Coop, ccoCoopWarp> && testLaneId() != 0) return;
     const ccoSdmaContext& s = comm.sdma;
     const uint32_t n = s.sdmaNumQueue;
     if (queueId < 0 || (uint32_t)queueId >= n || bytes == 0) return;
-    ccoSdmaQueueDeviceHandle* shared = s.deviceHandles[peer * n + queueId];
-    ccoSdmaQueueDeviceHandle h = *shared;
-    const uint64_t units = 1 + (localSignal ? 1 : 0) + (remoteSignal ? 1 : 0);
-    const uint64_t base = h.ReserveSlot(units * CCO_SDMA_UNIT);
+    const uint32_t key = (uint32_t)peer * n + (uint32_t)queueId;
+    constexpr uint64_t units = 1 + (localSignal ? 1 : 0) + (remoteSignal ? 1 : 0);
     char* dst = dstWin->winBase + (((uint64_t)peer * dstWin->stride4G) << 32) + dstOff;
     const char* src = srcWin->winBase + (((uint64_t)srcWin->lsaRank * srcWin->stride4G) << 32) + srcOff;
-    testWriteCopy(h, base, src, dst, bytes);
-    uint64_t at = base + CCO_SDMA_UNIT;
-    const uint32_t slot = (uint32_t)comm.lsaRank * n + (uint32_t)queueId;
+#ifdef EMUD_TEST_MORI_OLD_CHAIN
+    ccoSdmaQueueDeviceHandle h = *s.deviceHandles[key];
+    const uint64_t base = h.ReserveSlot(units * CCO_SDMA_UNIT);
+    write<localSignal, remoteSignal>(h, base, src, dst, bytes, peer, queueId);
+    h.submitPacket(base, base + units * CCO_SDMA_UNIT);
+#else
+    // The lanes still to post, one queue at a time: the lowest such
+    // lane's queue is this round's, its lanes take consecutive slots of
+    // one reservation, and that lane rings for them all.
+    const uint32_t me = testLaneId();
+    uint64_t left = testBallot(true);
+    while (left != 0) {
+      const int first = __builtin_ctzll(left);
+      const uint32_t k = testFrom32(key, first);  // every lane: the loop is uniform
+      const bool in = ((left >> me) & 1) != 0 && k == key;
+      const uint64_t group = testBallot(in);
+      if (in) {
+        ccoSdmaQueueDeviceHandle h = *s.deviceHandles[key];
+        const uint32_t idx = testLanesBelow(group);
+        const uint64_t run = (uint64_t)__builtin_popcountll(group) * units * CCO_SDMA_UNIT;
+        uint64_t base = idx == 0 ? h.ReserveSlot(run) : 0;
+        base = testFrom(base, first);
+        write<localSignal, remoteSignal>(h, base + idx * units * CCO_SDMA_UNIT, src, dst, bytes, peer, queueId);
+        testPublish();  // each lane publishes its own stores
+        __builtin_amdgcn_wave_barrier();
+        if (idx == 0) h.submitPacket(base, base + run);
+      }
+      left &= ~group;
+    }
+#endif
+  }
+
+  // write puts the lane's COPY and signals at ring offset at.
+  template <bool localSignal, bool remoteSignal>
+  void write(ccoSdmaQueueDeviceHandle& h, uint64_t at, const char* src, char* dst, size_t bytes, int peer, int queueId) {
+    const ccoSdmaContext& s = comm.sdma;
+    testWriteCopy(h, at, src, dst, bytes);
+    at += CCO_SDMA_UNIT;
+    const uint32_t slot = (uint32_t)comm.lsaRank * s.sdmaNumQueue + (uint32_t)queueId;
     if (localSignal) {
       testWriteSignal(h, at, s.signalBuf + slot);
       at += CCO_SDMA_UNIT;
     }
     if (remoteSignal) testWriteSignal(h, at, s.peerSignalPtrs[peer] + slot);
-    h.submitPacket(base, base + units * CCO_SDMA_UNIT);
   }
 
-  // quiet: wait until every queue toward peer has run what was rung on it.
+  // quiet<ccoCoopWarp>: lane q waits for queue (peer, q), then the wave meets.
+  template <typename Coop = ccoCoopThread>
   void quiet(int peer) {
-    const ccoSdmaContext& s = comm.sdma;
-    for (uint32_t q = 0; q < s.sdmaNumQueue; q++) {
-      ccoSdmaQueueDeviceHandle h = *s.deviceHandles[peer * s.sdmaNumQueue + q];
-#ifndef EMUD_TEST_MORI_RENAMED
-      const uint64_t target = __hip_atomic_load(h.committedWptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-      while (__hip_atomic_load(h.rptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM) < target) __builtin_amdgcn_s_sleep(1);
-#endif
+    if constexpr (std::is_same_v<Coop, ccoCoopWarp>) {
+      const uint32_t q = testLaneId();
+      if (q < comm.sdma.sdmaNumQueue) drain(peer, q);
+      __builtin_amdgcn_wave_barrier();
+    } else {
+      for (uint32_t q = 0; q < comm.sdma.sdmaNumQueue; q++) drain(peer, q);
     }
+  }
+
+  // drain waits until queue (peer, q) has run what was rung on it.
+  void drain(int peer, uint32_t q) {
+    const ccoSdmaContext& s = comm.sdma;
+    ccoSdmaQueueDeviceHandle h = *s.deviceHandles[peer * s.sdmaNumQueue + q];
+#ifndef EMUD_TEST_MORI_RENAMED
+    const uint64_t target = __hip_atomic_load(h.committedWptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    while (__hip_atomic_load(h.rptr, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM) < target) __builtin_amdgcn_s_sleep(1);
+#endif
   }
 
   // waitSignal: poll this rank's slot [srcRank * n + queueId] until it reaches expected.
