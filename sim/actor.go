@@ -163,6 +163,13 @@ func (a *Actor) main() {
 			s.back <- struct{}{}
 			return
 		}
+		if a.rt != nil {
+			// Its slot may go to a later thread ordered after it
+			// (race.Detector.Retire), or every clock grows with the waves
+			// of every launch.
+			s.race.Retire(a.rt)
+			a.rt = nil
+		}
 		s.progress = s.now
 		s.trace.record(s, s.traceSched, a.id, 3, 0, 0)
 		s.dispatch(s.next())
