@@ -217,6 +217,22 @@
 // slot back to the comm's ccoMemAlloc, which reuses it for an allocation
 // of the same rounded size, as MORI's free list does.
 //
+// # Memory bound
+//
+// A program's peak RSS stays within 1.2x its emulated memory (the device
+// and pinned host memory it allocated, in 2 MiB chunks, never unmapped)
+// plus 64 MiB, whatever number of launches it makes (cxx
+// TestProbesRSSBound: bad pointers, a huge grid, endless call loops, 1000
+// launches, 300 launches under EMUD_RACE=1, 256 MiB allocated; each peaks
+// at 9-34 MiB besides its allocation, 2 GiB allocated at 1.02x). A
+// finished wave leaves the simulator (sim: finished actors leave its list)
+// and its race-detector slot goes to a later wave ordered after it (race:
+// retire.go), so neither grows with the launches. What the constant does
+// not cover: the lanes alive at once (about 1 KiB each, which
+// EMUD_MEM_BUDGET's launch estimate counts), and under EMUD_RACE=1 the
+// shadow of every byte accessed (a few words per access range, partial:
+// not in the budget).
+//
 // # Streams, copies and memsets
 //
 // A stream's work (kernels, hipMemcpyAsync, hipMemsetAsync) runs in
