@@ -202,7 +202,12 @@
 // share their chunks. So an access just past a region but inside its
 // chunk does not fault (nor would it on most GPUs, whose allocators map
 // large pages); one outside every chunk does. Memory is never unmapped
-// (hipFree, ccoMemFree keep the mapping until exit). hipHostMalloc's
+// (hipFree, ccoMemFree keep the mapping until exit; a hipFree of a pointer
+// hipMalloc did not return, or freed already, is hipErrorInvalidValue, and
+// so are hipMalloc(nullptr), a hipMemset of pageable host memory and a
+// launch asking for more dynamic shared memory than a block's 160 KiB
+// LDS; cco.hpp refuses a null out-pointer before the call does anything;
+// EMUD_RACE and MORI_ENABLE_SDMA must read as on or off). hipHostMalloc's
 // memory is the node's host slice (lsa.Host), mapped at its host address
 // like a device region, so lanes and SDMA engines reach it at the
 // pointer the host uses (hipHostGetDevicePointer returns it) and engines'

@@ -680,7 +680,7 @@ inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int d
   return hipSuccess;
 }
 inline hipError_t hipMalloc(void** p, size_t n, EMUD_SITE) {
-  uint64_t a[16] = {n};
+  uint64_t a[16] = {n, 0, ::emud::addr(p)};
   hipError_t e = ::emud::host(EMUD_H_MALLOC, a, __emud_file, __emud_line);
   if (p) *p = (void*)(uintptr_t)a[1];
   return e;
