@@ -343,7 +343,14 @@
 // so spin loops advance virtual time, and a flag that is never set is a
 // reported hang naming the words, their values and the line of the load
 // that closed the cycle (examples/cxx/errors/poll_words_never.cpp). An
-// atomic write by the lane starts the count again. Equal reads are not
+// atomic write by the lane starts the count again; a read-modify-write
+// that leaves its word as it was (an atomicAdd of 0, a failed atomicCAS)
+// wrote nothing and counts as a load, so a CAS lock held forever or an
+// atomicAdd(p, 0) poll is a spin too (cxx/testdata/bounds/atomic_loop.cpp;
+// partial: GCC's __atomic_fetch_add and __atomic_exchange_n in lane code
+// still count as writes, and a loop of atomics that do change their word,
+// with nothing else ever reading it, runs as long as on a GPU). Equal
+// reads are not
 // always a poll (a wait loop that saw its flag, then a read of the flag
 // to use it; straight-line code that reads the same few words twice): the
 // first such wait ends, with nothing written, if the run becomes

@@ -251,3 +251,37 @@ func TestProbesRSSBound(t *testing.T) {
 		})
 	}
 }
+
+// A loop of atomic read-modify-writes that leave their word as it was (an
+// atomicAdd of 0, a compare-and-swap on a lock held forever) is a spin: the
+// lane waits for a write, and a write that never comes is a hang report
+// naming the word, its value and the line (cxx/testdata/bounds/
+// atomic_loop.cpp). Two lanes taking turns on one CAS lock still finish.
+// Before, each loop ran forever at 100% CPU with no report: every
+// read-modify-write counted as a write, which restarts the spin count.
+func TestAtomicLoopIsASpin(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "atomic_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	for _, c := range []struct {
+		mode, words string
+		code        int
+	}{
+		{"add0", "spin on an atomic load of 0x200800001000 (1 lanes) at atomic_loop.cpp:13: value 0x0, never written again", 2},
+		{"cas", "spin on an atomic load of 0x200800000000 (1 lanes) at atomic_loop.cpp:17: value 0x1, never written again", 2},
+		{"pair", "", 0},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			start := time.Now()
+			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s")
+			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Less(t, time.Since(start), 20*time.Second)
+			if c.code == 0 {
+				assert.Contains(t, out, "atomic_loop pair ended: 42 42")
+				return
+			}
+			assert.Contains(t, report, "emud: seed 1: hang")
+			assert.Contains(t, report, c.words)
+		})
+	}
+}

@@ -274,6 +274,19 @@ inline void note_write(const volatile void* p, size_t n, const char* file, int l
   l->nload = 0;
   emud_yield(l, EMUD_OP_ATOMIC, file, line, fn);
 }
+// A read-modify-write that left its word as it was (an add of 0, a failed
+// compare-and-swap, an exchange with the same value) wrote nothing: it is
+// a load of the word, so a loop of them on a word no one changes is a spin
+// (a CAS lock that is never released, an atomicAdd(p, 0) poll) and waits
+// for a write instead of running forever (issue 45).
+template <class T>
+inline void note_rmw(T* p, T old, const char* file, int line, const char* fn) {
+  if (bits(*p) == bits(old)) {
+    note_load((const volatile T*)p, old, file, line, fn);
+    return;
+  }
+  note_write(p, sizeof(T), file, line, fn);
+}
 
 }  // namespace emud
 
@@ -377,7 +390,7 @@ namespace emud {
     T v = (T)v_;                                                                 \
     T old = *p;                                                                  \
     *p = (expr);                                                                 \
-    ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);                            \
+    ::emud::note_rmw(p, old, EMUD_SITE_ARGS);                                    \
     return old;                                                                  \
   }
 EMUD_RMW(atomicAdd, old + v)
@@ -393,13 +406,13 @@ template <class T, class U, class V>
 inline T atomicCAS(T* p, U cmp, V val, EMUD_SITE) {
   T old = *p;
   if (old == (T)cmp) *p = (T)val;
-  ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  ::emud::note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 inline unsigned atomicInc(unsigned* p, unsigned lim, EMUD_SITE) {
   unsigned old = *p;
   *p = old >= lim ? 0 : old + 1;
-  ::emud::note_write(p, sizeof(unsigned), EMUD_SITE_ARGS);
+  ::emud::note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 
@@ -419,7 +432,7 @@ inline T hip_atomic_fetch_add(T* p, U v, int order, int, EMUD_SITE) {
   T old = *p;
   *p = old + (T)v;
   (void)order;
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
@@ -427,17 +440,18 @@ inline T hip_atomic_exchange(T* p, U v, int order, int, EMUD_SITE) {
   T old = *p;
   *p = (T)v;
   (void)order;
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
 inline bool hip_atomic_cas(T* p, T* expected, U v, int, int, int, EMUD_SITE) {
-  bool ok = *p == *expected;
+  T old = *p;
+  bool ok = old == *expected;
   if (ok)
     *p = (T)v;
   else
-    *expected = *p;
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+    *expected = old;
+  note_rmw(p, old, EMUD_SITE_ARGS);
   return ok;
 }
 // GCC's __atomic builtins in lane code: the same, native then reported.
