@@ -223,6 +223,7 @@ func TestProbesRSSBound(t *testing.T) {
 		{"huge grid", filepath.Join(bounds, "huge_grid.cpp"), plain, nil, []string{"EMUD_MEM_BUDGET=8GiB"}, 0, "over the launch budget", 4},
 		{"call loop", filepath.Join(errs, "call_loop.cpp"), plain, []string{"sync"}, []string{"EMUD_SPIN_LIMIT=1s"}, 2, "calling __syncthreads in a loop", 4},
 		{"host call loop", filepath.Join(errs, "call_loop.cpp"), plain, []string{"device"}, []string{"EMUD_SPIN_LIMIT=1s"}, 2, "loops on hipDeviceSynchronize", 4},
+		{"atomic call loop", filepath.Join(bounds, "atomic_loop.cpp"), plain, []string{"cas"}, []string{"EMUD_SPIN_LIMIT=1s"}, 2, "spin on an atomic load", 16},
 		{"1000 launches", filepath.Join(bounds, "launches.cpp"), plain, []string{"1000"}, nil, 0, "launches 1000: last word 1000 (PASS)", 16 << 10},
 		{"300 launches, race detector", filepath.Join(bounds, "launches.cpp"), []string{"-O2", "-Wall", "-Werror"}, []string{"300"}, []string{"EMUD_RACE=1"}, 0, "launches 300: last word 300 (PASS)", 16 << 10},
 		{"256 MiB allocated", filepath.Join(bounds, "big_alloc.cpp"), plain, []string{"256"}, nil, 0, "big_alloc 256 MiB: PASS", 256 << 20},
