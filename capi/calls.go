@@ -76,6 +76,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		props(a)
 	case C.EMUD_H_MALLOC:
+		if a[2] == 0 {
+			return bad("hipMalloc", hipErrorInvalidValue, errors.New("ptr is null: nowhere to store the pointer"))
+		}
 		if a[0] == 0 {
 			a[1] = 0
 			return hipSuccess
@@ -87,7 +90,11 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		a[1] = p
 	case C.EMUD_H_FREE:
 		// Regions live as long as the run (engine.Memory never frees):
-		// a freed buffer stays mapped, so a use after free is not caught.
+		// a freed buffer stays mapped, so a use after free is not caught;
+		// freeing it twice, or a pointer hipMalloc never returned, is.
+		if err := hipFree(a[0]); err != nil {
+			return bad("hipFree", hipErrorInvalidValue, err)
+		}
 	case C.EMUD_H_MEMCPY, C.EMUD_H_MEMSET:
 		return memOp(h, act, op, a, file, line, bad)
 	case C.EMUD_H_STREAM_CREATE:

@@ -277,7 +277,12 @@
 // share their chunks. So an access just past a region but inside its
 // chunk does not fault (nor would it on most GPUs, whose allocators map
 // large pages); one outside every chunk does. Memory is never unmapped
-// (hipFree, ccoMemFree keep the mapping until exit). hipHostMalloc's
+// (hipFree, ccoMemFree keep the mapping until exit; a hipFree of a pointer
+// hipMalloc did not return, or freed already, is hipErrorInvalidValue, and
+// so are hipMalloc(nullptr), a hipMemset of pageable host memory and a
+// launch asking for more dynamic shared memory than a block's 160 KiB
+// LDS; cco.hpp refuses a null out-pointer before the call does anything;
+// EMUD_RACE and MORI_ENABLE_SDMA must read as on or off). hipHostMalloc's
 // memory is the node's host slice (lsa.Host), mapped at its host address
 // like a device region, so lanes and SDMA engines reach it at the
 // pointer the host uses (hipHostGetDevicePointer returns it) and engines'
@@ -291,6 +296,22 @@
 // hipGetDeviceProperties's totalGlobalMem). ccoMemFree gives its
 // slot back to the comm's ccoMemAlloc, which reuses it for an allocation
 // of the same rounded size, as MORI's free list does.
+//
+// # Memory bound
+//
+// A program's peak RSS stays within 1.2x its emulated memory (the device
+// and pinned host memory it allocated, in 2 MiB chunks, never unmapped)
+// plus 64 MiB, whatever number of launches it makes (cxx
+// TestProbesRSSBound: bad pointers, a huge grid, endless call loops, 1000
+// launches, 300 launches under EMUD_RACE=1, 256 MiB allocated; each peaks
+// at 9-34 MiB besides its allocation, 2 GiB allocated at 1.02x). A
+// finished wave leaves the simulator (sim: finished actors leave its list)
+// and its race-detector slot goes to a later wave ordered after it (race:
+// retire.go), so neither grows with the launches. What the constant does
+// not cover: the lanes alive at once (about 1 KiB each, which
+// EMUD_MEM_BUDGET's launch estimate counts), and under EMUD_RACE=1 the
+// shadow of every byte accessed (a few words per access range, partial:
+// not in the budget).
 //
 // # Streams, copies and memsets
 //
@@ -404,7 +425,14 @@
 // so spin loops advance virtual time, and a flag that is never set is a
 // reported hang naming the words, their values and the line of the load
 // that closed the cycle (examples/cxx/errors/poll_words_never.cpp). An
-// atomic write by the lane starts the count again. Equal reads are not
+// atomic write by the lane starts the count again; a read-modify-write
+// that leaves its word as it was (an atomicAdd of 0, a failed atomicCAS)
+// wrote nothing and counts as a load, so a CAS lock held forever or an
+// atomicAdd(p, 0) poll is a spin too (cxx/testdata/bounds/atomic_loop.cpp;
+// partial: GCC's __atomic_fetch_add and __atomic_exchange_n in lane code
+// still count as writes, and a loop of atomics that do change their word,
+// with nothing else ever reading it, runs as long as on a GPU). Equal
+// reads are not
 // always a poll (a wait loop that saw its flag, then a read of the flag
 // to use it; straight-line code that reads the same few words twice): the
 // first such wait ends, with nothing written, if the run becomes

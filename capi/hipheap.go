@@ -37,5 +37,38 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 		return 0, fmt.Errorf("%d B does not fit in GPU %d's slice: %w", size, g, err)
 	}
 	hipUsed[g] += rounded
+	if hipLive == nil {
+		hipLive = map[uint64]bool{}
+	}
+	hipLive[p] = true
 	return p, nil
+}
+
+// hipLive holds the pointers hipMalloc returned and hipFree has not
+// freed (guarded by rt.mu).
+var hipLive map[uint64]bool
+
+// hipFree forgets p, a pointer hipMalloc returned; null is a no-op, as in
+// HIP. A pointer freed already, into a buffer, or never allocated is an
+// error (HIP's hipErrorInvalidValue); the mapping stays either way.
+func hipFree(p uint64) error {
+	switch {
+	case p == 0:
+		return nil
+	case hipLive[p]:
+		delete(hipLive, p)
+		return nil
+	case hostHas(p):
+		delete(hostAllocs, p) // ROCm's hipFree takes hipHostMalloc's memory too
+		return nil
+	case rt.mem.GPUOf(p) < 0:
+		return fmt.Errorf("ptr %#x is not device memory (host memory is freed with free, hipHostFree, or not at all)", p)
+	}
+	return fmt.Errorf("ptr %#x is not a pointer hipMalloc returned, or it was freed already", p)
+}
+
+// hostHas reports whether p is a live hipHostMalloc allocation's base.
+func hostHas(p uint64) bool {
+	_, ok := hostAllocs[p]
+	return ok
 }

@@ -116,6 +116,9 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): need 1..2^20 blocks of 1..%d threads",
 			g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], kernel.MaxBlockThreads))
 	}
+	if g.dynBytes > kernel.MaxSharedBytes {
+		return bad("kernel launch "+g.name, hipErrorInvalidValue, fmt.Errorf("%d B of dynamic shared memory a block: a block's LDS holds %d B", g.dynBytes, kernel.MaxSharedBytes))
+	}
 	if err := checkGrid(nb, nt, g.dynBytes); err != nil {
 		return bad("kernel launch "+g.name, hipErrorOutOfMemory, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): %w", g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], err))
 	}

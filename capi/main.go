@@ -185,6 +185,14 @@ func start() error {
 	if _, err := freeGrace(); err != nil {
 		return err
 	}
+	// Switches must read as on or off: MORI would take a typo
+	// (MORI_ENABLE_SDMA=ture) as on, and EMUD_RACE=maybe ran without the
+	// detector without a word.
+	for _, k := range []string{"EMUD_RACE", "MORI_ENABLE_SDMA"} {
+		if _, err := cco.ParseTruth(os.Getenv(k)); err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+	}
 	env := cco.OSEnv()
 	if _, ok := env["MORI_ENABLE_SDMA"]; !ok {
 		env["MORI_ENABLE_SDMA"] = "1"

@@ -214,6 +214,11 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 			return bad(call, hipErrorInvalidValue, err)
 		}
 	}
+	if op == C.EMUD_H_MEMSET && !emuDst {
+		// HIP fills device (or pinned) memory only; a pageable host
+		// buffer was filled natively and silently before.
+		return bad(call, hipErrorInvalidValue, fmt.Errorf("destination %#x is host memory, not device memory or hipHostMalloc's: fill it with memset", dst))
+	}
 	if op == C.EMUD_H_MEMCPY && !emuSrc {
 		if err := hostRange(call, "source", src, n); err != nil {
 			return bad(call, hipErrorInvalidValue, err)

@@ -49,6 +49,32 @@ func Truthy(v string) bool {
 	return true
 }
 
+// TruthError is a switch's environment value that reads as neither on nor
+// off (ParseTruth).
+type TruthError struct{ Value string }
+
+func (e *TruthError) Error() string {
+	return fmt.Sprintf("%q is neither on nor off: want 1, true, on or yes; 0, false, off, no or empty", e.Value)
+}
+
+// ParseTruth reads a switch as Truthy does, but refuses a value that is
+// no word of either side (EMUD_RACE=maybe, MORI_ENABLE_SDMA=ture): MORI
+// would take it as on, which a typo of "off" is not meant to be. Any
+// integer counts, nonzero as on.
+func ParseTruth(v string) (bool, error) {
+	w := strings.ToLower(strings.TrimSpace(v))
+	switch w {
+	case "", "0", "false", "off", "no":
+		return false, nil
+	case "1", "true", "on", "yes":
+		return true, nil
+	}
+	if n, err := strconv.ParseInt(w, 10, 64); err == nil {
+		return n != 0, nil
+	}
+	return false, &TruthError{v}
+}
+
 // Host is one emulated process: the host side of every rank that shares
 // the node. Hardware queues belong to the process and are keyed by (src
 // GPU, dst GPU, channel), so all comms of a Host share rings and commit

@@ -1,6 +1,7 @@
 package cco_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/emud-dev/emud/cco"
@@ -23,6 +24,31 @@ func TestTruthy(t *testing.T) {
 		"1": true, "true": true, "on": true, "yes": true, "2": true, "enabled": true, "anything": true,
 	} {
 		assert.Equal(t, want, cco.Truthy(v), "%q", v)
+	}
+}
+
+// ParseTruth takes Truthy's words and integers and refuses the rest,
+// naming the value; before, EMUD_RACE=maybe and MORI_ENABLE_SDMA=ture were
+// taken as on without a word (issue 45).
+func TestParseTruth(t *testing.T) {
+	for _, c := range []struct {
+		v       string
+		want    bool
+		refused bool
+	}{
+		{"", false, false}, {"0", false, false}, {" Off ", false, false}, {"no", false, false},
+		{"1", true, false}, {"TRUE", true, false}, {"on", true, false}, {"yes", true, false}, {"2", true, false}, {"-1", true, false},
+		{"maybe", false, true}, {"ture", false, true}, {"enabled", false, true}, {"1.0", false, true},
+	} {
+		got, err := cco.ParseTruth(c.v)
+		if c.refused {
+			var te *cco.TruthError
+			require.ErrorAs(t, err, &te, "%q", c.v)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%q is neither on nor off", c.v))
+			continue
+		}
+		require.NoError(t, err, "%q", c.v)
+		assert.Equal(t, c.want, got, "%q", c.v)
 	}
 }
 

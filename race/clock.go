@@ -45,6 +45,18 @@ type Thread struct {
 	// snap is the last snapshot, valid while dirty is false.
 	snap  VC
 	dirty bool
+	// used: the thread has ticked or recorded something under its id, so
+	// its slot can no longer change (Fork re-slots only unused threads);
+	// acc: it recorded something at its current clock (retire.go).
+	used, acc bool
+	// base is the first clock of this occupant of the slot: the slot's
+	// clocks below it are earlier occupants' (retire.go).
+	base uint32
+	// prev are the slot's previous occupant's last waits, for reports on
+	// its accesses; born is when this occupant took the slot.
+	prev    []Wait
+	born    int64
+	retired bool
 }
 
 // Name is the thread's name, as given to NewThread.
@@ -53,7 +65,12 @@ func (t *Thread) Name() string { return t.name }
 func (t *Thread) tick() {
 	t.vc[t.id]++
 	t.dirty = true
+	t.used, t.acc = true, false
 }
+
+// record notes that something is being recorded under the thread's id at
+// its current clock.
+func (t *Thread) record() { t.used, t.acc = true, true }
 
 // Snapshot is a release of the thread's clock into a value the caller
 // keeps (a packet's writer, a fabric operation's submit): what happened in

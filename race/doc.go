@@ -58,6 +58,15 @@
 // too (not the GIN barrier's own waits); GIN compares modulo 2^64, so its
 // adds are not checked for a wrap.
 //
+// Thread slots (retire.go): a vector clock has an entry per slot, and a
+// thread that ends ([Detector.Retire]; package sim retires a finished
+// actor's) leaves its slot to a later thread forked from a parent that
+// already knows its last clock, whose clocks start above it, as
+// ThreadSanitizer reuses a finished thread's slot. Memory is then bounded
+// by the threads alive at once plus the shadow, not by every wave of every
+// launch; a thread that nothing orders after the retired one gets a slot
+// of its own, so unordered launches still race.
+//
 // Approximations, for speed: the lanes of one wave are one thread (they
 // run in lock-step, so their accesses are ordered by program order and
 // conflicts between lanes of one wave are not reported); a rank's fabric

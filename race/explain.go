@@ -71,12 +71,16 @@ func (t *Thread) Waited(w Wait) {
 	t.waits = append(t.waits, w)
 }
 
-// lastWait is the last wait of thread tid at or before time at.
-func (d *Detector) lastWait(tid int32, at int64) *Wait {
-	if tid < 0 || int(tid) >= len(d.threads) {
+// lastWait is the last wait at or before time at of the thread that
+// recorded clock clk in slot tid.
+func (d *Detector) lastWait(tid int32, clk uint32, at int64) *Wait {
+	if tid < 0 || int(tid) >= len(d.threads) || d.threads[tid] == nil {
 		return nil
 	}
 	ws := d.threads[tid].waits
+	if clk < d.threads[tid].base {
+		ws = d.threads[tid].prev // the slot's previous occupant (retire.go)
+	}
 	for i := len(ws) - 1; i >= 0; i-- {
 		if ws[i].At <= at {
 			w := ws[i]
@@ -143,7 +147,7 @@ func (d *Detector) missing(prev, cur *ep, proxyOnly bool) string {
 	}
 	head := fmt.Sprintf("the %s by %s is not ordered after the %s by %s", c.Op, c.Who, p.Op, p.Who)
 	e := Edge{Prev: side(prev), Cur: side(cur), PrevOp: p.OpKind, CurOp: c.OpKind,
-		PrevProxy: prev.proxy, CurProxy: cur.proxy, CurWait: d.lastWait(cur.tid, cur.at), PrevWait: d.lastWait(prev.tid, prev.at)}
+		PrevProxy: prev.proxy, CurProxy: cur.proxy, CurWait: d.lastWait(cur.tid, cur.clk, cur.at), PrevWait: d.lastWait(prev.tid, prev.clk, prev.at)}
 	if p.OpKind == OpPacket {
 		e.PrevQueue = p.Queue
 		if p.Poster != nil {

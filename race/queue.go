@@ -79,7 +79,7 @@ func (q *Queue) sub(poster int32) *queueSub {
 		}
 	}
 	pn := "?"
-	if int(poster) < len(q.d.threads) {
+	if int(poster) < len(q.d.threads) && q.d.threads[poster] != nil {
 		pn = q.d.threads[poster].name
 	}
 	s := &queueSub{poster: poster, t: q.d.NewThread(q.name + " for " + pn)}

@@ -111,6 +111,7 @@ type Detector struct {
 	lives   map[syncKey]*slotLife // signal slots' epochs (signals.go)
 	// lifeOnly keeps only the signal-lifecycle findings (SetLifecycleOnly).
 	lifeOnly bool
+	free     []freeSlot // retired threads' slots (retire.go)
 }
 
 // New returns a detector; now gives the virtual time in picoseconds.
@@ -136,13 +137,13 @@ func (d *Detector) SetLifecycleOnly(on bool) { d.lifeOnly = on }
 // LifecycleOnly reports whether SetLifecycleOnly is on.
 func (d *Detector) LifecycleOnly() bool { return d.lifeOnly }
 
-// Threads is the number of threads made so far.
-func (d *Detector) Threads() int { return len(d.threads) }
-
 // Fork orders child after what parent did so far (a launch, a spawn).
 func (d *Detector) Fork(parent, child *Thread) {
 	if parent == nil || child == nil {
 		return
+	}
+	if !child.used {
+		d.reslot(parent, child)
 	}
 	child.AcquireVC(parent.vc)
 	parent.tick()
@@ -296,6 +297,7 @@ func (d *Detector) Access(t *Thread, sp SpaceID, lo, hi uint64, a Access) {
 		return
 	}
 	t.dirty = true
+	t.record()
 	e := ep{tid: t.id, clk: t.vc[t.id], proxy: a.Proxy, atomic: a.Atomic, write: a.Write, at: d.now(), info: a.Info, lo: lo, hi: hi}
 	s := d.spaces[sp]
 	for pn := lo >> pageBits; pn <= (hi-1)>>pageBits; pn++ {
@@ -354,8 +356,8 @@ func (d *Detector) check(t *Thread, sp SpaceID, lo, hi uint64, g *seg, e *ep, a 
 // proxy p; hb says whether happens-before held (so a false ok with a true
 // hb is a missing proxy crossing).
 func (t *Thread) before(prev *ep, p Proxy) (ok, hb bool) {
-	if prev.tid == t.id {
-		return true, true
+	if prev.tid == t.id && prev.clk >= t.base {
+		return true, true // program order (an earlier occupant's access is not: retire.go)
 	}
 	if prev.clk > t.vc.get(prev.tid) {
 		return false, false

@@ -152,6 +152,7 @@ func (d *Detector) Signal(t *Thread, sp SpaceID, addr, n uint64, before, after u
 	if t == nil {
 		return
 	}
+	t.record()
 	ev := sigEv{tid: t.id, clk: t.vc[t.id], vc: t.vc.clone(), at: d.now(), info: info, before: before, after: after, lo: addr, hi: addr + n}
 	if delta > 0 && after < before {
 		d.counterWrap(sp, &ev, n)
@@ -195,6 +196,7 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 		d.checkBaseline(sp, l, t, what, expected, mask)
 	}
 	t.tick() // the wait is an epoch of its own: a signal that knows it knows this wait
+	t.record()
 	w := heldWait{tid: t.id, clk: t.vc[t.id], at: d.now(), what: what}
 	for i := range l.sigs {
 		s := &l.sigs[i]
@@ -272,6 +274,7 @@ func (d *Detector) SignalRead(t *Thread, sp SpaceID, addr, v uint64, info *Info)
 	}
 	l := d.life(sp, addr)
 	t.tick()
+	t.record()
 	r := baseRead{tid: t.id, clk: t.vc[t.id], vc: t.vc.clone(), at: d.now(), v: v, seq: l.seq, info: info}
 	for i := range l.reads {
 		if l.reads[i].tid == t.id {

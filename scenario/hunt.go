@@ -169,6 +169,14 @@ type Result struct {
 	PCTSteps int
 	// Race says the runs had the race detector on (Strategy.Race).
 	Race bool
+	// Failed counts the seeds that failed without detecting the bug: emud's
+	// own error or the scenario's setup (StatusError), not a hang, race,
+	// mismatch or misuse; FailedSeed and FailedErr are the first. They are
+	// not detections (a broken setup is not a bug found). A fixed twin's
+	// every failure counts as Detected.
+	Failed     int
+	FailedSeed uint64
+	FailedErr  error
 }
 
 // SeedsToFirst is how many seeds it took to see the bug (First−first+1),
@@ -201,7 +209,15 @@ func HuntRange(sc *Scenario, st Strategy, first, from uint64, n int, fixed bool)
 	}
 	for i := range n {
 		seed := from + uint64(i)
-		err := HuntDetects(sc, st, seed, res.PCTSteps, fixed)
+		err, failed := HuntOutcome(sc, st, seed, res.PCTSteps, fixed)
+		if fixed && err == nil {
+			err = failed // the twin must pass: any failure is one
+		} else if failed != nil {
+			res.Failed++
+			if res.FailedSeed == 0 {
+				res.FailedSeed, res.FailedErr = seed, failed
+			}
+		}
 		if err == nil {
 			continue
 		}
@@ -214,17 +230,31 @@ func HuntRange(sc *Scenario, st Strategy, first, from uint64, n int, fixed bool)
 }
 
 // HuntDetects runs one seed of a hunt and returns what detected the bug
-// (nil: the run passed). A merge of shards calls it again for each first
+// (nil: the run passed, or failed without detecting it; HuntOutcome tells
+// the two apart). A merge of shards calls it again for each first
 // detection's Example.
 func HuntDetects(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed bool) error {
+	detected, _ := HuntOutcome(sc, st, seed, pctSteps, fixed)
+	return detected
+}
+
+// HuntOutcome runs one seed of a hunt: detected is what found the bug (a
+// Detected status: hang, mismatch, race, misuse); failed is a failure that
+// is none of those (emud's own error, the scenario's setup), which is no
+// detection; both nil: the run passed.
+func HuntOutcome(sc *Scenario, st Strategy, seed uint64, pctSteps int, fixed bool) (detected, failed error) {
 	rep, err := HuntRun(sc, st, seed, pctSteps, fixed)
-	if err == nil && rep.Status == StatusOK {
-		return nil
+	switch {
+	case err != nil:
+		return nil, err
+	case rep.Status == StatusOK:
+		return nil, nil
+	case Detected(rep.Status):
+		return rep.Err, nil
+	case rep.Err != nil:
+		return nil, rep.Err
 	}
-	if err == nil {
-		err = rep.Err
-	}
-	return err
+	return nil, fmt.Errorf("status %s", rep.Status)
 }
 
 // Explain is a one-line account of a detection: the hang's first cause,

@@ -135,8 +135,16 @@ func (h *Hunting) Print(w io.Writer, asJSON bool) error {
 	return enc.Encode(h.JSON())
 }
 
-// bug, or (Fixed) when a twin failed.
+// bug, or (Fixed) when a twin failed, or when a run failed without
+// detecting its bug (emud's own error: the hunt's figures would hide it).
 func (h *Hunting) ExitErr() error {
+	for b := range h.Bugs {
+		for s := range h.Strategies {
+			if r := h.Res[b][s]; r.Failed > 0 {
+				return fmt.Errorf("hunt: %s under %s failed on %d of %d seeds without a detection (not counted as found), first at seed %d: %v", r.Bug, r.Strategy, r.Failed, r.Seeds, r.FailedSeed, r.FailedErr)
+			}
+		}
+	}
 	if h.Fixed {
 		for b := range h.Bugs {
 			for s := range h.Strategies {

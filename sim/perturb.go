@@ -290,8 +290,7 @@ func (p *Perturber) Phase(interval Time) Time {
 // SpawnAfter is Spawn with the actor's first run d after Now: a launch that
 // lands late.
 func (s *Sim) SpawnAfter(d Time, name string, fn func(a *Actor)) *Actor {
-	a := &Actor{s: s, name: name, id: uint32(len(s.actors)), fn: fn, resume: make(chan struct{})}
-	s.actors = append(s.actors, a)
+	a := s.newActor(name, fn)
 	s.trace.record(s, s.traceSched, a.id, 1, 0, 0)
 	s.wake(a, s.now+max(d, 0))
 	return a

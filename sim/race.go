@@ -31,9 +31,10 @@ func (s *Sim) EnableLifecycleChecks() {
 func (s *Sim) Race() *hb.Detector { return s.race }
 
 // RaceThread is the actor's thread in the race detector, made on first
-// use; nil when the detector is off.
+// use; nil when the detector is off or the actor has finished (its thread
+// is retired).
 func (a *Actor) RaceThread() *hb.Thread {
-	if a.rt == nil && a.s.race != nil {
+	if a.rt == nil && a.s.race != nil && a.state != stateDone {
 		a.rt = a.s.race.NewThread(a.name)
 	}
 	return a.rt

@@ -88,9 +88,12 @@ type Sim struct {
 	progress Time // virtual time of the last progress
 	work     int  // AtWork events pending (cancelled ones until their time)
 
-	actors []*Actor
-	cur    *Actor
-	back   chan struct{} // actor -> scheduler hand-back
+	actors []*Actor // in id order; finished ones leave it (newActor)
+	nextID uint32   // the next actor's id
+	// finished counts the finished actors still in actors.
+	finished int
+	cur      *Actor
+	back     chan struct{} // actor -> scheduler hand-back
 
 	diagnosers []diagnoser
 	trace      tracer

@@ -35,7 +35,10 @@ type tracer struct {
 	recs     []Record
 	kinds    []string
 	subjects []string
-	count    uint64
+	// actorNames are the actors' names by id, kept with the records
+	// (finished actors leave Sim.actors).
+	actorNames []string
+	count      uint64
 }
 
 const traceFlush = 4096
@@ -159,8 +162,8 @@ func (s *Sim) schedText(r Record) string {
 		return fmt.Sprintf("pct preempt at step %d for %v", r.C, Time(r.B))
 	}
 	name := "?"
-	if int(r.Subject) < len(s.actors) {
-		name = s.actors[r.Subject].name
+	if int(r.Subject) < len(s.trace.actorNames) {
+		name = s.trace.actorNames[r.Subject]
 	}
 	what := map[uint64]string{1: "spawn", 2: "run", 3: "exit"}[r.A]
 	return what + " " + name

@@ -185,7 +185,8 @@ then one line per strategy and last
 for the default strategy (pct), after the command that reproduces each bug's
 first detection under it. --fixed runs the fixed twins instead: every rate
 should be 0. Exit status 1 when the default strategy missed a bug (or, with
---fixed, when a twin failed).
+--fixed, when a twin failed), or when a run failed without detecting its bug
+(emud's own error or the scenario's setup: not counted as found).
 
 Without --race a detection is what a release run shows. With --race emud's
 happens-before race detector runs too (as run --race), so a seed whose data
@@ -204,7 +205,10 @@ bug and the twin under each strategy (the strategy's level and schedule in
 their environment, as explore passes them; PCT's k measured once per pair by
 one run of --first-seed without PCT, on the twin where there is one). The
 table gives per program and strategy the seeds to the first detection (a
-non-zero exit status), the detection count and the twin's failures, then
+non-zero exit status of an emulated run, one that printed emud's summary
+line; a program that fails without it, having crashed, failed to start or
+not run under emud, stops the hunt with an error, as no detection), the
+detection count and the twin's failures, then
 the command that reproduces each bug's first detection under pct (--race and
 --debug run every program with EMUD_RACE=1 and MORI_CCO_SDMA_DEBUG=1). Exit
 status 1 when pct missed a bug or any twin failed. --shard and emud merge

@@ -197,11 +197,20 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 					return err
 				}
 				for _, r := range runs {
-					if r.code != 0 {
-						c.Detected++
-						if c.First == 0 {
-							c.First = r.seed
-						}
+					if r.code == 0 {
+						continue
+					}
+					// A detection is a failed emulated run: one that
+					// reached emud's end (the summary line with its
+					// digest). A crash, a start-up error or a program
+					// that never ran under emud found nothing.
+					if r.digest() == "" {
+						return fmt.Errorf("hunt: %s at seed %d failed without an emulated run's end (exit status %d, no \"emud: seed N: end\" line: a crash, a start-up error, or not an emud program): not a detection; its output:\nstdout:\n%sstderr:\n%s",
+							strings.Join(p.bug, " "), r.seed, r.code, tail(r.stdout, 2000), tail(r.stderr, 2000))
+					}
+					c.Detected++
+					if c.First == 0 {
+						c.First = r.seed
 					}
 				}
 				if p.fixed != nil {

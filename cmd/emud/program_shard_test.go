@@ -192,3 +192,39 @@ func TestProgramPCTStepsUnmeasured(t *testing.T) {
 	require.Equal(t, 0, status, errOut)
 	assert.NotContains(t, errOut, "not measured", "--pct-steps given: no probe")
 }
+
+// A program that fails without an emulated run's end (no "emud: seed N:
+// end" line: it crashed, failed to start, or is no emud program) is not a
+// detection: the hunt stops with an error naming it, the seed and its
+// output. Before, any nonzero exit counted as the bug found, so a program
+// that failed in its setup read as found on every seed. A failed
+// emulated run (the summary line, exit 2) is still a detection.
+func TestHuntProgramsCountOnlyEmulatedFailures(t *testing.T) {
+	dir := t.TempDir()
+	script := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+		return p
+	}
+	crash := script("crash", "echo 'setup: no device' >&2\nkill -SEGV $$\n")
+	setup := script("setup", "echo 'cannot open input' >&2\nexit 1\n")
+	hang := script("hang", "echo \"emud: seed $EMUD_SEED: hang\" >&2\necho \"emud: seed $EMUD_SEED: end 100 ps, digest 0123abcd\" >&2\nexit 2\n")
+	for _, c := range []struct {
+		prog   string
+		status int
+		words  string
+	}{
+		{crash, scenario.ExitFailed, "hunt: " + crash + " at seed 1 failed without an emulated run's end (exit status 1,"},
+		{setup, scenario.ExitFailed, "stderr:\ncannot open input\n"},
+		{hang, 0, "ties: found 1 of 1 planted bugs within 2 seeds each"},
+	} {
+		t.Run(filepath.Base(c.prog), func(t *testing.T) {
+			out, errOut, status := execute(t, "hunt", "--seeds", "2", "--strategies", "ties", "--", c.prog)
+			require.Equal(t, c.status, status, "%s%s", out, errOut)
+			assert.Contains(t, out+errOut, c.words)
+			if c.status != 0 {
+				assert.NotContains(t, out, "found 1 of 1")
+			}
+		})
+	}
+}

@@ -321,6 +321,21 @@ inline void note_write(const volatile void* p, size_t n, const char* file, int l
   l->nload = 0;
   yield(l, EMUD_OP_ATOMIC, file, line, fn);
 }
+// A read-modify-write that left its word as it was (an add of 0, a failed
+// compare-and-swap, an exchange with the same value) wrote nothing: it is
+// a load of the word, so a loop of them on a word no one changes is a spin
+// (a CAS lock that is never released, an atomicAdd(p, 0) poll) and waits
+// for a write instead of running forever (issue 45).
+template <class T>
+inline T aload(T* p);  // below
+template <class T>
+inline void note_rmw(T* p, T old, const char* file, int line, const char* fn) {
+  if (bits(aload(p)) == bits(old)) {  // aload: an atomic read, as the race detector must see it
+    note_load((const volatile T*)p, old, file, line, fn);
+    return;
+  }
+  note_write(p, sizeof(T), file, line, fn);
+}
 
 }  // namespace emud
 
@@ -445,7 +460,7 @@ inline void aswap(T* p, U old, U nv) {
     T v = (T)v_;                                                                 \
     T old = ::emud::aload(p);                                                    \
     ::emud::aswap(p, old, (T)(expr));                                            \
-    ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);                            \
+    ::emud::note_rmw(p, old, EMUD_SITE_ARGS);                                    \
     return old;                                                                  \
   }
 EMUD_RMW(atomicAdd, old + v)
@@ -462,14 +477,14 @@ inline T atomicCAS(T* p, U cmp, V val, EMUD_SITE) {
   ::emud::step(EMUD_SITE_ARGS);
   T old = ::emud::aload(p);
   if (old == (T)cmp) ::emud::aswap(p, old, (T)val);
-  ::emud::note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  ::emud::note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 inline unsigned atomicInc(unsigned* p, unsigned lim, EMUD_SITE) {
   ::emud::step(EMUD_SITE_ARGS);
   unsigned old = ::emud::aload(p);
   ::emud::aswap(p, old, old >= lim ? 0u : old + 1);
-  ::emud::note_write(p, sizeof(unsigned), EMUD_SITE_ARGS);
+  ::emud::note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 
@@ -492,7 +507,7 @@ inline T hip_atomic_fetch_add(T* p, U v, int order, int, EMUD_SITE) {
   T old = aload(p);
   aswap(p, old, (T)(old + (T)v));
   (void)order;
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
@@ -501,7 +516,7 @@ inline T hip_atomic_exchange(T* p, U v, int order, int, EMUD_SITE) {
   T old = aload(p);
   aswap(p, old, (T)v);
   (void)order;
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+  note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
 template <class T, class U>
@@ -512,8 +527,8 @@ inline bool hip_atomic_cas(T* p, T* expected, U v, int, int, int, EMUD_SITE) {
   if (ok)
     aswap(p, cur, (T)v);
   else
-    *expected = aload(p);
-  note_write(p, sizeof(T), EMUD_SITE_ARGS);
+    *expected = cur;
+  note_rmw(p, cur, EMUD_SITE_ARGS);
   return ok;
 }
 // GCC's __atomic builtins in lane code: the same, native then reported.
@@ -760,7 +775,7 @@ inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int d
   return hipSuccess;
 }
 inline hipError_t hipMalloc(void** p, size_t n, EMUD_SITE) {
-  uint64_t a[16] = {n};
+  uint64_t a[16] = {n, 0, ::emud::addr(p)};
   hipError_t e = ::emud::host(EMUD_H_MALLOC, a, __emud_file, __emud_line);
   if (p) *p = (void*)(uintptr_t)a[1];
   return e;

@@ -174,12 +174,21 @@ constexpr size_t CCO_SDMA_MAX_COPY_BYTES = 0x3fffffe0;
 
 // ---- host control plane ----
 
+// emud_null_arg refuses a call whose out-pointer is null before it does
+// anything: the comm, buffer or window it made would be lost (issue 45).
+inline int emud_null_arg(const char* call, const char* arg, const char* file, int line) {
+  std::fprintf(stderr, "emud: %s:%d: %s: %s is null: nowhere to store the result\n", file, line, call, arg);
+  return 1;
+}
+
 inline int ccoGetUniqueId(ccoUniqueId* id, EMUD_SITE) {
+  if (!id) return emud_null_arg("ccoGetUniqueId", "uniqueId", __emud_file, __emud_line);
   uint64_t a[16] = {::emud::addr(id)};
   return emud_host(EMUD_H_UNIQUE_ID, a, __emud_file, __emud_line);
 }
 inline int ccoCommCreate(const ccoUniqueId& id, int nRanks, int rank, size_t perRankVmmSize, ccoComm** comm,
                          EMUD_SITE) {
+  if (!comm) return emud_null_arg("ccoCommCreate", "comm", __emud_file, __emud_line);
   uint64_t a[16] = {::emud::addr(&id), (uint64_t)(int64_t)nRanks, (uint64_t)(int64_t)rank, perRankVmmSize};
   int rc = emud_host(EMUD_H_COMM_CREATE, a, __emud_file, __emud_line);
   if (comm) *comm = rc == 0 ? (ccoComm*)(uintptr_t)a[4] : nullptr;
@@ -190,6 +199,7 @@ inline int ccoCommDestroy(ccoComm* comm, EMUD_SITE) {
   return emud_host(EMUD_H_COMM_DESTROY, a, __emud_file, __emud_line);
 }
 inline int ccoMemAlloc(ccoComm* comm, size_t size, void** ptr, EMUD_SITE) {
+  if (!ptr) return emud_null_arg("ccoMemAlloc", "ptr", __emud_file, __emud_line);
   uint64_t a[16] = {::emud::addr(comm), size};
   int rc = emud_host(EMUD_H_MEM_ALLOC, a, __emud_file, __emud_line);
   if (ptr) *ptr = rc == 0 ? (void*)(uintptr_t)a[2] : nullptr;
@@ -201,6 +211,7 @@ inline int ccoMemFree(ccoComm* comm, void* ptr, EMUD_SITE) {
 }
 // Overload B: register memory from ccoMemAlloc.
 inline int ccoWindowRegister(ccoComm* comm, void* ptr, size_t size, ccoWindow_t* win, EMUD_SITE) {
+  if (!win) return emud_null_arg("ccoWindowRegister", "win", __emud_file, __emud_line);
   uint64_t a[16] = {::emud::addr(comm), ::emud::addr(ptr), size};
   if (!ptr) {
     std::fprintf(stderr, "emud: %s:%d: ccoWindowRegister: null buffer\n", __emud_file, __emud_line);
@@ -212,6 +223,8 @@ inline int ccoWindowRegister(ccoComm* comm, void* ptr, size_t size, ccoWindow_t*
 }
 // Overload A: allocate and register.
 inline int ccoWindowRegister(ccoComm* comm, size_t size, ccoWindow_t* win, void** localPtr, EMUD_SITE) {
+  if (!win || !localPtr)
+    return emud_null_arg("ccoWindowRegister", win ? "localPtr" : "win", __emud_file, __emud_line);
   uint64_t a[16] = {::emud::addr(comm), 0, size};
   int rc = emud_host(EMUD_H_WINDOW_REGISTER, a, __emud_file, __emud_line);
   if (win) *win = rc == 0 ? (ccoWindow_t)(uintptr_t)a[3] : nullptr;
