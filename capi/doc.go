@@ -393,7 +393,7 @@
 // touches it) and reused by later lanes; each stack's guard page is made
 // with MADV_GUARD_INSTALL, which does not split the mapping, so a grid of
 // 32,768 live lanes takes a few mappings, not 65,536 over Linux's
-// vm.max_map_count (examples/cxx/big_grid.cpp; before Linux 6.13 the guard
+// vm.max_map_count (cxx/testdata/bounds/big_grid.cpp; before Linux 6.13 the guard
 // is mprotect's, a mapping each, and such a grid needs the limit raised).
 // A fault in the stack's guard page, or just below it, is "lane stack
 // overflow in kernel K at file:line"

@@ -830,24 +830,26 @@ uint64_t emud_host_bytes_take(void) {
 }
 
 // Runtime objects that lane code reads (ccoWindow_t's device struct): in
-// this file's static data, which lanes may touch. Never freed.
+// this file's static data, which lanes may touch. Never freed. The bump
+// offset lives in the pool's first line, not in a static of its own:
+// procs.c shares the pool between the processes of a node, and objects are
+// made in every one of them (include/emud/mori_host.cpp builds a MORI
+// header's window structs in the rank's process), so each process kept
+// its own offset and handed out the same addresses: with a user's MORI
+// header in fork mode, every rank's window struct was the last writer's,
+// and every put read one rank's source (test_sdma_put: 0/8).
 static _Alignas(4096) char obj_pool[1 << 20];  // page-aligned: procs.c shares it at the first fork
-static size_t obj_used;
-static pthread_mutex_t obj_mu = PTHREAD_MUTEX_INITIALIZER;
+enum { OBJ_HEAD = 64 };                         // the offset word's line
 void* emud_obj_pool(size_t* n) {
   *n = sizeof obj_pool;
   return obj_pool;
 }
 void* emud_obj_alloc(size_t n) {
   n = (n + 63) & ~(size_t)63;
-  void* p = NULL;
-  pthread_mutex_lock(&obj_mu);
-  if (obj_used + n <= sizeof obj_pool) {
-    p = obj_pool + obj_used;
-    obj_used += n;
-  }
-  pthread_mutex_unlock(&obj_mu);
-  return p ? p : calloc(1, n);  // past the pool: heap (a TSan-built lane reading it fails as a host access)
+  uint64_t* used = (uint64_t*)(void*)obj_pool;
+  uint64_t off = OBJ_HEAD + __atomic_fetch_add(used, (uint64_t)n, __ATOMIC_RELAXED);
+  if (off + n <= sizeof obj_pool) return obj_pool + off;
+  return calloc(1, n);  // past the pool: heap (a TSan-built lane reading it fails as a host access)
 }
 
 static uint64_t seg_lo[32], seg_hi[32];  // the program's own loaded segments

@@ -190,7 +190,7 @@ func TestCallLoopIsAHang(t *testing.T) {
 	}
 }
 
-// A grid of 32,768 lanes alive at once runs (examples/cxx/big_grid.cpp:
+// A grid of 32,768 lanes alive at once runs (cxx/testdata/bounds/big_grid.cpp:
 // every lane blocked at __syncthreads until every block has arrived).
 // Before the lanes' stacks came from arenas with guard pages that do not
 // split the mapping (MADV_GUARD_INSTALL), each stack was two mappings,
@@ -204,7 +204,7 @@ func TestBigGrid(t *testing.T) {
 		t.Skip("MADV_GUARD_INSTALL needs Linux 6.13: lane stacks' guard pages are mprotect's, a mapping each")
 	}
 	root := setupCxx(t)
-	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "big_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "big_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	start := time.Now()
 	out, report, code := runExample(t, prog)
 	t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(out))
