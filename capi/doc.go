@@ -456,8 +456,9 @@
 // without a report, where a GPU would fault.
 //
 // A lane's own code takes virtual time (lanecost.go): the bytes of
-// device memory its instrumented code loads and stores since its last
-// device call are paid by its wave, before the group's next gathering
+// device memory its instrumented code stores since its last device call
+// (each once; loads are not charged, since what -O0 and -O2 load
+// differs) are paid by its wave, before the group's next gathering
 // call (kernel.Config.Between), at EMUD_LANE_COST CU cycles per 16 bytes
 // (default 4: one wave64 vector memory instruction of up to 16 bytes a
 // lane issues over 4 cycles on a 16-lane CDNA SIMD) for the busiest lane

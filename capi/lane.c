@@ -909,6 +909,28 @@ static void host_store(uint64_t a, uint64_t n, void* pc) {
   hlog.pc[i] = (uint64_t)(uintptr_t)pc;
 }
 
+// cost_bytes is how many of [a, a+n) the lane's code has not stored to
+// since its count was last taken (abi.h cost_g): the bytes it pays for.
+// Counting each byte once between device calls, not each store, keeps the
+// lane's time the same whether the compiler stores a value twice (-O0) or
+// once (-O2), as long as a span touches at most 64 granules at a time;
+// past that, a granule evicted and stored again is counted again.
+static inline uint64_t cost_bytes(emud_lane* l, uint64_t a, uint64_t n) {
+  uint64_t fresh = 0;
+  for (uint64_t g = a >> 4, last = (a + n - 1) >> 4; g <= last; g++) {
+    uint64_t lo = g << 4 > a ? g << 4 : a, hi = (g + 1) << 4 < a + n ? (g + 1) << 4 : a + n;
+    uint16_t m = (uint16_t)(((1u << (hi - lo)) - 1) << (lo & 15));
+    int i = (int)(g & 63);
+    if (l->cost_g[i] != g + 1) {
+      l->cost_g[i] = g + 1;
+      l->cost_m[i] = 0;
+    }
+    fresh += (uint64_t)__builtin_popcount(m & (uint16_t)~l->cost_m[i]);
+    l->cost_m[i] |= m;
+  }
+  return fresh;
+}
+
 static inline void lane_access(const volatile void* p, uint64_t n, int kind, void* pc) {
   emud_lane* l = cur_lane;
   if (n == 0) return;
@@ -922,7 +944,10 @@ static inline void lane_access(const volatile void* p, uint64_t n, int kind, voi
   }
   if (resv_lo == 0) return;  // no reserved device range: nothing to tell apart
   if (a >= resv_lo && a < resv_hi) {
-    l->nbytes += n;  // the lane code's cost (lanecost.go)
+    // The lane code's cost (lanecost.go): the bytes it stores, each once
+    // per span. Loads are not charged: -O0 copies a struct whole where -O2
+    // loads the one field used, so their bytes depend on the flags.
+    if (kind & EMUD_ACCESS_WRITE) l->nbytes += cost_bytes(l, a, n);
     // Stores are logged always (they enter the write history of the
     // words hang reports watch), loads only for the race detector.
     if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;

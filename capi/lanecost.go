@@ -2,6 +2,11 @@
 
 package main
 
+/*
+#include "lane.h"
+*/
+import "C"
+
 import (
 	"fmt"
 	"math"
@@ -14,29 +19,36 @@ import (
 
 // The virtual time a lane's own code takes between its device calls
 // (issue 38: lane code took none). lane.c counts, in every lane, the bytes
-// of device memory its instrumented code loads and stores; at the lane's
-// next device call the count becomes the lane's debt, and the wave,
-// before its group's call runs (kernel.Config.Between), sleeps for the
-// largest debt among the group's lanes at laneCycles CU cycles per 16
-// bytes. The lanes of a wave run their code once, in lock-step, so the
-// wave pays for its busiest lane, not for the sum; divergent groups pay
-// each for its own lanes, as a wave runs divergent paths one after
-// another; lanes that returned are paid for when the whole wave has. The
-// cost is perturbed per use (sim.KeyLane, by GPU) at perturbation levels
-// 1 and 2 as the model's CU costs are, and exact at level 0.
+// of device memory its instrumented code stores; at the lane's next
+// device call the count becomes the lane's debt, and the wave, before its
+// group's call runs (kernel.Config.Between), sleeps for the largest debt
+// among the group's lanes at laneCycles CU cycles per 16 bytes. The lanes
+// of a wave run their code once, in lock-step, so the wave pays for its
+// busiest lane, not for the sum; divergent groups pay each for its own
+// lanes, as a wave runs divergent paths one after another; lanes that
+// returned are paid for when the whole wave has. The cost is perturbed
+// per use (sim.KeyLane, by GPU) at perturbation levels 1 and 2 as the
+// model's CU costs are, and exact at level 0.
 //
-// The figure: defaultLaneCycles CU cycles per 16 bytes a lane touches,
-// at the model's CU clock (model.ClockGHz: 2.4 GHz for the MI355X, AMD's
+// The figure: defaultLaneCycles CU cycles per 16 bytes a lane stores, at
+// the model's CU clock (model.ClockGHz: 2.4 GHz for the MI355X, AMD's
 // specification). A wave64 vector memory instruction moves up to 16 bytes
 // a lane (a dwordx4) and issues over 4 cycles on a CDNA compute unit's
 // 16-lane SIMD (AMD's CDNA3 ISA reference: a wave64 executes a vector
 // instruction in four passes of 16 lanes). Memory latency is not added:
 // stores do not wait, and a load's latency overlaps until its value is
-// used, which emud cannot see; the figure is a lower bound. Bytes, not
-// accesses, are counted so that the compiler's merging of accesses (-O2
-// vectorising two 8-byte stores into one of 16) does not move the time:
-// results do not depend on compiler flags (the design's rule), except where -O0
-// loads a value that -O2 keeps in a register. Lane code that touches no
+// used, which emud cannot see; the figure is a lower bound.
+//
+// What is counted is chosen so that results do not depend on compiler
+// flags (the design's rule): bytes, not accesses, so that -O2's merging
+// of two 8-byte stores into one of 16 does not move the time; each byte
+// once per span between device calls (lane.c cost_bytes), so that -O0
+// storing a value twice costs no more; and stores only, because loads
+// depend on the flags in ways no count can undo: -O0 copies a struct
+// whole where -O2 loads the one field used. With a user's MORI header,
+// whose code copies and rereads its queue handle, counting loads gave
+// -O0 and -O2 different times and digests (cxx TestMoriPut).
+// Lane code that stores to no
 // device memory (its stack, the kernel's arguments, shared memory (LDS):
 // partial for LDS, which costs on a GPU) is charged nothing, so at level
 // 0 a program whose lanes only make device calls keeps its timing and
@@ -103,6 +115,8 @@ func laneBetween() func(*sim.Actor, []*kernel.Thread) {
 func (ln *lane) takeAccesses() {
 	if n := uint64(ln.l.nbytes); n != 0 {
 		ln.l.nbytes = 0
+		// A new span: its bytes count afresh (lane.c cost_bytes).
+		ln.l.cost_g = [64]C.uint64_t{}
 		laneDebt[ln.t] += n
 	}
 }

@@ -204,7 +204,7 @@ func TestBigGrid(t *testing.T) {
 		t.Skip("MADV_GUARD_INSTALL needs Linux 6.13: lane stacks' guard pages are mprotect's, a mapping each")
 	}
 	root := setupCxx(t)
-	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "big_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "big_grid.cpp"), "-I", filepath.Join(root, "examples", "cxx"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	start := time.Now()
 	out, report, code := runExample(t, prog)
 	t.Logf("%v: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(out))

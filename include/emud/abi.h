@@ -92,10 +92,16 @@ typedef struct emud_lane {
   uint64_t log_lo[128], log_hi[128];
   uint64_t log_pc[128];  /* where the access (the first, merged) returns to */
   uint8_t log_kind[128]; /* EMUD_ACCESS_* bits */
-  /* Bytes of device memory the lane's instrumented code loaded or stored
-   * since the runtime last took the count: the cost of the lane's own
+  /* Bytes of device memory the lane's instrumented code stored since the
+   * runtime last took the count, each once: the cost of the lane's own
    * code (capi's lanecost.go). */
   uint64_t nbytes;
+  /* The bytes counted since the count was last taken, by 16-byte granule
+   * (direct-mapped, 64 granules: cost_g holds granule + 1, cost_m its
+   * bytes): a byte stored again before the lane's next device call is not
+   * counted again (lane.c cost_bytes, lanecost.go). */
+  uint64_t cost_g[64];
+  uint16_t cost_m[64];
   /* The lane's atomic loads since its last atomic write or spin, a ring
    * of the newest 2*EMUD_SPIN_WORDS (hip_runtime.h note_load): loads
    * that repeat a cycle over up to EMUD_SPIN_WORDS words with unchanged
