@@ -54,4 +54,3 @@ func TestLaneCodeTakesTime(t *testing.T) {
 	assert.NotZero(t, code, out)
 	assert.Contains(t, report, `EMUD_LANE_COST="fast": want the CU cycles 16 bytes of a lane's device-memory accesses cost`)
 }
-
