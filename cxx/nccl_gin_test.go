@@ -25,22 +25,7 @@ import (
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
 	needCxx(t)
-	prog := ncclExample(t, "gin_alltoall")
-	for _, ranks := range []string{"4", "8"} {
-		for _, strategy := range []string{"perturb", "pct"} {
-			for _, seed := range []int{1, 2, 3} {
-				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
-				out, sum, code := runExample(t, prog, env...)
-				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
-				assert.Contains(t, out, "gin_alltoall: PASS")
-				_, again, _ := runExample(t, prog, env...)
-				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
-			}
-		}
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Contains(t, out, "gin_alltoall: PASS")
-	}
+	ncclRuns(t, ncclExample(t, "gin_alltoall"), "gin_alltoall", 3)
 }
 
 // TestNcclGinAlltoAllSharedSignal runs the planted twin (-DSHARED_SIGNAL:
@@ -95,22 +80,7 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.
 func TestNcclHybridAlltoAll(t *testing.T) {
 	needCxx(t)
-	prog := ncclExample(t, "hybrid_alltoall")
-	for _, ranks := range []string{"4", "8"} {
-		for _, strategy := range []string{"perturb", "pct"} {
-			for _, seed := range []int{1, 2, 3} {
-				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
-				out, sum, code := runExample(t, prog, env...)
-				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
-				assert.Contains(t, out, "hybrid_alltoall: PASS")
-				_, again, _ := runExample(t, prog, env...)
-				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
-			}
-		}
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Contains(t, out, "hybrid_alltoall: PASS")
-	}
+	ncclRuns(t, ncclExample(t, "hybrid_alltoall"), "hybrid_alltoall", 3)
 }
 
 // TestNcclHybridAlltoAllNoExitBarrier runs the planted twin

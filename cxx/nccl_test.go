@@ -31,22 +31,7 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
 	needCxx(t)
-	prog := ncclExample(t, "lsa_allreduce")
-	for _, ranks := range []string{"4", "8"} {
-		for _, strategy := range []string{"perturb", "pct"} {
-			for _, seed := range []int{1, 2, 3} {
-				env := []string{"NTHREADS=" + ranks, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_STRATEGY=" + strategy, "EMUD_SUMMARY=1"}
-				out, sum, code := runExample(t, prog, env...)
-				require.Equal(t, 0, code, "%s ranks %s seed %d\nstdout:\n%s\nstderr:\n%s", ranks, strategy, seed, out, sum)
-				assert.Contains(t, out, "lsa_allreduce: PASS")
-				_, again, _ := runExample(t, prog, env...)
-				assert.Equal(t, sum, again, "%s ranks %s seed %d: another digest", ranks, strategy, seed)
-			}
-		}
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Contains(t, out, "lsa_allreduce: PASS")
-	}
+	ncclRuns(t, ncclExample(t, "lsa_allreduce"), "lsa_allreduce", 3)
 }
 
 // TestNcclLsaAllReduceNoEntryBarrier runs the planted twin (built with
