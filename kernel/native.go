@@ -31,7 +31,19 @@ type nativeKey struct {
 // NewNativeSite returns the interned site of (fn, file, line); loops are
 // read on first sight of the point and kept.
 func NewNativeSite(fn, file string, line int, loops [][2]int) *NativeSite {
-	k := nativeKey{fn, file, line}
+	return internNative(nativeKey{fn, file, line}, func() *site {
+		f := frame{fn: fn, file: file, line: line}
+		for _, l := range loops {
+			f.loops = append(f.loops, nativeLoop(file, l))
+		}
+		return &site{frames: []frame{f}, nloops: len(f.loops), base: []int{0},
+			show: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	})
+}
+
+// internNative returns the site interned under k, building it with build
+// (under the lock, so build may intern loops) on first sight.
+func internNative(k nativeKey, build func() *site) *NativeSite {
 	nativeSites.Lock()
 	defer nativeSites.Unlock()
 	if ns := nativeSites.m[k]; ns != nil {
@@ -40,13 +52,7 @@ func NewNativeSite(fn, file string, line int, loops [][2]int) *NativeSite {
 	if nativeSites.m == nil {
 		nativeSites.m = map[nativeKey]*NativeSite{}
 	}
-	f := frame{fn: fn, file: file, line: line}
-	for _, l := range loops {
-		f.loops = append(f.loops, nativeLoop(file, l))
-	}
-	s := &site{frames: []frame{f}, nloops: len(f.loops), base: []int{0},
-		show: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
-	ns := &NativeSite{s}
+	ns := &NativeSite{build()}
 	nativeSites.m[k] = ns
 	return ns
 }
@@ -99,28 +105,19 @@ func NewNativeContext(frames []NativeFrame) *NativeSite {
 	for _, f := range frames {
 		fmt.Fprintf(&kb, "%s\x00%s\x00%d\x00%x\x00", f.Fn, f.File, f.Line, f.PC)
 	}
-	k := nativeKey{fn: "ctx", file: kb.String()}
-	nativeSites.Lock()
-	defer nativeSites.Unlock()
-	if ns := nativeSites.m[k]; ns != nil {
-		return ns
-	}
-	if nativeSites.m == nil {
-		nativeSites.m = map[nativeKey]*NativeSite{}
-	}
-	s := &site{frames: make([]frame, len(frames)), base: make([]int, len(frames))}
-	for i, f := range frames {
-		fr := frame{fn: f.Fn, file: f.File, line: f.Line, pc: f.PC}
-		for _, l := range f.Loops {
-			fr.loops = append(fr.loops, nativeLoop(f.File, l))
+	return internNative(nativeKey{fn: "ctx", file: kb.String()}, func() *site {
+		s := &site{frames: make([]frame, len(frames)), base: make([]int, len(frames))}
+		for i, f := range frames {
+			fr := frame{fn: f.Fn, file: f.File, line: f.Line, pc: f.PC}
+			for _, l := range f.Loops {
+				fr.loops = append(fr.loops, nativeLoop(f.File, l))
+			}
+			s.frames[i] = fr
+			s.base[i] = s.nloops
+			s.nloops += len(fr.loops)
 		}
-		s.frames[i] = fr
-		s.base[i] = s.nloops
-		s.nloops += len(fr.loops)
-	}
-	in := frames[len(frames)-1]
-	s.show = fmt.Sprintf("%s:%d", filepath.Base(in.File), in.Line)
-	ns := &NativeSite{s}
-	nativeSites.m[k] = ns
-	return ns
+		in := frames[len(frames)-1]
+		s.show = fmt.Sprintf("%s:%d", filepath.Base(in.File), in.Line)
+		return s
+	})
 }
