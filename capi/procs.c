@@ -538,9 +538,18 @@ static void serve_lane(pmsg* m) {
     pp = &locals;
   }
   emud_lane* l = ll->l;
+  // The lane's own runtime state and stack are this process's: the
+  // mirror's copy has the coordinator's (none). The stack bounds bound
+  // the walk for the lane's call context (hip_runtime.h context): with the
+  // mirror's zeros every call had no context, so lanes of one wave at
+  // different call chains of one helper line (a MORI-shaped header's
+  // ds_bpermute, reached from two places) met as one lock-step point.
   void* impl = l->impl;
+  const uint64_t slo = l->stack_lo, shi = l->stack_hi;
   *l = in;
   l->impl = impl;
+  l->stack_lo = slo;
+  l->stack_hi = shi;
   // The coordinator lent the lane its mirror; here the lane is l.
   for (int i = 0; i < l->nallow && i < 8; i++)
     if (l->allow_lo[i] == m->lane) {
