@@ -20,6 +20,12 @@
 // memory a call reads or writes (hipMemcpy's host side, a unique id) is
 // staged: copied over the socket with the call and its reply.
 //
+// Ends: a child whose coordinator's end of the socket closes exits (a
+// thread of the child watches for it, so a child running its own code
+// ends too), with the failed run's status and no line of its own, since
+// the report names it; a fork closes in the child the coordinator's ends
+// of earlier children's sockets, which would keep them open.
+//
 // Written for emud.
 #define _GNU_SOURCE
 #include <dlfcn.h>
