@@ -6,9 +6,11 @@ package main
 import "C"
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/emud-dev/emud/sim"
 )
@@ -18,21 +20,34 @@ import (
 // atomically, hipDeviceSynchronize with no work) never lets virtual time
 // advance nor anything happen, so no other thread can end it; the spin
 // watch never saw it, as the thread keeps calling in. The call watch
-// sees it: a thread whose calls repeat one call at one site, at one
-// virtual time, with none of them of a kind that takes time or changes
-// state (a copy, an atomic, a wait), for EMUD_SPIN_LIMIT of wall time and
-// at least callLoopMin calls, ends the run as a hang (exit 2) naming the
-// thread, the call and its line. Loops of calls that write, wait or take
-// time are not its business (they end, or hang as reported waits).
+// sees it: a thread whose calls, at one virtual time, are all of kinds
+// that take no time and change no state (not a copy, an atomic, a wait),
+// for EMUD_SPIN_LIMIT of wall time and at least callLoopMin calls, ends
+// the run as a hang (exit 2) naming the thread and the loop's calls and
+// lines. The calls need not be one: a loop of __ballot and __shfl (a
+// grouping loop whose mask never empties) is one as well. Loops of calls
+// that write, wait or take time are not its business (they end, or hang
+// as reported waits).
 type callLoop struct {
-	op    int
-	file  uintptr // a lane's call site: its file literal and line
-	host  string  // a host call's file
-	line  int
 	now   sim.Time
 	n     uint64
-	since time.Time // when the n-th repeat passed callLoopMin
+	since time.Time  // when the n-th repeat passed callLoopMin
+	sites []loopSite // the loop's calls, noted once it passed callLoopMin
 }
+
+// loopSite is one call of a loop: its kind and site (a lane's: its file
+// literal and line; a host call's file and line), and its words.
+type loopSite struct {
+	op   int
+	file *C.char
+	host string
+	line int
+	name string // the call, as the report says it
+	at   string // its site
+}
+
+// maxLoopSites is how many of a loop's calls a report names.
+const maxLoopSites = 4
 
 // callLoopMin repeats before the wall clock is read at all: a loop of
 // honest work repeats a call at one instant far fewer times.
@@ -56,12 +71,12 @@ var inertHostOps = map[int]string{
 	C.EMUD_H_LAST_ERROR: "hipGetLastError", C.EMUD_H_MEM_INFO: "hipMemGetInfo", C.EMUD_H_PROPS: "hipGetDeviceProperties",
 }
 
-// see counts a call of op at file:line (inert: it is of an inert kind)
-// and says how long the loop has repeated it once that is past the limit.
-func (w *callLoop) see(op int, file uintptr, host string, line int, inert bool) (time.Duration, bool) {
+// see counts a call (inert: it is of an inert kind) and says how long
+// the loop has repeated once that is past the limit.
+func (w *callLoop) see(inert bool) (time.Duration, bool) {
 	now := rt.s.Now()
-	if callLoopLimit == 0 || !inert || op != w.op || file != w.file || host != w.host || line != w.line || now != w.now {
-		*w = callLoop{op: op, file: file, host: host, line: line, now: now}
+	if callLoopLimit == 0 || !inert || now != w.now {
+		w.now, w.n, w.sites = now, 0, w.sites[:0]
 		return 0, false
 	}
 	w.n++
@@ -76,33 +91,91 @@ func (w *callLoop) see(op int, file uintptr, host string, line int, inert bool) 
 	return 0, false
 }
 
+// needs says whether the loop, past callLoopMin, has not yet noted the
+// call op at file or host and line (and has room for it).
+func (w *callLoop) needs(op int, file *C.char, host string, line int) bool {
+	if w.n < callLoopMin || len(w.sites) == maxLoopSites {
+		return false
+	}
+	for _, s := range w.sites {
+		if s.op == op && s.file == file && s.host == host && s.line == line {
+			return false
+		}
+	}
+	return true
+}
+
+// verbs is one when the loop is of one call, else more.
+func (w *callLoop) verbs(one, more string) string {
+	if len(w.sites) > 1 {
+		return more
+	}
+	return one
+}
+
+// calls are the loop's calls, "A at X and B at Y", and their names
+// alone, in the order of their files and lines (not the order the watch
+// noted them in, which depends on where its count began).
+func (w *callLoop) calls() (at, names string) {
+	file := func(s loopSite) string {
+		if s.file != nil {
+			return C.GoString(s.file)
+		}
+		return s.host
+	}
+	slices.SortStableFunc(w.sites, func(x, y loopSite) int {
+		return cmp.Or(strings.Compare(file(x), file(y)), cmp.Compare(x.line, y.line), cmp.Compare(x.op, y.op))
+	})
+	var a, n []string
+	for _, s := range w.sites {
+		a = append(a, s.name+" at "+s.at)
+		n = append(n, s.name)
+	}
+	join := func(v []string) string {
+		if len(v) < 2 {
+			return strings.Join(v, "")
+		}
+		return strings.Join(v[:len(v)-1], ", ") + " and " + v[len(v)-1]
+	}
+	return join(a), join(n)
+}
+
 // watchLaneCall is the call watch of a lane's device call.
 func (ln *lane) watchCall(op int) {
 	l := ln.l
 	name, inert := inertLaneOps[op]
-	d, stuck := ln.loop.see(op, uintptr(unsafe.Pointer(l.file)), "", int(l.line), inert)
+	d, stuck := ln.loop.see(inert)
+	if ln.loop.needs(op, l.file, "", int(l.line)) {
+		ln.loop.sites = append(ln.loop.sites, loopSite{op: op, file: l.file, line: int(l.line), name: name, at: ln.site().String()})
+	}
 	if !stuck {
 		return
 	}
 	who := ln.who()
-	fail(rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: who, State: "calling " + name + " in a loop", Since: rt.s.Now(),
-		WaitsFor: fmt.Sprintf("nothing: %d calls of %s at %s at one virtual time, for %v of wall time", ln.loop.n, name, ln.site(), d.Round(time.Millisecond))},
-		sim.Because(fmt.Sprintf("%s loops on %s at %s, which takes no virtual time and changes nothing, so nothing else runs and no thread "+
+	at, names := ln.loop.calls()
+	fail(rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: who, State: "calling " + names + " in a loop", Since: rt.s.Now(),
+		WaitsFor: fmt.Sprintf("nothing: %d calls of %s at one virtual time, for %v of wall time", ln.loop.n, at, d.Round(time.Millisecond))},
+		sim.Because(fmt.Sprintf("%s loops on %s, which %s, so nothing else runs and no thread "+
 			"can end the loop: read what the loop waits for with an atomic load (__hip_atomic_load, atomicAdd(p, 0)) or wait with "+
-			"ccoSdma::waitSignal, which advance virtual time (EMUD_SPIN_LIMIT, %v, is how long emud lets such a loop repeat)", who, name, ln.site(), callLoopLimit))))
+			"ccoSdma::waitSignal, which advance virtual time (EMUD_SPIN_LIMIT, %v, is how long emud lets such a loop repeat)", who, at,
+			ln.loop.verbs("takes no virtual time and changes nothing", "take no virtual time and change nothing"), callLoopLimit))))
 }
 
 // watchHostCall is the call watch of a host thread's call.
 func (h *host) watchCall(op int, file string, line int) {
 	name, inert := inertHostOps[op]
-	d, stuck := h.loop.see(op, 0, file, line, inert)
+	d, stuck := h.loop.see(inert)
+	if h.loop.needs(op, nil, file, line) {
+		h.loop.sites = append(h.loop.sites, loopSite{op: op, host: file, line: line, name: name, at: fmt.Sprintf("%s:%d", file, line)})
+	}
 	if !stuck {
 		return
 	}
-	at := fmt.Sprintf("%s:%d", file, line)
-	fail(rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: h.name, State: "calling " + name + " in a loop", Since: rt.s.Now(),
-		WaitsFor: fmt.Sprintf("nothing: %d calls of %s at %s at one virtual time, for %v of wall time", h.loop.n, name, at, d.Round(time.Millisecond))},
-		sim.Because(fmt.Sprintf("%s loops on %s at %s, which has nothing to wait for, takes no virtual time and changes nothing; the thread "+
+	at, names := h.loop.calls()
+	fail(rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: h.name, State: "calling " + names + " in a loop", Since: rt.s.Now(),
+		WaitsFor: fmt.Sprintf("nothing: %d calls of %s at one virtual time, for %v of wall time", h.loop.n, at, d.Round(time.Millisecond))},
+		sim.Because(fmt.Sprintf("%s loops on %s, which %s; the thread "+
 			"holds its turn, so no other thread or lane runs and nothing can end the loop (EMUD_SPIN_LIMIT, %v, is how long emud lets such "+
-			"a loop repeat)", h.name, name, at, callLoopLimit))))
+			"a loop repeat)", h.name, at, h.loop.verbs("has nothing to wait for, takes no virtual time and changes nothing",
+			"have nothing to wait for, take no virtual time and change nothing"), callLoopLimit))))
 }

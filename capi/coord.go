@@ -84,7 +84,7 @@ func procNotes() string {
 			if h := rt.hosts[id]; h != nil {
 				dev = h.dev // the run has stopped: no thread moves it now
 			}
-			fmt.Fprintf(&b, "  host thread %d is rank process %d (GPU %d), still running\n", id, procs.pids[id], dev)
+			fmt.Fprintf(&b, "  host thread %d is rank process %d (GPU %d), still running; it exits with this run's status, saying nothing\n", id, procs.pids[id], dev)
 		}
 	}
 	return b.String()

@@ -100,9 +100,22 @@
 // crashes is named by pid, host thread and GPU, with its status and its
 // last call, on stderr and in a failed run's report; a lane whose
 // process is gone fails; a rank process whose coordinator is gone exits
-// with the failed run's status (2 hang, 5 race, 1 failed), so a launcher
-// such as mpirun sees the run's outcome whichever rank it hears of first,
-// or 1 if the coordinator ended another way (killed). A
+// with the failed run's status (2 hang, 5 race, 1 failed), saying
+// nothing (the report names it as still running), so a launcher such as
+// mpirun sees the run's outcome whichever rank it hears of first, or 1,
+// saying so, if the coordinator ended another way (killed). It does so
+// at once, even while it runs its own code and never calls emud again (a
+// lane or host loop the spin watch reported, naming the process): a
+// thread of it watches its socket for the coordinator's end to close
+// (the coordinator's ends of earlier ranks' sockets, which a fork copies
+// into each later child, are closed there so that no sibling keeps them
+// open). After a coordinator that exited normally, without waiting for
+// its ranks, a rank goes on with its own code, and its next call says
+// the coordinator is gone. Each lane of a child keeps its own stack
+// bounds when resumed (the call context of MORI mode reads its frames
+// there), so a child's lanes meet at the lock-step points a thread's
+// would: cxx/testdata/mori/put.cpp with "fork" gives the threads' digest
+// against the MORI-shaped header. A
 // cross-process call costs a round trip on the socket
 // (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
 // call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
@@ -403,11 +416,12 @@
 // over EMUD_MEM_BUDGET (default half the process's memory limit), and a
 // retired launch's lane state is freed (budget.go; partial: the native
 // stacks of lanes alive at once are not in the estimate). A thread that
-// repeats one call that takes no virtual time and changes nothing
+// makes only calls that take no virtual time and change nothing
 // (__syncthreads, __ballot, __shfl, __threadfence; hipDeviceSynchronize,
-// hipGetLastError … on the host) at one virtual time for EMUD_SPIN_LIMIT
-// of wall time is a hang report naming the call's line (callwatch.go,
-// examples/cxx/errors/call_loop.cpp). Every ccoSdma call
+// hipGetLastError … on the host), one call or several in turn (a loop of
+// __shfl and __ballot whose mask never empties), at one virtual time for
+// EMUD_SPIN_LIMIT of wall time is a hang report naming the loop's calls
+// and lines, up to four (callwatch.go, examples/cxx/errors/call_loop.cpp). Every ccoSdma call
 // and ccoLsaBarrierSession call runs package cco's implementation, so
 // grouping, signals, barriers, debug traps, hang causes and timing are
 // those of a Go kernel. __syncthreads,

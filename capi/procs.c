@@ -20,6 +20,12 @@
 // memory a call reads or writes (hipMemcpy's host side, a unique id) is
 // staged: copied over the socket with the call and its reply.
 //
+// Ends: a child whose coordinator's end of the socket closes exits (a
+// thread of the child watches for it, so a child running its own code
+// ends too), with the failed run's status and no line of its own, since
+// the report names it; a fork closes in the child the coordinator's ends
+// of earlier children's sockets, which would keep them open.
+//
 // Written for emud.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -102,6 +108,10 @@ typedef struct {
   // The run's exit status, set by the coordinator as its run fails, so
   // its ranks exit with it and a launcher (mpirun) sees one outcome.
   volatile int32_t run_status;
+  // The coordinator exited normally (its program returned, perhaps
+  // without waiting for its ranks): a rank running its own code goes on
+  // as it would on hardware, and a later call of its says the node is gone.
+  volatile int32_t coord_exited;
 } ext_table;
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
@@ -180,6 +190,10 @@ static void* shared_fd(const char* name, size_t n, void* want, int fixed, int* f
 
 static int ext_fd = -1, arena_fd = -1, pool_fd = -1;
 
+static void coord_exit(void) {
+  if (exts && !emud_forked()) exts->coord_exited = 1;
+}
+
 // share_memory makes the coordinator's device memory and runtime objects
 // shared, once, before its first fork (or before it takes in ranks
 // started apart): each is a memfd, so a rank started apart can map it too.
@@ -215,6 +229,7 @@ static int share_memory(const char** what) {
   memcpy(pool, save, pn);
   free(save);
   dev_fd = fd;
+  atexit(coord_exit);
   *what = "sharing the device memory mapped so far";
   return emud_device_extents(share_extent);
 }
@@ -286,6 +301,8 @@ emud_lane* emud_lane_make(emud_entry entry, void* arg, void* proc_) {
   l->impl = r;
   return l;
 }
+
+int emud_remote_pid(emud_lane* l) { return emud_lane_is_remote(l) ? ((remote_lane*)l->impl)->p->pid : 0; }
 
 void emud_remote_free(emud_lane* l) {
   free(l->impl);
@@ -449,7 +466,11 @@ static void* proxy(void* arg) {
   emud_enter();
   emudGoProcEnded(p->host, p->pid, p->apart, how);
   emud_leave();
-  close(p->fd);
+  // Marked closed first: a fork from here on must not close the number,
+  // which the program may reuse (fork closes the open ones in the child).
+  int fd = p->fd;
+  __atomic_store_n(&p->fd, -1, __ATOMIC_RELEASE);
+  close(fd);
   return NULL;
 }
 
@@ -497,16 +518,50 @@ static local_lane* locals;
 
 static void client_gone(void) {
   // The coordinator ended (its run failed and it exited with the run's
-  // status, or it was killed): nothing can go on.
+  // status, or it was killed): nothing can go on. After a failed run
+  // this rank says nothing: the coordinator's report names it ("still
+  // running"), and a line of its own, merged by a launcher (mpirun) with
+  // the coordinator's stderr, could land inside that report.
   const char* kind = node_world ? "rank process" : "forked rank process";
   int st = exts ? exts->run_status : 0;
-  if (st > 1) {
-    fprintf(stderr, "emud: %s %d: the coordinator (process %d) ended the run with status %d (its report says why); this rank exits %d too\n",
-            kind, (int)getpid(), coord_pid, st, st);
-    _exit(st);
-  }
+  if (st != 0) _exit(st);
   fprintf(stderr, "emud: %s %d: the coordinator (process %d) is gone; this rank exits 1\n", kind, (int)getpid(), coord_pid);
   _exit(1);
+}
+
+// client_watch is a thread of a rank process that waits for its
+// coordinator's end of the socket to close, and then ends the process:
+// the main thread notices only when it reads the socket, which a rank
+// running its own code (a lane or host loop that never calls emud, one
+// the coordinator's spin watch reported) never does again.
+static int watch_fd = -1;
+static void* client_watch(void* arg) {
+  (void)arg;
+  for (;;) {
+    struct pollfd pf = {watch_fd, 0, 0};  // no events asked: a hang-up or error only, reading nothing
+    int r = poll(&pf, 1, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || (pf.revents & POLLNVAL)) return NULL;  // the process closed it itself
+    if (!(pf.revents & (POLLHUP | POLLERR))) continue;
+    if (exts && exts->coord_exited && !exts->run_status) return NULL;
+    client_gone();
+  }
+}
+
+static void client_watch_start(int fd) {
+  watch_fd = fd;
+  pthread_t th;
+  pthread_attr_t at;
+  pthread_attr_init(&at);
+  pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&at, 64 << 10);
+  emud_enter();  // the runtime's own thread, not the program's
+  int rc = pthread_create(&th, &at, client_watch, NULL);
+  emud_leave();
+  pthread_attr_destroy(&at);
+  if (rc != 0)
+    fprintf(stderr, "emud: rank process %d: cannot start the thread that watches the coordinator (%s); if the coordinator "
+            "ends while this rank runs its own code, the rank stays\n", (int)getpid(), strerror(rc));
 }
 
 // emud_procs_status records the coordinator's failed run's status for its
@@ -538,9 +593,18 @@ static void serve_lane(pmsg* m) {
     pp = &locals;
   }
   emud_lane* l = ll->l;
+  // The lane's own runtime state and stack are this process's: the
+  // mirror's copy has the coordinator's (none). The stack bounds bound
+  // the walk for the lane's call context (hip_runtime.h context): with the
+  // mirror's zeros every call had no context, so lanes of one wave at
+  // different call chains of one helper line (a MORI-shaped header's
+  // ds_bpermute, reached from two places) met as one lock-step point.
   void* impl = l->impl;
+  const uint64_t slo = l->stack_lo, shi = l->stack_hi;
   *l = in;
   l->impl = impl;
+  l->stack_lo = slo;
+  l->stack_hi = shi;
   // The coordinator lent the lane its mirror; here the lane is l.
   for (int i = 0; i < l->nallow && i < 8; i++)
     if (l->allow_lo[i] == m->lane) {
@@ -850,9 +914,15 @@ pid_t fork(void) {
   pid_t pid = real_fork();
   if (pid == 0) {
     close(sv[0]);
+    // The coordinator's ends of the earlier ranks' sockets came along:
+    // held here, they would keep those ranks from seeing the
+    // coordinator's end when it dies (no hang-up while a copy is open).
+    for (int i = 0; i < nprocs; i++)
+      if (procs[i]->fd >= 0) close(procs[i]->fd);
     client_fd = sv[1];
     client_gen = exts->gen;
     emud_fault_default();
+    client_watch_start(client_fd);
     return 0;
   }
   close(sv[1]);
@@ -1059,6 +1129,7 @@ static void node_ready(void) {
   emud_set_race(st.race);
   emud_install_fault_handlers();
   node_client_ready = 1;
+  client_watch_start(client_fd);
 }
 
 static int node_reply(int fd, node_setup* st) {

@@ -1,5 +1,8 @@
 package main
 
+/*
+#include "lane.h"
+*/
 import "C"
 
 import (
@@ -96,14 +99,17 @@ func frozen(ln *lane, h *host, limit time.Duration) *sim.HangError {
 			since = "its device call at " + ln.site().String() + " returned"
 		}
 		return rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: name, State: "running its own code", Since: rt.s.Now(),
-			WaitsFor: fmt.Sprintf("nothing: no device call for %v of wall time since %s", limit, since)},
+			WaitsFor: fmt.Sprintf("nothing: no device call for %v of wall time since %s%s", limit, since, inProcess(int(C.emud_remote_pid(ln.l)), "its next device call"))},
 			sim.Because(fmt.Sprintf("%s runs its own code and never calls into emud, so virtual time stands still: a loop on a plain load "+
 				"(which the compiler may keep in a register, so the loop never sees the flag change) or work longer than EMUD_SPIN_LIMIT (%v). "+
 				"Poll a flag with an atomic load (__hip_atomic_load, __atomic_load_n, atomicAdd(p, 0)) or wait with ccoSdma::waitSignal: "+
 				"both advance virtual time", name, limit)))
 	}
+	rt.mu.Lock()
+	pid := procs.pids[h.id]
+	rt.mu.Unlock()
 	return rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: h.name, State: "running its own code", Since: rt.s.Now(),
-		WaitsFor: fmt.Sprintf("nothing: no emud call for %v of wall time since %s", limit, h.lastCallText())},
+		WaitsFor: fmt.Sprintf("nothing: no emud call for %v of wall time since %s%s", limit, h.lastCallText(), inProcess(pid, "its next call"))},
 		sim.Because(fmt.Sprintf("emud runs host threads one at a time, in turns, and %s holds its turn without calling into emud, so no other "+
 			"host thread or lane runs: a wait in its own code for what another thread does (a flag, a condition variable, a lock) never ends, "+
 			"though it would natively, or it worked longer than EMUD_SPIN_LIMIT (%v). Wait with an emud call instead (pthread_join, "+
@@ -116,4 +122,14 @@ func (h *host) lastCallText() string {
 		return fmt.Sprintf("its call at %s:%d returned", C.GoString(h.lastFile), h.lastLine)
 	}
 	return h.lastName
+}
+
+// inProcess says, for a thread or lane that runs in rank process pid
+// (0: in this one), that the coordinator waits on that process's socket
+// for what.
+func inProcess(pid int, what string) string {
+	if pid == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (it runs in rank process %d: the coordinator waits on its socket for %s)", pid, what)
 }

@@ -167,16 +167,20 @@ func TestLaneStackOverflow(t *testing.T) {
 // nothing is a hang report (exit 2) naming the thread, the call and its
 // line, once it has repeated for EMUD_SPIN_LIMIT of wall time
 // (examples/cxx/errors/call_loop.cpp). Before, each ran forever at 100%
-// CPU with no report: the spin watch saw the thread call in.
+// CPU with no report: the spin watch saw the thread call in. A loop of
+// two such calls in turn (cycle: __shfl and __ballot, the shape of a
+// grouping loop whose mask never empties) ran forever until the watch
+// counted a loop's calls whatever their sites.
 func TestCallLoopIsAHang(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct{ mode, words string }{
 		{"sync", `kernel "loopSync" GPU 0 block 0 wave 0 lane 0 [calling __syncthreads in a loop since 0ps]`},
-		{"ballot", `loops on __ballot (or __any, __all) at call_loop.cpp:18`},
-		{"shfl", `loops on __shfl at call_loop.cpp:23`},
-		{"device", `host main thread loops on hipDeviceSynchronize at ` + filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp") + `:37`},
+		{"ballot", `loops on __ballot (or __any, __all) at call_loop.cpp:20`},
+		{"shfl", `loops on __shfl at call_loop.cpp:25`},
+		{"cycle", `kernel "loopCycle" GPU 0 block 0 wave 0 lane 0 loops on __shfl at call_loop.cpp:32 and __ballot (or __any, __all) at call_loop.cpp:33, which take no virtual time`},
+		{"device", `host main thread loops on hipDeviceSynchronize at ` + filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp") + `:48`},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			start := time.Now()

@@ -110,6 +110,44 @@ func TestMoriPut(t *testing.T) {
 	}
 }
 
+// TestMoriPutFork runs put.cpp's ranks as forked processes in MORI's
+// fork harness shape (the unique id in the parent, a child per rank, the
+// parent in waitpid) against the MORI-shaped header: it passes, and gives
+// the digest of the same ranks as threads, exact and perturbed, each
+// lane on its own queue and the lanes of a wave on one (its commit
+// chain). Each child lane took the coordinator's copy of its stack bounds
+// (zero), so its calls had no call context: lanes of one wave at two call
+// chains of the header's one-line ds_bpermute helper met as one lock-step
+// point, took each other's values, and put's grouping loop never emptied
+// its mask, a loop of __ballot and __shfl at one virtual time that ran
+// forever with no report.
+func TestMoriPutFork(t *testing.T) {
+	needCxx(t)
+	prog := buildMori(t)
+	for _, tc := range []struct {
+		env  []string
+		mode string
+	}{
+		{[]string{"EMUD_SEED=1"}, ""},
+		{[]string{"EMUD_SEED=5", "EMUD_STRATEGY=perturb"}, "same"},
+	} {
+		t.Run(strings.Join(append(tc.env, tc.mode), ","), func(t *testing.T) {
+			args := append([]string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=10s", "2"}, tc.env...)
+			if tc.mode != "" {
+				args = append(args, tc.mode)
+			}
+			stdout, stderr, code := runExample(t, prog, args...)
+			require.Equal(t, 0, code, "threads: stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			require.Contains(t, stdout, "mori put: PASS")
+			want := digestOf(t, stderr)
+			stdout, stderr, code = runExample(t, prog, append(args, "fork")...)
+			require.Equal(t, 0, code, "processes: stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Contains(t, stdout, "mori put: PASS")
+			assert.Equal(t, want, digestOf(t, stderr), "processes: the threads' digest")
+		})
+	}
+}
+
 // TestMoriMissingPublish: the header's submitPacket without its publish
 // (no s_waitcnt(0) between the lane's ring stores and its doorbell
 // store) is reported by the race detector on every seed, naming the

@@ -8,7 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,6 +168,86 @@ func TestForkKilledRank(t *testing.T) {
 	assert.Less(t, time.Since(start), 20*time.Second, "ended by the report, not by the spin watch")
 	assert.Contains(t, report, "ccoCommCreate (rank 0): 7 of 8 ranks arrived")
 	assert.Regexp(t, `host thread 2 is forked rank process \d+ \(GPU 1\), which was killed by signal 9 \(Killed\) after its last call \(its call at [^ ]*fork_alltoall.cpp:\d+ returned\)`, report)
+}
+
+// TestForkStuckRank: rank 1 of two forked ranks never calls emud again
+// (its lane polls a plain load; or its host code loops) while rank 0
+// waits for it in ccoBarrierAll. The spin watch ends the run with a hang
+// report that names rank 1's process and what the coordinator waits on
+// its socket for, and both rank processes end with it, saying nothing:
+// rank 1 in its loop too (a thread of it watches the socket), and rank 0,
+// whose coordinator end rank 1 no longer holds (a fork took the earlier
+// ranks' sockets along). Before, both stayed: rank 1 in its loop at 100%
+// CPU and rank 0 blocked in its call, since rank 1's copy of rank 0's
+// socket kept it from seeing the coordinator go.
+func TestForkStuckRank(t *testing.T) {
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "procs", "fork_stuck.cpp"))
+	require.NoError(t, err)
+	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
+	rankPID := regexp.MustCompile(`host thread \d+ is rank process (\d+) \(GPU \d\), still running`)
+	for _, tc := range []struct{ mode, waits string }{
+		{"lane", `kernel "pollPlain" GPU 1 block 0 wave 0 lane 0 \[running its own code since 0ps\]: nothing: no device call for 2s of wall time since the kernel started \(it runs in rank process (\d+): the coordinator waits on its socket for its next device call\)`},
+		{"host", `host thread 2 \[running its own code since 0ps\]: nothing: no emud call for 2s of wall time since its call at [^ ]*fork_stuck.cpp:\d+ returned \(it runs in rank process (\d+): the coordinator waits on its socket for its next call\)`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, prog, tc.mode)
+			cmd.Env = append(os.Environ(), "EMUD_SPIN_LIMIT=2s", "TMPDIR="+t.TempDir())
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			// A rank process left behind holds the pipes open: Wait gives
+			// up on them after this, and the check below names it.
+			cmd.WaitDelay = 5 * time.Second
+			_ = cmd.Run()
+			require.NotNil(t, cmd.ProcessState, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+			report := errb.String()
+			require.Equal(t, 2, cmd.ProcessState.ExitCode(), "a hang; stdout:\n%s\nstderr:\n%s", out.String(), report)
+			m := regexp.MustCompile(tc.waits).FindStringSubmatch(report)
+			require.NotNil(t, m, "the spinner names rank 1's process:\n%s", report)
+			var pids []int
+			for _, pm := range rankPID.FindAllStringSubmatch(report, -1) {
+				pids = append(pids, mustAtoi(t, pm[1]))
+			}
+			require.Len(t, pids, 2, report)
+			assert.Contains(t, pids, mustAtoi(t, m[1]), "the spinner's process is rank 1's")
+			t.Cleanup(func() {
+				for _, pid := range pids {
+					if processLive(pid) {
+						_ = syscall.Kill(pid, syscall.SIGKILL) // ours: started by this test's program
+					}
+				}
+			})
+			deadline := time.Now().Add(5 * time.Second)
+			for _, pid := range pids {
+				for processLive(pid) && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				assert.False(t, processLive(pid), "rank process %d outlived its coordinator", pid)
+			}
+			assert.NotContains(t, report, "this rank exits", "the ranks say nothing: the report names them")
+		})
+	}
+}
+
+// processLive says whether process pid exists and has not exited (a
+// zombie, which no one may reap here, has).
+func processLive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
 
 // TestForkHandoff runs examples/cxx/procs/handoff.cpp at 500 calls: a

@@ -8,8 +8,15 @@
 // "full" for lane 0 posting its block kFullReps times before its quiet:
 // more than its ring holds, so it waits for the engine to free ring space
 // (with -DEMUD_TEST_MORI_CAS_RESERVE, re-reading the write and read
-// pointers in turn).
+// pointers in turn). "fork" (after the mode, or alone after the rounds)
+// runs the ranks as processes in MORI's fork harness shape: the unique id
+// first, then one forked child per rank, the parent in waitpid; the
+// digest is the threads' (capi/procs.c).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -108,15 +115,43 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
-  const std::string mode = argc > 2 ? argv[2] : "";
-  const int same = mode == "same" ? 1 : mode == "full" ? 2 : 0;
+  int same = 0;
+  bool fork_ranks = false;
+  for (int i = 2; i < argc; i++) {
+    if (!std::strcmp(argv[i], "same")) same = 1;
+    if (!std::strcmp(argv[i], "full")) same = 2;
+    if (!std::strcmp(argv[i], "fork")) fork_ranks = true;
+  }
   std::printf("header: %s\n", PUT_HEADER);
+  std::fflush(stdout);
   ccoUniqueId id;
   CHECK(ccoGetUniqueId(&id));
   std::vector<int> errors(kRanks);
-  std::vector<std::thread> ts;
-  for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds, same); });
-  for (auto& t : ts) t.join();
+  if (fork_ranks) {
+    // MORI's harness: a child per rank, its error count as its status.
+    std::vector<pid_t> kids;
+    for (int r = 0; r < kRanks; r++) {
+      pid_t pid = fork();
+      if (pid < 0) return 3;
+      if (pid == 0) {
+        const int e = rankMain(r, id, rounds, same);
+        std::fflush(stdout);
+        _exit(e ? 1 : 0);
+      }
+      kids.push_back(pid);
+    }
+    for (int r = 0; r < kRanks; r++) {
+      int status = 0;
+      if (waitpid(kids[r], &status, 0) != kids[r] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::printf("mori put: rank %d failed (status %d)\n", r, status);
+        errors[r] = 1;
+      }
+    }
+  } else {
+    std::vector<std::thread> ts;
+    for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds, same); });
+    for (auto& t : ts) t.join();
+  }
   int total = 0;
   for (int e : errors) total += e;
   if (total) {

@@ -5,6 +5,8 @@
 //   call_loop sync:    a lane loops on __syncthreads (a block of one lane);
 //   call_loop ballot:  a lane loops on __ballot;
 //   call_loop shfl:    a lane loops on __shfl;
+//   call_loop cycle:   a lane loops on __shfl and __ballot in turn (a
+//                      grouping loop whose mask never empties);
 //   call_loop device:  the host loops on hipDeviceSynchronize with no work.
 #include <cstring>
 
@@ -24,6 +26,14 @@ __global__ void loopShfl(int* stop) {
   }
 }
 
+__global__ void loopCycle(int* stop) {
+  unsigned long long left = 1;
+  while (left != 0) {
+    const int k = __shfl(*stop, __builtin_ctzll(left));
+    left &= ~__ballot(k != 0);
+  }
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "sync";
   int* stop = nullptr;
@@ -33,6 +43,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "sync")) loopSync<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "ballot")) loopBallot<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "shfl")) loopShfl<<<1, 1>>>(stop);
+  if (!std::strcmp(mode, "cycle")) loopCycle<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "device"))
     while (host == 0) HIP_CHECK(hipDeviceSynchronize());
   HIP_CHECK(hipDeviceSynchronize());
