@@ -311,6 +311,7 @@ uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char
 static uint64_t resv_lo, resv_hi;  // the reserved range, 0 = none
 
 __attribute__((constructor(101))) static void reserve_device_range(void) {
+  emud_heap_setup();  // heap.c: first, before any thread
   uint64_t base = EMUD_DEFAULT_BASE;
   const char* e = getenv("EMUD_BASE");
   if (e && *e) {
