@@ -64,7 +64,7 @@ var rt struct {
 	tracePath string
 	profile   *os.File  // EMUD_CPUPROFILE's file, written at exit
 	began     time.Time // the first call, for EMUD_SUMMARY's wall time
-	// EMUD_SUMMARY's split of the process's CPU time: at the first call
+	// EMUD_USAGE's split of the process's CPU time: at the first call
 	// and when the node was built.
 	atCall, atBuilt usage
 
