@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,22 +26,30 @@ import (
 // kernels' path: C ABI, lane coroutines, host threads), against the Go
 // alltoall scenario of the same shape (8 ranks, 64 KiB per pair, the
 // default queues) on the same seeds. A C++ run is a whole process (start,
-// eight rank threads, setup, kernel, check, exit), so the row sets it
-// beside both Go figures: a seed in this process (what explore pays, warm:
-// no process start, its heap and mappings reused from the seed before)
-// and a run as a whole emud run process. The detail also gives the C++
-// part from the program's first emud call to its exit (EMUD_SUMMARY's wall
-// time), which leaves out the process and Go runtime start, and each
-// figure's CPU time (user and system), which a loaded machine inflates
-// less than wall time: a C++ run hands its turn between threads hundreds
-// of times, and each handoff waits for a core. The Go figures are taken on
-// one P (GOMAXPROCS=1), as a C++ program's emulator runs. It needs emud's source tree
-// and a C++ compiler; without them, and with Quick sizes, the row says so.
+// eight rank threads, setup, kernel, check, exit), which is what emud
+// explore -- PROGRAM pays per seed, so the row sets it beside both Go
+// figures: a seed in this process (what explore pays, warm: no process
+// start, its heap and mappings reused from the seed before) and a run as
+// a whole emud run process. The detail also gives the C++ part from the
+// program's first emud call to its exit (EMUD_SUMMARY's wall time), and
+// where a C++ run's CPU time goes (EMUD_USAGE: up to the first call,
+// which is the process's and the Go runtime's start; building the node;
+// from there to exit; and after that, the process's teardown, which only
+// the parent sees), with its page faults; and each figure's CPU time
+// (user and system), which a loaded machine inflates less than wall time:
+// a C++ run hands its turn between threads hundreds of times, and each
+// handoff waits for a core. The same program runs with EMUD_MALLOC=system
+// too (glibc's heap defaults, as before capi/heap.c), alternated with
+// the default, so the heap's effect is measured in one run. The Go
+// figures are taken on one P (GOMAXPROCS=1), as a C++ program's emulator
+// runs. It needs emud's source tree and a C++ compiler; without them, and
+// with Quick sizes, the row says so.
 func benchCxx(runs int) (benchRow, error) {
 	const what = "C++ vs Go alltoall, per run (alltoall_put.cpp, 8 ranks, 64 KiB)"
 	if runs == 0 {
 		return benchRow{what, "skipped", "not with --quick (building the C++ program takes most of a minute)"}, nil
 	}
+	load0 := loadAverage()
 	prog, cleanup, skip := buildCxx("alltoall_put.cpp")
 	if skip != "" {
 		return benchRow{what, "skipped", skip}, nil
@@ -53,16 +62,24 @@ func benchCxx(runs int) (benchRow, error) {
 		return benchRow{what, "skipped", skip}, nil
 	}
 	defer cleanupPlain()
-	var cxxP, plainP, goP procTimes
+	var cxxP, plainP, sysP, goP procTimes
 	var inside time.Duration
+	var split, sysSplit usageSum
 	for i := range runs {
 		start := time.Now()
-		c, err := runCxx(prog, i+1)
+		c, err := runCxx(prog, i+1, "EMUD_USAGE=1")
 		if err != nil {
 			return benchRow{}, err
 		}
 		cxxP.add(time.Since(start), c.ps)
 		inside += c.wall
+		split.add(c)
+		start = time.Now()
+		if c, err = runCxx(prog, i+1, "EMUD_USAGE=1", "EMUD_MALLOC=system"); err != nil {
+			return benchRow{}, err
+		}
+		sysP.add(time.Since(start), c.ps)
+		sysSplit.add(c)
 		start = time.Now()
 		if c, err = runCxx(plain, i+1); err != nil {
 			return benchRow{}, err
@@ -99,12 +116,54 @@ func benchCxx(runs int) (benchRow, error) {
 	insidePer := inside / time.Duration(runs)
 	ratio := func(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
 	return benchRow{what,
-		fmt.Sprintf("%.1f× (%.1f× from the first call; %.1f× process to process; %.1f× uninstrumented)",
-			ratio(cxxP.per(), goSeed.per()), ratio(insidePer, goSeed.per()), ratio(cxxP.per(), goP.per()), ratio(plainP.per(), goSeed.per())),
+		fmt.Sprintf("%.1f× (%.1f× in CPU time; %.1f× from the first call; %.1f× process to process; %.1f× uninstrumented; %.1f× in CPU time with glibc's heap)",
+			ratio(cxxP.per(), goSeed.per()), ratio(cxxP.cpuPer(), goSeed.cpuPer()), ratio(insidePer, goSeed.per()), ratio(cxxP.per(), goP.per()),
+			ratio(plainP.per(), goSeed.per()), ratio(sysP.cpuPer(), goSeed.cpuPer())),
 		fmt.Sprintf("%d seeds, wall (CPU): C++ %s per run as a whole process (lanes instrumented, emud c++'s default), "+
 			"%s built with -fno-sanitize=thread, %v from its first emud call to exit; "+
-			"Go %s per seed in one process, %s per run as an emud run process",
-			runs, cxxP, plainP, insidePer.Round(time.Millisecond), goSeed, goP)}, nil
+			"Go %s per seed in one process, %s per run as an emud run process; "+
+			"C++ CPU per run: %s; with EMUD_MALLOC=system %s per run: %s; load average %s, then %s",
+			runs, cxxP, plainP, insidePer.Round(time.Millisecond), goSeed, goP,
+			split.String(cxxP), sysP, sysSplit.String(sysP), load0, loadAverage())}, nil
+}
+
+// usageSum adds up the EMUD_USAGE splits of runs.
+type usageSum struct {
+	call, node, rest                   time.Duration
+	callFaults, nodeFaults, restFaults int64
+	n                                  int
+}
+
+func (u *usageSum) add(c cxxRun) {
+	u.call += c.usage.call
+	u.node += c.usage.node
+	u.rest += c.usage.rest
+	u.callFaults += c.usage.callFaults
+	u.nodeFaults += c.usage.nodeFaults
+	u.restFaults += c.usage.restFaults
+	u.n++
+}
+
+// String is the mean split of a run, the teardown being what the
+// process's CPU time (p) has past the three parts the program measured.
+func (u usageSum) String(p procTimes) string {
+	if u.n == 0 {
+		return "no EMUD_USAGE line"
+	}
+	n := time.Duration(u.n)
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+	tear := p.cpuPer() - (u.call+u.node+u.rest)/n
+	return fmt.Sprintf("%v to the first call (process and Go runtime start; %d page faults), %v building the node (%d), %v from there to exit (%d), %v after (teardown)",
+		r(u.call/n), u.callFaults/int64(u.n), r(u.node/n), u.nodeFaults/int64(u.n), r(u.rest/n), u.restFaults/int64(u.n), r(tear))
+}
+
+// loadAverage is /proc/loadavg's 1-minute figure, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 // oneProc sets GOMAXPROCS to 1, as the C ABI does for a C++ program (capi
@@ -128,6 +187,8 @@ func (p *procTimes) add(wall time.Duration, ps *os.ProcessState) {
 }
 
 func (p procTimes) per() time.Duration { return p.wall / time.Duration(p.n) }
+
+func (p procTimes) cpuPer() time.Duration { return p.cpu / time.Duration(p.n) }
 
 // String is the mean wall time and, in parentheses, the mean CPU time.
 func (p procTimes) String() string {
@@ -202,7 +263,39 @@ func buildCxxIn(root, src string, flags ...string) (prog string, cleanup func(),
 var (
 	packetsLine = regexp.MustCompile(`emud: (\d+ packets retired \([^)]*\)); (\S+) wall time`)
 	endLine     = regexp.MustCompile(`emud: seed \d+: end (\d+) ps`)
+	usageLine   = regexp.MustCompile(`emud: usage: CPU time (\S+) to the first call, (\S+) building the node, (\S+) from there to exit; (\d+), (\d+) and (\d+) page faults`)
 )
+
+// cxxUsage is a run's EMUD_USAGE line: CPU time and page faults up to the
+// first call, building the node, and from there to exit.
+type cxxUsage struct {
+	call, node, rest                   time.Duration
+	callFaults, nodeFaults, restFaults int64
+}
+
+// parseUsage reads the EMUD_USAGE line of out, if any.
+func parseUsage(out []byte) (cxxUsage, bool, error) {
+	m := usageLine.FindSubmatch(out)
+	if m == nil {
+		return cxxUsage{}, false, nil
+	}
+	var u cxxUsage
+	for i, d := range []*time.Duration{&u.call, &u.node, &u.rest} {
+		v, err := time.ParseDuration(string(m[1+i]))
+		if err != nil {
+			return u, false, fmt.Errorf("bench: EMUD_USAGE's time %q: %v", m[1+i], err)
+		}
+		*d = v
+	}
+	for i, f := range []*int64{&u.callFaults, &u.nodeFaults, &u.restFaults} {
+		v, err := strconv.ParseInt(string(m[4+i]), 10, 64)
+		if err != nil {
+			return u, false, fmt.Errorf("bench: EMUD_USAGE's faults %q: %v", m[4+i], err)
+		}
+		*f = v
+	}
+	return u, true, nil
+}
 
 // cxxRun is what one run of a C++ program reported.
 type cxxRun struct {
@@ -210,12 +303,22 @@ type cxxRun struct {
 	packets string        // the EMUD_SUMMARY packet count line
 	wall    time.Duration // from the first emud call to exit
 	end     sim.Time      // the emulated end time
+	usage   cxxUsage      // with EMUD_USAGE=1 among args
 }
 
-// runCxx runs prog with args on seed with EMUD_SUMMARY=1.
+// runCxx runs prog with args on seed with EMUD_SUMMARY=1; an argument
+// with '=' is an environment variable (EMUD_USAGE=1), not an argument.
 func runCxx(prog string, seed int, args ...string) (cxxRun, error) {
-	c := exec.Command(prog, args...)
-	c.Env = append(os.Environ(), fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_SUMMARY=1")
+	var env, argv []string
+	for _, a := range args {
+		if strings.Contains(a, "=") {
+			env = append(env, a)
+		} else {
+			argv = append(argv, a)
+		}
+	}
+	c := exec.Command(prog, argv...)
+	c.Env = append(append(os.Environ(), fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_SUMMARY=1"), env...)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		return cxxRun{}, fmt.Errorf("bench: %s (seed %d): %v\n%s", prog, seed, err, out)
@@ -232,7 +335,14 @@ func runCxx(prog string, seed int, args ...string) (cxxRun, error) {
 	if err != nil {
 		return cxxRun{}, fmt.Errorf("bench: %s: end time %q: %v", prog, e[1], err)
 	}
-	return cxxRun{c.ProcessState, string(m[1]), wall, sim.Time(end)}, nil
+	u, ok, err := parseUsage(out)
+	if err != nil {
+		return cxxRun{}, err
+	}
+	if !ok && slices.Contains(env, "EMUD_USAGE=1") {
+		return cxxRun{}, fmt.Errorf("bench: %s (seed %d): no EMUD_USAGE line in its output\n%s", prog, seed, out)
+	}
+	return cxxRun{c.ProcessState, string(m[1]), wall, sim.Time(end), u}, nil
 }
 
 // packetsPerSec reads the count from a packet line.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +106,47 @@ func TestCxxMoriRowBadInclude(t *testing.T) {
 	_, err := benchCxxMori(1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), MoriIncludeEnv+"="+dir+": no mori/cco/cco.hpp there")
+}
+
+// TestParseUsage reads capi's EMUD_USAGE line, and a run without one.
+func TestParseUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		out  string
+		ok   bool
+		want cxxUsage
+	}{
+		{"line", "x\nemud: usage: CPU time 19.942ms to the first call, 1.198ms building the node, 30.613ms from there to exit; 446, 35 and 649 page faults\n", true,
+			cxxUsage{19942 * time.Microsecond, 1198 * time.Microsecond, 30613 * time.Microsecond, 446, 35, 649}},
+		{"microseconds", "emud: usage: CPU time 874µs to the first call, 0s building the node, 1.5s from there to exit; 1, 0 and 2 page faults", true,
+			cxxUsage{874 * time.Microsecond, 0, 1500 * time.Millisecond, 1, 0, 2}},
+		{"none", "emud: seed 1: end 8373190 ps, digest d05f\n", false, cxxUsage{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, ok, err := parseUsage([]byte(tt.out))
+			require.NoError(t, err)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, u)
+		})
+	}
+	_, _, err := parseUsage([]byte("emud: usage: CPU time 3xs to the first call, 1ms building the node, 1ms from there to exit; 1, 2 and 3 page faults"))
+	assert.ErrorContains(t, err, `EMUD_USAGE's time "3xs"`)
+	_, _, err = parseUsage([]byte("emud: usage: CPU time 3s to the first call, 1ms building the node, 1ms from there to exit; 99999999999999999999, 2 and 3 page faults"))
+	assert.ErrorContains(t, err, `EMUD_USAGE's faults "99999999999999999999"`)
+}
+
+// FuzzParseUsage: any output parses or is refused with an error, never
+// a panic, and a parsed line's figures are not negative.
+func FuzzParseUsage(f *testing.F) {
+	f.Add("emud: usage: CPU time 19.942ms to the first call, 1.198ms building the node, 30.613ms from there to exit; 446, 35 and 649 page faults")
+	f.Add("emud: usage: CPU time -1s to the first call, 1ms building the node, 1ms from there to exit; 1, 2 and 3 page faults")
+	f.Fuzz(func(t *testing.T, s string) {
+		u, ok, err := parseUsage([]byte(s))
+		if err != nil || !ok {
+			return
+		}
+		assert.GreaterOrEqual(t, u.callFaults, int64(0))
+		assert.GreaterOrEqual(t, u.nodeFaults+u.restFaults, int64(0))
+	})
 }

@@ -564,7 +564,23 @@
 // after its report. EMUD_STEPS=1 prints the run's length in scheduling
 // steps at its end (steps.go; emud explore and hunt -- PROGRAM set PCT's
 // steps from one such run of the first seed). EMUD_CPUPROFILE=file writes a Go CPU profile of the emulation, from
-// the first call to a clean exit (go tool pprof reads it).
+// the first call to a clean exit (go tool pprof reads it). EMUD_USAGE=1
+// prints, at a clean exit, the process's CPU time and page faults up to
+// the first call (process start, the Go runtime's, the program's code
+// before it), building the node, and from there to exit.
+//
+// # The program's heap
+//
+// A run is a fresh process, so every page of host memory it touches is a
+// page fault (emud explore pays them per seed). heap.c sets glibc's
+// malloc up before the program's constructors and the Go runtime start:
+// one arena (host threads take turns, so per-thread arenas, each a fresh
+// 64 MiB reservation, buy nothing), blocks up to 32 MiB from the heap
+// rather than a fresh mapping each, and the heap's first 64 MiB advised as
+// transparent huge pages (one fault per 2 MiB where the kernel allows;
+// alltoall_put.cpp's host buffers went from ~1000 faults a run to a few).
+// EMUD_MALLOC=system, or a program that sets glibc's malloc tunables
+// itself, keeps glibc's defaults.
 //
 // EMUD_TRACE=file writes the run's Chrome trace-event JSON, what emud run
 // --trace writes (package trace's recorder), when the run ends, whatever

@@ -9,6 +9,7 @@ void emud_lane_free(emud_lane* l);
 uint64_t emud_lane_stack(emud_lane* l, uint64_t* size);
 void emud_resume(emud_lane* l);
 void emud_install_fault_handlers(void);
+void emud_heap_setup(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
 void emud_set_host_cost(int on);

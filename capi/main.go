@@ -64,6 +64,9 @@ var rt struct {
 	tracePath string
 	profile   *os.File  // EMUD_CPUPROFILE's file, written at exit
 	began     time.Time // the first call, for EMUD_SUMMARY's wall time
+	// EMUD_USAGE's split of the process's CPU time: at the first call
+	// and when the node was built.
+	atCall, atBuilt usage
 
 	// Emulation state: touched only by the running actor.
 	comms    []*cco.Comm
@@ -151,6 +154,7 @@ func oneProc() {
 // EMUD_GPUS (8), EMUD_PERTURB (0), EMUD_RACE, and MORI_* as a MORI program
 // reads them.
 func start() error {
+	rt.atCall = usageNow()
 	oneProc()
 	seed, err := envInt("EMUD_SEED", 1)
 	if err != nil {
@@ -188,7 +192,7 @@ func start() error {
 	// Switches must read as on or off: MORI would take a typo
 	// (MORI_ENABLE_SDMA=ture) as on, and EMUD_RACE=maybe ran without the
 	// detector without a word.
-	for _, k := range []string{"EMUD_RACE", "MORI_ENABLE_SDMA"} {
+	for _, k := range []string{"EMUD_RACE", "MORI_ENABLE_SDMA", "EMUD_USAGE"} {
 		if _, err := cco.ParseTruth(os.Getenv(k)); err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
@@ -252,6 +256,7 @@ func start() error {
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
 	rt.events = []*event{nil}
 	rt.ran = make(chan error, 1)
+	rt.atBuilt = usageNow()
 	newHost(-1).late = true // host 0: the main thread
 	adoptEarly()
 	go func() { rt.ran <- rt.s.Run() }()
@@ -332,6 +337,7 @@ func summary() {
 		rt.profile.Close()
 	}
 	printSteps()
+	printUsage()
 	if !cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
 		return
 	}
@@ -340,6 +346,36 @@ func summary() {
 		fmt.Fprintf(os.Stderr, "emud: %d packets retired (%d COPY_LINEAR, %d ATOMIC, %d other); %v wall time since the first call\n",
 			c.copies+c.atomics+c.other, c.copies, c.atomics, c.other, time.Since(rt.began).Round(time.Millisecond))
 	}
+}
+
+// printUsage is the line EMUD_USAGE=1 prints at a clean exit: the
+// process's CPU time and page faults up to the first call (process
+// start, the Go runtime's, the program's code before it), building the
+// node, and from there to exit (what is left after it, the process's
+// teardown, the parent sees: bench's C++ row).
+func printUsage() {
+	if !cco.Truthy(os.Getenv("EMUD_USAGE")) {
+		return
+	}
+	end := usageNow()
+	fmt.Fprintf(os.Stderr, "emud: usage: CPU time %v to the first call, %v building the node, %v from there to exit; %d, %d and %d page faults\n",
+		rt.atCall.cpu, rt.atBuilt.cpu-rt.atCall.cpu, end.cpu-rt.atBuilt.cpu, rt.atCall.faults, rt.atBuilt.faults-rt.atCall.faults, end.faults-rt.atBuilt.faults)
+}
+
+// usage is the process's CPU time (user and system, every thread) and
+// its page faults so far: where a C++ run's cost goes (process start and
+// Go runtime, the node, the program), what explore pays per seed.
+type usage struct {
+	cpu    time.Duration
+	faults int64
+}
+
+func usageNow() usage {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return usage{}
+	}
+	return usage{time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Minflt + ru.Majflt}
 }
 
 // writeTrace writes EMUD_TRACE's file (emud run --trace's Chrome

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -340,4 +342,35 @@ func TestAtomicLoopIsASpin(t *testing.T) {
 			assert.Contains(t, report, c.words)
 		})
 	}
+}
+
+// TestHostHeap: a program's host heap is set up for host threads that
+// take turns (capi/heap.c): sixteen 512 KiB blocks filled by two host
+// threads after the first emud call fault a few huge pages, not each
+// block's 128 pages, as with glibc's defaults (EMUD_MALLOC=system, 2048
+// faults and more); EMUD_USAGE prints the split either way. Without
+// transparent huge pages (never) the heap's advice does nothing: skipped.
+func TestHostHeap(t *testing.T) {
+	needCxx(t)
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || strings.Contains(string(b), "[never]") {
+		t.Skip("no transparent huge pages here")
+	}
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "host_buffers.cpp"), "-O2", "-Wall", "-Werror")
+	usage := regexp.MustCompile(`emud: usage: CPU time \S+ to the first call, \S+ building the node, \S+ from there to exit; \d+, \d+ and (\d+) page faults`)
+	faults := map[string]int{}
+	for _, heap := range []string{"emud", "system"} {
+		cmd := exec.Command(prog)
+		cmd.Env = append(os.Environ(), "EMUD_USAGE=1", "EMUD_MALLOC="+heap)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Run(), "%s%s", out.String(), errb.String())
+		assert.Contains(t, out.String(), "host_buffers: PASS")
+		m := usage.FindStringSubmatch(errb.String())
+		require.NotNil(t, m, "EMUD_USAGE's line on stderr:\n%s", errb.String())
+		faults[heap], _ = strconv.Atoi(m[1])
+	}
+	t.Logf("page faults from the node to exit: %v", faults)
+	assert.GreaterOrEqual(t, faults["system"], 2048, "glibc's defaults fault each block's pages")
+	assert.Less(t, faults["emud"], faults["system"]-1500, "emud's heap takes the blocks from huge pages")
 }

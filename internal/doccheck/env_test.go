@@ -257,7 +257,8 @@ var envRow = regexp.MustCompile("(?m)^\\| `([A-Z][A-Z0-9_<>]*)` \\|")
 // notDocumented are variables the code reads that are not emud's to
 // document.
 var notDocumented = map[string]string{
-	"PATH": "cmd/emud's farm test puts a fake sbatch first on it",
+	"PATH":           "cmd/emud's farm test puts a fake sbatch first on it",
+	"GLIBC_TUNABLES": "glibc's: capi/heap.c leaves malloc alone when it sets malloc tunables (docs/env.md's EMUD_MALLOC says so)",
 }
 
 // docEnv is one name of the table, as a pattern.
