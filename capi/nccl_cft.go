@@ -27,11 +27,23 @@ import (
 // NCCL's CFT in C++ (include/nccl_device/cft.h): the emulator's side.
 //
 // Backing (docs/cuda.md, "CFT"): the NCCL layer runs on the MORI layer's
-// node (cco memory, natively mapped), so CFT operations are copies on an
-// NVLink-class path of the fabric model's preset (fabric.DefaultModel:
-// injection bandwidth per GPU, latency, issue cost), done here: a put,
-// get or reduction lands at its delivery time as an event of the run, a
-// counted write adds its bytes to the destination's counter then, and
+// node (cco memory, natively mapped), so CFT operations are copies done
+// here, timed by package fabric's own code: fabric.Ports on
+// fabric.DefaultModel (each GPU's egress and ingress port, latency, issue
+// cost, multicast fan-out), the arithmetic package fabric's engine times
+// its operations with. A put or reduction lands at each destination when
+// its last byte arrives there and completes when the ack is back; a get
+// and a pullRed read their sources when the bytes leave the peers and
+// land in shared memory when they arrive; a barrier's arrive is package
+// fabric's: 16-byte puts to every peer (unicast) or one 16-byte multimem
+// reduction to every member, itself included (multimem), that the
+// arriving thread waits to complete. So a collective written in C++ and
+// its Go twin on package fabric end at the same emulated time (cxx
+// TestCftAllReduceMatchesGo). Partial: data lands whole at its last
+// byte's arrival, not granule by granule as package fabric's does, and a
+// put's source is read at submit (so flushSmem waits for nothing). A
+// counted write adds its bytes to the destination's counter when it
+// lands, and
 // the mbarrier's transaction count of each ncclCftSmem (one per CTA) and
 // the CFT barriers' epochs and inboxes are kept here with package
 // fabric's semantics (docs/cft-semantics.md §4, §10, §13).
@@ -118,6 +130,8 @@ type cftOp struct {
 	red        uint64 // redop<<8 | type
 	site       string
 	src        int          // the issuing GPU
+	multicast  bool         // a multimem operation (or pullRed)
+	started    bool         // handed to the fabric (a pullRed starts at issue)
 	rth        *race.Thread // with the race detector on: the fabric's thread for this op, derived at submit from the issuer
 }
 
@@ -147,7 +161,7 @@ var cftState struct {
 	objs    map[uint64]*cftObj // by ncclCftSmem address
 	bars    map[uint64]*cftBar
 	nextBar uint64
-	busy    map[int]sim.Time  // GPU -> when its fabric injection is free
+	ports   *fabric.Ports     // the GPUs' fabric ports: package fabric's timing
 	flying  map[uint64]uint64 // counter address -> counted bytes submitted, not delivered
 	warned  map[string]bool
 	wl      *sim.WatchList                  // Lo = ncclCftSmem address: completions
@@ -163,7 +177,12 @@ func cftInit() {
 	cftState.devs, cftState.groups, cftState.seq = map[uint64]*cftDev{}, map[cftKey]*cftGroup{}, map[uint64]int{}
 	cftState.winFlag, cftState.objs, cftState.bars = map[uintptr]cftWin{}, map[uint64]*cftObj{}, map[uint64]*cftBar{}
 	cftState.caps = map[uint64]uint64{}
-	cftState.busy, cftState.flying, cftState.warned = map[int]sim.Time{}, map[uint64]uint64{}, map[string]bool{}
+	cftState.flying, cftState.warned = map[uint64]uint64{}, map[string]bool{}
+	p, err := fabric.NewPorts(fabric.DefaultModel(), max(1, rt.j.Node.GPUs()))
+	if err != nil {
+		rt.s.Fail(fmt.Errorf("ncclCft: %w", err)) // the default model on at least one GPU: not expected
+	}
+	cftState.ports = p
 	cftState.wl = rt.s.NewWatchList("ncclCft completions")
 	cftState.waits = map[*kernel.Wave]*cftCountedArg{}
 	rt.s.AddDiagnoser(sim.LayerAPI, "cft-counted", cftDiagnose)
@@ -371,32 +390,22 @@ func (ln *lane) cftBarOpen(h uint64, index int, multimem bool) uint64 {
 	return cftState.nextBar
 }
 
-// inject books bytes on rank src's fabric injection and returns when
-// they have left it.
-func cftInject(src int, now sim.Time, bytes uint64) sim.Time {
-	m := fabric.DefaultModel()
-	start := max(now, cftState.busy[src]) + m.IssueCost
-	end := start + sim.Time(float64(bytes)/m.InjectionGBps*1000) // GB/s = bytes per ns; 1000 ps a ns
-	cftState.busy[src] = end
-	return end
-}
-
-// cftBarArrive delivers epoch+1 into every other member's inbox for this
-// rank (16-byte puts, one submit and flush): the lane returns once they
-// have landed, as NCCL's arrive flushes.
+// cftBarArrive is package fabric's arrive (fabric/barrier.go): unicast,
+// a 16-byte put of epoch+1 into every other member's inbox for this rank;
+// multimem, one 16-byte multimem reduction into every member's inbox,
+// this rank's own included; then submit and flush: the lane returns when
+// every arrival's ack is back. Timed by the fabric's ports.
 func (ln *lane) cftBarArrive(b *cftBar) {
 	g, me := b.d.g, b.d.rank
 	now := ln.t.Now()
-	var done sim.Time
-	m := fabric.DefaultModel()
 	v := b.epoch + 1
-	for i := range g.n - 1 {
-		peer := i
-		if i >= me {
-			peer++
+	var dsts []int
+	for p := range g.n {
+		if b.multimem || p != me {
+			dsts = append(dsts, p)
 		}
-		at := cftInject(me, now, 16) + m.Latency
-		done = max(done, at)
+	}
+	arrive := func(peer int, at sim.Time) {
 		k := [3]int{peer, b.index, me}
 		if rth := ln.t.RaceThread(); rth != nil {
 			rth.Release(g.sync(k)) // what the coop did before it arrived
@@ -405,6 +414,20 @@ func (ln *lane) cftBarArrive(b *cftBar) {
 			g.inbox[k] = v
 			g.wl.Notify(uint64(peer), uint64(peer)+1)
 		})
+	}
+	var done sim.Time
+	arrs := make([]sim.Time, len(dsts))
+	if b.multimem {
+		_, _, done = cftState.ports.Put(now, me, dsts, true, 16, arrs)
+		for i, peer := range dsts {
+			arrive(peer, arrs[i])
+		}
+	} else {
+		for i, peer := range dsts {
+			_, _, end := cftState.ports.Put(now, me, dsts[i:i+1], false, 16, arrs[i:i+1])
+			arrive(peer, arrs[i])
+			done = max(done, end)
+		}
 	}
 	if done > now {
 		kernel.Converge(ln.t, cftSleepCall, done-now)
@@ -429,8 +452,8 @@ var cftBarWaitCall = &kernel.Call[*cftBarWaitArg]{Name: "ncclCftBarrierSession::
 		gr, me := b.d.g, b.d.rank
 		want := b.epoch + 1
 		for peer := range gr.n {
-			if peer == me {
-				continue
+			if peer == me && !b.multimem {
+				continue // a multimem arrival reaches its own rank too
 			}
 			k := [3]int{me, b.index, peer}
 			pred := func() bool { return gr.inbox[k]-want <= 1<<31-1 }
@@ -463,7 +486,7 @@ var cftBarWaitCall = &kernel.Call[*cftBarWaitArg]{Name: "ncclCftBarrierSession::
 func (ln *lane) cftBarWait(b *cftBar, timeoutCycles uint64, timed bool) uint64 {
 	w := &cftBarWaitArg{b: b, deadline: -1}
 	if timed {
-		w.deadline = ln.t.Now() + sim.Time(float64(timeoutCycles)/fabric.DefaultModel().ClockGHz*float64(sim.Nanosecond))
+		w.deadline = ln.t.Now() + sim.Time(float64(timeoutCycles)/cftState.ports.Model().ClockGHz*float64(sim.Nanosecond))
 	}
 	kernel.Converge(ln.t, cftBarWaitCall, w)
 	if w.timedOut {
@@ -480,8 +503,8 @@ func (ln *lane) cftBarWait(b *cftBar, timeoutCycles uint64, timed bool) uint64 {
 func (ln *lane) cftIssue(a []uint64) {
 	t := ln.t
 	kind, flags := int(a[2]), a[7]
-	name := map[int]string{C.EMUD_CFT_PUT: "put", C.EMUD_CFT_GET: "get", C.EMUD_CFT_RED: "red"}[kind]
-	if flags&1 != 0 {
+	name := map[int]string{C.EMUD_CFT_PUT: "put", C.EMUD_CFT_GET: "get", C.EMUD_CFT_RED: "red", C.EMUD_CFT_PULLRED: "pullRed"}[kind]
+	if flags&1 != 0 && kind != C.EMUD_CFT_PULLRED {
 		name += "Multimem"
 	}
 	if flags&2 != 0 {
@@ -489,7 +512,8 @@ func (ln *lane) cftIssue(a []uint64) {
 	}
 	call := "ncclCft::" + name
 	o := ln.cftObjOf(call, a[1])
-	op := &cftOp{kind: kind, leOff: a[4], smem: a[5], bytes: a[6], mask: 0xffff, counted: flags&2 != 0, counterOff: a[8], red: a[9], site: ln.site().String()}
+	op := &cftOp{kind: kind, leOff: a[4], smem: a[5], bytes: a[6], mask: 0xffff, counted: flags&2 != 0, counterOff: a[8], red: a[9], site: ln.site().String(),
+		multicast: flags&1 != 0}
 	if flags&4 != 0 {
 		op.mask = uint16(flags >> 16)
 	}
@@ -543,13 +567,16 @@ func (ln *lane) cftIssue(a []uint64) {
 			t.Fail(call, err)
 		}
 	}
-	if kind == C.EMUD_CFT_RED {
+	if kind == C.EMUD_CFT_RED || kind == C.EMUD_CFT_PULLRED {
 		if _, err := cftReduce(op.red, nil, nil); err != nil {
 			t.Fail(call, err)
 		}
 	}
+	if kind == C.EMUD_CFT_PULLRED && op.red == 5 { // ncclCftOpSum<double>
+		t.Fail(call, fmt.Errorf("ncclCftOpSum on f64 has no pullRed (docs/cft-semantics.md §8)"))
+	}
 	u := op.bytes / 16
-	if kind == C.EMUD_CFT_GET {
+	if kind == C.EMUD_CFT_GET || kind == C.EMUD_CFT_PULLRED {
 		u = op.bytes
 	}
 	if o.units+u > cftMaxUnits {
@@ -557,6 +584,11 @@ func (ln *lane) cftIssue(a []uint64) {
 	}
 	o.units += u
 	o.issued = append(o.issued, op)
+	if kind == C.EMUD_CFT_PULLRED {
+		// Every lane of the warp runs a fetching op's submit: it starts
+		// now (as package fabric's), and the next submit hands it over.
+		ln.cftStart(o, op, a[1])
+	}
 }
 
 // cftWindowAt finds the registered window holding [off, off+n) of LE
@@ -582,51 +614,100 @@ func cftAddr(r int, off uint64) uint64 {
 	return rt.mem.SliceBase(r) + off
 }
 
-// cftSubmit hands the issued operations to the fabric: sources are read
-// now, each destination is written when its bytes arrive.
+// cftSubmit hands the issued operations to the fabric (a pullRed has
+// started at its issue).
 func (ln *lane) cftSubmit(o *cftObj, at uint64) {
-	me := ln.t.GPU()
-	now := ln.t.Now()
-	m := fabric.DefaultModel()
-	d, lrt := rt.s.Race(), ln.t.RaceThread()
 	for _, op := range o.issued {
-		o.pending++
-		op.src = me
-		if d != nil && lrt != nil {
-			op.rth = d.Derive(cftFabricThread(d, me), lrt)
-		}
-		src := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
-		switch op.kind {
-		case C.EMUD_CFT_GET:
-			when := cftInject(op.dsts[0], now, op.bytes) + 2*m.Latency // request out, data back
-			rt.s.AtWork(when, func() {
-				buf := make([]byte, op.bytes)
-				addr := cftAddr(op.dsts[0], op.leOff)
-				if err := rt.mem.Read(addr, buf); err == nil {
-					copy(src, buf)
-					op.access(addr, "get read", false, false)
-				}
-				cftDone(o, op, at)
-			})
-		default:
-			data := slices.Clone(src)
-			left := cftInject(me, now, op.bytes)
-			for i, d := range op.dsts {
-				when := left + m.Latency + sim.Time(i)*m.McFanout
-				if op.counted {
-					cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
-				}
-				last := i == len(op.dsts)-1
-				rt.s.AtWork(when, func() {
-					cftDeliver(op, d, data)
-					if last {
-						cftDone(o, op, at)
-					}
-				})
-			}
+		if !op.started {
+			ln.cftStart(o, op, at)
 		}
 	}
 	o.issued = o.issued[:0]
+}
+
+// cftStart starts op, timed by the fabric's ports: a put's or red's
+// source is read now, each destination is written when its bytes arrive
+// and the op completes when the ack is back; a get or pullRed reads its
+// sources when their bytes have left the peers and lands in shared
+// memory, complete, when they arrive.
+func (ln *lane) cftStart(o *cftObj, op *cftOp, at uint64) {
+	me := ln.t.GPU()
+	now := ln.t.Now()
+	ports := cftState.ports
+	op.started = true
+	o.pending++
+	op.src = me
+	if d, lrt := rt.s.Race(), ln.t.RaceThread(); d != nil && lrt != nil {
+		op.rth = d.Derive(cftFabricThread(d, me), lrt)
+	}
+	smem := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
+	switch op.kind {
+	case C.EMUD_CFT_GET:
+		_, sent, arr := ports.Get(now, me, op.dsts[0], op.bytes)
+		rt.s.AtWork(sent, func() {
+			buf := make([]byte, op.bytes)
+			addr := cftAddr(op.dsts[0], op.leOff)
+			ok := rt.mem.Read(addr, buf) == nil
+			if ok {
+				op.access(addr, "get read", false, false)
+			}
+			rt.s.AtWork(arr, func() {
+				if ok {
+					copy(smem, buf)
+				}
+				cftDone(o, op, at)
+			})
+		})
+	case C.EMUD_CFT_PULLRED:
+		_, ready, arr := ports.PullRed(now, me, op.dsts, op.bytes)
+		rt.s.AtWork(ready, func() {
+			// The switch folds the members' copies in team order.
+			var acc []byte
+			for _, d := range op.dsts {
+				buf := make([]byte, op.bytes)
+				addr := cftAddr(d, op.leOff)
+				if rt.mem.Read(addr, buf) != nil {
+					acc = nil // the window went: nothing lands
+					break
+				}
+				op.access(addr, "pullRed read", false, false)
+				if acc == nil {
+					acc = buf
+				} else if _, err := cftReduce(op.red, acc, buf); err != nil {
+					acc = nil
+					break
+				}
+			}
+			rt.s.AtWork(arr, func() {
+				if acc != nil {
+					copy(smem, acc)
+				}
+				cftDone(o, op, at)
+			})
+		})
+	default:
+		data := slices.Clone(smem)
+		arrs := make([]sim.Time, len(op.dsts))
+		_, _, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
+		// Complete when the ack is back and every destination has its
+		// bytes (the ack cannot come first, whatever the tie-break).
+		left := len(op.dsts) + 1
+		step := func() {
+			if left--; left == 0 {
+				cftDone(o, op, at)
+			}
+		}
+		for i, d := range op.dsts {
+			if op.counted {
+				cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
+			}
+			rt.s.AtWork(arrs[i], func() {
+				cftDeliver(op, d, data)
+				step()
+			})
+		}
+		rt.s.AtWork(end, step)
+	}
 }
 
 func cftDone(o *cftObj, op *cftOp, at uint64) {
