@@ -527,6 +527,14 @@ func (ln *lane) cftIssue(a []uint64) {
 	case op.counted && flags&4 != 0:
 		t.Fail(call, fmt.Errorf("counted writes take no cpMask"))
 	}
+	if kind == C.EMUD_CFT_RED || kind == C.EMUD_CFT_PULLRED {
+		if _, err := cftReduce(op.red, nil, nil); err != nil {
+			t.Fail(call, err)
+		}
+	}
+	if kind == C.EMUD_CFT_PULLRED && op.red == 5 { // ncclCftOpSum<double>
+		t.Fail(call, fmt.Errorf("ncclCftOpSum on f64 has no pullRed (docs/cft-semantics.md §8)"))
+	}
 	win, err := cftWindowAt(op.leOff, op.bytes)
 	if err != nil {
 		t.Fail(call, fmt.Errorf("LE offset [%#x, +%d): %w", op.leOff, op.bytes, err))
@@ -566,14 +574,6 @@ func (ln *lane) cftIssue(a []uint64) {
 		if err != nil {
 			t.Fail(call, err)
 		}
-	}
-	if kind == C.EMUD_CFT_RED || kind == C.EMUD_CFT_PULLRED {
-		if _, err := cftReduce(op.red, nil, nil); err != nil {
-			t.Fail(call, err)
-		}
-	}
-	if kind == C.EMUD_CFT_PULLRED && op.red == 5 { // ncclCftOpSum<double>
-		t.Fail(call, fmt.Errorf("ncclCftOpSum on f64 has no pullRed (docs/cft-semantics.md §8)"))
 	}
 	u := op.bytes / 16
 	if kind == C.EMUD_CFT_GET || kind == C.EMUD_CFT_PULLRED {

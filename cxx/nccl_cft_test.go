@@ -211,6 +211,7 @@ func TestNcclCftMisuse(t *testing.T) {
 		{6, `ncclCft::put: LE 0x104 is not a unicast LE of this 4-rank CFT team`},
 		{7, `ncclCft::putMultimem: a multimem operation on a dev comm made without NCCL_CFT_MULTIMEM \(at main\.cu:\d+\)`},
 		{8, `ncclCft::red: ncclCftOpMin on f32 is not a CFT reduction`},
+		{9, `ncclCft::pullRed: ncclCftOpSum on f64 has no pullRed \(docs/cft-semantics\.md §8\) \(at main\.cu:\d+\)`},
 	} {
 		t.Run(fmt.Sprint(c.misuse), func(t *testing.T) {
 			out, report, code := runExample(t, prog, "NTHREADS=4", fmt.Sprintf("CFT_MISUSE=%d", c.misuse))

@@ -12,7 +12,8 @@
 // is not whole 16-byte words, 3 flush before submit, 4 the ncclCft ending
 // with operations in flight, 5 a counted put whose counter is not in an
 // NCCL_WIN_CFT_COUNTED window, 6 an LE outside the team, 7 a multimem put
-// on a dev comm without NCCL_CFT_MULTIMEM, 8 a Min reduction of floats.
+// on a dev comm without NCCL_CFT_MULTIMEM, 8 a Min reduction of floats,
+// 9 a pullRed Sum of doubles (CFT has none).
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -66,6 +67,13 @@ __global__ void cftOps(ncclWindow_t win, int misuse, ncclDevComm devComm) {
         break;
       }
       case 8: cft.red(coop, leNext, offNext + R_RED * REGION, ncclCftOpMin<float>{}, stage, REGION); break;
+      case 9: {
+        ncclCftLeId le;
+        size_t off;
+        ncclGetMultimemLeInfo(win, R_RED * REGION, devComm, &le, &off);
+        if (threadIdx.x < 32) cft.pullRed(ncclCoopWarp(), le, off, ncclCftOpSum<double>{}, got, REGION);
+        break;
+      }
       default:
         cft.red(coop, leNext, offNext + R_RED * REGION, ncclCftOpSum<uint32_t>{}, stage, REGION);
         cft.putCpMask(coop, leNext, offNext + R_MASK * REGION, stage, REGION, 0x00ff);
