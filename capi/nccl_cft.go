@@ -39,10 +39,10 @@ import (
 // reduction to every member, itself included (multimem), that the
 // arriving thread waits to complete. So a collective written in C++ and
 // its Go twin on package fabric end at the same emulated time (cxx
-// TestCftAllReduceMatchesGo). Partial: data lands whole at its last
-// byte's arrival, not granule by granule as package fabric's does, and a
-// put's source is read at submit (so flushSmem waits for nothing). A
-// counted write adds its bytes to the destination's counter when it
+// TestCftAllReduceMatchesGo). A put's or reduction's source is read
+// when its bytes have left the egress port, which flushSmem waits for.
+// Partial: data is read and lands whole, at its last byte's time, not
+// granule by granule as package fabric's does. A counted write adds its bytes to the destination's counter when it
 // lands, and
 // the mbarrier's transaction count of each ncclCftSmem (one per CTA) and
 // the CFT barriers' epochs and inboxes are kept here with package
@@ -140,6 +140,7 @@ type cftOp struct {
 type cftObj struct {
 	issued  []*cftOp
 	pending int
+	reading int // submitted puts and reductions whose sources have not left yet
 	who     string
 	units   uint64    // the phase's transaction units: bytes/16 of puts and reductions, bytes of gets
 	done    race.Sync // what the completed operations released, acquired by flush
@@ -311,9 +312,12 @@ func (ln *lane) cftCall(a []uint64) {
 		if len(o.issued) > 0 {
 			t.Fail(call, fmt.Errorf("%d operations issued and not submitted: call ncclCft::submit first, or the flush waits for nothing of them (docs/cft-semantics.md §4.3 rule 1)", len(o.issued)))
 		}
-		// Sources are read at submit, so flushSmem has nothing to wait
-		// for; flush waits for every submitted operation.
-		if a[0] == C.EMUD_CFT_FLUSH {
+		// flushSmem waits until every submitted put and reduction has
+		// read its source (its bytes have left the egress port); flush
+		// waits for every submitted operation.
+		if a[0] == C.EMUD_CFT_FLUSH_SMEM {
+			kernel.Converge(t, cftFlushCall, &cftFlushArg{o: o, at: a[1], smem: true})
+		} else {
 			kernel.Converge(t, cftFlushCall, &cftFlushArg{o: o, at: a[1]})
 			o.units = 0 // the phase completed
 			if rth := t.RaceThread(); rth != nil {
@@ -686,27 +690,38 @@ func (ln *lane) cftStart(o *cftObj, op *cftOp, at uint64) {
 			})
 		})
 	default:
-		data := slices.Clone(smem)
 		arrs := make([]sim.Time, len(op.dsts))
-		_, _, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
-		// Complete when the ack is back and every destination has its
-		// bytes (the ack cannot come first, whatever the tie-break).
-		left := len(op.dsts) + 1
-		step := func() {
-			if left--; left == 0 {
-				cftDone(o, op, at)
-			}
-		}
-		for i, d := range op.dsts {
+		_, read, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
+		for _, d := range op.dsts {
 			if op.counted {
 				cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
 			}
-			rt.s.AtWork(arrs[i], func() {
-				cftDeliver(op, d, data)
-				step()
-			})
 		}
-		rt.s.AtWork(end, step)
+		o.reading++
+		// The source is read as its bytes leave the egress port (the
+		// block's shared memory outlives the op: ~ncclCft fails the
+		// kernel while any is in flight); then it lands at each
+		// destination, and completes when the ack is back and every
+		// destination has its bytes (the ack cannot come first, whatever
+		// the tie-break).
+		rt.s.AtWork(read, func() {
+			data := slices.Clone(smem)
+			o.reading--
+			cftState.wl.Notify(at, at+1)
+			left := len(op.dsts) + 1
+			step := func() {
+				if left--; left == 0 {
+					cftDone(o, op, at)
+				}
+			}
+			for i, d := range op.dsts {
+				rt.s.AtWork(arrs[i], func() {
+					cftDeliver(op, d, data)
+					step()
+				})
+			}
+			rt.s.AtWork(end, step)
+		})
 	}
 }
 
@@ -858,13 +873,21 @@ func cftReduce(red uint64, dst, src []byte) (bool, error) {
 }
 
 type cftFlushArg struct {
-	o  *cftObj
-	at uint64
+	o    *cftObj
+	at   uint64
+	smem bool // flushSmem: wait for the sources' reads only
 }
 
 var cftFlushCall = &kernel.Call[*cftFlushArg]{Name: "ncclCft::flush", Run: func(g *kernel.Active, fs []*cftFlushArg) error {
 	for _, f := range fs {
 		o := f.o
+		if f.smem {
+			g.Actor().Await(sim.Wait{List: cftState.wl, Lo: f.at, Hi: f.at + 1, Pred: func() bool { return o.reading == 0 },
+				Text: func() string {
+					return fmt.Sprintf("ncclCft::flushSmem on ncclCftSmem %#x: %d submitted operations have not read their shared-memory sources", f.at, o.reading)
+				}})
+			continue
+		}
 		g.Actor().Await(sim.Wait{List: cftState.wl, Lo: f.at, Hi: f.at + 1, Pred: func() bool { return o.pending == 0 },
 			Text: func() string {
 				return fmt.Sprintf("ncclCft::flush on ncclCftSmem %#x: %d submitted operations not complete", f.at, o.pending)

@@ -14,6 +14,13 @@
 // NCCL_WIN_CFT_COUNTED window, 6 an LE outside the team, 7 a multimem put
 // on a dev comm without NCCL_CFT_MULTIMEM, 8 a Min reduction of floats,
 // 9 a pullRed Sum of doubles (CFT has none).
+//
+// With CFT_REUSE_STAGE=1 the kernel overwrites its shared-memory source
+// after submit and flushSmem, which is correct: the operations have read
+// it, and the data checks pass. With CFT_REUSE_STAGE=2 it overwrites it
+// after submit without flushSmem (the planted twin): the fabric reads a
+// source as its bytes leave the port, after submit, so the peers receive
+// the overwritten words and the checks fail.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -30,7 +37,7 @@ enum { R_RED, R_MASK, R_GET, R_OUT, R_COUNT };
 static uint32_t init(int region, int rank, int i) { return (uint32_t)(region * 100000 + rank * 1000 + i); }
 __device__ static uint32_t staged(int rank, int i) { return (uint32_t)(rank * 7919 + i * 3); }
 
-__global__ void cftOps(ncclWindow_t win, int misuse, ncclDevComm devComm) {
+__global__ void cftOps(ncclWindow_t win, int misuse, int reuse, ncclDevComm devComm) {
   ncclCoopCta coop;
   ncclTeam team = ncclTeamCft(devComm);
   const int rank = team.rank, next = (rank + 1) % team.nRanks, prev = (rank + team.nRanks - 1) % team.nRanks;
@@ -79,6 +86,11 @@ __global__ void cftOps(ncclWindow_t win, int misuse, ncclDevComm devComm) {
         cft.putCpMask(coop, leNext, offNext + R_MASK * REGION, stage, REGION, 0x00ff);
         cft.get(coop, lePrev, offPrev + R_GET * REGION, got, REGION);
         cft.submit(coop);
+        if (reuse == 1) cft.flushSmem(coop);
+        if (reuse) {
+          stage[threadIdx.x] = 0xbad;  // the source reused: safe only after flushSmem
+          coop.sync();
+        }
         bool hasReport = true;
         uint32_t report = 1;
         cft.flush(coop, &hasReport, &report);
@@ -94,6 +106,8 @@ static void* cftOpsRank(int my_rank, int total_ranks, int local_device, int devi
   (void)devices_per_rank;
   const char* m = std::getenv("CFT_MISUSE");
   const int misuse = m ? std::atoi(m) : 0;
+  const char* r = std::getenv("CFT_REUSE_STAGE");
+  const int reuse = r ? std::atoi(r) : 0;
   const size_t bytes = R_COUNT * REGION;
   ncclUniqueId id;
   if (my_rank == 0) NCCLCHECK(ncclGetUniqueId(&id));
@@ -116,7 +130,7 @@ static void* cftOpsRank(int my_rank, int total_ranks, int local_device, int devi
   NCCLCHECK(ncclDevCommCreate(comm, &reqs, &devComm));
   cudaStream_t stream;
   CUDACHECK(cudaStreamCreate(&stream));
-  cftOps<<<1, THREADS, 0, stream>>>(win, misuse, devComm);
+  cftOps<<<1, THREADS, 0, stream>>>(win, misuse, reuse, devComm);
   CUDACHECK(cudaStreamSynchronize(stream));
   CUDACHECK(cudaMemcpy(h.data(), buf, bytes, cudaMemcpyDeviceToHost));
   const int prev = (my_rank + total_ranks - 1) % total_ranks;
