@@ -31,21 +31,21 @@ import (
 // here, timed by package fabric's own code: fabric.Ports on
 // fabric.DefaultModel (each GPU's egress and ingress port, latency, issue
 // cost, multicast fan-out), the arithmetic package fabric's engine times
-// its operations with. A put or reduction lands at each destination when
-// its last byte arrives there and completes when the ack is back; a get
-// and a pullRed read their sources when the bytes leave the peers and
-// land in shared memory when they arrive; a barrier's arrive is package
+// its operations with. A put or reduction completes when the ack is
+// back; a get and a pullRed when their last bytes reach shared memory; a
+// barrier's arrive is package
 // fabric's: 16-byte puts to every peer (unicast) or one 16-byte multimem
 // reduction to every member, itself included (multimem), that the
 // arriving thread waits to complete. So a collective written in C++ and
 // its Go twin on package fabric end at the same emulated time (cxx
-// TestCftAllReduceMatchesGo). A put's or reduction's source is read
-// when its bytes have left the egress port, which flushSmem waits for.
-// Partial: data is read and lands whole, at its last byte's time, not
-// granule by granule as package fabric's does. A counted write adds its bytes to the destination's counter when it
-// lands, and
-// the mbarrier's transaction count of each ncclCftSmem (one per CTA) and
-// the CFT barriers' epochs and inboxes are kept here with package
+// TestCftAllReduceMatchesGo). Data moves in package fabric's granules
+// (4 KiB, in address order): a put's or reduction's source granule is
+// read when its bytes have left the egress port (flushSmem waits for the
+// last), and lands at each destination when they arrive there, so a load
+// during the operation sees the granules landed so far. A counted write
+// adds each granule's bytes to the destination's counter as it lands.
+// The mbarrier's transaction count of each ncclCftSmem (one per CTA)
+// and the CFT barriers' epochs and inboxes are kept here with package
 // fabric's semantics (docs/cft-semantics.md §4, §10, §13).
 //
 // Logical endpoints: the unicast LE of flat CFT rank p is cftUcLe + p,
@@ -629,11 +629,13 @@ func (ln *lane) cftSubmit(o *cftObj, at uint64) {
 	o.issued = o.issued[:0]
 }
 
-// cftStart starts op, timed by the fabric's ports: a put's or red's
-// source is read now, each destination is written when its bytes arrive
-// and the op completes when the ack is back; a get or pullRed reads its
-// sources when their bytes have left the peers and lands in shared
-// memory, complete, when they arrive.
+// cftStart starts op, timed by the fabric's ports and moved granule by
+// granule (fabric.Granule, in address order) as package fabric moves
+// it: a put's or red's source granule is read as its bytes leave the
+// egress port and lands at each destination as they arrive there; the
+// op completes when the ack is back. A get's or pullRed's granule is read
+// at the peers as it leaves them and lands in shared memory as it
+// arrives; the op completes with its last granule.
 func (ln *lane) cftStart(o *cftObj, op *cftOp, at uint64) {
 	me := ln.t.GPU()
 	now := ln.t.Now()
@@ -645,84 +647,93 @@ func (ln *lane) cftStart(o *cftObj, op *cftOp, at uint64) {
 		op.rth = d.Derive(cftFabricThread(d, me), lrt)
 	}
 	smem := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
+	k := fabric.Granules(op.bytes)
 	switch op.kind {
-	case C.EMUD_CFT_GET:
-		_, sent, arr := ports.Get(now, me, op.dsts[0], op.bytes)
-		rt.s.AtWork(sent, func() {
-			buf := make([]byte, op.bytes)
-			addr := cftAddr(op.dsts[0], op.leOff)
-			ok := rt.mem.Read(addr, buf) == nil
-			if ok {
-				op.access(addr, "get read", false, false)
-			}
-			rt.s.AtWork(arr, func() {
-				if ok {
-					copy(smem, buf)
-				}
-				cftDone(o, op, at)
+	case C.EMUD_CFT_GET, C.EMUD_CFT_PULLRED:
+		var ser, sent, arr sim.Time
+		if op.kind == C.EMUD_CFT_GET {
+			ser, sent, arr = ports.Get(now, me, op.dsts[0], op.bytes)
+		} else {
+			ser, sent, arr = ports.PullRed(now, me, op.dsts, op.bytes)
+		}
+		left := k
+		for j := range k {
+			lo, hi := fabric.GranuleSpan(j, op.bytes)
+			rt.s.AtWork(fabric.GranuleAt(sent, ser, j, k), func() {
+				got := cftFetch(op, lo, hi)
+				rt.s.AtWork(fabric.GranuleAt(arr, ser, j, k), func() {
+					if got != nil {
+						copy(smem[lo:hi], got)
+					}
+					if left--; left == 0 {
+						cftDone(o, op, at)
+					}
+				})
 			})
-		})
-	case C.EMUD_CFT_PULLRED:
-		_, ready, arr := ports.PullRed(now, me, op.dsts, op.bytes)
-		rt.s.AtWork(ready, func() {
-			// The switch folds the members' copies in team order.
-			var acc []byte
-			for _, d := range op.dsts {
-				buf := make([]byte, op.bytes)
-				addr := cftAddr(d, op.leOff)
-				if rt.mem.Read(addr, buf) != nil {
-					acc = nil // the window went: nothing lands
-					break
-				}
-				op.access(addr, "pullRed read", false, false)
-				if acc == nil {
-					acc = buf
-				} else if _, err := cftReduce(op.red, acc, buf); err != nil {
-					acc = nil
-					break
-				}
-			}
-			rt.s.AtWork(arr, func() {
-				if acc != nil {
-					copy(smem, acc)
-				}
-				cftDone(o, op, at)
-			})
-		})
+		}
 	default:
 		arrs := make([]sim.Time, len(op.dsts))
-		_, read, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
+		ser, read, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
 		for _, d := range op.dsts {
 			if op.counted {
 				cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
 			}
 		}
 		o.reading++
-		// The source is read as its bytes leave the egress port (the
-		// block's shared memory outlives the op: ~ncclCft fails the
-		// kernel while any is in flight); then it lands at each
-		// destination, and completes when the ack is back and every
-		// destination has its bytes (the ack cannot come first, whatever
-		// the tie-break).
-		rt.s.AtWork(read, func() {
-			data := slices.Clone(smem)
-			o.reading--
-			cftState.wl.Notify(at, at+1)
-			left := len(op.dsts) + 1
-			step := func() {
-				if left--; left == 0 {
-					cftDone(o, op, at)
+		// The block's shared memory outlives the op: ~ncclCft fails the
+		// kernel while any is in flight. The op completes when the ack
+		// is back and every granule has landed everywhere (the ack
+		// cannot come first, whatever the tie-break).
+		data := make([]byte, op.bytes)
+		left := int(k)*len(op.dsts) + 1
+		step := func() {
+			if left--; left == 0 {
+				cftDone(o, op, at)
+			}
+		}
+		for j := range k {
+			lo, hi := fabric.GranuleSpan(j, op.bytes)
+			rt.s.AtWork(fabric.GranuleAt(read, ser, j, k), func() {
+				copy(data[lo:hi], smem[lo:hi])
+				if j == k-1 {
+					o.reading--
+					cftState.wl.Notify(at, at+1)
 				}
-			}
-			for i, d := range op.dsts {
-				rt.s.AtWork(arrs[i], func() {
-					cftDeliver(op, d, data)
-					step()
-				})
-			}
-			rt.s.AtWork(end, step)
-		})
+				for i, d := range op.dsts {
+					rt.s.AtWork(fabric.GranuleAt(arrs[i], ser, j, k), func() {
+						cftDeliver(op, d, data, lo, hi)
+						step()
+					})
+				}
+			})
+		}
+		rt.s.AtWork(end, step)
 	}
+}
+
+// cftFetch reads bytes [lo, hi) of a get's source, or of every pullRed
+// member's copy folded in team order; nil when a window went (nothing
+// lands).
+func cftFetch(op *cftOp, lo, hi uint64) []byte {
+	var acc []byte
+	for _, d := range op.dsts {
+		buf := make([]byte, hi-lo)
+		addr := cftAddr(d, op.leOff+lo)
+		if rt.mem.Read(addr, buf) != nil {
+			return nil
+		}
+		if op.kind == C.EMUD_CFT_GET {
+			op.access(addr, hi-lo, "get read", false, false)
+			return buf
+		}
+		op.access(addr, hi-lo, "pullRed read", false, false)
+		if acc == nil {
+			acc = buf
+		} else if _, err := cftReduce(op.red, acc, buf); err != nil {
+			return nil
+		}
+	}
+	return acc
 }
 
 func cftDone(o *cftObj, op *cftOp, at uint64) {
@@ -733,23 +744,24 @@ func cftDone(o *cftObj, op *cftOp, at uint64) {
 	cftState.wl.Notify(at, at+1)
 }
 
-// cftDeliver writes op's data at rank d (masked, or reduced), then adds
-// the bytes to its counter when counted.
-func cftDeliver(op *cftOp, d int, data []byte) {
-	addr := cftAddr(d, op.leOff)
-	cur := make([]byte, op.bytes)
+// cftDeliver writes bytes [lo, hi) of op's data at rank d (masked, or
+// reduced), then adds them to its counter when counted.
+func cftDeliver(op *cftOp, d int, data []byte, lo, hi uint64) {
+	addr, n := cftAddr(d, op.leOff+lo), hi-lo
+	cur := make([]byte, n)
 	if err := rt.mem.Read(addr, cur); err != nil {
 		return // the window went: nothing to write into (ncclCommWindowDeregister names it)
 	}
+	src := data[lo:hi]
 	switch {
 	case op.kind == C.EMUD_CFT_RED:
-		if _, err := cftReduce(op.red, cur, data); err != nil {
+		if _, err := cftReduce(op.red, cur, src); err != nil {
 			return
 		}
 	default:
 		for i := range cur {
-			if op.mask>>(i%16)&1 != 0 {
-				cur[i] = data[i]
+			if op.mask>>((lo+uint64(i))%16)&1 != 0 {
+				cur[i] = src[i]
 			}
 		}
 	}
@@ -762,17 +774,17 @@ func cftDeliver(op *cftOp, d int, data []byte) {
 		return
 	}
 	if op.kind == C.EMUD_CFT_RED {
-		op.access(addr, "red read", false, false)
+		op.access(addr, n, "red read", false, false)
 	}
-	op.access(addr, map[int]string{C.EMUD_CFT_PUT: "put write", C.EMUD_CFT_RED: "red write"}[op.kind], true, false)
-	rt.mem.Watch().Notify(addr, addr+op.bytes)
+	op.access(addr, n, map[int]string{C.EMUD_CFT_PUT: "put write", C.EMUD_CFT_RED: "red write"}[op.kind], true, false)
+	rt.mem.Watch().Notify(addr, addr+n)
 	if op.counted {
 		c := cftAddr(d, op.counterOff)
-		if _, err := rt.mem.AtomicAdd64(c, op.bytes); err == nil {
-			cftState.flying[c] -= min(op.bytes, cftState.flying[c])
+		if _, err := rt.mem.AtomicAdd64(c, n); err == nil {
+			cftState.flying[c] -= min(n, cftState.flying[c])
 			// The counter's add releases the data before it, for the
 			// waitCounted that acquires it.
-			op.access(c, "counter add", true, true)
+			op.access(c, 8, "counter add", true, true)
 			if op.rth != nil {
 				dt := rt.s.Race()
 				op.rth.Release(dt.AddrSync(dt.Space(rt.mem, "LSA memory"), c))
@@ -782,17 +794,13 @@ func cftDeliver(op *cftOp, d int, data []byte) {
 	}
 }
 
-// access records one of op's accesses of [addr, addr+bytes) (8 bytes
-// for a counter) with the race detector, as the fabric's.
-func (op *cftOp) access(addr uint64, what string, write, atomic bool) {
+// access records one of op's accesses of [addr, addr+n) with the race
+// detector, as the fabric's.
+func (op *cftOp) access(addr, n uint64, what string, write, atomic bool) {
 	if op.rth == nil {
 		return
 	}
 	d := rt.s.Race()
-	n := op.bytes
-	if atomic {
-		n = 8
-	}
 	d.Access(op.rth, d.Space(rt.mem, "LSA memory"), addr, addr+n, race.Access{Write: write, Atomic: atomic,
 		Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: fmt.Sprintf("GPU %d's fabric", op.src), Op: "ncclCft " + what, Site: op.site}})
 }

@@ -2,6 +2,7 @@ package cxx
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -56,4 +57,20 @@ func TestCftAllReduceMatchesGo(t *testing.T) {
 			assert.Equal(t, int64(res.Elapsed), end, "%s: emulated end time, Go vs C++", name)
 		}
 	}
+}
+
+// TestCftGranules: C++ CFT data moves in package fabric's 4 KiB
+// granules, each counted as it lands (cxx/testdata/nccl/cft_granules.cu):
+// once rank 1's counter holds the first 4 KiB of an 8 KiB putCounted, the
+// second granule has not landed; once it holds 8 KiB, it has. (A put
+// landed whole, at its last byte, before.)
+func TestCftGranules(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	common := filepath.Join(root, "examples", "cxx", "nccl", "common")
+	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "nccl", "cft_granules.cu"), "-O2", "-Wall", "-Werror", "-I"+common,
+		filepath.Join(common, "utils.cc"))
+	out, sum, code := runExample(t, prog, "NTHREADS=2")
+	require.Equal(t, 0, code, "%s%s", out, sum)
+	assert.Contains(t, out, "rank 1: after 4096 counted bytes word 0 is 0x1000 and word 1024 is 0; after 8192, word 1024 is 0x1400\n")
 }

@@ -97,3 +97,16 @@ func (p *Ports) PullRed(now sim.Time, src int, members []int, bytes uint64) (ser
 	p.rx[src] = arr
 	return ser, ready, arr
 }
+
+// Granules is how many Granule pieces an operation of n bytes moves in
+// (at least one).
+func Granules(n uint64) uint64 { return granules(n) }
+
+// GranuleAt is when granule j of k has passed a port that the whole
+// transfer passes over [end − ser, end]: a put's granule j is read at
+// GranuleAt(read, ser, j, k) and lands at destination i at
+// GranuleAt(arrs[i], ser, j, k).
+func GranuleAt(end, ser sim.Time, j, k uint64) sim.Time { return granuleAt(end, ser, j, k) }
+
+// GranuleSpan is granule j's byte range [lo, hi) of an n-byte operation.
+func GranuleSpan(j, n uint64) (lo, hi uint64) { return granuleSpan(j, n) }
