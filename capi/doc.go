@@ -16,8 +16,9 @@
 // signal and counter words the dev comm allocated (cco.Sdma.PutSignals).
 // Its CFT calls
 // (include/nccl_device/cft.h: EMUD_OP_CFT and EMUD_H_CFT) are
-// nccl_cft.go's: puts, gets and reductions are copies on an NVLink-class
-// path timed by package fabric's default model, landing as events of the
+// nccl_cft.go's: puts, gets, reductions and pullReds are copies timed
+// by package fabric's own port arithmetic (fabric.Ports on its default
+// model, as its engine times its operations), landing as events of the
 // run; each ncclCftSmem's completions and the CFT barriers' epochs and
 // inboxes are kept there with fabric's semantics; the race detector sees
 // each operation's window accesses as its GPU's fabric's (docs/cuda.md

@@ -27,13 +27,25 @@ import (
 // NCCL's CFT in C++ (include/nccl_device/cft.h): the emulator's side.
 //
 // Backing (docs/cuda.md, "CFT"): the NCCL layer runs on the MORI layer's
-// node (cco memory, natively mapped), so CFT operations are copies on an
-// NVLink-class path of the fabric model's preset (fabric.DefaultModel:
-// injection bandwidth per GPU, latency, issue cost), done here: a put,
-// get or reduction lands at its delivery time as an event of the run, a
-// counted write adds its bytes to the destination's counter then, and
-// the mbarrier's transaction count of each ncclCftSmem (one per CTA) and
-// the CFT barriers' epochs and inboxes are kept here with package
+// node (cco memory, natively mapped), so CFT operations are copies done
+// here, timed by package fabric's own code: fabric.Ports on
+// fabric.DefaultModel (each GPU's egress and ingress port, latency, issue
+// cost, multicast fan-out), the arithmetic package fabric's engine times
+// its operations with. A put or reduction completes when the ack is
+// back; a get and a pullRed when their last bytes reach shared memory; a
+// barrier's arrive is package
+// fabric's: 16-byte puts to every peer (unicast) or one 16-byte multimem
+// reduction to every member, itself included (multimem), that the
+// arriving thread waits to complete. So a collective written in C++ and
+// its Go twin on package fabric end at the same emulated time (cxx
+// TestCftAllReduceMatchesGo). Data moves in package fabric's granules
+// (4 KiB, in address order): a put's or reduction's source granule is
+// read when its bytes have left the egress port (flushSmem waits for the
+// last), and lands at each destination when they arrive there, so a load
+// during the operation sees the granules landed so far. A counted write
+// adds each granule's bytes to the destination's counter as it lands.
+// The mbarrier's transaction count of each ncclCftSmem (one per CTA)
+// and the CFT barriers' epochs and inboxes are kept here with package
 // fabric's semantics (docs/cft-semantics.md §4, §10, §13).
 //
 // Logical endpoints: the unicast LE of flat CFT rank p is cftUcLe + p,
@@ -118,6 +130,8 @@ type cftOp struct {
 	red        uint64 // redop<<8 | type
 	site       string
 	src        int          // the issuing GPU
+	multicast  bool         // a multimem operation (or pullRed)
+	started    bool         // handed to the fabric (a pullRed starts at issue)
 	rth        *race.Thread // with the race detector on: the fabric's thread for this op, derived at submit from the issuer
 }
 
@@ -126,6 +140,7 @@ type cftOp struct {
 type cftObj struct {
 	issued  []*cftOp
 	pending int
+	reading int // submitted puts and reductions whose sources have not left yet
 	who     string
 	units   uint64    // the phase's transaction units: bytes/16 of puts and reductions, bytes of gets
 	done    race.Sync // what the completed operations released, acquired by flush
@@ -147,7 +162,7 @@ var cftState struct {
 	objs    map[uint64]*cftObj // by ncclCftSmem address
 	bars    map[uint64]*cftBar
 	nextBar uint64
-	busy    map[int]sim.Time  // GPU -> when its fabric injection is free
+	ports   *fabric.Ports     // the GPUs' fabric ports: package fabric's timing
 	flying  map[uint64]uint64 // counter address -> counted bytes submitted, not delivered
 	warned  map[string]bool
 	wl      *sim.WatchList                  // Lo = ncclCftSmem address: completions
@@ -163,7 +178,12 @@ func cftInit() {
 	cftState.devs, cftState.groups, cftState.seq = map[uint64]*cftDev{}, map[cftKey]*cftGroup{}, map[uint64]int{}
 	cftState.winFlag, cftState.objs, cftState.bars = map[uintptr]cftWin{}, map[uint64]*cftObj{}, map[uint64]*cftBar{}
 	cftState.caps = map[uint64]uint64{}
-	cftState.busy, cftState.flying, cftState.warned = map[int]sim.Time{}, map[uint64]uint64{}, map[string]bool{}
+	cftState.flying, cftState.warned = map[uint64]uint64{}, map[string]bool{}
+	p, err := fabric.NewPorts(fabric.DefaultModel(), max(1, rt.j.Node.GPUs()))
+	if err != nil {
+		rt.s.Fail(fmt.Errorf("ncclCft: %w", err)) // the default model on at least one GPU: not expected
+	}
+	cftState.ports = p
 	cftState.wl = rt.s.NewWatchList("ncclCft completions")
 	cftState.waits = map[*kernel.Wave]*cftCountedArg{}
 	rt.s.AddDiagnoser(sim.LayerAPI, "cft-counted", cftDiagnose)
@@ -292,9 +312,12 @@ func (ln *lane) cftCall(a []uint64) {
 		if len(o.issued) > 0 {
 			t.Fail(call, fmt.Errorf("%d operations issued and not submitted: call ncclCft::submit first, or the flush waits for nothing of them (docs/cft-semantics.md §4.3 rule 1)", len(o.issued)))
 		}
-		// Sources are read at submit, so flushSmem has nothing to wait
-		// for; flush waits for every submitted operation.
-		if a[0] == C.EMUD_CFT_FLUSH {
+		// flushSmem waits until every submitted put and reduction has
+		// read its source (its bytes have left the egress port); flush
+		// waits for every submitted operation.
+		if a[0] == C.EMUD_CFT_FLUSH_SMEM {
+			kernel.Converge(t, cftFlushCall, &cftFlushArg{o: o, at: a[1], smem: true})
+		} else {
 			kernel.Converge(t, cftFlushCall, &cftFlushArg{o: o, at: a[1]})
 			o.units = 0 // the phase completed
 			if rth := t.RaceThread(); rth != nil {
@@ -371,32 +394,22 @@ func (ln *lane) cftBarOpen(h uint64, index int, multimem bool) uint64 {
 	return cftState.nextBar
 }
 
-// inject books bytes on rank src's fabric injection and returns when
-// they have left it.
-func cftInject(src int, now sim.Time, bytes uint64) sim.Time {
-	m := fabric.DefaultModel()
-	start := max(now, cftState.busy[src]) + m.IssueCost
-	end := start + sim.Time(float64(bytes)/m.InjectionGBps*1000) // GB/s = bytes per ns; 1000 ps a ns
-	cftState.busy[src] = end
-	return end
-}
-
-// cftBarArrive delivers epoch+1 into every other member's inbox for this
-// rank (16-byte puts, one submit and flush): the lane returns once they
-// have landed, as NCCL's arrive flushes.
+// cftBarArrive is package fabric's arrive (fabric/barrier.go): unicast,
+// a 16-byte put of epoch+1 into every other member's inbox for this rank;
+// multimem, one 16-byte multimem reduction into every member's inbox,
+// this rank's own included; then submit and flush: the lane returns when
+// every arrival's ack is back. Timed by the fabric's ports.
 func (ln *lane) cftBarArrive(b *cftBar) {
 	g, me := b.d.g, b.d.rank
 	now := ln.t.Now()
-	var done sim.Time
-	m := fabric.DefaultModel()
 	v := b.epoch + 1
-	for i := range g.n - 1 {
-		peer := i
-		if i >= me {
-			peer++
+	var dsts []int
+	for p := range g.n {
+		if b.multimem || p != me {
+			dsts = append(dsts, p)
 		}
-		at := cftInject(me, now, 16) + m.Latency
-		done = max(done, at)
+	}
+	arrive := func(peer int, at sim.Time) {
 		k := [3]int{peer, b.index, me}
 		if rth := ln.t.RaceThread(); rth != nil {
 			rth.Release(g.sync(k)) // what the coop did before it arrived
@@ -405,6 +418,20 @@ func (ln *lane) cftBarArrive(b *cftBar) {
 			g.inbox[k] = v
 			g.wl.Notify(uint64(peer), uint64(peer)+1)
 		})
+	}
+	var done sim.Time
+	arrs := make([]sim.Time, len(dsts))
+	if b.multimem {
+		_, _, done = cftState.ports.Put(now, me, dsts, true, 16, arrs)
+		for i, peer := range dsts {
+			arrive(peer, arrs[i])
+		}
+	} else {
+		for i, peer := range dsts {
+			_, _, end := cftState.ports.Put(now, me, dsts[i:i+1], false, 16, arrs[i:i+1])
+			arrive(peer, arrs[i])
+			done = max(done, end)
+		}
 	}
 	if done > now {
 		kernel.Converge(ln.t, cftSleepCall, done-now)
@@ -429,8 +456,8 @@ var cftBarWaitCall = &kernel.Call[*cftBarWaitArg]{Name: "ncclCftBarrierSession::
 		gr, me := b.d.g, b.d.rank
 		want := b.epoch + 1
 		for peer := range gr.n {
-			if peer == me {
-				continue
+			if peer == me && !b.multimem {
+				continue // a multimem arrival reaches its own rank too
 			}
 			k := [3]int{me, b.index, peer}
 			pred := func() bool { return gr.inbox[k]-want <= 1<<31-1 }
@@ -463,7 +490,7 @@ var cftBarWaitCall = &kernel.Call[*cftBarWaitArg]{Name: "ncclCftBarrierSession::
 func (ln *lane) cftBarWait(b *cftBar, timeoutCycles uint64, timed bool) uint64 {
 	w := &cftBarWaitArg{b: b, deadline: -1}
 	if timed {
-		w.deadline = ln.t.Now() + sim.Time(float64(timeoutCycles)/fabric.DefaultModel().ClockGHz*float64(sim.Nanosecond))
+		w.deadline = ln.t.Now() + sim.Time(float64(timeoutCycles)/cftState.ports.Model().ClockGHz*float64(sim.Nanosecond))
 	}
 	kernel.Converge(ln.t, cftBarWaitCall, w)
 	if w.timedOut {
@@ -480,8 +507,8 @@ func (ln *lane) cftBarWait(b *cftBar, timeoutCycles uint64, timed bool) uint64 {
 func (ln *lane) cftIssue(a []uint64) {
 	t := ln.t
 	kind, flags := int(a[2]), a[7]
-	name := map[int]string{C.EMUD_CFT_PUT: "put", C.EMUD_CFT_GET: "get", C.EMUD_CFT_RED: "red"}[kind]
-	if flags&1 != 0 {
+	name := map[int]string{C.EMUD_CFT_PUT: "put", C.EMUD_CFT_GET: "get", C.EMUD_CFT_RED: "red", C.EMUD_CFT_PULLRED: "pullRed"}[kind]
+	if flags&1 != 0 && kind != C.EMUD_CFT_PULLRED {
 		name += "Multimem"
 	}
 	if flags&2 != 0 {
@@ -489,7 +516,8 @@ func (ln *lane) cftIssue(a []uint64) {
 	}
 	call := "ncclCft::" + name
 	o := ln.cftObjOf(call, a[1])
-	op := &cftOp{kind: kind, leOff: a[4], smem: a[5], bytes: a[6], mask: 0xffff, counted: flags&2 != 0, counterOff: a[8], red: a[9], site: ln.site().String()}
+	op := &cftOp{kind: kind, leOff: a[4], smem: a[5], bytes: a[6], mask: 0xffff, counted: flags&2 != 0, counterOff: a[8], red: a[9], site: ln.site().String(),
+		multicast: flags&1 != 0}
 	if flags&4 != 0 {
 		op.mask = uint16(flags >> 16)
 	}
@@ -502,6 +530,14 @@ func (ln *lane) cftIssue(a []uint64) {
 		t.Fail(call, fmt.Errorf("LE offset %#x is not 16-byte aligned", op.leOff))
 	case op.counted && flags&4 != 0:
 		t.Fail(call, fmt.Errorf("counted writes take no cpMask"))
+	}
+	if kind == C.EMUD_CFT_RED || kind == C.EMUD_CFT_PULLRED {
+		if _, err := cftReduce(op.red, nil, nil); err != nil {
+			t.Fail(call, err)
+		}
+	}
+	if kind == C.EMUD_CFT_PULLRED && op.red == 5 { // ncclCftOpSum<double>
+		t.Fail(call, fmt.Errorf("ncclCftOpSum on f64 has no pullRed (docs/cft-semantics.md §8)"))
 	}
 	win, err := cftWindowAt(op.leOff, op.bytes)
 	if err != nil {
@@ -543,13 +579,8 @@ func (ln *lane) cftIssue(a []uint64) {
 			t.Fail(call, err)
 		}
 	}
-	if kind == C.EMUD_CFT_RED {
-		if _, err := cftReduce(op.red, nil, nil); err != nil {
-			t.Fail(call, err)
-		}
-	}
 	u := op.bytes / 16
-	if kind == C.EMUD_CFT_GET {
+	if kind == C.EMUD_CFT_GET || kind == C.EMUD_CFT_PULLRED {
 		u = op.bytes
 	}
 	if o.units+u > cftMaxUnits {
@@ -557,6 +588,11 @@ func (ln *lane) cftIssue(a []uint64) {
 	}
 	o.units += u
 	o.issued = append(o.issued, op)
+	if kind == C.EMUD_CFT_PULLRED {
+		// Every lane of the warp runs a fetching op's submit: it starts
+		// now (as package fabric's), and the next submit hands it over.
+		ln.cftStart(o, op, a[1])
+	}
 }
 
 // cftWindowAt finds the registered window holding [off, off+n) of LE
@@ -582,51 +618,122 @@ func cftAddr(r int, off uint64) uint64 {
 	return rt.mem.SliceBase(r) + off
 }
 
-// cftSubmit hands the issued operations to the fabric: sources are read
-// now, each destination is written when its bytes arrive.
+// cftSubmit hands the issued operations to the fabric (a pullRed has
+// started at its issue).
 func (ln *lane) cftSubmit(o *cftObj, at uint64) {
-	me := ln.t.GPU()
-	now := ln.t.Now()
-	m := fabric.DefaultModel()
-	d, lrt := rt.s.Race(), ln.t.RaceThread()
 	for _, op := range o.issued {
-		o.pending++
-		op.src = me
-		if d != nil && lrt != nil {
-			op.rth = d.Derive(cftFabricThread(d, me), lrt)
-		}
-		src := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
-		switch op.kind {
-		case C.EMUD_CFT_GET:
-			when := cftInject(op.dsts[0], now, op.bytes) + 2*m.Latency // request out, data back
-			rt.s.AtWork(when, func() {
-				buf := make([]byte, op.bytes)
-				addr := cftAddr(op.dsts[0], op.leOff)
-				if err := rt.mem.Read(addr, buf); err == nil {
-					copy(src, buf)
-					op.access(addr, "get read", false, false)
-				}
-				cftDone(o, op, at)
-			})
-		default:
-			data := slices.Clone(src)
-			left := cftInject(me, now, op.bytes)
-			for i, d := range op.dsts {
-				when := left + m.Latency + sim.Time(i)*m.McFanout
-				if op.counted {
-					cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
-				}
-				last := i == len(op.dsts)-1
-				rt.s.AtWork(when, func() {
-					cftDeliver(op, d, data)
-					if last {
-						cftDone(o, op, at)
-					}
-				})
-			}
+		if !op.started {
+			ln.cftStart(o, op, at)
 		}
 	}
 	o.issued = o.issued[:0]
+}
+
+// cftStart starts op, timed by the fabric's ports and moved granule by
+// granule (fabric.Granule, in address order) as package fabric moves
+// it: a put's or red's source granule is read as its bytes leave the
+// egress port and lands at each destination as they arrive there; the
+// op completes when the ack is back. A get's or pullRed's granule is read
+// at the peers as it leaves them and lands in shared memory as it
+// arrives; the op completes with its last granule.
+func (ln *lane) cftStart(o *cftObj, op *cftOp, at uint64) {
+	me := ln.t.GPU()
+	now := ln.t.Now()
+	ports := cftState.ports
+	op.started = true
+	o.pending++
+	op.src = me
+	if d, lrt := rt.s.Race(), ln.t.RaceThread(); d != nil && lrt != nil {
+		op.rth = d.Derive(cftFabricThread(d, me), lrt)
+	}
+	smem := unsafe.Slice((*byte)(ptr(op.smem)), op.bytes)
+	k := fabric.Granules(op.bytes)
+	switch op.kind {
+	case C.EMUD_CFT_GET, C.EMUD_CFT_PULLRED:
+		var ser, sent, arr sim.Time
+		if op.kind == C.EMUD_CFT_GET {
+			ser, sent, arr = ports.Get(now, me, op.dsts[0], op.bytes)
+		} else {
+			ser, sent, arr = ports.PullRed(now, me, op.dsts, op.bytes)
+		}
+		left := k
+		for j := range k {
+			lo, hi := fabric.GranuleSpan(j, op.bytes)
+			rt.s.AtWork(fabric.GranuleAt(sent, ser, j, k), func() {
+				got := cftFetch(op, lo, hi)
+				rt.s.AtWork(fabric.GranuleAt(arr, ser, j, k), func() {
+					if got != nil {
+						copy(smem[lo:hi], got)
+					}
+					if left--; left == 0 {
+						cftDone(o, op, at)
+					}
+				})
+			})
+		}
+	default:
+		arrs := make([]sim.Time, len(op.dsts))
+		ser, read, end := ports.Put(now, me, op.dsts, op.multicast, op.bytes, arrs)
+		for _, d := range op.dsts {
+			if op.counted {
+				cftState.flying[cftAddr(d, op.counterOff)] += op.bytes
+			}
+		}
+		o.reading++
+		// The block's shared memory outlives the op: ~ncclCft fails the
+		// kernel while any is in flight. The op completes when the ack
+		// is back and every granule has landed everywhere (the ack
+		// cannot come first, whatever the tie-break).
+		data := make([]byte, op.bytes)
+		left := int(k)*len(op.dsts) + 1
+		step := func() {
+			if left--; left == 0 {
+				cftDone(o, op, at)
+			}
+		}
+		for j := range k {
+			lo, hi := fabric.GranuleSpan(j, op.bytes)
+			rt.s.AtWork(fabric.GranuleAt(read, ser, j, k), func() {
+				copy(data[lo:hi], smem[lo:hi])
+				if j == k-1 {
+					o.reading--
+					cftState.wl.Notify(at, at+1)
+				}
+				for i, d := range op.dsts {
+					rt.s.AtWork(fabric.GranuleAt(arrs[i], ser, j, k), func() {
+						cftDeliver(op, d, data, lo, hi)
+						step()
+					})
+				}
+			})
+		}
+		rt.s.AtWork(end, step)
+	}
+}
+
+// cftFetch reads bytes [lo, hi) of a get's source, or of every pullRed
+// member's copy folded in team order; nil when a window went (nothing
+// lands).
+func cftFetch(op *cftOp, lo, hi uint64) []byte {
+	var acc []byte
+	for _, d := range op.dsts {
+		buf := make([]byte, hi-lo)
+		addr := cftAddr(d, op.leOff+lo)
+		if rt.mem.Read(addr, buf) != nil {
+			return nil
+		}
+		if op.kind == C.EMUD_CFT_GET {
+			op.access(addr, hi-lo, "get read", false, false)
+			return buf
+		}
+		op.access(addr, hi-lo, "pullRed read", false, false)
+		if acc == nil {
+			acc = buf
+		} else if _, err := cftReduce(op.red, acc, buf); err != nil {
+			return nil
+		}
+	}
+	return acc
 }
 
 func cftDone(o *cftObj, op *cftOp, at uint64) {
@@ -637,23 +744,24 @@ func cftDone(o *cftObj, op *cftOp, at uint64) {
 	cftState.wl.Notify(at, at+1)
 }
 
-// cftDeliver writes op's data at rank d (masked, or reduced), then adds
-// the bytes to its counter when counted.
-func cftDeliver(op *cftOp, d int, data []byte) {
-	addr := cftAddr(d, op.leOff)
-	cur := make([]byte, op.bytes)
+// cftDeliver writes bytes [lo, hi) of op's data at rank d (masked, or
+// reduced), then adds them to its counter when counted.
+func cftDeliver(op *cftOp, d int, data []byte, lo, hi uint64) {
+	addr, n := cftAddr(d, op.leOff+lo), hi-lo
+	cur := make([]byte, n)
 	if err := rt.mem.Read(addr, cur); err != nil {
 		return // the window went: nothing to write into (ncclCommWindowDeregister names it)
 	}
+	src := data[lo:hi]
 	switch {
 	case op.kind == C.EMUD_CFT_RED:
-		if _, err := cftReduce(op.red, cur, data); err != nil {
+		if _, err := cftReduce(op.red, cur, src); err != nil {
 			return
 		}
 	default:
 		for i := range cur {
-			if op.mask>>(i%16)&1 != 0 {
-				cur[i] = data[i]
+			if op.mask>>((lo+uint64(i))%16)&1 != 0 {
+				cur[i] = src[i]
 			}
 		}
 	}
@@ -666,17 +774,17 @@ func cftDeliver(op *cftOp, d int, data []byte) {
 		return
 	}
 	if op.kind == C.EMUD_CFT_RED {
-		op.access(addr, "red read", false, false)
+		op.access(addr, n, "red read", false, false)
 	}
-	op.access(addr, map[int]string{C.EMUD_CFT_PUT: "put write", C.EMUD_CFT_RED: "red write"}[op.kind], true, false)
-	rt.mem.Watch().Notify(addr, addr+op.bytes)
+	op.access(addr, n, map[int]string{C.EMUD_CFT_PUT: "put write", C.EMUD_CFT_RED: "red write"}[op.kind], true, false)
+	rt.mem.Watch().Notify(addr, addr+n)
 	if op.counted {
 		c := cftAddr(d, op.counterOff)
-		if _, err := rt.mem.AtomicAdd64(c, op.bytes); err == nil {
-			cftState.flying[c] -= min(op.bytes, cftState.flying[c])
+		if _, err := rt.mem.AtomicAdd64(c, n); err == nil {
+			cftState.flying[c] -= min(n, cftState.flying[c])
 			// The counter's add releases the data before it, for the
 			// waitCounted that acquires it.
-			op.access(c, "counter add", true, true)
+			op.access(c, 8, "counter add", true, true)
 			if op.rth != nil {
 				dt := rt.s.Race()
 				op.rth.Release(dt.AddrSync(dt.Space(rt.mem, "LSA memory"), c))
@@ -686,17 +794,13 @@ func cftDeliver(op *cftOp, d int, data []byte) {
 	}
 }
 
-// access records one of op's accesses of [addr, addr+bytes) (8 bytes
-// for a counter) with the race detector, as the fabric's.
-func (op *cftOp) access(addr uint64, what string, write, atomic bool) {
+// access records one of op's accesses of [addr, addr+n) with the race
+// detector, as the fabric's.
+func (op *cftOp) access(addr, n uint64, what string, write, atomic bool) {
 	if op.rth == nil {
 		return
 	}
 	d := rt.s.Race()
-	n := op.bytes
-	if atomic {
-		n = 8
-	}
 	d.Access(op.rth, d.Space(rt.mem, "LSA memory"), addr, addr+n, race.Access{Write: write, Atomic: atomic,
 		Info: &race.Info{Kind: race.KindFabric, OpKind: race.OpFabric, Who: fmt.Sprintf("GPU %d's fabric", op.src), Op: "ncclCft " + what, Site: op.site}})
 }
@@ -777,13 +881,21 @@ func cftReduce(red uint64, dst, src []byte) (bool, error) {
 }
 
 type cftFlushArg struct {
-	o  *cftObj
-	at uint64
+	o    *cftObj
+	at   uint64
+	smem bool // flushSmem: wait for the sources' reads only
 }
 
 var cftFlushCall = &kernel.Call[*cftFlushArg]{Name: "ncclCft::flush", Run: func(g *kernel.Active, fs []*cftFlushArg) error {
 	for _, f := range fs {
 		o := f.o
+		if f.smem {
+			g.Actor().Await(sim.Wait{List: cftState.wl, Lo: f.at, Hi: f.at + 1, Pred: func() bool { return o.reading == 0 },
+				Text: func() string {
+					return fmt.Sprintf("ncclCft::flushSmem on ncclCftSmem %#x: %d submitted operations have not read their shared-memory sources", f.at, o.reading)
+				}})
+			continue
+		}
 		g.Actor().Await(sim.Wait{List: cftState.wl, Lo: f.at, Hi: f.at + 1, Pred: func() bool { return o.pending == 0 },
 			Text: func() string {
 				return fmt.Sprintf("ncclCft::flush on ncclCftSmem %#x: %d submitted operations not complete", f.at, o.pending)

@@ -193,6 +193,23 @@ func TestNcclCftOps(t *testing.T) {
 	}
 }
 
+// TestNcclCftFlushSmem: cft_ops overwriting its shared-memory source
+// after submit passes when flushSmem came first (it waits until the
+// operations have read their sources) and, without it, sends the
+// overwritten words: the fabric reads a source as its bytes leave the
+// egress port, as package fabric's does, not at submit.
+func TestNcclCftFlushSmem(t *testing.T) {
+	needCxx(t)
+	prog := ncclExample(t, "cft_ops")
+	out, report, code := runExample(t, prog, "NTHREADS=4", "CFT_REUSE_STAGE=1")
+	require.Equal(t, 0, code, "flushSmem first\nstdout:\n%s\nstderr:\n%s", out, report)
+	assert.Contains(t, out, "cft_ops: PASS")
+	out, report, code = runExample(t, prog, "NTHREADS=4", "CFT_REUSE_STAGE=2")
+	require.Equal(t, 1, code, "no flushSmem\nstdout:\n%s\nstderr:\n%s", out, report)
+	assert.Contains(t, out, "rank 0: cpMask[0] is 0xbad, want ")
+	assert.Contains(t, out, "cft_ops: FAIL")
+}
+
 // TestNcclCftMisuse: each misuse of ncclCft that cft_ops makes with
 // CFT_MISUSE=n stops the kernel (exit 1) naming the call, the argument
 // and the rule.
@@ -211,6 +228,7 @@ func TestNcclCftMisuse(t *testing.T) {
 		{6, `ncclCft::put: LE 0x104 is not a unicast LE of this 4-rank CFT team`},
 		{7, `ncclCft::putMultimem: a multimem operation on a dev comm made without NCCL_CFT_MULTIMEM \(at main\.cu:\d+\)`},
 		{8, `ncclCft::red: ncclCftOpMin on f32 is not a CFT reduction`},
+		{9, `ncclCft::pullRed: ncclCftOpSum on f64 has no pullRed \(docs/cft-semantics\.md §8\) \(at main\.cu:\d+\)`},
 	} {
 		t.Run(fmt.Sprint(c.misuse), func(t *testing.T) {
 			out, report, code := runExample(t, prog, "NTHREADS=4", fmt.Sprintf("CFT_MISUSE=%d", c.misuse))

@@ -178,7 +178,12 @@
 // read and landed when its bytes have passed the port, so a load during an
 // operation sees the granules landed so far. Each granule's delivery
 // applies as one event, one allowed interleaving of the element-wise
-// atomics; the seed orders events due at the same time.
+// atomics; the seed orders events due at the same time. The port
+// arithmetic (when an operation's bytes leave, arrive and are acked) is
+// Ports, exported so that emud's C++ NCCL layer (capi/nccl_cft.go) times
+// its CFT operations and barriers with the same code: a C++ collective
+// and its Go twin end at the same emulated time (cxx
+// TestCftAllReduceMatchesGo).
 //
 // # Scenarios
 //

@@ -124,51 +124,30 @@ func granuleSpan(j, n uint64) (lo, hi uint64) { return j * Granule, min((j+1)*Gr
 func (sys *System) start(o *fop) {
 	o.started = true
 	sys.raceStart(o)
-	m, s := sys.model, sys.s
-	src := sys.ranks[o.rank]
-	ser := m.serialize(o.bytes)
-	issue := s.Now() + m.IssueCost
+	s := sys.s
 	mb := o.mb
 	mb.inflight++
 	k := sys.granulesOf(o)
 	switch o.kind {
 	case opPut, opPutMC, opRed, opRedMC:
 		mb.smemBusy++
-		st := max(issue, src.txFree)
-		src.txFree = st + ser
-		read := st + ser
 		dsts := o.dsts()
 		arrs := o.arr1[:]
 		if len(dsts) > 1 {
 			arrs = make([]sim.Time, len(dsts))
 		}
-		last := read
-		for i, d := range dsts {
-			extra := sim.Time(0)
-			if o.tg.multicast {
-				extra = m.McFanout * sim.Time(i+1)
-			}
-			rd := sys.ranks[d]
-			arr := max(read+m.Latency+extra, rd.rxFree+ser)
-			rd.rxFree = arr
-			arrs[i] = arr
-			last = max(last, arr)
-		}
-		o.ser, o.k, o.arrs, o.end = ser, k, arrs, last+m.Latency
+		ser, read, end := sys.ports.Put(s.Now(), o.rank, dsts, o.tg.multicast, o.bytes, arrs)
+		o.ser, o.k, o.arrs, o.end = ser, k, arrs, end
 		o.delivs += int(k)
 		for j := range k {
 			s.AtWorkStep(granuleAt(read, ser, j, k), o, stepRead|j<<stepShift)
 		}
 	case opGet:
 		d := o.tg.rank
-		rd := sys.ranks[d]
-		st := max(issue+m.Latency, rd.txFree)
-		rd.txFree = st + ser
-		arr := max(st+ser+m.Latency, src.rxFree+ser)
-		src.rxFree = arr
+		ser, sent, arr := sys.ports.Get(s.Now(), o.rank, d, o.bytes)
 		for j := range k {
 			lo, hi := granuleSpan(j, o.bytes)
-			s.AtWork(granuleAt(st+ser, ser, j, k), func() {
+			s.AtWork(granuleAt(sent, ser, j, k), func() {
 				data, ok := sys.fabricRead(o, d, lo, hi, true)
 				if !ok {
 					return
@@ -177,15 +156,7 @@ func (sys *System) start(o *fop) {
 			})
 		}
 	case opPullRed:
-		ready := issue + m.Latency
-		for i, d := range o.tg.members {
-			rd := sys.ranks[d]
-			st := max(issue+m.Latency+m.McFanout*sim.Time(i+1), rd.txFree)
-			rd.txFree = st + ser
-			ready = max(ready, st+ser)
-		}
-		arr := max(ready+m.Latency, src.rxFree+ser)
-		src.rxFree = arr
+		ser, ready, arr := sys.ports.PullRed(s.Now(), o.rank, o.tg.members, o.bytes)
 		for j := range k {
 			lo, hi := granuleSpan(j, o.bytes)
 			s.AtWork(granuleAt(ready, ser, j, k), func() {

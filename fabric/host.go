@@ -112,6 +112,7 @@ type System struct {
 	s       *sim.Sim
 	topo    Topology
 	model   Model
+	ports   *Ports // the ranks' fabric ports (ports.go)
 	debug   bool
 	memCap  uint64
 	cftOn   bool
@@ -203,6 +204,9 @@ func NewSystem(s *sim.Sim, cfg Config) (*System, error) {
 	for r := 0; r < topo.NRanks; r++ {
 		sys.ranks = append(sys.ranks, &rankState{rank: r, wl: s.NewWatchList(fmt.Sprintf("fabric rank %d memory", r))})
 	}
+	if sys.ports, err = NewPorts(m, topo.NRanks); err != nil {
+		return nil, err
+	}
 	sys.faults = newFaultState(sys, cfg.Faults)
 	sys.diag = newDiagnosis(sys)
 	if cfg.Debug {
@@ -228,8 +232,8 @@ func (sys *System) cftSupported() bool { return sys.cftOn && len(sys.topo.NoCft)
 
 func (sys *System) mcSupported() bool { return sys.cftSupported() && !sys.topo.NoMulticast }
 
-// rankState is one rank's device: its symmetric memory, the windows bound
-// to its LEs and its fabric ports.
+// rankState is one rank's device: its symmetric memory and the windows
+// bound to its LEs (its fabric ports are in System.ports).
 type rankState struct {
 	rank  int
 	mem   []backing // allocations in address order
@@ -239,8 +243,6 @@ type rankState struct {
 	// counted are the bound windows registered with WinCftCounted: where
 	// counted writes' counters may live.
 	counted []span
-	txFree  sim.Time
-	rxFree  sim.Time
 	opSeq   int // user data ops issued, for FaultPlan.FailOps
 }
 

@@ -8,14 +8,16 @@
 // teams, the host and device LE queries, ncclCftSmem and ncclCft<Coop>
 // (put, putCpMask, get, red, their multimem forms, putCounted and
 // putMultimemCounted, submit, flushSmem, flush with its report,
-// waitCounted), ncclCftBarrierSession<Coop> (plain and multimem) and
-// ncclMemFence. Each call's elected thread (thread_rank() == 0) makes
-// the emulator's call (capi/nccl_cft.go) and the coop syncs around it, as
-// NCCL's elected thread issues for its coop. Partial: pullRed, f16/bf16
-// reductions and fault reports are not emulated (flush's report is
-// always success); the proxies and memory orders are accepted, not
-// modelled (every fabric write is visible when it lands; the race
-// detector orders a waitCounted after the counted data unless relaxed).
+// waitCounted, pullRed), ncclCftBarrierSession<Coop> (plain and
+// multimem) and ncclMemFence. Each call's elected thread (thread_rank() ==
+// 0) makes the emulator's call (capi/nccl_cft.go) and the coop syncs
+// around it, as NCCL's elected thread issues for its coop. Operations are
+// timed by package fabric's ports (fabric.Ports, the model of package
+// fabric's own engine). Partial: f16/bf16 reductions and fault reports
+// are not emulated (flush's report is always success); the proxies and
+// memory orders are accepted, not modelled (every fabric write is
+// visible when it lands; the race detector orders a waitCounted after
+// the counted data unless relaxed).
 #ifndef EMUD_NCCL_DEVICE_CFT_H
 #define EMUD_NCCL_DEVICE_CFT_H
 
@@ -190,9 +192,14 @@ class ncclCft {
   void redMultimem(OpCoop op, ncclCftLeId le, size_t leOffset, RedOp const&, void* smemSource, uint32_t bytes, EMUD_SITE) {
     issue(op, EMUD_CFT_RED, 1, le, leOffset, smemSource, bytes, 0, RedOp::emudCode, "ncclCft::redMultimem", EMUD_SITE_ARGS);
   }
+  // pullRed: the reduction over every multicast member's copy at the
+  // multicast LE, read into smemDestination; a warp's call (NCCL's
+  // fetching ops are issued by a whole warp). It starts at the call and
+  // completes at the flush after the next submit.
   template <typename OpCoop, typename RedOp>
-  void pullRed(OpCoop, ncclCftLeId, size_t, RedOp const&, void*, uint32_t, EMUD_SITE) {
-    ::emud::unsupported("ncclCft::pullRed", EMUD_SITE_ARGS);
+  void pullRed(OpCoop op, ncclCftLeId le, size_t leOffset, RedOp const&, void* smemDestination, uint32_t bytes, EMUD_SITE) {
+    static_assert(std::is_same_v<OpCoop, ncclCoopWarp>, "emud: ncclCft::pullRed is issued by a warp (ncclCoopWarp)");
+    issue(op, EMUD_CFT_PULLRED, 1, le, leOffset, smemDestination, bytes, 0, RedOp::emudCode, "ncclCft::pullRed", EMUD_SITE_ARGS);
   }
 
   template <typename OpCoop>

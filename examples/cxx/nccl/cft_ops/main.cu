@@ -12,7 +12,15 @@
 // is not whole 16-byte words, 3 flush before submit, 4 the ncclCft ending
 // with operations in flight, 5 a counted put whose counter is not in an
 // NCCL_WIN_CFT_COUNTED window, 6 an LE outside the team, 7 a multimem put
-// on a dev comm without NCCL_CFT_MULTIMEM, 8 a Min reduction of floats.
+// on a dev comm without NCCL_CFT_MULTIMEM, 8 a Min reduction of floats,
+// 9 a pullRed Sum of doubles (CFT has none).
+//
+// With CFT_REUSE_STAGE=1 the kernel overwrites its shared-memory source
+// after submit and flushSmem, which is correct: the operations have read
+// it, and the data checks pass. With CFT_REUSE_STAGE=2 it overwrites it
+// after submit without flushSmem (the planted twin): the fabric reads a
+// source as its bytes leave the port, after submit, so the peers receive
+// the overwritten words and the checks fail.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -29,7 +37,7 @@ enum { R_RED, R_MASK, R_GET, R_OUT, R_COUNT };
 static uint32_t init(int region, int rank, int i) { return (uint32_t)(region * 100000 + rank * 1000 + i); }
 __device__ static uint32_t staged(int rank, int i) { return (uint32_t)(rank * 7919 + i * 3); }
 
-__global__ void cftOps(ncclWindow_t win, int misuse, ncclDevComm devComm) {
+__global__ void cftOps(ncclWindow_t win, int misuse, int reuse, ncclDevComm devComm) {
   ncclCoopCta coop;
   ncclTeam team = ncclTeamCft(devComm);
   const int rank = team.rank, next = (rank + 1) % team.nRanks, prev = (rank + team.nRanks - 1) % team.nRanks;
@@ -66,11 +74,23 @@ __global__ void cftOps(ncclWindow_t win, int misuse, ncclDevComm devComm) {
         break;
       }
       case 8: cft.red(coop, leNext, offNext + R_RED * REGION, ncclCftOpMin<float>{}, stage, REGION); break;
+      case 9: {
+        ncclCftLeId le;
+        size_t off;
+        ncclGetMultimemLeInfo(win, R_RED * REGION, devComm, &le, &off);
+        if (threadIdx.x < 32) cft.pullRed(ncclCoopWarp(), le, off, ncclCftOpSum<double>{}, got, REGION);
+        break;
+      }
       default:
         cft.red(coop, leNext, offNext + R_RED * REGION, ncclCftOpSum<uint32_t>{}, stage, REGION);
         cft.putCpMask(coop, leNext, offNext + R_MASK * REGION, stage, REGION, 0x00ff);
         cft.get(coop, lePrev, offPrev + R_GET * REGION, got, REGION);
         cft.submit(coop);
+        if (reuse == 1) cft.flushSmem(coop);
+        if (reuse) {
+          stage[threadIdx.x] = 0xbad;  // the source reused: safe only after flushSmem
+          coop.sync();
+        }
         bool hasReport = true;
         uint32_t report = 1;
         cft.flush(coop, &hasReport, &report);
@@ -86,6 +106,8 @@ static void* cftOpsRank(int my_rank, int total_ranks, int local_device, int devi
   (void)devices_per_rank;
   const char* m = std::getenv("CFT_MISUSE");
   const int misuse = m ? std::atoi(m) : 0;
+  const char* r = std::getenv("CFT_REUSE_STAGE");
+  const int reuse = r ? std::atoi(r) : 0;
   const size_t bytes = R_COUNT * REGION;
   ncclUniqueId id;
   if (my_rank == 0) NCCLCHECK(ncclGetUniqueId(&id));
@@ -108,7 +130,7 @@ static void* cftOpsRank(int my_rank, int total_ranks, int local_device, int devi
   NCCLCHECK(ncclDevCommCreate(comm, &reqs, &devComm));
   cudaStream_t stream;
   CUDACHECK(cudaStreamCreate(&stream));
-  cftOps<<<1, THREADS, 0, stream>>>(win, misuse, devComm);
+  cftOps<<<1, THREADS, 0, stream>>>(win, misuse, reuse, devComm);
   CUDACHECK(cudaStreamSynchronize(stream));
   CUDACHECK(cudaMemcpy(h.data(), buf, bytes, cudaMemcpyDeviceToHost));
   const int prev = (my_rank + total_ranks - 1) % total_ranks;
