@@ -319,7 +319,7 @@ __attribute__((constructor(101))) static void reserve_device_range(void) {
     base = strtoull(e, &end, 16);  // strtoull takes the 0x prefix too
     if (!end || *end || base == 0 || base % (4ull << 30) != 0) return;  // start() names the bad value
   }
-  uint64_t size = EMUD_MAX_GPUS * EMUD_SLICE;
+  uint64_t size = EMUD_MAX_GPUS * EMUD_SLICE + EMUD_ARENA_SIZE;  // the arena's room last
   void* p = mmap((void*)(uintptr_t)base, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
                  -1, 0);
   if (p == MAP_FAILED) return;
@@ -328,7 +328,7 @@ __attribute__((constructor(101))) static void reserve_device_range(void) {
     return;
   }
   resv_lo = base;
-  resv_hi = base + size;
+  resv_hi = base + size - EMUD_ARENA_SIZE;
 }
 
 // emud_map_device maps [base, base+size) read-write inside the reserved
@@ -410,6 +410,7 @@ static void clear_resident(uint64_t lo, uint64_t hi) {
 
 uint64_t emud_resv_lo(void) { return resv_lo; }
 uint64_t emud_resv_hi(void) { return resv_hi; }
+uint64_t emud_resv_arena(void) { return resv_lo ? resv_hi : 0; }
 // emud_device_extents calls f on each mapped chunk extent, with the
 // mapping lock held (procs.c shares them at the first fork).
 int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi)) {

@@ -58,6 +58,12 @@ int emud_client_active(void);
 int emud_client_call(int op, uint64_t* a, const char* file, int line);
 uint64_t emud_resv_lo(void);
 uint64_t emud_resv_hi(void);
+// The shared arena of ranks as processes (procs.c) sits in a reservation
+// of its own, just past the device range and made with it in every
+// process, so a rank started apart finds its coordinator's arena address
+// free (a kernel-chosen address can hold another mapping there).
+#define EMUD_ARENA_SIZE (256ull << 20)
+uint64_t emud_resv_arena(void);
 int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi));
 void emud_fault_default(void);
 void emud_node_serve(void);

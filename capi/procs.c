@@ -116,7 +116,7 @@ typedef struct {
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
 static ext_table* exts;       // chunks mapped from it, in mapping order
-#define ARENA_SIZE (256ull << 20)
+#define ARENA_SIZE EMUD_ARENA_SIZE
 static char* arena;           // block shared memory of forked ranks' grids
 static size_t arena_used;
 static int arena_live;
@@ -213,7 +213,8 @@ static int share_memory(const char** what) {
   *what = "the shared extent table";
   if (!(exts = shared_fd("emud-extents", sizeof *exts, NULL, 0, &ext_fd))) return errno ? errno : ENOMEM;
   *what = "the shared arena";
-  if (!(arena = shared_fd("emud-arena", ARENA_SIZE, NULL, 0, &arena_fd))) return errno ? errno : ENOMEM;
+  if (!(arena = shared_fd("emud-arena", ARENA_SIZE, (void*)(uintptr_t)emud_resv_arena(), 1, &arena_fd)))
+    return errno ? errno : ENOMEM;
   // The runtime's objects that lanes read (windows' device structs):
   // copied out and back over a shared mapping of the pool's pages.
   size_t pn;
@@ -1118,7 +1119,12 @@ static void node_ready(void) {
   memcpy(fds, CMSG_DATA(c), sizeof fds);
   dev_fd = fds[0];
   exts = mmap(NULL, sizeof *exts, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
-  arena = mmap((void*)(uintptr_t)st.arena, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fds[2], 0);
+  // The arena's room is reserved here as in rank 0 (lane.c), at the same
+  // address unless EMUD_BASE differs between the two.
+  if (st.arena != emud_resv_arena())
+    node_die("rank 0's shared arena is at 0x%llx, this process reserved 0x%llx for it (is EMUD_BASE the same in every rank?)",
+             (unsigned long long)st.arena, (unsigned long long)emud_resv_arena());
+  arena = mmap((void*)(uintptr_t)st.arena, ARENA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[2], 0);
   size_t pn;
   void* pool = emud_obj_pool(&pn);
   void* pm = mmap(pool, pn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[3], 0);
