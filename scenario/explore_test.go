@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -38,6 +39,15 @@ func TestScratchSeedsIndependent(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		fresh[seed] = run("alltoall", a2a, seed, nil)
 	}
+	// The failing runs' reports, with what they said when their run
+	// ended: explore keeps the lowest failing seed's report while its
+	// worker runs more seeds on the same Scratch, whose arenas hand the
+	// failed run's lanes and handles to them (kernel, job).
+	type failedRun struct {
+		rep  *scenario.Report
+		text string
+	}
+	var failed []failedRun
 	for _, tc := range []struct {
 		name    string
 		between func(sc *engine.Scratch, seed uint64)
@@ -56,6 +66,7 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			require.NoError(t, err)
 			rep := scenario.RunOnce(s, scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 2, Seed: seed + 400, Scratch: sc})
 			require.NotEqual(t, scenario.StatusOK, rep.Status)
+			failed = append(failed, failedRun{rep, reportText(t, rep)})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,8 +82,24 @@ func TestScratchSeedsIndependent(t *testing.T) {
 				assert.Equal(t, fresh[seed], run("alltoall", a2a, seed, sc), "seed %d after %v", seed, order)
 			}
 			assert.NotZero(t, sc.Held(), "the worker's buffers were kept")
+			for _, f := range failed {
+				assert.Equal(t, f.text, reportText(t, f.rep), "a kept report changed as later seeds reused the Scratch")
+			}
 		})
 	}
+	assert.NotEmpty(t, failed)
+}
+
+// reportText is rep as the run command prints it, and its error.
+func reportText(t *testing.T, rep *scenario.Report) string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, rep.Write(&b, false))
+	if js := new(strings.Builder); rep.Hang != nil {
+		require.NoError(t, rep.Write(js, true))
+		b.WriteString(js.String())
+	}
+	return b.String() + rep.Error
 }
 
 // TestExploreSameAtAnyJobs: explore's record of a range of seeds (each
