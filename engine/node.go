@@ -108,6 +108,7 @@ type Node struct {
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
 	slabs       nodeSlabs
+	arenasBack  bool      // Close gave slabs' arenas back to the Scratch
 	regOnce     sync.Once // Registry
 	reg         *Registry
 }
@@ -115,13 +116,32 @@ type Node struct {
 // nodeSlabs are where a node makes its per-queue objects, a few at a
 // time: a 4 KiB all-to-all seed makes 16 queues, each with its ring,
 // issuer side, counters, engine and link, which were an allocation each.
+// With a Scratch the arenas are the Scratch's: Close hands them back and
+// the next node takes them, zeroed object by object, so an explore
+// worker's seeds make their queues once (24 KiB of a 4 KiB all-to-all
+// seed). The counters stay the node's: a registry that took the node's
+// collector reads them after Close.
 type nodeSlabs struct {
-	queues   slab.Slab[Queue]
-	issuers  slab.Slab[issuer.Queue]
-	rings    slab.Slab[ring.Ring]
+	*nodeArenas
 	counters slab.Slab[queueCounters]
-	engines  slab.Slab[Engine]
-	links    slab.Slab[link]
+}
+
+// nodeArenas are the per-queue objects nothing reads once the node is
+// closed.
+type nodeArenas struct {
+	queues  slab.Arena[Queue]
+	issuers slab.Arena[issuer.Queue]
+	rings   slab.Arena[ring.Ring]
+	engines slab.Arena[Engine]
+	links   slab.Arena[link]
+}
+
+func (a *nodeArenas) reset() {
+	a.queues.Reset()
+	a.issuers.Reset()
+	a.rings.Reset()
+	a.engines.Reset()
+	a.links.Reset()
 }
 
 type traceKinds struct {
@@ -167,6 +187,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	// (a no-op at level 0).
 	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
 	n.mem = newMemory(n)
+	n.slabs.nodeArenas = cfg.Scratch.takeArenas()
 	n.m = &metrics{}
 	if cfg.Registry != nil {
 		if err := n.m.register(cfg.Registry); err != nil {
@@ -215,6 +236,11 @@ func (n *Node) Close() {
 		r.Release() // their buffers are in the mappings released next
 	}
 	n.mem.release()
+	if sc := n.cfg.Scratch; sc != nil && !n.arenasBack {
+		// Once: a second Close must not hand them over again, maybe
+		// after the next node took them.
+		sc.arenas, n.arenasBack = n.slabs.nodeArenas, true
+	}
 }
 
 // Model returns the timing model.
