@@ -135,7 +135,8 @@ func New(cfg Config) *Sim {
 		s.watchdog = cfg.Watchdog
 	}
 	s.heap.scratch = cfg.Scratch
-	s.trace.init(cfg.Record)
+	cfg.Scratch.newRun()
+	s.trace.init(cfg.Record, cfg.Scratch)
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
 	if cfg.Strategy == StrategyPCT {

@@ -13,6 +13,11 @@ import "unsafe"
 // Reset only once nothing handed out before is used any more: Reset does
 // not make old objects unreachable, it makes them someone else's.
 type Arena[T any] struct {
+	// Grow, if more than Chunk, makes each new chunk twice the last one,
+	// up to Grow objects: for objects that come in bursts of unknown
+	// size (a run's tracked words). 0 makes chunks of Chunk.
+	Grow int
+
 	chunks [][]T // made so far, in order
 	cur    int   // the chunk Take carves next
 	used   int   // objects taken from chunks[cur]
@@ -39,7 +44,11 @@ func (a *Arena[T]) Take(n int) []T {
 		a.used = 0
 	}
 	if a.cur == len(a.chunks) {
-		c := make([]T, max(n, Chunk))
+		size := Chunk
+		if l := len(a.chunks); a.Grow > Chunk && l > 0 {
+			size = min(max(2*len(a.chunks[l-1]), Chunk), a.Grow)
+		}
+		c := make([]T, max(n, size))
 		a.chunks = append(a.chunks, c)
 		a.kept += len(c)
 		s := c[:n:n]

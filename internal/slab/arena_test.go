@@ -77,3 +77,16 @@ func TestArenaBound(t *testing.T) {
 	a.Reset()
 	assert.Equal(t, per/2, a.Kept())
 }
+
+// TestArenaGrow: with Grow, each new chunk doubles the last, up to Grow.
+func TestArenaGrow(t *testing.T) {
+	a := Arena[rec]{Grow: 4 * Chunk}
+	for range 11 * Chunk {
+		a.New()
+	}
+	var sizes []int
+	for _, c := range a.chunks {
+		sizes = append(sizes, len(c))
+	}
+	assert.Equal(t, []int{Chunk, 2 * Chunk, 4 * Chunk, 4 * Chunk}, sizes)
+}
