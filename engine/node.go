@@ -127,13 +127,19 @@ type nodeSlabs struct {
 }
 
 // nodeArenas are the per-queue objects nothing reads once the node is
-// closed.
+// closed, and the node's indexes of them (kept while the node lives in
+// its own fields, handed back with the arenas at Close).
 type nodeArenas struct {
 	queues  slab.Arena[Queue]
 	issuers slab.Arena[issuer.Queue]
 	rings   slab.Arena[ring.Ring]
 	engines slab.Arena[Engine]
 	links   slab.Arena[link]
+
+	queueSet  issuer.Set[*Queue]
+	engineMap map[[2]int]*Engine
+	engList   []*Engine
+	linkMap   map[[2]int]*link
 }
 
 func (a *nodeArenas) reset() {
@@ -142,6 +148,11 @@ func (a *nodeArenas) reset() {
 	a.rings.Reset()
 	a.engines.Reset()
 	a.links.Reset()
+	a.queueSet.Reset()
+	clear(a.engineMap)
+	clear(a.engList)
+	a.engList = a.engList[:0]
+	clear(a.linkMap)
 }
 
 type traceKinds struct {
@@ -185,9 +196,14 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
-	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
+	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb())}
 	n.mem = newMemory(n)
-	n.slabs.nodeArenas = cfg.Scratch.takeArenas()
+	a := cfg.Scratch.takeArenas()
+	n.slabs.nodeArenas = a
+	n.queues, n.engines, n.engList, n.links = a.queueSet, a.engineMap, a.engList, a.linkMap
+	if n.engines == nil {
+		n.engines = map[[2]int]*Engine{}
+	}
 	n.m = &metrics{}
 	if cfg.Registry != nil {
 		if err := n.m.register(cfg.Registry); err != nil {
@@ -239,7 +255,9 @@ func (n *Node) Close() {
 	if sc := n.cfg.Scratch; sc != nil && !n.arenasBack {
 		// Once: a second Close must not hand them over again, maybe
 		// after the next node took them.
-		sc.arenas, n.arenasBack = n.slabs.nodeArenas, true
+		a := n.slabs.nodeArenas
+		a.queueSet, a.engineMap, a.engList, a.linkMap = n.queues, n.engines, n.engList, n.links
+		sc.arenas, n.arenasBack = a, true
 	}
 }
 

@@ -135,6 +135,7 @@ func TestEightGPUNodeRingsKept(t *testing.T) {
 // fresh queue (pointers at zero, whatever the last node's queue in that
 // memory did); a node closed twice gives them back once, so it cannot
 // take them from the node after it, and a node never closed keeps them.
+// The node's lists of queues and engines start empty too.
 func TestScratchReusesQueueObjects(t *testing.T) {
 	sc := NewScratch()
 	type made struct {
@@ -147,6 +148,8 @@ func TestScratchReusesQueueObjects(t *testing.T) {
 		require.NoError(t, err)
 		q, err := n.Queue(0, 1, 0)
 		require.NoError(t, err)
+		assert.Equal(t, []*Queue{q}, n.Queues(), "the node's queues are its own")
+		assert.Len(t, n.Engines(), 1, "and so are its engines")
 		r := q.Ring()
 		assert.Equal(t, []uint64{0, 0, 0, 0}, []uint64{r.Wptr(), r.CachedWptr(), r.CommittedWptr(), r.Doorbell()},
 			"a queue starts with its pointers at zero")
