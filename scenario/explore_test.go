@@ -58,15 +58,27 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			run("alltoall-mq", scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 3, Race: true}, seed+200, sc)
 			run("alltoall", scenario.Options{Ranks: 3, Bytes: 12 << 10, Queues: 1, Debug: true}, seed+300, sc)
 		}},
-		// A failing run between (a planted bug: wrong data or a hang,
-		// by seed), whose report reads the kernels' sites, which the
+		// Failing runs between (planted bugs: wrong data or a hang, by
+		// seed), whose reports read the kernels' sites, which the
 		// worker's kernels share (kernel's site cache in the Scratch).
-		{"a failing run between", func(sc *engine.Scratch, seed uint64) {
-			s, err := scenario.Lookup("missing-commit")
-			require.NoError(t, err)
-			rep := scenario.RunOnce(s, scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 2, Seed: seed + 400, Scratch: sc})
-			require.NotEqual(t, scenario.StatusOK, rep.Status)
-			failed = append(failed, failedRun{rep, reportText(t, rep)})
+		// A hang between (expected-per-lane: its report names the signal
+		// posts cco's diagnosis kept, which the worker's runs reuse).
+		{"failing runs between", func(sc *engine.Scratch, seed uint64) {
+			for _, bug := range []struct {
+				name   string
+				queues int
+			}{{"missing-commit", 2}, {"expected-per-lane", 1}} {
+				s, err := scenario.Lookup(bug.name)
+				require.NoError(t, err)
+				o := scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: bug.queues, Seed: seed + 400}
+				alone := reportText(t, scenario.RunOnce(s, o))
+				o.Scratch = sc
+				rep := scenario.RunOnce(s, o)
+				require.NotEqual(t, scenario.StatusOK, rep.Status)
+				text := reportText(t, rep)
+				assert.Equal(t, alone, text, "%s seed %d: the report on the worker's Scratch is the one on fresh memory", bug.name, o.Seed)
+				failed = append(failed, failedRun{rep, text})
+			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,7 +99,9 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			}
 		})
 	}
-	assert.NotEmpty(t, failed)
+	require.NotEmpty(t, failed)
+	assert.Equal(t, scenario.StatusHang, failed[len(failed)-1].rep.Status, "expected-per-lane hangs")
+	assert.Contains(t, failed[len(failed)-1].text, "signal ATOMICs were ever posted toward it", "its report quotes cco's diagnosis")
 }
 
 // reportText is rep as the run command prints it, and its error.
