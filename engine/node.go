@@ -108,7 +108,7 @@ type Node struct {
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
 	slabs       nodeSlabs
-	arenasBack  bool      // Close gave slabs' arenas back to the Scratch
+	closed      bool      // Close ran
 	regOnce     sync.Once // Registry
 	reg         *Registry
 }
@@ -140,6 +140,7 @@ type nodeArenas struct {
 	engineMap map[[2]int]*Engine
 	engList   []*Engine
 	linkMap   map[[2]int]*link
+	ringList  []*ring.Ring
 }
 
 func (a *nodeArenas) reset() {
@@ -153,6 +154,8 @@ func (a *nodeArenas) reset() {
 	clear(a.engList)
 	a.engList = a.engList[:0]
 	clear(a.linkMap)
+	clear(a.ringList)
+	a.ringList = a.ringList[:0]
 }
 
 type traceKinds struct {
@@ -200,7 +203,7 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	n.mem = newMemory(n)
 	a := cfg.Scratch.takeArenas()
 	n.slabs.nodeArenas = a
-	n.queues, n.engines, n.engList, n.links = a.queueSet, a.engineMap, a.engList, a.linkMap
+	n.queues, n.engines, n.engList, n.links, n.rings = a.queueSet, a.engineMap, a.engList, a.linkMap, a.ringList
 	if n.engines == nil {
 		n.engines = map[[2]int]*Engine{}
 	}
@@ -248,16 +251,19 @@ func (n *Node) Memory() *Memory { return n.mem }
 // it. Closing twice is harmless. A node nobody closes releases its memory
 // once it is unreachable.
 func (n *Node) Close() {
+	if n.closed {
+		// Once: its rings and arenas may be the next node's by now.
+		return
+	}
+	n.closed = true
 	for _, r := range n.rings {
 		r.Release() // their buffers are in the mappings released next
 	}
 	n.mem.release()
-	if sc := n.cfg.Scratch; sc != nil && !n.arenasBack {
-		// Once: a second Close must not hand them over again, maybe
-		// after the next node took them.
+	if sc := n.cfg.Scratch; sc != nil {
 		a := n.slabs.nodeArenas
-		a.queueSet, a.engineMap, a.engList, a.linkMap = n.queues, n.engines, n.engList, n.links
-		sc.arenas, n.arenasBack = a, true
+		a.queueSet, a.engineMap, a.engList, a.linkMap, a.ringList = n.queues, n.engines, n.engList, n.links, n.rings
+		sc.arenas = a
 	}
 }
 

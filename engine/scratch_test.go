@@ -133,8 +133,9 @@ func TestEightGPUNodeRingsKept(t *testing.T) {
 // TestScratchReusesQueueObjects: a node given a Scratch makes its queues
 // in the arenas the last closed node gave back, and each comes back as a
 // fresh queue (pointers at zero, whatever the last node's queue in that
-// memory did); a node closed twice gives them back once, so it cannot
-// take them from the node after it, and a node never closed keeps them.
+// memory did); a node closed twice gives them back once and leaves the
+// rings it had alone (the next node's by then), so it cannot take them
+// from the node after it, and a node never closed keeps them.
 // The node's lists of queues and engines start empty too.
 func TestScratchReusesQueueObjects(t *testing.T) {
 	sc := NewScratch()
@@ -163,6 +164,7 @@ func TestScratchReusesQueueObjects(t *testing.T) {
 	second := build()
 	assert.Same(t, first.q, second.q, "the second node's queue is the first one's memory")
 	first.n.Close() // again, while the second node holds the arenas
+	require.NotNil(t, second.q.Ring().Bytes(), "a second Close of the first node released the second's ring")
 	third := build()
 	assert.NotSame(t, second.q, third.q, "a second Close gave nothing back")
 	second.n.Close()
