@@ -74,7 +74,7 @@ func cpuNow() time.Duration {
 const maxSeedAllocs = 400
 
 // maxSeedBytes bounds the bytes the same seed allocates: 124-127 KB
-// before the worker's seeds reused their state, about 33 KB after (the
+// before the worker's seeds reused their state, about 31 KB after (the
 // issue's goal is 32 KiB).
 const maxSeedBytes = 40 << 10
 
