@@ -47,8 +47,8 @@ type diagnosis struct {
 	// tracked word): at most one per tracked word (sim.MaxTrackedWords).
 	reads map[uint64]slotRead
 	// sigSlab is where signals' records are made, a few at a time.
-	sigSlab []sigdiag
-	qSlab   slab.Slab[qdiag] // the same for queues' records
+	sigSlab slab.Arena[sigdiag]
+	qSlab   slab.Arena[qdiag] // the same for queues' records
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -127,10 +127,48 @@ type waitInfo struct {
 }
 
 func newDiagnosis(h *Host) *diagnosis {
-	d := &diagnosis{h: h, queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
-	if s := h.dev.Sim(); s != nil {
+	s := h.dev.Sim()
+	d := keptDiagnosis(s)
+	if d == nil {
+		d = &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
+		d.sigSlab.Grow = 16 // slots come a comm's worth at a time
+	}
+	d.h = h
+	if s != nil {
 		s.AddDiagnoser(sim.LayerAPI, "cco", d.diagnose)
 	}
+	return d
+}
+
+type diagKey struct{}
+
+// keptDiagnosis is the diagnosis the runs that borrow s's sim.Scratch
+// (an explore worker's seeds) keep, emptied for the first host of run s
+// (its maps and records are made once, not every seed: 4 KiB of a 4 KiB
+// all-to-all seed); nil for another host of the run, or without a
+// Scratch. The run before is over: its diagnoser is not asked again,
+// and its reports copied what they say.
+func keptDiagnosis(s *sim.Sim) *diagnosis {
+	if s == nil || s.Scratch() == nil {
+		return nil
+	}
+	first := false
+	s.Local(diagKey{}, func() any { first = true; return diagKey{} })
+	if !first {
+		return nil
+	}
+	sc := s.Scratch()
+	d := sc.Local(diagKey{}, func() any {
+		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
+		d.sigSlab.Grow = 16
+		return d
+	}).(*diagnosis)
+	clear(d.queues)
+	clear(d.waits)
+	clear(d.signals)
+	clear(d.reads)
+	d.sigSlab.Reset()
+	d.qSlab.Reset()
 	return d
 }
 
@@ -197,11 +235,7 @@ func (d *diagnosis) lanesJoined(p *post) {
 func (d *diagnosis) sig(addr uint64) *sigdiag {
 	x := d.signals[addr]
 	if x == nil {
-		if len(d.sigSlab) == cap(d.sigSlab) {
-			d.sigSlab = make([]sigdiag, 0, 16) // slots come a comm's worth at a time
-		}
-		d.sigSlab = append(d.sigSlab, sigdiag{})
-		x = &d.sigSlab[len(d.sigSlab)-1]
+		x = d.sigSlab.New()
 		d.signals[addr] = x
 	}
 	return x

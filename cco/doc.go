@@ -123,7 +123,11 @@
 // condition the issuer or the engine already names (a full ring, a stalled
 // commit chain, a parked POLL) is said once (sim.MergeCauses), in cco's
 // words where cco knows why (an Aggregate batch) and with the row added
-// by a note otherwise.
+// by a note otherwise. These causes are asked for only when something
+// waits (a passing run is not diagnosed). The records they come from
+// (signals posted, uncommitted Aggregate bytes, waits) are kept, with a
+// sim.Scratch, in the Scratch for the first host of the next run that
+// borrows it, emptied.
 //
 // An out-of-range peer is refused in both modes (MORI does not check it and
 // the hardware faults on a null queue handle). Debug mode also traps a put

@@ -23,8 +23,11 @@
 // windows, the same for every seed). Config.Backing = [MapAt] maps each
 // region at its own address for native lanes. A node given a [Scratch]
 // (Config.Scratch: an explore worker's, kept across its seeds) takes its
-// small regions from it instead of the heap, and Close gives them back
-// zeroed; its Sim field lends the simulator its event store
+// small regions from it instead of the heap and makes its queues, rings,
+// issuer sides, engines and links in its arenas; Close gives them back
+// (zeroed as the next node takes them), so nothing of a closed node is
+// used after Close (its counters stay its own, for a registry that took
+// its collector); its Sim field lends the simulator its event store
 // (sim.Scratch). A ring buffer kept across nodes is cleared only as far
 // as its writes reached ([ring.Ring.Dirty]).
 //

@@ -108,6 +108,7 @@ type Node struct {
 	inj         *injector    // nil unless Config.Inject plans faults (inject.go)
 	rings       []*ring.Ring // every queue's ring, destroyed ones too, for Close
 	slabs       nodeSlabs
+	closed      bool      // Close ran
 	regOnce     sync.Once // Registry
 	reg         *Registry
 }
@@ -115,13 +116,46 @@ type Node struct {
 // nodeSlabs are where a node makes its per-queue objects, a few at a
 // time: a 4 KiB all-to-all seed makes 16 queues, each with its ring,
 // issuer side, counters, engine and link, which were an allocation each.
+// With a Scratch the arenas are the Scratch's: Close hands them back and
+// the next node takes them, zeroed object by object, so an explore
+// worker's seeds make their queues once (24 KiB of a 4 KiB all-to-all
+// seed). The counters stay the node's: a registry that took the node's
+// collector reads them after Close.
 type nodeSlabs struct {
-	queues   slab.Slab[Queue]
-	issuers  slab.Slab[issuer.Queue]
-	rings    slab.Slab[ring.Ring]
+	*nodeArenas
 	counters slab.Slab[queueCounters]
-	engines  slab.Slab[Engine]
-	links    slab.Slab[link]
+}
+
+// nodeArenas are the per-queue objects nothing reads once the node is
+// closed, and the node's indexes of them (kept while the node lives in
+// its own fields, handed back with the arenas at Close).
+type nodeArenas struct {
+	queues  slab.Arena[Queue]
+	issuers slab.Arena[issuer.Queue]
+	rings   slab.Arena[ring.Ring]
+	engines slab.Arena[Engine]
+	links   slab.Arena[link]
+
+	queueSet  issuer.Set[*Queue]
+	engineMap map[[2]int]*Engine
+	engList   []*Engine
+	linkMap   map[[2]int]*link
+	ringList  []*ring.Ring
+}
+
+func (a *nodeArenas) reset() {
+	a.queues.Reset()
+	a.issuers.Reset()
+	a.rings.Reset()
+	a.engines.Reset()
+	a.links.Reset()
+	a.queueSet.Reset()
+	clear(a.engineMap)
+	clear(a.engList)
+	a.engList = a.engList[:0]
+	clear(a.linkMap)
+	clear(a.ringList)
+	a.ringList = a.ringList[:0]
 }
 
 type traceKinds struct {
@@ -165,8 +199,14 @@ func NewNode(s *sim.Sim, cfg Config) (*Node, error) {
 	}
 	// The run's timing perturbation applies to every cost the model gives
 	// (a no-op at level 0).
-	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb()), engines: map[[2]int]*Engine{}}
+	n := &Node{s: s, cfg: cfg, layout: l, model: model.Perturbed(cfg.Model, s.Perturb())}
 	n.mem = newMemory(n)
+	a := cfg.Scratch.takeArenas()
+	n.slabs.nodeArenas = a
+	n.queues, n.engines, n.engList, n.links, n.rings = a.queueSet, a.engineMap, a.engList, a.linkMap, a.ringList
+	if n.engines == nil {
+		n.engines = map[[2]int]*Engine{}
+	}
 	n.m = &metrics{}
 	if cfg.Registry != nil {
 		if err := n.m.register(cfg.Registry); err != nil {
@@ -211,10 +251,20 @@ func (n *Node) Memory() *Memory { return n.mem }
 // it. Closing twice is harmless. A node nobody closes releases its memory
 // once it is unreachable.
 func (n *Node) Close() {
+	if n.closed {
+		// Once: its rings and arenas may be the next node's by now.
+		return
+	}
+	n.closed = true
 	for _, r := range n.rings {
 		r.Release() // their buffers are in the mappings released next
 	}
 	n.mem.release()
+	if sc := n.cfg.Scratch; sc != nil {
+		a := n.slabs.nodeArenas
+		a.queueSet, a.engineMap, a.engList, a.linkMap, a.ringList = n.queues, n.engines, n.engList, n.links, n.rings
+		sc.arenas = a
+	}
 }
 
 // Model returns the timing model.

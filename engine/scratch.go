@@ -2,16 +2,19 @@ package engine
 
 import "github.com/emud-dev/emud/sim"
 
-// Scratch is the region buffers one caller keeps across the nodes it
-// builds one after another (an explore worker's seeds): a node given a
-// Scratch (Config.Scratch) backs its small regions (under offHeapMin,
-// which the default backing would make on the Go heap) with buffers the
-// Scratch holds, and Node.Close clears them and gives them back. A 4 KiB
-// all-to-all seed made 140 KiB of such regions (its windows and signal
-// pools), half the bytes it allocated.
+// Scratch is the region buffers and queue objects one caller keeps across
+// the nodes it builds one after another (an explore worker's seeds): a
+// node given a Scratch (Config.Scratch) backs its small regions (under
+// offHeapMin, which the default backing would make on the Go heap) with
+// buffers the Scratch holds, and makes its queues, rings, issuer sides,
+// engines and links in the Scratch's arenas (nodeSlabs); Node.Close gives
+// them back. A 4 KiB all-to-all seed made 140 KiB of such regions (its
+// windows and signal pools), half the bytes it allocated, and 24 KiB of
+// queue objects.
 //
-// Each buffer comes back zeroed, as a fresh one is, so a node's run does
-// not depend on which nodes used the Scratch before it. A Scratch belongs
+// Each buffer and object comes back zeroed, as a fresh one is, so a
+// node's run does not depend on which nodes used the Scratch before it,
+// and nothing of a closed node may be used after its Close. A Scratch belongs
 // to one goroutine (its nodes run one at a time); it is not safe for
 // concurrent use, and a node that is never closed keeps its buffers.
 type Scratch struct {
@@ -20,8 +23,11 @@ type Scratch struct {
 	Sim *sim.Scratch
 
 	free map[uint64][][]byte // zeroed buffers by length
-	held uint64              // bytes in free
-	max  uint64              // the most bytes free may hold
+	// arenas are the per-queue objects the last closed node gave back
+	// (nodeArenas), nil while a node holds them.
+	arenas *nodeArenas
+	held   uint64 // bytes in free
+	max    uint64 // the most bytes free may hold
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's
@@ -43,6 +49,19 @@ func (s *Scratch) take(n uint64) []byte {
 		return b
 	}
 	return make([]byte, n)
+}
+
+// takeArenas is the arenas a new node makes its queues in: the Scratch's,
+// reset, which it holds until its Close; new ones without a Scratch or
+// while another node holds them.
+func (s *Scratch) takeArenas() *nodeArenas {
+	if s == nil || s.arenas == nil {
+		return &nodeArenas{}
+	}
+	a := s.arenas
+	s.arenas = nil
+	a.reset()
+	return a
 }
 
 // put clears the buffers and keeps them, up to the Scratch's bound (the

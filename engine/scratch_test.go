@@ -129,3 +129,48 @@ func TestEightGPUNodeRingsKept(t *testing.T) {
 	assert.Empty(t, n.mem.mapped.bufs, "no slab mapped")
 	assert.Len(t, n.mem.mapped.rings, 64)
 }
+
+// TestScratchReusesQueueObjects: a node given a Scratch makes its queues
+// in the arenas the last closed node gave back, and each comes back as a
+// fresh queue (pointers at zero, whatever the last node's queue in that
+// memory did); a node closed twice gives them back once and leaves the
+// rings it had alone (the next node's by then), so it cannot take them
+// from the node after it, and a node never closed keeps them.
+// The node's lists of queues and engines start empty too.
+func TestScratchReusesQueueObjects(t *testing.T) {
+	sc := NewScratch()
+	type made struct {
+		n *Node
+		q *Queue
+	}
+	build := func() made {
+		t.Helper()
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+		require.NoError(t, err)
+		q, err := n.Queue(0, 1, 0)
+		require.NoError(t, err)
+		assert.Equal(t, []*Queue{q}, n.Queues(), "the node's queues are its own")
+		assert.Len(t, n.Engines(), 1, "and so are its engines")
+		r := q.Ring()
+		assert.Equal(t, []uint64{0, 0, 0, 0}, []uint64{r.Wptr(), r.CachedWptr(), r.CommittedWptr(), r.Doorbell()},
+			"a queue starts with its pointers at zero")
+		_, err = r.Reserve(64) // the ring moves on: the next node's queue must not see it
+		require.NoError(t, err)
+		r.StoreDoorbell(64)
+		return made{n, q}
+	}
+	first := build()
+	first.n.Close()
+	second := build()
+	assert.Same(t, first.q, second.q, "the second node's queue is the first one's memory")
+	first.n.Close() // again, while the second node holds the arenas
+	require.NotNil(t, second.q.Ring().Bytes(), "a second Close of the first node released the second's ring")
+	third := build()
+	assert.NotSame(t, second.q, third.q, "a second Close gave nothing back")
+	second.n.Close()
+	third.n.Close()
+	fourth := build() // takes the arenas one of them gave back
+	assert.True(t, fourth.q == second.q || fourth.q == third.q)
+	fifth := build() // the fourth is not closed: new arenas
+	assert.NotSame(t, fourth.q, fifth.q)
+}

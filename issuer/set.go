@@ -50,5 +50,13 @@ func (s *Set[Q]) Delete(id QueueID) bool {
 	return true
 }
 
+// Reset forgets every queue, keeping the map's and the order's room for
+// the queues of a next backend (an explore worker's next seed).
+func (s *Set[Q]) Reset() {
+	clear(s.byID)
+	clear(s.order) // hold no queue
+	s.order = s.order[:0]
+}
+
 // All returns the queues made so far, in creation order.
 func (s *Set[Q]) All() []Q { return s.order }

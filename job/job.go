@@ -5,6 +5,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
+	"github.com/emud-dev/emud/internal/slab"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/sim"
@@ -159,15 +160,39 @@ func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.
 	// The lanes' handles in one slice, made by the first lane to run (so
 	// only once Launch has checked the grid), each lane initialising its
 	// own (an allocation a lane before). Lanes run one at a time.
+	// With a sim.Scratch they come from its arena (sdmasOf).
 	var sdmas []cco.Sdma
 	return kernel.Launch(j.Sim, cfg, func(t *kernel.Thread) {
 		if sdmas == nil {
-			sdmas = make([]cco.Sdma, grid*block)
+			if ar := sdmasOf(j.Sim); ar != nil {
+				sdmas = ar.Take(grid * block)
+			} else {
+				sdmas = make([]cco.Sdma, grid*block)
+			}
 		}
 		s := &sdmas[t.BlockIdx()*block+t.ThreadIdx()]
 		s.Init(t, dc)
 		fn(t, s)
 	})
+}
+
+type sdmasKey struct{}
+
+// sdmasOf is where run s's launches make their lanes' ccoSdma handles:
+// its Scratch's arena, kept across the runs that borrow it (an explore
+// worker's seeds: a 4 KiB all-to-all seed made 10 KiB of handles) and
+// reset at the run's first use, or nil without a Scratch. No handle
+// outlives its run: lanes hold them, reports copy what they say.
+func sdmasOf(s *sim.Sim) *slab.Arena[cco.Sdma] {
+	sc := s.Scratch()
+	if sc == nil {
+		return nil
+	}
+	return s.Local(sdmasKey{}, func() any {
+		ar := sc.Local(sdmasKey{}, func() any { return &slab.Arena[cco.Sdma]{} }).(*slab.Arena[cco.Sdma])
+		ar.Reset()
+		return ar
+	}).(*slab.Arena[cco.Sdma])
 }
 
 // Run runs the job to the end: nil, a *sim.HangError with the report, or

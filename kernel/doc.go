@@ -88,7 +88,10 @@
 // Lane coroutines are pooled per run: a finished lane's coroutine runs the
 // next lane that starts, of this kernel or a later one, and the pool ends
 // them when sim.Sim.Run returns; a run that borrows a sim.Scratch keeps its
-// pool there instead, for the Scratch's later runs, until its Close.
+// pool there instead, for the Scratch's later runs, until its Close. Such
+// a run's launches also make their kernels, blocks, waves and lanes in
+// arenas kept in the Scratch (arena.go), reset at the run's first launch:
+// a kernel is not used once a later run borrows the Scratch.
 // (Creating a goroutine costs about 15 times a
 // switch, 60 times under the race detector.)
 //

@@ -123,7 +123,14 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	k := &Kernel{s: s, cfg: cfg, fn: fn, sites: sitesOf(s)}
+	ar := arenaOf(s)
+	var k *Kernel
+	if ar != nil {
+		k = ar.kernels.New()
+	} else {
+		k = new(Kernel)
+	}
+	k.s, k.cfg, k.fn, k.sites = s, cfg, fn, sitesOf(s)
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
@@ -134,12 +141,22 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	skew := pert.LaunchSkew()
 	// A launch's blocks, waves, lanes and lane lists are made a slice each
 	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
-	blks := make([]block, cfg.Grid)
-	waves := make([]Wave, cfg.Grid*wavesPerBlock)
-	ts := make([]Thread, cfg.Grid*cfg.Block)
+	// With a Scratch they come from its arena (arena.go).
+	var (
+		blks  []block
+		waves []Wave
+		ts    []Thread
+		ptrs  []*Thread
+	)
 	// Per lane: its wave's lane list and the wave's two group lists
 	// (Wave.pick), so picking a group never grows a slice.
-	ptrs := make([]*Thread, 3*cfg.Grid*cfg.Block)
+	if ar != nil {
+		blks, waves = ar.blocks.Take(cfg.Grid), ar.waves.Take(cfg.Grid*wavesPerBlock)
+		ts, ptrs = ar.threads.Take(cfg.Grid*cfg.Block), ar.ptrs.Take(3*cfg.Grid*cfg.Block)
+	} else {
+		blks, waves = make([]block, cfg.Grid), make([]Wave, cfg.Grid*wavesPerBlock)
+		ts, ptrs = make([]Thread, cfg.Grid*cfg.Block), make([]*Thread, 3*cfg.Grid*cfg.Block)
+	}
 	for b := 0; b < cfg.Grid; b++ {
 		start := skew + pert.BlockSkew()
 		blk := &blks[b]

@@ -11,11 +11,15 @@
 // sweep (PerfSweep).
 //
 // Explore's workers each keep an engine.Scratch (Options.Scratch) across
-// their seeds: the seeds' small regions and simulator event stores are
-// reused, handed back zeroed, and so are the kernels' idle lane workers
+// their seeds: the seeds' small regions, simulator event stores, trace
+// buffers and write logs, the node's queue objects, the kernels' lanes
+// and ccoSdma handles and cco's diagnosis records are reused, zeroed as
+// the next seed takes them, and so are the kernels' idle lane workers
 // (goroutines, ended when the worker closes its Scratch), so a seed's
-// digest does not depend on what its worker ran before
-// (TestScratchSeedsIndependent). While it runs the
+// digest and report do not depend on what its worker ran before
+// (TestScratchSeedsIndependent), and a report explore keeps copies what
+// it says. RunOnce reads a run's digest and reports before the worker's
+// next seed takes its state. While it runs the
 // collector's target is ExploreGCPercent unless GOGC is set.
 //
 // The scenarios themselves live in subpackages that register them in

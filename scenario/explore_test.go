@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -38,6 +39,15 @@ func TestScratchSeedsIndependent(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		fresh[seed] = run("alltoall", a2a, seed, nil)
 	}
+	// The failing runs' reports, with what they said when their run
+	// ended: explore keeps the lowest failing seed's report while its
+	// worker runs more seeds on the same Scratch, whose arenas hand the
+	// failed run's lanes and handles to them (kernel, job).
+	type failedRun struct {
+		rep  *scenario.Report
+		text string
+	}
+	var failed []failedRun
 	for _, tc := range []struct {
 		name    string
 		between func(sc *engine.Scratch, seed uint64)
@@ -48,14 +58,27 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			run("alltoall-mq", scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 3, Race: true}, seed+200, sc)
 			run("alltoall", scenario.Options{Ranks: 3, Bytes: 12 << 10, Queues: 1, Debug: true}, seed+300, sc)
 		}},
-		// A failing run between (a planted bug: wrong data or a hang,
-		// by seed), whose report reads the kernels' sites, which the
+		// Failing runs between (planted bugs: wrong data or a hang, by
+		// seed), whose reports read the kernels' sites, which the
 		// worker's kernels share (kernel's site cache in the Scratch).
-		{"a failing run between", func(sc *engine.Scratch, seed uint64) {
-			s, err := scenario.Lookup("missing-commit")
-			require.NoError(t, err)
-			rep := scenario.RunOnce(s, scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 2, Seed: seed + 400, Scratch: sc})
-			require.NotEqual(t, scenario.StatusOK, rep.Status)
+		// A hang between (expected-per-lane: its report names the signal
+		// posts cco's diagnosis kept, which the worker's runs reuse).
+		{"failing runs between", func(sc *engine.Scratch, seed uint64) {
+			for _, bug := range []struct {
+				name   string
+				queues int
+			}{{"missing-commit", 2}, {"expected-per-lane", 1}} {
+				s, err := scenario.Lookup(bug.name)
+				require.NoError(t, err)
+				o := scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: bug.queues, Seed: seed + 400}
+				alone := reportText(t, scenario.RunOnce(s, o))
+				o.Scratch = sc
+				rep := scenario.RunOnce(s, o)
+				require.NotEqual(t, scenario.StatusOK, rep.Status)
+				text := reportText(t, rep)
+				assert.Equal(t, alone, text, "%s seed %d: the report on the worker's Scratch is the one on fresh memory", bug.name, o.Seed)
+				failed = append(failed, failedRun{rep, text})
+			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,8 +94,26 @@ func TestScratchSeedsIndependent(t *testing.T) {
 				assert.Equal(t, fresh[seed], run("alltoall", a2a, seed, sc), "seed %d after %v", seed, order)
 			}
 			assert.NotZero(t, sc.Held(), "the worker's buffers were kept")
+			for _, f := range failed {
+				assert.Equal(t, f.text, reportText(t, f.rep), "a kept report changed as later seeds reused the Scratch")
+			}
 		})
 	}
+	require.NotEmpty(t, failed)
+	assert.Equal(t, scenario.StatusHang, failed[len(failed)-1].rep.Status, "expected-per-lane hangs")
+	assert.Contains(t, failed[len(failed)-1].text, "signal ATOMICs were ever posted toward it", "its report quotes cco's diagnosis")
+}
+
+// reportText is rep as the run command prints it, and its error.
+func reportText(t *testing.T, rep *scenario.Report) string {
+	t.Helper()
+	var b strings.Builder
+	require.NoError(t, rep.Write(&b, false))
+	if js := new(strings.Builder); rep.Hang != nil {
+		require.NoError(t, rep.Write(js, true))
+		b.WriteString(js.String())
+	}
+	return b.String() + rep.Error
 }
 
 // TestExploreSameAtAnyJobs: explore's record of a range of seeds (each

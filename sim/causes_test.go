@@ -117,6 +117,54 @@ func TestDiagnoserOrderDoesNotMatter(t *testing.T) {
 	assert.Contains(t, a, "likely causes:\n  - batch too big\n  - parked (failure mode \"x\")\n")
 }
 
+// A run that ends with nobody waiting does not ask the device-API
+// layer's diagnosers (every passing run ends there); one that ends with
+// an actor or a lower layer's waiter asks them and quotes their causes.
+func TestAPIDiagnosersAskedOnlyForAHang(t *testing.T) {
+	tests := []struct {
+		name        string
+		actorWaits  bool
+		engineWaits bool
+		hang        bool
+	}{
+		{"nobody waits", false, false, false},
+		{"an actor waits", true, false, true},
+		{"a queue waits", false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Seed: 1})
+			asked := 0
+			s.AddDiagnoser(LayerAPI, "api", func() Diagnosis {
+				asked++
+				return Diagnosis{Causes: []Cause{{Kind: "k", Layer: LayerAPI, Text: "the api's cause"}}}
+			})
+			s.AddDiagnoser(LayerEngine, "engine", func() Diagnosis {
+				if !tc.engineWaits {
+					return Diagnosis{}
+				}
+				return Diagnosis{Waiters: []Waiter{{Kind: "queue", Name: "q0", State: "parked"}}}
+			})
+			l := s.NewWatchList("flag")
+			s.Spawn("k", func(a *Actor) {
+				if tc.actorWaits {
+					a.Await(Wait{List: l, Lo: 0, Hi: 8, Pred: func() bool { return false }, What: "a flag"})
+				}
+			})
+			err := s.Run()
+			if !tc.hang {
+				require.NoError(t, err)
+				assert.Zero(t, asked, "a passing run's api diagnosers are not asked")
+				return
+			}
+			var h *HangError
+			require.ErrorAs(t, err, &h)
+			assert.Equal(t, 1, asked)
+			assert.Contains(t, h.Text(), "the api's cause")
+		})
+	}
+}
+
 func TestLocalAndAtEnd(t *testing.T) {
 	s := New(Config{Seed: 1})
 	type key struct{}

@@ -23,7 +23,9 @@
 // A Sim given a [Scratch] (Config.Scratch) borrows its event store from
 // it and gives it back when Run returns, so that a caller running seeds
 // one after another (an explore worker) does not make it again; what a
-// run takes is cleared as it is taken, so the run is a fresh Sim's. Layers
+// run takes is cleared as it is taken, so the run is a fresh Sim's. The
+// next Sim to borrow it also takes the last one's trace buffers and
+// write logs, so read a run's digest and reports before that. Layers
 // above keep their own per-run makings there too ([Scratch.Local], ended
 // by [Scratch.Close]).
 //

@@ -1,6 +1,10 @@
 package sim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/emud-dev/emud/internal/slab"
+)
 
 // HistoryDepth is how many of a tracked word's last writes a [WriteLog]
 // keeps.
@@ -38,8 +42,9 @@ type WriteLog struct {
 	load      func(addr uint64, width int) uint64
 	words     map[uint64]*wordLog
 	pages     map[uint64][]*wordLog
-	slab      []wordLog // where new words' records are made, a few at a time
+	recs      slab.Arena[wordLog] // where new words' records are made, a few at a time
 	untracked int
+	spare     [][]*wordLog // page lists of an earlier run (reuse), emptied
 }
 
 type wordLog struct {
@@ -55,10 +60,33 @@ type wordLog struct {
 // 4 or 8 bytes). Calling it again returns the same log.
 func (l *WatchList) EnableLog(load func(addr uint64, width int) uint64) *WriteLog {
 	if l.log == nil {
-		l.log = &WriteLog{s: l.s, load: load, words: make(map[uint64]*wordLog, 16), pages: map[uint64][]*wordLog{}} // presized: a run tracks a comm's signal slots, a dozen or more
+		l.log = l.s.cfg.Scratch.writeLog()
+		if l.log == nil {
+			l.log = &WriteLog{words: make(map[uint64]*wordLog, 16), pages: map[uint64][]*wordLog{}} // presized: a run tracks a comm's signal slots, a dozen or more
+			l.log.recs.Grow = 256                                                                   // words come in bursts (a comm's slots)
+			l.s.cfg.Scratch.keepLog(l.log)
+		}
+		l.log.s, l.log.load = l.s, load
 	}
 	return l.log
 }
+
+// reuse empties g for another run (Scratch.writeLog): its maps, page
+// lists and records are kept, emptied, for the words that run tracks.
+func (g *WriteLog) reuse() {
+	for _, ws := range g.pages {
+		if len(g.spare) < maxSparePages {
+			g.spare = append(g.spare, ws[:0])
+		}
+	}
+	clear(g.words)
+	clear(g.pages)
+	g.recs.Reset()
+	g.s, g.load, g.untracked = nil, nil, 0
+}
+
+// maxSparePages bounds the page lists a kept log holds for reuse.
+const maxSparePages = 256
 
 // Log returns the list's write log, or nil.
 func (l *WatchList) Log() *WriteLog { return l.log }
@@ -77,16 +105,17 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 		g.untracked++
 		return false
 	}
-	if len(g.slab) == cap(g.slab) {
-		g.slab = make([]wordLog, 0, min(max(2*cap(g.slab), 8), 256)) // words come in bursts (a comm's slots)
-	}
-	g.slab = append(g.slab, wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)})
-	w := &g.slab[len(g.slab)-1]
+	w := g.recs.New()
+	*w = wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
 	g.words[addr] = w
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
 		ws := g.pages[p]
 		if ws == nil {
-			ws = make([]*wordLog, 0, 8) // a page's words come in bursts too: not grown one at a time
+			if n := len(g.spare); n > 0 {
+				ws, g.spare = g.spare[n-1], g.spare[:n-1]
+			} else {
+				ws = make([]*wordLog, 0, 8) // a page's words come in bursts too: not grown one at a time
+			}
 		}
 		g.pages[p] = append(ws, w)
 	}

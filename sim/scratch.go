@@ -4,17 +4,60 @@ package sim
 // one after another (an explore worker's seeds): a Sim given one
 // (Config.Scratch) takes its event chunks and its event queue's blocks
 // from it and gives them back when Run returns. A 4 KiB all-to-all seed
-// made 38 KiB of them, a fifth of what it allocated.
+// made 38 KiB of them, a fifth of what it allocated. The next Sim also
+// takes the last one's digest hash and trace buffers and its write logs
+// (WatchList.EnableLog), emptied.
 //
 // What a run takes is cleared as it is taken, so a run sees the zeroed
 // store a fresh Sim makes whatever ran before it, even if the Sim before
 // touched its events after Run (a Timer stopped late). A Scratch belongs
-// to one goroutine: its Sims must run one after another.
+// to one goroutine: its Sims must run one after another, and a Sim's
+// digest, records and write logs are read before the next Sim borrows
+// the Scratch (they become that Sim's).
 type Scratch struct {
 	chunks  [][]event
 	blocks  []*runBlock
 	local   map[any]any // Local
 	closers []func()    // OnClose
+	// trace is the last run's digest hash and trace buffers, which the
+	// next run takes emptied (tracer.init): 5 KiB a run.
+	trace tracer
+	// logs are the write logs the runs made (WatchList.EnableLog), up to
+	// maxKeptLogs; the first nlogs of them are the current run's.
+	logs  []*WriteLog
+	nlogs int
+}
+
+// maxKeptLogs bounds the write logs a Scratch keeps: a node has one.
+const maxKeptLogs = 4
+
+// newRun is a new Sim borrowing the Scratch: what the last run took is
+// free to take again (the run before is over, and its caller has read
+// its digest and reports).
+func (sc *Scratch) newRun() {
+	if sc != nil {
+		sc.nlogs = 0
+	}
+}
+
+// writeLog is a kept write log, emptied, for the current run; nil if all
+// are taken (the caller makes one and keeps it, keepLog).
+func (sc *Scratch) writeLog() *WriteLog {
+	if sc == nil || sc.nlogs == len(sc.logs) {
+		return nil
+	}
+	g := sc.logs[sc.nlogs]
+	sc.nlogs++
+	g.reuse()
+	return g
+}
+
+// keepLog keeps a new write log of the current run for the runs after it.
+func (sc *Scratch) keepLog(g *WriteLog) {
+	if sc != nil && len(sc.logs) < maxKeptLogs {
+		sc.logs = append(sc.logs, g)
+		sc.nlogs++
+	}
 }
 
 // Local is Sim.Local across the runs that borrow the Scratch: the value mk
@@ -86,4 +129,11 @@ func (sc *Scratch) takeBack(s *Sim) {
 	}
 	s.chunks, s.free, s.nevents, s.batch = nil, nil, 0, nil
 	s.heap = eventQueue{}
+	// The trace stays s's too until the next run takes it (Digest,
+	// SubjectName and WriteRecords read it after Run).
+	t := &s.trace
+	sc.trace = tracer{h: t.h, buf: t.buf, kinds: t.kinds, subjects: t.subjects, actorNames: t.actorNames}
+	if t.keep {
+		sc.trace.actorNames = nil
+	}
 }

@@ -62,3 +62,50 @@ func TestScratchRunsIndependent(t *testing.T) {
 		})
 	}
 }
+
+// TestScratchWriteLogFresh: a run that borrows a Scratch gets the write
+// log an earlier run made, emptied: no word of that run is tracked, its
+// histories, counts and bound start over, and the run's own words are
+// logged as in a fresh log; a second log of one run is its own.
+func TestScratchWriteLogFresh(t *testing.T) {
+	sc := NewScratch()
+	// run tracks words (8 bytes apart from base), writes each twice and
+	// returns its log after Run.
+	run := func(base uint64, words int) (*WriteLog, *WriteLog) {
+		t.Helper()
+		s := New(Config{Seed: 1, Scratch: sc})
+		mem := map[uint64]uint64{}
+		l := s.NewWatchList("mem")
+		g := l.EnableLog(func(addr uint64, _ int) uint64 { return mem[addr] })
+		other := s.NewWatchList("other").EnableLog(func(uint64, int) uint64 { return 0 })
+		require.Zero(t, g.Untracked())
+		for i := range words {
+			g.Track(base+uint64(8*i), 8)
+		}
+		s.Spawn("w", func(a *Actor) {
+			for i := range min(words, 64) {
+				for v := uint64(1); v <= 2; v++ {
+					a.Sleep(1)
+					mem[base+uint64(8*i)] = v
+					l.Notify(base+uint64(8*i), base+uint64(8*i)+8)
+				}
+			}
+		})
+		require.NoError(t, s.Run())
+		return g, other
+	}
+	first, _ := run(0, MaxTrackedWords+3) // full, and past its bound
+	assert.Equal(t, 3, first.Untracked())
+	second, other := run(1<<20, 5)
+	assert.Same(t, first, second, "the second run reuses the first one's log")
+	assert.NotSame(t, second, other)
+	assert.Zero(t, second.Untracked())
+	assert.False(t, second.Tracked(0, 1<<20), "the first run's words are gone")
+	_, _, _, ok := second.History(0)
+	assert.False(t, ok)
+	ws, total, since, ok := second.History(1<<20 + 8)
+	require.True(t, ok)
+	assert.Equal(t, Time(0), since)
+	assert.Equal(t, 2, total)
+	assert.Equal(t, []Write{{At: 3, By: "w", Prev: 0, Value: 1}, {At: 4, By: "w", Prev: 1, Value: 2}}, ws)
+}

@@ -135,7 +135,8 @@ func New(cfg Config) *Sim {
 		s.watchdog = cfg.Watchdog
 	}
 	s.heap.scratch = cfg.Scratch
-	s.trace.init(cfg.Record)
+	cfg.Scratch.newRun()
+	s.trace.init(cfg.Record, cfg.Scratch)
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
 	if cfg.Strategy == StrategyPCT {
@@ -474,7 +475,10 @@ type diagnoser struct {
 // "cco", ...). Diagnosers are asked in the order of their layer, then
 // name, whatever the order they were added in (diagnosers of one layer and
 // name keep the order they were added in), and their causes are merged by
-// [MergeCauses].
+// [MergeCauses]. Waiters come from actors and the layers below
+// [LayerAPI]: a run that ends with none of them waiting is not a hang,
+// and its LayerAPI diagnosers are not asked (their waiters would be
+// ignored).
 func (s *Sim) AddDiagnoser(layer Layer, name string, f Diagnoser) {
 	s.diagnosers = append(s.diagnosers, diagnoser{layer, name, f})
 	slices.SortStableFunc(s.diagnosers, func(a, b diagnoser) int {
@@ -515,7 +519,7 @@ func (s *Sim) quiescentHang() *HangError {
 	// Every run ends here: the causes are merged and the digest taken only
 	// for a hang (a passing 4 KiB all-to-all seed spent 9 KiB of its
 	// allocation merging causes no report would show).
-	h, causes := s.hangWaiters(HangDeadlock)
+	h, causes := s.hangWaiters(HangDeadlock, true)
 	if len(h.Waiters) == 0 {
 		return nil
 	}
@@ -550,14 +554,18 @@ func (s *Sim) OutsideHang(out []Waiter, why Cause) *HangError {
 }
 
 func (s *Sim) hang(kind HangKind) *HangError {
-	h, causes := s.hangWaiters(kind)
+	h, causes := s.hangWaiters(kind, false)
 	s.finishHang(h, causes)
 	return h
 }
 
 // hangWaiters is a hang report's waiters, actors' and diagnosers' (the
 // diagnosers asked once), and the diagnosers' causes, not yet merged.
-func (s *Sim) hangWaiters(kind HangKind) (*HangError, []Cause) {
+// With ifWaiters, the device-API layer's diagnosers, which name causes
+// and no waiters, are not asked when nothing below them waits: every
+// passing run ends at quiescentHang, and a 4 KiB all-to-all seed spent
+// 6 KiB there on causes of a hang it did not have.
+func (s *Sim) hangWaiters(kind HangKind, ifWaiters bool) (*HangError, []Cause) {
 	h := &HangError{Kind: kind, At: s.now, Seed: s.cfg.Seed, LastProgress: s.progress}
 	if s.race != nil {
 		var re *hb.Error
@@ -571,7 +579,10 @@ func (s *Sim) hangWaiters(kind HangKind) (*HangError, []Cause) {
 		}
 	}
 	var causes []Cause
-	for _, d := range s.diagnosers {
+	for _, d := range s.diagnosers { // by layer (AddDiagnoser)
+		if ifWaiters && d.layer >= LayerAPI && len(h.Waiters) == 0 {
+			break
+		}
 		g := d.f()
 		h.Waiters = append(h.Waiters, g.Waiters...)
 		causes = append(causes, g.Causes...)

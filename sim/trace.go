@@ -43,10 +43,23 @@ type tracer struct {
 
 const traceFlush = 4096
 
-func (t *tracer) init(keep bool) {
+func (t *tracer) init(keep bool, sc *Scratch) {
+	t.keep = keep
+	if sc != nil && sc.trace.h != nil {
+		// The last run's hash and buffers (Scratch.takeBack), emptied:
+		// that run is over, and its digest and names were read.
+		k := &sc.trace
+		t.h, t.buf = k.h, k.buf[:0]
+		t.h.Reset()
+		t.kinds, t.subjects = k.kinds[:0], k.subjects[:0]
+		if !keep {
+			t.actorNames = k.actorNames[:0] // records name actors: a kept trace has its own
+		}
+		*k = tracer{}
+		return
+	}
 	t.h = sha256.New()
 	t.buf = make([]byte, 0, traceFlush+64)
-	t.keep = keep
 }
 
 // TraceKind registers a record kind and returns its id. Registration is

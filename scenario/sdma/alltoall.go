@@ -138,10 +138,11 @@ func (x *alltoall) spawn() error {
 // spawnRank launches rank r's kernel: one wave, lane i serving peer
 // (r+1+i) mod ranks.
 func (x *alltoall) spawnRank(r int) error {
-	o, me := x.O, x.ranks[r]
-	return x.LaunchRank(r, 1, o.Ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
-		p := (r + 1 + t.ThreadIdx()) % o.Ranks
-		b := o.Bytes
+	// The lanes read the rank's entry in place and two numbers of the
+	// options: copies of both would be two allocations a launch.
+	ranks, b, me := x.O.Ranks, x.O.Bytes, &x.ranks[r]
+	return x.LaunchRank(r, 1, ranks, func(t *kernel.Thread, sdma *cco.Sdma) {
+		p := (r + 1 + t.ThreadIdx()) % ranks
 		m := cco.NewMem(t, me.dc)
 		sdma.Put(p, me.recvWin, uint64(r)*b, me.sendWin, uint64(p)*b, b, x.queueID(p), cco.RemoteSignal)
 		if x.earlyReuse {
