@@ -99,6 +99,7 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 	type result struct {
 		seen  [][]byte
 		final [][]byte
+		times []sim.Time // when the copies drained, a waiter woke, the run ended
 	}
 	tests := []struct {
 		name string
@@ -119,11 +120,13 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 					res.seen = append(res.seen, b)
 				}
 				q.AwaitDrained(a, q.QuietTarget())
+				res.times = append(res.times, a.Now())
 			})
 			require.NoError(t, r.s.Run())
 			b := make([]byte, n)
 			require.NoError(t, m.Read(dst, b))
 			res.final = append(res.final, b)
+			res.times = append(res.times, r.s.Now())
 			return res
 		}},
 		{name: "source overwritten mid-copy", run: func(t *testing.T, r *rig) result {
@@ -131,17 +134,21 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 			src, dst := r.alloc(0, n), r.alloc(1, n)
 			require.NoError(t, m.Fill(src, n, 0x11))
 			q := r.queue(0, 1, 0)
+			var res result
 			r.s.Spawn("k", func(a *sim.Actor) {
 				require.NoError(t, post(a, q, ring.Copy(dst, src, n)))
 				a.Sleep(4 * ct)
 				require.NoError(t, m.Fill(src, n, 0x22))
 				q.AwaitDrained(a, q.QuietTarget())
+				res.times = append(res.times, a.Now())
 			})
 			require.NoError(t, r.s.Run())
 			b := make([]byte, n)
 			require.NoError(t, m.Read(dst, b))
 			assert.Contains(t, string(b), "\x11\x22", "the copy sent old bytes, then new ones")
-			return result{final: [][]byte{b}}
+			res.final = append(res.final, b)
+			res.times = append(res.times, r.s.Now())
+			return res
 		}},
 		{name: "two copies to one destination", run: func(t *testing.T, r *rig) result {
 			m := r.n.Memory()
@@ -149,35 +156,75 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 			require.NoError(t, m.Fill(a0, n, 0x33))
 			require.NoError(t, m.Fill(a2, n, 0x44))
 			q0, q2 := r.queue(0, 1, 0), r.queue(2, 1, 0)
+			var times []sim.Time
 			r.s.Spawn("k", func(a *sim.Actor) {
 				require.NoError(t, post(a, q0, ring.Copy(dst, a0, n)))
 				a.Sleep(ct)
 				require.NoError(t, post(a, q2, ring.Copy(dst, a2, n)))
 				q0.AwaitDrained(a, q0.QuietTarget())
 				q2.AwaitDrained(a, q2.QuietTarget())
+				times = append(times, a.Now())
 			})
 			require.NoError(t, r.s.Run())
 			b := make([]byte, n)
 			require.NoError(t, m.Read(dst, b))
-			return result{final: [][]byte{b}}
+			return result{final: [][]byte{b}, times: append(times, r.s.Now())}
 		}},
 		{name: "a copy reads another's destination", run: func(t *testing.T, r *rig) result {
 			m := r.n.Memory()
 			a0, b1, c2 := r.alloc(0, n), r.alloc(1, n), r.alloc(2, n)
 			require.NoError(t, m.Write(a0, pattern(int(n), 2)))
 			q0, q1 := r.queue(0, 1, 0), r.queue(1, 2, 0)
+			var times []sim.Time
 			r.s.Spawn("k", func(a *sim.Actor) {
 				require.NoError(t, post(a, q0, ring.Copy(b1, a0, n)))
 				a.Sleep(2 * ct)
 				require.NoError(t, post(a, q1, ring.Copy(c2, b1, n)))
 				q0.AwaitDrained(a, q0.QuietTarget())
 				q1.AwaitDrained(a, q1.QuietTarget())
+				times = append(times, a.Now())
 			})
 			require.NoError(t, r.s.Run())
 			b, c := make([]byte, n), make([]byte, n)
 			require.NoError(t, m.Read(b1, b))
 			require.NoError(t, m.Read(c2, c))
-			return result{final: [][]byte{b, c}}
+			return result{final: [][]byte{b, c}, times: append(times, r.s.Now())}
+		}},
+		{name: "a waiter mid-copy", run: func(t *testing.T, r *rig) result {
+			// The waiter watches a word of the fourth chunk: the chunks
+			// before it may wait unmoved, and it wakes when its word lands.
+			m := r.n.Memory()
+			src, dst := r.alloc(0, n), r.alloc(1, n)
+			require.NoError(t, m.Write(src, pattern(int(n), 4)))
+			q := r.queue(0, 1, 0)
+			word := dst + 3*chunk + chunk/2
+			var res result
+			r.s.Spawn("k", func(a *sim.Actor) {
+				require.NoError(t, post(a, q, ring.Copy(dst, src, n)))
+				q.AwaitDrained(a, q.QuietTarget())
+				res.times = append(res.times, a.Now())
+			})
+			var pend uint64
+			r.s.Spawn("p", func(a *sim.Actor) {
+				a.Sleep(5 * ct / 2) // two chunks have crossed; no memory access
+				pend = q.x.data.pend
+			})
+			r.s.Spawn("w", func(a *sim.Actor) {
+				m.Await(a, word, 8, func() bool { v, _ := m.Load64(word); return v != 0 }, func() string { return "a word of the fourth chunk" })
+				res.times = append(res.times, a.Now())
+				b := make([]byte, n)
+				require.NoError(t, m.Read(dst, b))
+				res.seen = append(res.seen, b)
+			})
+			require.NoError(t, r.s.Run())
+			b := make([]byte, n)
+			require.NoError(t, m.Read(dst, b))
+			res.final = append(res.final, b)
+			res.times = append(res.times, r.s.Now())
+			if !r.n.fine {
+				assert.Positive(t, pend, "the chunks before the watched one waited unmoved")
+			}
+			return res
 		}},
 	}
 	for _, tc := range tests {
@@ -194,6 +241,8 @@ func TestDeferChunkSameAsFinePath(t *testing.T) {
 			for i := range want.final {
 				assert.True(t, bytes.Equal(want.final[i], got.final[i]), "final bytes %d", i)
 			}
+			require.NotEmpty(t, want.times)
+			assert.Equal(t, want.times, got.times, "virtual times")
 		})
 	}
 }

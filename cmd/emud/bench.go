@@ -51,8 +51,10 @@ func newBenchCmd() *cobra.Command {
 const benchLong = `Measure emud itself on this machine, in wall-clock time, and print one table:
 
   engine packets/s    64 B COPY packets rung on one queue, fetched, copied, retired
-  8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same,
-                      in turns, and the ratio of their rates
+  8 MiB COPY          one engine COPY of 8 MiB against Go's copy() of the same
+                      (both sources written), in turns, and the ratio of their
+                      rates; the same COPY on phantom regions: the engine's own
+                      work per COPY
   puts/s              a wave of 64 lanes posting 64 B SameQueue puts (issue, ring,
                       engine, quiet)
   fabric ops/s        the puts of a CFT all-to-all (setup, barrier and check

@@ -25,6 +25,7 @@ func TestBenchQuick(t *testing.T) {
 		`engine: 8 MiB COPY\s+[\d.]+ GB/s`,
 		`Go copy\(\) of 8 MiB\s+[\d.]+ GB/s`,
 		`engine 8 MiB COPY vs Go copy\(\)\s+[\d.]+×\s+median of \d+ turns of the rows above`,
+		`engine: 8 MiB COPY, phantom \(no bytes\)\s+[\d.]+[nµm]?s a COPY\s+the engine's own work per COPY: [\d.]+% of a Go copy\(\)`,
 		`cco: 64-lane wave, 64 B SameQueue puts\s+[\d.]+[kM]? puts/s`,
 		`fabric: puts of a CFT all-to-all\s+[\d.]+[kM]? ops/s`,
 		`--jobs 1\s+[\d.]+[kM]? seeds/s`,
