@@ -9,7 +9,6 @@ import "C"
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -871,13 +870,7 @@ func pcFileLine(pc uint64) (string, int) {
 	}
 	pcLines.once.Do(func() {
 		pcLines.cache = map[uint64]fileLine{}
-		f, err := elf.Open("/proc/self/exe")
-		if err != nil {
-			return
-		}
-		if f.Type == elf.ET_EXEC { // not PIE: run-time addresses are the table's
-			pcLines.d, _ = f.DWARF()
-		}
+		pcLines.d, _ = lineDWARF("/proc/self/exe") // nil: no line table
 	})
 	if s, ok := pcLines.cache[pc]; ok {
 		return s.file, s.line
