@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -881,6 +882,14 @@ func pcFileLine(pc uint64) (string, int) {
 		if cu, err := d.Reader().SeekPC(at); err == nil {
 			if lr, err := d.LineReader(cu); err == nil && lr != nil {
 				s = lineAt(lr, at)
+			}
+			// DWARF 5 directories are relative to the unit's compilation
+			// directory, which debug/dwarf joins only for DWARF 4: a
+			// header found through a relative -I was named relative to
+			// the run's directory, so run elsewhere its loops were
+			// unknown and the lanes' order, and the digest, changed.
+			if dir, _ := cu.Val(dwarf.AttrCompDir).(string); s.file != "" && dir != "" && !filepath.IsAbs(s.file) {
+				s.file = filepath.Join(dir, s.file)
 			}
 		}
 	}
