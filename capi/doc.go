@@ -532,9 +532,13 @@
 // (and -g1's line tables), and every device call records the lane's chain
 // of return addresses (hip_runtime.h context). The chain maps to file:line
 // frames from the kernel function to the call, emud's own frames left out,
-// so a point is the whole chain (kernel.NewNativeContext): MORI's one-line
-// wave helpers (waveBallot, waveBcastLane32) reached from two places are
-// two points, ordered by their callers' lines and loop iterations. Two
+// so a point is the whole chain (kernel.NewNativeContext), mapped once per
+// distinct chain (callctx.go interns it; the line tables are read from the
+// executable mapped read-only, and a file a DWARF 5 table names relative
+// to the build's directory is joined with it, so a run from any directory
+// orders lanes alike): MORI's one-line wave helpers (waveBallot,
+// waveBcastLane32) reached from two places are two points, ordered by
+// their callers' lines and loop iterations. Two
 // calls on one line are one point, but the second does not count as a
 // loop's back edge (their return addresses differ). In that build every
 // atomic access (__hip_atomic_*, the __atomic builtins, atomicAdd and

@@ -9,10 +9,10 @@ import "C"
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -854,6 +854,43 @@ var pcLines struct {
 	once  sync.Once
 	d     *dwarf.Data
 	cache map[uint64]fileLine
+	// rows holds the decoded line programs of the units looked up, by
+	// unit: a lane's call contexts hit a few units at many addresses, and
+	// decoding a unit's whole program for each address was some 40% of
+	// the mapping's cost (put.cpp against the MORI-shaped header).
+	rows map[dwarf.Offset][]lineRow
+}
+
+// lineRow is one row of a unit's line table, as lineAt reads it.
+type lineRow struct {
+	addr    uint64
+	file    string
+	hasFile bool
+	line    int
+	end     bool // the row ends its sequence
+}
+
+// unitRows is the decoded line table of unit cu (nil when it has none).
+func unitRows(d *dwarf.Data, cu *dwarf.Entry) []lineRow {
+	if rows, ok := pcLines.rows[cu.Offset]; ok {
+		return rows
+	}
+	var rows []lineRow
+	if lr, err := d.LineReader(cu); err == nil && lr != nil {
+		var e dwarf.LineEntry
+		for lr.Next(&e) == nil {
+			r := lineRow{addr: e.Address, hasFile: e.File != nil, line: e.Line, end: e.EndSequence}
+			if e.File != nil {
+				r.file = e.File.Name
+			}
+			rows = append(rows, r)
+		}
+	}
+	if pcLines.rows == nil {
+		pcLines.rows = map[dwarf.Offset][]lineRow{}
+	}
+	pcLines.rows[cu.Offset] = rows
+	return rows
 }
 
 func pcLine(pc uint64) string {
@@ -871,13 +908,7 @@ func pcFileLine(pc uint64) (string, int) {
 	}
 	pcLines.once.Do(func() {
 		pcLines.cache = map[uint64]fileLine{}
-		f, err := elf.Open("/proc/self/exe")
-		if err != nil {
-			return
-		}
-		if f.Type == elf.ET_EXEC { // not PIE: run-time addresses are the table's
-			pcLines.d, _ = f.DWARF()
-		}
+		pcLines.d, _ = lineDWARF("/proc/self/exe") // nil: no line table
 	})
 	if s, ok := pcLines.cache[pc]; ok {
 		return s.file, s.line
@@ -886,8 +917,14 @@ func pcFileLine(pc uint64) (string, int) {
 	if d := pcLines.d; d != nil {
 		at := pc - 1 // the call instruction, not the one after it
 		if cu, err := d.Reader().SeekPC(at); err == nil {
-			if lr, err := d.LineReader(cu); err == nil && lr != nil {
-				s = lineAt(lr, at)
+			s = lineAt(unitRows(d, cu), at)
+			// DWARF 5 directories are relative to the unit's compilation
+			// directory, which debug/dwarf joins only for DWARF 4: a
+			// header found through a relative -I was named relative to
+			// the run's directory, so run elsewhere its loops were
+			// unknown and the lanes' order, and the digest, changed.
+			if dir, _ := cu.Val(dwarf.AttrCompDir).(string); s.file != "" && dir != "" && !filepath.IsAbs(s.file) {
+				s.file = filepath.Join(dir, s.file)
 			}
 		}
 	}
@@ -904,14 +941,14 @@ type fileLine struct {
 // row at or below pc whose sequence goes on past it (LineReader.SeekPC
 // misses pcs in the units GCC splits into several sequences, hot and
 // cold).
-func lineAt(lr *dwarf.LineReader, pc uint64) fileLine {
-	var e, prev dwarf.LineEntry
+func lineAt(rows []lineRow, pc uint64) fileLine {
+	var prev lineRow
 	have := false
-	for lr.Next(&e) == nil {
-		if have && prev.Address <= pc && pc < e.Address && prev.File != nil && prev.Line > 0 {
-			return fileLine{prev.File.Name, prev.Line}
+	for _, e := range rows {
+		if have && prev.addr <= pc && pc < e.addr && prev.hasFile && prev.line > 0 {
+			return fileLine{prev.file, prev.line}
 		}
-		prev, have = e, !e.EndSequence
+		prev, have = e, !e.end
 	}
 	return fileLine{}
 }

@@ -1,7 +1,10 @@
 package cxx
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -355,4 +358,29 @@ func TestMoriLinkHint(t *testing.T) {
 	assert.Contains(t, moriLinkHint(nil, undef), "the same -I and -D flags")
 	assert.Empty(t, moriLinkHint(nil, []byte("undefined reference to `foo'")))
 	assert.Empty(t, moriLinkHint([]string{"-I", moriInclude(t)}, undef))
+}
+
+// TestMoriRelativeInclude: a program built with the MORI header on a
+// relative -I gives the same digest run from another directory. The line
+// tables name the header relative to the build's directory (DWARF 5); the
+// call contexts read its loops by that name, so run elsewhere they found
+// none and ordered the lanes otherwise (put.cpp seed 1: digest 36c359af…
+// from /tmp, 3f895695… from the build directory).
+func TestMoriRelativeInclude(t *testing.T) {
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
+	require.NoError(t, err)
+	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", filepath.Join("testdata", "mori", "include"))
+	var digests []string
+	for _, dir := range []string{".", t.TempDir()} {
+		cmd := exec.Command(prog)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "EMUD_SEED=1", "EMUD_SUMMARY=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "from %s: stdout:\n%s\nstderr:\n%s", dir, stdout.String(), stderr.String())
+		require.Contains(t, stdout.String(), "mori put: PASS", "from %s", dir)
+		digests = append(digests, digestOf(t, stderr.String()))
+	}
+	assert.Equal(t, digests[0], digests[1], "run from another directory: another digest")
 }

@@ -1,6 +1,7 @@
 package cxx
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,5 +127,21 @@ func TestRewriteKeepsLineBreaks(t *testing.T) {
 		body := strings.SplitN(string(out), "\n", 2)[1] // after the #line
 		assert.Equal(t, strings.Count(in, "\n"), strings.Count(body, "\n"), "lines kept: %q", body)
 		assert.Equal(t, strings.Count(in, "\\\n"), strings.Count(body, "\\\n"), "continuations kept: %q", body)
+	}
+}
+
+// BenchmarkLoops: the loop finder over a libstdc++-sized header, as a run
+// maps its lanes' call contexts (tuple and invoke.h are in every launch's
+// chain).
+func BenchmarkLoops(b *testing.B) {
+	var src []byte
+	for i := range 400 {
+		src = append(src, fmt.Sprintf("template <class T> int f%d(T* p, int n) {\n  int s = 0; // sum\n  for (int i = 0; i < n; i++) { s += p[i] * 0x%x; }\n  while (s > 1) s >>= 1;\n  return s;\n}\n", i, i)...)
+	}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if len(Loops(src)) != 800 {
+			b.Fatal("want 800 loops")
+		}
 	}
 }
