@@ -66,7 +66,7 @@ import (
 // EMUD_LANE_COST sets the CU cycles per 16 bytes: a number 0..1e6, 0 (or
 // "off") for none, as before this model. Host code's cost is
 // hostcost.go's (EMUD_HOST_GBPS, off unless set).
-const defaultLaneCycles = 4
+const defaultLaneCycles = fabric.DefaultLaneCycles
 
 // laneCode is the run's lane-code cost: package fabric's LaneCode, which
 // package fabric's Go kernels pay through too. Its CU cycles per 16 bytes

@@ -40,15 +40,24 @@ func (p *Ports) LsaSpan(now sim.Time, gpu int, loads, stores uint64) sim.Time {
 	return end
 }
 
-// LsaSignal books an LSA barrier's arrival signal: a 4-byte store by GPU
-// src issued at now into peer dst's inbox, posted after the stores before
-// it (the arrive releases them). It returns when the signal is visible at
-// dst: after src's egress, one Latency, and dst's ingress.
+// LsaSignal is when an LSA barrier's arrival signal, a 4-byte store by
+// GPU src issued at now into peer dst's inbox, is visible at dst: its
+// bytes through the port and one Latency. The arrive is issued once the
+// wave has paid for its stores (LsaSpan), so the signal lands after them,
+// as the arrive's release orders it. Unlike a span's bytes the signal
+// books no port: its ~4 ps there are below the model's precision, and
+// booking them would make a peer's arrival depend on the order in which
+// ranks that arrive at the same instant run, which the seed picks (so a
+// C++ program and its Go twin, whose actors draw the seed differently,
+// would end a few picoseconds apart).
 func (p *Ports) LsaSignal(now sim.Time, src, dst int) sim.Time {
-	var arr [1]sim.Time
-	p.Put(now, src, []int{dst}, false, 4, arr[:])
-	return arr[0]
+	return now + p.m.serialize(4) + p.m.Latency
 }
+
+// DefaultLaneCycles is the CU cycles a lane's 16 stored bytes cost by
+// default (capi/lanecost.go says why: a wave64 dwordx4 store issues over
+// four passes of a 16-lane SIMD).
+const DefaultLaneCycles = 4
 
 // LaneCode is the virtual time lanes' own code takes between their device
 // calls, paid by the wave before its group's next call
