@@ -63,6 +63,15 @@ import (
 // span land at its start and an atomic store (a flag raised after the
 // work) made before such a call lands before the wave has paid.
 //
+// In an NCCL program the bytes a lane loads from and stores to other
+// GPUs' slices (peers' LSA windows) are the fabric's time, not the CU's:
+// lane.c counts them (peer_ld, peer_st) once ncclDevCommCreate has set
+// lsa_gpus, and fabric.LaneCode charges the wave one latency for its
+// peer loads and their bytes and its peer stores' bytes on package
+// fabric's ports (docs/timing.md). A peer load's bytes are those the
+// code loads, so they may depend on compiler flags as the CU cost's
+// would; an LSA load of a float is one 4-byte load at any -O.
+//
 // EMUD_LANE_COST sets the CU cycles per 16 bytes: a number 0..1e6, 0 (or
 // "off") for none, as before this model. Host code's cost is
 // hostcost.go's (EMUD_HOST_GBPS, off unless set).

@@ -360,7 +360,8 @@ inline ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t w, size_t offset, int 
 // index of a dev comm's lsaBarrier (or hybridLsaBarrier); every member
 // opens it with the same coop, and the slot's epoch carries over from the
 // session before. Each call runs the emulator's LSA barrier, so arrivals,
-// waits, timeouts and hang reports are a Go kernel's. Partial: the
+// waits, timeouts and hang reports are a Go kernel's; a peer sees an
+// arrival one fabric latency after it (docs/timing.md). Partial: the
 // memory order is accepted, not modelled (every arrive releases and every
 // wait acquires, in the race detector too), and multimem is refused.
 template <typename Coop>
