@@ -257,6 +257,12 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.devcomms = append(rt.devcomms, dc)
 		rt.devDead = append(rt.devDead, false)
+		if a[9] == 1 {
+			// NCCL's ncclDevCommCreate: LSA takes the fabric's time.
+			cftInit()
+			lsaTiming(cftState.ports)
+			ncclDevs[uint64(len(rt.devcomms))] = true
+		}
 		a[0], a[1], a[2], a[3] = uint64(dc.Rank), uint64(dc.NRanks), uint64(dc.LsaRank), uint64(dc.LsaSize)
 		a[4], a[5], a[6] = uint64(dc.Sdma.SdmaNumQueue), dc.SignalPool().Base, uint64(len(rt.devcomms))
 		a[7] = rt.mem.SliceBase(0)

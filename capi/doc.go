@@ -482,6 +482,12 @@
 // (examples/cxx/timing/lane_work.cpp). Latency is not added (a lower
 // bound); the stack, kernel arguments and LDS are not counted, so lanes
 // that only make device calls keep their timing and digest at level 0.
+// In an NCCL program (after ncclDevCommCreate) the bytes a lane loads
+// from and stores to other GPUs' slices are the fabric's instead: its
+// wave pays one latency for the span's peer loads and their bytes and
+// its peer stores' bytes on package fabric's ports, and an LSA barrier's
+// arrival reaches a peer a latency later (fabric.LaneCode, which the
+// lane cost is; docs/timing.md).
 // Partial: stores of the span land at its start, and an atomic store
 // made after the work, before a gathering call, lands before the wave
 // has paid. Host code takes time only with EMUD_HOST_GBPS (hostcost.go:

@@ -818,6 +818,12 @@ void emud_register_exit(void) { atexit(at_exit); }
 
 static int race_on;  // the Go side's race detector is on
 void emud_set_race(int on) { race_on = on; }
+
+// lsa_gpus is the node's GPU count once an NCCL dev comm exists, 0
+// before and in MORI programs: a lane's accesses to another GPU's slice
+// below it are LSA peer accesses, which the fabric times (lanecost.go).
+static int lsa_gpus;
+void emud_set_lsa_gpus(int n) { lsa_gpus = n; }
 int emud_race_on(void) { return race_on; }
 
 // Host code's cost (hostcost.go, EMUD_HOST_GBPS): the bytes a host
@@ -949,7 +955,17 @@ static __attribute__((noinline)) void lane_access_slow(const volatile void* p, u
     // The lane code's cost (lanecost.go): the bytes it stores, each once
     // per span. Loads are not charged: -O0 copies a struct whole where -O2
     // loads the one field used, so their bytes depend on the flags.
-    if (kind & EMUD_ACCESS_WRITE) l->nbytes += cost_bytes(l, a, n);
+    // An NCCL program's accesses to a peer's slice are also counted for
+    // the fabric (lanecost.go): loads by bytes, stores once per span.
+    uint64_t g = (a - resv_lo) / EMUD_SLICE;
+    int peer = g < (uint64_t)lsa_gpus && g != (uint64_t)l->gpu;
+    if (kind & EMUD_ACCESS_WRITE) {
+      uint64_t fresh = cost_bytes(l, a, n);
+      l->nbytes += fresh;
+      if (peer) l->peer_st += fresh;
+    } else if (peer) {
+      l->peer_ld += n;
+    }
     // Stores are logged always (they enter the write history of the
     // words hang reports watch), loads only for the race detector.
     if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;

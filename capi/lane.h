@@ -12,6 +12,7 @@ void emud_install_fault_handlers(void);
 void emud_heap_setup(void);
 int emud_map_device(uint64_t base, uint64_t size);
 void emud_set_race(int on);
+void emud_set_lsa_gpus(int n);
 void emud_set_host_cost(int on);
 uint64_t emud_host_bytes_take(void);
 #define EMUD_HOST_LOG 64

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
@@ -62,20 +63,26 @@ import (
 // span land at its start and an atomic store (a flag raised after the
 // work) made before such a call lands before the wave has paid.
 //
+// In an NCCL program the bytes a lane loads from and stores to other
+// GPUs' slices (peers' LSA windows) are the fabric's time, not the CU's:
+// lane.c counts them (peer_ld, peer_st) once ncclDevCommCreate has set
+// lsa_gpus, and fabric.LaneCode charges the wave one latency for its
+// peer loads and their bytes and its peer stores' bytes on package
+// fabric's ports (docs/timing.md). A peer load's bytes are those the
+// code loads, so they may depend on compiler flags as the CU cost's
+// would; an LSA load of a float is one 4-byte load at any -O.
+//
 // EMUD_LANE_COST sets the CU cycles per 16 bytes: a number 0..1e6, 0 (or
 // "off") for none, as before this model. Host code's cost is
 // hostcost.go's (EMUD_HOST_GBPS, off unless set).
-const defaultLaneCycles = 4
+const defaultLaneCycles = fabric.DefaultLaneCycles
 
-// laneCost is the run's model: CU cycles per 16 bytes (0: off), clock.
-var laneCost struct {
-	cycles float64
-	ghz    float64
-}
-
-// laneDebt is each lane's device-memory bytes not yet paid for (touched only
-// by the running actor).
-var laneDebt = map[*kernel.Thread]uint64{}
+// laneCode is the run's lane-code cost: package fabric's LaneCode, which
+// package fabric's Go kernels pay through too. Its CU cycles per 16 bytes
+// and clock are the run's (setLaneCost); an NCCL dev comm gives it the
+// fabric's ports (lsaTiming), so that lanes' loads from and stores to
+// peers' LSA windows take the fabric's time (docs/timing.md).
+var laneCode *fabric.LaneCode
 
 // laneCostFromEnv reads EMUD_LANE_COST (CU cycles per 16 bytes).
 func laneCostFromEnv() (float64, error) {
@@ -96,49 +103,45 @@ func laneCostFromEnv() (float64, error) {
 // setLaneCost fixes the run's model: cycles per 16 bytes at the CU clock
 // of the node's model.
 func setLaneCost(cycles, ghz float64) {
-	if ghz <= 0 {
-		ghz = 2.4
-	}
-	laneCost.cycles, laneCost.ghz = cycles, ghz
+	laneCode = fabric.NewLaneCode(rt.s, cycles, ghz, nil)
 }
 
-// laneBetween is the launch's kernel.Config.Between: nil with the cost off.
+// lsaTiming turns on the fabric's time for lanes' LSA peer accesses (an
+// NCCL dev comm was created): lane.c counts accesses to other GPUs'
+// slices from now on, and ports time them. MORI programs never call it,
+// so their lanes keep the CU cost alone.
+func lsaTiming(ports *fabric.Ports) {
+	if ports == nil || lsaTimed {
+		return
+	}
+	lsaTimed = true
+	laneCode.SetPorts(ports)
+	C.emud_set_lsa_gpus(C.int(rt.j.Node.GPUs()))
+}
+
+// lsaTimed: lsaTiming ran.
+var lsaTimed bool
+
+// ncclDevs are the dev comms (by handle) ncclDevCommCreate made: their
+// LSA barriers' signals take the fabric's time.
+var ncclDevs = map[uint64]bool{}
+
+// laneBetween is the launch's kernel.Config.Between: nil with no cost.
 func laneBetween() func(*sim.Actor, []*kernel.Thread) {
-	if laneCost.cycles == 0 {
+	if laneCode == nil || !laneCode.On() {
 		return nil
 	}
-	return payLaneCode
+	return laneCode.Pay
 }
 
 // takeAccesses moves what the lane's code counted since it last ran into
-// its debt.
+// its debt: a peer's stores are the fabric's, not the CU's.
 func (ln *lane) takeAccesses() {
-	if n := uint64(ln.l.nbytes); n != 0 {
-		ln.l.nbytes = 0
+	if n := uint64(ln.l.nbytes); n != 0 || ln.l.peer_ld != 0 {
+		st, ld := uint64(ln.l.peer_st), uint64(ln.l.peer_ld)
+		ln.l.nbytes, ln.l.peer_st, ln.l.peer_ld = 0, 0, 0
 		// A new span: its bytes count afresh (lane.c cost_bytes).
 		ln.l.cost_g = [64]C.uint64_t{}
-		laneDebt[ln.t] += n
+		laneCode.Add(ln.t, n-st, ld, st)
 	}
-}
-
-// payLaneCode makes the wave (actor a) sleep for the code its lanes ran
-// since their last call: the largest debt among them.
-func payLaneCode(a *sim.Actor, lanes []*kernel.Thread) {
-	var most uint64
-	gpu := -1
-	for _, t := range lanes {
-		if d, ok := laneDebt[t]; ok {
-			most = max(most, d)
-			gpu = t.GPU()
-			delete(laneDebt, t)
-		}
-	}
-	if most == 0 {
-		return
-	}
-	d := sim.Time(math.Round(float64(most) / 16 * laneCost.cycles / laneCost.ghz * float64(sim.Nanosecond)))
-	if d <= 0 {
-		return
-	}
-	a.Sleep(rt.s.Perturb().Duration(sim.Key{Kind: sim.KeyLane, A: uint32(gpu)}, d))
 }

@@ -501,7 +501,12 @@ func (ln *lane) lsaBarrier(a []uint64) {
 			t.Fail(call, fmt.Errorf("a barrier handle {bufOffset %#x, nBarriers %d} that is neither this dev comm's lsaBarrier {%#x, %d} nor its hybridLsaBarrier {%#x, %d}", off, n, lsaOff, dc.LsaBarrier.NBarriers, hybridOff, dc.HybridLsaBarrier.NBarriers))
 		}
 		team := cco.Team{NRanks: int(int32(a[4])), Rank: int(int32(a[5])), Stride: int(int32(a[6]))}
-		ln.barriers = append(ln.barriers, cco.NewLsaBarrierSessionOn(coopGroup(t, a[1]), dc, team, bh, int(int64(a[3]))))
+		s := cco.NewLsaBarrierSessionOn(coopGroup(t, a[1]), dc, team, bh, int(int64(a[3])))
+		if ncclDevs[h] {
+			// NCCL's barrier: its signals cross the fabric (docs/timing.md).
+			s.SetTiming(cftState.ports)
+		}
+		ln.barriers = append(ln.barriers, s)
 		ln.l.ret = C.uint64_t(len(ln.barriers))
 		return
 	}
@@ -681,7 +686,7 @@ func (ln *lane) call() {
 		// read after time passed returns at once, so timing a piece of
 		// work is not changed.
 		k := min(a[0], 1)
-		if laneDebt[t] > 0 && laneCost.cycles != 0 {
+		if laneCode.Owes(t) {
 			// The lane's code since its last call takes its time first
 			// (lanecost.go), so clock64 around lane work measures it.
 			kernel.Converge(t, clockPayCall, kernel.None{})

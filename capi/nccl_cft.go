@@ -415,6 +415,14 @@ func (ln *lane) cftBarArrive(b *cftBar) {
 			rth.Release(g.sync(k)) // what the coop did before it arrived
 		}
 		rt.s.AtWork(at, func() {
+			// Never backwards: the arriver waited for this epoch's ack
+			// before arriving at the next, so on the fabric the older
+			// value landed first; a scheduler that runs this landing
+			// after the next one's (PCT) must not undo the newer epoch
+			// (cft_barrier -DMULTIMEM, 8 ranks, PCT seed 2, hung so).
+			if int32(v-g.inbox[k]) < 0 {
+				return
+			}
 			g.inbox[k] = v
 			g.wl.Notify(uint64(peer), uint64(peer)+1)
 		})

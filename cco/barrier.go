@@ -117,6 +117,70 @@ type LsaBarrierSession struct {
 	index int
 	epoch uint32
 	mem   Mem
+	// timing, when set, times the arrival signals (SetTiming); nil: an
+	// arrival is visible at once, as MORI's barrier has always been.
+	timing SignalTiming
+}
+
+// SignalTiming times an LSA barrier's arrival signals: LsaSignal books
+// GPU src's 4-byte signal issued at now into GPU dst's inbox and returns
+// when dst sees it. package fabric's Ports implements it (NCCL's LSA
+// barrier in C++ and its Go twin, on the fabric's model); cco does not
+// import fabric, whose model MORI's node does not have.
+type SignalTiming interface {
+	LsaSignal(now sim.Time, src, dst int) sim.Time
+}
+
+// SetTiming makes tm time the session's arrival signals: a peer's wait
+// sees this rank's arrival when tm says, not at the store. nil: at once.
+func (s *LsaBarrierSession) SetTiming(tm SignalTiming) { s.timing = tm }
+
+// arrival is when a signal of value val becomes visible in an inbox.
+type arrival struct {
+	val uint32
+	at  sim.Time
+}
+
+// noteArrival records that the signal val into owner's inbox word addr
+// is visible at at: the two newest per word, as a peer may arrive at the
+// next epoch before owner's wait for this one has run.
+func (s *LsaBarrierSession) noteArrival(owner int, addr uint64, val uint32, at sim.Time) {
+	st := s.ownerState(owner)
+	if st == nil {
+		return
+	}
+	if st.arrivals == nil {
+		st.arrivals = map[uint64][2]arrival{}
+	}
+	a := st.arrivals[addr]
+	st.arrivals[addr] = [2]arrival{a[1], {val: val, at: at}}
+}
+
+// visibleAt is when the signal val in this rank's inbox word addr
+// becomes visible: 0 when no timed arrival of that value was recorded.
+func (s *LsaBarrierSession) visibleAt(addr uint64, val uint32) sim.Time {
+	st := s.ownerState(s.team.Rank)
+	if st == nil {
+		return 0
+	}
+	for _, a := range st.arrivals[addr] {
+		if a.val == val {
+			return a.at
+		}
+	}
+	return 0
+}
+
+// ownerState is LSA rank owner's dev state of this session's dev comm.
+func (s *LsaBarrierSession) ownerState(owner int) *devState {
+	st := s.dc.st
+	if owner < 0 || owner >= len(st.c.w.comms) {
+		return nil
+	}
+	if o := st.c.w.comms[owner]; o != nil && len(o.devs) > st.idx {
+		return o.devs[st.idx]
+	}
+	return nil
 }
 
 // NewLsaBarrierSession opens barrier slot index of the dev comm's LSA
@@ -207,6 +271,11 @@ func (s *LsaBarrierSession) Arrive() {
 		if err != nil {
 			s.t.Fail("ccoLsaBarrierSession::arrive", err)
 			return
+		}
+		if s.timing != nil {
+			if o := s.ownerState(peer); o != nil {
+				s.noteArrival(peer, addr, s.epoch+1, s.timing.LsaSignal(s.t.Now(), s.dc.LsaRank, o.c.LsaRank))
+			}
 		}
 		s.mem.StoreRelease32(addr, s.epoch+1)
 	}
@@ -318,6 +387,18 @@ func (w *barrierWait) run(a *sim.Actor) error {
 					w.status = 1
 					return nil
 				}
+			}
+		}
+		if s.timing != nil {
+			// The value is stored at once; the waiter sees it when the
+			// signal has crossed the fabric.
+			if at := s.visibleAt(addr, want); at > a.Now() {
+				if deadline >= 0 && at > deadline {
+					a.Sleep(max(deadline-a.Now(), 0))
+					w.status = 1
+					return nil
+				}
+				a.Sleep(at - a.Now())
 			}
 		}
 		s.mem.LoadAcquire32(addr) // the acquire that orders what follows after the peer's arrive

@@ -251,3 +251,69 @@ func TestHybridLsaBarrierSession(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a barrier handle that is neither this dev comm's lsaBarrier nor its hybridLsaBarrier")
 }
+
+// fixedSignal is a SignalTiming whose signals take d (and records them).
+type fixedSignal struct {
+	d    sim.Time
+	sent [][2]int
+}
+
+func (f *fixedSignal) LsaSignal(now sim.Time, src, dst int) sim.Time {
+	f.sent = append(f.sent, [2]int{src, dst})
+	return now + f.d
+}
+
+// A timed LSA barrier (SetTiming, NCCL's in C++): a peer sees an arrival
+// when its signal lands, not at the store. Rank 1 arrives 3 µs after rank
+// 0 and signals take 1 µs: rank 0 leaves at 4 µs (it left at 3 µs,
+// untimed), rank 1 at 3 µs (rank 0's signal landed at 1 µs). With a
+// timeout that passes while the signal flies, rank 0's wait times out.
+func TestLsaBarrierTimed(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timing  bool
+		timeout uint64 // cycles at 2.4 GHz; 0: none
+		left    [2]sim.Time
+		status  int
+	}{
+		{"untimed", false, 0, [2]sim.Time{3 * sim.Microsecond, 3 * sim.Microsecond}, 0},
+		{"timed", true, 0, [2]sim.Time{4 * sim.Microsecond, 3 * sim.Microsecond}, 0},
+		{"timed, rank 0 times out first", true, 2400 * 3, [2]sim.Time{3 * sim.Microsecond, 3 * sim.Microsecond}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, 1, rigOpts{ranks: 2, barriers: 1})
+			sig := &fixedSignal{d: sim.Microsecond}
+			var left [2]sim.Time
+			status := -1
+			r.s.Spawn("host", func(a *sim.Actor) {
+				for rank := range 2 {
+					dc := r.dcs[rank]
+					_, err := kernel.Launch(r.s, kernel.Config{Name: fmt.Sprintf("bar%d", rank), GPU: rank, Grid: 1, Block: 1}, func(th *kernel.Thread) {
+						s := cco.NewLsaBarrierSession(th, dc, cco.TeamLsa(dc), 0)
+						if c.timing {
+							s.SetTiming(sig)
+						}
+						if rank == 0 && c.timeout != 0 {
+							status = s.SyncTimeout(c.timeout)
+						} else {
+							s.Sync()
+						}
+						left[rank] = th.Now()
+					})
+					require.NoError(t, err)
+					a.Sleep(3 * sim.Microsecond)
+				}
+			})
+			require.NoError(t, r.s.Run())
+			// Launches cost what they cost: compare against rank 0's start.
+			assert.InDelta(t, float64(c.left[0]), float64(left[0]), float64(100*sim.Nanosecond), "rank 0 left")
+			assert.InDelta(t, float64(c.left[1]), float64(left[1]), float64(100*sim.Nanosecond), "rank 1 left")
+			if c.timeout != 0 {
+				assert.Equal(t, c.status, status)
+			}
+			if c.timing {
+				assert.Equal(t, [][2]int{{0, 1}, {1, 0}}, sig.sent)
+			}
+		})
+	}
+}

@@ -451,6 +451,9 @@ type devState struct {
 	// failed are the queues whose creation DevCommCreate's ConnectQueues
 	// saw refused, by [peer × n + q] (connect.go); nil: none.
 	failed map[int]*failedQueue
+	// arrivals are the timed LSA barrier signals into this rank's
+	// inboxes, by word: the two newest (barrier.go noteArrival).
+	arrivals map[uint64][2]arrival
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the

@@ -183,7 +183,11 @@
 // Ports, exported so that emud's C++ NCCL layer (capi/nccl_cft.go) times
 // its CFT operations and barriers with the same code: a C++ collective
 // and its Go twin end at the same emulated time (cxx
-// TestCftAllReduceMatchesGo).
+// TestCftAllReduceMatchesGo). LSA loads and stores to peers' windows
+// and the LSA barrier's signals are timed on the same ports (lsa.go:
+// Ports.LsaSpan, Ports.LsaSignal, and LaneCode, what a wave's lanes pay
+// between device calls, which the C++ lanes pay through too: cxx
+// TestLsaAllReduceMatchesGo; docs/timing.md says what is modelled).
 //
 // # Scenarios
 //

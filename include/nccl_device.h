@@ -192,8 +192,10 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
   // The emulator's dev comm (the MORI layer's entry): no SDMA queues are
   // used by NCCL's API; lsaBarrierCount slots, and barrierCount slots for
   // the hybrid barrier's LSA half.
+  // a[9] = 1: an NCCL dev comm, whose LSA accesses and barriers take the
+  // fabric's time (docs/timing.md).
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, 0x0CC0AAAA, 1, 0, 0, 0, (uint64_t)(int64_t)reqs->lsaBarrierCount,
-                    (uint64_t)(int64_t)reqs->barrierCount, 0};
+                    (uint64_t)(int64_t)reqs->barrierCount, 0, 1};
   int r = emud_host(EMUD_H_DEVCOMM_CREATE, a, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);
   std::memset(out, 0, sizeof *out);
@@ -358,7 +360,8 @@ inline ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t w, size_t offset, int 
 // index of a dev comm's lsaBarrier (or hybridLsaBarrier); every member
 // opens it with the same coop, and the slot's epoch carries over from the
 // session before. Each call runs the emulator's LSA barrier, so arrivals,
-// waits, timeouts and hang reports are a Go kernel's. Partial: the
+// waits, timeouts and hang reports are a Go kernel's; a peer sees an
+// arrival one fabric latency after it (docs/timing.md). Partial: the
 // memory order is accepted, not modelled (every arrive releases and every
 // wait acquires, in the race detector too), and multimem is refused.
 template <typename Coop>

@@ -116,6 +116,11 @@ typedef struct emud_lane {
   uint64_t ctx_pc[EMUD_CTX_FRAMES];
   int32_t nctx, pad2;
   uint64_t stack_lo, stack_hi;
+  /* Bytes the lane's instrumented code loaded from and stored to other
+   * GPUs' slices (peers' LSA windows) since the runtime last took the
+   * count, in an NCCL program only (capi's lanecost.go: the fabric's
+   * time); peer_st's bytes are counted in nbytes too. */
+  uint64_t peer_ld, peer_st;
 } emud_lane;
 #define EMUD_SPIN_WORDS 8
 #define EMUD_ACCESS_WRITE 1

@@ -1,11 +1,16 @@
 // An all-reduce (sum of floats) over NCCL's device API, LSA only, run
-// ITERS times on fresh inputs: every rank's CTAs read their share of the
+// LSA_ALLREDUCE_ITERS times (3) on fresh inputs: every rank's CTAs read their share of the
 // elements from every peer's send window through LSA pointers, add them,
 // and store the sum into every peer's receive window. Two barriers frame
 // the work: the first (acquire) waits until every peer has launched this
 // iteration, so its host has written its send buffer and read last
 // iteration's receive buffer; the last (release) publishes this rank's
 // stores before peers' hosts read their receive windows.
+//
+// LSA_ALLREDUCE_COUNT sets the floats (default 4096) and
+// LSA_ALLREDUCE_ITERS the iterations (default 3): cxx's
+// TestLsaAllReduceMatchesGo runs one iteration of two sizes against its Go
+// twin (cxx/lsa_twin_test.go), which ends at the same emulated time.
 //
 // Built with -DSKIP_ENTRY_BARRIER it is the planted twin
 // (lsa_allreduce_no_entry_barrier): a rank may read a peer's send buffer
@@ -21,6 +26,7 @@
 // every other rank's CTAs wait in the entry barrier, and the run ends in
 // a hang report naming the barrier and the rank that never arrived.
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "cuda_runtime.h"
@@ -55,7 +61,18 @@ __global__ void lsaAllReduce(ncclWindow_t sendWin, ncclWindow_t recvWin, size_t 
   bar.sync(ncclCoopCta(), cuda::memory_order_release);
 }
 
-#define ITERS 3
+// envSize is the positive number in environment variable name, or def.
+static size_t envSize(const char* name, size_t def) {
+  const char* s = std::getenv(name);
+  if (!s) return def;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s, &end, 10);
+  if (!*s || *end || v == 0 || v > (1ull << 24)) {
+    std::fprintf(stderr, "%s=%s: want a number of 1..%llu\n", name, s, 1ull << 24);
+    std::exit(2);
+  }
+  return (size_t)v;
+}
 
 static float input(int iter, int rank, size_t i) { return (float)(rank + 1) + (float)((i + 5 * iter) % 13); }
 
@@ -63,7 +80,8 @@ static float input(int iter, int rank, size_t i) { return (float)(rank + 1) + (f
 // util_broadcast gives it to the others. NULL when the sums were right.
 static void* allReduce(int my_rank, int total_ranks, int local_device, int devices_per_rank) {
   (void)devices_per_rank;
-  const size_t count = 4096, bytes = count * sizeof(float);
+  const size_t count = envSize("LSA_ALLREDUCE_COUNT", 4096), bytes = count * sizeof(float);
+  const int iters = (int)envSize("LSA_ALLREDUCE_ITERS", 3);
   int errors = 0;
   ncclUniqueId id;
   if (my_rank == 0) NCCLCHECK(ncclGetUniqueId(&id));
@@ -91,7 +109,7 @@ static void* allReduce(int my_rank, int total_ranks, int local_device, int devic
   NCCLCHECK(ncclDevCommCreate(comm, &reqs, &devComm));
 
   std::vector<float> h(count);
-  for (int iter = 0; iter < ITERS; iter++) {
+  for (int iter = 0; iter < iters; iter++) {
     for (size_t i = 0; i < count; i++) h[i] = input(iter, my_rank, i);
     CUDACHECK(cudaMemcpy(sendBuf, h.data(), bytes, cudaMemcpyHostToDevice));
 #ifdef LAST_RANK_SKIPS_LAUNCH
