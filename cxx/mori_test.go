@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -334,18 +333,13 @@ func TestMoriLockstep(t *testing.T) {
 // paid at each group's call, each payment rounded to the picosecond.
 func TestMoriRingFull(t *testing.T) {
 	needCxx(t)
-	end := regexp.MustCompile(`end (\d+) ps`)
 	var ends []int64
 	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {
 		prog := buildMori(t, flags...)
 		stdout, stderr, code := runExample(t, prog, "EMUD_SUMMARY=1", "1", "full")
 		require.Equal(t, 0, code, "%v\nstdout:\n%s\nstderr:\n%s", flags, stdout, stderr)
 		assert.Contains(t, stdout, "mori put: PASS", "%v", flags)
-		m := end.FindStringSubmatch(stderr)
-		require.Len(t, m, 2, "%v: no end time in\n%s", flags, stderr)
-		ps, err := strconv.ParseInt(m[1], 10, 64)
-		require.NoError(t, err)
-		ends = append(ends, ps)
+		ends = append(ends, summaryEnd(t, stderr))
 	}
 	assert.InDelta(t, ends[0], ends[1], 1000, "the two reservation shapes wait the same virtual time (ps): %v", ends)
 }

@@ -3,8 +3,6 @@ package cxx
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,7 +37,6 @@ func TestCftAllReduceMatchesGo(t *testing.T) {
 		t.Skip("its Go side runs in-process: run without -race (CI does)")
 	}
 	prog := ncclExample(t, "cft_allreduce")
-	endRe := regexp.MustCompile(`end (\d+) ps`)
 	for _, c := range []struct{ ranks, bytes int }{{4, 4 << 10}, {8, 16 << 10}, {4, 512 << 10}} {
 		for _, seed := range []uint64{1, 2} {
 			name := fmt.Sprintf("%d ranks, %d B, seed %d", c.ranks, c.bytes, seed)
@@ -47,10 +44,7 @@ func TestCftAllReduceMatchesGo(t *testing.T) {
 				"EMUD_SUMMARY=1", fmt.Sprintf("EMUD_SEED=%d", seed))
 			require.Equal(t, 0, code, "%s\n%s%s", name, out, sum)
 			assert.Contains(t, out, "cft_allreduce: PASS", name)
-			m := endRe.FindStringSubmatch(sum)
-			require.NotNil(t, m, sum)
-			end, err := strconv.ParseInt(m[1], 10, 64)
-			require.NoError(t, err)
+			end := summaryEnd(t, sum)
 			res, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: seed, Topology: fabric.Topology{NRanks: c.ranks}, Bytes: c.bytes, Type: redop.U32})
 			require.NoError(t, err, name)
 			assert.Positive(t, end, name)

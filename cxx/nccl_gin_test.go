@@ -1,18 +1,14 @@
 package cxx
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/cco"
-	emujob "github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/sim"
 )
@@ -136,47 +132,20 @@ func TestNcclGinMisuse(t *testing.T) {
 // this rank's, the flush a quietQueue of every peer's. It returns the
 // emulated end time and each rank's receive-buffer FNV-1a.
 func goGinPut(t *testing.T, seed uint64, ranks int, bytes uint64) (sim.Time, []uint64) {
-	j, err := emujob.New(emujob.Config{Sim: sim.Config{Seed: seed}, Ranks: ranks, Env: cco.Env{"MORI_ENABLE_SDMA": "1"}})
+	g := newGoTwin(t, seed, ranks, bytes)
+	sig, err := g.j.Window(8)
 	require.NoError(t, err)
-	span := uint64(ranks) * bytes
-	send, err := j.Window(span)
-	require.NoError(t, err)
-	recv, err := j.Window(span)
-	require.NoError(t, err)
-	sig, err := j.Window(8)
-	require.NoError(t, err)
-	buf := make([]byte, span)
-	for r := range ranks {
-		for p := range ranks {
-			for i := uint64(0); i < bytes/8; i++ {
-				binary.LittleEndian.PutUint64(buf[uint64(p)*bytes+8*i:], pattern(r, p, i))
-			}
-		}
-		require.NoError(t, j.Write(send[r], 0, buf))
-	}
-	require.NoError(t, j.CreateDevComms(0, false))
-	for r := range ranks {
-		_, err := j.Launch(r, 1, ranks, func(th *kernel.Thread, sdma *cco.Sdma) {
+	return g.run(t, func(r int) func(*kernel.Thread, *cco.Sdma) {
+		return func(th *kernel.Thread, sdma *cco.Sdma) {
 			p := (r + 1 + th.ThreadIdx()) % ranks
-			sdma.PutSignals("ncclGin::put", p, recv[r].LsaPtr(p, uint64(r)*bytes), send[r].LocalPtr(uint64(p)*bytes), bytes, 0,
+			sdma.PutSignals("ncclGin::put", p, g.recv[r].LsaPtr(p, uint64(r)*bytes), g.send[r].LocalPtr(uint64(p)*bytes), bytes, 0,
 				cco.CoopThread, cco.SignalAt{Addr: sig[p].LocalPtr(0), Value: 1})
 			sdma.WaitWord(&cco.WordWait{Call: "ncclGin::waitSignal", What: "signal 0", Addr: sig[r].LocalPtr(0), Least: uint64(ranks), Bits: 64, Deadline: -1})
 			for q := range ranks {
 				sdma.QuietQueue(q, 0)
 			}
-		})
-		require.NoError(t, err)
-	}
-	require.NoError(t, j.Run())
-	sums := make([]uint64, ranks)
-	for r := range ranks {
-		b, err := j.Read(recv[r], 0, span)
-		require.NoError(t, err)
-		h := fnv.New64a()
-		h.Write(b)
-		sums[r] = h.Sum64()
-	}
-	return j.Sim.Now(), sums
+		}
+	})
 }
 
 // TestGinPutMatchesGo: the 8-rank GIN all-to-all in C++ (ncclGin over
@@ -189,19 +158,12 @@ func TestGinPutMatchesGo(t *testing.T) {
 		t.Skip("its Go side runs in-process: run without -race (CI does)")
 	}
 	prog := ncclExample(t, "gin_put")
-	endRe := regexp.MustCompile(`end (\d+) ps`)
 	for _, seed := range []uint64{1, 2, 3} {
 		out, sum, code := runExample(t, prog, "NTHREADS=8", "EMUD_SUMMARY=1", fmt.Sprintf("EMUD_SEED=%d", seed))
 		require.Equal(t, 0, code, out+sum)
-		m := endRe.FindStringSubmatch(sum)
-		require.NotNil(t, m, sum)
-		end, err := strconv.ParseInt(m[1], 10, 64)
-		require.NoError(t, err)
 		goEnd, goSums := goGinPut(t, seed, 8, 64<<10)
-		assert.Equal(t, int64(goEnd), end, "seed %d: emulated end time, Go vs C++", seed)
-		for r, s := range goSums {
-			assert.Contains(t, out, fmt.Sprintf("rank %d received fnv64 %016x\n", r, s), "seed %d: rank %d's landed bytes", seed, r)
-		}
+		assert.Equal(t, int64(goEnd), summaryEnd(t, sum), "seed %d: emulated end time, Go vs C++", seed)
+		assertLanded(t, out, seed, goSums)
 		assert.Contains(t, out, "gin_put: PASS")
 	}
 }

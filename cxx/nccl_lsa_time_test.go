@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"regexp"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -123,7 +121,6 @@ func TestLsaAllReduceMatchesGo(t *testing.T) {
 		t.Skip("its Go side runs in-process: run without -race (CI does)")
 	}
 	prog := ncclExample(t, "lsa_allreduce")
-	endRe := regexp.MustCompile(`end (\d+) ps`)
 	for _, c := range []struct{ ranks, count int }{{4, 4096}, {8, 64 << 10}} {
 		for _, seed := range []uint64{1, 2} {
 			name := fmt.Sprintf("%d ranks, %d floats, seed %d", c.ranks, c.count, seed)
@@ -131,10 +128,7 @@ func TestLsaAllReduceMatchesGo(t *testing.T) {
 				"LSA_ALLREDUCE_ITERS=1", "EMUD_SUMMARY=1", fmt.Sprintf("EMUD_SEED=%d", seed))
 			require.Equal(t, 0, code, "%s\n%s%s", name, out, sum)
 			assert.Contains(t, out, "lsa_allreduce: PASS", name)
-			m := endRe.FindStringSubmatch(sum)
-			require.NotNil(t, m, sum)
-			end, err := strconv.ParseInt(m[1], 10, 64)
-			require.NoError(t, err)
+			end := summaryEnd(t, sum)
 			goEnd, wrong := goLsaAllReduce(t, seed, c.ranks, c.count)
 			assert.Zero(t, wrong, "%s: wrong sums in Go", name)
 			// A barrier's signal and a span's loads each take the fabric's
