@@ -40,6 +40,10 @@ type Memory struct {
 	// cleanup of an unclosed node runs on another goroutine.
 	scratch *Scratch
 	small   [][]byte
+	// scratchRings are the kept ring buffers the scratch gave (from its
+	// own list, or from ringPool on its first nodes), returned to it by
+	// release, like small.
+	scratchRings []keptRing
 }
 
 // prefill is the content Prefill gives the next Alloc.
@@ -123,21 +127,35 @@ type keptRing struct {
 // of rings it wrote a few hundred bytes of, a tenth of its CPU time) and
 // keeps them for the next nodes.
 func putRings(kept []keptRing) {
-	for _, k := range kept {
-		n := uint64(len(k.b))
-		if k.r != nil {
-			n = min(n, k.r.Dirty())
-		}
-		clear(k.b[:n])
+	clearRings(kept)
+	bufs := make([][]byte, len(kept))
+	for i, k := range kept {
+		bufs[i] = k.b
 	}
+	giveRings(bufs)
+}
+
+// giveRings keeps zeroed ring buffers in the pool for the next nodes.
+func giveRings(bufs [][]byte) {
 	p := &ringPool
 	p.Lock()
 	defer p.Unlock()
 	if p.free == nil {
 		p.free = map[int][][]byte{}
 	}
+	for _, b := range bufs {
+		p.free[len(b)] = append(p.free[len(b)], b)
+	}
+}
+
+// clearRings zeroes what the rings wrote of their kept buffers.
+func clearRings(kept []keptRing) {
 	for _, k := range kept {
-		p.free[len(k.b)] = append(p.free[len(k.b)], k.b)
+		n := uint64(len(k.b))
+		if k.r != nil {
+			n = min(n, k.r.Dirty())
+		}
+		clear(k.b[:n])
 	}
 }
 
@@ -149,13 +167,23 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 		return make([]byte, max(size, 0)), nil
 	}
 	if m.rings.kept+size <= m.ringKeptMax {
-		b, err := takeRing(size)
-		if err != nil {
-			return nil, err
+		// A Scratch's node takes the rings its worker's last node gave
+		// back: the pool's lock, taken for every ring of every seed by
+		// 16 explore workers, was 6% of their CPU and left cores idle.
+		b := m.scratch.takeRing(size)
+		if b == nil {
+			var err error
+			if b, err = takeRing(size); err != nil {
+				return nil, err
+			}
 		}
 		if b != nil {
 			m.rings.kept += size
-			m.mapped.rings = append(m.mapped.rings, keptRing{b: b})
+			if m.scratch != nil {
+				m.scratchRings = append(m.scratchRings, keptRing{b: b})
+			} else {
+				m.mapped.rings = append(m.mapped.rings, keptRing{b: b})
+			}
 			return b, nil
 		}
 	}
@@ -175,8 +203,10 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 // ringMade tells the memory the ring r made over buf, the buffer ringBuf
 // gave last: release then clears only what r's writes reached.
 func (m *Memory) ringMade(buf []byte, r *ring.Ring) {
-	if l := len(m.mapped.rings); l > 0 && len(buf) > 0 && &m.mapped.rings[l-1].b[0] == &buf[0] {
-		m.mapped.rings[l-1].r = r
+	for _, kept := range [][]keptRing{m.mapped.rings, m.scratchRings} {
+		if l := len(kept); l > 0 && len(buf) > 0 && &kept[l-1].b[0] == &buf[0] {
+			kept[l-1].r = r
+		}
 	}
 }
 
@@ -356,8 +386,9 @@ func (m *Memory) release() {
 	m.mapped.release()
 	if m.scratch != nil {
 		m.scratch.put(m.small)
+		m.scratch.putRings(m.scratchRings)
 	}
-	m.small = nil // a second Close must not give them back twice
+	m.small, m.scratchRings = nil, nil // a second Close must not give them back twice
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).

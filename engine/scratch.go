@@ -23,6 +23,10 @@ type Scratch struct {
 	Sim *sim.Scratch
 
 	free map[uint64][][]byte // zeroed buffers by length
+	// rings are zeroed kept ring buffers by length (ringPool's, taken
+	// once by the Scratch's first nodes): its later nodes take and give
+	// them back without the pool's lock; Close returns them to the pool.
+	rings map[int][][]byte
 	// arenas are the per-queue objects the last closed node gave back
 	// (nodeArenas), nil while a node holds them.
 	arenas *nodeArenas
@@ -37,7 +41,7 @@ const scratchMax = 32 << 20
 
 // NewScratch returns an empty Scratch.
 func NewScratch() *Scratch {
-	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, max: scratchMax}
+	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, rings: map[int][][]byte{}, max: scratchMax}
 }
 
 // take returns a zeroed buffer of n bytes: a kept one, or a new one.
@@ -79,9 +83,44 @@ func (s *Scratch) put(bufs [][]byte) {
 }
 
 // Close ends what the nodes' runs kept in the Scratch (sim.Scratch.Close:
-// the kernel's idle lane workers); its buffers stay for later nodes. An
-// owner that is done with a Scratch closes it.
-func (s *Scratch) Close() { s.Sim.Close() }
+// the kernel's idle lane workers) and gives its kept rings back to the
+// pool all nodes share; its region buffers stay for later nodes. An owner
+// that is done with a Scratch closes it.
+func (s *Scratch) Close() {
+	s.Sim.Close()
+	var bufs [][]byte
+	for _, l := range s.rings {
+		bufs = append(bufs, l...)
+	}
+	clear(s.rings)
+	if len(bufs) > 0 {
+		giveRings(bufs) // zeroed when the Scratch took them back
+	}
+}
+
+// takeRing returns a zeroed kept ring buffer of size bytes the Scratch
+// holds, or nil (also for a nil Scratch).
+func (s *Scratch) takeRing(size int) []byte {
+	if s == nil {
+		return nil
+	}
+	l := s.rings[size]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	s.rings[size] = l[:len(l)-1]
+	return b
+}
+
+// putRings clears what the rings wrote of their buffers and keeps them
+// for the Scratch's next node.
+func (s *Scratch) putRings(kept []keptRing) {
+	clearRings(kept)
+	for _, k := range kept {
+		s.rings[len(k.b)] = append(s.rings[len(k.b)], k.b)
+	}
+}
 
 // Held is the bytes the Scratch keeps for the next node.
 func (s *Scratch) Held() uint64 { return s.held }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,10 +71,12 @@ func TestScratchBound(t *testing.T) {
 	assert.Len(t, sc.take(16384), 16384, "a size it has none of is made")
 }
 
-// TestKeptRingsClearedWhereWritten: a kept ring goes back to the pool
-// with what its writes reached cleared (ring.Ring.Dirty), so the next
-// node's rings read zero wherever the last node's packets were, ring
-// wraps included.
+// TestKeptRingsClearedWhereWritten: a kept ring goes back to the pool,
+// or to the node's Scratch, with what its writes reached cleared
+// (ring.Ring.Dirty), so the next node's rings read zero wherever the last
+// node's packets were, ring wraps included. A Scratch's second node takes
+// the very buffers its first gave back, not the shared pool's (whose lock
+// explore's workers contended for), and Scratch.Close returns them.
 func TestKeptRingsClearedWhereWritten(t *testing.T) {
 	if !hostmem.OffHeap {
 		t.Skip("rings are on the heap here")
@@ -90,21 +93,47 @@ func TestKeptRingsClearedWhereWritten(t *testing.T) {
 		{"a later lap", func(r *ring.Ring) { r.Write(5*r.Size()+4096, junk) }},
 		{"across the end", func(r *ring.Ring) { r.Write(r.Size()-32, junk) }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for round := range 2 {
-				n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 4})
-				require.NoError(t, err)
-				for p := 1; p < 4; p++ {
-					q, err := n.Queue(0, p, 0)
-					require.NoError(t, err)
-					b := make([]byte, q.Ring().Size())
-					q.Ring().Read(0, b) // a read, which marks nothing dirty
-					require.Equal(t, make([]byte, len(b)), b, "round %d: a kept ring reads zero", round)
-					tc.write(q.Ring())
+		for _, withScratch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/scratch=%v", tc.name, withScratch), func(t *testing.T) {
+				var sc *Scratch
+				if withScratch {
+					sc = NewScratch()
 				}
-				n.Close()
-			}
-		})
+				var first []*byte // round 0's ring buffers
+				for round := range 2 {
+					n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 4, Scratch: sc})
+					require.NoError(t, err)
+					for p := 1; p < 4; p++ {
+						q, err := n.Queue(0, p, 0)
+						require.NoError(t, err)
+						b := make([]byte, q.Ring().Size())
+						q.Ring().Read(0, b) // a read, which marks nothing dirty
+						require.Equal(t, make([]byte, len(b)), b, "round %d: a kept ring reads zero", round)
+						tc.write(q.Ring())
+					}
+					if withScratch {
+						require.Len(t, n.mem.scratchRings, 3)
+						assert.Empty(t, n.mem.mapped.rings, "no ring from the shared pool's list")
+						var bufs []*byte
+						for _, k := range n.mem.scratchRings {
+							bufs = append(bufs, &k.b[0])
+						}
+						if round == 0 {
+							first = bufs
+						} else {
+							assert.ElementsMatch(t, first, bufs, "the second node has the first node's rings")
+						}
+					}
+					n.Close()
+				}
+				if withScratch {
+					size := int(ring.DefaultSize)
+					assert.Len(t, sc.rings[size], 3, "the Scratch holds the rings")
+					sc.Close()
+					assert.Empty(t, sc.rings[size], "Close gives them to the pool")
+				}
+			})
+		}
 	}
 }
 
