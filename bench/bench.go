@@ -48,8 +48,10 @@ type Sizes struct {
 	// last a second or so each, not the few milliseconds in which a
 	// process's start and first seeds' mappings were most of the row.
 	scalingSeeds [2]int
-	scale        []scaleRun
-	only         string // a group of rows (Groups), "" for all
+	// hostScale divides the host ceiling rows' loops (1 at Full).
+	hostScale int
+	scale     []scaleRun
+	only      string // a group of rows (Groups), "" for all
 }
 
 // Groups are the groups of rows Sizes.Only selects.
@@ -91,7 +93,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 40}, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 40}, hostScale: 1, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-allreduce, 4096 ranks × 256 B, phantom", "cft-allreduce", 4096, 256, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
@@ -110,7 +112,7 @@ func nodes(sr scaleRun, gpus int) scaleRun {
 
 // Quick is a smoke test of the bench, not a measurement.
 func Quick() Sizes {
-	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scalingSeeds: [2]int{4, 1}, scale: []scaleRun{
+	return Sizes{packets: 2000, bigCopies: 2, putRounds: 4, fabricRanks: 8, fabricReps: 1, seeds: 8, bigSeeds: 2, scalingSeeds: [2]int{4, 1}, hostScale: 1000, scale: []scaleRun{
 		scale("cft-allreduce, 64 ranks × 1 MiB, phantom", "cft-allreduce", 64, 1<<20, true),
 		scale("cft-allreduce, 8 ranks × 1 MiB, real bytes", "cft-allreduce", 8, 1<<20, false),
 	}}
@@ -164,6 +166,9 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 			r.detail += " (" + explore1MBefore + ")"
 			return r, err
 		}},
+	}
+	for _, h := range hostLoops(sz.hostScale) {
+		steps = append(steps, step{"scaling", func() (benchRow, error) { return h.row(runtime.GOMAXPROCS(0)), nil }})
 	}
 	for _, sh := range scalingShapes(sz) {
 		for _, j := range scalingJobs(runtime.GOMAXPROCS(0)) {

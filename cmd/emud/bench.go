@@ -75,6 +75,9 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
                       at its defaults (8 ranks, 1 MiB); each with the CPU time,
                       allocation and collections per seed that bound its
                       parallel efficiency
+  host ceiling        an integer loop, a copy in cache (1 MiB) and one in
+                      memory (64 MiB), alone and GOMAXPROCS at once: the
+                      machine's own efficiency, the scaling rows' ceiling
   explore scaling     both explore shapes at 1, 2, 4 ... GOMAXPROCS jobs, the
                       same seeds per job at each: seeds/s and the parallel
                       efficiency against 1 job, with the per-seed figures;

@@ -53,9 +53,10 @@ func TestBenchExploreRows(t *testing.T) {
 	assert.Regexp(t, `explore alltoall \(8 ranks, 1 MiB\), --jobs 1\s+[\d.]+[kM]? seeds/s\s+2 seeds in .*; `+per+` \(before: issue 27 0.18 s a run; [^)]+\)$`, ls[4])
 }
 
-// The scaling rows run both explore shapes at 1, 2, 4 ... GOMAXPROCS
-// jobs, each with its seeds/s, its efficiency against 1 job and the
-// per-seed figures, and then as GOMAXPROCS processes of explore --shard.
+// The scaling rows first give the machine's own ceiling (three loops alone
+// and GOMAXPROCS at once), then run both explore shapes at 1, 2, 4 ...
+// GOMAXPROCS jobs, each with its seeds/s, its efficiency against 1 job and
+// the per-seed figures, and then as GOMAXPROCS processes of explore --shard.
 func TestBenchScalingRows(t *testing.T) {
 	out, errOut, status := execute(t, "bench", "--quick", "--only", "scaling")
 	require.Equal(t, scenario.ExitOK, status, errOut)
@@ -64,11 +65,16 @@ func TestBenchScalingRows(t *testing.T) {
 		jobs = append(jobs, j)
 	}
 	jobs = append(jobs, runtime.GOMAXPROCS(0))
-	ls := lines(out)
-	rows := len(jobs) + 1 // and the processes' row
-	require.Len(t, ls, 2+2*rows, out)
-	per := `per seed [\d.]+[µm]?s CPU, [\d.]+(B|KiB|MiB) and \d+ allocations; \d+ GCs, GC \d+% of CPU`
 	procs := runtime.GOMAXPROCS(0)
+	ls := lines(out)
+	hosts := []string{`integer loop \(no memory\)`, `copy of 1 MiB \(cache\)`, `copy of 64 MiB \(memory\)`}
+	rows := len(jobs) + 1 // and the processes' row
+	require.Len(t, ls, 2+len(hosts)+2*rows, out)
+	for i, h := range hosts {
+		assert.Regexp(t, fmt.Sprintf(`^host ceiling, %s, %d goroutines\s+\d+%% efficiency\s+[\d.]+[µm]?s alone, [\d.]+[µm]?s each of %d at once: `, h, procs, procs), ls[2+i])
+	}
+	ls = append(ls[:2:2], ls[2+len(hosts):]...)
+	per := `per seed [\d.]+[µm]?s CPU, [\d.]+(B|KiB|MiB) and \d+ allocations; \d+ GCs, GC \d+% of CPU`
 	for i, shape := range []string{`alltoall \(4 ranks, 4 KiB\)`, `alltoall \(8 ranks, 1 MiB\)`} {
 		for k, j := range jobs {
 			assert.Regexp(t, fmt.Sprintf(`^explore scaling, %s, --jobs %d\s+[\d.]+[kM]? seeds/s, \d+%% efficiency\s+\d+ seeds in .*; %s$`, shape, j, per), ls[2+i*rows+k])
