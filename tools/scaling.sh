@@ -38,6 +38,10 @@ TIMEFORMAT='%R %U %S'
 
 echo "== machine: $(nproc) CPUs, $(uname -r), load: $(cut -d' ' -f1-3 /proc/loadavg), $(free -g | awk '/Mem:/ {print $2 " GiB memory"}')"
 echo "== date: $(date -u +%FT%TZ)"
+# The CPU time the hypervisor gave other guests (a VM's steal column of
+# /proc/stat, in clock ticks), read again at the end: a run whose cores
+# were taken away scales worse for reasons that are not emud's.
+STEAL0=$(awk '/^cpu / {print $9}' /proc/stat)
 
 # run LABEL CMD...: the command's wall and CPU time (its children's too).
 run() {
@@ -133,4 +137,5 @@ if [ -n "$P" ]; then
 	done
 fi
 echo
+echo "== steal: $(awk -v s0="$STEAL0" -v hz="$(getconf CLK_TCK)" '/^cpu / {printf "%.2f s", ($9 - s0) / hz}' /proc/stat) of CPU time taken by the hypervisor during the run"
 echo "== done: $(date -u +%FT%TZ), load: $(cut -d' ' -f1-3 /proc/loadavg)"
