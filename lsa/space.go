@@ -41,6 +41,12 @@ type Region struct {
 	Name       string
 	data       []byte // nil in phantom mode
 	written    bool   // WatchWrites: a notified write reached it
+	// stale has a bit per page (PageSize) of data that holds a previous
+	// user's bytes and reads as zero (MarkStale): Bytes zeroes a page the
+	// first time it hands out any of it, unless the caller overwrites it
+	// whole (BytesOverwrite). nil once no page is stale.
+	stale  []uint64
+	nstale int // pages still stale
 }
 
 // End is one past the region's last byte.
@@ -297,7 +303,111 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 		return nil, err
 	}
 	off := addr - r.Base
+	if r.stale != nil {
+		r.unstale(off, n, false)
+	}
 	return r.data[off : off+n : off+n], nil
+}
+
+// BytesOverwrite is Bytes for a caller that writes every byte of
+// [addr, addr+n) before anything reads any: the stale pages (MarkStale)
+// it covers whole are handed out as they are, not zeroed first, and of
+// those it covers in part only the bytes outside the range are zeroed.
+func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
+	r, err := s.Region(op, addr, n)
+	if err != nil || r.data == nil {
+		return nil, err
+	}
+	off := addr - r.Base
+	if r.stale != nil {
+		r.unstale(off, n, true)
+	}
+	return r.data[off : off+n : off+n], nil
+}
+
+// MarkStale says that the bytes of the region at base are a previous
+// user's, to read as zero: the backing need not be cleared now, Bytes
+// zeroes each page the first time an access reaches it. A backing reused
+// from an earlier run (hostmem's kept mappings) then costs no clear for
+// the pages a copy overwrites whole (BytesOverwrite), which for an
+// all-to-all's receive windows is every page. Only Bytes reaches a
+// region's data, so no access can see the stale bytes.
+func (s *Space) MarkStale(base uint64) error {
+	r, err := s.Region("mark stale", base, 1)
+	if err != nil {
+		return err
+	}
+	if r.Base != base {
+		return fmt.Errorf("mark stale %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
+	}
+	if r.data == nil {
+		return nil
+	}
+	pages := int((r.Size + PageSize - 1) / PageSize)
+	r.stale = make([]uint64, (pages+63)/64)
+	for p := range pages {
+		r.stale[p/64] |= 1 << (p % 64)
+	}
+	r.nstale = pages
+	return nil
+}
+
+// Stale reports how many pages of the region at addr are still stale
+// (MarkStale): for tests and measurements.
+func (s *Space) Stale(addr uint64) int {
+	r, err := s.Region("stale", addr, 1)
+	if err != nil {
+		return 0
+	}
+	return r.nstale
+}
+
+// unstale zeroes the stale pages that [off, off+n) of the region meets,
+// or with overwrite only their bytes outside it, and marks them fresh.
+func (r *Region) unstale(off, n uint64, overwrite bool) {
+	if n == 0 {
+		return
+	}
+	end := off + n
+	p0, p1 := off/PageSize, (end-1)/PageSize // the pages met, inclusive
+	for w := p0 / 64; w <= p1/64; w++ {
+		m := r.stale[w]
+		if w == p0/64 {
+			m &= ^uint64(0) << (p0 % 64)
+		}
+		if w == p1/64 {
+			m &= ^uint64(0) >> (63 - p1%64)
+		}
+		if m == 0 {
+			continue
+		}
+		r.stale[w] &^= m
+		r.nstale -= bits.OnesCount64(m)
+		for m != 0 {
+			p := w*64 + uint64(bits.TrailingZeros64(m))
+			m &= m - 1
+			lo, hi := p*PageSize, min((p+1)*PageSize, uint64(len(r.data)))
+			if !overwrite {
+				clear(r.data[lo:hi])
+				continue
+			}
+			if lo < off {
+				clear(r.data[lo:off])
+			}
+			if end < hi {
+				clear(r.data[end:hi])
+			}
+		}
+	}
+	if r.nstale == 0 {
+		r.stale = nil
+	}
 }
 
 // Check reports whether [addr, addr+n) lies in one region.
@@ -319,7 +429,7 @@ func (s *Space) Read(addr uint64, dst []byte) error {
 
 // Write copies src to [addr, addr+len(src)) and wakes the waiters on it.
 func (s *Space) Write(addr uint64, src []byte) error {
-	b, err := s.Bytes("write", addr, uint64(len(src)))
+	b, err := s.BytesOverwrite("write", addr, uint64(len(src)))
 	if err != nil {
 		return err
 	}

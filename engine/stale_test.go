@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/lsa"
+	"github.com/emud-dev/emud/sim"
+)
+
+// TestKeptMappingReadsZero: a region backed by a mapping a closed node
+// left dirty is not cleared when allocated but marked stale
+// (lsa.Space.MarkStale), and still reads as zero wherever nothing wrote;
+// a copy (Move) lands its exact bytes without the pages it covers being
+// cleared first, and a copy from a phantom source leaves zeros, not the
+// old bytes.
+func TestKeptMappingReadsZero(t *testing.T) {
+	const size = 3<<20 + 7*lsa.PageSize // a size no other test maps
+	const pages = size / lsa.PageSize
+	first, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+	require.NoError(t, err)
+	a, err := first.Memory().Alloc(1, size, "old")
+	require.NoError(t, err)
+	assert.Equal(t, 0, first.Memory().Stale(a), "a fresh mapping is zero: nothing stale")
+	require.NoError(t, first.Memory().Fill(a, size, 0xab))
+	first.Close()
+
+	n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+	require.NoError(t, err)
+	defer n.Close()
+	m := n.Memory()
+	src, err := m.Alloc(0, 1<<20, "src")
+	require.NoError(t, err)
+	pat := make([]byte, 1<<20)
+	for i := range pat {
+		pat[i] = byte(i*7 + 1)
+	}
+	require.NoError(t, m.Write(src, pat))
+	dst, err := m.Alloc(1, size, "recv")
+	require.NoError(t, err)
+	require.Equal(t, pages, m.Stale(dst), "the kept mapping came back uncleared, every page stale")
+
+	// A copy of whole pages and one ending inside a page.
+	_, err = m.Move(dst+lsa.PageSize, src, 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, pages-256, m.Stale(dst), "the copy's pages are fresh")
+	_, err = m.Move(dst+2<<20+100, src, 5000)
+	require.NoError(t, err)
+
+	ph, err := m.AllocPhantom(0, 1<<20, "phantom")
+	require.NoError(t, err)
+	_, err = m.Move(dst+3<<20, ph, 2*lsa.PageSize)
+	require.NoError(t, err)
+
+	got := make([]byte, size)
+	require.NoError(t, m.Read(dst, got))
+	want := make([]byte, size)
+	copy(want[lsa.PageSize:], pat)
+	copy(want[2<<20+100:], pat[:5000])
+	if !bytes.Equal(want, got) {
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("first wrong byte at %d: %#x, want %#x", i, got[i], want[i])
+			}
+		}
+	}
+	assert.Equal(t, 0, m.Stale(dst))
+}
