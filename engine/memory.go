@@ -439,7 +439,7 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		b, err = hostmem.MapUncleared(rounded)
 	case m.lazy:
 		// A kept buffer is not cleared here: alloc marks its region
-		// stale, and the pages are zeroed as accesses reach them, but
+		// stale, and its granules are zeroed as accesses reach them, but
 		// not those a copy overwrites whole (lsa.Space.MarkStale).
 		b, m.stale, err = hostmem.MapStale(rounded)
 	default:
@@ -583,7 +583,7 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	// The copy writes every byte of the destination, so stale pages it
+	// The copy writes every byte of the destination, so stale granules it
 	// covers need no zeroing first (lsa.Space.MarkStale); from a phantom
 	// source it writes none.
 	dstBytes := m.BytesOverwrite

@@ -14,12 +14,12 @@ import (
 // TestKeptMappingReadsZero: a region backed by a mapping a closed node
 // left dirty is not cleared when allocated but marked stale
 // (lsa.Space.MarkStale), and still reads as zero wherever nothing wrote;
-// a copy (Move) lands its exact bytes without the pages it covers being
+// a copy (Move) lands its exact bytes without the granules it covers being
 // cleared first, and a copy from a phantom source leaves zeros, not the
 // old bytes.
 func TestKeptMappingReadsZero(t *testing.T) {
 	const size = 3<<20 + 7*lsa.PageSize // a size no other test maps
-	const pages = size / lsa.PageSize
+	const grains = size / lsa.StaleGranule
 	first, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
 	require.NoError(t, err)
 	a, err := first.Memory().Alloc(1, size, "old")
@@ -41,12 +41,12 @@ func TestKeptMappingReadsZero(t *testing.T) {
 	require.NoError(t, m.Write(src, pat))
 	dst, err := m.Alloc(1, size, "recv")
 	require.NoError(t, err)
-	require.Equal(t, pages, m.Stale(dst), "the kept mapping came back uncleared, every page stale")
+	require.Equal(t, grains, m.Stale(dst), "the kept mapping came back uncleared, all of it stale")
 
 	// A copy of whole pages and one ending inside a page.
 	_, err = m.Move(dst+lsa.PageSize, src, 1<<20)
 	require.NoError(t, err)
-	assert.Equal(t, pages-256, m.Stale(dst), "the copy's pages are fresh")
+	assert.Equal(t, grains-(1<<20)/lsa.StaleGranule, m.Stale(dst), "the copy's granules are fresh")
 	_, err = m.Move(dst+2<<20+100, src, 5000)
 	require.NoError(t, err)
 

@@ -20,6 +20,6 @@
 //
 // Only Bytes (and BytesOverwrite, for a caller that writes every byte it
 // asks for) reaches a region's backing, which lets a region backed by
-// reused memory skip clearing it (MarkStale): each page is zeroed when an
+// reused memory skip clearing it (MarkStale): each granule is zeroed when an
 // access first reaches it, unless an overwrite covers it whole.
 package lsa

@@ -41,12 +41,12 @@ type Region struct {
 	Name       string
 	data       []byte // nil in phantom mode
 	written    bool   // WatchWrites: a notified write reached it
-	// stale has a bit per page (PageSize) of data that holds a previous
-	// user's bytes and reads as zero (MarkStale): Bytes zeroes a page the
-	// first time it hands out any of it, unless the caller overwrites it
-	// whole (BytesOverwrite). nil once no page is stale.
+	// stale has a bit per granule (StaleGranule) of data that holds a
+	// previous user's bytes and reads as zero (MarkStale): Bytes zeroes a
+	// granule the first time it hands out any of it, unless the caller
+	// overwrites it whole (BytesOverwrite). nil once none is stale.
 	stale  []uint64
-	nstale int // pages still stale
+	nstale int // granules still stale
 }
 
 // End is one past the region's last byte.
@@ -310,9 +310,10 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 }
 
 // BytesOverwrite is Bytes for a caller that writes every byte of
-// [addr, addr+n) before anything reads any: the stale pages (MarkStale)
-// it covers whole are handed out as they are, not zeroed first, and of
-// those it covers in part only the bytes outside the range are zeroed.
+// [addr, addr+n) before anything reads any: the stale granules
+// (MarkStale) it covers whole are handed out as they are, not zeroed
+// first, and of those it covers in part only the bytes outside the range
+// are zeroed.
 func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
 	if s.before != nil {
 		fn := s.before
@@ -333,10 +334,10 @@ func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
 
 // MarkStale says that the bytes of the region at base are a previous
 // user's, to read as zero: the backing need not be cleared now, Bytes
-// zeroes each page the first time an access reaches it. A backing reused
-// from an earlier run (hostmem's kept mappings) then costs no clear for
-// the pages a copy overwrites whole (BytesOverwrite), which for an
-// all-to-all's receive windows is every page. Only Bytes reaches a
+// zeroes each granule (StaleGranule) the first time an access reaches
+// it. A backing reused from an earlier run (hostmem's kept mappings) then
+// costs no clear for the granules a copy overwrites whole
+// (BytesOverwrite), which for an all-to-all's receive windows is all. Only Bytes reaches a
 // region's data, so no access can see the stale bytes.
 func (s *Space) MarkStale(base uint64) error {
 	r, err := s.Region("mark stale", base, 1)
@@ -349,17 +350,26 @@ func (s *Space) MarkStale(base uint64) error {
 	if r.data == nil {
 		return nil
 	}
-	pages := int((r.Size + PageSize - 1) / PageSize)
-	r.stale = make([]uint64, (pages+63)/64)
-	for p := range pages {
-		r.stale[p/64] |= 1 << (p % 64)
+	gs := int((r.Size + StaleGranule - 1) / StaleGranule)
+	r.stale = make([]uint64, (gs+63)/64)
+	for w := range r.stale {
+		r.stale[w] = ^uint64(0)
 	}
-	r.nstale = pages
+	if gs%64 != 0 {
+		r.stale[len(r.stale)-1] = ^uint64(0) >> (64 - gs%64)
+	}
+	r.nstale = gs
 	return nil
 }
 
-// Stale reports how many pages of the region at addr are still stale
-// (MarkStale): for tests and measurements.
+// StaleGranule is the unit in which a stale region's bytes are zeroed or
+// taken as overwritten (MarkStale): a COPY's burst (256 B), so that the
+// bursts a copy lands, at whatever time an access makes them land, cover
+// whole granules and clear nothing.
+const StaleGranule = 256
+
+// Stale reports how many granules (StaleGranule) of the region at addr
+// are still stale (MarkStale): for tests and measurements.
 func (s *Space) Stale(addr uint64) int {
 	r, err := s.Region("stale", addr, 1)
 	if err != nil {
@@ -368,21 +378,22 @@ func (s *Space) Stale(addr uint64) int {
 	return r.nstale
 }
 
-// unstale zeroes the stale pages that [off, off+n) of the region meets,
-// or with overwrite only their bytes outside it, and marks them fresh.
+// unstale zeroes the stale granules that [off, off+n) of the region
+// meets, or with overwrite only their bytes outside it, and marks them
+// fresh. Runs of stale granules are cleared in one call each.
 func (r *Region) unstale(off, n uint64, overwrite bool) {
 	if n == 0 {
 		return
 	}
 	end := off + n
-	p0, p1 := off/PageSize, (end-1)/PageSize // the pages met, inclusive
-	for w := p0 / 64; w <= p1/64; w++ {
+	g0, g1 := off/StaleGranule, (end-1)/StaleGranule // the granules met, inclusive
+	for w := g0 / 64; w <= g1/64; w++ {
 		m := r.stale[w]
-		if w == p0/64 {
-			m &= ^uint64(0) << (p0 % 64)
+		if w == g0/64 {
+			m &= ^uint64(0) << (g0 % 64)
 		}
-		if w == p1/64 {
-			m &= ^uint64(0) >> (63 - p1%64)
+		if w == g1/64 {
+			m &= ^uint64(0) >> (63 - g1%64)
 		}
 		if m == 0 {
 			continue
@@ -390,9 +401,11 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 		r.stale[w] &^= m
 		r.nstale -= bits.OnesCount64(m)
 		for m != 0 {
-			p := w*64 + uint64(bits.TrailingZeros64(m))
-			m &= m - 1
-			lo, hi := p*PageSize, min((p+1)*PageSize, uint64(len(r.data)))
+			first := uint64(bits.TrailingZeros64(m))
+			run := uint64(bits.TrailingZeros64(^(m >> first))) // 64 when m is all ones from first on
+			m &^= (^uint64(0) >> (64 - run)) << first
+			lo := (w*64 + first) * StaleGranule
+			hi := min(lo+run*StaleGranule, uint64(len(r.data)))
 			if !overwrite {
 				clear(r.data[lo:hi])
 				continue

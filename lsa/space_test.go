@@ -112,12 +112,13 @@ func TestWatchWrites(t *testing.T) {
 }
 
 // A stale region (MarkStale) reads as zero everywhere, whatever its
-// backing held: Bytes zeroes the pages an access meets, BytesOverwrite
-// leaves the pages it covers whole to its caller and zeroes only the
-// bytes of partly covered pages outside its range, and Write, Load and
+// backing held: Bytes zeroes the granules an access meets, BytesOverwrite
+// leaves the granules it covers whole to its caller and zeroes only the
+// bytes of partly covered granules outside its range, and Write, Load and
 // Store see the same memory as on a zeroed backing.
 func TestMarkStale(t *testing.T) {
-	const pages = 70 // more than a word of the bitmap
+	const pages = 70 // granules over more than one word of the bitmap
+	const grains = pages * PageSize / StaleGranule
 	dirty := func(_, n uint64) ([]byte, error) {
 		b := make([]byte, n)
 		for i := range b {
@@ -128,7 +129,7 @@ func TestMarkStale(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		do    func(s *Space, base uint64) error
-		fresh int // pages no longer stale after do
+		fresh int // granules no longer stale after do
 		// want is the bytes the backing holds afterwards where an
 		// overwrite left them to its caller (0xee), else 0 or what was
 		// written.
@@ -141,21 +142,30 @@ func TestMarkStale(t *testing.T) {
 		{"read across pages and a bitmap word", func(s *Space, base uint64) error {
 			_, err := s.Bytes("read", base+63*PageSize+100, 2*PageSize)
 			return err
-		}, 3, func(uint64) byte { return 0 }},
+		}, 33, func(uint64) byte { return 0 }},
 		{"overwrite whole pages", func(s *Space, base uint64) error {
 			_, err := s.BytesOverwrite("copy", base+PageSize, 64*PageSize)
 			return err
-		}, 64, func(off uint64) byte {
+		}, 64 * PageSize / StaleGranule, func(off uint64) byte {
 			if off >= PageSize && off < 65*PageSize {
 				return 0xee // the caller's to write
 			}
 			return 0
 		}},
-		{"overwrite inside one page", func(s *Space, base uint64) error {
+		{"overwrite inside one granule", func(s *Space, base uint64) error {
 			_, err := s.BytesOverwrite("copy", base+2*PageSize+100, 50)
 			return err
 		}, 1, func(off uint64) byte {
 			if off >= 2*PageSize+100 && off < 2*PageSize+150 {
+				return 0xee
+			}
+			return 0
+		}},
+		{"overwrite across granules, both ends partial", func(s *Space, base uint64) error {
+			_, err := s.BytesOverwrite("copy", base+StaleGranule+10, 3*StaleGranule)
+			return err
+		}, 4, func(off uint64) byte {
+			if off >= StaleGranule+10 && off < 4*StaleGranule+10 {
 				return 0xee
 			}
 			return 0
@@ -182,18 +192,18 @@ func TestMarkStale(t *testing.T) {
 			base, err := s.Alloc(0, pages*PageSize, "win", dirty)
 			require.NoError(t, err)
 			require.NoError(t, s.MarkStale(base))
-			assert.Equal(t, pages, s.Stale(base))
+			assert.Equal(t, grains, s.Stale(base))
 			require.NoError(t, tc.do(s, base))
-			assert.Equal(t, pages-tc.fresh, s.Stale(base), "pages still stale")
+			assert.Equal(t, grains-tc.fresh, s.Stale(base), "granules still stale")
 			// What the caller of an overwrite would see before writing,
 			// then the whole region as any reader sees it.
 			r, err := s.Region("test", base, 1)
 			require.NoError(t, err)
-			for p := range uint64(pages) {
-				if r.stale != nil && r.stale[p/64]&(1<<(p%64)) != 0 {
+			for g := range uint64(grains) {
+				if r.stale != nil && r.stale[g/64]&(1<<(g%64)) != 0 {
 					continue // still stale: checked through Bytes below
 				}
-				for off := p * PageSize; off < (p+1)*PageSize; off++ {
+				for off := g * StaleGranule; off < (g+1)*StaleGranule; off++ {
 					if r.data[off] != tc.want(off) {
 						t.Fatalf("byte %d: %#x, want %#x", off, r.data[off], tc.want(off))
 					}
