@@ -43,6 +43,7 @@ type Memory struct {
 	// cleanup of an unclosed node runs on another goroutine.
 	scratch *Scratch
 	small   [][]byte
+	bits    [][]uint64 // stale regions' bitmaps from scratch (lsa.Space.MarkStale)
 }
 
 // prefill is the content Prefill gives the next Alloc.
@@ -359,8 +360,9 @@ func (m *Memory) release() {
 	m.mapped.release()
 	if m.scratch != nil {
 		m.scratch.put(m.small)
+		m.scratch.putBits(m.bits)
 	}
-	m.small = nil // a second Close must not give them back twice
+	m.small, m.bits = nil, nil // a second Close must not give them back twice
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).
@@ -463,7 +465,14 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 	m.lazy = false
 	if m.stale && err == nil {
 		m.stale = false
-		if err := m.Space.MarkStale(base); err != nil {
+		// The bitmap from the worker's Scratch: 4 KiB per 8 MiB window
+		// that each seed would make again.
+		var buf []uint64
+		if m.scratch != nil {
+			buf = m.scratch.takeBits(lsa.MarkStaleWords((size + lsa.PageSize - 1) / lsa.PageSize * lsa.PageSize))
+			m.bits = append(m.bits, buf)
+		}
+		if err := m.Space.MarkStale(base, buf); err != nil {
 			return 0, fmt.Errorf("engine: %w", err)
 		}
 	}

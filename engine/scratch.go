@@ -28,6 +28,9 @@ type Scratch struct {
 	arenas *nodeArenas
 	held   uint64 // bytes in free
 	max    uint64 // the most bytes free may hold
+	// bits is the stale regions' bitmaps (lsa.Space.MarkStale) the last
+	// nodes gave back, of any length: MarkStale sets every word it uses.
+	bits [][]uint64
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's
@@ -77,6 +80,33 @@ func (s *Scratch) put(bufs [][]byte) {
 		s.held += n
 	}
 }
+
+// takeBits returns a bitmap of words words for a stale region: a kept
+// one of that length or more, or a new one.
+func (s *Scratch) takeBits(words int) []uint64 {
+	for i := len(s.bits) - 1; i >= 0; i-- {
+		if b := s.bits[i]; cap(b) >= words {
+			s.bits[i] = s.bits[len(s.bits)-1]
+			s.bits = s.bits[:len(s.bits)-1]
+			return b[:words]
+		}
+	}
+	return make([]uint64, words)
+}
+
+// putBits keeps a closed node's bitmaps, up to scratchBitsMax of them
+// (a node of 64 GPUs has thousands of windows; one of 8 has 8 that are
+// stale).
+func (s *Scratch) putBits(bits [][]uint64) {
+	for _, b := range bits {
+		if len(s.bits) >= scratchBitsMax {
+			return
+		}
+		s.bits = append(s.bits, b)
+	}
+}
+
+const scratchBitsMax = 256
 
 // Close ends what the nodes' runs kept in the Scratch (sim.Scratch.Close:
 // the kernel's idle lane workers); its buffers stay for later nodes. An

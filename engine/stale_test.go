@@ -16,10 +16,10 @@ import (
 // (lsa.Space.MarkStale), and still reads as zero wherever nothing wrote;
 // a copy (Move) lands its exact bytes without the granules it covers being
 // cleared first, and a copy from a phantom source leaves zeros, not the
-// old bytes.
+// old bytes. Twice on one Scratch: the second node's bitmap is the
+// first's, all fresh by then, and still starts all stale.
 func TestKeptMappingReadsZero(t *testing.T) {
 	const size = 3<<20 + 7*lsa.PageSize // a size no other test maps
-	const grains = size / lsa.StaleGranule
 	first, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
 	require.NoError(t, err)
 	a, err := first.Memory().Alloc(1, size, "old")
@@ -28,7 +28,18 @@ func TestKeptMappingReadsZero(t *testing.T) {
 	require.NoError(t, first.Memory().Fill(a, size, 0xab))
 	first.Close()
 
-	n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+	sc := NewScratch()
+	defer sc.Close()
+	for range 2 {
+		reuseStale(t, sc, size)
+	}
+	assert.Len(t, sc.bits, 2, "the bitmaps (the source's kept mapping is stale too) went back to the Scratch, not two more")
+}
+
+func reuseStale(t *testing.T, sc *Scratch, size uint64) {
+	grains := int(size / lsa.StaleGranule)
+	s := sim.New(sim.Config{Seed: 1, Scratch: sc.Sim})
+	n, err := NewNode(s, Config{GPUs: 2, Scratch: sc})
 	require.NoError(t, err)
 	defer n.Close()
 	m := n.Memory()

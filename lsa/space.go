@@ -338,8 +338,11 @@ func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
 // it. A backing reused from an earlier run (hostmem's kept mappings) then
 // costs no clear for the granules a copy overwrites whole
 // (BytesOverwrite), which for an all-to-all's receive windows is all. Only Bytes reaches a
-// region's data, so no access can see the stale bytes.
-func (s *Space) MarkStale(base uint64) error {
+// region's data, so no access can see the stale bytes. The bitmap of
+// stale granules goes in buf when it is long enough (MarkStaleWords says
+// how long it must be; its content does not matter), else in a new slice:
+// the caller may reuse buf once the region is gone.
+func (s *Space) MarkStale(base uint64, buf []uint64) error {
 	r, err := s.Region("mark stale", base, 1)
 	if err != nil {
 		return err
@@ -351,7 +354,11 @@ func (s *Space) MarkStale(base uint64) error {
 		return nil
 	}
 	gs := int((r.Size + StaleGranule - 1) / StaleGranule)
-	r.stale = make([]uint64, (gs+63)/64)
+	if words := (gs + 63) / 64; cap(buf) >= words {
+		r.stale = buf[:words]
+	} else {
+		r.stale = make([]uint64, words)
+	}
 	for w := range r.stale {
 		r.stale[w] = ^uint64(0)
 	}
@@ -360,6 +367,12 @@ func (s *Space) MarkStale(base uint64) error {
 	}
 	r.nstale = gs
 	return nil
+}
+
+// MarkStaleWords is how many words of buf MarkStale needs for a region of
+// size bytes.
+func MarkStaleWords(size uint64) int {
+	return int((size+StaleGranule-1)/StaleGranule+63) / 64
 }
 
 // StaleGranule is the unit in which a stale region's bytes are zeroed or
