@@ -81,17 +81,23 @@ func (s *Scratch) put(bufs [][]byte) {
 	}
 }
 
-// takeBits returns a bitmap of words words for a stale region: a kept
-// one of that length or more, or a new one.
+// takeBits returns a bitmap of words words for a stale region: the
+// shortest kept one that is long enough, or a new one.
 func (s *Scratch) takeBits(words int) []uint64 {
-	for i := len(s.bits) - 1; i >= 0; i-- {
-		if b := s.bits[i]; cap(b) >= words {
-			s.bits[i] = s.bits[len(s.bits)-1]
-			s.bits = s.bits[:len(s.bits)-1]
-			return b[:words]
+	best := -1
+	for i, b := range s.bits {
+		if cap(b) >= words && (best < 0 || cap(b) < cap(s.bits[best])) {
+			best = i
 		}
 	}
-	return make([]uint64, words)
+	if best < 0 {
+		return make([]uint64, words)
+	}
+	b := s.bits[best]
+	s.bits[best] = s.bits[len(s.bits)-1]
+	s.bits[len(s.bits)-1] = nil
+	s.bits = s.bits[:len(s.bits)-1]
+	return b[:words]
 }
 
 // putBits keeps a closed node's bitmaps, up to scratchBitsMax of them

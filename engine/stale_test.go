@@ -24,7 +24,9 @@ func TestKeptMappingReadsZero(t *testing.T) {
 	require.NoError(t, err)
 	a, err := first.Memory().Alloc(1, size, "old")
 	require.NoError(t, err)
-	assert.Equal(t, 0, first.Memory().Stale(a), "a fresh mapping is zero: nothing stale")
+	head := make([]byte, 8)
+	require.NoError(t, first.Memory().Read(a+size-8, head))
+	assert.Equal(t, make([]byte, 8), head, "a new region reads as zero, fresh or kept")
 	require.NoError(t, first.Memory().Fill(a, size, 0xab))
 	first.Close()
 
@@ -33,7 +35,9 @@ func TestKeptMappingReadsZero(t *testing.T) {
 	for range 2 {
 		reuseStale(t, sc, size)
 	}
-	assert.Len(t, sc.bits, 2, "the bitmaps (the source's kept mapping is stale too) went back to the Scratch, not two more")
+	// The source's 1 MiB region may be a kept mapping too (stale), after
+	// other tests or the first round: one bitmap each, reused, not more.
+	assert.LessOrEqual(t, len(sc.bits), 2, "the bitmaps went back to the Scratch and were taken again")
 }
 
 func reuseStale(t *testing.T, sc *Scratch, size uint64) {
