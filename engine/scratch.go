@@ -90,13 +90,15 @@ func (s *Scratch) takeBits(words int) []uint64 {
 			best = i
 		}
 	}
+	var b []uint64
 	if best < 0 {
-		return make([]uint64, words)
+		b = make([]uint64, words)
+	} else {
+		b = s.bits[best]
+		s.bits[best] = s.bits[len(s.bits)-1]
+		s.bits[len(s.bits)-1] = nil
+		s.bits = s.bits[:len(s.bits)-1]
 	}
-	b := s.bits[best]
-	s.bits[best] = s.bits[len(s.bits)-1]
-	s.bits[len(s.bits)-1] = nil
-	s.bits = s.bits[:len(s.bits)-1]
 	return b[:words]
 }
 

@@ -41,12 +41,19 @@ type Region struct {
 	Name       string
 	data       []byte // nil in phantom mode
 	written    bool   // WatchWrites: a notified write reached it
-	// stale has a bit per granule (StaleGranule) of data that holds a
-	// previous user's bytes and reads as zero (MarkStale): Bytes zeroes a
-	// granule the first time it hands out any of it, unless the caller
-	// overwrites it whole (BytesOverwrite). nil once none is stale.
-	stale  []uint64
-	nstale int // granules still stale
+	// stale is nil unless some of data holds a previous user's bytes
+	// (MarkStale); a pointer, so that a Region stays in its allocation
+	// size class (explore's small seeds make a dozen a seed).
+	stale *staleBits
+}
+
+// staleBits has a bit per granule (StaleGranule) of a region's data that
+// holds a previous user's bytes and reads as zero: Bytes zeroes a granule
+// the first time it hands out any of it, unless the caller overwrites it
+// whole (BytesOverwrite).
+type staleBits struct {
+	w []uint64
+	n int // granules still stale
 }
 
 // End is one past the region's last byte.
@@ -354,18 +361,19 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 		return nil
 	}
 	gs := int((r.Size + StaleGranule - 1) / StaleGranule)
+	sb := &staleBits{n: gs}
 	if words := (gs + 63) / 64; cap(buf) >= words {
-		r.stale = buf[:words]
+		sb.w = buf[:words]
 	} else {
-		r.stale = make([]uint64, words)
+		sb.w = make([]uint64, words)
 	}
-	for w := range r.stale {
-		r.stale[w] = ^uint64(0)
+	for w := range sb.w {
+		sb.w[w] = ^uint64(0)
 	}
 	if gs%64 != 0 {
-		r.stale[len(r.stale)-1] = ^uint64(0) >> (64 - gs%64)
+		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
-	r.nstale = gs
+	r.stale = sb
 	return nil
 }
 
@@ -385,10 +393,10 @@ const StaleGranule = 256
 // are still stale (MarkStale): for tests and measurements.
 func (s *Space) Stale(addr uint64) int {
 	r, err := s.Region("stale", addr, 1)
-	if err != nil {
+	if err != nil || r.stale == nil {
 		return 0
 	}
-	return r.nstale
+	return r.stale.n
 }
 
 // unstale zeroes the stale granules that [off, off+n) of the region
@@ -398,10 +406,11 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 	if n == 0 {
 		return
 	}
+	sb := r.stale
 	end := off + n
 	g0, g1 := off/StaleGranule, (end-1)/StaleGranule // the granules met, inclusive
 	for w := g0 / 64; w <= g1/64; w++ {
-		m := r.stale[w]
+		m := sb.w[w]
 		if w == g0/64 {
 			m &= ^uint64(0) << (g0 % 64)
 		}
@@ -411,8 +420,8 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 		if m == 0 {
 			continue
 		}
-		r.stale[w] &^= m
-		r.nstale -= bits.OnesCount64(m)
+		sb.w[w] &^= m
+		sb.n -= bits.OnesCount64(m)
 		for m != 0 {
 			first := uint64(bits.TrailingZeros64(m))
 			run := uint64(bits.TrailingZeros64(^(m >> first))) // 64 when m is all ones from first on
@@ -431,7 +440,7 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 			}
 		}
 	}
-	if r.nstale == 0 {
+	if sb.n == 0 {
 		r.stale = nil
 	}
 }

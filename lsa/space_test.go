@@ -200,7 +200,7 @@ func TestMarkStale(t *testing.T) {
 			r, err := s.Region("test", base, 1)
 			require.NoError(t, err)
 			for g := range uint64(grains) {
-				if r.stale != nil && r.stale[g/64]&(1<<(g%64)) != 0 {
+				if r.stale != nil && r.stale.w[g/64]&(1<<(g%64)) != 0 {
 					continue // still stale: checked through Bytes below
 				}
 				for off := g * StaleGranule; off < (g+1)*StaleGranule; off++ {
