@@ -101,8 +101,8 @@ func (s *patternSnap) block(n uint64, src, dst int) []byte {
 	if b := s.blocks[patternKey{n, src, dst}]; b != nil {
 		return b
 	}
-	if s.full != 0 && n >= s.full {
-		return nil // past the cache: no lock taken for it
+	if n == 0 || s.full != 0 && n >= s.full {
+		return nil // nothing to keep, or past the cache: no lock taken for it
 	}
 	return cachePattern(n, src, dst)
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +119,26 @@ func FuzzBlockSum(f *testing.F) {
 			t.Fatalf("byte %d ^ %#02x of %d B: same sum", i, flip, len(b))
 		}
 	})
+}
+
+// A block past the cache's room is refused once under the mutex, and the
+// published snapshot then refuses it (and larger ones) without the lock:
+// explore's seeds of a shape past the cache take no lock per block.
+func TestPatternCacheFull(t *testing.T) {
+	const n = patternCacheMax + 1
+	assert.Nil(t, patterns().block(n, 1, 2), "past the cache")
+	s := patterns()
+	assert.NotZero(t, s.full)
+	assert.LessOrEqual(t, s.full, uint64(n), "the published snapshot knows it does not fit")
+	patternCache.Lock() // a lookup that took the lock would wait here
+	done := make(chan []byte)
+	go func() { done <- s.block(n+8, 1, 2) }()
+	select {
+	case got := <-done:
+		patternCache.Unlock()
+		assert.Nil(t, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lookup of a block past the cache took the mutex")
+	}
+	assert.Nil(t, s.block(0, 1, 2), "an empty block")
 }
