@@ -16,8 +16,13 @@
 // no shadow of them; [Node.Close] gives them back (after it every access
 // fails naming the closed node), and a node nobody closes gives them back
 // once unreachable (hostmem keeps up to its KeepMax of them for the next
-// node's regions of the same size). A region allocated after
-// [Memory.Prefill] starts with the caller's content; kept by that content
+// node's regions of the same size). Such a kept mapping is not cleared
+// when it backs a new region: the region is marked stale
+// (lsa.Space.MarkStale) and each 256 B granule is zeroed when an access
+// first reaches it, except those a copy, Write or Fill overwrites whole,
+// so that an all-to-all's receive windows are written once a seed (by the
+// copies), not twice; every access sees a fresh region as zero all the
+// same. A region allocated after [Memory.Prefill] starts with the caller's content; kept by that content
 // when no write reached it, it backs the next node's Prefill of the same
 // content without the bytes being written again (a scenario's send
 // windows, the same for every seed). Config.Backing = [MapAt] maps each

@@ -34,12 +34,16 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
-	prefill   *prefill // Prefill: the next Alloc's content
+	// lazy: the Alloc in progress may take a kept mapping uncleared
+	// (realBytes), stale: it did, and marks its region stale
+	lazy, stale bool
+	prefill     *prefill // Prefill: the next Alloc's content
 	// scratch backs small regions (Config.Scratch, nil: the heap); small
 	// are the buffers it gave, returned by release (Node.Close) only: the
 	// cleanup of an unclosed node runs on another goroutine.
 	scratch *Scratch
 	small   [][]byte
+	bits    [][]uint64 // stale regions' bitmaps from scratch (lsa.Space.MarkStale)
 	// scratchRings are the kept ring buffers the scratch gave (from its
 	// own list, or from ringPool on its first nodes), returned to it by
 	// release, like small.
@@ -386,9 +390,11 @@ func (m *Memory) release() {
 	m.mapped.release()
 	if m.scratch != nil {
 		m.scratch.put(m.small)
+		m.scratch.putBits(m.bits)
 		m.scratch.putRings(m.scratchRings)
 	}
-	m.small, m.scratchRings = nil, nil // a second Close must not give them back twice
+	// a second Close must not give them back twice
+	m.small, m.bits, m.scratchRings = nil, nil, nil
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).
@@ -460,11 +466,19 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
 		return b, nil
 	}
-	mapf := hostmem.Map
-	if m.overwrite {
-		mapf = hostmem.MapUncleared
+	var b []byte
+	var err error
+	switch {
+	case m.overwrite:
+		b, err = hostmem.MapUncleared(rounded)
+	case m.lazy:
+		// A kept buffer is not cleared here: alloc marks its region
+		// stale, and its granules are zeroed as accesses reach them, but
+		// not those a copy overwrites whole (lsa.Space.MarkStale).
+		b, m.stale, err = hostmem.MapStale(rounded)
+	default:
+		b, err = hostmem.Map(rounded)
 	}
-	b, err := mapf(rounded)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +492,22 @@ func (m *Memory) alloc(g int, size uint64, name string, phantom bool) (uint64, e
 		back = func(_, _ uint64) ([]byte, error) { return nil, nil }
 	}
 	keyed := len(m.mapped.keyed)
+	m.lazy, m.stale = !phantom, false
 	base, err := m.Space.Alloc(g, size, name, back)
+	m.lazy = false
+	if m.stale && err == nil {
+		m.stale = false
+		// The bitmap from the worker's Scratch: 4 KiB per 8 MiB window
+		// that each seed would make again.
+		var buf []uint64
+		if m.scratch != nil {
+			buf = m.scratch.takeBits(lsa.MarkStaleWords((size + lsa.PageSize - 1) / lsa.PageSize * lsa.PageSize))
+			m.bits = append(m.bits, buf)
+		}
+		if err := m.Space.MarkStale(base, buf); err != nil {
+			return 0, fmt.Errorf("engine: %w", err)
+		}
+	}
 	p := m.prefill
 	if !phantom {
 		m.prefill = nil
@@ -541,7 +570,7 @@ func (m *Memory) holds(addr, n uint64) bool {
 
 // Fill sets [addr, addr+n) to v.
 func (m *Memory) Fill(addr, n uint64, v byte) error {
-	b, err := m.bytes("write", addr, n)
+	b, err := m.BytesOverwrite("write", addr, n)
 	if err != nil {
 		return err
 	}
@@ -595,7 +624,14 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	db, err := m.bytes("copy destination write", dst, n)
+	// The copy writes every byte of the destination, so stale granules it
+	// covers need no zeroing first (lsa.Space.MarkStale); from a phantom
+	// source it writes none.
+	dstBytes := m.BytesOverwrite
+	if sb == nil {
+		dstBytes = m.Bytes
+	}
+	db, err := dstBytes("copy destination write", dst, n)
 	if err != nil {
 		return false, err
 	}

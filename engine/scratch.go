@@ -32,6 +32,9 @@ type Scratch struct {
 	arenas *nodeArenas
 	held   uint64 // bytes in free
 	max    uint64 // the most bytes free may hold
+	// bits is the stale regions' bitmaps (lsa.Space.MarkStale) the last
+	// nodes gave back, of any length: MarkStale sets every word it uses.
+	bits [][]uint64
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's
@@ -81,6 +84,41 @@ func (s *Scratch) put(bufs [][]byte) {
 		s.held += n
 	}
 }
+
+// takeBits returns a bitmap of words words for a stale region: the
+// shortest kept one that is long enough, or a new one.
+func (s *Scratch) takeBits(words int) []uint64 {
+	best := -1
+	for i, b := range s.bits {
+		if cap(b) >= words && (best < 0 || cap(b) < cap(s.bits[best])) {
+			best = i
+		}
+	}
+	var b []uint64
+	if best < 0 {
+		b = make([]uint64, words)
+	} else {
+		b = s.bits[best]
+		s.bits[best] = s.bits[len(s.bits)-1]
+		s.bits[len(s.bits)-1] = nil
+		s.bits = s.bits[:len(s.bits)-1]
+	}
+	return b[:words]
+}
+
+// putBits keeps a closed node's bitmaps, up to scratchBitsMax of them
+// (a node of 64 GPUs has thousands of windows; one of 8 has 8 that are
+// stale).
+func (s *Scratch) putBits(bits [][]uint64) {
+	for _, b := range bits {
+		if len(s.bits) >= scratchBitsMax {
+			return
+		}
+		s.bits = append(s.bits, b)
+	}
+}
+
+const scratchBitsMax = 256
 
 // Close ends what the nodes' runs kept in the Scratch (sim.Scratch.Close:
 // the kernel's idle lane workers) and gives its kept rings back to the

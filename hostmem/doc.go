@@ -20,7 +20,9 @@
 // writes, and a slice of an unmapped one faults on use. UnmapAs keeps a
 // buffer with a key naming its content, and MapAs of that key hands it
 // back as it is, so that content written the same way run after run (a
-// send window's pattern) is written once. Fresh buffers of 2 MiB and more
+// send window's pattern) is written once, and MapStale hands a kept
+// buffer back uncleared, saying so, to a caller that zeroes only what it
+// reads before writing (engine's regions, lsa.Space.MarkStale). Fresh buffers of 2 MiB and more
 // are aligned to 2 MiB and advised as transparent huge pages, so that
 // their first touches fault once per 2 MiB and the copies over them miss
 // the TLB less (MapSparse's are not: their untouched pages stay free).

@@ -70,6 +70,20 @@ func MapUncleared(n uint64) ([]byte, error) {
 	return mapDense(n)
 }
 
+// MapStale is MapUncleared for a caller that zeroes lazily what it reads
+// before writing (lsa.Space.MarkStale): stale says the buffer is a kept
+// one holding its last user's bytes; a fresh mapping is zero, stale false.
+func MapStale(n uint64) (b []byte, stale bool, err error) {
+	if n == 0 || n != uint64(int(n)) {
+		return nil, false, fmt.Errorf("hostmem: cannot map %d B", n)
+	}
+	if b, _ := kept.take(n, ""); b != nil {
+		return b, true, nil
+	}
+	b, err = mapDense(n)
+	return b, false, err
+}
+
 // MapAs is MapUncleared for a buffer whose every byte the caller would
 // write with the same content named key (a send window's fill, the same
 // for every seed): a kept buffer that UnmapAs released under key comes

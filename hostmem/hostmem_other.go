@@ -18,6 +18,12 @@ func MapSparse(n uint64) ([]byte, error) { return Map(n) }
 // MapUncleared is Map outside Linux.
 func MapUncleared(n uint64) ([]byte, error) { return Map(n) }
 
+// MapStale is Map outside Linux: never stale.
+func MapStale(n uint64) ([]byte, bool, error) {
+	b, err := Map(n)
+	return b, false, err
+}
+
 // MapAs is Map outside Linux: never a hit.
 func MapAs(n uint64, _ string) ([]byte, bool, error) {
 	b, err := Map(n)

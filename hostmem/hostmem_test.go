@@ -77,6 +77,28 @@ func TestMapUncleared(t *testing.T) {
 	require.NoError(t, Unmap(b))
 }
 
+// MapStale says which buffer holds a previous user's bytes: a fresh
+// mapping is zero and not stale, a kept one comes back as left, stale.
+func TestMapStale(t *testing.T) {
+	if !OffHeap {
+		t.Skip("no mappings here")
+	}
+	const n = 11 << 20 // a size no other test maps
+	a, stale, err := MapStale(n)
+	require.NoError(t, err)
+	assert.False(t, stale, "a fresh mapping")
+	assert.Zero(t, a[n-1], "a fresh mapping is zero")
+	a[n-1] = 5
+	require.NoError(t, Unmap(a))
+	b, stale, err := MapStale(n)
+	require.NoError(t, err)
+	assert.True(t, stale, "the kept buffer")
+	assert.Equal(t, byte(5), b[n-1], "as it was left")
+	require.NoError(t, Unmap(b))
+	_, _, err = MapStale(0)
+	assert.ErrorContains(t, err, "cannot map 0 B")
+}
+
 // MapSparse's buffers are never kept: a run touches a few of their pages,
 // and a kept one would be cleared whole.
 func TestMapSparseIsNotKept(t *testing.T) {

@@ -17,4 +17,9 @@
 // watches as Written. Aligned 4- and 8-byte loads and
 // stores are atomic, because on hardware the engine writes device memory
 // while the host reads it.
+//
+// Only Bytes (and BytesOverwrite, for a caller that writes every byte it
+// asks for) reaches a region's backing, which lets a region backed by
+// reused memory skip clearing it (MarkStale): each granule is zeroed when an
+// access first reaches it, unless an overwrite covers it whole.
 package lsa

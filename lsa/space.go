@@ -41,6 +41,19 @@ type Region struct {
 	Name       string
 	data       []byte // nil in phantom mode
 	written    bool   // WatchWrites: a notified write reached it
+	// stale is nil unless some of data holds a previous user's bytes
+	// (MarkStale); a pointer, so that a Region stays in its allocation
+	// size class (explore's small seeds make a dozen a seed).
+	stale *staleBits
+}
+
+// staleBits has a bit per granule (StaleGranule) of a region's data that
+// holds a previous user's bytes and reads as zero: Bytes zeroes a granule
+// the first time it hands out any of it, unless the caller overwrites it
+// whole (BytesOverwrite).
+type staleBits struct {
+	w []uint64
+	n int // granules still stale
 }
 
 // End is one past the region's last byte.
@@ -297,7 +310,139 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 		return nil, err
 	}
 	off := addr - r.Base
+	if r.stale != nil {
+		r.unstale(off, n, false)
+	}
 	return r.data[off : off+n : off+n], nil
+}
+
+// BytesOverwrite is Bytes for a caller that writes every byte of
+// [addr, addr+n) before anything reads any: the stale granules
+// (MarkStale) it covers whole are handed out as they are, not zeroed
+// first, and of those it covers in part only the bytes outside the range
+// are zeroed.
+func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
+	r, err := s.Region(op, addr, n)
+	if err != nil || r.data == nil {
+		return nil, err
+	}
+	off := addr - r.Base
+	if r.stale != nil {
+		r.unstale(off, n, true)
+	}
+	return r.data[off : off+n : off+n], nil
+}
+
+// MarkStale says that the bytes of the region at base are a previous
+// user's, to read as zero: the backing need not be cleared now, Bytes
+// zeroes each granule (StaleGranule) the first time an access reaches
+// it. A backing reused from an earlier run (hostmem's kept mappings) then
+// costs no clear for the granules a copy overwrites whole
+// (BytesOverwrite), which for an all-to-all's receive windows is all. Only Bytes reaches a
+// region's data, so no access can see the stale bytes. The bitmap of
+// stale granules goes in buf when it is long enough (MarkStaleWords says
+// how long it must be; its content does not matter), else in a new slice:
+// the caller may reuse buf once the region is gone.
+func (s *Space) MarkStale(base uint64, buf []uint64) error {
+	r, err := s.Region("mark stale", base, 1)
+	if err != nil {
+		return err
+	}
+	if r.Base != base {
+		return fmt.Errorf("mark stale %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
+	}
+	if r.data == nil {
+		return nil
+	}
+	gs := int((r.Size + StaleGranule - 1) / StaleGranule)
+	sb := &staleBits{n: gs}
+	if words := (gs + 63) / 64; cap(buf) >= words {
+		sb.w = buf[:words]
+	} else {
+		sb.w = make([]uint64, words)
+	}
+	for w := range sb.w {
+		sb.w[w] = ^uint64(0)
+	}
+	if gs%64 != 0 {
+		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
+	}
+	r.stale = sb
+	return nil
+}
+
+// MarkStaleWords is how many words of buf MarkStale needs for a region of
+// size bytes.
+func MarkStaleWords(size uint64) int {
+	return int((size+StaleGranule-1)/StaleGranule+63) / 64
+}
+
+// StaleGranule is the unit in which a stale region's bytes are zeroed or
+// taken as overwritten (MarkStale): a COPY's burst (256 B), so that the
+// bursts a copy lands, at whatever time an access makes them land, cover
+// whole granules and clear nothing.
+const StaleGranule = 256
+
+// Stale reports how many granules (StaleGranule) of the region at addr
+// are still stale (MarkStale): for tests and measurements.
+func (s *Space) Stale(addr uint64) int {
+	r, err := s.Region("stale", addr, 1)
+	if err != nil || r.stale == nil {
+		return 0
+	}
+	return r.stale.n
+}
+
+// unstale zeroes the stale granules that [off, off+n) of the region
+// meets, or with overwrite only their bytes outside it, and marks them
+// fresh. Runs of stale granules are cleared in one call each.
+func (r *Region) unstale(off, n uint64, overwrite bool) {
+	if n == 0 {
+		return
+	}
+	sb := r.stale
+	end := off + n
+	g0, g1 := off/StaleGranule, (end-1)/StaleGranule // the granules met, inclusive
+	for w := g0 / 64; w <= g1/64; w++ {
+		m := sb.w[w]
+		if w == g0/64 {
+			m &= ^uint64(0) << (g0 % 64)
+		}
+		if w == g1/64 {
+			m &= ^uint64(0) >> (63 - g1%64)
+		}
+		if m == 0 {
+			continue
+		}
+		sb.w[w] &^= m
+		sb.n -= bits.OnesCount64(m)
+		for m != 0 {
+			first := uint64(bits.TrailingZeros64(m))
+			run := uint64(bits.TrailingZeros64(^(m >> first))) // 64 when m is all ones from first on
+			m &^= (^uint64(0) >> (64 - run)) << first
+			lo := (w*64 + first) * StaleGranule
+			hi := min(lo+run*StaleGranule, uint64(len(r.data)))
+			if !overwrite {
+				clear(r.data[lo:hi])
+				continue
+			}
+			if lo < off {
+				clear(r.data[lo:off])
+			}
+			if end < hi {
+				clear(r.data[end:hi])
+			}
+		}
+	}
+	if sb.n == 0 {
+		r.stale = nil
+	}
 }
 
 // Check reports whether [addr, addr+n) lies in one region.
@@ -319,7 +464,7 @@ func (s *Space) Read(addr uint64, dst []byte) error {
 
 // Write copies src to [addr, addr+len(src)) and wakes the waiters on it.
 func (s *Space) Write(addr uint64, src []byte) error {
-	b, err := s.Bytes("write", addr, uint64(len(src)))
+	b, err := s.BytesOverwrite("write", addr, uint64(len(src)))
 	if err != nil {
 		return err
 	}

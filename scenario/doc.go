@@ -22,6 +22,14 @@
 // next seed takes its state. While it runs the
 // collector's target is ExploreGCPercent unless GOGC is set.
 //
+// The receive check reads each received block once: a block of 64 KiB or
+// more is hashed (blockSum, which no single wrong byte or word can leave
+// unchanged) and its sum compared with the expected block's, kept for
+// the process; a smaller one is compared with the cached expected block.
+// Only a mismatch is compared byte by byte, to name the first wrong byte.
+// The cached blocks and sums are an immutable snapshot the workers read
+// without a lock.
+//
 // The scenarios themselves live in subpackages that register them in
 // init: scenario/sdma (the SDMA collectives and their planted variants),
 // scenario/cft (the CFT fabric collectives) and scenario/planted (the

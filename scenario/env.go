@@ -165,9 +165,10 @@ func (e *Env) Fill(w []cco.Window, blocks int, bytes uint64, src func(r, p int) 
 		if err != nil {
 			return err
 		}
+		pats := patterns()
 		for p := range blocks {
 			a, b := src(r, p)
-			fillPattern(dst[uint64(p)*bytes:uint64(p+1)*bytes], a, b)
+			fillPattern(pats, dst[uint64(p)*bytes:uint64(p+1)*bytes], a, b)
 		}
 		e.Mem().Notify(w[r].LocalPtr(0), n)
 	}
@@ -243,8 +244,9 @@ func (e *Env) fillWindow(addr, span uint64, pairs [][2]int, bytes uint64) error 
 
 // fillBlocks writes Pattern(pairs[p]) at block p (bytes each) of b.
 func fillBlocks(b []byte, pairs [][2]int, bytes uint64) {
+	pats := patterns()
 	for p, ab := range pairs {
-		fillPattern(b[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
+		fillPattern(pats, b[uint64(p)*bytes:uint64(p+1)*bytes], ab[0], ab[1])
 	}
 }
 
@@ -255,6 +257,7 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 	if e.O.Phantom {
 		return nil
 	}
+	pats := patterns()
 	for r := range w {
 		// The window's own bytes, read in place (the run is over).
 		got, err := e.Mem().Bytes("read", w[r].LocalPtr(0), uint64(blocks)*blk)
@@ -267,7 +270,7 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 				continue
 			}
 			blkGot := got[uint64(p)*blk : uint64(p+1)*blk]
-			if !patternEqual(blkGot, src, dst) { // the whole expected block only to describe a mismatch
+			if !patternEqual(pats, blkGot, src, dst) { // the whole expected block only to describe a mismatch
 				c.Block(what(r, p), blkGot, PatternOf(blk, 0, src, dst))
 			}
 		}

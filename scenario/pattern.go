@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/hostmem"
@@ -16,17 +18,27 @@ import (
 // collectives use key 0 with (source rank, destination rank), the corpus
 // programs (rank, tag), the CFT collectives the run's seed.
 func Pattern(b []byte, key uint64, src, dst int) {
-	k := mix64(key ^ mix64(uint64(src)<<32|uint64(uint32(dst))))
+	patternFrom(b, patternWordKey(key, src, dst), 0)
+}
+
+// patternWordKey is the per-block key of Pattern's words.
+func patternWordKey(key uint64, src, dst int) uint64 {
 	if key == 0 {
-		k = mix64(uint64(src)<<32 | uint64(uint32(dst)))
+		return mix64(uint64(src)<<32 | uint64(uint32(dst)))
 	}
+	return mix64(key ^ mix64(uint64(src)<<32|uint64(uint32(dst))))
+}
+
+// patternFrom writes Pattern's words from word w0 on into b: word w0+j
+// at b[8j:], the last one cut short if b is.
+func patternFrom(b []byte, k, w0 uint64) {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		binary.LittleEndian.PutUint64(b[i:], mix64(k+uint64(i/8)))
+		binary.LittleEndian.PutUint64(b[i:], mix64(k+w0+uint64(i/8)))
 	}
 	if i < len(b) {
 		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], mix64(k+uint64(i/8)))
+		binary.LittleEndian.PutUint64(w[:], mix64(k+w0+uint64(i/8)))
 		copy(b[i:], w[:])
 	}
 }
@@ -34,16 +46,32 @@ func Pattern(b []byte, key uint64, src, dst int) {
 // patternCache keeps blocks of Pattern with key 0 (the SDMA scenarios'
 // send blocks and expected receive blocks, the same for every seed), so
 // that explore's runs after the first copy them instead of computing
-// them twice a run. It holds at most patternCacheMax bytes; blocks past
-// that are computed in place (fillPattern, patternEqual) as before. The
-// cached blocks live outside the Go heap (package hostmem): they last the
-// process, and neither raise the collector's heap goal nor, under the race
-// detector, carry shadow memory.
+// them twice a run, and the sums (blockSum) of the blocks the receive
+// check hashes. It holds at most patternCacheMax bytes of blocks; blocks
+// past that are computed in place (fillPattern, patternEqualComputed) as
+// before. The cached blocks live outside the Go heap (package hostmem):
+// they last the process, and neither raise the collector's heap goal nor,
+// under the race detector, carry shadow memory.
+//
+// Readers share no lock: the blocks and sums are an immutable snapshot
+// (patternSnap) that a reader loads once per window it fills or checks;
+// a miss takes the mutex, adds to a copy of the snapshot and publishes
+// it. Explore's workers thus write nothing shared once the first seeds
+// have filled the cache (before, every block of every seed took the
+// mutex twice).
 var patternCache struct {
 	sync.Mutex
-	m     map[patternKey][]byte
+	snap  atomic.Pointer[patternSnap]
 	bytes uint64
 	slab  []byte // the rest of the mapping blocks are carved from
+}
+
+// patternSnap is one published state of patternCache: never written once
+// published.
+type patternSnap struct {
+	blocks map[patternKey][]byte
+	sums   map[patternKey]uint64
+	full   uint64 // a block of this many bytes or more no longer fits (0: any may)
 }
 
 // patternSlab is the size of the mappings the cache carves its blocks
@@ -58,17 +86,54 @@ type patternKey struct {
 
 const patternCacheMax = 128 << 20
 
-// cachedPattern is Pattern(n bytes, key 0, src, dst) from the cache,
-// computed and kept on first use while the cache has room; nil when it
-// has none. Shared: do not write to it.
-func cachedPattern(n uint64, src, dst int) []byte {
+// patterns is the current snapshot (never nil).
+func patterns() *patternSnap {
+	if s := patternCache.snap.Load(); s != nil {
+		return s
+	}
+	return &patternSnap{}
+}
+
+// block is Pattern(n bytes, key 0, src, dst) from the cache, computed and
+// kept on first use while the cache has room; nil when it has none.
+// Shared: do not write to it.
+func (s *patternSnap) block(n uint64, src, dst int) []byte {
+	if b := s.blocks[patternKey{n, src, dst}]; b != nil {
+		return b
+	}
+	if n == 0 || s.full != 0 && n >= s.full {
+		return nil // nothing to keep, or past the cache: no lock taken for it
+	}
+	return cachePattern(n, src, dst)
+}
+
+// sum is blockSum of Pattern(n bytes, key 0, src, dst), computed and kept
+// on first use.
+func (s *patternSnap) sum(n uint64, src, dst int) uint64 {
+	if v, ok := s.sums[patternKey{n, src, dst}]; ok {
+		return v
+	}
+	return cacheSum(n, src, dst)
+}
+
+// cachePattern is the miss path of patternSnap.block.
+func cachePattern(n uint64, src, dst int) []byte {
 	k := patternKey{n, src, dst}
 	patternCache.Lock()
 	defer patternCache.Unlock()
-	if b := patternCache.m[k]; b != nil {
-		return b
+	old := patterns()
+	if b := old.blocks[k]; b != nil {
+		return b // another worker added it meanwhile
 	}
-	if n == 0 || patternCache.bytes+n > patternCacheMax {
+	if n == 0 {
+		return nil
+	}
+	if patternCache.bytes+n > patternCacheMax {
+		if old.full == 0 || n < old.full {
+			next := *old
+			next.full = n
+			patternCache.snap.Store(&next)
+		}
 		return nil
 	}
 	var b []byte
@@ -86,28 +151,80 @@ func cachedPattern(n uint64, src, dst int) []byte {
 		b = make([]byte, n)
 	}
 	Pattern(b, 0, src, dst)
-	if patternCache.m == nil {
-		patternCache.m = map[patternKey][]byte{}
-	}
-	patternCache.m[k] = b
+	next := &patternSnap{blocks: make(map[patternKey][]byte, len(old.blocks)+1), sums: old.sums, full: old.full}
+	maps.Copy(next.blocks, old.blocks)
+	next.blocks[k] = b
+	patternCache.snap.Store(next)
 	patternCache.bytes += n
 	return b
 }
 
+// cacheSum is the miss path of patternSnap.sum: the block's sum from the
+// cached block, or from the pattern computed a chunk at a time.
+func cacheSum(n uint64, src, dst int) uint64 {
+	k := patternKey{n, src, dst}
+	var v uint64
+	if b := patterns().block(n, src, dst); b != nil {
+		v = blockSum(b)
+	} else {
+		v = patternSumComputed(n, src, dst)
+	}
+	patternCache.Lock()
+	defer patternCache.Unlock()
+	old := patterns()
+	next := &patternSnap{blocks: old.blocks, sums: make(map[patternKey]uint64, len(old.sums)+1), full: old.full}
+	maps.Copy(next.sums, old.sums)
+	next.sums[k] = v
+	patternCache.snap.Store(next)
+	return v
+}
+
+// patternSumComputed is blockSum of Pattern(n bytes, key 0, src, dst)
+// without a buffer of n bytes: the pattern is computed into a small one,
+// a chunk at a time.
+func patternSumComputed(n uint64, src, dst int) uint64 {
+	var chunk [4096]byte
+	var h blockSummer
+	k := patternWordKey(0, src, dst)
+	for off := uint64(0); off < n; off += uint64(len(chunk)) {
+		c := chunk[:min(uint64(len(chunk)), n-off)]
+		patternFrom(c, k, off/8)
+		h.write(c)
+	}
+	return h.sum()
+}
+
 // fillPattern writes Pattern(len(dst) bytes, key 0, src, dst) into dst.
-func fillPattern(b []byte, src, dst int) {
-	if c := cachedPattern(uint64(len(b)), src, dst); c != nil {
+func fillPattern(s *patternSnap, b []byte, src, dst int) {
+	if c := s.block(uint64(len(b)), src, dst); c != nil {
 		copy(b, c)
 		return
 	}
 	Pattern(b, 0, src, dst)
 }
 
+// sumMin is the block size from which the receive check hashes a block
+// (one stream over it, blockSum) instead of comparing it with the cached
+// block (two streams): a block that large comes from memory, not cache,
+// and on a host whose cores share memory bandwidth (explore at --jobs 16)
+// the bytes read are the cost. Smaller blocks sit in cache, where the
+// compare is faster than the hash.
+const sumMin = 64 << 10
+
 // patternEqual reports whether got holds Pattern(len(got) bytes, key 0,
-// src, dst), comparing against the cached block or, past the cache,
-// against the pattern computed a word at a time (no buffer).
-func patternEqual(got []byte, src, dst int) bool {
-	if c := cachedPattern(uint64(len(got)), src, dst); c != nil {
+// src, dst): from sumMin bytes by its blockSum against the pattern's
+// (equal bytes have equal sums; unequal bytes whose sums agree would need
+// differences in two lanes of blockSum that cancel, about 2^-64 for
+// wrong data that is not built to), below it against the cached block or,
+// past the cache, against the pattern computed a word at a time (no
+// buffer). A false here is confirmed and described byte by byte by the
+// caller (Checker.Block), so the report is the compare's.
+func patternEqual(s *patternSnap, got []byte, src, dst int) bool {
+	n := uint64(len(got))
+	if n >= sumMin {
+		return blockSum(got) == s.sum(n, src, dst)
+	}
+	if c := s.block(n, src, dst); c != nil {
 		return string(got) == string(c)
 	}
 	return patternEqualComputed(got, src, dst)
@@ -115,7 +232,7 @@ func patternEqual(got []byte, src, dst int) bool {
 
 // patternEqualComputed is patternEqual without the cache.
 func patternEqualComputed(got []byte, src, dst int) bool {
-	k := mix64(uint64(src)<<32 | uint64(uint32(dst)))
+	k := patternWordKey(0, src, dst)
 	i := 0
 	for ; i+8 <= len(got); i += 8 {
 		if binary.LittleEndian.Uint64(got[i:]) != mix64(k+uint64(i/8)) {
