@@ -712,7 +712,9 @@ func (sh *scalingShape) shardRow(procs int) (benchRow, error) {
 		}
 		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-			peak = max(peak, uint64(ru.Maxrss)<<10) // Linux reports KiB
+		}
+		if p, ok := childPeak(errs[k].String(), c.ProcessState); ok {
+			peak = max(peak, p)
 		}
 	}
 	el := time.Since(start)
@@ -777,8 +779,7 @@ func benchScale(sr scaleRun, budget uint64) (benchRow, error) {
 		return benchRow{}, fmt.Errorf("bench: emud %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
 	}
 	rss, ratio := "peak RSS unknown", ""
-	if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peak := uint64(ru.Maxrss) << 10 // Linux reports KiB
+	if peak, ok := childPeak(errOut.String(), c.ProcessState); ok {
 		rss = scenario.ApproxBytes(peak)
 		if emu := scenario.Footprint(sc, sr.o).Backed; emu > 0 && !sr.o.Phantom {
 			// The emulated bytes: the device memory the run backs with

@@ -6,13 +6,16 @@ import (
 	"io"
 	"os"
 
+	"github.com/emud-dev/emud/bench"
 	"github.com/emud-dev/emud/scenario"
 	_ "github.com/emud-dev/emud/scenario/all"
 )
 
 func main() {
 	cmd := newRootCmd()
-	os.Exit(exitStatus(cmd.ErrOrStderr(), cmd.Execute()))
+	code := exitStatus(cmd.ErrOrStderr(), cmd.Execute())
+	bench.ReportChildPeak(os.Stderr)
+	os.Exit(code)
 }
 
 // exitStatus prints err (if any) as one "emud: ..." line and returns the

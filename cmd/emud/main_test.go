@@ -17,7 +17,9 @@ import (
 // the command, not the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv(bench.ChildEnv) != "" {
-		os.Exit(exitStatus(os.Stderr, newRootCmd().Execute()))
+		code := exitStatus(os.Stderr, newRootCmd().Execute())
+		bench.ReportChildPeak(os.Stderr)
+		os.Exit(code)
 	}
 	testmain.Run(m)
 }
