@@ -279,7 +279,7 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
 	}
 	mem := c.h.dev.Memory()
-	name := fmt.Sprintf("cco rank %d buf %d", c.Rank, len(c.allocs))
+	name := c.h.name("cco rank ", c.Rank, " buf ", len(c.allocs))
 	var addr uint64
 	var err error
 	if phantom {
@@ -496,7 +496,7 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	if n > 0 {
 		mem := c.h.dev.Memory()
 		size := uint64(c.LsaSize*n) * signal.SlotBytes
-		base, err := mem.Alloc(c.LsaRank, size, fmt.Sprintf("cco rank %d signal pool %d", c.Rank, st.idx))
+		base, err := mem.Alloc(c.LsaRank, size, c.h.name("cco rank ", c.Rank, " signal pool ", st.idx))
 		if err != nil {
 			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): signal pool: %w", c.Rank, err)
 		}
@@ -649,4 +649,16 @@ func DevCommCreateAll(comms []*Comm, reqs *DevCommRequirements) ([]DevComm, erro
 		dcs[r] = dc
 	}
 	return dcs, nil
+}
+
+// name is a region's name, a+i+b+j, interned by the device's simulator
+// (sim.Sim.Intern): an explore worker's seeds name their regions alike,
+// and formatting them was two allocations a region.
+func (h *Host) name(a string, i int, b string, j int) string {
+	var buf [64]byte
+	n := append(buf[:0], a...)
+	n = strconv.AppendInt(n, int64(i), 10)
+	n = append(n, b...)
+	n = strconv.AppendInt(n, int64(j), 10)
+	return h.dev.Sim().Intern(n)
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
@@ -142,7 +143,8 @@ func (j *Job) CreateDevCommsWith(reqs cco.DevCommRequirements) error {
 // Launch starts fn on every thread of a <<<grid, block>>> kernel on rank's
 // GPU, named rank<r> in reports, each thread with its ccoSdma handle.
 func (j *Job) Launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
-	return j.LaunchNamed(fmt.Sprintf("rank%d", rank), rank, grid, block, fn)
+	var buf [24]byte // the name interned: a worker's seeds launch alike
+	return j.LaunchNamed(j.Sim.Intern(strconv.AppendInt(append(buf[:0], "rank"...), int64(rank), 10)), rank, grid, block, fn)
 }
 
 // LaunchNamed is Launch with the kernel's name given. The kernel's waves

@@ -26,6 +26,35 @@ type Scratch struct {
 	// maxKeptLogs; the first nlogs of them are the current run's.
 	logs  []*WriteLog
 	nlogs int
+	// names are the strings Intern made, up to maxNames: the same writers
+	// and regions are named alike from one seed to the next.
+	names map[string]string
+}
+
+// maxNames bounds the strings a Scratch interns: a 4 KiB all-to-all
+// seed names a few dozen, and a run naming more makes the rest anew.
+const maxNames = 1 << 12
+
+// Intern returns b as a string: with a Scratch, the one made for the same
+// bytes by this or an earlier run that borrowed it (names of writers and
+// regions repeat from seed to seed), else a new one. A nil Sim (a device
+// with no simulator) makes a new one.
+func (s *Sim) Intern(b []byte) string {
+	if s == nil || s.cfg.Scratch == nil {
+		return string(b)
+	}
+	sc := s.cfg.Scratch
+	if n, ok := sc.names[string(b)]; ok { // no allocation for the lookup
+		return n
+	}
+	n := string(b)
+	if len(sc.names) < maxNames {
+		if sc.names == nil {
+			sc.names = make(map[string]string)
+		}
+		sc.names[n] = n
+	}
+	return n
 }
 
 // maxKeptLogs bounds the write logs a Scratch keeps: a node has one.

@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,3 +110,40 @@ func TestScratchWriteLogFresh(t *testing.T) {
 	assert.Equal(t, 2, total)
 	assert.Equal(t, []Write{{At: 3, By: "w", Prev: 0, Value: 1}, {At: 4, By: "w", Prev: 1, Value: 2}}, ws)
 }
+
+// TestIntern: a Sim interns a name as the bytes given, the same string
+// for the runs that borrow one Scratch (no allocation once made), a new
+// one without a Scratch; the table holds at most maxNames; the
+// writer's name of a tracked word is interned so.
+func TestIntern(t *testing.T) {
+	sc := NewScratch()
+	first := New(Config{Scratch: sc}).Intern([]byte("queue 1"))
+	s := New(Config{Scratch: sc})
+	b := []byte("queue 1")
+	assert.Equal(t, "queue 1", s.Intern(b))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = s.Intern(b) }))
+	assert.Same(t, unsafeData(first), unsafeData(s.Intern(b)), "the earlier run's string")
+	b[0] = 'Q' // the caller's buffer is its own: the interned string does not change
+	assert.Equal(t, "queue 1", first)
+	assert.Equal(t, "Queue 1", s.Intern(b))
+
+	fresh := New(Config{})
+	assert.Equal(t, "queue 1", fresh.Intern([]byte("queue 1")))
+	var none *Sim
+	assert.Equal(t, "x", none.Intern([]byte("x")))
+
+	for i := range maxNames + 10 {
+		s.Intern([]byte{byte(i), byte(i >> 8), byte(i >> 16)})
+	}
+	assert.Len(t, sc.names, maxNames, "bounded")
+
+	// A tracked word's writer is named through the table.
+	s2 := New(Config{Scratch: sc})
+	assert.Equal(t, "queue 1", s2.Intern([]byte("queue 1")))
+	s2.SetWriter(WriterFunc(func() string { return "queue 1" }))
+	assert.Same(t, unsafeData(first), unsafeData(s2.writerName()))
+	s2.SetWriter(nil)
+	assert.Equal(t, "the host", s2.writerName())
+}
+
+func unsafeData(s string) *byte { return unsafe.StringData(s) }

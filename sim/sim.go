@@ -112,7 +112,8 @@ type Sim struct {
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
 
-	writer func() string // who writes now (SetWriter), reset per event and actor
+	writer  Writer // who writes now (SetWriter), reset per event and actor
+	nameBuf []byte // the writer's name as it is appended (writerName)
 }
 
 // New returns a simulator at virtual time 0.
