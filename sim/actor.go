@@ -35,7 +35,7 @@ type Actor struct {
 	token   uint64 // bumped each time the actor blocks; wakes carry it
 	since   Time
 	until   Time // sleeping: wake time
-	wait    *Wait
+	wait    Wait
 	label   string
 	labelFn func() string
 	rt      *hb.Thread // the race detector's thread, made on first use
@@ -131,7 +131,7 @@ func (s *Sim) Current() *Actor { return s.cur }
 func (s *Sim) enter(a *Actor) {
 	s.cur = a
 	a.state = stateRunning
-	a.wait = nil
+	a.wait = Wait{}
 	s.trace.record(s, s.traceSched, a.id, 2, a.token, 0)
 }
 
@@ -184,7 +184,7 @@ func (a *Actor) main() {
 		// launch of a long C++ program kept ~0.9 KiB a lane for the rest
 		// of the run; the actor itself leaves s.actors at the next
 		// compaction (newActor).
-		a.fn, a.wait, a.labelFn = nil, nil, nil
+		a.fn, a.wait, a.labelFn = nil, Wait{}, nil
 		s.finished++
 		if a.killed {
 			s.back <- struct{}{}
@@ -345,7 +345,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 			tm.e.long = a.s.watchdog > 0 && deadline-a.s.now > a.s.watchdog
 		}
 		a.state = stateWaiting
-		a.wait = &w
+		a.wait = w // a copy: a pointer to w moved every await's Wait to the heap
 		a.block()
 		if h != nil {
 			w.List.remove(h)
@@ -359,7 +359,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 func (a *Actor) waiter() (Waiter, bool) {
 	switch a.state {
 	case stateWaiting:
-		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(a.wait), Label: a.labelText()}, true
+		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(&a.wait), Label: a.labelText()}, true
 	case stateSleeping:
 		return Waiter{Kind: "actor", Name: a.name, State: "sleeping", Since: a.since,
 			WaitsFor: fmt.Sprintf("sleep until %v", a.until), Label: a.labelText()}, true

@@ -29,6 +29,10 @@ type Scratch struct {
 	// names are the strings Intern made, up to maxNames: the same writers
 	// and regions are named alike from one seed to the next.
 	names map[string]string
+	// fired and nameBuf are the last run's buffers of fired watches
+	// (WatchList.wake) and of a writer's name, emptied when used.
+	fired   []*watch
+	nameBuf []byte
 }
 
 // maxNames bounds the strings a Scratch interns: a 4 KiB all-to-all
@@ -158,6 +162,8 @@ func (sc *Scratch) takeBack(s *Sim) {
 	}
 	s.chunks, s.free, s.nevents, s.batch = nil, nil, 0, nil
 	s.heap = eventQueue{}
+	sc.fired, sc.nameBuf = s.fired[:0], s.nameBuf[:0]
+	s.fired, s.nameBuf = nil, nil
 	// The trace stays s's too until the next run takes it (Digest,
 	// SubjectName and WriteRecords read it after Run).
 	t := &s.trace

@@ -112,8 +112,9 @@ type Sim struct {
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
 
-	writer  Writer // who writes now (SetWriter), reset per event and actor
-	nameBuf []byte // the writer's name as it is appended (writerName)
+	writer  Writer   // who writes now (SetWriter), reset per event and actor
+	nameBuf []byte   // the writer's name as it is appended (writerName)
+	fired   []*watch // the watches a Notify fires (WatchList.wake), from the Scratch
 }
 
 // New returns a simulator at virtual time 0.
@@ -138,6 +139,9 @@ func New(cfg Config) *Sim {
 	s.heap.scratch = cfg.Scratch
 	cfg.Scratch.newRun()
 	s.trace.init(cfg.Record, cfg.Scratch)
+	if cfg.Scratch != nil {
+		s.fired, s.nameBuf = cfg.Scratch.fired, cfg.Scratch.nameBuf
+	}
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
 	if cfg.Strategy == StrategyPCT {

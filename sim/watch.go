@@ -14,14 +14,13 @@ import (
 // looks at the watches on the pages it touched: a node with thousands of
 // waiting lanes does not pay for all of them on every copy.
 type WatchList struct {
-	s       *Sim
-	name    string
-	pages   map[uint64][]*watch // watches spanning at most two pages, under each page
-	wide    []*watch            // watches spanning more
-	n       int                 // live watches
-	nextID  uint64
-	scratch []*watch
-	log     *WriteLog // nil unless EnableLog
+	s      *Sim
+	name   string
+	pages  map[uint64][]*watch // watches spanning at most two pages, under each page
+	wide   []*watch            // watches spanning more
+	n      int                 // live watches
+	nextID uint64
+	log    *WriteLog // nil unless EnableLog
 }
 
 const pageShift = 12
@@ -136,7 +135,10 @@ func (l *WatchList) wake(lo, hi uint64) {
 	if l.n == 0 || hi <= lo {
 		return
 	}
-	fired := l.scratch[:0]
+	// The run's buffer (kept by its Scratch across runs), taken while in
+	// use: a predicate that notified would make its own.
+	fired := l.s.fired[:0]
+	l.s.fired = nil
 	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
 	if p1-p0 < uint64(len(l.pages)) {
 		for p := p0; p <= p1; p++ {
@@ -167,7 +169,7 @@ func (l *WatchList) wake(lo, hi uint64) {
 		}
 	}
 	clear(fired)
-	l.scratch = fired[:0]
+	l.s.fired = fired[:0]
 }
 
 func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) []*watch {
