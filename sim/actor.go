@@ -28,6 +28,7 @@ type Actor struct {
 	id      uint32
 	fn      func(*Actor)
 	resume  chan struct{}
+	start   func() // main, as the goroutine's function: made with the actor, kept when a Scratch reuses it
 	started bool
 	killed  bool
 	foreign bool // turns taken on goroutines that must not exit (SetForeign)
@@ -65,7 +66,17 @@ func (s *Sim) newActor(name string, fn func(*Actor)) *Actor {
 		clear(s.actors[len(live):])
 		s.actors, s.finished = live, 0
 	}
-	a := &Actor{s: s, name: name, id: s.nextID, fn: fn, resume: make(chan struct{})}
+	var a *Actor
+	if sc := s.cfg.Scratch; sc != nil && len(sc.actors) > 0 {
+		// An actor of an earlier run whose goroutine ended (takeBack):
+		// its channel and start function are free to use again.
+		a = sc.actors[len(sc.actors)-1]
+		sc.actors = sc.actors[:len(sc.actors)-1]
+		*a = Actor{s: s, name: name, id: s.nextID, fn: fn, resume: a.resume, start: a.start}
+	} else {
+		a = &Actor{s: s, name: name, id: s.nextID, fn: fn, resume: make(chan struct{})}
+		a.start = a.main
+	}
 	s.nextID++
 	s.actors = append(s.actors, a)
 	if s.trace.keep {
@@ -149,7 +160,7 @@ func (s *Sim) dispatch(a *Actor) {
 	if !a.started {
 		a.started = true
 		s.progress = s.now
-		goStart(a.main)
+		goStart(a.start)
 		return
 	}
 	a.resume <- struct{}{}

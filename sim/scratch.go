@@ -33,7 +33,16 @@ type Scratch struct {
 	// (WatchList.wake) and of a writer's name, emptied when used.
 	fired   []*watch
 	nameBuf []byte
+	// actors are the last runs' actors whose goroutines ended (or never
+	// started), up to maxKeptActors, for the next runs' Spawns; actorList
+	// is the last run's actor list, which the next run empties and takes.
+	actors    []*Actor
+	actorList []*Actor
 }
+
+// maxKeptActors bounds the actors a Scratch keeps for reuse: a 4 KiB
+// all-to-all seed spawns a dozen.
+const maxKeptActors = 256
 
 // maxNames bounds the strings a Scratch interns: a 4 KiB all-to-all
 // seed names a few dozen, and a run naming more makes the rest anew.
@@ -164,6 +173,19 @@ func (sc *Scratch) takeBack(s *Sim) {
 	s.heap = eventQueue{}
 	sc.fired, sc.nameBuf = s.fired[:0], s.nameBuf[:0]
 	s.fired, s.nameBuf = nil, nil
+	// An actor is free once its goroutine has ended: it returned or was
+	// killed (Run waited for its last channel send, after which it
+	// touches nothing of the actor), or it never started. A foreign
+	// actor's goroutine stays parked in it: never reused. The actors and
+	// s's list of them stay as they are until the next run takes them
+	// (newActor, New), for what reads s after Run.
+	for _, a := range s.actors {
+		if a.foreign || (a.started && a.state != stateDone) || len(sc.actors) >= maxKeptActors {
+			continue
+		}
+		sc.actors = append(sc.actors, a)
+	}
+	sc.actorList = s.actors
 	// The trace stays s's too until the next run takes it (Digest,
 	// SubjectName and WriteRecords read it after Run).
 	t := &s.trace

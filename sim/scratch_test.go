@@ -147,3 +147,55 @@ func TestIntern(t *testing.T) {
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// TestScratchReusesActors: the actors of a run that borrowed a Scratch
+// (one that returned, one killed waiting when the run failed, one never
+// started) are the next run's actors, which run as a fresh Sim's do: the
+// same digest, names, ids and waits.
+func TestScratchReusesActors(t *testing.T) {
+	first := func(sc *Scratch) (*Sim, []*Actor) {
+		s := New(Config{Seed: 7, Scratch: sc})
+		l := s.NewWatchList("never")
+		done := s.Spawn("returns", func(a *Actor) { a.Sleep(Microsecond) })
+		stuck := s.Spawn("waits", func(a *Actor) {
+			a.Await(Wait{List: l, Pred: func() bool { return false }, What: "nothing"})
+		})
+		late := s.SpawnAfter(Millisecond, "late", func(a *Actor) {})
+		s.At(2*Microsecond, func() { s.Fail(errors.New("stop")) })
+		require.ErrorContains(t, s.Run(), "stop")
+		return s, []*Actor{done, stuck, late}
+	}
+	second := func(sc *Scratch) (digest string, actors []*Actor, log []string) {
+		s := New(Config{Seed: 8, Scratch: sc})
+		var x uint64
+		l := s.NewWatchList("x")
+		for i := range 3 {
+			actors = append(actors, s.Spawn(string(rune('a'+i)), func(a *Actor) {
+				if i == 0 {
+					a.Sleep(Microsecond)
+					x = 1
+					l.Notify(0, 1)
+					return
+				}
+				a.Await(Wait{List: l, Lo: 0, Hi: 1, Pred: func() bool { return x == 1 }, What: "x"})
+				log = append(log, a.Name())
+			}))
+		}
+		require.NoError(t, s.Run())
+		return s.Digest(), actors, log
+	}
+	wantDigest, _, wantLog := second(nil)
+
+	sc := NewScratch()
+	_, old := first(sc)
+	require.Len(t, sc.actors, 3, "the returned, the killed and the never started actor are kept")
+	digest, actors, log := second(sc)
+	assert.Equal(t, wantDigest, digest)
+	assert.Equal(t, wantLog, log)
+	for i, a := range actors {
+		assert.Contains(t, old, a, "actor %d is one of the first run's", i)
+		assert.Equal(t, string(rune('a'+i)), a.Name())
+		assert.Equal(t, uint32(i), a.id)
+	}
+	assert.Len(t, sc.actors, 3, "and kept again")
+}

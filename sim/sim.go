@@ -141,6 +141,8 @@ func New(cfg Config) *Sim {
 	s.trace.init(cfg.Record, cfg.Scratch)
 	if cfg.Scratch != nil {
 		s.fired, s.nameBuf = cfg.Scratch.fired, cfg.Scratch.nameBuf
+		clear(cfg.Scratch.actorList)
+		s.actors, cfg.Scratch.actorList = cfg.Scratch.actorList[:0], nil
 	}
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
