@@ -360,6 +360,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 		a.block()
 		if h != nil {
 			w.List.remove(h)
+			a.s.release(h)
 		}
 		tm.Stop()
 	}

@@ -33,6 +33,11 @@ type Scratch struct {
 	// (WatchList.wake) and of a writer's name, emptied when used.
 	fired   []*watch
 	nameBuf []byte
+	// The free watches, page lists and page maps the runs' watch lists
+	// dropped (watch.go): each emptied when it was freed.
+	freeWatches []*watch
+	freeLists   [][]*watch
+	freeMaps    []map[uint64][]*watch
 	// actors are the last runs' actors whose goroutines ended (or never
 	// started), up to maxKeptActors, for the next runs' Spawns; actorList
 	// is the last run's actor list, which the next run empties and takes.
@@ -173,6 +178,8 @@ func (sc *Scratch) takeBack(s *Sim) {
 	s.heap = eventQueue{}
 	sc.fired, sc.nameBuf = s.fired[:0], s.nameBuf[:0]
 	s.fired, s.nameBuf = nil, nil
+	sc.freeWatches, sc.freeLists, sc.freeMaps = s.freeWatches, s.freeLists, s.freeMaps
+	s.freeWatches, s.freeLists, s.freeMaps = nil, nil, nil
 	// An actor is free once its goroutine has ended: it returned or was
 	// killed (Run waited for its last channel send, after which it
 	// touches nothing of the actor), or it never started. A foreign

@@ -115,6 +115,11 @@ type Sim struct {
 	writer  Writer   // who writes now (SetWriter), reset per event and actor
 	nameBuf []byte   // the writer's name as it is appended (writerName)
 	fired   []*watch // the watches a Notify fires (WatchList.wake), from the Scratch
+	// The free watches, page lists and page maps of the run's watch
+	// lists (watch.go), from the Scratch.
+	freeWatches []*watch
+	freeLists   [][]*watch
+	freeMaps    []map[uint64][]*watch
 }
 
 // New returns a simulator at virtual time 0.
@@ -141,6 +146,8 @@ func New(cfg Config) *Sim {
 	s.trace.init(cfg.Record, cfg.Scratch)
 	if cfg.Scratch != nil {
 		s.fired, s.nameBuf = cfg.Scratch.fired, cfg.Scratch.nameBuf
+		s.freeWatches, s.freeLists, s.freeMaps = cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps
+		cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps = nil, nil, nil
 		clear(cfg.Scratch.actorList)
 		s.actors, cfg.Scratch.actorList = cfg.Scratch.actorList[:0], nil
 	}
