@@ -75,6 +75,7 @@ type Kernel struct {
 	// it is the Scratch's, shared by the kernels of the runs that borrow
 	// it one after another (sitesOf).
 	sites siteMap
+	ar    *launchArena // the arena the kernel came from, nil without a Scratch
 }
 
 // siteMap maps a call stack's pcs (as a string) to its interned site.
@@ -130,7 +131,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	} else {
 		k = new(Kernel)
 	}
-	k.s, k.cfg, k.fn, k.sites = s, cfg, fn, sitesOf(s)
+	k.s, k.cfg, k.fn, k.sites, k.ar = s, cfg, fn, sitesOf(s), ar
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
@@ -161,7 +162,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 		start := skew + pert.BlockSkew()
 		blk := &blks[b]
 		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
-		names, prefix := blockNames(cfg, b, wavesPerBlock)
+		names, prefix := blockNames(s, cfg, b, wavesPerBlock)
 		s.InitWatchList(&blk.wlBuf, names[:prefix])
 		blk.wl = &blk.wlBuf
 		for wi := 0; wi < wavesPerBlock; wi++ {
@@ -180,7 +181,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 				w.lanes = append(w.lanes, t)
 			}
 			k.live++
-			w.a = s.SpawnAfter(start, waveName(names, prefix, wi), w.main)
+			w.a = s.SpawnBodyAfter(start, waveName(names, prefix, wi), (*waveBody)(w))
 			k.raceLaunch(w)
 		}
 	}
@@ -189,9 +190,11 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 
 // blockNames names block b ("kernel/gpuG/bB", all[:prefix]) and its waves
 // ("kernel/gpuG/bB/wW", waveName) from one string: one allocation a block
-// (a Sprintf each was two allocations of every launch of one wave).
-func blockNames(cfg Config, b, waves int) (all string, prefix int) {
-	buf := make([]byte, 0, 2*len(cfg.Name)+32+waves*(len(cfg.Name)+24))
+// (a Sprintf each was two allocations of every launch of one wave),
+// interned by the run's Scratch, if any (none after the first seed).
+func blockNames(s *sim.Sim, cfg Config, b, waves int) (all string, prefix int) {
+	var arr [160]byte // a wave or two of short names; the string is interned (sim.Sim.Intern)
+	buf := arr[:0]
 	buf = append(buf, cfg.Name...)
 	buf = append(buf, "/gpu"...)
 	buf = strconv.AppendInt(buf, int64(cfg.GPU), 10)
@@ -205,7 +208,7 @@ func blockNames(cfg Config, b, waves int) (all string, prefix int) {
 		buf = append(buf, "/w"...)
 		buf = strconv.AppendInt(buf, int64(wi), 10)
 	}
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), prefix // buf is not written again
+	return s.Intern(buf), prefix
 }
 
 // waveName is wave wi's name in blockNames' string: the block's name and

@@ -39,6 +39,8 @@ type Actor struct {
 	wait    Wait
 	label   string
 	labelFn func() string
+	labeler Labeler    // SetLabeler
+	body    Body       // SpawnBody: run instead of fn
 	rt      *hb.Thread // the race detector's thread, made on first use
 	// credited is the progress (plus one) a long timed wait's expiry
 	// last set for this actor: a second such expiry with no progress
@@ -113,9 +115,20 @@ func (a *Actor) SetLabel(l string) { a.label, a.labelFn = l, nil }
 
 // SetLabelFunc is SetLabel with the text built only when a report asks for
 // it: for labels that change on every step of a hot loop.
-func (a *Actor) SetLabelFunc(f func() string) { a.label, a.labelFn = "", f }
+func (a *Actor) SetLabelFunc(f func() string) { a.label, a.labelFn, a.labeler = "", f, nil }
+
+// Labeler says what an actor's code is at, as SetLabelFunc's function
+// does: for a pointer that already holds the state (a kernel's wave), so
+// that setting it makes no function value.
+type Labeler interface{ Label() string }
+
+// SetLabeler is SetLabelFunc with l's Label.
+func (a *Actor) SetLabeler(l Labeler) { a.label, a.labelFn, a.labeler = "", nil, l }
 
 func (a *Actor) labelText() string {
+	if a.labeler != nil {
+		return a.labeler.Label()
+	}
 	if a.labelFn != nil {
 		return a.labelFn()
 	}
@@ -195,7 +208,7 @@ func (a *Actor) main() {
 		// launch of a long C++ program kept ~0.9 KiB a lane for the rest
 		// of the run; the actor itself leaves s.actors at the next
 		// compaction (newActor).
-		a.fn, a.wait, a.labelFn = nil, Wait{}, nil
+		a.fn, a.body, a.wait, a.labelFn, a.labeler = nil, nil, Wait{}, nil, nil
 		s.finished++
 		if a.killed {
 			s.back <- struct{}{}
@@ -212,7 +225,11 @@ func (a *Actor) main() {
 		s.trace.record(s, s.traceSched, a.id, 3, 0, 0)
 		s.dispatch(s.next())
 	}()
-	a.fn(a)
+	if a.body != nil {
+		a.body.Run(a)
+	} else {
+		a.fn(a)
+	}
 	returned = true
 }
 

@@ -199,3 +199,35 @@ func TestScratchReusesActors(t *testing.T) {
 	}
 	assert.Len(t, sc.actors, 3, "and kept again")
 }
+
+type testBody struct {
+	ran   bool
+	label string
+	l     *WatchList
+}
+
+func (b *testBody) Run(a *Actor) {
+	b.ran = true
+	a.SetLabeler(b)
+	a.Await(Wait{List: b.l, Pred: func() bool { return false }, What: "never"})
+}
+
+func (b *testBody) Label() string { return b.label }
+
+// TestSpawnBodyAndLabeler: an actor spawned with a Body runs its Run, and
+// a Labeler labels it in a hang report as a label function would, with
+// the value it has when the report is made.
+func TestSpawnBodyAndLabeler(t *testing.T) {
+	s := New(Config{})
+	b := &testBody{label: "at start", l: s.NewWatchList("l")}
+	a := s.SpawnBodyAfter(Microsecond, "body", b)
+	s.At(2*Microsecond, func() { b.label = "at the hang" })
+	err := s.Run()
+	var h *HangError
+	require.ErrorAs(t, err, &h)
+	assert.True(t, b.ran)
+	require.Len(t, h.Waiters, 1)
+	assert.Equal(t, "body", h.Waiters[0].Name)
+	assert.Equal(t, "at the hang", h.Waiters[0].Label)
+	assert.Nil(t, a.body, "an ended actor holds no body")
+}
