@@ -313,10 +313,34 @@ type Wait struct {
 	Text func() string
 	// Detail is optional structured data for the JSON report.
 	Detail func() any
+	// Cond, if set, is the condition, text and detail in one (Pred, What,
+	// Text and Detail are not read). Code that wraps a wait's predicate
+	// wraps Pred: it takes waits without Cond.
+	Cond Cond
+}
+
+// Cond is a wait's condition, description and detail as methods of one
+// value (Wait.Cond): a pointer that already holds the state, so that a
+// wait made often (an issuer's quiet) makes no closure.
+type Cond interface {
+	Holds() bool
+	Text() string
+	Detail() any
+}
+
+// holds evaluates the wait's condition: Cond's if set, else Pred.
+func (w *Wait) holds() bool {
+	if w.Cond != nil {
+		return w.Cond.Holds()
+	}
+	return w.Pred()
 }
 
 func (w *Wait) describe() string {
-	if w.Text != nil {
+	switch {
+	case w.Cond != nil:
+		return w.Cond.Text()
+	case w.Text != nil:
 		return w.Text()
 	}
 	return w.What
@@ -349,7 +373,7 @@ func (a *Actor) AwaitUnlessQuiescent(w Wait) bool {
 
 func (a *Actor) await(w Wait, deadline Time) bool {
 	a.check()
-	for !w.Pred() {
+	for !w.holds() {
 		if a.killed {
 			return false
 		}
@@ -363,7 +387,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 		tok := a.token
 		var h *watch
 		if w.List != nil {
-			h = w.List.add(w.Lo, w.Hi, w.Pred, nil, a, tok)
+			h = w.List.add(w.Lo, w.Hi, w.Pred, w.Cond, nil, a, tok)
 		}
 		var tm Timer
 		if deadline >= 0 {
@@ -397,7 +421,12 @@ func (a *Actor) waiter() (Waiter, bool) {
 }
 
 func detail(w *Wait) any {
-	if w == nil || w.Detail == nil {
+	switch {
+	case w == nil:
+		return nil
+	case w.Cond != nil:
+		return w.Cond.Detail()
+	case w.Detail == nil:
 		return nil
 	}
 	return w.Detail()

@@ -231,3 +231,36 @@ func TestSpawnBodyAndLabeler(t *testing.T) {
 	assert.Equal(t, "at the hang", h.Waiters[0].Label)
 	assert.Nil(t, a.body, "an ended actor holds no body")
 }
+
+type testCond struct {
+	x, want *uint64
+}
+
+func (c testCond) Holds() bool  { return *c.x >= *c.want }
+func (c testCond) Text() string { return "x reaches want" }
+func (c testCond) Detail() any  { return *c.want }
+
+// TestWaitCond: a Wait's Cond is its predicate (woken by a Notify that
+// makes it hold, not by one that does not), its text and its detail in a
+// hang report; Pred, Text and Detail are not read.
+func TestWaitCond(t *testing.T) {
+	s := New(Config{})
+	l := s.NewWatchList("l")
+	var x, want, woke uint64 = 0, 2, 0
+	bad := func() bool { panic("Pred read with Cond set") }
+	s.Spawn("w", func(a *Actor) {
+		a.Await(Wait{List: l, Lo: 0, Hi: 8, Cond: testCond{&x, &want}, Pred: bad})
+		woke = uint64(a.Now())
+		want = 10
+		a.Await(Wait{List: l, Lo: 0, Hi: 8, Cond: testCond{&x, &want}, Pred: bad, Text: func() string { panic("Text read") }})
+	})
+	for i := range 3 {
+		s.At(Time(i+1)*Microsecond, func() { x++; l.Notify(0, 8) })
+	}
+	var h *HangError
+	require.ErrorAs(t, s.Run(), &h)
+	assert.Equal(t, uint64(2*Microsecond), woke, "the second write made it hold")
+	require.Len(t, h.Waiters, 1)
+	assert.Equal(t, "x reaches want", h.Waiters[0].WaitsFor)
+	assert.Equal(t, uint64(10), h.Waiters[0].Detail)
+}

@@ -29,6 +29,7 @@ type watch struct {
 	id     uint64 // registration order: fired watches are woken in this order
 	lo, hi uint64
 	pred   func() bool
+	cond   Cond   // an actor's Wait.Cond, evaluated instead of pred
 	fire   func() // callback watcher (the engine's POLL), or nil for an actor
 	actor  *Actor
 	token  uint64
@@ -62,13 +63,13 @@ func (l *WatchList) Name() string { return l.name }
 // Len returns the number of registered watches.
 func (l *WatchList) Len() int { return l.n }
 
-func (l *WatchList) add(lo, hi uint64, pred func() bool, fire func(), a *Actor, tok uint64) *watch {
+func (l *WatchList) add(lo, hi uint64, pred func() bool, cond Cond, fire func(), a *Actor, tok uint64) *watch {
 	if hi <= lo {
 		hi = lo + 1
 	}
 	l.nextID++
 	w := l.s.newWatch()
-	*w = watch{id: l.nextID, lo: lo, hi: hi, pred: pred, fire: fire, actor: a, token: tok, held: a != nil}
+	*w = watch{id: l.nextID, lo: lo, hi: hi, pred: pred, cond: cond, fire: fire, actor: a, token: tok, held: a != nil}
 	l.n++
 	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
 	if p1-p0 > 1 {
@@ -158,6 +159,13 @@ func (s *Sim) pageMap() map[uint64][]*watch {
 	return map[uint64][]*watch{}
 }
 
+func (w *watch) holds() bool {
+	if w.cond != nil {
+		return w.cond.Holds()
+	}
+	return w.pred()
+}
+
 func (l *WatchList) remove(w *watch) {
 	if !w.dead {
 		w.dead = true
@@ -183,7 +191,7 @@ func (h WatchHandle) Cancel() {
 // re-register if it wants to wait again. pred is not evaluated here: the
 // caller checks it first.
 func (l *WatchList) Watch(lo, hi uint64, pred func() bool, fn func()) WatchHandle {
-	return WatchHandle{l: l, w: l.add(lo, hi, pred, fn, nil, 0)}
+	return WatchHandle{l: l, w: l.add(lo, hi, pred, nil, fn, nil, 0)}
 }
 
 // Notify announces a write to [lo, hi). It costs one comparison when nobody
@@ -280,7 +288,7 @@ func (l *WatchList) sweep(ws []*watch, lo, hi uint64, fired []*watch) (kept, out
 			l.s.leave(w)
 			continue
 		}
-		if w.lo < hi && lo < w.hi && w.pred() {
+		if w.lo < hi && lo < w.hi && w.holds() {
 			l.remove(w)
 			l.s.progress = l.s.now
 			fired = append(fired, w)
