@@ -49,6 +49,10 @@ type diagnosis struct {
 	// sigSlab is where signals' records are made, a few at a time.
 	sigSlab slab.Arena[sigdiag]
 	qSlab   slab.Arena[qdiag] // the same for queues' records
+	// refs is the host's queue references (lifecycle.ref), kept here
+	// with the rest for the worker's next host, emptied; nil in a
+	// diagnosis not kept.
+	refs map[*Queue]int
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -159,10 +163,11 @@ func keptDiagnosis(s *sim.Sim) *diagnosis {
 	}
 	sc := s.Scratch()
 	d := sc.Local(diagKey{}, func() any {
-		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]waitInfo{}, signals: map[uint64]*sigdiag{}}
+		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]waitInfo{}, signals: map[uint64]*sigdiag{}, refs: map[*Queue]int{}}
 		d.sigSlab.Grow = 16
 		return d
 	}).(*diagnosis)
+	clear(d.refs)
 	clear(d.queues)
 	clear(d.waits)
 	clear(d.signals)
