@@ -285,6 +285,9 @@ func (n *Node) lag(q *Queue) {
 			n.s.SetWriter(w)
 		}
 	}
+	if n.lagging == nil {
+		n.lagging = make([]*Queue, 0, firstListCap)
+	}
 	n.lagging = append(n.lagging, q)
 	if n.catchUpFn == nil {
 		n.catchUpFn = n.catchUp

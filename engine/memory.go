@@ -34,13 +34,22 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
-	prefill   *prefill // Prefill: the next Alloc's content
+	prefill   *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
+	// prefillBuf holds the last Prefill's content: a seed prefills each
+	// rank's send window, an allocation each before.
+	prefillBuf prefill
 	// scratch backs small regions (Config.Scratch, nil: the heap); small
 	// are the buffers it gave, returned by release (Node.Close) only: the
 	// cleanup of an unclosed node runs on another goroutine.
 	scratch *Scratch
 	small   [][]byte
 }
+
+// firstListCap is the first capacity of a node's lists that grow a queue
+// or a region at a time (rings, small regions, lagging copies, counters):
+// a 4 KiB all-to-all seed's 32 queues grew each from nil, five
+// allocations a list.
+const firstListCap = 32
 
 // prefill is the content Prefill gives the next Alloc.
 type prefill struct {
@@ -155,6 +164,9 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 		}
 		if b != nil {
 			m.rings.kept += size
+			if m.mapped.rings == nil {
+				m.mapped.rings = make([]keptRing, 0, firstListCap)
+			}
 			m.mapped.rings = append(m.mapped.rings, keptRing{b: b})
 			return b, nil
 		}
@@ -198,7 +210,8 @@ func (m *Memory) WillOverwrite(on bool) { m.overwrite = on }
 // built from everything fill's bytes depend on; it is called only for a
 // region the default backing maps (the others are filled every time).
 func (m *Memory) Prefill(key func() string, fill func(b []byte)) {
-	m.prefill = &prefill{key: key, fill: fill}
+	m.prefillBuf = prefill{key: key, fill: fill}
+	m.prefill = &m.prefillBuf
 }
 
 // EndPrefill drops a Prefill that no Alloc took (an allocation made
@@ -413,6 +426,9 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 			return make([]byte, rounded), nil
 		}
 		b := m.scratch.take(rounded)
+		if m.small == nil {
+			m.small = make([][]byte, 0, firstListCap)
+		}
 		m.small = append(m.small, b)
 		return b, nil
 	}
