@@ -43,6 +43,14 @@ type Scratch struct {
 	// is the last run's actor list, which the next run empties and takes.
 	actors    []*Actor
 	actorList []*Actor
+	// The last run's lists of its event store, emptied: recycled ids,
+	// the batch due now, the queue's heap, free blocks and runs' block
+	// lists (each grew from nil every run: a dozen allocations a seed).
+	free      []uint32
+	batch     []*event
+	heap      eventHeap
+	qfree     []*runBlock
+	runBlocks [queueRuns][]*runBlock
 }
 
 // maxKeptActors bounds the actors a Scratch keeps for reuse: a 4 KiB
@@ -156,6 +164,12 @@ func (sc *Scratch) block() *runBlock {
 	return b
 }
 
+// clearedBlocks is bs emptied, its blocks forgotten.
+func clearedBlocks(bs []*runBlock) []*runBlock {
+	clear(bs)
+	return bs[:0]
+}
+
 // takeBack keeps what s made of its event store, which s drops: events
 // made after Run (none run) come from a new store.
 func (sc *Scratch) takeBack(s *Sim) {
@@ -165,14 +179,21 @@ func (sc *Scratch) takeBack(s *Sim) {
 		}
 	}
 	q := &s.heap
-	blocks := q.free
-	for i := range q.runs {
-		blocks = append(blocks, q.runs[i].blocks...)
-	}
-	for _, b := range blocks {
-		if len(sc.blocks) < scratchChunks {
-			sc.blocks = append(sc.blocks, b)
+	keep := func(bs []*runBlock) {
+		for _, b := range bs {
+			if len(sc.blocks) < scratchChunks {
+				sc.blocks = append(sc.blocks, b)
+			}
 		}
+	}
+	keep(q.free)
+	for i := range q.runs {
+		keep(q.runs[i].blocks)
+	}
+	clear(s.batch)
+	sc.free, sc.batch, sc.heap, sc.qfree = s.free[:0], s.batch[:0], q.heap[:0], clearedBlocks(q.free)
+	for i := range q.runs {
+		sc.runBlocks[i] = clearedBlocks(q.runs[i].blocks)
 	}
 	s.chunks, s.free, s.nevents, s.batch = nil, nil, 0, nil
 	s.heap = eventQueue{}

@@ -10,7 +10,8 @@ import (
 )
 
 // TestScratchRunsIndependent: runs that share a Scratch take its event
-// store back zeroed: a run's digest and events are a fresh Sim's, also
+// store (and its lists: free ids, the due batch, the heap, the runs'
+// blocks) back zeroed: a run's digest and events are a fresh Sim's, also
 // after a run that stopped with events pending and whose Timer was
 // stopped after Run (it marked an event of the store the next run took).
 func TestScratchRunsIndependent(t *testing.T) {
@@ -60,6 +61,11 @@ func TestScratchRunsIndependent(t *testing.T) {
 				assert.Equal(t, fresh[seed], digest, "seed %d", seed)
 			}
 			assert.NotEmpty(t, sc.chunks, "the store was kept")
+			assert.NotZero(t, cap(sc.free), "the recycled ids' list was kept")
+			assert.Zero(t, len(sc.free)+len(sc.batch)+len(sc.heap)+len(sc.qfree), "emptied")
+			for _, bs := range sc.runBlocks {
+				assert.Empty(t, bs)
+			}
 		})
 	}
 }

@@ -142,6 +142,14 @@ func New(cfg Config) *Sim {
 		s.watchdog = cfg.Watchdog
 	}
 	s.heap.scratch = cfg.Scratch
+	if sc := cfg.Scratch; sc != nil {
+		// The last run's lists, emptied (takeBack): taken, not shared.
+		s.free, s.batch, s.heap.heap, s.heap.free = sc.free, sc.batch, sc.heap, sc.qfree
+		for i := range s.heap.runs {
+			s.heap.runs[i].blocks, sc.runBlocks[i] = sc.runBlocks[i], nil
+		}
+		sc.free, sc.batch, sc.heap, sc.qfree = nil, nil, nil, nil
+	}
 	cfg.Scratch.newRun()
 	s.trace.init(cfg.Record, cfg.Scratch)
 	if cfg.Scratch != nil {
