@@ -62,6 +62,7 @@ type Kernel struct {
 	s     *sim.Sim
 	cfg   Config
 	fn    func(*Thread)
+	code  Code           // LaunchCode's, run instead of fn
 	wl    *sim.WatchList // &wlBuf
 	wlBuf sim.WatchList  // inside the kernel: one allocation fewer a launch
 	live  int            // waves not finished
@@ -115,11 +116,28 @@ func (k *Kernel) site(pcs []uintptr) *site {
 // sim.Run or from a running actor (a host thread launching a kernel); the
 // kernel's waves start at the current virtual time.
 func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
-	if s == nil {
-		return nil, fmt.Errorf("kernel: Launch with a nil simulator")
-	}
 	if fn == nil {
 		return nil, fmt.Errorf("kernel %q: nil kernel function", cfg.Name)
+	}
+	return launch(s, cfg, fn, nil)
+}
+
+// Code is a kernel's code as a method of the state it runs with
+// (LaunchCode), for a launcher that keeps that state (a job's handles)
+// where a closure over it would be an allocation a launch.
+type Code interface{ Run(t *Thread) }
+
+// LaunchCode is Launch running c.Run on every thread.
+func LaunchCode(s *sim.Sim, cfg Config, c Code) (*Kernel, error) {
+	if c == nil {
+		return nil, fmt.Errorf("kernel %q: nil kernel code", cfg.Name)
+	}
+	return launch(s, cfg, nil, c)
+}
+
+func launch(s *sim.Sim, cfg Config, fn func(t *Thread), code Code) (*Kernel, error) {
+	if s == nil {
+		return nil, fmt.Errorf("kernel: Launch with a nil simulator")
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -131,7 +149,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	} else {
 		k = new(Kernel)
 	}
-	k.s, k.cfg, k.fn, k.sites, k.ar = s, cfg, fn, sitesOf(s), ar
+	k.s, k.cfg, k.fn, k.code, k.sites, k.ar = s, cfg, fn, code, sitesOf(s), ar
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize

@@ -115,3 +115,23 @@ func TestArgScratchKeptInArena(t *testing.T) {
 		kept = slices.Clone(ar.args)
 	}
 }
+
+type countCode struct{ lanes map[int]bool }
+
+func (c *countCode) Run(t *Thread) { c.lanes[t.BlockIdx()*64+t.ThreadIdx()] = true }
+
+// TestLaunchCode: a kernel launched with a Code runs its Run on every
+// thread, as Launch runs its function; a nil Code is refused by name.
+func TestLaunchCode(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 1})
+	c := &countCode{lanes: map[int]bool{}}
+	_, err := LaunchCode(s, Config{Name: "code", Grid: 2, Block: 40}, c)
+	require.NoError(t, err)
+	require.NoError(t, s.Run())
+	assert.Len(t, c.lanes, 80)
+	assert.True(t, c.lanes[64+39])
+	_, err = LaunchCode(s, Config{Name: "none", Grid: 1, Block: 1}, nil)
+	assert.ErrorContains(t, err, `kernel "none": nil kernel code`)
+	_, err = Launch(s, Config{Name: "nofn", Grid: 1, Block: 1}, nil)
+	assert.ErrorContains(t, err, `kernel "nofn": nil kernel function`)
+}

@@ -531,7 +531,11 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 		}
 	}()
 	t.yield = yield
-	t.w.k.fn(t)
+	if c := t.w.k.code; c != nil {
+		c.Run(t)
+	} else {
+		t.w.k.fn(t)
+	}
 	returned = true
 	return true
 }
