@@ -55,6 +55,22 @@ const firstListCap = 32
 type prefill struct {
 	key  func() string
 	fill func(b []byte)
+	c    Content // PrefillContent's, instead of key and fill
+}
+
+func (p *prefill) keyOf() string {
+	if p.c != nil {
+		return p.c.Key()
+	}
+	return p.key()
+}
+
+func (p *prefill) fillIn(b []byte) {
+	if p.c != nil {
+		p.c.Fill(b)
+		return
+	}
+	p.fill(b)
 }
 
 // ringSlab hands out ring buffers: a node's first ringKeptBytes of them
@@ -211,6 +227,21 @@ func (m *Memory) WillOverwrite(on bool) { m.overwrite = on }
 // region the default backing maps (the others are filled every time).
 func (m *Memory) Prefill(key func() string, fill func(b []byte)) {
 	m.prefillBuf = prefill{key: key, fill: fill}
+	m.prefill = &m.prefillBuf
+}
+
+// Content is a region's content as Prefill takes it, as methods of one
+// value: Key is Prefill's key and Fill its fill.
+type Content interface {
+	Key() string
+	Fill(b []byte)
+}
+
+// PrefillContent is Prefill(c.Key, c.Fill) for a caller that keeps the
+// content's state in a value of its own (a scenario's send windows, one
+// value a rank): no function values to make.
+func (m *Memory) PrefillContent(c Content) {
+	m.prefillBuf = prefill{c: c}
 	m.prefill = &m.prefillBuf
 }
 
@@ -433,13 +464,13 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		return b, nil
 	}
 	if p := m.prefill; p != nil {
-		key := p.key()
+		key := p.keyOf()
 		b, hit, err := hostmem.MapAs(rounded, key)
 		if err != nil {
 			return nil, err
 		}
 		if !hit {
-			p.fill(b)
+			p.fillIn(b)
 		}
 		m.mapped.bufs = append(m.mapped.bufs, b)
 		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
@@ -509,7 +540,7 @@ func (m *Memory) fillRegion(base, size uint64, p *prefill, keyed int) error {
 	if err != nil || b == nil {
 		return err
 	}
-	p.fill(b)
+	p.fillIn(b)
 	m.Notify(base, r.Size)
 	return nil
 }
