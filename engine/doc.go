@@ -17,7 +17,8 @@
 // fails naming the closed node), and a node nobody closes gives them back
 // once unreachable (hostmem keeps up to its KeepMax of them for the next
 // node's regions of the same size). A region allocated after
-// [Memory.Prefill] starts with the caller's content; kept by that content
+// [Memory.Prefill] (or [Memory.PrefillContent], the content as one value)
+// starts with the caller's content; kept by that content
 // when no write reached it, it backs the next node's Prefill of the same
 // content without the bytes being written again (a scenario's send
 // windows, the same for every seed). Config.Backing = [MapAt] maps each
