@@ -122,8 +122,7 @@ func TestWatchRecycling(t *testing.T) {
 				}
 			})
 		}
-		var h WatchHandle
-		h = l.Watch(0x1000, 0x1008, func() bool { return x[0] >= 1 }, func() { log = append(log, "callback at "+s.Now().String()) })
+		h := l.Watch(0x1000, 0x1008, func() bool { return x[0] >= 1 }, func() { log = append(log, "callback at "+s.Now().String()) })
 		for k := range 6 {
 			s.At(Time(k+1)*700*Nanosecond, func() {
 				i := k % 3
