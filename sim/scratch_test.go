@@ -155,8 +155,8 @@ func TestIntern(t *testing.T) {
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
 
 // TestScratchReusesActors: the actors of a run that borrowed a Scratch
-// (one that returned, one killed waiting when the run failed, one never
-// started) are the next run's actors, which run as a fresh Sim's do: the
+// (one that returned, one killed waiting when the run failed, one that
+// panicked, one never started) are the next run's actors, which run as a fresh Sim's do: the
 // same digest, names, ids and waits.
 func TestScratchReusesActors(t *testing.T) {
 	first := func(sc *Scratch) (*Sim, []*Actor) {
@@ -167,9 +167,14 @@ func TestScratchReusesActors(t *testing.T) {
 			a.Await(Wait{List: l, Pred: func() bool { return false }, What: "nothing"})
 		})
 		late := s.SpawnAfter(Millisecond, "late", func(a *Actor) {})
+		panics := s.Spawn("panics", func(a *Actor) {
+			a.Sleep(Microsecond)
+			panic("boom")
+		})
 		s.At(2*Microsecond, func() { s.Fail(errors.New("stop")) })
-		require.ErrorContains(t, s.Run(), "stop")
-		return s, []*Actor{done, stuck, late}
+		var pe *ActorPanicError
+		require.ErrorAs(t, s.Run(), &pe, "the panic fails the run first")
+		return s, []*Actor{done, stuck, late, panics}
 	}
 	second := func(sc *Scratch) (digest string, actors []*Actor, log []string) {
 		s := New(Config{Seed: 8, Scratch: sc})
@@ -194,7 +199,7 @@ func TestScratchReusesActors(t *testing.T) {
 
 	sc := NewScratch()
 	_, old := first(sc)
-	require.Len(t, sc.actors, 3, "the returned, the killed and the never started actor are kept")
+	require.Len(t, sc.actors, 4, "the returned, the killed, the panicked and the never started actor are kept")
 	digest, actors, log := second(sc)
 	assert.Equal(t, wantDigest, digest)
 	assert.Equal(t, wantLog, log)
@@ -203,7 +208,7 @@ func TestScratchReusesActors(t *testing.T) {
 		assert.Equal(t, string(rune('a'+i)), a.Name())
 		assert.Equal(t, uint32(i), a.id)
 	}
-	assert.Len(t, sc.actors, 3, "and kept again")
+	assert.Len(t, sc.actors, 4, "and kept again")
 }
 
 type testBody struct {
