@@ -176,7 +176,7 @@ func (h *host) flushStores() {
 		if at == "" {
 			at = "its own code after " + h.lastCallText()
 		}
-		rt.s.SetWriter(func() string { return h.name + "'s store at " + at })
+		rt.s.SetWriter(sim.WriterFunc(func() string { return h.name + "'s store at " + at }))
 		wl.Notify(uint64(lg.lo[i]), uint64(lg.hi[i]))
 	}
 }

@@ -327,7 +327,7 @@ func (ln *lane) logStores(n int, where string) {
 			at = line
 		}
 		moriNoteStore(ln, uint64(l.log_lo[i]), uint64(l.log_hi[i]), at) // a MORI ring's publish edge (mori.go)
-		rt.s.SetWriter(func() string { return ln.who() + "'s store at " + at })
+		rt.s.SetWriter(sim.WriterFunc(func() string { return ln.who() + "'s store at " + at }))
 		wl.Notify(uint64(l.log_lo[i]), uint64(l.log_hi[i]))
 	}
 }
@@ -666,7 +666,7 @@ func (ln *lane) call() {
 	case C.EMUD_OP_ATOMIC:
 		if rt.mem.GPUOf(a[0]) >= 0 {
 			prev := rt.s.Writer()
-			rt.s.SetWriter(func() string { return ln.who() + "'s atomic at " + ln.site().String() })
+			rt.s.SetWriter(sim.WriterFunc(func() string { return ln.who() + "'s atomic at " + ln.site().String() }))
 			rt.mem.Watch().Notify(a[0], a[0]+a[1])
 			rt.s.SetWriter(prev)
 		}

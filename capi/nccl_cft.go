@@ -774,9 +774,9 @@ func cftDeliver(op *cftOp, d int, data []byte, lo, hi uint64) {
 		}
 	}
 	prev := rt.s.Writer()
-	rt.s.SetWriter(func() string {
+	rt.s.SetWriter(sim.WriterFunc(func() string {
 		return "ncclCft::" + map[int]string{C.EMUD_CFT_PUT: "put", C.EMUD_CFT_RED: "red"}[op.kind] + " issued at " + op.site
-	})
+	}))
 	defer rt.s.SetWriter(prev)
 	if rt.mem.Write(addr, cur) != nil {
 		return

@@ -41,7 +41,7 @@ var (
 type diagnosis struct {
 	h       *Host
 	queues  map[*Queue]*qdiag
-	waits   map[*kernel.Wave]*waitInfo
+	waits   map[*kernel.Wave]waitInfo // by value: a map entry, not an allocation, a wait
 	signals map[uint64]*sigdiag
 	// reads is the last lane read of each signal slot (Mem.Load64 of a
 	// tracked word): at most one per tracked word (sim.MaxTrackedWords).
@@ -49,6 +49,10 @@ type diagnosis struct {
 	// sigSlab is where signals' records are made, a few at a time.
 	sigSlab slab.Arena[sigdiag]
 	qSlab   slab.Arena[qdiag] // the same for queues' records
+	// refs is the host's queue references (lifecycle.ref), kept here
+	// with the rest for the worker's next host, emptied; nil in a
+	// diagnosis not kept.
+	refs map[*Queue]int
 }
 
 // slotRead is a lane's read of a signal slot.
@@ -130,7 +134,7 @@ func newDiagnosis(h *Host) *diagnosis {
 	s := h.dev.Sim()
 	d := keptDiagnosis(s)
 	if d == nil {
-		d = &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
+		d = &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]waitInfo{}, signals: map[uint64]*sigdiag{}}
 		d.sigSlab.Grow = 16 // slots come a comm's worth at a time
 	}
 	d.h = h
@@ -159,10 +163,11 @@ func keptDiagnosis(s *sim.Sim) *diagnosis {
 	}
 	sc := s.Scratch()
 	d := sc.Local(diagKey{}, func() any {
-		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]*waitInfo{}, signals: map[uint64]*sigdiag{}}
+		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]waitInfo{}, signals: map[uint64]*sigdiag{}, refs: map[*Queue]int{}}
 		d.sigSlab.Grow = 16
 		return d
 	}).(*diagnosis)
+	clear(d.refs)
 	clear(d.queues)
 	clear(d.waits)
 	clear(d.signals)
@@ -241,8 +246,8 @@ func (d *diagnosis) sig(addr uint64) *sigdiag {
 	return x
 }
 
-func (d *diagnosis) enter(w *kernel.Wave, wi *waitInfo) { d.waits[w] = wi }
-func (d *diagnosis) leave(w *kernel.Wave)               { delete(d.waits, w) }
+func (d *diagnosis) enter(w *kernel.Wave, wi waitInfo) { d.waits[w] = wi }
+func (d *diagnosis) leave(w *kernel.Wave)              { delete(d.waits, w) }
 
 // diagnose returns causes (sim.LayerAPI), in plain words, for the hang
 // patterns of the seed's failure-mode table. Where it knows why a lower
@@ -254,7 +259,7 @@ func (d *diagnosis) leave(w *kernel.Wave)               { delete(d.waits, w) }
 func (d *diagnosis) diagnose() sim.Diagnosis {
 	ws := make([]*waitInfo, 0, len(d.waits))
 	for _, wi := range d.waits {
-		ws = append(ws, wi)
+		ws = append(ws, &wi) // a variable each iteration
 	}
 	sort.Slice(ws, func(i, j int) bool {
 		a, b := ws[i], ws[j]

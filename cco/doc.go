@@ -127,7 +127,10 @@
 // waits (a passing run is not diagnosed). The records they come from
 // (signals posted, uncommitted Aggregate bytes, waits) are kept, with a
 // sim.Scratch, in the Scratch for the first host of the next run that
-// borrows it, emptied.
+// borrows it, emptied, with the host's map of queue references. A comm
+// holds its first four slots and windows and its first dev comm (with
+// 16 queue pointers) itself, and region names are interned by the
+// simulator's Scratch (sim.Sim.Intern).
 //
 // An out-of-range peer is refused in both modes (MORI does not check it and
 // the hardware faults on a null queue handle). Debug mode also traps a put

@@ -103,6 +103,7 @@ func NewHost(dev Device, env Env) *Host {
 	}
 	h := &Host{dev: dev, env: env, worlds: map[UniqueId]*world{}, timing: dev.Model()}
 	h.diag = newDiagnosis(h)
+	h.life.refs = h.diag.refs // a worker's kept map, or nil (made by the first ref)
 	return h
 }
 
@@ -151,15 +152,77 @@ type Comm struct {
 	numQueue    int  // fixed by the first dev comm
 	fixed       bool // a dev comm has fixed numQueue
 	used        uint64
-	allocs      []uint64           // slot offsets, in allocation order
-	live        map[uint64]memSlot // MemAlloc'd and not freed, by address
-	freed       []memSlot          // MemFree'd, most recent last
+	allocs      []uint64  // slot offsets, in allocation order
+	live        liveSlots // MemAlloc'd and not freed, by address
+	freed       []memSlot // MemFree'd, most recent last
 	windows     []Window
 	devs        []*devState
 	// queue ownership (lifecycle.go): gen is the comm's slot among its
 	// GPU's live owning comms, -1 when its queues are shared.
 	gen       int
 	destroyed bool
+
+	// The first allocations, windows and dev comm live in the comm: a
+	// 4 KiB all-to-all seed's four comms grew each slice from nil (about
+	// 25 allocations a seed).
+	allocsBuf  [4]uint64
+	windowsBuf [4]Window
+	devsBuf    [1]*devState
+	dev0       devState
+}
+
+// liveSlots are a comm's live MemAlloc slots by address: a list while
+// they are few (a comm allocates a handful), a map beyond maxListedSlots.
+type liveSlots struct {
+	list []memSlot
+	buf  [4]memSlot
+	m    map[uint64]memSlot
+}
+
+const maxListedSlots = 32
+
+func (l *liveSlots) get(addr uint64) (memSlot, bool) {
+	if l.m != nil {
+		sl, ok := l.m[addr]
+		return sl, ok
+	}
+	for _, sl := range l.list {
+		if sl.addr == addr {
+			return sl, true
+		}
+	}
+	return memSlot{}, false
+}
+
+func (l *liveSlots) put(sl memSlot) {
+	if l.m != nil {
+		l.m[sl.addr] = sl
+		return
+	}
+	if l.list == nil {
+		l.list = l.buf[:0]
+	}
+	l.list = append(l.list, sl) // addresses are distinct: the caller allocated or took a freed slot
+	if len(l.list) > maxListedSlots {
+		l.m = make(map[uint64]memSlot, 2*len(l.list))
+		for _, x := range l.list {
+			l.m[x.addr] = x
+		}
+		l.list = nil
+	}
+}
+
+func (l *liveSlots) del(addr uint64) {
+	if l.m != nil {
+		delete(l.m, addr)
+		return
+	}
+	for i, sl := range l.list {
+		if sl.addr == addr {
+			l.list = append(l.list[:i], l.list[i+1:]...)
+			return
+		}
+	}
 }
 
 // CommCreate is ccoCommCreate: rank's communicator of nRanks ranks. The
@@ -242,11 +305,11 @@ func MemFree(c *Comm, addr uint64) error {
 	if addr == 0 {
 		return nil
 	}
-	sl, ok := c.live[addr]
+	sl, ok := c.live.get(addr)
 	if !ok {
 		return fmt.Errorf("ccoMemFree (rank %d): %#x is not an allocation of this comm's ccoMemAlloc that is still live (freed twice, or another allocator's pointer?)", c.Rank, addr)
 	}
-	delete(c.live, addr)
+	c.live.del(addr)
 	c.freed = append(c.freed, sl)
 	return nil
 }
@@ -265,13 +328,10 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	if rounded < bytes {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit in the rank's %d B VMM", c.Rank, bytes, c.PerRankSize)
 	}
-	if c.live == nil {
-		c.live = map[uint64]memSlot{}
-	}
 	for i := len(c.freed) - 1; i >= 0; i-- {
 		if sl := c.freed[i]; sl.size == rounded && sl.phantom == phantom {
 			c.freed = append(c.freed[:i], c.freed[i+1:]...)
-			c.live[sl.addr] = sl
+			c.live.put(sl)
 			return sl.addr, nil
 		}
 	}
@@ -279,7 +339,7 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %d B does not fit: %d of %d B of the rank's VMM already used", c.Rank, bytes, c.used, c.PerRankSize)
 	}
 	mem := c.h.dev.Memory()
-	name := fmt.Sprintf("cco rank %d buf %d", c.Rank, len(c.allocs))
+	name := c.h.name("cco rank ", c.Rank, " buf ", len(c.allocs))
 	var addr uint64
 	var err error
 	if phantom {
@@ -291,8 +351,11 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %w", c.Rank, err)
 	}
 	c.used += rounded
+	if c.allocs == nil {
+		c.allocs = c.allocsBuf[:0]
+	}
 	c.allocs = append(c.allocs, addr-mem.SliceBase(c.LsaRank))
-	c.live[addr] = memSlot{addr: addr, size: rounded, phantom: phantom}
+	c.live.put(memSlot{addr: addr, size: rounded, phantom: phantom})
 	return addr, nil
 }
 
@@ -335,7 +398,7 @@ func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
 	}
 	off := buf - base
 	w := Window{Base: mem.SliceBase(0) + off, Stride4G: c.h.dev.Stride() >> 32, LsaRank: c.LsaRank, Bytes: bytes,
-		slot: c.live[buf].size}
+		slot: c.liveSize(buf)}
 	k := len(c.windows)
 	for _, o := range c.w.comms {
 		if o == nil || o == c || len(o.windows) <= k {
@@ -346,6 +409,9 @@ func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
 			return Window{}, fmt.Errorf("ccoWindowRegister: window %d of rank %d is at slot offset %#x (a %d B slot) but rank %d registered it at %#x (a %d B slot): ranks must ccoMemAlloc and register alike",
 				k, c.Rank, off, w.slot, o.Rank, ow.Base-mem.SliceBase(0), ow.slot)
 		}
+	}
+	if c.windows == nil {
+		c.windows = c.windowsBuf[:0]
 	}
 	c.windows = append(c.windows, w)
 	return w, nil
@@ -443,7 +509,10 @@ type devState struct {
 	debug  bool
 	pool   signal.Pool
 	queues []*Queue // [peer × n + q], made on first use
-	arch   model.Arch
+	// queuesBuf holds queues for up to 16 (peer, q) pairs: a 4 KiB
+	// all-to-all's 4 ranks × 2 queues fit.
+	queuesBuf [16]*Queue
+	arch      model.Arch
 	// barrier and hybrid are the LSA barrier states (barrier.go).
 	barrier, hybrid LsaBarrierHandle
 	// warnedOff: the no-SDMA warning was issued (sdma.go).
@@ -483,7 +552,13 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	if n > c.h.dev.QueuesPerPeer() {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %d queues per peer requested but the device has %d", c.Rank, n, c.h.dev.QueuesPerPeer())
 	}
-	st := &devState{c: c, idx: len(c.devs), n: n, arch: model.ArchOf(c.h.dev.Model()),
+	var st *devState
+	if len(c.devs) == 0 {
+		st = &c.dev0 // the first lives in the comm
+	} else {
+		st = new(devState)
+	}
+	*st = devState{c: c, idx: len(c.devs), n: n, arch: model.ArchOf(c.h.dev.Model()),
 		debug: reqs.Debug || Truthy(c.h.env["MORI_CCO_SDMA_DEBUG"])}
 	if reqs.PerCommQueues {
 		c.h.life.own(c)
@@ -496,7 +571,7 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	if n > 0 {
 		mem := c.h.dev.Memory()
 		size := uint64(c.LsaSize*n) * signal.SlotBytes
-		base, err := mem.Alloc(c.LsaRank, size, fmt.Sprintf("cco rank %d signal pool %d", c.Rank, st.idx))
+		base, err := mem.Alloc(c.LsaRank, size, c.h.name("cco rank ", c.Rank, " signal pool ", st.idx))
 		if err != nil {
 			return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): signal pool: %w", c.Rank, err)
 		}
@@ -508,7 +583,12 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 				lg.Track(a, int(signal.SlotBytes)) // each slot's last writes, for hang reports
 			}
 		}
-		st.queues = make([]*Queue, c.LsaSize*n)
+		if k := c.LsaSize * n; k <= len(st.queuesBuf) {
+			st.queuesBuf = [len(st.queuesBuf)]*Queue{}
+			st.queues = st.queuesBuf[:k]
+		} else {
+			st.queues = make([]*Queue, k)
+		}
 	}
 	for _, f := range []struct {
 		name string
@@ -520,6 +600,9 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	}
 	if err := st.allocBarrier(reqs.LsaBarrierCount, reqs.BarrierCount); err != nil {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): %w", c.Rank, err)
+	}
+	if c.devs == nil {
+		c.devs = c.devsBuf[:0]
 	}
 	c.devs = append(c.devs, st)
 	dc := DevComm{Rank: c.Rank, NRanks: c.NRanks, LsaRank: c.LsaRank, LsaSize: c.LsaSize,
@@ -649,4 +732,22 @@ func DevCommCreateAll(comms []*Comm, reqs *DevCommRequirements) ([]DevComm, erro
 		dcs[r] = dc
 	}
 	return dcs, nil
+}
+
+// name is a region's name, a+i+b+j, interned by the device's simulator
+// (sim.Sim.Intern): an explore worker's seeds name their regions alike,
+// and formatting them was two allocations a region.
+func (h *Host) name(a string, i int, b string, j int) string {
+	var buf [64]byte
+	n := append(buf[:0], a...)
+	n = strconv.AppendInt(n, int64(i), 10)
+	n = append(n, b...)
+	n = strconv.AppendInt(n, int64(j), 10)
+	return h.dev.Sim().Intern(n)
+}
+
+// liveSize is the size of the live slot at addr, 0 if none starts there.
+func (c *Comm) liveSize(addr uint64) uint64 {
+	sl, _ := c.live.get(addr)
+	return sl.size
 }

@@ -279,3 +279,38 @@ func TestWindowAllocAllAndDevCommCreateAll(t *testing.T) {
 	_, err = cco.DevCommCreateAll(comms, &bad)
 	assert.ErrorContains(t, err, "rank 0: ")
 }
+
+// A comm's live slots are a list while few and a map beyond 32 (its
+// first slots, windows and dev comm live in the comm): alloc, free,
+// reuse and window registration give the same answers on both sides of
+// the switch.
+func TestManySlots(t *testing.T) {
+	h := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	cs, err := cco.CommCreateAll(h, 2, 0)
+	require.NoError(t, err)
+	c0 := cs[0]
+	var addrs []uint64
+	for i := range 40 {
+		a, err := cco.MemAlloc(c0, uint64(4096*(1+i%3)))
+		require.NoError(t, err)
+		addrs = append(addrs, a)
+		if i == 3 || i == 35 { // free one while listed and one once mapped
+			require.NoError(t, cco.MemFree(c0, a))
+			assert.ErrorContains(t, cco.MemFree(c0, a), "is not an allocation of this comm's ccoMemAlloc that is still live")
+			again, err := cco.MemAlloc(c0, uint64(4096*(1+i%3)))
+			require.NoError(t, err)
+			assert.Equal(t, a, again, "slot %d reused", i)
+		}
+	}
+	for i, a := range addrs {
+		w, err := cco.WindowRegister(c0, a, 4096)
+		require.NoError(t, err, "slot %d", i)
+		assert.Equal(t, c0.LsaRank, w.LsaRank)
+	}
+	for _, a := range addrs {
+		require.NoError(t, cco.MemFree(c0, a))
+	}
+	for _, a := range addrs {
+		assert.Error(t, cco.MemFree(c0, a), "freed")
+	}
+}

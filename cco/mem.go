@@ -184,7 +184,7 @@ func (m Mem) write(op string, addr uint64, src []byte, release bool) {
 	if m.log.Tracked(addr, addr+uint64(len(src))) {
 		// A signal slot or flag: the write log names this lane and line.
 		info := m.t.RaceInfo(op, 2)
-		m.s.SetWriter(func() string { return fmt.Sprintf("%s by %s (%s)", op, info.Who, info.Site) })
+		m.s.SetWriter(sim.WriterFunc(func() string { return fmt.Sprintf("%s by %s (%s)", op, info.Who, info.Site) }))
 		defer m.s.SetWriter(nil)
 	}
 	if err := m.mem.Write(addr, src); err != nil {

@@ -42,7 +42,7 @@ func awaitSpace(a *sim.Actor, t *kernel.Thread, p *post, q *Queue, base, bytes u
 		return
 	}
 	d := p.s.st.c.h.diag
-	d.enter(t.Wave(), &waitInfo{kind: waitSpace, call: p.call, st: p.s.st, q: q, peer: p.peer, qid: p.q, base: base, end: base + bytes})
+	d.enter(t.Wave(), waitInfo{kind: waitSpace, call: p.call, st: p.s.st, q: q, peer: p.peer, qid: p.q, base: base, end: base + bytes})
 	q.AwaitSpace(a, base, bytes)
 	d.leave(t.Wave())
 }
@@ -62,7 +62,7 @@ func awaitChain(a *sim.Actor, t *kernel.Thread, p *post, q *Queue, base, end uin
 	if q.CanSubmit(base) {
 		return nil
 	}
-	d.enter(t.Wave(), &waitInfo{kind: waitChain, call: p.call, st: st, q: q, peer: p.peer, qid: p.q, base: base, end: end})
+	d.enter(t.Wave(), waitInfo{kind: waitChain, call: p.call, st: st, q: q, peer: p.peer, qid: p.q, base: base, end: end})
 	q.AwaitChain(a, base, end)
 	d.leave(t.Wave())
 	st.c.h.cuSpend(a, model.ChainObserve, 1)
@@ -88,7 +88,7 @@ func drain(a *sim.Actor, t *kernel.Thread, s *Sdma, call string, peer, qid int) 
 		q.AwaitDrained(a, target) // returns at once: the race detector's acquire
 		return nil
 	}
-	d.enter(t.Wave(), &waitInfo{kind: waitDrain, call: call, st: st, q: q, peer: peer, qid: qid, end: target})
+	d.enter(t.Wave(), waitInfo{kind: waitDrain, call: call, st: st, q: q, peer: peer, qid: qid, end: target})
 	q.AwaitDrained(a, target)
 	d.leave(t.Wave())
 	return nil

@@ -254,7 +254,7 @@ func runWaitSignal(g *kernel.Active, args []*syncArgs) error {
 		return true
 	}
 	d := ws[0].st.c.h.diag
-	d.enter(g.Wave(), &waitInfo{kind: waitSig, call: "waitSignal", st: ws[0].st, sigs: ws})
+	d.enter(g.Wave(), waitInfo{kind: waitSig, call: "waitSignal", st: ws[0].st, sigs: ws})
 	mem.Await(g.Actor(), lo, hi-lo, all, func() string {
 		var parts []string
 		for _, w := range ws {

@@ -81,7 +81,7 @@ func (h HostMem) write(op string, addr uint64, src []byte) error {
 	if h.a != nil && mem.Log().Tracked(addr, addr+uint64(len(src))) {
 		// A signal slot or flag: the write log (a hang report) names this thread.
 		who := h.a.Name()
-		h.j.Sim.SetWriter(func() string { return fmt.Sprintf("host %s by %s (%s)", op, who, site) })
+		h.j.Sim.SetWriter(sim.WriterFunc(func() string { return fmt.Sprintf("host %s by %s (%s)", op, who, site) }))
 		defer h.j.Sim.SetWriter(nil)
 	}
 	return mem.Write(addr, src)

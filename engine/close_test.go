@@ -144,49 +144,68 @@ func TestReusedRegions(t *testing.T) {
 // reaching it, its mapping backs the next Prefill of the same key and size
 // without fill being called; a write to it (here a store) or another key
 // gets fill's bytes written afresh. A region on the Go heap (under 1 MiB)
-// is filled every time.
+// is filled every time. PrefillContent, the same content as one value,
+// behaves alike.
 func TestPrefill(t *testing.T) {
-	const size = 6<<20 + 100 // a size no other test maps
-	calls := 0
-	fill := func(b []byte) {
-		calls++
-		for i := range b {
-			b[i] = byte(i % 251)
-		}
-	}
-	alloc := func(key string, size uint64, touch bool) (hit bool) {
-		t.Helper()
-		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 1})
-		require.NoError(t, err)
-		defer n.Close()
-		m := n.Memory()
-		m.Prefill(func() string { return key }, fill)
-		a, err := m.Alloc(0, size, "pre")
-		require.NoError(t, err)
-		assert.False(t, m.EndPrefill(), "the Alloc took it")
-		b, err := m.Bytes("read", a, (size+4095)&^4095)
-		require.NoError(t, err)
-		for _, i := range []int{0, 250, 251, len(b) - 1} {
-			require.Equal(t, byte(i%251), b[i], "byte %d", i)
-		}
-		if touch {
-			require.NoError(t, m.Store32(a+size/2, 1))
-		}
-		return m.Prefilled(a)
-	}
 	if !hostmem.OffHeap {
 		t.Skip("no mappings here")
 	}
-	assert.False(t, alloc("p", size, false), "first: filled")
-	assert.Equal(t, 1, calls)
-	assert.True(t, alloc("p", size, true), "second: kept, then written")
-	assert.Equal(t, 1, calls, "fill not called for a kept mapping")
-	assert.False(t, alloc("p", size, false), "after a write: filled again")
-	assert.Equal(t, 2, calls)
-	assert.False(t, alloc("q", size, false), "another key")
-	assert.Equal(t, 3, calls)
-	const small = 8192
-	assert.False(t, alloc("s", small, false))
-	assert.False(t, alloc("s", small, false), "the Go heap keeps nothing")
-	assert.Equal(t, 5, calls)
+	for i, api := range []string{"funcs", "content"} {
+		t.Run(api, func(t *testing.T) {
+			size := uint64(6<<20 + 100 + 4096*i) // a size no other test maps
+			c := &countingFill{}
+			alloc := func(key string, size uint64, touch bool) (hit bool) {
+				t.Helper()
+				n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 1})
+				require.NoError(t, err)
+				defer n.Close()
+				m := n.Memory()
+				if api == "funcs" {
+					m.Prefill(func() string { return key }, c.Fill)
+				} else {
+					c.key = key
+					m.PrefillContent(c)
+				}
+				a, err := m.Alloc(0, size, "pre")
+				require.NoError(t, err)
+				assert.False(t, m.EndPrefill(), "the Alloc took it")
+				b, err := m.Bytes("read", a, (size+4095)&^4095)
+				require.NoError(t, err)
+				for _, i := range []int{0, 250, 251, len(b) - 1} {
+					require.Equal(t, byte(i%251), b[i], "byte %d", i)
+				}
+				if touch {
+					require.NoError(t, m.Store32(a+size/2, 1))
+				}
+				return m.Prefilled(a)
+			}
+			assert.False(t, alloc("p", size, false), "first: filled")
+			assert.Equal(t, 1, c.calls)
+			assert.True(t, alloc("p", size, true), "second: kept, then written")
+			assert.Equal(t, 1, c.calls, "fill not called for a kept mapping")
+			assert.False(t, alloc("p", size, false), "after a write: filled again")
+			assert.Equal(t, 2, c.calls)
+			assert.False(t, alloc("q", size, false), "another key")
+			assert.Equal(t, 3, c.calls)
+			const small = 8192
+			assert.False(t, alloc("s", small, false))
+			assert.False(t, alloc("s", small, false), "the Go heap keeps nothing")
+			assert.Equal(t, 5, c.calls)
+		})
+	}
+}
+
+// countingFill is TestPrefill's content: bytes i%251, its calls counted.
+type countingFill struct {
+	key   string
+	calls int
+}
+
+func (c *countingFill) Key() string { return c.key }
+
+func (c *countingFill) Fill(b []byte) {
+	c.calls++
+	for i := range b {
+		b[i] = byte(i % 251)
+	}
 }

@@ -44,6 +44,9 @@ func (c *queueCounters) labels() [3]string {
 func (m *metrics) forQueue(id QueueID, sl *slab.Slab[queueCounters]) *queueCounters {
 	c := sl.New()
 	c.id, c.m = id, m
+	if m.queues == nil {
+		m.queues = make([]*queueCounters, 0, firstListCap)
+	}
 	m.queues = append(m.queues, c)
 	return c
 }

@@ -104,7 +104,7 @@ func (q *Queue) landRange(lo, hi uint64) error {
 		}
 	}
 	mem := q.n.mem
-	q.n.s.SetWriter(q.who)
+	q.n.s.SetWriter(q)
 	n := hi - lo
 	src, dst := d.src+d.off+lo, d.dst[x.cur]+d.off+lo
 	var err error
@@ -203,7 +203,7 @@ func (q *Queue) landPending(front uint64) error {
 	d := &q.x.data
 	p := d.pend
 	d.pend = 0
-	q.n.s.SetWriter(q.who)
+	q.n.s.SetWriter(q)
 	_, err := q.n.mem.Move(d.dst[0]+front-p, d.src+front-p, p)
 	return err
 }
@@ -284,6 +284,9 @@ func (n *Node) lag(q *Queue) {
 			_ = o.landPending(od.off + od.landed) // cannot fail: real bytes
 			n.s.SetWriter(w)
 		}
+	}
+	if n.lagging == nil {
+		n.lagging = make([]*Queue, 0, firstListCap)
 	}
 	n.lagging = append(n.lagging, q)
 	if n.catchUpFn == nil {

@@ -22,7 +22,9 @@
 // first reaches it, except those a copy, Write or Fill overwrites whole,
 // so that an all-to-all's receive windows are written once a seed (by the
 // copies), not twice; every access sees a fresh region as zero all the
-// same. A region allocated after [Memory.Prefill] starts with the caller's content; kept by that content
+// same. A region allocated after [Memory.Prefill] (or
+// [Memory.PrefillContent], the content as one value) starts with the
+// caller's content; kept by that content
 // when no write reached it, it backs the next node's Prefill of the same
 // content without the bytes being written again (a scenario's send
 // windows, the same for every seed). Config.Backing = [MapAt] maps each

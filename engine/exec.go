@@ -129,7 +129,7 @@ func constFillBytes(p *ring.Packet) (uint64, bool) {
 func (q *Queue) apply() bool {
 	p := &q.head
 	mem := q.n.mem
-	q.n.s.SetWriter(q.who)
+	q.n.s.SetWriter(q)
 	var err error
 	switch p.Kind {
 	case ring.KindCopy, ring.KindBroadcastCopy:

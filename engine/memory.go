@@ -37,7 +37,10 @@ type Memory struct {
 	// lazy: the Alloc in progress may take a kept mapping uncleared
 	// (realBytes), stale: it did, and marks its region stale
 	lazy, stale bool
-	prefill     *prefill // Prefill: the next Alloc's content
+	prefill     *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
+	// prefillBuf holds the last Prefill's content: a seed prefills each
+	// rank's send window, an allocation each before.
+	prefillBuf prefill
 	// scratch backs small regions (Config.Scratch, nil: the heap); small
 	// are the buffers it gave, returned by release (Node.Close) only: the
 	// cleanup of an unclosed node runs on another goroutine.
@@ -50,10 +53,32 @@ type Memory struct {
 	scratchRings []keptRing
 }
 
+// firstListCap is the first capacity of a node's lists that grow a queue
+// or a region at a time (rings, small regions, lagging copies, counters):
+// a 4 KiB all-to-all seed's 32 queues grew each from nil, five
+// allocations a list.
+const firstListCap = 32
+
 // prefill is the content Prefill gives the next Alloc.
 type prefill struct {
 	key  func() string
 	fill func(b []byte)
+	c    Content // PrefillContent's, instead of key and fill
+}
+
+func (p *prefill) keyOf() string {
+	if p.c != nil {
+		return p.c.Key()
+	}
+	return p.key()
+}
+
+func (p *prefill) fillIn(b []byte) {
+	if p.c != nil {
+		p.c.Fill(b)
+		return
+	}
+	p.fill(b)
 }
 
 // ringSlab hands out ring buffers: a node's first ringKeptBytes of them
@@ -184,8 +209,14 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 		if b != nil {
 			m.rings.kept += size
 			if m.scratch != nil {
+				if m.scratchRings == nil {
+					m.scratchRings = make([]keptRing, 0, firstListCap)
+				}
 				m.scratchRings = append(m.scratchRings, keptRing{b: b})
 			} else {
+				if m.mapped.rings == nil {
+					m.mapped.rings = make([]keptRing, 0, firstListCap)
+				}
 				m.mapped.rings = append(m.mapped.rings, keptRing{b: b})
 			}
 			return b, nil
@@ -232,7 +263,23 @@ func (m *Memory) WillOverwrite(on bool) { m.overwrite = on }
 // built from everything fill's bytes depend on; it is called only for a
 // region the default backing maps (the others are filled every time).
 func (m *Memory) Prefill(key func() string, fill func(b []byte)) {
-	m.prefill = &prefill{key: key, fill: fill}
+	m.prefillBuf = prefill{key: key, fill: fill}
+	m.prefill = &m.prefillBuf
+}
+
+// Content is a region's content as Prefill takes it, as methods of one
+// value: Key is Prefill's key and Fill its fill.
+type Content interface {
+	Key() string
+	Fill(b []byte)
+}
+
+// PrefillContent is Prefill(c.Key, c.Fill) for a caller that keeps the
+// content's state in a value of its own (a scenario's send windows, one
+// value a rank): no function values to make.
+func (m *Memory) PrefillContent(c Content) {
+	m.prefillBuf = prefill{c: c}
+	m.prefill = &m.prefillBuf
 }
 
 // EndPrefill drops a Prefill that no Alloc took (an allocation made
@@ -450,17 +497,20 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 			return make([]byte, rounded), nil
 		}
 		b := m.scratch.take(rounded)
+		if m.small == nil {
+			m.small = make([][]byte, 0, firstListCap)
+		}
 		m.small = append(m.small, b)
 		return b, nil
 	}
 	if p := m.prefill; p != nil {
-		key := p.key()
+		key := p.keyOf()
 		b, hit, err := hostmem.MapAs(rounded, key)
 		if err != nil {
 			return nil, err
 		}
 		if !hit {
-			p.fill(b)
+			p.fillIn(b)
 		}
 		m.mapped.bufs = append(m.mapped.bufs, b)
 		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
@@ -553,7 +603,7 @@ func (m *Memory) fillRegion(base, size uint64, p *prefill, keyed int) error {
 	if err != nil || b == nil {
 		return err
 	}
-	p.fill(b)
+	p.fillIn(b)
 	m.Notify(base, r.Size)
 	return nil
 }

@@ -20,7 +20,6 @@ type Queue struct {
 	r    *ring.Ring
 	subj sim.TraceSubject
 	c    *queueCounters
-	who  func() string // the queue's head packet, as a writer (sim.SetWriter)
 
 	// engine side
 	pos       uint64 // next packet to execute; rptr trails it per policy
@@ -99,7 +98,6 @@ func newQueue(n *Node, id QueueID, e *Engine, o ring.Options) (*Queue, error) {
 	n.rings = append(n.rings, r)
 	q := n.slabs.queues.New()
 	*q = Queue{n: n, id: id, r: r, subj: n.s.TraceSubject(id.String()), c: n.m.forQueue(id, &n.slabs.counters), eng: e}
-	q.who = q.writerName
 	q.Queue = n.slabs.issuers.New()
 	q.be = issuer.NewIn(q.Queue, n.s, id, r, port{q}, &n.hook)
 	q.pos, q.target = r.Rptr(), r.Doorbell()

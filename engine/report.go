@@ -187,11 +187,11 @@ const (
 	CauseHalted sim.CauseKind = "queue-halted"
 )
 
-// writerName names the queue's head packet as the writer of a tracked word.
-// It is made on every write to a tracked word, so it is appended, not
-// formatted (fmt boxed each argument: four allocations a write).
-func (q *Queue) writerName() string {
-	b := make([]byte, 0, 160)
+// AppendWriter names the queue's head packet as the writer of a tracked
+// word (sim.Writer). It is asked on every write to a tracked word, so it
+// appends, not formats (fmt boxed each argument: four allocations a
+// write), and the Sim interns what it appends.
+func (q *Queue) AppendWriter(b []byte) []byte {
 	b = append(b, q.id.String()...)
 	b = append(b, "'s "...)
 	b = append(b, q.head.Kind.String()...)
@@ -199,10 +199,10 @@ func (q *Queue) writerName() string {
 	b = strconv.AppendUint(b, q.pos, 16)
 	if q.poster != nil {
 		b = append(b, " (posted by "...)
-		b = append(b, q.poster.Who()...)
+		b = q.poster.AppendWho(b)
 		b = append(b, ')')
 	}
-	return string(b)
+	return b
 }
 
 // pollHistory says what the writes to a parked POLL's word did since the

@@ -94,6 +94,7 @@ type Queue struct {
 	spaceEnds    []uint64 // ends of the reservations waiting for space
 	chainBases   []uint64
 	quietWaiters int
+	quiet        quietCond // the condition of the first quiet waiter (AwaitDrained)
 
 	rc *raceState // the race detector's edges; nil when it is off (race.go)
 
@@ -364,15 +365,35 @@ func (q *Queue) AwaitDrained(a *sim.Actor, target uint64) {
 	if q.Drained(target) {
 		return
 	}
+	// The first waiter's condition lives in the queue; a second waiter
+	// at once (lanes of two waves quieting one queue) makes its own.
+	c := &q.quiet
+	if q.quietWaiters > 0 {
+		c = new(quietCond)
+	}
+	*c = quietCond{q: q, target: target}
 	q.quietWaiters++
-	q.port.AwaitEngine(a, OpQuiet, sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1,
-		Pred: func() bool { return q.Drained(target) },
-		Text: func() string {
-			return fmt.Sprintf("quiet on %v: rptr ≥ %#x, rptr = %#x (engine %s)", q.id, target, q.r.Rptr(), q.port.EngineState())
-		},
-		Detail: func() any { return q.waitDetail(OpQuiet, target, target, target) }})
+	q.port.AwaitEngine(a, OpQuiet, sim.Wait{List: q.wl, Lo: keyRptr, Hi: keyRptr + 1, Cond: c})
+	c.q = nil
 	q.quietWaiters--
 }
+
+// quietCond is a quiet's wait (sim.Cond): the read pointer reaching
+// target. A quiet is the most frequent wait: three closures a call
+// before.
+type quietCond struct {
+	q      *Queue
+	target uint64
+}
+
+func (c *quietCond) Holds() bool { return c.q.Drained(c.target) }
+
+func (c *quietCond) Text() string {
+	q := c.q
+	return fmt.Sprintf("quiet on %v: rptr ≥ %#x, rptr = %#x (engine %s)", q.id, c.target, q.r.Rptr(), q.port.EngineState())
+}
+
+func (c *quietCond) Detail() any { return c.q.waitDetail(OpQuiet, c.target, c.target, c.target) }
 
 // Waiters counts the issuers blocked on the queue now, by step.
 type Waiters struct{ Space, Chain, Quiet int }

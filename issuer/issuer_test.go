@@ -134,3 +134,50 @@ func TestBadReadPointerFails(t *testing.T) {
 	require.ErrorContains(t, err, "sdma gpu1→gpu2 q3: engine read pointer")
 	require.ErrorContains(t, err, "beyond the doorbell")
 }
+
+// Quiets of one queue at once each wait for their own target (the first
+// waiter's condition lives in the queue, the others make theirs), and a
+// quiet the engine never drains is a hang whose waiter says what it
+// waits for, with its detail.
+func TestQuietWaitersOwnTargets(t *testing.T) {
+	s, p, q, _ := newQueue(t, 1<<10)
+	left, target := map[string]sim.Time{}, map[string]uint64{}
+	for i, name := range []string{"a", "b", "c"} {
+		s.Spawn(name, func(a *sim.Actor) {
+			base, err := q.Reserve(a, ring.Unit)
+			require.NoError(t, err)
+			require.NoError(t, q.Submit(a, base, base+ring.Unit))
+			a.Sleep(sim.Time(3-i) * 100 * sim.Nanosecond) // c waits first, a last
+			target[name] = base + ring.Unit
+			q.AwaitDrained(a, target[name])
+			left[name] = a.Now()
+		})
+	}
+	s.Spawn("engine", func(a *sim.Actor) {
+		for step := range 3 {
+			a.Sleep(sim.Microsecond)
+			p.rptr = uint64(step+1) * ring.Unit
+		}
+	})
+	require.NoError(t, s.Run())
+	assert.Equal(t, []issuer.Op{issuer.OpQuiet, issuer.OpQuiet, issuer.OpQuiet}, p.waits)
+	for _, name := range []string{"a", "b", "c"} {
+		drained := sim.Time(target[name]/ring.Unit) * sim.Microsecond // when the engine reached it
+		assert.GreaterOrEqual(t, left[name], drained, "%s waited for its own target %#x", name, target[name])
+		assert.Less(t, left[name], drained+sim.Microsecond, "%s: one poll after", name)
+	}
+	assert.Equal(t, issuer.Waiters{}, q.Waiters())
+
+	s, _, q, _ = newQueue(t, 1<<10)
+	s.Spawn("stuck", func(a *sim.Actor) {
+		base, err := q.Reserve(a, ring.Unit)
+		require.NoError(t, err)
+		require.NoError(t, q.Submit(a, base, base+ring.Unit))
+		q.AwaitDrained(a, base+ring.Unit)
+	})
+	var h *sim.HangError
+	require.ErrorAs(t, s.Run(), &h)
+	require.Len(t, h.Waiters, 1)
+	assert.Equal(t, "quiet on sdma gpu1→gpu2 q3: rptr ≥ 0x20, rptr = 0x0 (engine fake)", h.Waiters[0].WaitsFor)
+	assert.NotNil(t, h.Waiters[0].Detail)
+}

@@ -22,8 +22,13 @@ var posterPool sync.Pool
 
 const posterPoolMin = 1024
 
-// Poster names who posted a packet (a lane: kernel.Thread).
-type Poster interface{ Who() string }
+// Poster names who posted a packet (a lane: kernel.Thread). AppendWho
+// appends the name Who returns, for a name made into a buffer (an
+// engine's writer name, sim.Writer).
+type Poster interface {
+	Who() string
+	AppendWho(b []byte) []byte
+}
 
 // posterQueue is the labels of packets in flight, in ring order.
 type posterQueue struct {

@@ -8,7 +8,8 @@ import (
 
 type who string
 
-func (w who) Who() string { return string(w) }
+func (w who) Who() string               { return string(w) }
+func (w who) AppendWho(b []byte) []byte { return append(b, w...) }
 
 // Labels come back for the packet the engine starts, posted in ring order
 // or not, the last label of a unit winning; a label is taken once, and

@@ -11,9 +11,10 @@
 //
 // A job given an engine.Scratch (Config.Scratch: an explore worker's)
 // lends it to the node and the simulator, and its launches take their
-// lanes' ccoSdma handles from an arena kept in the sim.Scratch, reset at
-// the run's first launch; Close hands the node's objects back, so read
-// what the run says before the worker's next job.
+// state (a kernel.Code) and their lanes' ccoSdma handles from an arena
+// kept in the sim.Scratch, reset at the run's first launch; Close hands
+// the node's objects back, so read what the run says before the
+// worker's next job.
 //
 // NewFabric is the same for the CFT fabric (package fabric): a simulator,
 // a system of N ranks, every rank's comm, dev comm and the same list of

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
@@ -142,7 +143,8 @@ func (j *Job) CreateDevCommsWith(reqs cco.DevCommRequirements) error {
 // Launch starts fn on every thread of a <<<grid, block>>> kernel on rank's
 // GPU, named rank<r> in reports, each thread with its ccoSdma handle.
 func (j *Job) Launch(rank, grid, block int, fn func(t *kernel.Thread, sdma *cco.Sdma)) (*kernel.Kernel, error) {
-	return j.LaunchNamed(fmt.Sprintf("rank%d", rank), rank, grid, block, fn)
+	var buf [24]byte // the name interned: a worker's seeds launch alike
+	return j.LaunchNamed(j.Sim.Intern(strconv.AppendInt(append(buf[:0], "rank"...), int64(rank), 10)), rank, grid, block, fn)
 }
 
 // LaunchNamed is Launch with the kernel's name given. The kernel's waves
@@ -157,42 +159,72 @@ func (j *Job) LaunchNamed(name string, rank, grid, block int, fn func(t *kernel.
 	}
 	dc := j.DevComms[rank]
 	cfg := kernel.Config{Name: name, GPU: rank, Grid: grid, Block: block, WaveSize: j.Node.Arch().WaveSize}
-	// The lanes' handles in one slice, made by the first lane to run (so
-	// only once Launch has checked the grid), each lane initialising its
-	// own (an allocation a lane before). Lanes run one at a time.
-	// With a sim.Scratch they come from its arena (sdmasOf).
-	var sdmas []cco.Sdma
-	return kernel.Launch(j.Sim, cfg, func(t *kernel.Thread) {
-		if sdmas == nil {
-			if ar := sdmasOf(j.Sim); ar != nil {
-				sdmas = ar.Take(grid * block)
-			} else {
-				sdmas = make([]cco.Sdma, grid*block)
-			}
-		}
-		s := &sdmas[t.BlockIdx()*block+t.ThreadIdx()]
-		s.Init(t, dc)
-		fn(t, s)
-	})
+	// The launch's state, its code's receiver: from the run's arena with
+	// a Scratch (jobArenaOf), or one allocation (a closure over it and the
+	// handles' variable were two a launch).
+	var lc *launchCode
+	ar := jobArenaOf(j.Sim)
+	if ar != nil {
+		lc = ar.launches.New()
+	} else {
+		lc = new(launchCode)
+	}
+	*lc = launchCode{j: j, ar: ar, dc: dc, grid: grid, block: block, fn: fn}
+	return kernel.LaunchCode(j.Sim, cfg, lc)
 }
 
-type sdmasKey struct{}
+// launchCode is a LaunchNamed kernel's code and state.
+type launchCode struct {
+	j           *Job
+	ar          *jobArena
+	dc          cco.DevComm
+	grid, block int
+	fn          func(t *kernel.Thread, sdma *cco.Sdma)
+	// sdmas are the lanes' handles in one slice, made by the first lane
+	// to run (so only once Launch has checked the grid), each lane
+	// initialising its own (an allocation a lane before). Lanes run one
+	// at a time. With a Scratch they come from its arena.
+	sdmas []cco.Sdma
+}
 
-// sdmasOf is where run s's launches make their lanes' ccoSdma handles:
-// its Scratch's arena, kept across the runs that borrow it (an explore
-// worker's seeds: a 4 KiB all-to-all seed made 10 KiB of handles) and
-// reset at the run's first use, or nil without a Scratch. No handle
-// outlives its run: lanes hold them, reports copy what they say.
-func sdmasOf(s *sim.Sim) *slab.Arena[cco.Sdma] {
+func (lc *launchCode) Run(t *kernel.Thread) {
+	if lc.sdmas == nil {
+		if lc.ar != nil {
+			lc.sdmas = lc.ar.sdmas.Take(lc.grid * lc.block)
+		} else {
+			lc.sdmas = make([]cco.Sdma, lc.grid*lc.block)
+		}
+	}
+	s := &lc.sdmas[t.BlockIdx()*lc.block+t.ThreadIdx()]
+	s.Init(t, lc.dc)
+	lc.fn(t, s)
+}
+
+// jobArena is where run s's launches make their states and their lanes'
+// ccoSdma handles.
+type jobArena struct {
+	sdmas    slab.Arena[cco.Sdma]
+	launches slab.Arena[launchCode]
+}
+
+type jobArenaKey struct{}
+
+// jobArenaOf is run s's job arena: its Scratch's, kept across the runs
+// that borrow it (an explore worker's seeds: a 4 KiB all-to-all seed
+// made 10 KiB of handles) and reset at the run's first use, or nil
+// without a Scratch. No handle or launch state outlives its run: lanes
+// hold them, reports copy what they say.
+func jobArenaOf(s *sim.Sim) *jobArena {
 	sc := s.Scratch()
 	if sc == nil {
 		return nil
 	}
-	return s.Local(sdmasKey{}, func() any {
-		ar := sc.Local(sdmasKey{}, func() any { return &slab.Arena[cco.Sdma]{} }).(*slab.Arena[cco.Sdma])
-		ar.Reset()
+	return s.Local(jobArenaKey{}, func() any {
+		ar := sc.Local(jobArenaKey{}, func() any { return &jobArena{} }).(*jobArena)
+		ar.sdmas.Reset()
+		ar.launches.Reset()
 		return ar
-	}).(*slab.Arena[cco.Sdma])
+	}).(*jobArena)
 }
 
 // Run runs the job to the end: nil, a *sim.HangError with the report, or

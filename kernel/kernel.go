@@ -62,6 +62,7 @@ type Kernel struct {
 	s     *sim.Sim
 	cfg   Config
 	fn    func(*Thread)
+	code  Code           // LaunchCode's, run instead of fn
 	wl    *sim.WatchList // &wlBuf
 	wlBuf sim.WatchList  // inside the kernel: one allocation fewer a launch
 	live  int            // waves not finished
@@ -75,6 +76,7 @@ type Kernel struct {
 	// it is the Scratch's, shared by the kernels of the runs that borrow
 	// it one after another (sitesOf).
 	sites siteMap
+	ar    *launchArena // the arena the kernel came from, nil without a Scratch
 }
 
 // siteMap maps a call stack's pcs (as a string) to its interned site.
@@ -114,11 +116,28 @@ func (k *Kernel) site(pcs []uintptr) *site {
 // sim.Run or from a running actor (a host thread launching a kernel); the
 // kernel's waves start at the current virtual time.
 func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
-	if s == nil {
-		return nil, fmt.Errorf("kernel: Launch with a nil simulator")
-	}
 	if fn == nil {
 		return nil, fmt.Errorf("kernel %q: nil kernel function", cfg.Name)
+	}
+	return launch(s, cfg, fn, nil)
+}
+
+// Code is a kernel's code as a method of the state it runs with
+// (LaunchCode), for a launcher that keeps that state (a job's handles)
+// where a closure over it would be an allocation a launch.
+type Code interface{ Run(t *Thread) }
+
+// LaunchCode is Launch running c.Run on every thread.
+func LaunchCode(s *sim.Sim, cfg Config, c Code) (*Kernel, error) {
+	if c == nil {
+		return nil, fmt.Errorf("kernel %q: nil kernel code", cfg.Name)
+	}
+	return launch(s, cfg, nil, c)
+}
+
+func launch(s *sim.Sim, cfg Config, fn func(t *Thread), code Code) (*Kernel, error) {
+	if s == nil {
+		return nil, fmt.Errorf("kernel: Launch with a nil simulator")
 	}
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -130,7 +149,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 	} else {
 		k = new(Kernel)
 	}
-	k.s, k.cfg, k.fn, k.sites = s, cfg, fn, sitesOf(s)
+	k.s, k.cfg, k.fn, k.code, k.sites, k.ar = s, cfg, fn, code, sitesOf(s), ar
 	s.InitWatchList(&k.wlBuf, cfg.Name)
 	k.wl = &k.wlBuf
 	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
@@ -161,7 +180,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 		start := skew + pert.BlockSkew()
 		blk := &blks[b]
 		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
-		names, prefix := blockNames(cfg, b, wavesPerBlock)
+		names, prefix := blockNames(s, cfg, b, wavesPerBlock)
 		s.InitWatchList(&blk.wlBuf, names[:prefix])
 		blk.wl = &blk.wlBuf
 		for wi := 0; wi < wavesPerBlock; wi++ {
@@ -180,7 +199,7 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 				w.lanes = append(w.lanes, t)
 			}
 			k.live++
-			w.a = s.SpawnAfter(start, waveName(names, prefix, wi), w.main)
+			w.a = s.SpawnBodyAfter(start, waveName(names, prefix, wi), (*waveBody)(w))
 			k.raceLaunch(w)
 		}
 	}
@@ -189,9 +208,11 @@ func Launch(s *sim.Sim, cfg Config, fn func(t *Thread)) (*Kernel, error) {
 
 // blockNames names block b ("kernel/gpuG/bB", all[:prefix]) and its waves
 // ("kernel/gpuG/bB/wW", waveName) from one string: one allocation a block
-// (a Sprintf each was two allocations of every launch of one wave).
-func blockNames(cfg Config, b, waves int) (all string, prefix int) {
-	buf := make([]byte, 0, 2*len(cfg.Name)+32+waves*(len(cfg.Name)+24))
+// (a Sprintf each was two allocations of every launch of one wave),
+// interned by the run's Scratch, if any (none after the first seed).
+func blockNames(s *sim.Sim, cfg Config, b, waves int) (all string, prefix int) {
+	var arr [160]byte // a wave or two of short names; the string is interned (sim.Sim.Intern)
+	buf := arr[:0]
 	buf = append(buf, cfg.Name...)
 	buf = append(buf, "/gpu"...)
 	buf = strconv.AppendInt(buf, int64(cfg.GPU), 10)
@@ -205,7 +226,7 @@ func blockNames(cfg Config, b, waves int) (all string, prefix int) {
 		buf = append(buf, "/w"...)
 		buf = strconv.AppendInt(buf, int64(wi), 10)
 	}
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), prefix // buf is not written again
+	return s.Intern(buf), prefix
 }
 
 // waveName is wave wi's name in blockNames' string: the block's name and

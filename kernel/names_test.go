@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/emud-dev/emud/sim"
 )
 
 // TestBlockNames: the names made from one string are the ones Sprintf
@@ -21,7 +23,7 @@ func TestBlockNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s/%d/%d/%d", tc.name, tc.gpu, tc.b, tc.wave), func(t *testing.T) {
-			names, prefix := blockNames(Config{Name: tc.name, GPU: tc.gpu}, tc.b, tc.wave)
+			names, prefix := blockNames(sim.New(sim.Config{}), Config{Name: tc.name, GPU: tc.gpu}, tc.b, tc.wave)
 			assert.Equal(t, fmt.Sprintf("%s/gpu%d/b%d", tc.name, tc.gpu, tc.b), names[:prefix])
 			for wi := 0; wi < tc.wave; wi++ {
 				assert.Equal(t, fmt.Sprintf("%s/gpu%d/b%d/w%d", tc.name, tc.gpu, tc.b, wi), waveName(names, prefix, wi))

@@ -1,8 +1,10 @@
 package kernel
 
 import (
+	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/emud-dev/emud/internal/racebuild"
@@ -66,4 +68,70 @@ func TestWorkersKeptInScratch(t *testing.T) {
 	assert.Len(t, p.idle, 64, "kept idle between runs")
 	sc.Close()
 	assert.Nil(t, p.idle, "Close ended them")
+}
+
+// TestArgScratchKeptInArena: the waves of the runs that borrow one
+// sim.Scratch take their calls' argument scratches from the launch
+// arena, where ended waves left them (the wave's calls alternate two
+// argument types: each keeps its own): every call sees its lanes'
+// arguments, in every run, and the arena keeps at most one scratch per
+// wave and type, the same ones run after run.
+func TestArgScratchKeptInArena(t *testing.T) {
+	ints := &Call[int]{Name: "ints", Run: func(g *Active, args []int) error {
+		for i, th := range g.Lanes() {
+			if args[i] != th.BlockIdx()*100+th.Lane() {
+				return fmt.Errorf("lane %d got %d", th.Lane(), args[i])
+			}
+		}
+		return nil
+	}}
+	strs := &Call[string]{Name: "strs", Run: func(g *Active, args []string) error {
+		for i, th := range g.Lanes() {
+			if args[i] != fmt.Sprint(th.Lane()) {
+				return fmt.Errorf("lane %d got %q", th.Lane(), args[i])
+			}
+		}
+		return nil
+	}}
+	sc := sim.NewScratch()
+	defer sc.Close()
+	var kept []any
+	for run := range 3 {
+		s := sim.New(sim.Config{Seed: uint64(run), Scratch: sc})
+		_, err := Launch(s, Config{Grid: 2, Block: 8}, func(th *Thread) {
+			for range 3 {
+				Converge(th, ints, th.BlockIdx()*100+th.Lane())
+				Converge(th, strs, fmt.Sprint(th.Lane()))
+			}
+		})
+		require.NoError(t, err)
+		require.NoError(t, s.Run(), "run %d", run)
+		ar := sc.Local(arenaKey{}, func() any { return nil }).(*launchArena)
+		assert.NotEmpty(t, ar.args)
+		assert.LessOrEqual(t, len(ar.args), 4, "run %d: two waves, two types", run)
+		if run > 0 {
+			assert.ElementsMatch(t, kept, ar.args, "run %d reused the scratches", run)
+		}
+		kept = slices.Clone(ar.args)
+	}
+}
+
+type countCode struct{ lanes map[int]bool }
+
+func (c *countCode) Run(t *Thread) { c.lanes[t.BlockIdx()*64+t.ThreadIdx()] = true }
+
+// TestLaunchCode: a kernel launched with a Code runs its Run on every
+// thread, as Launch runs its function; a nil Code is refused by name.
+func TestLaunchCode(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 1})
+	c := &countCode{lanes: map[int]bool{}}
+	_, err := LaunchCode(s, Config{Name: "code", Grid: 2, Block: 40}, c)
+	require.NoError(t, err)
+	require.NoError(t, s.Run())
+	assert.Len(t, c.lanes, 80)
+	assert.True(t, c.lanes[64+39])
+	_, err = LaunchCode(s, Config{Name: "none", Grid: 1, Block: 1}, nil)
+	assert.ErrorContains(t, err, `kernel "none": nil kernel code`)
+	_, err = Launch(s, Config{Name: "nofn", Grid: 1, Block: 1}, nil)
+	assert.ErrorContains(t, err, `kernel "nofn": nil kernel function`)
 }

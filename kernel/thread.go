@@ -78,9 +78,12 @@ func (t *Thread) String() string {
 
 // Who names the lane as reports name an actor: its kernel, GPU, block,
 // wave and lane (the race detector's and the engine's poster labels).
-func (t *Thread) Who() string {
+func (t *Thread) Who() string { return string(t.AppendWho(make([]byte, 0, 96))) }
+
+// AppendWho appends Who's name to b: appended, not formatted (fmt boxed
+// each argument), for names the simulator interns.
+func (t *Thread) AppendWho(b []byte) []byte {
 	cfg := t.w.k.cfg
-	b := make([]byte, 0, 96) // appended, not formatted: fmt boxed each argument
 	b = append(b, "kernel "...)
 	b = strconv.AppendQuote(b, cfg.Name)
 	b = append(b, " GPU "...)
@@ -91,7 +94,7 @@ func (t *Thread) Who() string {
 	b = strconv.AppendInt(b, int64(t.w.idx), 10)
 	b = append(b, " lane "...)
 	b = strconv.AppendInt(b, int64(t.lane), 10)
-	return string(b)
+	return b
 }
 
 // Converge parks lane t at call c with its argument arg and returns once c

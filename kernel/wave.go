@@ -58,7 +58,8 @@ func (c *Call[A]) stepOnly() bool   { return c.StepOnly }
 func (c *Call[A]) run(g *Active) error {
 	buf, _ := g.w.args.(*[]A)
 	if buf == nil {
-		buf = new([]A)
+		g.w.endArgs() // another call's, kept for it: a wave's calls may alternate types
+		buf = takeArgs[A](g.w.k.ar)
 		g.w.args = buf
 	}
 	args := (*buf)[:0]
@@ -132,7 +133,18 @@ func (w *Wave) Size() int { return w.k.cfg.WaveSize }
 // Kernel is the kernel the wave belongs to.
 func (w *Wave) Kernel() *Kernel { return w.k }
 
+// waveBody and waveLabel are a wave as its actor's code and label
+// (sim.Body, sim.Labeler): no function value a launch.
+type (
+	waveBody  Wave
+	waveLabel Wave
+)
+
+func (b *waveBody) Run(a *sim.Actor) { (*Wave)(b).main(a) }
+func (l *waveLabel) Label() string   { return (*Wave)(l).label() }
+
 func (w *Wave) main(a *sim.Actor) {
+	defer w.endArgs()
 	defer w.stopLanes()
 	defer func() {
 		// A lane that ended through runtime.Goexit takes the wave's
@@ -144,7 +156,7 @@ func (w *Wave) main(a *sim.Actor) {
 			}
 		}
 	}()
-	a.SetLabelFunc(w.label)
+	a.SetLabeler((*waveLabel)(w))
 	waves := waveOf(w.k.s)
 	waves[a] = w
 	defer delete(waves, a)
@@ -265,6 +277,30 @@ func (w *Wave) pick() *Active {
 
 // stopLanes ends the workers of lanes that are mid-kernel (the kernel
 // failed or the run is being torn down): they unwind and are not reused.
+// takeArgs is an argument scratch for a Call of A (Call.run): one an
+// ended wave of the worker's runs left in the arena, else a new one.
+func takeArgs[A any](ar *launchArena) *[]A {
+	if ar != nil {
+		for i := len(ar.args) - 1; i >= 0; i-- {
+			if b, ok := ar.args[i].(*[]A); ok {
+				ar.args = append(ar.args[:i], ar.args[i+1:]...)
+				return b
+			}
+		}
+	}
+	return new([]A)
+}
+
+// endArgs leaves the wave's argument scratch (cleared after each call)
+// to the arena's waves, when the wave ends or its next call takes
+// another type.
+func (w *Wave) endArgs() {
+	if ar := w.k.ar; ar != nil && w.args != nil && len(ar.args) < maxKeptArgs {
+		ar.args = append(ar.args, w.args)
+	}
+	w.args = nil
+}
+
 func (w *Wave) stopLanes() {
 	for _, t := range w.lanes {
 		if t.wk != nil {
@@ -495,7 +531,11 @@ func (t *Thread) run(yield func(struct{}) bool) (ok bool) {
 		}
 	}()
 	t.yield = yield
-	t.w.k.fn(t)
+	if c := t.w.k.code; c != nil {
+		c.Run(t)
+	} else {
+		t.w.k.fn(t)
+	}
 	returned = true
 	return true
 }

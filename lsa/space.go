@@ -32,7 +32,14 @@ type Space struct {
 	released     bool                 // Release dropped every region
 	onNotify     func(addr, n uint64) // SetOnNotify
 	watched      []*Region            // WatchWrites: regions no notified write has reached yet
+	// spare are regions made a chunk at a time and not yet placed: a
+	// run's node places a dozen, an allocation each before.
+	spare []Region
 }
+
+// firstRegions is the first chunk of regions a space makes (and its
+// region list's first capacity); later chunks double.
+const firstRegions = 16
 
 // Region is one backed range of the flat address space.
 type Region struct {
@@ -236,8 +243,16 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 	if data != nil && uint64(len(data)) != rounded {
 		return fmt.Errorf("alloc %q: backed %d B, asked %d B", name, len(data), rounded)
 	}
-	r := &Region{Base: base, Size: rounded, GPU: g, Name: name, data: data}
+	if len(s.spare) == 0 {
+		s.spare = make([]Region, max(firstRegions, len(s.regions)))
+	}
+	r := &s.spare[0]
+	s.spare = s.spare[1:]
+	*r = Region{Base: base, Size: rounded, GPU: g, Name: name, data: data}
 	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].Base > base })
+	if s.regions == nil {
+		s.regions = make([]*Region, 0, firstRegions)
+	}
 	s.regions = append(s.regions, nil)
 	copy(s.regions[i+1:], s.regions[i:])
 	s.regions[i] = r
@@ -249,7 +264,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched = nil, [2]*Region{}, nil
+	s.regions, s.last, s.watched, s.spare = nil, [2]*Region{}, nil, nil
 }
 
 // Released reports whether Release was called.

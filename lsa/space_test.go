@@ -232,3 +232,41 @@ func TestMarkStaleErrors(t *testing.T) {
 	assert.NoError(t, s.MarkStale(p, nil), "a phantom region has nothing to be stale")
 	assert.Equal(t, 0, s.Stale(p))
 }
+
+// TestSpaceRegionsInChunks: a space makes its regions a chunk at a time
+// (16, then doubling) and keeps them in address order and apart: the
+// first 16 placements cost the chunk and the list, not one allocation
+// each; a region's fields stay its own when later ones are placed.
+func TestSpaceRegionsInChunks(t *testing.T) {
+	none := func(_, _ uint64) ([]byte, error) { return nil, nil } // phantom: no bytes to allocate
+	var s *Space
+	addrs := make([]uint64, 0, firstRegions)
+	allocs := testing.AllocsPerRun(1, func() {
+		s = NewSpace(2, 1<<32, 1<<32, nil)
+		addrs = addrs[:0]
+		for g := range 2 {
+			for range firstRegions / 2 {
+				a, err := s.Alloc(1-g, 4096, "r", none)
+				require.NoError(t, err)
+				addrs = append(addrs, a)
+			}
+		}
+	})
+	assert.LessOrEqual(t, allocs, 5.0, "the space (2), the chunk and the list, not one a region")
+	for i := range 3 * firstRegions {
+		_, err := s.Alloc(i%2, 4096, "more", none)
+		require.NoError(t, err)
+	}
+	rs := s.Regions()
+	require.Len(t, rs, 4*firstRegions)
+	for i := 1; i < len(rs); i++ {
+		assert.Less(t, rs[i-1].End(), rs[i].Base+1, "sorted and apart")
+		assert.NotSame(t, rs[i-1], rs[i])
+	}
+	for _, a := range addrs {
+		r := s.overlap(a, 1)
+		require.NotNil(t, r)
+		assert.Equal(t, a, r.Base)
+		assert.Equal(t, "r", r.Name)
+	}
+}

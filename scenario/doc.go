@@ -12,9 +12,10 @@
 //
 // Explore's workers each keep an engine.Scratch (Options.Scratch) across
 // their seeds: the seeds' small regions, simulator event stores, trace
-// buffers and write logs, the node's queue objects, the kernels' lanes
-// and ccoSdma handles and cco's diagnosis records are reused, zeroed as
-// the next seed takes them, and so are the kernels' idle lane workers
+// buffers, write logs, event lists, actors and watches, the node's queue
+// objects, the kernels' lanes, argument buffers and ccoSdma handles and
+// cco's diagnosis records are reused, zeroed as the next seed takes
+// them (names are interned), and so are the kernels' idle lane workers
 // (goroutines, ended when the worker closes its Scratch), so a seed's
 // digest and report do not depend on what its worker ran before
 // (TestScratchSeedsIndependent), and a report explore keeps copies what

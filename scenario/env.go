@@ -203,17 +203,18 @@ func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, i
 		return e.PhantomWindow(span)
 	}
 	ws := make([]cco.Window, len(e.Comms))
+	// Each rank's content is one patternFill, the ranks' in one slice and
+	// their pairs in another (a slice and two closures a rank before).
+	fills := make([]patternFill, len(e.Comms))
+	all := make([][2]int, blocks*len(e.Comms))
 	for r, c := range e.Comms {
-		pairs := make([][2]int, blocks)
+		pairs := all[r*blocks : (r+1)*blocks : (r+1)*blocks]
 		for p := range pairs {
 			a, b := src(r, p)
 			pairs[p] = [2]int{a, b}
 		}
-		fill := func(b []byte) {
-			fillBlocks(b, pairs, bytes)
-			clear(b[span:])
-		}
-		e.Mem().Prefill(func() string { return fmt.Sprintf("scenario.Pattern blocks of %d B: %v", bytes, pairs) }, fill)
+		fills[r] = patternFill{pairs: pairs, bytes: bytes, span: span}
+		e.Mem().PrefillContent(&fills[r])
 		buf, err := cco.MemAlloc(c, span)
 		if e.Mem().EndPrefill() && err == nil {
 			// Allocated elsewhere than the node's memory: fill it by hand.
@@ -240,6 +241,22 @@ func (e *Env) fillWindow(addr, span uint64, pairs [][2]int, bytes uint64) error 
 	fillBlocks(dst, pairs, bytes)
 	e.Mem().Notify(addr, span)
 	return nil
+}
+
+// patternFill is a PatternWindow rank's content (engine.Content): blocks
+// of bytes holding Pattern(pairs[p]), zeros past span.
+type patternFill struct {
+	pairs       [][2]int
+	bytes, span uint64
+}
+
+func (f *patternFill) Key() string {
+	return fmt.Sprintf("scenario.Pattern blocks of %d B: %v", f.bytes, f.pairs)
+}
+
+func (f *patternFill) Fill(b []byte) {
+	fillBlocks(b, f.pairs, f.bytes)
+	clear(b[f.span:])
 }
 
 // fillBlocks writes Pattern(pairs[p]) at block p (bytes each) of b.

@@ -62,15 +62,20 @@ func TestScratchSeedsIndependent(t *testing.T) {
 		// seed), whose reports read the kernels' sites, which the
 		// worker's kernels share (kernel's site cache in the Scratch).
 		// A hang between (expected-per-lane: its report names the signal
-		// posts cco's diagnosis kept, which the worker's runs reuse).
+		// posts cco's diagnosis kept, which the worker's runs reuse), and
+		// one under the race detector (baseline-read-race). Their actors,
+		// killed when the run stopped, are the next runs' actors, and
+		// their writers' and regions' names the worker's interned ones
+		// (sim.Scratch).
 		{"failing runs between", func(sc *engine.Scratch, seed uint64) {
 			for _, bug := range []struct {
-				name   string
-				queues int
-			}{{"missing-commit", 2}, {"expected-per-lane", 1}} {
+				name          string
+				ranks, queues int
+				race          bool
+			}{{"missing-commit", 2, 2, false}, {"expected-per-lane", 2, 1, false}, {"baseline-read-race", 3, 1, true}} {
 				s, err := scenario.Lookup(bug.name)
 				require.NoError(t, err)
-				o := scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: bug.queues, Seed: seed + 400}
+				o := scenario.Options{Ranks: bug.ranks, Bytes: 4 << 10, Queues: bug.queues, Seed: seed + 400, Race: bug.race}
 				alone := reportText(t, scenario.RunOnce(s, o))
 				o.Scratch = sc
 				rep := scenario.RunOnce(s, o)
@@ -100,8 +105,9 @@ func TestScratchSeedsIndependent(t *testing.T) {
 		})
 	}
 	require.NotEmpty(t, failed)
-	assert.Equal(t, scenario.StatusHang, failed[len(failed)-1].rep.Status, "expected-per-lane hangs")
-	assert.Contains(t, failed[len(failed)-1].text, "signal ATOMICs were ever posted toward it", "its report quotes cco's diagnosis")
+	assert.Equal(t, scenario.StatusHang, failed[len(failed)-2].rep.Status, "expected-per-lane hangs")
+	assert.Contains(t, failed[len(failed)-2].text, "signal ATOMICs were ever posted toward it", "its report quotes cco's diagnosis")
+	assert.Equal(t, scenario.StatusHang, failed[len(failed)-1].rep.Status, "baseline-read-race hangs")
 }
 
 // reportText is rep as the run command prints it, and its error.

@@ -28,6 +28,7 @@ type Actor struct {
 	id      uint32
 	fn      func(*Actor)
 	resume  chan struct{}
+	start   func() // main, as the goroutine's function: made with the actor, kept when a Scratch reuses it
 	started bool
 	killed  bool
 	foreign bool // turns taken on goroutines that must not exit (SetForeign)
@@ -35,9 +36,11 @@ type Actor struct {
 	token   uint64 // bumped each time the actor blocks; wakes carry it
 	since   Time
 	until   Time // sleeping: wake time
-	wait    *Wait
+	wait    Wait
 	label   string
 	labelFn func() string
+	labeler Labeler    // SetLabeler
+	body    Body       // SpawnBody: run instead of fn
 	rt      *hb.Thread // the race detector's thread, made on first use
 	// credited is the progress (plus one) a long timed wait's expiry
 	// last set for this actor: a second such expiry with no progress
@@ -65,7 +68,17 @@ func (s *Sim) newActor(name string, fn func(*Actor)) *Actor {
 		clear(s.actors[len(live):])
 		s.actors, s.finished = live, 0
 	}
-	a := &Actor{s: s, name: name, id: s.nextID, fn: fn, resume: make(chan struct{})}
+	var a *Actor
+	if sc := s.cfg.Scratch; sc != nil && len(sc.actors) > 0 {
+		// An actor of an earlier run whose goroutine ended (takeBack):
+		// its channel and start function are free to use again.
+		a = sc.actors[len(sc.actors)-1]
+		sc.actors = sc.actors[:len(sc.actors)-1]
+		*a = Actor{s: s, name: name, id: s.nextID, fn: fn, resume: a.resume, start: a.start}
+	} else {
+		a = &Actor{s: s, name: name, id: s.nextID, fn: fn, resume: make(chan struct{})}
+		a.start = a.main
+	}
 	s.nextID++
 	s.actors = append(s.actors, a)
 	if s.trace.keep {
@@ -102,9 +115,20 @@ func (a *Actor) SetLabel(l string) { a.label, a.labelFn = l, nil }
 
 // SetLabelFunc is SetLabel with the text built only when a report asks for
 // it: for labels that change on every step of a hot loop.
-func (a *Actor) SetLabelFunc(f func() string) { a.label, a.labelFn = "", f }
+func (a *Actor) SetLabelFunc(f func() string) { a.label, a.labelFn, a.labeler = "", f, nil }
+
+// Labeler says what an actor's code is at, as SetLabelFunc's function
+// does: for a pointer that already holds the state (a kernel's wave), so
+// that setting it makes no function value.
+type Labeler interface{ Label() string }
+
+// SetLabeler is SetLabelFunc with l's Label.
+func (a *Actor) SetLabeler(l Labeler) { a.label, a.labelFn, a.labeler = "", nil, l }
 
 func (a *Actor) labelText() string {
+	if a.labeler != nil {
+		return a.labeler.Label()
+	}
 	if a.labelFn != nil {
 		return a.labelFn()
 	}
@@ -131,7 +155,7 @@ func (s *Sim) Current() *Actor { return s.cur }
 func (s *Sim) enter(a *Actor) {
 	s.cur = a
 	a.state = stateRunning
-	a.wait = nil
+	a.wait = Wait{}
 	s.trace.record(s, s.traceSched, a.id, 2, a.token, 0)
 }
 
@@ -149,7 +173,7 @@ func (s *Sim) dispatch(a *Actor) {
 	if !a.started {
 		a.started = true
 		s.progress = s.now
-		goStart(a.main)
+		goStart(a.start)
 		return
 	}
 	a.resume <- struct{}{}
@@ -184,7 +208,7 @@ func (a *Actor) main() {
 		// launch of a long C++ program kept ~0.9 KiB a lane for the rest
 		// of the run; the actor itself leaves s.actors at the next
 		// compaction (newActor).
-		a.fn, a.wait, a.labelFn = nil, nil, nil
+		a.fn, a.body, a.wait, a.labelFn, a.labeler = nil, nil, Wait{}, nil, nil
 		s.finished++
 		if a.killed {
 			s.back <- struct{}{}
@@ -201,7 +225,11 @@ func (a *Actor) main() {
 		s.trace.record(s, s.traceSched, a.id, 3, 0, 0)
 		s.dispatch(s.next())
 	}()
-	a.fn(a)
+	if a.body != nil {
+		a.body.Run(a)
+	} else {
+		a.fn(a)
+	}
 	returned = true
 }
 
@@ -285,10 +313,34 @@ type Wait struct {
 	Text func() string
 	// Detail is optional structured data for the JSON report.
 	Detail func() any
+	// Cond, if set, is the condition, text and detail in one (Pred, What,
+	// Text and Detail are not read). Code that wraps a wait's predicate
+	// wraps Pred: it takes waits without Cond.
+	Cond Cond
+}
+
+// Cond is a wait's condition, description and detail as methods of one
+// value (Wait.Cond): a pointer that already holds the state, so that a
+// wait made often (an issuer's quiet) makes no closure.
+type Cond interface {
+	Holds() bool
+	Text() string
+	Detail() any
+}
+
+// holds evaluates the wait's condition: Cond's if set, else Pred.
+func (w *Wait) holds() bool {
+	if w.Cond != nil {
+		return w.Cond.Holds()
+	}
+	return w.Pred()
 }
 
 func (w *Wait) describe() string {
-	if w.Text != nil {
+	switch {
+	case w.Cond != nil:
+		return w.Cond.Text()
+	case w.Text != nil:
 		return w.Text()
 	}
 	return w.What
@@ -321,7 +373,7 @@ func (a *Actor) AwaitUnlessQuiescent(w Wait) bool {
 
 func (a *Actor) await(w Wait, deadline Time) bool {
 	a.check()
-	for !w.Pred() {
+	for !w.holds() {
 		if a.killed {
 			return false
 		}
@@ -335,7 +387,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 		tok := a.token
 		var h *watch
 		if w.List != nil {
-			h = w.List.add(w.Lo, w.Hi, w.Pred, nil, a, tok)
+			h = w.List.add(w.Lo, w.Hi, w.Pred, w.Cond, nil, a, tok)
 		}
 		var tm Timer
 		if deadline >= 0 {
@@ -345,10 +397,11 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 			tm.e.long = a.s.watchdog > 0 && deadline-a.s.now > a.s.watchdog
 		}
 		a.state = stateWaiting
-		a.wait = &w
+		a.wait = w // a copy: a pointer to w moved every await's Wait to the heap
 		a.block()
 		if h != nil {
 			w.List.remove(h)
+			a.s.release(h)
 		}
 		tm.Stop()
 	}
@@ -359,7 +412,7 @@ func (a *Actor) await(w Wait, deadline Time) bool {
 func (a *Actor) waiter() (Waiter, bool) {
 	switch a.state {
 	case stateWaiting:
-		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(a.wait), Label: a.labelText()}, true
+		return Waiter{Kind: "actor", Name: a.name, State: "waiting", Since: a.since, WaitsFor: a.wait.describe(), Detail: detail(&a.wait), Label: a.labelText()}, true
 	case stateSleeping:
 		return Waiter{Kind: "actor", Name: a.name, State: "sleeping", Since: a.since,
 			WaitsFor: fmt.Sprintf("sleep until %v", a.until), Label: a.labelText()}, true
@@ -368,7 +421,12 @@ func (a *Actor) waiter() (Waiter, bool) {
 }
 
 func detail(w *Wait) any {
-	if w == nil || w.Detail == nil {
+	switch {
+	case w == nil:
+		return nil
+	case w.Cond != nil:
+		return w.Cond.Detail()
+	case w.Detail == nil:
 		return nil
 	}
 	return w.Detail()

@@ -211,7 +211,7 @@ func TestWriteLog(t *testing.T) {
 	s.Spawn("k", func(a *Actor) {
 		a.Sleep(5)
 		set(0, 2)
-		s.SetWriter(func() string { return "sdma q0 ATOMIC" })
+		s.SetWriter(WriterFunc(func() string { return "sdma q0 ATOMIC" }))
 		set(0, 3)
 		a.Sleep(1)
 		set(0, 0) // SetWriter lasts until the actor yields

@@ -25,9 +25,15 @@
 // one after another (an explore worker) does not make it again; what a
 // run takes is cleared as it is taken, so the run is a fresh Sim's. The
 // next Sim to borrow it also takes the last one's trace buffers and
-// write logs, so read a run's digest and reports before that. Layers
-// above keep their own per-run makings there too ([Scratch.Local], ended
-// by [Scratch.Close]).
+// write logs, its event lists, the actors whose goroutines ended (their
+// channels kept), the watches, page lists and page maps its watch lists
+// dropped, and its buffers, so read a run's digest and reports before
+// that. The names [Sim.Intern] makes stay in the Scratch for later runs
+// (a writer's name, a region's). Layers above keep their own per-run
+// makings there too ([Scratch.Local], ended by [Scratch.Close]). A
+// writer ([Writer]), a wait's condition ([Cond]), an actor's code
+// ([Body]) and label ([Labeler]) may be values of the caller's that are
+// already made, so that a frequent call makes no closure.
 //
 // Actors block only through this package: [Actor.Sleep], [Actor.Yield] and
 // [Actor.Await]. Await is a subscription, never a spin: the waiter registers a

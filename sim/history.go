@@ -220,21 +220,36 @@ func (g *WriteLog) record(w *wordLog) {
 	w.last = v
 }
 
+// Writer names who writes memory (SetWriter) by appending its name to b.
+// It is asked only for writes to tracked words ([WriteLog]), so a writer
+// that is a pointer (an engine's queue) costs nothing where nothing is
+// tracked, and the name it appends is interned (Sim.Intern), not made anew
+// each write.
+type Writer interface{ AppendWriter(b []byte) []byte }
+
+// WriterFunc is a Writer made by a function, for writers named once in a
+// while (a host's store, a lane API's call).
+type WriterFunc func() string
+
+// AppendWriter appends f's name.
+func (f WriterFunc) AppendWriter(b []byte) []byte { return append(b, f()...) }
+
 // SetWriter names who writes memory from now until the next event or
 // actor runs (each starts with none): an engine names its queue and
-// packet, a lane API its lane and call site. f is called only for writes
+// packet, a lane API its lane and call site. w is asked only for writes
 // to tracked words ([WriteLog]); nil clears it.
-func (s *Sim) SetWriter(f func() string) { s.writer = f }
+func (s *Sim) SetWriter(w Writer) { s.writer = w }
 
 // Writer is the writer SetWriter set (nil if none), for code that writes
 // on another's behalf and restores it: an engine landing a copy's bursts
 // before a lane's access.
-func (s *Sim) Writer() func() string { return s.writer }
+func (s *Sim) Writer() Writer { return s.writer }
 
 func (s *Sim) writerName() string {
 	switch {
 	case s.writer != nil:
-		return s.writer()
+		s.nameBuf = s.writer.AppendWriter(s.nameBuf[:0])
+		return s.Intern(s.nameBuf)
 	case s.cur != nil:
 		return s.cur.name
 	}

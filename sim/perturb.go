@@ -295,3 +295,15 @@ func (s *Sim) SpawnAfter(d Time, name string, fn func(a *Actor)) *Actor {
 	s.wake(a, s.now+max(d, 0))
 	return a
 }
+
+// Body is an actor's code as a method of what it runs on (a kernel's
+// wave), for SpawnBodyAfter.
+type Body interface{ Run(a *Actor) }
+
+// SpawnBodyAfter is SpawnAfter running b.Run: for a pointer that already
+// holds the actor's state, so that spawning makes no function value.
+func (s *Sim) SpawnBodyAfter(d Time, name string, b Body) *Actor {
+	a := s.SpawnAfter(d, name, nil)
+	a.body = b
+	return a
+}

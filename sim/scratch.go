@@ -26,6 +26,61 @@ type Scratch struct {
 	// maxKeptLogs; the first nlogs of them are the current run's.
 	logs  []*WriteLog
 	nlogs int
+	// names are the strings Intern made, up to maxNames: the same writers
+	// and regions are named alike from one seed to the next.
+	names map[string]string
+	// fired and nameBuf are the last run's buffers of fired watches
+	// (WatchList.wake) and of a writer's name, emptied when used.
+	fired   []*watch
+	nameBuf []byte
+	// The free watches, page lists and page maps the runs' watch lists
+	// dropped (watch.go): each emptied when it was freed.
+	freeWatches []*watch
+	freeLists   [][]*watch
+	freeMaps    []map[uint64][]*watch
+	// actors are the last runs' actors whose goroutines ended (or never
+	// started), up to maxKeptActors, for the next runs' Spawns; actorList
+	// is the last run's actor list, which the next run empties and takes.
+	actors    []*Actor
+	actorList []*Actor
+	// The last run's lists of its event store, emptied: recycled ids,
+	// the batch due now, the queue's heap, free blocks and runs' block
+	// lists (each grew from nil every run: a dozen allocations a seed).
+	free      []uint32
+	batch     []*event
+	heap      eventHeap
+	qfree     []*runBlock
+	runBlocks [queueRuns][]*runBlock
+}
+
+// maxKeptActors bounds the actors a Scratch keeps for reuse: a 4 KiB
+// all-to-all seed spawns a dozen.
+const maxKeptActors = 256
+
+// maxNames bounds the strings a Scratch interns: a 4 KiB all-to-all
+// seed names a few dozen, and a run naming more makes the rest anew.
+const maxNames = 1 << 12
+
+// Intern returns b as a string: with a Scratch, the one made for the same
+// bytes by this or an earlier run that borrowed it (names of writers and
+// regions repeat from seed to seed), else a new one. A nil Sim (a device
+// with no simulator) makes a new one.
+func (s *Sim) Intern(b []byte) string {
+	if s == nil || s.cfg.Scratch == nil {
+		return string(b)
+	}
+	sc := s.cfg.Scratch
+	if n, ok := sc.names[string(b)]; ok { // no allocation for the lookup
+		return n
+	}
+	n := string(b)
+	if len(sc.names) < maxNames {
+		if sc.names == nil {
+			sc.names = make(map[string]string)
+		}
+		sc.names[n] = n
+	}
+	return n
 }
 
 // maxKeptLogs bounds the write logs a Scratch keeps: a node has one.
@@ -109,6 +164,12 @@ func (sc *Scratch) block() *runBlock {
 	return b
 }
 
+// clearedBlocks is bs emptied, its blocks forgotten.
+func clearedBlocks(bs []*runBlock) []*runBlock {
+	clear(bs)
+	return bs[:0]
+}
+
 // takeBack keeps what s made of its event store, which s drops: events
 // made after Run (none run) come from a new store.
 func (sc *Scratch) takeBack(s *Sim) {
@@ -118,17 +179,41 @@ func (sc *Scratch) takeBack(s *Sim) {
 		}
 	}
 	q := &s.heap
-	blocks := q.free
-	for i := range q.runs {
-		blocks = append(blocks, q.runs[i].blocks...)
-	}
-	for _, b := range blocks {
-		if len(sc.blocks) < scratchChunks {
-			sc.blocks = append(sc.blocks, b)
+	keep := func(bs []*runBlock) {
+		for _, b := range bs {
+			if len(sc.blocks) < scratchChunks {
+				sc.blocks = append(sc.blocks, b)
+			}
 		}
+	}
+	keep(q.free)
+	for i := range q.runs {
+		keep(q.runs[i].blocks)
+	}
+	clear(s.batch)
+	sc.free, sc.batch, sc.heap, sc.qfree = s.free[:0], s.batch[:0], q.heap[:0], clearedBlocks(q.free)
+	for i := range q.runs {
+		sc.runBlocks[i] = clearedBlocks(q.runs[i].blocks)
 	}
 	s.chunks, s.free, s.nevents, s.batch = nil, nil, 0, nil
 	s.heap = eventQueue{}
+	sc.fired, sc.nameBuf = s.fired[:0], s.nameBuf[:0]
+	s.fired, s.nameBuf = nil, nil
+	sc.freeWatches, sc.freeLists, sc.freeMaps = s.freeWatches, s.freeLists, s.freeMaps
+	s.freeWatches, s.freeLists, s.freeMaps = nil, nil, nil
+	// An actor is free once its goroutine has ended: it returned or was
+	// killed (Run waited for its last channel send, after which it
+	// touches nothing of the actor), or it never started. A foreign
+	// actor's goroutine stays parked in it: never reused. The actors and
+	// s's list of them stay as they are until the next run takes them
+	// (newActor, New), for what reads s after Run.
+	for _, a := range s.actors {
+		if a.foreign || (a.started && a.state != stateDone) || len(sc.actors) >= maxKeptActors {
+			continue
+		}
+		sc.actors = append(sc.actors, a)
+	}
+	sc.actorList = s.actors
 	// The trace stays s's too until the next run takes it (Digest,
 	// SubjectName and WriteRecords read it after Run).
 	t := &s.trace

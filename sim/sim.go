@@ -112,7 +112,14 @@ type Sim struct {
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
 
-	writer func() string // who writes now (SetWriter), reset per event and actor
+	writer  Writer   // who writes now (SetWriter), reset per event and actor
+	nameBuf []byte   // the writer's name as it is appended (writerName)
+	fired   []*watch // the watches a Notify fires (WatchList.wake), from the Scratch
+	// The free watches, page lists and page maps of the run's watch
+	// lists (watch.go), from the Scratch.
+	freeWatches []*watch
+	freeLists   [][]*watch
+	freeMaps    []map[uint64][]*watch
 }
 
 // New returns a simulator at virtual time 0.
@@ -135,8 +142,23 @@ func New(cfg Config) *Sim {
 		s.watchdog = cfg.Watchdog
 	}
 	s.heap.scratch = cfg.Scratch
+	if sc := cfg.Scratch; sc != nil {
+		// The last run's lists, emptied (takeBack): taken, not shared.
+		s.free, s.batch, s.heap.heap, s.heap.free = sc.free, sc.batch, sc.heap, sc.qfree
+		for i := range s.heap.runs {
+			s.heap.runs[i].blocks, sc.runBlocks[i] = sc.runBlocks[i], nil
+		}
+		sc.free, sc.batch, sc.heap, sc.qfree = nil, nil, nil, nil
+	}
 	cfg.Scratch.newRun()
 	s.trace.init(cfg.Record, cfg.Scratch)
+	if cfg.Scratch != nil {
+		s.fired, s.nameBuf = cfg.Scratch.fired, cfg.Scratch.nameBuf
+		s.freeWatches, s.freeLists, s.freeMaps = cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps
+		cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps = nil, nil, nil
+		clear(cfg.Scratch.actorList)
+		s.actors, cfg.Scratch.actorList = cfg.Scratch.actorList[:0], nil
+	}
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
 	if cfg.Strategy == StrategyPCT {

@@ -14,14 +14,13 @@ import (
 // looks at the watches on the pages it touched: a node with thousands of
 // waiting lanes does not pay for all of them on every copy.
 type WatchList struct {
-	s       *Sim
-	name    string
-	pages   map[uint64][]*watch // watches spanning at most two pages, under each page
-	wide    []*watch            // watches spanning more
-	n       int                 // live watches
-	nextID  uint64
-	scratch []*watch
-	log     *WriteLog // nil unless EnableLog
+	s      *Sim
+	name   string
+	pages  map[uint64][]*watch // watches spanning at most two pages, under each page
+	wide   []*watch            // watches spanning more
+	n      int                 // live watches
+	nextID uint64
+	log    *WriteLog // nil unless EnableLog
 }
 
 const pageShift = 12
@@ -30,10 +29,18 @@ type watch struct {
 	id     uint64 // registration order: fired watches are woken in this order
 	lo, hi uint64
 	pred   func() bool
+	cond   Cond   // an actor's Wait.Cond, evaluated instead of pred
 	fire   func() // callback watcher (the engine's POLL), or nil for an actor
 	actor  *Actor
 	token  uint64
 	dead   bool
+	// in counts the page and wide lists that hold the watch; held is set
+	// while its actor's await may still use it. An actor's watch that is
+	// in no list and no longer held goes back to the run's free watches
+	// (recycleWatch); a callback watch never does (a WatchHandle may
+	// name it any time later).
+	in   int8
+	held bool
 }
 
 // NewWatchList returns an empty watch list named for reports.
@@ -56,31 +63,107 @@ func (l *WatchList) Name() string { return l.name }
 // Len returns the number of registered watches.
 func (l *WatchList) Len() int { return l.n }
 
-func (l *WatchList) add(lo, hi uint64, pred func() bool, fire func(), a *Actor, tok uint64) *watch {
+func (l *WatchList) add(lo, hi uint64, pred func() bool, cond Cond, fire func(), a *Actor, tok uint64) *watch {
 	if hi <= lo {
 		hi = lo + 1
 	}
 	l.nextID++
-	w := &watch{id: l.nextID, lo: lo, hi: hi, pred: pred, fire: fire, actor: a, token: tok}
+	w := l.s.newWatch()
+	*w = watch{id: l.nextID, lo: lo, hi: hi, pred: pred, cond: cond, fire: fire, actor: a, token: tok, held: a != nil}
 	l.n++
 	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
 	if p1-p0 > 1 {
-		l.wide = append(compact(l.wide), w)
+		l.wide = append(l.s.compact(l.wide), w)
+		w.in = 1
 		return w
 	}
 	if l.pages == nil {
-		l.pages = map[uint64][]*watch{}
+		l.pages = l.s.pageMap()
 	}
 	for p := p0; p <= p1; p++ {
-		l.pages[p] = append(compact(l.pages[p]), w)
+		ws := l.pages[p]
+		if ws == nil {
+			ws = l.s.pageList()
+		}
+		l.pages[p] = append(l.s.compact(ws), w)
+		w.in++
 	}
 	return w
 }
 
 // compact drops cancelled watches so lists that are never notified do not
 // grow without bound.
-func compact(ws []*watch) []*watch {
-	return slices.DeleteFunc(ws, func(w *watch) bool { return w.dead })
+func (s *Sim) compact(ws []*watch) []*watch {
+	j := 0
+	for _, w := range ws {
+		if w.dead {
+			s.leave(w)
+			continue
+		}
+		ws[j] = w
+		j++
+	}
+	clear(ws[j:])
+	return ws[:j]
+}
+
+// leave notes that a list dropped w.
+func (s *Sim) leave(w *watch) {
+	w.in--
+	s.recycleWatch(w)
+}
+
+// release notes that w's actor is done with it (its await ended).
+func (s *Sim) release(w *watch) {
+	w.held = false
+	s.recycleWatch(w)
+}
+
+// Free watches, page lists and page maps: what the run's lists dropped,
+// kept by its Scratch for the next runs (the quiet of a 4 KiB all-to-all
+// seed made a watch, a page list and a page map each, a fifth of its
+// allocations). Each is bounded by maxFreeWatches.
+const maxFreeWatches = 64
+
+func (s *Sim) recycleWatch(w *watch) {
+	if w.in == 0 && !w.held && w.fire == nil && w.dead && len(s.freeWatches) < maxFreeWatches {
+		*w = watch{}
+		s.freeWatches = append(s.freeWatches, w)
+	}
+}
+
+func (s *Sim) newWatch() *watch {
+	if n := len(s.freeWatches); n > 0 {
+		w := s.freeWatches[n-1]
+		s.freeWatches = s.freeWatches[:n-1]
+		return w
+	}
+	return new(watch)
+}
+
+func (s *Sim) pageList() []*watch {
+	if n := len(s.freeLists); n > 0 {
+		ws := s.freeLists[n-1]
+		s.freeLists = s.freeLists[:n-1]
+		return ws
+	}
+	return nil
+}
+
+func (s *Sim) pageMap() map[uint64][]*watch {
+	if n := len(s.freeMaps); n > 0 {
+		m := s.freeMaps[n-1]
+		s.freeMaps = s.freeMaps[:n-1]
+		return m
+	}
+	return map[uint64][]*watch{}
+}
+
+func (w *watch) holds() bool {
+	if w.cond != nil {
+		return w.cond.Holds()
+	}
+	return w.pred()
 }
 
 func (l *WatchList) remove(w *watch) {
@@ -108,7 +191,7 @@ func (h WatchHandle) Cancel() {
 // re-register if it wants to wait again. pred is not evaluated here: the
 // caller checks it first.
 func (l *WatchList) Watch(lo, hi uint64, pred func() bool, fn func()) WatchHandle {
-	return WatchHandle{l: l, w: l.add(lo, hi, pred, fn, nil, 0)}
+	return WatchHandle{l: l, w: l.add(lo, hi, pred, nil, fn, nil, 0)}
 }
 
 // Notify announces a write to [lo, hi). It costs one comparison when nobody
@@ -136,7 +219,10 @@ func (l *WatchList) wake(lo, hi uint64) {
 	if l.n == 0 || hi <= lo {
 		return
 	}
-	fired := l.scratch[:0]
+	// The run's buffer (kept by its Scratch across runs), taken while in
+	// use: a predicate that notified would make its own.
+	fired := l.s.fired[:0]
+	l.s.fired = nil
 	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
 	if p1-p0 < uint64(len(l.pages)) {
 		for p := p0; p <= p1; p++ {
@@ -155,6 +241,10 @@ func (l *WatchList) wake(lo, hi uint64) {
 	if len(l.wide) > 0 {
 		fired = l.scanWide(lo, hi, fired)
 	}
+	if l.pages != nil && len(l.pages) == 0 && len(l.s.freeMaps) < maxFreeWatches {
+		l.s.freeMaps = append(l.s.freeMaps, l.pages)
+		l.pages = nil
+	}
 	if len(fired) > 1 {
 		// Map order is random; wake order must not be.
 		slices.SortFunc(fired, func(a, b *watch) int { return cmp.Compare(a.id, b.id) })
@@ -167,7 +257,7 @@ func (l *WatchList) wake(lo, hi uint64) {
 		}
 	}
 	clear(fired)
-	l.scratch = fired[:0]
+	l.s.fired = fired[:0]
 }
 
 func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) []*watch {
@@ -175,6 +265,9 @@ func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) [
 	switch {
 	case len(kept) == 0:
 		delete(l.pages, p)
+		if len(l.s.freeLists) < maxFreeWatches && cap(kept) > 0 {
+			l.s.freeLists = append(l.s.freeLists, kept) // cleared by sweep
+		}
 	case changed:
 		l.pages[p] = kept
 	}
@@ -192,12 +285,14 @@ func (l *WatchList) sweep(ws []*watch, lo, hi uint64, fired []*watch) (kept, out
 	j := 0
 	for _, w := range ws {
 		if w.dead {
+			l.s.leave(w)
 			continue
 		}
-		if w.lo < hi && lo < w.hi && w.pred() {
+		if w.lo < hi && lo < w.hi && w.holds() {
 			l.remove(w)
 			l.s.progress = l.s.now
 			fired = append(fired, w)
+			w.in-- // recycled, if at all, once its actor is done with it
 			continue
 		}
 		ws[j] = w

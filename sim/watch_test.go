@@ -99,3 +99,66 @@ func BenchmarkNotifyManyWaiters(b *testing.B) {
 		wl.Notify(a, a+64)
 	}
 }
+
+// TestWatchRecycling: an actor's watch, its page list and the list's page
+// map go back to the run's free store once nothing holds them (fired and
+// its await over; timed out and dropped by a later sweep; a watch on two
+// pages once both pages dropped it), and the next runs on the Scratch
+// wait and wake as on fresh memory: the same wake order and times, with
+// a late Cancel of a fired callback watch harmless.
+func TestWatchRecycling(t *testing.T) {
+	run := func(sc *Scratch) (log []string, s *Sim) {
+		s = New(Config{Seed: 3, Scratch: sc})
+		l := s.NewWatchList("m")
+		var x [3]uint64
+		note := func(a *Actor, what string) { log = append(log, a.Name()+" "+what+" at "+s.Now().String()) }
+		for i := range 3 {
+			s.Spawn(string(rune('a'+i)), func(a *Actor) {
+				for round := uint64(1); round <= 4; round++ {
+					lo := uint64(i)*0x1000 + 0xffc // across two pages
+					ok := a.AwaitTimeout(Wait{List: l, Lo: lo, Hi: lo + 8, Pred: func() bool { return x[i] >= round }, What: "x"},
+						Time(i+1)*Microsecond)
+					note(a, map[bool]string{true: "woke", false: "timed out"}[ok])
+				}
+			})
+		}
+		h := l.Watch(0x1000, 0x1008, func() bool { return x[0] >= 1 }, func() { log = append(log, "callback at "+s.Now().String()) })
+		for k := range 6 {
+			s.At(Time(k+1)*700*Nanosecond, func() {
+				i := k % 3
+				x[i]++
+				l.Notify(uint64(i)*0x1000+0xffc, uint64(i)*0x1000+0x1004)
+				h.Cancel() // late, after it fired: must not touch a recycled watch
+			})
+		}
+		// A last write over everything sweeps the dead watches out: the
+		// pages and the map empty.
+		end := false
+		s.SpawnAfter(50*Microsecond, "z", func(a *Actor) {
+			a.Await(Wait{List: l, Lo: 0xff0, Hi: 0x1010, Pred: func() bool { return end }, What: "end"})
+			note(a, "woke")
+		})
+		s.At(100*Microsecond, func() { end = true; l.Notify(0, 1<<20) })
+		require.NoError(t, s.Run())
+		return log, s
+	}
+	want, _ := run(nil)
+	require.Len(t, want, 14, "12 waits, the callback and the end")
+	sc := NewScratch()
+	for r := range 3 {
+		got, _ := run(sc)
+		assert.Equal(t, want, got, "run %d on the Scratch", r)
+	}
+	assert.NotEmpty(t, sc.freeWatches, "watches kept")
+	assert.NotEmpty(t, sc.freeLists, "page lists kept")
+	assert.NotEmpty(t, sc.freeMaps, "page maps kept")
+	for _, w := range sc.freeWatches {
+		assert.Equal(t, watch{}, *w, "a free watch holds nothing")
+	}
+	for _, ws := range sc.freeLists {
+		assert.Empty(t, ws)
+	}
+	for _, m := range sc.freeMaps {
+		assert.Empty(t, m)
+	}
+}
