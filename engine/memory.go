@@ -227,7 +227,7 @@ func (m *Memory) ringBuf(size int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.mapped.bufs = append(m.mapped.bufs, b)
+		m.mapped.add(b, false)
 		m.rings.cur = b
 	}
 	b := m.rings.cur[:size:size]
@@ -314,9 +314,44 @@ const offHeapMin = 1 << 20
 // node nobody closed, by a cleanup once its Space is unreachable (the set
 // is its own object so that the cleanup does not keep the Space alive).
 type mappedSet struct {
-	bufs  [][]byte
-	keyed []keyedBuf // the Prefill'd regions among bufs
-	rings []keptRing // ring buffers from ringPool
+	bufs [][]byte
+	// region[i]: bufs[i] backs a region (realBytes), not a slab of rings
+	region []bool
+	keyed  []keyedBuf // the Prefill'd regions among bufs
+	rings  []keptRing // ring buffers from ringPool
+}
+
+// add records a mapped buffer: a region's (realBytes) or a ring slab.
+func (ms *mappedSet) add(b []byte, region bool) {
+	ms.bufs = append(ms.bufs, b)
+	ms.region = append(ms.region, region)
+}
+
+// keyOf is the content b holds for UnmapAs: its Prefill key unless a write
+// reached its region, else "".
+func (ms *mappedSet) keyOf(b []byte) string {
+	for _, k := range ms.keyed {
+		if &k.b[0] == &b[0] && k.r != nil && !k.r.Written() {
+			return k.key
+		}
+	}
+	return ""
+}
+
+// giveRegions hands the regions' buffers to sc (with the content each
+// still holds), leaving the ring slabs to release.
+func (ms *mappedSet) giveRegions(sc *Scratch) {
+	n := 0
+	for i, b := range ms.bufs {
+		if ms.region[i] {
+			sc.keepMap(b, ms.keyOf(b))
+			continue
+		}
+		ms.bufs[n], ms.region[n] = b, false
+		n++
+	}
+	clear(ms.bufs[n:])
+	ms.bufs, ms.region, ms.keyed = ms.bufs[:n], ms.region[:n], nil
 }
 
 // keyedBuf is a region Prefill filled: released under its key unless a
@@ -329,17 +364,11 @@ type keyedBuf struct {
 }
 
 func (ms *mappedSet) release() {
-	keys := make(map[*byte]string, len(ms.keyed))
-	for _, k := range ms.keyed {
-		if k.r != nil && !k.r.Written() {
-			keys[&k.b[0]] = k.key
-		}
-	}
 	for _, b := range ms.bufs {
-		_ = hostmem.UnmapAs(b, keys[&b[0]]) // a buffer Map returned, whole: cannot fail
+		_ = hostmem.UnmapAs(b, ms.keyOf(b)) // a buffer Map returned, whole: cannot fail
 	}
 	putRings(ms.rings)
-	ms.bufs, ms.keyed, ms.rings = nil, nil, nil
+	ms.bufs, ms.region, ms.keyed, ms.rings = nil, nil, nil, nil
 }
 
 // SetGuard makes fn see every Read, Write, Load and Store made through
@@ -434,6 +463,13 @@ func newMemory(n *Node) *Memory {
 func (m *Memory) release() {
 	m.Space.Release()
 	m.rings = ringSlab{}
+	if m.scratch != nil {
+		// Kept by the worker for its next node, without the bound that
+		// all of hostmem's kept buffers share (KeepMax): 16 workers'
+		// 1 MiB all-to-alls hold 2 GiB of windows, and past that bound
+		// each seed mapped, faulted in and filled its windows afresh.
+		m.mapped.giveRegions(m.scratch)
+	}
 	m.mapped.release()
 	if m.scratch != nil {
 		m.scratch.put(m.small)
@@ -505,34 +541,49 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 	}
 	if p := m.prefill; p != nil {
 		key := p.keyOf()
-		b, hit, err := hostmem.MapAs(rounded, key)
-		if err != nil {
-			return nil, err
+		b, hit := m.scratch.takeMap(rounded, key)
+		if b == nil {
+			var err error
+			if b, hit, err = hostmem.MapAs(rounded, key); err != nil {
+				return nil, err
+			}
 		}
 		if !hit {
 			p.fillIn(b)
 		}
-		m.mapped.bufs = append(m.mapped.bufs, b)
+		m.mapped.add(b, true)
 		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
 		return b, nil
 	}
 	var b []byte
 	var err error
-	switch {
-	case m.overwrite:
-		b, err = hostmem.MapUncleared(rounded)
-	case m.lazy:
-		// A kept buffer is not cleared here: alloc marks its region
-		// stale, and its granules are zeroed as accesses reach them, but
-		// not those a copy overwrites whole (lsa.Space.MarkStale).
-		b, m.stale, err = hostmem.MapStale(rounded)
-	default:
-		b, err = hostmem.Map(rounded)
+	if kb, _ := m.scratch.takeMap(rounded, ""); kb != nil {
+		// The worker's: its last user's bytes, as hostmem's kept ones.
+		b = kb
+		switch {
+		case m.overwrite:
+		case m.lazy:
+			m.stale = true
+		default:
+			clear(b)
+		}
+	} else {
+		switch {
+		case m.overwrite:
+			b, err = hostmem.MapUncleared(rounded)
+		case m.lazy:
+			// A kept buffer is not cleared here: alloc marks its region
+			// stale, and its granules are zeroed as accesses reach them,
+			// but not those a copy overwrites whole (lsa.Space.MarkStale).
+			b, m.stale, err = hostmem.MapStale(rounded)
+		default:
+			b, err = hostmem.Map(rounded)
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	m.mapped.bufs = append(m.mapped.bufs, b)
+	m.mapped.add(b, true)
 	return b, nil
 }
 

@@ -1,12 +1,16 @@
 package engine
 
-import "github.com/emud-dev/emud/sim"
+import (
+	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/sim"
+)
 
 // Scratch is the region buffers and queue objects one caller keeps across
 // the nodes it builds one after another (an explore worker's seeds): a
 // node given a Scratch (Config.Scratch) backs its small regions (under
 // offHeapMin, which the default backing would make on the Go heap) with
-// buffers the Scratch holds, and makes its queues, rings, issuer sides,
+// buffers the Scratch holds, its large ones with the mappings its last
+// node's had (takeMap), and makes its queues, rings, issuer sides,
 // engines and links in the Scratch's arenas (nodeSlabs); Node.Close gives
 // them back. A 4 KiB all-to-all seed made 140 KiB of such regions (its
 // windows and signal pools), half the bytes it allocated, and 24 KiB of
@@ -27,6 +31,13 @@ type Scratch struct {
 	// once by the Scratch's first nodes): its later nodes take and give
 	// them back without the pool's lock; Close returns them to the pool.
 	rings map[int][][]byte
+	// maps are the mappings that backed the last nodes' large regions
+	// (hostmem), by length, each with the Prefill content it still holds
+	// ("" for none): the next node takes them as hostmem's kept buffers,
+	// up to mapMax bytes; Close hands them to hostmem.
+	maps     map[uint64][]keptMap
+	mapBytes uint64
+	mapMax   uint64
 	// arenas are the per-queue objects the last closed node gave back
 	// (nodeArenas), nil while a node holds them.
 	arenas *nodeArenas
@@ -42,9 +53,62 @@ type Scratch struct {
 // windows under 1 MiB each stay on the heap past it).
 const scratchMax = 32 << 20
 
+// scratchMapMax bounds the bytes of large regions' mappings a Scratch
+// keeps between its nodes: a worker's node of 8 ranks with 64 MiB windows
+// each way fits; what a worker keeps is never more than its last node
+// held, so explore's memory peaks where its running nodes put it.
+const scratchMapMax = 1 << 30
+
+// keptMap is a kept mapping and the content it holds ("" for none).
+type keptMap struct {
+	b   []byte
+	key string
+}
+
+// takeMap returns a kept mapping of n bytes: one holding key's content
+// (hit), else preferably one holding none, so that those with a content
+// last for the nodes that ask for it; nil if none (also for a nil
+// Scratch).
+func (s *Scratch) takeMap(n uint64, key string) (b []byte, hit bool) {
+	if s == nil {
+		return nil, false
+	}
+	l := s.maps[n]
+	if len(l) == 0 {
+		return nil, false
+	}
+	i := len(l) - 1
+	for j := len(l) - 1; j >= 0; j-- {
+		if l[j].key == key {
+			i = j
+			break
+		}
+	}
+	km := l[i]
+	copy(l[i:], l[i+1:])
+	l[len(l)-1] = keptMap{}
+	s.maps[n] = l[:len(l)-1]
+	s.mapBytes -= n
+	return km.b, key != "" && km.key == key
+}
+
+// keepMap keeps a region's mapping that holds key's content (or, with
+// "", whatever its node left) for the next node, or hands it to hostmem
+// past the bound.
+func (s *Scratch) keepMap(b []byte, key string) {
+	n := uint64(len(b))
+	if s.mapBytes+n > s.mapMax {
+		_ = hostmem.UnmapAs(b, key) // a whole buffer hostmem mapped: cannot fail
+		return
+	}
+	s.maps[n] = append(s.maps[n], keptMap{b, key})
+	s.mapBytes += n
+}
+
 // NewScratch returns an empty Scratch.
 func NewScratch() *Scratch {
-	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, rings: map[int][][]byte{}, max: scratchMax}
+	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, rings: map[int][][]byte{}, max: scratchMax,
+		maps: map[uint64][]keptMap{}, mapMax: scratchMapMax}
 }
 
 // take returns a zeroed buffer of n bytes: a kept one, or a new one.
@@ -122,8 +186,9 @@ const scratchBitsMax = 256
 
 // Close ends what the nodes' runs kept in the Scratch (sim.Scratch.Close:
 // the kernel's idle lane workers) and gives its kept rings back to the
-// pool all nodes share; its region buffers stay for later nodes. An owner
-// that is done with a Scratch closes it.
+// pool all nodes share and its kept mappings to hostmem; its small region
+// buffers stay for later nodes. An owner that is done with a Scratch
+// closes it.
 func (s *Scratch) Close() {
 	s.Sim.Close()
 	var bufs [][]byte
@@ -134,6 +199,13 @@ func (s *Scratch) Close() {
 	if len(bufs) > 0 {
 		giveRings(bufs) // zeroed when the Scratch took them back
 	}
+	for _, l := range s.maps {
+		for _, km := range l {
+			_ = hostmem.UnmapAs(km.b, km.key)
+		}
+	}
+	clear(s.maps)
+	s.mapBytes = 0
 }
 
 // takeRing returns a zeroed kept ring buffer of size bytes the Scratch

@@ -203,3 +203,86 @@ func TestScratchReusesQueueObjects(t *testing.T) {
 	fifth := build() // the fourth is not closed: new arenas
 	assert.NotSame(t, fourth.q, fifth.q)
 }
+
+// TestScratchKeepsRegionMappings: a Scratch's next node backs its large
+// regions with the mappings the last node's regions had, not hostmem's
+// shared kept buffers (bounded for all callers at once: past that bound
+// 16 explore workers mapped and faulted their windows in every seed). A
+// plain region comes back reading zero whatever the last node wrote, a
+// Prefill'd one still holding its content is a hit (no fill), and one
+// whose content a write reached is filled again. Close hands them to
+// hostmem.
+func TestScratchKeepsRegionMappings(t *testing.T) {
+	if !hostmem.OffHeap {
+		t.Skip("large regions are on the heap here")
+	}
+	sc := NewScratch()
+	const size = offHeapMin
+	fills := 0
+	fill := func(b []byte) {
+		fills++
+		for i := range b {
+			b[i] = 0x5A
+		}
+	}
+	type seen struct {
+		plain, send, dirty *byte
+		prefilled          [2]bool
+	}
+	node := func(write bool) seen {
+		t.Helper()
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+		require.NoError(t, err)
+		m := n.Memory()
+		plain, err := m.Alloc(0, size, "plain")
+		require.NoError(t, err)
+		b, err := m.Bytes("read", plain, size)
+		require.NoError(t, err)
+		require.Equal(t, make([]byte, size), b, "a fresh region reads zero")
+		var s seen
+		s.plain = &b[0]
+		var keyed [2]uint64
+		for i, name := range []string{"send", "dirty"} {
+			m.Prefill(func() string { return "content-" + name }, fill)
+			keyed[i], err = m.Alloc(1, size, name)
+			require.NoError(t, err)
+			kb, err := m.Bytes("read", keyed[i], size)
+			require.NoError(t, err)
+			require.Equal(t, byte(0x5A), kb[size-1])
+			s.prefilled[i] = m.Prefilled(keyed[i])
+			if i == 0 {
+				s.send = &kb[0]
+			} else {
+				s.dirty = &kb[0]
+			}
+		}
+		if write {
+			for i := range b {
+				b[i] = 0xEE // the next node's plain region must not see it
+			}
+			m.WatchWrites(mustRegion(t, m, keyed[1]))
+			require.NoError(t, m.Write(keyed[1], []byte{1}))
+		}
+		n.Close()
+		return s
+	}
+	first := node(true)
+	assert.Equal(t, [2]bool{false, false}, first.prefilled, "nothing kept yet: both filled")
+	assert.Equal(t, 2, fills)
+	assert.Equal(t, uint64(3*size), sc.mapBytes, "the node's three mappings are the Scratch's")
+	second := node(false)
+	assert.Contains(t, []*byte{first.plain, first.dirty}, second.plain, "a mapping of the last node's with no content kept")
+	assert.Equal(t, first.send, second.send, "the unwritten Prefill's mapping, under its content")
+	assert.Equal(t, [2]bool{true, false}, second.prefilled, "the written one's content is gone: filled again")
+	assert.Equal(t, 3, fills)
+	sc.Close()
+	assert.Zero(t, sc.mapBytes, "Close hands them to hostmem")
+	assert.Empty(t, sc.maps[size])
+}
+
+func mustRegion(t *testing.T, m *Memory, addr uint64) *Region {
+	t.Helper()
+	r, err := m.Region("", addr, 1)
+	require.NoError(t, err)
+	return r
+}
