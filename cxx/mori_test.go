@@ -1,10 +1,7 @@
 package cxx
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -367,14 +364,10 @@ func TestMoriRelativeInclude(t *testing.T) {
 	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", filepath.Join("testdata", "mori", "include"))
 	var digests []string
 	for _, dir := range []string{".", t.TempDir()} {
-		cmd := exec.Command(prog)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "EMUD_SEED=1", "EMUD_SUMMARY=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "from %s: stdout:\n%s\nstderr:\n%s", dir, stdout.String(), stderr.String())
-		require.Contains(t, stdout.String(), "mori put: PASS", "from %s", dir)
-		digests = append(digests, digestOf(t, stderr.String()))
+		r := runProgram(t, runOpts{dir: dir}, prog, "EMUD_SEED=1", "EMUD_SUMMARY=1")
+		require.Equal(t, 0, r.code, "from %s: stdout:\n%s\nstderr:\n%s", dir, r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "mori put: PASS", "from %s", dir)
+		digests = append(digests, digestOf(t, r.stderr))
 	}
 	assert.Equal(t, digests[0], digests[1], "run from another directory: another digest")
 }

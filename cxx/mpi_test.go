@@ -35,40 +35,24 @@ func needMPI(t *testing.T) {
 func buildMPI(t *testing.T, src string) string {
 	t.Helper()
 	root := setupCxx(t)
-	key := "mpicxx " + src
-	builds.mu.Lock()
-	if builds.done == nil {
-		builds.done = map[string]*built{}
-	}
-	b := builds.done[key]
-	if b == nil {
-		b = &built{}
-		builds.done[key] = b
-	}
-	n := len(builds.done)
-	builds.mu.Unlock()
-	b.once.Do(func() {
-		var args []string
-		args = append(args, "-O2", "-Wall", "-Werror")
+	return buildOnce(t, "mpicxx "+src, src, func(prog string) error {
+		args := []string{"-O2", "-Wall", "-Werror"}
 		for i, what := range []string{"compile", "link"} {
 			out, err := exec.Command("mpicxx", "--showme:"+what).Output()
 			if err != nil {
-				b.err = fmt.Errorf("mpicxx --showme:%s: %w", what, err)
-				return
+				return fmt.Errorf("mpicxx --showme:%s: %w", what, err)
 			}
 			if i == 1 {
-				b.prog = filepath.Join(lib.dir, fmt.Sprintf("%d-%s", n, strings.TrimSuffix(filepath.Base(src), ".cpp")))
-				args = append(args, src, "-o", b.prog)
+				args = append(args, src, "-o", prog)
 			}
 			args = append(args, strings.Fields(string(out))...)
 		}
 		var log bytes.Buffer
 		if err := Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}); err != nil {
-			b.err = fmt.Errorf("%w\n%s", err, log.String())
+			return fmt.Errorf("%w\n%s", err, log.String())
 		}
+		return nil
 	})
-	require.NoError(t, b.err)
-	return b.prog
 }
 
 // mpirun runs prog under OpenMPI's mpirun -np n with EMUD_NODE and env

@@ -2,8 +2,6 @@ package cxx
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -53,15 +51,13 @@ func cftRuns(t *testing.T, prog, want string) {
 }
 
 // stderrOf runs prog with env added and returns all it wrote on stderr
-// (runExample keeps only the summary line of a run that passed).
+// (runExample keeps only the summary line of a run that passed); the run
+// must pass.
 func stderrOf(t *testing.T, prog string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(prog)
-	cmd.Env = append(os.Environ(), env...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	require.NoError(t, cmd.Run(), errb.String())
-	return errb.String()
+	r := runFull(t, prog, env...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	return r.stderr
 }
 
 // TestNcclCftBarrier runs examples/cxx/nccl/cft_barrier (stamps stored

@@ -3,7 +3,6 @@ package cxx
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -118,21 +117,17 @@ func TestNcclHostAPI(t *testing.T) {
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
 	for _, gpus := range []string{"4", "8"} {
-		out, _, code := runExample(t, prog, "EMUD_GPUS="+gpus)
-		require.Equal(t, 0, code, "EMUD_GPUS=%s\nstdout:\n%s", gpus, out)
-		assert.Contains(t, out, "host_api: PASS")
-	}
-	cmd := exec.Command(prog)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	require.NoError(t, cmd.Run())
-	for _, want := range []string{
-		"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
-		"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
-		"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
-		"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
-	} {
-		assert.Contains(t, errb.String(), want)
+		r := runFull(t, prog, "EMUD_GPUS="+gpus)
+		require.Equal(t, 0, r.code, "EMUD_GPUS=%s\nstdout:\n%s\nstderr:\n%s", gpus, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "host_api: PASS")
+		for _, want := range []string{
+			"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
+			"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
+			"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
+			"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
+		} {
+			assert.Contains(t, r.stderr, want, "EMUD_GPUS=%s", gpus)
+		}
 	}
 }
 
