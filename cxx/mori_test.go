@@ -65,7 +65,8 @@ func buildMori(t *testing.T, flags ...string) string {
 // the engine fetches and runs them. Eight ranks, three rounds, correct
 // data; the same seed gives the same digest; and the correct header is
 // quiet under the race detector (the publish edge included) and under
-// timing perturbation on every seed tried.
+// timing perturbation on every seed tried (1-8; 1-2 in a -race test
+// binary, sweepSeeds).
 func TestMoriPut(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -100,7 +101,7 @@ func TestMoriPut(t *testing.T) {
 	require.Equal(t, 0, code, "-O0: stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.NotEmpty(t, digest.FindString(first), first)
 	assert.Equal(t, digest.FindString(first), digest.FindString(stderr), "-O0 against -O1: another end time or digest")
-	for seed := 1; seed <= 8; seed++ {
+	for seed := 1; seed <= sweepSeeds(8, 2); seed++ {
 		for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_STRATEGY=perturb"}} {
 			stdout, stderr, code := runExample(t, prog, append(env, fmt.Sprintf("EMUD_SEED=%d", seed), "2")...)
 			assert.Equal(t, 0, code, "seed %d %v: a false report\nstdout:\n%s\nstderr:\n%s", seed, env, stdout, stderr)
@@ -149,7 +150,8 @@ func TestMoriPutFork(t *testing.T) {
 
 // TestMoriMissingPublish: the header's submitPacket without its publish
 // (no s_waitcnt(0) between the lane's ring stores and its doorbell
-// store) is reported by the race detector on every seed, naming the
+// store) is reported by the race detector on every seed (1-6; 1-2 in a
+// -race test binary), naming the
 // lane's store in the header, the doorbell and the missing wait; without
 // the detector, under timing perturbation, an unpublished store the
 // engine fetched before it landed corrupts a packet (here a signal that
@@ -158,7 +160,7 @@ func TestMoriMissingPublish(t *testing.T) {
 	needCxx(t)
 	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
 	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
-	for seed := 1; seed <= 6; seed++ {
+	for seed := 1; seed <= sweepSeeds(6, 2); seed++ {
 		stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", fmt.Sprintf("EMUD_SEED=%d", seed), "1")
 		require.NotEqual(t, 0, code, "seed %d: the missing publish was not reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
 		assert.Contains(t, stderr, "MORI ring publish: the engine of queue sdma gpu", "seed %d", seed)
@@ -254,7 +256,8 @@ func FuzzStructFields(f *testing.F) {
 // post to one queue at thread scope deadlock: the lane whose turn came
 // first waits at the barrier for lanes that wait for it to publish. The
 // hang report names the chain's spin in the header with the lanes waiting
-// in it, and the lane at the barrier, on every seed. The same program
+// in it, and the lane at the barrier, on every seed (1-4; 1-2 in a -race
+// test binary). The same program
 // against the header without the barrier passes, race detector on; and
 // the broken header with the lanes on distinct queues passes too (no
 // chain is shared): the report is the bug's, not the header's.
@@ -262,7 +265,7 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 	needCxx(t)
 	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
 	good := buildMori(t)
-	for seed := 1; seed <= 4; seed++ {
+	for seed := 1; seed <= sweepSeeds(4, 2); seed++ {
 		s := fmt.Sprintf("EMUD_SEED=%d", seed)
 		stdout, stderr, code := runExample(t, old, s, "1", "same")
 		require.Equal(t, 2, code, "seed %d: the deadlock was not reported as a hang\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)

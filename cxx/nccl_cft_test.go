@@ -14,13 +14,14 @@ import (
 )
 
 // ncclRuns runs prog on 4 and 8 ranks, seeds 1..seeds under timing
-// perturbation and under PCT: it passes, printing want, and seed 1 run
-// again gives the same digest (once per shape and strategy: every run is
-// a process, and the package's -race run is near go test's 10 minutes);
+// perturbation and under PCT (seed 1 alone in a -race test binary,
+// sweepSeeds): it passes, printing want, and seed 1 run again gives the
+// same digest (once per shape and strategy: every run is a process);
 // with the race detector on it passes and reports nothing (a false alarm
 // is as bad as a missed bug).
 func ncclRuns(t *testing.T, prog, want string, seeds int) {
 	t.Helper()
+	seeds = sweepSeeds(seeds, 1)
 	for _, ranks := range []string{"4", "8"} {
 		for _, strategy := range []string{"perturb", "pct"} {
 			for seed := 1; seed <= seeds; seed++ {
@@ -40,7 +41,20 @@ func ncclRuns(t *testing.T, prog, want string, seeds int) {
 	}
 }
 
-// cftRuns is ncclRuns at seeds 1 and 2, and correct CFT code draws no
+// sweepSeeds is how many seeds a test's sweep of C++ runs takes: plain
+// in a plain test binary, race in a -race one. The programs are processes
+// built without Go's detector, so a -race test binary checks nothing more
+// in them, and go test -race ./... in CI runs this package within go
+// test's 10 minutes only with fewer runs; CI's plain line (.ci/run) runs
+// the tests that call this with every seed.
+func sweepSeeds(plain, race int) int {
+	if raceBuild {
+		return race
+	}
+	return plain
+}
+
+// cftRuns is ncclRuns at seeds 1 and 2 (1 under -race), and correct CFT code draws no
 // warning either (the aliased-slot check).
 func cftRuns(t *testing.T, prog, want string) {
 	t.Helper()

@@ -16,7 +16,8 @@ import (
 // TestNcclGinAlltoAll runs the all-to-all over NCCL's GIN
 // (examples/cxx/nccl/gin_alltoall: puts with remote signals and local
 // counters, a GIN barrier per CTA, waitSignal, waitCounter and flush) on
-// 4 and 8 ranks: it passes on seeds 1-3 under timing perturbation and
+// 4 and 8 ranks: it passes on seeds 1-3 (1 in a -race test binary) under
+// timing perturbation and
 // under PCT, the same seed gives the same digest, and the race detector
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
@@ -70,7 +71,8 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 // TestNcclHybridAlltoAll runs the hybrid all-to-all
 // (examples/cxx/nccl/hybrid_alltoall: LSA stores to the LSA team's peers,
 // GIN puts to the others, ncclBarrierSession around each iteration) on 4
-// and 8 ranks: it passes on seeds 1-3 under perturbation and PCT, the same
+// and 8 ranks: it passes on seeds 1-3 (1 in a -race test binary) under
+// perturbation and PCT, the same
 // seed gives the same digest, and the race detector finds nothing. On
 // emud's one node the LSA team is every rank, so the GIN half is the
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.

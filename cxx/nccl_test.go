@@ -25,7 +25,8 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 
 // TestNcclLsaAllReduce runs the LSA all-reduce of NCCL's device API
 // (examples/cxx/nccl/lsa_allreduce) on 4 and 8 ranks: it passes on
-// seeds 1-3 under timing perturbation and under PCT, the same seed gives
+// seeds 1-3 (1 in a -race test binary) under timing perturbation and
+// under PCT, the same seed gives
 // the same digest, and the race detector finds nothing (a false alarm is
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
