@@ -40,6 +40,7 @@ func maxRSSEnv(t *testing.T, env []string, prog string, args ...string) int64 {
 // 3000 (finished actors leave the simulator's list).
 func TestLaunchesFreeLaneState(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "launches.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	few, many := maxRSS(t, prog, "30"), maxRSS(t, prog, "300")
@@ -58,6 +59,7 @@ func TestLaunchesFreeLaneState(t *testing.T) {
 // at 182 MB, 300 at 1159 MB, and 1000 were killed at 6.7 GB.
 func TestRaceLaunchesBounded(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	race := []string{"EMUD_RACE=1"}
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "launches.cpp"), "-O2", "-Wall", "-Werror")
@@ -97,6 +99,7 @@ func TestRaceLaunchesBounded(t *testing.T) {
 // naming the variable.
 func TestLaunchOverBudget(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "huge_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct {
@@ -128,6 +131,7 @@ func TestLaunchOverBudget(t *testing.T) {
 // it read as a memory fault at a host address that was never allocated.
 func TestLaneStackOverflow(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "errors", "stack_overflow.cpp")
 	for _, c := range []struct {
@@ -158,6 +162,7 @@ func TestLaneStackOverflow(t *testing.T) {
 // counted a loop's calls whatever their sites.
 func TestCallLoopIsAHang(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct{ mode, words string }{
@@ -189,6 +194,7 @@ func TestCallLoopIsAHang(t *testing.T) {
 // older than 6.13 the guard is mprotect's again and the test is skipped.
 func TestBigGrid(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	if !kernelAtLeast(6, 13) {
 		t.Skip("MADV_GUARD_INSTALL needs Linux 6.13: lane stacks' guard pages are mprotect's, a mapping each")
 	}
@@ -244,6 +250,7 @@ const probeRSSConstant = 64 << 20
 // EMUD_RACE=1 to 1.1 GB (a vector-clock slot per wave ever made).
 func TestProbesRSSBound(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	errs := filepath.Join(root, "examples", "cxx", "errors")
 	bounds := filepath.Join(root, "cxx", "testdata", "bounds")
@@ -292,6 +299,7 @@ func TestProbesRSSBound(t *testing.T) {
 // read-modify-write counted as a write, which restarts the spin count.
 func TestAtomicLoopIsASpin(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "atomic_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct {
@@ -325,6 +333,7 @@ func TestAtomicLoopIsASpin(t *testing.T) {
 // transparent huge pages (never) the heap's advice does nothing: skipped.
 func TestHostHeap(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || strings.Contains(string(b), "[never]") {
 		t.Skip("no transparent huge pages here")
 	}

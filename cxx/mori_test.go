@@ -69,6 +69,7 @@ func buildMori(t *testing.T, flags ...string) string {
 // binary, sweepSeeds).
 func TestMoriPut(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
@@ -123,6 +124,7 @@ func TestMoriPut(t *testing.T) {
 // forever with no report.
 func TestMoriPutFork(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := buildMori(t)
 	for _, tc := range []struct {
 		env  []string
@@ -158,6 +160,7 @@ func TestMoriPutFork(t *testing.T) {
 // never comes: a hang, or wrong data) on some seed.
 func TestMoriMissingPublish(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
 	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
 	for seed := 1; seed <= sweepSeeds(6, 2); seed++ {
@@ -185,6 +188,7 @@ func TestMoriMissingPublish(t *testing.T) {
 // added that emud does not know (one in ccoSdmaContext).
 func TestMoriLayoutMismatch(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
@@ -263,6 +267,7 @@ func FuzzStructFields(f *testing.F) {
 // chain is shared): the report is the bug's, not the header's.
 func TestMoriCommitChainDeadlock(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
 	good := buildMori(t)
 	for seed := 1; seed <= sweepSeeds(4, 2); seed++ {
@@ -294,6 +299,7 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 //     the quiet (MORI's test_sdma_signal A[scope=1 q=1]).
 func TestMoriLockstep(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -333,6 +339,7 @@ func TestMoriLockstep(t *testing.T) {
 // paid at each group's call, each payment rounded to the picosecond.
 func TestMoriRingFull(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	var ends []int64
 	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {
 		prog := buildMori(t, flags...)
@@ -362,6 +369,7 @@ func TestMoriLinkHint(t *testing.T) {
 // from /tmp, 3f895695… from the build directory).
 func TestMoriRelativeInclude(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
 	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", filepath.Join("testdata", "mori", "include"))

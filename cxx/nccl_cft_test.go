@@ -79,6 +79,7 @@ func stderrOf(t *testing.T, prog string, env ...string) string {
 // barrier slot), plain and with multimem sessions.
 func TestNcclCftBarrier(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	cftRuns(t, ncclExample(t, "cft_barrier"), "cft_barrier")
 	cftRuns(t, ncclExample(t, "cft_barrier", "-DMULTIMEM"), "cft_barrier_multimem")
 }
@@ -91,6 +92,7 @@ func TestNcclCftBarrier(t *testing.T) {
 // kernel stops at the session's line (exit 1, golden report at 4 ranks).
 func TestNcclCftBarrierAliasedSlot(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DALIAS_BARRIER_SLOT")
 	warn := regexp.MustCompile(`emud: warning: main\.cu:\d+: ncclCftBarrierSession: CFT barrier slot 0 on rank (\d+) is aliased: block \d opens it while block \d's session \(main\.cu:\d+\) is open`)
 	for _, ranks := range []int{4, 8} {
@@ -115,6 +117,7 @@ func TestNcclCftBarrierAliasedSlot(t *testing.T) {
 // exchange passes), and EMUD_NCCL_DEBUG=1 names it (exit 1).
 func TestNcclCftBarrierIndexPastCount(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DINDEX_PAST_COUNT")
 	out, report, code := runExample(t, prog, "NTHREADS=4")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
@@ -130,6 +133,7 @@ func TestNcclCftBarrierIndexPastCount(t *testing.T) {
 // arrived.
 func TestNcclCftBarrierMissingRank(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DLAST_RANK_SKIPS_LAUNCH")
 	for _, ranks := range []int{4, 8} {
 		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
@@ -149,6 +153,7 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 // unicast and multimem.
 func TestNcclCftAllGather(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	cftRuns(t, ncclExample(t, "cft_allgather"), "cft_allgather")
 	cftRuns(t, ncclExample(t, "cft_allgather", "-DMULTIMEM"), "cft_allgather_multimem")
 }
@@ -160,6 +165,7 @@ func TestNcclCftAllGather(t *testing.T) {
 // and the cause; at 4 ranks the report's first lines are a golden file.
 func TestNcclCftAllGatherWrongCount(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DWRONG_BYTE_COUNT")
 	for _, ranks := range []int{4, 8} {
 		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
@@ -183,6 +189,7 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 // edge.
 func TestNcclCftAllGatherNoWait(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DSKIP_WAIT")
 	for _, ranks := range []string{"4", "8"} {
 		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
@@ -197,6 +204,7 @@ func TestNcclCftAllGatherNoWait(t *testing.T) {
 // and 8 ranks, with and without the race detector.
 func TestNcclCftOps(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	for _, ranks := range []string{"4", "8"} {
 		for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_STRATEGY=pct", "EMUD_SEED=2"}} {
@@ -214,6 +222,7 @@ func TestNcclCftOps(t *testing.T) {
 // egress port, as package fabric's does, not at submit.
 func TestNcclCftFlushSmem(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	out, report, code := runExample(t, prog, "NTHREADS=4", "CFT_REUSE_STAGE=1")
 	require.Equal(t, 0, code, "flushSmem first\nstdout:\n%s\nstderr:\n%s", out, report)
@@ -229,6 +238,7 @@ func TestNcclCftFlushSmem(t *testing.T) {
 // and the rule.
 func TestNcclCftMisuse(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	for _, c := range []struct {
 		misuse int

@@ -22,6 +22,7 @@ import (
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	ncclRuns(t, ncclExample(t, "gin_alltoall"), "gin_alltoall", 3)
 }
 
@@ -33,6 +34,7 @@ func TestNcclGinAlltoAll(t *testing.T) {
 // posted it, and the peer's SDMA copy the load raced with.
 func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "gin_alltoall", "-DSHARED_SIGNAL")
 	for _, ranks := range []string{"4", "8"} {
 		out, stderr, code := runExample(t, prog, "NTHREADS="+ranks)
@@ -56,6 +58,7 @@ func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 // value expected and the value there, the waiting wave and the line.
 func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "gin_alltoall", "-DLAST_RANK_SKIPS_PUT")
 	for _, n := range []int{4, 8} {
 		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", n))
@@ -78,6 +81,7 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.
 func TestNcclHybridAlltoAll(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	ncclRuns(t, ncclExample(t, "hybrid_alltoall"), "hybrid_alltoall", 3)
 }
 
@@ -88,6 +92,7 @@ func TestNcclHybridAlltoAll(t *testing.T) {
 // naming both and the line of each.
 func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "hybrid_alltoall", "-DSKIP_EXIT_BARRIER")
 	for _, ranks := range []string{"4", "8"} {
 		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
@@ -105,6 +110,7 @@ func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 // gives the GIN words back to the comm's heap.
 func TestNcclGinMisuse(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "gin_misuse")
 	for _, c := range []struct{ misuse, want string }{
 		{"context", `ncclGin: contextIndex 5 outside the dev comm's ginContextCount 1 \(at main\.cu:\d+\)`},

@@ -31,6 +31,7 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	ncclRuns(t, ncclExample(t, "lsa_allreduce"), "lsa_allreduce", 3)
 }
 
@@ -41,6 +42,7 @@ func TestNcclLsaAllReduce(t *testing.T) {
 // this kernel's load through an LSA pointer, and the missing edge.
 func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
 	for _, ranks := range []string{"4", "8"} {
 		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
@@ -61,6 +63,7 @@ func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 // PCT (seed 1) the run hangs at the barrier instead (exit 2).
 func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
 	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
 	for _, ranks := range []string{"4", "8"} {
@@ -93,6 +96,7 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 // own slot, naming the rank that never arrived.
 func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
 	for _, ranks := range []int{4, 8} {
 		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
@@ -115,6 +119,7 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 // asking for LL all-to-all slots, requirements without NCCL's magic).
 func TestNcclHostAPI(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
 	for _, gpus := range []string{"4", "8"} {
@@ -140,6 +145,7 @@ func TestNcclHostAPI(t *testing.T) {
 // hang report naming the barrier and how many arrived (exit 2).
 func TestPthreadBarrier(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "pbarrier.cu")
