@@ -199,6 +199,29 @@ func buildKey(src string, flags []string) string {
 	return strings.Join(key, " ")
 }
 
+// TestBuildKey: an explicit -fsanitize=thread keys the program emud c++
+// builds by default; any other sanitizer choice, and any other flag or
+// order of flags, keys a program of its own.
+func TestBuildKey(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b []string
+		same bool
+	}{
+		{"explicit thread sanitizer", []string{"-O2", "-Wall"}, []string{"-O2", "-fsanitize=thread", "-Wall"}, true},
+		{"no instrumentation", []string{"-O2"}, []string{"-O2", "-fno-sanitize=thread"}, false},
+		{"thread off and on", []string{"-O2", "-fno-sanitize=thread"}, []string{"-O2", "-fno-sanitize=thread", "-fsanitize=thread"}, false},
+		{"another sanitizer", []string{"-O2", "-fsanitize=address"}, []string{"-O2", "-fsanitize=address", "-fsanitize=thread"}, false},
+		{"another level", []string{"-O2"}, []string{"-O0"}, false},
+		{"another order", []string{"-I", "a", "-I", "b"}, []string{"-I", "b", "-I", "a"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.same, buildKey("x.cpp", c.a) == buildKey("x.cpp", c.b), "%q / %q", buildKey("x.cpp", c.a), buildKey("x.cpp", c.b))
+		})
+	}
+	assert.NotEqual(t, buildKey("x.cpp", nil), buildKey("y.cpp", nil))
+}
+
 // buildExample compiles src with emud c++ and flags, once per test binary
 // for each (src, flags): TestExamples, TestPlanted and TestAlltoallMatchesGo
 // share their programs.

@@ -18,8 +18,10 @@ import (
 // sweepSeeds): it passes, printing want, and seed 1 run again gives the
 // same digest (once per shape and strategy: every run is a process);
 // with the race detector on it passes and reports nothing (a false alarm
-// is as bad as a missed bug).
-func ncclRuns(t *testing.T, prog, want string, seeds int) {
+// is as bad as a missed bug). It returns the whole stderr of the race
+// detector's run of each rank count: seed 1 at exact timing, the schedule
+// of the plain run (EMUD_RACE changes no digest: TestForkAlltoall).
+func ncclRuns(t *testing.T, prog, want string, seeds int) (raceStderr []string) {
 	t.Helper()
 	seeds = sweepSeeds(seeds, 1)
 	for _, ranks := range []string{"4", "8"} {
@@ -35,10 +37,12 @@ func ncclRuns(t *testing.T, prog, want string, seeds int) {
 				}
 			}
 		}
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Contains(t, out, want+": PASS")
+		r := runFull(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 0, r.code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, want+": PASS")
+		raceStderr = append(raceStderr, r.stderr)
 	}
+	return raceStderr
 }
 
 // sweepSeeds is how many seeds a test's sweep of C++ runs takes: plain
@@ -58,9 +62,8 @@ func sweepSeeds(plain, race int) int {
 // warning either (the aliased-slot check).
 func cftRuns(t *testing.T, prog, want string) {
 	t.Helper()
-	ncclRuns(t, prog, want, 2)
-	for _, ranks := range []string{"4", "8"} {
-		assert.NotContains(t, stderrOf(t, prog, "NTHREADS="+ranks), "warning")
+	for i, stderr := range ncclRuns(t, prog, want, 2) {
+		assert.NotContains(t, stderr, "warning", "%s ranks, EMUD_RACE=1", []string{"4", "8"}[i])
 	}
 }
 
@@ -135,9 +138,7 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 	needCxx(t)
 	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DLAST_RANK_SKIPS_LAUNCH")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		for r := range ranks - 1 {
 			for slot := range 2 {
@@ -145,7 +146,7 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 					r, slot, r, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
 			}
 		}
-	}
+	})
 }
 
 // TestNcclCftAllGather runs examples/cxx/nccl/cft_allgather (bulk copies
@@ -167,9 +168,7 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 	needCxx(t)
 	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DWRONG_BYTE_COUNT")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		block := 1024 * 4
 		assert.Regexp(t, fmt.Sprintf(`likely cause: ranks 0–%d each wait in ncclCft::waitCounted for its counter at offset 0x[0-9a-f]+ of its memory to reach %d bytes; it holds %d and the counted writes in flight add 0: the producers deliver fewer bytes than the wait expects`,
@@ -178,7 +177,7 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 		if ranks == 4 {
 			golden.Check(t, filepath.Join("nccl", "cft_allgather_wrong_count.golden"), firstLines(report, "emud: seed", 2))
 		}
-	}
+	})
 }
 
 // TestNcclCftAllGatherNoWait runs the planted twin built with
@@ -191,12 +190,10 @@ func TestNcclCftAllGatherNoWait(t *testing.T) {
 	needCxx(t)
 	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DSKIP_WAIT")
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `ncclCft put write \(write\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by GPU \d+'s fabric \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `missing edge: the hipMemcpy by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) is not ordered after the ncclCft put write by GPU \d+'s fabric`, report)
-	}
+	})
 }
 
 // TestNcclCftOps runs examples/cxx/nccl/cft_ops (a uint32 Sum

@@ -23,6 +23,18 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 	return buildExample(t, filepath.Join(ex, dir, "main.cu"), args...)
 }
 
+// twinRuns runs a planted twin on 4 and 8 ranks (NTHREADS) with env:
+// each run ends with exit status code (its stderr whole in report unless
+// 0), and check asserts what the run printed.
+func twinRuns(t *testing.T, prog string, code int, env []string, check func(ranks int, out, report string)) {
+	t.Helper()
+	for _, ranks := range []int{4, 8} {
+		out, report, got := runExample(t, prog, append([]string{fmt.Sprintf("NTHREADS=%d", ranks)}, env...)...)
+		require.Equal(t, code, got, "%d ranks %v: exit status\nstdout:\n%s\nstderr:\n%s", ranks, env, out, report)
+		check(ranks, out, report)
+	}
+}
+
 // TestNcclLsaAllReduce runs the LSA all-reduce of NCCL's device API
 // (examples/cxx/nccl/lsa_allreduce) on 4 and 8 ranks: it passes on
 // seeds 1-3 (1 in a -race test binary) under timing perturbation and
@@ -44,16 +56,14 @@ func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 	needCxx(t)
 	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		assert.Regexp(t, `data race on LSA memory`, report)
 		assert.Regexp(t, `by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `load \(read\) of .* by kernel "lsaAllReduce" GPU \d+ block \d+`, report)
 		// Either order: the peer's copy before this load, or after it.
 		assert.Regexp(t, `missing edge: the (load by kernel "lsaAllReduce".* is not ordered after the hipMemcpy|hipMemcpy by .* is not ordered after the load by kernel "lsaAllReduce")`, report)
-	}
+	})
 }
 
 // TestNcclLsaAllReduceAliasedSlot runs the second planted twin (built
@@ -66,9 +76,7 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
 	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, _, report string) {
 		// Some race on a barrier word is between stores of two blocks of
 		// one GPU: the aliased slot.
 		seen := map[string]string{} // address -> "gpu block" of a store
@@ -80,13 +88,13 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 			}
 			seen[k] = who
 		}
-		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
-		// Under PCT the shared slot's epochs go wrong: a hang at the
-		// barrier, naming a rank that has not arrived.
-		out, report, code = runExample(t, prog, "NTHREADS="+ranks, "EMUD_STRATEGY=pct", "EMUD_SEED=1")
-		require.Equal(t, 2, code, "%s ranks, pct seed 1: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Regexp(t, `LsaBarrierSession::wait on LSA rank \d+, barrier 0: .*has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`, report)
-	}
+		assert.True(t, found, "%d ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
+	})
+	// Under PCT the shared slot's epochs go wrong: a hang at the
+	// barrier, naming a rank that has not arrived.
+	twinRuns(t, prog, 2, []string{"EMUD_STRATEGY=pct", "EMUD_SEED=1"}, func(ranks int, _, report string) {
+		assert.Regexp(t, `LsaBarrierSession::wait on LSA rank \d+, barrier 0: .*has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`, report, "%d ranks, pct seed 1", ranks)
+	})
 }
 
 // TestNcclLsaAllReduceMissingRank runs the third planted twin (built with
@@ -98,9 +106,7 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 	needCxx(t)
 	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		assert.Contains(t, report, "emud: seed 1: hang")
 		for r := range ranks - 1 {
@@ -109,7 +115,7 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 					r, slot, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
 			}
 		}
-	}
+	})
 }
 
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
