@@ -81,10 +81,7 @@ func mpirun(t *testing.T, prog string, n int, env ...string) (string, int) {
 	// daemon not running, retries its socket for about 2 s at every
 	// mpirun (most of a short run's wall time, idle); one host's ranks
 	// need no more than the native component's uid check.
-	cmd.Env = os.Environ()
-	if os.Getenv("PMIX_MCA_psec") == "" {
-		cmd.Env = append(cmd.Env, "PMIX_MCA_psec=native")
-	}
+	cmd.Env = append(os.Environ(), "PMIX_MCA_psec=native")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, ctx.Err(), "mpirun %v did not finish in %v:\n%s", args, exampleTimeout, out)
 	code := 0
