@@ -3,8 +3,10 @@ package cxx
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,11 +26,31 @@ func maxRSS(t *testing.T, prog string, args ...string) int64 {
 // maxRSSEnv is maxRSS with env added to the environment.
 func maxRSSEnv(t *testing.T, env []string, prog string, args ...string) int64 {
 	t.Helper()
-	r := runFull(t, prog, append(append([]string{}, env...), args...)...)
+	r := runProgram(t, runOpts{peakRSS: true}, prog, append(append([]string{}, env...), args...)...)
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout+r.stderr, "PASS")
 	require.Positive(t, r.maxRSS, "no rusage on this platform")
 	return r.maxRSS
+}
+
+// TestPeakRSSIsTheProgramsOwn: a program's peak RSS (runOpts.peakRSS) is
+// its own, not the test binary's: with 192 MiB touched here, true(1)
+// peaks under 16 MiB. The rusage of a child Go starts said 192 MiB and
+// more (a vfork's exec keeps the test binary's peak), so the RSS bounds
+// here compared the test binary's peak once it was the larger.
+func TestPeakRSSIsTheProgramsOwn(t *testing.T) {
+	needCxx(t)
+	bin, err := exec.LookPath("true")
+	require.NoError(t, err)
+	ballast := make([]byte, 192<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	r := runProgram(t, runOpts{peakRSS: true}, bin)
+	runtime.KeepAlive(ballast)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Positive(t, r.maxRSS)
+	assert.Less(t, r.maxRSS, int64(16<<20), "true's peak RSS %d MiB", r.maxRSS>>20)
 }
 
 // The state of a launch's lanes goes when the launch retires: 300
@@ -277,7 +299,7 @@ func TestProbesRSSBound(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)
-			r := runFull(t, prog, append(append([]string{}, c.env...), c.args...)...)
+			r := runProgram(t, runOpts{peakRSS: true}, prog, append(append([]string{}, c.env...), c.args...)...)
 			out := r.stdout + r.stderr
 			require.Equal(t, c.code, r.code, "%s", out)
 			assert.Contains(t, out, c.words)

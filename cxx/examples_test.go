@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -275,7 +276,7 @@ const exampleTimeout = 2 * time.Minute
 type ran struct {
 	stdout, stderr string
 	code           int           // exit status
-	maxRSS         int64         // peak resident set in bytes (0 where the platform has no rusage)
+	maxRSS         int64         // the program's own peak resident set in bytes (runOpts.peakRSS)
 	took           time.Duration // wall time
 }
 
@@ -301,6 +302,52 @@ type runOpts struct {
 	dir       string        // working directory; "": the test's
 	timeout   time.Duration // the run is killed and the test fails after it; 0: exampleTimeout
 	waitDelay time.Duration // how long to wait for the output pipes once the program exited (its children may hold them); 0: for ever
+	peakRSS   bool          // measure the program's peak RSS (ran.maxRSS) through rssLauncher
+}
+
+// rssLauncherSrc runs argv[2:] in a child it forks and writes the child's
+// peak RSS (KiB) to argv[1], exiting as the child did. A child Go starts
+// is a vfork: at its exec Linux keeps the mm it leaves, the test
+// binary's, as the process's peak, so the program's own rusage said
+// max(the test binary's peak, its own) (96 MiB for bad_pointer.cpp under
+// -race, over TestProbesRSSBound's 64 MiB constant, once the tests ran in
+// parallel). A child of fork starts from the launcher's small image.
+const rssLauncherSrc = `#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  if (argc < 3) return 127;
+  pid_t pid = fork();
+  if (pid < 0) { perror("rss launcher: fork"); return 127; }
+  if (pid == 0) { execv(argv[2], argv + 2); perror(argv[2]); _exit(127); }
+  int st; struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) < 0) { perror("rss launcher: wait4"); return 127; }
+  FILE* f = fopen(argv[1], "w");
+  if (!f || fprintf(f, "%ld\n", ru.ru_maxrss) < 0 || fclose(f) != 0) { perror(argv[1]); return 127; }
+  if (WIFSIGNALED(st)) { signal(WTERMSIG(st), SIG_DFL); raise(WTERMSIG(st)); }
+  return WEXITSTATUS(st);
+}
+`
+
+// rssLauncher builds rssLauncherSrc with the C++ compiler, once.
+func rssLauncher(t *testing.T) string {
+	t.Helper()
+	return buildOnce(t, "rss launcher", "rsslaunch.cpp", func(prog string) error {
+		cc, err := compiler("")
+		if err != nil {
+			return err
+		}
+		src := prog + ".cpp"
+		if err := os.WriteFile(src, []byte(rssLauncherSrc), 0o644); err != nil {
+			return err
+		}
+		if out, err := exec.Command(cc, "-O1", "-o", prog, src).CombinedOutput(); err != nil {
+			return fmt.Errorf("building the RSS launcher: %w\n%s", err, out)
+		}
+		return nil
+	})
 }
 
 // runProgram runs prog and returns all it wrote and its exit status; a
@@ -329,8 +376,20 @@ func runProgram(t *testing.T, o runOpts, prog string, words ...string) ran {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
+	name, rssFile := prog, ""
+	if o.peakRSS {
+		abs, err := filepath.Abs(prog)
+		require.NoError(t, err)
+		name, rssFile = rssLauncher(t), filepath.Join(t.TempDir(), "rss")
+		args = append([]string{rssFile, abs}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env, cmd.Dir, cmd.WaitDelay = env, o.dir, o.waitDelay
+	if o.peakRSS {
+		// The timeout ends the launcher and the program both.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()
@@ -349,8 +408,12 @@ func runProgram(t *testing.T, o runOpts, prog string, words ...string) ran {
 		require.NoError(t, err, "running %s %v", filepath.Base(prog), words)
 	}
 	r.code = cmd.ProcessState.ExitCode()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.maxRSS = ru.Maxrss << 10 // KiB on Linux
+	if o.peakRSS {
+		b, err := os.ReadFile(rssFile)
+		require.NoError(t, err, "the RSS launcher's figure; stderr:\n%s", r.stderr)
+		kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		require.NoError(t, err)
+		r.maxRSS = kib << 10
 	}
 	return r
 }
