@@ -73,9 +73,11 @@ func TestMoriPut(t *testing.T) {
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
+	// -v says which header at each source's compile step; -E stops there
+	// (buildMori builds and links the program the runs below use).
 	var log strings.Builder
-	out := filepath.Join(t.TempDir(), "put")
-	require.NoError(t, Run([]string{"-v", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), src, "-o", out},
+	out := filepath.Join(t.TempDir(), "put.ii")
+	require.NoError(t, Run([]string{"-v", "-E", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), src, "-o", out},
 		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
 	assert.Contains(t, log.String(), "compiles against the MORI header "+filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp"))
 	prog := buildMori(t)
