@@ -17,7 +17,6 @@ import (
 // each was accepted silently (issue 45).
 func TestBadArguments(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "cxx", "testdata", "bounds", "bad_args.cpp")
 	prog := buildExample(t, src, "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")

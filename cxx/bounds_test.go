@@ -62,7 +62,6 @@ func TestPeakRSSIsTheProgramsOwn(t *testing.T) {
 // 3000 (finished actors leave the simulator's list).
 func TestLaunchesFreeLaneState(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "launches.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	few, many := maxRSS(t, prog, "30"), maxRSS(t, prog, "300")
@@ -81,7 +80,6 @@ func TestLaunchesFreeLaneState(t *testing.T) {
 // at 182 MB, 300 at 1159 MB, and 1000 were killed at 6.7 GB.
 func TestRaceLaunchesBounded(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	race := []string{"EMUD_RACE=1"}
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "launches.cpp"), "-O2", "-Wall", "-Werror")
@@ -121,7 +119,6 @@ func TestRaceLaunchesBounded(t *testing.T) {
 // naming the variable.
 func TestLaunchOverBudget(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "huge_grid.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct {
@@ -153,7 +150,6 @@ func TestLaunchOverBudget(t *testing.T) {
 // it read as a memory fault at a host address that was never allocated.
 func TestLaneStackOverflow(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "errors", "stack_overflow.cpp")
 	for _, c := range []struct {
@@ -184,7 +180,6 @@ func TestLaneStackOverflow(t *testing.T) {
 // counted a loop's calls whatever their sites.
 func TestCallLoopIsAHang(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct{ mode, words string }{
@@ -216,7 +211,6 @@ func TestCallLoopIsAHang(t *testing.T) {
 // older than 6.13 the guard is mprotect's again and the test is skipped.
 func TestBigGrid(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	if !kernelAtLeast(6, 13) {
 		t.Skip("MADV_GUARD_INSTALL needs Linux 6.13: lane stacks' guard pages are mprotect's, a mapping each")
 	}
@@ -272,7 +266,6 @@ const probeRSSConstant = 64 << 20
 // EMUD_RACE=1 to 1.1 GB (a vector-clock slot per wave ever made).
 func TestProbesRSSBound(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	errs := filepath.Join(root, "examples", "cxx", "errors")
 	bounds := filepath.Join(root, "cxx", "testdata", "bounds")
@@ -321,7 +314,6 @@ func TestProbesRSSBound(t *testing.T) {
 // read-modify-write counted as a write, which restarts the spin count.
 func TestAtomicLoopIsASpin(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "bounds", "atomic_loop.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct {
@@ -355,7 +347,6 @@ func TestAtomicLoopIsASpin(t *testing.T) {
 // transparent huge pages (never) the heap's advice does nothing: skipped.
 func TestHostHeap(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || strings.Contains(string(b), "[never]") {
 		t.Skip("no transparent huge pages here")
 	}

@@ -19,7 +19,6 @@ import (
 // the same digest twice, and with the race detector on it passes clean.
 func TestCudaProgram(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "cuda", "warp_reduce.cu")
 	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
@@ -43,7 +42,6 @@ func TestCudaProgram(t *testing.T) {
 // sync): it passes, and passes race-clean.
 func TestCudaCoopGroups(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "cuda", "coop_groups.cu"), "-O2", "-Wall", "-Werror")
 	for _, env := range []string{"EMUD_SEED=2", "EMUD_RACE=1"} {
@@ -60,7 +58,6 @@ func TestCudaCoopGroups(t *testing.T) {
 // pair orders the buffer (no race).
 func TestCudaPTXProgram(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "cuda", "ptx_flags.cu"), "-O2", "-Wall", "-Werror")
 	for _, env := range []string{"EMUD_SEED=1", "EMUD_RACE=1"} {
@@ -75,7 +72,6 @@ func TestCudaPTXProgram(t *testing.T) {
 // compile error naming it and docs/cuda.md.
 func TestUnsupportedCUDACalls(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "unsupported.cu")

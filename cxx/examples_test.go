@@ -38,7 +38,6 @@ import (
 // -fsanitize=thread build is the -O2 one (buildKey), built once.
 func TestExamples(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	srcs, err := filepath.Glob(filepath.Join(root, "examples", "cxx", "*.cpp"))
 	require.NoError(t, err)
@@ -77,7 +76,6 @@ func TestExamples(t *testing.T) {
 // 5 puts, 3 of them signalled), no more and no fewer.
 func TestPacketsProgram(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "bench", "packets.cpp"), "-O2", "-Wall", "-Werror")
 	r := runFull(t, prog, "50", "EMUD_SUMMARY=1")
@@ -245,7 +243,6 @@ func buildExample(t *testing.T, src string, flags ...string) string {
 // the blocked or trapping call.
 func TestPlanted(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	for _, c := range []struct {
 		name string
@@ -441,7 +438,6 @@ func runExample(t *testing.T, prog string, words ...string) (string, string, int
 // naming it.
 func TestErrors(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := filepath.Join(root, "examples", "cxx", "errors")
 	pc := regexp.MustCompile(`pc 0x[0-9a-f]+`)
@@ -667,7 +663,6 @@ func TestErrors(t *testing.T) {
 // seed and strategy; bad values name the variable.
 func TestTraceAndStrategy(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-O2", "-Wall", "-Werror")
 	path := filepath.Join(t.TempDir(), "run.json")
@@ -722,7 +717,6 @@ func TestTraceAndStrategy(t *testing.T) {
 // them.
 func TestExamplesMoriLog(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := buildExample(t, filepath.Join("testdata", "mori_log", "mori_log.cpp"), "-O2", "-Wall", "-Werror")
 	base := []string{} // not nil: runOpts takes nil for this process's environment
 	for _, e := range os.Environ() {

@@ -18,7 +18,6 @@ import (
 // value is refused naming the variable.
 func TestHostCodeTakesTime(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "timing", "host_work.cpp"), "-O2", "-Wall", "-Werror")
 	msRe := regexp.MustCompile(`host_work: ([0-9.]+) ms`)

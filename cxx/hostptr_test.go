@@ -14,7 +14,6 @@ import (
 // the pointer crashed the program with a Go runtime dump (exit 131).
 func TestHostPointerErrors(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "errors", "host_pointer.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct{ mode, words string }{

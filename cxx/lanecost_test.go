@@ -19,7 +19,6 @@ import (
 // with the seed and stays near the exact one.
 func TestLaneCodeTakesTime(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "timing", "lane_work.cpp")
 	cyclesRe := regexp.MustCompile(`lane_work: 4096 stores, (\d+) cycles`)

@@ -69,7 +69,6 @@ func buildMori(t *testing.T, flags ...string) string {
 // binary, sweepSeeds).
 func TestMoriPut(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
@@ -126,7 +125,6 @@ func TestMoriPut(t *testing.T) {
 // forever with no report.
 func TestMoriPutFork(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := buildMori(t)
 	for _, tc := range []struct {
 		env  []string
@@ -162,7 +160,6 @@ func TestMoriPutFork(t *testing.T) {
 // never comes: a hang, or wrong data) on some seed.
 func TestMoriMissingPublish(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
 	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
 	for seed := 1; seed <= sweepSeeds(6, 2); seed++ {
@@ -190,7 +187,6 @@ func TestMoriMissingPublish(t *testing.T) {
 // added that emud does not know (one in ccoSdmaContext).
 func TestMoriLayoutMismatch(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
@@ -269,7 +265,6 @@ func FuzzStructFields(f *testing.F) {
 // chain is shared): the report is the bug's, not the header's.
 func TestMoriCommitChainDeadlock(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
 	good := buildMori(t)
 	for seed := 1; seed <= sweepSeeds(4, 2); seed++ {
@@ -301,7 +296,6 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 //     the quiet (MORI's test_sdma_signal A[scope=1 q=1]).
 func TestMoriLockstep(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -341,7 +335,6 @@ func TestMoriLockstep(t *testing.T) {
 // paid at each group's call, each payment rounded to the picosecond.
 func TestMoriRingFull(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	var ends []int64
 	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {
 		prog := buildMori(t, flags...)
@@ -371,7 +364,6 @@ func TestMoriLinkHint(t *testing.T) {
 // from /tmp, 3f895695… from the build directory).
 func TestMoriRelativeInclude(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
 	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", filepath.Join("testdata", "mori", "include"))

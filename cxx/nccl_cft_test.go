@@ -82,7 +82,6 @@ func stderrOf(t *testing.T, prog string, env ...string) string {
 // barrier slot), plain and with multimem sessions.
 func TestNcclCftBarrier(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	cftRuns(t, ncclExample(t, "cft_barrier"), "cft_barrier")
 	cftRuns(t, ncclExample(t, "cft_barrier", "-DMULTIMEM"), "cft_barrier_multimem")
 }
@@ -95,7 +94,6 @@ func TestNcclCftBarrier(t *testing.T) {
 // kernel stops at the session's line (exit 1, golden report at 4 ranks).
 func TestNcclCftBarrierAliasedSlot(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DALIAS_BARRIER_SLOT")
 	warn := regexp.MustCompile(`emud: warning: main\.cu:\d+: ncclCftBarrierSession: CFT barrier slot 0 on rank (\d+) is aliased: block \d opens it while block \d's session \(main\.cu:\d+\) is open`)
 	for _, ranks := range []int{4, 8} {
@@ -120,7 +118,6 @@ func TestNcclCftBarrierAliasedSlot(t *testing.T) {
 // exchange passes), and EMUD_NCCL_DEBUG=1 names it (exit 1).
 func TestNcclCftBarrierIndexPastCount(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DINDEX_PAST_COUNT")
 	out, report, code := runExample(t, prog, "NTHREADS=4")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
@@ -136,7 +133,6 @@ func TestNcclCftBarrierIndexPastCount(t *testing.T) {
 // arrived.
 func TestNcclCftBarrierMissingRank(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_barrier", "-DLAST_RANK_SKIPS_LAUNCH")
 	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
@@ -154,7 +150,6 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 // unicast and multimem.
 func TestNcclCftAllGather(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	cftRuns(t, ncclExample(t, "cft_allgather"), "cft_allgather")
 	cftRuns(t, ncclExample(t, "cft_allgather", "-DMULTIMEM"), "cft_allgather_multimem")
 }
@@ -166,7 +161,6 @@ func TestNcclCftAllGather(t *testing.T) {
 // and the cause; at 4 ranks the report's first lines are a golden file.
 func TestNcclCftAllGatherWrongCount(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DWRONG_BYTE_COUNT")
 	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
@@ -188,7 +182,6 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 // edge.
 func TestNcclCftAllGatherNoWait(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_allgather", "-DSKIP_WAIT")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `ncclCft put write \(write\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by GPU \d+'s fabric \(main\.cu:\d+\)`, report)
@@ -201,7 +194,6 @@ func TestNcclCftAllGatherNoWait(t *testing.T) {
 // and 8 ranks, with and without the race detector.
 func TestNcclCftOps(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	for _, ranks := range []string{"4", "8"} {
 		for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_STRATEGY=pct", "EMUD_SEED=2"}} {
@@ -219,7 +211,6 @@ func TestNcclCftOps(t *testing.T) {
 // egress port, as package fabric's does, not at submit.
 func TestNcclCftFlushSmem(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	out, report, code := runExample(t, prog, "NTHREADS=4", "CFT_REUSE_STAGE=1")
 	require.Equal(t, 0, code, "flushSmem first\nstdout:\n%s\nstderr:\n%s", out, report)
@@ -235,7 +226,6 @@ func TestNcclCftFlushSmem(t *testing.T) {
 // and the rule.
 func TestNcclCftMisuse(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "cft_ops")
 	for _, c := range []struct {
 		misuse int

@@ -19,7 +19,6 @@ import (
 // and the race detector finds nothing.
 func TestNcclCftAllReduce(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	cftRuns(t, ncclExample(t, "cft_allreduce"), "cft_allreduce")
 }
 
@@ -61,7 +60,6 @@ func TestCftAllReduceMatchesGo(t *testing.T) {
 // landed whole, at its last byte, before.)
 func TestCftGranules(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	common := filepath.Join(root, "examples", "cxx", "nccl", "common")
 	prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "nccl", "cft_granules.cu"), "-O2", "-Wall", "-Werror", "-I"+common,

@@ -22,7 +22,6 @@ import (
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	ncclRuns(t, ncclExample(t, "gin_alltoall"), "gin_alltoall", 3)
 }
 
@@ -34,7 +33,6 @@ func TestNcclGinAlltoAll(t *testing.T) {
 // posted it, and the peer's SDMA copy the load raced with.
 func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "gin_alltoall", "-DSHARED_SIGNAL")
 	twinRuns(t, prog, 1, nil, func(_ int, out, _ string) {
 		assert.Contains(t, out, "gin_alltoall_shared_signal: FAIL")
@@ -55,7 +53,6 @@ func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 // value expected and the value there, the waiting wave and the line.
 func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "gin_alltoall", "-DLAST_RANK_SKIPS_PUT")
 	twinRuns(t, prog, 2, nil, func(n int, _, report string) {
 		for b := range 2 {
@@ -76,7 +73,6 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.
 func TestNcclHybridAlltoAll(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	ncclRuns(t, ncclExample(t, "hybrid_alltoall"), "hybrid_alltoall", 3)
 }
 
@@ -87,7 +83,6 @@ func TestNcclHybridAlltoAll(t *testing.T) {
 // naming both and the line of each.
 func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "hybrid_alltoall", "-DSKIP_EXIT_BARRIER")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `store \(write\) of .* by kernel "hybridAlltoAll" GPU (\d+) block \d+ wave \d+ lane \d+ \(.*main\.cu:\d+`, report)
@@ -103,7 +98,6 @@ func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 // gives the GIN words back to the comm's heap.
 func TestNcclGinMisuse(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "gin_misuse")
 	for _, c := range []struct{ misuse, want string }{
 		{"context", `ncclGin: contextIndex 5 outside the dev comm's ginContextCount 1 \(at main\.cu:\d+\)`},

@@ -43,7 +43,6 @@ func twinRuns(t *testing.T, prog string, code int, env []string, check func(rank
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	ncclRuns(t, ncclExample(t, "lsa_allreduce"), "lsa_allreduce", 3)
 }
 
@@ -54,7 +53,6 @@ func TestNcclLsaAllReduce(t *testing.T) {
 // this kernel's load through an LSA pointer, and the missing edge.
 func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
@@ -73,7 +71,6 @@ func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 // PCT (seed 1) the run hangs at the barrier instead (exit 2).
 func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
 	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, _, report string) {
@@ -104,7 +101,6 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 // own slot, naming the rank that never arrived.
 func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
 	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
@@ -125,7 +121,6 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 // asking for LL all-to-all slots, requirements without NCCL's magic).
 func TestNcclHostAPI(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
 	for _, gpus := range []string{"4", "8"} {
@@ -151,7 +146,6 @@ func TestNcclHostAPI(t *testing.T) {
 // hang report naming the barrier and how many arrived (exit 2).
 func TestPthreadBarrier(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "pbarrier.cu")

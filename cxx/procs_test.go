@@ -30,7 +30,6 @@ import (
 // as model.Engines.Mask places the link's channels.
 func TestKFDTopology(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "kfd_topology.cpp"), "-O2", "-Wall", "-Werror")
 	for _, c := range []struct {
@@ -91,7 +90,6 @@ func digestOf(t *testing.T, stderr string) string {
 // processes give the threads' digest, run after run.
 func TestForkAlltoall(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := filepath.Join(root, "examples", "cxx", "procs")
 	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
@@ -140,7 +138,6 @@ func hangReport(t *testing.T, stderr string) string {
 // to 0 by the lane's store at its line, though the lane ran in a child.
 func TestForkPlantedSlotReset(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := filepath.Join(root, "examples", "cxx", "procs")
 	forked := buildExample(t, filepath.Join(dir, "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
@@ -163,7 +160,6 @@ func TestForkPlantedSlotReset(t *testing.T) {
 // is gone.
 func TestForkKilledRank(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	forked := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_alltoall.cpp"), "-O2", "-Wall", "-Werror")
 	start := time.Now()
@@ -186,7 +182,6 @@ func TestForkKilledRank(t *testing.T) {
 // socket kept it from seeing the coordinator go.
 func TestForkStuckRank(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	src, err := filepath.Abs(filepath.Join("testdata", "procs", "fork_stuck.cpp"))
 	require.NoError(t, err)
 	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
@@ -253,7 +248,6 @@ func mustAtoi(t *testing.T, s string) int {
 // takes is what it prints, not asserted here).
 func TestForkHandoff(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "handoff.cpp"), "-O2", "-Wall", "-Werror")
 	out, report, code := runExample(t, prog, "500")
@@ -354,7 +348,6 @@ func TestNodeApart(t *testing.T) {
 // run ended in a false hang report.
 func TestRuntimeThreadNotAHost(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	cc, err := compiler("")
 	require.NoError(t, err)
 	dir := t.TempDir()

@@ -124,7 +124,6 @@ func TestMakefileProject(t *testing.T) {
 // link's winning; the environment still overrides it.
 func TestOffloadArch(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := t.TempDir()
 	src := filepath.Join("testdata", "arch", "arch.cpp")
@@ -163,7 +162,6 @@ func TestOffloadArch(t *testing.T) {
 // directory, and -S writes assembly beside it.
 func TestDepsAndPreprocess(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "k 1.hip") // a space: escaped in make rules

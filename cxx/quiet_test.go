@@ -21,7 +21,6 @@ var quietSeeds = flag.Int("cxx.quiet-seeds", 1, "seeds per strategy, perturbatio
 // each run reported a stale epoch.
 func TestQuietShapes(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "quiet", "reset_epochs.cpp")
 	for _, flags := range [][]string{{"-O2"}, {"-O2", "-fno-sanitize=thread"}} { // lane code instrumented (the default) and not
@@ -51,7 +50,6 @@ func TestQuietShapes(t *testing.T) {
 // atomic load ... never written again").
 func TestReadTwiceIsNotAHang(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "quiet", "read_twice.cpp"), "-O2")
 	for _, mode := range []string{"wait_then_read", "read_twice", "poll"} {
@@ -76,7 +74,6 @@ func TestReadTwiceIsNotAHang(t *testing.T) {
 // memory" between two blocks' adds (hip_runtime.h's RMW lines).
 func TestAtomicRMWIsNotARace(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "quiet", "atomic_rmw.cpp")
 	for _, opt := range []string{"-O0", "-O2"} {

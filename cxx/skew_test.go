@@ -16,7 +16,6 @@ import (
 // tail (sim.Spread.BlockSkewTail), and never at exact timing (issue 38).
 func TestCtaSkewBugFound(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "skew", "cta_skew.cpp"), "-O2", "-Wall", "-Werror")
 	for seed := 1; seed <= 3; seed++ {

@@ -17,7 +17,6 @@ import (
 // still one (the limit, kept visible).
 func TestSpinCycles(t *testing.T) {
 	needCxx(t)
-	t.Parallel()
 	prog := buildExample(t, filepath.Join("testdata", "spin", "cycles.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
 	for _, c := range []struct {
 		k    int
