@@ -1,10 +1,6 @@
 package cxx
 
 import (
-	"bytes"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -44,18 +40,8 @@ func TestBadArguments(t *testing.T) {
 		{"ok", "MORI_ENABLE_SDMA=0", 0, ""},
 	} {
 		t.Run(c.mode+" "+c.env, func(t *testing.T) {
-			cmd := exec.Command(prog, c.mode)
-			cmd.Env = append(os.Environ(), c.env)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else {
-				require.NoError(t, err)
-			}
-			out, report := stdout.String(), stderr.String()
+			r := runFull(t, prog, c.mode, c.env)
+			out, report, code := r.stdout, r.stderr, r.code
 			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, report)
 			assert.NotContains(t, out, "FAIL")
 			assert.Contains(t, report, c.words)

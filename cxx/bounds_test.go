@@ -1,13 +1,12 @@
 package cxx
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,14 +26,31 @@ func maxRSS(t *testing.T, prog string, args ...string) int64 {
 // maxRSSEnv is maxRSS with env added to the environment.
 func maxRSSEnv(t *testing.T, env []string, prog string, args ...string) int64 {
 	t.Helper()
-	cmd := exec.Command(prog, args...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "PASS")
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	require.True(t, ok, "no rusage on this platform")
-	return ru.Maxrss << 10 // KiB on Linux
+	r := runProgram(t, runOpts{peakRSS: true}, prog, append(append([]string{}, env...), args...)...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout+r.stderr, "PASS")
+	require.Positive(t, r.maxRSS, "no rusage on this platform")
+	return r.maxRSS
+}
+
+// TestPeakRSSIsTheProgramsOwn: a program's peak RSS (runOpts.peakRSS) is
+// its own, not the test binary's: with 192 MiB touched here, true(1)
+// peaks under 16 MiB. The rusage of a child Go starts said 192 MiB and
+// more (a vfork's exec keeps the test binary's peak), so the RSS bounds
+// here compared the test binary's peak once it was the larger.
+func TestPeakRSSIsTheProgramsOwn(t *testing.T) {
+	needCxx(t)
+	bin, err := exec.LookPath("true")
+	require.NoError(t, err)
+	ballast := make([]byte, 192<<20)
+	for i := range ballast {
+		ballast[i] = 1
+	}
+	r := runProgram(t, runOpts{peakRSS: true}, bin)
+	runtime.KeepAlive(ballast)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Positive(t, r.maxRSS)
+	assert.Less(t, r.maxRSS, int64(16<<20), "true's peak RSS %d MiB", r.maxRSS>>20)
 }
 
 // The state of a launch's lanes goes when the launch retires: 300
@@ -113,24 +129,13 @@ func TestLaunchOverBudget(t *testing.T) {
 		{"bad budget", "lots", []string{`huge_grid.cpp:15: kernel launch touch (host main thread): grid (1048576,1,1) of blocks (64,1,1): EMUD_MEM_BUDGET="lots": want a size over 0`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
-			cmd := exec.Command(prog)
-			cmd.Env = append(os.Environ(), "EMUD_MEM_BUDGET="+c.budget)
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
-			code := 0
-			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else {
-				require.NoError(t, err)
-			}
-			out, report := stdout.String(), stderr.String()
+			r := runFull(t, prog, "EMUD_MEM_BUDGET="+c.budget)
+			out, report := r.stdout, r.stderr
 			if c.name == "over" {
-				require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+				require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", out, report)
 				assert.Contains(t, out, "huge_grid: launch hipErrorOutOfMemory")
 				assert.Contains(t, out, "the small grid counted 256")
-				assert.Less(t, time.Since(start), 30*time.Second, "refused at once, not after growing")
+				assert.Less(t, r.took, 30*time.Second, "refused at once, not after growing")
 			}
 			for _, w := range c.words {
 				assert.Contains(t, report, w)
@@ -287,24 +292,14 @@ func TestProbesRSSBound(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)
-			start := time.Now()
-			cmd := exec.Command(prog, c.args...)
-			cmd.Env = append(os.Environ(), c.env...)
-			out, err := cmd.CombinedOutput()
-			took := time.Since(start)
-			code := 0
-			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-				code = ee.ExitCode()
-			} else {
-				require.NoError(t, err)
-			}
-			require.Equal(t, c.code, code, "%s", out)
-			assert.Contains(t, string(out), c.words)
-			assert.Less(t, took, 60*time.Second)
-			ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-			require.True(t, ok, "no rusage on this platform")
-			rss, bound := ru.Maxrss<<10, c.emulated*6/5+probeRSSConstant
-			t.Logf("peak RSS %d MiB (bound %d MiB), %v", rss>>20, bound>>20, took.Round(time.Millisecond))
+			r := runProgram(t, runOpts{peakRSS: true}, prog, append(append([]string{}, c.env...), c.args...)...)
+			out := r.stdout + r.stderr
+			require.Equal(t, c.code, r.code, "%s", out)
+			assert.Contains(t, out, c.words)
+			assert.Less(t, r.took, 60*time.Second)
+			require.Positive(t, r.maxRSS, "no rusage on this platform")
+			rss, bound := r.maxRSS, c.emulated*6/5+probeRSSConstant
+			t.Logf("peak RSS %d MiB (bound %d MiB), %v", rss>>20, bound>>20, r.took.Round(time.Millisecond))
 			assert.LessOrEqual(t, rss, bound)
 		})
 	}
@@ -360,14 +355,11 @@ func TestHostHeap(t *testing.T) {
 	usage := regexp.MustCompile(`emud: usage: CPU time \S+ to the first call, \S+ building the node, \S+ from there to exit; \d+, \d+ and (\d+) page faults`)
 	faults := map[string]int{}
 	for _, heap := range []string{"emud", "system"} {
-		cmd := exec.Command(prog)
-		cmd.Env = append(os.Environ(), "EMUD_USAGE=1", "EMUD_MALLOC="+heap)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		require.NoError(t, cmd.Run(), "%s%s", out.String(), errb.String())
-		assert.Contains(t, out.String(), "host_buffers: PASS")
-		m := usage.FindStringSubmatch(errb.String())
-		require.NotNil(t, m, "EMUD_USAGE's line on stderr:\n%s", errb.String())
+		r := runFull(t, prog, "EMUD_USAGE=1", "EMUD_MALLOC="+heap)
+		require.Equal(t, 0, r.code, "%s%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "host_buffers: PASS")
+		m := usage.FindStringSubmatch(r.stderr)
+		require.NotNil(t, m, "EMUD_USAGE's line on stderr:\n%s", r.stderr)
 		faults[heap], _ = strconv.Atoi(m[1])
 	}
 	t.Logf("page faults from the node to exit: %v", faults)

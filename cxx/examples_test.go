@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,7 +34,8 @@ import (
 // installed and is skipped otherwise (TestMain says so once): building
 // the emulator library takes most of a minute the first time. The
 // examples build and run in parallel (a compile is most of each one's
-// time).
+// time); emud c++ instruments lane code by default, so the
+// -fsanitize=thread build is the -O2 one (buildKey), built once.
 func TestExamples(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -74,16 +78,11 @@ func TestPacketsProgram(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "bench", "packets.cpp"), "-O2", "-Wall", "-Werror")
-	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, "50")
-	cmd.Env = append(os.Environ(), "EMUD_SUMMARY=1")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-	assert.Contains(t, out.String(), "packets: PASS")
+	r := runFull(t, prog, "50", "EMUD_SUMMARY=1")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "packets: PASS")
 	const lanes, rounds = 8 * 7, 50
-	assert.Contains(t, errb.String(), fmt.Sprintf("(%d COPY_LINEAR, %d ATOMIC, 0 other)", lanes*rounds*5, lanes*rounds*3))
+	assert.Contains(t, r.stderr, fmt.Sprintf("(%d COPY_LINEAR, %d ATOMIC, 0 other)", lanes*rounds*5, lanes*rounds*3))
 }
 
 var lib struct {
@@ -153,13 +152,14 @@ type built struct {
 	err  error
 }
 
-// buildExample compiles src with emud c++ and flags, once per test binary
-// for each (src, flags): TestExamples, TestPlanted and TestAlltoallMatchesGo
-// share their programs.
-func buildExample(t *testing.T, src string, flags ...string) string {
+// buildOnce returns the program built for key, once per test binary: the
+// first test to ask runs build with the path to write (in lib.dir, named
+// after name), and every test after it gets that program or that error.
+// A build is most of a short test's time, and several tests run one
+// program (buildExample, buildMPI).
+func buildOnce(t *testing.T, key, name string, build func(prog string) error) string {
 	t.Helper()
-	root := setupCxx(t)
-	key := strings.Join(append([]string{src}, flags...), " ")
+	setupCxx(t)
 	builds.mu.Lock()
 	if builds.done == nil {
 		builds.done = map[string]*built{}
@@ -172,15 +172,69 @@ func buildExample(t *testing.T, src string, flags ...string) string {
 	n := len(builds.done)
 	builds.mu.Unlock()
 	b.once.Do(func() {
-		b.prog = filepath.Join(lib.dir, fmt.Sprintf("%d-%s", n, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))))
-		var log bytes.Buffer
-		args := append(append([]string{}, flags...), src, "-o", b.prog)
-		if err := Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}); err != nil {
-			b.err = fmt.Errorf("%w\n%s", err, log.String())
-		}
+		b.prog = filepath.Join(lib.dir, fmt.Sprintf("%d-%s", n, strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))))
+		b.err = build(b.prog)
 	})
 	require.NoError(t, b.err)
 	return b.prog
+}
+
+// buildKey is the memo key of src built with flags: flags with an
+// explicit -fsanitize=thread taken out, since emud c++ instruments lane
+// code by default (instrument) and the flag goes to the compile alone,
+// so both spellings build one program.
+func buildKey(src string, flags []string) string {
+	key := []string{src}
+	for _, f := range flags {
+		if strings.HasPrefix(f, "-fsanitize=") && f != "-fsanitize=thread" || strings.HasPrefix(f, "-fno-sanitize=") {
+			return strings.Join(append([]string{src}, flags...), " ") // another choice: no other spelling
+		}
+	}
+	for _, f := range flags {
+		if f != "-fsanitize=thread" {
+			key = append(key, f)
+		}
+	}
+	return strings.Join(key, " ")
+}
+
+// TestBuildKey: an explicit -fsanitize=thread keys the program emud c++
+// builds by default; any other sanitizer choice, and any other flag or
+// order of flags, keys a program of its own.
+func TestBuildKey(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b []string
+		same bool
+	}{
+		{"explicit thread sanitizer", []string{"-O2", "-Wall"}, []string{"-O2", "-fsanitize=thread", "-Wall"}, true},
+		{"no instrumentation", []string{"-O2"}, []string{"-O2", "-fno-sanitize=thread"}, false},
+		{"thread off and on", []string{"-O2", "-fno-sanitize=thread"}, []string{"-O2", "-fno-sanitize=thread", "-fsanitize=thread"}, false},
+		{"another sanitizer", []string{"-O2", "-fsanitize=address"}, []string{"-O2", "-fsanitize=address", "-fsanitize=thread"}, false},
+		{"another level", []string{"-O2"}, []string{"-O0"}, false},
+		{"another order", []string{"-I", "a", "-I", "b"}, []string{"-I", "b", "-I", "a"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.same, buildKey("x.cpp", c.a) == buildKey("x.cpp", c.b), "%q / %q", buildKey("x.cpp", c.a), buildKey("x.cpp", c.b))
+		})
+	}
+	assert.NotEqual(t, buildKey("x.cpp", nil), buildKey("y.cpp", nil))
+}
+
+// buildExample compiles src with emud c++ and flags, once per test binary
+// for each (src, flags): TestExamples, TestPlanted and TestAlltoallMatchesGo
+// share their programs.
+func buildExample(t *testing.T, src string, flags ...string) string {
+	t.Helper()
+	root := setupCxx(t)
+	return buildOnce(t, buildKey(src, flags), src, func(prog string) error {
+		var log bytes.Buffer
+		args := append(append([]string{}, flags...), src, "-o", prog)
+		if err := Run(args, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}); err != nil {
+			return fmt.Errorf("%w\n%s", err, log.String())
+		}
+		return nil
+	})
 }
 
 // TestPlanted runs the seed's failure table planted in C++
@@ -215,47 +269,165 @@ func TestPlanted(t *testing.T) {
 // fails the test instead of hanging it.
 const exampleTimeout = 2 * time.Minute
 
-// runExample runs prog and returns its stdout, the emud summary line of
-// its stderr and its exit status; a run over exampleTimeout is killed and
-// fails the test.
-// Arguments of the form NAME=value are set in its environment, others are
-// passed to it.
-func runExample(t *testing.T, prog string, env ...string) (string, string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-	defer cancel()
-	var args, vars []string
-	for _, e := range env {
-		if strings.Contains(e, "=") {
-			vars = append(vars, e)
-		} else {
-			args = append(args, e)
-		}
-	}
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Env = append(os.Environ(), vars...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s did not finish in %v (spinning?)\nstdout:\n%s\nstderr:\n%s", filepath.Base(prog), exampleTimeout, out.String(), errb.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
+// ran is what one run of a program gave.
+type ran struct {
+	stdout, stderr string
+	code           int           // exit status
+	maxRSS         int64         // the program's own peak resident set in bytes (runOpts.peakRSS)
+	took           time.Duration // wall time
+}
+
+// summary is the emud summary line of the run's stderr (EMUD_SUMMARY=1),
+// or all of stderr when the run failed.
+func (r ran) summary() string {
+	if r.code != 0 {
+		return r.stderr
 	}
 	sum := ""
-	for _, l := range strings.Split(errb.String(), "\n") {
+	for _, l := range strings.Split(r.stderr, "\n") {
 		if strings.HasPrefix(l, "emud: seed ") {
 			sum = l
 		}
 	}
-	if code != 0 {
-		sum = errb.String()
+	return sum
+}
+
+// runOpts are a run's settings other than its words; the zero value runs
+// in the test's directory and environment within exampleTimeout.
+type runOpts struct {
+	env       []string      // the environment the words' NAME=value add to; nil: this process's
+	dir       string        // working directory; "": the test's
+	timeout   time.Duration // the run is killed and the test fails after it; 0: exampleTimeout
+	waitDelay time.Duration // how long to wait for the output pipes once the program exited (its children may hold them); 0: for ever
+	peakRSS   bool          // measure the program's peak RSS (ran.maxRSS) through rssLauncher
+}
+
+// rssLauncherSrc runs argv[2:] in a child it forks and writes the child's
+// peak RSS (KiB) to argv[1], exiting as the child did. A child Go starts
+// is a vfork: at its exec Linux keeps the mm it leaves, the test
+// binary's, as the process's peak, so the program's own rusage said
+// max(the test binary's peak, its own) (96 MiB for bad_pointer.cpp under
+// -race, over TestProbesRSSBound's 64 MiB constant, once the tests ran in
+// parallel). A child of fork starts from the launcher's small image.
+const rssLauncherSrc = `#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char** argv) {
+  if (argc < 3) return 127;
+  pid_t pid = fork();
+  if (pid < 0) { perror("rss launcher: fork"); return 127; }
+  if (pid == 0) { execv(argv[2], argv + 2); perror(argv[2]); _exit(127); }
+  int st; struct rusage ru;
+  if (wait4(pid, &st, 0, &ru) < 0) { perror("rss launcher: wait4"); return 127; }
+  FILE* f = fopen(argv[1], "w");
+  if (!f || fprintf(f, "%ld\n", ru.ru_maxrss) < 0 || fclose(f) != 0) { perror(argv[1]); return 127; }
+  if (WIFSIGNALED(st)) { signal(WTERMSIG(st), SIG_DFL); raise(WTERMSIG(st)); }
+  return WEXITSTATUS(st);
+}
+`
+
+// rssLauncher builds rssLauncherSrc with the C++ compiler, once.
+func rssLauncher(t *testing.T) string {
+	t.Helper()
+	return buildOnce(t, "rss launcher", "rsslaunch.cpp", func(prog string) error {
+		cc, err := compiler("")
+		if err != nil {
+			return err
+		}
+		src := prog + ".cpp"
+		if err := os.WriteFile(src, []byte(rssLauncherSrc), 0o644); err != nil {
+			return err
+		}
+		if out, err := exec.Command(cc, "-O1", "-o", prog, src).CombinedOutput(); err != nil {
+			return fmt.Errorf("building the RSS launcher: %w\n%s", err, out)
+		}
+		return nil
+	})
+}
+
+// runProgram runs prog and returns all it wrote and its exit status; a
+// run over the timeout is killed and fails the test. Words of the form
+// NAME=value are set in its environment, others are passed to it, empty
+// ones dropped.
+func runProgram(t *testing.T, o runOpts, prog string, words ...string) ran {
+	t.Helper()
+	if o.timeout == 0 {
+		o.timeout = exampleTimeout
 	}
-	return out.String(), sum, code
+	env := o.env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = append([]string{}, env...)
+	var args []string
+	for _, w := range words {
+		switch {
+		case w == "":
+		case strings.Contains(w, "="):
+			env = append(env, w)
+		default:
+			args = append(args, w)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+	name, rssFile := prog, ""
+	if o.peakRSS {
+		abs, err := filepath.Abs(prog)
+		require.NoError(t, err)
+		name, rssFile = rssLauncher(t), filepath.Join(t.TempDir(), "rss")
+		args = append([]string{rssFile, abs}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env, cmd.Dir, cmd.WaitDelay = env, o.dir, o.waitDelay
+	if o.peakRSS {
+		// The timeout ends the launcher and the program both.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := ran{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v did not finish in %v (spinning?)\nstdout:\n%s\nstderr:\n%s", filepath.Base(prog), words, o.timeout, r.stdout, r.stderr)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil, errors.As(err, &ee):
+	case o.waitDelay > 0 && errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil:
+		// It exited; a process it left behind holds the pipes (the
+		// caller checks for those).
+	default:
+		require.NoError(t, err, "running %s %v", filepath.Base(prog), words)
+	}
+	r.code = cmd.ProcessState.ExitCode()
+	if o.peakRSS {
+		b, err := os.ReadFile(rssFile)
+		require.NoError(t, err, "the RSS launcher's figure; stderr:\n%s", r.stderr)
+		kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		require.NoError(t, err)
+		r.maxRSS = kib << 10
+	}
+	return r
+}
+
+// runFull is runProgram with the zero runOpts.
+func runFull(t *testing.T, prog string, words ...string) ran {
+	t.Helper()
+	return runProgram(t, runOpts{}, prog, words...)
+}
+
+// runExample runs prog (runFull) and returns its stdout, the emud
+// summary line of its stderr (all of it when the run failed) and its exit
+// status.
+func runExample(t *testing.T, prog string, words ...string) (string, string, int) {
+	t.Helper()
+	r := runFull(t, prog, words...)
+	return r.stdout, r.summary(), r.code
 }
 
 // TestErrors: bad input names itself (examples/cxx/errors). A lane that
@@ -334,14 +506,9 @@ func TestErrors(t *testing.T) {
 	t.Run("race_uninstrumented", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(dir, "put_overwrite.cpp"), "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
-		ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, prog, "fixed")
-		cmd.Env = append(os.Environ(), "EMUD_RACE=1")
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-		assert.Equal(t, 1, strings.Count(errb.String(), "emud: warning: EMUD_RACE: this program was built without lane instrumentation"), errb.String())
+		r := runFull(t, prog, "fixed", "EMUD_RACE=1")
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "emud: warning: EMUD_RACE: this program was built without lane instrumentation"), r.stderr)
 	})
 	// A slot reset by the rank's own lane: the hang report names that
 	// lane's store, at its line, as the write that lowered the slot.
@@ -450,26 +617,18 @@ func TestErrors(t *testing.T) {
 		t.Run("fork_rank"+mode, func(t *testing.T) {
 			t.Parallel()
 			prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, prog, mode)
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-			assert.Equal(t, "fork_rank: the child's calls returned (device 1)\nfork_rank: the forked rank exited 0\n", out.String(), errb.String())
+			r := runProgram(t, runOpts{timeout: 30 * time.Second}, prog, mode)
+			require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			assert.Equal(t, "fork_rank: the child's calls returned (device 1)\nfork_rank: the forked rank exited 0\n", r.stdout, r.stderr)
 		})
 	}
 	// A rank's own child is no rank: its first call says so and exits 1.
 	t.Run("fork_rank_nested", func(t *testing.T) {
 		t.Parallel()
 		prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "fork_rank.cpp"), "-O2", "-Wall", "-Werror")
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, prog, "nested")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		out, report := stdout.String(), stderr.String()
+		r := runProgram(t, runOpts{timeout: 30 * time.Second}, prog, "nested")
+		out, report := r.stdout, r.stderr
+		require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Equal(t, "fork_rank: the child's calls returned (device 1)\nfork_rank: the rank's own child exited 1\nfork_rank: the forked rank exited 0\n", out)
 		assert.Regexp(t, `fork_rank.cpp:\d+: a HIP/cco call in a process forked after the emulation started that is not a rank of an emulated node`, report)
 	})
@@ -559,7 +718,7 @@ func TestTraceAndStrategy(t *testing.T) {
 func TestExamplesMoriLog(t *testing.T) {
 	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "mori_log", "mori_log.cpp"), "-O2", "-Wall", "-Werror")
-	var base []string
+	base := []string{} // not nil: runOpts takes nil for this process's environment
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "MORI_") {
 			base = append(base, e)
@@ -586,14 +745,9 @@ func TestExamplesMoriLog(t *testing.T) {
 			"[custom] [critical] a module made on demand\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, prog)
-			cmd.Env = append(append([]string{}, base...), c.env...)
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			require.NoError(t, cmd.Run(), "stderr:\n%s", errb.String())
-			got := took.ReplaceAllString(prefix.ReplaceAllString(out.String(), ""), "took N ns")
+			r := runProgram(t, runOpts{env: base}, prog, c.env...)
+			require.Equal(t, 0, r.code, "stderr:\n%s", r.stderr)
+			got := took.ReplaceAllString(prefix.ReplaceAllString(r.stdout, ""), "took N ns")
 			assert.Equal(t, c.want+"mori_log: done\n", got)
 		})
 	}

@@ -49,7 +49,7 @@ func TestLaneCodeTakesTime(t *testing.T) {
 	plain := buildExample(t, src, "-O2", "-fno-sanitize=thread")
 	assert.Equal(t, none, cycles(plain), "no instrumentation, no counts: lane code takes no time")
 
-	prog := buildExample(t, src, "-O2")
+	prog := buildExample(t, src, "-O2", "-Wall", "-Werror") // the loop's -O2 program: a bad value is refused at start
 	out, report, code := runExample(t, prog, "EMUD_LANE_COST=fast")
 	assert.NotZero(t, code, out)
 	assert.Contains(t, report, `EMUD_LANE_COST="fast": want the CU cycles 16 bytes of a lane's device-memory accesses cost`)

@@ -1,10 +1,7 @@
 package cxx
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -68,15 +65,18 @@ func buildMori(t *testing.T, flags ...string) string {
 // the engine fetches and runs them. Eight ranks, three rounds, correct
 // data; the same seed gives the same digest; and the correct header is
 // quiet under the race detector (the publish edge included) and under
-// timing perturbation on every seed tried.
+// timing perturbation on every seed tried (1-8; 1-2 in a -race test
+// binary, sweepSeeds).
 func TestMoriPut(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
 	require.NoError(t, err)
+	// -v says which header at each source's compile step; -E stops there
+	// (buildMori builds and links the program the runs below use).
 	var log strings.Builder
-	out := filepath.Join(t.TempDir(), "put")
-	require.NoError(t, Run([]string{"-v", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), src, "-o", out},
+	out := filepath.Join(t.TempDir(), "put.ii")
+	require.NoError(t, Run([]string{"-v", "-E", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), src, "-o", out},
 		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
 	assert.Contains(t, log.String(), "compiles against the MORI header "+filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp"))
 	prog := buildMori(t)
@@ -103,7 +103,7 @@ func TestMoriPut(t *testing.T) {
 	require.Equal(t, 0, code, "-O0: stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.NotEmpty(t, digest.FindString(first), first)
 	assert.Equal(t, digest.FindString(first), digest.FindString(stderr), "-O0 against -O1: another end time or digest")
-	for seed := 1; seed <= 8; seed++ {
+	for seed := 1; seed <= sweepSeeds(8, 2); seed++ {
 		for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_STRATEGY=perturb"}} {
 			stdout, stderr, code := runExample(t, prog, append(env, fmt.Sprintf("EMUD_SEED=%d", seed), "2")...)
 			assert.Equal(t, 0, code, "seed %d %v: a false report\nstdout:\n%s\nstderr:\n%s", seed, env, stdout, stderr)
@@ -152,7 +152,8 @@ func TestMoriPutFork(t *testing.T) {
 
 // TestMoriMissingPublish: the header's submitPacket without its publish
 // (no s_waitcnt(0) between the lane's ring stores and its doorbell
-// store) is reported by the race detector on every seed, naming the
+// store) is reported by the race detector on every seed (1-6; 1-2 in a
+// -race test binary), naming the
 // lane's store in the header, the doorbell and the missing wait; without
 // the detector, under timing perturbation, an unpublished store the
 // engine fetched before it landed corrupts a packet (here a signal that
@@ -161,7 +162,7 @@ func TestMoriMissingPublish(t *testing.T) {
 	needCxx(t)
 	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
 	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
-	for seed := 1; seed <= 6; seed++ {
+	for seed := 1; seed <= sweepSeeds(6, 2); seed++ {
 		stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", fmt.Sprintf("EMUD_SEED=%d", seed), "1")
 		require.NotEqual(t, 0, code, "seed %d: the missing publish was not reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
 		assert.Contains(t, stderr, "MORI ring publish: the engine of queue sdma gpu", "seed %d", seed)
@@ -257,7 +258,8 @@ func FuzzStructFields(f *testing.F) {
 // post to one queue at thread scope deadlock: the lane whose turn came
 // first waits at the barrier for lanes that wait for it to publish. The
 // hang report names the chain's spin in the header with the lanes waiting
-// in it, and the lane at the barrier, on every seed. The same program
+// in it, and the lane at the barrier, on every seed (1-4; 1-2 in a -race
+// test binary). The same program
 // against the header without the barrier passes, race detector on; and
 // the broken header with the lanes on distinct queues passes too (no
 // chain is shared): the report is the bug's, not the header's.
@@ -265,7 +267,7 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 	needCxx(t)
 	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
 	good := buildMori(t)
-	for seed := 1; seed <= 4; seed++ {
+	for seed := 1; seed <= sweepSeeds(4, 2); seed++ {
 		s := fmt.Sprintf("EMUD_SEED=%d", seed)
 		stdout, stderr, code := runExample(t, old, s, "1", "same")
 		require.Equal(t, 2, code, "seed %d: the deadlock was not reported as a hang\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
@@ -367,14 +369,10 @@ func TestMoriRelativeInclude(t *testing.T) {
 	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", filepath.Join("testdata", "mori", "include"))
 	var digests []string
 	for _, dir := range []string{".", t.TempDir()} {
-		cmd := exec.Command(prog)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "EMUD_SEED=1", "EMUD_SUMMARY=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "from %s: stdout:\n%s\nstderr:\n%s", dir, stdout.String(), stderr.String())
-		require.Contains(t, stdout.String(), "mori put: PASS", "from %s", dir)
-		digests = append(digests, digestOf(t, stderr.String()))
+		r := runProgram(t, runOpts{dir: dir}, prog, "EMUD_SEED=1", "EMUD_SUMMARY=1")
+		require.Equal(t, 0, r.code, "from %s: stdout:\n%s\nstderr:\n%s", dir, r.stdout, r.stderr)
+		require.Contains(t, r.stdout, "mori put: PASS", "from %s", dir)
+		digests = append(digests, digestOf(t, r.stderr))
 	}
 	assert.Equal(t, digests[0], digests[1], "run from another directory: another digest")
 }

@@ -2,8 +2,6 @@ package cxx
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,13 +14,16 @@ import (
 )
 
 // ncclRuns runs prog on 4 and 8 ranks, seeds 1..seeds under timing
-// perturbation and under PCT: it passes, printing want, and seed 1 run
-// again gives the same digest (once per shape and strategy: every run is
-// a process, and the package's -race run is near go test's 10 minutes);
+// perturbation and under PCT (seed 1 alone in a -race test binary,
+// sweepSeeds): it passes, printing want, and seed 1 run again gives the
+// same digest (once per shape and strategy: every run is a process);
 // with the race detector on it passes and reports nothing (a false alarm
-// is as bad as a missed bug).
-func ncclRuns(t *testing.T, prog, want string, seeds int) {
+// is as bad as a missed bug). It returns the whole stderr of the race
+// detector's run of each rank count: seed 1 at exact timing, the schedule
+// of the plain run (EMUD_RACE changes no digest: TestForkAlltoall).
+func ncclRuns(t *testing.T, prog, want string, seeds int) (raceStderr []string) {
 	t.Helper()
+	seeds = sweepSeeds(seeds, 1)
 	for _, ranks := range []string{"4", "8"} {
 		for _, strategy := range []string{"perturb", "pct"} {
 			for seed := 1; seed <= seeds; seed++ {
@@ -36,32 +37,44 @@ func ncclRuns(t *testing.T, prog, want string, seeds int) {
 				}
 			}
 		}
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 0, code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Contains(t, out, want+": PASS")
+		r := runFull(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
+		require.Equal(t, 0, r.code, "%s ranks, EMUD_RACE=1\nstdout:\n%s\nstderr:\n%s", ranks, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, want+": PASS")
+		raceStderr = append(raceStderr, r.stderr)
 	}
+	return raceStderr
 }
 
-// cftRuns is ncclRuns at seeds 1 and 2, and correct CFT code draws no
+// sweepSeeds is how many seeds a test's sweep of C++ runs takes: plain
+// in a plain test binary, race in a -race one. The programs are processes
+// built without Go's detector, so a -race test binary checks nothing more
+// in them, and go test -race ./... in CI runs this package within go
+// test's 10 minutes only with fewer runs; CI's plain line (.ci/run) runs
+// the tests that call this with every seed.
+func sweepSeeds(plain, race int) int {
+	if raceBuild {
+		return race
+	}
+	return plain
+}
+
+// cftRuns is ncclRuns at seeds 1 and 2 (1 under -race), and correct CFT code draws no
 // warning either (the aliased-slot check).
 func cftRuns(t *testing.T, prog, want string) {
 	t.Helper()
-	ncclRuns(t, prog, want, 2)
-	for _, ranks := range []string{"4", "8"} {
-		assert.NotContains(t, stderrOf(t, prog, "NTHREADS="+ranks), "warning")
+	for i, stderr := range ncclRuns(t, prog, want, 2) {
+		assert.NotContains(t, stderr, "warning", "%s ranks, EMUD_RACE=1", []string{"4", "8"}[i])
 	}
 }
 
 // stderrOf runs prog with env added and returns all it wrote on stderr
-// (runExample keeps only the summary line of a run that passed).
+// (runExample keeps only the summary line of a run that passed); the run
+// must pass.
 func stderrOf(t *testing.T, prog string, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(prog)
-	cmd.Env = append(os.Environ(), env...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	require.NoError(t, cmd.Run(), errb.String())
-	return errb.String()
+	r := runFull(t, prog, env...)
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	return r.stderr
 }
 
 // TestNcclCftBarrier runs examples/cxx/nccl/cft_barrier (stamps stored
@@ -121,9 +134,7 @@ func TestNcclCftBarrierIndexPastCount(t *testing.T) {
 func TestNcclCftBarrierMissingRank(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "cft_barrier", "-DLAST_RANK_SKIPS_LAUNCH")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		for r := range ranks - 1 {
 			for slot := range 2 {
@@ -131,7 +142,7 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 					r, slot, r, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
 			}
 		}
-	}
+	})
 }
 
 // TestNcclCftAllGather runs examples/cxx/nccl/cft_allgather (bulk copies
@@ -151,9 +162,7 @@ func TestNcclCftAllGather(t *testing.T) {
 func TestNcclCftAllGatherWrongCount(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "cft_allgather", "-DWRONG_BYTE_COUNT")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		block := 1024 * 4
 		assert.Regexp(t, fmt.Sprintf(`likely cause: ranks 0–%d each wait in ncclCft::waitCounted for its counter at offset 0x[0-9a-f]+ of its memory to reach %d bytes; it holds %d and the counted writes in flight add 0: the producers deliver fewer bytes than the wait expects`,
@@ -162,7 +171,7 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 		if ranks == 4 {
 			golden.Check(t, filepath.Join("nccl", "cft_allgather_wrong_count.golden"), firstLines(report, "emud: seed", 2))
 		}
-	}
+	})
 }
 
 // TestNcclCftAllGatherNoWait runs the planted twin built with
@@ -174,12 +183,10 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 func TestNcclCftAllGatherNoWait(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "cft_allgather", "-DSKIP_WAIT")
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `ncclCft put write \(write\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by GPU \d+'s fabric \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `missing edge: the hipMemcpy by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) is not ordered after the ncclCft put write by GPU \d+'s fabric`, report)
-	}
+	})
 }
 
 // TestNcclCftOps runs examples/cxx/nccl/cft_ops (a uint32 Sum

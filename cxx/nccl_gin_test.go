@@ -16,7 +16,8 @@ import (
 // TestNcclGinAlltoAll runs the all-to-all over NCCL's GIN
 // (examples/cxx/nccl/gin_alltoall: puts with remote signals and local
 // counters, a GIN barrier per CTA, waitSignal, waitCounter and flush) on
-// 4 and 8 ranks: it passes on seeds 1-3 under timing perturbation and
+// 4 and 8 ranks: it passes on seeds 1-3 (1 in a -race test binary) under
+// timing perturbation and
 // under PCT, the same seed gives the same digest, and the race detector
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
@@ -33,18 +34,15 @@ func TestNcclGinAlltoAll(t *testing.T) {
 func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "gin_alltoall", "-DSHARED_SIGNAL")
-	for _, ranks := range []string{"4", "8"} {
-		out, stderr, code := runExample(t, prog, "NTHREADS="+ranks)
-		require.Equal(t, 1, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, stderr)
+	twinRuns(t, prog, 1, nil, func(_ int, out, _ string) {
 		assert.Contains(t, out, "gin_alltoall_shared_signal: FAIL")
 		assert.Regexp(t, `rank \d+ iteration 0: element \d+ from rank \d+ is \S+, want \S+`, out)
-
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks, EMUD_RACE=1: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	})
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `load \(read\) of .* by kernel "ginAlltoAll" GPU \d+ block \d+ wave \d+ lane \d+ \(.*main\.cu:\d+`, report)
 		assert.Regexp(t, `COPY destination write \(write\) of .* by sdma gpu\d+→gpu\d+ q0`, report)
 		assert.Regexp(t, `the lane did wait \(ncclGin::waitSignal on signal 0 of rank \d+ ≥ \d+, returned at [^)]+\), but the value that released it was written at \S+ by sdma gpu\d+→gpu\d+ q0's ATOMIC at ring offset 0x[0-9a-f]+ \(posted by kernel "ginAlltoAll" GPU \d+ block \d+`, report)
-	}
+	})
 }
 
 // TestNcclGinAlltoAllMissingPut runs the twin in which the last rank
@@ -56,21 +54,20 @@ func TestNcclGinAlltoAllSharedSignal(t *testing.T) {
 func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "gin_alltoall", "-DLAST_RANK_SKIPS_PUT")
-	for _, n := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", n))
-		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", n, out, report)
+	twinRuns(t, prog, 2, nil, func(n int, _, report string) {
 		for b := range 2 {
 			assert.Regexp(t, fmt.Sprintf(`ncclGin::waitSignal on signal %d of rank 0: expects %d, has %d \(kernel "ginAlltoAll" GPU 0 block %d wave \d+\)\n\s+doing: ncclGin wait by lanes 0-31 at main\.cu:\d+`, b, n, n-1, b), report)
 			assert.Regexp(t, fmt.Sprintf(`ncclGin::waitCounter on counter %d of rank %d: expects %d, has %d \(kernel "ginAlltoAll" GPU %d block %d`, b, n-1, n, n-1, n-1, b), report)
 		}
 		assert.Regexp(t, regexp.MustCompile(`ncclGinBarrierSession::sync on railGinBarrier \d of rank 1 \(team of \d+, epoch 1\): expects \d+, has \d+ \(kernel "ginAlltoAll" GPU 1 block \d wave \d+\)\n\s+doing: ncclGin wait by lanes 0-31 at main\.cu:\d+`), report)
-	}
+	})
 }
 
 // TestNcclHybridAlltoAll runs the hybrid all-to-all
 // (examples/cxx/nccl/hybrid_alltoall: LSA stores to the LSA team's peers,
 // GIN puts to the others, ncclBarrierSession around each iteration) on 4
-// and 8 ranks: it passes on seeds 1-3 under perturbation and PCT, the same
+// and 8 ranks: it passes on seeds 1-3 (1 in a -race test binary) under
+// perturbation and PCT, the same
 // seed gives the same digest, and the race detector finds nothing. On
 // emud's one node the LSA team is every rank, so the GIN half is the
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.
@@ -87,13 +84,11 @@ func TestNcclHybridAlltoAll(t *testing.T) {
 func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "hybrid_alltoall", "-DSKIP_EXIT_BARRIER")
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
 		assert.Regexp(t, `store \(write\) of .* by kernel "hybridAlltoAll" GPU (\d+) block \d+ wave \d+ lane \d+ \(.*main\.cu:\d+`, report)
 		assert.Regexp(t, `hipMemcpy \(read\) of .* by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `missing edge: the hipMemcpy by hipMemcpy on the null stream of GPU \d+ .* is not ordered after the store by kernel "hybridAlltoAll"`, report)
-	}
+	})
 }
 
 // TestNcclGinMisuse: each misuse of ncclGin in examples/cxx/nccl/gin_misuse

@@ -3,7 +3,6 @@ package cxx
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -24,9 +23,22 @@ func ncclExample(t *testing.T, dir string, flags ...string) string {
 	return buildExample(t, filepath.Join(ex, dir, "main.cu"), args...)
 }
 
+// twinRuns runs a planted twin on 4 and 8 ranks (NTHREADS) with env:
+// each run ends with exit status code (its stderr whole in report unless
+// 0), and check asserts what the run printed.
+func twinRuns(t *testing.T, prog string, code int, env []string, check func(ranks int, out, report string)) {
+	t.Helper()
+	for _, ranks := range []int{4, 8} {
+		out, report, got := runExample(t, prog, append([]string{fmt.Sprintf("NTHREADS=%d", ranks)}, env...)...)
+		require.Equal(t, code, got, "%d ranks %v: exit status\nstdout:\n%s\nstderr:\n%s", ranks, env, out, report)
+		check(ranks, out, report)
+	}
+}
+
 // TestNcclLsaAllReduce runs the LSA all-reduce of NCCL's device API
 // (examples/cxx/nccl/lsa_allreduce) on 4 and 8 ranks: it passes on
-// seeds 1-3 under timing perturbation and under PCT, the same seed gives
+// seeds 1-3 (1 in a -race test binary) under timing perturbation and
+// under PCT, the same seed gives
 // the same digest, and the race detector finds nothing (a false alarm is
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
@@ -42,16 +54,14 @@ func TestNcclLsaAllReduce(t *testing.T) {
 func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		assert.Regexp(t, `data race on LSA memory`, report)
 		assert.Regexp(t, `by hipMemcpy on the null stream of GPU \d+ \(host thread \d+\) \(main\.cu:\d+\)`, report)
 		assert.Regexp(t, `load \(read\) of .* by kernel "lsaAllReduce" GPU \d+ block \d+`, report)
 		// Either order: the peer's copy before this load, or after it.
 		assert.Regexp(t, `missing edge: the (load by kernel "lsaAllReduce".* is not ordered after the hipMemcpy|hipMemcpy by .* is not ordered after the load by kernel "lsaAllReduce")`, report)
-	}
+	})
 }
 
 // TestNcclLsaAllReduceAliasedSlot runs the second planted twin (built
@@ -63,9 +73,7 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DALIAS_BARRIER_SLOT")
 	blocks := regexp.MustCompile(`store32 \(write\) of \[(0x[0-9a-f]+), 0x[0-9a-f]+\) by kernel "lsaAllReduce" GPU (\d+) block (\d+) wave \d+ lane \d+ \(cco/barrier\.go:\d+\)`)
-	for _, ranks := range []string{"4", "8"} {
-		out, report, code := runExample(t, prog, "NTHREADS="+ranks, "EMUD_RACE=1")
-		require.Equal(t, 5, code, "%s ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, _, report string) {
 		// Some race on a barrier word is between stores of two blocks of
 		// one GPU: the aliased slot.
 		seen := map[string]string{} // address -> "gpu block" of a store
@@ -77,13 +85,13 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 			}
 			seen[k] = who
 		}
-		assert.True(t, found, "%s ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
-		// Under PCT the shared slot's epochs go wrong: a hang at the
-		// barrier, naming a rank that has not arrived.
-		out, report, code = runExample(t, prog, "NTHREADS="+ranks, "EMUD_STRATEGY=pct", "EMUD_SEED=1")
-		require.Equal(t, 2, code, "%s ranks, pct seed 1: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
-		assert.Regexp(t, `LsaBarrierSession::wait on LSA rank \d+, barrier 0: .*has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`, report)
-	}
+		assert.True(t, found, "%d ranks: no race between two blocks' stores to one barrier word\n%s", ranks, truncate(report, 3000))
+	})
+	// Under PCT the shared slot's epochs go wrong: a hang at the
+	// barrier, naming a rank that has not arrived.
+	twinRuns(t, prog, 2, []string{"EMUD_STRATEGY=pct", "EMUD_SEED=1"}, func(ranks int, _, report string) {
+		assert.Regexp(t, `LsaBarrierSession::wait on LSA rank \d+, barrier 0: .*has not arrived\)\n\s+doing: \S+ by lanes 0-31 at main\.cu:\d+`, report, "%d ranks, pct seed 1", ranks)
+	})
 }
 
 // TestNcclLsaAllReduceMissingRank runs the third planted twin (built with
@@ -94,9 +102,7 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
-	for _, ranks := range []int{4, 8} {
-		out, report, code := runExample(t, prog, fmt.Sprintf("NTHREADS=%d", ranks))
-		require.Equal(t, 2, code, "%d ranks: exit status\nstdout:\n%s\nstderr:\n%s", ranks, out, report)
+	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
 		assert.NotContains(t, out, "PASS")
 		assert.Contains(t, report, "emud: seed 1: hang")
 		for r := range ranks - 1 {
@@ -105,7 +111,7 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 					r, slot, slot, slot, ranks-1, ranks-1), report, "%d ranks: rank %d CTA %d", ranks, r, slot)
 			}
 		}
-	}
+	})
 }
 
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
@@ -118,21 +124,17 @@ func TestNcclHostAPI(t *testing.T) {
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_api", "main.cu"), "-O2", "-Wall", "-Werror")
 	for _, gpus := range []string{"4", "8"} {
-		out, _, code := runExample(t, prog, "EMUD_GPUS="+gpus)
-		require.Equal(t, 0, code, "EMUD_GPUS=%s\nstdout:\n%s", gpus, out)
-		assert.Contains(t, out, "host_api: PASS")
-	}
-	cmd := exec.Command(prog)
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	require.NoError(t, cmd.Run())
-	for _, want := range []string{
-		"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
-		"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
-		"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
-		"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
-	} {
-		assert.Contains(t, errb.String(), want)
+		r := runFull(t, prog, "EMUD_GPUS="+gpus)
+		require.Equal(t, 0, r.code, "EMUD_GPUS=%s\nstdout:\n%s\nstderr:\n%s", gpus, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "host_api: PASS")
+		for _, want := range []string{
+			"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
+			"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
+			"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
+			"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
+		} {
+			assert.Contains(t, r.stderr, want, "EMUD_GPUS=%s", gpus)
+		}
 	}
 }
 

@@ -191,19 +191,11 @@ func TestForkStuckRank(t *testing.T) {
 		{"host", `host thread 2 \[running its own code since 0ps\]: nothing: no emud call for 2s of wall time since its call at [^ ]*fork_stuck.cpp:\d+ returned \(it runs in rank process (\d+): the coordinator waits on its socket for its next call\)`},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), exampleTimeout)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, prog, tc.mode)
-			cmd.Env = append(os.Environ(), "EMUD_SPIN_LIMIT=2s", "TMPDIR="+t.TempDir())
-			var out, errb bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &errb
-			// A rank process left behind holds the pipes open: Wait gives
-			// up on them after this, and the check below names it.
-			cmd.WaitDelay = 5 * time.Second
-			_ = cmd.Run()
-			require.NotNil(t, cmd.ProcessState, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
-			report := errb.String()
-			require.Equal(t, 2, cmd.ProcessState.ExitCode(), "a hang; stdout:\n%s\nstderr:\n%s", out.String(), report)
+			// A rank process left behind holds the pipes open: the run
+			// gives up on them after waitDelay, and the check below names it.
+			r := runProgram(t, runOpts{waitDelay: 5 * time.Second}, prog, tc.mode, "EMUD_SPIN_LIMIT=2s", "TMPDIR="+t.TempDir())
+			report := r.stderr
+			require.Equal(t, 2, r.code, "a hang; stdout:\n%s\nstderr:\n%s", r.stdout, report)
 			m := regexp.MustCompile(tc.waits).FindStringSubmatch(report)
 			require.NotNil(t, m, "the spinner names rank 1's process:\n%s", report)
 			var pids []int
@@ -302,6 +294,7 @@ func startRanks(t *testing.T, prog string, world int, order []int, env ...string
 // never comes says so within EMUD_NODE_TIMEOUT.
 func TestNodeApart(t *testing.T) {
 	needCxx(t)
+	t.Parallel()
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "procs", "env_alltoall.cpp"), "-O2", "-Wall", "-Werror")
 	env := []string{"EMUD_GPUS=4", "EMUD_SEED=3", "EMUD_PERTURB=1", "EMUD_SUMMARY=1"}
@@ -321,14 +314,10 @@ func TestNodeApart(t *testing.T) {
 	}
 	t.Run("wrong_world", func(t *testing.T) {
 		dir := t.TempDir()
-		cmd := exec.Command(prog)
-		cmd.Env = append(os.Environ(), "RANK=1", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"),
+		r := runFull(t, prog, "RANK=1", "WORLD_SIZE=2", "UID_FILE="+filepath.Join(dir, "uid"),
 			"EMUD_NODE="+filepath.Join(dir, "node.sock"), "EMUD_NODE_TIMEOUT=1")
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		require.ErrorAs(t, err, &ee, "%s", out)
-		assert.Equal(t, 1, ee.ExitCode())
-		assert.Contains(t, string(out), "rank 1 cannot reach rank 0's node there in 1 s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?")
+		assert.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stdout+r.stderr, "rank 1 cannot reach rank 0's node there in 1 s (EMUD_NODE_TIMEOUT): is rank 0 running this job, or did the job end?")
 	})
 	t.Run("other_job", func(t *testing.T) {
 		dir := t.TempDir()
@@ -394,12 +383,8 @@ int main() {
 	require.NoError(t, Run([]string{"-O2", src, "-o", prog, "-L" + dir, "-lrtthread"},
 		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), "%s", log.String())
 	for seed := 1; seed <= 3; seed++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, prog)
-		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_PERTURB=1", "EMUD_SPIN_LIMIT=2s")
-		out, err := cmd.CombinedOutput()
-		cancel()
-		require.NoError(t, err, "seed %d:\n%s", seed, out)
-		assert.Contains(t, string(out), "rt_main: PASS", "seed %d", seed)
+		r := runProgram(t, runOpts{timeout: time.Minute}, prog, "LD_LIBRARY_PATH="+dir, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_PERTURB=1", "EMUD_SPIN_LIMIT=2s")
+		require.Equal(t, 0, r.code, "seed %d:\nstdout:\n%s\nstderr:\n%s", seed, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "rt_main: PASS", "seed %d", seed)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,11 +32,29 @@ func runTool(t *testing.T, dir string, env []string, name string, args ...string
 	return out.String()
 }
 
+// tool is tools/emud-c++ run once (--version), so that the emud it
+// builds from this checkout is there before the project tests, which run
+// in parallel, call it: each would build its own otherwise.
+var tool struct {
+	once sync.Once
+	out  string
+	err  error
+}
+
 // toolEnv makes tools/emud-c++ use this checkout and the emulator library
 // the tests built (its freshness check then finds it up to date).
 func toolEnv(t *testing.T) (root string, env []string) {
+	t.Helper()
 	root = setupCxx(t)
-	return root, []string{"EMUD_ROOT=" + root}
+	env = []string{"EMUD_ROOT=" + root}
+	tool.once.Do(func() {
+		cmd := exec.Command(filepath.Join(root, "tools", "emud-c++"), "--version")
+		cmd.Env = append(os.Environ(), env...)
+		b, err := cmd.CombinedOutput()
+		tool.out, tool.err = string(b), err
+	})
+	require.NoError(t, tool.err, "tools/emud-c++ --version:\n%s", tool.out)
+	return root, env
 }
 
 // TestCMakeProject builds examples/cxx/cmake-project with
@@ -50,10 +69,12 @@ func TestCMakeProject(t *testing.T) {
 		t.Skip("cmake is not installed")
 	}
 	root, env := toolEnv(t)
+	t.Parallel()
 	src, err := filepath.Abs(projectDir)
 	require.NoError(t, err)
 	for _, c := range []struct{ name, hip string }{{"cxx", "OFF"}, {"hip_language", "ON"}} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			build := t.TempDir()
 			out := runTool(t, build, env, "cmake", "-S", src, "-B", build, "-DKERNELS_AS_HIP="+c.hip,
 				"-DCMAKE_TOOLCHAIN_FILE="+filepath.Join(root, "cmake", "emud.cmake"))
@@ -79,6 +100,7 @@ func TestMakefileProject(t *testing.T) {
 		t.Skip("make is not installed")
 	}
 	root, env := toolEnv(t)
+	t.Parallel()
 	out := t.TempDir()
 	cxx := filepath.Join(root, "tools", "emud-c++")
 	host := "g++"
