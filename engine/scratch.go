@@ -35,9 +35,8 @@ type Scratch struct {
 	// (hostmem), by length, each with the Prefill content it still holds
 	// ("" for none): the next node takes them as hostmem's kept buffers,
 	// up to mapMax bytes; Close hands them to hostmem.
-	maps     map[uint64][]keptMap
-	mapBytes uint64
-	mapMax   uint64
+	maps   hostmem.KeptList
+	mapMax uint64
 	// arenas are the per-queue objects the last closed node gave back
 	// (nodeArenas), nil while a node holds them.
 	arenas *nodeArenas
@@ -59,56 +58,30 @@ const scratchMax = 32 << 20
 // held, so explore's memory peaks where its running nodes put it.
 const scratchMapMax = 1 << 30
 
-// keptMap is a kept mapping and the content it holds ("" for none).
-type keptMap struct {
-	b   []byte
-	key string
-}
-
-// takeMap returns a kept mapping of n bytes: one holding key's content
-// (hit), else preferably one holding none, so that those with a content
-// last for the nodes that ask for it; nil if none (also for a nil
-// Scratch).
+// takeMap returns a kept mapping of n bytes (hostmem.KeptList.Take); nil
+// for a nil Scratch.
 func (s *Scratch) takeMap(n uint64, key string) (b []byte, hit bool) {
 	if s == nil {
 		return nil, false
 	}
-	l := s.maps[n]
-	if len(l) == 0 {
-		return nil, false
-	}
-	i := len(l) - 1
-	for j := len(l) - 1; j >= 0; j-- {
-		if l[j].key == key {
-			i = j
-			break
-		}
-	}
-	km := l[i]
-	copy(l[i:], l[i+1:])
-	l[len(l)-1] = keptMap{}
-	s.maps[n] = l[:len(l)-1]
-	s.mapBytes -= n
-	return km.b, key != "" && km.key == key
+	return s.maps.Take(n, key)
 }
 
 // keepMap keeps a region's mapping that holds key's content (or, with
 // "", whatever its node left) for the next node, or hands it to hostmem
 // past the bound.
 func (s *Scratch) keepMap(b []byte, key string) {
-	n := uint64(len(b))
-	if s.mapBytes+n > s.mapMax {
+	if s.maps.Bytes()+uint64(len(b)) > s.mapMax {
 		_ = hostmem.UnmapAs(b, key) // a whole buffer hostmem mapped: cannot fail
 		return
 	}
-	s.maps[n] = append(s.maps[n], keptMap{b, key})
-	s.mapBytes += n
+	s.maps.Put(b, key)
 }
 
 // NewScratch returns an empty Scratch.
 func NewScratch() *Scratch {
 	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, rings: map[int][][]byte{}, max: scratchMax,
-		maps: map[uint64][]keptMap{}, mapMax: scratchMapMax}
+		mapMax: scratchMapMax}
 }
 
 // take returns a zeroed buffer of n bytes: a kept one, or a new one.
@@ -199,13 +172,7 @@ func (s *Scratch) Close() {
 	if len(bufs) > 0 {
 		giveRings(bufs) // zeroed when the Scratch took them back
 	}
-	for _, l := range s.maps {
-		for _, km := range l {
-			_ = hostmem.UnmapAs(km.b, km.key)
-		}
-	}
-	clear(s.maps)
-	s.mapBytes = 0
+	s.maps.Drain(func(b []byte, key string) { _ = hostmem.UnmapAs(b, key) })
 }
 
 // takeRing returns a zeroed kept ring buffer of size bytes the Scratch

@@ -269,15 +269,16 @@ func TestScratchKeepsRegionMappings(t *testing.T) {
 	first := node(true)
 	assert.Equal(t, [2]bool{false, false}, first.prefilled, "nothing kept yet: both filled")
 	assert.Equal(t, 2, fills)
-	assert.Equal(t, uint64(3*size), sc.mapBytes, "the node's three mappings are the Scratch's")
+	assert.Equal(t, uint64(3*size), sc.maps.Bytes(), "the node's three mappings are the Scratch's")
 	second := node(false)
 	assert.Contains(t, []*byte{first.plain, first.dirty}, second.plain, "a mapping of the last node's with no content kept")
 	assert.Equal(t, first.send, second.send, "the unwritten Prefill's mapping, under its content")
 	assert.Equal(t, [2]bool{true, false}, second.prefilled, "the written one's content is gone: filled again")
 	assert.Equal(t, 3, fills)
 	sc.Close()
-	assert.Zero(t, sc.mapBytes, "Close hands them to hostmem")
-	assert.Empty(t, sc.maps[size])
+	assert.Zero(t, sc.maps.Bytes(), "Close hands them to hostmem")
+	b, _ := sc.maps.Take(size, "")
+	assert.Nil(t, b)
 }
 
 func mustRegion(t *testing.T, m *Memory, addr uint64) *Region {

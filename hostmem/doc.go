@@ -22,7 +22,10 @@
 // back as it is, so that content written the same way run after run (a
 // send window's pattern) is written once, and MapStale hands a kept
 // buffer back uncleared, saying so, to a caller that zeroes only what it
-// reads before writing (engine's regions, lsa.Space.MarkStale). Fresh buffers of 2 MiB and more
+// reads before writing (engine's regions, lsa.Space.MarkStale). A
+// KeptList is such a list of buffers and their contents on its own, for
+// an owner that keeps its buffers apart from the process's (an explore
+// worker's, engine.Scratch). Fresh buffers of 2 MiB and more
 // are aligned to 2 MiB and advised as transparent huge pages, so that
 // their first touches fault once per 2 MiB and the copies over them miss
 // the TLB less (MapSparse's are not: their untouched pages stay free).

@@ -155,41 +155,14 @@ var kept keptSet
 
 type keptSet struct {
 	sync.Mutex
-	free   map[uint64][]keptBuf
-	bytes  uint64
+	list   KeptList
 	sparse map[*byte]bool // MapSparse's buffers, never kept
 }
 
-// keptBuf is a released buffer and the content it holds (UnmapAs's key;
-// "" for whatever its last user left).
-type keptBuf struct {
-	b   []byte
-	key string
-}
-
-// take returns a kept buffer of n bytes: for a non-empty key one released
-// under it (hit), else preferably one of no key, so that buffers holding a
-// known content last for the callers that ask for it.
 func (k *keptSet) take(n uint64, key string) (b []byte, hit bool) {
 	k.Lock()
 	defer k.Unlock()
-	l := k.free[n]
-	if len(l) == 0 {
-		return nil, false
-	}
-	i := len(l) - 1
-	for j := len(l) - 1; j >= 0; j-- {
-		if l[j].key == key {
-			i = j
-			break
-		}
-	}
-	kb := l[i]
-	copy(l[i:], l[i+1:])
-	l[len(l)-1] = keptBuf{}
-	k.free[n] = l[:len(l)-1]
-	k.bytes -= n
-	return kb.b, key != "" && kb.key == key
+	return k.list.Take(n, key)
 }
 
 func (k *keptSet) put(b []byte, key string) bool {
@@ -203,14 +176,10 @@ func (k *keptSet) put(b []byte, key string) bool {
 		delete(k.sparse, &b[0])
 		return false
 	}
-	if k.bytes+n > KeepMax {
+	if k.list.Bytes()+n > KeepMax {
 		return false
 	}
-	if k.free == nil {
-		k.free = map[uint64][]keptBuf{}
-	}
-	k.free[n] = append(k.free[n], keptBuf{b, key})
-	k.bytes += n
+	k.list.Put(b, key)
 	return true
 }
 
@@ -218,5 +187,5 @@ func (k *keptSet) put(b []byte, key string) bool {
 func Kept() uint64 {
 	kept.Lock()
 	defer kept.Unlock()
-	return kept.bytes
+	return kept.list.Bytes()
 }

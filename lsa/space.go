@@ -314,21 +314,7 @@ func (s *Space) SetBeforeAccess(fn func()) { s.before = fn }
 
 // Bytes returns the backing of [addr, addr+n): nil for a phantom region.
 func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
-	if s.before != nil {
-		fn := s.before
-		s.before = nil
-		fn()
-		s.before = fn
-	}
-	r, err := s.Region(op, addr, n)
-	if err != nil || r.data == nil {
-		return nil, err
-	}
-	off := addr - r.Base
-	if r.stale != nil {
-		r.unstale(off, n, false)
-	}
-	return r.data[off : off+n : off+n], nil
+	return s.bytes(op, addr, n, false)
 }
 
 // BytesOverwrite is Bytes for a caller that writes every byte of
@@ -337,6 +323,10 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 // first, and of those it covers in part only the bytes outside the range
 // are zeroed.
 func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
+	return s.bytes(op, addr, n, true)
+}
+
+func (s *Space) bytes(op string, addr, n uint64, overwrite bool) ([]byte, error) {
 	if s.before != nil {
 		fn := s.before
 		s.before = nil
@@ -349,7 +339,7 @@ func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
 	}
 	off := addr - r.Base
 	if r.stale != nil {
-		r.unstale(off, n, true)
+		r.unstale(off, n, overwrite)
 	}
 	return r.data[off : off+n : off+n], nil
 }
