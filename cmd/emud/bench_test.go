@@ -67,8 +67,8 @@ func TestBenchScalingRows(t *testing.T) {
 	jobs = append(jobs, runtime.GOMAXPROCS(0))
 	procs := runtime.GOMAXPROCS(0)
 	ls := lines(out)
-	hosts := []string{`integer loop \(no memory\)`, `copy of 1 MiB \(cache\)`, `copy of 64 MiB \(memory\)`}
-	rows := len(jobs) + 1 // and the processes' row
+	hosts := []string{`integer loop \(no memory\)`, `copy of 1 MiB \(cache\)`, `copy of 4 MiB \(memory\)`} // --quick's sizes
+	rows := len(jobs) + 1                                                                                  // and the processes' row
 	require.Len(t, ls, 2+len(hosts)+2*rows, out)
 	for i, h := range hosts {
 		assert.Regexp(t, fmt.Sprintf(`^host ceiling, %s, %d goroutines\s+\d+%% efficiency\s+[\d.]+[µm]?s alone, [\d.]+[µm]?s each of %d at once: `, h, procs, procs), ls[2+i])
