@@ -1,13 +1,14 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/emud-dev/emud/internal/peakrss"
 )
 
 // A child's rusage says the wrong peak RSS: Go starts a child with vfork,
@@ -24,26 +25,9 @@ func ReportChildPeak(w io.Writer) {
 	if os.Getenv(ChildEnv) == "" {
 		return
 	}
-	if kib, ok := vmHWM(); ok {
-		fmt.Fprintf(w, "%s%d KiB\n", childPeakPrefix, kib)
+	if peak, ok, err := peakrss.Read(peakrss.Self); ok && err == nil {
+		fmt.Fprintf(w, "%s%d KiB\n", childPeakPrefix, peak>>10)
 	}
-}
-
-// vmHWM is /proc/self/status's VmHWM in KiB.
-func vmHWM() (uint64, bool) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kib, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kib, err == nil
-		}
-	}
-	return 0, false
 }
 
 // childPeak is a finished child's peak RSS in bytes: the line

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/internal/peakrss"
 )
 
 func TestChildPeakParse(t *testing.T) {
@@ -36,7 +38,7 @@ func TestChildPeakIsTheChilds(t *testing.T) {
 		ReportChildPeak(os.Stderr)
 		os.Exit(0)
 	}
-	if _, ok := vmHWM(); !ok {
+	if _, ok, _ := peakrss.Read(peakrss.Self); !ok {
 		t.Skip("no /proc/self/status VmHWM here")
 	}
 	big := make([]byte, 256<<20)

@@ -555,11 +555,19 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		m.mapped.keyed = append(m.mapped.keyed, keyedBuf{b: b, key: key, hit: hit}) // its region: alloc
 		return b, nil
 	}
-	var b []byte
-	var err error
-	if kb, _ := m.scratch.takeMap(rounded, ""); kb != nil {
-		// The worker's: its last user's bytes, as hostmem's kept ones.
-		b = kb
+	// A kept buffer (the worker's, else hostmem's) holds its last user's
+	// bytes: cleared here, or not (the caller overwrites it whole), or
+	// marked stale, its granules zeroed as accesses reach them but not
+	// those a copy overwrites whole (lsa.Space.MarkStale).
+	b, _ := m.scratch.takeMap(rounded, "")
+	kept := b != nil
+	if !kept {
+		var err error
+		if b, kept, err = hostmem.MapStale(rounded); err != nil {
+			return nil, err
+		}
+	}
+	if kept {
 		switch {
 		case m.overwrite:
 		case m.lazy:
@@ -567,21 +575,6 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		default:
 			clear(b)
 		}
-	} else {
-		switch {
-		case m.overwrite:
-			b, err = hostmem.MapUncleared(rounded)
-		case m.lazy:
-			// A kept buffer is not cleared here: alloc marks its region
-			// stale, and its granules are zeroed as accesses reach them,
-			// but not those a copy overwrites whole (lsa.Space.MarkStale).
-			b, m.stale, err = hostmem.MapStale(rounded)
-		default:
-			b, err = hostmem.Map(rounded)
-		}
-	}
-	if err != nil {
-		return nil, err
 	}
 	m.mapped.add(b, true)
 	return b, nil

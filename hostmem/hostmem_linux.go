@@ -12,14 +12,11 @@ import (
 // mapping): a buffer of that size Unmap kept, cleared, or a new mapping.
 // n must be positive.
 func Map(n uint64) ([]byte, error) {
-	if n == 0 || n != uint64(int(n)) {
-		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
-	}
-	if b, _ := kept.take(n, ""); b != nil {
+	b, stale, err := MapStale(n)
+	if stale {
 		clear(b)
-		return b, nil
 	}
-	return mapDense(n)
+	return b, err
 }
 
 // mapDense maps n fresh bytes that the caller will touch throughout:
@@ -57,22 +54,10 @@ func mapDense(n uint64) ([]byte, error) {
 // base pages): the size from which mapDense aligns and advises.
 const hugeMin = 2 << 20
 
-// MapUncleared is Map for a caller that writes every byte before it reads
-// any: a kept buffer comes back as its last user left it (a fresh mapping
-// is zero all the same), which saves the clear.
-func MapUncleared(n uint64) ([]byte, error) {
-	if n == 0 || n != uint64(int(n)) {
-		return nil, fmt.Errorf("hostmem: cannot map %d B", n)
-	}
-	if b, _ := kept.take(n, ""); b != nil {
-		return b, nil
-	}
-	return mapDense(n)
-}
-
-// MapStale is MapUncleared for a caller that zeroes lazily what it reads
-// before writing (lsa.Space.MarkStale): stale says the buffer is a kept
-// one holding its last user's bytes; a fresh mapping is zero, stale false.
+// MapStale is Map for a caller that zeroes lazily what it reads before
+// writing (lsa.Space.MarkStale), or that writes every byte before it reads
+// any: a kept buffer comes back as its last user left it, stale true,
+// which saves the clear; a fresh mapping is zero, stale false.
 func MapStale(n uint64) (b []byte, stale bool, err error) {
 	if n == 0 || n != uint64(int(n)) {
 		return nil, false, fmt.Errorf("hostmem: cannot map %d B", n)
@@ -84,11 +69,11 @@ func MapStale(n uint64) (b []byte, stale bool, err error) {
 	return b, false, err
 }
 
-// MapAs is MapUncleared for a buffer whose every byte the caller would
+// MapAs is MapStale for a buffer whose every byte the caller would
 // write with the same content named key (a send window's fill, the same
 // for every seed): a kept buffer that UnmapAs released under key comes
 // back holding it, hit true, and the caller skips the writing; otherwise
-// hit is false and the caller writes every byte, as after MapUncleared.
+// hit is false and the caller writes every byte.
 func MapAs(n uint64, key string) (b []byte, hit bool, err error) {
 	if n == 0 || n != uint64(int(n)) {
 		return nil, false, fmt.Errorf("hostmem: cannot map %d B", n)

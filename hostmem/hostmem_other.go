@@ -15,9 +15,6 @@ func Map(n uint64) ([]byte, error) {
 // MapSparse is Map outside Linux.
 func MapSparse(n uint64) ([]byte, error) { return Map(n) }
 
-// MapUncleared is Map outside Linux.
-func MapUncleared(n uint64) ([]byte, error) { return Map(n) }
-
 // MapStale is Map outside Linux: never stale.
 func MapStale(n uint64) ([]byte, bool, error) {
 	b, err := Map(n)

@@ -59,24 +59,6 @@ func TestUnmapKeepsForTheNextMap(t *testing.T) {
 	require.NoError(t, Unmap(b))
 }
 
-// MapUncleared hands a kept buffer back as it was left, and a fresh
-// mapping zeroed.
-func TestMapUncleared(t *testing.T) {
-	if !OffHeap {
-		t.Skip("no mappings here")
-	}
-	const n = 7 << 20 // a size no other test maps
-	a, err := MapUncleared(n)
-	require.NoError(t, err)
-	assert.Zero(t, a[n-1], "a fresh mapping is zero")
-	a[0], a[n-1] = 7, 9
-	require.NoError(t, Unmap(a))
-	b, err := MapUncleared(n)
-	require.NoError(t, err)
-	assert.Equal(t, []byte{7, 9}, []byte{b[0], b[n-1]}, "the kept buffer as it was left")
-	require.NoError(t, Unmap(b))
-}
-
 // MapStale says which buffer holds a previous user's bytes: a fresh
 // mapping is zero and not stale, a kept one comes back as left, stale.
 func TestMapStale(t *testing.T) {

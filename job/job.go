@@ -215,16 +215,10 @@ type jobArenaKey struct{}
 // without a Scratch. No handle or launch state outlives its run: lanes
 // hold them, reports copy what they say.
 func jobArenaOf(s *sim.Sim) *jobArena {
-	sc := s.Scratch()
-	if sc == nil {
-		return nil
-	}
-	return s.Local(jobArenaKey{}, func() any {
-		ar := sc.Local(jobArenaKey{}, func() any { return &jobArena{} }).(*jobArena)
+	return sim.RunScratch(s, jobArenaKey{}, func(ar *jobArena) {
 		ar.sdmas.Reset()
 		ar.launches.Reset()
-		return ar
-	}).(*jobArena)
+	})
 }
 
 // Run runs the job to the end: nil, a *sim.HangError with the report, or

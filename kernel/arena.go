@@ -31,15 +31,7 @@ type arenaKey struct{}
 // arenaOf is run s's launch arena: its Scratch's, reset at the run's
 // first launch, or nil without a Scratch (each launch makes its own).
 func arenaOf(s *sim.Sim) *launchArena {
-	sc := s.Scratch()
-	if sc == nil {
-		return nil
-	}
-	return s.Local(arenaKey{}, func() any {
-		a := sc.Local(arenaKey{}, func() any { return &launchArena{} }).(*launchArena)
-		a.reset()
-		return a
-	}).(*launchArena)
+	return sim.RunScratch(s, arenaKey{}, (*launchArena).reset)
 }
 
 func (a *launchArena) reset() {

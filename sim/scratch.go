@@ -222,3 +222,19 @@ func (sc *Scratch) takeBack(s *Sim) {
 		sc.trace.actorNames = nil
 	}
 }
+
+// RunScratch is the *T that the runs borrowing s's Scratch share under key
+// (made with new(T) the first time), passed to reset at run s's first call
+// so that it starts empty for that run; nil when s borrows no Scratch. It
+// is Sim.Local over Scratch.Local, typed: a layer's per-worker arena.
+func RunScratch[T any](s *Sim, key any, reset func(*T)) *T {
+	sc := s.Scratch()
+	if sc == nil {
+		return nil
+	}
+	return s.Local(key, func() any {
+		v := sc.Local(key, func() any { return new(T) }).(*T)
+		reset(v)
+		return v
+	}).(*T)
+}

@@ -31,11 +31,11 @@ var floors = []floor{
 	// build on. sim imports race (its vector clocks) and racebuild.
 	{"sim", 0}, {"race", 0}, {"ring", 0}, {"signal", 0}, {"hostmem", 0},
 	// racebuild (a build-flag constant), slab (objects made a few at a
-	// time) and fileio (bounded reads,
+	// time), peakrss (a process's peak memory) and fileio (bounded reads,
 	// whole-or-absent writes of users' files) import only the standard
 	// library; they stay in internal/, beside the harnesses, so that they
 	// are not public API, and stand on the ground floor.
-	{"internal/racebuild", 0}, {"internal/fileio", 0}, {"internal/slab", 0},
+	{"internal/racebuild", 0}, {"internal/fileio", 0}, {"internal/slab", 0}, {"internal/peakrss", 0},
 	// 1, address maps, links and the timing model.
 	{"lsa", 1}, {"nic", 1}, {"model", 1},
 	// 2, what runs device work: the issuer protocol, the emulated engines

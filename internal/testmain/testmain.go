@@ -10,7 +10,6 @@
 package testmain
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/emud-dev/emud/internal/peakrss"
 	"github.com/emud-dev/emud/internal/racebuild"
 )
 
@@ -45,7 +45,7 @@ func RSSOnly(m *testing.M) { os.Exit(run(m, false, os.Stderr)) }
 
 // CheckRSS is the peak-RSS check alone, for a TestMain that has its own
 // work to do after the tests: nil, or the error naming the figure.
-func CheckRSS() error { return checkPeak(os.Getenv("EMUD_TEST_MAX_RSS"), "/proc/self/status") }
+func CheckRSS() error { return checkPeak(os.Getenv("EMUD_TEST_MAX_RSS"), peakrss.Self) }
 
 type runner interface{ Run() int }
 
@@ -66,7 +66,7 @@ func run(m runner, leaks bool, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if err := checkPeak(os.Getenv("EMUD_TEST_MAX_RSS"), "/proc/self/status"); err != nil {
+	if err := checkPeak(os.Getenv("EMUD_TEST_MAX_RSS"), peakrss.Self); err != nil {
 		fmt.Fprintf(stderr, "testmain: %v\n", err)
 		return 1
 	}
@@ -88,7 +88,7 @@ func checkPeak(env, status string) error {
 	if limit == 0 {
 		return nil
 	}
-	peak, ok, err := readHWM(status)
+	peak, ok, err := peakrss.Read(status)
 	if err != nil || !ok {
 		return err
 	}
@@ -97,32 +97,6 @@ func checkPeak(env, status string) error {
 			peak>>20, limit>>20)
 	}
 	return nil
-}
-
-// readHWM reads the VmHWM line of a status file, in bytes; ok is false if
-// the file does not exist (not Linux).
-func readHWM(status string) (peak uint64, ok bool, err error) {
-	f, err := os.Open(status)
-	if os.IsNotExist(err) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, found := strings.CutPrefix(sc.Text(), "VmHWM:")
-		if !found {
-			continue
-		}
-		kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("%s: VmHWM %q: %v", status, strings.TrimSpace(rest), err)
-		}
-		return kb << 10, true, nil
-	}
-	return 0, false, sc.Err()
 }
 
 // parseSize reads a whole number of bytes with an optional K, M or G
