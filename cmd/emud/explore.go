@@ -30,6 +30,7 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 		first    uint64
 		jobs     int
 		progress bool
+		perSeed  bool
 		shardArg string
 		shardOut string
 	)
@@ -54,7 +55,7 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 				case first+uint64(seeds)-1 < first:
 					return fmt.Errorf("invalid --first-seed %d with --seeds %d: the range passes 2^64", first, seeds)
 				}
-				return exploreProgram(cmd, f, args[at:], first, seeds, jobs, progress, shardArg, shardOut)
+				return exploreProgram(cmd, f, args[at:], first, seeds, jobs, progress, perSeed, shardArg, shardOut)
 			}
 			sc, err := f.resolve(cmd, args)
 			if err != nil {
@@ -109,6 +110,7 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
 	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "runs at a time; capped at 4 per processor and by --mem-budget over a run's estimated footprint")
 	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
+	fs.BoolVar(&perSeed, "process-per-seed", false, "a C++ program's seeds: start the program as a process for every seed, not in a warm seed server (emud c++'s seed form; see docs/cxx.md)")
 	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges) and write its JSON record for emud merge instead of the report")
 	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd
@@ -131,7 +133,7 @@ func scenarioOrProgram(cmd *cobra.Command, args []string) error {
 
 // unshardedFlags are explore's flags that do not change its answer: they
 // are left out of a shard's record, so shards may differ in them.
-var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true, "programs": true}
+var unshardedFlags = map[string]bool{"shard": true, "shard-out": true, "jobs": true, "progress": true, "json": true, "mem-budget": true, "scenario": true, "programs": true, "process-per-seed": true}
 
 // shardRecord is the record of shard sh of command's sweep, with the
 // flags set on cmd that shape the answer.
@@ -239,6 +241,7 @@ type programRun struct {
 	seed           uint64
 	code           int
 	stdout, stderr string
+	warm           bool // it ran in a seed server, not a process of its own
 }
 
 // digestRe finds the digest in the summary line capi prints (EMUD_SUMMARY).

@@ -35,7 +35,7 @@ import (
 // answer still runs); without, every seed runs (hunt's rates). runs[i]
 // is seed first+i's run, nil if not run; lowest is the lowest failing
 // index, n if none. A program that cannot start is an error.
-func sweepProgram(argv, set []string, first uint64, n, jobs int, stop bool, step func(failed bool)) (runs []*programRun, lowest int, err error) {
+func sweepProgram(argv, set []string, first uint64, n, jobs int, stop bool, step func(failed bool), o sweepOpts) (runs []*programRun, lowest int, err error) {
 	runs = make([]*programRun, n)
 	lowest = n
 	var (
@@ -43,10 +43,13 @@ func sweepProgram(argv, set []string, first uint64, n, jobs int, stop bool, step
 		next int
 		wg   sync.WaitGroup
 	)
+	warm := newWarmSweep(argv, o)
 	for range min(jobs, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			r := newSeedRunner(argv, set, warm)
+			defer r.close()
 			for {
 				mu.Lock()
 				i := next
@@ -58,12 +61,12 @@ func sweepProgram(argv, set []string, first uint64, n, jobs int, stop bool, step
 				mu.Unlock()
 				seed := first + uint64(i)
 				var out, errb bytes.Buffer
-				code, rerr := runProgram(argv, programEnv(append([]string{fmt.Sprintf("EMUD_SEED=%d", seed)}, set...)), &out, &errb)
+				code, warm, rerr := r.run(programEnv(append([]string{fmt.Sprintf("EMUD_SEED=%d", seed)}, set...)), &out, &errb)
 				mu.Lock()
 				if rerr != nil && err == nil {
 					err = rerr
 				}
-				runs[i] = &programRun{seed: seed, code: code, stdout: out.String(), stderr: errb.String()}
+				runs[i] = &programRun{seed: seed, code: code, stdout: out.String(), stderr: errb.String(), warm: warm}
 				if code != 0 && i < lowest {
 					lowest = i
 				}
@@ -171,7 +174,8 @@ func foundStatus(code int) string { return fmt.Sprintf("exit %d", code) }
 // time, and reports the lowest failing seed with its output and the
 // command that reproduces it; with shardArg, it runs that shard's range
 // and writes its record instead.
-func exploreProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, first uint64, seeds, jobs int, showProgress bool, shardArg, shardOut string) error {
+func exploreProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, first uint64, seeds, jobs int, showProgress, processPerSeed bool, shardArg, shardOut string) error {
+	o := sweepOpts{processPerSeed: processPerSeed, warn: cmd.ErrOrStderr()}
 	set, err := programFlags(f)
 	if err != nil {
 		return err
@@ -191,7 +195,7 @@ func exploreProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, first u
 		rec := shardRecord(cmd, "explore", "", first, seeds, sh)
 		rec.Program, rec.Sums = argv, sums
 		if rec.RangeSeeds > 0 {
-			runs, lowest, err := sweepProgram(argv, set, rec.RangeFirst, rec.RangeSeeds, jobs, true, nil)
+			runs, lowest, err := sweepProgram(argv, set, rec.RangeFirst, rec.RangeSeeds, jobs, true, nil, o)
 			if err != nil {
 				return err
 			}
@@ -208,7 +212,7 @@ func exploreProgram(cmd *cobra.Command, f *scenarioFlags, argv []string, first u
 	}
 	errOut := cmd.ErrOrStderr()
 	prog := newProgress(errOut, showProgress || isTerminal(errOut), "explore "+argv[0], seeds)
-	runs, lowest, err := sweepProgram(argv, set, first, seeds, jobs, true, prog.step)
+	runs, lowest, err := sweepProgram(argv, set, first, seeds, jobs, true, prog.step, o)
 	prog.finish()
 	if err != nil {
 		return err
@@ -272,7 +276,7 @@ func mergeProgram(cmd *cobra.Command, f *scenarioFlags, m *shard.Merged, asJSON 
 	if m.Found == nil {
 		return reportProgram(cmd.OutOrStdout(), f, argv, m.First, m.Seeds, nil)
 	}
-	runs, _, err := sweepProgram(argv, set, m.Found.Seed, 1, 1, true, nil)
+	runs, _, err := sweepProgram(argv, set, m.Found.Seed, 1, 1, true, nil, sweepOpts{processPerSeed: true}) // one seed: a server saves nothing
 	if err != nil {
 		return err
 	}

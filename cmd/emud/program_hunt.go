@@ -26,6 +26,7 @@ type programHunt struct {
 	warn  io.Writer
 	first uint64
 	seeds int
+	sweep sweepOpts
 	cells []shard.HuntCell // pair-major, as the table reads
 	// twinOut is the first failing twin run's output (stdout, stderr) by
 	// cell, kept for the error (not in a merge: its shards ran it).
@@ -108,7 +109,8 @@ func (cf *huntFlags) runPrograms(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, debug: cf.debug, first: cf.first, seeds: cf.seeds, warn: cmd.ErrOrStderr()}
+	h := &programHunt{pairs: pairs, sts: sts, race: cf.race, debug: cf.debug, first: cf.first, seeds: cf.seeds, warn: cmd.ErrOrStderr(),
+		sweep: sweepOpts{processPerSeed: cf.processPerSeed, warn: cmd.ErrOrStderr()}}
 	if cf.merged != nil {
 		if !slices.Equal(sums, cf.merged.Sums) {
 			return fmt.Errorf("merge: the programs here are not the builds the shards ran (SHA-256 %s, the shards' %s)", strings.Join(sums, ","), strings.Join(cf.merged.Sums, ","))
@@ -192,7 +194,7 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 			}
 			set := h.env(st, c.PCTSteps)
 			if n > 0 {
-				runs, _, err := sweepProgram(p.bug, set, first, n, jobs, false, nil)
+				runs, _, err := sweepProgram(p.bug, set, first, n, jobs, false, nil, h.sweep)
 				if err != nil {
 					return err
 				}
@@ -214,7 +216,7 @@ func (h *programHunt) run(first uint64, n, jobs int, step func(bool)) error {
 					}
 				}
 				if p.fixed != nil {
-					runs, _, err := sweepProgram(p.fixed, set, first, n, jobs, false, nil)
+					runs, _, err := sweepProgram(p.fixed, set, first, n, jobs, false, nil, h.sweep)
 					if err != nil {
 						return err
 					}

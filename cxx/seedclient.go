@@ -1,0 +1,245 @@
+package cxx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The client side of a seed server (seed form: SeedForm). A server holds
+// emud's library warm and loads the program's seed form afresh for each
+// seed, so a sweep pays a process start only when a seed ends in a way
+// only a process end can report (exit, a signal, an emulation failure):
+// the server then is gone, its exit status is that seed's, and the next
+// seed starts a new one.
+//
+// The protocol, on two pipes the server sees as fds 3 (requests) and 4
+// (replies): a request is a uint32 little-endian byte count and that many
+// bytes of NUL-terminated strings: seedProtocol, the seed's stdout and
+// stderr paths, argc in decimal, the argv strings, then the seed's whole
+// environment as K=V. A reply is a uint32 little-endian exit status and a
+// byte, 1 when the server takes another request, 0 when it exits now.
+// The server makes the seed's two files before it loads the program, so
+// a server that ends without a reply and without them failed on its own,
+// and one that leaves them ended with the seed.
+
+// seedProtocol names the request format; a server refuses another.
+const seedProtocol = "emud-seed/1"
+
+// maxSeedRequest bounds a request: the server reads no more.
+const maxSeedRequest = 1 << 20
+
+// SeedServer is one warm server process for one seed form; one seed runs
+// in it at a time. It is not safe for concurrent use: a sweep gives each
+// worker its own.
+type SeedServer struct {
+	server, object string
+	env            []string // the environment each process starts with
+
+	dir      string // the seed's stdout and stderr files
+	cmd      *exec.Cmd
+	req, rep *os.File
+	log      bytes.Buffer // the server's own output, outside seeds
+	served   int          // seeds the current process ran
+}
+
+// NewSeedServer prepares a server of object (a seed form) run by server;
+// the process starts with the first Run, with env as its environment.
+// Each seed's own environment must agree with env on what a process reads
+// only at its start (EMUD_BASE, EMUD_MALLOC, glibc's tunables), as a
+// sweep's seeds do.
+func NewSeedServer(server, object string, env []string) (*SeedServer, error) {
+	dir, err := os.MkdirTemp("", "emud-seed-*")
+	if err != nil {
+		return nil, fmt.Errorf("seed server of %s: %w", object, err)
+	}
+	return &SeedServer{server: server, object: object, env: env, dir: dir}, nil
+}
+
+// ErrSeedServer is a server that failed outside any seed: it did not
+// start, or ended before it read a request. Its seeds' statuses would not
+// be theirs, so the caller runs them as processes instead.
+type ErrSeedServer struct {
+	Object string
+	Why    string
+	Log    string // what the server printed, if anything
+}
+
+func (e *ErrSeedServer) Error() string {
+	s := fmt.Sprintf("seed server of %s: %s", e.Object, e.Why)
+	if e.Log != "" {
+		s += ": " + strings.TrimSpace(e.Log)
+	}
+	return s
+}
+
+// Run runs one seed: argv's main with env as its whole environment, its
+// stdout and stderr copied to the writers once it ends. code is its exit
+// status as a process's parent would see it, -1 for a seed whose server
+// a signal ended (as exec.ExitError.ExitCode gives). An error is the
+// server's own failure (ErrSeedServer), not the seed's.
+func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (code int, err error) {
+	if len(argv) == 0 {
+		return 0, fmt.Errorf("seed server of %s: no argv", s.object)
+	}
+	// A write to a server that ended after its last reply (it said more
+	// and then died) reads as a failure before the seed: start anew once.
+	for try := 0; ; try++ {
+		if s.cmd == nil {
+			if err := s.start(); err != nil {
+				return 0, err
+			}
+		}
+		for _, name := range []string{"stdout", "stderr"} {
+			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return 0, fmt.Errorf("seed server of %s: %w", s.object, err)
+			}
+		}
+		if err := s.send(argv, env); err != nil {
+			s.kill()
+			if try == 0 {
+				continue
+			}
+			return 0, &ErrSeedServer{Object: s.object, Why: "it took no request: " + err.Error(), Log: s.log.String()}
+		}
+		break
+	}
+	var reply [5]byte
+	if _, err := io.ReadFull(s.rep, reply[:]); err != nil {
+		// No reply: the seed ended the process, and its status is the
+		// seed's, if the seed began: the server makes the seed's files
+		// before it loads the program.
+		code = s.wait()
+		if _, err := os.Stat(filepath.Join(s.dir, "stderr")); err != nil {
+			return 0, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it ended (status %d) before the seed began", code), Log: s.log.String()}
+		}
+	} else {
+		code = int(binary.LittleEndian.Uint32(reply[:4]))
+		s.served++
+		if reply[4] == 0 {
+			s.req.Close()
+			if c := s.wait(); c != 0 {
+				return 0, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited with status %d after a seed", c), Log: s.log.String()}
+			}
+		}
+	}
+	if err := s.copyOut("stdout", stdout); err != nil {
+		return 0, err
+	}
+	if err := s.copyOut("stderr", stderr); err != nil {
+		return 0, err
+	}
+	return code, nil
+}
+
+// Close ends the server (EOF on its requests) and removes its files.
+func (s *SeedServer) Close() error {
+	var err error
+	if s.cmd != nil {
+		s.req.Close()
+		if c := s.wait(); c != 0 {
+			err = &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited with status %d at the end", c), Log: s.log.String()}
+		}
+	}
+	if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
+		err = rerr
+	}
+	return err
+}
+
+func (s *SeedServer) start() error {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return &ErrSeedServer{Object: s.object, Why: err.Error()}
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return &ErrSeedServer{Object: s.object, Why: err.Error()}
+	}
+	s.log.Reset()
+	cmd := exec.Command(s.server, s.object)
+	cmd.Env, cmd.Stdout, cmd.Stderr = s.env, &s.log, &s.log
+	cmd.ExtraFiles = []*os.File{reqR, repW} // fds 3 and 4
+	err = cmd.Start()
+	reqR.Close()
+	repW.Close()
+	if err != nil {
+		reqW.Close()
+		repR.Close()
+		return &ErrSeedServer{Object: s.object, Why: "cannot start " + s.server + ": " + err.Error()}
+	}
+	s.cmd, s.req, s.rep, s.served = cmd, reqW, repR, 0
+	return nil
+}
+
+func (s *SeedServer) send(argv, env []string) error {
+	var b bytes.Buffer
+	b.Write([]byte{0, 0, 0, 0})
+	field := func(v string) error {
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("a NUL byte in %q", v)
+		}
+		b.WriteString(v)
+		b.WriteByte(0)
+		return nil
+	}
+	fields := append([]string{seedProtocol, filepath.Join(s.dir, "stdout"), filepath.Join(s.dir, "stderr"), strconv.Itoa(len(argv))}, argv...)
+	for _, v := range append(fields, env...) {
+		if err := field(v); err != nil {
+			return err
+		}
+	}
+	if b.Len()-4 > maxSeedRequest {
+		return fmt.Errorf("the request is %d bytes (argv and environment), over the server's %d", b.Len()-4, maxSeedRequest)
+	}
+	binary.LittleEndian.PutUint32(b.Bytes(), uint32(b.Len()-4))
+	_, err := s.req.Write(b.Bytes())
+	return err
+}
+
+// wait reaps the server; its exit status, -1 for a signal.
+func (s *SeedServer) wait() int {
+	s.req.Close()
+	err := s.cmd.Wait()
+	s.rep.Close()
+	s.cmd = nil
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func (s *SeedServer) kill() {
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.wait()
+	}
+}
+
+func (s *SeedServer) copyOut(name string, w io.Writer) error {
+	f, err := os.Open(filepath.Join(s.dir, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the server ended before it opened them
+	}
+	if err != nil {
+		return fmt.Errorf("seed server of %s: the seed's %s: %w", s.object, name, err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		return fmt.Errorf("seed server of %s: the seed's %s: %w", s.object, name, err)
+	}
+	return os.Remove(f.Name())
+}
