@@ -14,7 +14,9 @@ import (
 
 // procs is what the coordinator knows of its forked rank processes
 // (procs.c), for reports: by host thread id, how each process ended.
-var procs struct {
+var procs procTable
+
+type procTable struct {
 	pids  map[int]int    // host id of each proxy -> its process
 	ended map[int]string // host id -> "host thread N is forked rank process P (GPU g), which was killed by ..."
 }

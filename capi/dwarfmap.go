@@ -18,7 +18,7 @@ import (
 // included, a tenth of a run's CPU) though a line lookup touches a few
 // pages of .debug_info and one unit's line program. A program whose
 // debug sections are compressed takes elf's copying path.
-func lineDWARF(path string) (*dwarf.Data, error) {
+func lineDWARF(path string, shared bool) (*dwarf.Data, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,9 @@ func lineDWARF(path string) (*dwarf.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ef.Type != elf.ET_EXEC { // not PIE: run-time addresses are the table's
+	// Not PIE: run-time addresses are the table's. A seed form (shared)
+	// is, and its caller subtracts the load bias.
+	if ef.Type != elf.ET_EXEC && !(shared && ef.Type == elf.ET_DYN) {
 		return nil, errors.New("position-independent executable")
 	}
 	st, err := f.Stat()

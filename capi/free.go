@@ -49,7 +49,9 @@ type freeSec struct {
 	back     chan struct{} // the turn, from the actor's waiting goroutine to the thread
 }
 
-var freeState struct {
+var freeState freeSections
+
+type freeSections struct {
 	mu      sync.Mutex
 	out     []*freeSec       // sections not yet let back in, in the order they began
 	byHost  map[int]*freeSec // the host thread's open section

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -490,7 +491,11 @@ void emud_fault_default(void) {
   }
 }
 
+static int faults_installed;  // once per process: a seed server's later seeds keep them
+
 void emud_install_fault_handlers(void) {
+  if (faults_installed) return;
+  faults_installed = 1;
   for (size_t i = 0; i < sizeof fault_sigs / sizeof fault_sigs[0]; i++) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -701,10 +706,17 @@ int emud_early_id(void) {
 // HIP call, never call emud: adopted as host threads, each would hold its
 // first turn forever and the run would end in a false hang report. They
 // run as plain threads, outside the emulation.
+static void* seed_base;              // the seed server's loaded program (its dli_fbase), NULL = none
+static char seed_file[PATH_MAX + 1];  // its path as dlopen was given it, "" = none
+
+static int seed_object(const Dl_info* c) {
+  return (seed_base && c->dli_fbase == seed_base) || (seed_file[0] && c->dli_fname && !strcmp(c->dli_fname, seed_file));
+}
+
 static int runtime_thread(void* caller) {
   Dl_info self, c;
   if (!caller || !dladdr((void*)&runtime_thread, &self) || !dladdr(caller, &c) || !c.dli_fname) return 0;
-  if (c.dli_fbase == self.dli_fbase) return 0;
+  if (c.dli_fbase == self.dli_fbase || seed_object(&c)) return 0;
   const char* base = strrchr(c.dli_fname, '/');
   base = base ? base + 1 : c.dli_fname;
   return strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libstdc++.so", 12) != 0 &&
@@ -801,7 +813,12 @@ static void at_exit(void) {
   in_emud--;
 }
 
-void emud_register_exit(void) { atexit(at_exit); }
+static int exit_registered;  // once per process: a seed server's seeds must not pile up handlers
+void emud_register_exit(void) {
+  if (exit_registered) return;
+  exit_registered = 1;
+  atexit(at_exit);
+}
 
 // ---- lane loads and stores: the ThreadSanitizer callback ABI ----
 //
@@ -1120,3 +1137,105 @@ void __tsan_atomic_signal_fence(int mo) {
   (void)mo;
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
+
+// ---- the seed server (seedsrv.c): one program loaded per seed ----
+//
+// What the file keeps for one emulation, and how a seed server puts it
+// back between two seeds that ended cleanly (capi/doc.go lists all of
+// the emulator's per-process state).
+
+static int nseg_base = -1;   // the server's own segments, found by the constructor
+static int early_base = -1;  // early[] entries of the server's own start (the Go runtime's threads)
+
+// emud_seed_loaded records the seed object just loaded (any address
+// inside it): its threads are the program's (runtime_thread), and its
+// segments the program's static data, which lanes may touch, after the
+// server's own (which hold obj_pool).
+static int seed_seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  if ((void*)info->dlpi_addr != data) return 0;
+  for (int i = 0; i < info->dlpi_phnum && nseg < 32; i++) {
+    const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    seg_lo[nseg] = info->dlpi_addr + ph->p_vaddr;
+    seg_hi[nseg] = seg_lo[nseg] + ph->p_memsz;
+    nseg++;
+  }
+  return 1;
+}
+
+// emud_seed_loading names the object about to be loaded: threads its
+// constructors start are the program's too.
+void emud_seed_loading(const char* path) { snprintf(seed_file, sizeof seed_file, "%s", path); }
+
+int emud_seed_loaded(void* any, uint64_t bias) {
+  Dl_info d;
+  if (!dladdr(any, &d)) return -1;
+  seed_base = d.dli_fbase;
+  if (nseg_base < 0) nseg_base = nseg;
+  nseg = nseg_base;
+  dl_iterate_phdr(seed_seg_cb, (void*)(uintptr_t)bias);
+  return 0;
+}
+
+void emud_seed_mark_start(void) {
+  pthread_mutex_lock(&tr_mu);
+  if (early_base < 0) early_base = nearly;
+  pthread_mutex_unlock(&tr_mu);
+}
+
+// emud_seed_threads counts the threads of the seed that may still run
+// its code: early threads never adopted nor ended, and threads emud
+// tracked and no one joined, whose host the Go side counts (emudGoSeedLive).
+int emud_seed_threads(void) {
+  int n = 0;
+  pthread_mutex_lock(&tr_mu);
+  for (int i = early_base < 0 ? 0 : early_base; i < nearly; i++)
+    if (early[i].state == EARLY_RUNNING) n++;
+  pthread_mutex_unlock(&tr_mu);
+  return n;
+}
+
+void emud_sysfs_reset(void);  // sysfs.c
+
+// emud_seed_reset_c puts the file's per-emulation state back as a fresh
+// process has it: called on the main thread between two seeds, when no
+// thread of the last one runs. Device memory goes back to reserved and
+// inaccessible (each seed's first touch is a zero page, and an address
+// the last seed mapped faults again); 0, or -1 when device memory was
+// mapped outside the reserved range (the server must not go on).
+int emud_seed_reset_c(void) {
+  int rc = 0;
+  pthread_mutex_lock(&map_mu);
+  for (int i = 0; i < nmapped; i++) {
+    uint64_t lo = mapped[i][0], hi = mapped[i][1];
+    void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) rc = -1;
+  }
+  nmapped = 0;
+  pthread_mutex_unlock(&map_mu);
+  if (resv_lo == 0) rc = -1;  // regions were mapped by the Go side (engine.MapAt), which this cannot undo
+  pthread_mutex_lock(&tr_mu);
+  ntr = 0;
+  if (early_base >= 0) nearly = early_base;
+  pthread_mutex_unlock(&tr_mu);
+  started = 0;
+  race_on = 0;
+  lsa_gpus = 0;
+  host_cost_on = 0;
+  host_bytes = 0;
+  hlog.n = 0;
+  instrumented = 0;
+  seed_base = NULL;
+  seed_file[0] = 0;
+  if (nseg_base >= 0) nseg = nseg_base;
+  uint64_t used = *(uint64_t*)(void*)obj_pool;
+  size_t n = OBJ_HEAD + used;
+  if (n > sizeof obj_pool) n = sizeof obj_pool;
+  memset(obj_pool, 0, n);
+  emud_sysfs_reset();
+  return rc;
+}
+
+// emud_seed_exit is what exit() does for emud when main returns (at_exit).
+void emud_seed_exit(void) { at_exit(); }

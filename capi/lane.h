@@ -58,6 +58,20 @@ int emud_procs_map(uint64_t lo, uint64_t hi);
 int emud_client_active(void);
 int emud_client_call(int op, uint64_t* a, const char* file, int line);
 uint64_t emud_resv_lo(void);
+// The seed server (seedsrv.c, lane.c's end).
+int emud_seed_serve(int argc, char** argv);
+void emud_seed_loading(const char* path);
+int emud_seed_loaded(void* any, uint64_t bias);
+void emud_seed_mark_start(void);
+int emud_seed_threads(void);
+int emud_seed_reset_c(void);
+void emud_seed_exit(void);
+int emud_started(void);
+extern void emudGoSeedEnv(char** kv, int n);
+extern void emudGoSeedEnvSync(void);
+extern void emudGoSeedObject(char* path, uint64_t bias);
+extern int emudGoSeedLive(void);
+extern void emudGoSeedReset(void);
 uint64_t emud_resv_hi(void);
 // The shared arena of ranks as processes (procs.c) sits in a reservation
 // of its own, just past the device range and made with it in every

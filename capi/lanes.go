@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"unsafe"
 
@@ -855,10 +854,17 @@ func load(addr, width uint64) uint64 {
 // its source file:line, from the program's DWARF line table (emud c++
 // compiles with -g1 when it instruments lanes); "" where the program has
 // none, or is position-independent (its addresses are not the table's).
-var pcLines struct {
-	once  sync.Once
-	d     *dwarf.Data
-	cache map[uint64]fileLine
+// Under the seed server the program is the seed form, loaded at bias:
+// the table is read once per file (its identity, id), and the cache is
+// by address in the file, so the seeds of one server share them.
+var pcLines pcLineTable
+
+type pcLineTable struct {
+	loaded bool
+	bias   uint64
+	id     fileID
+	d      *dwarf.Data
+	cache  map[uint64]fileLine // by pc - bias
 	// rows holds the decoded line programs of the units looked up, by
 	// unit: a lane's call contexts hit a few units at many addresses, and
 	// decoding a unit's whole program for each address was some 40% of
@@ -911,10 +917,15 @@ func pcFileLine(pc uint64) (string, int) {
 	if pc == 0 {
 		return "", 0
 	}
-	pcLines.once.Do(func() {
+	if !pcLines.loaded {
+		pcLines.loaded = true
 		pcLines.cache = map[uint64]fileLine{}
-		pcLines.d, _ = lineDWARF("/proc/self/exe") // nil: no line table
-	})
+		pcLines.d, _ = lineDWARF("/proc/self/exe", false) // nil: no line table
+	}
+	if pc <= pcLines.bias {
+		return "", 0 // below the seed form: the server's own code
+	}
+	pc -= pcLines.bias
 	if s, ok := pcLines.cache[pc]; ok {
 		return s.file, s.line
 	}

@@ -46,7 +46,11 @@ const (
 
 // rt is the process's one emulation: every rank thread of the program
 // shares it.
-var rt struct {
+var rt emulation
+
+// emulation is rt's type: a seed server's reset (seedsrv.go) makes it
+// anew between seeds.
+type emulation struct {
 	once  sync.Once
 	mu    sync.Mutex // hosts: exported calls arrive from real threads at once
 	hosts []*host
@@ -58,6 +62,7 @@ var rt struct {
 	gpus int
 	ran  chan error // sim.Run's result
 	seed uint64
+	stop chan struct{} // closed by a seed server's reset: the spin watch ends
 
 	count     *counter        // EMUD_SUMMARY: packets retired (not with EMUD_TRACE, whose recorder observes the node)
 	trace     *trace.Recorder // EMUD_TRACE's recorder, written at exit
@@ -155,6 +160,11 @@ func oneProc() {
 // reads them.
 func start() error {
 	rt.atCall = usageNow()
+	if seedServing {
+		// The object's constructors may have set variables in C's
+		// environ (--offload-arch's EMUD_ARCH) that Go's copy lacks.
+		syncEnvFromC()
+	}
 	oneProc()
 	seed, err := envInt("EMUD_SEED", 1)
 	if err != nil {
@@ -261,8 +271,9 @@ func start() error {
 	adoptEarly()
 	go func() { rt.ran <- rt.s.Run() }()
 	go watch()
+	rt.stop = make(chan struct{})
 	if spin > 0 {
-		go watchSpins(spin)
+		go watchSpins(spin, rt.stop)
 	}
 	callLoopLimit = spin
 	return nil

@@ -153,7 +153,9 @@ const cftMaxUnits = 1<<20 - 1
 // cudaRelaxed is cuda::memory_order_relaxed (std::memory_order's 0).
 const cudaRelaxed = 0
 
-var cftState struct {
+var cftState cftTable
+
+type cftTable struct {
 	devs    map[uint64]*cftDev // by dev comm handle
 	groups  map[cftKey]*cftGroup
 	seq     map[uint64]int     // comm handle -> CFT dev comms made on it

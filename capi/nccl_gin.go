@@ -50,12 +50,18 @@ type ginKey struct {
 	seq int
 }
 
-var gins = struct {
+var gins = newGinTable()
+
+type ginTable struct {
 	byHandle map[uint64]*ginRank          // by dev comm handle
 	byKey    map[ginKey][]*ginRank        // by world rank
 	made     map[cco.UniqueId]map[int]int // comm -> rank -> GIN dev comms made
 	key      map[uint64]ginKey            // dev comm handle -> its creation
-}{byHandle: map[uint64]*ginRank{}, byKey: map[ginKey][]*ginRank{}, made: map[cco.UniqueId]map[int]int{}, key: map[uint64]ginKey{}}
+}
+
+func newGinTable() ginTable {
+	return ginTable{byHandle: map[uint64]*ginRank{}, byKey: map[ginKey][]*ginRank{}, made: map[cco.UniqueId]map[int]int{}, key: map[uint64]ginKey{}}
+}
 
 var ginBarNames = [3]string{"railGinBarrier", "worldGinBarrier", "hybridRailGinBarrier"}
 

@@ -28,7 +28,9 @@ import (
 // The marks are atomics because the watch reads them from its own
 // goroutine; the thread that sets one has just left the simulation for
 // its own code, so the simulation is still while the watch reads it.
-var spinWatch struct {
+var spinWatch spinMarks
+
+type spinMarks struct {
 	seq  atomic.Uint64        // bumped each time a thread leaves for its own code
 	lane atomic.Pointer[lane] // the lane running its code, or nil
 	host atomic.Pointer[host] // the host thread running its code, or nil
@@ -74,17 +76,24 @@ func hostStops() { spinWatch.host.Store(nil) }
 
 // watchSpins checks every limit/8 that some thread called in since the
 // last check; one that did not for limit ends the run.
-func watchSpins(limit time.Duration) {
-	tick := max(limit/8, time.Millisecond)
+func watchSpins(limit time.Duration, stop <-chan struct{}) {
+	every := max(limit/8, time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	var last uint64
 	var held time.Duration
-	for range time.Tick(tick) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
 		seq, ln, h := spinWatch.seq.Load(), spinWatch.lane.Load(), spinWatch.host.Load()
 		if (ln == nil && h == nil) || seq != last {
 			last, held = seq, 0
 			continue
 		}
-		if held += tick; held >= limit {
+		if held += every; held >= limit {
 			fail(frozen(ln, h, limit))
 		}
 	}

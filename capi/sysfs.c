@@ -44,6 +44,13 @@
 static pthread_once_t tree_once = PTHREAD_ONCE_INIT;
 static char tree[PATH_MAX];  // the served tree's root ("" when it could not be made)
 
+// emud_sysfs_reset forgets the tree between two seeds of a seed server
+// (lane.c): the next seed's EMUD_GPUS and EMUD_ARCH choose it afresh.
+void emud_sysfs_reset(void) {
+  tree_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+  tree[0] = 0;
+}
+
 static int (*real_open)(const char*, int, ...);
 static int (*real_openat)(int, const char*, int, ...);
 static int (*real_stat)(const char*, struct stat*);

@@ -229,6 +229,9 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		// __HIP__ before it accepts a compiler).
 		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")
 	}
+	// Before the user's flags, so a -fno-PIC of theirs wins (and the
+	// program then has no seed form).
+	cmd = append(cmd, seedFlags(cc)...)
 	cmd = append(cmd, instrument(inv.Flags)...)
 	if MoriHeader(inv.Flags) != "" {
 		cmd = append(cmd, callContextFlags(cmd)...)
@@ -343,18 +346,14 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 	// start (some 39,000 relocations, with the page faults of the pages
 	// they dirty), a few milliseconds of each run of a program that
 	// lives well under a second.
-	var cmd []string
-	if !inv.pie {
-		cmd = append(cmd, "-no-pie")
-	}
-	if inv.Verbose {
-		cmd = append(cmd, "-v")
-	}
+	// prog is the program's own inputs, in order: the executable links
+	// them with the emulator, the seed form without it.
+	var prog []string
 	for _, l := range inv.link {
 		if l.src >= 0 {
-			cmd = append(cmd, objs[l.src])
+			prog = append(prog, objs[l.src])
 		} else {
-			cmd = append(cmd, l.arg)
+			prog = append(prog, l.arg)
 		}
 	}
 	if inv.Arch != "" {
@@ -363,17 +362,30 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 			return err
 		}
 		obj := filepath.Join(tmp, "offload-arch.o")
-		if err := o.run(cc, []string{"-x", "c++", "-c", src, "-o", obj}, ""); err != nil {
+		if err := o.run(cc, append(seedFlags(cc), "-x", "c++", "-c", src, "-o", obj), ""); err != nil {
 			return fmt.Errorf("emud c++: --offload-arch=%s: %w", inv.Arch, err)
 		}
-		cmd = append(cmd, obj)
+		prog = append(prog, obj)
 	}
 	if h := MoriHeader(inv.Flags); h != "" { // the user's own MORI: emud's host control plane for it (mori.go)
 		obj, err := o.moriHost(cc, root, tmp, h, inv)
 		if err != nil {
 			return err
 		}
-		cmd = append(cmd, obj)
+		prog = append(prog, obj)
+	}
+	var cmd []string
+	if !inv.pie {
+		cmd = append(cmd, "-no-pie")
+	}
+	if inv.Verbose {
+		cmd = append(cmd, "-v")
+	}
+	cmd = append(cmd, prog...)
+	if sec, why := o.seedForm(cc, tmp, out, lib, prog); sec != "" {
+		cmd = append(cmd, sec)
+	} else if o.Verbose {
+		fmt.Fprintf(o.Stderr, "emud c++: %s has no seed form (a seed sweep starts it once per seed): %s\n", out, why)
 	}
 	cmd = append(cmd, lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)

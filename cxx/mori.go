@@ -98,8 +98,9 @@ func (o Options) moriHost(cc, root, tmp, h string, inv *Invocation) (string, err
 			cmd = append(cmd, f)
 		}
 	}
-	cmd = append(cmd, "-UBUILD_CCO_SDMA", "-DBUILD_CCO_SDMA=1", "-std=c++17", "-O1",
-		"-x", "c++", "-c", filepath.Join(root, "include", "emud", "mori_host.cpp"), "-o", obj)
+	cmd = append(cmd, "-UBUILD_CCO_SDMA", "-DBUILD_CCO_SDMA=1", "-std=c++17", "-O1")
+	cmd = append(cmd, seedFlags(cc)...)
+	cmd = append(cmd, "-x", "c++", "-c", filepath.Join(root, "include", "emud", "mori_host.cpp"), "-o", obj)
 	var errs bytes.Buffer
 	o2 := o
 	o2.Stderr = &errs

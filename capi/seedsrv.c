@@ -1,0 +1,203 @@
+// The seed server: a warm process that holds the emulator and runs one
+// seed of a program's seed form (emud c++'s PROGRAM.emud-seeds.so) per
+// request, loading the object afresh each time (docs/cxx.md, "Seed
+// sweeps"; the protocol is doc.go's). Built by emud c++ as
+// emud-seed-server next to libemud.a: a main that calls emud_seed_serve.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lane.h"
+
+extern char** environ;
+
+#define SEED_PROTO "emud-seed/1"
+#define SEED_REQ_MAX (16u << 20)      // a request's bytes: argv and environment
+#define SEED_RSS_MAX (4ull << 30)     // past this resident size after a seed, the server ends (more = 0)
+#define SEED_ARGC_MAX 65536
+
+static int srv_err = 2;  // the server's own stderr, while fd 2 is a seed's
+
+static void die(const char* what, const char* detail) {
+  dprintf(srv_err, "emud seed server: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  _exit(1);
+}
+
+// read_full reads n bytes: 0, 1 at end of file before the first byte, -1
+// on error or a short read.
+static int read_full(int fd, void* p, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char*)p + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) return got == 0 ? 1 : -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static int write_full(int fd, const void* p, size_t n) {
+  size_t put = 0;
+  while (put < n) {
+    ssize_t r = write(fd, (const char*)p + put, n - put);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    put += (size_t)r;
+  }
+  return 0;
+}
+
+static uint64_t resident(void) {
+  FILE* f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, rss = 0;
+  if (!f) return 0;
+  if (fscanf(f, "%llu %llu", &size, &rss) != 2) rss = 0;
+  fclose(f);
+  return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static int open_out(const char* path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) die(path, strerror(errno));
+  return fd;
+}
+
+// run_seed runs one request's seed: strs are its n strings. It returns
+// main's status and sets *more; a seed that ends otherwise ends the
+// process (exit, a signal, an emulation failure), as a process would.
+static int run_seed(const char* object, char** strs, int n, int* more) {
+  if (n < 4 || strcmp(strs[0], SEED_PROTO) != 0) die("a request that is not " SEED_PROTO, n > 0 ? strs[0] : NULL);
+  char* end = NULL;
+  errno = 0;
+  long argc = strtol(strs[3], &end, 10);
+  if (errno || !end || *end || strs[3][0] == 0 || argc < 0 || argc > SEED_ARGC_MAX || argc > n - 4)
+    die("a request's argc is not a count of the strings that follow", strs[3]);
+  char** argv = strs + 4;
+  char** env = argv + argc;
+  int nenv = n - 4 - (int)argc;
+  for (int i = 0; i < nenv; i++)
+    if (env[i][0] == '=' || !strchr(env[i], '=')) die("a request's environment string is not K=V", env[i]);
+  char** av = malloc(((size_t)argc + 1) * sizeof *av);
+  if (!av) die("out of memory", NULL);
+  memcpy(av, argv, (size_t)argc * sizeof *av);
+  av[argc] = NULL;
+
+  // The seed's whole environment, in C's environ and Go's copy both,
+  // before the object's constructors run.
+  clearenv();
+  emud_enter();
+  emudGoSeedEnv(env, nenv);
+  emud_leave();
+
+  int fo = open_out(strs[1]), fe = open_out(strs[2]);
+  fflush(NULL);
+  if (dup2(fo, 1) < 0 || dup2(fe, 2) < 0) die("dup2", strerror(errno));
+  close(fo);
+  close(fe);
+
+  emud_seed_loading(object);
+  void* h = dlopen(object, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "emud seed server: loading %s: %s\n", object, dlerror());
+    fflush(NULL);
+    _exit(127);
+  }
+  int (*mainf)(int, char**, char**) = (int (*)(int, char**, char**))dlsym(h, "main");
+  struct link_map* lm = NULL;
+  if (!mainf || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+    fprintf(stderr, "emud seed server: %s has no main\n", object);
+    fflush(NULL);
+    _exit(127);
+  }
+  emud_seed_loaded((void*)mainf, (uint64_t)lm->l_addr);
+  emud_enter();
+  emudGoSeedObject((char*)object, (uint64_t)lm->l_addr);
+  emudGoSeedEnvSync();  // what the object's constructors set (--offload-arch's EMUD_ARCH)
+  emud_leave();
+
+  int rc = mainf((int)argc, av, environ);
+
+  // main returned: what exit(rc) does from here. Threads the program
+  // started and never joined still run its code: then the end is a
+  // process's own exit (the status the client reads is rc all the same).
+  emud_enter();
+  int live = emudGoSeedLive();
+  emud_leave();
+  if (live > 0 || emud_seed_threads() > 0) exit(rc);
+  if (emud_started()) emud_seed_exit();  // waits for the simulation, prints EMUD_SUMMARY etc.
+  fflush(NULL);
+  free(av);
+  *more = 1;
+  dlclose(h);  // the object's static destructors run here
+  fflush(NULL);
+  void* again = dlopen(object, RTLD_NOW | RTLD_NOLOAD);
+  if (again) {
+    dprintf(srv_err, "emud seed server: %s stayed loaded after dlclose (a unique or NODELETE symbol?): ending after this seed\n", object);
+    dlclose(again);
+    *more = 0;
+  }
+  return rc & 0xff;
+}
+
+int emud_seed_serve(int argc, char** argv) {
+  if (argc != 2 || argv[1][0] != '/') {
+    fprintf(stderr,
+            "usage: %s /absolute/path/PROGRAM" ".emud-seeds.so\n"
+            "emud's seed server (run by emud explore): requests on fd 3, replies on fd 4\n",
+            argc > 0 ? argv[0] : "emud-seed-server");
+    return 2;
+  }
+  const char* object = argv[1];
+  if (fcntl(3, F_GETFD) < 0 || fcntl(4, F_GETFD) < 0) {
+    fprintf(stderr, "emud seed server: fds 3 (requests) and 4 (replies) must be open\n");
+    return 2;
+  }
+  emud_seed_mark_start();
+  int srv_out = fcntl(1, F_DUPFD_CLOEXEC, 10);
+  srv_err = fcntl(2, F_DUPFD_CLOEXEC, 10);
+  if (srv_out < 0 || srv_err < 0) die("saving stdout and stderr", strerror(errno));
+  fcntl(3, F_SETFD, FD_CLOEXEC);
+  fcntl(4, F_SETFD, FD_CLOEXEC);
+  for (;;) {
+    unsigned char hdr[4];
+    int r = read_full(3, hdr, 4);
+    if (r == 1) _exit(0);  // the client is done
+    if (r < 0) die("reading a request's length", strerror(errno));
+    uint32_t n = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
+    if (n == 0 || n > SEED_REQ_MAX) die("a request's length is 0 or over 16 MiB", NULL);
+    char* buf = malloc(n);
+    if (!buf) die("out of memory", NULL);
+    if (read_full(3, buf, n) != 0) die("a request cut short", NULL);
+    if (buf[n - 1] != 0) die("a request's last string has no NUL", NULL);
+    int ns = 0;
+    for (uint32_t i = 0; i < n; i++) ns += buf[i] == 0;
+    char** strs = malloc(((size_t)ns + 1) * sizeof *strs);
+    if (!strs) die("out of memory", NULL);
+    for (int i = 0, at = 0; i < ns; i++) {
+      strs[i] = buf + at;
+      at += (int)strlen(buf + at) + 1;
+    }
+    strs[ns] = NULL;
+    int more = 0;
+    int status = run_seed(object, strs, ns, &more);
+    if (dup2(srv_out, 1) < 0 || dup2(srv_err, 2) < 0) die("dup2", strerror(errno));
+    if (emud_seed_reset_c() != 0) more = 0;
+    emud_enter();
+    emudGoSeedReset();
+    emud_leave();
+    if (resident() > SEED_RSS_MAX) more = 0;
+    free(strs);
+    free(buf);
+    unsigned char reply[5] = {(unsigned char)status, 0, 0, 0, (unsigned char)more};
+    if (write_full(4, reply, sizeof reply) != 0) die("writing a reply", strerror(errno));
+    if (!more) _exit(0);
+  }
+}

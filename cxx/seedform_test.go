@@ -1,0 +1,103 @@
+package cxx
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSeedFormSection: the section's parser takes what the driver writes
+// and refuses, with words, what it does not.
+func TestSeedFormSection(t *testing.T) {
+	good := seedSection{server: "/c/emud-seed-server", object: "a.out" + SeedSuffix, sha256: strings.Repeat("ab", 32)}
+	got, err := parseSeedSection(formatSeedSection(good))
+	require.NoError(t, err)
+	assert.Equal(t, good, got)
+	for _, c := range []struct{ name, in, want string }{
+		{"empty", "", "newline"},
+		{"no newline", "server=/x", "newline"},
+		{"not key=value", "server\n", "not key=value"},
+		{"relative server", "server=x\nobject=a\nsha256=" + strings.Repeat("0", 64) + "\n", "absolute"},
+		{"object escapes", "server=/x\nobject=../a\nsha256=" + strings.Repeat("0", 64) + "\n", "inside"},
+		{"absolute object", "server=/x\nobject=/a\nsha256=" + strings.Repeat("0", 64) + "\n", "inside"},
+		{"short hash", "server=/x\nobject=a\nsha256=00\n", "64"},
+		{"upper hash", "server=/x\nobject=a\nsha256=" + strings.Repeat("A", 64) + "\n", "64"},
+		{"twice", "server=/x\nserver=/y\n", "twice"},
+		{"unknown", "server=/x\nobject=a\nsha256=" + strings.Repeat("0", 64) + "\nmore=1\n", "unknown"},
+		{"missing", "server=/x\nobject=a\n", "no sha256"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseSeedSection([]byte(c.in))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	// The assembler text escapes what .ascii must.
+	asm := string(seedAsm(seedSection{server: `/a "b"\c`, object: "o", sha256: "s"}))
+	assert.Contains(t, asm, `.ascii "server=/a \"b\"\\c\012"`)
+}
+
+// FuzzSeedSection: the parser never panics, and what it accepts prints
+// back as the same bytes.
+func FuzzSeedSection(f *testing.F) {
+	f.Add([]byte("server=/c/s\nobject=p.emud-seeds.so\nsha256=" + strings.Repeat("0f", 32) + "\n"))
+	f.Add([]byte("server=/x\n"))
+	f.Add([]byte("=\n\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parseSeedSection(b)
+		if err != nil {
+			return
+		}
+		back, err := parseSeedSection(formatSeedSection(s))
+		require.NoError(t, err)
+		require.Equal(t, s, back)
+	})
+}
+
+// TestReadSeedFormErrors: no section is ErrNoSeedForm; a changed object
+// or a missing server is a *SeedFormError saying which.
+func TestReadSeedFormErrors(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "../examples/cxx/alltoall_put.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	assert.True(t, filepath.IsAbs(form.Object) && filepath.IsAbs(form.Server), "%+v", form)
+
+	// A copy of the executable beside a changed object.
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "p")
+	b, err := os.ReadFile(prog)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(exe, b, 0o755))
+	var se *SeedFormError
+	_, err = ReadSeedForm(exe)
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "seed object")
+	obj, err := os.ReadFile(form.Object)
+	require.NoError(t, err)
+	name := filepath.Join(dir, filepath.Base(form.Object))
+	require.NoError(t, os.WriteFile(name, append(obj, 0), 0o644))
+	_, err = ReadSeedForm(exe)
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "SHA-256")
+	require.NoError(t, os.WriteFile(name, obj, 0o644))
+	_, err = ReadSeedForm(exe)
+	require.NoError(t, err)
+
+	cc, err := compiler("")
+	require.NoError(t, err)
+	plain := filepath.Join(dir, "plain")
+	src := plain + ".c"
+	require.NoError(t, os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644))
+	out, err := exec.Command(cc, "-x", "c", src, "-o", plain).CombinedOutput()
+	require.NoError(t, err, string(out))
+	_, err = ReadSeedForm(plain)
+	require.ErrorIs(t, err, ErrNoSeedForm)
+	_, err = ReadSeedForm(filepath.Join(dir, "absent"))
+	require.ErrorAs(t, err, &se)
+}

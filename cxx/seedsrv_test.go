@@ -1,0 +1,230 @@
+package cxx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// seedClient speaks the seed server's protocol (capi/doc.go, "The seed
+// server") as emud explore's worker pool does: one server at a time,
+// started again after a seed that ended it.
+type seedClient struct {
+	form     SeedForm
+	env      []string // the server's start environment
+	dir      string   // where seed outputs go
+	cmd      *exec.Cmd
+	req, rep *os.File // our ends of fds 3 and 4
+	served   int      // seeds the current server ran
+	starts   int      // servers started
+	errb     bytes.Buffer
+}
+
+func (c *seedClient) start() error {
+	rq, wq, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	rr, wr, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	c.errb.Reset()
+	cmd := exec.Command(c.form.Server, c.form.Object)
+	cmd.Env = c.env
+	cmd.Stdout, cmd.Stderr = &c.errb, &c.errb
+	cmd.ExtraFiles = []*os.File{rq, wr} // fds 3 and 4
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	rq.Close()
+	wr.Close()
+	c.cmd, c.req, c.rep, c.served = cmd, wq, rr, 0
+	c.starts++
+	return nil
+}
+
+// stop closes the request pipe (the server exits 0) and waits.
+func (c *seedClient) stop() error {
+	if c.cmd == nil {
+		return nil
+	}
+	c.req.Close()
+	err := c.cmd.Wait()
+	c.rep.Close()
+	c.cmd = nil
+	return err
+}
+
+// run runs one seed (argv, env: the whole environment) and returns what
+// a process run would give: status, stdout, stderr.
+func (c *seedClient) run(argv, env []string) (ran, error) {
+	if c.cmd == nil {
+		if err := c.start(); err != nil {
+			return ran{}, err
+		}
+	}
+	n := c.served + c.starts*1000
+	out := filepath.Join(c.dir, fmt.Sprintf("out-%d", n))
+	errp := filepath.Join(c.dir, fmt.Sprintf("err-%d", n))
+	var body bytes.Buffer
+	for _, s := range append(append([]string{"emud-seed/1", out, errp, strconv.Itoa(len(argv))}, argv...), env...) {
+		body.WriteString(s)
+		body.WriteByte(0)
+	}
+	var hdr [4]byte
+	binary.LittleEndian.PutUint32(hdr[:], uint32(body.Len()))
+	start := time.Now()
+	if _, err := c.req.Write(append(hdr[:], body.Bytes()...)); err != nil {
+		return ran{}, fmt.Errorf("writing a request: %w", err)
+	}
+	var reply [5]byte
+	_, rerr := io.ReadFull(c.rep, reply[:])
+	r := ran{}
+	if rerr == nil {
+		r.code = int(reply[0])
+		c.served++
+		if reply[4] == 0 {
+			if err := c.stop(); err != nil {
+				return ran{}, fmt.Errorf("the server after more=0: %w\n%s", err, c.errb.String())
+			}
+		}
+	} else {
+		// The seed ended the process: its status is the seed's.
+		err := c.cmd.Wait()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			return ran{}, err
+		}
+		r.code = c.cmd.ProcessState.ExitCode()
+		if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.code = 128 + int(ws.Signal())
+		}
+		c.req.Close()
+		c.rep.Close()
+		c.cmd = nil
+	}
+	r.took = time.Since(start)
+	so, err := os.ReadFile(out)
+	if err != nil {
+		return ran{}, fmt.Errorf("seed stdout: %w (server: %s)", err, c.errb.String())
+	}
+	se, err := os.ReadFile(errp)
+	if err != nil {
+		return ran{}, err
+	}
+	r.stdout, r.stderr = string(so), string(se)
+	return r, nil
+}
+
+// hostAddr is a host stack or mapping address in a message: it differs
+// between two process runs too (ASLR), and is no part of a digest.
+var hostAddr = regexp.MustCompile(`0x7ff[0-9a-f]{9}`)
+
+// wallLines drops the lines that print wall time or CPU use, which the
+// server and a process need not share, and masks host addresses.
+func wallLines(s string) string {
+	s = hostAddr.ReplaceAllString(s, "0xHOST")
+	var keep []string
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.Contains(l, "wall time") || strings.HasPrefix(l, "emud: usage:") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "")
+}
+
+// seedEnv is the test's environment without the variables a case sets.
+func seedEnv(set []string) []string {
+	drop := map[string]bool{"EMUD_SEED": true}
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		drop[k] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, set...)
+}
+
+// TestSeedServerEquivalence: for every seed, a seed server gives the
+// status, stdout and stderr a process run of the same program gives
+// (save lines of wall time), whatever seeds the server ran before: seeds
+// 1..N through one server against N processes, and seed N again through
+// a fresh server.
+func TestSeedServerEquivalence(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	ex := func(p ...string) string { return filepath.Join(append([]string{root, "examples", "cxx"}, p...)...) }
+	for _, c := range []struct {
+		name  string
+		src   string
+		flags []string
+		args  []string
+		env   []string
+		seeds int
+		fails bool // every seed ends the server (a race, a hang, exit): one server per seed
+	}{
+		{name: "alltoall_put", src: ex("alltoall_put.cpp"), seeds: 3},
+		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic"}, seeds: 3},
+		{name: "put_overwrite races", src: ex("errors", "put_overwrite.cpp"), env: []string{"EMUD_RACE=1"}, seeds: 2, fails: true},
+		{name: "put_overwrite fixed", src: ex("errors", "put_overwrite.cpp"), args: []string{"fixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1"}, seeds: 3},
+		{name: "planted hang", src: ex("planted", "expected_per_lane.cpp"), flags: []string{"-O2"}, seeds: 2, fails: true},
+		{name: "globals", src: "testdata/seedsrv/globals.cpp", args: []string{"a", "b c"}, seeds: 3},
+		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
+		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := buildExample(t, c.src, c.flags...)
+			form, err := ReadSeedForm(prog)
+			require.NoError(t, err)
+			base := seedEnv(c.env)
+			cl := &seedClient{form: form, env: base, dir: t.TempDir()}
+			defer cl.stop()
+			argv := append([]string{prog}, c.args...)
+			var last ran
+			for seed := 1; seed <= c.seeds; seed++ {
+				env := append(append([]string{}, base...), fmt.Sprintf("EMUD_SEED=%d", seed))
+				got, err := cl.run(argv, env)
+				require.NoError(t, err)
+				want := runProgram(t, runOpts{env: env}, prog, c.args...)
+				assert.Equal(t, want.code, got.code, "seed %d status; server stderr:\n%s", seed, got.stderr)
+				assert.Equal(t, want.stdout, got.stdout, "seed %d stdout", seed)
+				assert.Equal(t, wallLines(want.stderr), wallLines(got.stderr), "seed %d stderr", seed)
+				last = got
+			}
+			if c.fails {
+				assert.Equal(t, c.seeds, cl.starts, "servers started: each seed ended its process")
+			} else {
+				assert.Equal(t, 1, cl.starts, "servers started: every seed ended clean, and one server ran them all")
+			}
+			fresh := &seedClient{form: form, env: base, dir: t.TempDir()}
+			defer fresh.stop()
+			env := append(append([]string{}, base...), fmt.Sprintf("EMUD_SEED=%d", c.seeds))
+			got, err := fresh.run(argv, env)
+			require.NoError(t, err)
+			assert.Equal(t, last.code, got.code, "seed %d: a fresh server's status", c.seeds)
+			assert.Equal(t, last.stdout, got.stdout)
+			assert.Equal(t, wallLines(last.stderr), wallLines(got.stderr))
+		})
+	}
+}
