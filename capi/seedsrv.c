@@ -1,7 +1,7 @@
 // The seed server: a warm process that holds the emulator and runs one
 // seed of a program's seed form (emud c++'s PROGRAM.emud-seeds.so) per
-// request, loading the object afresh each time (docs/cxx.md, "Seed
-// sweeps"; the protocol is doc.go's). Built by emud c++ as
+// request, loading the object afresh each time (the protocol and what
+// is reset between seeds: doc.go, "The seed server"). Built by emud c++ as
 // emud-seed-server next to libemud.a: a main that calls emud_seed_serve.
 #define _GNU_SOURCE
 #include <dlfcn.h>

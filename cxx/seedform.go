@@ -14,10 +14,10 @@ import (
 	"strings"
 )
 
-// The seed form of a program (docs/cxx.md, "Seed sweeps without a
-// process per seed"): the program's objects linked as a shared object
-// beside the executable, which emud's seed server (a warm process that
-// holds the emulator) loads afresh for every seed of a sweep.
+// The seed form of a program (docs/guide-cxx.md; capi's doc, "The seed
+// server"): the program's objects linked as a shared object beside the
+// executable, which emud's seed server (a warm process that holds the
+// emulator) loads afresh for every seed of a sweep.
 const (
 	// SeedSection is the executable's ELF section naming its seed form.
 	SeedSection = ".emud_seeds"

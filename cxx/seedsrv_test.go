@@ -228,3 +228,96 @@ func TestSeedServerEquivalence(t *testing.T) {
 		})
 	}
 }
+
+// TestNoSeedForm: a program that forks (its ranks are processes), one
+// that may call MPI_Init, and one with an object that is not
+// position-independent get no seed form, and -v says why; the link
+// itself succeeds and the program runs as before.
+func TestNoSeedForm(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	for _, c := range []struct{ name, src, why string }{
+		{"fork", filepath.Join(root, "examples", "cxx", "procs", "fork_alltoall.cpp"), "it calls fork"},
+		{"MPI", "testdata/seedsrv/weak_mpi.cpp", "it calls MPI_Init"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := filepath.Join(t.TempDir(), "p")
+			var log bytes.Buffer
+			require.NoError(t, Run([]string{"-v", c.src, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+			assert.Contains(t, log.String(), "has no seed form")
+			assert.Contains(t, log.String(), c.why)
+			_, err := ReadSeedForm(prog)
+			require.ErrorIs(t, err, ErrNoSeedForm)
+			_, err = os.Stat(prog + SeedSuffix)
+			assert.True(t, os.IsNotExist(err), "no stale seed form beside it: %v", err)
+		})
+	}
+	t.Run("mpicxx", func(t *testing.T) {
+		if _, err := exec.LookPath("mpicxx"); err != nil {
+			t.Skip("no mpicxx")
+		}
+		prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_alltoall.cpp"))
+		_, err := ReadSeedForm(prog)
+		require.ErrorIs(t, err, ErrNoSeedForm)
+	})
+	t.Run("not PIC", func(t *testing.T) {
+		cc, err := compiler("")
+		require.NoError(t, err)
+		dir := t.TempDir()
+		src := filepath.Join(dir, "helper.c")
+		require.NoError(t, os.WriteFile(src, []byte("int helper_value = 42;\nint* helper(void) { return &helper_value; } /* an absolute address: R_X86_64_32 */\n"), 0o644))
+		obj := filepath.Join(dir, "helper.o")
+		out, err := exec.Command(cc, "-x", "c", "-fno-pic", "-mcmodel=small", "-c", src, "-o", obj).CombinedOutput()
+		require.NoError(t, err, string(out))
+		main := filepath.Join(dir, "main.cpp")
+		require.NoError(t, os.WriteFile(main, []byte("extern \"C\" int* helper(void);\nint main() { return *helper() == 42 ? 0 : 1; }\n"), 0o644))
+		prog := filepath.Join(dir, "p")
+		var log bytes.Buffer
+		require.NoError(t, Run([]string{"-v", main, obj, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+		_, err = ReadSeedForm(prog)
+		require.ErrorIs(t, err, ErrNoSeedForm)
+		assert.Contains(t, log.String(), "do not link as a shared object")
+		r := runFull(t, prog)
+		assert.Equal(t, 0, r.code, r.stderr)
+	})
+}
+
+// BenchmarkSeedCPU is the CPU time a seed of alltoall_put.cpp (8 ranks,
+// 64 KiB) costs a sweep, as the children's rusage says: a process per
+// seed, against seeds through one seed server (its start shared by b.N
+// seeds). cpu-ms/seed is the figure docs/performance.md quotes.
+func BenchmarkSeedCPU(b *testing.B) {
+	needCxx(b)
+	root := setupCxx(b)
+	prog := buildExample(b, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"))
+	form, err := ReadSeedForm(prog)
+	require.NoError(b, err)
+	env := seedEnv(nil)
+	children := func() time.Duration {
+		var ru syscall.Rusage
+		require.NoError(b, syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.Run("process", func(b *testing.B) {
+		before := children()
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command(prog)
+			cmd.Env = append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1))
+			out, err := cmd.CombinedOutput()
+			require.NoError(b, err, string(out))
+		}
+		b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+	})
+	b.Run("server", func(b *testing.B) {
+		before := children()
+		cl := &seedClient{form: form, env: env, dir: b.TempDir()}
+		for i := 0; i < b.N; i++ {
+			r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1)))
+			require.NoError(b, err)
+			require.Equal(b, 0, r.code, r.stderr)
+		}
+		require.NoError(b, cl.stop())
+		b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+		b.ReportMetric(float64(cl.starts), "servers")
+	})
+}
