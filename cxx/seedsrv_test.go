@@ -192,6 +192,10 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "globals", src: "testdata/seedsrv/globals.cpp", args: []string{"a", "b c"}, seeds: 3},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		{name: "thread ranks", src: ex("procs", "thread_alltoall.cpp"), flags: []string{"-O2"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// The object's constructor sets EMUD_ARCH: Go's copy must see it.
+		{name: "offload arch", src: ex("alltoall_put.cpp"), flags: []string{"--offload-arch=gfx1250"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)
@@ -289,35 +293,37 @@ func TestNoSeedForm(t *testing.T) {
 func BenchmarkSeedCPU(b *testing.B) {
 	needCxx(b)
 	root := setupCxx(b)
-	prog := buildExample(b, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"))
-	form, err := ReadSeedForm(prog)
-	require.NoError(b, err)
-	env := seedEnv(nil)
 	children := func() time.Duration {
 		var ru syscall.Rusage
 		require.NoError(b, syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru))
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	b.Run("process", func(b *testing.B) {
-		before := children()
-		for i := 0; i < b.N; i++ {
-			cmd := exec.Command(prog)
-			cmd.Env = append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1))
-			out, err := cmd.CombinedOutput()
-			require.NoError(b, err, string(out))
-		}
-		b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
-	})
-	b.Run("server", func(b *testing.B) {
-		before := children()
-		cl := &seedClient{form: form, env: env, dir: b.TempDir()}
-		for i := 0; i < b.N; i++ {
-			r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1)))
-			require.NoError(b, err)
-			require.Equal(b, 0, r.code, r.stderr)
-		}
-		require.NoError(b, cl.stop())
-		b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
-		b.ReportMetric(float64(cl.starts), "servers")
-	})
+	env := seedEnv(nil)
+	for _, opt := range []string{"-O0", "-O2"} {
+		prog := buildExample(b, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), opt)
+		form, err := ReadSeedForm(prog)
+		require.NoError(b, err)
+		b.Run(opt+"/process", func(b *testing.B) {
+			before := children()
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(prog)
+				cmd.Env = append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1))
+				out, err := cmd.CombinedOutput()
+				require.NoError(b, err, string(out))
+			}
+			b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+		})
+		b.Run(opt+"/server", func(b *testing.B) {
+			before := children()
+			cl := &seedClient{form: form, env: env, dir: b.TempDir()}
+			for i := 0; i < b.N; i++ {
+				r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1)))
+				require.NoError(b, err)
+				require.Equal(b, 0, r.code, r.stderr)
+			}
+			require.NoError(b, cl.stop())
+			b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+			b.ReportMetric(float64(cl.starts), "servers")
+		})
+	}
 }
