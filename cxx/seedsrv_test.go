@@ -327,3 +327,89 @@ func BenchmarkSeedCPU(b *testing.B) {
 		})
 	}
 }
+
+// TestSeedServerFreshGlobals: each seed's dlopen sees the program's
+// globals as a fresh process does (a counter main increments, a
+// function-local static), and its static destructor runs at the seed's
+// end, all in one server.
+func TestSeedServerFreshGlobals(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/globals.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+	defer cl.stop()
+	for i := 0; i < 3; i++ {
+		r, err := cl.run([]string{prog}, seedEnv(nil))
+		require.NoError(t, err)
+		assert.Equal(t, 0, r.code)
+		assert.Equal(t, "counter 1, local 1, argc 1\ndestructor: counter 1, local 1\n", r.stdout, "seed %d", i+1)
+	}
+	assert.Equal(t, 1, cl.starts)
+	assert.Equal(t, 3, cl.served)
+}
+
+// TestSeedServerBadInput: a request the server cannot read ends it with
+// status 1 and words naming what was wrong; the end of the requests ends
+// it with 0; a wrong command line is a usage message and status 2.
+func TestSeedServerBadInput(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/globals.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	send := func(req []byte) (int, string) {
+		cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+		require.NoError(t, cl.start())
+		if req != nil {
+			_, err := cl.req.Write(req)
+			require.NoError(t, err)
+		}
+		code := 0
+		if err := cl.stop(); err != nil {
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			code = ee.ExitCode()
+		}
+		return code, cl.errb.String()
+	}
+	frame := func(strs ...string) []byte {
+		var body bytes.Buffer
+		for _, s := range strs {
+			body.WriteString(s)
+			body.WriteByte(0)
+		}
+		hdr := binary.LittleEndian.AppendUint32(nil, uint32(body.Len()))
+		return append(hdr, body.Bytes()...)
+	}
+	dir := t.TempDir()
+	out, errp := filepath.Join(dir, "o"), filepath.Join(dir, "e")
+	for _, c := range []struct {
+		name string
+		req  []byte
+		code int
+		want string
+	}{
+		{"no requests", nil, 0, ""},
+		{"another protocol", frame("emud-seed/2", out, errp, "0"), 1, "not emud-seed/1"},
+		{"argc past the strings", frame("emud-seed/1", out, errp, "3", "a"), 1, "argc"},
+		{"argc not a number", frame("emud-seed/1", out, errp, "x"), 1, "argc"},
+		{"environment without =", frame("emud-seed/1", out, errp, "1", prog, "PATH"), 1, "K=V"},
+		{"unopenable stdout", frame("emud-seed/1", filepath.Join(dir, "no", "such"), errp, "1", prog), 1, "No such file"},
+		{"length zero", []byte{0, 0, 0, 0}, 1, "length"},
+		{"length past the bound", []byte{0, 0, 0, 2}, 1, "length"},
+		{"cut short", []byte{9, 0, 0, 0, 'e'}, 1, "cut short"},
+		{"no final NUL", []byte{3, 0, 0, 0, 'a', 'b', 'c'}, 1, "NUL"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stderr := send(c.req)
+			assert.Equal(t, c.code, code, stderr)
+			assert.Contains(t, stderr, c.want)
+		})
+	}
+	cmd := exec.Command(form.Server)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, string(b), "usage")
+}
