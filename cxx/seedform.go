@@ -242,5 +242,8 @@ func seedAsm(s seedSection) []byte {
 		}
 		b.WriteString("\"\n")
 	}
+	// An object without this note makes the linker give the program an
+	// executable stack.
+	b.WriteString("\t.section .note.GNU-stack,\"\",@progbits\n")
 	return b.Bytes()
 }

@@ -1,6 +1,7 @@
 package cxx
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,7 @@ func TestSeedFormSection(t *testing.T) {
 	// The assembler text escapes what .ascii must.
 	asm := string(seedAsm(seedSection{server: `/a "b"\c`, object: "o", sha256: "s"}))
 	assert.Contains(t, asm, `.ascii "server=/a \"b\"\\c\012"`)
+	assert.Contains(t, asm, ".note.GNU-stack", "without it the program's stack is executable")
 }
 
 // FuzzSeedSection: the parser never panics, and what it accepts prints
@@ -67,6 +69,18 @@ func TestReadSeedFormErrors(t *testing.T) {
 	form, err := ReadSeedForm(prog)
 	require.NoError(t, err)
 	assert.True(t, filepath.IsAbs(form.Object) && filepath.IsAbs(form.Server), "%+v", form)
+	// The section's object must not give the program an executable stack.
+	ef, err := elf.Open(prog)
+	require.NoError(t, err)
+	stack := false
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_GNU_STACK {
+			stack = true
+			assert.Zero(t, p.Flags&elf.PF_X, "the program's stack is executable")
+		}
+	}
+	ef.Close()
+	assert.True(t, stack, "no PT_GNU_STACK header")
 
 	// A copy of the executable beside a changed object.
 	dir := t.TempDir()
