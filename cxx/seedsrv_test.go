@@ -175,6 +175,9 @@ func TestSeedServerEquivalence(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	ex := func(p ...string) string { return filepath.Join(append([]string{root, "examples", "cxx"}, p...)...) }
+	mori, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
+	require.NoError(t, err)
+	moriFlags := []string{"-Wall", "-Werror", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), "-O2"} // TestMoriLockstep's build
 	for _, c := range []struct {
 		name  string
 		src   string
@@ -196,6 +199,12 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "thread ranks", src: ex("procs", "thread_alltoall.cpp"), flags: []string{"-O2"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		// The object's constructor sets EMUD_ARCH: Go's copy must see it.
 		{name: "offload arch", src: ex("alltoall_put.cpp"), flags: []string{"--offload-arch=gfx1250"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// A user's MORI header: emud's host control plane is an object of
+		// the seed form too, and lanes are told apart by their call chains,
+		// read from the seed form's line table at its load bias (a wrong
+		// lookup changes the lanes' order, and the digest).
+		{name: "MORI lockstep", src: mori, flags: moriFlags, args: []string{"mixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
+		{name: "MORI lockstep warp", src: mori, flags: moriFlags, args: []string{"warp"}, env: []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)
