@@ -645,9 +645,12 @@
 // whatever they set in C's environ, --offload-arch's EMUD_ARCH, Go's copy
 // takes up after them and again at the emulation's start), calls its
 // main on the main thread (host 0), and when main returns ends the seed
-// as exit would: the end-of-run work (waiting for the simulation, the
-// EMUD_SUMMARY, EMUD_STEPS and EMUD_TRACE output), fflush, dlclose (the
-// object's static destructors), and a check that the object is really
+// as exit would: the object's exit handlers and static destructors run
+// newest first (__cxa_finalize with the object's __dso_handle, read from
+// its symbol table), emud's end of run (waiting for the simulation, the
+// EMUD_SUMMARY, EMUD_STEPS and EMUD_TRACE output) among them where the
+// program's first emud call registered it, as exit orders a process's
+// handlers; then fflush, dlclose, and a check that the object is really
 // gone (dlopen with RTLD_NOLOAD). The reply on fd 4 is 5 bytes: the
 // status (main's return & 0xff) as a uint32 little endian, and more = 1
 // when the server takes another request, 0 when it exits after the
@@ -695,20 +698,23 @@
 //     faults again.
 //   - sysfs.c's KFD tree: chosen again by the next seed's EMUD_GPUS and
 //     EMUD_ARCH.
-//   - Once per process, not per seed: the fault handlers and the atexit
-//     handler (at_exit; a seed that calls exit() still ends through it),
+//   - Once per process, not per seed: the fault handlers, the process's
+//     atexit handler (at_exit, used when the object has no __dso_handle
+//     or its constructors made the first emud call; a seed's own is among
+//     its object's handlers, consumed at its end),
 //     the lane stack pool (free stacks are reused as in one process),
 //     heap.c's malloc settings and the reserved device range (both made
 //     by constructors from the server's start environment: EMUD_BASE,
 //     EMUD_MALLOC, GLIBC_TUNABLES and MALLOC_* are the server's, which a
 //     sweep's seeds share).
 //
-// Partial: a static destructor or atexit handler the program registers
-// after its first emud call runs, under the server, after emud's end of
-// run instead of before it (in a process, exit runs handlers newest
-// first), so a line it prints to stderr comes after EMUD_SUMMARY's
-// rather than before (stdout, a file of its own, is the same); a seed
-// that sets EMUD_BASE or the malloc settings differently from the
-// server's start gets the server's; EMUD_NODE (ranks started apart) is
-// not served.
+// Partial: where the object's symbol table is stripped (-s), or a
+// constructor of the object made the first emud call, emud's end of run
+// comes before all of the object's exit handlers, so one registered after
+// the first call (a function-local static made later) runs after it
+// instead of before; a seed that sets EMUD_BASE or the malloc settings
+// differently from the server's start gets the server's; EMUD_NODE
+// (ranks started apart) is not served; a seed's fault before its first
+// emud call meets emud's fault handlers, which a process installs only at
+// that call.
 package main

@@ -17,6 +17,7 @@
 #include "lane.h"
 
 extern char** environ;
+extern void __cxa_finalize(void* dso);
 
 #define SEED_PROTO "emud-seed/1"
 #define SEED_REQ_MAX (16u << 20)      // a request's bytes: argv and environment
@@ -119,9 +120,10 @@ static int run_seed(const char* object, char** strs, int n, int* more) {
   }
   emud_seed_loaded((void*)mainf, (uint64_t)lm->l_addr);
   emud_enter();
-  emudGoSeedObject((char*)object, (uint64_t)lm->l_addr);
+  uint64_t dso = emudGoSeedObject((char*)object, (uint64_t)lm->l_addr);
   emudGoSeedEnvSync();  // what the object's constructors set (--offload-arch's EMUD_ARCH)
   emud_leave();
+  emud_seed_dso((void*)(uintptr_t)dso);
 
   int rc = mainf((int)argc, av, environ);
 
@@ -132,7 +134,11 @@ static int run_seed(const char* object, char** strs, int n, int* more) {
   int live = emudGoSeedLive();
   emud_leave();
   if (live > 0 || emud_seed_threads() > 0) exit(rc);
-  if (emud_started()) emud_seed_exit();  // waits for the simulation, prints EMUD_SUMMARY etc.
+  // The object's exit handlers, newest first, the end of run among them
+  // where its first emud call registered it (lane.c); else the end of run
+  // (waiting for the simulation, EMUD_SUMMARY etc.) first.
+  if (dso) __cxa_finalize((void*)(uintptr_t)dso);
+  if (emud_started() && !emud_seed_exit_in_dso()) emud_seed_exit();
   fflush(NULL);
   free(av);
   *more = 1;

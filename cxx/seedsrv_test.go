@@ -193,6 +193,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "put_overwrite fixed", src: ex("errors", "put_overwrite.cpp"), args: []string{"fixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1"}, seeds: 3},
 		{name: "planted hang", src: ex("planted", "expected_per_lane.cpp"), flags: []string{"-O2"}, seeds: 2, fails: true},
 		{name: "globals", src: "testdata/seedsrv/globals.cpp", args: []string{"a", "b c"}, seeds: 3},
+		{name: "late static", src: "testdata/seedsrv/late_static.cpp", env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
