@@ -625,14 +625,14 @@
 // A seed sweep of a C++ program (emud explore -- PROGRAM) need not start
 // a process per seed: emud c++ links the program's objects a second time
 // as a shared object, its seed form (PROGRAM.emud-seeds.so, package cxx),
-// and builds emud-seed-server (a main that calls seedsrv.c's
+// and builds emud-seed-server-BUILD (a main that calls seedsrv.c's
 // emud_seed_serve, linked with this library and -Wl,--export-dynamic so
 // that the object's references to the C ABI, the ThreadSanitizer
 // callbacks and pthread_create resolve to the server's). The Go runtime
 // starts threads in its constructor, so a fork server cannot fork after
 // it; the server instead loads the object afresh for every seed.
 //
-// Protocol: `emud-seed-server OBJECT` (the object's absolute path),
+// Protocol: `SERVER OBJECT` (the object's absolute path),
 // started with the sweep's environment, stdin /dev/null, its stdout and
 // stderr the client's (the server's own messages). Requests arrive on fd
 // 3: a uint32 little-endian byte count n (1 to 16 MiB), then n bytes of

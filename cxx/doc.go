@@ -64,9 +64,11 @@
 // A link also makes the program's seed form (seedform.go, seedbuild.go):
 // the same objects, without the emulator, linked as a shared object
 // OUT.emud-seeds.so (-shared -Wl,-Bsymbolic), which capi's seed server
-// (emud-seed-server, built once per emulator library beside it, with
-// -Wl,--export-dynamic) loads afresh for each seed of a sweep instead of
-// starting a process. Every object emud c++ compiles is built -fPIC and,
+// (emud-seed-server-BUILD, built once per build of the emulator library
+// beside it, with -Wl,--export-dynamic; a new build's server replaces the
+// last one's, so a program linked with an older library finds none and
+// keeps a process per seed) loads afresh for each seed of a sweep
+// instead of starting a process. Every object emud c++ compiles is built -fPIC and,
 // with GCC, -fno-gnu-unique (a unique symbol makes an object NODELETE,
 // so dlclose would keep the last seed's globals). OUT carries a
 // non-loaded ELF section .emud_seeds of key=value lines: server (its

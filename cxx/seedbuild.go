@@ -96,23 +96,28 @@ func (discard) Write(b []byte) (int, error) { return len(b), nil }
 // programs it loads.
 const serverMain = "int emud_seed_serve(int argc, char** argv);\nint main(int argc, char** argv) { return emud_seed_serve(argc, argv); }\n"
 
-// seedServer returns the seed server next to lib, building it when it is
-// absent or older than lib. It exports its dynamic symbols, so a seed
-// form's references to the emulator's C ABI, its ThreadSanitizer
-// callbacks and its pthread_create resolve to the server's.
+// seedServer returns the seed server of lib's build next to it, building
+// it when it is absent. Its name carries the build (lib's size and
+// modification time), and building one removes the servers of earlier
+// builds: a program linked with an older library then finds no server
+// (ReadSeedForm says so) and runs a process per seed, rather than its
+// seed form running on another build's emulator. The server exports its
+// dynamic symbols, so a seed form's references to the emulator's C ABI,
+// its ThreadSanitizer callbacks and its pthread_create resolve to the
+// server's.
 func (o Options) seedServer(cc, lib string) (string, error) {
 	dir, err := filepath.Abs(filepath.Dir(lib))
 	if err != nil {
 		return "", err
 	}
-	server := filepath.Join(dir, ServerName)
 	lst, err := os.Stat(lib)
 	if err != nil {
 		return "", err
 	}
+	server := filepath.Join(dir, fmt.Sprintf("%s-%016x", ServerName, fnv64(fmt.Sprint(lst.Size(), lst.ModTime().UnixNano()))))
 	fresh := func() bool {
-		st, err := os.Stat(server)
-		return err == nil && !st.ModTime().Before(lst.ModTime())
+		_, err := os.Stat(server)
+		return err == nil
 	}
 	if fresh() {
 		return server, nil
@@ -135,5 +140,14 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 		os.Remove(part)
 		return "", err
 	}
-	return server, os.Rename(part, server)
+	if err := os.Rename(part, server); err != nil {
+		return "", err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, ServerName+"-*"))
+	for _, f := range old {
+		if f != server && !strings.HasSuffix(f, ".c") {
+			os.Remove(f) // a running server keeps its inode
+		}
+	}
+	return server, nil
 }

@@ -23,7 +23,8 @@ const (
 	SeedSection = ".emud_seeds"
 	// SeedSuffix is appended to the executable's name for its seed form.
 	SeedSuffix = ".emud-seeds.so"
-	// ServerName is the seed server's file, next to the cached libemud.a.
+	// ServerName starts the seed server's file name, next to the cached
+	// libemud.a; the rest names the library's build (seedServer).
 	ServerName = "emud-seed-server"
 	// maxSeedSection bounds the section a reader accepts: three lines of
 	// paths and a hash.

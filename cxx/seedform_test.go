@@ -1,12 +1,14 @@
 package cxx
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +116,42 @@ func TestReadSeedFormErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoSeedForm)
 	_, err = ReadSeedForm(filepath.Join(dir, "absent"))
 	require.ErrorAs(t, err, &se)
+}
+
+// TestSeedServerPerLibraryBuild: the seed server is named after its
+// library's build, and a new build's server replaces the old one, so a
+// program linked with the old library finds no server (and runs a
+// process per seed) instead of loading its seed form into another
+// build's emulator.
+func TestSeedServerPerLibraryBuild(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := t.TempDir()
+	lib2 := filepath.Join(dir, "libemud.a")
+	b, err := os.ReadFile(lib.path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(lib2, b, 0o644))
+	src, err := filepath.Abs("testdata/seedsrv/globals.cpp")
+	require.NoError(t, err)
+	build := func(name string) string {
+		prog := filepath.Join(dir, name)
+		var log bytes.Buffer
+		require.NoError(t, Run([]string{src, "-o", prog}, Options{Root: root, Library: lib2, Stdout: &log, Stderr: &log}), log.String())
+		return prog
+	}
+	old := build("old")
+	form, err := ReadSeedForm(old)
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(form.Server))
+
+	later := time.Now().Add(time.Minute)
+	require.NoError(t, os.Chtimes(lib2, later, later)) // a rebuilt library
+	newer := build("new")
+	form2, err := ReadSeedForm(newer)
+	require.NoError(t, err)
+	assert.NotEqual(t, form.Server, form2.Server)
+	var se *SeedFormError
+	_, err = ReadSeedForm(old)
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "seed server")
 }
