@@ -135,8 +135,8 @@ func TestSeedServerPerLibraryBuild(t *testing.T) {
 	require.NoError(t, err)
 	build := func(name string) string {
 		prog := filepath.Join(dir, name)
-		var log bytes.Buffer
-		require.NoError(t, Run([]string{src, "-o", prog}, Options{Root: root, Library: lib2, Stdout: &log, Stderr: &log}), log.String())
+		var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+		require.NoError(t, Run([]string{src, "-o", prog}, Options{Root: root, Library: lib2, Stdout: &out, Stderr: &log}), out.String()+log.String())
 		return prog
 	}
 	old := build("old")

@@ -256,8 +256,8 @@ func TestNoSeedForm(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := filepath.Join(t.TempDir(), "p")
-			var log bytes.Buffer
-			require.NoError(t, Run([]string{"-v", c.src, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+			var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+			require.NoError(t, Run([]string{"-v", c.src, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &out, Stderr: &log}), out.String()+log.String())
 			assert.Contains(t, log.String(), "has no seed form")
 			assert.Contains(t, log.String(), c.why)
 			_, err := ReadSeedForm(prog)
@@ -281,13 +281,13 @@ func TestNoSeedForm(t *testing.T) {
 		src := filepath.Join(dir, "helper.c")
 		require.NoError(t, os.WriteFile(src, []byte("int helper_value = 42;\nint* helper(void) { return &helper_value; } /* an absolute address: R_X86_64_32 */\n"), 0o644))
 		obj := filepath.Join(dir, "helper.o")
-		out, err := exec.Command(cc, "-x", "c", "-fno-pic", "-mcmodel=small", "-c", src, "-o", obj).CombinedOutput()
-		require.NoError(t, err, string(out))
+		cout, err := exec.Command(cc, "-x", "c", "-fno-pic", "-mcmodel=small", "-c", src, "-o", obj).CombinedOutput()
+		require.NoError(t, err, string(cout))
 		main := filepath.Join(dir, "main.cpp")
 		require.NoError(t, os.WriteFile(main, []byte("extern \"C\" int* helper(void);\nint main() { return *helper() == 42 ? 0 : 1; }\n"), 0o644))
 		prog := filepath.Join(dir, "p")
-		var log bytes.Buffer
-		require.NoError(t, Run([]string{"-v", main, obj, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log}), log.String())
+		var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+		require.NoError(t, Run([]string{"-v", main, obj, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &out, Stderr: &log}), out.String()+log.String())
 		_, err = ReadSeedForm(prog)
 		require.ErrorIs(t, err, ErrNoSeedForm)
 		assert.Contains(t, log.String(), "do not link as a shared object")
