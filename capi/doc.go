@@ -655,7 +655,8 @@
 // status (main's return & 0xff) as a uint32 little endian, and more = 1
 // when the server takes another request, 0 when it exits after the
 // reply: the object stayed loaded, device memory was mapped outside the
-// reserved range, or the server's resident size passed 4 GiB. End of
+// reserved range, the server's resident size passed 4 GiB, or the seed
+// changed the process in a way that is not put back (below). End of
 // file on fd 3 ends the server with status 0. Every other end of a seed
 // is the process's own, with the status a process run would give: exit
 // or _exit called by the program, a signal, an emulation failure (fail:
@@ -698,6 +699,12 @@
 //     faults again.
 //   - sysfs.c's KFD tree: chosen again by the next seed's EMUD_GPUS and
 //     EMUD_ARCH.
+//   - The process (seedsrv.c): the working directory, the file mode mask
+//     and the main thread's signal mask are put back as the server found
+//     them; a signal disposition the seed changed (other than emud's own
+//     fault handlers), a timer it left running (alarm), or file
+//     descriptors piling up (16 over the count after the server's first
+//     seed) make the reply's more 0, so the next seed gets a new server.
 //   - Once per process, not per seed: the fault handlers, the process's
 //     atexit handler (at_exit, used when the object has no __dso_handle
 //     or its constructors made the first emud call; a seed's own is among

@@ -492,6 +492,7 @@ void emud_fault_default(void) {
 }
 
 static int faults_installed;  // once per process: a seed server's later seeds keep them
+void* emud_fault_handler(void) { return (void*)on_fault; }
 
 void emud_install_fault_handlers(void) {
   if (faults_installed) return;

@@ -66,6 +66,7 @@ void emud_seed_mark_start(void);
 int emud_seed_threads(void);
 int emud_seed_reset_c(void);
 void emud_seed_exit(void);
+void* emud_fault_handler(void);
 void emud_seed_dso(void* dso);
 int emud_seed_exit_in_dso(void);
 int emud_started(void);

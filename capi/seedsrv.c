@@ -4,10 +4,15 @@
 // is reset between seeds: doc.go, "The seed server"). Built by emud c++ as
 // emud-seed-server next to libemud.a: a main that calls emud_seed_serve.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +68,72 @@ static uint64_t resident(void) {
   if (fscanf(f, "%llu %llu", &size, &rss) != 2) rss = 0;
   fclose(f);
   return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+// ---- what else a seed can change in the process ----
+//
+// A process starts each seed afresh in these too: the working directory,
+// the file mode mask and the main thread's signal mask are put back; a
+// changed signal disposition, a pending timer, or file descriptors piling
+// up (more than SEED_FDS_SLACK over the count after the first seed) end
+// the server after the seed instead (more = 0).
+#define SEED_FDS_SLACK 16
+static char start_cwd[PATH_MAX];
+static mode_t start_umask;
+static sigset_t start_mask;
+static struct sigaction start_act[NSIG];
+static int base_fds = -1;
+
+static int count_fds(void) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int n = 0;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n;
+}
+
+static void save_process(void) {
+  if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
+  start_umask = umask(0);
+  umask(start_umask);
+  pthread_sigmask(SIG_SETMASK, NULL, &start_mask);
+  for (int s = 1; s < NSIG; s++) sigaction(s, NULL, &start_act[s]);
+}
+
+
+// restore_process puts back what it can and says whether the server may
+// go on.
+static int restore_process(void) {
+  int ok = 1;
+  if (start_cwd[0] && chdir(start_cwd) != 0) ok = 0;
+  umask(start_umask);
+  pthread_sigmask(SIG_SETMASK, &start_mask, NULL);
+  for (int s = 1; s < NSIG; s++) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    struct sigaction now;
+    if (sigaction(s, NULL, &now) != 0) continue;
+    if (now.sa_handler == start_act[s].sa_handler) continue;
+    if ((now.sa_flags & SA_SIGINFO) && (void*)now.sa_sigaction == emud_fault_handler()) {
+      start_act[s] = now;  // emud's own, installed at the first seed's first call, kept
+      continue;
+    }
+    dprintf(srv_err, "emud seed server: the seed changed signal %d's disposition: ending after this seed\n", s);
+    ok = 0;
+  }
+  struct itimerval it;
+  if (getitimer(ITIMER_REAL, &it) == 0 && (it.it_value.tv_sec || it.it_value.tv_usec)) {
+    dprintf(srv_err, "emud seed server: the seed left a timer (alarm) running: ending after this seed\n");
+    ok = 0;
+  }
+  int n = count_fds();
+  if (base_fds < 0) {
+    base_fds = n;
+  } else if (n > base_fds + SEED_FDS_SLACK) {
+    dprintf(srv_err, "emud seed server: %d file descriptors open, %d after the first seed: ending after this seed\n", n, base_fds);
+    ok = 0;
+  }
+  return ok;
 }
 
 static int open_out(const char* path) {
@@ -167,6 +238,10 @@ int emud_seed_serve(int argc, char** argv) {
     return 2;
   }
   emud_seed_mark_start();
+  emud_enter();
+  (void)emudGoSeedLive();  // the Go runtime is up (its signal handlers installed) before they are saved
+  emud_leave();
+  save_process();
   int srv_out = fcntl(1, F_DUPFD_CLOEXEC, 10);
   srv_err = fcntl(2, F_DUPFD_CLOEXEC, 10);
   if (srv_out < 0 || srv_err < 0) die("saving stdout and stderr", strerror(errno));
@@ -196,6 +271,7 @@ int emud_seed_serve(int argc, char** argv) {
     int status = run_seed(object, strs, ns, &more);
     if (dup2(srv_out, 1) < 0 || dup2(srv_err, 2) < 0) die("dup2", strerror(errno));
     if (emud_seed_reset_c() != 0) more = 0;
+    if (!restore_process()) more = 0;
     emud_enter();
     emudGoSeedReset();
     emud_leave();

@@ -186,6 +186,8 @@ func TestSeedServerEquivalence(t *testing.T) {
 		env   []string
 		seeds int
 		fails bool // every seed ends the server (a race, a hang, exit): one server per seed
+		// restarts: servers started over the seeds when not 1 or seeds
+		restarts int
 	}{
 		{name: "alltoall_put", src: ex("alltoall_put.cpp"), seeds: 3},
 		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic"}, seeds: 3},
@@ -194,6 +196,13 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "planted hang", src: ex("planted", "expected_per_lane.cpp"), flags: []string{"-O2"}, seeds: 2, fails: true},
 		{name: "globals", src: "testdata/seedsrv/globals.cpp", args: []string{"a", "b c"}, seeds: 3},
 		{name: "late static", src: "testdata/seedsrv/late_static.cpp", env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// Process state a seed changes: put back (cwd, umask), or the
+		// server ends after the seed (a signal handler; descriptors past
+		// the slack).
+		{name: "cwd", src: "testdata/seedsrv/process_state.cpp", args: []string{"cwd"}, seeds: 2},
+		{name: "umask", src: "testdata/seedsrv/process_state.cpp", args: []string{"umask"}, seeds: 2},
+		{name: "signal handler", src: "testdata/seedsrv/process_state.cpp", args: []string{"signal"}, seeds: 2, fails: true},
+		{name: "leaked fds", src: "testdata/seedsrv/process_state.cpp", args: []string{"fd"}, seeds: 20, restarts: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
@@ -226,9 +235,12 @@ func TestSeedServerEquivalence(t *testing.T) {
 				assert.Equal(t, wallLines(want.stderr), wallLines(got.stderr), "seed %d stderr", seed)
 				last = got
 			}
-			if c.fails {
+			switch {
+			case c.restarts > 0:
+				assert.Equal(t, c.restarts, cl.starts, "servers started")
+			case c.fails:
 				assert.Equal(t, c.seeds, cl.starts, "servers started: each seed ended its process")
-			} else {
+			default:
 				assert.Equal(t, 1, cl.starts, "servers started: every seed ended clean, and one server ran them all")
 			}
 			fresh := &seedClient{form: form, env: base, dir: t.TempDir()}

@@ -1,0 +1,43 @@
+// A program that changes process state a process's end would discard:
+// its argument says which. cwd: prints the working directory, then moves
+// to /; umask: prints the mask, then sets 077; signal: prints SIGUSR1's
+// disposition, then installs a handler; fd: opens a descriptor and
+// leaves it open. Under a seed server every seed must
+// print what a fresh process prints.
+#include <hip/hip_runtime.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void on_usr1(int) {}
+
+int main(int argc, char** argv) {
+  if (hipSetDevice(0) != hipSuccess) return 1;
+  const char* what = argc > 1 ? argv[1] : "";
+  if (!std::strcmp(what, "cwd")) {
+    char buf[4096];
+    std::printf("cwd %s\n", getcwd(buf, sizeof buf) ? buf : "?");
+    return chdir("/") == 0 ? 0 : 1;
+  }
+  if (!std::strcmp(what, "umask")) {
+    mode_t m = umask(077);
+    std::printf("umask %03o\n", (unsigned)m);
+    return 0;
+  }
+  if (!std::strcmp(what, "signal")) {
+    struct sigaction old;
+    sigaction(SIGUSR1, nullptr, &old);
+    std::printf("SIGUSR1 %s\n", old.sa_handler == SIG_DFL ? "default" : "handled");
+    std::signal(SIGUSR1, on_usr1);
+    return 0;
+  }
+  if (!std::strcmp(what, "fd")) {
+    std::printf("fd %s\n", open("/dev/null", O_RDONLY) >= 0 ? "opened" : "refused");  // its number is the process's
+    return 0;
+  }
+  return 2;
+}
