@@ -705,6 +705,11 @@
 //     fault handlers), a timer it left running (alarm), or file
 //     descriptors piling up (16 over the count after the server's first
 //     seed) make the reply's more 0, so the next seed gets a new server.
+//   - The C++ library (the server's, which every seed's object shares):
+//     the standard streams' formatting and state (std::cout's std::hex,
+//     precision, fill, failbit, and the wide streams') and the global C
+//     and C++ locales are saved before the first seed and put back after
+//     each, by hooks in the server's main (package cxx's serverMain).
 //   - Once per process, not per seed: the fault handlers, the process's
 //     atexit handler (at_exit, used when the object has no __dso_handle
 //     or its constructors made the first emud call; a seed's own is among
@@ -720,7 +725,11 @@
 // comes before all of the object's exit handlers, so one registered after
 // the first call (a function-local static made later) runs after it
 // instead of before; a seed that sets EMUD_BASE or the malloc settings
-// differently from the server's start gets the server's; EMUD_NODE
+// differently from the server's start gets the server's; memory a seed
+// reads before writing it (a lane stack from the server's pool, a reused
+// malloc block, a thread stack glibc kept) holds an earlier seed's bytes
+// where a fresh process's would be zero; std::ios_base::sync_with_stdio
+// (false), rlimits and the process's name stay as a seed left them; EMUD_NODE
 // (ranks started apart) is not served; a seed's fault before its first
 // emud call meets emud's fault handlers, which a process installs only at
 // that call.

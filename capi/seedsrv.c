@@ -23,6 +23,10 @@
 
 extern char** environ;
 extern void __cxa_finalize(void* dso);
+// The server's main (emud c++'s) saves and restores the C++ library's
+// standard streams' formatting and the global locales around each seed.
+extern void emud_seed_streams_save(void) __attribute__((weak));
+extern void emud_seed_streams_restore(void) __attribute__((weak));
 
 #define SEED_PROTO "emud-seed/1"
 #define SEED_REQ_MAX (16u << 20)      // a request's bytes: argv and environment
@@ -242,6 +246,7 @@ int emud_seed_serve(int argc, char** argv) {
   (void)emudGoSeedLive();  // the Go runtime is up (its signal handlers installed) before they are saved
   emud_leave();
   save_process();
+  if (emud_seed_streams_save) emud_seed_streams_save();
   int srv_out = fcntl(1, F_DUPFD_CLOEXEC, 10);
   srv_err = fcntl(2, F_DUPFD_CLOEXEC, 10);
   if (srv_out < 0 || srv_err < 0) die("saving stdout and stderr", strerror(errno));
@@ -272,6 +277,7 @@ int emud_seed_serve(int argc, char** argv) {
     if (dup2(srv_out, 1) < 0 || dup2(srv_err, 2) < 0) die("dup2", strerror(errno));
     if (emud_seed_reset_c() != 0) more = 0;
     if (!restore_process()) more = 0;
+    if (emud_seed_streams_restore) emud_seed_streams_restore();
     emud_enter();
     emudGoSeedReset();
     emud_leave();

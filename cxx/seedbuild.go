@@ -91,10 +91,58 @@ type discard struct{}
 
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 
-// serverMain is the seed server's C main: the server is capi's
+// serverMain is the seed server's main: the server is capi's
 // emud_seed_serve (seedsrv.c), linked from the same libemud.a as the
-// programs it loads.
-const serverMain = "int emud_seed_serve(int argc, char** argv);\nint main(int argc, char** argv) { return emud_seed_serve(argc, argv); }\n"
+// programs it loads. The C++ library is the server's, shared by every
+// seed's object, so the standard streams' formatting (a seed's std::hex,
+// setprecision, a failed state) and the global locales, which a process
+// starts fresh, are saved before the first seed and put back after each
+// (seedsrv.c calls these hooks).
+const serverMain = `#include <clocale>
+#include <iostream>
+#include <locale>
+#include <string>
+
+extern "C" int emud_seed_serve(int argc, char** argv);
+
+namespace {
+std::ios saved_cout(nullptr), saved_cerr(nullptr), saved_clog(nullptr), saved_cin(nullptr);
+std::wios saved_wcout(nullptr), saved_wcerr(nullptr), saved_wclog(nullptr), saved_wcin(nullptr);
+std::locale saved_global;
+std::string saved_c_locale;
+}  // namespace
+
+extern "C" void emud_seed_streams_save(void) {
+  saved_cout.copyfmt(std::cout);
+  saved_cerr.copyfmt(std::cerr);
+  saved_clog.copyfmt(std::clog);
+  saved_cin.copyfmt(std::cin);
+  saved_wcout.copyfmt(std::wcout);
+  saved_wcerr.copyfmt(std::wcerr);
+  saved_wclog.copyfmt(std::wclog);
+  saved_wcin.copyfmt(std::wcin);
+  saved_global = std::locale();
+  const char* l = std::setlocale(LC_ALL, nullptr);
+  saved_c_locale = l ? l : "C";
+}
+
+extern "C" void emud_seed_streams_restore(void) {
+  std::locale::global(saved_global);
+  std::setlocale(LC_ALL, saved_c_locale.c_str());
+  std::cout.copyfmt(saved_cout);
+  std::cerr.copyfmt(saved_cerr);
+  std::clog.copyfmt(saved_clog);
+  std::cin.copyfmt(saved_cin);
+  std::wcout.copyfmt(saved_wcout);
+  std::wcerr.copyfmt(saved_wcerr);
+  std::wclog.copyfmt(saved_wclog);
+  std::wcin.copyfmt(saved_wcin);
+  for (std::ios* s : {static_cast<std::ios*>(&std::cout), static_cast<std::ios*>(&std::cerr), static_cast<std::ios*>(&std::clog), static_cast<std::ios*>(&std::cin)}) s->clear();
+  for (std::wios* s : {static_cast<std::wios*>(&std::wcout), static_cast<std::wios*>(&std::wcerr), static_cast<std::wios*>(&std::wclog), static_cast<std::wios*>(&std::wcin)}) s->clear();
+}
+
+int main(int argc, char** argv) { return emud_seed_serve(argc, argv); }
+`
 
 // seedServer returns the seed server of lib's build next to it, building
 // it when it is absent. Its name carries the build (lib's size and
@@ -130,12 +178,12 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 	if fresh() { // another link built it meanwhile
 		return server, nil
 	}
-	src := filepath.Join(dir, ServerName+".c")
+	src := filepath.Join(dir, ServerName+".cpp")
 	if err := os.WriteFile(src, []byte(serverMain), 0o644); err != nil {
 		return "", err
 	}
 	part := server + ".part"
-	if err := o.run(cc, []string{"-no-pie", "-x", "c", src, "-x", "none", lib, "-lpthread", "-ldl",
+	if err := o.run(cc, []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none", lib, "-lpthread", "-ldl",
 		"-Wl,--export-dynamic", "-o", part}, ""); err != nil {
 		os.Remove(part)
 		return "", err
@@ -145,7 +193,7 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, ServerName+"-*"))
 	for _, f := range old {
-		if f != server && !strings.HasSuffix(f, ".c") {
+		if f != server && !strings.HasSuffix(f, ".cpp") {
 			os.Remove(f) // a running server keeps its inode
 		}
 	}

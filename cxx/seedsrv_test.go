@@ -202,6 +202,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "cwd", src: "testdata/seedsrv/process_state.cpp", args: []string{"cwd"}, seeds: 2},
 		{name: "umask", src: "testdata/seedsrv/process_state.cpp", args: []string{"umask"}, seeds: 2},
 		{name: "signal handler", src: "testdata/seedsrv/process_state.cpp", args: []string{"signal"}, seeds: 2, fails: true},
+		{name: "cout format", src: "testdata/seedsrv/process_state.cpp", args: []string{"cout"}, seeds: 2},
 		{name: "leaked fds", src: "testdata/seedsrv/process_state.cpp", args: []string{"fd"}, seeds: 20, restarts: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},

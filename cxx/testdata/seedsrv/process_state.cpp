@@ -2,11 +2,14 @@
 // its argument says which. cwd: prints the working directory, then moves
 // to /; umask: prints the mask, then sets 077; signal: prints SIGUSR1's
 // disposition, then installs a handler; fd: opens a descriptor and
-// leaves it open. Under a seed server every seed must
+// leaves it open; cout: prints 255 and pi with std::cout, then leaves
+// it in hex with two fixed decimals. Under a seed server every seed must
 // print what a fresh process prints.
 #include <hip/hip_runtime.h>
 
 #include <csignal>
+#include <iomanip>
+#include <iostream>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -37,6 +40,11 @@ int main(int argc, char** argv) {
   }
   if (!std::strcmp(what, "fd")) {
     std::printf("fd %s\n", open("/dev/null", O_RDONLY) >= 0 ? "opened" : "refused");  // its number is the process's
+    return 0;
+  }
+  if (!std::strcmp(what, "cout")) {
+    std::cout << 255 << " " << 3.14159 << std::endl;
+    std::cout << std::hex << std::fixed << std::setprecision(2);
     return 0;
   }
   return 2;
