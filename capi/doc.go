@@ -701,7 +701,8 @@
 //     EMUD_ARCH.
 //   - The process (seedsrv.c): the working directory, the file mode mask
 //     and the main thread's signal mask are put back as the server found
-//     them; a signal disposition the seed changed (other than emud's own
+//     them, and libc's rand/random, drand48 and getopt state as a fresh
+//     process has it; a signal disposition the seed changed (other than emud's own
 //     fault handlers), a timer it left running (alarm), or file
 //     descriptors piling up (16 over the count after the server's first
 //     seed) make the reply's more 0, so the next seed gets a new server.

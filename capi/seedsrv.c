@@ -110,6 +110,16 @@ static void save_process(void) {
 // go on.
 static int restore_process(void) {
   int ok = 1;
+  // libc's own globals a program's first use finds as at start: rand and
+  // random's sequence (unseeded, it is seed 1's), drand48's (unseeded,
+  // glibc's starts from X = 0 with the standard multiplier and addend,
+  // which seed48 sets), getopt's position.
+  srand(1);
+  unsigned short x48[3] = {0, 0, 0};
+  seed48(x48);
+  optind = 1;
+  opterr = 1;
+  optopt = '?';
   if (start_cwd[0] && chdir(start_cwd) != 0) ok = 0;
   umask(start_umask);
   pthread_sigmask(SIG_SETMASK, &start_mask, NULL);

@@ -3,7 +3,8 @@
 // to /; umask: prints the mask, then sets 077; signal: prints SIGUSR1's
 // disposition, then installs a handler; fd: opens a descriptor and
 // leaves it open; cout: prints 255 and pi with std::cout, then leaves
-// it in hex with two fixed decimals. Under a seed server every seed must
+// it in hex with two fixed decimals; rand: prints rand() and drand48()
+// unseeded; getopt: parses its options (-v -n N) and prints them. Under a seed server every seed must
 // print what a fresh process prints.
 #include <hip/hip_runtime.h>
 
@@ -11,6 +12,7 @@
 #include <iomanip>
 #include <iostream>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -40,6 +42,20 @@ int main(int argc, char** argv) {
   }
   if (!std::strcmp(what, "fd")) {
     std::printf("fd %s\n", open("/dev/null", O_RDONLY) >= 0 ? "opened" : "refused");  // its number is the process's
+    return 0;
+  }
+  if (!std::strcmp(what, "rand")) {
+    std::printf("rand %d %d, drand48 %.6f\n", std::rand(), std::rand(), drand48());
+    return 0;
+  }
+  if (!std::strcmp(what, "getopt")) {
+    int v = 0, c;
+    const char* n = "none";
+    while ((c = getopt(argc - 1, argv + 1, "vn:")) != -1) {
+      if (c == 'v') v = 1;
+      if (c == 'n') n = optarg;
+    }
+    std::printf("getopt v=%d n=%s optind=%d\n", v, n, optind);
     return 0;
   }
   if (!std::strcmp(what, "cout")) {
