@@ -703,7 +703,8 @@
 //     and the main thread's signal mask are put back as the server found
 //     them, and libc's rand/random, drand48 and getopt state as a fresh
 //     process has it; a signal disposition the seed changed (other than emud's own
-//     fault handlers), a timer it left running (alarm), or file
+//     fault handlers), a timer it left running (alarm), stdout or stderr
+//     made wide-oriented or reopened elsewhere, or file
 //     descriptors piling up (16 over the count after the server's first
 //     seed) make the reply's more 0, so the next seed gets a new server.
 //   - The C++ library (the server's, which every seed's object shares):

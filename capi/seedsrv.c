@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <wchar.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,12 @@ static int restore_process(void) {
       continue;
     }
     dprintf(srv_err, "emud seed server: the seed changed signal %d's disposition: ending after this seed\n", s);
+    ok = 0;
+  }
+  // stdio's own streams: a seed that made one wide (wprintf) or reopened
+  // it elsewhere (freopen) leaves them so for the next.
+  if (fwide(stdout, 0) > 0 || fwide(stderr, 0) > 0 || fileno(stdout) != 1 || fileno(stderr) != 2) {
+    dprintf(srv_err, "emud seed server: the seed reoriented or reopened stdout or stderr: ending after this seed\n");
     ok = 0;
   }
   struct itimerval it;

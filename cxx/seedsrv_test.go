@@ -205,6 +205,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "cout format", src: "testdata/seedsrv/process_state.cpp", args: []string{"cout"}, seeds: 2},
 		{name: "rand", src: "testdata/seedsrv/process_state.cpp", args: []string{"rand"}, seeds: 2},
 		{name: "getopt", src: "testdata/seedsrv/process_state.cpp", args: []string{"getopt", "-v", "-n", "7"}, seeds: 2},
+		{name: "wide stdout", src: "testdata/seedsrv/process_state.cpp", args: []string{"wide"}, seeds: 2, fails: true},
 		{name: "leaked fds", src: "testdata/seedsrv/process_state.cpp", args: []string{"fd"}, seeds: 20, restarts: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},

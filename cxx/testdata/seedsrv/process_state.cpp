@@ -4,7 +4,8 @@
 // disposition, then installs a handler; fd: opens a descriptor and
 // leaves it open; cout: prints 255 and pi with std::cout, then leaves
 // it in hex with two fixed decimals; rand: prints rand() and drand48()
-// unseeded; getopt: parses its options (-v -n N) and prints them. Under a seed server every seed must
+// unseeded; getopt: parses its options (-v -n N) and prints them; wide:
+// prints with wprintf (stdout becomes wide-oriented). Under a seed server every seed must
 // print what a fresh process prints.
 #include <hip/hip_runtime.h>
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cwchar>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +58,10 @@ int main(int argc, char** argv) {
       if (c == 'n') n = optarg;
     }
     std::printf("getopt v=%d n=%s optind=%d\n", v, n, optind);
+    return 0;
+  }
+  if (!std::strcmp(what, "wide")) {
+    std::wprintf(L"wide %d\n", 42);
     return 0;
   }
   if (!std::strcmp(what, "cout")) {
