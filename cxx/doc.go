@@ -68,9 +68,11 @@
 // beside it, with -Wl,--export-dynamic; a new build's server replaces the
 // last one's, so a program linked with an older library finds none and
 // keeps a process per seed) loads afresh for each seed of a sweep
-// instead of starting a process. Every object emud c++ compiles is built -fPIC and,
-// with GCC, -fno-gnu-unique (a unique symbol makes an object NODELETE,
-// so dlclose would keep the last seed's globals). OUT carries a
+// instead of starting a process. Every object emud c++ compiles is built
+// -fPIC, -fno-plt (the seed form calls the emulator's instrumentation
+// callbacks millions of times a run: through the GOT, not a PLT stub)
+// and, with GCC, -fno-gnu-unique (a unique symbol makes an object
+// NODELETE, so dlclose would keep the last seed's globals). OUT carries a
 // non-loaded ELF section .emud_seeds of key=value lines: server (its
 // absolute path), object (relative to OUT's directory) and sha256 (the
 // object's). No seed form is made, and OUT has no section, when a plain
