@@ -190,7 +190,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 		restarts int
 	}{
 		{name: "alltoall_put", src: ex("alltoall_put.cpp"), seeds: 3},
-		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic"}, seeds: 3},
+		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic", "EMUD_STEPS=1", "EMUD_STRATEGY=pct"}, seeds: 3},
 		{name: "put_overwrite races", src: ex("errors", "put_overwrite.cpp"), env: []string{"EMUD_RACE=1"}, seeds: 2, fails: true},
 		{name: "put_overwrite fixed", src: ex("errors", "put_overwrite.cpp"), args: []string{"fixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1"}, seeds: 3},
 		{name: "planted hang", src: ex("planted", "expected_per_lane.cpp"), flags: []string{"-O2"}, seeds: 2, fails: true},
