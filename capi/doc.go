@@ -619,4 +619,120 @@
 // The emulator's Go code runs on one P (GOMAXPROCS=1 unless the
 // environment sets it): the simulation runs one actor at a time, and a
 // second P only woke a thread at each handoff between actors.
+//
+// # The seed server
+//
+// A seed sweep of a C++ program (emud explore -- PROGRAM) need not start
+// a process per seed: emud c++ links the program's objects a second time
+// as a shared object, its seed form (PROGRAM.emud-seeds.so, package cxx),
+// and builds emud-seed-server-BUILD (a main that calls seedsrv.c's
+// emud_seed_serve, linked with this library and -Wl,--export-dynamic so
+// that the object's references to the C ABI, the ThreadSanitizer
+// callbacks and pthread_create resolve to the server's). The Go runtime
+// starts threads in its constructor, so a fork server cannot fork after
+// it; the server instead loads the object afresh for every seed.
+//
+// Protocol: `SERVER OBJECT` (the object's absolute path),
+// started with the sweep's environment, stdin /dev/null, its stdout and
+// stderr the client's (the server's own messages). Requests arrive on fd
+// 3: a uint32 little-endian byte count n (1 to 16 MiB), then n bytes of
+// NUL-terminated strings: "emud-seed/1", the seed's stdout path, its
+// stderr path, argc in decimal, argc argv strings, then the seed's whole
+// environment as K=V strings. The server replaces its environment with
+// that one (C's environ, then Go's copy through os.Clearenv/os.Setenv),
+// opens the two paths (created or truncated, 0600) as fds 1 and 2,
+// dlopens the object (RTLD_NOW|RTLD_LOCAL: its constructors run, and
+// whatever they set in C's environ, --offload-arch's EMUD_ARCH, Go's copy
+// takes up after them and again at the emulation's start), calls its
+// main on the main thread (host 0), and when main returns ends the seed
+// as exit would: the object's exit handlers and static destructors run
+// newest first (__cxa_finalize with the object's __dso_handle, read from
+// its symbol table), emud's end of run (waiting for the simulation, the
+// EMUD_SUMMARY, EMUD_STEPS and EMUD_TRACE output) among them where the
+// program's first emud call registered it, as exit orders a process's
+// handlers; then fflush, dlclose, and a check that the object is really
+// gone (dlopen with RTLD_NOLOAD). The reply on fd 4 is 5 bytes: the
+// status (main's return & 0xff) as a uint32 little endian, and more = 1
+// when the server takes another request, 0 when it exits after the
+// reply: the object stayed loaded, device memory was mapped outside the
+// reserved range, the server's resident size passed 4 GiB, or the seed
+// changed the process in a way that is not put back (below). End of
+// file on fd 3 ends the server with status 0. Every other end of a seed
+// is the process's own, with the status a process run would give: exit
+// or _exit called by the program, a signal, an emulation failure (fail:
+// 1, hang 2, race 5), and a main that returns while threads it started
+// still run (the server then calls exit(status) itself, as a process's
+// return from main does). The client starts a new server for the next
+// seed. A bad request (not emud-seed/1, an argc past the strings, an
+// environment string without "=", a path that cannot be opened) ends the
+// server with status 1 and a message on its stderr naming it; an object
+// that does not load or has no main ends it with status 127 (a shell's
+// for a program it cannot run), the loader's words on the seed's stderr.
+//
+// What one emulation leaves in the process, and how a clean seed's end
+// puts it back (seedReset in seedsrv.go, emud_seed_reset_c in lane.c);
+// the state machine is idle (no emulation) → running (the first call
+// built it) → ended clean (main returned, no host thread left) → idle:
+//   - rt (the emulation, its once, hosts, job, streams, events, comms,
+//     windows, barriers, trace and profile): made anew; the spin watch's
+//     goroutine is stopped through rt.stop. The simulation's and the
+//     watch's goroutines have already ended with the run.
+//   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
+//     hostAllocs, hipUsed/hipLive, ncclDevs, threadBarriers, moriRings,
+//     moriPending, moriRng, cftState, gins, freeState, procs, spinWatch)
+//     and the settings start reads (callLoopLimit, hostRate, laneCode,
+//     lsaTimed): made anew or zeroed.
+//   - pcLines: the seed form's DWARF line table, read once per file
+//     version (device, inode, size, modification time) with a cache by
+//     address in the file, so the seeds of one server share it; the load
+//     bias is each seed's.
+//   - lane.c: started, the race, LSA and host-cost switches, the
+//     instrumented flag (each object's __tsan_init sets it again), the
+//     tracked threads, the early threads past the server's own (the Go
+//     runtime's), the main thread's host store log and byte count, the
+//     object pool (zeroed), the program's segments (the server's own plus
+//     the seed object's, found after each dlopen) and the object the
+//     program's threads are recognised by (runtime_thread).
+//   - Device memory: every chunk the seed mapped in the reserved range is
+//     mapped again PROT_NONE, so the next seed's regions start as zero
+//     pages at the same addresses and an address the last seed mapped
+//     faults again.
+//   - sysfs.c's KFD tree: chosen again by the next seed's EMUD_GPUS and
+//     EMUD_ARCH.
+//   - The process (seedsrv.c): the working directory, the file mode mask
+//     and the main thread's signal mask are put back as the server found
+//     them, and libc's rand/random, drand48 and getopt state as a fresh
+//     process has it; a signal disposition the seed changed (other than emud's own
+//     fault handlers), a timer it left running (alarm), stdout or stderr
+//     made wide-oriented or reopened elsewhere, or file
+//     descriptors piling up (16 over the count after the server's first
+//     seed) make the reply's more 0, so the next seed gets a new server.
+//   - The C++ library (the server's, which every seed's object shares):
+//     the standard streams' formatting and state (std::cout's std::hex,
+//     precision, fill, failbit, and the wide streams') and the global C
+//     and C++ locales are saved before the first seed and put back after
+//     each, by hooks in the server's main (package cxx's serverMain).
+//   - Once per process, not per seed: the fault handlers, the process's
+//     atexit handler (at_exit, used when the object has no __dso_handle
+//     or its constructors made the first emud call; a seed's own is among
+//     its object's handlers, consumed at its end),
+//     the lane stack pool (free stacks are reused as in one process),
+//     heap.c's malloc settings and the reserved device range (both made
+//     by constructors from the server's start environment: EMUD_BASE,
+//     EMUD_MALLOC, GLIBC_TUNABLES and MALLOC_* are the server's, which a
+//     sweep's seeds share).
+//
+// Partial: where the object's symbol table is stripped (-s), or a
+// constructor of the object made the first emud call, emud's end of run
+// comes before all of the object's exit handlers, so one registered after
+// the first call (a function-local static made later) runs after it
+// instead of before; a seed that sets EMUD_BASE or the malloc settings
+// differently from the server's start gets the server's; memory a seed
+// reads before writing it (a lane stack from the server's pool, a reused
+// malloc block, a thread stack glibc kept) holds an earlier seed's bytes
+// where a fresh process's would be zero; std::ios_base::sync_with_stdio
+// (false), rlimits and the process's name stay as a seed left them; EMUD_NODE
+// (ranks started apart) is not served; a seed's fault before its first
+// emud call meets emud's fault handlers, which a process installs only at
+// that call.
 package main

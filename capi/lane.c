@@ -492,6 +492,7 @@ void emud_fault_default(void) {
 }
 
 static int faults_installed;  // once per process: a seed server's later seeds keep them
+void* emud_fault_handler(void) { return (void*)on_fault; }
 
 void emud_install_fault_handlers(void) {
   if (faults_installed) return;
@@ -814,7 +815,27 @@ static void at_exit(void) {
 }
 
 static int exit_registered;  // once per process: a seed server's seeds must not pile up handlers
+
+// A seed server's seed registers the end of run among its object's own
+// exit handlers (the object's __dso_handle, seed_dso): the server runs
+// them with __cxa_finalize when main returns, so the program's handlers
+// and static destructors registered after its first emud call run before
+// the end of run and the earlier ones after it, as exit orders them.
+extern int __cxa_atexit(void (*fn)(void*), void* arg, void* dso);
+static void* seed_dso;
+static int exit_in_dso;  // this seed's end of run is among the object's handlers
+static void at_exit_dso(void* arg) {
+  (void)arg;
+  at_exit();
+}
+void emud_seed_dso(void* dso) { seed_dso = dso; }
+int emud_seed_exit_in_dso(void) { return exit_in_dso; }
+
 void emud_register_exit(void) {
+  if (seed_dso) {
+    exit_in_dso = __cxa_atexit(at_exit_dso, NULL, seed_dso) == 0;
+    if (exit_in_dso) return;
+  }
   if (exit_registered) return;
   exit_registered = 1;
   atexit(at_exit);
@@ -1228,6 +1249,8 @@ int emud_seed_reset_c(void) {
   instrumented = 0;
   seed_base = NULL;
   seed_file[0] = 0;
+  seed_dso = NULL;
+  exit_in_dso = 0;
   if (nseg_base >= 0) nseg = nseg_base;
   uint64_t used = *(uint64_t*)(void*)obj_pool;
   size_t n = OBJ_HEAD + used;

@@ -269,8 +269,11 @@ func start() error {
 	rt.atBuilt = usageNow()
 	newHost(-1).late = true // host 0: the main thread
 	adoptEarly()
-	go func() { rt.ran <- rt.s.Run() }()
-	go watch()
+	// The goroutines take this run's channel and sim, not rt's fields:
+	// a seed server's reset (seedsrv.go) makes rt anew for the next seed.
+	ran, s := rt.ran, rt.s
+	go func() { ran <- s.Run() }()
+	go watch(ran)
 	rt.stop = make(chan struct{})
 	if spin > 0 {
 		go watchSpins(spin, rt.stop)
@@ -303,9 +306,9 @@ func init() { C.emud_early_runtime() }
 // watch ends the process when the run ends badly (hang, lane failure,
 // race) while host threads still wait on it: the report goes to stderr
 // and the status says which.
-func watch() {
-	err := <-rt.ran
-	rt.ran <- err // for the exit path
+func watch(ran chan error) {
+	err := <-ran
+	ran <- err // for the exit path
 	if err != nil {
 		fail(err)
 	}

@@ -1,13 +1,19 @@
 // The seed server: a warm process that holds the emulator and runs one
 // seed of a program's seed form (emud c++'s PROGRAM.emud-seeds.so) per
-// request, loading the object afresh each time (docs/cxx.md, "Seed
-// sweeps"; the protocol is doc.go's). Built by emud c++ as
+// request, loading the object afresh each time (the protocol and what
+// is reset between seeds: doc.go, "The seed server"). Built by emud c++ as
 // emud-seed-server next to libemud.a: a main that calls emud_seed_serve.
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <wchar.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,11 @@
 #include "lane.h"
 
 extern char** environ;
+extern void __cxa_finalize(void* dso);
+// The server's main (emud c++'s) saves and restores the C++ library's
+// standard streams' formatting and the global locales around each seed.
+extern void emud_seed_streams_save(void) __attribute__((weak));
+extern void emud_seed_streams_restore(void) __attribute__((weak));
 
 #define SEED_PROTO "emud-seed/1"
 #define SEED_REQ_MAX (16u << 20)      // a request's bytes: argv and environment
@@ -62,6 +73,88 @@ static uint64_t resident(void) {
   if (fscanf(f, "%llu %llu", &size, &rss) != 2) rss = 0;
   fclose(f);
   return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+// ---- what else a seed can change in the process ----
+//
+// A process starts each seed afresh in these too: the working directory,
+// the file mode mask and the main thread's signal mask are put back; a
+// changed signal disposition, a pending timer, or file descriptors piling
+// up (more than SEED_FDS_SLACK over the count after the first seed) end
+// the server after the seed instead (more = 0).
+#define SEED_FDS_SLACK 16
+static char start_cwd[PATH_MAX];
+static mode_t start_umask;
+static sigset_t start_mask;
+static struct sigaction start_act[NSIG];
+static int base_fds = -1;
+
+static int count_fds(void) {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  int n = 0;
+  while (readdir(d)) n++;
+  closedir(d);
+  return n;
+}
+
+static void save_process(void) {
+  if (!getcwd(start_cwd, sizeof start_cwd)) start_cwd[0] = 0;
+  start_umask = umask(0);
+  umask(start_umask);
+  pthread_sigmask(SIG_SETMASK, NULL, &start_mask);
+  for (int s = 1; s < NSIG; s++) sigaction(s, NULL, &start_act[s]);
+}
+
+
+// restore_process puts back what it can and says whether the server may
+// go on.
+static int restore_process(void) {
+  int ok = 1;
+  // libc's own globals a program's first use finds as at start: rand and
+  // random's sequence (unseeded, it is seed 1's), drand48's (unseeded,
+  // glibc's starts from X = 0 with the standard multiplier and addend,
+  // which seed48 sets), getopt's position.
+  srand(1);
+  unsigned short x48[3] = {0, 0, 0};
+  seed48(x48);
+  optind = 1;
+  opterr = 1;
+  optopt = '?';
+  if (start_cwd[0] && chdir(start_cwd) != 0) ok = 0;
+  umask(start_umask);
+  pthread_sigmask(SIG_SETMASK, &start_mask, NULL);
+  for (int s = 1; s < NSIG; s++) {
+    if (s == SIGKILL || s == SIGSTOP) continue;
+    struct sigaction now;
+    if (sigaction(s, NULL, &now) != 0) continue;
+    if (now.sa_handler == start_act[s].sa_handler) continue;
+    if ((now.sa_flags & SA_SIGINFO) && (void*)now.sa_sigaction == emud_fault_handler()) {
+      start_act[s] = now;  // emud's own, installed at the first seed's first call, kept
+      continue;
+    }
+    dprintf(srv_err, "emud seed server: the seed changed signal %d's disposition: ending after this seed\n", s);
+    ok = 0;
+  }
+  // stdio's own streams: a seed that made one wide (wprintf) or reopened
+  // it elsewhere (freopen) leaves them so for the next.
+  if (fwide(stdout, 0) > 0 || fwide(stderr, 0) > 0 || fileno(stdout) != 1 || fileno(stderr) != 2) {
+    dprintf(srv_err, "emud seed server: the seed reoriented or reopened stdout or stderr: ending after this seed\n");
+    ok = 0;
+  }
+  struct itimerval it;
+  if (getitimer(ITIMER_REAL, &it) == 0 && (it.it_value.tv_sec || it.it_value.tv_usec)) {
+    dprintf(srv_err, "emud seed server: the seed left a timer (alarm) running: ending after this seed\n");
+    ok = 0;
+  }
+  int n = count_fds();
+  if (base_fds < 0) {
+    base_fds = n;
+  } else if (n > base_fds + SEED_FDS_SLACK) {
+    dprintf(srv_err, "emud seed server: %d file descriptors open, %d after the first seed: ending after this seed\n", n, base_fds);
+    ok = 0;
+  }
+  return ok;
 }
 
 static int open_out(const char* path) {
@@ -119,9 +212,10 @@ static int run_seed(const char* object, char** strs, int n, int* more) {
   }
   emud_seed_loaded((void*)mainf, (uint64_t)lm->l_addr);
   emud_enter();
-  emudGoSeedObject((char*)object, (uint64_t)lm->l_addr);
+  uint64_t dso = emudGoSeedObject((char*)object, (uint64_t)lm->l_addr);
   emudGoSeedEnvSync();  // what the object's constructors set (--offload-arch's EMUD_ARCH)
   emud_leave();
+  emud_seed_dso((void*)(uintptr_t)dso);
 
   int rc = mainf((int)argc, av, environ);
 
@@ -132,7 +226,11 @@ static int run_seed(const char* object, char** strs, int n, int* more) {
   int live = emudGoSeedLive();
   emud_leave();
   if (live > 0 || emud_seed_threads() > 0) exit(rc);
-  if (emud_started()) emud_seed_exit();  // waits for the simulation, prints EMUD_SUMMARY etc.
+  // The object's exit handlers, newest first, the end of run among them
+  // where its first emud call registered it (lane.c); else the end of run
+  // (waiting for the simulation, EMUD_SUMMARY etc.) first.
+  if (dso) __cxa_finalize((void*)(uintptr_t)dso);
+  if (emud_started() && !emud_seed_exit_in_dso()) emud_seed_exit();
   fflush(NULL);
   free(av);
   *more = 1;
@@ -161,6 +259,11 @@ int emud_seed_serve(int argc, char** argv) {
     return 2;
   }
   emud_seed_mark_start();
+  emud_enter();
+  (void)emudGoSeedLive();  // the Go runtime is up (its signal handlers installed) before they are saved
+  emud_leave();
+  save_process();
+  if (emud_seed_streams_save) emud_seed_streams_save();
   int srv_out = fcntl(1, F_DUPFD_CLOEXEC, 10);
   srv_err = fcntl(2, F_DUPFD_CLOEXEC, 10);
   if (srv_out < 0 || srv_err < 0) die("saving stdout and stderr", strerror(errno));
@@ -190,6 +293,8 @@ int emud_seed_serve(int argc, char** argv) {
     int status = run_seed(object, strs, ns, &more);
     if (dup2(srv_out, 1) < 0 || dup2(srv_err, 2) < 0) die("dup2", strerror(errno));
     if (emud_seed_reset_c() != 0) more = 0;
+    if (!restore_process()) more = 0;
+    if (emud_seed_streams_restore) emud_seed_streams_restore();
     emud_enter();
     emudGoSeedReset();
     emud_leave();

@@ -9,6 +9,7 @@ static char* emud_environ_at(int i) { return environ ? environ[i] : NULL; }
 import "C"
 
 import (
+	"debug/elf"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -92,10 +93,12 @@ type fileID struct {
 }
 
 // emudGoSeedObject says the seed form at path is loaded at bias: lanes'
-// return addresses are looked up in its line tables.
+// return addresses are looked up in its line tables. It returns the
+// run-time address of the object's __dso_handle (its symbol table's), by
+// which its exit handlers are registered, or 0 where it has none.
 //
 //export emudGoSeedObject
-func emudGoSeedObject(path *C.char, bias C.uint64_t) {
+func emudGoSeedObject(path *C.char, bias C.uint64_t) C.uint64_t {
 	p := C.GoString(path)
 	var st syscall.Stat_t
 	var id fileID
@@ -105,8 +108,36 @@ func emudGoSeedObject(path *C.char, bias C.uint64_t) {
 	if !pcLines.loaded || id != pcLines.id || id == (fileID{}) {
 		pcLines = pcLineTable{loaded: true, id: id, cache: map[uint64]fileLine{}}
 		pcLines.d, _ = lineDWARF(p, true) // nil: no line table
+		seedDSO = dsoHandle(p)
 	}
 	pcLines.bias = uint64(bias)
+	if seedDSO == 0 {
+		return 0
+	}
+	return C.uint64_t(uint64(bias) + seedDSO)
+}
+
+// seedDSO is the seed form's __dso_handle, as an address in the file.
+var seedDSO uint64
+
+// dsoHandle finds __dso_handle in the object's symbol table (0 when it
+// was stripped).
+func dsoHandle(path string) uint64 {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		return 0
+	}
+	for _, s := range syms {
+		if s.Name == "__dso_handle" && s.Section != elf.SHN_UNDEF {
+			return s.Value
+		}
+	}
+	return 0
 }
 
 // emudGoSeedLive counts the host threads other than main that have not

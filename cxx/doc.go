@@ -60,4 +60,29 @@
 // ThreadSanitizer's runtime, whose callbacks (__tsan_read4, …) the
 // emulator implements to check and log each lane load and store (capi),
 // naming each access's own file:line.
+//
+// A link also makes the program's seed form (seedform.go, seedbuild.go):
+// the same objects, without the emulator, linked as a shared object
+// OUT.emud-seeds.so (-shared -Wl,-Bsymbolic), which capi's seed server
+// (emud-seed-server-BUILD, built once per build of the emulator library
+// beside it, with -Wl,--export-dynamic; a new build's server replaces the
+// last one's, so a program linked with an older library finds none and
+// keeps a process per seed) loads afresh for each seed of a sweep
+// instead of starting a process. Every object emud c++ compiles is built
+// -fPIC, -fno-plt (the seed form calls the emulator's instrumentation
+// callbacks millions of times a run: through the GOT, not a PLT stub)
+// and, with GCC, -fno-gnu-unique (a unique symbol makes an object
+// NODELETE, so dlclose would keep the last seed's globals). OUT carries a
+// non-loaded ELF section .emud_seeds of key=value lines: server (its
+// absolute path), object (relative to OUT's directory) and sha256 (the
+// object's). No seed form is made, and OUT has no section, when a plain
+// object is not position-independent (the shared link fails), the link
+// asks for -static, or the object's undefined dynamic symbols show it
+// forks, execs, spawns, waits for children or calls MPI (those programs'
+// ranks are processes, which keep a process per seed); -v says which.
+// ReadSeedForm reads the section for emud explore, checking that both
+// files exist, that the server is executable and that the object is the
+// one OUT was linked with: ErrNoSeedForm when there is none, a
+// *SeedFormError naming the mismatch otherwise. The server's protocol
+// and what it resets between seeds are capi's doc ("The seed server").
 package cxx

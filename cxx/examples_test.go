@@ -95,7 +95,7 @@ var lib struct {
 
 // setupCxx builds the emulator library once per test binary and returns
 // emud's source tree.
-func setupCxx(t *testing.T) string {
+func setupCxx(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
@@ -116,7 +116,7 @@ func setupCxx(t *testing.T) string {
 var noCxx string
 
 // needCxx skips t when no C++ compiler is installed.
-func needCxx(t *testing.T) {
+func needCxx(t testing.TB) {
 	t.Helper()
 	if noCxx != "" {
 		t.Skip("no C++ compiler (see the line above the tests)")
@@ -157,7 +157,7 @@ type built struct {
 // after name), and every test after it gets that program or that error.
 // A build is most of a short test's time, and several tests run one
 // program (buildExample, buildMPI).
-func buildOnce(t *testing.T, key, name string, build func(prog string) error) string {
+func buildOnce(t testing.TB, key, name string, build func(prog string) error) string {
 	t.Helper()
 	setupCxx(t)
 	builds.mu.Lock()
@@ -224,7 +224,7 @@ func TestBuildKey(t *testing.T) {
 // buildExample compiles src with emud c++ and flags, once per test binary
 // for each (src, flags): TestExamples, TestPlanted and TestAlltoallMatchesGo
 // share their programs.
-func buildExample(t *testing.T, src string, flags ...string) string {
+func buildExample(t testing.TB, src string, flags ...string) string {
 	t.Helper()
 	root := setupCxx(t)
 	return buildOnce(t, buildKey(src, flags), src, func(prog string) error {

@@ -14,16 +14,17 @@ import (
 	"strings"
 )
 
-// The seed form of a program (docs/cxx.md, "Seed sweeps without a
-// process per seed"): the program's objects linked as a shared object
-// beside the executable, which emud's seed server (a warm process that
-// holds the emulator) loads afresh for every seed of a sweep.
+// The seed form of a program (docs/guide-cxx.md; capi's doc, "The seed
+// server"): the program's objects linked as a shared object beside the
+// executable, which emud's seed server (a warm process that holds the
+// emulator) loads afresh for every seed of a sweep.
 const (
 	// SeedSection is the executable's ELF section naming its seed form.
 	SeedSection = ".emud_seeds"
 	// SeedSuffix is appended to the executable's name for its seed form.
 	SeedSuffix = ".emud-seeds.so"
-	// ServerName is the seed server's file, next to the cached libemud.a.
+	// ServerName starts the seed server's file name, next to the cached
+	// libemud.a; the rest names the library's build (seedServer).
 	ServerName = "emud-seed-server"
 	// maxSeedSection bounds the section a reader accepts: three lines of
 	// paths and a hash.
@@ -242,5 +243,8 @@ func seedAsm(s seedSection) []byte {
 		}
 		b.WriteString("\"\n")
 	}
+	// An object without this note makes the linker give the program an
+	// executable stack.
+	b.WriteString("\t.section .note.GNU-stack,\"\",@progbits\n")
 	return b.Bytes()
 }

@@ -1,11 +1,14 @@
 package cxx
 
 import (
+	"bytes"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,6 +43,7 @@ func TestSeedFormSection(t *testing.T) {
 	// The assembler text escapes what .ascii must.
 	asm := string(seedAsm(seedSection{server: `/a "b"\c`, object: "o", sha256: "s"}))
 	assert.Contains(t, asm, `.ascii "server=/a \"b\"\\c\012"`)
+	assert.Contains(t, asm, ".note.GNU-stack", "without it the program's stack is executable")
 }
 
 // FuzzSeedSection: the parser never panics, and what it accepts prints
@@ -67,6 +71,18 @@ func TestReadSeedFormErrors(t *testing.T) {
 	form, err := ReadSeedForm(prog)
 	require.NoError(t, err)
 	assert.True(t, filepath.IsAbs(form.Object) && filepath.IsAbs(form.Server), "%+v", form)
+	// The section's object must not give the program an executable stack.
+	ef, err := elf.Open(prog)
+	require.NoError(t, err)
+	stack := false
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_GNU_STACK {
+			stack = true
+			assert.Zero(t, p.Flags&elf.PF_X, "the program's stack is executable")
+		}
+	}
+	ef.Close()
+	assert.True(t, stack, "no PT_GNU_STACK header")
 
 	// A copy of the executable beside a changed object.
 	dir := t.TempDir()
@@ -100,4 +116,42 @@ func TestReadSeedFormErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoSeedForm)
 	_, err = ReadSeedForm(filepath.Join(dir, "absent"))
 	require.ErrorAs(t, err, &se)
+}
+
+// TestSeedServerPerLibraryBuild: the seed server is named after its
+// library's build, and a new build's server replaces the old one, so a
+// program linked with the old library finds no server (and runs a
+// process per seed) instead of loading its seed form into another
+// build's emulator.
+func TestSeedServerPerLibraryBuild(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := t.TempDir()
+	lib2 := filepath.Join(dir, "libemud.a")
+	b, err := os.ReadFile(lib.path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(lib2, b, 0o644))
+	src, err := filepath.Abs("testdata/seedsrv/globals.cpp")
+	require.NoError(t, err)
+	build := func(name string) string {
+		prog := filepath.Join(dir, name)
+		var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+		require.NoError(t, Run([]string{src, "-o", prog}, Options{Root: root, Library: lib2, Stdout: &out, Stderr: &log}), out.String()+log.String())
+		return prog
+	}
+	old := build("old")
+	form, err := ReadSeedForm(old)
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(form.Server))
+
+	later := time.Now().Add(time.Minute)
+	require.NoError(t, os.Chtimes(lib2, later, later)) // a rebuilt library
+	newer := build("new")
+	form2, err := ReadSeedForm(newer)
+	require.NoError(t, err)
+	assert.NotEqual(t, form.Server, form2.Server)
+	var se *SeedFormError
+	_, err = ReadSeedForm(old)
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "seed server")
 }

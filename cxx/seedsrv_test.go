@@ -175,6 +175,9 @@ func TestSeedServerEquivalence(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	ex := func(p ...string) string { return filepath.Join(append([]string{root, "examples", "cxx"}, p...)...) }
+	mori, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
+	require.NoError(t, err)
+	moriFlags := []string{"-Wall", "-Werror", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), "-O2"} // TestMoriLockstep's build
 	for _, c := range []struct {
 		name  string
 		src   string
@@ -183,15 +186,39 @@ func TestSeedServerEquivalence(t *testing.T) {
 		env   []string
 		seeds int
 		fails bool // every seed ends the server (a race, a hang, exit): one server per seed
+		// restarts: servers started over the seeds when not 1 or seeds
+		restarts int
 	}{
 		{name: "alltoall_put", src: ex("alltoall_put.cpp"), seeds: 3},
-		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic"}, seeds: 3},
+		{name: "alltoall_put summary", src: ex("alltoall_put.cpp"), env: []string{"EMUD_SUMMARY=1", "EMUD_PERTURB=realistic", "EMUD_STEPS=1", "EMUD_STRATEGY=pct"}, seeds: 3},
 		{name: "put_overwrite races", src: ex("errors", "put_overwrite.cpp"), env: []string{"EMUD_RACE=1"}, seeds: 2, fails: true},
 		{name: "put_overwrite fixed", src: ex("errors", "put_overwrite.cpp"), args: []string{"fixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1"}, seeds: 3},
 		{name: "planted hang", src: ex("planted", "expected_per_lane.cpp"), flags: []string{"-O2"}, seeds: 2, fails: true},
 		{name: "globals", src: "testdata/seedsrv/globals.cpp", args: []string{"a", "b c"}, seeds: 3},
+		{name: "late static", src: "testdata/seedsrv/late_static.cpp", env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// Process state a seed changes: put back (cwd, umask), or the
+		// server ends after the seed (a signal handler; descriptors past
+		// the slack).
+		{name: "cwd", src: "testdata/seedsrv/process_state.cpp", args: []string{"cwd"}, seeds: 2},
+		{name: "umask", src: "testdata/seedsrv/process_state.cpp", args: []string{"umask"}, seeds: 2},
+		{name: "signal handler", src: "testdata/seedsrv/process_state.cpp", args: []string{"signal"}, seeds: 2, fails: true},
+		{name: "cout format", src: "testdata/seedsrv/process_state.cpp", args: []string{"cout"}, seeds: 2},
+		{name: "rand", src: "testdata/seedsrv/process_state.cpp", args: []string{"rand"}, seeds: 2},
+		{name: "getopt", src: "testdata/seedsrv/process_state.cpp", args: []string{"getopt", "-v", "-n", "7"}, seeds: 2},
+		{name: "wide stdout", src: "testdata/seedsrv/process_state.cpp", args: []string{"wide"}, seeds: 2, fails: true},
+		{name: "leaked fds", src: "testdata/seedsrv/process_state.cpp", args: []string{"fd"}, seeds: 20, restarts: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		{name: "thread ranks", src: ex("procs", "thread_alltoall.cpp"), flags: []string{"-O2"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// The object's constructor sets EMUD_ARCH: Go's copy must see it.
+		{name: "offload arch", src: ex("alltoall_put.cpp"), flags: []string{"--offload-arch=gfx1250"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// A user's MORI header: emud's host control plane is an object of
+		// the seed form too, and lanes are told apart by their call chains,
+		// read from the seed form's line table at its load bias (a wrong
+		// lookup changes the lanes' order, and the digest).
+		{name: "MORI lockstep", src: mori, flags: moriFlags, args: []string{"mixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
+		{name: "MORI lockstep warp", src: mori, flags: moriFlags, args: []string{"warp"}, env: []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)
@@ -212,9 +239,12 @@ func TestSeedServerEquivalence(t *testing.T) {
 				assert.Equal(t, wallLines(want.stderr), wallLines(got.stderr), "seed %d stderr", seed)
 				last = got
 			}
-			if c.fails {
+			switch {
+			case c.restarts > 0:
+				assert.Equal(t, c.restarts, cl.starts, "servers started")
+			case c.fails:
 				assert.Equal(t, c.seeds, cl.starts, "servers started: each seed ended its process")
-			} else {
+			default:
 				assert.Equal(t, 1, cl.starts, "servers started: every seed ended clean, and one server ran them all")
 			}
 			fresh := &seedClient{form: form, env: base, dir: t.TempDir()}
@@ -227,4 +257,185 @@ func TestSeedServerEquivalence(t *testing.T) {
 			assert.Equal(t, wallLines(last.stderr), wallLines(got.stderr))
 		})
 	}
+}
+
+// TestNoSeedForm: a program that forks (its ranks are processes), one
+// that may call MPI_Init, and one with an object that is not
+// position-independent get no seed form, and -v says why; the link
+// itself succeeds and the program runs as before.
+func TestNoSeedForm(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	for _, c := range []struct{ name, src, why string }{
+		{"fork", filepath.Join(root, "examples", "cxx", "procs", "fork_alltoall.cpp"), "it calls fork"},
+		{"MPI", "testdata/seedsrv/weak_mpi.cpp", "it calls MPI_Init"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prog := filepath.Join(t.TempDir(), "p")
+			var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+			require.NoError(t, Run([]string{"-v", c.src, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &out, Stderr: &log}), out.String()+log.String())
+			assert.Contains(t, log.String(), "has no seed form")
+			assert.Contains(t, log.String(), c.why)
+			_, err := ReadSeedForm(prog)
+			require.ErrorIs(t, err, ErrNoSeedForm)
+			_, err = os.Stat(prog + SeedSuffix)
+			assert.True(t, os.IsNotExist(err), "no stale seed form beside it: %v", err)
+		})
+	}
+	t.Run("mpicxx", func(t *testing.T) {
+		if _, err := exec.LookPath("mpicxx"); err != nil {
+			t.Skip("no mpicxx")
+		}
+		prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_alltoall.cpp"))
+		_, err := ReadSeedForm(prog)
+		require.ErrorIs(t, err, ErrNoSeedForm)
+	})
+	t.Run("not PIC", func(t *testing.T) {
+		cc, err := compiler("")
+		require.NoError(t, err)
+		dir := t.TempDir()
+		src := filepath.Join(dir, "helper.c")
+		require.NoError(t, os.WriteFile(src, []byte("int helper_value = 42;\nint* helper(void) { return &helper_value; } /* an absolute address: R_X86_64_32 */\n"), 0o644))
+		obj := filepath.Join(dir, "helper.o")
+		cout, err := exec.Command(cc, "-x", "c", "-fno-pic", "-mcmodel=small", "-c", src, "-o", obj).CombinedOutput()
+		require.NoError(t, err, string(cout))
+		main := filepath.Join(dir, "main.cpp")
+		require.NoError(t, os.WriteFile(main, []byte("extern \"C\" int* helper(void);\nint main() { return *helper() == 42 ? 0 : 1; }\n"), 0o644))
+		prog := filepath.Join(dir, "p")
+		var log, out bytes.Buffer // apart: the link's stderr is a MultiWriter, its stdout not
+		require.NoError(t, Run([]string{"-v", main, obj, "-o", prog}, Options{Root: root, Library: lib.path, Stdout: &out, Stderr: &log}), out.String()+log.String())
+		_, err = ReadSeedForm(prog)
+		require.ErrorIs(t, err, ErrNoSeedForm)
+		assert.Contains(t, log.String(), "do not link as a shared object")
+		r := runFull(t, prog)
+		assert.Equal(t, 0, r.code, r.stderr)
+	})
+}
+
+// BenchmarkSeedCPU is the CPU time a seed of alltoall_put.cpp (8 ranks,
+// 64 KiB) costs a sweep, as the children's rusage says: a process per
+// seed, against seeds through one seed server (its start shared by b.N
+// seeds). cpu-ms/seed is the figure docs/performance.md quotes.
+func BenchmarkSeedCPU(b *testing.B) {
+	needCxx(b)
+	root := setupCxx(b)
+	children := func() time.Duration {
+		var ru syscall.Rusage
+		require.NoError(b, syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	env := seedEnv(nil)
+	for _, opt := range []string{"-O0", "-O2"} {
+		prog := buildExample(b, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), opt)
+		form, err := ReadSeedForm(prog)
+		require.NoError(b, err)
+		b.Run(opt+"/process", func(b *testing.B) {
+			before := children()
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(prog)
+				cmd.Env = append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1))
+				out, err := cmd.CombinedOutput()
+				require.NoError(b, err, string(out))
+			}
+			b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+		})
+		b.Run(opt+"/server", func(b *testing.B) {
+			before := children()
+			cl := &seedClient{form: form, env: env, dir: b.TempDir()}
+			for i := 0; i < b.N; i++ {
+				r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1)))
+				require.NoError(b, err)
+				require.Equal(b, 0, r.code, r.stderr)
+			}
+			require.NoError(b, cl.stop())
+			b.ReportMetric(float64(children()-before)/float64(time.Millisecond)/float64(b.N), "cpu-ms/seed")
+			b.ReportMetric(float64(cl.starts), "servers")
+		})
+	}
+}
+
+// TestSeedServerFreshGlobals: each seed's dlopen sees the program's
+// globals as a fresh process does (a counter main increments, a
+// function-local static), and its static destructor runs at the seed's
+// end, all in one server.
+func TestSeedServerFreshGlobals(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/globals.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+	defer cl.stop()
+	for i := 0; i < 3; i++ {
+		r, err := cl.run([]string{prog}, seedEnv(nil))
+		require.NoError(t, err)
+		assert.Equal(t, 0, r.code)
+		assert.Equal(t, "counter 1, local 1, argc 1\ndestructor: counter 1, local 1\n", r.stdout, "seed %d", i+1)
+	}
+	assert.Equal(t, 1, cl.starts)
+	assert.Equal(t, 3, cl.served)
+}
+
+// TestSeedServerBadInput: a request the server cannot read ends it with
+// status 1 and words naming what was wrong; the end of the requests ends
+// it with 0; a wrong command line is a usage message and status 2.
+func TestSeedServerBadInput(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/globals.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	send := func(req []byte) (int, string) {
+		cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+		require.NoError(t, cl.start())
+		if req != nil {
+			_, err := cl.req.Write(req)
+			require.NoError(t, err)
+		}
+		code := 0
+		if err := cl.stop(); err != nil {
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			code = ee.ExitCode()
+		}
+		return code, cl.errb.String()
+	}
+	frame := func(strs ...string) []byte {
+		var body bytes.Buffer
+		for _, s := range strs {
+			body.WriteString(s)
+			body.WriteByte(0)
+		}
+		hdr := binary.LittleEndian.AppendUint32(nil, uint32(body.Len()))
+		return append(hdr, body.Bytes()...)
+	}
+	dir := t.TempDir()
+	out, errp := filepath.Join(dir, "o"), filepath.Join(dir, "e")
+	for _, c := range []struct {
+		name string
+		req  []byte
+		code int
+		want string
+	}{
+		{"no requests", nil, 0, ""},
+		{"another protocol", frame("emud-seed/2", out, errp, "0"), 1, "not emud-seed/1"},
+		{"argc past the strings", frame("emud-seed/1", out, errp, "3", "a"), 1, "argc"},
+		{"argc not a number", frame("emud-seed/1", out, errp, "x"), 1, "argc"},
+		{"environment without =", frame("emud-seed/1", out, errp, "1", prog, "PATH"), 1, "K=V"},
+		{"unopenable stdout", frame("emud-seed/1", filepath.Join(dir, "no", "such"), errp, "1", prog), 1, "No such file"},
+		{"length zero", []byte{0, 0, 0, 0}, 1, "length"},
+		{"length past the bound", []byte{0, 0, 0, 2}, 1, "length"},
+		{"cut short", []byte{9, 0, 0, 0, 'e'}, 1, "cut short"},
+		{"no final NUL", []byte{3, 0, 0, 0, 'a', 'b', 'c'}, 1, "NUL"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stderr := send(c.req)
+			assert.Equal(t, c.code, code, stderr)
+			assert.Contains(t, stderr, c.want)
+		})
+	}
+	cmd := exec.Command(form.Server)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, string(b), "usage")
 }
