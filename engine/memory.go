@@ -110,7 +110,7 @@ const (
 // node is closed.
 var ringPool struct {
 	sync.Mutex
-	free map[int][][]byte
+	free hostmem.KeptList
 	cur  []byte // the rest of the pool's current mapping
 	made int
 }
@@ -123,9 +123,7 @@ func takeRing(size int) ([]byte, error) {
 	p := &ringPool
 	p.Lock()
 	defer p.Unlock()
-	if l := p.free[size]; len(l) > 0 {
-		b := l[len(l)-1]
-		p.free[size] = l[:len(l)-1]
+	if b, _ := p.free.Take(uint64(size), ""); b != nil {
 		return b, nil
 	}
 	if p.made+size > ringPoolMax {
@@ -169,11 +167,8 @@ func giveRings(bufs [][]byte) {
 	p := &ringPool
 	p.Lock()
 	defer p.Unlock()
-	if p.free == nil {
-		p.free = map[int][][]byte{}
-	}
 	for _, b := range bufs {
-		p.free[len(b)] = append(p.free[len(b)], b)
+		p.free.Put(b, "")
 	}
 }
 
