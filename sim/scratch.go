@@ -15,10 +15,13 @@ package sim
 // digest, records and write logs are read before the next Sim borrows
 // the Scratch (they become that Sim's).
 type Scratch struct {
-	chunks  [][]event
-	blocks  []*runBlock
-	local   locals   // WorkerLocal
-	closers []func() // OnClose
+	chunks [][]event
+	blocks []*runBlock
+	local  locals // WorkerLocal
+	// runLocal is the last run's map of RunLocal's values, which the
+	// next run empties and takes (a map made every run).
+	runLocal locals
+	closers  []func() // OnClose
 	// trace is the last run's digest hash and trace buffers, which the
 	// next run takes emptied (tracer.init): 5 KiB a run.
 	trace tracer
@@ -208,6 +211,7 @@ func (sc *Scratch) takeBack(s *Sim) {
 		sc.actors = append(sc.actors, a)
 	}
 	sc.actorList = s.actors
+	sc.runLocal = s.local // still s's until the next run takes it
 	// The trace stays s's too until the next run takes it (Digest,
 	// SubjectName and WriteRecords read it after Run).
 	t := &s.trace

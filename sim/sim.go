@@ -158,6 +158,8 @@ func New(cfg Config) *Sim {
 		cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps = nil, nil, nil
 		clear(cfg.Scratch.actorList)
 		s.actors, cfg.Scratch.actorList = cfg.Scratch.actorList[:0], nil
+		clear(cfg.Scratch.runLocal)
+		s.local, cfg.Scratch.runLocal = cfg.Scratch.runLocal, nil
 	}
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
