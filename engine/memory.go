@@ -34,6 +34,9 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
+	// native: the regions are the node's Backing, which native code
+	// writes without notifying (TrackSum refuses)
+	native bool
 	// lazy: the Alloc in progress may take a kept mapping uncleared
 	// (realBytes), stale: it did, and marks its region stale
 	lazy, stale bool
@@ -450,6 +453,7 @@ func newMemory(n *Node) *Memory {
 	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing,
 		mapped: &mappedSet{}, ringKeptMax: ringKeptBytes, scratch: n.cfg.Scratch}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
+	m.native = m.back != nil
 	if m.back == nil {
 		m.back = m.realBytes
 	}
@@ -729,9 +733,24 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	copy(db, sb)
-	m.Notify(dst, n)
-	return src < dst+n && dst < src+n, nil
+	overlap = src < dst+n && dst < src+n
+	if overlap {
+		copy(db, sb) // one memmove: Land's pieces would read bytes an earlier piece wrote
+		m.Notify(dst, n)
+		return true, nil
+	}
+	m.Land(dst, db, sb) // copy and notify; a tracked range sums the bytes (lsa.Space.TrackSum)
+	return false, nil
+}
+
+// TrackSum is lsa.Space.TrackSum: [addr, addr+n) is summed as copies
+// land in it, for a receive check (LandedSum). It is refused on memory
+// that Config.Backing gives, which native code writes without notifying.
+func (m *Memory) TrackSum(addr, n uint64) error {
+	if m.native {
+		return fmt.Errorf("engine: track sum [%#x, +%d): the node's memory is its Config.Backing, which native code writes unseen", addr, n)
+	}
+	return m.Space.TrackSum(addr, n)
 }
 
 // AwaitTimeout is Await that gives up after d: it reports whether pred
