@@ -89,7 +89,7 @@ func TestSendWindowRefilledAfterWrite(t *testing.T) {
 			x.Close()
 			o.Seed = 3
 			x, err = runMutated(t, o, mutation{})
-			defer x.Close()
+			t.Cleanup(func() { x.Close() }) // the check's error is the subject here
 			require.NoError(t, err, "the next seed's rank 0 sends the pattern, not what was written")
 			assert.False(t, x.Mem().Prefilled(x.ranks[0].sendWin.LocalPtr(0)), "rank 0's written window is filled again")
 			for r := 1; r < o.Ranks; r++ {
@@ -128,7 +128,7 @@ func TestReceiveSumSeesLaterWrites(t *testing.T) {
 		t.Run(mu.name, func(t *testing.T) {
 			o := scenario.Options{Ranks: 4, Bytes: b, Queues: 1, Perturb: 1, Seed: 7}
 			x, err := runMutated(t, o, mu)
-			defer x.Close()
+			t.Cleanup(func() { x.Close() }) // the check's error is the subject here
 			_, ok := x.Mem().LandedSum(recvBlock(x, 0, 2), b)
 			assert.True(t, ok, "a block only its copy wrote is checked by its sum")
 			_, ok = x.Mem().LandedSum(recvBlock(x, 0, 1), b)
