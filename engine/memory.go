@@ -34,6 +34,9 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
+	// sums is the scratch's storage of tracked ranges this memory holds
+	// (lsa.Space.UseSums), given back by release
+	sums *lsa.SumRanges
 	// native: the regions are the node's Backing, which native code
 	// writes without notifying (TrackSum refuses)
 	native bool
@@ -454,6 +457,9 @@ func newMemory(n *Node) *Memory {
 		mapped: &mappedSet{}, ringKeptMax: ringKeptBytes, scratch: n.cfg.Scratch}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 	m.native = m.back != nil
+	if m.sums = m.scratch.takeSums(); m.sums != nil {
+		m.Space.UseSums(m.sums) // a seed's tracked ranges in its worker's storage
+	}
 	if m.back == nil {
 		m.back = m.realBytes
 	}
@@ -479,9 +485,10 @@ func (m *Memory) release() {
 		m.scratch.put(m.small)
 		m.scratch.putBits(m.bits)
 		m.scratch.putRings(m.scratchRings)
+		m.scratch.putSums(m.sums)
 	}
 	// a second Close must not give them back twice
-	m.small, m.bits, m.scratchRings = nil, nil, nil
+	m.small, m.bits, m.scratchRings, m.sums = nil, nil, nil, nil
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).

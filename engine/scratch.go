@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -45,6 +46,29 @@ type Scratch struct {
 	// bits is the stale regions' bitmaps (lsa.Space.MarkStale) the last
 	// nodes gave back, of any length: MarkStale sets every word it uses.
 	bits [][]uint64
+	// sums is where its nodes' memories keep their tracked ranges
+	// (lsa.Space.UseSums), one node at a time: sumsHeld while a node
+	// that is not closed yet has it.
+	sums     lsa.SumRanges
+	sumsHeld bool
+}
+
+// takeSums returns the storage for a node's tracked ranges: the
+// Scratch's, held until putSums; nil without a Scratch or while another
+// node holds it.
+func (s *Scratch) takeSums() *lsa.SumRanges {
+	if s == nil || s.sumsHeld {
+		return nil
+	}
+	s.sumsHeld = true
+	return &s.sums
+}
+
+// putSums gives back what takeSums gave.
+func (s *Scratch) putSums(r *lsa.SumRanges) {
+	if r == &s.sums {
+		s.sumsHeld = false
+	}
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/internal/racebuild"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -286,4 +288,47 @@ func mustRegion(t *testing.T, m *Memory, addr uint64) *Region {
 	r, err := m.Region("", addr, 1)
 	require.NoError(t, err)
 	return r
+}
+
+// A Scratch's nodes keep their tracked ranges (Memory.TrackSum) in its
+// storage one node at a time: a node closed gives it to the next, which
+// tracks a seed's ranges without allocating them again; a node made
+// while another still holds it gets its own, and neither sees the
+// other's ranges.
+func TestScratchSumRanges(t *testing.T) {
+	sc := NewScratch()
+	defer sc.Close()
+	node := func() (*Node, uint64) {
+		t.Helper()
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+		require.NoError(t, err)
+		a, err := n.Memory().Alloc(0, 64*4096, "recv")
+		require.NoError(t, err)
+		return n, a
+	}
+	track := func(n *Node, a uint64) {
+		t.Helper()
+		for i := range uint64(64) {
+			require.NoError(t, n.Memory().TrackSum(a+i*4096, 4096))
+		}
+	}
+	n, a := node()
+	track(n, a)
+	n.Close()
+	n, a = node()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	track(n, a)
+	runtime.ReadMemStats(&after)
+	if !racebuild.Enabled {
+		assert.Zero(t, after.Mallocs-before.Mallocs, "the closed node's storage, reused")
+	}
+	other, b := node()                                          // n still holds the storage
+	require.NoError(t, other.Memory().TrackSum(b+2*4096, 4096)) // b is a: the nodes' layouts are the same
+	_, ok := n.Memory().LandedSum(a, 4096)
+	assert.False(t, ok, "nothing landed")
+	assert.ErrorContains(t, n.Memory().TrackSum(a, 4096), "meets the tracked range", "n's ranges are its own")
+	assert.NoError(t, other.Memory().TrackSum(b, 4096), "other's ranges are its own")
+	other.Close()
+	n.Close()
 }

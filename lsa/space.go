@@ -33,6 +33,7 @@ type Space struct {
 	onNotify     func(addr, n uint64) // SetOnNotify
 	watched      []*Region            // WatchWrites: regions no notified write has reached yet
 	sums         []sumTrack           // TrackSum's ranges, sorted by address (sums.go)
+	sumBuf       *SumRanges           // UseSums: where sums lives, kept for the next space
 	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
@@ -266,7 +267,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched, s.spare, s.sums = nil, [2]*Region{}, nil, nil, nil
+	s.regions, s.last, s.watched, s.spare, s.sums, s.sumBuf = nil, [2]*Region{}, nil, nil, nil, nil
 }
 
 // Released reports whether Release was called.

@@ -37,6 +37,20 @@ type sumTrack struct {
 // wrote from there, not from memory.
 const landPiece = 16 << 10
 
+// SumRanges is the storage of a space's tracked ranges (TrackSum), kept
+// across spaces by a caller that builds them one after another (an
+// explore worker's nodes: engine.Scratch), so that a seed's 64 ranges
+// are not made again each seed. Its zero value is ready; one space uses
+// it at a time.
+type SumRanges struct{ t []sumTrack }
+
+// UseSums makes the space keep its tracked ranges in r's storage (its
+// old ranges dropped) until Release.
+func (s *Space) UseSums(r *SumRanges) {
+	s.sumBuf = r
+	s.sums = r.t[:0]
+}
+
 // firstSums is the first capacity of a space's tracked ranges: an
 // 8-rank all-to-all's receive blocks, in one allocation.
 const firstSums = 64
@@ -63,6 +77,9 @@ func (s *Space) TrackSum(addr, n uint64) error {
 		s.sums = make([]sumTrack, 0, firstSums)
 	}
 	s.sums = slices.Insert(s.sums, i, sumTrack{lo: addr, hi: addr + n, front: addr})
+	if s.sumBuf != nil {
+		s.sumBuf.t = s.sums // grown: the next space starts with the room
+	}
 	return nil
 }
 
