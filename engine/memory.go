@@ -741,10 +741,13 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 		return false, err
 	}
 	overlap = src < dst+n && dst < src+n
-	if overlap {
-		copy(db, sb) // one memmove: Land's pieces would read bytes an earlier piece wrote
+	if overlap || db == nil || sb == nil {
+		// One memmove (Land's pieces would read bytes an earlier piece
+		// wrote), or a phantom side: nothing lands, but the write is
+		// announced over the whole range all the same.
+		copy(db, sb)
 		m.Notify(dst, n)
-		return true, nil
+		return overlap, nil
 	}
 	m.Land(dst, db, sb) // copy and notify; a tracked range sums the bytes (lsa.Space.TrackSum)
 	return false, nil

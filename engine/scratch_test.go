@@ -332,3 +332,51 @@ func TestScratchSumRanges(t *testing.T) {
 	other.Close()
 	n.Close()
 }
+
+// Move announces the whole destination range however it lands: from and
+// to phantom memory (no bytes move), overlapping (one memmove) or through
+// lsa.Space.Land (real bytes both sides), with a tracked range or not.
+// Landing through Land announced a phantom destination as 0 bytes, so
+// its waiters slept on.
+func TestMoveNotifiesWholeRange(t *testing.T) {
+	const n = 3 * 4096
+	tests := []struct {
+		name                   string
+		srcPhantom, dstPhantom bool
+		overlap, track         bool
+	}{
+		{name: "real bytes"},
+		{name: "real bytes into a tracked range", track: true},
+		{name: "to phantom memory", dstPhantom: true},
+		{name: "from phantom memory", srcPhantom: true},
+		{name: "overlapping", overlap: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			node, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+			require.NoError(t, err)
+			defer node.Close()
+			m := node.Memory()
+			alloc := func(phantom bool) uint64 {
+				a, err := m.Alloc(0, 2*n, "real")
+				if phantom {
+					a, err = m.AllocPhantom(0, 2*n, "phantom")
+				}
+				require.NoError(t, err)
+				return a
+			}
+			src, dst := alloc(tc.srcPhantom), alloc(tc.dstPhantom)
+			if tc.overlap {
+				dst = src + 4096
+			}
+			if tc.track {
+				require.NoError(t, m.TrackSum(dst, n))
+			}
+			var got [][2]uint64
+			m.SetOnNotify(func(addr, size uint64) { got = append(got, [2]uint64{addr, size}) })
+			_, err = m.Move(dst, src, n)
+			require.NoError(t, err)
+			assert.Equal(t, [][2]uint64{{dst, n}}, got)
+		})
+	}
+}

@@ -118,8 +118,10 @@ func (s *Space) breakSums(addr, n uint64) {
 // Bytes or BytesOverwrite returned (a COPY's landing), and notifies the
 // write. A tracked range (TrackSum) whose landed front is where a piece
 // lands sums the piece right after it is copied; any other the write
-// reaches is broken. src shorter than dst (a phantom source) writes
-// nothing but is notified as a write.
+// reaches is broken. src and dst are as long, and neither is phantom
+// (nil): a copy with a phantom side moves no bytes, and its caller
+// notifies the range itself (Notify, which breaks the sums it reaches);
+// src shorter than dst is copied as copy does and breaks them too.
 func (s *Space) Land(addr uint64, dst, src []byte) {
 	n := uint64(len(dst))
 	if len(s.sums) == 0 || len(src) != len(dst) {
