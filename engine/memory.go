@@ -34,16 +34,13 @@ type Memory struct {
 	// overwrite: the caller writes every byte of what Alloc returns before
 	// anything reads it (WillOverwrite)
 	overwrite bool
-	// sums is the scratch's storage of tracked ranges this memory holds
-	// (lsa.Space.UseSums), given back by release
-	sums *lsa.SumRanges
-	// native: the regions are the node's Backing, which native code
-	// writes without notifying (TrackSum refuses)
-	native bool
 	// lazy: the Alloc in progress may take a kept mapping uncleared
 	// (realBytes), stale: it did, and marks its region stale
 	lazy, stale bool
-	prefill     *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
+	// native: the regions are the node's Backing, which native code
+	// writes without notifying (TrackSum refuses)
+	native  bool
+	prefill *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
 	// prefillBuf holds the last Prefill's content: a seed prefills each
 	// rank's send window, an allocation each before.
 	prefillBuf prefill
@@ -457,8 +454,8 @@ func newMemory(n *Node) *Memory {
 		mapped: &mappedSet{}, ringKeptMax: ringKeptBytes, scratch: n.cfg.Scratch}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
 	m.native = m.back != nil
-	if m.sums = m.scratch.takeSums(); m.sums != nil {
-		m.Space.UseSums(m.sums) // a seed's tracked ranges in its worker's storage
+	if r := m.scratch.takeSums(); r != nil {
+		m.Space.UseSums(r) // a seed's tracked ranges in its worker's storage
 	}
 	if m.back == nil {
 		m.back = m.realBytes
@@ -471,6 +468,7 @@ func newMemory(n *Node) *Memory {
 // the rings); every later access fails (lsa.Space.Release). Memory that
 // Config.Backing gave is the caller's.
 func (m *Memory) release() {
+	sums := m.scratch != nil && m.Space.UsesSums(&m.scratch.sums) // false once released
 	m.Space.Release()
 	m.rings = ringSlab{}
 	if m.scratch != nil {
@@ -485,10 +483,12 @@ func (m *Memory) release() {
 		m.scratch.put(m.small)
 		m.scratch.putBits(m.bits)
 		m.scratch.putRings(m.scratchRings)
-		m.scratch.putSums(m.sums)
+		if sums {
+			m.scratch.sumsHeld = false
+		}
 	}
 	// a second Close must not give them back twice
-	m.small, m.bits, m.scratchRings, m.sums = nil, nil, nil, nil
+	m.small, m.bits, m.scratchRings = nil, nil, nil
 }
 
 // loadWord reads a tracked word for the write log (sim.WriteLog).

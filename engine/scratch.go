@@ -48,27 +48,20 @@ type Scratch struct {
 	bits [][]uint64
 	// sums is where its nodes' memories keep their tracked ranges
 	// (lsa.Space.UseSums), one node at a time: sumsHeld while a node
-	// that is not closed yet has it.
+	// that is not closed yet has it (its memory's release gives it back).
 	sums     lsa.SumRanges
 	sumsHeld bool
 }
 
 // takeSums returns the storage for a node's tracked ranges: the
-// Scratch's, held until putSums; nil without a Scratch or while another
-// node holds it.
+// Scratch's, held until that node's Close; nil without a Scratch or
+// while another node holds it.
 func (s *Scratch) takeSums() *lsa.SumRanges {
 	if s == nil || s.sumsHeld {
 		return nil
 	}
 	s.sumsHeld = true
 	return &s.sums
-}
-
-// putSums gives back what takeSums gave.
-func (s *Scratch) putSums(r *lsa.SumRanges) {
-	if r == &s.sums {
-		s.sumsHeld = false
-	}
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's

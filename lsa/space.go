@@ -30,11 +30,10 @@ type Space struct {
 	watch        *sim.WatchList
 	before       func()               // called before each data access (SetBeforeAccess)
 	released     bool                 // Release dropped every region
+	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
 	onNotify     func(addr, n uint64) // SetOnNotify
 	watched      []*Region            // WatchWrites: regions no notified write has reached yet
-	sums         []sumTrack           // TrackSum's ranges, sorted by address (sums.go)
-	sumBuf       *SumRanges           // UseSums: where sums lives, kept for the next space
-	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
+	sums         *SumRanges           // TrackSum's ranges (sums.go); nil until the first, or UseSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
 	spare []Region
@@ -267,7 +266,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched, s.spare, s.sums, s.sumBuf = nil, [2]*Region{}, nil, nil, nil, nil
+	s.regions, s.last, s.watched, s.spare, s.sums = nil, [2]*Region{}, nil, nil, nil
 }
 
 // Released reports whether Release was called.
@@ -546,7 +545,7 @@ func (s *Space) Watch() *sim.WatchList { return s.watch }
 // Notify wakes the waiters on [addr, addr+n): for a write made through
 // Bytes rather than Write or a Store.
 func (s *Space) Notify(addr, n uint64) {
-	if len(s.sums) > 0 && n > 0 {
+	if s.sums != nil && len(s.sums.t) > 0 && n > 0 {
 		s.breakSums(addr, n)
 	}
 	s.notify(addr, n)

@@ -37,18 +37,30 @@ type sumTrack struct {
 // wrote from there, not from memory.
 const landPiece = 16 << 10
 
-// SumRanges is the storage of a space's tracked ranges (TrackSum), kept
-// across spaces by a caller that builds them one after another (an
-// explore worker's nodes: engine.Scratch), so that a seed's 64 ranges
-// are not made again each seed. Its zero value is ready; one space uses
-// it at a time.
+// SumRanges is a space's tracked ranges (TrackSum), sorted by address;
+// its storage can be kept across spaces by a caller that builds them one
+// after another (an explore worker's nodes: engine.Scratch), so that a
+// seed's 64 ranges are not made again each seed. Its zero value is
+// ready; one space uses it at a time.
 type SumRanges struct{ t []sumTrack }
 
-// UseSums makes the space keep its tracked ranges in r's storage (its
-// old ranges dropped) until Release.
+// UseSums makes the space keep its tracked ranges in r (its old ranges
+// dropped) until Release.
 func (s *Space) UseSums(r *SumRanges) {
-	s.sumBuf = r
-	s.sums = r.t[:0]
+	r.t = r.t[:0]
+	s.sums = r
+}
+
+// UsesSums reports whether the space keeps its tracked ranges in r
+// (UseSums, until Release).
+func (s *Space) UsesSums(r *SumRanges) bool { return s.sums == r }
+
+// ranges is the space's tracked ranges (nil: none).
+func (s *Space) ranges() []sumTrack {
+	if s.sums == nil {
+		return nil
+	}
+	return s.sums.t
 }
 
 // firstSums is the first capacity of a space's tracked ranges: an
@@ -69,17 +81,14 @@ func (s *Space) TrackSum(addr, n uint64) error {
 	if r.data == nil {
 		return fmt.Errorf("track sum [%#x, +%d): region %q is phantom (it holds no bytes)", addr, n, r.Name)
 	}
-	i := s.sumAt(addr)
-	if i < len(s.sums) && s.sums[i].lo < addr+n {
-		return fmt.Errorf("track sum [%#x, +%d): meets the tracked range [%#x, %#x)", addr, n, s.sums[i].lo, s.sums[i].hi)
+	i, ts := s.sumAt(addr), s.ranges()
+	if i < len(ts) && ts[i].lo < addr+n {
+		return fmt.Errorf("track sum [%#x, +%d): meets the tracked range [%#x, %#x)", addr, n, ts[i].lo, ts[i].hi)
 	}
 	if s.sums == nil {
-		s.sums = make([]sumTrack, 0, firstSums)
+		s.sums = &SumRanges{t: make([]sumTrack, 0, firstSums)}
 	}
-	s.sums = slices.Insert(s.sums, i, sumTrack{lo: addr, hi: addr + n, front: addr})
-	if s.sumBuf != nil {
-		s.sumBuf.t = s.sums // grown: the next space starts with the room
-	}
+	s.sums.t = slices.Insert(s.sums.t, i, sumTrack{lo: addr, hi: addr + n, front: addr})
 	return nil
 }
 
@@ -90,11 +99,11 @@ func (s *Space) LandedSum(addr, n uint64) (sum uint64, ok bool) {
 	if s.foreign {
 		return 0, false
 	}
-	i := s.sumAt(addr)
-	if i == len(s.sums) {
+	i, ts := s.sumAt(addr), s.ranges()
+	if i == len(ts) {
 		return 0, false
 	}
-	t := &s.sums[i]
+	t := &ts[i]
 	if t.lo != addr || t.hi != addr+n || t.broken || t.front != t.hi {
 		return 0, false
 	}
@@ -103,14 +112,16 @@ func (s *Space) LandedSum(addr, n uint64) (sum uint64, ok bool) {
 
 // sumAt is the index of the first tracked range that ends after addr.
 func (s *Space) sumAt(addr uint64) int {
-	return sort.Search(len(s.sums), func(i int) bool { return s.sums[i].hi > addr })
+	ts := s.ranges()
+	return sort.Search(len(ts), func(i int) bool { return ts[i].hi > addr })
 }
 
 // breakSums marks the tracked ranges that a write to [addr, addr+n)
 // reaches: their bytes are no longer only what landed.
 func (s *Space) breakSums(addr, n uint64) {
-	for i := s.sumAt(addr); i < len(s.sums) && s.sums[i].lo < addr+n; i++ {
-		s.sums[i].broken = true
+	ts := s.ranges()
+	for i := s.sumAt(addr); i < len(ts) && ts[i].lo < addr+n; i++ {
+		ts[i].broken = true
 	}
 }
 
@@ -124,12 +135,13 @@ func (s *Space) breakSums(addr, n uint64) {
 // src shorter than dst is copied as copy does and breaks them too.
 func (s *Space) Land(addr uint64, dst, src []byte) {
 	n := uint64(len(dst))
-	if len(s.sums) == 0 || len(src) != len(dst) {
+	ts := s.ranges()
+	if len(ts) == 0 || len(src) != len(dst) {
 		copy(dst, src)
 		s.Notify(addr, n)
 		return
 	}
-	if i := s.sumAt(addr); i == len(s.sums) || s.sums[i].lo >= addr+n {
+	if i := s.sumAt(addr); i == len(ts) || ts[i].lo >= addr+n {
 		copy(dst, src)
 		s.notify(addr, n)
 		return
@@ -148,8 +160,9 @@ func (s *Space) Land(addr uint64, dst, src []byte) {
 // rows, or ending the range), else the range is broken.
 func (s *Space) sumPiece(addr uint64, b []byte) {
 	end := addr + uint64(len(b))
-	for i := s.sumAt(addr); i < len(s.sums) && s.sums[i].lo < end; i++ {
-		t := &s.sums[i]
+	ts := s.ranges()
+	for i := s.sumAt(addr); i < len(ts) && ts[i].lo < end; i++ {
+		t := &ts[i]
 		if t.broken {
 			continue
 		}
