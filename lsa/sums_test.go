@@ -154,3 +154,40 @@ func TestLandedSumShortTail(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, blocksum.Of(got), v)
 }
+
+// FuzzLandedSum: whatever mix of landings (anywhere, any length, from
+// anywhere in the source), stores and host writes reaches a tracked
+// range, a sum it gives is the sum of the bytes there.
+func FuzzLandedSum(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 64, 0, 64, 0, 64})
+	f.Add([]byte{0, 0, 0, 255, 2, 10, 1, 3, 0, 8, 0, 200})
+	f.Add([]byte{0, 0, 255, 32, 0, 128, 128, 0})              // all three blocks, in order: a sum
+	f.Add([]byte{0, 0, 255, 32, 0, 128, 128, 0, 2, 80, 0, 0}) // then a store into the tracked block
+	f.Add([]byte{0, 0, 255, 32, 0, 128, 128, 0, 3, 70, 1, 0}) // then a host write
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const blk = 4096
+		r := newSumRig(t, blk)
+		for len(ops) >= 4 {
+			kind, at, n := ops[0]%4, uint64(ops[1])*64%(3*blk), uint64(ops[2])*32+uint64(ops[3])
+			ops = ops[4:]
+			n = min(max(n, 1), 3*blk-at)
+			switch kind {
+			case 0, 1: // a landing, from the same offset or another
+				from := at
+				if kind == 1 {
+					from = (at + n) % (3*blk - n + 1)
+				}
+				r.land(t, at, from, n)
+			case 2:
+				require.NoError(t, r.s.Store32(r.dst+at/4*4%(3*blk-3), uint32(n)))
+			case 3:
+				require.NoError(t, r.s.Write(r.dst+at, make([]byte, n)))
+			}
+		}
+		got, err := r.s.Bytes("read", r.dst+blk, blk)
+		require.NoError(t, err)
+		if v, ok := r.s.LandedSum(r.dst+blk, blk); ok {
+			require.Equal(t, blocksum.Of(got), v)
+		}
+	})
+}
