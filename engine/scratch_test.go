@@ -380,3 +380,16 @@ func TestMoveNotifiesWholeRange(t *testing.T) {
 		})
 	}
 }
+
+// A node whose memory is its Config.Backing (native lanes read and write
+// it without notifying) tracks no sums: its receive checks read the
+// bytes.
+func TestTrackSumRefusedOnBacking(t *testing.T) {
+	back := func(_, size uint64) ([]byte, error) { return make([]byte, size), nil }
+	n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Backing: back})
+	require.NoError(t, err)
+	defer n.Close()
+	a, err := n.Memory().Alloc(0, 4096, "recv")
+	require.NoError(t, err)
+	assert.ErrorContains(t, n.Memory().TrackSum(a, 4096), "Config.Backing, which native code writes unseen")
+}
