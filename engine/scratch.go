@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -46,6 +47,22 @@ type Scratch struct {
 	// bits is the stale regions' bitmaps (lsa.Space.MarkStale) the last
 	// nodes gave back, of any length: MarkStale sets every word it uses.
 	bits [][]uint64
+	// sums is where its nodes' memories keep their tracked ranges
+	// (lsa.Space.UseSums), one node at a time: sumsHeld while a node
+	// that is not closed yet has it (its memory's release gives it back).
+	sums     lsa.SumRanges
+	sumsHeld bool
+}
+
+// takeSums returns the storage for a node's tracked ranges: the
+// Scratch's, held until that node's Close; nil without a Scratch or
+// while another node holds it.
+func (s *Scratch) takeSums() *lsa.SumRanges {
+	if s == nil || s.sumsHeld {
+		return nil
+	}
+	s.sumsHeld = true
+	return &s.sums
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's
