@@ -144,7 +144,8 @@ func newDiagnosis(h *Host) *diagnosis {
 	return d
 }
 
-type diagKey struct{}
+// diagKey keys the diagnosis a sim.Scratch keeps.
+var diagKey = sim.NewLocalKey[*diagnosis]()
 
 // keptDiagnosis is the diagnosis the runs that borrow s's sim.Scratch
 // (an explore worker's seeds) keep, emptied for the first host of run s
@@ -153,20 +154,24 @@ type diagKey struct{}
 // Scratch. The run before is over: its diagnoser is not asked again,
 // and its reports copied what they say.
 func keptDiagnosis(s *sim.Sim) *diagnosis {
-	if s == nil || s.Scratch() == nil {
+	if s == nil {
 		return nil
 	}
 	first := false
-	s.Local(diagKey{}, func() any { first = true; return diagKey{} })
+	d := sim.RunScratch(s, diagKey, func(d *diagnosis) { first = true; d.emptyKept() })
 	if !first {
 		return nil
 	}
-	sc := s.Scratch()
-	d := sc.Local(diagKey{}, func() any {
-		d := &diagnosis{queues: map[*Queue]*qdiag{}, waits: map[*kernel.Wave]waitInfo{}, signals: map[uint64]*sigdiag{}, refs: map[*Queue]int{}}
+	return d
+}
+
+// emptyKept empties a kept diagnosis for its next run's first host,
+// making its maps the first time.
+func (d *diagnosis) emptyKept() {
+	if d.queues == nil {
+		d.queues, d.waits, d.signals, d.refs = map[*Queue]*qdiag{}, map[*kernel.Wave]waitInfo{}, map[uint64]*sigdiag{}, map[*Queue]int{}
 		d.sigSlab.Grow = 16
-		return d
-	}).(*diagnosis)
+	}
 	clear(d.refs)
 	clear(d.queues)
 	clear(d.waits)
@@ -174,7 +179,6 @@ func keptDiagnosis(s *sim.Sim) *diagnosis {
 	clear(d.reads)
 	d.sigSlab.Reset()
 	d.qSlab.Reset()
-	return d
 }
 
 func (d *diagnosis) qd(q *Queue) *qdiag {

@@ -27,7 +27,11 @@
 // caller's content; kept by that content
 // when no write reached it, it backs the next node's Prefill of the same
 // content without the bytes being written again (a scenario's send
-// windows, the same for every seed). Config.Backing = [MapAt] maps each
+// windows, the same for every seed). A COPY's landing copies through
+// lsa.Space.Land, which hashes the bytes into a range [Memory.TrackSum]
+// tracks right after copying them (a receive check's blocks: the check
+// then reads none back); TrackSum is refused on a Config.Backing, which
+// native code writes without notifying. Config.Backing = [MapAt] maps each
 // region at its own address for native lanes. A node given a [Scratch]
 // (Config.Scratch: an explore worker's, kept across its seeds) takes its
 // small regions from it instead of the heap and makes its queues, rings,

@@ -37,7 +37,10 @@ type Memory struct {
 	// lazy: the Alloc in progress may take a kept mapping uncleared
 	// (realBytes), stale: it did, and marks its region stale
 	lazy, stale bool
-	prefill     *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
+	// native: the regions are the node's Backing, which native code
+	// writes without notifying (TrackSum refuses)
+	native  bool
+	prefill *prefill // Prefill: the next Alloc's content (&prefillBuf or nil)
 	// prefillBuf holds the last Prefill's content: a seed prefills each
 	// rank's send window, an allocation each before.
 	prefillBuf prefill
@@ -110,7 +113,7 @@ const (
 // node is closed.
 var ringPool struct {
 	sync.Mutex
-	free map[int][][]byte
+	free hostmem.KeptList
 	cur  []byte // the rest of the pool's current mapping
 	made int
 }
@@ -123,9 +126,7 @@ func takeRing(size int) ([]byte, error) {
 	p := &ringPool
 	p.Lock()
 	defer p.Unlock()
-	if l := p.free[size]; len(l) > 0 {
-		b := l[len(l)-1]
-		p.free[size] = l[:len(l)-1]
+	if b, _ := p.free.Take(uint64(size), ""); b != nil {
 		return b, nil
 	}
 	if p.made+size > ringPoolMax {
@@ -169,11 +170,8 @@ func giveRings(bufs [][]byte) {
 	p := &ringPool
 	p.Lock()
 	defer p.Unlock()
-	if p.free == nil {
-		p.free = map[int][][]byte{}
-	}
 	for _, b := range bufs {
-		p.free[len(b)] = append(p.free[len(b)], b)
+		p.free.Put(b, "")
 	}
 }
 
@@ -450,6 +448,10 @@ func newMemory(n *Node) *Memory {
 	m := &Memory{Space: lsa.NewSpace(n.cfg.GPUs, n.cfg.Base, n.cfg.Stride, n.s.NewWatchList("memory")), back: n.cfg.Backing,
 		mapped: &mappedSet{}, ringKeptMax: ringKeptBytes, scratch: n.cfg.Scratch}
 	runtime.AddCleanup(m.Space, (*mappedSet).release, m.mapped)
+	m.native = m.back != nil
+	if r := m.scratch.takeSums(); r != nil {
+		m.Space.UseSums(r) // a seed's tracked ranges in its worker's storage
+	}
 	if m.back == nil {
 		m.back = m.realBytes
 	}
@@ -461,6 +463,7 @@ func newMemory(n *Node) *Memory {
 // the rings); every later access fails (lsa.Space.Release). Memory that
 // Config.Backing gave is the caller's.
 func (m *Memory) release() {
+	sums := m.scratch != nil && m.Space.UsesSums(&m.scratch.sums) // false once released
 	m.Space.Release()
 	m.rings = ringSlab{}
 	if m.scratch != nil {
@@ -475,6 +478,9 @@ func (m *Memory) release() {
 		m.scratch.put(m.small)
 		m.scratch.putBits(m.bits)
 		m.scratch.putRings(m.scratchRings)
+		if sums {
+			m.scratch.sumsHeld = false
+		}
 	}
 	// a second Close must not give them back twice
 	m.small, m.bits, m.scratchRings = nil, nil, nil
@@ -729,9 +735,27 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	copy(db, sb)
-	m.Notify(dst, n)
-	return src < dst+n && dst < src+n, nil
+	overlap = src < dst+n && dst < src+n
+	if overlap || db == nil || sb == nil {
+		// One memmove (Land's pieces would read bytes an earlier piece
+		// wrote), or a phantom side: nothing lands, but the write is
+		// announced over the whole range all the same.
+		copy(db, sb)
+		m.Notify(dst, n)
+		return overlap, nil
+	}
+	m.Land(dst, db, sb) // copy and notify; a tracked range sums the bytes (lsa.Space.TrackSum)
+	return false, nil
+}
+
+// TrackSum is lsa.Space.TrackSum: [addr, addr+n) is summed as copies
+// land in it, for a receive check (LandedSum). It is refused on memory
+// that Config.Backing gives, which native code writes without notifying.
+func (m *Memory) TrackSum(addr, n uint64) error {
+	if m.native {
+		return fmt.Errorf("engine: track sum [%#x, +%d): the node's memory is its Config.Backing, which native code writes unseen", addr, n)
+	}
+	return m.Space.TrackSum(addr, n)
 }
 
 // AwaitTimeout is Await that gives up after d: it reports whether pred

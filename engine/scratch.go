@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -26,11 +27,13 @@ type Scratch struct {
 	// (sim.Config.Scratch; the caller builds the Sim, so it passes it).
 	Sim *sim.Scratch
 
-	free map[uint64][][]byte // zeroed buffers by length
+	// free is the zeroed buffers of small regions, by length, up to max
+	// bytes.
+	free hostmem.KeptList
 	// rings are zeroed kept ring buffers by length (ringPool's, taken
 	// once by the Scratch's first nodes): its later nodes take and give
 	// them back without the pool's lock; Close returns them to the pool.
-	rings map[int][][]byte
+	rings hostmem.KeptList
 	// maps are the mappings that backed the last nodes' large regions
 	// (hostmem), by length, each with the Prefill content it still holds
 	// ("" for none): the next node takes them as hostmem's kept buffers,
@@ -40,11 +43,26 @@ type Scratch struct {
 	// arenas are the per-queue objects the last closed node gave back
 	// (nodeArenas), nil while a node holds them.
 	arenas *nodeArenas
-	held   uint64 // bytes in free
 	max    uint64 // the most bytes free may hold
 	// bits is the stale regions' bitmaps (lsa.Space.MarkStale) the last
 	// nodes gave back, of any length: MarkStale sets every word it uses.
 	bits [][]uint64
+	// sums is where its nodes' memories keep their tracked ranges
+	// (lsa.Space.UseSums), one node at a time: sumsHeld while a node
+	// that is not closed yet has it (its memory's release gives it back).
+	sums     lsa.SumRanges
+	sumsHeld bool
+}
+
+// takeSums returns the storage for a node's tracked ranges: the
+// Scratch's, held until that node's Close; nil without a Scratch or
+// while another node holds it.
+func (s *Scratch) takeSums() *lsa.SumRanges {
+	if s == nil || s.sumsHeld {
+		return nil
+	}
+	s.sumsHeld = true
+	return &s.sums
 }
 
 // scratchMax is a Scratch's bound on the bytes it keeps: a worker's
@@ -80,16 +98,12 @@ func (s *Scratch) keepMap(b []byte, key string) {
 
 // NewScratch returns an empty Scratch.
 func NewScratch() *Scratch {
-	return &Scratch{Sim: sim.NewScratch(), free: map[uint64][][]byte{}, rings: map[int][][]byte{}, max: scratchMax,
-		mapMax: scratchMapMax}
+	return &Scratch{Sim: sim.NewScratch(), max: scratchMax, mapMax: scratchMapMax}
 }
 
 // take returns a zeroed buffer of n bytes: a kept one, or a new one.
 func (s *Scratch) take(n uint64) []byte {
-	if l := s.free[n]; len(l) > 0 {
-		b := l[len(l)-1]
-		s.free[n] = l[:len(l)-1]
-		s.held -= n
+	if b, _ := s.free.Take(n, ""); b != nil {
 		return b
 	}
 	return make([]byte, n)
@@ -112,13 +126,11 @@ func (s *Scratch) takeArenas() *nodeArenas {
 // rest go to the collector).
 func (s *Scratch) put(bufs [][]byte) {
 	for _, b := range bufs {
-		n := uint64(len(b))
-		if s.held+n > s.max {
+		if s.free.Bytes()+uint64(len(b)) > s.max {
 			continue
 		}
 		clear(b)
-		s.free[n] = append(s.free[n], b)
-		s.held += n
+		s.free.Put(b, "")
 	}
 }
 
@@ -165,10 +177,7 @@ const scratchBitsMax = 256
 func (s *Scratch) Close() {
 	s.Sim.Close()
 	var bufs [][]byte
-	for _, l := range s.rings {
-		bufs = append(bufs, l...)
-	}
-	clear(s.rings)
+	s.rings.Drain(func(b []byte, _ string) { bufs = append(bufs, b) })
 	if len(bufs) > 0 {
 		giveRings(bufs) // zeroed when the Scratch took them back
 	}
@@ -181,12 +190,7 @@ func (s *Scratch) takeRing(size int) []byte {
 	if s == nil {
 		return nil
 	}
-	l := s.rings[size]
-	if len(l) == 0 {
-		return nil
-	}
-	b := l[len(l)-1]
-	s.rings[size] = l[:len(l)-1]
+	b, _ := s.rings.Take(uint64(size), "")
 	return b
 }
 
@@ -195,9 +199,9 @@ func (s *Scratch) takeRing(size int) []byte {
 func (s *Scratch) putRings(kept []keptRing) {
 	clearRings(kept)
 	for _, k := range kept {
-		s.rings[len(k.b)] = append(s.rings[len(k.b)], k.b)
+		s.rings.Put(k.b, "")
 	}
 }
 
 // Held is the bytes the Scratch keeps for the next node.
-func (s *Scratch) Held() uint64 { return s.held }
+func (s *Scratch) Held() uint64 { return s.free.Bytes() }

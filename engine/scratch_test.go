@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/internal/racebuild"
 	"github.com/emud-dev/emud/ring"
 	"github.com/emud-dev/emud/sim"
 )
@@ -128,9 +130,9 @@ func TestKeptRingsClearedWhereWritten(t *testing.T) {
 				}
 				if withScratch {
 					size := int(ring.DefaultSize)
-					assert.Len(t, sc.rings[size], 3, "the Scratch holds the rings")
+					assert.Equal(t, uint64(3*size), sc.rings.Bytes(), "the Scratch holds the rings")
 					sc.Close()
-					assert.Empty(t, sc.rings[size], "Close gives them to the pool")
+					assert.Zero(t, sc.rings.Bytes(), "Close gives them to the pool")
 				}
 			})
 		}
@@ -286,4 +288,108 @@ func mustRegion(t *testing.T, m *Memory, addr uint64) *Region {
 	r, err := m.Region("", addr, 1)
 	require.NoError(t, err)
 	return r
+}
+
+// A Scratch's nodes keep their tracked ranges (Memory.TrackSum) in its
+// storage one node at a time: a node closed gives it to the next, which
+// tracks a seed's ranges without allocating them again; a node made
+// while another still holds it gets its own, and neither sees the
+// other's ranges.
+func TestScratchSumRanges(t *testing.T) {
+	sc := NewScratch()
+	defer sc.Close()
+	node := func() (*Node, uint64) {
+		t.Helper()
+		n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+		require.NoError(t, err)
+		a, err := n.Memory().Alloc(0, 64*4096, "recv")
+		require.NoError(t, err)
+		return n, a
+	}
+	track := func(n *Node, a uint64) {
+		t.Helper()
+		for i := range uint64(64) {
+			require.NoError(t, n.Memory().TrackSum(a+i*4096, 4096))
+		}
+	}
+	n, a := node()
+	track(n, a)
+	n.Close()
+	n, a = node()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	track(n, a)
+	runtime.ReadMemStats(&after)
+	if !racebuild.Enabled {
+		assert.Zero(t, after.Mallocs-before.Mallocs, "the closed node's storage, reused")
+	}
+	other, b := node()                                          // n still holds the storage
+	require.NoError(t, other.Memory().TrackSum(b+2*4096, 4096)) // b is a: the nodes' layouts are the same
+	_, ok := n.Memory().LandedSum(a, 4096)
+	assert.False(t, ok, "nothing landed")
+	assert.ErrorContains(t, n.Memory().TrackSum(a, 4096), "meets the tracked range", "n's ranges are its own")
+	assert.NoError(t, other.Memory().TrackSum(b, 4096), "other's ranges are its own")
+	other.Close()
+	n.Close()
+}
+
+// Move announces the whole destination range however it lands: from and
+// to phantom memory (no bytes move), overlapping (one memmove) or through
+// lsa.Space.Land (real bytes both sides), with a tracked range or not.
+// Landing through Land announced a phantom destination as 0 bytes, so
+// its waiters slept on.
+func TestMoveNotifiesWholeRange(t *testing.T) {
+	const n = 3 * 4096
+	tests := []struct {
+		name                   string
+		srcPhantom, dstPhantom bool
+		overlap, track         bool
+	}{
+		{name: "real bytes"},
+		{name: "real bytes into a tracked range", track: true},
+		{name: "to phantom memory", dstPhantom: true},
+		{name: "from phantom memory", srcPhantom: true},
+		{name: "overlapping", overlap: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			node, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2})
+			require.NoError(t, err)
+			defer node.Close()
+			m := node.Memory()
+			alloc := func(phantom bool) uint64 {
+				a, err := m.Alloc(0, 2*n, "real")
+				if phantom {
+					a, err = m.AllocPhantom(0, 2*n, "phantom")
+				}
+				require.NoError(t, err)
+				return a
+			}
+			src, dst := alloc(tc.srcPhantom), alloc(tc.dstPhantom)
+			if tc.overlap {
+				dst = src + 4096
+			}
+			if tc.track {
+				require.NoError(t, m.TrackSum(dst, n))
+			}
+			var got [][2]uint64
+			m.SetOnNotify(func(addr, size uint64) { got = append(got, [2]uint64{addr, size}) })
+			_, err = m.Move(dst, src, n)
+			require.NoError(t, err)
+			assert.Equal(t, [][2]uint64{{dst, n}}, got)
+		})
+	}
+}
+
+// A node whose memory is its Config.Backing (native lanes read and write
+// it without notifying) tracks no sums: its receive checks read the
+// bytes.
+func TestTrackSumRefusedOnBacking(t *testing.T) {
+	back := func(_, size uint64) ([]byte, error) { return make([]byte, size), nil }
+	n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Backing: back})
+	require.NoError(t, err)
+	defer n.Close()
+	a, err := n.Memory().Alloc(0, 4096, "recv")
+	require.NoError(t, err)
+	assert.ErrorContains(t, n.Memory().TrackSum(a, 4096), "Config.Backing, which native code writes unseen")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/hostmem"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
@@ -436,25 +437,17 @@ const fopChunk = 32
 // bufPool keeps the snapshot buffers of finished operations for the next
 // ones of the same size: a put's data lives from its source read to its
 // completion, so a run reuses a few buffers instead of allocating one per
-// operation.
+// operation. They are kept with no content named: the last kept of a
+// size is taken first, uncleared (its taker overwrites or clears it).
 type bufPool struct {
-	free map[uint64][][]byte
+	free hostmem.KeptList
 }
 
 func (p *bufPool) get(n uint64) []byte {
-	if l := p.free[n]; len(l) > 0 {
-		b := l[len(l)-1]
-		l[len(l)-1] = nil
-		p.free[n] = l[:len(l)-1]
+	if b, _ := p.free.Take(n, ""); b != nil {
 		return b
 	}
 	return make([]byte, n)
 }
 
-func (p *bufPool) put(b []byte) {
-	if p.free == nil {
-		p.free = map[uint64][][]byte{}
-	}
-	n := uint64(len(b))
-	p.free[n] = append(p.free[n], b)
-}
+func (p *bufPool) put(b []byte) { p.free.Put(b, "") }

@@ -25,7 +25,9 @@
 // reads before writing (engine's regions, lsa.Space.MarkStale). A
 // KeptList is such a list of buffers and their contents on its own, for
 // an owner that keeps its buffers apart from the process's (an explore
-// worker's, engine.Scratch). Fresh buffers of 2 MiB and more
+// worker's, engine.Scratch: its mappings, and, with no content named,
+// its small regions' buffers and its rings, as engine's ring pool keeps
+// its rings). Fresh buffers of 2 MiB and more
 // are aligned to 2 MiB and advised as transparent huge pages, so that
 // their first touches fault once per 2 MiB and the copies over them miss
 // the TLB less (MapSparse's are not: their untouched pages stay free).

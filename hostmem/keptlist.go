@@ -3,7 +3,9 @@ package hostmem
 // KeptList is buffers kept for reuse, by length, each with the content it
 // holds (UnmapAs's key; "" for whatever its last user left): the process's
 // kept buffers (behind a lock, Unmap), or one owner's own (an explore
-// worker's, engine.Scratch). The zero value is empty. It is not safe for
+// worker's, engine.Scratch). Kept with "" and taken with "", it is a
+// stack of buffers a length, the last kept taken first (engine's zeroed
+// buffers and rings). The zero value is empty. It is not safe for
 // concurrent use.
 type KeptList struct {
 	free  map[uint64][]keptBuf

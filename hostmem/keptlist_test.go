@@ -50,3 +50,37 @@ func TestKeptList(t *testing.T) {
 	b, _ := k.Take(8192, "")
 	assert.Nil(t, b)
 }
+
+// Kept and taken with no content, a KeptList is a stack a length: the
+// last buffer kept of the asked length first, none of another length
+// (engine's zeroed buffers and rings).
+func TestKeptListStack(t *testing.T) {
+	var k KeptList
+	bufs := [][]byte{make([]byte, 4096), make([]byte, 4096), make([]byte, 8192), make([]byte, 4096)}
+	for _, b := range bufs {
+		k.Put(b, "")
+	}
+	for _, tc := range []struct {
+		name string
+		n    uint64
+		want []byte
+	}{
+		{"the last of 4 KiB", 4096, bufs[3]},
+		{"the one before", 4096, bufs[1]},
+		{"the 8 KiB one", 8192, bufs[2]},
+		{"the first", 4096, bufs[0]},
+		{"none left", 4096, nil},
+		{"no length kept", 1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, hit := k.Take(tc.n, "")
+			assert.False(t, hit, "no content asked: never a hit")
+			if tc.want == nil {
+				assert.Nil(t, b)
+				return
+			}
+			assert.Same(t, &tc.want[0], &b[0])
+		})
+	}
+	assert.Zero(t, k.Bytes())
+}

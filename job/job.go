@@ -207,7 +207,8 @@ type jobArena struct {
 	launches slab.Arena[launchCode]
 }
 
-type jobArenaKey struct{}
+// jobArenaKey keys a Scratch's job arena.
+var jobArenaKey = sim.NewLocalKey[*jobArena]()
 
 // jobArenaOf is run s's job arena: its Scratch's, kept across the runs
 // that borrow it (an explore worker's seeds: a 4 KiB all-to-all seed
@@ -215,7 +216,7 @@ type jobArenaKey struct{}
 // without a Scratch. No handle or launch state outlives its run: lanes
 // hold them, reports copy what they say.
 func jobArenaOf(s *sim.Sim) *jobArena {
-	return sim.RunScratch(s, jobArenaKey{}, func(ar *jobArena) {
+	return sim.RunScratch(s, jobArenaKey, func(ar *jobArena) {
 		ar.sdmas.Reset()
 		ar.launches.Reset()
 	})

@@ -26,12 +26,13 @@ type launchArena struct {
 
 const maxKeptArgs = 64
 
-type arenaKey struct{}
+// arenaKey keys a Scratch's launch arena.
+var arenaKey = sim.NewLocalKey[*launchArena]()
 
 // arenaOf is run s's launch arena: its Scratch's, reset at the run's
 // first launch, or nil without a Scratch (each launch makes its own).
 func arenaOf(s *sim.Sim) *launchArena {
-	return sim.RunScratch(s, arenaKey{}, (*launchArena).reset)
+	return sim.RunScratch(s, arenaKey, (*launchArena).reset)
 }
 
 func (a *launchArena) reset() {

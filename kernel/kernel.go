@@ -82,7 +82,8 @@ type Kernel struct {
 // siteMap maps a call stack's pcs (as a string) to its interned site.
 type siteMap map[string]*site
 
-type sitesKey struct{}
+// sitesKey keys a Scratch's site cache.
+var sitesKey = sim.NewLocalKey[siteMap]()
 
 // sitesOf is the site cache a kernel of run s starts with: the one its
 // Scratch keeps across an explore worker's seeds (a site is the same in
@@ -94,7 +95,7 @@ func sitesOf(s *sim.Sim) siteMap {
 	if sc == nil {
 		return nil
 	}
-	return sc.Local(sitesKey{}, func() any { return siteMap{} }).(siteMap)
+	return sim.WorkerLocal(sc, sitesKey, func() siteMap { return siteMap{} })
 }
 
 // site returns the interned site of pcs (lookupSite), through the

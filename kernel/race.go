@@ -75,7 +75,8 @@ type raceSite struct {
 	op string
 }
 
-type raceInfosKey struct{}
+// raceInfosKey keys the run's race descriptions of lanes' call sites.
+var raceInfosKey = sim.NewLocalKey[raceInfos]()
 
 // RaceInfo is the race detector's description of an access op by this
 // lane at the call site skip frames above RaceInfo's caller (0: the
@@ -85,7 +86,7 @@ func (t *Thread) RaceInfo(op string, skip int) *race.Info {
 	var pcs [1]uintptr
 	runtime.Callers(skip+2, pcs[:])
 	s := t.w.k.s
-	infos := s.Local(raceInfosKey{}, func() any { return raceInfos{} }).(raceInfos)
+	infos := sim.RunLocal(s, raceInfosKey, func() raceInfos { return raceInfos{} })
 	k := raceSite{t, pcs[0], op}
 	if i := infos[k]; i != nil {
 		return i

@@ -64,7 +64,7 @@ func TestWorkersKeptInScratch(t *testing.T) {
 	}
 	assert.Zero(t, started[1], "the second run takes the first run's idle workers")
 	assert.Zero(t, started[2])
-	p := sc.Local(poolKey{}, func() any { return &workerPool{} }).(*workerPool)
+	p := sim.WorkerLocal(sc, poolKey, func() *workerPool { return &workerPool{} })
 	assert.Len(t, p.idle, 64, "kept idle between runs")
 	sc.Close()
 	assert.Nil(t, p.idle, "Close ended them")
@@ -106,7 +106,7 @@ func TestArgScratchKeptInArena(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.NoError(t, s.Run(), "run %d", run)
-		ar := sc.Local(arenaKey{}, func() any { return nil }).(*launchArena)
+		ar := sim.WorkerLocal(sc, arenaKey, func() *launchArena { return nil })
 		assert.NotEmpty(t, ar.args)
 		assert.LessOrEqual(t, len(ar.args), 4, "run %d: two waves, two types", run)
 		if run > 0 {

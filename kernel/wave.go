@@ -204,11 +204,11 @@ func (w *Wave) main(a *sim.Actor) {
 }
 
 // waveOfKey keys the run's map from a wave's actor to the wave.
-type waveOfKey struct{}
+var waveOfKey = sim.NewLocalKey[map[*sim.Actor]*Wave]()
 
 // waveOf is the run's map from running waves' actors to their waves.
 func waveOf(s *sim.Sim) map[*sim.Actor]*Wave {
-	return s.Local(waveOfKey{}, func() any { return map[*sim.Actor]*Wave{} }).(map[*sim.Actor]*Wave)
+	return sim.RunLocal(s, waveOfKey, func() map[*sim.Actor]*Wave { return map[*sim.Actor]*Wave{} })
 }
 
 // RunningLane is the lane whose own code runs now on s (between its
@@ -400,16 +400,17 @@ type workerPool struct {
 	made int // workers this run took (created, or under -race shared), for tests
 }
 
-type poolKey struct{}
+// poolKey keys a run's pool of idle workers, and a Scratch's.
+var poolKey = sim.NewLocalKey[*workerPool]()
 
 // lanePool is the run's pool of idle workers: the Scratch's, kept across
 // the runs that borrow it (an explore worker's seeds: 16 lane workers were
 // a tenth of a 4 KiB all-to-all seed's allocations) and ended by its
 // Close, or the run's own, ended when the run ends.
 func lanePool(s *sim.Sim) *workerPool {
-	return s.Local(poolKey{}, func() any {
+	return sim.RunLocal(s, poolKey, func() *workerPool {
 		if sc := s.Scratch(); sc != nil {
-			return sc.Local(poolKey{}, func() any {
+			return sim.WorkerLocal(sc, poolKey, func() *workerPool {
 				p := &workerPool{}
 				sc.OnClose(p.drain)
 				return p
@@ -418,7 +419,7 @@ func lanePool(s *sim.Sim) *workerPool {
 		p := &workerPool{}
 		s.AtEnd(p.drain)
 		return p
-	}).(*workerPool)
+	})
 }
 
 func (p *workerPool) get() *worker {

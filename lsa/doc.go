@@ -22,4 +22,11 @@
 // asks for) reaches a region's backing, which lets a region backed by
 // reused memory skip clearing it (MarkStale): each granule is zeroed when an
 // access first reaches it, unless an overwrite covers it whole.
+//
+// A range named beforehand (TrackSum) is hashed (package blocksum) as
+// copies land in it (Land: a piece copied, then hashed while in cache),
+// so that a receive check can take its sum (LandedSum) without reading
+// the bytes back. The sum is given only when copies landed every byte of
+// the range once, in order, and no other write reached it (Notify breaks
+// it); otherwise there is none and the check reads the bytes.
 package lsa

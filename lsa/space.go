@@ -30,8 +30,10 @@ type Space struct {
 	watch        *sim.WatchList
 	before       func()               // called before each data access (SetBeforeAccess)
 	released     bool                 // Release dropped every region
+	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
 	onNotify     func(addr, n uint64) // SetOnNotify
 	watched      []*Region            // WatchWrites: regions no notified write has reached yet
+	sums         *SumRanges           // TrackSum's ranges (sums.go); nil until the first, or UseSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
 	spare []Region
@@ -264,7 +266,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched, s.spare = nil, [2]*Region{}, nil, nil
+	s.regions, s.last, s.watched, s.spare, s.sums = nil, [2]*Region{}, nil, nil, nil
 }
 
 // Released reports whether Release was called.
@@ -543,6 +545,15 @@ func (s *Space) Watch() *sim.WatchList { return s.watch }
 // Notify wakes the waiters on [addr, addr+n): for a write made through
 // Bytes rather than Write or a Store.
 func (s *Space) Notify(addr, n uint64) {
+	if s.sums != nil && len(s.sums.t) > 0 && n > 0 {
+		s.breakSums(addr, n)
+	}
+	s.notify(addr, n)
+}
+
+// notify is Notify for a write whose tracked sums (TrackSum) the writer
+// has dealt with (Land).
+func (s *Space) notify(addr, n uint64) {
 	if len(s.watched) > 0 {
 		s.markWritten(addr, n)
 	}
@@ -603,7 +614,10 @@ func (s *Space) Observed(addr, n uint64) bool {
 // waiters: a layer that keeps its own watch lists over the same bytes
 // (package fabric's GIN over SDMA maps its ranks' memory here) wakes its
 // waiters from it. Nil removes it.
-func (s *Space) SetOnNotify(fn func(addr, n uint64)) { s.onNotify = fn }
+func (s *Space) SetOnNotify(fn func(addr, n uint64)) {
+	s.onNotify = fn
+	s.foreign = s.foreign || fn != nil
+}
 
 // word32 and word64 view an aligned word of b for atomic access (nil when
 // b is nil or the word is not aligned).

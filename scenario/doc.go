@@ -23,11 +23,15 @@
 // next seed takes its state. While it runs the
 // collector's target is ExploreGCPercent unless GOGC is set.
 //
-// The receive check reads each received block once: a block of 64 KiB or
-// more is hashed (blockSum, which no single wrong byte or word can leave
-// unchanged) and its sum compared with the expected block's, kept for
-// the process; a smaller one is compared with the cached expected block.
-// Only a mismatch is compared byte by byte, to name the first wrong byte.
+// The receive check reads each received block at most once: a block of
+// 64 KiB or more is hashed (blockSum, which no single wrong byte or word
+// can leave unchanged) and its sum compared with the expected block's,
+// kept for the process; a smaller one is compared with the cached
+// expected block. An all-to-all's receive blocks of 64 KiB or more are
+// hashed as their copies land (Env.TrackBlocks, lsa.Space.TrackSum), and
+// the check reads only those that something else wrote too, or that were
+// not landed once and in order. Only a mismatch is compared byte by
+// byte, to name the first wrong byte.
 // The cached blocks and sums are an immutable snapshot the workers read
 // without a lock.
 //

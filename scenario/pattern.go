@@ -9,6 +9,7 @@ import (
 
 	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/internal/blocksum"
 )
 
 // Pattern fills b with the block src sends to dst under key: 64-bit
@@ -184,14 +185,14 @@ func cacheSum(n uint64, src, dst int) uint64 {
 // a chunk at a time.
 func patternSumComputed(n uint64, src, dst int) uint64 {
 	var chunk [4096]byte
-	var h blockSummer
+	var h blocksum.Summer
 	k := patternWordKey(0, src, dst)
 	for off := uint64(0); off < n; off += uint64(len(chunk)) {
 		c := chunk[:min(uint64(len(chunk)), n-off)]
 		patternFrom(c, k, off/8)
-		h.write(c)
+		h.Write(c)
 	}
-	return h.sum()
+	return h.Sum()
 }
 
 // fillPattern writes Pattern(len(dst) bytes, key 0, src, dst) into dst.

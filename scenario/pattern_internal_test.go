@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/internal/blocksum"
 )
 
 // The in-place fill and compare agree with Pattern on every path (cached
@@ -81,44 +83,18 @@ func TestBlockSumPieces(t *testing.T) {
 		b := PatternOf(uint64(n), 0, 2, 7)
 		want := blockSum(b)
 		for _, piece := range []int{64, 4096} {
-			var h blockSummer
+			var h blocksum.Summer
 			rest := b
 			for len(rest) > piece {
-				h.write(rest[:piece])
+				h.Write(rest[:piece])
 				rest = rest[piece:]
 			}
-			h.write(rest)
-			assert.Equal(t, want, h.sum(), "%d B in %d B pieces", n, piece)
+			h.Write(rest)
+			assert.Equal(t, want, h.Sum(), "%d B in %d B pieces", n, piece)
 		}
 		assert.Equal(t, want, patternSumComputed(uint64(n), 2, 7), "%d B computed", n)
 	}
 	assert.NotEqual(t, blockSum(make([]byte, 8)), blockSum(make([]byte, 9)), "the length counts: zero padding is not data")
-}
-
-// FuzzBlockSum: any data, any split into 64-byte-multiple pieces, gives
-// the one-shot sum, and flipping any one byte changes it.
-func FuzzBlockSum(f *testing.F) {
-	f.Add([]byte("emud"), uint16(0), byte(1))
-	f.Add(make([]byte, 300), uint16(250), byte(0x80))
-	f.Fuzz(func(t *testing.T, b []byte, at uint16, flip byte) {
-		want := blockSum(b)
-		var h blockSummer
-		cut := len(b) / 2 / 64 * 64
-		h.write(b[:cut])
-		h.write(b[cut:])
-		if got := h.sum(); got != want {
-			t.Fatalf("split at %d: %#x, one shot %#x", cut, got, want)
-		}
-		if len(b) == 0 || flip == 0 {
-			return
-		}
-		i := int(at) % len(b)
-		c := append([]byte(nil), b...)
-		c[i] ^= flip
-		if blockSum(c) == want {
-			t.Fatalf("byte %d ^ %#02x of %d B: same sum", i, flip, len(b))
-		}
-	})
 }
 
 // A block past the cache's room is refused once under the mutex, and the

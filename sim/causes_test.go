@@ -165,15 +165,8 @@ func TestAPIDiagnosersAskedOnlyForAHang(t *testing.T) {
 	}
 }
 
-func TestLocalAndAtEnd(t *testing.T) {
+func TestAtEnd(t *testing.T) {
 	s := New(Config{Seed: 1})
-	type key struct{}
-	made := 0
-	mk := func() any { made++; return &made }
-	a := s.Local(key{}, mk)
-	b := s.Local(key{}, mk)
-	assert.Same(t, a, b)
-	assert.Equal(t, 1, made)
 	var order []string
 	s.Spawn("x", func(a *Actor) { order = append(order, "actor") })
 	s.AtEnd(func() { order = append(order, "end") })

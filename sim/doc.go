@@ -27,10 +27,12 @@
 // next Sim to borrow it also takes the last one's trace buffers and
 // write logs, its event lists, the actors whose goroutines ended (their
 // channels kept), the watches, page lists and page maps its watch lists
-// dropped, and its buffers, so read a run's digest and reports before
-// that. The names [Sim.Intern] makes stay in the Scratch for later runs
+// dropped, its map of [RunLocal] values (emptied), and its buffers, so
+// read a run's digest and reports before that. The names [Sim.Intern] makes stay in the Scratch for later runs
 // (a writer's name, a region's). Layers above keep their own per-run
-// makings there too ([Scratch.Local], ended by [Scratch.Close]). A
+// makings there too ([WorkerLocal], ended by [Scratch.Close]), and per-run
+// state with the run ([RunLocal]), each under a typed [LocalKey] that a
+// layer makes once, so that what it reads back is of the key's type. A
 // writer ([Writer]), a wait's condition ([Cond]), an actor's code
 // ([Body]) and label ([Labeler]) may be values of the caller's that are
 // already made, so that a frequent call makes no closure.

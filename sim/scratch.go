@@ -15,10 +15,13 @@ package sim
 // digest, records and write logs are read before the next Sim borrows
 // the Scratch (they become that Sim's).
 type Scratch struct {
-	chunks  [][]event
-	blocks  []*runBlock
-	local   map[any]any // Local
-	closers []func()    // OnClose
+	chunks [][]event
+	blocks []*runBlock
+	local  locals // WorkerLocal
+	// runLocal is the last run's map of RunLocal's values, which the
+	// next run empties and takes (a map made every run).
+	runLocal locals
+	closers  []func() // OnClose
 	// trace is the last run's digest hash and trace buffers, which the
 	// next run takes emptied (tracer.init): 5 KiB a run.
 	trace tracer
@@ -115,19 +118,13 @@ func (sc *Scratch) keepLog(g *WriteLog) {
 	}
 }
 
-// Local is Sim.Local across the runs that borrow the Scratch: the value mk
-// made for key the first time, kept until Close. A layer above keeps there
-// what it would otherwise make again every run (the kernel's idle lane
-// workers, a goroutine each); it must leave nothing in it that a later
-// run could tell from a fresh one.
-func (sc *Scratch) Local(key any, mk func() any) any { return local(&sc.local, key, mk) }
-
-// OnClose registers fn to run at Close: to end what Local keeps.
+// OnClose registers fn to run at Close: to end what WorkerLocal keeps.
 func (sc *Scratch) OnClose(fn func()) { sc.closers = append(sc.closers, fn) }
 
 // Close ends what the runs kept (OnClose's functions, last first) and
-// forgets Local's values; the event store stays for later runs. An owner
-// that drops a Scratch closes it first, or goroutines parked in it stay.
+// forgets WorkerLocal's values; the event store stays for later runs. An
+// owner that drops a Scratch closes it first, or goroutines parked in it
+// stay.
 func (sc *Scratch) Close() {
 	for i := len(sc.closers) - 1; i >= 0; i-- {
 		sc.closers[i]()
@@ -214,6 +211,7 @@ func (sc *Scratch) takeBack(s *Sim) {
 		sc.actors = append(sc.actors, a)
 	}
 	sc.actorList = s.actors
+	sc.runLocal = s.local // still s's until the next run takes it
 	// The trace stays s's too until the next run takes it (Digest,
 	// SubjectName and WriteRecords read it after Run).
 	t := &s.trace
@@ -221,20 +219,4 @@ func (sc *Scratch) takeBack(s *Sim) {
 	if t.keep {
 		sc.trace.actorNames = nil
 	}
-}
-
-// RunScratch is the *T that the runs borrowing s's Scratch share under key
-// (made with new(T) the first time), passed to reset at run s's first call
-// so that it starts empty for that run; nil when s borrows no Scratch. It
-// is Sim.Local over Scratch.Local, typed: a layer's per-worker arena.
-func RunScratch[T any](s *Sim, key any, reset func(*T)) *T {
-	sc := s.Scratch()
-	if sc == nil {
-		return nil
-	}
-	return s.Local(key, func() any {
-		v := sc.Local(key, func() any { return new(T) }).(*T)
-		reset(v)
-		return v
-	}).(*T)
 }

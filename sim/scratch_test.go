@@ -275,28 +275,3 @@ func TestWaitCond(t *testing.T) {
 	assert.Equal(t, "x reaches want", h.Waiters[0].WaitsFor)
 	assert.Equal(t, uint64(10), h.Waiters[0].Detail)
 }
-
-// RunScratch gives the runs that borrow one Scratch the same value, reset
-// once at each run's first call, and nothing to a run without a Scratch.
-func TestRunScratch(t *testing.T) {
-	type arena struct{ used, resets int }
-	type key struct{}
-	reset := func(a *arena) { a.used = 0; a.resets++ }
-	assert.Nil(t, RunScratch(New(Config{Seed: 1}), key{}, reset), "no Scratch")
-	sc := NewScratch()
-	var first *arena
-	for run := range 3 {
-		s := New(Config{Seed: 1, Scratch: sc})
-		a := RunScratch(s, key{}, reset)
-		require.NotNil(t, a)
-		assert.Zero(t, a.used, "run %d starts with it reset", run)
-		a.used = 5
-		assert.Same(t, a, RunScratch(s, key{}, reset), "the same value within a run, not reset again")
-		assert.Equal(t, 5, a.used)
-		assert.Equal(t, run+1, a.resets)
-		if first == nil {
-			first = a
-		}
-		assert.Same(t, first, a, "the Scratch's value, kept across runs")
-	}
-}

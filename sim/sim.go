@@ -108,7 +108,7 @@ type Sim struct {
 	// stop is Config.Stop or the run's own; the event loop reads it once
 	// per event.
 	stop  *Stopper
-	local map[any]any
+	local locals // RunLocal
 	atEnd []func()
 	race  *hb.Detector // nil unless EnableRace (race.go)
 
@@ -158,6 +158,8 @@ func New(cfg Config) *Sim {
 		cfg.Scratch.freeWatches, cfg.Scratch.freeLists, cfg.Scratch.freeMaps = nil, nil, nil
 		clear(cfg.Scratch.actorList)
 		s.actors, cfg.Scratch.actorList = cfg.Scratch.actorList[:0], nil
+		clear(cfg.Scratch.runLocal)
+		s.local, cfg.Scratch.runLocal = cfg.Scratch.runLocal, nil
 	}
 	s.traceSched = s.TraceKind("sched")
 	s.perturb = newPerturber(s, cfg.Perturb)
@@ -339,25 +341,6 @@ func (s *Sim) Run() error {
 		s.cfg.Scratch.takeBack(s)
 	}
 	return s.err
-}
-
-// Local returns the value stored under key, making it with mk on first use:
-// per-run state of the packages built on sim (a pool of lane coroutines,
-// say), kept with the run instead of in a global.
-func (s *Sim) Local(key any, mk func() any) any { return local(&s.local, key, mk) }
-
-// local is the value under key in *m, made with mk (and the map with it)
-// on first use: Sim.Local and Scratch.Local.
-func local(m *map[any]any, key any, mk func() any) any {
-	if v, ok := (*m)[key]; ok {
-		return v
-	}
-	if *m == nil {
-		*m = map[any]any{}
-	}
-	v := mk()
-	(*m)[key] = v
-	return v
 }
 
 // Scratch returns the Scratch the run borrows (Config.Scratch), or nil.

@@ -36,6 +36,8 @@ var floors = []floor{
 	// library; they stay in internal/, beside the harnesses, so that they
 	// are not public API, and stand on the ground floor.
 	{"internal/racebuild", 0}, {"internal/fileio", 0}, {"internal/slab", 0}, {"internal/peakrss", 0},
+	// blocksum (a block hash: scenario checks with it, lsa sums landings).
+	{"internal/blocksum", 0},
 	// 1, address maps, links and the timing model.
 	{"lsa", 1}, {"nic", 1}, {"model", 1},
 	// 2, what runs device work: the issuer protocol, the emulated engines

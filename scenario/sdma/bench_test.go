@@ -89,8 +89,9 @@ func cpuNow() time.Duration {
 // event lists, interned writer, region and kernel names, waited on
 // conditions and ran waves and launches as values rather than closures
 // (sim.Writer, Cond, Body, Labeler; kernel.Code), and comms and node
-// lists started with room for a seed's worth. The goal, 100, is
-// the bound.
+// lists started with room for a seed's worth, and about 83 once a run
+// took its sim.RunLocal map from the run before it. The goal,
+// 100, is the bound.
 const maxSeedAllocs = 100
 
 // maxSeedBytes bounds the bytes the same seed allocates: 124-127 KB
