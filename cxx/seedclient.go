@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The client side of a seed server (seed form: SeedForm). A server holds
@@ -48,6 +49,7 @@ type SeedServer struct {
 	req, rep *os.File
 	log      bytes.Buffer // the server's own output, outside seeds
 	served   int          // seeds the current process ran
+	starts   int          // processes started
 }
 
 // NewSeedServer prepares a server of object (a seed form) run by server;
@@ -80,12 +82,25 @@ func (e *ErrSeedServer) Error() string {
 	return s
 }
 
+// SeedExit is how a seed ended, as a process's parent would see it.
+type SeedExit struct {
+	Code   int            // the exit status; -1 when a signal ended it
+	Signal syscall.Signal // the signal, when one did
+}
+
 // Run runs one seed: argv's main with env as its whole environment, its
-// stdout and stderr copied to the writers once it ends. code is its exit
-// status as a process's parent would see it, -1 for a seed whose server
-// a signal ended (as exec.ExitError.ExitCode gives). An error is the
+// stdout and stderr copied to the writers once it ends. An error is the
 // server's own failure (ErrSeedServer), not the seed's.
-func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (code int, err error) {
+func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (SeedExit, error) {
+	code, err := s.run(argv, env, stdout, stderr)
+	if code < 0 {
+		return SeedExit{Code: -1, Signal: syscall.Signal(-code)}, err
+	}
+	return SeedExit{Code: code}, err
+}
+
+// run is Run with a signal's number negated in code.
+func (s *SeedServer) run(argv, env []string, stdout, stderr io.Writer) (code int, err error) {
 	if len(argv) == 0 {
 		return 0, fmt.Errorf("seed server of %s: no argv", s.object)
 	}
@@ -178,6 +193,7 @@ func (s *SeedServer) start() error {
 		return &ErrSeedServer{Object: s.object, Why: "cannot start " + s.server + ": " + err.Error()}
 	}
 	s.cmd, s.req, s.rep, s.served = cmd, reqW, repR, 0
+	s.starts++
 	return nil
 }
 
@@ -206,7 +222,8 @@ func (s *SeedServer) send(argv, env []string) error {
 	return err
 }
 
-// wait reaps the server; its exit status, -1 for a signal.
+// wait reaps the server: its exit status, or the negated number of the
+// signal that ended it.
 func (s *SeedServer) wait() int {
 	s.req.Close()
 	err := s.cmd.Wait()
@@ -217,9 +234,12 @@ func (s *SeedServer) wait() int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
 		return ee.ExitCode()
 	}
-	return -1
+	return -int(syscall.SIGKILL) // not reaped as an exit: say it was killed
 }
 
 func (s *SeedServer) kill() {

@@ -3,14 +3,11 @@ package cxx
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,116 +17,37 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedClient speaks the seed server's protocol (capi/doc.go, "The seed
-// server") as emud explore's worker pool does: one server at a time,
-// started again after a seed that ended it.
-type seedClient struct {
-	form     SeedForm
-	env      []string // the server's start environment
-	dir      string   // where seed outputs go
-	cmd      *exec.Cmd
-	req, rep *os.File // our ends of fds 3 and 4
-	served   int      // seeds the current server ran
-	starts   int      // servers started
-	errb     bytes.Buffer
-}
+// seedClient is a SeedServer (the client emud explore's workers use)
+// whose seeds come back as ran values, a signal's status as a shell gives
+// it (128 + the signal, as runProgram's).
+type seedClient struct{ *SeedServer }
 
-func (c *seedClient) start() error {
-	rq, wq, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	rr, wr, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	c.errb.Reset()
-	cmd := exec.Command(c.form.Server, c.form.Object)
-	cmd.Env = c.env
-	cmd.Stdout, cmd.Stderr = &c.errb, &c.errb
-	cmd.ExtraFiles = []*os.File{rq, wr} // fds 3 and 4
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	rq.Close()
-	wr.Close()
-	c.cmd, c.req, c.rep, c.served = cmd, wq, rr, 0
-	c.starts++
-	return nil
-}
-
-// stop closes the request pipe (the server exits 0) and waits.
-func (c *seedClient) stop() error {
-	if c.cmd == nil {
-		return nil
-	}
-	c.req.Close()
-	err := c.cmd.Wait()
-	c.rep.Close()
-	c.cmd = nil
-	return err
+func newSeedClient(t testing.TB, form SeedForm, env []string) *seedClient {
+	t.Helper()
+	s, err := NewSeedServer(form.Server, form.Object, env)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(s.dir) })
+	return &seedClient{s}
 }
 
 // run runs one seed (argv, env: the whole environment) and returns what
 // a process run would give: status, stdout, stderr.
 func (c *seedClient) run(argv, env []string) (ran, error) {
-	if c.cmd == nil {
-		if err := c.start(); err != nil {
-			return ran{}, err
-		}
-	}
-	n := c.served + c.starts*1000
-	out := filepath.Join(c.dir, fmt.Sprintf("out-%d", n))
-	errp := filepath.Join(c.dir, fmt.Sprintf("err-%d", n))
-	var body bytes.Buffer
-	for _, s := range append(append([]string{"emud-seed/1", out, errp, strconv.Itoa(len(argv))}, argv...), env...) {
-		body.WriteString(s)
-		body.WriteByte(0)
-	}
-	var hdr [4]byte
-	binary.LittleEndian.PutUint32(hdr[:], uint32(body.Len()))
+	var out, errb bytes.Buffer
 	start := time.Now()
-	if _, err := c.req.Write(append(hdr[:], body.Bytes()...)); err != nil {
-		return ran{}, fmt.Errorf("writing a request: %w", err)
-	}
-	var reply [5]byte
-	_, rerr := io.ReadFull(c.rep, reply[:])
-	r := ran{}
-	if rerr == nil {
-		r.code = int(reply[0])
-		c.served++
-		if reply[4] == 0 {
-			if err := c.stop(); err != nil {
-				return ran{}, fmt.Errorf("the server after more=0: %w\n%s", err, c.errb.String())
-			}
-		}
-	} else {
-		// The seed ended the process: its status is the seed's.
-		err := c.cmd.Wait()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			return ran{}, err
-		}
-		r.code = c.cmd.ProcessState.ExitCode()
-		if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			r.code = 128 + int(ws.Signal())
-		}
-		c.req.Close()
-		c.rep.Close()
-		c.cmd = nil
-	}
-	r.took = time.Since(start)
-	so, err := os.ReadFile(out)
-	if err != nil {
-		return ran{}, fmt.Errorf("seed stdout: %w (server: %s)", err, c.errb.String())
-	}
-	se, err := os.ReadFile(errp)
+	end, err := c.Run(argv, env, &out, &errb)
 	if err != nil {
 		return ran{}, err
 	}
-	r.stdout, r.stderr = string(so), string(se)
+	r := ran{code: end.Code, stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if end.Signal != 0 {
+		r.code = 128 + int(end.Signal)
+	}
 	return r, nil
 }
+
+// stop ends the server: an error when it exited other than with 0.
+func (c *seedClient) stop() error { return c.Close() }
 
 // hostAddr is a host stack or mapping address in a message: it differs
 // between two process runs too (ASLR), and is no part of a digest.
@@ -225,7 +143,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 			form, err := ReadSeedForm(prog)
 			require.NoError(t, err)
 			base := seedEnv(c.env)
-			cl := &seedClient{form: form, env: base, dir: t.TempDir()}
+			cl := newSeedClient(t, form, base)
 			defer cl.stop()
 			argv := append([]string{prog}, c.args...)
 			var last ran
@@ -247,7 +165,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 			default:
 				assert.Equal(t, 1, cl.starts, "servers started: every seed ended clean, and one server ran them all")
 			}
-			fresh := &seedClient{form: form, env: base, dir: t.TempDir()}
+			fresh := newSeedClient(t, form, base)
 			defer fresh.stop()
 			env := append(append([]string{}, base...), fmt.Sprintf("EMUD_SEED=%d", c.seeds))
 			got, err := fresh.run(argv, env)
@@ -341,7 +259,7 @@ func BenchmarkSeedCPU(b *testing.B) {
 		})
 		b.Run(opt+"/server", func(b *testing.B) {
 			before := children()
-			cl := &seedClient{form: form, env: env, dir: b.TempDir()}
+			cl := newSeedClient(b, form, env)
 			for i := 0; i < b.N; i++ {
 				r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", i+1)))
 				require.NoError(b, err)
@@ -363,7 +281,7 @@ func TestSeedServerFreshGlobals(t *testing.T) {
 	prog := buildExample(t, "testdata/seedsrv/globals.cpp")
 	form, err := ReadSeedForm(prog)
 	require.NoError(t, err)
-	cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+	cl := newSeedClient(t, form, seedEnv(nil))
 	defer cl.stop()
 	for i := 0; i < 3; i++ {
 		r, err := cl.run([]string{prog}, seedEnv(nil))
@@ -384,19 +302,13 @@ func TestSeedServerBadInput(t *testing.T) {
 	form, err := ReadSeedForm(prog)
 	require.NoError(t, err)
 	send := func(req []byte) (int, string) {
-		cl := &seedClient{form: form, env: seedEnv(nil), dir: t.TempDir()}
+		cl := newSeedClient(t, form, seedEnv(nil))
 		require.NoError(t, cl.start())
 		if req != nil {
 			_, err := cl.req.Write(req)
 			require.NoError(t, err)
 		}
-		code := 0
-		if err := cl.stop(); err != nil {
-			var ee *exec.ExitError
-			require.ErrorAs(t, err, &ee)
-			code = ee.ExitCode()
-		}
-		return code, cl.errb.String()
+		return cl.wait(), cl.log.String() // wait closes the requests
 	}
 	frame := func(strs ...string) []byte {
 		var body bytes.Buffer

@@ -110,7 +110,7 @@ func newExploreCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.Uint64Var(&first, "first-seed", 1, "the first seed of the range")
 	fs.IntVar(&jobs, "jobs", runtime.GOMAXPROCS(0), "runs at a time; capped at 4 per processor and by --mem-budget over a run's estimated footprint")
 	fs.BoolVar(&progress, "progress", false, "draw the progress bar on stderr even when it is not a terminal")
-	fs.BoolVar(&perSeed, "process-per-seed", false, "a C++ program's seeds: start the program as a process for every seed, not in a warm seed server (emud c++'s seed form; see docs/cxx.md)")
+	fs.BoolVar(&perSeed, "process-per-seed", false, "a C++ program's seeds: start the program as a process for every seed, not in a warm seed server (emud c++'s seed form; see docs/guide-cxx.md)")
 	fs.StringVar(&shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges) and write its JSON record for emud merge instead of the report")
 	fs.StringVar(&shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")
 	return cmd

@@ -59,7 +59,7 @@ func newHuntCmdFor(merged *shard.Merged) *cobra.Command {
 	fs.StringVar(&cf.strategy, "strategy", scenario.DefaultStrategy, "with --seed: the strategy (ties, perturb, pct)")
 	fs.IntVar(&cf.pctSteps, "pct-steps", 0, "with --seed and pct: PCT's k (0: measured as hunt measures it, one run of seed 1 without PCT)")
 	fs.BoolVar(&cf.race, "race", false, "run emud's race detector on every run: a race is a detection even when the data came out right (see above)")
-	fs.BoolVar(&cf.processPerSeed, "process-per-seed", false, "programs after --: start the program as a process for every seed, not in a warm seed server (emud c++'s seed form; see docs/cxx.md)")
+	fs.BoolVar(&cf.processPerSeed, "process-per-seed", false, "programs after --: start the program as a process for every seed, not in a warm seed server (emud c++'s seed form; see docs/guide-cxx.md)")
 	fs.StringVar(&cf.tracePath, "trace", "", "with --seed: write the run's Chrome trace-event JSON to this file")
 	fs.StringVar(&cf.shardArg, "shard", "", "run shard K/N of the seeds (K from 0; contiguous ranges, every bug and strategy) and write its JSON record for emud merge instead of the table")
 	fs.StringVar(&cf.shardOut, "shard-out", "-", "with --shard: the file the record goes to (- = stdout)")

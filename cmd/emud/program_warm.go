@@ -92,7 +92,7 @@ func (r *seedRunner) run(env []string, stdout, stderr io.Writer) (code int, warm
 		}
 		r.srv = srv
 	}
-	code, err = r.srv.Run(r.argv, env, stdout, stderr)
+	end, err := r.srv.Run(r.argv, env, stdout, stderr)
 	var se *cxx.ErrSeedServer
 	switch {
 	case errors.As(err, &se):
@@ -104,10 +104,10 @@ func (r *seedRunner) run(env []string, stdout, stderr io.Writer) (code int, warm
 		return code, false, err
 	case err != nil:
 		return 0, true, err
-	case code < 0: // a signal ended it, as runProgram says
+	case end.Signal != 0: // a signal ended it, as runProgram says
 		return scenario.ExitFailed, true, nil
 	}
-	return code, true, nil
+	return end.Code, true, nil
 }
 
 // close ends the worker's server.

@@ -48,7 +48,9 @@ func TestExploreProgramSeedServer(t *testing.T) {
 	assert.Equal(t, string(rec("cold.json", "--process-per-seed")), string(rec("warm.json")), "every seed's end and digest")
 
 	// Seed for seed, in one server: seeds that pass stay in it.
-	set, err := programFlags(newScenarioFlags())
+	sf := newScenarioFlags()
+	sf.perturb, sf.strategy = 1, "random"
+	set, err := programFlags(sf)
 	require.NoError(t, err)
 	set = append(set, "EMUD_SUMMARY=1")
 	runs, lowest, err := sweepProgram([]string{prog, "fixed"}, set, 1, 6, 1, true, nil, sweepOpts{})
