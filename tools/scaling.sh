@@ -20,7 +20,10 @@
 #      its per-seed cost under emud explore against the Go seed of the
 #      same shape, at --jobs 1 and --jobs nproc; with OLD_EMUD too, the
 #      old emud runs OLD_CXX_PROGRAM (the program linked with the old
-#      library) or, without it, CXX_PROGRAM.
+#      library) or, without it, CXX_PROGRAM. An emud with seed servers
+#      (--process-per-seed) runs the program both ways; the program's seed
+#      form (PROG.emud-seeds.so) must sit beside it and the server at the
+#      path its .emud_seeds section names (readelf -p .emud_seeds PROG).
 # EMUD must be a Linux amd64 emud binary (CGO_ENABLED=0 go build
 # ./cmd/emud makes a static one); nothing else is needed.
 set -u
@@ -128,12 +131,23 @@ if [ -n "$P" ]; then
 		g1=$(wall)
 		run "C++: explore -- alltoall_put, $SC seeds, --jobs 1" "$emud" explore --seeds "$SC" --jobs 1 -- "$prog"
 		c1=$(wall)
+		grep -i 'warning' /tmp/speed-dev.err | head -2 # a seed server that could not serve
 		awk -v c="$c1" -v g="$g1" -v n="$SC" 'BEGIN { if (g > 0) printf "  C++ / Go per seed at --jobs 1: %.1fx (%.1f ms against %.1f ms a seed)\n", c / g, 1000 * c / n, 1000 * g / n }'
+		# An emud with seed servers runs the program's seeds in them when
+		# it has emud c++'s seed form: the process per seed, for the ratio.
+		if "$emud" explore --help 2>/dev/null | grep -q -- --process-per-seed; then
+			run "C++: the same, --process-per-seed" "$emud" explore --seeds "$SC" --jobs 1 --process-per-seed -- "$prog"
+			awk -v c="$(wall)" -v g="$g1" -v n="$SC" 'BEGIN { if (g > 0) printf "  C++ / Go per seed at --jobs 1, a process a seed: %.1fx (%.1f ms a seed)\n", c / g, 1000 * c / n }'
+		fi
 		run "Go: the same, $((10 * N)) seeds, --jobs $N" "$emud" explore alltoall --ranks 8 --bytes 64KiB --seeds $((10 * N)) --jobs "$N"
 		gn=$(wall)
 		run "C++: the same, $((10 * N)) seeds, --jobs $N" "$emud" explore --seeds $((10 * N)) --jobs "$N" -- "$prog"
 		cn=$(wall)
 		awk -v c="$cn" -v g="$gn" 'BEGIN { if (g > 0) printf "  C++ / Go per seed at --jobs N: %.1fx\n", c / g }'
+		if "$emud" explore --help 2>/dev/null | grep -q -- --process-per-seed; then
+			run "C++: the same, --process-per-seed" "$emud" explore --seeds $((10 * N)) --jobs "$N" --process-per-seed -- "$prog"
+			awk -v c="$(wall)" -v g="$gn" 'BEGIN { if (g > 0) printf "  C++ / Go per seed at --jobs N, a process a seed: %.1fx\n", c / g }'
+		fi
 	done
 fi
 echo
