@@ -350,45 +350,107 @@ __attribute__((constructor(101))) static void reserve_device_range(void) {
 #define EMUD_CHUNK (2ull << 20)
 
 static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t (*mapped)[2];  // mapped chunk extents [lo, hi), sorted, disjoint
-static int nmapped, capmapped;
 
-// add_extent records [lo, hi) as mapped, merging with its neighbours.
-static int add_extent(uint64_t lo, uint64_t hi) {
+// ext_list is a sorted list of disjoint extents [lo, hi).
+typedef struct {
+  uint64_t (*e)[2];
+  int n, cap;
+} ext_list;
+
+static ext_list mapped;  // chunks mapped read-write for this emulation
+// parked: chunks a seed server's earlier seed mapped, kept (PROT_NONE,
+// all zero bytes) for a later seed's regions at the same addresses, so
+// that seed neither faults them in again nor has the kernel clear them
+// (emud_seed_reset_c). A process run never parks a chunk.
+static ext_list parked;
+
+// ext_add records [lo, hi) in l, merging with its neighbours.
+static int ext_add(ext_list* l, uint64_t lo, uint64_t hi) {
   int i = 0;
-  while (i < nmapped && mapped[i][1] < lo) i++;
-  if (i < nmapped && mapped[i][0] <= hi) {  // touches extent i (and maybe the ones after)
-    if (lo < mapped[i][0]) mapped[i][0] = lo;
-    if (hi > mapped[i][1]) mapped[i][1] = hi;
-    while (i + 1 < nmapped && mapped[i + 1][0] <= mapped[i][1]) {
-      if (mapped[i + 1][1] > mapped[i][1]) mapped[i][1] = mapped[i + 1][1];
-      memmove(&mapped[i + 1], &mapped[i + 2], (size_t)(nmapped - i - 2) * sizeof mapped[0]);
-      nmapped--;
+  while (i < l->n && l->e[i][1] < lo) i++;
+  if (i < l->n && l->e[i][0] <= hi) {  // touches extent i (and maybe the ones after)
+    if (lo < l->e[i][0]) l->e[i][0] = lo;
+    if (hi > l->e[i][1]) l->e[i][1] = hi;
+    while (i + 1 < l->n && l->e[i + 1][0] <= l->e[i][1]) {
+      if (l->e[i + 1][1] > l->e[i][1]) l->e[i][1] = l->e[i + 1][1];
+      memmove(&l->e[i + 1], &l->e[i + 2], (size_t)(l->n - i - 2) * sizeof l->e[0]);
+      l->n--;
     }
     return 0;
   }
-  if (nmapped == capmapped) {
-    int c = capmapped ? 2 * capmapped : 16;
-    void* p = realloc(mapped, (size_t)c * sizeof mapped[0]);
+  if (l->n == l->cap) {
+    int c = l->cap ? 2 * l->cap : 16;
+    void* p = realloc(l->e, (size_t)c * sizeof l->e[0]);
     if (!p) return ENOMEM;
-    mapped = p;
-    capmapped = c;
+    l->e = p;
+    l->cap = c;
   }
-  memmove(&mapped[i + 1], &mapped[i], (size_t)(nmapped - i) * sizeof mapped[0]);
-  mapped[i][0] = lo;
-  mapped[i][1] = hi;
-  nmapped++;
+  memmove(&l->e[i + 1], &l->e[i], (size_t)(l->n - i) * sizeof l->e[0]);
+  l->e[i][0] = lo;
+  l->e[i][1] = hi;
+  l->n++;
   return 0;
 }
 
-// map_chunks maps [lo, hi) (chunk-aligned, not mapped yet) as huge pages.
+// ext_remove takes [lo, hi) out of l, splitting an extent that holds it
+// in its middle.
+static int ext_remove(ext_list* l, uint64_t lo, uint64_t hi) {
+  for (int i = 0; i < l->n; i++) {
+    uint64_t a = l->e[i][0], b = l->e[i][1];
+    if (b <= lo || a >= hi) continue;
+    if (a < lo && b > hi) {  // the middle: split in two
+      l->e[i][1] = lo;
+      return ext_add(l, hi, b);  // [lo, hi) lies between: no merge
+    }
+    if (a < lo) {
+      l->e[i][1] = lo;
+    } else if (b > hi) {
+      l->e[i][0] = hi;
+    } else {  // all of it
+      memmove(&l->e[i], &l->e[i + 1], (size_t)(l->n - i - 1) * sizeof l->e[0]);
+      l->n--;
+      i--;
+    }
+  }
+  return 0;
+}
+
+static uint64_t ext_bytes(const ext_list* l) {
+  uint64_t n = 0;
+  for (int i = 0; i < l->n; i++) n += l->e[i][1] - l->e[i][0];
+  return n;
+}
+
+// map_chunks maps [lo, hi) (chunk-aligned, not mapped yet) as huge pages;
+// what of it is parked is made accessible again instead, its bytes zero
+// already and its huge pages resident.
 static int map_chunks(uint64_t lo, uint64_t hi) {
   int shared = emud_procs_map(lo, hi);  // once ranks run as processes, chunks are shared (procs.c)
-  if (shared >= 0) return shared ? shared : add_extent(lo, hi);
-  void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-  if (p == MAP_FAILED) return errno ? errno : 1;
-  madvise(p, hi - lo, MADV_HUGEPAGE);  // advice: without transparent huge pages it is 4 KiB pages all the same
-  return add_extent(lo, hi);
+  if (shared >= 0) {
+    if (shared) return shared;
+    int rc = ext_remove(&parked, lo, hi);  // the shared mapping replaced them
+    return rc ? rc : ext_add(&mapped, lo, hi);
+  }
+  for (uint64_t a = lo; a < hi;) {
+    int i = 0;
+    while (i < parked.n && parked.e[i][1] <= a) i++;
+    uint64_t e;
+    if (i < parked.n && parked.e[i][0] <= a) {
+      e = parked.e[i][1] < hi ? parked.e[i][1] : hi;
+      if (mprotect((void*)(uintptr_t)a, e - a, PROT_READ | PROT_WRITE) != 0) return errno ? errno : 1;
+      int rc = ext_remove(&parked, a, e);
+      if (rc != 0) return rc;
+    } else {
+      e = i < parked.n && parked.e[i][0] < hi ? parked.e[i][0] : hi;
+      void* p = mmap((void*)(uintptr_t)a, e - a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      if (p == MAP_FAILED) return errno ? errno : 1;
+      madvise(p, e - a, MADV_HUGEPAGE);  // advice: without transparent huge pages it is 4 KiB pages all the same
+    }
+    int rc = ext_add(&mapped, a, e);
+    if (rc != 0) return rc;
+    a = e;
+  }
+  return 0;
 }
 
 // clear_resident zeroes the resident pages of [lo, hi) (page-aligned,
@@ -417,7 +479,7 @@ uint64_t emud_resv_arena(void) { return resv_lo ? resv_hi : 0; }
 int emud_device_extents(int (*f)(uint64_t lo, uint64_t hi)) {
   int rc = 0;
   pthread_mutex_lock(&map_mu);
-  for (int i = 0; i < nmapped && rc == 0; i++) rc = f(mapped[i][0], mapped[i][1]);
+  for (int i = 0; i < mapped.n && rc == 0; i++) rc = f(mapped.e[i][0], mapped.e[i][1]);
   pthread_mutex_unlock(&map_mu);
   return rc;
 }
@@ -432,18 +494,18 @@ int emud_map_device(uint64_t base, uint64_t size) {
   // clear what the region gets of those extents.
   for (uint64_t a = lo; a < hi && rc == 0;) {
     int i = 0;
-    while (i < nmapped && mapped[i][1] <= a) i++;
-    if (i == nmapped || mapped[i][0] >= hi) {
+    while (i < mapped.n && mapped.e[i][1] <= a) i++;
+    if (i == mapped.n || mapped.e[i][0] >= hi) {
       rc = map_chunks(a, hi);
       break;
     }
-    if (mapped[i][0] > a) {
-      uint64_t e = mapped[i][0];
+    if (mapped.e[i][0] > a) {
+      uint64_t e = mapped.e[i][0];
       rc = map_chunks(a, e);
       a = e;
       continue;
     }
-    uint64_t e = mapped[i][1] < hi ? mapped[i][1] : hi;
+    uint64_t e = mapped.e[i][1] < hi ? mapped.e[i][1] : hi;
     uint64_t clo = a > base ? a : base, chi = e < base + size ? e : base + size;
     if (clo < chi) clear_resident(clo, chi);
     a = e;
@@ -1219,21 +1281,64 @@ int emud_seed_threads(void) {
 
 void emud_sysfs_reset(void);  // sysfs.c
 
+// EMUD_PARK_MAX bounds the device memory a seed server keeps parked
+// between seeds (its resident size, and the bytes a reset scans): a seed
+// that mapped more has the rest unmapped as before.
+#define EMUD_PARK_MAX (64ull << 20)
+
+// zero_dirty zeroes the pages of [lo, hi) (mapped read-write) that hold
+// a byte other than zero: the seed's regions, and any stray store past
+// them inside their chunk. Pages never resident read as zero already and
+// are not touched; a clean page is only read, which costs less than
+// clearing it (and far less than the kernel's fault and clear of a fresh
+// huge page).
+static void zero_dirty(uint64_t lo, uint64_t hi) {
+  unsigned char vec[2 * EMUD_CHUNK / 4096];
+  for (uint64_t a = lo; a < hi;) {
+    uint64_t n = hi - a;
+    if (n > sizeof vec * 4096) n = sizeof vec * 4096;
+    int known = mincore((void*)(uintptr_t)a, n, vec) == 0;
+    for (uint64_t i = 0; i < n / 4096; i++) {
+      if (known && !(vec[i] & 1)) continue;
+      const uint64_t* w = (const uint64_t*)(uintptr_t)(a + i * 4096);
+      uint64_t any = 0;
+      for (int k = 0; k < 4096 / 8 && !any; k += 8)
+        any = w[k] | w[k + 1] | w[k + 2] | w[k + 3] | w[k + 4] | w[k + 5] | w[k + 6] | w[k + 7];
+      if (any) memset((void*)w, 0, 4096);
+    }
+    a += n;
+  }
+}
+
 // emud_seed_reset_c puts the file's per-emulation state back as a fresh
 // process has it: called on the main thread between two seeds, when no
-// thread of the last one runs. Device memory goes back to reserved and
-// inaccessible (each seed's first touch is a zero page, and an address
-// the last seed mapped faults again); 0, or -1 when device memory was
-// mapped outside the reserved range (the server must not go on).
+// thread of the last one runs. Device memory goes back to inaccessible
+// and all zero bytes, so an address the last seed mapped faults again and
+// a region of the next seed starts as zero: up to EMUD_PARK_MAX of it is
+// parked (its dirty pages zeroed, then PROT_NONE, the huge pages kept for
+// the next seed's regions at the same addresses), the rest is mapped
+// again as reserved, without backing. Chunks shared with ranks run as
+// processes are never parked. 0, or -1 when device memory was mapped
+// outside the reserved range (the server must not go on).
 int emud_seed_reset_c(void) {
   int rc = 0;
   pthread_mutex_lock(&map_mu);
-  for (int i = 0; i < nmapped; i++) {
-    uint64_t lo = mapped[i][0], hi = mapped[i][1];
+  uint64_t room = EMUD_PARK_MAX - ext_bytes(&parked);
+  int shared = emud_procs_shared();
+  for (int i = 0; i < mapped.n; i++) {
+    uint64_t lo = mapped.e[i][0], hi = mapped.e[i][1];
+    if (!shared && hi - lo <= room) {
+      zero_dirty(lo, hi);
+      if (mprotect((void*)(uintptr_t)lo, hi - lo, PROT_NONE) == 0 && ext_add(&parked, lo, hi) == 0) {
+        room -= hi - lo;
+        continue;
+      }
+      ext_remove(&parked, lo, hi);
+    }
     void* p = mmap((void*)(uintptr_t)lo, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     if (p == MAP_FAILED) rc = -1;
   }
-  nmapped = 0;
+  mapped.n = 0;
   pthread_mutex_unlock(&map_mu);
   if (resv_lo == 0) rc = -1;  // regions were mapped by the Go side (engine.MapAt), which this cannot undo
   pthread_mutex_lock(&tr_mu);

@@ -55,6 +55,7 @@ void emud_remote_free_ctx(void* proc, emud_entry fin, void* ctx);
 void* emud_shm_alloc(size_t n, size_t align);
 void emud_shm_free(void* p);
 int emud_procs_map(uint64_t lo, uint64_t hi);
+int emud_procs_shared(void);
 int emud_client_active(void);
 int emud_client_call(int op, uint64_t* a, const char* file, int line);
 uint64_t emud_resv_lo(void);

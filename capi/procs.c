@@ -137,6 +137,10 @@ static void ext_add(uint64_t lo, uint64_t hi) {
   exts->gen++;
 }
 
+// emud_procs_shared says whether device memory is shared with ranks run
+// as processes (a seed server's reset then parks none of it).
+int emud_procs_shared(void) { return dev_fd >= 0; }
+
 int emud_procs_map(uint64_t lo, uint64_t hi) {
   if (dev_fd < 0) return -1;
   uint64_t base = emud_resv_lo();

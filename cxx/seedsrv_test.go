@@ -351,3 +351,48 @@ func TestSeedServerBadInput(t *testing.T) {
 	assert.Equal(t, 2, ee.ExitCode())
 	assert.Contains(t, string(b), "usage")
 }
+
+// TestSeedServerDeviceMemoryZero: a seed server keeps the device chunks
+// an earlier seed mapped (parked, capi's emud_seed_reset_c), and the next
+// seed must still find its regions, at the same addresses, all zero, a
+// stray store past a region inside its chunk too, and an address no
+// region of its own holds must still fault: each seed is compared with a
+// process run of it, and the check seeds must report no byte left over.
+func TestSeedServerDeviceMemoryZero(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/devmem.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	base := seedEnv(nil)
+	cl := newSeedClient(t, form, base)
+	defer cl.stop()
+	var addr string
+	for i, args := range [][]string{{"write"}, {"check"}, {"write"}, {"write"}, {"check"}} {
+		got, err := cl.run(append([]string{prog}, args...), base)
+		require.NoError(t, err)
+		want := runProgram(t, runOpts{env: base}, prog, args...)
+		assert.Equal(t, want.code, got.code, "seed %d (%s) status; stderr:\n%s", i+1, args[0], got.stderr)
+		assert.Equal(t, want.stdout, got.stdout, "seed %d (%s) stdout", i+1, args[0])
+		require.Equal(t, 0, got.code, "seed %d (%s): device memory left by an earlier seed: %s", i+1, args[0], got.stdout)
+		a, _, ok := strings.Cut(strings.TrimPrefix(got.stdout, "region "), ":")
+		require.True(t, ok, got.stdout)
+		if addr != "" {
+			assert.Equal(t, addr, a, "seed %d: the region's address", i+1)
+		}
+		addr = a
+		assert.Contains(t, got.stdout, ": 0 nonzero bytes, past it 0\n", "seed %d (%s)", i+1, args[0])
+	}
+	assert.Equal(t, 1, cl.starts, "one server ran every seed")
+	// The chunk is parked, not mapped: a read of it faults as in a process.
+	cmd := exec.Command(prog, "touch", addr)
+	cmd.Env = base
+	out, err := cmd.Output()
+	require.Error(t, err, "a process's read of an address no region holds: %s", out)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	require.True(t, ok)
+	require.True(t, ws.Signaled(), "a process's read of an address no region holds: %v", cmd.ProcessState)
+	got, err := cl.run([]string{prog, "touch", addr}, base)
+	require.NoError(t, err)
+	assert.Equal(t, 128+int(ws.Signal()), got.code, "touch %s: status; stderr:\n%s", addr, got.stderr)
+	assert.Equal(t, string(out), got.stdout)
+}
