@@ -693,10 +693,19 @@
 //     object pool (zeroed), the program's segments (the server's own plus
 //     the seed object's, found after each dlopen) and the object the
 //     program's threads are recognised by (runtime_thread).
-//   - Device memory: every chunk the seed mapped in the reserved range is
-//     mapped again PROT_NONE, so the next seed's regions start as zero
-//     pages at the same addresses and an address the last seed mapped
-//     faults again.
+//   - Device memory: every chunk the seed mapped in the reserved range
+//     goes back to PROT_NONE, so an address the last seed mapped faults
+//     again, and to all zero bytes, so the next seed's regions start as
+//     zero at the same addresses. Up to 64 MiB of chunks is parked: the
+//     pages that hold a byte other than zero (the seed's regions, a stray
+//     store past them in their chunk) are zeroed, and the chunk is kept
+//     with its huge pages, made read-write again when a later seed's
+//     region falls in it; that spares the seed a 2 MiB fault and the
+//     kernel's clear of each chunk, and the reset the unmapping. The rest,
+//     and chunks shared with ranks run as processes, is mapped again
+//     PROT_NONE without backing (TestSeedServerDeviceMemoryZero in package
+//     cxx holds a region written and stored past in one seed to read zero
+//     in the next, and a parked chunk to fault).
 //   - sysfs.c's KFD tree: chosen again by the next seed's EMUD_GPUS and
 //     EMUD_ARCH.
 //   - The process (seedsrv.c): the working directory, the file mode mask
