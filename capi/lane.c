@@ -963,9 +963,8 @@ void* emud_obj_alloc(size_t n) {
 static uint64_t seg_lo[32], seg_hi[32];  // the program's own loaded segments
 static int nseg;
 
-static int seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
-  (void)size;
-  (void)data;
+// add_segments records an object's loaded segments as the program's.
+static void add_segments(struct dl_phdr_info* info) {
   for (int i = 0; i < info->dlpi_phnum && nseg < 32; i++) {
     const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD) continue;
@@ -973,6 +972,12 @@ static int seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
     seg_hi[nseg] = seg_lo[nseg] + ph->p_memsz;
     nseg++;
   }
+}
+
+static int seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
+  (void)size;
+  (void)data;
+  add_segments(info);
   return 1;  // the first object is the program itself
 }
 
@@ -1237,13 +1242,7 @@ static int early_base = -1;  // early[] entries of the server's own start (the G
 static int seed_seg_cb(struct dl_phdr_info* info, size_t size, void* data) {
   (void)size;
   if ((void*)info->dlpi_addr != data) return 0;
-  for (int i = 0; i < info->dlpi_phnum && nseg < 32; i++) {
-    const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD) continue;
-    seg_lo[nseg] = info->dlpi_addr + ph->p_vaddr;
-    seg_hi[nseg] = seg_lo[nseg] + ph->p_memsz;
-    nseg++;
-  }
+  add_segments(info);
   return 1;
 }
 
