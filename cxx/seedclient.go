@@ -88,33 +88,32 @@ type SeedExit struct {
 	Signal syscall.Signal // the signal, when one did
 }
 
+// String is the status as the client's messages give it.
+func (e SeedExit) String() string {
+	if e.Signal != 0 {
+		return "signal " + e.Signal.String()
+	}
+	return "status " + strconv.Itoa(e.Code)
+}
+
 // Run runs one seed: argv's main with env as its whole environment, its
 // stdout and stderr copied to the writers once it ends. An error is the
 // server's own failure (ErrSeedServer), not the seed's.
-func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (SeedExit, error) {
-	code, err := s.run(argv, env, stdout, stderr)
-	if code < 0 {
-		return SeedExit{Code: -1, Signal: syscall.Signal(-code)}, err
-	}
-	return SeedExit{Code: code}, err
-}
-
-// run is Run with a signal's number negated in code.
-func (s *SeedServer) run(argv, env []string, stdout, stderr io.Writer) (code int, err error) {
+func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (end SeedExit, err error) {
 	if len(argv) == 0 {
-		return 0, fmt.Errorf("seed server of %s: no argv", s.object)
+		return end, fmt.Errorf("seed server of %s: no argv", s.object)
 	}
 	// A write to a server that ended after its last reply (it said more
 	// and then died) reads as a failure before the seed: start anew once.
 	for try := 0; ; try++ {
 		if s.cmd == nil {
 			if err := s.start(); err != nil {
-				return 0, err
+				return end, err
 			}
 		}
 		for _, name := range []string{"stdout", "stderr"} {
 			if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return 0, fmt.Errorf("seed server of %s: %w", s.object, err)
+				return end, fmt.Errorf("seed server of %s: %w", s.object, err)
 			}
 		}
 		if err := s.send(argv, env); err != nil {
@@ -122,7 +121,7 @@ func (s *SeedServer) run(argv, env []string, stdout, stderr io.Writer) (code int
 			if try == 0 {
 				continue
 			}
-			return 0, &ErrSeedServer{Object: s.object, Why: "it took no request: " + err.Error(), Log: s.log.String()}
+			return end, &ErrSeedServer{Object: s.object, Why: "it took no request: " + err.Error(), Log: s.log.String()}
 		}
 		break
 	}
@@ -131,36 +130,34 @@ func (s *SeedServer) run(argv, env []string, stdout, stderr io.Writer) (code int
 		// No reply: the seed ended the process, and its status is the
 		// seed's, if the seed began: the server makes the seed's files
 		// before it loads the program.
-		code = s.wait()
+		end = s.wait()
 		if _, err := os.Stat(filepath.Join(s.dir, "stderr")); err != nil {
-			return 0, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it ended (status %d) before the seed began", code), Log: s.log.String()}
+			return SeedExit{}, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it ended (%v) before the seed began", end), Log: s.log.String()}
 		}
 	} else {
-		code = int(binary.LittleEndian.Uint32(reply[:4]))
+		end = SeedExit{Code: int(binary.LittleEndian.Uint32(reply[:4]))}
 		s.served++
 		if reply[4] == 0 {
-			s.req.Close()
-			if c := s.wait(); c != 0 {
-				return 0, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited with status %d after a seed", c), Log: s.log.String()}
+			if c := s.wait(); c != (SeedExit{}) {
+				return SeedExit{}, &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited (%v) after a seed", c), Log: s.log.String()}
 			}
 		}
 	}
 	if err := s.copyOut("stdout", stdout); err != nil {
-		return 0, err
+		return SeedExit{}, err
 	}
 	if err := s.copyOut("stderr", stderr); err != nil {
-		return 0, err
+		return SeedExit{}, err
 	}
-	return code, nil
+	return end, nil
 }
 
 // Close ends the server (EOF on its requests) and removes its files.
 func (s *SeedServer) Close() error {
 	var err error
 	if s.cmd != nil {
-		s.req.Close()
-		if c := s.wait(); c != 0 {
-			err = &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited with status %d at the end", c), Log: s.log.String()}
+		if c := s.wait(); c != (SeedExit{}) {
+			err = &ErrSeedServer{Object: s.object, Why: fmt.Sprintf("it exited (%v) at the end", c), Log: s.log.String()}
 		}
 	}
 	if rerr := os.RemoveAll(s.dir); err == nil && rerr != nil {
@@ -222,9 +219,8 @@ func (s *SeedServer) send(argv, env []string) error {
 	return err
 }
 
-// wait reaps the server: its exit status, or the negated number of the
-// signal that ended it.
-func (s *SeedServer) wait() int {
+// wait closes the server's requests and reaps it: how it ended.
+func (s *SeedServer) wait() SeedExit {
 	s.req.Close()
 	err := s.cmd.Wait()
 	s.rep.Close()
@@ -232,14 +228,14 @@ func (s *SeedServer) wait() int {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return 0
+		return SeedExit{}
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return -int(ws.Signal())
+			return SeedExit{Code: -1, Signal: ws.Signal()}
 		}
-		return ee.ExitCode()
+		return SeedExit{Code: ee.ExitCode()}
 	}
-	return -int(syscall.SIGKILL) // not reaped as an exit: say it was killed
+	return SeedExit{Code: -1, Signal: syscall.SIGKILL} // not reaped as an exit: say it was killed
 }
 
 func (s *SeedServer) kill() {
@@ -261,5 +257,5 @@ func (s *SeedServer) copyOut(name string, w io.Writer) error {
 	if _, err := io.Copy(w, f); err != nil {
 		return fmt.Errorf("seed server of %s: the seed's %s: %w", s.object, name, err)
 	}
-	return os.Remove(f.Name())
+	return nil // Run removes the files before the next request
 }

@@ -308,7 +308,7 @@ func TestSeedServerBadInput(t *testing.T) {
 			_, err := cl.req.Write(req)
 			require.NoError(t, err)
 		}
-		return cl.wait(), cl.log.String() // wait closes the requests
+		return cl.wait().Code, cl.log.String() // wait closes the requests
 	}
 	frame := func(strs ...string) []byte {
 		var body bytes.Buffer
