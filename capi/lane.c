@@ -592,7 +592,14 @@ static pthread_t tr_thread[MAX_TRACKED];
 static int tr_id[MAX_TRACKED];
 static int ntr;
 
-static int started;  // the Go side has built the emulation
+// started is set once the Go side has built the emulation, on the thread
+// whose first call built it; other threads read it without a lock, so it
+// is read and written atomically (a thread that sees it set sees the
+// emulation built).
+static int started;
+static int adopted;  // the start has adopted the early threads (under tr_mu): later ones are hosts
+int emud_started(void) { return __atomic_load_n(&started, __ATOMIC_ACQUIRE); }
+void emud_set_started(void) { __atomic_store_n(&started, 1, __ATOMIC_RELEASE); }
 static int forked;   // this process is a fork: 1 before the emulation started, 2 after
 
 // A forked child has no working emulator of its own: the Go runtime
@@ -601,7 +608,7 @@ static int forked;   // this process is a fork: 1 before the emulation started, 
 // thread is a rank of its parent's node (procs.c); any other forked
 // process (a rank's own child, or a child whose node could not be shared,
 // which fork warned of) says so at its first call and exits 1.
-static void on_fork_child(void) { forked = started ? 2 : 1; }
+static void on_fork_child(void) { forked = emud_started() ? 2 : 1; }
 
 static void forked_call(const char* what, const char* file, int line) {
   fprintf(stderr,
@@ -620,8 +627,6 @@ __attribute__((constructor)) static void mark_main(void) {
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
-void emud_set_started(void) { started = 1; }
-int emud_started(void) { return started; }
 int emud_forked(void) { return forked; }
 int emud_in_emud(void) { return in_emud; }
 void emud_enter(void) { in_emud++; }
@@ -703,13 +708,24 @@ static void* early_trampoline(void* p) {
   return r;
 }
 
-static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+// early_create starts th as an early thread and says 1, or says 0 and
+// starts nothing when another thread's first call has built the
+// emulation meanwhile: the adoption is over (a thread recorded after it
+// would never become a host, and its first call would be refused as a
+// stranger's), and th must start as a host thread of the main thread's.
+static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg, int* rc_out) {
   struct etramp* t = malloc(sizeof *t);
   pthread_mutex_lock(&tr_mu);
+  if (adopted) {
+    pthread_mutex_unlock(&tr_mu);
+    free(t);
+    return 0;
+  }
   if (!t || nearly == MAX_EARLY) {  // past the table: a thread emud does not know
     pthread_mutex_unlock(&tr_mu);
     free(t);
-    return real_create(th, attr, fn, arg);
+    *rc_out = real_create(th, attr, fn, arg);
+    return 1;
   }
   int i = nearly++;
   early[i].state = EARLY_RUNNING;
@@ -728,7 +744,8 @@ static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(v
   }
   pthread_mutex_unlock(&tr_mu);
   if (rc != 0) free(t);
-  return rc;
+  *rc_out = rc;
+  return 1;
 }
 
 // The Go side's adoption, at start, on the starting thread: it holds the
@@ -739,6 +756,7 @@ void emud_early_unlock(void) { pthread_mutex_unlock(&tr_mu); }
 int emud_early_next(void) {  // the first early thread still running and not adopted, or -1
   for (int i = 0; i < nearly; i++)
     if (early[i].state == EARLY_RUNNING) return i;
+  adopted = 1;  // with the lock still held: no early thread comes after the last adopted
   return -1;
 }
 void emud_early_adopt(int i, int id) {
@@ -790,8 +808,15 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   resolve();
   if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
   if (runtime_thread(__builtin_return_address(0))) return real_create(th, attr, fn, arg);
-  if (!started && host_id == 0 && !in_emud && !cur_lane) return early_create(th, attr, fn, arg);
-  if (!started || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
+  if (!emud_started() && host_id == 0 && !in_emud && !cur_lane) {
+    int rc;
+    if (early_create(th, attr, fn, arg, &rc)) return rc;
+    // Another thread's first call is building the emulation: wait for
+    // it (and the main thread's first turn), then start th as a host.
+    uint64_t a[16] = {0};
+    emud_host(EMUD_H_START, a, "pthread_create", 0);
+  }
+  if (!emud_started() || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);
   if (!t) return 11; /* EAGAIN */
   t->fn = fn;
@@ -820,23 +845,27 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
 int pthread_join(pthread_t th, void** ret) {
   resolve();
   int id = -1;
-  if (!started && !forked && host_id == 0 && !in_emud) {
+  if (!emud_started() && !forked && host_id == 0 && !in_emud) {
     // The main thread joins a thread it started before any HIP call: the
     // emulation starts now (adopting it), so that the join waits in
     // virtual time and the thread's calls get their turns; a real join
     // here would hold the main thread where the emulation cannot give
-    // its turn away.
+    // its turn away. A thread already adopted (another thread's first
+    // call is building the emulation, and started is not yet set) is
+    // joined the same way: the start call waits for the build.
     int running = 0;
     pthread_mutex_lock(&tr_mu);
     for (int i = 0; i < nearly; i++)
-      if (early[i].th_set && pthread_equal(early[i].th, th) && early[i].state == EARLY_RUNNING) running = 1;
+      if (early[i].th_set && pthread_equal(early[i].th, th) &&
+          (early[i].state == EARLY_RUNNING || early[i].state == EARLY_ADOPTED))
+        running = 1;
     pthread_mutex_unlock(&tr_mu);
     if (running) {
       uint64_t a[16] = {0};
       emud_host(EMUD_H_START, a, "pthread_join", 0);
     }
   }
-  if (started && !forked && host_id >= 0 && !in_emud) {
+  if (emud_started() && !forked && host_id >= 0 && !in_emud) {
     pthread_mutex_lock(&tr_mu);
     for (int i = 0; i < ntr; i++) {
       if (pthread_equal(tr_thread[i], th)) {
@@ -1049,8 +1078,8 @@ static __attribute__((noinline)) void lane_access_slow(const volatile void* p, u
   if (n == 0) return;
   uint64_t a = (uint64_t)(uintptr_t)p;
   if (!l) {
-    if (host_cost_on && started && !forked && host_id >= 0 && !in_emud) host_bytes += n;
-    if ((kind & EMUD_ACCESS_WRITE) && !(kind & EMUD_ACCESS_ATOMIC) && started && !forked && host_id >= 0 && !in_emud &&
+    if (host_cost_on && emud_started() && !forked && host_id >= 0 && !in_emud) host_bytes += n;
+    if ((kind & EMUD_ACCESS_WRITE) && !(kind & EMUD_ACCESS_ATOMIC) && emud_started() && !forked && host_id >= 0 && !in_emud &&
         a >= resv_lo && a < resv_hi)
       host_store(a, n, pc);
     return;
@@ -1343,8 +1372,9 @@ int emud_seed_reset_c(void) {
   pthread_mutex_lock(&tr_mu);
   ntr = 0;
   if (early_base >= 0) nearly = early_base;
+  adopted = 0;
   pthread_mutex_unlock(&tr_mu);
-  started = 0;
+  __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
   race_on = 0;
   lsa_gpus = 0;
   host_cost_on = 0;

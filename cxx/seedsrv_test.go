@@ -396,3 +396,31 @@ func TestSeedServerDeviceMemoryZero(t *testing.T) {
 	assert.Equal(t, 128+int(ws.Signal()), got.code, "touch %s: status; stderr:\n%s", addr, got.stderr)
 	assert.Equal(t, string(out), got.stdout)
 }
+
+// TestSeedServerEarlyStart: early threads whose first call builds the
+// emulation while the main thread still starts and joins others (each
+// seed a fresh build in the same server, so the build's race with the
+// main thread is tried once a seed). A thread made during the build used
+// to be left out of the adoption (its call refused as a stranger's), and
+// a join read the build as not yet done and waited natively while the
+// main thread held its first turn (a spin hang after EMUD_SPIN_LIMIT).
+func TestSeedServerEarlyStart(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/early_start.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	env := seedEnv([]string{"EMUD_SPIN_LIMIT=5s"})
+	cl := newSeedClient(t, form, env)
+	defer cl.stop()
+	seeds := 60
+	if raceBuild {
+		seeds = 20
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		r, err := cl.run([]string{prog}, append(append([]string{}, env...), fmt.Sprintf("EMUD_SEED=%d", seed)))
+		require.NoError(t, err)
+		require.Equal(t, 0, r.code, "seed %d: stderr:\n%s", seed, r.stderr)
+		require.Equal(t, "early_start: PASS\n", r.stdout, "seed %d", seed)
+	}
+	assert.Equal(t, 1, cl.starts, "every seed ended clean in one server")
+}
