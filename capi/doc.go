@@ -44,6 +44,12 @@
 // order they were made, and each takes its first turn at its first call
 // (a pthread_join of one by the main thread starts the emulation, so the
 // join waits in virtual time; examples/cxx/errors/early_threads.cpp).
+// The main thread may still be making threads, or join one, while another
+// thread's first call builds the emulation: a thread made after the build
+// adopted the early ones is made as a host thread (its create waits for
+// the build to end), and a join of an adopted thread waits for the build
+// too, whatever the order (cxx's TestSeedServerEarlyStart tries it at
+// every seed).
 // A thread made by a shared library's own code (other than the C and C++
 // libraries), such as MPI_Init's PMIx and libevent progress threads, is
 // never a host thread: it runs outside the emulation, as it never calls in.
