@@ -232,7 +232,7 @@ func raceSignalsSeen(g *kernel.Active, args []*syncArgs) {
 			who = who[:i] // the wave's lanes wait together
 		}
 		what := fmt.Sprintf("waitSignal by %s on signalBuf[%d × %d + %d] ≥ %d", who, a.src, st.n, a.q, a.expected)
-		d.WaitHeld(t, d.Space(st.c.h.dev.Memory(), "LSA memory"), addr, what, a.expected, ^uint64(0))
+		d.WaitHeld(t, d.Space(st.c.h.dev.Memory(), "LSA memory"), addr, what, l.Lane(), a.expected, ^uint64(0))
 	}
 	for _, a := range args {
 		st := a.s.st

@@ -235,9 +235,9 @@ func (q *Queue) raceAcquire(addr uint64) {
 	sp, a := q.raceAddr(d, addr)
 	t := r.t
 	if p := &q.head; p.Kind == ring.KindPoll {
-		d.WaitHeld(t, sp, a, fmt.Sprintf("POLL_REGMEM by %s on [%#x] %s %#x", r.who, addr, p.Func, p.Ref), geRef(p.Func, uint64(p.Ref)), uint64(p.Mask))
+		d.WaitHeld(t, sp, a, fmt.Sprintf("POLL_REGMEM by %s on [%#x] %s %#x", r.who, addr, p.Func, p.Ref), -1, geRef(p.Func, uint64(p.Ref)), uint64(p.Mask))
 	} else if w := &p.Wait; p.HasWait {
-		d.WaitHeld(t, sp, a, fmt.Sprintf("%v wait by %s on [%#x] %s %#x", p.Kind, r.who, addr, w.Func, w.Ref), geRef(w.Func, w.Ref), w.Mask)
+		d.WaitHeld(t, sp, a, fmt.Sprintf("%v wait by %s on [%#x] %s %#x", p.Kind, r.who, addr, w.Func, w.Ref), -1, geRef(w.Func, w.Ref), w.Mask)
 	}
 	t.Acquire(d.AddrSync(sp, a))
 	d.AcquireWriters(t, sp, a, a+4) // a flag written by a COPY, say

@@ -106,7 +106,7 @@ func (sys *System) ginRaceWaitHeld(t *kernel.Thread, gr *ginRank, s int, least u
 	if i := strings.LastIndex(who, " lane "); i > 0 {
 		who = who[:i] // the wave's lanes wait together
 	}
-	d.WaitHeld(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), fmt.Sprintf("ncclGin::waitSignal by %s on rank %d's signal %d ≥ %d", who, gr.rank, s, least), least, mask)
+	d.WaitHeld(rt, sys.rankSpace(d, gr.rank), gr.slotOff(s), fmt.Sprintf("ncclGin::waitSignal by %s on rank %d's signal %d ≥ %d", who, gr.rank, s, least), t.Lane(), least, mask)
 }
 
 // ginRaceReadSignal: lane t's ncclGin::readSignal of slot s of gr, which

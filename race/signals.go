@@ -94,10 +94,21 @@ type heldWait struct {
 	prevWait string
 }
 
+// waitInst is one wait of a wave, in words, and which of its lanes held
+// it so far: a wave's lanes need not reach a wait together (a lane of
+// HIP C++ runs on its own, and may wait later than its wave's first), yet
+// they wait for one epoch; only a lane's second wait is a new one.
+type waitInst struct {
+	tid   int32
+	what  string
+	lanes uint64
+}
+
 type slotLife struct {
 	sigs  []sigEv
 	waits []heldWait
 	reads []baseRead
+	insts []waitInst // the last maxSlotWaits lane waits' instances
 	seq   uint64 // signals so far
 	// plain is the slot's last plain write (a reset: a lane or host
 	// store, a memset) as the shadow held it when the detector last
@@ -131,6 +142,7 @@ func (d *Detector) sawReset(sp SpaceID, addr uint64, l *slotLife) {
 	}
 	l.plain = w
 	l.sigs = l.sigs[:0]
+	l.insts = l.insts[:0] // a wait after the reset is of a new epoch, whichever lane makes it
 }
 
 // plainWrite is the last plain write the shadow holds for the byte at
@@ -175,8 +187,12 @@ func (d *Detector) Signal(t *Thread, sp SpaceID, addr, n uint64, before, after u
 // held, before t acquires the slot: what words it ("waitSignal on
 // signalBuf[0 × 2 + 0] ≥ 1"), and, for a wait that counts (held once the
 // slot's value masked by mask reached least), least; least 0 for other
-// comparisons, which the stale-epoch check skips.
-func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, least, mask uint64) {
+// comparisons, which the stale-epoch check skips. lane is the lane of
+// t's wave that waited (0-63), or -1 for a wait that is no lane's (a
+// queue's POLL_REGMEM): the lanes of a wave that make the same wait,
+// together or one after another, hold one epoch's wait, and only a lane
+// that waits again starts a new one.
+func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lane int, least, mask uint64) {
 	expected, ge := least, least > 0
 	if t == nil {
 		return
@@ -189,7 +205,11 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 	if len(l.sigs) == 0 {
 		return // no signal since the last reset: the value came from a store
 	}
-	if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].at == d.now() && l.waits[n-1].what == what {
+	if lane >= 0 && lane < 64 {
+		if l.sameWait(t.id, what, lane) {
+			return // another lane of the wave, in a wait its wave already made
+		}
+	} else if n := len(l.waits); n > 0 && l.waits[n-1].tid == t.id && l.waits[n-1].at == d.now() && l.waits[n-1].what == what {
 		return // another lane of the wave, in the same wait
 	}
 	if ge {
@@ -262,6 +282,32 @@ func (d *Detector) WaitHeld(t *Thread, sp SpaceID, addr uint64, what string, lea
 		l.waits = l.waits[:maxSlotWaits-1]
 	}
 	l.waits = append(l.waits, w)
+}
+
+// sameWait says whether lane of thread tid's wave makes a wait (what)
+// that another lane of the wave made already and this lane has not: the
+// same wait, whose epoch was counted. Otherwise the lane's wait is a new
+// instance, remembered for the lanes after it.
+func (l *slotLife) sameWait(tid int32, what string, lane int) bool {
+	bit := uint64(1) << lane
+	for i := len(l.insts) - 1; i >= 0; i-- {
+		in := &l.insts[i]
+		if in.tid != tid || in.what != what {
+			continue
+		}
+		if in.lanes&bit == 0 {
+			in.lanes |= bit
+			return true
+		}
+		in.lanes = bit // the lane waits again: a new instance
+		return false
+	}
+	if len(l.insts) == maxSlotWaits {
+		copy(l.insts, l.insts[1:])
+		l.insts = l.insts[:maxSlotWaits-1]
+	}
+	l.insts = append(l.insts, waitInst{tid: tid, what: what, lanes: bit})
+	return false
 }
 
 // SignalRead records t's read of the signal slot at addr of sp, which

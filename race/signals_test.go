@@ -27,7 +27,15 @@ func (s *slotWorld) sig(t *Thread, who string) {
 // wait is waiter t's wait for slot ≥ expected holding now, then its acquire.
 func (s *slotWorld) wait(t *Thread, expected uint64) {
 	s.now++
-	s.d.WaitHeld(t, s.sp, 0, "wait", expected, ^uint64(0))
+	s.d.WaitHeld(t, s.sp, 0, "wait", -1, expected, ^uint64(0))
+	t.Acquire(s.d.AddrSync(s.sp, 0))
+}
+
+// waitLane is lane's wait, of waiter t's wave, for slot ≥ expected
+// holding now, then its acquire.
+func (s *slotWorld) waitLane(t *Thread, lane int, expected uint64) {
+	s.now++
+	s.d.WaitHeld(t, s.sp, 0, "wait", lane, expected, ^uint64(0))
 	t.Acquire(s.d.AddrSync(s.sp, 0))
 }
 
@@ -123,6 +131,35 @@ func TestSlotEpochs(t *testing.T) {
 			s.sig(q, "epoch 2")
 			s.wait(w, 1)
 			s.wait(w, 1)
+		}, ClassStaleEpoch},
+		// A wave's lanes need not reach a wait together (HIP C++ lanes
+		// under perturbation): a later lane's wait is the same epoch's
+		// wait, even after the next epoch's producer signalled.
+		{"twin: a wave's second lane waits for the epoch after the next epoch's signal", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.waitLane(w, 0, 1)
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2")
+			s.waitLane(w, 1, 1)
+		}, ""},
+		{"twin: every lane of a wave waits for one epoch, one after another", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			for lane := 0; lane < 64; lane++ {
+				s.waitLane(w, lane, 1)
+			}
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2")
+			for lane := 0; lane < 64; lane++ {
+				s.waitLane(w, lane, 2)
+			}
+		}, ""},
+		{"a lane waits for the first epoch's total again", func(s *slotWorld, p, q, w *Thread) {
+			s.sig(p, "epoch 1")
+			s.waitLane(w, 0, 1)
+			s.waitLane(w, 1, 1)
+			q.Acquire(s.d.AddrSync(s.sp, 0))
+			s.sig(q, "epoch 2")
+			s.waitLane(w, 0, 1)
 		}, ClassStaleEpoch},
 		{"twin: the second epoch waits for the running total", func(s *slotWorld, p, q, w *Thread) {
 			s.sig(p, "epoch 1")
