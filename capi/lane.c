@@ -728,6 +728,10 @@ static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(v
     return 1;
   }
   int i = nearly++;
+  // A seed server's entry may hold an earlier seed's thread: the
+  // adoption, if it comes before real_create returns, must not track it.
+  early[i].th_set = 0;
+  early[i].id = 0;
   early[i].state = EARLY_RUNNING;
   pthread_mutex_unlock(&tr_mu);
   t->fn = fn;
@@ -1371,7 +1375,10 @@ int emud_seed_reset_c(void) {
   if (resv_lo == 0) rc = -1;  // regions were mapped by the Go side (engine.MapAt), which this cannot undo
   pthread_mutex_lock(&tr_mu);
   ntr = 0;
-  if (early_base >= 0) nearly = early_base;
+  if (early_base >= 0) {
+    memset(&early[early_base], 0, (size_t)(nearly - early_base) * sizeof early[0]);
+    nearly = early_base;
+  }
   adopted = 0;
   pthread_mutex_unlock(&tr_mu);
   __atomic_store_n(&started, 0, __ATOMIC_RELEASE);

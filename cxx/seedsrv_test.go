@@ -403,7 +403,10 @@ func TestSeedServerDeviceMemoryZero(t *testing.T) {
 // main thread is tried once a seed). A thread made during the build used
 // to be left out of the adoption (its call refused as a stranger's), and
 // a join read the build as not yet done and waited natively while the
-// main thread held its first turn (a spin hang after EMUD_SPIN_LIMIT).
+// main thread held its first turn (a spin hang after EMUD_SPIN_LIMIT);
+// and a server's early-thread entry kept the last seed's thread handle,
+// which an adoption before the create returned tracked, so that a later
+// thread given the same handle was joined as the old one, natively.
 func TestSeedServerEarlyStart(t *testing.T) {
 	needCxx(t)
 	prog := buildExample(t, "testdata/seedsrv/early_start.cpp")
@@ -412,7 +415,7 @@ func TestSeedServerEarlyStart(t *testing.T) {
 	env := seedEnv([]string{"EMUD_SPIN_LIMIT=5s"})
 	cl := newSeedClient(t, form, env)
 	defer cl.stop()
-	seeds := 60
+	seeds := 150
 	if raceBuild {
 		seeds = 20
 	}
