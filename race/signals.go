@@ -109,7 +109,7 @@ type slotLife struct {
 	waits []heldWait
 	reads []baseRead
 	insts []waitInst // the last maxSlotWaits lane waits' instances
-	seq   uint64 // signals so far
+	seq   uint64     // signals so far
 	// plain is the slot's last plain write (a reset: a lane or host
 	// store, a memset) as the shadow held it when the detector last
 	// looked (sawReset).
