@@ -148,6 +148,10 @@ extern "C" void emud_seed_streams_restore(void) {
 int main(int argc, char** argv) { return emud_seed_serve(argc, argv); }
 `
 
+// serverLink names the recipe seedServer links the server by; change it
+// with the recipe.
+const serverLink = "whole-archive export-dynamic no-pie O1"
+
 // seedServer returns the seed server of lib's build next to it, building
 // it when it is absent. Its name carries the build (lib's size and
 // modification time), and building one removes the servers of earlier
@@ -155,8 +159,8 @@ int main(int argc, char** argv) { return emud_seed_serve(argc, argv); }
 // (ReadSeedForm says so) and runs a process per seed, rather than its
 // seed form running on another build's emulator. The server exports its
 // dynamic symbols, so a seed form's references to the emulator's C ABI,
-// its ThreadSanitizer callbacks and its pthread_create resolve to the
-// server's.
+// its ThreadSanitizer callbacks and its interposers of the C library's
+// functions (pthread_create, pthread_barrier_wait) resolve to the server's.
 func (o Options) seedServer(cc, lib string) (string, error) {
 	dir, err := filepath.Abs(filepath.Dir(lib))
 	if err != nil {
@@ -166,7 +170,9 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	server := filepath.Join(dir, fmt.Sprintf("%s-%016x", ServerName, fnv64(fmt.Sprint(lst.Size(), lst.ModTime().UnixNano()))))
+	// The name is the library's build and the way the server is linked
+	// (serverLink): a server of an older recipe is not taken for this one.
+	server := filepath.Join(dir, fmt.Sprintf("%s-%016x", ServerName, fnv64(fmt.Sprint(lst.Size(), lst.ModTime().UnixNano(), serverLink))))
 	fresh := func() bool {
 		_, err := os.Stat(server)
 		return err == nil
@@ -187,7 +193,14 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 		return "", err
 	}
 	part := server + ".part"
-	if err := o.run(cc, []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none", lib, "-lpthread", "-ldl",
+	// The whole archive: a program's link takes each of the library's
+	// objects that defines a symbol it calls, among them interposers of
+	// the C library's (pthread_barrier_wait in pbarrier.c), which the
+	// server's own code never calls. Linked as needed, the server would
+	// lack them, and a seed object's calls would bind to the C library's
+	// silently (a barrier waited natively, holding the thread's turn).
+	if err := o.run(cc, []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none",
+		"-Wl,--whole-archive", lib, "-Wl,--no-whole-archive", "-lpthread", "-ldl",
 		"-Wl,--export-dynamic", "-o", part}, ""); err != nil {
 		os.Remove(part)
 		return "", err

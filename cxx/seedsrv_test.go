@@ -128,6 +128,8 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// An interposer the server's own code never calls (pbarrier.c).
+		{name: "pthread barrier", src: "testdata/seedsrv/barrier.cpp", env: []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
 		{name: "thread ranks", src: ex("procs", "thread_alltoall.cpp"), flags: []string{"-O2"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		// The object's constructor sets EMUD_ARCH: Go's copy must see it.
 		{name: "offload arch", src: ex("alltoall_put.cpp"), flags: []string{"--offload-arch=gfx1250"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
