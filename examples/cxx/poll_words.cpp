@@ -7,8 +7,13 @@
 //   block 0 polls {flag, counter}, block 1 {flag, counter, other};
 //   block 2 waits 1 µs (wall_clock64), sets the counter to 1, waits 1 µs more and
 //   sets the flag.
-// Each waiter records the last counter it read (1) and when it saw the
-// flag (not before block 2 set it).
+// Each waiter records the counter it reads once the flag is up (1: the
+// flag's release orders the counter's store before it) and when it saw
+// the flag (not before block 2 set it). Not the last counter its loop
+// read: a block may start after block 2 has set both words (blocks of a
+// grid start up to tens of µs apart under emud explore's perturbation,
+// as on hardware: examples/cxx/skew/cta_skew.cpp), and its loop then
+// never reads the counter at all.
 #include "common.hpp"
 
 __global__ void pollWords(int* flag, int* counter, int* other, long long* seen) {
@@ -24,12 +29,11 @@ __global__ void pollWords(int* flag, int* counter, int* other, long long* seen) 
     __hip_atomic_store(flag, 1, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
     return;
   }
-  int c = 0;
   while (__hip_atomic_load(flag, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT) == 0) {
-    c = __hip_atomic_load(counter, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-    if (blockIdx.x == 1) c += __hip_atomic_load(other, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    (void)__hip_atomic_load(counter, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    if (blockIdx.x == 1) (void)__hip_atomic_load(other, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
   }
-  seen[2 * blockIdx.x] = c;
+  seen[2 * blockIdx.x] = __hip_atomic_load(counter, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
   seen[2 * blockIdx.x + 1] = wall_clock64();
 }
 
