@@ -68,3 +68,57 @@ func TestExploreProgramSeedServer(t *testing.T) {
 	}
 	assert.Equal(t, fmt.Sprint(cruns[0].code), fmt.Sprint(runs[0].code))
 }
+
+// Every correct C++ example passes emud explore with the race detector
+// on, its seeds in warm seed servers, as a user sweeps it: under the
+// perturbation and PCT a sweep adds, a correct program must draw no
+// report (a false alarm is as bad as a missed bug), and the server must
+// serve it as a process would. Each of these failed at its first seeds
+// before: the NCCL examples hung (the server lacked the pthread barrier's
+// interposer), signals.cpp drew false stale-epoch reports (a wave's lanes
+// waiting apart in time), poll_words.cpp failed its own timing-dependent
+// check.
+func TestExploreCorrectExamples(t *testing.T) {
+	if !haveCxx() {
+		t.Skip("no C++ compiler (g++, clang++ or $EMUD_CXX): the C++ programs are not built")
+	}
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	nccl := func(dir string) (string, []string) {
+		common := filepath.Join(root, "examples", "cxx", "nccl", "common")
+		return filepath.Join("examples", "cxx", "nccl", dir, "main.cu"), []string{"-O2", "-I" + common, filepath.Join(common, "utils.cc")}
+	}
+	type example struct {
+		name, src string
+		flags     []string
+		args      []string
+	}
+	var cases []example
+	for _, p := range []string{"alltoall_get_warp", "alltoall_put", "alltoall_warp", "hip_calls", "hipmalloc_first", "lsa_barrier", "poll_words", "sdma_paths", "signals"} {
+		cases = append(cases, example{name: p, src: "examples/cxx/" + p + ".cpp", flags: []string{"-O2"}})
+	}
+	cases = append(cases,
+		example{name: "thread_alltoall", src: "examples/cxx/procs/thread_alltoall.cpp", flags: []string{"-O2"}},
+		example{name: "early_threads", src: "examples/cxx/errors/early_threads.cpp", flags: []string{"-O2"}},
+		example{name: "put_overwrite fixed", src: "examples/cxx/errors/put_overwrite.cpp", flags: []string{"-O2"}, args: []string{"fixed"}},
+		example{name: "quiet atomic_rmw", src: "examples/cxx/quiet/atomic_rmw.cpp", flags: []string{"-O2"}},
+		example{name: "quiet read_twice", src: "examples/cxx/quiet/read_twice.cpp", flags: []string{"-O2"}},
+		example{name: "quiet reset_epochs lane", src: "examples/cxx/quiet/reset_epochs.cpp", flags: []string{"-O2"}, args: []string{"lane"}},
+		example{name: "quiet reset_epochs memset_async", src: "examples/cxx/quiet/reset_epochs.cpp", flags: []string{"-O2"}, args: []string{"memset_async"}},
+	)
+	for _, d := range []string{"gin_put", "gin_alltoall", "hybrid_alltoall", "lsa_allreduce", "cft_allreduce", "cft_barrier"} {
+		src, flags := nccl(d)
+		cases = append(cases, example{name: "nccl " + d, src: src, flags: flags})
+	}
+	seeds := "4"
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			prog := buildProgram(t, c.src, c.flags...)
+			args := append([]string{"explore", "--seeds", seeds, "--jobs", "2", "--race", "--", prog}, c.args...)
+			out, errOut, status := execute(t, args...)
+			require.Equal(t, 0, status, "%s\n%s", head(out), errOut)
+			assert.Contains(t, out, "all "+seeds+" seeds passed")
+			assert.NotContains(t, errOut, "warning", "warm servers served every seed")
+		})
+	}
+}
