@@ -39,17 +39,20 @@
 // pthread_create, both interposed) is another, so ranks are host threads
 // of one process, each calling hipSetDevice and ccoCommCreate with one
 // shared unique id, as MORI's in-process multi-GPU tests do. Threads the
-// main thread started before the first HIP or cco call are host threads
-// too: the emulation adopts those still running when it starts, in the
-// order they were made, and each takes its first turn at its first call
-// (a pthread_join of one by the main thread starts the emulation, so the
-// join waits in virtual time; examples/cxx/errors/early_threads.cpp).
-// The main thread may still be making threads, or join one, while another
-// thread's first call builds the emulation: a thread made after the build
-// adopted the early ones is made as a host thread (its create waits for
-// the build to end), and a join of an adopted thread waits for the build
-// too, whatever the order (cxx's TestSeedServerEarlyStart tries it at
-// every seed).
+// main thread started before its own first HIP or cco call are host
+// threads too: that call (or its pthread_join of one of them, or its
+// exit) adopts those still running, in the order they were made, and each
+// takes its first turn at its first call (a pthread_join of one by the
+// main thread is such a call, so the join waits in virtual time;
+// examples/cxx/errors/early_threads.cpp). The emulation may be built
+// earlier, by an early thread's first call; that thread then waits for
+// the adoption, and threads the main thread makes meanwhile are early
+// threads still. So which threads are adopted, and in what order, is the
+// program's doing and not the OS's timing, and every run of a seed gives
+// one digest (cxx's TestSeedServerEarlyStart runs each seed twice). A
+// main thread that waits in its own code for an early thread's call
+// before calling in itself (a condition variable) never lets it in: the
+// spin watch reports the main thread holding its first turn.
 // A thread made by a shared library's own code (other than the C and C++
 // libraries), such as MPI_Init's PMIx and libevent progress threads, is
 // never a host thread: it runs outside the emulation, as it never calls in.

@@ -104,6 +104,11 @@ func (h *host) attach() {
 	if !h.attached {
 		h.attached = true
 		h.begin()
+		if h.id == 0 {
+			// The main thread's first call, in its turn: the threads it
+			// started before it become host threads now.
+			h.do(func(*sim.Actor) { adoptEarly() })
+		}
 	}
 }
 

@@ -597,7 +597,7 @@ static int ntr;
 // is read and written atomically (a thread that sees it set sees the
 // emulation built).
 static int started;
-static int adopted;  // the start has adopted the early threads (under tr_mu): later ones are hosts
+static int adopted;  // the main thread's first call adopted the early threads (under tr_mu): later ones are hosts
 int emud_started(void) { return __atomic_load_n(&started, __ATOMIC_ACQUIRE); }
 void emud_set_started(void) { __atomic_store_n(&started, 1, __ATOMIC_RELEASE); }
 static int forked;   // this process is a fork: 1 before the emulation started, 2 after
@@ -709,10 +709,9 @@ static void* early_trampoline(void* p) {
 }
 
 // early_create starts th as an early thread and says 1, or says 0 and
-// starts nothing when another thread's first call has built the
-// emulation meanwhile: the adoption is over (a thread recorded after it
+// starts nothing when the adoption is over (a thread recorded after it
 // would never become a host, and its first call would be refused as a
-// stranger's), and th must start as a host thread of the main thread's.
+// stranger's): th must start as a host thread of the main thread's.
 static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg, int* rc_out) {
   struct etramp* t = malloc(sizeof *t);
   pthread_mutex_lock(&tr_mu);
@@ -773,6 +772,18 @@ void emud_early_runtime(void) {
   if (my_early >= 0) early[my_early].state = EARLY_RUNTIME;
   pthread_mutex_unlock(&tr_mu);
 }
+// emud_early_pending says whether the calling thread is an early thread
+// still waiting for its adoption (the main thread has not called in).
+int emud_main_entered(void) { return adopted; }  // on the main thread: whether it has called in
+
+int emud_early_pending(void) {
+  if (my_early < 0) return 0;
+  pthread_mutex_lock(&tr_mu);
+  int p = early[my_early].state == EARLY_RUNNING && !adopted;
+  pthread_mutex_unlock(&tr_mu);
+  return p;
+}
+
 // emud_early_id is the host of an adopted early thread calling in for the
 // first time (and becomes its host_id), or -1.
 int emud_early_id(void) {
@@ -812,13 +823,13 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   resolve();
   if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
   if (runtime_thread(__builtin_return_address(0))) return real_create(th, attr, fn, arg);
-  if (!emud_started() && host_id == 0 && !in_emud && !cur_lane) {
+  if (host_id == 0 && !adopted && !in_emud && !cur_lane) {
+    // The main thread has not called in yet (the emulation may have been
+    // built meanwhile, by an early thread's call): th is an early thread
+    // too, adopted at the main thread's first call, whatever the OS's
+    // timing. Only the main thread sets adopted, so it stays 0 here.
     int rc;
     if (early_create(th, attr, fn, arg, &rc)) return rc;
-    // Another thread's first call is building the emulation: wait for
-    // it (and the main thread's first turn), then start th as a host.
-    uint64_t a[16] = {0};
-    emud_host(EMUD_H_START, a, "pthread_create", 0);
   }
   if (!emud_started() || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);
@@ -849,20 +860,16 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
 int pthread_join(pthread_t th, void** ret) {
   resolve();
   int id = -1;
-  if (!emud_started() && !forked && host_id == 0 && !in_emud) {
-    // The main thread joins a thread it started before any HIP call: the
-    // emulation starts now (adopting it), so that the join waits in
-    // virtual time and the thread's calls get their turns; a real join
-    // here would hold the main thread where the emulation cannot give
-    // its turn away. A thread already adopted (another thread's first
-    // call is building the emulation, and started is not yet set) is
-    // joined the same way: the start call waits for the build.
+  if (!adopted && !forked && host_id == 0 && !in_emud) {
+    // The main thread joins a thread it started before its first call:
+    // that call is this one (it adopts the thread, building the
+    // emulation if no thread has), so that the join waits in virtual time
+    // and the thread's calls get their turns; a real join here would hold
+    // the main thread where the emulation cannot give its turn away.
     int running = 0;
     pthread_mutex_lock(&tr_mu);
     for (int i = 0; i < nearly; i++)
-      if (early[i].th_set && pthread_equal(early[i].th, th) &&
-          (early[i].state == EARLY_RUNNING || early[i].state == EARLY_ADOPTED))
-        running = 1;
+      if (early[i].th_set && pthread_equal(early[i].th, th) && early[i].state == EARLY_RUNNING) running = 1;
     pthread_mutex_unlock(&tr_mu);
     if (running) {
       uint64_t a[16] = {0};

@@ -44,6 +44,8 @@ int emud_early_next(void);
 void emud_early_adopt(int i, int id);
 void emud_early_runtime(void);
 int emud_early_id(void);
+int emud_early_pending(void);
+int emud_main_entered(void);
 // Ranks as processes (procs.c).
 int emud_lane_is_remote(emud_lane* l);
 void emud_remote_resume(emud_lane* l);

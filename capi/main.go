@@ -61,8 +61,11 @@ type emulation struct {
 	mem  *engine.Memory
 	gpus int
 	ran  chan error // sim.Run's result
-	seed uint64
-	stop chan struct{} // closed by a seed server's reset: the spin watch ends
+	// adopted is closed when the main thread's first call has adopted
+	// the threads it started before it (adoptEarly).
+	adopted chan struct{}
+	seed    uint64
+	stop    chan struct{} // closed by a seed server's reset: the spin watch ends
 
 	count     *counter        // EMUD_SUMMARY: packets retired (not with EMUD_TRACE, whose recorder observes the node)
 	trace     *trace.Recorder // EMUD_TRACE's recorder, written at exit
@@ -268,7 +271,10 @@ func start() error {
 	rt.ran = make(chan error, 1)
 	rt.atBuilt = usageNow()
 	newHost(-1).late = true // host 0: the main thread
-	adoptEarly()
+	// The threads the main thread started before its first call are
+	// adopted when it makes that call (host.attach), not now: this build
+	// may come from one of them, at a moment the OS picks.
+	rt.adopted = make(chan struct{})
 	// The goroutines take this run's channel and sim, not rt's fields:
 	// a seed server's reset (seedsrv.go) makes rt anew for the next seed.
 	ran, s := rt.ran, rt.s
@@ -283,11 +289,17 @@ func start() error {
 }
 
 // adoptEarly makes a host, a thread of the main thread's, of each thread
-// the main thread started before the first HIP/cco call and that still
-// runs (lane.c records them), in the order they were created.
+// the main thread started before its first HIP/cco call (or pthread_join
+// or exit) and that still runs (lane.c records them), in the order they
+// were created: called in the main thread's first turn, when it makes
+// that call. Which threads these are, and their order, is the program's
+// doing, not the OS's: the emulation may have been built earlier, by one
+// of them, but each waits for the adoption at its first call (emudGoHost),
+// and the main thread keeps making early threads until it calls in.
 func adoptEarly() {
 	C.emud_early_lock()
 	defer C.emud_early_unlock()
+	defer close(rt.adopted)
 	for {
 		i := C.emud_early_next()
 		if i < 0 {
@@ -469,8 +481,9 @@ func (c *counter) Retired(_ *issuer.Queue, _ uint64, _ sim.Time, p *ring.Packet)
 }
 
 // ensureStarted builds the emulation on the first call into emud, from
-// whichever thread makes it; the main thread and the threads it started
-// before are host threads from then on (adoptEarly).
+// whichever thread makes it; the main thread is a host thread from then
+// on, and the threads it started before its own first call are from that
+// call on (adoptEarly).
 func ensureStarted() {
 	rt.once.Do(func() {
 		rt.err = start()
@@ -499,7 +512,13 @@ func emudGoHost(op C.int, a *C.uint64_t, file *C.char, line C.int) C.int {
 	ensureStarted()
 	id := int(C.emud_host_id())
 	if id < 0 {
-		id = int(C.emud_early_id()) // a thread adopted at start, calling in for the first time
+		if C.emud_early_pending() != 0 {
+			// An early thread calling in before the main thread has: it
+			// is adopted when the main thread calls in (the spin watch
+			// names the main thread if it never does).
+			<-rt.adopted
+		}
+		id = int(C.emud_early_id()) // a thread adopted at the main thread's first call, calling in for the first time
 	}
 	h := hostByID(id)
 	if h == nil {

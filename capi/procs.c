@@ -895,9 +895,9 @@ pid_t fork(void) {
     return pid;
   }
   if (emud_in_emud() || emud_current()) return real_fork();
-  if (!emud_started() && emud_host_id() == 0) {
-    // Forked before the first HIP call (MORI's harness order): this
-    // process becomes the node's coordinator now.
+  if (emud_host_id() == 0 && !emud_main_entered()) {
+    // Forked before the main thread's first HIP call (MORI's harness
+    // order): this process becomes the node's coordinator now.
     uint64_t a[16] = {0};
     emud_host(EMUD_H_START, a, "fork", 0);
   }
