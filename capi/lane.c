@@ -708,29 +708,15 @@ static void* early_trampoline(void* p) {
   return r;
 }
 
-// early_create starts th as an early thread and says 1, or says 0 and
-// starts nothing when the adoption is over (a thread recorded after it
-// would never become a host, and its first call would be refused as a
-// stranger's): th must start as a host thread of the main thread's.
-static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg, int* rc_out) {
+static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
   struct etramp* t = malloc(sizeof *t);
   pthread_mutex_lock(&tr_mu);
-  if (adopted) {
-    pthread_mutex_unlock(&tr_mu);
-    free(t);
-    return 0;
-  }
   if (!t || nearly == MAX_EARLY) {  // past the table: a thread emud does not know
     pthread_mutex_unlock(&tr_mu);
     free(t);
-    *rc_out = real_create(th, attr, fn, arg);
-    return 1;
+    return real_create(th, attr, fn, arg);
   }
-  int i = nearly++;
-  // A seed server's entry may hold an earlier seed's thread: the
-  // adoption, if it comes before real_create returns, must not track it.
-  early[i].th_set = 0;
-  early[i].id = 0;
+  int i = nearly++;  // a zero entry: a seed server's reset clears the last seed's
   early[i].state = EARLY_RUNNING;
   pthread_mutex_unlock(&tr_mu);
   t->fn = fn;
@@ -741,19 +727,17 @@ static int early_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(v
   if (rc != 0) {
     early[i].state = EARLY_EXITED;
   } else {
-    early[i].th = *th;
+    early[i].th = *th;  // before any adoption: that is the main thread's, like this create
     early[i].th_set = 1;
-    if (early[i].state == EARLY_ADOPTED) track(*th, early[i].id);
   }
   pthread_mutex_unlock(&tr_mu);
   if (rc != 0) free(t);
-  *rc_out = rc;
-  return 1;
+  return rc;
 }
 
-// The Go side's adoption, at start, on the starting thread: it holds the
-// lock while it makes each adopted thread's host (an early thread ending
-// meanwhile waits, and then finds its host made).
+// The Go side's adoption, at the main thread's first call, on the main
+// thread: it holds the lock while it makes each adopted thread's host (an
+// early thread ending meanwhile waits, and then finds its host made).
 void emud_early_lock(void) { pthread_mutex_lock(&tr_mu); }
 void emud_early_unlock(void) { pthread_mutex_unlock(&tr_mu); }
 int emud_early_next(void) {  // the first early thread still running and not adopted, or -1
@@ -772,10 +756,10 @@ void emud_early_runtime(void) {
   if (my_early >= 0) early[my_early].state = EARLY_RUNTIME;
   pthread_mutex_unlock(&tr_mu);
 }
-// emud_early_pending says whether the calling thread is an early thread
-// still waiting for its adoption (the main thread has not called in).
 int emud_main_entered(void) { return adopted; }  // on the main thread: whether it has called in
 
+// emud_early_pending says whether the calling thread is an early thread
+// still waiting for its adoption (the main thread has not called in).
 int emud_early_pending(void) {
   if (my_early < 0) return 0;
   pthread_mutex_lock(&tr_mu);
@@ -823,14 +807,11 @@ int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*)
   resolve();
   if (forked) return real_create(th, attr, fn, arg);  // its first emud call says what is wrong
   if (runtime_thread(__builtin_return_address(0))) return real_create(th, attr, fn, arg);
-  if (host_id == 0 && !adopted && !in_emud && !cur_lane) {
-    // The main thread has not called in yet (the emulation may have been
-    // built meanwhile, by an early thread's call): th is an early thread
-    // too, adopted at the main thread's first call, whatever the OS's
-    // timing. Only the main thread sets adopted, so it stays 0 here.
-    int rc;
-    if (early_create(th, attr, fn, arg, &rc)) return rc;
-  }
+  // The main thread has not called in yet (the emulation may have been
+  // built meanwhile, by an early thread's call): th is an early thread
+  // too, adopted at the main thread's first call, whatever the OS's
+  // timing. Only the main thread's first call sets adopted.
+  if (host_id == 0 && !adopted && !in_emud && !cur_lane) return early_create(th, attr, fn, arg);
   if (!emud_started() || host_id < 0 || in_emud || cur_lane) return real_create(th, attr, fn, arg);
   struct tramp* t = malloc(sizeof *t);
   if (!t) return 11; /* EAGAIN */

@@ -148,9 +148,18 @@ extern "C" void emud_seed_streams_restore(void) {
 int main(int argc, char** argv) { return emud_seed_serve(argc, argv); }
 `
 
-// serverLink names the recipe seedServer links the server by; change it
-// with the recipe.
-const serverLink = "whole-archive export-dynamic no-pie O1"
+// serverLink is the link command of a server from src and lib, to out.
+// The whole archive: a program's link takes each of the library's objects
+// that defines a symbol it calls, among them interposers of the C
+// library's (pthread_barrier_wait in pbarrier.c), which the server's own
+// code never calls. Linked as needed, the server would lack them, and a
+// seed object's calls would bind to the C library's silently (a barrier
+// waited natively, holding the thread's turn).
+func serverLink(src, lib, out string) []string {
+	return []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none",
+		"-Wl,--whole-archive", lib, "-Wl,--no-whole-archive", "-lpthread", "-ldl",
+		"-Wl,--export-dynamic", "-o", out}
+}
 
 // seedServer returns the seed server of lib's build next to it, building
 // it when it is absent. Its name carries the build (lib's size and
@@ -171,8 +180,9 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 		return "", err
 	}
 	// The name is the library's build and the way the server is linked
-	// (serverLink): a server of an older recipe is not taken for this one.
-	server := filepath.Join(dir, fmt.Sprintf("%s-%016x", ServerName, fnv64(fmt.Sprint(lst.Size(), lst.ModTime().UnixNano(), serverLink))))
+	// (serverLink's flags): a server of an older recipe is not taken for
+	// this one.
+	server := filepath.Join(dir, fmt.Sprintf("%s-%016x", ServerName, fnv64(fmt.Sprint(lst.Size(), lst.ModTime().UnixNano(), serverLink("", "", "")))))
 	fresh := func() bool {
 		_, err := os.Stat(server)
 		return err == nil
@@ -193,15 +203,7 @@ func (o Options) seedServer(cc, lib string) (string, error) {
 		return "", err
 	}
 	part := server + ".part"
-	// The whole archive: a program's link takes each of the library's
-	// objects that defines a symbol it calls, among them interposers of
-	// the C library's (pthread_barrier_wait in pbarrier.c), which the
-	// server's own code never calls. Linked as needed, the server would
-	// lack them, and a seed object's calls would bind to the C library's
-	// silently (a barrier waited natively, holding the thread's turn).
-	if err := o.run(cc, []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none",
-		"-Wl,--whole-archive", lib, "-Wl,--no-whole-archive", "-lpthread", "-ldl",
-		"-Wl,--export-dynamic", "-o", part}, ""); err != nil {
+	if err := o.run(cc, serverLink(src, lib, part), ""); err != nil {
 		os.Remove(part)
 		return "", err
 	}
