@@ -54,6 +54,9 @@ type Region struct {
 	// (MarkStale); a pointer, so that a Region stays in its allocation
 	// size class (explore's small seeds make a dozen a seed).
 	stale *staleBits
+	// refs is nil unless LandRef made some stale granules read as a
+	// source's bytes rather than zero (refs.go).
+	refs refGranules
 }
 
 // staleBits has a bit per granule (StaleGranule) of a region's data that
@@ -380,7 +383,7 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 	if gs%64 != 0 {
 		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
-	r.stale = sb
+	r.stale, r.refs = sb, nil
 	return nil
 }
 
@@ -435,6 +438,10 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 			m &^= (^uint64(0) >> (64 - run)) << first
 			lo := (w*64 + first) * StaleGranule
 			hi := min(lo+run*StaleGranule, uint64(len(r.data)))
+			if r.refs != nil {
+				r.materialise(lo, hi, off, end, overwrite)
+				continue
+			}
 			if !overwrite {
 				clear(r.data[lo:hi])
 				continue
@@ -448,7 +455,38 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 		}
 	}
 	if sb.n == 0 {
-		r.stale = nil
+		r.stale, r.refs = nil, nil
+	}
+}
+
+// materialise gives the stale granules [lo, hi) of the data their content
+// (a LandRef source's bytes, or zero), or with overwrite only their bytes
+// outside [off, end), and drops their references.
+func (r *Region) materialise(lo, hi, off, end uint64, overwrite bool) {
+	for g := lo; g < hi; g += StaleGranule {
+		ge := min(g+StaleGranule, hi)
+		src := r.refs[g/StaleGranule]
+		r.refs[g/StaleGranule] = nil
+		fill := func(a, b uint64) {
+			if src == nil {
+				clear(r.data[a:b])
+			} else {
+				copy(r.data[a:b], src[a-g:b-g])
+			}
+		}
+		switch {
+		case !overwrite:
+			fill(g, ge)
+		case ge <= off || end <= g:
+			fill(g, ge)
+		default:
+			if g < off {
+				fill(g, off)
+			}
+			if end < ge {
+				fill(end, ge)
+			}
+		}
 	}
 }
 

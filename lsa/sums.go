@@ -134,13 +134,30 @@ func (s *Space) breakSums(addr, n uint64) {
 // notifies the range itself (Notify, which breaks the sums it reaches);
 // src shorter than dst is copied as copy does and breaks them too.
 func (s *Space) Land(addr uint64, dst, src []byte) {
-	n := uint64(len(dst))
-	ts := s.ranges()
-	if len(ts) == 0 || len(src) != len(dst) {
+	if len(s.ranges()) == 0 || len(src) != len(dst) {
 		copy(dst, src)
-		s.Notify(addr, n)
+		s.Notify(addr, uint64(len(dst)))
 		return
 	}
+	s.landPieces(addr, dst, src)
+}
+
+// landSums is Land's bookkeeping for b, the bytes now at addr (LandRef:
+// they read as b though nothing was copied): the tracked ranges it meets
+// sum b or break, and the write is notified.
+func (s *Space) landSums(addr uint64, b []byte) {
+	if len(s.ranges()) == 0 {
+		s.Notify(addr, uint64(len(b)))
+		return
+	}
+	s.landPieces(addr, nil, b)
+}
+
+// landPieces copies src to dst (nil dst: nothing to copy) a piece at a
+// time, summing each piece into the tracked ranges it meets right after,
+// and notifies the write.
+func (s *Space) landPieces(addr uint64, dst, src []byte) {
+	n, ts := uint64(len(src)), s.ranges()
 	if i := s.sumAt(addr); i == len(ts) || ts[i].lo >= addr+n {
 		copy(dst, src)
 		s.notify(addr, n)
@@ -148,8 +165,12 @@ func (s *Space) Land(addr uint64, dst, src []byte) {
 	}
 	for off := uint64(0); off < n; {
 		k := min(landPiece, n-off)
-		copy(dst[off:off+k], src[off:off+k])
-		s.sumPiece(addr+off, dst[off:off+k])
+		b := src[off : off+k]
+		if dst != nil {
+			copy(dst[off:off+k], b)
+			b = dst[off : off+k]
+		}
+		s.sumPiece(addr+off, b)
 		off += k
 	}
 	s.notify(addr, n)

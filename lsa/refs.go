@@ -1,0 +1,67 @@
+package lsa
+
+import "fmt"
+
+// Reference landing (partial: nothing in the emulator calls it yet; see
+// the package doc). A COPY whose source is known immutable content (a
+// scenario's pattern bytes) need not move the bytes when nothing reads
+// them before the check: the destination's granules (StaleGranule) are
+// marked stale as MarkStale marks them, but instead of "reads as zero"
+// each holds "reads as these 256 bytes of the source". Every access that
+// reaches a granule (Bytes, BytesOverwrite, and so Read, Write, the loads
+// and stores) materialises it first, copying the source bytes in, exactly
+// as a zero granule is cleared; an overwrite that covers a granule whole
+// skips the copy. So every access sees the bytes a plain Land would have
+// left there, and LandedSum gives the same sums (LandRef hashes the source
+// bytes as Land hashes the landed ones).
+
+// refGranules holds, for each granule of a region, the source bytes it
+// reads as while stale (nil: zero).
+type refGranules []([]byte)
+
+// LandRef is BytesOverwrite of [addr, addr+len(src)) followed by Land of
+// src there, without copying: the range reads as src from now on, and src
+// must not change while any granule of the range still refers to it (it
+// is immutable content, such as a scenario's pattern). addr and len(src)
+// are multiples of StaleGranule and the range lies in one region with
+// bytes.
+func (s *Space) LandRef(addr uint64, src []byte) error {
+	n := uint64(len(src))
+	if n == 0 {
+		return fmt.Errorf("land reference at %#x: an empty source", addr)
+	}
+	if addr%StaleGranule != 0 || n%StaleGranule != 0 {
+		return fmt.Errorf("land reference [%#x, +%d): not whole %d B granules", addr, n, StaleGranule)
+	}
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
+	r, err := s.Region("land reference", addr, n)
+	if err != nil {
+		return err
+	}
+	if r.data == nil {
+		return fmt.Errorf("land reference [%#x, +%d): region %q is phantom (it holds no bytes)", addr, n, r.Name)
+	}
+	gs := int(r.Size / StaleGranule)
+	if r.stale == nil {
+		r.stale = &staleBits{w: make([]uint64, (gs+63)/64)}
+	}
+	if r.refs == nil {
+		r.refs = make(refGranules, gs)
+	}
+	sb, g0 := r.stale, int((addr-r.Base)/StaleGranule)
+	for i := 0; i < int(n/StaleGranule); i++ {
+		g := g0 + i
+		if sb.w[g/64]&(1<<(g%64)) == 0 {
+			sb.w[g/64] |= 1 << (g % 64)
+			sb.n++
+		}
+		r.refs[g] = src[i*StaleGranule : (i+1)*StaleGranule : (i+1)*StaleGranule]
+	}
+	s.landSums(addr, src)
+	return nil
+}

@@ -1,0 +1,232 @@
+package lsa
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/emud-dev/emud/internal/blocksum"
+)
+
+// refPair is two spaces built alike, a region each of refPages pages on a
+// dirty backing marked stale and one tracked block in it: ref lands
+// pattern bytes by reference (LandRef), plain copies them (Land).
+type refPair struct {
+	ref, plain *Space
+	base       uint64
+	pattern    []byte // immutable source of the landings
+}
+
+const (
+	refPages = 6
+	refSize  = refPages * PageSize
+	refBlkLo = PageSize + 512 // the tracked block, on 64-byte rows
+	refBlkN  = 2*PageSize + 1024
+)
+
+func newRefPair(t *testing.T) *refPair {
+	t.Helper()
+	p := &refPair{pattern: make([]byte, refSize)}
+	for i := range p.pattern {
+		p.pattern[i] = byte(i*167 + i>>8 + 1)
+	}
+	dirty := func(_, n uint64) ([]byte, error) { return bytes.Repeat([]byte{0xee}, int(n)), nil }
+	for _, s := range []**Space{&p.ref, &p.plain} {
+		*s = NewSpace(1, 1<<32, 1<<32, nil)
+		base, err := (*s).Alloc(0, refSize, "dst", dirty)
+		require.NoError(t, err)
+		require.NoError(t, (*s).MarkStale(base, nil))
+		require.NoError(t, (*s).TrackSum(base+refBlkLo, refBlkN))
+		p.base = base
+	}
+	return p
+}
+
+// land lands pattern[from, from+n) at base+at in both spaces.
+func (p *refPair) land(t *testing.T, at, from, n uint64) {
+	t.Helper()
+	src := p.pattern[from : from+n]
+	require.NoError(t, p.ref.LandRef(p.base+at, src))
+	db, err := p.plain.BytesOverwrite("copy", p.base+at, n)
+	require.NoError(t, err)
+	p.plain.Land(p.base+at, db, src)
+}
+
+// both runs fn on each space.
+func (p *refPair) both(t *testing.T, fn func(s *Space) error) {
+	t.Helper()
+	require.NoError(t, fn(p.ref))
+	require.NoError(t, fn(p.plain))
+}
+
+// same requires both spaces to read alike over [at, at+n) and to give the
+// same landed sum.
+func (p *refPair) same(t *testing.T, at, n uint64) {
+	t.Helper()
+	var got [2][]byte
+	for i, s := range []*Space{p.ref, p.plain} {
+		b, err := s.Bytes("read", p.base+at, n)
+		require.NoError(t, err)
+		got[i] = bytes.Clone(b)
+	}
+	require.Equal(t, got[1], got[0], "bytes [%d, +%d)", at, n)
+	p.sameSum(t)
+}
+
+func (p *refPair) sameSum(t *testing.T) {
+	t.Helper()
+	v0, ok0 := p.ref.LandedSum(p.base+refBlkLo, refBlkN)
+	v1, ok1 := p.plain.LandedSum(p.base+refBlkLo, refBlkN)
+	require.Equal(t, ok1, ok0, "landed sum given")
+	require.Equal(t, v1, v0, "landed sum")
+}
+
+// Each path that reaches a referenced granule gives it the source's bytes
+// first (or, for an overwrite of all of it, leaves it to the caller), so
+// that every access sees what a plain copy would have left.
+func TestLandRefMaterialises(t *testing.T) {
+	const G = StaleGranule
+	tests := []struct {
+		name  string
+		do    func(t *testing.T, p *refPair)
+		stale int // granules of ref still stale afterwards
+	}{
+		{"a landing alone", func(*testing.T, *refPair) {}, refSize / G},
+		{"read inside a granule", func(t *testing.T, p *refPair) { p.same(t, 2*G+10, 20) }, refSize/G - 1},
+		{"read across granules", func(t *testing.T, p *refPair) { p.same(t, G-1, 2*G+2) }, refSize/G - 4},
+		{"overwrite a granule's middle", func(t *testing.T, p *refPair) {
+			p.both(t, func(s *Space) error {
+				b, err := s.BytesOverwrite("poke", p.base+3*G+7, 9)
+				copy(b, "123456789")
+				s.Notify(p.base+3*G+7, 9)
+				return err
+			})
+		}, refSize/G - 1},
+		{"overwrite whole granules", func(t *testing.T, p *refPair) {
+			p.both(t, func(s *Space) error { return s.Write(p.base+4*G, bytes.Repeat([]byte{7}, 2*G)) })
+		}, refSize/G - 2},
+		{"store a word", func(t *testing.T, p *refPair) {
+			p.both(t, func(s *Space) error { return s.Store32(p.base+5*G+4, 0xdeadbeef) })
+		}, refSize/G - 1},
+		{"load a word", func(t *testing.T, p *refPair) {
+			v0, err := p.ref.Load64(p.base + 6*G + 8)
+			require.NoError(t, err)
+			v1, err := p.plain.Load64(p.base + 6*G + 8)
+			require.NoError(t, err)
+			require.Equal(t, v1, v0)
+		}, refSize/G - 1},
+		{"marked stale again reads zero", func(t *testing.T, p *refPair) {
+			p.both(t, func(s *Space) error { return s.MarkStale(p.base, nil) })
+			b, err := p.ref.Bytes("read", p.base, refSize)
+			require.NoError(t, err)
+			require.Equal(t, make([]byte, refSize), b)
+		}, 0},
+		{"landed again from elsewhere", func(t *testing.T, p *refPair) { p.land(t, 0, refSize-2*G, 2*G) }, refSize / G},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newRefPair(t)
+			p.land(t, 0, 0, refSize)
+			tc.do(t, p)
+			assert.Equal(t, tc.stale, p.ref.Stale(p.base))
+			p.same(t, 0, refSize)
+			assert.Zero(t, p.ref.Stale(p.base), "a read of everything materialises everything")
+		})
+	}
+}
+
+// A block landed whole by reference, in order, has the landed sum of its
+// bytes, as a copied one has.
+func TestLandRefSum(t *testing.T) {
+	p := newRefPair(t)
+	for at := uint64(0); at < refSize; at += StaleGranule {
+		p.land(t, at, at, StaleGranule)
+	}
+	v, ok := p.ref.LandedSum(p.base+refBlkLo, refBlkN)
+	require.True(t, ok)
+	assert.Equal(t, blocksum.Of(p.pattern[refBlkLo:refBlkLo+refBlkN]), v)
+	p.same(t, 0, refSize)
+}
+
+func TestLandRefErrors(t *testing.T) {
+	p := newRefPair(t)
+	ph, err := p.ref.Alloc(0, PageSize, "phantom", func(_, _ uint64) ([]byte, error) { return nil, nil })
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		addr, n uint64
+		want    string
+	}{
+		{"empty", p.base, 0, "an empty source"},
+		{"unaligned address", p.base + 1, StaleGranule, "whole 256 B granules"},
+		{"part of a granule", p.base, 100, "whole 256 B granules"},
+		{"past the region", p.base + refSize - StaleGranule, 2 * StaleGranule, "past the end of region"},
+		{"phantom", ph, StaleGranule, "phantom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorContains(t, p.ref.LandRef(tc.addr, p.pattern[:tc.n]), tc.want)
+		})
+	}
+}
+
+// A model test: any sequence of landings (by reference in one space, by
+// copy in the other), plain copies, reads, writes, stores, partial
+// overwrites and re-marking leaves both spaces reading alike at every
+// read, with the same landed sums.
+func FuzzLandRef(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 96})
+	f.Add([]byte{0, 0, 0, 96, 2, 4, 1, 50, 6, 5, 3, 9})
+	f.Add([]byte{0, 4, 4, 40, 0, 44, 0, 20, 7, 0, 0, 0})
+	f.Add([]byte{0, 0, 0, 96, 5, 0, 0, 0, 1, 3, 7, 77, 0, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const G = StaleGranule
+		p := newRefPair(t)
+		for len(ops) >= 4 {
+			kind, a, b, c := ops[0]%8, uint64(ops[1]), uint64(ops[2]), uint64(ops[3])
+			ops = ops[4:]
+			switch kind {
+			case 0: // a landing of whole granules
+				at := a % (refSize / G) * G
+				n := min(max(c%(refSize/G), 1)*G, refSize-at)
+				from := b % (refSize/G - n/G + 1) * G
+				p.land(t, at, from, n)
+			case 1: // a plain copy of any bytes, in both
+				at := (a*61 + c) % refSize
+				n := min(max(b*37, 1), refSize-at)
+				for _, s := range []*Space{p.ref, p.plain} {
+					db, err := s.BytesOverwrite("copy", p.base+at, n)
+					require.NoError(t, err)
+					s.Land(p.base+at, db, p.pattern[:n])
+				}
+			case 2: // a read
+				at := (a*61 + c) % refSize
+				p.same(t, at, min(max(b*19, 1), refSize-at))
+			case 3: // a host write
+				at := (a*61 + c) % refSize
+				data := bytes.Repeat([]byte{byte(c)}, int(min(max(b*23, 1), refSize-at)))
+				p.both(t, func(s *Space) error { return s.Write(p.base+at, data) })
+			case 4: // a lane's store
+				at := (a*61 + c) % (refSize - 4)
+				p.both(t, func(s *Space) error { return s.Store32(p.base+at, uint32(b<<8|c)) })
+			case 5: // marked stale again
+				p.both(t, func(s *Space) error { return s.MarkStale(p.base, nil) })
+			case 6: // an overwrite of a part, notified
+				at := (a*61 + c) % refSize
+				n := min(max(b, 1), refSize-at)
+				p.both(t, func(s *Space) error {
+					w, err := s.BytesOverwrite("poke", p.base+at, n)
+					for i := range w {
+						w[i] = byte(c + uint64(i))
+					}
+					s.Notify(p.base+at, n)
+					return err
+				})
+			case 7:
+				p.sameSum(t)
+			}
+		}
+		p.same(t, 0, refSize)
+	})
+}
