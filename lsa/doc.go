@@ -27,10 +27,11 @@
 // rather than zero (LandRef: a COPY landed by reference, without moving
 // the bytes); the access that reaches it copies them in first, as it
 // zeroes a zero one, so every access sees what a copy would have left.
-// This is a first part of issue 43's reference landing: nothing in the
-// emulator calls LandRef yet (engine's COPY still copies), because the
-// caller must know its source is pristine pattern content, which the
-// engine does not yet track.
+// A region can be marked as holding immutable content (SetPristine) until
+// any write reaches it (a notified write, BytesOverwrite, MarkStale):
+// Pristine hands out that content for LandRef. This is a first part of
+// issue 43's reference landing: nothing in the emulator calls these yet
+// (engine's COPY still copies every byte).
 //
 // A range named beforehand (TrackSum) is hashed (package blocksum) as
 // copies land in it (Land: a piece copied, then hashed while in cache),

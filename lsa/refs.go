@@ -65,3 +65,62 @@ func (s *Space) LandRef(addr uint64, src []byte) error {
 	s.landSums(addr, src)
 	return nil
 }
+
+// SetPristine says that the region at base holds exactly content (as long
+// as the region, immutable, shared read-only by whoever holds it: a
+// scenario's pattern bytes) until a write reaches it: Pristine then hands
+// out pieces of content for LandRef. Any notified write (Notify, and so
+// Write, the stores and every landing) and any BytesOverwrite that
+// reaches the region ends it, as does MarkStale. A writer that changes
+// bytes without notifying (native code on a node's Config.Backing) would
+// go unseen, so such memory must not be marked.
+func (s *Space) SetPristine(base uint64, content []byte) error {
+	r, err := s.Region("set pristine", base, 1)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Base != base:
+		return fmt.Errorf("set pristine %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
+	case r.data == nil:
+		return fmt.Errorf("set pristine %#x: region %q is phantom (it holds no bytes)", base, r.Name)
+	case uint64(len(content)) != r.Size:
+		return fmt.Errorf("set pristine %#x: %d B of content for region %q of %d B", base, len(content), r.Name, r.Size)
+	}
+	if r.pristine == nil {
+		s.pristine = append(s.pristine, r)
+	}
+	r.pristine = content
+	return nil
+}
+
+// Pristine returns the content of [addr, addr+n) when it lies in a region
+// SetPristine marked and no write has reached that region since, else
+// nil.
+func (s *Space) Pristine(addr, n uint64) []byte {
+	r, err := s.Region("pristine", addr, n)
+	if err != nil || r.pristine == nil || n == 0 {
+		return nil
+	}
+	off := addr - r.Base
+	return r.pristine[off : off+n : off+n]
+}
+
+// endPristine ends the pristine content (SetPristine) of the regions a
+// write to [addr, addr+n) reaches.
+func (s *Space) endPristine(addr, n uint64) {
+	hi := addr + n
+	if hi < addr {
+		hi = ^uint64(0)
+	}
+	for i := 0; i < len(s.pristine); {
+		if r := s.pristine[i]; addr < r.End() && r.Base < hi {
+			r.pristine = nil
+			last := len(s.pristine) - 1
+			s.pristine[i], s.pristine[last] = s.pristine[last], nil
+			s.pristine = s.pristine[:last]
+			continue
+		}
+		i++
+	}
+}

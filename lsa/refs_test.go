@@ -16,6 +16,7 @@ import (
 type refPair struct {
 	ref, plain *Space
 	base       uint64
+	src        uint64 // a region holding pattern, marked pristine in both
 	pattern    []byte // immutable source of the landings
 }
 
@@ -39,7 +40,13 @@ func newRefPair(t *testing.T) *refPair {
 		require.NoError(t, err)
 		require.NoError(t, (*s).MarkStale(base, nil))
 		require.NoError(t, (*s).TrackSum(base+refBlkLo, refBlkN))
-		p.base = base
+		src, err := (*s).Alloc(0, refSize, "src", dirty)
+		require.NoError(t, err)
+		b, err := (*s).BytesOverwrite("fill", src, refSize)
+		require.NoError(t, err)
+		copy(b, p.pattern)
+		require.NoError(t, (*s).SetPristine(src, p.pattern))
+		p.base, p.src = base, src
 	}
 	return p
 }
@@ -52,6 +59,27 @@ func (p *refPair) land(t *testing.T, at, from, n uint64) {
 	db, err := p.plain.BytesOverwrite("copy", p.base+at, n)
 	require.NoError(t, err)
 	p.plain.Land(p.base+at, db, src)
+}
+
+// copySrc is a COPY of n bytes from src+from to base+at as the engine
+// would make it with reference landing: by reference in ref while the
+// source is pristine, else copied; always copied in plain.
+func (p *refPair) copySrc(t *testing.T, at, from, n uint64) {
+	t.Helper()
+	if c := p.ref.Pristine(p.src+from, n); c != nil {
+		require.NoError(t, p.ref.LandRef(p.base+at, c))
+	} else {
+		sb, err := p.ref.Bytes("copy", p.src+from, n)
+		require.NoError(t, err)
+		db, err := p.ref.BytesOverwrite("copy", p.base+at, n)
+		require.NoError(t, err)
+		p.ref.Land(p.base+at, db, sb)
+	}
+	sb, err := p.plain.Bytes("copy", p.src+from, n)
+	require.NoError(t, err)
+	db, err := p.plain.BytesOverwrite("copy", p.base+at, n)
+	require.NoError(t, err)
+	p.plain.Land(p.base+at, db, sb)
 }
 
 // both runs fn on each space.
@@ -180,18 +208,26 @@ func FuzzLandRef(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 96, 2, 4, 1, 50, 6, 5, 3, 9})
 	f.Add([]byte{0, 4, 4, 40, 0, 44, 0, 20, 7, 0, 0, 0})
 	f.Add([]byte{0, 0, 0, 96, 5, 0, 0, 0, 1, 3, 7, 77, 0, 1, 2, 3})
+	f.Add([]byte{0x83, 0, 1, 5, 0, 0, 0, 96, 7, 0, 0, 0})    // the source written, then copied
+	f.Add([]byte{0x86, 9, 40, 3, 0, 0, 0, 96, 2, 0, 0, 255}) // the source overwritten in part
+	f.Add([]byte{0x84, 0, 1, 4, 0, 0, 0, 96})                // a store into the source, then copied
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		const G = StaleGranule
 		p := newRefPair(t)
 		for len(ops) >= 4 {
 			kind, a, b, c := ops[0]%8, uint64(ops[1]), uint64(ops[2]), uint64(ops[3])
+			// the top bit of the kind aims a write at the source region
+			region := p.base
+			if ops[0]&0x80 != 0 {
+				region = p.src
+			}
 			ops = ops[4:]
 			switch kind {
 			case 0: // a landing of whole granules
 				at := a % (refSize / G) * G
 				n := min(max(c%(refSize/G), 1)*G, refSize-at)
 				from := b % (refSize/G - n/G + 1) * G
-				p.land(t, at, from, n)
+				p.copySrc(t, at, from, n)
 			case 1: // a plain copy of any bytes, in both
 				at := (a*61 + c) % refSize
 				n := min(max(b*37, 1), refSize-at)
@@ -206,21 +242,21 @@ func FuzzLandRef(f *testing.F) {
 			case 3: // a host write
 				at := (a*61 + c) % refSize
 				data := bytes.Repeat([]byte{byte(c)}, int(min(max(b*23, 1), refSize-at)))
-				p.both(t, func(s *Space) error { return s.Write(p.base+at, data) })
+				p.both(t, func(s *Space) error { return s.Write(region+at, data) })
 			case 4: // a lane's store
 				at := (a*61 + c) % (refSize - 4)
-				p.both(t, func(s *Space) error { return s.Store32(p.base+at, uint32(b<<8|c)) })
+				p.both(t, func(s *Space) error { return s.Store32(region+at, uint32(b<<8|c)) })
 			case 5: // marked stale again
 				p.both(t, func(s *Space) error { return s.MarkStale(p.base, nil) })
 			case 6: // an overwrite of a part, notified
 				at := (a*61 + c) % refSize
 				n := min(max(b, 1), refSize-at)
 				p.both(t, func(s *Space) error {
-					w, err := s.BytesOverwrite("poke", p.base+at, n)
+					w, err := s.BytesOverwrite("poke", region+at, n)
 					for i := range w {
 						w[i] = byte(c + uint64(i))
 					}
-					s.Notify(p.base+at, n)
+					s.Notify(region+at, n)
 					return err
 				})
 			case 7:
@@ -229,4 +265,68 @@ func FuzzLandRef(f *testing.F) {
 		}
 		p.same(t, 0, refSize)
 	})
+}
+
+// A region stays pristine (SetPristine) through reads and ends at the
+// first write of any kind that reaches any of it.
+func TestPristine(t *testing.T) {
+	tests := []struct {
+		name     string
+		do       func(s *Space, src uint64) error
+		pristine bool
+	}{
+		{"nothing", func(*Space, uint64) error { return nil }, true},
+		{"a read", func(s *Space, src uint64) error { _, err := s.Bytes("read", src+100, 3000); return err }, true},
+		{"a load", func(s *Space, src uint64) error { _, err := s.Load64(src + 64); return err }, true},
+		{"a write of its last byte", func(s *Space, src uint64) error { return s.Write(src+refSize-1, []byte{1}) }, false},
+		{"a store", func(s *Space, src uint64) error { return s.Store32(src+8, 1) }, false},
+		{"a notify", func(s *Space, src uint64) error { s.Notify(src+5000, 1); return nil }, false},
+		{"an overwrite, not yet notified", func(s *Space, src uint64) error {
+			_, err := s.BytesOverwrite("copy", src+300, 10)
+			return err
+		}, false},
+		{"a landing", func(s *Space, src uint64) error {
+			b, err := s.BytesOverwrite("copy", src, 256)
+			s.Land(src, b, make([]byte, 256))
+			return err
+		}, false},
+		{"a reference landing", func(s *Space, src uint64) error { return s.LandRef(src, make([]byte, 256)) }, false},
+		{"marked stale", func(s *Space, src uint64) error { return s.MarkStale(src, nil) }, false},
+		{"a write next to it", func(s *Space, src uint64) error { return s.Write(src-1, []byte{1}) }, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newRefPair(t)
+			require.Equal(t, p.pattern[10:20], p.ref.Pristine(p.src+10, 10))
+			require.NoError(t, tc.do(p.ref, p.src))
+			got := p.ref.Pristine(p.src, refSize)
+			if tc.pristine {
+				assert.Equal(t, p.pattern, got)
+			} else {
+				assert.Nil(t, got)
+			}
+		})
+	}
+}
+
+func TestSetPristineErrors(t *testing.T) {
+	p := newRefPair(t)
+	ph, err := p.ref.Alloc(0, PageSize, "phantom", func(_, _ uint64) ([]byte, error) { return nil, nil })
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		addr uint64
+		n    int
+		want string
+	}{
+		{"not a base", p.src + 8, refSize, "not the base"},
+		{"short content", p.src, refSize - 1, "of content for region"},
+		{"phantom", ph, PageSize, "phantom"},
+		{"a hole", 1 << 20, refSize, "unmapped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorContains(t, p.ref.SetPristine(tc.addr, p.pattern[:tc.n]), tc.want)
+		})
+	}
+	assert.Nil(t, p.ref.Pristine(p.src+refSize-8, 16), "past the region")
 }

@@ -33,6 +33,7 @@ type Space struct {
 	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
 	onNotify     func(addr, n uint64) // SetOnNotify
 	watched      []*Region            // WatchWrites: regions no notified write has reached yet
+	pristine     []*Region            // SetPristine: regions no write has reached yet
 	sums         *SumRanges           // TrackSum's ranges (sums.go); nil until the first, or UseSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
@@ -57,6 +58,9 @@ type Region struct {
 	// refs is nil unless LandRef made some stale granules read as a
 	// source's bytes rather than zero (refs.go).
 	refs refGranules
+	// pristine is the immutable content the region holds until a write
+	// reaches it (SetPristine), or nil.
+	pristine []byte
 }
 
 // staleBits has a bit per granule (StaleGranule) of a region's data that
@@ -269,7 +273,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched, s.spare, s.sums = nil, [2]*Region{}, nil, nil, nil
+	s.regions, s.last, s.watched, s.spare, s.sums, s.pristine = nil, [2]*Region{}, nil, nil, nil, nil
 }
 
 // Released reports whether Release was called.
@@ -343,6 +347,9 @@ func (s *Space) bytes(op string, addr, n uint64, overwrite bool) ([]byte, error)
 		return nil, err
 	}
 	off := addr - r.Base
+	if overwrite && r.pristine != nil {
+		s.endPristine(addr, n)
+	}
 	if r.stale != nil {
 		r.unstale(off, n, overwrite)
 	}
@@ -384,6 +391,9 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
 	r.stale, r.refs = sb, nil
+	if r.pristine != nil {
+		s.endPristine(r.Base, r.Size)
+	}
 	return nil
 }
 
@@ -592,6 +602,9 @@ func (s *Space) Notify(addr, n uint64) {
 // notify is Notify for a write whose tracked sums (TrackSum) the writer
 // has dealt with (Land).
 func (s *Space) notify(addr, n uint64) {
+	if len(s.pristine) > 0 {
+		s.endPristine(addr, n)
+	}
 	if len(s.watched) > 0 {
 		s.markWritten(addr, n)
 	}
