@@ -18,6 +18,7 @@ type refPair struct {
 	base       uint64
 	src        uint64 // a region holding pattern, marked pristine in both
 	pattern    []byte // immutable source of the landings
+	sourceSums int    // calls of ref's SetSourceSums function
 }
 
 const (
@@ -25,6 +26,10 @@ const (
 	refSize  = refPages * PageSize
 	refBlkLo = PageSize + 512 // the tracked block, on 64-byte rows
 	refBlkN  = 2*PageSize + 1024
+	// a second tracked block off the granules: its first landing is not
+	// whole 64-byte rows
+	refOddLo = 5*PageSize + 32
+	refOddN  = 1000
 )
 
 func newRefPair(t *testing.T) *refPair {
@@ -40,6 +45,7 @@ func newRefPair(t *testing.T) *refPair {
 		require.NoError(t, err)
 		require.NoError(t, (*s).MarkStale(base, nil))
 		require.NoError(t, (*s).TrackSum(base+refBlkLo, refBlkN))
+		require.NoError(t, (*s).TrackSum(base+refOddLo, refOddN))
 		src, err := (*s).Alloc(0, refSize, "src", dirty)
 		require.NoError(t, err)
 		b, err := (*s).BytesOverwrite("fill", src, refSize)
@@ -48,6 +54,12 @@ func newRefPair(t *testing.T) *refPair {
 		require.NoError(t, (*s).SetPristine(src, p.pattern))
 		p.base, p.src = base, src
 	}
+	// The ref space's known sources are the pattern's: what a pattern
+	// cache's sums would give.
+	p.ref.SetSourceSums(func(b []byte) (uint64, bool) {
+		p.sourceSums++
+		return blocksum.Of(b), true
+	})
 	return p
 }
 
@@ -105,10 +117,12 @@ func (p *refPair) same(t *testing.T, at, n uint64) {
 
 func (p *refPair) sameSum(t *testing.T) {
 	t.Helper()
-	v0, ok0 := p.ref.LandedSum(p.base+refBlkLo, refBlkN)
-	v1, ok1 := p.plain.LandedSum(p.base+refBlkLo, refBlkN)
-	require.Equal(t, ok1, ok0, "landed sum given")
-	require.Equal(t, v1, v0, "landed sum")
+	for _, blk := range [][2]uint64{{refBlkLo, refBlkN}, {refOddLo, refOddN}} {
+		v0, ok0 := p.ref.LandedSum(p.base+blk[0], blk[1])
+		v1, ok1 := p.plain.LandedSum(p.base+blk[0], blk[1])
+		require.Equal(t, ok1, ok0, "landed sum of [%d, +%d) given", blk[0], blk[1])
+		require.Equal(t, v1, v0, "landed sum of [%d, +%d)", blk[0], blk[1])
+	}
 }
 
 // Each path that reaches a referenced granule gives it the source's bytes
@@ -166,16 +180,52 @@ func TestLandRefMaterialises(t *testing.T) {
 }
 
 // A block landed whole by reference, in order, has the landed sum of its
-// bytes, as a copied one has.
+// bytes, as a copied one has: from the known sources' sums
+// (SetSourceSums) when it came from one contiguous source, else hashed.
 func TestLandRefSum(t *testing.T) {
-	p := newRefPair(t)
-	for at := uint64(0); at < refSize; at += StaleGranule {
-		p.land(t, at, at, StaleGranule)
+	const G = StaleGranule
+	tests := []struct {
+		name    string
+		land    func(t *testing.T, p *refPair)
+		sources int // calls of the source sums
+	}{
+		{"bursts from one source", func(t *testing.T, p *refPair) {
+			for at := uint64(0); at < refSize; at += G {
+				p.land(t, at, at, G)
+			}
+		}, 1},
+		{"one landing", func(t *testing.T, p *refPair) { p.land(t, 0, 0, refSize) }, 1},
+		{"bursts from two places", func(t *testing.T, p *refPair) {
+			p.land(t, 0, 0, refBlkLo+G)
+			p.land(t, refBlkLo+G, refBlkLo+2*G, refSize-refBlkLo-2*G)
+			p.land(t, refSize-G, 0, G)
+		}, 0},
+		{"a copied burst among them", func(t *testing.T, p *refPair) {
+			p.land(t, 0, 0, refBlkLo+G)
+			db, err := p.ref.BytesOverwrite("copy", p.base+refBlkLo+G, G)
+			require.NoError(t, err)
+			p.ref.Land(p.base+refBlkLo+G, db, p.pattern[refBlkLo+G:refBlkLo+2*G])
+			db, err = p.plain.BytesOverwrite("copy", p.base+refBlkLo+G, G)
+			require.NoError(t, err)
+			p.plain.Land(p.base+refBlkLo+G, db, p.pattern[refBlkLo+G:refBlkLo+2*G])
+			p.land(t, refBlkLo+2*G, refBlkLo+2*G, refSize-refBlkLo-2*G)
+		}, 0},
 	}
-	v, ok := p.ref.LandedSum(p.base+refBlkLo, refBlkN)
-	require.True(t, ok)
-	assert.Equal(t, blocksum.Of(p.pattern[refBlkLo:refBlkLo+refBlkN]), v)
-	p.same(t, 0, refSize)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newRefPair(t)
+			tc.land(t, p)
+			p.sameSum(t) // both blocks: ok and sums as plain copies give
+			p.sourceSums = 0
+			v, ok := p.ref.LandedSum(p.base+refBlkLo, refBlkN)
+			require.True(t, ok)
+			assert.Equal(t, tc.sources, p.sourceSums)
+			b, err := p.plain.Bytes("read", p.base+refBlkLo, refBlkN)
+			require.NoError(t, err)
+			assert.Equal(t, blocksum.Of(b), v)
+			p.same(t, 0, refSize)
+		})
+	}
 }
 
 func TestLandRefErrors(t *testing.T) {
@@ -329,4 +379,57 @@ func TestSetPristineErrors(t *testing.T) {
 		})
 	}
 	assert.Nil(t, p.ref.Pristine(p.src+refSize-8, 16), "past the region")
+}
+
+// BenchmarkLandBlock lands a tracked 1 MiB block (an 8-rank 1 MiB
+// all-to-all's receive block) from a pattern in 256 B bursts, by copy and
+// by reference (its sum hashed from the source, or a known source's sum
+// as a pattern cache gives it), and takes its landed sum.
+func BenchmarkLandBlock(b *testing.B) {
+	const blk = 1 << 20
+	pattern := make([]byte, blk)
+	for i := range pattern {
+		pattern[i] = byte(i*167 + i>>8)
+	}
+	known := blocksum.Of(pattern)
+	for _, tc := range []struct {
+		name       string
+		ref, known bool
+	}{{"copy", false, false}, {"ref", true, false}, {"ref+known_sum", true, true}} {
+		ref := tc.ref
+		b.Run(tc.name, func(b *testing.B) {
+			mem := make([]byte, blk) // one backing for every run: no clear a run
+			back := func(_, n uint64) ([]byte, error) { return mem[:n], nil }
+			b.SetBytes(blk)
+			for b.Loop() {
+				s := NewSpace(1, 1<<32, 1<<32, nil)
+				base, err := s.Alloc(0, blk, "dst", back)
+				require.NoError(b, err)
+				require.NoError(b, s.TrackSum(base, blk))
+				if tc.known {
+					s.SetSourceSums(func(src []byte) (uint64, bool) {
+						return known, len(src) == blk && &src[0] == &pattern[0]
+					})
+				}
+				for off := uint64(0); off < blk; off += StaleGranule {
+					src := pattern[off : off+StaleGranule]
+					// (no require in the loop: its Helper call costs more
+					// than a burst)
+					if ref {
+						if err := s.LandRef(base+off, src); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					db, err := s.BytesOverwrite("copy", base+off, StaleGranule)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s.Land(base+off, db, src)
+				}
+				_, ok := s.LandedSum(base, blk)
+				require.True(b, ok)
+			}
+		})
+	}
 }

@@ -28,13 +28,14 @@ type Space struct {
 	next         []uint64   // per GPU, then the host slice: bump pointer
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
-	before       func()               // called before each data access (SetBeforeAccess)
-	released     bool                 // Release dropped every region
-	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
-	onNotify     func(addr, n uint64) // SetOnNotify
-	watched      []*Region            // WatchWrites: regions no notified write has reached yet
-	pristine     []*Region            // SetPristine: regions no write has reached yet
-	sums         *SumRanges           // TrackSum's ranges (sums.go); nil until the first, or UseSums
+	before       func()                          // called before each data access (SetBeforeAccess)
+	released     bool                            // Release dropped every region
+	foreign      bool                            // SetOnNotify was called: another layer writes these bytes too
+	onNotify     func(addr, n uint64)            // SetOnNotify
+	watched      []*Region                       // WatchWrites: regions no notified write has reached yet
+	pristine     []*Region                       // SetPristine: regions no write has reached yet
+	sums         *SumRanges                      // TrackSum's ranges (sums.go); nil until the first, or UseSums
+	sourceSum    func(src []byte) (uint64, bool) // SetSourceSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
 	spare []Region
