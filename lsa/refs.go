@@ -50,8 +50,8 @@ func (s *Space) LandRef(addr uint64, src []byte) error {
 	if r.stale == nil {
 		r.stale = &staleBits{w: make([]uint64, (gs+63)/64)}
 	}
-	if r.refs == nil {
-		r.refs = make(refGranules, gs)
+	if r.stale.refs == nil {
+		r.stale.refs = make(refGranules, gs)
 	}
 	sb, g0 := r.stale, int((addr-r.Base)/StaleGranule)
 	for i := 0; i < int(n/StaleGranule); i++ {
@@ -60,7 +60,7 @@ func (s *Space) LandRef(addr uint64, src []byte) error {
 			sb.w[g/64] |= 1 << (g % 64)
 			sb.n++
 		}
-		r.refs[g] = src[i*StaleGranule : (i+1)*StaleGranule : (i+1)*StaleGranule]
+		sb.refs[g] = src[i*StaleGranule : (i+1)*StaleGranule : (i+1)*StaleGranule]
 	}
 	s.landSums(addr, src)
 	return nil

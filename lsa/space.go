@@ -56,9 +56,6 @@ type Region struct {
 	// (MarkStale); a pointer, so that a Region stays in its allocation
 	// size class (explore's small seeds make a dozen a seed).
 	stale *staleBits
-	// refs is nil unless LandRef made some stale granules read as a
-	// source's bytes rather than zero (refs.go).
-	refs refGranules
 	// pristine is the immutable content the region holds until a write
 	// reaches it (SetPristine), or nil.
 	pristine []byte
@@ -71,6 +68,9 @@ type Region struct {
 type staleBits struct {
 	w []uint64
 	n int // granules still stale
+	// refs is nil unless LandRef made some stale granules read as a
+	// source's bytes rather than zero (refs.go).
+	refs refGranules
 }
 
 // End is one past the region's last byte.
@@ -391,7 +391,7 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 	if gs%64 != 0 {
 		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
-	r.stale, r.refs = sb, nil
+	r.stale = sb
 	if r.pristine != nil {
 		s.endPristine(r.Base, r.Size)
 	}
@@ -449,7 +449,7 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 			m &^= (^uint64(0) >> (64 - run)) << first
 			lo := (w*64 + first) * StaleGranule
 			hi := min(lo+run*StaleGranule, uint64(len(r.data)))
-			if r.refs != nil {
+			if sb.refs != nil {
 				r.materialise(lo, hi, off, end, overwrite)
 				continue
 			}
@@ -466,7 +466,7 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 		}
 	}
 	if sb.n == 0 {
-		r.stale, r.refs = nil, nil
+		r.stale = nil
 	}
 }
 
@@ -476,8 +476,8 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 func (r *Region) materialise(lo, hi, off, end uint64, overwrite bool) {
 	for g := lo; g < hi; g += StaleGranule {
 		ge := min(g+StaleGranule, hi)
-		src := r.refs[g/StaleGranule]
-		r.refs[g/StaleGranule] = nil
+		src := r.stale.refs[g/StaleGranule]
+		r.stale.refs[g/StaleGranule] = nil
 		fill := func(a, b uint64) {
 			if src == nil {
 				clear(r.data[a:b])
