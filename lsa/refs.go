@@ -87,23 +87,42 @@ func (s *Space) SetPristine(base uint64, content []byte) error {
 	case uint64(len(content)) != r.Size:
 		return fmt.Errorf("set pristine %#x: %d B of content for region %q of %d B", base, len(content), r.Name, r.Size)
 	}
-	if r.pristine == nil {
-		s.pristine = append(s.pristine, r)
+	for i := range s.pristine {
+		if s.pristine[i].r == r {
+			s.pristine[i].content = content
+			return nil
+		}
 	}
-	r.pristine = content
+	s.pristine = append(s.pristine, pristineRegion{r, content})
 	return nil
+}
+
+// pristineRegion is a region SetPristine marked, with its content: kept
+// in the space's list, not in Region, whose size a seed's dozen regions
+// pay for.
+type pristineRegion struct {
+	r       *Region
+	content []byte
 }
 
 // Pristine returns the content of [addr, addr+n) when it lies in a region
 // SetPristine marked and no write has reached that region since, else
 // nil.
 func (s *Space) Pristine(addr, n uint64) []byte {
-	r, err := s.Region("pristine", addr, n)
-	if err != nil || r.pristine == nil || n == 0 {
+	if len(s.pristine) == 0 || n == 0 {
 		return nil
 	}
-	off := addr - r.Base
-	return r.pristine[off : off+n : off+n]
+	r, err := s.Region("pristine", addr, n)
+	if err != nil {
+		return nil
+	}
+	for _, p := range s.pristine {
+		if p.r == r {
+			off := addr - r.Base
+			return p.content[off : off+n : off+n]
+		}
+	}
+	return nil
 }
 
 // endPristine ends the pristine content (SetPristine) of the regions a
@@ -114,10 +133,9 @@ func (s *Space) endPristine(addr, n uint64) {
 		hi = ^uint64(0)
 	}
 	for i := 0; i < len(s.pristine); {
-		if r := s.pristine[i]; addr < r.End() && r.Base < hi {
-			r.pristine = nil
+		if r := s.pristine[i].r; addr < r.End() && r.Base < hi {
 			last := len(s.pristine) - 1
-			s.pristine[i], s.pristine[last] = s.pristine[last], nil
+			s.pristine[i], s.pristine[last] = s.pristine[last], pristineRegion{}
 			s.pristine = s.pristine[:last]
 			continue
 		}

@@ -33,7 +33,7 @@ type Space struct {
 	foreign      bool                            // SetOnNotify was called: another layer writes these bytes too
 	onNotify     func(addr, n uint64)            // SetOnNotify
 	watched      []*Region                       // WatchWrites: regions no notified write has reached yet
-	pristine     []*Region                       // SetPristine: regions no write has reached yet
+	pristine     []pristineRegion                // SetPristine: regions no write has reached yet
 	sums         *SumRanges                      // TrackSum's ranges (sums.go); nil until the first, or UseSums
 	sourceSum    func(src []byte) (uint64, bool) // SetSourceSums
 	// spare are regions made a chunk at a time and not yet placed: a
@@ -56,9 +56,6 @@ type Region struct {
 	// (MarkStale); a pointer, so that a Region stays in its allocation
 	// size class (explore's small seeds make a dozen a seed).
 	stale *staleBits
-	// pristine is the immutable content the region holds until a write
-	// reaches it (SetPristine), or nil.
-	pristine []byte
 }
 
 // staleBits has a bit per granule (StaleGranule) of a region's data that
@@ -348,7 +345,7 @@ func (s *Space) bytes(op string, addr, n uint64, overwrite bool) ([]byte, error)
 		return nil, err
 	}
 	off := addr - r.Base
-	if overwrite && r.pristine != nil {
+	if overwrite && len(s.pristine) > 0 {
 		s.endPristine(addr, n)
 	}
 	if r.stale != nil {
@@ -392,7 +389,7 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
 	r.stale = sb
-	if r.pristine != nil {
+	if len(s.pristine) > 0 {
 		s.endPristine(r.Base, r.Size)
 	}
 	return nil
