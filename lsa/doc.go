@@ -23,6 +23,19 @@
 // reused memory skip clearing it (MarkStale): each granule is zeroed when an
 // access first reaches it, unless an overwrite covers it whole.
 //
+// A stale granule can also read as 256 bytes of a known immutable source
+// rather than zero (LandRef: a COPY landed by reference, without moving
+// the bytes); the access that reaches it copies them in first, as it
+// zeroes a zero one, so every access sees what a copy would have left.
+// A region can be marked as holding immutable content (SetPristine) until
+// any write reaches it (a notified write, BytesOverwrite, MarkStale):
+// Pristine hands out that content for LandRef. A tracked range (below)
+// that LandRef landed whole, in order, from one contiguous source takes
+// its sum from the function SetSourceSums gives (a pattern cache's sums)
+// instead of hashing the source. This is a first part of issue 43's
+// reference landing: nothing in the emulator calls these yet (engine's
+// COPY still copies every byte).
+//
 // A range named beforehand (TrackSum) is hashed (package blocksum) as
 // copies land in it (Land: a piece copied, then hashed while in cache),
 // so that a receive check can take its sum (LandedSum) without reading

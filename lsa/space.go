@@ -28,12 +28,14 @@ type Space struct {
 	next         []uint64   // per GPU, then the host slice: bump pointer
 	last         [2]*Region // most recently used regions
 	watch        *sim.WatchList
-	before       func()               // called before each data access (SetBeforeAccess)
-	released     bool                 // Release dropped every region
-	foreign      bool                 // SetOnNotify was called: another layer writes these bytes too
-	onNotify     func(addr, n uint64) // SetOnNotify
-	watched      []*Region            // WatchWrites: regions no notified write has reached yet
-	sums         *SumRanges           // TrackSum's ranges (sums.go); nil until the first, or UseSums
+	before       func()                          // called before each data access (SetBeforeAccess)
+	released     bool                            // Release dropped every region
+	foreign      bool                            // SetOnNotify was called: another layer writes these bytes too
+	onNotify     func(addr, n uint64)            // SetOnNotify
+	watched      []*Region                       // WatchWrites: regions no notified write has reached yet
+	pristine     []pristineRegion                // SetPristine: regions no write has reached yet
+	sums         *SumRanges                      // TrackSum's ranges (sums.go); nil until the first, or UseSums
+	sourceSum    func(src []byte) (uint64, bool) // SetSourceSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
 	spare []Region
@@ -63,6 +65,9 @@ type Region struct {
 type staleBits struct {
 	w []uint64
 	n int // granules still stale
+	// refs is nil unless LandRef made some stale granules read as a
+	// source's bytes rather than zero (refs.go).
+	refs refGranules
 }
 
 // End is one past the region's last byte.
@@ -266,7 +271,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 // error saying the space was released. Releasing twice is harmless.
 func (s *Space) Release() {
 	s.released = true
-	s.regions, s.last, s.watched, s.spare, s.sums = nil, [2]*Region{}, nil, nil, nil
+	s.regions, s.last, s.watched, s.spare, s.sums, s.pristine = nil, [2]*Region{}, nil, nil, nil, nil
 }
 
 // Released reports whether Release was called.
@@ -340,6 +345,9 @@ func (s *Space) bytes(op string, addr, n uint64, overwrite bool) ([]byte, error)
 		return nil, err
 	}
 	off := addr - r.Base
+	if overwrite && len(s.pristine) > 0 {
+		s.endPristine(addr, n)
+	}
 	if r.stale != nil {
 		r.unstale(off, n, overwrite)
 	}
@@ -381,6 +389,9 @@ func (s *Space) MarkStale(base uint64, buf []uint64) error {
 		sb.w[len(sb.w)-1] = ^uint64(0) >> (64 - gs%64)
 	}
 	r.stale = sb
+	if len(s.pristine) > 0 {
+		s.endPristine(r.Base, r.Size)
+	}
 	return nil
 }
 
@@ -435,6 +446,10 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 			m &^= (^uint64(0) >> (64 - run)) << first
 			lo := (w*64 + first) * StaleGranule
 			hi := min(lo+run*StaleGranule, uint64(len(r.data)))
+			if sb.refs != nil {
+				r.materialise(lo, hi, off, end, overwrite)
+				continue
+			}
 			if !overwrite {
 				clear(r.data[lo:hi])
 				continue
@@ -449,6 +464,37 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 	}
 	if sb.n == 0 {
 		r.stale = nil
+	}
+}
+
+// materialise gives the stale granules [lo, hi) of the data their content
+// (a LandRef source's bytes, or zero), or with overwrite only their bytes
+// outside [off, end), and drops their references.
+func (r *Region) materialise(lo, hi, off, end uint64, overwrite bool) {
+	for g := lo; g < hi; g += StaleGranule {
+		ge := min(g+StaleGranule, hi)
+		src := r.stale.refs[g/StaleGranule]
+		r.stale.refs[g/StaleGranule] = nil
+		fill := func(a, b uint64) {
+			if src == nil {
+				clear(r.data[a:b])
+			} else {
+				copy(r.data[a:b], src[a-g:b-g])
+			}
+		}
+		switch {
+		case !overwrite:
+			fill(g, ge)
+		case ge <= off || end <= g:
+			fill(g, ge)
+		default:
+			if g < off {
+				fill(g, off)
+			}
+			if end < ge {
+				fill(end, ge)
+			}
+		}
 	}
 }
 
@@ -554,6 +600,9 @@ func (s *Space) Notify(addr, n uint64) {
 // notify is Notify for a write whose tracked sums (TrackSum) the writer
 // has dealt with (Land).
 func (s *Space) notify(addr, n uint64) {
+	if len(s.pristine) > 0 {
+		s.endPristine(addr, n)
+	}
 	if len(s.watched) > 0 {
 		s.markWritten(addr, n)
 	}

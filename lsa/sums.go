@@ -30,6 +30,10 @@ type sumTrack struct {
 	front  uint64 // the bytes [lo, front) landed in order and are summed
 	h      blocksum.Summer
 	broken bool // a write other than the next landing in order reached it
+	// deferred, when not nil, is the source that LandRef landed [lo,
+	// front) from, one contiguous slice, not yet hashed into h: a whole
+	// range landed so takes its sum from SetSourceSums's function.
+	deferred []byte
 }
 
 // landPiece is how many bytes Land copies before summing them: well
@@ -107,7 +111,70 @@ func (s *Space) LandedSum(addr, n uint64) (sum uint64, ok bool) {
 	if t.lo != addr || t.hi != addr+n || t.broken || t.front != t.hi {
 		return 0, false
 	}
+	if t.deferred != nil && s.sourceSum != nil {
+		if v, ok := s.sourceSum(t.deferred); ok {
+			return v, true
+		}
+	}
+	t.flush()
 	return t.h.Sum(), true
+}
+
+// SetSourceSums gives the space fn, which returns blocksum.Of(src) for a
+// LandRef source it knows (a pattern block's cached sum) or false: a
+// tracked range that LandRef landed whole, in order, from one contiguous
+// source then takes its sum (LandedSum) from fn instead of hashing the
+// source. Nil removes it.
+func (s *Space) SetSourceSums(fn func(src []byte) (uint64, bool)) { s.sourceSum = fn }
+
+// flush hashes the deferred source into h.
+func (t *sumTrack) flush() {
+	if t.deferred != nil {
+		t.h.Write(t.deferred)
+		t.deferred = nil
+	}
+}
+
+// sumRef is sumPiece for LandRef's source b landed at addr: a range it
+// starts, or continues from the same source's next bytes, defers the
+// hash; any other is summed as sumPiece sums.
+func (s *Space) sumRef(addr uint64, b []byte) {
+	end := addr + uint64(len(b))
+	ts := s.ranges()
+	for i := s.sumAt(addr); i < len(ts) && ts[i].lo < end; i++ {
+		t := &ts[i]
+		if t.broken {
+			continue
+		}
+		lo, hi := max(addr, t.lo), min(end, t.hi)
+		// The same rule as sumPiece's, so that a range has a sum after
+		// the same landings either way: deferred bytes count as written.
+		whole := t.h.Whole() && len(t.deferred)%64 == 0
+		if lo != t.front || !whole || (hi-lo)%64 != 0 && hi != t.hi {
+			t.broken = true
+			continue
+		}
+		piece := b[lo-addr : hi-addr]
+		switch {
+		case lo == t.lo:
+			t.deferred = piece
+		case t.deferred != nil && follows(t.deferred, piece):
+			t.deferred = t.deferred[:len(t.deferred)+len(piece)]
+		default:
+			t.flush()
+			t.h.Write(piece)
+		}
+		t.front = hi
+	}
+}
+
+// follows reports whether b is the memory right after a's end, within
+// a's capacity (so a can be extended over it).
+func follows(a, b []byte) bool {
+	if len(b) == 0 || cap(a)-len(a) < len(b) {
+		return false
+	}
+	return &a[:len(a)+1][len(a)] == &b[0]
 }
 
 // sumAt is the index of the first tracked range that ends after addr.
@@ -134,13 +201,30 @@ func (s *Space) breakSums(addr, n uint64) {
 // notifies the range itself (Notify, which breaks the sums it reaches);
 // src shorter than dst is copied as copy does and breaks them too.
 func (s *Space) Land(addr uint64, dst, src []byte) {
-	n := uint64(len(dst))
-	ts := s.ranges()
-	if len(ts) == 0 || len(src) != len(dst) {
+	if len(s.ranges()) == 0 || len(src) != len(dst) {
 		copy(dst, src)
-		s.Notify(addr, n)
+		s.Notify(addr, uint64(len(dst)))
 		return
 	}
+	s.landPieces(addr, dst, src)
+}
+
+// landSums is Land's bookkeeping for b, the bytes now at addr (LandRef:
+// they read as b though nothing was copied): the tracked ranges it meets
+// sum b or break, and the write is notified.
+func (s *Space) landSums(addr uint64, b []byte) {
+	if len(s.ranges()) == 0 {
+		s.Notify(addr, uint64(len(b)))
+		return
+	}
+	s.landPieces(addr, nil, b)
+}
+
+// landPieces copies src to dst (nil dst: nothing to copy) a piece at a
+// time, summing each piece into the tracked ranges it meets right after,
+// and notifies the write.
+func (s *Space) landPieces(addr uint64, dst, src []byte) {
+	n, ts := uint64(len(src)), s.ranges()
 	if i := s.sumAt(addr); i == len(ts) || ts[i].lo >= addr+n {
 		copy(dst, src)
 		s.notify(addr, n)
@@ -148,8 +232,13 @@ func (s *Space) Land(addr uint64, dst, src []byte) {
 	}
 	for off := uint64(0); off < n; {
 		k := min(landPiece, n-off)
-		copy(dst[off:off+k], src[off:off+k])
-		s.sumPiece(addr+off, dst[off:off+k])
+		b := src[off : off+k]
+		if dst == nil {
+			s.sumRef(addr+off, b)
+		} else {
+			copy(dst[off:off+k], b)
+			s.sumPiece(addr+off, dst[off:off+k])
+		}
 		off += k
 	}
 	s.notify(addr, n)
@@ -167,6 +256,7 @@ func (s *Space) sumPiece(addr uint64, b []byte) {
 			continue
 		}
 		lo, hi := max(addr, t.lo), min(end, t.hi)
+		t.flush()
 		if lo != t.front || !t.h.Whole() || (hi-lo)%64 != 0 && hi != t.hi {
 			t.broken = true
 			continue
