@@ -2,8 +2,7 @@ package lsa
 
 import "fmt"
 
-// Reference landing (partial: nothing in the emulator calls it yet; see
-// the package doc). A COPY whose source is known immutable content (a
+// Reference landing. A COPY whose source is known immutable content (a
 // scenario's pattern bytes) need not move the bytes when nothing reads
 // them before the check: the destination's granules (StaleGranule) are
 // marked stale as MarkStale marks them, but instead of "reads as zero"
@@ -15,23 +14,82 @@ import "fmt"
 // left there, and LandedSum gives the same sums (LandRef hashes the source
 // bytes as Land hashes the landed ones).
 
-// refGranules holds, for each granule of a region, the source bytes it
-// reads as while stale (nil: zero).
-type refGranules []([]byte)
+// refRun says that granules [g0, g0+n) of a region read as src (n
+// granules of bytes) while they are stale. A region keeps a few runs, the
+// newest last: a granule landed by reference again takes the newer run's
+// bytes. One run per LandRef, not a slice per granule: an 8 MiB window's
+// 32,768 granules would cost 768 KiB of pointers a seed.
+type refRun struct {
+	g0, n int
+	src   []byte // n granules long; its capacity may run on (follows)
+}
+
+// maxRefRuns bounds a region's runs: past it LandRef first drops the
+// runs that no stale granule reads any longer, and refuses (the caller
+// copies) if that frees none, so a region landed in many small pieces
+// costs no more than a copy each.
+const maxRefRuns = 64
+
+// setStale marks granules [g0, g0+k) stale.
+func (sb *staleBits) setStale(g0, k int) {
+	for g := g0; g < g0+k; g++ {
+		if sb.w[g/64]&(1<<(g%64)) == 0 {
+			sb.w[g/64] |= 1 << (g % 64)
+			sb.n++
+		}
+	}
+}
+
+// refAt is the source bytes of stale granule g (nil: zero).
+func (sb *staleBits) refAt(g int) []byte {
+	for i := len(sb.refs) - 1; i >= 0; i-- {
+		if r := &sb.refs[i]; g >= r.g0 && g < r.g0+r.n {
+			o := (g - r.g0) * StaleGranule
+			return r.src[o : o+StaleGranule]
+		}
+	}
+	return nil
+}
+
+// live reports whether any granule of run r is still stale, and so may
+// read r's bytes.
+func (sb *staleBits) live(r *refRun) bool {
+	for g := r.g0; g < r.g0+r.n; g++ {
+		if sb.w[g/64]&(1<<(g%64)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// prune drops the runs no stale granule reads (a newer run over all of
+// a run's stale granules is not looked for: rare, and only costs room).
+func (sb *staleBits) prune() {
+	k := 0
+	for i := range sb.refs {
+		if sb.live(&sb.refs[i]) {
+			sb.refs[k] = sb.refs[i]
+			k++
+		}
+	}
+	clear(sb.refs[k:])
+	sb.refs = sb.refs[:k]
+}
 
 // LandRef is BytesOverwrite of [addr, addr+len(src)) followed by Land of
 // src there, without copying: the range reads as src from now on, and src
 // must not change while any granule of the range still refers to it (it
 // is immutable content, such as a scenario's pattern). addr and len(src)
 // are multiples of StaleGranule and the range lies in one region with
-// bytes.
-func (s *Space) LandRef(addr uint64, src []byte) error {
+// bytes. It reports false, having done nothing, when the region holds
+// maxRefRuns live landings already: the caller copies instead.
+func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 	n := uint64(len(src))
 	if n == 0 {
-		return fmt.Errorf("land reference at %#x: an empty source", addr)
+		return false, fmt.Errorf("land reference at %#x: an empty source", addr)
 	}
 	if addr%StaleGranule != 0 || n%StaleGranule != 0 {
-		return fmt.Errorf("land reference [%#x, +%d): not whole %d B granules", addr, n, StaleGranule)
+		return false, fmt.Errorf("land reference [%#x, +%d): not whole %d B granules", addr, n, StaleGranule)
 	}
 	if s.before != nil {
 		fn := s.before
@@ -41,40 +99,63 @@ func (s *Space) LandRef(addr uint64, src []byte) error {
 	}
 	r, err := s.Region("land reference", addr, n)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if r.data == nil {
-		return fmt.Errorf("land reference [%#x, +%d): region %q is phantom (it holds no bytes)", addr, n, r.Name)
+		return false, fmt.Errorf("land reference [%#x, +%d): region %q is phantom (it holds no bytes)", addr, n, r.Name)
 	}
-	gs := int(r.Size / StaleGranule)
+	gs := int((r.Size + StaleGranule - 1) / StaleGranule)
 	if r.stale == nil {
 		r.stale = &staleBits{w: make([]uint64, (gs+63)/64)}
 	}
-	if r.stale.refs == nil {
-		r.stale.refs = make(refGranules, gs)
-	}
 	sb, g0 := r.stale, int((addr-r.Base)/StaleGranule)
-	for i := 0; i < int(n/StaleGranule); i++ {
-		g := g0 + i
-		if sb.w[g/64]&(1<<(g%64)) == 0 {
-			sb.w[g/64] |= 1 << (g % 64)
-			sb.n++
-		}
-		sb.refs[g] = src[i*StaleGranule : (i+1)*StaleGranule : (i+1)*StaleGranule]
+	k := int(n / StaleGranule)
+	if last := len(sb.refs) - 1; last >= 0 && sb.refs[last].g0+sb.refs[last].n == g0 && follows(sb.refs[last].src, src) {
+		// The next bytes of the last run's source, landed next to it (a
+		// copy's chunks and bursts): one run.
+		r := &sb.refs[last]
+		r.src = r.src[:len(r.src)+len(src)]
+		r.n += k
+		sb.setStale(g0, k)
+		s.landSums(addr, src)
+		return true, nil
 	}
-	s.landSums(addr, src)
-	return nil
+	if len(sb.refs) == maxRefRuns {
+		sb.prune()
+		k := int(n / StaleGranule)
+		if last := len(sb.refs) - 1; last >= 0 && sb.refs[last].g0+sb.refs[last].n == g0 && follows(sb.refs[last].src, src) {
+			// The next bytes of the last run's source, landed next to it (a
+			// copy's chunks and bursts): one run.
+			r := &sb.refs[last]
+			r.src = r.src[:len(r.src)+len(src)]
+			r.n += k
+			sb.setStale(g0, k)
+			s.landSums(addr, src)
+			return true, nil
+		}
+		if len(sb.refs) == maxRefRuns {
+			return false, nil
+		}
+	}
+	if sb.refs == nil {
+		sb.refs = make([]refRun, 0, 16)
+	}
+	sb.refs = append(sb.refs, refRun{g0: g0, n: k, src: src})
+	sb.setStale(g0, k)
+	s.landSums(addr, src) // notifies, which ends a pristine region's content
+	return true, nil
 }
 
-// SetPristine says that the region at base holds exactly content (as long
-// as the region, immutable, shared read-only by whoever holds it: a
-// scenario's pattern bytes) until a write reaches it: Pristine then hands
-// out pieces of content for LandRef. Any notified write (Notify, and so
-// Write, the stores and every landing) and any BytesOverwrite that
-// reaches the region ends it, as does MarkStale. A writer that changes
-// bytes without notifying (native code on a node's Config.Backing) would
-// go unseen, so such memory must not be marked.
-func (s *Space) SetPristine(base uint64, content []byte) error {
+// SetPristine says that the region at base holds blocks laid end to end
+// from its start, each of block bytes (a nil one: content not known), as
+// long as no write reaches the region: immutable content shared read-only
+// by whoever holds it (a scenario's pattern blocks), which Pristine then
+// hands out for LandRef. Any notified write (Notify, and so Write, the
+// stores and every landing) and any BytesOverwrite that reaches the
+// region ends it, as does MarkStale. A writer that changes bytes without
+// notifying (native code on a node's Config.Backing) would go unseen, so
+// such memory must not be marked.
+func (s *Space) SetPristine(base, block uint64, blocks [][]byte) error {
 	r, err := s.Region("set pristine", base, 1)
 	if err != nil {
 		return err
@@ -84,16 +165,23 @@ func (s *Space) SetPristine(base uint64, content []byte) error {
 		return fmt.Errorf("set pristine %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
 	case r.data == nil:
 		return fmt.Errorf("set pristine %#x: region %q is phantom (it holds no bytes)", base, r.Name)
-	case uint64(len(content)) != r.Size:
-		return fmt.Errorf("set pristine %#x: %d B of content for region %q of %d B", base, len(content), r.Name, r.Size)
+	case block == 0 || len(blocks) == 0:
+		return fmt.Errorf("set pristine %#x: no content (%d blocks of %d B)", base, len(blocks), block)
+	case block*uint64(len(blocks))/block != uint64(len(blocks)) || block*uint64(len(blocks)) > r.Size:
+		return fmt.Errorf("set pristine %#x: %d blocks of %d B for region %q of %d B", base, len(blocks), block, r.Name, r.Size)
+	}
+	for i, b := range blocks {
+		if b != nil && uint64(len(b)) != block {
+			return fmt.Errorf("set pristine %#x: block %d holds %d B, not %d", base, i, len(b), block)
+		}
 	}
 	for i := range s.pristine {
 		if s.pristine[i].r == r {
-			s.pristine[i].content = content
+			s.pristine[i].block, s.pristine[i].blocks = block, blocks
 			return nil
 		}
 	}
-	s.pristine = append(s.pristine, pristineRegion{r, content})
+	s.pristine = append(s.pristine, pristineRegion{r, block, blocks})
 	return nil
 }
 
@@ -101,13 +189,16 @@ func (s *Space) SetPristine(base uint64, content []byte) error {
 // in the space's list, not in Region, whose size a seed's dozen regions
 // pay for.
 type pristineRegion struct {
-	r       *Region
-	content []byte
+	r      *Region
+	block  uint64
+	blocks [][]byte
 }
 
-// Pristine returns the content of [addr, addr+n) when it lies in a region
-// SetPristine marked and no write has reached that region since, else
-// nil.
+// Pristine returns the content of [addr, addr+n) when it lies in one
+// known block of a region SetPristine marked and no write has reached
+// that region since, else nil. The slice's capacity runs to its block's
+// end, so that a tracked range landed from consecutive pieces of one
+// block is known to be that block (SetSourceSums).
 func (s *Space) Pristine(addr, n uint64) []byte {
 	if len(s.pristine) == 0 || n == 0 {
 		return nil
@@ -117,10 +208,15 @@ func (s *Space) Pristine(addr, n uint64) []byte {
 		return nil
 	}
 	for _, p := range s.pristine {
-		if p.r == r {
-			off := addr - r.Base
-			return p.content[off : off+n : off+n]
+		if p.r != r {
+			continue
 		}
+		off := addr - r.Base
+		i, o := off/p.block, off%p.block
+		if i >= uint64(len(p.blocks)) || o+n > p.block || p.blocks[i] == nil {
+			return nil
+		}
+		return p.blocks[i][o : o+n]
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func newRefPair(t *testing.T) *refPair {
 		b, err := (*s).BytesOverwrite("fill", src, refSize)
 		require.NoError(t, err)
 		copy(b, p.pattern)
-		require.NoError(t, (*s).SetPristine(src, p.pattern))
+		require.NoError(t, (*s).SetPristine(src, refSize, [][]byte{p.pattern}))
 		p.base, p.src = base, src
 	}
 	// The ref space's known sources are the pattern's: what a pattern
@@ -67,7 +67,13 @@ func newRefPair(t *testing.T) *refPair {
 func (p *refPair) land(t *testing.T, at, from, n uint64) {
 	t.Helper()
 	src := p.pattern[from : from+n]
-	require.NoError(t, p.ref.LandRef(p.base+at, src))
+	took, err := p.ref.LandRef(p.base+at, src)
+	require.NoError(t, err)
+	if !took { // the region's runs are all live (maxRefRuns): copied
+		db, err := p.ref.BytesOverwrite("copy", p.base+at, n)
+		require.NoError(t, err)
+		p.ref.Land(p.base+at, db, src)
+	}
 	db, err := p.plain.BytesOverwrite("copy", p.base+at, n)
 	require.NoError(t, err)
 	p.plain.Land(p.base+at, db, src)
@@ -78,9 +84,13 @@ func (p *refPair) land(t *testing.T, at, from, n uint64) {
 // source is pristine, else copied; always copied in plain.
 func (p *refPair) copySrc(t *testing.T, at, from, n uint64) {
 	t.Helper()
+	took := false
 	if c := p.ref.Pristine(p.src+from, n); c != nil {
-		require.NoError(t, p.ref.LandRef(p.base+at, c))
-	} else {
+		var err error
+		took, err = p.ref.LandRef(p.base+at, c)
+		require.NoError(t, err)
+	}
+	if !took {
 		sb, err := p.ref.Bytes("copy", p.src+from, n)
 		require.NoError(t, err)
 		db, err := p.ref.BytesOverwrite("copy", p.base+at, n)
@@ -244,7 +254,8 @@ func TestLandRefErrors(t *testing.T) {
 		{"phantom", ph, StaleGranule, "phantom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.ErrorContains(t, p.ref.LandRef(tc.addr, p.pattern[:tc.n]), tc.want)
+			_, err := p.ref.LandRef(tc.addr, p.pattern[:tc.n])
+			assert.ErrorContains(t, err, tc.want)
 		})
 	}
 }
@@ -264,6 +275,10 @@ func FuzzLandRef(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		const G = StaleGranule
 		p := newRefPair(t)
+		// Block-wise content, as a scenario's pattern blocks are: a
+		// landing from the unknown middle block or across blocks copies.
+		const pb = 2 * PageSize
+		require.NoError(t, p.ref.SetPristine(p.src, pb, [][]byte{p.pattern[:pb:pb], nil, p.pattern[2*pb : 3*pb : 3*pb]}))
 		for len(ops) >= 4 {
 			kind, a, b, c := ops[0]%8, uint64(ops[1]), uint64(ops[2]), uint64(ops[3])
 			// the top bit of the kind aims a write at the source region
@@ -340,7 +355,7 @@ func TestPristine(t *testing.T) {
 			s.Land(src, b, make([]byte, 256))
 			return err
 		}, false},
-		{"a reference landing", func(s *Space, src uint64) error { return s.LandRef(src, make([]byte, 256)) }, false},
+		{"a reference landing", func(s *Space, src uint64) error { _, err := s.LandRef(src, make([]byte, 256)); return err }, false},
 		{"marked stale", func(s *Space, src uint64) error { return s.MarkStale(src, nil) }, false},
 		{"a write next to it", func(s *Space, src uint64) error { return s.Write(src-1, []byte{1}) }, true},
 	}
@@ -363,22 +378,84 @@ func TestSetPristineErrors(t *testing.T) {
 	p := newRefPair(t)
 	ph, err := p.ref.Alloc(0, PageSize, "phantom", func(_, _ uint64) ([]byte, error) { return nil, nil })
 	require.NoError(t, err)
+	whole := [][]byte{p.pattern}
 	for _, tc := range []struct {
-		name string
-		addr uint64
-		n    int
-		want string
+		name   string
+		addr   uint64
+		block  uint64
+		blocks [][]byte
+		want   string
 	}{
-		{"not a base", p.src + 8, refSize, "not the base"},
-		{"short content", p.src, refSize - 1, "of content for region"},
-		{"phantom", ph, PageSize, "phantom"},
-		{"a hole", 1 << 20, refSize, "unmapped"},
+		{"not a base", p.src + 8, refSize, whole, "not the base"},
+		{"a short block", p.src, PageSize, [][]byte{p.pattern[:PageSize-1]}, "block 0 holds 4095 B, not 4096"},
+		{"past the region", p.src, PageSize, make([][]byte, refPages+1), "7 blocks of 4096 B for region"},
+		{"no blocks", p.src, PageSize, nil, "no content"},
+		{"empty blocks", p.src, 0, whole, "no content"},
+		{"overflowing", p.src, 1 << 63, make([][]byte, 4), "for region"},
+		{"phantom", ph, PageSize, whole, "phantom"},
+		{"a hole", 1 << 20, refSize, whole, "unmapped"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.ErrorContains(t, p.ref.SetPristine(tc.addr, p.pattern[:tc.n]), tc.want)
+			assert.ErrorContains(t, p.ref.SetPristine(tc.addr, tc.block, tc.blocks), tc.want)
 		})
 	}
 	assert.Nil(t, p.ref.Pristine(p.src+refSize-8, 16), "past the region")
+}
+
+// Block-wise content: a range inside one known block is handed out, with
+// room to its block's end; one across blocks, in an unknown block or past
+// the blocks is not.
+func TestPristineBlocks(t *testing.T) {
+	p := newRefPair(t)
+	blocks := [][]byte{p.pattern[:PageSize:PageSize], nil, p.pattern[2*PageSize : 3*PageSize : 3*PageSize]}
+	require.NoError(t, p.ref.SetPristine(p.src, PageSize, blocks))
+	got := p.ref.Pristine(p.src+100, 200)
+	require.Equal(t, p.pattern[100:300], got)
+	assert.Equal(t, PageSize-100, cap(got), "room to the block's end")
+	assert.Equal(t, p.pattern[2*PageSize+8:3*PageSize], p.ref.Pristine(p.src+2*PageSize+8, PageSize-8))
+	assert.Nil(t, p.ref.Pristine(p.src+PageSize-8, 16), "across two blocks")
+	assert.Nil(t, p.ref.Pristine(p.src+PageSize+8, 16), "an unknown block")
+	assert.Nil(t, p.ref.Pristine(p.src+3*PageSize, 16), "past the blocks")
+}
+
+// A region landed in more pieces than maxRefRuns keeps landing by
+// reference while old runs have no stale granule left, and is refused
+// (the caller copies) only when all are live; what it reads is right
+// throughout.
+func TestLandRefRunsBounded(t *testing.T) {
+	const G = StaleGranule
+	p := newRefPair(t)
+	// Land granule 2i from pattern granule 2i+1, a run each (neither
+	// follows the last), beyond the bound: the runs past it are refused
+	// while every run is live.
+	took := 0
+	for i := 0; i < maxRefRuns+4; i++ {
+		ok, err := p.ref.LandRef(p.base+uint64(i)*G, p.pattern[uint64(2*i+1)%95*G:][:G])
+		require.NoError(t, err)
+		if ok {
+			took++
+		}
+	}
+	assert.Equal(t, maxRefRuns, took)
+	b, err := p.ref.Bytes("read", p.base, 2*G)
+	require.NoError(t, err)
+	require.Equal(t, append(bytes.Clone(p.pattern[G:2*G]), p.pattern[3*G:4*G]...), b, "referenced granules read as their sources")
+	// The two read granules' runs are dead now: two more landings fit.
+	for i := 0; i < 3; i++ {
+		ok, err := p.ref.LandRef(p.base+uint64(80+2*i)*G, p.pattern[:G])
+		require.NoError(t, err)
+		assert.Equal(t, i < 2, ok, "landing %d after the reads", i)
+	}
+	b, err = p.ref.Bytes("read", p.base+80*G, G)
+	require.NoError(t, err)
+	require.Equal(t, p.pattern[:G], b)
+	// A granule landed again by reference reads as the newer source.
+	ok, err := p.ref.LandRef(p.base+82*G, p.pattern[9*G:10*G]) // the read freed granule 80's run
+	require.NoError(t, err)
+	require.True(t, ok)
+	b, err = p.ref.Bytes("read", p.base+82*G, G)
+	require.NoError(t, err)
+	require.Equal(t, p.pattern[9*G:10*G], b, "a granule landed again reads as the newer source")
 }
 
 // BenchmarkLandBlock lands a tracked 1 MiB block (an 8-rank 1 MiB
@@ -416,7 +493,7 @@ func BenchmarkLandBlock(b *testing.B) {
 					// (no require in the loop: its Helper call costs more
 					// than a burst)
 					if ref {
-						if err := s.LandRef(base+off, src); err != nil {
+						if _, err := s.LandRef(base+off, src); err != nil {
 							b.Fatal(err)
 						}
 						continue

@@ -67,7 +67,7 @@ type staleBits struct {
 	n int // granules still stale
 	// refs is nil unless LandRef made some stale granules read as a
 	// source's bytes rather than zero (refs.go).
-	refs refGranules
+	refs []refRun
 }
 
 // End is one past the region's last byte.
@@ -473,8 +473,7 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 func (r *Region) materialise(lo, hi, off, end uint64, overwrite bool) {
 	for g := lo; g < hi; g += StaleGranule {
 		ge := min(g+StaleGranule, hi)
-		src := r.stale.refs[g/StaleGranule]
-		r.stale.refs[g/StaleGranule] = nil
+		src := r.stale.refAt(int(g / StaleGranule))
 		fill := func(a, b uint64) {
 			if src == nil {
 				clear(r.data[a:b])
