@@ -724,6 +724,10 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	overlap = src < dst+n && dst < src+n
+	if m.landsRef(dst, src, n, overlap, sb != nil) {
+		return false, nil
+	}
 	// The copy writes every byte of the destination, so stale granules it
 	// covers need no zeroing first (lsa.Space.MarkStale); from a phantom
 	// source it writes none.
@@ -735,7 +739,6 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	overlap = src < dst+n && dst < src+n
 	if overlap || db == nil || sb == nil {
 		// One memmove (Land's pieces would read bytes an earlier piece
 		// wrote), or a phantom side: nothing lands, but the write is
@@ -746,6 +749,36 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	}
 	m.Land(dst, db, sb) // copy and notify; a tracked range sums the bytes (lsa.Space.TrackSum)
 	return false, nil
+}
+
+// landsRef lands a copy by reference (lsa.Space.LandRef) when its source
+// is immutable content (lsa.Space.Pristine: a scenario's pattern blocks
+// that nothing wrote since) and its destination whole granules of a
+// region with bytes that only lsa.Space accesses reach: the bytes are
+// copied in when an access first reaches them, so nothing can tell, and
+// a check that only compares sums never moves them. It reports whether
+// it did; if not, Move copies.
+func (m *Memory) landsRef(dst, src, n uint64, overlap, real bool) bool {
+	if overlap || !real || m.native || dst%lsa.StaleGranule != 0 || n%lsa.StaleGranule != 0 {
+		return false
+	}
+	c := m.Space.Pristine(src, n)
+	if c == nil || !m.holds(dst, n) {
+		return false
+	}
+	took, err := m.Space.LandRef(dst, c)
+	return err == nil && took // an error: Move's own path reports it
+}
+
+// SetPristine is lsa.Space.SetPristine (the region at base holds blocks,
+// immutable content, until a write reaches it), so that copies from it
+// land by reference. It is refused on memory that Config.Backing gives,
+// which native code writes unseen.
+func (m *Memory) SetPristine(base, block uint64, blocks [][]byte) error {
+	if m.native {
+		return fmt.Errorf("engine: set pristine %#x: the node's memory is its Config.Backing, which native code writes unseen", base)
+	}
+	return m.Space.SetPristine(base, block, blocks)
 }
 
 // TrackSum is lsa.Space.TrackSum: [addr, addr+n) is summed as copies

@@ -1,6 +1,9 @@
 package lsa
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Reference landing. A COPY whose source is known immutable content (a
 // scenario's pattern bytes) need not move the bytes when nothing reads
@@ -30,13 +33,34 @@ type refRun struct {
 // costs no more than a copy each.
 const maxRefRuns = 64
 
-// setStale marks granules [g0, g0+k) stale.
-func (sb *staleBits) setStale(g0, k int) {
-	for g := g0; g < g0+k; g++ {
-		if sb.w[g/64]&(1<<(g%64)) == 0 {
-			sb.w[g/64] |= 1 << (g % 64)
-			sb.n++
+// extends returns the run that granules [g0, g0+k) landed from src
+// continue (it ends at g0 and src is its source's next bytes), or -1. Runs
+// are searched newest first, and none newer than the one extended may
+// meet the new granules (it would take precedence over the newer
+// landing).
+func (sb *staleBits) extends(g0, k int, src []byte) int {
+	for i := len(sb.refs) - 1; i >= 0; i-- {
+		r := &sb.refs[i]
+		if r.g0+r.n == g0 && follows(r.src, src) {
+			return i
 		}
+		if r.g0 < g0+k && g0 < r.g0+r.n {
+			return -1
+		}
+	}
+	return -1
+}
+
+// setStale marks granules [g0, g0+k) stale, a word of the bitmap at a
+// time.
+func (sb *staleBits) setStale(g0, k int) {
+	for g, end := g0, g0+k; g < end; {
+		w, b := g/64, g%64
+		c := min(64-b, end-g)
+		m := (^uint64(0) >> (64 - c)) << b
+		sb.n += bits.OnesCount64(m &^ sb.w[w])
+		sb.w[w] |= m
+		g += c
 	}
 }
 
@@ -82,7 +106,8 @@ func (sb *staleBits) prune() {
 // is immutable content, such as a scenario's pattern). addr and len(src)
 // are multiples of StaleGranule and the range lies in one region with
 // bytes. It reports false, having done nothing, when the region holds
-// maxRefRuns live landings already: the caller copies instead.
+// maxRefRuns live landings already or another layer reads these bytes
+// without Bytes (SetOnNotify): the caller copies instead.
 func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 	n := uint64(len(src))
 	if n == 0 {
@@ -90,6 +115,9 @@ func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 	}
 	if addr%StaleGranule != 0 || n%StaleGranule != 0 {
 		return false, fmt.Errorf("land reference [%#x, +%d): not whole %d B granules", addr, n, StaleGranule)
+	}
+	if s.foreign {
+		return false, nil
 	}
 	if s.before != nil {
 		fn := s.before
@@ -110,10 +138,11 @@ func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 	}
 	sb, g0 := r.stale, int((addr-r.Base)/StaleGranule)
 	k := int(n / StaleGranule)
-	if last := len(sb.refs) - 1; last >= 0 && sb.refs[last].g0+sb.refs[last].n == g0 && follows(sb.refs[last].src, src) {
-		// The next bytes of the last run's source, landed next to it (a
-		// copy's chunks and bursts): one run.
-		r := &sb.refs[last]
+	if i := sb.extends(g0, k, src); i >= 0 {
+		// The next bytes of a run's source, landed next to it (a copy's
+		// chunks and bursts, between other copies' into the same
+		// region): one run.
+		r := &sb.refs[i]
 		r.src = r.src[:len(r.src)+len(src)]
 		r.n += k
 		sb.setStale(g0, k)

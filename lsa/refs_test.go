@@ -510,3 +510,35 @@ func BenchmarkLandBlock(b *testing.B) {
 		})
 	}
 }
+
+// Two copies landing in turns into one region, each in granule-sized
+// pieces (bursts landed as accesses come), keep one run each: far more
+// pieces than maxRefRuns all land by reference. A piece that continues
+// a run but lands over a newer run's granules starts a run of its own,
+// so the newest landing is what reads.
+func TestLandRefInterleavedRuns(t *testing.T) {
+	const G = StaleGranule
+	p := newRefPair(t)
+	half := uint64(refSize / 2)
+	// The real landings: pattern[i*G] to granule i, pattern[half+i*G] to granule half/G+i.
+	for i := uint64(0); i < half/G; i++ {
+		for _, at := range []uint64{i * G, half + i*G} {
+			ok, err := p.ref.LandRef(p.base+at, p.pattern[at:at+G])
+			require.NoError(t, err)
+			require.True(t, ok, "piece at %d", at)
+		}
+	}
+	// The first half again from the pattern's second half, granule by
+	// granule: each continues the run before it but meets the older
+	// run's granules, which it must override.
+	for i := uint64(0); i < 4; i++ {
+		ok, err := p.ref.LandRef(p.base+i*G, p.pattern[half+i*G:half+(i+1)*G])
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	got, err := p.ref.Bytes("read", p.base, refSize)
+	require.NoError(t, err)
+	want := bytes.Clone(p.pattern)
+	copy(want[:4*G], p.pattern[half:half+4*G])
+	require.Equal(t, want, got)
+}

@@ -272,6 +272,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 func (s *Space) Release() {
 	s.released = true
 	s.regions, s.last, s.watched, s.spare, s.sums, s.pristine = nil, [2]*Region{}, nil, nil, nil, nil
+	s.sourceSum = nil
 }
 
 // Released reports whether Release was called.
@@ -322,6 +323,22 @@ func (s *Space) SetBeforeAccess(fn func()) { s.before = fn }
 // Bytes returns the backing of [addr, addr+n): nil for a phantom region.
 func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 	return s.bytes(op, addr, n, false)
+}
+
+// Reach is an access to [addr, addr+n) that does not look at the bytes
+// (a consumer's load whose values nothing uses): like Bytes it lands what
+// is due first (SetBeforeAccess) and checks the range, but it leaves
+// stale and reference-landed granules (MarkStale, LandRef) as they are,
+// for the access that reads them to copy in.
+func (s *Space) Reach(op string, addr, n uint64) error {
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
+	_, err := s.Region(op, addr, n)
+	return err
 }
 
 // BytesOverwrite is Bytes for a caller that writes every byte of
@@ -473,6 +490,9 @@ func (r *Region) unstale(off, n uint64, overwrite bool) {
 func (r *Region) materialise(lo, hi, off, end uint64, overwrite bool) {
 	for g := lo; g < hi; g += StaleGranule {
 		ge := min(g+StaleGranule, hi)
+		if overwrite && off <= g && ge <= end {
+			continue // the caller writes all of it
+		}
 		src := r.stale.refAt(int(g / StaleGranule))
 		fill := func(a, b uint64) {
 			if src == nil {

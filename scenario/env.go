@@ -135,7 +135,9 @@ func (e *Env) Consume(m cco.Mem, addr, n uint64) {
 		return
 	}
 	if e.Sim.Race() == nil {
-		if _, err := e.Mem().Bytes("read", addr, n); err != nil {
+		// Nothing looks at the values: the load lands what is due and
+		// leaves a block landed by reference (Env.setPristine) unmoved.
+		if err := e.Mem().Reach("read", addr, n); err != nil {
 			panic(fmt.Sprintf("scenario: consume: %v", err)) // the scenario's own window: a bug here
 		}
 		return
@@ -229,8 +231,33 @@ func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, i
 		if ws[r], err = cco.WindowRegister(c, buf, span); err != nil {
 			return nil, err
 		}
+		e.setPristine(buf, bytes, pairs)
 	}
 	return ws, nil
+}
+
+// setPristine tells the memory that the window at addr holds the pattern
+// blocks of pairs (engine.Memory.SetPristine) when they are large enough
+// to be checked by their sums (sumMin) and all in the pattern cache:
+// copies from it then land by reference, and a block received whole from
+// one of them is checked by the cached block's sum (patternSourceSum),
+// so neither the copy nor the check moves the bytes. Memory that refuses
+// (a C++ program's native memory, another layer's) keeps copying.
+func (e *Env) setPristine(addr, bytes uint64, pairs [][2]int) {
+	if bytes < sumMin {
+		return
+	}
+	pats := patterns()
+	blocks := make([][]byte, len(pairs))
+	for p, ab := range pairs {
+		if blocks[p] = pats.block(bytes, ab[0], ab[1]); blocks[p] == nil {
+			return // past the cache: computed in place, nothing to refer to
+		}
+		pats = patterns() // a miss published a new snapshot
+	}
+	if e.Mem().SetPristine(addr, bytes, blocks) == nil {
+		e.Mem().SetSourceSums(patternSourceSum)
+	}
 }
 
 // fillWindow writes PatternWindow's blocks at addr as the host does.
@@ -300,20 +327,22 @@ func (e *Env) CheckBlocks(c *Checker, w []cco.Window, blocks int, blk uint64, wa
 	}
 	pats := patterns()
 	for r := range w {
-		// The window's own bytes, read in place (the run is over).
-		got, err := e.Mem().Bytes("read", w[r].LocalPtr(0), uint64(blocks)*blk)
-		if err != nil {
-			return err
-		}
 		for p := range blocks {
 			src, dst, ok := want(r, p)
 			if !ok {
 				continue
 			}
-			if v, ok := e.Mem().LandedSum(w[r].LocalPtr(0)+uint64(p)*blk, blk); ok && v == pats.sum(blk, src, dst) {
+			at := w[r].LocalPtr(0) + uint64(p)*blk
+			if v, ok := e.Mem().LandedSum(at, blk); ok && v == pats.sum(blk, src, dst) {
 				continue // equal sums: equal bytes, as patternEqual's would be
 			}
-			blkGot := got[uint64(p)*blk : uint64(p+1)*blk]
+			// The block's own bytes, read in place (the run is over):
+			// only now, as a block landed by reference (Env.setPristine)
+			// is copied in when read.
+			blkGot, err := e.Mem().Bytes("read", at, blk)
+			if err != nil {
+				return err
+			}
 			if !patternEqual(pats, blkGot, src, dst) { // the whole expected block only to describe a mismatch
 				c.Block(what(r, p), blkGot, PatternOf(blk, 0, src, dst))
 			}

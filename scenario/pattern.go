@@ -71,6 +71,7 @@ var patternCache struct {
 // published.
 type patternSnap struct {
 	blocks map[patternKey][]byte
+	at     map[*byte]patternKey // each block's first byte: which block a slice is (patternSourceSum)
 	sums   map[patternKey]uint64
 	full   uint64 // a block of this many bytes or more no longer fits (0: any may)
 }
@@ -117,6 +118,21 @@ func (s *patternSnap) sum(n uint64, src, dst int) uint64 {
 	return cacheSum(n, src, dst)
 }
 
+// patternSourceSum is blockSum(b) when b is a whole block of the cache
+// (lsa.Space.SetSourceSums): a receive block landed whole by reference
+// from it (Env.setPristine) is checked by the block's cached sum.
+func patternSourceSum(b []byte) (uint64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	s := patterns()
+	k, ok := s.at[&b[0]]
+	if !ok || k.n != uint64(len(b)) {
+		return 0, false
+	}
+	return s.sum(k.n, k.src, k.dst), true
+}
+
 // cachePattern is the miss path of patternSnap.block.
 func cachePattern(n uint64, src, dst int) []byte {
 	k := patternKey{n, src, dst}
@@ -152,9 +168,11 @@ func cachePattern(n uint64, src, dst int) []byte {
 		b = make([]byte, n)
 	}
 	Pattern(b, 0, src, dst)
-	next := &patternSnap{blocks: make(map[patternKey][]byte, len(old.blocks)+1), sums: old.sums, full: old.full}
+	next := &patternSnap{blocks: make(map[patternKey][]byte, len(old.blocks)+1), at: make(map[*byte]patternKey, len(old.at)+1), sums: old.sums, full: old.full}
 	maps.Copy(next.blocks, old.blocks)
+	maps.Copy(next.at, old.at)
 	next.blocks[k] = b
+	next.at[&b[0]] = k
 	patternCache.snap.Store(next)
 	patternCache.bytes += n
 	return b
@@ -173,7 +191,7 @@ func cacheSum(n uint64, src, dst int) uint64 {
 	patternCache.Lock()
 	defer patternCache.Unlock()
 	old := patterns()
-	next := &patternSnap{blocks: old.blocks, sums: make(map[patternKey]uint64, len(old.sums)+1), full: old.full}
+	next := &patternSnap{blocks: old.blocks, at: old.at, sums: make(map[patternKey]uint64, len(old.sums)+1), full: old.full}
 	maps.Copy(next.sums, old.sums)
 	next.sums[k] = v
 	patternCache.snap.Store(next)

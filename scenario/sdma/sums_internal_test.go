@@ -1,6 +1,7 @@
 package sdma
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/scenario"
 )
 
@@ -145,6 +147,54 @@ func TestReceiveSumSeesLaterWrites(t *testing.T) {
 			c.Block(receiveBlock(0, 1), got, scenario.PatternOf(b, 0, 1, 0))
 			require.Error(t, err)
 			assert.Equal(t, c.Err("alltoall", o.Seed).Error(), err.Error())
+		})
+	}
+}
+
+// Blocks from sumMin up sent from pattern windows land by reference
+// (engine.Memory.Move, lsa.Space.LandRef): after the run and its check
+// every granule of every receive window is still unmoved, and reading
+// one copies in the bytes a copy would have left. A send window written
+// before the run (the same bytes again: the check still passes) is
+// copied from instead.
+func TestAlltoallLandsByReference(t *testing.T) {
+	const b = 64 << 10
+	granules := 4 * b / lsa.StaleGranule
+	tests := []struct {
+		name   string
+		before func(t *testing.T, x *alltoall)
+		moved  int // granules of each receive window copied, not referred to
+	}{
+		{name: "pattern windows"},
+		{name: "a send window written first", before: func(t *testing.T, x *alltoall) {
+			at := x.ranks[3].sendWin.LocalPtr(2*b + 64)
+			got, err := x.Mem().Bytes("read", at, 8)
+			require.NoError(t, err)
+			require.NoError(t, x.Mem().Write(at, bytes.Clone(got)))
+		}, moved: b / lsa.StaleGranule},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := scenario.Options{Ranks: 4, Bytes: b, Queues: 1, Perturb: 1, Seed: 3}
+			x, err := newAlltoall(o)
+			require.NoError(t, err)
+			t.Cleanup(func() { x.Close() })
+			if tc.before != nil {
+				tc.before(t, x)
+			}
+			require.NoError(t, x.spawn())
+			require.NoError(t, x.Sim.Run())
+			require.NoError(t, x.verify("alltoall", x.oneSignal))
+			for r := range x.ranks {
+				at := x.ranks[r].recvWin.LocalPtr(0)
+				assert.Equal(t, granules-tc.moved, x.Mem().Stale(at), "rank %d's receive window unmoved", r)
+				got, err := x.Mem().Bytes("read", at, 4*b)
+				require.NoError(t, err)
+				for p := range 4 {
+					require.Equal(t, scenario.PatternOf(b, 0, p, r), got[p*b:(p+1)*b], "rank %d's block from %d", r, p)
+				}
+				assert.Zero(t, x.Mem().Stale(at), "read: copied in")
+			}
 		})
 	}
 }
