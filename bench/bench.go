@@ -93,7 +93,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 40}, hostScale: 1, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 200}, hostScale: 1, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-allreduce, 4096 ranks × 256 B, phantom", "cft-allreduce", 4096, 256, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
