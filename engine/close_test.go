@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/emud-dev/emud/hostmem"
+	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -207,5 +210,90 @@ func (c *countingFill) Fill(b []byte) {
 	c.calls++
 	for i := range b {
 		b[i] = byte(i % 251)
+	}
+}
+
+func (c *countingFill) Blocks() (uint64, [][]byte) { return 0, nil }
+
+// blockFill is content of immutable blocks (engine.Content's Blocks), as
+// a scenario's pattern windows are; fill, if ever called, writes the
+// same bytes.
+type blockFill struct {
+	block  uint64
+	blocks [][]byte
+	calls  int
+}
+
+func (c *blockFill) Key() string { return fmt.Sprintf("blocks of %d B at %p", c.block, c.blocks[0]) }
+
+func (c *blockFill) Fill(b []byte) {
+	c.calls++
+	clear(b)
+	for i, blk := range c.blocks {
+		copy(b[uint64(i)*c.block:], blk)
+	}
+}
+
+func (c *blockFill) Blocks() (uint64, [][]byte) { return c.block, c.blocks }
+
+// Content with blocks is not written at all (Fill is not called): the
+// region reads as the blocks and zeros past them, whether its mapping is
+// fresh or a kept one marked stale, on a node with or without a Scratch;
+// a COPY from it lands by reference (the destination's granules stay
+// unmoved until read), and once a store reaches it, copies from it move
+// bytes again.
+func TestPrefillBlocksReferred(t *testing.T) {
+	const block = 512 << 10 // a region of 2 MiB: mapped, and kept across runs
+	blocks := make([][]byte, 3)
+	for i := range blocks {
+		blocks[i] = bytes.Repeat([]byte{byte(0x11 * (i + 1))}, block)
+	}
+	want := make([]byte, 4*block) // three blocks and a zero one
+	for i, b := range blocks {
+		copy(want[i*block:], b)
+	}
+	for _, tc := range []struct {
+		name    string
+		scratch bool
+	}{{"no scratch", false}, {"scratch", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sc *Scratch
+			if tc.scratch {
+				sc = NewScratch()
+				defer sc.Close()
+			}
+			for run := range 3 { // later runs take the first's mapping back, stale
+				c := &blockFill{block: block, blocks: blocks}
+				n, err := NewNode(sim.New(sim.Config{Seed: 1}), Config{GPUs: 2, Scratch: sc})
+				require.NoError(t, err)
+				m := n.Memory()
+				m.PrefillContent(c)
+				src, err := m.Alloc(0, 4*block, "send")
+				require.NoError(t, err)
+				dst, err := m.Alloc(1, 4*block, "recv")
+				require.NoError(t, err)
+				assert.Zero(t, c.calls, "run %d: not filled", run)
+				// The blocks' granules, and the zero block's too where the
+				// mapping was a kept one (marked stale).
+				assert.Contains(t, []int{3 * block / lsa.StaleGranule, 4 * block / lsa.StaleGranule}, m.Stale(src), "run %d: the blocks referred", run)
+				_, err = m.Move(dst+block, src+block, block)
+				require.NoError(t, err)
+				assert.GreaterOrEqual(t, m.Stale(dst), block/lsa.StaleGranule, "run %d: landed by reference", run)
+				got, err := m.Bytes("read", dst+block, block)
+				require.NoError(t, err)
+				require.Equal(t, blocks[1], got, "run %d", run)
+				got, err = m.Bytes("read", src, 4*block)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "run %d: the send window reads as its blocks", run)
+				require.NoError(t, m.Store32(src+2*block, 7))
+				_, err = m.Move(dst+2*block, src+2*block, block)
+				require.NoError(t, err)
+				assert.Nil(t, m.Pristine(src, 4), "run %d: the store ended the content", run)
+				got, err = m.Bytes("read", dst+2*block, 4)
+				require.NoError(t, err)
+				assert.Equal(t, []byte{7, 0, 0, 0}, got, "run %d", run)
+				n.Close()
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/emud-dev/emud/hostmem"
@@ -67,6 +68,11 @@ type prefill struct {
 	key  func() string
 	fill func(b []byte)
 	c    Content // PrefillContent's, instead of key and fill
+	// block and blocks are c's Blocks when it has them all, in whole
+	// granules: the region is referred to them (lsa.Space.Refer), not
+	// filled, and not kept by its key.
+	block  uint64
+	blocks [][]byte
 }
 
 func (p *prefill) keyOf() string {
@@ -266,10 +272,19 @@ func (m *Memory) Prefill(key func() string, fill func(b []byte)) {
 }
 
 // Content is a region's content as Prefill takes it, as methods of one
-// value: Key is Prefill's key and Fill its fill.
+// value: Key is Prefill's key and Fill its fill. Blocks, when it returns
+// a block size (a multiple of lsa.StaleGranule) and every block, is the
+// same content as immutable blocks laid end to end from the region's
+// start, zeros past them (a scenario's pattern blocks, shared by every
+// run of the process): the default backing then writes none of it. The
+// region reads as the blocks, each granule copied in when an access
+// first reaches it (lsa.Space.Refer), and copies from it land by
+// reference (Move); a worker's first seed no longer writes its send
+// windows, and its later ones need no kept mapping by key.
 type Content interface {
 	Key() string
 	Fill(b []byte)
+	Blocks() (block uint64, blocks [][]byte)
 }
 
 // PrefillContent is Prefill(c.Key, c.Fill) for a caller that keeps the
@@ -277,6 +292,9 @@ type Content interface {
 // value a rank): no function values to make.
 func (m *Memory) PrefillContent(c Content) {
 	m.prefillBuf = prefill{c: c}
+	if block, blocks := c.Blocks(); block > 0 && block%lsa.StaleGranule == 0 && len(blocks) > 0 && !slices.ContainsFunc(blocks, func(b []byte) bool { return b == nil }) {
+		m.prefillBuf.block, m.prefillBuf.blocks = block, blocks
+	}
 	m.prefill = &m.prefillBuf
 }
 
@@ -545,7 +563,7 @@ func (m *Memory) realBytes(_, rounded uint64) ([]byte, error) {
 		m.small = append(m.small, b)
 		return b, nil
 	}
-	if p := m.prefill; p != nil {
+	if p := m.prefill; p != nil && p.blocks == nil {
 		key := p.keyOf()
 		b, hit := m.scratch.takeMap(rounded, key)
 		if b == nil {
@@ -648,6 +666,20 @@ func (m *Memory) fillRegion(base, size uint64, p *prefill, keyed int) error {
 		m.mapped.keyed[keyed].r = r
 		m.Space.WatchWrites(r)
 		return nil
+	}
+	if p.blocks != nil && !m.native {
+		var buf []uint64
+		if m.scratch != nil && m.Space.Stale(base) == 0 {
+			buf = m.scratch.takeBits(lsa.MarkStaleWords(r.Size))
+			m.bits = append(m.bits, buf)
+		}
+		ok, err := m.Space.Refer(base, p.block, p.blocks, buf)
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		if ok {
+			return nil
+		}
 	}
 	b, err := m.Space.Bytes("write", base, r.Size)
 	if err != nil || b == nil {

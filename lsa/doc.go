@@ -27,14 +27,20 @@
 // rather than zero (LandRef: a COPY landed by reference, without moving
 // the bytes); the access that reaches it copies them in first, as it
 // zeroes a zero one, so every access sees what a copy would have left.
-// A region can be marked as holding immutable content (SetPristine) until
-// any write reaches it (a notified write, BytesOverwrite, MarkStale):
-// Pristine hands out that content for LandRef. A tracked range (below)
-// that LandRef landed whole, in order, from one contiguous source takes
-// its sum from the function SetSourceSums gives (a pattern cache's sums)
-// instead of hashing the source. This is a first part of issue 43's
-// reference landing: nothing in the emulator calls these yet (engine's
-// COPY still copies every byte).
+// A region keeps its reference landings as a few runs of granules (one
+// per landing, extended by the next piece of the same source), at most
+// 64 live ones; past that LandRef declines and the caller copies. A
+// region can be marked as holding immutable content, block by block
+// (SetPristine: a scenario's pattern blocks), until any write reaches it
+// (a notified write, BytesOverwrite, MarkStale): Pristine hands out that
+// content for LandRef. A tracked range (below) that LandRef landed whole,
+// in order, from one contiguous source takes its sum from the function
+// SetSourceSums gives (a pattern cache's sums) instead of hashing the
+// source. Reach is an access that looks at no bytes (a consumer's load
+// whose values nothing uses): it lands what is due and copies nothing in.
+// engine's Memory.Move lands a copy by reference where its source is
+// pristine (issue 43: an 8-rank 1 MiB all-to-all seed then moves none of
+// its 64 MiB unless something reads them).
 //
 // A range named beforehand (TrackSum) is hashed (package blocksum) as
 // copies land in it (Land: a piece copied, then hashed while in cache),

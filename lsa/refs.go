@@ -267,3 +267,65 @@ func (s *Space) endPristine(addr, n uint64) {
 		i++
 	}
 }
+
+// Refer gives the region at base its first content without writing it:
+// it reads as blocks laid end to end from its start, each of block bytes
+// (a multiple of StaleGranule), as if copied there, and is pristine with
+// them (SetPristine). Each granule copies its bytes in when an access
+// first reaches it, as LandRef's do; what lies past the blocks reads as
+// it did (zero for a fresh or stale region). Like an allocation's own
+// zeroing it notifies nothing. The bitmap of referred granules goes in
+// buf when the region has none and buf is long enough (MarkStaleWords).
+// It reports false, having done nothing, for more blocks than a region
+// keeps runs (maxRefRuns) or a block missing (nil): the caller writes
+// the content instead.
+func (s *Space) Refer(base, block uint64, blocks [][]byte, buf []uint64) (bool, error) {
+	r, err := s.Region("refer", base, 1)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case r.Base != base:
+		return false, fmt.Errorf("refer %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
+	case r.data == nil:
+		return false, fmt.Errorf("refer %#x: region %q is phantom (it holds no bytes)", base, r.Name)
+	case block == 0 || block%StaleGranule != 0:
+		return false, fmt.Errorf("refer %#x: blocks of %d B, not whole %d B granules", base, block, StaleGranule)
+	case block*uint64(len(blocks))/block != uint64(len(blocks)) || block*uint64(len(blocks)) > r.Size:
+		return false, fmt.Errorf("refer %#x: %d blocks of %d B for region %q of %d B", base, len(blocks), block, r.Name, r.Size)
+	case s.foreign || len(blocks) > maxRefRuns:
+		return false, nil
+	}
+	for i, b := range blocks {
+		if b == nil {
+			return false, nil
+		}
+		if uint64(len(b)) != block {
+			return false, fmt.Errorf("refer %#x: block %d holds %d B, not %d", base, i, len(b), block)
+		}
+	}
+	if r.stale == nil {
+		gs := int((r.Size + StaleGranule - 1) / StaleGranule)
+		sb := &staleBits{}
+		if words := (gs + 63) / 64; cap(buf) >= words {
+			sb.w = buf[:words]
+			clear(sb.w)
+		} else {
+			sb.w = make([]uint64, words)
+		}
+		r.stale = sb
+	}
+	sb := r.stale
+	if len(sb.refs) > 0 {
+		return false, fmt.Errorf("refer %#x: region %q already holds landings by reference: Refer gives a region its first content", base, r.Name)
+	}
+	if cap(sb.refs) < len(blocks) {
+		sb.refs = make([]refRun, 0, max(16, len(blocks)))
+	}
+	k := int(block / StaleGranule)
+	for i, b := range blocks {
+		sb.refs = append(sb.refs, refRun{g0: i * k, n: k, src: b})
+		sb.setStale(i*k, k)
+	}
+	return true, s.SetPristine(base, block, blocks)
+}

@@ -195,11 +195,13 @@ func (e *Env) SendRecv(blk uint64) (send, recv []cco.Window, err error) {
 }
 
 // PatternWindow is Window of blocks × bytes holding what Fill writes
-// there: on every rank r, Pattern(src(r, p)) at block p. The memory keeps
-// such a window's mapping for the next run by its content
-// (engine.Memory.Prefill): a run after another of the same shape whose
-// lanes did not write it gets it back filled, the pattern not written
-// again.
+// there: on every rank r, Pattern(src(r, p)) at block p. Blocks from
+// sumMin up (in whole 256 B granules, all in the pattern cache) are not
+// written: the window reads as the cache's blocks (patternFill.Blocks).
+// Otherwise the memory keeps the window's mapping for the next run by its
+// content (engine.Memory.Prefill): a run after another of the same shape
+// whose lanes did not write it gets it back filled, the pattern not
+// written again.
 func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, int)) ([]cco.Window, error) {
 	span := uint64(blocks) * bytes
 	if e.O.Phantom {
@@ -231,33 +233,11 @@ func (e *Env) PatternWindow(blocks int, bytes uint64, src func(r, p int) (int, i
 		if ws[r], err = cco.WindowRegister(c, buf, span); err != nil {
 			return nil, err
 		}
-		e.setPristine(buf, bytes, pairs)
 	}
+	// A block received whole from one of the windows' blocks by reference
+	// is checked by that block's cached sum.
+	e.Mem().SetSourceSums(patternSourceSum)
 	return ws, nil
-}
-
-// setPristine tells the memory that the window at addr holds the pattern
-// blocks of pairs (engine.Memory.SetPristine) when they are large enough
-// to be checked by their sums (sumMin) and all in the pattern cache:
-// copies from it then land by reference, and a block received whole from
-// one of them is checked by the cached block's sum (patternSourceSum),
-// so neither the copy nor the check moves the bytes. Memory that refuses
-// (a C++ program's native memory, another layer's) keeps copying.
-func (e *Env) setPristine(addr, bytes uint64, pairs [][2]int) {
-	if bytes < sumMin {
-		return
-	}
-	pats := patterns()
-	blocks := make([][]byte, len(pairs))
-	for p, ab := range pairs {
-		if blocks[p] = pats.block(bytes, ab[0], ab[1]); blocks[p] == nil {
-			return // past the cache: computed in place, nothing to refer to
-		}
-		pats = patterns() // a miss published a new snapshot
-	}
-	if e.Mem().SetPristine(addr, bytes, blocks) == nil {
-		e.Mem().SetSourceSums(patternSourceSum)
-	}
 }
 
 // fillWindow writes PatternWindow's blocks at addr as the host does.
@@ -285,6 +265,27 @@ func (f *patternFill) Key() string {
 func (f *patternFill) Fill(b []byte) {
 	fillBlocks(b, f.pairs, f.bytes)
 	clear(b[f.span:])
+}
+
+// Blocks is the window's content as the pattern cache's blocks
+// (engine.Content) when they are large enough to be checked by their
+// sums (sumMin) and all cached: the memory then writes none of the
+// window, which reads as them (lsa.Space.Refer), copies from it land by
+// reference, and a block received whole from one of them is checked by
+// its cached sum, so an all-to-all's copies and check move no bytes.
+func (f *patternFill) Blocks() (uint64, [][]byte) {
+	if f.bytes < sumMin {
+		return 0, nil
+	}
+	pats := patterns()
+	blocks := make([][]byte, len(f.pairs))
+	for p, ab := range f.pairs {
+		if blocks[p] = pats.block(f.bytes, ab[0], ab[1]); blocks[p] == nil {
+			return 0, nil // past the cache: filled in place
+		}
+		pats = patterns() // a miss published a new snapshot
+	}
+	return f.bytes, blocks
 }
 
 // fillBlocks writes Pattern(pairs[p]) at block p (bytes each) of b.

@@ -58,6 +58,19 @@ func TestScratchSeedsIndependent(t *testing.T) {
 			run("alltoall-mq", scenario.Options{Ranks: 2, Bytes: 4 << 10, Queues: 3, Race: true}, seed+200, sc)
 			run("alltoall", scenario.Options{Ranks: 3, Bytes: 12 << 10, Queues: 1, Debug: true}, seed+300, sc)
 		}},
+		// Windows of 64 KiB blocks, which read as the pattern cache's
+		// blocks and land by reference (engine.Content's Blocks): the
+		// same digest on the worker's Scratch as on fresh memory, also
+		// after a run whose lanes overwrote its send windows
+		// (alltoall-early-reuse) left their kept mappings written.
+		{"windows referred to between", func(sc *engine.Scratch, seed uint64) {
+			o := scenario.Options{Ranks: 4, Bytes: 64 << 10, Queues: 2, Perturb: 1}
+			assert.Equal(t, run("alltoall", o, seed+500, nil), run("alltoall", o, seed+500, sc), "64 KiB seed %d", seed+500)
+			s, err := scenario.Lookup("alltoall-early-reuse")
+			require.NoError(t, err)
+			o.Seed, o.Scratch, o.Queues = seed+600, sc, 1
+			require.NotEqual(t, scenario.StatusOK, scenario.RunOnce(s, o).Status, "the planted bug is seen")
+		}},
 		// Failing runs between (planted bugs: wrong data or a hang, by
 		// seed), whose reports read the kernels' sites, which the
 		// worker's kernels share (kernel's site cache in the Scratch).

@@ -59,7 +59,9 @@ func runMutated(t *testing.T, o scenario.Options, mu mutation) (*alltoall, error
 // window (its check passes), while the other ranks' windows come back
 // unfilled.
 func TestSendWindowRefilledAfterWrite(t *testing.T) {
-	const b = 256 << 10 // a window of 1 MiB: the memory keeps its mapping by content
+	// A window of 1 MiB (the memory keeps its mapping by content) in blocks
+	// off the 256 B granules: filled, not referred to (patternFill.Blocks).
+	const b = 256<<10 + 64
 	tests := []mutation{
 		{name: "lane store", lane: func(x *alltoall, r, p int, _ *kernel.Thread, _ *cco.Sdma, m cco.Mem) {
 			if r == 0 && p == 1 {
