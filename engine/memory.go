@@ -752,13 +752,19 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if n == 0 {
 		return false, nil
 	}
-	sb, err := m.bytes("copy source read", src, n)
-	if err != nil {
+	// The source is reached first (what is due lands, as before any
+	// access), not read: a source referred to its content (lsa.Space.Refer)
+	// stays unmoved when the copy lands by reference.
+	if err := m.Space.Reach("copy source read", src, n); err != nil {
 		return false, err
 	}
 	overlap = src < dst+n && dst < src+n
-	if m.landsRef(dst, src, n, overlap, sb != nil) {
+	if m.landsRef(dst, src, n, overlap) {
 		return false, nil
+	}
+	sb, err := m.bytes("copy source read", src, n)
+	if err != nil {
+		return false, err
 	}
 	// The copy writes every byte of the destination, so stale granules it
 	// covers need no zeroing first (lsa.Space.MarkStale); from a phantom
@@ -790,8 +796,8 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 // copied in when an access first reaches them, so nothing can tell, and
 // a check that only compares sums never moves them. It reports whether
 // it did; if not, Move copies.
-func (m *Memory) landsRef(dst, src, n uint64, overlap, real bool) bool {
-	if overlap || !real || m.native || dst%lsa.StaleGranule != 0 || n%lsa.StaleGranule != 0 {
+func (m *Memory) landsRef(dst, src, n uint64, overlap bool) bool {
+	if overlap || m.native || dst%lsa.StaleGranule != 0 || n%lsa.StaleGranule != 0 {
 		return false
 	}
 	c := m.Space.Pristine(src, n)

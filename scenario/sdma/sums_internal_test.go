@@ -155,7 +155,7 @@ func TestReceiveSumSeesLaterWrites(t *testing.T) {
 
 // Blocks from sumMin up sent from pattern windows land by reference
 // (engine.Memory.Move, lsa.Space.LandRef): after the run and its check
-// every granule of every receive window is still unmoved, and reading
+// every granule of every send and receive window is still unmoved, and reading
 // one copies in the bytes a copy would have left. A send window written
 // before the run (the same bytes again: the check still passes) is
 // copied from instead.
@@ -188,6 +188,11 @@ func TestAlltoallLandsByReference(t *testing.T) {
 			require.NoError(t, x.Sim.Run())
 			require.NoError(t, x.verify("alltoall", x.oneSignal))
 			for r := range x.ranks {
+				if r != 3 || tc.before == nil {
+					// Nor were the send windows written or read: they
+					// read as the pattern cache's blocks (lsa.Space.Refer).
+					assert.Equal(t, granules, x.Mem().Stale(x.ranks[r].sendWin.LocalPtr(0)), "rank %d's send window unmoved", r)
+				}
 				at := x.ranks[r].recvWin.LocalPtr(0)
 				assert.Equal(t, granules-tc.moved, x.Mem().Stale(at), "rank %d's receive window unmoved", r)
 				got, err := x.Mem().Bytes("read", at, 4*b)
