@@ -52,8 +52,13 @@ int main(int argc, char** argv) {
     HIP_CHECK(hipDeviceSynchronize());
     long long got = 0;
     HIP_CHECK(hipMemcpy(&got, took, sizeof got, hipMemcpyDeviceToHost));
-    std::printf("plain_spin clock: 24000 cycles took %lld ns: %s\n", got * 10, got >= 1000 && got <= 1002 ? "PASS" : "FAIL");
-    return got >= 1000 && got <= 1002 ? 0 : 1;
+    // The loop ended and took at least its cycles at the top clock. No
+    // upper bound: a wave descheduled mid-loop (time slicing, CWSR; PCT's
+    // preemption in emud explore) or a shader clock below 2.4 GHz takes
+    // longer on a GPU as well.
+    const bool ok = got >= 1000;
+    std::printf("plain_spin clock: 24000 cycles took %lld ns: %s\n", got * 10, ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
   }
   if (std::strcmp(mode, "host") == 0) {
     HIP_CHECK(hipSetDevice(0));
