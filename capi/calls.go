@@ -250,7 +250,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			writeTrace()
 			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoDevCommCreate (%s): %v; the process exits, as MORI's does when KFD refuses a queue\n", file, line, h.name, err)
 			fmt.Fprintf(os.Stderr, "emud: the live comms of GPU %d, by the ccoCommCreate that made them: %s\n", c.LsaRank, liveComms(c.LsaRank))
-			os.Exit(exitFailed)
+			exitRun(exitFailed) // an emulated run's failure, as a failed check's: hunt counts it
 		}
 		if err != nil {
 			return bad("ccoDevCommCreate", 1, err)

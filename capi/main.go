@@ -344,9 +344,17 @@ func fail(err error) {
 	default:
 		fmt.Fprintf(os.Stderr, "emud: seed %d: %v\n", rt.seed, err)
 	}
+	exitRun(code)
+}
+
+// exitRun ends a failed emulated run, its report written: the forked
+// ranks' notes, the summary line with the digest (EMUD_SUMMARY: emud
+// replay compares it, and explore and hunt read it as the run's end, so
+// a failure without it is a crash, not a detection), the steps, and the
+// rank processes' status.
+func exitRun(code int) {
 	fmt.Fprint(os.Stderr, procNotes()) // the forked rank processes, if any (coord.go)
 	if cco.Truthy(os.Getenv("EMUD_SUMMARY")) {
-		// A failed run's digest too: emud replay compares it.
 		fmt.Fprintf(os.Stderr, "emud: seed %d: end %d ps, digest %s\n", rt.seed, int64(rt.s.Now()), rt.s.Digest())
 	}
 	printSteps()

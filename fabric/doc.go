@@ -173,8 +173,10 @@
 // by the time flushSmem returns), lands after Latency (queued behind
 // earlier arrivals at the destination), and completes when the ack returns
 // after another Latency, never before its last granule has landed (a PCT
-// preemption that defers a delivery defers the completion with it); get and pullRed complete when the data reaches
-// shared memory. Data moves in Granule (4 KiB) pieces in address order, each
+// preemption that defers a delivery defers the completion with it); get and pullRed complete when all of the data has reached
+// shared memory (the last granule to land, not granule k-1: PCT may
+// defer an earlier one past it), and a put's shared memory is free once
+// every granule has been read. Data moves in Granule (4 KiB) pieces in address order, each
 // read and landed when its bytes have passed the port, so a load during an
 // operation sees the granules landed so far. Each granule's delivery
 // applies as one event, one allowed interleaving of the element-wise

@@ -35,6 +35,11 @@ type fop struct {
 	k        uint64
 	arrs     []sim.Time
 	delivs   int // source reads and deliveries scheduled and not yet run
+	// steps counts the granules read (a put or red) or landed (a get or
+	// pullRed) so far. The k-th, not granule k-1, frees the shared memory
+	// or completes the op: PCT may defer one granule's step past the later
+	// ones', and neither may come before every granule's.
+	steps uint64
 
 	smemSpace race.SpaceID // the issuing block's shared memory, for the race detector
 
@@ -146,6 +151,7 @@ func (sys *System) start(o *fop) {
 	case opGet:
 		d := o.tg.rank
 		ser, sent, arr := sys.ports.Get(s.Now(), o.rank, d, o.bytes)
+		o.k = k
 		for j := range k {
 			lo, hi := granuleSpan(j, o.bytes)
 			s.AtWork(granuleAt(sent, ser, j, k), func() {
@@ -153,11 +159,12 @@ func (sys *System) start(o *fop) {
 				if !ok {
 					return
 				}
-				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, data, lo, hi, j == k-1) })
+				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, data, lo, hi) })
 			})
 		}
 	case opPullRed:
 		ser, ready, arr := sys.ports.PullRed(s.Now(), o.rank, o.tg.members, o.bytes)
+		o.k = k
 		for j := range k {
 			lo, hi := granuleSpan(j, o.bytes)
 			s.AtWork(granuleAt(ready, ser, j, k), func() {
@@ -183,7 +190,7 @@ func (sys *System) start(o *fop) {
 						return
 					}
 				}
-				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, acc, lo, hi, j == k-1) })
+				s.AtWork(granuleAt(arr, ser, j, k), func() { sys.landSmem(o, acc, lo, hi) })
 			})
 		}
 	}
@@ -249,7 +256,9 @@ func (sys *System) readGranule(o *fop, j uint64) {
 		copy(o.data[lo:hi], o.smem[o.smemOff+int(lo):o.smemOff+int(hi)])
 	}
 	sys.raceSmemRead(o, lo, hi-lo)
-	if j == k-1 {
+	o.steps++
+	last := o.steps == k // the last read in time (PCT may defer one): shared memory is free only then
+	if last {
 		o.raceRelease(&mb.raceSmem)
 		mb.smemBusy--
 		mb.wl.Notify(0, 1)
@@ -261,7 +270,7 @@ func (sys *System) readGranule(o *fop, j uint64) {
 	// the tie-breaks that separate events would have.
 	o.delivs += len(o.arrs)
 	s.AtWorkSteps(o.arrs, granuleAt(0, o.ser, j, k), o, stepDeliver|j<<stepShift, 1<<stepDstShift)
-	if j == k-1 {
+	if last {
 		s.AtWorkStep(o.end, o, stepComplete)
 	}
 	o.delivs-- // this read
@@ -283,8 +292,10 @@ func (sys *System) deliverGranule(o *fop, i int, j uint64) {
 
 // landSmem lands a fetching op's granule [lo, hi) in its shared memory
 // (nothing to copy for a phantom window or a failed op) and completes the
-// op at its last granule.
-func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64, last bool) {
+// op when every granule has landed: the k-th to land, which is granule
+// k-1 unless PCT deferred an earlier one (completing at granule k-1 then
+// let the kernel use shared memory that granule had not reached yet).
+func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64) {
 	if !o.fail && data != nil {
 		copy(o.smem[o.smemOff+int(lo):], data)
 	}
@@ -292,7 +303,7 @@ func (sys *System) landSmem(o *fop, data []byte, lo, hi uint64, last bool) {
 		sys.bufs.put(data) // fabricRead's snapshot or pullRed's sum: landed
 	}
 	sys.raceSmemWrite(o, lo, hi-lo)
-	if last {
+	if o.steps++; o.steps == o.k {
 		sys.complete(o)
 	}
 }

@@ -277,7 +277,20 @@ func (c *checker) genericWrite(rank int, off, n uint64) {
 }
 
 func (c *checker) fabricWrite(o *fop, d int, lo, hi uint64) {
-	w := c.record(ProxyFabric, o.rank)
+	var w *writeRec
+	if o.counted {
+		// A counted write's counter grows by the bytes it delivered, a
+		// system-scope atomic after the data (spec §13): the waitCounted
+		// that acquires the counter sees the data with no fence of the
+		// producer's, so the write lands released for both consumers (as
+		// the race detector has it). Before, a correct counted all-gather
+		// failed under --debug asking the producer for a release fence.
+		c.seq++
+		w = &writeRec{proxy: ProxyFabric, issuer: o.rank, seq: c.seq, at: c.sys.s.Now()}
+		w.rel[ProxyGeneric], w.rel[ProxyFabric] = c.seq, c.seq
+	} else {
+		w = c.record(ProxyFabric, o.rank)
+	}
 	s := c.sh(d, o.leOff+hi)
 	for i := lo; i < hi; i++ {
 		if o.mask&(1<<uint(i%16)) != 0 {

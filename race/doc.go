@@ -14,8 +14,10 @@
 // fabric (submit, flushSmem, flush, barriers, MemFence by proxy type).
 //
 // An access conflicts with an earlier one to an overlapping range when at
-// least one writes, neither is atomic, and the earlier one is not ordered
-// before it: its epoch is not in the accessor's clock. A conflict is
+// least one writes, they are not both atomic (an atomic load of a plain
+// write races it: a COPY's or a HIP copy's bytes polled as a flag), and
+// the earlier one is not ordered before it: its epoch is not in the
+// accessor's clock. A conflict is
 // reported whether or not the schedule of this run corrupted data, naming
 // both accesses (who, what range, read or write, when) and, in plain words,
 // the edge that is missing. A report is kept once per pair of access

@@ -228,3 +228,21 @@ func TestHuntProgramsCountOnlyEmulatedFailures(t *testing.T) {
 		})
 	}
 }
+
+// A planted bug that emud stops at a host call and ends the process, as
+// MORI does (queue_leak.cpp: ccoDevCommCreate refused at the engine's
+// queue cap), is an emulated run's failure: its summary line is printed,
+// so hunt counts a detection. Before, that exit skipped the line and hunt
+// stopped at seed 1 calling it a crash, while docs/guide-cxx.md gives
+// 50 of 50.
+func TestHuntProgramQueueRefused(t *testing.T) {
+	if !haveCxx() {
+		t.Skip("no C++ compiler (g++, clang++ or $EMUD_CXX): the C++ program is not built")
+	}
+	prog := buildProgram(t, "examples/cxx/errors/queue_leak.cpp", "-O2")
+	out, errOut, status := execute(t, "hunt", "--seeds", "2", "--jobs", "1", "--debug", "--strategies", "ties,pct", "--", prog+":"+prog+" fixed")
+	require.Equal(t, 0, status, "%s%s", out, errOut)
+	assert.Contains(t, out, "ties: found 1 of 1 planted bugs within 2 seeds each")
+	assert.Contains(t, out, "pct: found 1 of 1 planted bugs within 2 seeds each")
+	assert.Regexp(t, `queue_leak +pct +1 +2/2 +0/2`, out)
+}

@@ -77,7 +77,10 @@ func TestExploreProgramSeedServer(t *testing.T) {
 // examples run warm (cft_*, gin_*, hybrid_alltoall) hung, the server
 // lacking the pthread barrier's interposer; signals.cpp with --race drew
 // false stale-epoch reports (a wave's lanes waiting apart in time);
-// poll_words.cpp failed its own timing-dependent check.
+// poll_words.cpp failed its own timing-dependent check, and so did
+// plain_spin.cpp clock (a delay loop PCT preempted took 30.7 µs, over
+// the 10.02 µs it allowed); plain_spin.cpp atomic raced on every seed
+// (its flag, which a lane polls, was set by a hipMemcpyAsync).
 func TestExploreCorrectExamples(t *testing.T) {
 	if !haveCxx() {
 		t.Skip("no C++ compiler (g++, clang++ or $EMUD_CXX): the C++ programs are not built")
@@ -100,6 +103,8 @@ func TestExploreCorrectExamples(t *testing.T) {
 	cases = append(cases,
 		example{name: "thread_alltoall", src: "examples/cxx/procs/thread_alltoall.cpp", flags: []string{"-O2"}},
 		example{name: "early_threads", src: "examples/cxx/errors/early_threads.cpp", flags: []string{"-O2"}},
+		example{name: "plain_spin clock", src: "examples/cxx/errors/plain_spin.cpp", flags: []string{"-O2"}, args: []string{"clock"}},
+		example{name: "plain_spin atomic", src: "examples/cxx/errors/plain_spin.cpp", flags: []string{"-O2"}, args: []string{"atomic"}},
 		example{name: "put_overwrite fixed", src: "examples/cxx/errors/put_overwrite.cpp", flags: []string{"-O2"}, args: []string{"fixed"}},
 		example{name: "quiet atomic_rmw", src: "examples/cxx/quiet/atomic_rmw.cpp", flags: []string{"-O2"}},
 		example{name: "quiet read_twice", src: "examples/cxx/quiet/read_twice.cpp", flags: []string{"-O2"}},

@@ -6,7 +6,9 @@ import (
 
 	"github.com/emud-dev/emud/fabric"
 	"github.com/emud-dev/emud/fabric/redop"
+	"github.com/emud-dev/emud/job"
 	"github.com/emud-dev/emud/scenario/cft"
+	"github.com/emud-dev/emud/sim"
 	"github.com/stretchr/testify/require"
 )
 
@@ -111,4 +113,28 @@ func TestPhantomCollectivesTimeLikeRealOnes(t *testing.T) {
 
 	_, err = cft.RunAllReduce(cft.AllReduceConfig{Topology: topo, Phantom: true, Debug: true})
 	require.ErrorContains(t, err, "Phantom with Debug")
+}
+
+// A PCT change point defers the event due then by up to 50 µs, a
+// granule's landing of a pullRed among them. The op completed when
+// granule k-1 landed, before the deferred one had, so the rank went on
+// to redMultimem shared memory that granule had not reached and every
+// member's output got zeros there (emud explore cft-allreduce at 8 ranks
+// × 1 MiB: seed 4 at --pct-depth 10, seed 8 at --perturb 2). It
+// completes when every granule has landed.
+func TestAllReducePCTDeferredGranule(t *testing.T) {
+	for _, tc := range []struct {
+		seed    uint64
+		perturb sim.Level
+		depth   int
+	}{
+		{4, sim.LevelRealistic, 10},
+		{8, sim.LevelRealistic + 1, 3},
+	} {
+		t.Run(fmt.Sprintf("seed %d perturb %d depth %d", tc.seed, tc.perturb, tc.depth), func(t *testing.T) {
+			_, err := cft.RunAllReduce(cft.AllReduceConfig{Seed: tc.seed, Topology: fabric.Topology{NRanks: 8}, Bytes: 1 << 20, Type: redop.U32, NoOut: true,
+				Sched: job.Sched{Perturb: tc.perturb, Strategy: sim.StrategyPCT, PCT: sim.PCT{Depth: tc.depth, Steps: 20000}}})
+			require.NoError(t, err)
+		})
+	}
 }

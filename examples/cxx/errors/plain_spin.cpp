@@ -6,8 +6,9 @@
 // after EMUD_SPIN_LIMIT of wall time (10s) as a hang (exit 2) naming the
 // lane and its last device call:
 //   plain_spin lane:   the lane polls with a plain load: the hang report;
-//   plain_spin atomic: the same poll with __hip_atomic_load: the copy that
-//     sets the flag lands, the lane sees it, PASS;
+//   plain_spin atomic: the same poll with __hip_atomic_load, the flag
+//     raised by another kernel's atomic store: the lane sees it, PASS
+//     (race-clean: a copy setting the flag would race the poll);
 //   plain_spin clock:  a delay loop on clock64 (a read at the instant of
 //     the last one is a read 20 ns later): it ends, PASS;
 //   plain_spin host:   a host thread waits in its own code for a flag the
@@ -32,6 +33,15 @@ __global__ void waitAtomic(const int* flag, int* seen) {
   *seen = 1;
 }
 
+// setFlag raises the flag with an atomic store (atomic mode). Not a
+// hipMemcpyAsync: a copy writes plain bytes, not an atomic word, and HIP
+// orders it against no kernel on another stream, so a lane's atomic poll
+// of the word it writes races it (EMUD_RACE=1 reports the pair).
+__global__ void setFlag(int* flag) {
+  if (threadIdx.x != 0) return;
+  __hip_atomic_store(flag, 1, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+
 // delay spins for cycles of the shader clock and stores the time it
 // took, in wall_clock64 ticks (10 ns).
 __global__ void delay(long long cycles, long long* took) {
@@ -52,8 +62,13 @@ int main(int argc, char** argv) {
     HIP_CHECK(hipDeviceSynchronize());
     long long got = 0;
     HIP_CHECK(hipMemcpy(&got, took, sizeof got, hipMemcpyDeviceToHost));
-    std::printf("plain_spin clock: 24000 cycles took %lld ns: %s\n", got * 10, got >= 1000 && got <= 1002 ? "PASS" : "FAIL");
-    return got >= 1000 && got <= 1002 ? 0 : 1;
+    // The loop ended and took at least its cycles at the top clock. No
+    // upper bound: a wave descheduled mid-loop (time slicing, CWSR; PCT's
+    // preemption in emud explore) or a shader clock below 2.4 GHz takes
+    // longer on a GPU as well.
+    const bool ok = got >= 1000;
+    std::printf("plain_spin clock: 24000 cycles took %lld ns: %s\n", got * 10, ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
   }
   if (std::strcmp(mode, "host") == 0) {
     HIP_CHECK(hipSetDevice(0));
@@ -95,7 +110,10 @@ int main(int argc, char** argv) {
   HIP_CHECK(hipMalloc(&big, 16 << 20));
   HIP_CHECK(hipMemsetAsync(big, 0, 16 << 20, setStream));
   static const int one = 1;
-  HIP_CHECK(hipMemcpyAsync(flag, &one, sizeof(int), hipMemcpyHostToDevice, setStream));
+  if (plain)
+    HIP_CHECK(hipMemcpyAsync(flag, &one, sizeof(int), hipMemcpyHostToDevice, setStream));
+  else
+    setFlag<<<1, 64, 0, setStream>>>(flag);
   HIP_CHECK(hipDeviceSynchronize());
   int got = 0;
   HIP_CHECK(hipMemcpy(&got, seen, sizeof(int), hipMemcpyDeviceToHost));
