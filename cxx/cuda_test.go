@@ -96,9 +96,11 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 // TestDeviceMath: the device math and vector types CUDA and HIP kernels
 // use beyond C++ (rsqrtf, __fdividef, __expf, bit casts, uint4, float4,
 // make_*, __lanemask_lt; cxx/testdata/cuda/device_math.cu) build and
-// compute what <cmath> does, as CUDA and as HIP. Before, rsqrtf was
+// compute what <cmath> does, as CUDA and as HIP, and as HIP clang's
+// scoped __hip_atomic_fetch_max/min/or/xor/and/sub and
+// compare_exchange_weak fold 64 lanes' values. Before, rsqrtf was
 // undeclared, so each of NCCL's four RMS-norm kernel-fusion examples
-// failed to build.
+// failed to build, and __hip_atomic_fetch_max each of MORI's GDA tests.
 func TestDeviceMath(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)

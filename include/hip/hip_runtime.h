@@ -613,6 +613,26 @@ inline T hip_atomic_fetch_add(T* p, U v, int order, int, EMUD_SITE) {
   note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
+// clang's other scoped read-modify-writes (MORI's GDA code takes a
+// running maximum with __hip_atomic_fetch_max), as hip_atomic_fetch_add.
+#define EMUD_HIP_RMW(name, expr)                                \
+  template <class T, class U>                                   \
+  inline T name(T* p, U v_, int order, int, EMUD_SITE) {        \
+    step(EMUD_SITE_ARGS);                                       \
+    T v = (T)v_;                                                \
+    T old = aload(p);                                           \
+    aswap(p, old, (T)(expr));                                   \
+    (void)order;                                                \
+    note_rmw(p, old, EMUD_SITE_ARGS);                           \
+    return old;                                                 \
+  }
+EMUD_HIP_RMW(hip_atomic_fetch_sub, old - v)
+EMUD_HIP_RMW(hip_atomic_fetch_and, old & v)
+EMUD_HIP_RMW(hip_atomic_fetch_or, old | v)
+EMUD_HIP_RMW(hip_atomic_fetch_xor, old ^ v)
+EMUD_HIP_RMW(hip_atomic_fetch_max, old > v ? old : v)
+EMUD_HIP_RMW(hip_atomic_fetch_min, old < v ? old : v)
+#undef EMUD_HIP_RMW
 template <class T, class U>
 inline T hip_atomic_exchange(T* p, U v, int order, int, EMUD_SITE) {
   step(EMUD_SITE_ARGS);
@@ -667,6 +687,14 @@ inline auto gcc_atomic_exchange_n(T* p, U v, int order, EMUD_SITE) {
 #define __hip_atomic_store(p, v, order, scope) ::emud::hip_atomic_store((p), (v), (order), (scope))
 #define __hip_atomic_fetch_add(p, v, order, scope) ::emud::hip_atomic_fetch_add((p), (v), (order), (scope))
 #define __hip_atomic_exchange(p, v, order, scope) ::emud::hip_atomic_exchange((p), (v), (order), (scope))
+#define __hip_atomic_fetch_sub(p, v, order, scope) ::emud::hip_atomic_fetch_sub((p), (v), (order), (scope))
+#define __hip_atomic_fetch_and(p, v, order, scope) ::emud::hip_atomic_fetch_and((p), (v), (order), (scope))
+#define __hip_atomic_fetch_or(p, v, order, scope) ::emud::hip_atomic_fetch_or((p), (v), (order), (scope))
+#define __hip_atomic_fetch_xor(p, v, order, scope) ::emud::hip_atomic_fetch_xor((p), (v), (order), (scope))
+#define __hip_atomic_fetch_max(p, v, order, scope) ::emud::hip_atomic_fetch_max((p), (v), (order), (scope))
+#define __hip_atomic_fetch_min(p, v, order, scope) ::emud::hip_atomic_fetch_min((p), (v), (order), (scope))
+#define __hip_atomic_compare_exchange_weak(p, e, v, so, fo, scope) \
+  ::emud::hip_atomic_cas((p), (e), (v), (so), (fo), (scope))
 #define __hip_atomic_compare_exchange_strong(p, e, v, so, fo, scope) \
   ::emud::hip_atomic_cas((p), (e), (v), (so), (fo), (scope))
 #define __atomic_load_n(p, order) ::emud::gcc_atomic_load_n((p), (order))

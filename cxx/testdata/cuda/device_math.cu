@@ -1,7 +1,8 @@
 // Device math and vector types that CUDA and HIP kernels use and C++
 // lacks (rsqrtf, the fast intrinsics, bit casts, uint4/float4 and their
 // make_ functions, __lanemask_lt), in one kernel built as CUDA (.cu) and
-// as HIP (-x hip). Each lane computes from its index and stores its
+// as HIP (-x hip); as HIP, clang's scoped __hip_atomic_fetch_max/min/
+// or/xor/and/sub and compare_exchange_weak too. Each lane computes from its index and stores its
 // results; the host recomputes them with <cmath> and prints PASS or each
 // mismatch. A kernel normalising by rsqrtf(mean + eps) is the shape of
 // the RMS-norm kernels that use it.
@@ -42,6 +43,24 @@ __global__ void mathKernel(const uint4* in, float* out, uint64_t* masks) {
   o[11] = (float)__umulhi(0x80000000u, v.x * 2u + 2u);
   masks[i] = (uint64_t)__lanemask_lt();
 }
+
+#ifndef __CUDACC__
+// clang's scoped read-modify-writes beyond fetch_add (HIP only): every
+// lane folds its index into words[0..5], then CASes words[6] once.
+__global__ void rmwKernel(unsigned* words) {
+  unsigned i = threadIdx.x;
+  __hip_atomic_fetch_max(&words[0], i, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  __hip_atomic_fetch_min(&words[1], i + 5, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  __hip_atomic_fetch_or(&words[2], 1u << (i % 32), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  __hip_atomic_fetch_xor(&words[3], 1u << (i % 8), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  __hip_atomic_fetch_and(&words[4], ~(1u << (i % 16)), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  __hip_atomic_fetch_sub(&words[5], 2u, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  unsigned want = 0;
+  while (!__hip_atomic_compare_exchange_weak(&words[6], &want, want + 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                             __HIP_MEMORY_SCOPE_AGENT)) {
+  }
+}
+#endif
 
 int main() {
   uint4 h_in[kLanes];
@@ -88,6 +107,24 @@ int main() {
       bad++;
     }
   }
+#ifndef __CUDACC__
+  unsigned h_words[7] = {0, 1000, 0, 0, 0xffffffffu, 1000, 0};
+  unsigned* d_words;
+  if (hipMalloc((void**)&d_words, sizeof(h_words)) != 0) return 1;
+  hipMemcpy(d_words, h_words, sizeof(h_words), hipMemcpyHostToDevice);
+  rmwKernel<<<1, kLanes>>>(d_words);
+  hipDeviceSynchronize();
+  hipMemcpy(h_words, d_words, sizeof(h_words), hipMemcpyDeviceToHost);
+  // 64 lanes: max 63, min 5, every bit or-ed, each of 8 bits xor-ed 8
+  // times (0), the low 16 bits cleared, 64 subtractions of 2, 64 CASes.
+  const unsigned want_words[7] = {63, 5, 0xffffffffu, 0, 0xffff0000u, 1000 - 128, 64};
+  for (int k = 0; k < 7; k++) {
+    if (h_words[k] != want_words[k]) {
+      std::printf("rmw word %d: got %#x, want %#x\n", k, h_words[k], want_words[k]);
+      bad++;
+    }
+  }
+#endif
   static_assert(sizeof(uint4) == 16 && alignof(uint4) == 16 && alignof(float2) == 8 && alignof(double2) == 16,
                 "vector types are laid out as CUDA's");
   std::printf("device_math: %s\n", bad ? "FAIL" : "PASS");
