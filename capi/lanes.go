@@ -160,8 +160,20 @@ type lane struct {
 	barriers []*cco.LsaBarrierSession // the lane's ccoLsaBarrierSessions, by id - 1
 	shfl     uint64
 	clock    [2]sim.Time // when the lane last read clock64, wall_clock64, plus one (0: never)
-	infos    map[laneInfoKey]*race.Info
-	loop     callLoop // the call watch (callwatch.go)
+	// spinClock: the lane read a clock since its last SPIN or other call
+	// (its poll loop has a timeout); timedSince: when its timed spin
+	// began, plus one (0: none). runSpin bounds such a spin's wait.
+	// credited, run: the watchdog progress the lane's timed spins last
+	// credited (plus one) and how long they have run with no other
+	// progress since. inSpin: the lane's calls since its last SPIN were
+	// spins, fences and clock reads only (a clock read before the loop
+	// does not make it timed).
+	inSpin     bool
+	spinClock  bool
+	timedSince sim.Time
+	timed      struct{ credited, run sim.Time }
+	infos      map[laneInfoKey]*race.Info
+	loop       callLoop // the call watch (callwatch.go)
 }
 
 var lanes = map[*kernel.Thread]*lane{} // touched only by the running actor
@@ -613,6 +625,7 @@ func (ln *lane) call() {
 	case C.EMUD_OP_SPIN, C.EMUD_OP_FENCE, C.EMUD_OP_CLOCK, C.EMUD_OP_STEP:
 	default:
 		ln.released.ok = false // the lane did something else since
+		ln.inSpin, ln.spinClock, ln.timedSince = false, false, 0
 	}
 	switch l.op {
 	case C.EMUD_OP_PUT:
@@ -657,6 +670,7 @@ func (ln *lane) call() {
 		l.ret = C.uint64_t(ln.shfl)
 	case C.EMUD_OP_SPIN:
 		ln.spin = ln.spinWords(a[3])
+		ln.inSpin = true
 		kernel.Converge(t, spinCall, kernel.None{})
 	case C.EMUD_OP_STEP:
 		// A lock-step point: the lane's atomic access waits for the
@@ -693,6 +707,7 @@ func (ln *lane) call() {
 			kernel.Converge(t, clockCall, kernel.None{})
 		}
 		ln.clock[k] = t.Now() + 1
+		ln.spinClock = ln.inSpin
 		hz := uint64(2_400_000_000) // clock64: the shader clock of MI355X
 		if k == 1 {
 			hz = 100_000_000 // wall_clock64: the 100 MHz constant clock
@@ -815,6 +830,11 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 		return fmt.Sprintf("spin on atomic loads of %d words in turn (%s; %d lanes) at %s, the load that closed the cycle: values %s, none written again",
 			len(first), strings.Join(addrs, ", "), len(g.Lanes()), g.Site(), strings.Join(vals, ", "))
 	}
+	if d, ok := timedSpin(g); ok {
+		// A poll with a timeout: the write, or the lanes' next clock read.
+		a.AwaitTimeout(sim.Wait{List: rt.mem.Watch(), Lo: lo, Hi: hi, Pred: changed, Text: what}, d)
+		return nil
+	}
 	written := true
 	if again {
 		rt.mem.Await(a, lo, hi-lo, changed, what)
@@ -827,6 +847,69 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 	}
 	return nil
 }
+
+// timedSpin says whether the group's spin is a poll with a timeout (a
+// lane read a clock between its last two SPINs, so its first spin waits
+// as an untimed one: MORI's and NCCL's timed
+// barrier waits, `while (!flag) if (clock64() - start > t) break;`) and
+// how long it waits for a write before the lanes run again to read the
+// clock: a sixteenth of the time the spin has lasted, at least one poll,
+// so a timeout is overshot by at most 1/16 and reached in a few hundred
+// wake-ups (0.2 s from 100 ns: about 240; past 0.8 s a wait is at most
+// maxTimedStep). Each wake-up is watchdog
+// progress (the program asked to wait that long, as a timed wait longer
+// than the watchdog's span is), until the lane's timed spins have run
+// maxTimedSpin with no other progress: then, as for a spin without a
+// clock read, the spin waits for a write and the run's quiescence is a
+// hang report naming it. Before, every such poll was reported as a hang
+// at once, where hardware times out.
+func timedSpin(g *kernel.Active) (sim.Time, bool) {
+	now := g.Actor().Now()
+	timed := false
+	for _, t := range g.Lanes() {
+		ln := lanes[t]
+		timed = timed || ln.spinClock
+		ln.spinClock = false
+	}
+	since, run := now, sim.Time(0)
+	for _, t := range g.Lanes() {
+		ln := lanes[t]
+		if !timed {
+			ln.timedSince = 0
+			continue
+		}
+		if ln.timedSince == 0 {
+			ln.timedSince = now + 1
+		}
+		since = min(since, ln.timedSince-1)
+		if ln.timed.credited != rt.s.LastProgress()+1 {
+			ln.timed.run = 0 // progress came from elsewhere since
+		}
+		run = max(run, ln.timed.run)
+	}
+	if !timed || run > maxTimedSpin {
+		return 0, false
+	}
+	// At most maxTimedStep: a wait longer than the watchdog's span would
+	// credit progress of its own, and the lane's run could not be told
+	// from other progress.
+	d := min(max(spinPoll, (now-since)/16), maxTimedStep)
+	rt.s.Progress()
+	for _, t := range g.Lanes() {
+		ln := lanes[t]
+		ln.timed.credited, ln.timed.run = now+1, ln.timed.run+d
+	}
+	return d, true
+}
+
+// maxTimedSpin bounds how long a lane's timed spins may keep a run going
+// with no other progress: longer than any timeout a test waits for
+// (MORI's barrier test: 0.2 s).
+const maxTimedSpin = 10 * sim.Second
+
+// maxTimedStep is the longest wait of a timed spin: half the watchdog's
+// default span.
+const maxTimedStep = sim.DefaultWatchdog / 2
 
 // spinPoll is the virtual time between two polls of a spinning lane
 // (s_sleep(2) at 2.4 GHz is about 53 ns; rounded up for the load itself).

@@ -93,6 +93,65 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	assert.Contains(t, log.String(), "emud: ncclGin::get is not emulated yet (docs/cuda.md)")
 }
 
+// TestDeviceMath: the device math and vector types CUDA and HIP kernels
+// use beyond C++ (rsqrtf, __fdividef, __expf, bit casts, uint4, float4,
+// make_*, __lanemask_lt; cxx/testdata/cuda/device_math.cu) build and
+// compute what <cmath> does, as CUDA and as HIP, and as HIP clang's
+// scoped __hip_atomic_fetch_max/min/or/xor/and/sub and
+// compare_exchange_weak fold 64 lanes' values. Before, rsqrtf was
+// undeclared, so each of NCCL's four RMS-norm kernel-fusion examples
+// failed to build, and __hip_atomic_fetch_max each of MORI's GDA tests.
+func TestDeviceMath(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src := filepath.Join(root, "cxx", "testdata", "cuda", "device_math.cu")
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{
+		{"cuda", []string{"-O2", "-Wall", "-Werror"}},
+		{"hip", []string{"-O2", "-Wall", "-Werror", "-x", "hip"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, report, code := runExample(t, buildExample(t, src, c.flags...), "EMUD_SEED=1")
+			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			assert.Contains(t, out, "device_math: PASS")
+		})
+	}
+}
+
+// TestNcclRefusedCallsNameThemselves: a host-collective program (as
+// NCCL's symmetric-memory examples are) fails to build with the refused
+// calls' own messages, not with undeclared ncclFloat, ncclSum or
+// ncclConfig_t; and the LSA multimem pointer calls are declared (NCCL's
+// multimem example checks multimemSupport first and stops, as on a GPU
+// without multimem).
+func TestNcclRefusedCallsNameThemselves(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "collectives.cu")
+	src := "#include <nccl.h>\n#include <nccl_device.h>\n" +
+		"void f(ncclComm_t c, ncclUniqueId id, float* p, cudaStream_t s) {\n" +
+		"  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n  config.CTAPolicy = 2;\n" +
+		"  (void)ncclCommInitRankConfig(&c, 2, id, 0, &config);\n" +
+		"  (void)ncclAllReduce(p, p, 4, ncclFloat, ncclSum, c, s);\n" +
+		"  (void)ncclAllGather(p, p, 4, ncclBfloat16, c, s);\n}\n" +
+		"__global__ void k(ncclWindow_t w, ncclDevComm dc) { *(float*)ncclGetLsaMultimemPointer(w, 0, dc) = 1; }\n" +
+		"void g(ncclWindow_t w) { void* p; (void)ncclGetLsaMultimemDevicePointer(w, 0, &p); }\n"
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	var log bytes.Buffer
+	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "collectives.o")},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+	require.Error(t, err, "host collectives must not build")
+	for _, call := range []string{"ncclCommInitRankConfig", "ncclAllReduce", "ncclAllGather"} {
+		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
+	}
+	assert.NotContains(t, log.String(), "not declared")
+	assert.NotContains(t, log.String(), "does not name a type")
+	assert.Equal(t, 3, strings.Count(log.String(), "error: static assertion failed"), "one error a refused call:\n%s", log.String())
+}
+
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every
 // CUDA and NCCL call emud's cuda_runtime.h, nccl.h, nccl_device.h and
 // nccl_device/gin.h declare, and every call they refuse by name, so the page stays the

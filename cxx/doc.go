@@ -52,7 +52,8 @@
 // with emud/amdgcn.h included first, and the link adds emud's host control
 // plane for it, compiled against the same header; a structure of the
 // header emud cannot fill is a build error naming the field (mori.go,
-// docs/mori-headers.md).
+// docs/mori-headers.md). With spdlog nowhere on the include path, emud's
+// spdlog-free mori/utils/mori_log.hpp stands in for the user's.
 //
 // Lane code is instrumented by default: -fsanitize=thread, with -g1's line
 // tables unless a -g is given, goes to the compiler only, unless

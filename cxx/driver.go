@@ -210,7 +210,7 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	base := strings.TrimSuffix(filepath.Base(s.path), filepath.Ext(s.path))
 	cmd := []string{"-I", filepath.Join(root, "include")}
 	if h := MoriHeader(inv.Flags); h != "" { // the user's own MORI (mori.go)
-		if cmd, err = moriIncludes(root, tmp, h, inv.Arch); err != nil {
+		if cmd, err = moriIncludes(root, tmp, h, inv.Arch, inv.Flags); err != nil {
 			return "", err
 		}
 		if o.Verbose {

@@ -23,6 +23,22 @@ import (
 // holds one (emud's own header is then used, also when a -I names emud's
 // include directory).
 func MoriHeader(flags []string) string {
+	for _, dir := range includeDirs(flags) {
+		h := filepath.Join(dir, "mori", "cco", "cco.hpp")
+		if b, err := os.ReadFile(h); err == nil && !bytes.Contains(b, []byte("#define EMUD_MORI_CCO_HPP")) { // emud's own stand-in is not a user's
+			if abs, err := filepath.Abs(h); err == nil {
+				return abs
+			}
+			return h
+		}
+	}
+	return ""
+}
+
+// includeDirs lists the include directories flags give (-I, -isystem,
+// -idirafter), in order.
+func includeDirs(flags []string) []string {
+	var dirs []string
 	for i := 0; i < len(flags); i++ {
 		f, dir := flags[i], ""
 		switch {
@@ -37,25 +53,34 @@ func MoriHeader(flags []string) string {
 		case strings.HasPrefix(f, "-I"):
 			dir = f[len("-I"):]
 		}
-		if dir == "" {
-			continue
-		}
-		h := filepath.Join(dir, "mori", "cco", "cco.hpp")
-		if b, err := os.ReadFile(h); err == nil && !bytes.Contains(b, []byte("#define EMUD_MORI_CCO_HPP")) { // emud's own stand-in is not a user's
-			if abs, err := filepath.Abs(h); err == nil {
-				return abs
-			}
-			return h
+		if dir != "" {
+			dirs = append(dirs, dir)
 		}
 	}
-	return ""
+	return dirs
+}
+
+// hasSpdlog says whether spdlog/spdlog.h is on the include path that
+// flags give, or in the system's include directories.
+func hasSpdlog(flags []string) bool {
+	for _, dir := range append(includeDirs(flags), "/usr/include", "/usr/local/include") {
+		if _, err := os.Stat(filepath.Join(dir, "spdlog", "spdlog.h")); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // moriIncludes returns the include flags of a compile against the user's
 // MORI header h: a directory in tmp that links emud's hip/ and emud/ (but
 // not its mori/), emud/amdgcn.h included first, and the macros a HIP
-// device compile of MORI's header tests.
-func moriIncludes(root, tmp, h, arch string) ([]string, error) {
+// device compile of MORI's header tests. When spdlog is nowhere on the
+// include path, the directory lends emud's mori/utils/mori_log.hpp too
+// (MORI's includes spdlog, a submodule of MORI's checkout that a user
+// pointing at MORI's include/ often has not built): MORI's tests that log
+// (test_host, test_gda_modes) then build, logging through emud's
+// spdlog-free twin; with spdlog there, MORI's own header is used.
+func moriIncludes(root, tmp, h, arch string, flags []string) ([]string, error) {
 	dir := filepath.Join(tmp, "emud-include")
 	if _, err := os.Stat(dir); err != nil {
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -63,6 +88,15 @@ func moriIncludes(root, tmp, h, arch string) ([]string, error) {
 		}
 		for _, d := range []string{"hip", "emud"} {
 			if err := os.Symlink(filepath.Join(root, "include", d), filepath.Join(dir, d)); err != nil {
+				return nil, fmt.Errorf("emud c++: %w", err)
+			}
+		}
+		if !hasSpdlog(flags) {
+			utils := filepath.Join(dir, "mori", "utils")
+			if err := os.MkdirAll(utils, 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.Symlink(filepath.Join(root, "include", "mori", "utils", "mori_log.hpp"), filepath.Join(utils, "mori_log.hpp")); err != nil {
 				return nil, fmt.Errorf("emud c++: %w", err)
 			}
 		}
@@ -80,7 +114,7 @@ func moriIncludes(root, tmp, h, arch string) ([]string, error) {
 // renamed) a field or call the control plane fills fails here, and the
 // error names the header and the compiler's complaints.
 func (o Options) moriHost(cc, root, tmp, h string, inv *Invocation) (string, error) {
-	incl, err := moriIncludes(root, tmp, h, inv.Arch)
+	incl, err := moriIncludes(root, tmp, h, inv.Arch, inv.Flags)
 	if err != nil {
 		return "", err
 	}

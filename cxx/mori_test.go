@@ -1,7 +1,9 @@
 package cxx
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -375,4 +377,37 @@ func TestMoriRelativeInclude(t *testing.T) {
 		digests = append(digests, digestOf(t, r.stderr))
 	}
 	assert.Equal(t, digests[0], digests[1], "run from another directory: another digest")
+}
+
+// TestMoriLogWithoutSpdlog: a user's MORI whose mori/utils/mori_log.hpp
+// includes spdlog (MORI's does; spdlog is a submodule of MORI's checkout,
+// often not built) builds a program that logs through emud's spdlog-free
+// mori_log.hpp when spdlog is nowhere on the include path (MORI
+// 624002c8's test_host and test_gda_modes failed to build on
+// spdlog/sinks/basic_file_sink.h, and test_host now passes on 8 ranks);
+// with spdlog on the include path, the user's own header is the one used.
+func TestMoriLogWithoutSpdlog(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	inc := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(inc, "mori", "utils"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(moriInclude(t), "mori", "cco"), filepath.Join(inc, "mori", "cco")))
+	require.NoError(t, os.WriteFile(filepath.Join(inc, "mori", "utils", "mori_log.hpp"),
+		[]byte("#pragma once\n#include \"spdlog/spdlog.h\"\n#error \"the user's mori_log.hpp\"\n"), 0o644))
+	spd := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(spd, "spdlog"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(spd, "spdlog", "spdlog.h"), []byte("#pragma once\n"), 0o644))
+	src := filepath.Join(root, "cxx", "testdata", "mori_log", "mori_log.cpp")
+
+	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", inc)
+	out, report, code := runExample(t, prog, "MORI_APP_LOG_LEVEL=info")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+	assert.Contains(t, out, "[application] [info] 8 devices, warp 64")
+	assert.Contains(t, out, "mori_log: done")
+
+	var log bytes.Buffer
+	err := Run([]string{"-O1", "-DBUILD_CCO_SDMA=1", "-I", inc, "-I", spd, "-c", src, "-o", filepath.Join(t.TempDir(), "log.o")},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+	require.Error(t, err)
+	assert.Contains(t, log.String(), "the user's mori_log.hpp")
 }

@@ -132,6 +132,7 @@ func TestNcclHostAPI(t *testing.T) {
 			"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
 			"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
 			"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
+			"main.cu:56: ncclGetLsaMultimemDevicePointer: LSA multimem is not emulated (docs/cuda.md)",
 		} {
 			assert.Contains(t, r.stderr, want, "EMUD_GPUS=%s", gpus)
 		}

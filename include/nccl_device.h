@@ -353,6 +353,20 @@ inline ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t w, size_t offset, int l
 inline ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t w, size_t offset, int peer, void** out) {
   return ncclGetLsaDevicePointer(w, offset, peer, out);
 }
+// LSA multimem (NVLS) is not emulated: ncclCommQueryProperties says
+// multimemSupport is false and a dev comm asking lsaMultimem fails, so a
+// program that checks first (NCCL's examples do) builds and stops there,
+// as on a GPU without multimem; a lane that asks anyway fails naming the
+// call, and the host's form returns ncclInvalidUsage saying why.
+inline void* ncclGetLsaMultimemPointer(ncclWindow_t, size_t, ncclDevComm const&, EMUD_SITE) {
+  ::emud::unsupported("ncclGetLsaMultimemPointer (LSA multimem; docs/cuda.md)", EMUD_SITE_ARGS);
+  return nullptr;
+}
+inline ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t, size_t, void** out, EMUD_SITE) {
+  if (out) *out = nullptr;
+  return ::emud::nccl::fail(ncclInvalidUsage, "ncclGetLsaMultimemDevicePointer",
+                            "LSA multimem is not emulated (docs/cuda.md)", __emud_file, __emud_line);
+}
 
 // ---- LSA barrier ----
 

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,38 @@ struct dim3 {
 struct uint3 {
   uint32_t x, y, z;
 };
+// The vector types of HIP and CUDA (uint4 loads, float2 pairs), as CUDA
+// lays them out: 1-, 2- and 4-element types aligned to their size (16
+// bytes at most), 3-element ones to their element. Each has its make_.
+#define EMUD_VEC1(T, n, a) struct __attribute__((aligned(a))) n##1 { T x; }; \
+  inline constexpr n##1 make_##n##1(T x) { return {x}; }
+#define EMUD_VEC2(T, n, a) struct __attribute__((aligned(a))) n##2 { T x, y; }; \
+  inline constexpr n##2 make_##n##2(T x, T y) { return {x, y}; }
+#define EMUD_VEC3(T, n) struct n##3 { T x, y, z; }; \
+  inline constexpr n##3 make_##n##3(T x, T y, T z) { return {x, y, z}; }
+#define EMUD_VEC4(T, n, a) struct __attribute__((aligned(a))) n##4 { T x, y, z, w; }; \
+  inline constexpr n##4 make_##n##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+#define EMUD_VEC(T, n, s) EMUD_VEC1(T, n, s) EMUD_VEC2(T, n, 2 * s) EMUD_VEC3(T, n) EMUD_VEC4(T, n, (4 * s > 16 ? 16 : 4 * s))
+EMUD_VEC(signed char, char, 1)
+EMUD_VEC(unsigned char, uchar, 1)
+EMUD_VEC(short, short, 2)
+EMUD_VEC(unsigned short, ushort, 2)
+EMUD_VEC(int, int, 4)
+EMUD_VEC(long, long, 8)
+EMUD_VEC(unsigned long, ulong, 8)
+EMUD_VEC(long long, longlong, 8)
+EMUD_VEC(unsigned long long, ulonglong, 8)
+EMUD_VEC(float, float, 4)
+EMUD_VEC(double, double, 8)
+EMUD_VEC1(unsigned, uint, 4)
+EMUD_VEC2(unsigned, uint, 8)
+EMUD_VEC4(unsigned, uint, 16)
+inline constexpr uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return {x, y, z}; }
+#undef EMUD_VEC
+#undef EMUD_VEC1
+#undef EMUD_VEC2
+#undef EMUD_VEC3
+#undef EMUD_VEC4
 
 typedef enum hipError_t {
   hipSuccess = 0,
@@ -377,6 +410,76 @@ inline int __popc(unsigned v) { return __builtin_popcount(v); }
 inline int __ffsll(unsigned long long v) { return __builtin_ffsll((long long)v); }
 inline int __ffs(unsigned v) { return __builtin_ffs((int)v); }
 inline int __clzll(long long v) { return v == 0 ? 64 : __builtin_clzll((unsigned long long)v); }
+inline int __clz(int v) { return v == 0 ? 32 : __builtin_clz((unsigned)v); }
+inline unsigned __brev(unsigned v) {
+  v = ((v >> 1) & 0x55555555u) | ((v & 0x55555555u) << 1);
+  v = ((v >> 2) & 0x33333333u) | ((v & 0x33333333u) << 2);
+  v = ((v >> 4) & 0x0f0f0f0fu) | ((v & 0x0f0f0f0fu) << 4);
+  return __builtin_bswap32(v);
+}
+#ifndef EMUD_CUDA  // cuda_runtime.h has CUDA's 32-bit one
+// The lanes of the caller's wave below it (HIP's __lanemask_lt; MORI's
+// GDA helpers count active lanes with it).
+inline uint64_t __lanemask_lt() { return (uint64_t(1) << __lane_id()) - 1; }
+#endif
+
+// Device math of HIP and CUDA that is not C's: the reciprocal square root
+// and the fast intrinsics. Lanes are host code, so each is the exactly
+// rounded host operation; hardware's fast forms are within a few ulp of
+// it, so a kernel checked with a tolerance (as kernels using them are)
+// passes on both.
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / std::cbrt(x); }
+inline double rcbrt(double x) { return 1.0 / std::cbrt(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / std::sqrt(x); }
+inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline double __drcp_rn(double x) { return 1.0 / x; }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+inline float __expf(float x) { return std::exp(x); }
+inline float __exp10f(float x) { return std::pow(10.0f, x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __log2f(float x) { return std::log2(x); }
+inline float __log10f(float x) { return std::log10(x); }
+inline float __powf(float a, float b) { return std::pow(a, b); }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __tanf(float x) { return std::tan(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = std::sin(x), *c = std::cos(x); }
+inline float __saturatef(float x) { return x != x ? 0.0f : (x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x)); }
+inline float __int_as_float(int v) { return ::emud::unbits<float>((uint32_t)v); }
+inline int __float_as_int(float v) { return (int)(uint32_t)::emud::bits(v); }
+inline float __uint_as_float(unsigned v) { return ::emud::unbits<float>(v); }
+inline unsigned __float_as_uint(float v) { return (uint32_t)::emud::bits(v); }
+inline double __longlong_as_double(long long v) { return ::emud::unbits<double>((uint64_t)v); }
+inline long long __double_as_longlong(double v) { return (long long)::emud::bits(v); }
+inline int __float2int_rn(float x) { return (int)std::nearbyint(x); }
+inline int __float2int_rz(float x) { return (int)x; }
+inline int __float2int_rd(float x) { return (int)std::floor(x); }
+inline int __float2int_ru(float x) { return (int)std::ceil(x); }
+inline unsigned __float2uint_rn(float x) { return (unsigned)std::nearbyint(x); }
+inline float __int2float_rn(int x) { return (float)x; }
+inline float __uint2float_rn(unsigned x) { return (float)x; }
+inline int __mul24(int a, int b) {
+  auto s24 = [](int v) { return (int32_t)(((uint32_t)v & 0xffffffu) ^ 0x800000u) - 0x800000; };
+  return (int)(uint32_t)((int64_t)s24(a) * s24(b));
+}
+inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+inline int __mulhi(int a, int b) { return (int)(((int64_t)a * b) >> 32); }
+inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((uint64_t)a * b) >> 32); }
+inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
 
 template <class T>
 inline T __shfl(T v, int src, int width = warpSize, EMUD_SITE) {
@@ -510,6 +613,26 @@ inline T hip_atomic_fetch_add(T* p, U v, int order, int, EMUD_SITE) {
   note_rmw(p, old, EMUD_SITE_ARGS);
   return old;
 }
+// clang's other scoped read-modify-writes (MORI's GDA code takes a
+// running maximum with __hip_atomic_fetch_max), as hip_atomic_fetch_add.
+#define EMUD_HIP_RMW(name, expr)                                \
+  template <class T, class U>                                   \
+  inline T name(T* p, U v_, int order, int, EMUD_SITE) {        \
+    step(EMUD_SITE_ARGS);                                       \
+    T v = (T)v_;                                                \
+    T old = aload(p);                                           \
+    aswap(p, old, (T)(expr));                                   \
+    (void)order;                                                \
+    note_rmw(p, old, EMUD_SITE_ARGS);                           \
+    return old;                                                 \
+  }
+EMUD_HIP_RMW(hip_atomic_fetch_sub, old - v)
+EMUD_HIP_RMW(hip_atomic_fetch_and, old & v)
+EMUD_HIP_RMW(hip_atomic_fetch_or, old | v)
+EMUD_HIP_RMW(hip_atomic_fetch_xor, old ^ v)
+EMUD_HIP_RMW(hip_atomic_fetch_max, old > v ? old : v)
+EMUD_HIP_RMW(hip_atomic_fetch_min, old < v ? old : v)
+#undef EMUD_HIP_RMW
 template <class T, class U>
 inline T hip_atomic_exchange(T* p, U v, int order, int, EMUD_SITE) {
   step(EMUD_SITE_ARGS);
@@ -564,6 +687,14 @@ inline auto gcc_atomic_exchange_n(T* p, U v, int order, EMUD_SITE) {
 #define __hip_atomic_store(p, v, order, scope) ::emud::hip_atomic_store((p), (v), (order), (scope))
 #define __hip_atomic_fetch_add(p, v, order, scope) ::emud::hip_atomic_fetch_add((p), (v), (order), (scope))
 #define __hip_atomic_exchange(p, v, order, scope) ::emud::hip_atomic_exchange((p), (v), (order), (scope))
+#define __hip_atomic_fetch_sub(p, v, order, scope) ::emud::hip_atomic_fetch_sub((p), (v), (order), (scope))
+#define __hip_atomic_fetch_and(p, v, order, scope) ::emud::hip_atomic_fetch_and((p), (v), (order), (scope))
+#define __hip_atomic_fetch_or(p, v, order, scope) ::emud::hip_atomic_fetch_or((p), (v), (order), (scope))
+#define __hip_atomic_fetch_xor(p, v, order, scope) ::emud::hip_atomic_fetch_xor((p), (v), (order), (scope))
+#define __hip_atomic_fetch_max(p, v, order, scope) ::emud::hip_atomic_fetch_max((p), (v), (order), (scope))
+#define __hip_atomic_fetch_min(p, v, order, scope) ::emud::hip_atomic_fetch_min((p), (v), (order), (scope))
+#define __hip_atomic_compare_exchange_weak(p, e, v, so, fo, scope) \
+  ::emud::hip_atomic_cas((p), (e), (v), (so), (fo), (scope))
 #define __hip_atomic_compare_exchange_strong(p, e, v, so, fo, scope) \
   ::emud::hip_atomic_cas((p), (e), (v), (so), (fo), (scope))
 #define __atomic_load_n(p, order) ::emud::gcc_atomic_load_n((p), (order))

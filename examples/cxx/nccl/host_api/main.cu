@@ -51,6 +51,9 @@ int main() {
   reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
   reqs.magic = 0;
   EXPECT(ncclDevCommCreate(comms[0], &reqs, &dc) == ncclInvalidArgument);
+  // LSA multimem is not emulated: its pointer query says so.
+  void* mm = &dc;
+  EXPECT(ncclGetLsaMultimemDevicePointer(nullptr, 0, &mm) == ncclInvalidUsage && mm == nullptr);
   // Team arithmetic: 8 ranks as 2 x 4.
   ncclTeam_t world{8, 5, 1};
   ncclTeam_t inner = ncclTeamInnerFactor(world, 4), outer = ncclTeamOuterFactor(world, 4);
