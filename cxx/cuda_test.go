@@ -73,24 +73,18 @@ func TestCudaPTXProgram(t *testing.T) {
 func TestUnsupportedCUDACalls(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "unsupported.cu")
 	src := "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n" +
 		"void f() { float* p; (void)cudaMallocManaged(&p, 64); }\n" +
 		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n" +
 		"void h() { cooperative_groups::this_grid(); }\n" +
 		"#include <nccl_device.h>\n" +
 		"void i(ncclDevComm dc, ncclWindow_t w) { ncclGin gin{dc, 0}; gin.get(ncclTeamWorld(dc), 0, w, 0, w, 0, 8); }\n"
-	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	var log bytes.Buffer
-	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "unsupported.o")},
-		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
-	require.Error(t, err, "calls emud does not emulate must not build")
+	log := compileFails(t, root, "unsupported.cu", src, "calls emud does not emulate must not build")
 	for _, call := range []string{"cudaMallocManaged", "cudaStreamBeginCapture"} {
-		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
+		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
 	}
-	assert.Contains(t, log.String(), "cooperative_groups::this_grid is not supported by emud (docs/cuda.md lists what is)")
-	assert.Contains(t, log.String(), "emud: ncclGin::get is not emulated yet (docs/cuda.md)")
+	assert.Contains(t, log, "cooperative_groups::this_grid is not supported by emud (docs/cuda.md lists what is)")
+	assert.Contains(t, log, "emud: ncclGin::get is not emulated yet (docs/cuda.md)")
 }
 
 // TestDeviceMath: the device math and vector types CUDA and HIP kernels
@@ -129,8 +123,6 @@ func TestDeviceMath(t *testing.T) {
 func TestNcclRefusedCallsNameThemselves(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "collectives.cu")
 	src := "#include <nccl.h>\n#include <nccl_device.h>\n" +
 		"void f(ncclComm_t c, ncclUniqueId id, float* p, cudaStream_t s) {\n" +
 		"  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n  config.CTAPolicy = 2;\n" +
@@ -139,17 +131,13 @@ func TestNcclRefusedCallsNameThemselves(t *testing.T) {
 		"  (void)ncclAllGather(p, p, 4, ncclBfloat16, c, s);\n}\n" +
 		"__global__ void k(ncclWindow_t w, ncclDevComm dc) { *(float*)ncclGetLsaMultimemPointer(w, 0, dc) = 1; }\n" +
 		"void g(ncclWindow_t w) { void* p; (void)ncclGetLsaMultimemDevicePointer(w, 0, &p); }\n"
-	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	var log bytes.Buffer
-	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, "collectives.o")},
-		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
-	require.Error(t, err, "host collectives must not build")
+	log := compileFails(t, root, "collectives.cu", src, "host collectives must not build")
 	for _, call := range []string{"ncclCommInitRankConfig", "ncclAllReduce", "ncclAllGather"} {
-		assert.Contains(t, log.String(), call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
+		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
 	}
-	assert.NotContains(t, log.String(), "not declared")
-	assert.NotContains(t, log.String(), "does not name a type")
-	assert.Equal(t, 3, strings.Count(log.String(), "error: static assertion failed"), "one error a refused call:\n%s", log.String())
+	assert.NotContains(t, log, "not declared")
+	assert.NotContains(t, log, "does not name a type")
+	assert.Equal(t, 3, strings.Count(log, "error: static assertion failed"), "one error a refused call:\n%s", log)
 }
 
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every
@@ -206,4 +194,19 @@ func TestIsCUDA(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, isCUDA(c.s), "%+v", c.s)
 	}
+}
+
+// compileFails compiles src (as the file name) with every error shown,
+// requires the compile to fail (why says why it must) and returns what
+// the compiler printed.
+func compileFails(t *testing.T, root, name, src, why string) string {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	var log bytes.Buffer
+	err := Run([]string{"-c", "-fmax-errors=0", file, "-o", filepath.Join(dir, name+".o")},
+		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+	require.Error(t, err, why)
+	return log.String()
 }

@@ -31,13 +31,13 @@
 // lsa.Space.Land, which hashes the bytes into a range [Memory.TrackSum]
 // tracks right after copying them (a receive check's blocks: the check
 // then reads none back); TrackSum is refused on a Config.Backing, which
-// native code writes without notifying. A COPY whose source is pristine
-// content ([Memory.SetPristine]: a scenario's pattern blocks that no
-// write has reached) and whose destination is whole 256 B granules of
-// memory only lsa reaches lands by reference instead (lsa.Space.LandRef):
-// the bytes are copied in when an access first reaches them, and a
-// receive check that compares sums never moves them; SetPristine too is
-// refused on a Config.Backing. Config.Backing = [MapAt] maps each
+// native code writes without notifying. A region whose [Content] has
+// Blocks is referred to them, not written (lsa.Space.Refer), and is
+// pristine until a write reaches it; a COPY from pristine content whose
+// destination is whole 256 B granules of memory only lsa reaches lands by
+// reference instead (lsa.Space.LandRef): the bytes are copied in when an
+// access first reaches them, and a receive check that compares sums never
+// moves them. Neither happens on a Config.Backing. Config.Backing = [MapAt] maps each
 // region at its own address for native lanes. A node given a [Scratch]
 // (Config.Scratch: an explore worker's, kept across its seeds) takes its
 // small regions from it instead of the heap and makes its queues, rings,

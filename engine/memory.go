@@ -752,12 +752,9 @@ func (m *Memory) Move(dst, src, n uint64) (overlap bool, err error) {
 	if n == 0 {
 		return false, nil
 	}
-	// The source is reached first (what is due lands, as before any
-	// access), not read: a source referred to its content (lsa.Space.Refer)
-	// stays unmoved when the copy lands by reference.
-	if err := m.Space.Reach("copy source read", src, n); err != nil {
-		return false, err
-	}
+	// A source referred to its content (lsa.Space.Refer) is not read, so
+	// it stays unmoved when the copy lands by reference; Pristine lands
+	// what is due first, as an access would.
 	overlap = src < dst+n && dst < src+n
 	if m.landsRef(dst, src, n, overlap) {
 		return false, nil
@@ -806,17 +803,6 @@ func (m *Memory) landsRef(dst, src, n uint64, overlap bool) bool {
 	}
 	took, err := m.Space.LandRef(dst, c)
 	return err == nil && took // an error: Move's own path reports it
-}
-
-// SetPristine is lsa.Space.SetPristine (the region at base holds blocks,
-// immutable content, until a write reaches it), so that copies from it
-// land by reference. It is refused on memory that Config.Backing gives,
-// which native code writes unseen.
-func (m *Memory) SetPristine(base, block uint64, blocks [][]byte) error {
-	if m.native {
-		return fmt.Errorf("engine: set pristine %#x: the node's memory is its Config.Backing, which native code writes unseen", base)
-	}
-	return m.Space.SetPristine(base, block, blocks)
 }
 
 // TrackSum is lsa.Space.TrackSum: [addr, addr+n) is summed as copies

@@ -3,6 +3,7 @@ package lsa
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // Reference landing. A COPY whose source is known immutable content (a
@@ -119,12 +120,7 @@ func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 	if s.foreign {
 		return false, nil
 	}
-	if s.before != nil {
-		fn := s.before
-		s.before = nil
-		fn()
-		s.before = fn
-	}
+	s.landDue()
 	r, err := s.Region("land reference", addr, n)
 	if err != nil {
 		return false, err
@@ -185,33 +181,49 @@ func (s *Space) LandRef(addr uint64, src []byte) (bool, error) {
 // notifying (native code on a node's Config.Backing) would go unseen, so
 // such memory must not be marked.
 func (s *Space) SetPristine(base, block uint64, blocks [][]byte) error {
-	r, err := s.Region("set pristine", base, 1)
+	r, err := s.blocksRegion("set pristine", base, block, blocks)
 	if err != nil {
 		return err
 	}
+	s.setPristine(r, block, blocks)
+	return nil
+}
+
+// blocksRegion is the region at base, checked to hold blocks of block
+// bytes (nil ones allowed) from its start: SetPristine's and Refer's
+// arguments.
+func (s *Space) blocksRegion(op string, base, block uint64, blocks [][]byte) (*Region, error) {
+	r, err := s.Region(op, base, 1)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case r.Base != base:
-		return fmt.Errorf("set pristine %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
+		return nil, fmt.Errorf("%s %#x: not the base of region %q [%#x, %#x)", op, base, r.Name, r.Base, r.End())
 	case r.data == nil:
-		return fmt.Errorf("set pristine %#x: region %q is phantom (it holds no bytes)", base, r.Name)
+		return nil, fmt.Errorf("%s %#x: region %q is phantom (it holds no bytes)", op, base, r.Name)
 	case block == 0 || len(blocks) == 0:
-		return fmt.Errorf("set pristine %#x: no content (%d blocks of %d B)", base, len(blocks), block)
+		return nil, fmt.Errorf("%s %#x: no content (%d blocks of %d B)", op, base, len(blocks), block)
 	case block*uint64(len(blocks))/block != uint64(len(blocks)) || block*uint64(len(blocks)) > r.Size:
-		return fmt.Errorf("set pristine %#x: %d blocks of %d B for region %q of %d B", base, len(blocks), block, r.Name, r.Size)
+		return nil, fmt.Errorf("%s %#x: %d blocks of %d B for region %q of %d B", op, base, len(blocks), block, r.Name, r.Size)
 	}
 	for i, b := range blocks {
 		if b != nil && uint64(len(b)) != block {
-			return fmt.Errorf("set pristine %#x: block %d holds %d B, not %d", base, i, len(b), block)
+			return nil, fmt.Errorf("%s %#x: block %d holds %d B, not %d", op, base, i, len(b), block)
 		}
 	}
+	return r, nil
+}
+
+// setPristine records r's content (SetPristine, checked).
+func (s *Space) setPristine(r *Region, block uint64, blocks [][]byte) {
 	for i := range s.pristine {
 		if s.pristine[i].r == r {
 			s.pristine[i].block, s.pristine[i].blocks = block, blocks
-			return nil
+			return
 		}
 	}
 	s.pristine = append(s.pristine, pristineRegion{r, block, blocks})
-	return nil
 }
 
 // pristineRegion is a region SetPristine marked, with its content: kept
@@ -227,11 +239,13 @@ type pristineRegion struct {
 // known block of a region SetPristine marked and no write has reached
 // that region since, else nil. The slice's capacity runs to its block's
 // end, so that a tracked range landed from consecutive pieces of one
-// block is known to be that block (SetSourceSums).
+// block is known to be that block (SetSourceSums). Like an access, it
+// first lands what is due (SetBeforeAccess), which may end the content.
 func (s *Space) Pristine(addr, n uint64) []byte {
 	if len(s.pristine) == 0 || n == 0 {
 		return nil
 	}
+	s.landDue()
 	r, err := s.Region("pristine", addr, n)
 	if err != nil {
 		return nil
@@ -280,29 +294,14 @@ func (s *Space) endPristine(addr, n uint64) {
 // keeps runs (maxRefRuns) or a block missing (nil): the caller writes
 // the content instead.
 func (s *Space) Refer(base, block uint64, blocks [][]byte, buf []uint64) (bool, error) {
-	r, err := s.Region("refer", base, 1)
-	if err != nil {
-		return false, err
-	}
+	r, err := s.blocksRegion("refer", base, block, blocks)
 	switch {
-	case r.Base != base:
-		return false, fmt.Errorf("refer %#x: not the base of region %q [%#x, %#x)", base, r.Name, r.Base, r.End())
-	case r.data == nil:
-		return false, fmt.Errorf("refer %#x: region %q is phantom (it holds no bytes)", base, r.Name)
-	case block == 0 || block%StaleGranule != 0:
+	case err != nil:
+		return false, err
+	case block%StaleGranule != 0:
 		return false, fmt.Errorf("refer %#x: blocks of %d B, not whole %d B granules", base, block, StaleGranule)
-	case block*uint64(len(blocks))/block != uint64(len(blocks)) || block*uint64(len(blocks)) > r.Size:
-		return false, fmt.Errorf("refer %#x: %d blocks of %d B for region %q of %d B", base, len(blocks), block, r.Name, r.Size)
-	case s.foreign || len(blocks) > maxRefRuns:
+	case s.foreign || len(blocks) > maxRefRuns || slices.ContainsFunc(blocks, func(b []byte) bool { return b == nil }):
 		return false, nil
-	}
-	for i, b := range blocks {
-		if b == nil {
-			return false, nil
-		}
-		if uint64(len(b)) != block {
-			return false, fmt.Errorf("refer %#x: block %d holds %d B, not %d", base, i, len(b), block)
-		}
 	}
 	if r.stale == nil {
 		gs := int((r.Size + StaleGranule - 1) / StaleGranule)
@@ -327,5 +326,6 @@ func (s *Space) Refer(base, block uint64, blocks [][]byte, buf []uint64) (bool, 
 		sb.refs = append(sb.refs, refRun{g0: i * k, n: k, src: b})
 		sb.setStale(i*k, k)
 	}
-	return true, s.SetPristine(base, block, blocks)
+	s.setPristine(r, block, blocks)
+	return true, nil
 }

@@ -320,6 +320,17 @@ func (s *Space) hole(addr uint64) string {
 // it again.
 func (s *Space) SetBeforeAccess(fn func()) { s.before = fn }
 
+// landDue calls the SetBeforeAccess function, whose own accesses do not
+// call it again: what is due lands before any access.
+func (s *Space) landDue() {
+	if s.before != nil {
+		fn := s.before
+		s.before = nil
+		fn()
+		s.before = fn
+	}
+}
+
 // Bytes returns the backing of [addr, addr+n): nil for a phantom region.
 func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 	return s.bytes(op, addr, n, false)
@@ -331,12 +342,7 @@ func (s *Space) Bytes(op string, addr, n uint64) ([]byte, error) {
 // stale and reference-landed granules (MarkStale, LandRef) as they are,
 // for the access that reads them to copy in.
 func (s *Space) Reach(op string, addr, n uint64) error {
-	if s.before != nil {
-		fn := s.before
-		s.before = nil
-		fn()
-		s.before = fn
-	}
+	s.landDue()
 	_, err := s.Region(op, addr, n)
 	return err
 }
@@ -351,12 +357,7 @@ func (s *Space) BytesOverwrite(op string, addr, n uint64) ([]byte, error) {
 }
 
 func (s *Space) bytes(op string, addr, n uint64, overwrite bool) ([]byte, error) {
-	if s.before != nil {
-		fn := s.before
-		s.before = nil
-		fn()
-		s.before = fn
-	}
+	s.landDue()
 	r, err := s.Region(op, addr, n)
 	if err != nil || r.data == nil {
 		return nil, err

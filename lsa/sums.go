@@ -135,39 +135,6 @@ func (t *sumTrack) flush() {
 	}
 }
 
-// sumRef is sumPiece for LandRef's source b landed at addr: a range it
-// starts, or continues from the same source's next bytes, defers the
-// hash; any other is summed as sumPiece sums.
-func (s *Space) sumRef(addr uint64, b []byte) {
-	end := addr + uint64(len(b))
-	ts := s.ranges()
-	for i := s.sumAt(addr); i < len(ts) && ts[i].lo < end; i++ {
-		t := &ts[i]
-		if t.broken {
-			continue
-		}
-		lo, hi := max(addr, t.lo), min(end, t.hi)
-		// The same rule as sumPiece's, so that a range has a sum after
-		// the same landings either way: deferred bytes count as written.
-		whole := t.h.Whole() && len(t.deferred)%64 == 0
-		if lo != t.front || !whole || (hi-lo)%64 != 0 && hi != t.hi {
-			t.broken = true
-			continue
-		}
-		piece := b[lo-addr : hi-addr]
-		switch {
-		case lo == t.lo:
-			t.deferred = piece
-		case t.deferred != nil && follows(t.deferred, piece):
-			t.deferred = t.deferred[:len(t.deferred)+len(piece)]
-		default:
-			t.flush()
-			t.h.Write(piece)
-		}
-		t.front = hi
-	}
-}
-
 // follows reports whether b is the memory right after a's end, within
 // a's capacity (so a can be extended over it).
 func follows(a, b []byte) bool {
@@ -234,10 +201,10 @@ func (s *Space) landPieces(addr uint64, dst, src []byte) {
 		k := min(landPiece, n-off)
 		b := src[off : off+k]
 		if dst == nil {
-			s.sumRef(addr+off, b)
+			s.sumPiece(addr+off, b, true)
 		} else {
 			copy(dst[off:off+k], b)
-			s.sumPiece(addr+off, dst[off:off+k])
+			s.sumPiece(addr+off, dst[off:off+k], false)
 		}
 		off += k
 	}
@@ -246,8 +213,12 @@ func (s *Space) landPieces(addr uint64, dst, src []byte) {
 
 // sumPiece takes the bytes b just landed at addr into the tracked ranges
 // they meet: summed where they continue a range's front (in whole 64-byte
-// rows, or ending the range), else the range is broken.
-func (s *Space) sumPiece(addr uint64, b []byte) {
+// rows, or ending the range), else the range is broken. With ref, b is
+// LandRef's source, read as landed: a range it starts, or continues from
+// the same source's next bytes, defers the hash (SetSourceSums), under
+// the same rule, deferred bytes counting as written, so that a range has
+// a sum after the same landings either way.
+func (s *Space) sumPiece(addr uint64, b []byte, ref bool) {
 	end := addr + uint64(len(b))
 	ts := s.ranges()
 	for i := s.sumAt(addr); i < len(ts) && ts[i].lo < end; i++ {
@@ -256,12 +227,21 @@ func (s *Space) sumPiece(addr uint64, b []byte) {
 			continue
 		}
 		lo, hi := max(addr, t.lo), min(end, t.hi)
-		t.flush()
-		if lo != t.front || !t.h.Whole() || (hi-lo)%64 != 0 && hi != t.hi {
+		whole := t.h.Whole() && len(t.deferred)%64 == 0
+		if lo != t.front || !whole || (hi-lo)%64 != 0 && hi != t.hi {
 			t.broken = true
 			continue
 		}
-		t.h.Write(b[lo-addr : hi-addr])
+		piece := b[lo-addr : hi-addr]
+		switch {
+		case ref && lo == t.lo:
+			t.deferred = piece
+		case ref && t.deferred != nil && follows(t.deferred, piece):
+			t.deferred = t.deferred[:len(t.deferred)+len(piece)]
+		default:
+			t.flush()
+			t.h.Write(piece)
+		}
 		t.front = hi
 	}
 }
