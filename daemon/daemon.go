@@ -208,6 +208,9 @@ type daemon struct {
 	memCur    int64
 	memFree   chan struct{}
 	recBytes  int64 // the records' part of memCur
+	// lastTurn is the newest run's turn (run.turn): runs take their slots
+	// in the order they were submitted (takeSlot).
+	lastTurn chan struct{}
 
 	reg      *prometheus.Registry
 	engine   *engineTotals
@@ -245,6 +248,10 @@ type run struct {
 	ctx      context.Context
 	stop     *sim.Stopper
 	canceled bool
+	// prev is the turn of the run submitted before this one and turn this
+	// run's own: closed once the run has a slot or has given up waiting
+	// and every run ahead of it has done the same.
+	prev, turn chan struct{}
 	// stored is what the finished record holds of --mem-budget (storedCost).
 	stored int64
 }
@@ -261,7 +268,8 @@ func newDaemon(cfg Config, log io.Writer) *daemon {
 	d := &daemon{cfg: cfg, log: log, sem: semaphore.NewWeighted(int64(cfg.MaxRuns)), ctx: ctx, stop: stop,
 		memBudget: memBudgetOf(cfg.MemBudget), memFree: make(chan struct{}),
 		runs: map[string]*run{}, reg: prometheus.NewRegistry(), engine: newEngineTotals(),
-		boot: bootID(now), started: now.UTC()}
+		boot: bootID(now), started: now.UTC(), lastTurn: make(chan struct{})}
+	close(d.lastTurn) // the first run waits for no one
 	d.total = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "emud_runs_total",
 		Help: "Runs finished, by scenario and status (ok, hang, mismatch, race, error, canceled)."}, []string{"scenario", "status"})
 	d.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "emud_run_duration_seconds",

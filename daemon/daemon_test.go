@@ -116,6 +116,7 @@ type apiRun struct {
 	ID      string     `json:"id"`
 	Status  string     `json:"status"`
 	Request runRequest `json:"request"`
+	Started *time.Time `json:"started"`
 	Report  *struct {
 		Status  string            `json:"status"`
 		Summary *scenario.Summary `json:"summary"`

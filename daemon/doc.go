@@ -4,9 +4,9 @@
 //
 // Requests are decoded strictly (decodeRequest: one JSON object, field
 // names exact, each field's own check, the scenario's admission) and a bad
-// one gets a 4xx naming the field. Runs wait for one of --max-runs slots
-// and for their estimated footprint out of --mem-budget; a finished run
-// keeps only its record (request, status, report as JSON, trace within
+// one gets a 4xx naming the field. Runs wait, in the order they were
+// submitted, for one of --max-runs slots and for their estimated
+// footprint out of --mem-budget; a finished run keeps only its record (request, status, report as JSON, trace within
 // --trace-budget), and records count against --mem-budget too: the oldest
 // go to make room, for runs first. The default budget is a quarter of the
 // memory the process may use (scenario.MachineMemory: physical, or its

@@ -44,6 +44,8 @@ func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
 	ru := &run{ID: d.boot + "-" + strconv.Itoa(d.nextID), Status: statusQueued, Request: *req, Submitted: time.Now().UTC(), sc: sc, o: o}
 	ru.ctx, ru.cancel = context.WithCancel(d.ctx)
 	ru.stop = &sim.Stopper{}
+	ru.prev, ru.turn = d.lastTurn, make(chan struct{})
+	d.lastTurn = ru.turn
 	d.runs[ru.ID] = ru
 	d.order = append(d.order, ru.ID)
 	d.evictLocked()
@@ -52,6 +54,30 @@ func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
 	d.waiting.Inc()
 	go d.execute(ru)
 	writeJSONResponse(w, http.StatusAccepted, map[string]string{"id": ru.ID, "status": statusQueued, "url": "/runs/" + ru.ID})
+}
+
+// beforeSlot, when a test sets it, runs in each run's goroutine before it
+// asks for a slot: the goroutines' start order is the scheduler's, and a
+// test delays them to show it does not decide which run starts first.
+var beforeSlot func()
+
+// takeSlot waits for ru's turn, then for one of the --max-runs slots.
+// Runs start in the order they were submitted: each goroutine asks the
+// semaphore (whose waiters are served first come, first served) only
+// once the run before it has its slot, so a run submitted later never
+// overtakes one still waiting. Before, every run's goroutine raced for the
+// slot and a run could start before one queued ahead of it.
+func (d *daemon) takeSlot(ru *run) error {
+	select {
+	case <-ru.prev:
+	case <-ru.ctx.Done():
+		// Canceled while runs ahead still wait: the turn passes on only
+		// once theirs has, or the run behind would overtake them.
+		go func() { <-ru.prev; close(ru.turn) }()
+		return ru.ctx.Err()
+	}
+	defer close(ru.turn)
+	return d.sem.Acquire(ru.ctx, 1)
 }
 
 // queuedLocked counts runs not finished (queued or running).
@@ -89,7 +115,10 @@ func (d *daemon) evictLocked() {
 func (d *daemon) execute(ru *run) {
 	defer d.wg.Done()
 	defer ru.cancel()
-	err := d.sem.Acquire(ru.ctx, 1)
+	if beforeSlot != nil {
+		beforeSlot()
+	}
+	err := d.takeSlot(ru)
 	d.waiting.Dec()
 	if err != nil {
 		d.finish(ru, nil, nil, statusCanceled)

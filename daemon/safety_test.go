@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,6 +214,61 @@ func TestServeCancel(t *testing.T) {
 	assert.Contains(t, body, "has finished (canceled)")
 	ok := d.submit(`{"ranks": 2, "bytes": 64}`)
 	assert.Equal(t, scenario.StatusOK, d.wait(ok).Status, "the slot is free again")
+}
+
+// Runs take their slots in the order they were submitted. Before, each
+// run's goroutine raced for the slot: a run could start before one queued
+// ahead of it (and TestServeCancel's queued run sometimes ran before the
+// one it was queued behind).
+func TestServeRunsInSubmissionOrder(t *testing.T) {
+	started := forever(t)
+	d := startDaemon(t, func(c *Config) { c.MaxRuns = 1 })
+	blocker := d.submit(`{"scenario": "test-forever", "ranks": 2, "bytes": 64}`)
+	<-started
+	// The goroutines of runs submitted later reach the slot sooner.
+	var n atomic.Int32
+	beforeSlot = func() { time.Sleep(time.Duration(8-n.Add(1)) * 15 * time.Millisecond) }
+	t.Cleanup(func() { beforeSlot = nil })
+	var ids []string
+	for range 8 {
+		ids = append(ids, d.submit(`{"ranks": 2, "bytes": 64}`))
+	}
+	// Every run is waiting for the slot before the blocker lets go.
+	require.Eventually(t, func() bool {
+		_, body := d.do("GET", "/metrics", "")
+		return strings.Contains(body, "emud_runs_queued 8")
+	}, 10*time.Second, 10*time.Millisecond)
+	status, body := d.do("DELETE", "/runs/"+blocker, "")
+	require.Equal(t, http.StatusAccepted, status, body)
+	var last time.Time
+	for i, id := range ids {
+		r := d.wait(id)
+		require.Equal(t, scenario.StatusOK, r.Status, id)
+		require.NotNil(t, r.Started, id)
+		assert.False(t, r.Started.Before(last), "run %d (%s) started at %v, before the run submitted ahead of it (%v)", i, id, *r.Started, last)
+		last = *r.Started
+	}
+}
+
+// A run canceled while runs ahead of it wait keeps its place in the order:
+// the run behind it does not overtake them.
+func TestServeCancelKeepsTheOrder(t *testing.T) {
+	started := forever(t)
+	d := startDaemon(t, func(c *Config) { c.MaxRuns = 1 })
+	blocker := d.submit(`{"scenario": "test-forever", "ranks": 2, "bytes": 64}`)
+	<-started
+	first := d.submit(`{"ranks": 2, "bytes": 64}`)
+	gone := d.submit(`{"ranks": 2, "bytes": 64}`)
+	last := d.submit(`{"ranks": 2, "bytes": 64}`)
+	status, body := d.do("DELETE", "/runs/"+gone, "")
+	require.Equal(t, http.StatusAccepted, status, body)
+	assert.Equal(t, statusCanceled, d.wait(gone).Status)
+	status, body = d.do("DELETE", "/runs/"+blocker, "")
+	require.Equal(t, http.StatusAccepted, status, body)
+	a, b := d.wait(first), d.wait(last)
+	require.Equal(t, scenario.StatusOK, a.Status)
+	require.Equal(t, scenario.StatusOK, b.Status)
+	assert.False(t, b.Started.Before(*a.Started), "the run behind a canceled one started first")
 }
 
 // A restarted daemon never hands out an id it gave before, and says why
