@@ -79,6 +79,7 @@ func TestLaunchesFreeLaneState(t *testing.T) {
 // kept a slot and every vector clock grew with them: 100 launches peaked
 // at 182 MB, 300 at 1159 MB, and 1000 were killed at 6.7 GB.
 func TestRaceLaunchesBounded(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	root := setupCxx(t)
 	race := []string{"EMUD_RACE=1"}
@@ -265,6 +266,7 @@ const probeRSSConstant = 64 << 20
 // 154 MB (finished actors stayed in the simulator) and 300 launches under
 // EMUD_RACE=1 to 1.1 GB (a vector-clock slot per wave ever made).
 func TestProbesRSSBound(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	root := setupCxx(t)
 	errs := filepath.Join(root, "examples", "cxx", "errors")

@@ -124,9 +124,7 @@ func assertLanded(t *testing.T, out string, seed uint64, sums []uint64) {
 // without Go's detector: a -race test binary costs them nothing.)
 func TestAlltoallMatchesGo(t *testing.T) {
 	needCxx(t)
-	if raceBuild {
-		t.Skip("its Go side runs in-process: run without -race (CI does)")
-	}
+	plainLine(t)
 	root := setupCxx(t)
 	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "alltoall_put.cpp"), "-O2", "-Wall", "-Werror")
 	for _, seed := range []uint64{1, 2, 3} {

@@ -67,9 +67,10 @@ func buildMori(t *testing.T, flags ...string) string {
 // the engine fetches and runs them. Eight ranks, three rounds, correct
 // data; the same seed gives the same digest; and the correct header is
 // quiet under the race detector (the publish edge included) and under
-// timing perturbation on every seed tried (1-8; 1-2 in a -race test
-// binary, sweepSeeds).
+// timing perturbation on every seed tried (1-8; a plain test binary's,
+// plainLine).
 func TestMoriPut(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
@@ -105,7 +106,7 @@ func TestMoriPut(t *testing.T) {
 	require.Equal(t, 0, code, "-O0: stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.NotEmpty(t, digest.FindString(first), first)
 	assert.Equal(t, digest.FindString(first), digest.FindString(stderr), "-O0 against -O1: another end time or digest")
-	for seed := 1; seed <= sweepSeeds(8, 2); seed++ {
+	for seed := 1; seed <= 8; seed++ {
 		for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_STRATEGY=perturb"}} {
 			stdout, stderr, code := runExample(t, prog, append(env, fmt.Sprintf("EMUD_SEED=%d", seed), "2")...)
 			assert.Equal(t, 0, code, "seed %d %v: a false report\nstdout:\n%s\nstderr:\n%s", seed, env, stdout, stderr)
@@ -161,10 +162,11 @@ func TestMoriPutFork(t *testing.T) {
 // engine fetched before it landed corrupts a packet (here a signal that
 // never comes: a hang, or wrong data) on some seed.
 func TestMoriMissingPublish(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	prog := buildMori(t, "-DEMUD_TEST_MORI_NO_PUBLISH")
 	hdr := filepath.Join(moriInclude(t), "mori", "cco", "cco.hpp")
-	for seed := 1; seed <= sweepSeeds(6, 2); seed++ {
+	for seed := 1; seed <= 6; seed++ {
 		stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", fmt.Sprintf("EMUD_SEED=%d", seed), "1")
 		require.NotEqual(t, 0, code, "seed %d: the missing publish was not reported\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
 		assert.Contains(t, stderr, "MORI ring publish: the engine of queue sdma gpu", "seed %d", seed)
@@ -266,10 +268,11 @@ func FuzzStructFields(f *testing.F) {
 // the broken header with the lanes on distinct queues passes too (no
 // chain is shared): the report is the bug's, not the header's.
 func TestMoriCommitChainDeadlock(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	old := buildMori(t, "-DEMUD_TEST_MORI_OLD_CHAIN")
 	good := buildMori(t)
-	for seed := 1; seed <= sweepSeeds(4, 2); seed++ {
+	for seed := 1; seed <= 4; seed++ {
 		s := fmt.Sprintf("EMUD_SEED=%d", seed)
 		stdout, stderr, code := runExample(t, old, s, "1", "same")
 		require.Equal(t, 2, code, "seed %d: the deadlock was not reported as a hang\nstdout:\n%s\nstderr:\n%s", seed, stdout, stderr)

@@ -33,9 +33,7 @@ func TestNcclCftAllReduce(t *testing.T) {
 // TestGinPutMatchesGo).
 func TestCftAllReduceMatchesGo(t *testing.T) {
 	needCxx(t)
-	if raceBuild {
-		t.Skip("its Go side runs in-process: run without -race (CI does)")
-	}
+	plainLine(t)
 	prog := ncclExample(t, "cft_allreduce")
 	for _, c := range []struct{ ranks, bytes int }{{4, 4 << 10}, {8, 16 << 10}, {4, 512 << 10}} {
 		for _, seed := range []uint64{1, 2} {

@@ -149,9 +149,7 @@ func goGinPut(t *testing.T, seed uint64, ranks int, bytes uint64) (sim.Time, []u
 // -race build skips it (as TestAlltoallMatchesGo).
 func TestGinPutMatchesGo(t *testing.T) {
 	needCxx(t)
-	if raceBuild {
-		t.Skip("its Go side runs in-process: run without -race (CI does)")
-	}
+	plainLine(t)
 	prog := ncclExample(t, "gin_put")
 	for _, seed := range []uint64{1, 2, 3} {
 		out, sum, code := runExample(t, prog, "NTHREADS=8", "EMUD_SUMMARY=1", fmt.Sprintf("EMUD_SEED=%d", seed))

@@ -117,9 +117,7 @@ func goLsaAllReduce(t *testing.T, seed uint64, ranks, count int) (sim.Time, int)
 // process, so a -race build skips it (as TestCftAllReduceMatchesGo).
 func TestLsaAllReduceMatchesGo(t *testing.T) {
 	needCxx(t)
-	if raceBuild {
-		t.Skip("its Go side runs in-process: run without -race (CI does)")
-	}
+	plainLine(t)
 	prog := ncclExample(t, "lsa_allreduce")
 	for _, c := range []struct{ ranks, count int }{{4, 4096}, {8, 64 << 10}} {
 		for _, seed := range []uint64{1, 2} {

@@ -90,6 +90,7 @@ func seedEnv(set []string) []string {
 // 1..N through one server against N processes, and seed N again through
 // a fresh server.
 func TestSeedServerEquivalence(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	root := setupCxx(t)
 	ex := func(p ...string) string { return filepath.Join(append([]string{root, "examples", "cxx"}, p...)...) }
@@ -149,12 +150,6 @@ func TestSeedServerEquivalence(t *testing.T) {
 			defer cl.stop()
 			argv := append([]string{prog}, c.args...)
 			var last ran
-			if raceBuild && c.restarts == 0 && c.seeds > 2 {
-				// The programs are processes Go's detector does not see:
-				// a -race test binary runs two seeds of each, CI's plain
-				// line (.ci/run) all of them.
-				c.seeds = 2
-			}
 			for seed := 1; seed <= c.seeds; seed++ {
 				env := append(append([]string{}, base...), fmt.Sprintf("EMUD_SEED=%d", seed))
 				got, err := cl.run(argv, env)
@@ -419,12 +414,13 @@ func TestSeedServerDeviceMemoryZero(t *testing.T) {
 // when the build came; now the threads are adopted at the main thread's
 // own first call, the same at every run.
 func TestSeedServerEarlyStart(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	prog := buildExample(t, "testdata/seedsrv/early_start.cpp")
 	form, err := ReadSeedForm(prog)
 	require.NoError(t, err)
 	env := seedEnv([]string{"EMUD_SPIN_LIMIT=5s", "EMUD_SUMMARY=1"})
-	seeds := sweepSeeds(150, 10)
+	seeds := 150
 	// Two servers run the same seeds: each seed's digest is the same in
 	// both, whichever thread's call built the emulation and wherever the
 	// main thread was in making its threads then.
