@@ -190,7 +190,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		// As hipFree: memory and windows stay until the run ends.
 	case C.EMUD_H_DEVCOMM_DESTROY:
-		if _, err := commOf(a[0]); err != nil {
+		c, err := commOf(a[0])
+		if err != nil {
 			return bad("ccoDevCommDestroy", 1, err)
 		}
 		h := a[1]
@@ -199,7 +200,11 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		// The queues are the comm's (MORI frees them in ccoCommDestroy);
 		// the dev comm is gone: a kernel that still uses it fails.
+		if err := cco.DevCommDestroy(c, &rt.devcomms[h-1]); err != nil {
+			return bad("ccoDevCommDestroy", 1, err)
+		}
 		rt.devDead[h-1] = true
+		moriFree(h)
 		if err := ginFree(h); err != nil {
 			return bad("ncclDevCommDestroy (GIN)", 1, err)
 		}

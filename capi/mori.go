@@ -11,6 +11,7 @@ import (
 
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
 )
 
 // A program built against the user's own MORI header (emud c++ finds
@@ -43,6 +44,21 @@ type moriQueue struct {
 	// doorbell, as marks taken when they did.
 	marks map[uint64]race.Mark
 	bell  race.Mark
+	// hd is the dev comm the queue is of; gpu and words where its memory
+	// lies (words: the rptr/wptr/doorbell words' base), which moriFree
+	// hands back at ccoDevCommDestroy; wh the doorbell watch armed now;
+	// dead says the dev comm was destroyed.
+	hd    uint64
+	gpu   int
+	words uint64
+	wh    sim.WatchHandle
+	dead  bool
+}
+
+// moriMem is a destroyed dev comm's ring and words, kept for the next
+// queue of the same GPU and ring size (moriQueueCall).
+type moriMem struct {
+	ring, size, words uint64
 }
 
 // Word offsets in a queue's words region.
@@ -88,11 +104,7 @@ func moriQueueCall(a []uint64) error {
 		return fmt.Errorf("queue %v was used before (read pointer %#x, write pointer %#x, doorbell %#x): a MORI header's device code needs a fresh queue", id, r.Rptr(), r.Wptr(), start)
 	}
 	g := dc.LsaRank
-	ringAddr, err := rt.mem.Alloc(g, r.Size(), fmt.Sprintf("MORI ring of queue %v", id))
-	if err != nil {
-		return err
-	}
-	words, err := rt.mem.Alloc(g, moriWords, fmt.Sprintf("MORI rptr/wptr/doorbell words of queue %v", id))
+	ringAddr, words, err := moriMemFor(g, r.Size(), id.String())
 	if err != nil {
 		return err
 	}
@@ -102,8 +114,13 @@ func moriQueueCall(a []uint64) error {
 		}
 	}
 	mq := &moriQueue{eq: eq, ring: unsafe.Slice((*byte)(ptr(ringAddr)), int(r.Size())), ringAddr: ringAddr,
-		rptr: words + moriRptr, wptr: words + moriWptr, db: words + moriDoorbell, last: start}
-	eq.OnRptr(func(v uint64) { _ = rt.mem.Store64(mq.rptr, v) })
+		rptr: words + moriRptr, wptr: words + moriWptr, db: words + moriDoorbell, last: start,
+		hd: hd, gpu: g, words: words}
+	eq.OnRptr(func(v uint64) {
+		if !mq.dead { // its words may be another dev comm's queue's now
+			_ = rt.mem.Store64(mq.rptr, v)
+		}
+	})
 	mq.watch()
 	moriRings = append(moriRings, mq)
 	a[0], a[1], a[2], a[3] = ringAddr, mq.rptr, mq.wptr, mq.db
@@ -111,9 +128,72 @@ func moriQueueCall(a []uint64) error {
 	return nil
 }
 
+// moriMemFor returns a ring of size bytes and a words region on GPU g: a
+// destroyed dev comm's (moriFree) when one of that GPU and size is kept,
+// its ring zeroed as a fresh one is, else new memory. Before, every dev
+// comm's queues took new memory and kept their doorbell watches for the
+// rest of the run: a program that made and destroyed a dev comm a round
+// (MORI's test_lsa_memcheck, 100 rounds) lost device memory each round,
+// which hipMemGetInfo showed as a leak MORI does not have, and every
+// lane's store and call scanned more watches and rings each round (its
+// round 17 took 3.5 s).
+func moriMemFor(g int, size uint64, queue string) (ring, words uint64, err error) {
+	spare := moriSpare[g]
+	for i, m := range spare {
+		if m.size != size {
+			continue
+		}
+		moriSpare[g] = append(spare[:i], spare[i+1:]...)
+		if err := rt.mem.Fill(m.ring, size, 0); err != nil {
+			return 0, 0, err
+		}
+		return m.ring, m.words, nil
+	}
+	if ring, err = rt.mem.Alloc(g, size, "MORI ring of queue "+queue); err != nil {
+		return 0, 0, err
+	}
+	if words, err = rt.mem.Alloc(g, moriWords, "MORI rptr/wptr/doorbell words of queue "+queue); err != nil {
+		return 0, 0, err
+	}
+	return ring, words, nil
+}
+
+// moriFree is ccoDevCommDestroy for the MORI rings of dev comm hd: their
+// doorbell watches end, their memory goes to moriSpare, and lanes' stores
+// still pending in them are forgotten (the kernels that made them ended
+// before the destroy, or the destroy is the program's bug; either way
+// they belong to no ring now).
+func moriFree(hd uint64) {
+	kept := moriRings[:0]
+	for _, m := range moriRings {
+		if m.hd != hd {
+			kept = append(kept, m)
+			continue
+		}
+		m.dead = true
+		m.wh.Cancel()
+		moriSpare[m.gpu] = append(moriSpare[m.gpu], moriMem{ring: m.ringAddr, size: uint64(len(m.ring)), words: m.words})
+		for ln, ss := range moriPending {
+			left := ss[:0]
+			for _, st := range ss {
+				if st.hi <= m.ringAddr || st.lo >= m.ringAddr+uint64(len(m.ring)) {
+					left = append(left, st)
+				}
+			}
+			if len(left) == 0 {
+				delete(moriPending, ln)
+			} else {
+				moriPending[ln] = left
+			}
+		}
+	}
+	clear(moriRings[len(kept):])
+	moriRings = kept
+}
+
 // watch waits for the next doorbell store that changes the word.
 func (m *moriQueue) watch() {
-	rt.mem.Watch().Watch(m.db, m.db+8, func() bool {
+	m.wh = rt.mem.Watch().Watch(m.db, m.db+8, func() bool {
 		v, err := rt.mem.Load64(m.db)
 		rang := err == nil && v != m.last
 		if t := rt.s.RaceCurrent(); rang && t != nil {
@@ -130,6 +210,9 @@ func (m *moriQueue) watch() {
 // (DOORBELL_INVALID), without a fetch. Fetched bytes a lane stored but had
 // not published are the publish edge's (moriPending).
 func (m *moriQueue) rang() {
+	if m.dead {
+		return
+	}
 	v, err := rt.mem.Load64(m.db)
 	if err != nil {
 		return
@@ -213,7 +296,8 @@ func (m *moriQueue) perturb(stale []moriStore) {
 // the bytes as they were (zero, a fresh ring's), so a release run can
 // decode a corrupt packet, as #502's missing s_waitcnt let hardware do.
 var (
-	moriRings   []*moriQueue // every MORI ring, for moriNoteStore's filter
+	moriRings   []*moriQueue          // every live MORI ring, for moriNoteStore's filter
+	moriSpare   = map[int][]moriMem{} // destroyed dev comms' rings by GPU (moriFree)
 	moriPending = map[*lane][]moriStore{}
 	moriRng     *rand.Rand // perturbation's draws of which unpublished stores landed
 )

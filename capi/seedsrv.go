@@ -184,7 +184,7 @@ func seedReset() {
 	lanes = map[*kernel.Thread]*lane{}
 	sites = map[siteKey]*kernel.NativeSite{}
 	queueNoted = map[queueNote]bool{}
-	moriRings, moriPending, moriRng = nil, map[*lane][]moriStore{}, (*rand.Rand)(nil)
+	moriRings, moriSpare, moriPending, moriRng = nil, map[int][]moriMem{}, map[*lane][]moriStore{}, (*rand.Rand)(nil)
 	threadBarriers = map[uint64]*threadBarrier{}
 	pcLines.bias = 0 // the next seed's object says its own
 }

@@ -523,6 +523,8 @@ type devState struct {
 	// arrivals are the timed LSA barrier signals into this rank's
 	// inboxes, by word: the two newest (barrier.go noteArrival).
 	arrivals map[uint64][2]arrival
+	// destroyed says DevCommDestroy ran.
+	destroyed bool
 }
 
 // DevCommCreate is ccoDevCommCreate: it fixes the comm's queue count (the
@@ -613,6 +615,29 @@ func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 		}
 	}
 	return dc, nil
+}
+
+// DevCommDestroy is ccoDevCommDestroy: the dev comm's signal slots leave
+// the memory's write log (sim.WriteLog.Untrack), which every NotifyAll
+// reads whole, so a program that makes and destroys a dev comm every
+// round (MORI's test_lsa_memcheck) does not slow down round after round.
+// A second destroy is an error naming the dev comm. Partial: the pool's
+// and the barrier states' memory is not given back for a later dev comm
+// (emud's memory is never unmapped, capi/doc.go "Memory"); the queues are
+// the comm's, as in MORI.
+func DevCommDestroy(c *Comm, d *DevComm) error {
+	if d == nil || d.st == nil || d.st.c != c {
+		return fmt.Errorf("ccoDevCommDestroy (rank %d): not a dev comm this comm's ccoDevCommCreate filled", c.Rank)
+	}
+	st := d.st
+	if st.destroyed {
+		return fmt.Errorf("ccoDevCommDestroy (rank %d): dev comm %d was destroyed already", c.Rank, st.idx)
+	}
+	st.destroyed = true
+	if st.pool.Base != 0 {
+		writeLog(c.h.dev.Memory()).Untrack(st.pool.Base, st.pool.Base+st.pool.Bytes())
+	}
+	return nil
 }
 
 // resolveQueues applies MORI's queue-count rules (docs/cco-semantics.md §1.2).

@@ -314,3 +314,36 @@ func TestManySlots(t *testing.T) {
 		assert.Error(t, cco.MemFree(c0, a), "freed")
 	}
 }
+
+// DevCommDestroy takes the dev comm's signal slots out of the memory's
+// write log (every NotifyAll loads each tracked word, so a program that
+// made and destroyed a dev comm a round slowed down every round), leaves
+// another dev comm's slots tracked, and refuses a second destroy.
+func TestDevCommDestroyUntracks(t *testing.T) {
+	node, err := engine.NewNode(sim.New(sim.Config{Seed: 1}), cco.MI355X(0))
+	require.NoError(t, err)
+	h := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	comms, err := cco.CommCreateAll(h, 2, 0)
+	require.NoError(t, err)
+	c := comms[0]
+	reqs := cco.DevCommRequirementsInitializer()
+	first, err := cco.DevCommCreate(c, &reqs)
+	require.NoError(t, err)
+	second, err := cco.DevCommCreate(c, &reqs)
+	require.NoError(t, err)
+	log := node.Memory().Log()
+	tracked := func(d cco.DevComm) bool {
+		p := d.SignalPool()
+		require.NotZero(t, p.Bytes())
+		return log.Tracked(p.Base, p.Base+p.Bytes())
+	}
+	require.True(t, tracked(first))
+	require.True(t, tracked(second))
+	require.NoError(t, cco.DevCommDestroy(c, &first))
+	assert.False(t, tracked(first), "a destroyed dev comm's slots are still tracked")
+	assert.True(t, tracked(second))
+	err = cco.DevCommDestroy(c, &first)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "was destroyed already")
+	require.Error(t, cco.DevCommDestroy(comms[1], &second), "another comm's dev comm")
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -413,4 +414,41 @@ func TestMoriLogWithoutSpdlog(t *testing.T) {
 		Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
 	require.Error(t, err)
 	assert.Contains(t, log.String(), "the user's mori_log.hpp")
+}
+
+// TestMoriDevCommPerRound: a program that makes and destroys a dev comm
+// every round, as MORI's test_lsa_memcheck does, over the MORI-shaped
+// header, passes with its ranks as threads and as processes, one digest,
+// and a destroyed dev comm's MORI rings serve the next one: each dev comm
+// after the first keeps less device memory than one 256 KiB ring (76 KiB
+// now: its signal pool and barrier state, and what the header's host
+// control plane hipMalloc'd, which emud's hipFree does not give back to
+// hipMemGetInfo; capi/doc.go, "Memory is never unmapped").
+// Before, every dev comm took new rings for all its queues (8 peers × 2
+// queues × 256 KiB) and kept their doorbell watches, and every lane call
+// scanned the dead ones: MORI's test_lsa_memcheck (100 rounds) was past
+// its round 17 at 60 s and took 175 s with the rings reused alone; the
+// signal slots a destroyed dev comm left in the write log
+// (cco.DevCommDestroy) made each round slower still.
+func TestMoriDevCommPerRound(t *testing.T) {
+	needCxx(t)
+	prog := buildMori(t)
+	kept := regexp.MustCompile(`device memory kept per dev comm: (\d+) bytes`)
+	var digests []string
+	for _, mode := range []string{"threads", "fork"} {
+		args := []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=10s", "8", "redev"}
+		if mode == "fork" {
+			args = append(args, "fork")
+		}
+		stdout, stderr, code := runExample(t, prog, args...)
+		require.Equal(t, 0, code, "%s: stdout:\n%s\nstderr:\n%s", mode, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS", mode)
+		m := kept.FindStringSubmatch(stdout)
+		require.NotNil(t, m, "%s: %s", mode, stdout)
+		n, err := strconv.Atoi(m[1])
+		require.NoError(t, err)
+		assert.Less(t, n, 256<<10, "%s: each dev comm keeps %d bytes of device memory", mode, n)
+		digests = append(digests, digestOf(t, stderr))
+	}
+	assert.Equal(t, digests[0], digests[1], "processes: the threads' digest")
 }

@@ -234,6 +234,50 @@ func TestWriteLog(t *testing.T) {
 	assert.Equal(t, 1, g2.Untracked(), "bounded")
 }
 
+// Untrack drops the words of a freed range: they are no longer seen by
+// writes or NotifyAll, the words around them are, and tracking freed
+// words and new ones in turn (a dev comm made and destroyed a round)
+// never reaches MaxTrackedWords nor grows the records.
+func TestWriteLogUntrack(t *testing.T) {
+	s := New(Config{Seed: 1})
+	mem := map[uint64]uint64{}
+	loads := 0
+	l := s.NewWatchList("mem")
+	g := l.EnableLog(func(addr uint64, _ int) uint64 { loads++; return mem[addr] })
+	for a := uint64(0x1000 - 16); a < 0x1000+32; a += 8 { // across a page boundary
+		require.True(t, g.Track(a, 8))
+	}
+	g.Untrack(0x1000-8, 0x1000+16)
+	for _, a := range []uint64{0x1000 - 8, 0x1000, 0x1000 + 8} {
+		assert.False(t, g.Tracked(a, a+8), "%#x", a)
+		_, _, _, ok := g.History(a)
+		assert.False(t, ok, "%#x", a)
+	}
+	for _, a := range []uint64{0x1000 - 16, 0x1000 + 16, 0x1000 + 24} {
+		assert.True(t, g.Tracked(a, a+8), "%#x", a)
+	}
+	mem[0x1000+16] = 5
+	l.Notify(0x1000, 0x1000+32)
+	ws, total, _, ok := g.History(0x1000 + 16)
+	require.True(t, ok)
+	assert.Equal(t, 1, total)
+	assert.Equal(t, uint64(5), ws[0].Value)
+	loads = 0
+	l.NotifyAll()
+	assert.Equal(t, 3, loads, "NotifyAll loads the words still tracked, no others")
+
+	for round := range 3 * MaxTrackedWords / 64 {
+		base := uint64(0x100000 + round*0x1000)
+		for i := range uint64(64) {
+			require.True(t, g.Track(base+8*i, 8), "round %d", round)
+		}
+		g.Untrack(base, base+0x1000)
+	}
+	assert.Zero(t, g.Untracked(), "freed words never count against the bound")
+	assert.Len(t, g.words, 3)
+	assert.LessOrEqual(t, len(g.free), 64, "records are reused")
+}
+
 // A write wider than the tracked pages (up to the whole address space, as
 // a C++ lane's fence or a grid's end announces) visits the tracked words,
 // not every page it spans: walking 2^52 pages made the C ABI's

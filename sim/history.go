@@ -45,6 +45,7 @@ type WriteLog struct {
 	recs      slab.Arena[wordLog] // where new words' records are made, a few at a time
 	untracked int
 	spare     [][]*wordLog // page lists of an earlier run (reuse), emptied
+	free      []*wordLog   // records of untracked words (Untrack), for Track
 }
 
 type wordLog struct {
@@ -82,6 +83,8 @@ func (g *WriteLog) reuse() {
 	clear(g.words)
 	clear(g.pages)
 	g.recs.Reset()
+	clear(g.free)
+	g.free = g.free[:0]
 	g.s, g.load, g.untracked = nil, nil, 0
 }
 
@@ -105,7 +108,12 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 		g.untracked++
 		return false
 	}
-	w := g.recs.New()
+	var w *wordLog
+	if n := len(g.free); n > 0 {
+		w, g.free = g.free[n-1], g.free[:n-1]
+	} else {
+		w = g.recs.New()
+	}
 	*w = wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
 	g.words[addr] = w
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
@@ -120,6 +128,43 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 		g.pages[p] = append(ws, w)
 	}
 	return true
+}
+
+// Untrack stops keeping the writes of the tracked words that start in
+// [lo, hi): memory whose owner is gone (a destroyed dev comm's signal
+// pool). Tracked words are bounded ([MaxTrackedWords]) and every
+// [WatchList.NotifyAll] loads each of them, so a program that made and
+// destroyed a dev comm a round tracked more words every round and made
+// every lane fence slower, until the bound, where later words went
+// untracked. Their records serve later Track calls.
+func (g *WriteLog) Untrack(lo, hi uint64) {
+	if g == nil || hi <= lo || len(g.words) == 0 {
+		return
+	}
+	for addr, w := range g.words { // each removal is its own: map order does not matter
+		if addr < lo || addr >= hi {
+			continue
+		}
+		delete(g.words, addr)
+		for p := addr >> pageShift; p <= (addr+uint64(w.width)-1)>>pageShift; p++ {
+			ws := g.pages[p]
+			for i, x := range ws {
+				if x == w {
+					ws = append(ws[:i], ws[i+1:]...)
+					break
+				}
+			}
+			if len(ws) == 0 {
+				delete(g.pages, p)
+				if len(g.spare) < maxSparePages {
+					g.spare = append(g.spare, ws[:0])
+				}
+				continue
+			}
+			g.pages[p] = ws
+		}
+		g.free = append(g.free, w)
+	}
 }
 
 // Tracked reports whether any tracked word overlaps [lo, hi): the cheap

@@ -11,7 +11,9 @@
 // pointers in turn). "fork" (after the mode, or alone after the rounds)
 // runs the ranks as processes in MORI's fork harness shape: the unique id
 // first, then one forked child per rank, the parent in waitpid; the
-// digest is the threads' (capi/procs.c).
+// digest is the threads' (capi/procs.c). "redev" makes and destroys a
+// dev comm every round, as a leak checker does, and rank 0 prints how much
+// device memory (hipMemGetInfo's free) each dev comm after the first kept.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,7 +79,7 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
 
 uint32_t word(int src, int dst, int round, size_t i) { return (uint32_t)(src * 0x1000000 + dst * 0x10000 + round * 0x100) ^ (uint32_t)i; }
 
-int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
+int rankMain(int rank, const ccoUniqueId& id, int rounds, int same, bool redev) {
   CHECK(hipSetDevice(rank));
   ccoComm* comm = nullptr;
   CHECK(ccoCommCreate(id, kRanks, rank, 0, &comm));
@@ -89,15 +91,17 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
   CHECK(ccoWindowRegister(comm, recv, kRanks * kBytes, &rw));
   ccoDevCommRequirements reqs = CCO_DEV_COMM_REQUIREMENTS_INITIALIZER;
   ccoDevComm dc;
-  CHECK(ccoDevCommCreate(comm, &reqs, &dc));
+  if (!redev) CHECK(ccoDevCommCreate(comm, &reqs, &dc));
   std::vector<uint32_t> host(kRanks * kBytes / 4);
   int errors = 0;
+  size_t freeAfterFirst = 0, freeNow = 0, total = 0;
   for (int round = 0; round < rounds; round++) {
+    if (redev) CHECK(ccoDevCommCreate(comm, &reqs, &dc));
     for (int p = 0; p < kRanks; p++)
       for (size_t i = 0; i < kBytes / 4; i++) host[p * kBytes / 4 + i] = word(rank, p, round, i);
     CHECK(hipMemcpy(send, host.data(), kRanks * kBytes, hipMemcpyHostToDevice));
     CHECK(ccoBarrierAll(comm));
-    alltoall<<<1, 64>>>(dc, sw, rw, round, same);
+    alltoall<<<1, 64>>>(dc, sw, rw, redev ? 0 : round, same);  // a fresh dev comm's signals start at 0
     CHECK(hipDeviceSynchronize());
     CHECK(ccoBarrierAll(comm));
     CHECK(hipMemcpy(host.data(), recv, kRanks * kBytes, hipMemcpyDeviceToHost));
@@ -106,9 +110,16 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
         const uint32_t want = same == 1 ? word((rank - 1 + kRanks) % kRanks, p, round, i) : word(p, rank, round, i);
         if (host[p * kBytes / 4 + i] != want) errors++;
       }
+    if (redev) {
+      CHECK(ccoDevCommDestroy(comm, &dc));
+      CHECK(hipMemGetInfo(&freeNow, &total));
+      if (round == 0) freeAfterFirst = freeNow;
+    }
   }
+  if (redev && rank == 0 && rounds > 1)
+    std::printf("device memory kept per dev comm: %zu bytes\n", (freeAfterFirst - freeNow) / (rounds - 1));
   CHECK(ccoBarrierAll(comm));
-  CHECK(ccoDevCommDestroy(comm, &dc));
+  if (!redev) CHECK(ccoDevCommDestroy(comm, &dc));
   CHECK(ccoCommDestroy(comm));
   return errors;
 }
@@ -116,11 +127,12 @@ int rankMain(int rank, const ccoUniqueId& id, int rounds, int same) {
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 3;
   int same = 0;
-  bool fork_ranks = false;
+  bool fork_ranks = false, redev = false;
   for (int i = 2; i < argc; i++) {
     if (!std::strcmp(argv[i], "same")) same = 1;
     if (!std::strcmp(argv[i], "full")) same = 2;
     if (!std::strcmp(argv[i], "fork")) fork_ranks = true;
+    if (!std::strcmp(argv[i], "redev")) redev = true;
   }
   std::printf("header: %s\n", PUT_HEADER);
   std::fflush(stdout);
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
       pid_t pid = fork();
       if (pid < 0) return 3;
       if (pid == 0) {
-        const int e = rankMain(r, id, rounds, same);
+        const int e = rankMain(r, id, rounds, same, redev);
         std::fflush(stdout);
         _exit(e ? 1 : 0);
       }
@@ -149,7 +161,7 @@ int main(int argc, char** argv) {
     }
   } else {
     std::vector<std::thread> ts;
-    for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds, same); });
+    for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds, same, redev); });
     for (auto& t : ts) t.join();
   }
   int total = 0;
