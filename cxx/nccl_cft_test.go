@@ -82,6 +82,7 @@ func stderrOf(t *testing.T, prog string, env ...string) string {
 // into the next rank's window between two syncs of each CTA's own CFT
 // barrier slot), plain and with multimem sessions.
 func TestNcclCftBarrier(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	cftRuns(t, ncclExample(t, "cft_barrier"), "cft_barrier")
 	cftRuns(t, ncclExample(t, "cft_barrier", "-DMULTIMEM"), "cft_barrier_multimem")
@@ -150,6 +151,7 @@ func TestNcclCftBarrierMissingRank(t *testing.T) {
 // into shared memory, counted puts, waitCounted on a running total),
 // unicast and multimem.
 func TestNcclCftAllGather(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	cftRuns(t, ncclExample(t, "cft_allgather"), "cft_allgather")
 	cftRuns(t, ncclExample(t, "cft_allgather", "-DMULTIMEM"), "cft_allgather_multimem")

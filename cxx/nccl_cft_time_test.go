@@ -18,6 +18,7 @@ import (
 // 8 ranks: it passes under perturbation and PCT, one digest per seed,
 // and the race detector finds nothing.
 func TestNcclCftAllReduce(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	cftRuns(t, ncclExample(t, "cft_allreduce"), "cft_allreduce")
 }

@@ -21,6 +21,7 @@ import (
 // under PCT, the same seed gives the same digest, and the race detector
 // finds nothing.
 func TestNcclGinAlltoAll(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	ncclRuns(t, ncclExample(t, "gin_alltoall"), "gin_alltoall", 3)
 }
@@ -72,6 +73,7 @@ func TestNcclGinAlltoAllMissingPut(t *testing.T) {
 // emud's one node the LSA team is every rank, so the GIN half is the
 // hybrid barrier's rail half alone: its ATOMICs are the only packets.
 func TestNcclHybridAlltoAll(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	ncclRuns(t, ncclExample(t, "hybrid_alltoall"), "hybrid_alltoall", 3)
 }

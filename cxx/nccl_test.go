@@ -42,6 +42,7 @@ func twinRuns(t *testing.T, prog string, code int, env []string, check func(rank
 // the same digest, and the race detector finds nothing (a false alarm is
 // as bad as a missed bug).
 func TestNcclLsaAllReduce(t *testing.T) {
+	plainLine(t) // before the build: a -race binary skips it at once
 	needCxx(t)
 	ncclRuns(t, ncclExample(t, "lsa_allreduce"), "lsa_allreduce", 3)
 }
