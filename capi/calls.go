@@ -89,9 +89,18 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		a[1] = p
 	case C.EMUD_H_FREE:
-		// Regions live as long as the run (engine.Memory never frees):
-		// a freed buffer stays mapped, so a use after free is not caught;
-		// freeing it twice, or a pointer hipMalloc never returned, is.
+		// HIP's hipFree makes an implicit hipDeviceSynchronize: the
+		// block's last users have finished (and, for the race detector,
+		// come before this thread) when hipMalloc hands it out again.
+		if a[0] != 0 {
+			if err := syncDevice(act, h.dev); err != nil {
+				return bad("hipFree", hipErrorLaunchFailure, err)
+			}
+		}
+		// Regions live as long as the run (engine.Memory never frees): a
+		// freed block stays mapped until hipMalloc reuses it, so a use
+		// after free is not caught; freeing it twice, or a pointer
+		// hipMalloc never returned, is.
 		if err := hipFree(a[0]); err != nil {
 			return bad("hipFree", hipErrorInvalidValue, err)
 		}

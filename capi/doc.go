@@ -299,8 +299,13 @@
 // costs a page fault per 2 MiB rather than per 4 KiB; the regions of a GPU
 // share their chunks. So an access just past a region but inside its
 // chunk does not fault (nor would it on most GPUs, whose allocators map
-// large pages); one outside every chunk does. Memory is never unmapped
-// (hipFree, ccoMemFree keep the mapping until exit; a hipFree of a pointer
+// large pages); one outside every chunk does. Memory is never unmapped:
+// hipFree first waits for the current device's work (HIP's implicit
+// hipDeviceSynchronize), then keeps the block for a later hipMalloc of the
+// same rounded size and no more bytes (the newest such block first), and
+// hipMemGetInfo counts it free meanwhile; ccoMemFree keeps the slot for
+// the comm's next ccoMemAlloc of its size (below); a block that is never
+// reused stays mapped until exit (a hipFree of a pointer
 // hipMalloc did not return, or freed already, is hipErrorInvalidValue, and
 // so are hipMalloc(nullptr), a hipMemset of pageable host memory and a
 // launch asking for more dynamic shared memory than a block's 160 KiB
@@ -315,7 +320,8 @@
 // access to it costs no time, as a lane's access to device memory does
 // not); hipPointerGetAttributes tells the two kinds and an unregistered
 // pointer apart, and hipMemGetInfo's free is what the current device's
-// 64 GiB slice still holds (its total is the MI355X's 288 GB, as
+// 64 GiB slice still holds, hipFree'd blocks counted free (its total is
+// the MI355X's 288 GB, as
 // hipGetDeviceProperties's totalGlobalMem). ccoMemFree gives its
 // slot back to the comm's ccoMemAlloc, which reuses it for an allocation
 // of the same rounded size, as MORI's free list does.

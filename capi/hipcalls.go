@@ -84,6 +84,7 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 				used += r.Size
 			}
 		}
+		used -= min(used, hipFreedBytes(h.dev)) // hipFree gave them back
 		slice := rt.mem.SliceBase(1) - rt.mem.SliceBase(0)
 		// What can still be allocated: emud's slice of the device
 		// (64 GiB) is smaller than the device's 288 GB, which total says.

@@ -21,14 +21,33 @@ import (
 var hipUsed []uint64
 
 // hipAlloc backs size bytes (rounded up to a page) of GPU g's slice, in
-// its upper half.
+// its upper half: a block hipFree gave back, of the same rounded size and
+// at least size bytes, the newest first, as a caching allocator reuses
+// one; else new memory above the last. Before, freed blocks were never
+// reused: a correct loop of hipMalloc and hipFree of 1 GiB ran out of the
+// 32 GiB half after 32 rounds, where a GPU runs it for ever.
 func hipAlloc(g int, size uint64) (uint64, error) {
 	if hipUsed == nil {
 		hipUsed = make([]uint64, rt.gpus)
+		hipFreed = make([][]hipBlock, rt.gpus)
 	}
 	half := rt.j.Node.Config().Stride / 2
 	rounded := (size + lsa.PageSize - 1) / lsa.PageSize * lsa.PageSize
-	if rounded < size || rounded > half-hipUsed[g] {
+	if rounded < size {
+		return 0, fmt.Errorf("%d B does not fit in the upper half of GPU %d's slice, hipMalloc's (%d B, %d B used)", size, g, half, hipUsed[g])
+	}
+	if hipLive == nil {
+		hipLive = map[uint64]hipBlock{}
+	}
+	free := hipFreed[g]
+	for i := len(free) - 1; i >= 0; i-- {
+		if b := free[i]; b.rounded == rounded && b.size >= size {
+			hipFreed[g] = append(free[:i], free[i+1:]...)
+			hipLive[b.addr] = b
+			return b.addr, nil
+		}
+	}
+	if rounded > half-hipUsed[g] {
 		return 0, fmt.Errorf("%d B does not fit in the upper half of GPU %d's slice, hipMalloc's (%d B, %d B used)", size, g, half, hipUsed[g])
 	}
 	p, err := rt.mem.AllocAt(rt.mem.SliceBase(g)+half+hipUsed[g], size, fmt.Sprintf("hipMalloc gpu%d", g))
@@ -37,26 +56,44 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 		return 0, fmt.Errorf("%d B does not fit in GPU %d's slice: %w", size, g, err)
 	}
 	hipUsed[g] += rounded
-	if hipLive == nil {
-		hipLive = map[uint64]bool{}
-	}
-	hipLive[p] = true
+	hipLive[p] = hipBlock{addr: p, size: size, rounded: rounded}
 	return p, nil
 }
 
-// hipLive holds the pointers hipMalloc returned and hipFree has not
-// freed (guarded by rt.mu).
-var hipLive map[uint64]bool
+// hipBlock is one hipMalloc allocation: its address, the size of its
+// region (what the hipMalloc that made it asked for) and that size
+// rounded up to a page.
+type hipBlock struct{ addr, size, rounded uint64 }
 
-// hipFree forgets p, a pointer hipMalloc returned; null is a no-op, as in
-// HIP. A pointer freed already, into a buffer, or never allocated is an
-// error (HIP's hipErrorInvalidValue); the mapping stays either way.
+// hipLive holds the blocks hipMalloc returned and hipFree has not freed,
+// by address; hipFreed, per GPU, the blocks hipFree gave back, oldest
+// first, for hipAlloc to reuse (guarded by rt.mu).
+var (
+	hipLive  map[uint64]hipBlock
+	hipFreed [][]hipBlock
+)
+
+// hipFreedBytes is the region bytes of GPU g's freed blocks: free again
+// for hipMemGetInfo, as the memory a GPU's hipFree gives back is.
+func hipFreedBytes(g int) uint64 {
+	n := uint64(0)
+	if g < len(hipFreed) {
+		for _, b := range hipFreed[g] {
+			n += b.size
+		}
+	}
+	return n
+}
+
 func hipFree(p uint64) error {
-	switch {
+	switch b, live := hipLive[p]; {
 	case p == 0:
 		return nil
-	case hipLive[p]:
+	case live:
 		delete(hipLive, p)
+		if g := rt.mem.GPUOf(p); g >= 0 {
+			hipFreed[g] = append(hipFreed[g], b)
+		}
 		return nil
 	case hostHas(p):
 		delete(hostAllocs, p) // ROCm's hipFree takes hipHostMalloc's memory too

@@ -177,7 +177,7 @@ func seedReset() {
 	gins = newGinTable()
 	spinWatch = spinMarks{}
 	hostAllocs = map[uint64]uint64{}
-	hipUsed, hipLive = nil, nil
+	hipUsed, hipLive, hipFreed = nil, nil, nil
 	hostRate = 0
 	laneCode, lsaTimed = nil, false
 	ncclDevs = map[uint64]bool{}
