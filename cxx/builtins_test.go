@@ -16,7 +16,9 @@ import (
 // through printf, std::min, auto and the AMDGCN builtins. Before the
 // built-ins were objects the program did not compile (the macros turned
 // `int blockDim` into a cast). It passes, prints the one lane's line
-// with the built-ins' values, and the same seed gives the same digest.
+// with the built-ins' values, and the same seed gives the same digest;
+// race-clean. names.cu is the CUDA tutorials' shape (dim3 blockDim,
+// gridDim on the host) under cuda_runtime.h.
 func TestBuiltinNames(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -40,4 +42,11 @@ func TestBuiltinNames(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cuda", func(t *testing.T) {
+		prog := buildExample(t, filepath.Join(root, "cxx", "testdata", "builtins", "names.cu"), "-O2", "-Wall", "-Werror")
+		out, report, code := runExample(t, prog, "EMUD_SEED=3")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, out, "names_cu: thread (2, 5) of block (1, 1), warpSize 32\n")
+		assert.Contains(t, out, "names_cu: PASS\n")
+	})
 }
