@@ -1,6 +1,8 @@
 package cxx
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,5 +50,38 @@ func TestBuiltinNames(t *testing.T) {
 		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
 		assert.Contains(t, out, "names_cu: thread (2, 5) of block (1, 1), warpSize 32\n")
 		assert.Contains(t, out, "names_cu: PASS\n")
+	})
+}
+
+// TestBuiltinNameAtFileScope: a declaration of a built-in's name in the
+// global namespace itself conflicts with the built-in, as it does under
+// hipcc and nvcc; the compiler's error names the declaration and the
+// built-in's (hip_runtime.h). In a namespace of the program's it is
+// another name and compiles.
+func TestBuiltinNameAtFileScope(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	for _, c := range []struct{ name, decl, builtin string }{
+		{"dim3 blockDim", "dim3 blockDim(16, 16);", "blockDim"},
+		{"int threadIdx", "int threadIdx = 3;", "threadIdx"},
+		{"extern gridDim", "extern dim3 gridDim;", "gridDim"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "#include <hip/hip_runtime.h>\n" + c.decl + "\nint main() { return 0; }\n"
+			log := compileFails(t, root, "scope.cpp", src, "a global "+c.builtin+" conflicts with the built-in")
+			assert.Regexp(t, `scope\.cpp:2:\d+: error: conflicting declaration .*`+c.builtin, log)
+			assert.Regexp(t, `hip_runtime\.h:\d+:\d+: note: previous declaration as .const uint3 `+c.builtin, log)
+		})
+	}
+	t.Run("in a namespace", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "ns.cpp")
+		src := "#include <hip/hip_runtime.h>\nnamespace cfg { dim3 blockDim(16, 16); int threadIdx = 3; }\n" +
+			"unsigned f() { return cfg::blockDim.x + (unsigned)cfg::threadIdx + blockDim.x; }\n"
+		require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+		var log bytes.Buffer
+		err := Run([]string{"-c", "-Wall", "-Werror", file, "-o", filepath.Join(dir, "ns.o")},
+			Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
+		require.NoError(t, err, log.String())
 	})
 }
