@@ -20,8 +20,10 @@ import (
 // `int blockDim` into a cast). It passes, prints the one lane's line
 // with the built-ins' values, and the same seed gives the same digest;
 // race-clean. names.cu is the CUDA tutorials' shape (dim3 blockDim,
-// gridDim on the host) under cuda_runtime.h.
+// gridDim on the host) under cuda_runtime.h. Three builds and seven
+// runs of programs that Go's detector does not see: plainLine.
 func TestBuiltinNames(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	root := setupCxx(t)
 	src := filepath.Join(root, "cxx", "testdata", "builtins", "names.cpp")
