@@ -417,7 +417,12 @@
 // Every thread of a launched grid is a lane of package kernel whose body
 // is the C++ kernel, run as a coroutine on its own 256 KiB stack
 // (ucontext): the Go side resumes it, and it runs natively until its next
-// device call, which yields back with its arguments. Stacks come from
+// device call, which yields back with its arguments. The built-in
+// variables threadIdx, blockIdx, blockDim and gridDim are this library's
+// objects (lane.c's emud_builtin_*, which hip_runtime.h names by asm
+// labels): emud_resume gives them the lane's values before it switches to
+// it and the host's (0s, dimensions of 1) when it stops, as one lane or
+// host thread runs at a time and a lane's values never change. Stacks come from
 // arenas of 64, mapped MAP_NORESERVE (a page is committed when the lane
 // touches it) and reused by later lanes; each stack's guard page is made
 // with MADV_GUARD_INSTALL, which does not split the mapping, so a grid of

@@ -89,6 +89,38 @@ static __thread int host_id = -1;     // this thread's emud host thread, -1 = no
 
 emud_lane* emud_current(void) { return cur_lane; }
 
+// HIP's and CUDA's built-in variables, as objects: hip_runtime.h declares
+// threadIdx, blockIdx, blockDim and gridDim as const uint3 objects bound
+// to these symbols (an asm label), so a user's own variable, parameter
+// or member of one of those names shadows them as on a GPU, and
+// threadIdx.x is a plain unsigned int (varargs, template deduction,
+// auto). They hold the running lane's values: emud_resume sets them
+// before it switches to a lane and gives them the host's values (0s, and
+// dimensions of 1) when the lane stops. One lane or host thread runs at a
+// time, and a lane's values never change while it lives, so code that
+// keeps a value read before a device call is still right after it
+// (whichever OS thread resumes the lane: not thread-locals, whose
+// address could be kept across a call; abi.h emud_current).
+typedef struct {
+  uint32_t x, y, z;
+} emud_dim3;
+emud_dim3 emud_builtin_threadIdx = {0, 0, 0}, emud_builtin_blockIdx = {0, 0, 0};
+emud_dim3 emud_builtin_blockDim = {1, 1, 1}, emud_builtin_gridDim = {1, 1, 1};
+
+static void builtins_of(const emud_lane* l) {
+  emud_builtin_threadIdx = (emud_dim3){l->tid[0], l->tid[1], l->tid[2]};
+  emud_builtin_blockIdx = (emud_dim3){l->bid[0], l->bid[1], l->bid[2]};
+  emud_builtin_blockDim = (emud_dim3){l->bdim[0], l->bdim[1], l->bdim[2]};
+  emud_builtin_gridDim = (emud_dim3){l->gdim[0], l->gdim[1], l->gdim[2]};
+}
+
+static void builtins_of_host(void) {
+  emud_builtin_threadIdx = (emud_dim3){0, 0, 0};
+  emud_builtin_blockIdx = (emud_dim3){0, 0, 0};
+  emud_builtin_blockDim = (emud_dim3){1, 1, 1};
+  emud_builtin_gridDim = (emud_dim3){1, 1, 1};
+}
+
 #define LANE_STACK (256 << 10)
 
 #ifdef EMUD_FAST_SWITCH
@@ -267,17 +299,20 @@ void emud_resume(emud_lane* l) {
   // SA_NODEFER with an empty sa_mask, so it blocks nothing.
   if (sigsetjmp(im->fault, 0)) {
     cur_lane = NULL;
+    builtins_of_host();
     l->state = 3;
     return;
   }
   l->state = 0;
   cur_lane = l;
+  builtins_of(l);
 #ifdef EMUD_FAST_SWITCH
   emud_switch(&im->caller_sp, im->sp);
 #else
   swapcontext(&im->caller, &im->ctx);
 #endif
   cur_lane = NULL;
+  builtins_of_host();
 }
 
 uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func) {

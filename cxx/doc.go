@@ -37,6 +37,11 @@
 // (#ifdef X) is rewritten, and a launch split across branches is followed
 // through each. Partial: a __shared__ declaration split by a conditional,
 // or a conditional between >>> and (, is refused naming its line.
+// Nothing else is renamed: threadIdx, blockIdx, blockDim and gridDim are
+// objects of emud's hip_runtime.h, not macros, so a program's own
+// variable, parameter or member of one of those names (in its headers
+// too) shadows them as C++ scopes say, with no rewrite (docs/hip.md,
+// "Built-in variables"; testdata/builtins).
 //
 // CUDA sources (.cu, -x cuda) are compiled with __CUDACC__, __NVCC__ and
 // EMUD_CUDA instead of __HIP__ (cuda.go): emud's cuda_runtime.h,

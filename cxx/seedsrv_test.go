@@ -128,6 +128,9 @@ func TestSeedServerEquivalence(t *testing.T) {
 		{name: "leaked fds", src: "testdata/seedsrv/process_state.cpp", args: []string{"fd"}, seeds: 20, restarts: 2},
 		{name: "exit 3", src: "testdata/seedsrv/exit3.cpp", seeds: 2, fails: true},
 		{name: "hip calls", src: ex("hip_calls.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
+		// The built-in variables are the emulator's objects, which the
+		// seed form reaches in the server (--export-dynamic).
+		{name: "builtin names", src: "testdata/builtins/names.cpp", flags: []string{"-O2", "-Wall", "-Werror"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		{name: "early threads", src: ex("errors", "early_threads.cpp"), env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 		// An interposer the server's own code never calls (pbarrier.c).
 		{name: "pthread barrier", src: "testdata/seedsrv/barrier.cpp", env: []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},

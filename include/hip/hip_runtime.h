@@ -372,10 +372,17 @@ inline void note_rmw(T* p, T old, const char* file, int line, const char* fn) {
 
 }  // namespace emud
 
-#define threadIdx (::emud::tid3())
-#define blockIdx (::emud::bid3())
-#define blockDim (::emud::bdim3())
-#define gridDim (::emud::gdim3())
+// The built-in variables are objects, as HIP's and CUDA's are, not
+// macros: a user's own variable, parameter or member named blockDim (a
+// host `dim3 blockDim(16, 16)`, a launch helper's parameter, a struct's
+// field, a kernel's `const int blockDim = 256`) shadows them as C++ scopes
+// say, and threadIdx.x is an unsigned int (printf's varargs, min's
+// deduction, auto). The emulator (capi/lane.c) gives them the running
+// lane's values; in host code they are 0s and dimensions of 1.
+extern const uint3 threadIdx __asm__("emud_builtin_threadIdx");
+extern const uint3 blockIdx __asm__("emud_builtin_blockIdx");
+extern const uint3 blockDim __asm__("emud_builtin_blockDim");
+extern const uint3 gridDim __asm__("emud_builtin_gridDim");
 #ifdef EMUD_CUDA
 static const int warpSize = 32;  // cuda_runtime.h: NVIDIA's warps, whatever EMUD_ARCH
 #define EMUD_LAUNCH_WARP 32
