@@ -185,6 +185,37 @@ int fillExpect(C& s, size_t nq) {
 
 }  // namespace
 
+// freeExpect frees what fillExpect allocated.
+template <class C>
+void freeExpect(C& s) {
+  if constexpr (emudlayout::hasExpect<C>::value) {
+    if (s.expectSignals) hipFree(s.expectSignals);
+    s.expectSignals = nullptr;
+  }
+  (void)s;
+}
+
+// freeMade gives back what ccoDevCommCreate hipMalloc'd for the dev
+// comm's device code (each queue's handle, the handle and peer-signal
+// arrays, the expected-signal counters), as MORI's ccoDevCommDestroy
+// frees its own: a leak checker's hipMemGetInfo stays level over dev
+// comms made and destroyed in a loop (cxx TestMoriDevCommPerRound; 76
+// KiB a dev comm before).
+void freeMade(ccoDevComm& d) {
+  const size_t nq = (size_t)d.lsaSize * d.sdma.sdmaNumQueue;
+  if (d.sdma.deviceHandles && nq > 0) {
+    std::vector<ccoSdmaQueueDeviceHandle*> handles(nq, nullptr);
+    if (hipMemcpy(handles.data(), d.sdma.deviceHandles, nq * sizeof(void*), hipMemcpyDeviceToHost) == hipSuccess)
+      for (auto* h : handles)
+        if (h) hipFree(h);
+    hipFree(d.sdma.deviceHandles);
+    d.sdma.deviceHandles = nullptr;
+  }
+  if (d.sdma.peerSignalPtrs) hipFree(d.sdma.peerSignalPtrs);
+  d.sdma.peerSignalPtrs = nullptr;
+  freeExpect(d.sdma);
+}
+
 int ccoGetUniqueId(ccoUniqueId* id) {
   uint64_t a[16] = {handleOf(id)};
   return call(EMUD_H_UNIQUE_ID, a, "ccoGetUniqueId");
@@ -345,7 +376,9 @@ int ccoDevCommDestroy(ccoComm* comm, ccoDevComm* dc) {
       }
   }
   uint64_t a[16] = {handleOf(comm), handle};
-  return call(EMUD_H_DEVCOMM_DESTROY, a, "ccoDevCommDestroy");
+  const int rc = call(EMUD_H_DEVCOMM_DESTROY, a, "ccoDevCommDestroy");
+  if (rc == 0) freeMade(*dc);
+  return rc;
 }
 
 ccoDevComm* ccoDevCommCopyToDevice(const ccoDevComm* host) {
