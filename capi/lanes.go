@@ -39,6 +39,8 @@ type grid struct {
 	dynBytes  uint64
 	ctxBytes  uint64 // sizeof the header's launch context (lane code reads it)
 	blocks    map[int]*blockMem
+	done      map[int]uint32 // returned lanes of the blocks not all returned
+	nt        uint32         // lanes a block
 	proc      unsafe.Pointer // the forked rank process whose lanes these are (procs.c), nil in this process
 }
 
@@ -59,7 +61,19 @@ func (g *grid) block(b int) *blockMem {
 	return m
 }
 
-func (g *grid) laneDone() {
+// laneDone is a lane of block b returned: the block's shared memory
+// goes with its last lane (a grid over its resident blocks frees each
+// block's as it retires), the launch context with the grid's last.
+func (g *grid) laneDone(b int) {
+	if n := g.done[b] + 1; n < g.nt {
+		g.done[b] = n
+	} else {
+		delete(g.done, b)
+		if m := g.blocks[b]; m != nil {
+			delete(g.blocks, b)
+			g.freeBlock(m)
+		}
+	}
 	g.remaining--
 	if g.remaining > 0 {
 		return
@@ -69,14 +83,18 @@ func (g *grid) laneDone() {
 	} else if g.free != nil {
 		C.emud_call_entry(g.free, g.ctx)
 	}
-	for _, m := range g.blocks {
-		g.release(m.dyn)
-		for _, p := range m.static {
-			g.release(p)
-		}
+	for _, m := range g.blocks { // none left unless a lane failed
+		g.freeBlock(m)
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
 	rt.mem.Watch().NotifyAll()
+}
+
+func (g *grid) freeBlock(m *blockMem) {
+	g.release(m.dyn)
+	for _, p := range m.static {
+		g.release(p)
+	}
 }
 
 // alloc is block memory of the grid's lanes, zeroed: shared with a
@@ -108,7 +126,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	}
 	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
 		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
-		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, proc: C.emud_thread_proc()}
+		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, done: map[int]uint32{}, proc: C.emud_thread_proc()}
 	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
 	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
 	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
@@ -127,14 +145,15 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if err := st.waitDeps(act); err != nil {
 		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
-	g.remaining = int(nb * nt)
+	g.remaining, g.nt = int(nb*nt), uint32(nt)
 	// A CUDA source's launch asks for warps of 32 (cuda_runtime.h), whatever
 	// the node's architecture; a HIP launch asks for nothing (0).
 	wave := rt.j.Node.Arch().WaveSize
 	if a[13] != 0 {
 		wave = int(a[13])
 	}
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween()},
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween(),
+		Resident: residentBlocks(int(nt), wave, g.dynBytes), Pool: rt.pool},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
@@ -192,7 +211,7 @@ func runLane(g *grid, t *kernel.Thread) {
 	defer func() {
 		delete(lanes, t)
 		C.emud_lane_free(l)
-		g.laneDone()
+		g.laneDone(t.BlockIdx())
 	}()
 	l.tid[0], l.tid[1], l.tid[2] = split2(uint32(t.ThreadIdx()), g.bdim)
 	l.bid[0], l.bid[1], l.bid[2] = split2(uint32(t.BlockIdx()), g.gdim)
