@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -1006,18 +1007,20 @@ func unitRows(d *dwarf.Data, cu *dwarf.Entry) []lineRow {
 	return rows
 }
 
-func pcLine(pc uint64) string {
-	f, line := pcFileLine(pc)
-	if f == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", f, line)
-}
+func pcLine(pc uint64) string { return pcEntry(pc).show }
 
 // pcFileLine is pcLine's file and line ("", 0 where unknown).
 func pcFileLine(pc uint64) (string, int) {
+	e := pcEntry(pc)
+	return e.file, e.line
+}
+
+// pcEntry is pc's file, line and "file:line", looked up once a pc: a
+// lane's logged store asked for its line at each device call, and the
+// formatting was half of an NCCL launch's garbage.
+func pcEntry(pc uint64) fileLine {
 	if pc == 0 {
-		return "", 0
+		return fileLine{}
 	}
 	if !pcLines.loaded {
 		pcLines.loaded = true
@@ -1025,11 +1028,11 @@ func pcFileLine(pc uint64) (string, int) {
 		pcLines.d, _ = lineDWARF("/proc/self/exe", false) // nil: no line table
 	}
 	if pc <= pcLines.bias {
-		return "", 0 // below the seed form: the server's own code
+		return fileLine{} // below the seed form: the server's own code
 	}
 	pc -= pcLines.bias
 	if s, ok := pcLines.cache[pc]; ok {
-		return s.file, s.line
+		return s
 	}
 	var s fileLine
 	if d := pcLines.d; d != nil {
@@ -1046,13 +1049,17 @@ func pcFileLine(pc uint64) (string, int) {
 			}
 		}
 	}
+	if s.file != "" {
+		s.show = s.file + ":" + strconv.Itoa(s.line)
+	}
 	pcLines.cache[pc] = s
-	return s.file, s.line
+	return s
 }
 
 type fileLine struct {
 	file string
 	line int
+	show string // file:line, "" where the file is unknown (set by pcEntry)
 }
 
 // lineAt scans a unit's line table for the row that covers pc: the last
@@ -1064,7 +1071,7 @@ func lineAt(rows []lineRow, pc uint64) fileLine {
 	have := false
 	for _, e := range rows {
 		if have && prev.addr <= pc && pc < e.addr && prev.hasFile && prev.line > 0 {
-			return fileLine{prev.file, prev.line}
+			return fileLine{file: prev.file, line: prev.line}
 		}
 		prev, have = e, !e.end
 	}
