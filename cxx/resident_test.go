@@ -62,3 +62,23 @@ func TestGridWideWaitReported(t *testing.T) {
 	assert.NotZero(t, code)
 	assert.Contains(t, report, `EMUD_RESIDENT_LANES="lots": want a whole number of lanes over 0`)
 }
+
+// Blocks started as others retire are not ordered after them: with one
+// block at a time (EMUD_RESIDENT_LANES=64) and EMUD_RACE=1, four blocks'
+// unsynchronised stores to one word are three data races
+// (cxx/testdata/bounds/late_race.cpp), as with every block at once. A
+// block forked from the wave that retired to make room for it, the
+// running actor then, was ordered after it and the races went unseen.
+func TestLateBlocksRace(t *testing.T) {
+	plainLine(t)
+	needCxx(t)
+	root := setupCxx(t)
+	src := filepath.Join(root, "cxx", "testdata", "bounds", "late_race.cpp")
+	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{"EMUD_RACE=1", "EMUD_RESIDENT_LANES=64"}, {"EMUD_RACE=1"}} {
+		out, report, code := runExample(t, prog, env...)
+		require.Equal(t, 5, code, "%v\nstdout:\n%s\nstderr:\n%s", env, out, report)
+		assert.Contains(t, report, "emud: seed 1: 3 data race(s)", env)
+		assert.Contains(t, report, `by kernel "lastWriter" GPU 0 block 3 wave 0 lane 0 (`+src+`:13`, env)
+	}
+}
