@@ -174,3 +174,40 @@ func TestPoolAcrossGPUs(t *testing.T) {
 	_, err := NewPool(0)
 	assert.ErrorContains(t, err, "pool of 0 lanes")
 }
+
+// Two launches on one GPU share its part of a Pool: the second starts its
+// blocks as the first's retire, and the lanes alive never pass the pool
+// (the GPU has lanes alive, so no block starts past it).
+func TestPoolTwoLaunchesOneGPU(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 4})
+	pool, err := NewPool(128)
+	require.NoError(t, err)
+	sleep := &Call[None]{Name: "sleep", Run: func(g *Active, _ []None) error {
+		g.Actor().Sleep(sim.Microsecond)
+		return nil
+	}}
+	live, maxLive, lanes := 0, 0, 0
+	body := func(th *Thread) {
+		live++
+		maxLive = max(maxLive, live)
+		Converge(th, sleep, None{})
+		lanes++
+		live--
+	}
+	a, err := Launch(s, Config{Name: "a", Grid: 4, Block: 64, Pool: pool}, body)
+	require.NoError(t, err)
+	b, err := Launch(s, Config{Name: "b", Grid: 4, Block: 64, Pool: pool}, body)
+	require.NoError(t, err)
+	assert.Equal(t, 2, a.Waiting(), "a: two blocks fit at its launch")
+	assert.Equal(t, 4, b.Waiting(), "b: none fits at its launch")
+	var took sim.Time
+	s.Spawn("host", func(h *sim.Actor) {
+		require.NoError(t, WaitAll(h, a, b))
+		took = h.Now()
+	})
+	require.NoError(t, s.Run())
+	assert.Equal(t, 512, lanes)
+	assert.Equal(t, 128, maxLive)
+	assert.Equal(t, 4*sim.Microsecond, took, "8 blocks, 2 at a time")
+	assert.Zero(t, pool.Live())
+}
