@@ -427,9 +427,11 @@
 // at their launch start at once, as before, so their runs and digests are
 // unchanged; a larger grid's later blocks start as blocks retire, and a
 // wait of resident blocks on blocks not started (a grid-wide spin over
-// more blocks than fit) is a hang, as on a GPU, whose report says how
-// many blocks have not started and what bounds the resident ones
-// (cxx/testdata/bounds/wait_last.cpp, TestGridWideWaitReported). Blocks
+// more blocks than fit) is a hang, as on a GPU whose CUs cannot hold
+// them, whose report says how many blocks have not started and what
+// bounds the resident ones, naming EMUD_RESIDENT_LANES where the pool
+// does, since a GPU's CUs may hold more (cxx/testdata/bounds/wait_last.cpp,
+// TestGridWideWaitReported). Blocks
 // that wait only for the same block of other ranks' launches (NCCL's
 // per-CTA barriers) always progress: blocks start in order on each GPU.
 // Stacks come from

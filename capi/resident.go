@@ -40,7 +40,13 @@ func lanePool() (*kernel.Pool, error) {
 			return nil, fmt.Errorf("EMUD_RESIDENT_LANES=%q: want a whole number of lanes over 0", v)
 		}
 	}
-	return kernel.NewPool(n)
+	p, err := kernel.NewPool(n)
+	if p != nil {
+		// A GPU's CUs may hold more than the pool: a wait that hangs here
+		// may run there.
+		p.Hint = "EMUD_RESIDENT_LANES sets it; a GPU's CUs may hold more"
+	}
+	return p, err
 }
 
 // residentBlocks is how many blocks of nt lanes in waves of wave lanes,

@@ -50,7 +50,7 @@ func TestGridWideWaitReported(t *testing.T) {
 	assert.NotContains(t, out, "PASS")
 	for _, w := range []string{
 		"hang (deadlock)",
-		`kernel "waitLast" on GPU 0: 8 waves still running, 6 of its 8 blocks not started (2 resident; the launches share 512 lanes alive at once, 512 alive now; a block starts when a resident one retires: a wait of resident blocks on later ones hangs on a GPU too)`,
+		`kernel "waitLast" on GPU 0: 8 waves still running, 6 of its 8 blocks not started (2 resident; the launches share 512 lanes alive at once, 512 alive now (EMUD_RESIDENT_LANES sets it; a GPU's CUs may hold more); a block starts when a resident one retires: a wait of resident blocks on later ones hangs on a GPU too)`,
 		"waitLast/gpu0/b1/w3",
 		"spin on an atomic load",
 	} {

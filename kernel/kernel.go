@@ -344,6 +344,9 @@ func (k *Kernel) residency() string {
 	}
 	if p := k.cfg.Pool; p != nil {
 		parts = append(parts, fmt.Sprintf("%d resident; the launches share %d lanes alive at once, %d alive now", k.running, p.limit, p.live))
+		if p.Hint != "" {
+			parts[len(parts)-1] += " (" + p.Hint + ")"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

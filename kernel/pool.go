@@ -16,6 +16,9 @@ import "fmt"
 // budget. Grids whose lanes all fit at their launch start at once, as
 // without a Pool.
 type Pool struct {
+	// Hint, when set, ends a hang report's words on the pool: how to
+	// raise it (the launcher's setting).
+	Hint    string
 	limit   int
 	live    int
 	gpus    map[int]*gpuUse
