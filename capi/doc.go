@@ -421,8 +421,8 @@
 // alive always starting one block. A block's lanes, records and shared
 // memory are made when it starts and go when it retires, so a launch's
 // memory is that of its resident blocks, not of its grid: 4096 blocks of
-// 256 lanes on one GPU (cxx/testdata/bounds/wide_grid.cpp) peak at 736
-// MiB, 28 MiB over 512 blocks (cxx TestWideGridBounded); before, every
+// 256 lanes on one GPU (cxx/testdata/bounds/wide_grid.cpp) peak at
+// 736-742 MiB, 28-48 MiB over 512 blocks (cxx TestWideGridBounded); before, every
 // lane was made at the launch, some 10 KiB each. Grids whose lanes all fit
 // at their launch start at once, as before, so their runs and digests are
 // unchanged; a larger grid's later blocks start as blocks retire, and a

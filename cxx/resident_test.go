@@ -12,9 +12,10 @@ import (
 
 // A grid far beyond what runs at once (cxx/testdata/bounds/wide_grid.cpp:
 // 4096 blocks of 256 lanes, 1 Mi lanes, on one GPU) runs to its correct
-// output with the memory of its resident blocks: its peak is within 64
+// output with the memory of its resident blocks: its peak is within 128
 // MiB of a grid of 512 blocks, which already fills the run's 65,536
-// resident lanes (capi's resident.go). Before, a launch made every lane at
+// resident lanes (capi's resident.go; measured 28-48 MiB over it, the Go
+// heap's collections landing differently), and under 1 GiB. Before, a launch made every lane at
 // once, some 10 KiB each: 256 blocks peaked at 639 MB and 1 Mi lanes
 // would have needed some 10 GB.
 func TestWideGridBounded(t *testing.T) {
@@ -27,7 +28,7 @@ func TestWideGridBounded(t *testing.T) {
 	mid := time.Now()
 	many := maxRSS(t, prog, "4096")
 	t.Logf("peak RSS: 512 blocks %d MiB (%v), 4096 blocks %d MiB (%v)", few>>20, mid.Sub(start).Round(time.Millisecond), many>>20, time.Since(mid).Round(time.Millisecond))
-	assert.Less(t, many-few, int64(64<<20), fmt.Sprintf("3584 more blocks grew the peak by %d MiB", (many-few)>>20))
+	assert.Less(t, many-few, int64(128<<20), fmt.Sprintf("3584 more blocks grew the peak by %d MiB", (many-few)>>20))
 	assert.Less(t, many, int64(1<<30), "1 Mi lanes' peak")
 }
 
