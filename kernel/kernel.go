@@ -197,6 +197,7 @@ func launch(s *sim.Sim, cfg Config, fn func(t *Thread), code Code) (*Kernel, err
 	if cfg.Pool != nil {
 		cfg.Pool.take(cfg.GPU, cfg.Grid*cfg.Block)
 	}
+	k.running = cfg.Grid
 	// A launch's blocks, waves, lanes and lane lists are made a slice each
 	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
 	// With a Scratch they come from its arena (arena.go).
@@ -277,7 +278,7 @@ func (k *Kernel) startWaiting(skew sim.Time) {
 	}
 }
 
-// retired is block b's last wave ending: its lanes go back to the pool
+// retired is a block's last wave ending: its lanes go back to the pool
 // and the blocks that fit now start.
 func (k *Kernel) retired() {
 	k.running--
