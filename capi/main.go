@@ -236,6 +236,7 @@ func start() error {
 	if rt.pool, err = lanePool(); err != nil {
 		return err
 	}
+	rt.s.OnQuiescent(rt.pool.Overflow) // a budget's wait is no hang (resident.go)
 	setLaneCost(laneCycles, j.Node.Model().CUClockGHz())
 	// What a Go test reads from Host.Warnings (queue-count clamps,
 	// ignored requests, comms that may leak queues, SDMA off) a C++

@@ -18,9 +18,12 @@ import (
 // launches of a run share EMUD_RESIDENT_LANES lanes alive at once
 // (kernel.Pool; defaultResidentLanes), since each costs emud 10-50 KiB
 // while it lives (its native stack's pages, its coroutine and records);
-// hardware keeps no promise of co-residency either (other work holds
-// CUs). 65,536 holds NCCL's 01_allreduce_lsa on 8 ranks (16 CTAs of 512
-// threads a rank) at once, so it ends at 7.10 µs as on CUs that hold it
+// the budget bounds emud's memory, not the program: when every lane
+// alive waits and blocks wait to start (a grid-wide flag or barrier over
+// more blocks than the budget holds), blocks start past it, up to what
+// the GPU's CUs hold (kernel.Pool.Overflow), so only a wait that would
+// hang on the CUs is a hang report. 65,536 holds NCCL's 01_allreduce_lsa
+// on 8 ranks (16 CTAs of 512 threads a rank) at once, so it ends at 7.10 µs as on CUs that hold it
 // (at 32,768 its later CTAs waited and it ended at 31.2 µs), and keeps
 // NCCL's RMS-norm examples (1 Mi lanes on 8 ranks) near 2 GB; at 32,768
 // they peaked at 1.2 GB in 53 s of CPU against 2.0 GB in 71 s.
@@ -42,9 +45,7 @@ func lanePool() (*kernel.Pool, error) {
 	}
 	p, err := kernel.NewPool(n)
 	if p != nil {
-		// A GPU's CUs may hold more than the pool: a wait that hangs here
-		// may run there.
-		p.Hint = "EMUD_RESIDENT_LANES sets it; a GPU's CUs may hold more"
+		p.Hint = "EMUD_RESIDENT_LANES sets it"
 	}
 	return p, err
 }

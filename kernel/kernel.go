@@ -278,6 +278,24 @@ func (k *Kernel) startWaiting(skew sim.Time) {
 	}
 }
 
+// startOne starts the kernel's next block whatever its pool says, if one
+// waits and the kernel's resident blocks are under Config.Resident (Pool's
+// Overflow), and reports whether it did.
+func (k *Kernel) startOne() bool {
+	cfg := k.cfg
+	if k.Waiting() == 0 || k.err != nil || cfg.Resident > 0 && k.running >= cfg.Resident {
+		return false
+	}
+	b := max(k.next, 0)
+	if cfg.Pool != nil {
+		cfg.Pool.take(cfg.GPU, cfg.Block)
+	}
+	k.running++
+	k.next = b + 1
+	k.start(b, k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
+	return true
+}
+
 // retired is a block's last wave ending: its lanes go back to the pool
 // and the blocks that fit now start.
 func (k *Kernel) retired() {
@@ -344,7 +362,7 @@ func (k *Kernel) residency() string {
 		parts = append(parts, fmt.Sprintf("at most %d blocks resident at once", r))
 	}
 	if p := k.cfg.Pool; p != nil {
-		parts = append(parts, fmt.Sprintf("%d resident; the launches share %d lanes alive at once, %d alive now", k.running, p.limit, p.live))
+		parts = append(parts, fmt.Sprintf("%d resident; the launches share %d lanes alive at once, %d alive now, passed when every lane alive waits (Pool.Overflow)", k.running, p.limit, p.live))
 		if p.Hint != "" {
 			parts[len(parts)-1] += " (" + p.Hint + ")"
 		}

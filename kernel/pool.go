@@ -1,6 +1,9 @@
 package kernel
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Pool is a budget of lanes alive at once that the launches sharing it
 // (Config.Pool) draw from, across GPUs: a launcher of native lanes, each
@@ -88,6 +91,41 @@ func (p *Pool) retire(gpu, n int) {
 	p.live -= n
 	p.use(gpu).live -= n
 	p.pump()
+}
+
+// Overflow starts blocks past the budget when the run is quiescent
+// (sim.Sim.OnQuiescent): every lane alive waits and blocks wait to start.
+// The budget bounds emud's memory, not the program: a GPU's CUs hold more
+// blocks than its share (Config.Resident), so a wait of the resident
+// blocks on later ones (a grid-wide flag, a barrier over every block)
+// runs there, and must here. On each GPU with blocks waiting, the first
+// waiting kernel (in launch order) whose resident blocks are under its
+// Config.Resident starts its next block; it reports whether any started.
+// Only a wait past what the CUs hold is then a hang, as on a GPU.
+func (p *Pool) Overflow() bool {
+	var started []int // GPUs given a block this time
+	for _, k := range p.waiting {
+		if slices.Contains(started, k.cfg.GPU) {
+			continue
+		}
+		if k.startOne() {
+			started = append(started, k.cfg.GPU)
+		}
+	}
+	if len(started) == 0 {
+		return false
+	}
+	kept := p.waiting[:0]
+	for _, k := range p.waiting {
+		if k.Waiting() > 0 && k.err == nil {
+			kept = append(kept, k)
+		} else {
+			p.use(k.cfg.GPU).waiting--
+		}
+	}
+	clear(p.waiting[len(kept):])
+	p.waiting = kept
+	return true
 }
 
 // pump starts the waiting kernels' blocks that fit, kernel by kernel in

@@ -115,6 +115,59 @@ func TestResidentGridWideWaitHangs(t *testing.T) {
 	assert.Equal(t, 2, k.Waiting())
 }
 
+// A pool's budget is not the GPU's: a grid-wide wait over more lanes than
+// the pool holds runs once its resident lanes all wait, since Overflow
+// (at the run's quiescent point) starts the blocks the budget held back,
+// and the run is one digest a seed. It hangs only where the CUs'
+// Config.Resident would too, and, without Overflow hooked, at the budget
+// (what Overflow saves a correct grid-wide wait from: a false hang).
+func TestPoolOverflowAtQuiescence(t *testing.T) {
+	run := func(resident int, hook bool) (*Kernel, error, string) {
+		s := sim.New(sim.Config{Seed: 3})
+		pool, err := NewPool(128) // two 64-lane blocks
+		require.NoError(t, err)
+		if hook {
+			s.OnQuiescent(pool.Overflow)
+		}
+		flag := s.NewWatchList("flag")
+		set := false
+		wait := &Call[None]{Name: "wait-for-last", Run: func(g *Active, _ []None) error {
+			g.Actor().Await(sim.Wait{List: flag, Pred: func() bool { return set }, What: "the last block's flag"})
+			return nil
+		}}
+		raise := &Call[None]{Name: "raise", Run: func(g *Active, _ []None) error {
+			set = true
+			flag.Notify(0, 1)
+			return nil
+		}}
+		k, err := Launch(s, Config{Name: "gridwide", Grid: 6, Block: 64, Resident: resident, Pool: pool}, func(th *Thread) {
+			if th.BlockIdx() == 5 {
+				Converge(th, raise, None{})
+				return
+			}
+			Converge(th, wait, None{})
+		})
+		require.NoError(t, err)
+		s.Spawn("host", func(a *sim.Actor) { _ = k.Wait(a) })
+		err = s.Run()
+		return k, err, s.Digest()
+	}
+	k, err, d1 := run(0, true)
+	require.NoError(t, err, "the CUs hold every block: no hang")
+	assert.True(t, k.Done())
+	_, _, d2 := run(0, true)
+	assert.Equal(t, d1, d2, "one digest a seed")
+
+	_, err, _ = run(4, true)
+	var h *sim.HangError
+	require.ErrorAs(t, err, &h, "past what the CUs hold: a hang, as on a GPU")
+	assert.Contains(t, h.Text(), "2 of its 6 blocks not started (at most 4 blocks resident at once")
+
+	_, err, _ = run(0, false)
+	require.ErrorAs(t, err, &h, "no Overflow: the budget alone holds the blocks back")
+	assert.Contains(t, h.Text(), "4 of its 6 blocks not started")
+}
+
 func TestResidentValidation(t *testing.T) {
 	_, err := Launch(sim.New(sim.Config{}), Config{Grid: 2, Block: 64, Resident: -1}, func(*Thread) {})
 	assert.ErrorContains(t, err, "-1 resident blocks")
