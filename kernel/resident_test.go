@@ -122,7 +122,7 @@ func TestResidentGridWideWaitHangs(t *testing.T) {
 // Config.Resident would too, and, without Overflow hooked, at the budget
 // (what Overflow saves a correct grid-wide wait from: a false hang).
 func TestPoolOverflowAtQuiescence(t *testing.T) {
-	run := func(resident int, hook bool) (*Kernel, error, string) {
+	run := func(resident int, hook bool) (*Kernel, string, error) {
 		s := sim.New(sim.Config{Seed: 3})
 		pool, err := NewPool(128) // two 64-lane blocks
 		require.NoError(t, err)
@@ -150,20 +150,20 @@ func TestPoolOverflowAtQuiescence(t *testing.T) {
 		require.NoError(t, err)
 		s.Spawn("host", func(a *sim.Actor) { _ = k.Wait(a) })
 		err = s.Run()
-		return k, err, s.Digest()
+		return k, s.Digest(), err
 	}
-	k, err, d1 := run(0, true)
+	k, d1, err := run(0, true)
 	require.NoError(t, err, "the CUs hold every block: no hang")
 	assert.True(t, k.Done())
-	_, _, d2 := run(0, true)
+	_, d2, _ := run(0, true)
 	assert.Equal(t, d1, d2, "one digest a seed")
 
-	_, err, _ = run(4, true)
+	_, _, err = run(4, true)
 	var h *sim.HangError
 	require.ErrorAs(t, err, &h, "past what the CUs hold: a hang, as on a GPU")
 	assert.Contains(t, h.Text(), "2 of its 6 blocks not started (at most 4 blocks resident at once")
 
-	_, err, _ = run(0, false)
+	_, _, err = run(0, false)
 	require.ErrorAs(t, err, &h, "no Overflow: the budget alone holds the blocks back")
 	assert.Contains(t, h.Text(), "4 of its 6 blocks not started")
 }
