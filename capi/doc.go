@@ -337,10 +337,10 @@
 // finished wave leaves the simulator (sim: finished actors leave its list)
 // and its race-detector slot goes to a later wave ordered after it (race:
 // retire.go), so neither grows with the launches. What the constant does
-// not cover: the lanes alive at once (about 1 KiB each, which
-// EMUD_MEM_BUDGET's launch estimate counts), and under EMUD_RACE=1 the
-// shadow of every byte accessed (a few words per access range, partial:
-// not in the budget).
+// not cover: the lanes alive at once (10-50 KiB each with their stacks'
+// pages, coroutines and records; at most EMUD_RESIDENT_LANES and a block
+// a GPU, # Lanes), and under EMUD_RACE=1 the shadow of every byte
+// accessed (a few words per access range, partial: not in the budget).
 //
 // # Streams, copies and memsets
 //
@@ -422,7 +422,34 @@
 // objects (lane.c's emud_builtin_*, which hip_runtime.h names by asm
 // labels): emud_resume gives them the lane's values before it switches to
 // it and the host's (0s, dimensions of 1) when it stops, as one lane or
-// host thread runs at a time and a lane's values never change. Stacks come from
+// host thread runs at a time and a lane's values never change.
+// A launch starts the
+// blocks that fit and each later one when a block retires, in block
+// order (kernel.Config.Resident, kernel.Pool; resident.go): what a GPU's
+// CUs hold (32 waves and 160 KiB of dynamic shared memory a CU, 256 CUs;
+// registers and static __shared__ not counted), and at most
+// EMUD_RESIDENT_LANES (65,536) lanes alive at once over all the run's
+// launches, each GPU with work due an equal share and a GPU with none
+// alive always starting one block. A block's lanes, records and shared
+// memory are made when it starts and go when it retires, so a launch's
+// memory is that of its resident blocks, not of its grid: 4096 blocks of
+// 256 lanes on one GPU (cxx/testdata/bounds/wide_grid.cpp) peak at
+// 736-742 MiB, 28-48 MiB over 512 blocks (cxx TestWideGridBounded); before, every
+// lane was made at the launch, some 10 KiB each. Grids whose lanes all fit
+// at their launch start at once, as before, so their runs and digests are
+// unchanged; a larger grid's later blocks start as blocks retire, and a
+// wait of resident blocks on blocks not started (a grid-wide spin over
+// more blocks than fit) is a hang, as on a GPU whose CUs cannot hold
+// them, whose report says how many blocks have not started and what
+// bounds the resident ones. The lane budget bounds emud's memory, not the
+// program: when every lane alive waits and blocks wait to start, blocks
+// start past it up to what the CUs hold (kernel.Pool.Overflow at the
+// run's quiescent point), so a grid-wide wait the CUs hold passes at any
+// EMUD_RESIDENT_LANES (cxx/testdata/bounds/wait_last.cpp,
+// TestGridWideWaitReported). Blocks
+// that wait only for the same block of other ranks' launches (NCCL's
+// per-CTA barriers) always progress: blocks start in order on each GPU.
+// Stacks come from
 // arenas of 64, mapped MAP_NORESERVE (a page is committed when the lane
 // touches it) and reused by later lanes; each stack's guard page is made
 // with MADV_GUARD_INSTALL, which does not split the mapping, so a grid of
@@ -436,7 +463,9 @@
 // lane for emud's records, plus each block's dynamic shared memory) is
 // over EMUD_MEM_BUDGET (default half the process's memory limit), and a
 // retired launch's lane state is freed (budget.go; partial: the native
-// stacks of lanes alive at once are not in the estimate). A thread that
+// stacks of lanes alive at once are not in the estimate, and it counts
+// every lane of the grid, though only the resident blocks' lanes live at
+// once: a grid it refuses would also run for hours). A thread that
 // makes only calls that take no virtual time and change nothing
 // (__syncthreads, __ballot, __shfl, __threadfence; hipDeviceSynchronize,
 // hipGetLastError … on the host), one call or several in turn (a loop of

@@ -155,13 +155,17 @@ static void lane_main(unsigned lo, unsigned hi) {
 // mappings, over Linux's vm.max_map_count of 65,530, and its launch
 // failed. On older kernels the guard falls back to mprotect (and such
 // grids still need vm.max_map_count raised). A stack freed while more than
-// KEEP_STACKS are free gives its pages back (MADV_DONTNEED), as the
-// munmap of a stack past the old pool of 4,096 did.
+// KEEP_STACKS are free gives its pages back (MADV_DONTNEED). It was 4,096:
+// a grid over its resident blocks (capi's resident.go) frees a stack per
+// lane and takes it again for the next block's, and giving pages back past
+// 4,096 free stacks had madvise's TLB shootdowns and the faults after them
+// take half of a 1 Mi-lane launch's time; 65,536 is two GPUs' resident
+// lanes at emud's default.
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
 #define ARENA_STACKS 64
-#define KEEP_STACKS 4096
+#define KEEP_STACKS 65536
 #define GUARD_PAGE 4096
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -234,15 +238,48 @@ uint64_t emud_lane_stack(emud_lane* l, uint64_t* size) {
   return (uint64_t)(uintptr_t)((lane_impl*)l->impl)->stack;
 }
 
+// A lane's records (emud_lane and its lane_impl, some 6 KiB) come from a
+// free list of those of returned lanes, kept for good: a grid over its
+// resident blocks makes and frees a lane per thread, and malloc gave the
+// freed records' pages back and faulted them in again for the next block
+// (a tenth of a 1 Mi-lane launch's time).
+typedef struct lane_rec {
+  emud_lane l;
+  lane_impl im;
+  struct lane_rec* next;  // on the free list
+} lane_rec;
+static lane_rec* free_recs;  // under pool_mu
+
+static lane_rec* rec_get(void) {
+  pthread_mutex_lock(&pool_mu);
+  lane_rec* r = free_recs;
+  if (r) free_recs = r->next;
+  pthread_mutex_unlock(&pool_mu);
+  if (!r) return calloc(1, sizeof(lane_rec));
+  memset(r, 0, sizeof *r);
+  return r;
+}
+
+static void rec_put(lane_rec* r) {
+  pthread_mutex_lock(&pool_mu);
+  r->next = free_recs;
+  free_recs = r;
+  pthread_mutex_unlock(&pool_mu);
+}
+
 emud_lane* emud_lane_new(emud_entry entry, void* arg) {
-  emud_lane* l = calloc(1, sizeof(emud_lane));
-  lane_impl* im = calloc(1, sizeof(lane_impl));
-  if (!l || !im) return NULL;
+  lane_rec* r = rec_get();
+  if (!r) return NULL;
+  emud_lane* l = &r->l;
+  lane_impl* im = &r->im;
   l->impl = im;
   im->entry = entry;
   im->arg = arg;
   im->stack = stack_get();
-  if (!im->stack) return NULL;
+  if (!im->stack) {
+    rec_put(r);
+    return NULL;
+  }
   l->stack_lo = (uint64_t)(uintptr_t)im->stack;
   l->stack_hi = l->stack_lo + LANE_STACK;
 #ifdef EMUD_FAST_SWITCH
@@ -283,8 +320,7 @@ void emud_lane_free(emud_lane* l) {
   }
   lane_impl* im = (lane_impl*)l->impl;
   stack_put(im->stack);
-  free(im);
-  free(l);
+  rec_put((lane_rec*)l);  // l is its record's first member
 }
 
 // emud_resume runs lane l until its next device call (state 1), its return

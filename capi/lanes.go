@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -39,6 +40,8 @@ type grid struct {
 	dynBytes  uint64
 	ctxBytes  uint64 // sizeof the header's launch context (lane code reads it)
 	blocks    map[int]*blockMem
+	done      map[int]uint32 // returned lanes of the blocks not all returned
+	nt        uint32         // lanes a block
 	proc      unsafe.Pointer // the forked rank process whose lanes these are (procs.c), nil in this process
 }
 
@@ -59,7 +62,19 @@ func (g *grid) block(b int) *blockMem {
 	return m
 }
 
-func (g *grid) laneDone() {
+// laneDone is a lane of block b returned: the block's shared memory
+// goes with its last lane (a grid over its resident blocks frees each
+// block's as it retires), the launch context with the grid's last.
+func (g *grid) laneDone(b int) {
+	if n := g.done[b] + 1; n < g.nt {
+		g.done[b] = n
+	} else {
+		delete(g.done, b)
+		if m := g.blocks[b]; m != nil {
+			delete(g.blocks, b)
+			g.freeBlock(m)
+		}
+	}
 	g.remaining--
 	if g.remaining > 0 {
 		return
@@ -69,14 +84,18 @@ func (g *grid) laneDone() {
 	} else if g.free != nil {
 		C.emud_call_entry(g.free, g.ctx)
 	}
-	for _, m := range g.blocks {
-		g.release(m.dyn)
-		for _, p := range m.static {
-			g.release(p)
-		}
+	for _, m := range g.blocks { // none left unless a lane failed
+		g.freeBlock(m)
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
 	rt.mem.Watch().NotifyAll()
+}
+
+func (g *grid) freeBlock(m *blockMem) {
+	g.release(m.dyn)
+	for _, p := range m.static {
+		g.release(p)
+	}
 }
 
 // alloc is block memory of the grid's lanes, zeroed: shared with a
@@ -108,7 +127,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	}
 	g := &grid{name: cstr(a[11]), entry: C.emud_entry(ptr(a[8])), ctx: ptr(a[9]), free: C.emud_entry(ptr(a[10])),
 		gdim: [3]uint32{uint32(a[0]), uint32(a[1]), uint32(a[2])}, bdim: [3]uint32{uint32(a[3]), uint32(a[4]), uint32(a[5])},
-		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, proc: C.emud_thread_proc()}
+		dynBytes: a[6], ctxBytes: a[12], blocks: map[int]*blockMem{}, done: map[int]uint32{}, proc: C.emud_thread_proc()}
 	nb := uint64(g.gdim[0]) * uint64(g.gdim[1]) * uint64(g.gdim[2])
 	nt := uint64(g.bdim[0]) * uint64(g.bdim[1]) * uint64(g.bdim[2])
 	if nb == 0 || nb > 1<<20 || nt == 0 || nt > kernel.MaxBlockThreads {
@@ -127,14 +146,15 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if err := st.waitDeps(act); err != nil {
 		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
 	}
-	g.remaining = int(nb * nt)
+	g.remaining, g.nt = int(nb*nt), uint32(nt)
 	// A CUDA source's launch asks for warps of 32 (cuda_runtime.h), whatever
 	// the node's architecture; a HIP launch asks for nothing (0).
 	wave := rt.j.Node.Arch().WaveSize
 	if a[13] != 0 {
 		wave = int(a[13])
 	}
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween()},
+	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween(),
+		Resident: residentBlocks(int(nt), wave, g.dynBytes), Pool: rt.pool},
 		func(t *kernel.Thread) { runLane(g, t) })
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
@@ -192,7 +212,7 @@ func runLane(g *grid, t *kernel.Thread) {
 	defer func() {
 		delete(lanes, t)
 		C.emud_lane_free(l)
-		g.laneDone()
+		g.laneDone(t.BlockIdx())
 	}()
 	l.tid[0], l.tid[1], l.tid[2] = split2(uint32(t.ThreadIdx()), g.bdim)
 	l.bid[0], l.bid[1], l.bid[2] = split2(uint32(t.BlockIdx()), g.gdim)
@@ -987,18 +1007,20 @@ func unitRows(d *dwarf.Data, cu *dwarf.Entry) []lineRow {
 	return rows
 }
 
-func pcLine(pc uint64) string {
-	f, line := pcFileLine(pc)
-	if f == "" {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", f, line)
-}
+func pcLine(pc uint64) string { return pcEntry(pc).show }
 
 // pcFileLine is pcLine's file and line ("", 0 where unknown).
 func pcFileLine(pc uint64) (string, int) {
+	e := pcEntry(pc)
+	return e.file, e.line
+}
+
+// pcEntry is pc's file, line and "file:line", looked up once a pc: a
+// lane's logged store asked for its line at each device call, and the
+// formatting was half of an NCCL launch's garbage.
+func pcEntry(pc uint64) fileLine {
 	if pc == 0 {
-		return "", 0
+		return fileLine{}
 	}
 	if !pcLines.loaded {
 		pcLines.loaded = true
@@ -1006,11 +1028,11 @@ func pcFileLine(pc uint64) (string, int) {
 		pcLines.d, _ = lineDWARF("/proc/self/exe", false) // nil: no line table
 	}
 	if pc <= pcLines.bias {
-		return "", 0 // below the seed form: the server's own code
+		return fileLine{} // below the seed form: the server's own code
 	}
 	pc -= pcLines.bias
 	if s, ok := pcLines.cache[pc]; ok {
-		return s.file, s.line
+		return s
 	}
 	var s fileLine
 	if d := pcLines.d; d != nil {
@@ -1027,13 +1049,17 @@ func pcFileLine(pc uint64) (string, int) {
 			}
 		}
 	}
+	if s.file != "" {
+		s.show = s.file + ":" + strconv.Itoa(s.line)
+	}
 	pcLines.cache[pc] = s
-	return s.file, s.line
+	return s
 }
 
 type fileLine struct {
 	file string
 	line int
+	show string // file:line, "" where the file is unknown (set by pcEntry)
 }
 
 // lineAt scans a unit's line table for the row that covers pc: the last
@@ -1045,7 +1071,7 @@ func lineAt(rows []lineRow, pc uint64) fileLine {
 	have := false
 	for _, e := range rows {
 		if have && prev.addr <= pc && pc < e.addr && prev.hasFile && prev.line > 0 {
-			return fileLine{prev.file, prev.line}
+			return fileLine{file: prev.file, line: prev.line}
 		}
 		prev, have = e, !e.end
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/issuer"
 	emujob "github.com/emud-dev/emud/job"
+	"github.com/emud-dev/emud/kernel"
 	"github.com/emud-dev/emud/model"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/ring"
@@ -60,7 +61,8 @@ type emulation struct {
 	s    *sim.Sim
 	mem  *engine.Memory
 	gpus int
-	ran  chan error // sim.Run's result
+	pool *kernel.Pool // the lanes alive at once of every launch (resident.go)
+	ran  chan error   // sim.Run's result
 	// adopted is closed when the main thread's first call has adopted
 	// the threads it started before it (adoptEarly).
 	adopted chan struct{}
@@ -231,6 +233,10 @@ func start() error {
 		return err
 	}
 	rt.j, rt.s, rt.mem, rt.gpus, rt.seed = j, j.Sim, j.Node.Memory(), gpus, uint64(seed)
+	if rt.pool, err = lanePool(); err != nil {
+		return err
+	}
+	rt.s.OnQuiescent(rt.pool.Overflow) // a budget's wait is no hang (resident.go)
 	setLaneCost(laneCycles, j.Node.Model().CUClockGHz())
 	// What a Go test reads from Host.Warnings (queue-count clamps,
 	// ignored requests, comms that may leak queues, SDMA off) a C++

@@ -105,6 +105,29 @@
 // wave's end, where it may sleep (package capi charges C++ lane code's
 // device-memory bytes there).
 //
+// # Residency
+//
+// By default a launch starts every block at once. Config.Resident bounds
+// the blocks of a launch that run at once, as a GPU's CUs do, and a Pool
+// (Config.Pool) bounds the lanes alive at once over the launches sharing
+// it, on any GPU, each GPU with work due an equal share and a GPU with
+// none alive always starting one block. A grid over either starts the
+// blocks that fit and each later one when a block retires, in block order
+// (at the retiring wave's time, plus its skew under perturbation); its
+// waves, lanes and lane lists are made when the block starts and dropped
+// when it retires, so its memory is that of its resident blocks. A grid
+// that fits at its launch starts as without either, in the same order,
+// so its runs and digests are those of an unbounded launch. With the race
+// detector a later block is forked from what the launching actor had done
+// at the launch, not from the block that retired to make room for it
+// (nothing orders them on a GPU). A Pool's budget is emud's, not the
+// GPU's: Pool.Overflow, hooked to the run's quiescent point
+// (sim.Sim.OnQuiescent), starts blocks past it when every lane alive
+// waits, up to Config.Resident. A wait of resident blocks on blocks that
+// cannot start is a hang whose report names the blocks not started and
+// what bounds the resident ones. Package capi bounds C++ launches so; Go
+// kernels set neither.
+//
 // # Collectives
 //
 // Thread provides what kernels need: lane and wave indices, Ballot,

@@ -33,6 +33,18 @@ type Config struct {
 	// lanes' own code took since their last call (package capi's lane
 	// cost): the wave sleeps, as one SIMT wave runs its lanes' code once.
 	Between func(a *sim.Actor, lanes []*Thread)
+	// Resident, when above 0 and below Grid, is how many blocks run at
+	// once: the launch starts the first Resident blocks and each block
+	// that retires starts the next, in block order, as a GPU dispatches
+	// workgroups while earlier ones free their CUs. A block's waves and
+	// lanes are made when it starts and dropped when it retires, so the
+	// launch's memory is that of its resident blocks. 0 starts every
+	// block at the launch.
+	Resident int
+	// Pool, when set, bounds the lanes alive at once of every launch
+	// that shares it, on any GPU (Pool's doc): a block starts when it
+	// fits both Resident and the pool.
+	Pool *Pool
 }
 
 func (c *Config) check() error {
@@ -53,6 +65,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("kernel %q: wave size %d: only 32 and 64 exist", c.Name, c.WaveSize)
 	case c.SharedBytes < 0 || c.SharedBytes > MaxSharedBytes:
 		return fmt.Errorf("kernel %q: %d B of shared memory per block: need 0..%d", c.Name, c.SharedBytes, MaxSharedBytes)
+	case c.Resident < 0:
+		return fmt.Errorf("kernel %q: %d resident blocks: need 0 (all) or more", c.Name, c.Resident)
 	}
 	return nil
 }
@@ -77,6 +91,13 @@ type Kernel struct {
 	// it one after another (sitesOf).
 	sites siteMap
 	ar    *launchArena // the arena the kernel came from, nil without a Scratch
+	// next is the first block not yet started when the grid did not fit
+	// at its launch (Config.Resident, Config.Pool; 0 when every block
+	// started at the launch), running the blocks started and not retired;
+	// raceStart is what the launching actor had done at the launch, for
+	// the blocks started later (race.go).
+	next, running int
+	raceStart     *race.Sync
 }
 
 // siteMap maps a call stack's pcs (as a string) to its interned site.
@@ -159,6 +180,24 @@ func launch(s *sim.Sim, cfg Config, fn func(t *Thread), code Code) (*Kernel, err
 	// level 0 every wave starts now.
 	pert := s.Perturb()
 	skew := pert.LaunchSkew()
+	// A grid over Config.Resident or its Pool starts the blocks that fit
+	// now and the others as blocks retire (startWaiting); its waves count
+	// as live from the launch, so Wait waits for the blocks not started.
+	if fits := cfg.Resident == 0 || cfg.Resident >= cfg.Grid; !fits || cfg.Pool != nil && !cfg.Pool.fits(cfg.GPU, cfg.Grid*cfg.Block, false) {
+		k.live = cfg.Grid * wavesPerBlock
+		k.raceDefer()
+		k.next = -1 // none started yet (startWaiting)
+		k.startWaiting(skew)
+		if k.Waiting() > 0 && cfg.Pool != nil {
+			cfg.Pool.waiting = append(cfg.Pool.waiting, k)
+			cfg.Pool.use(cfg.GPU).waiting++
+		}
+		return k, nil
+	}
+	if cfg.Pool != nil {
+		cfg.Pool.take(cfg.GPU, cfg.Grid*cfg.Block)
+	}
+	k.running = cfg.Grid
 	// A launch's blocks, waves, lanes and lane lists are made a slice each
 	// (not one object each): a 4 KiB all-to-all seed launches 8 kernels.
 	// With a Scratch they come from its arena (arena.go).
@@ -178,33 +217,106 @@ func launch(s *sim.Sim, cfg Config, fn func(t *Thread), code Code) (*Kernel, err
 		ts, ptrs = make([]Thread, cfg.Grid*cfg.Block), make([]*Thread, 3*cfg.Grid*cfg.Block)
 	}
 	for b := 0; b < cfg.Grid; b++ {
-		start := skew + pert.BlockSkew()
-		blk := &blks[b]
-		*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
-		names, prefix := blockNames(s, cfg, b, wavesPerBlock)
-		s.InitWatchList(&blk.wlBuf, names[:prefix])
-		blk.wl = &blk.wlBuf
-		for wi := 0; wi < wavesPerBlock; wi++ {
-			w := &waves[b*wavesPerBlock+wi]
-			w.k, w.b, w.idx = k, blk, wi
-			first := wi * cfg.WaveSize
-			last := min(first+cfg.WaveSize, cfg.Block)
-			n := last - first
-			lanes := ts[b*cfg.Block+first : b*cfg.Block+last : b*cfg.Block+last]
-			p := ptrs[3*(b*cfg.Block+first) : 3*(b*cfg.Block+last)]
-			w.lanes = p[:0:n]
-			w.act.all, w.act.lanes = p[n:n:2*n], p[2*n:2*n:3*n]
-			for tid := first; tid < last; tid++ {
-				t := &lanes[tid-first]
-				t.w, t.lane, t.tid = w, tid-first, tid
-				w.lanes = append(w.lanes, t)
-			}
-			k.live++
-			w.a = s.SpawnBodyAfter(start, waveName(names, prefix, wi), (*waveBody)(w))
-			k.raceLaunch(w)
-		}
+		k.live += wavesPerBlock
+		k.start(b, skew+pert.BlockSkew(), &blks[b], waves[b*wavesPerBlock:(b+1)*wavesPerBlock],
+			ts[b*cfg.Block:(b+1)*cfg.Block], ptrs[3*b*cfg.Block:3*(b+1)*cfg.Block])
 	}
 	return k, nil
+}
+
+// start spawns block b's waves after delay start: in blk, waves, ts and
+// ptrs (its share of the launch's slices), or, when blk is nil, in slices
+// of its own that go when the block retires.
+func (k *Kernel) start(b int, start sim.Time, blk *block, waves []Wave, ts []Thread, ptrs []*Thread) {
+	s, cfg := k.s, k.cfg
+	wavesPerBlock := (cfg.Block + cfg.WaveSize - 1) / cfg.WaveSize
+	if blk == nil {
+		blk, waves = new(block), make([]Wave, wavesPerBlock)
+		ts, ptrs = make([]Thread, cfg.Block), make([]*Thread, 3*cfg.Block)
+	}
+	*blk = block{k: k, idx: b, shared: make([]byte, cfg.SharedBytes), live: wavesPerBlock}
+	names, prefix := blockNames(s, cfg, b, wavesPerBlock)
+	s.InitWatchList(&blk.wlBuf, names[:prefix])
+	blk.wl = &blk.wlBuf
+	for wi := 0; wi < wavesPerBlock; wi++ {
+		w := &waves[wi]
+		w.k, w.b, w.idx = k, blk, wi
+		first := wi * cfg.WaveSize
+		last := min(first+cfg.WaveSize, cfg.Block)
+		n := last - first
+		lanes := ts[first:last:last]
+		p := ptrs[3*first : 3*last]
+		w.lanes = p[:0:n]
+		w.act.all, w.act.lanes = p[n:n:2*n], p[2*n:2*n:3*n]
+		for tid := first; tid < last; tid++ {
+			t := &lanes[tid-first]
+			t.w, t.lane, t.tid = w, tid-first, tid
+			w.lanes = append(w.lanes, t)
+		}
+		w.a = s.SpawnBodyAfter(start, waveName(names, prefix, wi), (*waveBody)(w))
+		k.raceLaunch(w)
+	}
+}
+
+// startWaiting starts the blocks not started that fit now, in block
+// order, each after skew (the launch's, at the launch) and its own,
+// unless the kernel failed.
+func (k *Kernel) startWaiting(skew sim.Time) {
+	if k.next == 0 || k.err != nil {
+		return
+	}
+	cfg := k.cfg
+	for k.Waiting() > 0 && (cfg.Resident == 0 || k.running < cfg.Resident) &&
+		(cfg.Pool == nil || cfg.Pool.fits(cfg.GPU, cfg.Block, true)) {
+		b := max(k.next, 0) // -1: none started yet
+		if cfg.Pool != nil {
+			cfg.Pool.take(cfg.GPU, cfg.Block)
+		}
+		k.running++
+		k.next = b + 1
+		k.start(b, skew+k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
+	}
+}
+
+// startOne starts the kernel's next block whatever its pool says, if one
+// waits and the kernel's resident blocks are under Config.Resident (Pool's
+// Overflow), and reports whether it did.
+func (k *Kernel) startOne() bool {
+	cfg := k.cfg
+	if k.Waiting() == 0 || k.err != nil || cfg.Resident > 0 && k.running >= cfg.Resident {
+		return false
+	}
+	b := max(k.next, 0)
+	if cfg.Pool != nil {
+		cfg.Pool.take(cfg.GPU, cfg.Block)
+	}
+	k.running++
+	k.next = b + 1
+	k.start(b, k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
+	return true
+}
+
+// retired is a block's last wave ending: its lanes go back to the pool
+// and the blocks that fit now start.
+func (k *Kernel) retired() {
+	k.running--
+	if p := k.cfg.Pool; p != nil {
+		p.retire(k.cfg.GPU, k.cfg.Block) // starts k's next blocks too, if waiting
+		return
+	}
+	k.startWaiting(0)
+}
+
+// Waiting is how many blocks of the grid have not started yet (a grid
+// over Config.Resident or its Pool).
+func (k *Kernel) Waiting() int {
+	switch {
+	case k.next == 0:
+		return 0
+	case k.next < 0:
+		return k.cfg.Grid
+	}
+	return k.cfg.Grid - k.next
 }
 
 // blockNames names block b ("kernel/gpuG/bB", all[:prefix]) and its waves
@@ -243,6 +355,21 @@ func waveName(all string, prefix, wi int) string {
 	}
 }
 
+// residency says what bounds the blocks alive at once, for hang reports.
+func (k *Kernel) residency() string {
+	var parts []string
+	if r := k.cfg.Resident; r > 0 && r < k.cfg.Grid {
+		parts = append(parts, fmt.Sprintf("at most %d blocks resident at once", r))
+	}
+	if p := k.cfg.Pool; p != nil {
+		parts = append(parts, fmt.Sprintf("%d resident; the launches share %d lanes alive at once, %d alive now, passed when every lane alive waits (Pool.Overflow)", k.running, p.limit, p.live))
+		if p.Hint != "" {
+			parts[len(parts)-1] += " (" + p.Hint + ")"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Config returns the launch configuration, defaults filled in.
 func (k *Kernel) Config() Config { return k.cfg }
 
@@ -257,6 +384,10 @@ func (k *Kernel) Err() error { return k.err }
 func (k *Kernel) Wait(a *sim.Actor) error {
 	a.Await(sim.Wait{List: k.wl, Lo: 0, Hi: 1, Pred: k.Done,
 		Text: func() string {
+			if n := k.Waiting(); n > 0 {
+				return fmt.Sprintf("kernel %q on GPU %d: %d waves still running, %d of its %d blocks not started (%s; a block starts when a resident one retires: a wait of resident blocks on later ones hangs on a GPU too)",
+					k.cfg.Name, k.cfg.GPU, k.live-n*((k.cfg.Block+k.cfg.WaveSize-1)/k.cfg.WaveSize), n, k.cfg.Grid, k.residency())
+			}
 			return fmt.Sprintf("kernel %q on GPU %d: %d waves still running", k.cfg.Name, k.cfg.GPU, k.live)
 		}})
 	k.raceJoin(a)
@@ -332,5 +463,8 @@ func (b *block) waveDone() {
 	b.live--
 	if b.arrived > 0 && b.arrived >= b.live {
 		b.release()
+	}
+	if b.live == 0 {
+		b.k.retired()
 	}
 }

@@ -18,7 +18,10 @@ import (
 // Actor is the wave's sim actor: the one its lanes run on.
 func (w *Wave) Actor() *sim.Actor { return w.a }
 
-// raceLaunch forks the wave's detector thread from the launching actor.
+// raceLaunch forks the wave's detector thread from the launching actor,
+// or, for a block started after the launch (Config.Resident), from what
+// that actor had done at the launch: the block that retired to make room
+// for it is no order a program may rely on.
 func (k *Kernel) raceLaunch(w *Wave) {
 	d := k.s.Race()
 	if d == nil {
@@ -27,7 +30,24 @@ func (k *Kernel) raceLaunch(w *Wave) {
 	if k.raceEnd == nil {
 		k.raceEnd = &race.Sync{}
 	}
+	if k.raceStart != nil {
+		d.ForkSync(k.raceStart, w.a.RaceThread())
+		return
+	}
 	d.Fork(k.s.RaceCurrent(), w.a.RaceThread())
+}
+
+// raceDefer keeps what the launching actor did so far for the blocks
+// that start later (raceLaunch).
+func (k *Kernel) raceDefer() {
+	d := k.s.Race()
+	if d == nil {
+		return
+	}
+	k.raceStart = &race.Sync{} // empty for a launch before the run starts
+	if t := k.s.RaceCurrent(); t != nil {
+		t.Release(k.raceStart)
+	}
 }
 
 // raceWaveEnd releases the ending wave (the running actor) to the kernel.

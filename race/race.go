@@ -149,6 +149,16 @@ func (d *Detector) Fork(parent, child *Thread) {
 	parent.tick()
 }
 
+// ForkSync orders child after what s holds (a launching thread's clock
+// released into s earlier): a wave started after its launch, when the
+// launching thread has gone on. child keeps the slot it has.
+func (d *Detector) ForkSync(s *Sync, child *Thread) {
+	if s == nil || child == nil {
+		return
+	}
+	child.AcquireVC(s.vc)
+}
+
 // Space returns the address space of key, making it on first use; name
 // describes it in reports.
 func (d *Detector) Space(key any, name string) SpaceID {

@@ -46,7 +46,9 @@
 //
 // A run ends in one of three ways: every actor returned and nothing is
 // pending (success); something failed ([Sim.Fail], a panic in an actor or an
-// event); or a hang. Hangs are detected two ways: deadlock (no event pending,
+// event); or a hang. Before a run with nothing pending ends, its
+// [Sim.OnQuiescent] hooks may start work a higher layer held back (package
+// kernel's lane budget), and the run goes on. Hangs are detected two ways: deadlock (no event pending,
 // no actor runnable, yet an actor is blocked or a diagnoser reports stuck
 // work) and the progress watchdog (a span of virtual time in which nothing
 // counted as progress happened, which catches pollers that retry forever).

@@ -74,6 +74,8 @@ type Sim struct {
 	// released: how many actors the last quiescent point released from
 	// AwaitUnlessQuiescent (LastRelease)
 	released int
+	// quiet are the OnQuiescent hooks, in registration order.
+	quiet    []func() bool
 	cfg      Config
 	now      Time
 	seq      uint64
@@ -376,7 +378,7 @@ func (s *Sim) next() *Actor {
 			s.batch = s.batch[:n-1]
 		} else {
 			if s.heap.len() == 0 {
-				if s.releaseTentative() {
+				if s.quiescent() || s.releaseTentative() {
 					continue
 				}
 				return nil
@@ -492,6 +494,24 @@ func (s *Sim) AddDiagnoser(layer Layer, name string, f Diagnoser) {
 		}
 		return strings.Compare(a.name, b.name)
 	})
+}
+
+// OnQuiescent adds f to what runs when nothing is pending (every actor
+// waits and no event is due): before the run's waiters are released from
+// AwaitUnlessQuiescent or reported as a hang, f may make work that was
+// held back (a block a lane budget kept from starting, package kernel's
+// Pool) and reports whether it did; the run then goes on. Hooks run in
+// the order they were added, until one reports work.
+func (s *Sim) OnQuiescent(f func() bool) { s.quiet = append(s.quiet, f) }
+
+// quiescent runs the OnQuiescent hooks until one makes work.
+func (s *Sim) quiescent() bool {
+	for _, f := range s.quiet {
+		if f() {
+			return true
+		}
+	}
+	return false
 }
 
 // releaseTentative wakes, in actor order, every actor waiting in
