@@ -88,3 +88,28 @@ func TestLateBlocksRace(t *testing.T) {
 		assert.Contains(t, report, `by kernel "lastWriter" GPU 0 block 3 wave 0 lane 0 (`+src+`:13`, env)
 	}
 }
+
+// A grid past the lane budget runs the same with its ranks as threads or
+// as forked processes: one digest, exact and perturbed, at budgets that
+// hold a block a GPU and three (cxx/testdata/procs/grid_budget.cpp: 4
+// ranks, 12 blocks of 64 lanes each), and at the default, which holds
+// every block.
+func TestGridBudgetForkDigest(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/procs/grid_budget.cpp", "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{"EMUD_RESIDENT_LANES=64"}, {"EMUD_RESIDENT_LANES=192", "EMUD_SEED=3", "EMUD_STRATEGY=perturb"}, {"EMUD_SEED=2"}} {
+		env := append([]string{"EMUD_SUMMARY=1"}, env...)
+		var digests []string
+		for _, mode := range []string{"threads", "fork"} {
+			args := env
+			if mode == "fork" {
+				args = append(append([]string{}, env...), "fork")
+			}
+			out, report, code := runExample(t, prog, args...)
+			require.Equal(t, 0, code, "%v %s\nstdout:\n%s\nstderr:\n%s", env, mode, out, report)
+			assert.Contains(t, out, "grid_budget: 4/4 ranks passed", "%v %s", env, mode)
+			digests = append(digests, digestOf(t, report))
+		}
+		assert.Equal(t, digests[0], digests[1], "%v: processes give another digest than threads", env)
+	}
+}
