@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -44,15 +45,12 @@ type moriQueue struct {
 	// doorbell, as marks taken when they did.
 	marks map[uint64]race.Mark
 	bell  race.Mark
-	// hd is the dev comm the queue is of; gpu and words where its memory
-	// lies (words: the rptr/wptr/doorbell words' base), which moriFree
-	// hands back at ccoDevCommDestroy; wh the doorbell watch armed now;
-	// dead says the dev comm was destroyed.
-	hd    uint64
-	gpu   int
-	words uint64
-	wh    sim.WatchHandle
-	dead  bool
+	// hd is the dev comm the queue is of (moriFree hands its ring and
+	// words back at ccoDevCommDestroy: rptr is the words' base); wh the
+	// doorbell watch armed now; dead says the dev comm was destroyed.
+	hd   uint64
+	wh   sim.WatchHandle
+	dead bool
 }
 
 // moriMem is a destroyed dev comm's ring and words, kept for the next
@@ -114,8 +112,7 @@ func moriQueueCall(a []uint64) error {
 		}
 	}
 	mq := &moriQueue{eq: eq, ring: unsafe.Slice((*byte)(ptr(ringAddr)), int(r.Size())), ringAddr: ringAddr,
-		rptr: words + moriRptr, wptr: words + moriWptr, db: words + moriDoorbell, last: start,
-		hd: hd, gpu: g, words: words}
+		rptr: words + moriRptr, wptr: words + moriWptr, db: words + moriDoorbell, last: start, hd: hd}
 	eq.OnRptr(func(v uint64) {
 		if !mq.dead { // its words may be another dev comm's queue's now
 			_ = rt.mem.Store64(mq.rptr, v)
@@ -164,7 +161,7 @@ func moriMemFor(g int, size uint64, queue string) (ring, words uint64, err error
 // before the destroy, or the destroy is the program's bug; either way
 // they belong to no ring now).
 func moriFree(hd uint64) {
-	kept := moriRings[:0]
+	kept, gone := moriRings[:0], []*moriQueue(nil)
 	for _, m := range moriRings {
 		if m.hd != hd {
 			kept = append(kept, m)
@@ -172,23 +169,27 @@ func moriFree(hd uint64) {
 		}
 		m.dead = true
 		m.wh.Cancel()
-		moriSpare[m.gpu] = append(moriSpare[m.gpu], moriMem{ring: m.ringAddr, size: uint64(len(m.ring)), words: m.words})
-		for ln, ss := range moriPending {
-			left := ss[:0]
-			for _, st := range ss {
-				if st.hi <= m.ringAddr || st.lo >= m.ringAddr+uint64(len(m.ring)) {
-					left = append(left, st)
-				}
-			}
-			if len(left) == 0 {
-				delete(moriPending, ln)
-			} else {
-				moriPending[ln] = left
-			}
-		}
+		g := rt.mem.GPUOf(m.ringAddr)
+		moriSpare[g] = append(moriSpare[g], moriMem{ring: m.ringAddr, size: uint64(len(m.ring)), words: m.rptr - moriRptr})
+		gone = append(gone, m)
 	}
 	clear(moriRings[len(kept):])
 	moriRings = kept
+	for ln, ss := range moriPending {
+		left := slices.DeleteFunc(ss, func(st moriStore) bool {
+			return slices.ContainsFunc(gone, func(m *moriQueue) bool { return m.holds(st.lo, st.hi) })
+		})
+		if len(left) == 0 {
+			delete(moriPending, ln)
+		} else {
+			moriPending[ln] = left
+		}
+	}
+}
+
+// holds reports whether the device range [lo, hi) overlaps m's ring.
+func (m *moriQueue) holds(lo, hi uint64) bool {
+	return lo < m.ringAddr+uint64(len(m.ring)) && hi > m.ringAddr
 }
 
 // watch waits for the next doorbell store that changes the word.
@@ -320,7 +321,7 @@ func moriNoteStore(ln *lane, lo, hi uint64, at string) {
 		return
 	}
 	for _, r := range moriRings {
-		if lo < r.ringAddr+uint64(len(r.ring)) && hi > r.ringAddr {
+		if r.holds(lo, hi) {
 			if t := ln.t.RaceThread(); t != nil {
 				if r.marks == nil {
 					r.marks = map[uint64]race.Mark{}

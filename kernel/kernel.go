@@ -262,38 +262,39 @@ func (k *Kernel) start(b int, start sim.Time, blk *block, waves []Wave, ts []Thr
 // order, each after skew (the launch's, at the launch) and its own,
 // unless the kernel failed.
 func (k *Kernel) startWaiting(skew sim.Time) {
-	if k.next == 0 || k.err != nil {
-		return
-	}
 	cfg := k.cfg
-	for k.Waiting() > 0 && (cfg.Resident == 0 || k.running < cfg.Resident) &&
-		(cfg.Pool == nil || cfg.Pool.fits(cfg.GPU, cfg.Block, true)) {
-		b := max(k.next, 0) // -1: none started yet
-		if cfg.Pool != nil {
-			cfg.Pool.take(cfg.GPU, cfg.Block)
-		}
-		k.running++
-		k.next = b + 1
-		k.start(b, skew+k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
+	for k.canStart() && (cfg.Pool == nil || cfg.Pool.fits(cfg.GPU, cfg.Block, true)) {
+		k.startNext(skew)
 	}
 }
 
-// startOne starts the kernel's next block whatever its pool says, if one
-// waits and the kernel's resident blocks are under Config.Resident (Pool's
-// Overflow), and reports whether it did.
+// startOne starts the kernel's next block whatever its pool says, if
+// canStart (Pool's Overflow), and reports whether it did.
 func (k *Kernel) startOne() bool {
-	cfg := k.cfg
-	if k.Waiting() == 0 || k.err != nil || cfg.Resident > 0 && k.running >= cfg.Resident {
+	if !k.canStart() {
 		return false
 	}
-	b := max(k.next, 0)
+	k.startNext(0)
+	return true
+}
+
+// canStart reports whether a block of the kernel waits to start and the
+// kernel, not failed, has fewer than Config.Resident blocks running.
+func (k *Kernel) canStart() bool {
+	return k.Waiting() > 0 && k.err == nil && (k.cfg.Resident == 0 || k.running < k.cfg.Resident)
+}
+
+// startNext starts the next block, its lanes taken from the pool, after
+// skew and its own skew.
+func (k *Kernel) startNext(skew sim.Time) {
+	cfg := k.cfg
+	b := max(k.next, 0) // -1: none started yet
 	if cfg.Pool != nil {
 		cfg.Pool.take(cfg.GPU, cfg.Block)
 	}
 	k.running++
 	k.next = b + 1
-	k.start(b, k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
-	return true
+	k.start(b, skew+k.s.Perturb().BlockSkew(), nil, nil, nil, nil)
 }
 
 // retired is a block's last wave ending: its lanes go back to the pool

@@ -104,36 +104,24 @@ func (p *Pool) retire(gpu, n int) {
 // Only a wait past what the CUs hold is then a hang, as on a GPU.
 func (p *Pool) Overflow() bool {
 	var started []int // GPUs given a block this time
-	for _, k := range p.waiting {
-		if slices.Contains(started, k.cfg.GPU) {
-			continue
-		}
-		if k.startOne() {
+	p.each(func(k *Kernel) {
+		if !slices.Contains(started, k.cfg.GPU) && k.startOne() {
 			started = append(started, k.cfg.GPU)
 		}
-	}
-	if len(started) == 0 {
-		return false
-	}
-	kept := p.waiting[:0]
-	for _, k := range p.waiting {
-		if k.Waiting() > 0 && k.err == nil {
-			kept = append(kept, k)
-		} else {
-			p.use(k.cfg.GPU).waiting--
-		}
-	}
-	clear(p.waiting[len(kept):])
-	p.waiting = kept
-	return true
+	})
+	return len(started) > 0
 }
 
 // pump starts the waiting kernels' blocks that fit, kernel by kernel in
 // launch order.
-func (p *Pool) pump() {
+func (p *Pool) pump() { p.each(func(k *Kernel) { k.startWaiting(0) }) }
+
+// each runs f on every waiting kernel in launch order and drops from the
+// list those left with no block to start.
+func (p *Pool) each(f func(k *Kernel)) {
 	kept := p.waiting[:0]
 	for _, k := range p.waiting {
-		k.startWaiting(0)
+		f(k)
 		if k.Waiting() > 0 && k.err == nil {
 			kept = append(kept, k)
 		} else {

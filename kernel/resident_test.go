@@ -82,15 +82,15 @@ func TestResidentDeterministic(t *testing.T) {
 	assert.NotEqual(t, digest(5), digest(6))
 }
 
-// A resident block that waits for a block that cannot start until it
-// retires is a hang (on a GPU too), and the report says the grid's later
-// blocks have not started and how many are resident.
-func TestResidentGridWideWaitHangs(t *testing.T) {
-	s := sim.New(sim.Config{Seed: 1})
+// launchGridWideWait launches a grid-wide wait of cfg.Grid blocks on s:
+// every block but the last waits for a flag the last block raises (lanes
+// calling name), and a host actor waits for the kernel.
+func launchGridWideWait(t *testing.T, s *sim.Sim, cfg Config, name string) *Kernel {
+	t.Helper()
 	flag := s.NewWatchList("flag")
 	set := false
-	wait := &Call[None]{Name: "wait-for-block-3", Run: func(g *Active, _ []None) error {
-		g.Actor().Await(sim.Wait{List: flag, Pred: func() bool { return set }, What: "block 3's flag"})
+	wait := &Call[None]{Name: name, Run: func(g *Active, _ []None) error {
+		g.Actor().Await(sim.Wait{List: flag, Pred: func() bool { return set }, What: "the last block's flag"})
 		return nil
 	}}
 	raise := &Call[None]{Name: "raise", Run: func(g *Active, _ []None) error {
@@ -98,8 +98,8 @@ func TestResidentGridWideWaitHangs(t *testing.T) {
 		flag.Notify(0, 1)
 		return nil
 	}}
-	k, err := Launch(s, Config{Name: "gridwide", Grid: 4, Block: 64, Resident: 2}, func(th *Thread) {
-		if th.BlockIdx() == 3 {
+	k, err := Launch(s, cfg, func(th *Thread) {
+		if th.BlockIdx() == cfg.Grid-1 {
 			Converge(th, raise, None{})
 			return
 		}
@@ -107,7 +107,16 @@ func TestResidentGridWideWaitHangs(t *testing.T) {
 	})
 	require.NoError(t, err)
 	s.Spawn("host", func(a *sim.Actor) { _ = k.Wait(a) })
-	err = s.Run()
+	return k
+}
+
+// A resident block that waits for a block that cannot start until it
+// retires is a hang (on a GPU too), and the report says the grid's later
+// blocks have not started and how many are resident.
+func TestResidentGridWideWaitHangs(t *testing.T) {
+	s := sim.New(sim.Config{Seed: 1})
+	k := launchGridWideWait(t, s, Config{Name: "gridwide", Grid: 4, Block: 64, Resident: 2}, "wait-for-block-3")
+	err := s.Run()
 	var h *sim.HangError
 	require.ErrorAs(t, err, &h)
 	assert.Contains(t, h.Text(), `kernel "gridwide" on GPU 0: 2 waves still running, 2 of its 4 blocks not started (at most 2 blocks resident at once; a block starts when a resident one retires: a wait of resident blocks on later ones hangs on a GPU too)`)
@@ -129,26 +138,7 @@ func TestPoolOverflowAtQuiescence(t *testing.T) {
 		if hook {
 			s.OnQuiescent(pool.Overflow)
 		}
-		flag := s.NewWatchList("flag")
-		set := false
-		wait := &Call[None]{Name: "wait-for-last", Run: func(g *Active, _ []None) error {
-			g.Actor().Await(sim.Wait{List: flag, Pred: func() bool { return set }, What: "the last block's flag"})
-			return nil
-		}}
-		raise := &Call[None]{Name: "raise", Run: func(g *Active, _ []None) error {
-			set = true
-			flag.Notify(0, 1)
-			return nil
-		}}
-		k, err := Launch(s, Config{Name: "gridwide", Grid: 6, Block: 64, Resident: resident, Pool: pool}, func(th *Thread) {
-			if th.BlockIdx() == 5 {
-				Converge(th, raise, None{})
-				return
-			}
-			Converge(th, wait, None{})
-		})
-		require.NoError(t, err)
-		s.Spawn("host", func(a *sim.Actor) { _ = k.Wait(a) })
+		k := launchGridWideWait(t, s, Config{Name: "gridwide", Grid: 6, Block: 64, Resident: resident, Pool: pool}, "wait-for-last")
 		err = s.Run()
 		return k, s.Digest(), err
 	}
