@@ -59,7 +59,7 @@ func (d *daemon) submit(w http.ResponseWriter, r *http.Request) {
 // beforeSlot, when a test sets it, runs in each run's goroutine before it
 // asks for a slot: the goroutines' start order is the scheduler's, and a
 // test delays them to show it does not decide which run starts first.
-var beforeSlot func()
+var beforeSlot func(id string)
 
 // takeSlot waits for ru's turn, then for one of the --max-runs slots.
 // Runs start in the order they were submitted: each goroutine asks the
@@ -116,7 +116,7 @@ func (d *daemon) execute(ru *run) {
 	defer d.wg.Done()
 	defer ru.cancel()
 	if beforeSlot != nil {
-		beforeSlot()
+		beforeSlot(ru.ID)
 	}
 	err := d.takeSlot(ru)
 	d.waiting.Dec()

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,7 +228,7 @@ func TestServeRunsInSubmissionOrder(t *testing.T) {
 	<-started
 	// The goroutines of runs submitted later reach the slot sooner.
 	var n atomic.Int32
-	beforeSlot = func() { time.Sleep(time.Duration(8-n.Add(1)) * 15 * time.Millisecond) }
+	beforeSlot = func(string) { time.Sleep(time.Duration(8-n.Add(1)) * 15 * time.Millisecond) }
 	t.Cleanup(func() { beforeSlot = nil })
 	var ids []string
 	for range 8 {
@@ -251,13 +252,29 @@ func TestServeRunsInSubmissionOrder(t *testing.T) {
 }
 
 // A run canceled while runs ahead of it wait keeps its place in the order:
-// the run behind it does not overtake them.
+// the run behind it does not overtake them. The first queued run's
+// goroutine reaches its turn late (beforeSlot), after the run behind it is
+// canceled and the slot frees: a canceled run that passed its turn on at
+// once let the last run take the slot first.
 func TestServeCancelKeepsTheOrder(t *testing.T) {
 	started := forever(t)
 	d := startDaemon(t, func(c *Config) { c.MaxRuns = 1 })
 	blocker := d.submit(`{"scenario": "test-forever", "ranks": 2, "bytes": 64}`)
 	<-started
-	first := d.submit(`{"ranks": 2, "bytes": 64}`)
+	var slow atomic.Value // the first queued run's id
+	slow.Store("")
+	beforeSlot = func(id string) {
+		if id == slow.Load().(string) {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { beforeSlot = nil })
+	i := strings.LastIndex(blocker, "-")
+	n, err := strconv.Atoi(blocker[i+1:])
+	require.NoError(t, err, blocker)
+	first := blocker[:i+1] + strconv.Itoa(n+1) // ids are BOOT-N
+	slow.Store(first)
+	require.Equal(t, first, d.submit(`{"ranks": 2, "bytes": 64}`))
 	gone := d.submit(`{"ranks": 2, "bytes": 64}`)
 	last := d.submit(`{"ranks": 2, "bytes": 64}`)
 	status, body := d.do("DELETE", "/runs/"+gone, "")
