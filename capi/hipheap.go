@@ -32,10 +32,7 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 		hipFreed = make([][]hipBlock, rt.gpus)
 	}
 	half := rt.j.Node.Config().Stride / 2
-	rounded := (size + lsa.PageSize - 1) / lsa.PageSize * lsa.PageSize
-	if rounded < size {
-		return 0, fmt.Errorf("%d B does not fit in the upper half of GPU %d's slice, hipMalloc's (%d B, %d B used)", size, g, half, hipUsed[g])
-	}
+	rounded := (size + lsa.PageSize - 1) / lsa.PageSize * lsa.PageSize // wraps to 0 for sizes near 2^64: no freed block has it
 	if hipLive == nil {
 		hipLive = map[uint64]hipBlock{}
 	}
@@ -47,7 +44,7 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 			return b.addr, nil
 		}
 	}
-	if rounded > half-hipUsed[g] {
+	if rounded < size || rounded > half-hipUsed[g] {
 		return 0, fmt.Errorf("%d B does not fit in the upper half of GPU %d's slice, hipMalloc's (%d B, %d B used)", size, g, half, hipUsed[g])
 	}
 	p, err := rt.mem.AllocAt(rt.mem.SliceBase(g)+half+hipUsed[g], size, fmt.Sprintf("hipMalloc gpu%d", g))
