@@ -157,6 +157,7 @@ func Run(w, progress io.Writer, sz Sizes, jobs int, budget uint64) error {
 			return r, err
 		}},
 		{"cxx", func() (benchRow, error) { return benchCxx(sz.cxxRuns) }},
+		{"cxx", func() (benchRow, error) { return benchCxxSeed(sz.cxxRuns) }},
 		{"cxx", func() (benchRow, error) { return benchCxxRounds(sz.cxxRuns / 5) }},
 		{"cxx", func() (benchRow, error) { return benchCxxPackets(sz.cxxRuns > 0) }},
 		{"cxx", func() (benchRow, error) { return benchCxxProcs(sz.cxxRuns / 4) }},

@@ -150,3 +150,52 @@ func FuzzParseUsage(f *testing.F) {
 		assert.GreaterOrEqual(t, u.nodeFaults+u.restFaults, int64(0))
 	})
 }
+
+// TestCxxSeedRow runs the per-seed row on 2 seeds: every part and both
+// programs pass warm and as processes, and the row gives each ratio to
+// the Go seed and the warm seed's parts.
+func TestCxxSeedRow(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	r, err := benchCxxSeed(2)
+	require.NoError(t, err)
+	ratio := `\d+\.\d× \(\d+\.\d× CPU\)`
+	assert.Regexp(t, `^warm: alltoall_sum `+ratio+`, alltoall_put `+ratio+`; as processes `+ratio+` and `+ratio+`$`, r.result)
+	assert.Regexp(t, `^2 seeds each, wall \(CPU\) per seed: Go \S+ \(\S+\); alltoall_sum warm \S+ \(\S+\): the server's own per seed \(empty main\) \S+ \(\S+\), `+
+		`eight rank threads and the node -?\S+ \(-?\S+\), the emulation with its hipMemcpys \(no host loops\) -?\S+ \(-?\S+\), the host's fill and check loops -?\S+ \(-?\S+\); `, r.detail)
+	t.Log(r.result, r.detail)
+}
+
+// TestWarmSeedsRefuses: a part the program does not know ends its seed
+// with status 2, and the row's runner says which program, seed and status.
+func TestWarmSeedsRefuses(t *testing.T) {
+	if os.Getenv("EMUD_TEST_CXX") == "" {
+		t.Skip("set EMUD_TEST_CXX=1 to build and run the C++ examples")
+	}
+	prog, cleanup, skip := buildCxx(filepath.Join("bench", "alltoall_sum.cpp"))
+	require.Empty(t, skip)
+	defer cleanup()
+	_, err := warmSeeds(prog, []string{"bogus"}, 1, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), prog+" bogus, seed 1001 in a seed server: status 2")
+	assert.Contains(t, err.Error(), "alltoall_sum: unknown part bogus (nohost, threads or empty)")
+}
+
+// TestParseStatCPU reads utime and stime past a command with spaces and
+// parentheses, and refuses a line cut short or a field not a count.
+func TestParseStatCPU(t *testing.T) {
+	line := "4242 (emud seed (x) srv) S 1 2 3 4 5 6 7 8 9 10 250 37 0 0 20 0 9 0 100 200 300"
+	d, err := parseStatCPU(line)
+	require.NoError(t, err)
+	assert.Equal(t, 2870*time.Millisecond, d)
+	_, err = parseStatCPU("4242 (srv) S 1 2 3")
+	assert.ErrorContains(t, err, "with 4 fields past the command")
+	_, err = parseStatCPU("4242 (srv) S 1 2 3 4 5 6 7 8 9 10 x 37")
+	assert.ErrorContains(t, err, `CPU time "x"`)
+	_, err = parseStatCPU("4242 srv S")
+	assert.ErrorContains(t, err, "without a command")
+	self, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, self, time.Duration(0))
+}

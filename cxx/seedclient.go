@@ -152,6 +152,18 @@ func (s *SeedServer) Run(argv, env []string, stdout, stderr io.Writer) (end Seed
 	return end, nil
 }
 
+// Pid is the running server process's id, 0 when none runs (before the
+// first seed, or after a seed that ended the process).
+func (s *SeedServer) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Starts is how many server processes have been started.
+func (s *SeedServer) Starts() int { return s.starts }
+
 // Close ends the server (EOF on its requests) and removes its files.
 func (s *SeedServer) Close() error {
 	var err error
