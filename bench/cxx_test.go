@@ -162,7 +162,7 @@ func TestCxxSeedRow(t *testing.T) {
 	require.NoError(t, err)
 	ratio := `\d+\.\d× \(\d+\.\d× CPU\)`
 	assert.Regexp(t, `^warm: alltoall_sum `+ratio+`, alltoall_put `+ratio+`; as processes `+ratio+` and `+ratio+`$`, r.result)
-	assert.Regexp(t, `^2 seeds each, wall \(CPU\) per seed: Go \S+ \(\S+\); alltoall_sum warm \S+ \(\S+\): the server's own per seed \(empty main\) \S+ \(\S+\), `+
+	assert.Regexp(t, `^2 seeds each \(Go 40\), wall \(CPU\) per seed: Go \S+ \(\S+\); alltoall_sum warm \S+ \(\S+\): the server's own per seed \(empty main\) \S+ \(\S+\), `+
 		`eight rank threads and the node -?\S+ \(-?\S+\), the emulation with its hipMemcpys \(no host loops\) -?\S+ \(-?\S+\), the host's fill and check loops -?\S+ \(-?\S+\); `, r.detail)
 	t.Log(r.result, r.detail)
 }

@@ -98,12 +98,12 @@ func benchCxxSeed(seeds int) (benchRow, error) {
 	return benchRow{what,
 		fmt.Sprintf("warm: alltoall_sum %s, alltoall_put %s; as processes %s and %s",
 			ratio(sumWarm), ratio(putWarm), ratio(sumProc), ratio(putProc)),
-		fmt.Sprintf("%d seeds each, wall (CPU) per seed: Go %s; alltoall_sum warm %s: the server's own per seed (empty main) %s, "+
+		fmt.Sprintf("%d seeds each (Go %d), wall (CPU) per seed: Go %s; alltoall_sum warm %s: the server's own per seed (empty main) %s, "+
 			"eight rank threads and the node %s, the emulation with its hipMemcpys (no host loops) %s, the host's fill and check loops %s; "+
 			"alltoall_put warm %s; as processes alltoall_sum %s, alltoall_put %s; "+
 			"alltoall_sum does more than the Go seed: it fills and copies its send buffers every seed (the Go windows keep their pattern), "+
 			"copies the received blocks back and hashes them on the host (the Go check hashes them as they land); load average %s, then %s",
-			seeds, goSeed, sumWarm, part[0], diff(part[1], part[0]), diff(part[2], part[1]), diff(part[3], part[2]),
+			seeds, goSeed.n, goSeed, sumWarm, part[0], diff(part[1], part[0]), diff(part[2], part[1]), diff(part[3], part[2]),
 			putWarm, sumProc, putProc, load0, loadAverage())}, nil
 }
 
@@ -199,10 +199,11 @@ func processSeeds(prog string, seeds int) (procTimes, error) {
 	return t, nil
 }
 
-// goSeeds times seeds seeds of the alltoall scenario of the C++ programs'
-// shape with the same perturbation, in this process on one P, after ten
-// seeds of the same worker not timed: the difference of an explore of
-// 10 + seeds seeds and one of 10.
+// goSeeds times the alltoall scenario of the C++ programs' shape with
+// the same perturbation, in this process on one P: an explore of at least
+// 40 seeds (they cost milliseconds), after one of ten not timed, which
+// warms what the process keeps between explores (the pattern cache, the
+// kept mappings).
 func goSeeds(seeds int) (procTimes, error) {
 	sc, err := scenario.Lookup("alltoall")
 	if err != nil {
@@ -210,16 +211,16 @@ func goSeeds(seeds int) (procTimes, error) {
 	}
 	o := scenario.Options{Ranks: 8, Bytes: 64 << 10, Queues: cco.DefaultSdmaQueues, Perturb: 1, Strategy: sim.StrategyRandom}
 	defer oneProc()()
-	var t [2]procTimes
-	for i, n := range []int{10, 10 + seeds} {
+	var t procTimes
+	for _, n := range []int{10, max(seeds, 40)} {
 		cpu0, start := selfCPU(), time.Now()
 		x := scenario.Explore(sc, o, 1, n, 1, nil)
-		t[i] = procTimes{wall: time.Since(start), cpu: selfCPU() - cpu0}
+		t = procTimes{wall: time.Since(start), cpu: selfCPU() - cpu0, n: n}
 		if f := x.Found(); f != nil {
 			return procTimes{}, fmt.Errorf("bench: alltoall: seed %d %s", f.O.Seed, f.Status)
 		}
 	}
-	return procTimes{wall: t[1].wall - t[0].wall, cpu: t[1].cpu - t[0].cpu, n: seeds}, nil
+	return t, nil
 }
 
 // procCPU is process pid's user and system time (/proc/PID/stat, in the
