@@ -168,6 +168,14 @@ func seedReset() {
 	if rt.stop != nil {
 		close(rt.stop) // the spin watch
 	}
+	if rt.j != nil {
+		// The node's rings go back to the process's pool now, cleared
+		// where they were written, for the next seed's node to take
+		// resident: dropped unclosed, they stayed out until a collection
+		// ran the node's cleanup, and the seeds between took fresh
+		// mappings whose pages each faulted in when first written.
+		rt.j.Close()
+	}
 	rt = emulation{}
 	ctxSites = map[string]*kernel.NativeSite{}
 	callLoopLimit = 0

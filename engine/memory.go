@@ -110,7 +110,12 @@ type ringSlab struct {
 
 const (
 	ringSlabBytes = 16 << 20
-	ringKeptBytes = 16 << 20 // 64 rings of the default 256 KiB: an 8-GPU node's, one queue a pair
+	// 128 rings of the default 256 KiB: an 8-GPU node's, two queues a
+	// pair (cco.DefaultSdmaQueues, a C++ program's default). At 16 MiB
+	// half of them were carved from a fresh slab every node, and a C++
+	// seed's writes to them faulted 34 pages in a seed (perf stat
+	// page-faults, 40 seeds of alltoall_sum.cpp in a seed server).
+	ringKeptBytes = 32 << 20
 )
 
 // ringPool is the ring buffers kept across nodes, by size, zeroed: carved
@@ -124,7 +129,7 @@ var ringPool struct {
 	made int
 }
 
-const ringPoolMax = 256 << 20
+const ringPoolMax = 512 << 20 // the pool's buffers are sparse: only the pages rings wrote are resident
 
 // takeRing returns a zeroed kept ring buffer of size bytes, or nil when
 // the pool has none and no room to make one.
