@@ -83,7 +83,14 @@ typedef struct lane_impl {
   void* arg;
 } lane_impl;
 
-static __thread emud_lane* cur_lane;  // the lane running on this OS thread
+// cur_lane is read by every instrumented access (host_skips): initial-exec
+// makes that read one load off %fs, where the default model for the
+// archive's position-independent code is a __tls_get_addr call sequence
+// (relaxed by the linker, but it still made each __tsan_ entry save and
+// restore a register around it). The library is only ever linked into an
+// executable (a program, the seed server), as the Go runtime's own
+// initial-exec TLS in it requires.
+static __thread emud_lane* cur_lane __attribute__((tls_model("initial-exec")));  // the lane running on this OS thread
 static __thread int in_emud;          // inside an emud host call (thread creation is the runtime's own)
 static __thread int host_id = -1;     // this thread's emud host thread, -1 = none
 
