@@ -724,7 +724,9 @@
 // built it) → ended clean (main returned, no host thread left) → idle:
 //   - rt (the emulation, its once, hosts, job, streams, events, comms,
 //     windows, barriers, trace and profile): made anew; the spin watch's
-//     goroutine is stopped through rt.stop. The simulation's and the
+//     goroutine is stopped through rt.stop, and the job's node is closed
+//     first, so its rings go back to the process's pool (cleared where
+//     written) for the next seed's node. The simulation's and the
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
 //     hostAllocs, hipUsed/hipLive, ncclDevs, threadBarriers, moriRings,

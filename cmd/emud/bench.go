@@ -63,6 +63,12 @@ const benchLong = `Measure emud itself on this machine, in wall-clock time, and 
   C++ vs Go           examples/cxx/alltoall_put.cpp built by emud c++, a whole
                       process per run, against the Go alltoall of the same
                       shape per seed in one process and per emud run process;
+                      per seed under explore, examples/cxx/bench/
+                      alltoall_sum.cpp (the Go seed's kind of check) and
+                      alltoall_put.cpp in a warm seed server and as a
+                      process per seed against the Go seed, with the warm
+                      seed's parts (server, threads and node, emulation,
+                      host loops);
                       per round, examples/cxx/bench/alltoall_rounds.cpp (the
                       same all-to-all repeated in one kernel) against the
                       same kernel in Go, which must end at the same emulated
