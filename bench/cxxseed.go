@@ -58,14 +58,10 @@ func benchCxxSeed(seeds int) (benchRow, error) {
 	}
 	defer cleanupP()
 
-	parts := []struct{ name, arg string }{{"empty", "empty"}, {"threads", "threads"}, {"nohost", "nohost"}, {"whole", ""}}
+	// The parts by the program's argv[1], the whole program last.
 	var part [4]procTimes
-	for i, p := range parts {
-		var args []string
-		if p.arg != "" {
-			args = []string{p.arg}
-		}
-		t, err := warmSeeds(sum, args, seeds, p.arg == "")
+	for i, args := range [][]string{{"empty"}, {"threads"}, {"nohost"}, nil} {
+		t, err := warmSeeds(sum, args, seeds, args == nil)
 		if err != nil {
 			return benchRow{}, err
 		}
@@ -107,7 +103,7 @@ func benchCxxSeed(seeds int) (benchRow, error) {
 			putWarm, sumProc, putProc, load0, loadAverage())}, nil
 }
 
-// sweepEnv is a swept seed's environment (nil seed: the server's):
+// sweepEnv is a swept seed's environment (seed 0: the server's):
 // explore's default perturbation with the random strategy, the summary
 // line, and this process's environment less what explore sets itself.
 func sweepEnv(seed int) []string {
