@@ -161,6 +161,9 @@ enum {
   EMUD_H_GIN_CREATE,       /* a: comm, devcomm, contexts, signals, counters, rail, world, hybrid GIN barriers -> a[8] signals, a[9] counters, a[10] shadows (capi/nccl_gin.go) */
   /* CFT */
   EMUD_H_CFT,              /* a: what (EMUD_CFT_H_*), then its arguments (capi/nccl_cft.go) */
+  /* MORI's ccoGda (capi/mori_gda.go) */
+  EMUD_H_MORI_GDA_EP,      /* a: devcomm, peer, context -> sq, dbr, uar, cq, cq dbr, ibuf, ibuf key, qpn, WQEs, CQEs, peer's signal key, own, signal base, signals, counters, contexts */
+  EMUD_H_MORI_GDA_KEY,     /* a: emud window, peer -> a[2] peer's key, a[3] own key, a[4] ranks */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

@@ -1,0 +1,320 @@
+package mlx5
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/emud-dev/emud/nic"
+	"github.com/emud-dev/emud/sim"
+)
+
+// Memory is the device memory the NIC reads and writes (emud's
+// engine.Memory): writes and atomics wake the lanes that wait on them.
+type Memory interface {
+	Read(addr uint64, dst []byte) error
+	Write(addr uint64, src []byte) error
+	Atomic(addr uint64, width int, f func(old uint64) uint64) (uint64, error)
+}
+
+// Keys resolves n bytes at offset off of the memory region key names,
+// which must be registered on GPU gpu, to a device address.
+type Keys func(key uint32, gpu int, off, n uint64) (uint64, error)
+
+// Config is one queue pair's send side, as the host control plane made it.
+type Config struct {
+	Name      string // for reports
+	QPN       uint32
+	GPU, Peer int    // the local and the remote GPU (each one NIC)
+	SQ        uint64 // the send queue buffer: WQEs basic blocks
+	WQEs      uint32 // a power of two
+	DBRec     uint64 // the doorbell record (the SQ producer counter is its second word)
+	CQ        uint64 // the completion queue: CQEs entries of CQESize
+	CQEs      uint32
+	Collapsed bool     // every CQE goes to entry 0 (MORI's cc=1)
+	Link      *nic.QP  // GPU → Peer
+	Back      *nic.QP  // Peer → GPU (READ responses)
+	Latency   sim.Time // one way through the network (the link's model's)
+	Mem       Memory
+	Keys      Keys
+	Fail      func(error)
+	// Landed, when set, sees every range the NIC wrote, by GPU, as it
+	// wrote it (the race detector's remote writes); remote says whether
+	// the write was at the peer.
+	Landed func(addr, n uint64, remote bool)
+}
+
+// QP is the NIC side of one send queue.
+type QP struct {
+	c       Config
+	s       *sim.Sim
+	ci      uint16 // consumer counter, in basic blocks
+	pend    []*op  // taken, not yet reported, in WQE order
+	cqes    uint32 // CQEs written
+	errored bool   // after an error completion every later WQE is flushed
+	dead    bool
+}
+
+type op struct {
+	w        WQE
+	done     bool
+	syndrome uint8 // 0: success
+}
+
+// New makes the NIC side of a send queue.
+func New(s *sim.Sim, c Config) (*QP, error) {
+	switch {
+	case c.WQEs == 0 || c.WQEs&(c.WQEs-1) != 0 || c.WQEs > 1<<15:
+		return nil, fmt.Errorf("mlx5: QP %s: %d WQEs: want a power of two up to 32768", c.Name, c.WQEs)
+	case c.CQEs == 0:
+		return nil, fmt.Errorf("mlx5: QP %s: a CQ of no entries", c.Name)
+	case c.Link == nil || c.Back == nil || c.Mem == nil || c.Keys == nil || c.Fail == nil:
+		return nil, fmt.Errorf("mlx5: QP %s: Link, Back, Mem, Keys and Fail are required", c.Name)
+	}
+	return &QP{c: c, s: s}, nil
+}
+
+// Close stops the QP: later doorbells and completions are ignored (its
+// dev comm was destroyed; its memory may be another's).
+func (q *QP) Close() { q.dead = true }
+
+// Consumed is the consumer counter: WQE basic blocks taken so far.
+func (q *QP) Consumed() uint16 { return q.ci }
+
+func (q *QP) fail(f string, a ...any) {
+	q.dead = true
+	q.c.Fail(fmt.Errorf("mlx5 NIC: queue %s (QPN %#x): %s", q.c.Name, q.c.QPN, fmt.Sprintf(f, a...)))
+}
+
+// Doorbell is a store to the QP's UAR doorbell: the NIC reads the
+// doorbell record's producer counter and takes every WQE between its
+// consumer counter and it, as the bytes are now.
+func (q *QP) Doorbell() {
+	if q.dead {
+		return
+	}
+	var rec [4]byte
+	if err := q.c.Mem.Read(q.c.DBRec+4, rec[:]); err != nil {
+		q.fail("reading the doorbell record at %#x: %v", q.c.DBRec+4, err)
+		return
+	}
+	pi := uint16(binary.BigEndian.Uint32(rec[:]))
+	if ahead := pi - q.ci; uint32(ahead) > q.c.WQEs {
+		q.fail("the doorbell record's counter %d is %d blocks past the consumer's %d: more than the %d the send queue holds", pi, ahead, q.ci, q.c.WQEs)
+		return
+	}
+	blk := make([]byte, BB)
+	for q.ci != pi {
+		if !q.fetch(blk, q.ci) {
+			return
+		}
+		op, _, ds := Header(blk)
+		n := (int(ds)*segBytes + BB - 1) / BB
+		if n == 0 {
+			n = 1
+		}
+		if left := pi - q.ci; int(left) < n {
+			q.fail("WQE %d (opcode %s) takes %d blocks but the doorbell record posts only %d more", q.ci, OpName(op), n, left)
+			return
+		}
+		b := blk
+		if n > 1 {
+			b = make([]byte, n*BB)
+			for i := range n {
+				if !q.fetch(b[i*BB:(i+1)*BB], q.ci+uint16(i)) {
+					return
+				}
+			}
+		}
+		w, err := Decode(b, q.ci)
+		if err != nil {
+			q.fail("%v", err)
+			return
+		}
+		q.ci += uint16(n)
+		q.start(w)
+	}
+}
+
+// fetch reads the basic block at counter i (wrapping in the queue).
+func (q *QP) fetch(b []byte, i uint16) bool {
+	a := q.c.SQ + uint64(uint32(i)&(q.c.WQEs-1))*BB
+	if err := q.c.Mem.Read(a, b); err != nil {
+		q.fail("fetching WQE block %d at %#x: %v", i, a, err)
+		return false
+	}
+	return true
+}
+
+// local and remote resolve a WQE's ranges; ok false when a key or range
+// is bad (the op then completes in error).
+func (q *QP) local(s Seg) (uint64, error) { return q.c.Keys(s.Key, q.c.GPU, s.Addr, uint64(s.Len)) }
+
+func (q *QP) start(w WQE) {
+	o := &op{w: w}
+	q.pend = append(q.pend, o)
+	rtt := q.c.Latency
+	if q.errored {
+		o.syndrome = SyndromeWRFlush
+		q.finish(o)
+		return
+	}
+	var locals []uint64
+	for _, s := range w.Segs {
+		a, err := q.local(s)
+		if err != nil {
+			q.errorOp(o, SyndromeLocalProt, fmt.Sprintf("local key %#x: %v", s.Key, err), 0)
+			return
+		}
+		locals = append(locals, a)
+	}
+	n := w.Bytes()
+	remote, err := q.c.Keys(w.RKey, q.c.Peer, w.RAddr, n)
+	if err != nil {
+		q.errorOp(o, SyndromeRemoteAccess, fmt.Sprintf("remote key %#x at GPU %d: %v", w.RKey, q.c.Peer, err), rtt)
+		return
+	}
+	name := fmt.Sprintf("%s %d B (WQE %d)", OpName(w.Opcode), n, w.Index)
+	switch w.Opcode {
+	case OpRDMAWrite, OpRDMAWriteImm:
+		buf := w.Inline
+		if buf == nil {
+			buf = make([]byte, n)
+		}
+		m := &nic.Message{Op: name, Bytes: n, Done: func() { q.s.AfterWork(rtt, func() { q.finish(o) }) }}
+		if w.Inline == nil {
+			m.Read = func(lo, hi uint64) { q.gather(o, w.Segs, locals, buf, lo, hi) }
+		}
+		m.Land = func(lo, hi uint64) { q.write(o, remote+lo, buf[lo:hi], true) }
+		q.c.Link.Post(m)
+	case OpRDMARead:
+		buf := make([]byte, n)
+		m := &nic.Message{Op: name, Bytes: n, Done: func() { q.finish(o) },
+			Read: func(lo, hi uint64) {
+				if err := q.c.Mem.Read(remote+lo, buf[lo:hi]); err != nil {
+					q.fail("WQE %d: reading %#x at the peer: %v", w.Index, remote+lo, err)
+				}
+			},
+			Land: func(lo, hi uint64) { q.scatter(o, w.Segs, locals, buf, lo, hi) }}
+		q.s.AfterWork(rtt, func() { q.c.Back.Post(m) }) // the request's way there
+	case OpAtomicCS, OpAtomicFA:
+		m := &nic.Message{Op: name, Land: func(_, _ uint64) {
+			if q.dead {
+				return
+			}
+			old, err := q.c.Mem.Atomic(remote, 8, func(v uint64) uint64 {
+				if w.Opcode == OpAtomicFA {
+					return v + w.SwapAdd
+				}
+				if v == w.Compare {
+					return w.SwapAdd
+				}
+				return v
+			})
+			if err != nil {
+				q.fail("WQE %d: the atomic at %#x on GPU %d: %v", w.Index, remote, q.c.Peer, err)
+				return
+			}
+			if q.c.Landed != nil {
+				q.c.Landed(remote, 8, true)
+			}
+			q.s.AfterWork(rtt, func() {
+				var b [8]byte
+				binary.LittleEndian.PutUint64(b[:], old)
+				q.write(o, locals[0], b[:], false)
+				q.finish(o)
+			})
+		}}
+		q.c.Link.Post(m)
+	}
+}
+
+// gather reads [lo, hi) of a gather list into buf as the packet leaves.
+func (q *QP) gather(o *op, segs []Seg, at []uint64, buf []byte, lo, hi uint64) {
+	q.walk(segs, lo, hi, func(i int, off, boff, n uint64) {
+		if err := q.c.Mem.Read(at[i]+off, buf[boff:boff+n]); err != nil && !q.dead {
+			q.fail("WQE %d: reading the source %#x: %v", o.w.Index, at[i]+off, err)
+		}
+	})
+}
+
+// scatter writes [lo, hi) of buf to a scatter list as the packet lands.
+func (q *QP) scatter(o *op, segs []Seg, at []uint64, buf []byte, lo, hi uint64) {
+	q.walk(segs, lo, hi, func(i int, off, boff, n uint64) { q.write(o, at[i]+off, buf[boff:boff+n], false) })
+}
+
+// walk calls f for each piece of segs that [lo, hi) of the payload covers:
+// segment i, the offset in it, the payload offset, the length.
+func (q *QP) walk(segs []Seg, lo, hi uint64, f func(i int, off, boff, n uint64)) {
+	base := uint64(0)
+	for i, s := range segs {
+		end := base + uint64(s.Len)
+		if a, b := max(lo, base), min(hi, end); a < b {
+			f(i, a-base, a, b-a)
+		}
+		base = end
+	}
+}
+
+func (q *QP) write(o *op, addr uint64, b []byte, remote bool) {
+	if q.dead || len(b) == 0 {
+		return
+	}
+	if err := q.c.Mem.Write(addr, b); err != nil {
+		q.fail("WQE %d: writing %#x: %v", o.w.Index, addr, err)
+		return
+	}
+	if q.c.Landed != nil {
+		q.c.Landed(addr, uint64(len(b)), remote)
+	}
+}
+
+// errorOp completes o in error after d and reports why (MORI's quiet
+// asserts on an error CQE; the run fails with the cause in words).
+func (q *QP) errorOp(o *op, syndrome uint8, why string, d sim.Time) {
+	o.syndrome = syndrome
+	q.errored = true
+	q.s.AfterWork(d, func() {
+		q.finish(o)
+		q.fail("WQE %d (opcode %s) completed in error (syndrome %#x): %s", o.w.Index, OpName(o.w.Opcode), syndrome, why)
+	})
+}
+
+// finish marks o done and reports the completions now in order.
+func (q *QP) finish(o *op) {
+	if q.dead && o.syndrome == 0 {
+		return
+	}
+	o.done = true
+	q.s.Progress()
+	for len(q.pend) > 0 && q.pend[0].done {
+		p := q.pend[0]
+		q.pend = q.pend[1:]
+		if p.w.Signaled || p.syndrome != 0 {
+			q.cqe(p)
+		}
+	}
+}
+
+// cqe writes p's completion.
+func (q *QP) cqe(p *op) {
+	slot := uint64(0)
+	if !q.c.Collapsed {
+		slot = uint64(q.cqes % q.c.CQEs)
+	}
+	c := CQE{Opcode: CQEReq, Owner: uint8(q.cqes/q.c.CQEs) & 1, WQECounter: p.w.Index, WQEOpcode: p.w.Opcode, QPN: q.c.QPN, ByteCnt: uint32(p.w.Bytes())}
+	if q.c.Collapsed {
+		c.Owner = 0
+	}
+	if p.syndrome != 0 {
+		c.Opcode, c.Syndrome = CQEReqErr, p.syndrome
+	}
+	q.cqes++
+	var b [CQESize]byte
+	c.Put(b[:])
+	if err := q.c.Mem.Write(q.c.CQ+slot*CQESize, b[:]); err != nil {
+		q.fail("writing the CQE at %#x: %v", q.c.CQ+slot*CQESize, err)
+	}
+}
+
+// Depth is the send queue's WQE basic blocks.
+func (q *QP) Depth() uint32 { return q.c.WQEs }
