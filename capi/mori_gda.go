@@ -47,12 +47,12 @@ type gdaWin struct {
 
 // gdaQP is one queue pair's memory and its NIC side.
 type gdaQP struct {
-	q                                   *mlx5.QP
-	sq, cq, dbr, cqDbr, uar, ibuf, qpn  uint64
-	ibufKey                             uint32
-	last                                uint64 // the UAR value seen last
-	wh                                  sim.WatchHandle
-	dead                                bool
+	q                                  *mlx5.QP
+	sq, cq, dbr, cqDbr, uar, ibuf, qpn uint64
+	ibufKey                            uint32
+	last                               uint64 // the UAR value seen last
+	wh                                 sim.WatchHandle
+	dead                               bool
 }
 
 // gdaComm is one rank's GDA resources of one dev comm.
