@@ -276,6 +276,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.devcomms = append(rt.devcomms, dc)
 		rt.devDead = append(rt.devDead, false)
+		moriNoteDevComm(c, uid, uint64(len(rt.devcomms)), dc.SignalPool().Base)
 		if err := gdaCreate(c, uid, uint64(len(rt.devcomms)), gr); err != nil {
 			return bad("ccoDevCommCreate (GDA)", 1, err)
 		}
