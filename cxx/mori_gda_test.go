@@ -72,3 +72,21 @@ func TestMoriGdaRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestMoriRunAhead: ranks that make three dev comms and destroy their
+// comm straight after (MORI's test_gda_modes' shape) all succeed, on
+// several seeds. A rank's queues took their peers' signal pools from the
+// peers' comms after the collective, and the last rank to arrive, which
+// runs on, had destroyed its comm by then: "peer 3 has not created dev
+// comm #2" (checked: seeds 1-3 failed so).
+func TestMoriRunAhead(t *testing.T) {
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "mori", "runahead.cpp"))
+	require.NoError(t, err)
+	prog := buildExample(t, src, "-O1", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t))
+	for seed := 1; seed <= 3; seed++ {
+		stdout, stderr, code := runExample(t, prog, fmt.Sprintf("EMUD_SEED=%d", seed))
+		require.Equal(t, 0, code, "seed %d: stdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori runahead: PASS")
+	}
+}
