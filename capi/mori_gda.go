@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/mlx5"
@@ -261,15 +260,6 @@ func (q *gdaQP) watch() {
 			return
 		}
 		q.last, _ = rt.mem.Load64(q.uar)
-		if os.Getenv("GDADBG") != "" {
-			d, _ := rt.mem.Load32(q.dbr + 4)
-			var ws []uint64
-			for i := uint64(0); i < 4; i++ {
-				w0, _ := rt.mem.Load64(q.sq + i*64)
-				ws = append(ws, w0)
-			}
-			fmt.Fprintf(os.Stderr, "DBG doorbell qpn %#x uar %#x dbr %#x sq %x ci %d\n", q.qpn, q.last, d, ws, q.q.Consumed())
-		}
 		q.q.Doorbell()
 		q.watch()
 	})
