@@ -327,6 +327,10 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err := gdaEndpointCall(a); err != nil {
 			return bad("ccoDevCommCreate (GDA endpoint)", 1, err)
 		}
+	case C.EMUD_H_MORI_GDA_DONE:
+		if err := gdaDoneCall(a); err != nil {
+			return bad("ccoDevCommCreate (GDA endpoints)", 1, err)
+		}
 	case C.EMUD_H_MORI_GDA_KEY:
 		if err := gdaWindowKeyCall(a); err != nil {
 			return bad("ccoWindowRegister (GDA keys)", 1, err)

@@ -610,11 +610,21 @@
 //     bad key or a range past its region end the run with an error naming
 //     the queue (rank, peer, context), the WQE index and its opcode.
 //
-// Partial: with the race detector on, the NIC's writes are not yet
-// accesses the detector sees (a missing quiet or wait is not reported);
-// the WQE stores are not under the publish edge the SDMA rings have; a
-// destroyed dev comm's queue pairs keep their memory; the network is
-// package nic's default model, not calibrated.
+// With the race detector on, each WQE is a detector thread forked from
+// the lane that stored the doorbell (snapshotted as it stores), and its
+// source reads and remote writes are accesses (package mlx5's race.go):
+// a store to a put's source before its quiet, or a read of received data
+// not ordered by a signal wait, is a data race naming the lane's line and
+// the NIC's queue and WQE. The quiet's edge: a CQE releases the QP's
+// completions into its last word and into the endpoint's doneIdx, which
+// MORI's quiet advances with an atomic after its plain CQE loads (a lane
+// that acquires doneIdx sees every completion reported so far).
+//
+// Partial: the WQE stores are not under the publish edge the SDMA rings
+// have (a missing fence before the doorbell is not reported); a destroyed
+// dev comm's queue pairs keep their memory; the network is package nic's
+// default model, not calibrated; a UAR store that leaves the word
+// unchanged (the same control qword 65536 WQEs later) rings nothing.
 //
 // # Program order
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/mlx5"
 	"github.com/emud-dev/emud/nic"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -50,7 +51,8 @@ type gdaQP struct {
 	q                                  *mlx5.QP
 	sq, cq, dbr, cqDbr, uar, ibuf, qpn uint64
 	ibufKey                            uint32
-	last                               uint64 // the UAR value seen last
+	last                               uint64       // the UAR value seen last
+	bell                               *race.Thread // the race detector's snapshot of the doorbell's storer
 	wh                                 sim.WatchHandle
 	dead                               bool
 }
@@ -238,9 +240,13 @@ func gdaNewQP(c *cco.Comm, net *nic.Network, peer, ctx int, depth uint32) (*gdaQ
 	q.ibufKey = gdaState.next
 	gdaState.next++
 	gdaState.mrs[q.ibufKey] = gdaMR{gpu: g, base: q.ibuf, size: 64, what: "the atomic buffer of QP " + name, va: true}
-	q.q, err = mlx5.New(rt.s, mlx5.Config{Name: name, QPN: gdaState.qpn, GPU: g, Peer: pg, SQ: base, WQEs: depth, DBRec: q.dbr,
+	cfg := mlx5.Config{Name: name, QPN: gdaState.qpn, GPU: g, Peer: pg, SQ: base, WQEs: depth, DBRec: q.dbr,
 		CQ: q.cq, CQEs: 1, Collapsed: true, Link: link, Back: back, Latency: net.Model().Latency, Mem: rt.mem, Keys: gdaResolve,
-		Fail: func(err error) { rt.s.Fail(err) }})
+		Fail: func(err error) { rt.s.Fail(err) }}
+	if d := rt.s.Race(); d != nil {
+		cfg.Race, cfg.Space = d, d.Space(rt.mem, "LSA memory")
+	}
+	q.q, err = mlx5.New(rt.s, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -254,13 +260,21 @@ func gdaNewQP(c *cco.Comm, net *nic.Network, peer, ctx int, depth uint32) (*gdaQ
 func (q *gdaQP) watch() {
 	q.wh = rt.mem.Watch().Watch(q.uar, q.uar+8, func() bool {
 		v, err := rt.mem.Load64(q.uar)
-		return err == nil && v != q.last
+		rang := err == nil && v != q.last
+		if d, t := rt.s.Race(), rt.s.RaceCurrent(); rang && d != nil && t != nil {
+			// What the storer did so far, as it stores (it runs on).
+			q.bell = d.NewThread(fmt.Sprintf("doorbell store of QP %#x", q.qpn))
+			d.Fork(t, q.bell)
+		}
+		return rang
 	}, func() {
 		if q.dead {
 			return
 		}
 		q.last, _ = rt.mem.Load64(q.uar)
-		q.q.Doorbell()
+		bell := q.bell
+		q.bell = nil
+		q.q.Doorbell(bell)
 		q.watch()
 	})
 }
@@ -327,5 +341,23 @@ func gdaWindowKeyCall(a []uint64) error {
 		return err
 	}
 	a[2], a[3], a[4] = uint64(pk), uint64(gdaState.keys[w.reg]), uint64(w.nranks)
+	return nil
+}
+
+// gdaDoneCall is EMUD_H_MORI_GDA_DONE: a = dev comm handle, the endpoints
+// array's device address, an endpoint's size, doneIdx's offset in it.
+// MORI's quiet reads a CQE with plain loads and then advances doneIdx
+// with an atomic: the race detector takes the completion edge there.
+func gdaDoneCall(a []uint64) error {
+	gc := gdaState.comms[a[0]]
+	if gc == nil {
+		return nil
+	}
+	if a[2] == 0 || a[3]+4 > a[2] {
+		return fmt.Errorf("endpoint size %d, doneIdx at %d: not a field of it", a[2], a[3])
+	}
+	for k, q := range gc.qps {
+		q.q.AddDoneWord(a[1] + uint64(k[0]*gc.nctx+k[1])*a[2] + a[3])
+	}
 	return nil
 }

@@ -90,3 +90,20 @@ func TestMoriRunAhead(t *testing.T) {
 		assert.Contains(t, stdout, "mori runahead: PASS")
 	}
 }
+
+// TestMoriGdaMissingQuiet: with the race detector, the NIC's source reads
+// and remote writes are accesses (each WQE a detector thread forked at
+// its doorbell store, completions released to the CQE and doneIdx words),
+// so a lane's store to a put's source before its quiet is a data race
+// naming the store's line and the NIC's read, on the queue and WQE; the
+// correct program (TestMoriGdaPut, MORI's test_gda_put and test_gda_get)
+// draws none.
+func TestMoriGdaMissingQuiet(t *testing.T) {
+	needCxx(t)
+	prog := buildMoriGda(t, "-DEMUD_TEST_GDA_NO_QUIET")
+	stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", "1")
+	require.NotEqual(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stderr, "data race on LSA memory")
+	assert.Regexp(t, `store \(write\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by kernel "alltoall" GPU \d block 0 wave \d lane 0 \([^)]*gda\.cpp:\d+`, stderr)
+	assert.Regexp(t, `0x08 \(RDMA_WRITE\) source read \(WQE 0\) \(read\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by GPU \d's NIC, queue rank \d -> rank \d context \d`, stderr)
+}

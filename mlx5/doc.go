@@ -61,6 +61,13 @@
 // that an untouched entry reads "nothing completed"; Collapsed selects
 // that. Only WQEs with CQ_UPDATE write a CQE.
 //
+// # Race detector
+//
+// With Config.Race, each WQE is a detector thread forked from the
+// doorbell's storer, its reads and writes accesses; an in-order QP's
+// atomic acquires what landed before it and releases into its word;
+// completions release into the CQE and Config.DoneWords (race.go).
+//
 // # Not modelled
 //
 // The receive queue (SEND, immediates), BlueFlame writes of the WQE

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/emud-dev/emud/nic"
+	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
 )
 
@@ -37,10 +38,13 @@ type Config struct {
 	Mem       Memory
 	Keys      Keys
 	Fail      func(error)
-	// Landed, when set, sees every range the NIC wrote, by GPU, as it
-	// wrote it (the race detector's remote writes); remote says whether
-	// the write was at the peer.
-	Landed func(addr, n uint64, remote bool)
+	// Race, when set, is the race detector that sees the NIC's accesses
+	// in Space (race.go); DoneWords are the words whose atomic readers
+	// acquire the QP's completions (the CQE's last word, and the
+	// endpoint's doneIdx that MORI's quiet advances after reading it).
+	Race      *race.Detector
+	Space     race.SpaceID
+	DoneWords []uint64
 }
 
 // QP is the NIC side of one send queue.
@@ -52,12 +56,16 @@ type QP struct {
 	cqes    uint32 // CQEs written
 	errored bool   // after an error completion every later WQE is flushed
 	dead    bool
+	// The race detector's clocks: every landed operation of the QP
+	// (InOrder: what an atomic after them implies) and every completed one.
+	landed, completed race.Sync
 }
 
 type op struct {
 	w        WQE
 	done     bool
-	syndrome uint8 // 0: success
+	syndrome uint8        // 0: success
+	th       *race.Thread // the race detector's thread of the operation
 }
 
 // New makes the NIC side of a send queue.
@@ -87,8 +95,10 @@ func (q *QP) fail(f string, a ...any) {
 
 // Doorbell is a store to the QP's UAR doorbell: the NIC reads the
 // doorbell record's producer counter and takes every WQE between its
-// consumer counter and it, as the bytes are now.
-func (q *QP) Doorbell() {
+// consumer counter and it, as the bytes are now. by is the race
+// detector's thread of the store (nil without the detector): the
+// operations it starts are ordered after what by did.
+func (q *QP) Doorbell(by *race.Thread) {
 	if q.dead {
 		return
 	}
@@ -131,7 +141,7 @@ func (q *QP) Doorbell() {
 			return
 		}
 		q.ci += uint16(n)
-		q.start(w)
+		q.start(w, by)
 	}
 }
 
@@ -149,9 +159,10 @@ func (q *QP) fetch(b []byte, i uint16) bool {
 // is bad (the op then completes in error).
 func (q *QP) local(s Seg) (uint64, error) { return q.c.Keys(s.Key, q.c.GPU, s.Addr, uint64(s.Len)) }
 
-func (q *QP) start(w WQE) {
+func (q *QP) start(w WQE, by *race.Thread) {
 	o := &op{w: w}
 	q.pend = append(q.pend, o)
+	q.raceStart(o, by)
 	rtt := q.c.Latency
 	if q.errored {
 		o.syndrome = SyndromeWRFlush
@@ -180,7 +191,10 @@ func (q *QP) start(w WQE) {
 		if buf == nil {
 			buf = make([]byte, n)
 		}
-		m := &nic.Message{Op: name, Bytes: n, Done: func() { q.s.AfterWork(rtt, func() { q.finish(o) }) }}
+		m := &nic.Message{Op: name, Bytes: n, Done: func() {
+			q.raceLanded(o)
+			q.s.AfterWork(rtt, func() { q.finish(o) })
+		}}
 		if w.Inline == nil {
 			m.Read = func(lo, hi uint64) { q.gather(o, w.Segs, locals, buf, lo, hi) }
 		}
@@ -188,11 +202,15 @@ func (q *QP) start(w WQE) {
 		q.c.Link.Post(m)
 	case OpRDMARead:
 		buf := make([]byte, n)
-		m := &nic.Message{Op: name, Bytes: n, Done: func() { q.finish(o) },
+		m := &nic.Message{Op: name, Bytes: n, Done: func() {
+			q.raceLanded(o)
+			q.finish(o)
+		},
 			Read: func(lo, hi uint64) {
 				if err := q.c.Mem.Read(remote+lo, buf[lo:hi]); err != nil {
 					q.fail("WQE %d: reading %#x at the peer: %v", w.Index, remote+lo, err)
 				}
+				q.raceAccess(o, remote+lo, hi-lo, "read at the peer", false, false)
 			},
 			Land: func(lo, hi uint64) { q.scatter(o, w.Segs, locals, buf, lo, hi) }}
 		q.s.AfterWork(rtt, func() { q.c.Back.Post(m) }) // the request's way there
@@ -214,9 +232,7 @@ func (q *QP) start(w WQE) {
 				q.fail("WQE %d: the atomic at %#x on GPU %d: %v", w.Index, remote, q.c.Peer, err)
 				return
 			}
-			if q.c.Landed != nil {
-				q.c.Landed(remote, 8, true)
-			}
+			q.raceAtomic(o, remote)
 			q.s.AfterWork(rtt, func() {
 				var b [8]byte
 				binary.LittleEndian.PutUint64(b[:], old)
@@ -234,6 +250,7 @@ func (q *QP) gather(o *op, segs []Seg, at []uint64, buf []byte, lo, hi uint64) {
 		if err := q.c.Mem.Read(at[i]+off, buf[boff:boff+n]); err != nil && !q.dead {
 			q.fail("WQE %d: reading the source %#x: %v", o.w.Index, at[i]+off, err)
 		}
+		q.raceAccess(o, at[i]+off, n, "source read", false, false)
 	})
 }
 
@@ -263,9 +280,11 @@ func (q *QP) write(o *op, addr uint64, b []byte, remote bool) {
 		q.fail("WQE %d: writing %#x: %v", o.w.Index, addr, err)
 		return
 	}
-	if q.c.Landed != nil {
-		q.c.Landed(addr, uint64(len(b)), remote)
+	what := "write of the returned data"
+	if remote {
+		what = "write at the peer"
 	}
+	q.raceAccess(o, addr, uint64(len(b)), what, true, false)
 }
 
 // errorOp completes o in error after d and reports why (MORI's quiet
@@ -289,6 +308,7 @@ func (q *QP) finish(o *op) {
 	for len(q.pend) > 0 && q.pend[0].done {
 		p := q.pend[0]
 		q.pend = q.pend[1:]
+		q.raceCompleted(p)
 		if p.w.Signaled || p.syndrome != 0 {
 			q.cqe(p)
 		}
@@ -314,6 +334,7 @@ func (q *QP) cqe(p *op) {
 	if err := q.c.Mem.Write(q.c.CQ+slot*CQESize, b[:]); err != nil {
 		q.fail("writing the CQE at %#x: %v", q.c.CQ+slot*CQESize, err)
 	}
+	q.raceCQE(p, q.c.CQ+slot*CQESize)
 }
 
 // Depth is the send queue's WQE basic blocks.

@@ -102,7 +102,7 @@ func (r *rig) post(t *testing.T, at uint16, ws ...WQE) {
 		require.NoError(t, Encode(r.m.b[tSQ+off:tSQ+off+BB], &ws[i]))
 	}
 	binary.BigEndian.PutUint32(r.m.b[tDB+4:], uint32(at)+uint32(len(ws)))
-	r.q.Doorbell()
+	r.q.Doorbell(nil)
 }
 
 // A WRITE, a READ and a fetch-add land where their keys say, the old
@@ -177,14 +177,14 @@ func TestQPRefusals(t *testing.T) {
 	binary.BigEndian.PutUint32(r.m.b[tSQ+BB:], 1<<8|OpSend)
 	binary.BigEndian.PutUint32(r.m.b[tSQ+BB+4:], 0x42<<8|3)
 	binary.BigEndian.PutUint32(r.m.b[tDB+4:], 2)
-	r.q.Doorbell()
+	r.q.Doorbell(nil)
 	require.NoError(t, r.s.Run())
 	require.Len(t, r.fails, 1)
 	require.ErrorContains(t, r.fails[0], "queue rank 0 -> rank 1 (QPN 0x42): WQE 1 (opcode 0x0a (SEND)): not emulated")
 
 	r = newRig(t, 1, true)
 	binary.BigEndian.PutUint32(r.m.b[tDB+4:], 9)
-	r.q.Doorbell()
+	r.q.Doorbell(nil)
 	require.Len(t, r.fails, 1)
 	require.ErrorContains(t, r.fails[0], "the doorbell record's counter 9 is 9 blocks past the consumer's 0: more than the 8 the send queue holds")
 }

@@ -321,6 +321,9 @@ int fillGda(D& d, uint64_t handle, int contexts) {
         hipMemcpy(ev, eps.data(), eps.size() * sizeof(RdmaEndpointDevice), hipMemcpyHostToDevice) != hipSuccess)
       return 1;
     g.endpoints = static_cast<RdmaEndpointDevice*>(ev);
+    uint64_t dn[16] = {handle, (uint64_t)(uintptr_t)ev, sizeof(RdmaEndpointDevice),
+                       offsetof(RdmaEndpointDevice, wqHandle) + offsetof(WorkQueueHandle, doneIdx)};
+    if (call(EMUD_H_MORI_GDA_DONE, dn, "ccoDevCommCreate") != 0) return 1;
     const uint64_t base = b[12], nsig = b[13], nctr = b[14];
     g.signalCount = (int)nsig;
     g.counterCount = (int)nctr;

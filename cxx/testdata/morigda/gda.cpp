@@ -7,6 +7,8 @@
 // waits for every peer's signal; the host checks every block received, a
 // round at a time. Arguments: rounds (2), then "fork" to run the ranks as
 // forked processes (MORI's harness shape; the digest is the threads').
+// -DEMUD_TEST_GDA_NO_QUIET plants a store to a put's source before its
+// quiet.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +53,13 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
               (uint64_t(p) * kCtx + ctx) * kBytes, sendWin->ibgdaWin.lkey, kBytes, me * kCtx + ctx,
               dc.resourceWindow_inlined.ibgdaWin.peerRkeys[p]);
   }
+#ifdef EMUD_TEST_GDA_NO_QUIET
+  // Planted: the source is overwritten before the quiet that says the
+  // NIC has read it (the race detector reports the store and the NIC's
+  // source read).
+  uint32_t* src = reinterpret_cast<uint32_t*>(sendWin->winBase + (uint64_t(sendWin->lsaRank) * sendWin->stride4G << 32));
+  src[((me + 1) % n * kCtx + ctx) * kWords] = 0;
+#endif
   for (int i = 1; i < n; i++) quiet(&dc.ibgda.endpoints[((me + i) % n) * dc.ibgda.numQpPerPe + ctx]);
   for (int i = 1; i < n; i++) waitSignal(dc, ((me + i) % n) * kCtx + ctx, round + 1);
 }
