@@ -255,6 +255,12 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// As MORI's cco: the comm owns its queues and ccoDevCommCreate
 		// makes them all (anvil connect); ccoCommDestroy frees them.
 		reqs.PerCommQueues, reqs.ConnectQueues = true, true
+		// a[14] == 1: a user's MORI header, whose host control plane
+		// (mori_host.cpp) fills its ccoIbgdaContext over emud's NIC
+		// (mori_gda.go); emud's own header has no GDA device layer.
+		if a[5] != 0 && a[14] != 1 {
+			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
+		}
 		if a[5] > 1 {
 			return bad("ccoDevCommCreate", 1, fmt.Errorf("GDA connection type %d: emud's MORI host control plane passes 0 (NONE) or 1 (FULL)", a[5]))
 		}

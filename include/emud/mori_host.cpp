@@ -478,7 +478,8 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
                     (uint64_t)(int64_t)reqs->gdaSignalCount,
                     (uint64_t)(int64_t)reqs->gdaCounterCount,
                     (uint64_t)(int64_t)reqs->gdaContextCount,
-                    (uint64_t)(int64_t)reqs->gdaQueueDepth};
+                    (uint64_t)(int64_t)reqs->gdaQueueDepth,
+                    1 /* this control plane fills GDA */};
   int rc = call(EMUD_H_DEVCOMM_CREATE, a, "ccoDevCommCreate");
   if (rc != 0) return rc;
   ccoDevComm d;
