@@ -108,6 +108,10 @@ typedef struct emud_lane {
    * values are a spin. nload counts every load since the reset. */
   uint64_t load_addr[16], load_val[16];
   uint32_t load_width[16];
+  /* Each load's source line (its site): a cycle is the same loads at the
+   * same lines, so a wait that saw its word and a later read of that word
+   * elsewhere are not a poll of it (MORI's waitSignal then readSignal). */
+  int32_t load_line[16];
   int32_t nload, pad1;
   /* The lane's call context at its pending call, when its code was built
    * with -DEMUD_CALL_CONTEXT (emud c++ does so against a user's MORI
