@@ -31,7 +31,11 @@ func buildMoriGda(t *testing.T, flags ...string) string {
 // __GFX9__, which emud c++ now defines; at 32 two contexts' lanes shared
 // one wave's ballot and one posted in the other's send queue), two
 // rounds of correct data; the same digest twice, as forked processes,
-// under the race detector; perturbed seeds pass.
+// under the race detector (no report: the two fetch-adds a queue posts
+// before its quiet both return their old values to one scratch word,
+// which was reported as a write-write race until those writes were
+// atomic ones, as in MORI's test_gda_barrier: checked); perturbed seeds
+// pass.
 func TestMoriGdaPut(t *testing.T) {
 	needCxx(t)
 	prog := buildMoriGda(t)

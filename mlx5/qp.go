@@ -236,7 +236,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 			q.s.AfterWork(rtt, func() {
 				var b [8]byte
 				binary.LittleEndian.PutUint64(b[:], old)
-				q.write(o, locals[0], b[:], false)
+				q.returned(o, locals[0], b[:])
 				q.finish(o)
 			})
 		}}
@@ -285,6 +285,21 @@ func (q *QP) write(o *op, addr uint64, b []byte, remote bool) {
 		what = "write at the peer"
 	}
 	q.raceAccess(o, addr, uint64(len(b)), what, true, false)
+}
+
+// returned writes an atomic's old value into its local buffer: one
+// 8-byte write, an atomic one for the race detector (MORI points every
+// signal's fetch-add at one scratch word, which the responses overwrite
+// and no one reads: not a race between them).
+func (q *QP) returned(o *op, addr uint64, b []byte) {
+	if q.dead {
+		return
+	}
+	if err := q.c.Mem.Write(addr, b); err != nil {
+		q.fail("WQE %d: writing the returned value at %#x: %v", o.w.Index, addr, err)
+		return
+	}
+	q.raceAccess(o, addr, uint64(len(b)), "write of the returned value", true, true)
 }
 
 // errorOp completes o in error after d and reports why (MORI's quiet

@@ -3,7 +3,7 @@
 // with -I that include directory: each rank's block of kCtx waves (64
 // lanes, a wave of gfx9) runs one context per wave (threadIdx.x /
 // warpSize, MORI's warp), whose lane 0 puts a block to every peer on that
-// context's queue pair with a remote signal, quiets its queue pairs and
+// context's queue pair (in two halves, each with a remote signal), quiets its queue pairs and
 // waits for every peer's signal; the host checks every block received, a
 // round at a time. Arguments: rounds (2), then "fork" to run the ranks as
 // forked processes (MORI's harness shape; the digest is the threads').
@@ -49,9 +49,12 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
   for (int i = 1; i < n; i++) {
     const int p = (me + i) % n;
     RdmaEndpointDevice* ep = &dc.ibgda.endpoints[p * dc.ibgda.numQpPerPe + ctx];
-    putSignal(ep, (uint64_t(me) * kCtx + ctx) * kBytes, recvWin->ibgdaWin.peerRkeys[p],
-              (uint64_t(p) * kCtx + ctx) * kBytes, sendWin->ibgdaWin.lkey, kBytes, me * kCtx + ctx,
-              dc.resourceWindow_inlined.ibgdaWin.peerRkeys[p]);
+    // In two halves, each with its signal: two fetch-adds on the queue
+    // before its quiet, whose old values land in one scratch word.
+    for (uint64_t h = 0; h < kBytes; h += kBytes / 2)
+      putSignal(ep, (uint64_t(me) * kCtx + ctx) * kBytes + h, recvWin->ibgdaWin.peerRkeys[p],
+                (uint64_t(p) * kCtx + ctx) * kBytes + h, sendWin->ibgdaWin.lkey, kBytes / 2, me * kCtx + ctx,
+                dc.resourceWindow_inlined.ibgdaWin.peerRkeys[p]);
   }
 #ifdef EMUD_TEST_GDA_NO_QUIET
   // Planted: the source is overwritten before the quiet that says the
@@ -61,7 +64,7 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
   src[((me + 1) % n * kCtx + ctx) * kWords] = 0;
 #endif
   for (int i = 1; i < n; i++) quiet(&dc.ibgda.endpoints[((me + i) % n) * dc.ibgda.numQpPerPe + ctx]);
-  for (int i = 1; i < n; i++) waitSignal(dc, ((me + i) % n) * kCtx + ctx, round + 1);
+  for (int i = 1; i < n; i++) waitSignal(dc, ((me + i) % n) * kCtx + ctx, 2 * (round + 1));
 }
 
 static int rankMain(int rank, const ccoUniqueId& id, int rounds) {
