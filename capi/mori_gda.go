@@ -242,7 +242,7 @@ func gdaNewQP(c *cco.Comm, net *nic.Network, peer, ctx int, depth uint32) (*gdaQ
 	gdaState.mrs[q.ibufKey] = gdaMR{gpu: g, base: q.ibuf, size: 64, what: "the atomic buffer of QP " + name, va: true}
 	cfg := mlx5.Config{Name: name, QPN: gdaState.qpn, GPU: g, Peer: pg, SQ: base, WQEs: depth, DBRec: q.dbr,
 		CQ: q.cq, CQEs: 1, Collapsed: true, Link: link, Back: back, Latency: net.Model().Latency, Mem: rt.mem, Keys: gdaResolve,
-		Fail: func(err error) { rt.s.Fail(err) }}
+		Fail: func(err error) { rt.s.Fail(err) }, InOrder: net.Model().Ordering == nic.InOrder}
 	if d := rt.s.Race(); d != nil {
 		cfg.Race, cfg.Space = d, d.Space(rt.mem, "LSA memory")
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	Race      *race.Detector
 	Space     race.SpaceID
 	DoneWords []uint64
+	// InOrder says the link delivers a QP's packets in order (an RC queue
+	// pair on package nic's InOrder network): each remote write and
+	// atomic then lands after every earlier one of the QP.
+	InOrder bool
 }
 
 // QP is the NIC side of one send queue.
@@ -66,6 +70,7 @@ type op struct {
 	done     bool
 	syndrome uint8        // 0: success
 	th       *race.Thread // the race detector's thread of the operation
+	landing  bool         // a packet of it has landed at the peer
 }
 
 // New makes the NIC side of a send queue.
@@ -198,14 +203,14 @@ func (q *QP) start(w WQE, by *race.Thread) {
 		if w.Inline == nil {
 			m.Read = func(lo, hi uint64) { q.gather(o, w.Segs, locals, buf, lo, hi) }
 		}
-		m.Land = func(lo, hi uint64) { q.write(o, remote+lo, buf[lo:hi], true) }
+		m.Land = func(lo, hi uint64) {
+			q.raceFirstLanding(o)
+			q.write(o, remote+lo, buf[lo:hi], true)
+		}
 		q.c.Link.Post(m)
 	case OpRDMARead:
 		buf := make([]byte, n)
-		m := &nic.Message{Op: name, Bytes: n, Done: func() {
-			q.raceLanded(o)
-			q.finish(o)
-		},
+		m := &nic.Message{Op: name, Bytes: n, Done: func() { q.finish(o) },
 			Read: func(lo, hi uint64) {
 				if err := q.c.Mem.Read(remote+lo, buf[lo:hi]); err != nil {
 					q.fail("WQE %d: reading %#x at the peer: %v", w.Index, remote+lo, err)

@@ -11,11 +11,13 @@ import (
 // did before its doorbell store is ordered before the operation). Its
 // source reads and its writes are accesses as they happen (a packet's
 // payload leaving, landing). The edges are the RC queue pair's:
-//   - an operation whose data has all landed releases into the QP's
-//     landed clock, which an atomic acquires as it lands: on an in-order
-//     network everything posted before it on the QP has landed then, so
-//     a signal after a put orders the put's data for its waiter (the
-//     atomic releases into its word, which an atomic load acquires);
+//   - a remote write or atomic whose data has all landed releases into
+//     the QP's landed clock, which the next ones acquire as their first
+//     packet lands, on an in-order link (Config.InOrder): everything
+//     posted before them on the QP has landed then. So a signal after a
+//     put orders the put's data for its waiter (the atomic releases into
+//     its word, which an atomic load acquires), and two writes of one
+//     buffer on one QP land in order (MORI's test_gda_counter);
 //   - completions are in order: each completed operation acquires and
 //     releases the QP's completed clock, and a CQE releases it into its
 //     CQE's last word and the config's DoneWords (MORI's quiet reads the
@@ -51,12 +53,24 @@ func (q *QP) raceLanded(o *op) {
 	}
 }
 
+// raceFirstLanding: as o's first packet lands at the peer, on an in-order
+// link every earlier remote write and atomic of the QP has landed.
+func (q *QP) raceFirstLanding(o *op) {
+	if o.th == nil || o.landing {
+		return
+	}
+	o.landing = true
+	if q.c.InOrder {
+		o.th.Acquire(&q.landed)
+	}
+}
+
 // raceAtomic is o's atomic at addr of the peer, as it lands.
 func (q *QP) raceAtomic(o *op, addr uint64) {
 	if o.th == nil {
 		return
 	}
-	o.th.Acquire(&q.landed)
+	q.raceFirstLanding(o)
 	q.raceAccess(o, addr, 8, "atomic at the peer", true, true)
 	o.th.Release(q.c.Race.AddrSync(q.c.Space, addr))
 	o.th.Release(&q.landed)
