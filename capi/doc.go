@@ -788,7 +788,8 @@
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
 //     hostAllocs, hipUsed/hipLive, ncclDevs, threadBarriers, moriRings,
-//     moriPending, moriRng, cftState, gins, freeState, procs, spinWatch)
+//     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
+//     cftState, gins, freeState, procs, spinWatch)
 //     and the settings start reads (callLoopLimit, hostRate, laneCode,
 //     lsaTimed): made anew or zeroed.
 //   - pcLines: the seed form's DWARF line table, read once per file

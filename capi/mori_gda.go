@@ -68,7 +68,8 @@ type gdaComm struct {
 	qps        map[[2]int]*gdaQP // by (peer, context)
 }
 
-var gdaState = struct {
+// gdaTable is the GDA state of one emulation (seedReset makes it anew).
+type gdaTable struct {
 	mrs   map[uint32]gdaMR
 	next  uint32
 	seqs  map[cco.UniqueId]map[int]int
@@ -77,8 +78,14 @@ var gdaState = struct {
 	comms map[uint64]*gdaComm
 	net   *nic.Network
 	qpn   uint32
-}{mrs: map[uint32]gdaMR{}, next: 0x4d00, seqs: map[cco.UniqueId]map[int]int{}, keys: map[gdaReg]uint32{},
-	wins: map[uint64]gdaWin{}, comms: map[uint64]*gdaComm{}, qpn: 0x100}
+}
+
+func newGdaTable() gdaTable {
+	return gdaTable{mrs: map[uint32]gdaMR{}, next: 0x4d00, seqs: map[cco.UniqueId]map[int]int{}, keys: map[gdaReg]uint32{},
+		wins: map[uint64]gdaWin{}, comms: map[uint64]*gdaComm{}, qpn: 0x100}
+}
+
+var gdaState = newGdaTable()
 
 // gdaDefaultDepth is a send queue's WQEs when the requirements leave it
 // to the provider: MORI's mlx5 endpoints take maxMsgsNum 4096.
