@@ -168,7 +168,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 	o := &op{w: w}
 	q.pend = append(q.pend, o)
 	q.raceStart(o, by)
-	rtt := q.c.Latency
+	lat := q.c.Latency // one way: an ack, a read request, an atomic response
 	if q.errored {
 		o.syndrome = SyndromeWRFlush
 		q.finish(o)
@@ -186,7 +186,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 	n := w.Bytes()
 	remote, err := q.c.Keys(w.RKey, q.c.Peer, w.RAddr, n)
 	if err != nil {
-		q.errorOp(o, SyndromeRemoteAccess, fmt.Sprintf("remote key %#x at GPU %d: %v", w.RKey, q.c.Peer, err), rtt)
+		q.errorOp(o, SyndromeRemoteAccess, fmt.Sprintf("remote key %#x at GPU %d: %v", w.RKey, q.c.Peer, err), lat)
 		return
 	}
 	name := fmt.Sprintf("%s %d B (WQE %d)", OpName(w.Opcode), n, w.Index)
@@ -198,7 +198,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 		}
 		m := &nic.Message{Op: name, Bytes: n, Done: func() {
 			q.raceLanded(o)
-			q.s.AfterWork(rtt, func() { q.finish(o) })
+			q.s.AfterWork(lat, func() { q.finish(o) })
 		}}
 		if w.Inline == nil {
 			m.Read = func(lo, hi uint64) { q.gather(o, w.Segs, locals, buf, lo, hi) }
@@ -218,7 +218,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 				q.raceAccess(o, remote+lo, hi-lo, "read at the peer", false, false)
 			},
 			Land: func(lo, hi uint64) { q.scatter(o, w.Segs, locals, buf, lo, hi) }}
-		q.s.AfterWork(rtt, func() { q.c.Back.Post(m) }) // the request's way there
+		q.s.AfterWork(lat, func() { q.c.Back.Post(m) }) // the request's way there
 	case OpAtomicCS, OpAtomicFA:
 		m := &nic.Message{Op: name, Land: func(_, _ uint64) {
 			if q.dead {
@@ -238,7 +238,7 @@ func (q *QP) start(w WQE, by *race.Thread) {
 				return
 			}
 			q.raceAtomic(o, remote)
-			q.s.AfterWork(rtt, func() {
+			q.s.AfterWork(lat, func() {
 				var b [8]byte
 				binary.LittleEndian.PutUint64(b[:], old)
 				q.returned(o, locals[0], b[:])
