@@ -101,7 +101,7 @@ func TestSeedServerEquivalence(t *testing.T) {
 	require.NoError(t, err)
 	gdaInc, err := filepath.Abs(filepath.Join("testdata", "morigda", "include"))
 	require.NoError(t, err)
-	gdaFlags := []string{"-O1", "-DBUILD_CCO_SDMA=1", "-I", gdaInc} // buildMoriGda's
+	gdaFlags := []string{"-O1", "-DBUILD_CCO_SDMA=1", "-DEMUD_TEST_GDA_THREADS_ONLY", "-I", gdaInc} // buildMoriGda's, without fork
 	for _, c := range []struct {
 		name  string
 		src   string

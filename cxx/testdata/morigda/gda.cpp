@@ -8,7 +8,8 @@
 // round at a time. Arguments: rounds (2), then "fork" to run the ranks as
 // forked processes (MORI's harness shape; the digest is the threads').
 // -DEMUD_TEST_GDA_NO_QUIET plants a store to a put's source before its
-// quiet.
+// quiet; -DEMUD_TEST_GDA_THREADS_ONLY leaves the fork mode out (the seed
+// server runs programs that never fork).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,6 +122,9 @@ int main(int argc, char** argv) {
   ccoUniqueId id;
   CHECK(ccoGetUniqueId(&id));
   std::vector<int> errors(kRanks);
+#ifdef EMUD_TEST_GDA_THREADS_ONLY
+  if (forked) return 2;  // built without fork: a program that forks has no seed form
+#else
   if (forked) {
     std::vector<pid_t> kids;
     for (int r = 0; r < kRanks; r++) {
@@ -137,7 +141,9 @@ int main(int argc, char** argv) {
       int status = 0;
       if (waitpid(kids[r], &status, 0) != kids[r] || !WIFEXITED(status) || WEXITSTATUS(status) != 0) errors[r] = 1;
     }
-  } else {
+  } else
+#endif
+  {
     std::vector<std::thread> ts;
     for (int r = 0; r < kRanks; r++) ts.emplace_back([&, r] { errors[r] = rankMain(r, id, rounds); });
     for (auto& t : ts) t.join();
