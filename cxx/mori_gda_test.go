@@ -37,6 +37,7 @@ func buildMoriGda(t *testing.T, flags ...string) string {
 // atomic ones, as in MORI's test_gda_barrier: checked); perturbed seeds
 // pass.
 func TestMoriGdaPut(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	prog := buildMoriGda(t)
 	var want string
@@ -62,6 +63,7 @@ func TestMoriGdaPut(t *testing.T) {
 // naming a key of another GPU end the run with an error naming the queue
 // (ranks and context), the WQE index and its opcode, not a hang.
 func TestMoriGdaRefused(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	for _, tc := range []struct{ macro, want string }{
 		{"EMUD_TEST_GDA_SEND", "WQE 0 (opcode 0x0a (SEND)): not emulated"},
@@ -84,6 +86,7 @@ func TestMoriGdaRefused(t *testing.T) {
 // runs on, had destroyed its comm by then: "peer 3 has not created dev
 // comm #2" (checked: seeds 1-3 failed so).
 func TestMoriRunAhead(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "runahead.cpp"))
 	require.NoError(t, err)
@@ -103,6 +106,7 @@ func TestMoriRunAhead(t *testing.T) {
 // correct program (TestMoriGdaPut, MORI's test_gda_put and test_gda_get)
 // draws none.
 func TestMoriGdaMissingQuiet(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	prog := buildMoriGda(t, "-DEMUD_TEST_GDA_NO_QUIET")
 	stdout, stderr, code := runExample(t, prog, "EMUD_RACE=1", "1")
