@@ -214,6 +214,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.devDead[h-1] = true
 		moriFree(h)
+		gdaFree(h)
 		if err := ginFree(h); err != nil {
 			return bad("ncclDevCommDestroy (GIN)", 1, err)
 		}
@@ -233,6 +234,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		d := windowDevice(w.Base, w.Stride4G, w.LsaRank)
 		rt.windows[uintptr(d)] = w
+		// Every window is a memory region a GDA WQE may name (mori_gda.go).
+		reg := gdaRegister(c, rt.commUID[a[0]-1], a[1], a[2], fmt.Sprintf("rank %d's window at %#x", c.Rank, a[1]))
+		gdaState.wins[uint64(uintptr(d))] = gdaWin{reg: reg, nranks: c.NRanks}
 		a[3], a[4] = uint64(uintptr(d)), a[1]
 		if err := barrierAll(act, c, rt.commUID[a[0]-1], "ccoWindowRegister"); err != nil {
 			return bad("ccoWindowRegister", 1, err)
@@ -251,9 +255,16 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		// As MORI's cco: the comm owns its queues and ccoDevCommCreate
 		// makes them all (anvil connect); ccoCommDestroy frees them.
 		reqs.PerCommQueues, reqs.ConnectQueues = true, true
-		if a[5] != 0 {
+		// a[14] == 1: a user's MORI header, whose host control plane
+		// (mori_host.cpp) fills its ccoIbgdaContext over emud's NIC
+		// (mori_gda.go); emud's own header has no GDA device layer.
+		if a[5] != 0 && a[14] != 1 {
 			return bad("ccoDevCommCreate", 1, fmt.Errorf("gdaConnectionType %d asks for GDA queue pairs: ccoGda is not emulated (use CCO_GDA_CONNECTION_NONE, or CROSSNODE on one node)", a[5]))
 		}
+		if a[5] > 1 {
+			return bad("ccoDevCommCreate", 1, fmt.Errorf("GDA connection type %d: emud's MORI host control plane passes 0 (NONE) or 1 (FULL)", a[5]))
+		}
+		gr := gdaReqs{conn: int(a[5]), signals: int(int32(a[10])), counters: int(int32(a[11])), ctx: int(int32(a[12])), depth: int(int32(a[13]))}
 		dc, err := cco.DevCommCreate(c, &reqs)
 		var refused *cco.QueueCreateError
 		if errors.As(err, &refused) {
@@ -271,6 +282,10 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		rt.devcomms = append(rt.devcomms, dc)
 		rt.devDead = append(rt.devDead, false)
+		moriNoteDevComm(c, uid, uint64(len(rt.devcomms)), dc.SignalPool().Base)
+		if err := gdaCreate(c, uid, uint64(len(rt.devcomms)), gr); err != nil {
+			return bad("ccoDevCommCreate (GDA)", 1, err)
+		}
 		if a[9] == 1 {
 			// NCCL's ncclDevCommCreate: LSA takes the fabric's time.
 			cftInit()
@@ -313,6 +328,18 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 	case C.EMUD_H_MORI_QUEUE:
 		if err := moriQueueCall(a); err != nil {
 			return bad("ccoDevCommCreate (a MORI header's queue)", 1, err)
+		}
+	case C.EMUD_H_MORI_GDA_EP:
+		if err := gdaEndpointCall(a); err != nil {
+			return bad("ccoDevCommCreate (GDA endpoint)", 1, err)
+		}
+	case C.EMUD_H_MORI_GDA_DONE:
+		if err := gdaDoneCall(a); err != nil {
+			return bad("ccoDevCommCreate (GDA endpoints)", 1, err)
+		}
+	case C.EMUD_H_MORI_GDA_KEY:
+		if err := gdaWindowKeyCall(a); err != nil {
+			return bad("ccoWindowRegister (GDA keys)", 1, err)
 		}
 	case C.EMUD_H_THREAD_BARRIER:
 		return threadBarrierCall(act, a, bad)

@@ -566,6 +566,66 @@
 // the others (below), so MORI's wave-grouped posting over several queues
 // livelocks, and a lane that skips a branch can act before the ones in it.
 //
+// # MORI's ccoGda in C++
+//
+// MORI's GDA device layer (cco_scale_out.hpp's ccoGda<MLX5> over the
+// mlx5 provider's device primitives) runs natively too: emud is the NIC
+// beneath it (mori_gda.go, package mlx5). The host control plane
+// (mori_host.cpp) fills the header's own ccoIbgdaContext, its
+// core::RdmaEndpointDevice endpoints and each window's ccoIbgdaWin by
+// field name; the layout checks cover those and core's WorkQueueHandle,
+// CompletionQueueHandle and IbufHandle where the header tree has
+// core_device_types.hpp (a header with ibgda but no core types is a build
+// error naming the missing header).
+//
+//   - Connection types: every rank of emud's C++ path shares one node, so
+//     CROSSNODE and RAIL collapse to NONE as MORI's ccoDevCommCreate
+//     does on one node; FULL with more than one rank connects every pair
+//     (world peer p's endpoints are endpoints[p·numQpPerPe + context],
+//     this rank's own slots left empty, vendorId Unknown).
+//   - Queue pairs: one allocation in the rank's GPU memory per (peer,
+//     context): the send queue (gdaQueueDepth rounded up to a power of
+//     two, else 4096 WQEs, MORI's maxMsgsNum), then a collapsed CQ of one
+//     CQE filled with 0xff as MORI's host fills it (wqe_counter 0xffff:
+//     nothing completed), the doorbell record, the CQ's record, the UAR
+//     word and an 8-byte atomic buffer.
+//   - Keys: every ccoWindowRegister'd buffer is a memory region
+//     registered iova-0 (a WQE address is the offset), keyed per rank;
+//     peerRkeys holds every rank's key of the same window, found by the
+//     window's place in the comm's collective calls (all ranks make them
+//     in one order; barrierAll checks it). The dev comm's signal pool
+//     (signals, their shadows, then counters, in the rank's GPU memory) is
+//     the resource window's region: a signal WQE names slot·8 with
+//     resourceWindow_inlined.ibgdaWin's key, as MORI pins signalBuf at
+//     offset 0 of its resource window. The atomic buffer is addressed by
+//     device address (MORI's ibv_reg_mr).
+//   - The doorbell: a watch on each UAR word fires on a store that
+//     changes it (MORI stores the last WQE's control qword, whose index
+//     differs from the previous doorbell's); the NIC reads the doorbell
+//     record's producer counter and fetches, decodes and carries every
+//     WQE up to it (package mlx5's doc: opcodes, timing, CQEs, errors).
+//     Writes, atomics and CQEs go through engine.Memory, so lanes
+//     spinning on a signal, a counter or CQE[0] wake.
+//   - Undecodable WQEs, an opcode not emulated (masked atomics, SEND), a
+//     bad key or a range past its region end the run with an error naming
+//     the queue (rank, peer, context), the WQE index and its opcode.
+//
+// With the race detector on, each WQE is a detector thread forked from
+// the lane that stored the doorbell (snapshotted as it stores), and its
+// source reads and remote writes are accesses (package mlx5's race.go):
+// a store to a put's source before its quiet, or a read of received data
+// not ordered by a signal wait, is a data race naming the lane's line and
+// the NIC's queue and WQE. The quiet's edge: a CQE releases the QP's
+// completions into its last word and into the endpoint's doneIdx, which
+// MORI's quiet advances with an atomic after its plain CQE loads (a lane
+// that acquires doneIdx sees every completion reported so far).
+//
+// Partial: the WQE stores are not under the publish edge the SDMA rings
+// have (a missing fence before the doorbell is not reported); a destroyed
+// dev comm's queue pairs keep their memory; the network is package nic's
+// default model, not calibrated; a UAR store that leaves the word
+// unchanged (the same control qword 65536 WQEs later) rings nothing.
+//
 // # Program order
 //
 // A lane's convergence point is the file:line of its device call
@@ -730,7 +790,8 @@
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
 //     hostAllocs, hipUsed/hipLive, ncclDevs, threadBarriers, moriRings,
-//     moriPending, moriRng, cftState, gins, freeState, procs, spinWatch)
+//     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
+//     cftState, gins, freeState, procs, spinWatch)
 //     and the settings start reads (callLoopLimit, hostRate, laneCode,
 //     lsaTimed): made anew or zeroed.
 //   - pcLines: the seed form's DWARF line table, read once per file

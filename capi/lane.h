@@ -2,6 +2,11 @@
 #ifndef EMUD_LANE_H
 #define EMUD_LANE_H
 #include "emud/abi.h"
+// Go's build cache hashes this package's files but not include/emud/abi.h:
+// a change to the lane's layout there reused a library built against the
+// old one (lanes then read the wrong fields: a panic). Pinning the size
+// here makes such a change a change of this file too.
+_Static_assert(sizeof(emud_lane) == 4920, "emud_lane changed in abi.h: update this size (capi/lane.h)");
 emud_lane* emud_lane_new(emud_entry entry, void* arg);
 void emud_lane_free(emud_lane* l);
 // emud_lane_stack is the lowest address of the lane's stack mapping (its

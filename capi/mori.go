@@ -10,6 +10,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/engine"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -93,7 +94,7 @@ func moriQueueCall(a []uint64) error {
 	if a[3] != r.Size() {
 		return fmt.Errorf("the header's ring (CCO_SDMA_QUEUE_SIZE) is %d bytes, emud's SDMA rings are %d", a[3], r.Size())
 	}
-	pool, err := dc.PeerSignalPool(p)
+	pool, err := moriPeerPool(hd, p)
 	if err != nil {
 		return err
 	}
@@ -121,8 +122,55 @@ func moriQueueCall(a []uint64) error {
 	mq.watch()
 	moriRings = append(moriRings, mq)
 	a[0], a[1], a[2], a[3] = ringAddr, mq.rptr, mq.wptr, mq.db
-	a[4], a[5], a[6], a[7] = words+moriCachedWptr, words+moriCommittedWptr, start, pool.Base
+	a[4], a[5], a[6], a[7] = words+moriCachedWptr, words+moriCommittedWptr, start, pool
 	return nil
+}
+
+// The ranks' signal pools of each dev comm, noted as each rank creates
+// it, before the collective's barrier. A rank's queues take their peers'
+// pool bases after the barrier (ccoDevCommCreate's EMUD_H_MORI_QUEUE
+// calls), when a peer that left the barrier first may have destroyed its
+// comm already (nothing stops it: MORI's ccoDevCommCreate has every peer
+// address by the end of its collective): reading them from the peer's
+// comm then failed ("peer 0 has not created dev comm #2", MORI's
+// test_gda_modes, whose rank 0 destroys its comm straight after).
+type moriDevKey struct {
+	uid cco.UniqueId
+	seq int // the dev comm's place among its rank's ccoDevCommCreate calls on the comm
+}
+
+var (
+	moriDevSeq  = map[cco.UniqueId]map[int]int{}
+	moriDevOf   = map[uint64]moriDevKey{} // by dev comm handle
+	moriPoolsOf = map[moriDevKey][]uint64{}
+)
+
+// moriNoteDevComm notes rank c.Rank's dev comm hd and its signal pool.
+func moriNoteDevComm(c *cco.Comm, uid cco.UniqueId, hd uint64, pool uint64) {
+	s := moriDevSeq[uid]
+	if s == nil {
+		s = map[int]int{}
+		moriDevSeq[uid] = s
+	}
+	k := moriDevKey{uid: uid, seq: s[c.Rank]}
+	s[c.Rank]++
+	ps := moriPoolsOf[k]
+	if ps == nil {
+		ps = make([]uint64, c.NRanks)
+		moriPoolsOf[k] = ps
+	}
+	ps[c.Rank] = pool
+	moriDevOf[hd] = k
+}
+
+// moriPeerPool is peer p's signal pool base of the dev comm hd is one of.
+func moriPeerPool(hd uint64, p int) (uint64, error) {
+	k, ok := moriDevOf[hd]
+	ps := moriPoolsOf[k]
+	if !ok || p < 0 || p >= len(ps) || ps[p] == 0 {
+		return 0, fmt.Errorf("peer %d has not created this dev comm (ccoDevCommCreate is collective: every rank creates it before kernels signal)", p)
+	}
+	return ps[p], nil
 }
 
 // moriMemFor returns a ring of size bytes and a words region on GPU g: a

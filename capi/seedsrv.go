@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
 )
 
@@ -183,6 +184,8 @@ func seedReset() {
 	procs = procTable{}
 	cftState = cftTable{}
 	gins = newGinTable()
+	gdaState = newGdaTable()
+	moriDevSeq, moriDevOf, moriPoolsOf = map[cco.UniqueId]map[int]int{}, map[uint64]moriDevKey{}, map[moriDevKey][]uint64{}
 	spinWatch = spinMarks{}
 	hostAllocs = map[uint64]uint64{}
 	hipUsed, hipLive, hipFreed = nil, nil, nil

@@ -103,8 +103,21 @@ func moriIncludes(root, tmp, h, arch string, flags []string) ([]string, error) {
 	}
 	fl := []string{"-I", dir, "-include", "emud/amdgcn.h", "-D__HIPCC__=1", "-D__EMUD_USER_MORI__=1",
 		"-DEMUD_MORI_HEADER=\"" + h + "\""}
-	if arch == "gfx1250" {
+	switch {
+	case arch == "gfx1250":
 		fl = append(fl, "-D__gfx1250__=1") // MORI picks wave32 and the release-fence publish by it
+	default:
+		// emud's lanes run in waves of 64 for any other arch (hip_runtime.h's
+		// warpSize), and a HIP compile for gfx9 defines __GFX9__, by which
+		// MORI's core utils.hpp defines its own warpSize 64. Without it MORI
+		// took 32: a kernel's "warp" (threadIdx.x / warpSize) was half a
+		// wave, and ccoGda's warp-aggregated posting grouped two contexts'
+		// lanes into one ballot, posting one context's WQE slot on the
+		// other's queue (MORI's test_gda_multi_context).
+		fl = append(fl, "-D__GFX9__=1")
+		if strings.HasPrefix(arch, "gfx9") {
+			fl = append(fl, "-D__"+arch+"__=1")
+		}
 	}
 	return fl, nil
 }

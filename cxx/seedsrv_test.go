@@ -98,6 +98,11 @@ func TestSeedServerEquivalence(t *testing.T) {
 	mori, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
 	require.NoError(t, err)
 	moriFlags := []string{"-Wall", "-Werror", "-DBUILD_CCO_SDMA=1", "-I", moriInclude(t), "-O2"} // TestMoriLockstep's build
+	gda, err := filepath.Abs(filepath.Join("testdata", "morigda", "gda.cpp"))
+	require.NoError(t, err)
+	gdaInc, err := filepath.Abs(filepath.Join("testdata", "morigda", "include"))
+	require.NoError(t, err)
+	gdaFlags := []string{"-O1", "-DBUILD_CCO_SDMA=1", "-DEMUD_TEST_GDA_THREADS_ONLY", "-I", gdaInc} // buildMoriGda's, without fork
 	for _, c := range []struct {
 		name  string
 		src   string
@@ -144,6 +149,9 @@ func TestSeedServerEquivalence(t *testing.T) {
 		// lookup changes the lanes' order, and the digest).
 		{name: "MORI lockstep", src: mori, flags: moriFlags, args: []string{"mixed"}, env: []string{"EMUD_RACE=1", "EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
 		{name: "MORI lockstep warp", src: mori, flags: moriFlags, args: []string{"warp"}, env: []string{"EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s"}, seeds: 2},
+		// MORI's GDA over emud's NIC: its keys, queue pairs and network
+		// are the emulation's, made anew for the next seed.
+		{name: "MORI GDA", src: gda, flags: gdaFlags, args: []string{"1"}, env: []string{"EMUD_SUMMARY=1"}, seeds: 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := buildExample(t, c.src, c.flags...)

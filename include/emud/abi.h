@@ -108,6 +108,10 @@ typedef struct emud_lane {
    * values are a spin. nload counts every load since the reset. */
   uint64_t load_addr[16], load_val[16];
   uint32_t load_width[16];
+  /* Each load's source line (its site): a cycle is the same loads at the
+   * same lines, so a wait that saw its word and a later read of that word
+   * elsewhere are not a poll of it (MORI's waitSignal then readSignal). */
+  int32_t load_line[16];
   int32_t nload, pad1;
   /* The lane's call context at its pending call, when its code was built
    * with -DEMUD_CALL_CONTEXT (emud c++ does so against a user's MORI
@@ -161,6 +165,10 @@ enum {
   EMUD_H_GIN_CREATE,       /* a: comm, devcomm, contexts, signals, counters, rail, world, hybrid GIN barriers -> a[8] signals, a[9] counters, a[10] shadows (capi/nccl_gin.go) */
   /* CFT */
   EMUD_H_CFT,              /* a: what (EMUD_CFT_H_*), then its arguments (capi/nccl_cft.go) */
+  /* MORI's ccoGda (capi/mori_gda.go) */
+  EMUD_H_MORI_GDA_EP,      /* a: devcomm, peer, context -> sq, dbr, uar, cq, cq dbr, ibuf, ibuf key, qpn, WQEs, CQEs, peer's signal key, own, signal base, signals, counters, contexts */
+  EMUD_H_MORI_GDA_KEY,     /* a: emud window, peer -> a[2] peer's key, a[3] own key, a[4] ranks */
+  EMUD_H_MORI_GDA_DONE,    /* a: devcomm, endpoints, endpoint bytes, doneIdx offset */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

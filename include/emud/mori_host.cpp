@@ -14,6 +14,15 @@
 #include <vector>
 
 #include "mori/cco/cco.hpp"
+// MORI's ccoGda endpoints are core::RdmaEndpointDevice, declared in the
+// core RDMA header that cco_scale_out.hpp pulls in; a header tree without
+// it has no GDA for emud to fill.
+#if __has_include("mori/core/transport/rdma/core_device_types.hpp")
+#include "mori/core/transport/rdma/core_device_types.hpp"
+#define EMUD_MORI_GDA 1
+#else
+#define EMUD_MORI_GDA 0
+#endif
 
 #if !BUILD_CCO_SDMA
 #error "emud c++ compiles its MORI host control plane with BUILD_CCO_SDMA=1 (it fills ccoSdmaQueueDeviceHandle)"
@@ -28,8 +37,8 @@ extern "C" void* emud_obj_alloc(size_t n);
 // (offset, size, alignment) and asserts that they tile the structure with
 // no room left but alignment padding; its message names the structure and
 // the fields emud knows (emud c++ then names the header's other fields,
-// cxx/mori.go). GDA fields are known and left zero where the header has
-// them (GDA is not emulated).
+// cxx/mori.go). GDA's structures are checked and filled where the header
+// tree has MORI's core RDMA types (capi/mori_gda.go is the NIC beneath).
 namespace emudlayout {
 struct F {
   size_t off, size, align;
@@ -130,6 +139,49 @@ static_assert(emudlayout::tiles(commFields, emudlayout::hasIbgda<ccoDevComm>::va
               "emud-layout: ccoDevComm: rank worldSize lsaSize lsaRank myNodeStart gdaConnType flatBase perRankSize "
               "windowTable resourceWindow resourceWindow_inlined lsaBarrier railGdaBarrier hybridLsaBarrier "
               "hybridRailGdaBarrier sdma ibgda");
+#if EMUD_MORI_GDA
+using namespace ::mori::core;
+constexpr F ibgdaWinFields[] = {EMUD_F(ccoIbgdaWin, peerRkeys), EMUD_F(ccoIbgdaWin, lkey)};
+static_assert(emudlayout::tiles(ibgdaWinFields, 2, sizeof(ccoIbgdaWin), alignof(ccoIbgdaWin)),
+              "emud-layout: ccoIbgdaWin: peerRkeys lkey");
+constexpr F ibgdaFields[] = {EMUD_F(ccoIbgdaContext, endpoints),     EMUD_F(ccoIbgdaContext, numQpPerPe),
+                             EMUD_F(ccoIbgdaContext, signalCount),   EMUD_F(ccoIbgdaContext, signalBuf),
+                             EMUD_F(ccoIbgdaContext, signalShadows), EMUD_F(ccoIbgdaContext, counterCount),
+                             EMUD_F(ccoIbgdaContext, counterBuf)};
+static_assert(emudlayout::tiles(ibgdaFields, 7, sizeof(ccoIbgdaContext), alignof(ccoIbgdaContext)),
+              "emud-layout: ccoIbgdaContext: endpoints numQpPerPe signalCount signalBuf signalShadows counterCount "
+              "counterBuf");
+constexpr F epFields[] = {EMUD_F(RdmaEndpointDevice, vendorId), EMUD_F(RdmaEndpointDevice, qpn),
+                          EMUD_F(RdmaEndpointDevice, wqHandle), EMUD_F(RdmaEndpointDevice, cqHandle),
+                          EMUD_F(RdmaEndpointDevice, atomicIbuf)};
+static_assert(emudlayout::tiles(epFields, 5, sizeof(RdmaEndpointDevice), alignof(RdmaEndpointDevice)),
+              "emud-layout: RdmaEndpointDevice: vendorId qpn wqHandle cqHandle atomicIbuf");
+constexpr F wqFields[] = {
+    EMUD_F(WorkQueueHandle, postIdx),    EMUD_F(WorkQueueHandle, dbTouchIdx), EMUD_F(WorkQueueHandle, doneIdx),
+    EMUD_F(WorkQueueHandle, readyIdx),   EMUD_F(WorkQueueHandle, msnPack),    EMUD_F(WorkQueueHandle, sqAddr),
+    EMUD_F(WorkQueueHandle, msntblAddr), EMUD_F(WorkQueueHandle, rqAddr),     EMUD_F(WorkQueueHandle, dbrRecAddr),
+    EMUD_F(WorkQueueHandle, dbrAddr),    EMUD_F(WorkQueueHandle, rqdbrAddr),  EMUD_F(WorkQueueHandle, mtuSize),
+    EMUD_F(WorkQueueHandle, sqWqeNum),   EMUD_F(WorkQueueHandle, msntblNum),  EMUD_F(WorkQueueHandle, rqWqeNum),
+    EMUD_F(WorkQueueHandle, postSendLock), EMUD_F(WorkQueueHandle, color),    EMUD_F(WorkQueueHandle, sq_dbval),
+    EMUD_F(WorkQueueHandle, rq_dbval)};
+static_assert(emudlayout::tiles(wqFields, 19, sizeof(WorkQueueHandle), alignof(WorkQueueHandle)),
+              "emud-layout: WorkQueueHandle: postIdx dbTouchIdx doneIdx readyIdx msnPack sqAddr msntblAddr rqAddr "
+              "dbrRecAddr dbrAddr rqdbrAddr mtuSize sqWqeNum msntblNum rqWqeNum postSendLock color sq_dbval rq_dbval");
+constexpr F cqFields[] = {
+    EMUD_F(CompletionQueueHandle, cqAddr),      EMUD_F(CompletionQueueHandle, dbrRecAddr),
+    EMUD_F(CompletionQueueHandle, dbrAddr),     EMUD_F(CompletionQueueHandle, consIdx),
+    EMUD_F(CompletionQueueHandle, needConsIdx), EMUD_F(CompletionQueueHandle, activeIdx),
+    EMUD_F(CompletionQueueHandle, cq_consumer), EMUD_F(CompletionQueueHandle, cq_dbpos),
+    EMUD_F(CompletionQueueHandle, cqeNum),      EMUD_F(CompletionQueueHandle, cqeSize),
+    EMUD_F(CompletionQueueHandle, pollCqLock),  EMUD_F(CompletionQueueHandle, cq_dbval)};
+static_assert(emudlayout::tiles(cqFields, 12, sizeof(CompletionQueueHandle), alignof(CompletionQueueHandle)),
+              "emud-layout: CompletionQueueHandle: cqAddr dbrRecAddr dbrAddr consIdx needConsIdx activeIdx cq_consumer "
+              "cq_dbpos cqeNum cqeSize pollCqLock cq_dbval");
+constexpr F ibufFields[] = {EMUD_F(IbufHandle, addr),   EMUD_F(IbufHandle, lkey), EMUD_F(IbufHandle, rkey),
+                            EMUD_F(IbufHandle, nslots), EMUD_F(IbufHandle, head), EMUD_F(IbufHandle, tail)};
+static_assert(emudlayout::tiles(ibufFields, 6, sizeof(IbufHandle), alignof(IbufHandle)),
+              "emud-layout: IbufHandle: addr lkey rkey nslots head tail");
+#endif
 }  // namespace emudcheck
 
 namespace {
@@ -152,9 +204,34 @@ struct made {
 std::mutex madeMu;
 std::vector<made> madeList;
 
+// fillWinKeys gives a header's ibgdaWin the window's memory region keys:
+// every rank's (peerRkeys, which GDA WQEs name) and this rank's (lkey).
+// A template, so a header without ibgdaWin never sees the fields.
+template <class W>
+int fillWinKeys(W* w, uint64_t emudWin) {
+  if constexpr (emudlayout::hasIbgdaWin<W>::value) {
+    uint64_t a[16] = {emudWin, 0};
+    if (call(EMUD_H_MORI_GDA_KEY, a, "ccoWindowRegister") != 0) return 1;
+    const int n = (int)a[4];
+    auto* keys = static_cast<uint32_t*>(emud_obj_alloc(n * sizeof(uint32_t)));
+    keys[0] = (uint32_t)a[2];
+    w->ibgdaWin.lkey = (uint32_t)a[3];
+    for (int p = 1; p < n; p++) {
+      uint64_t b[16] = {emudWin, (uint64_t)p};
+      if (call(EMUD_H_MORI_GDA_KEY, b, "ccoWindowRegister") != 0) return 1;
+      keys[p] = (uint32_t)b[2];
+    }
+    w->ibgdaWin.peerRkeys = keys;
+  }
+  (void)w;
+  (void)emudWin;
+  return 0;
+}
+
 // A window in the header's layout, from emud's (winBase, stride4G,
-// lsaRank at 0, 8, 12: include/emud/abi.h's ccoWindowRegister results).
-ccoWindowDevice* window(uint64_t emudWin) {
+// lsaRank at 0, 8, 12: include/emud/abi.h's ccoWindowRegister results);
+// registered says it is a ccoWindowRegister'd window (GDA keys).
+ccoWindowDevice* window(uint64_t emudWin, bool registered) {
   auto* w = static_cast<ccoWindowDevice*>(emud_obj_alloc(sizeof(ccoWindowDevice)));
   std::memset(static_cast<void*>(w), 0, sizeof *w);
   const char* e = reinterpret_cast<const char*>(emudWin);
@@ -165,6 +242,7 @@ ccoWindowDevice* window(uint64_t emudWin) {
   std::memcpy(&rank, e + 12, 4);
   w->stride4G = stride;
   w->lsaRank = rank;
+  if (registered && fillWinKeys(w, emudWin) != 0) return nullptr;
   return w;
 }
 
@@ -195,6 +273,93 @@ void freeExpect(C& s) {
   (void)s;
 }
 
+// fillGda fills a header's ibgda (ccoIbgdaContext) for dev comm handle:
+// each peer's endpoints (core::RdmaEndpointDevice, an mlx5 queue pair of
+// emud's: capi/mori_gda.go), the signal pool and its keys in the resource
+// window's ibgdaWin. A template, so a header without ibgda never sees it.
+template <class D>
+int fillGda(D& d, uint64_t handle, int contexts) {
+  if constexpr (emudlayout::hasIbgda<D>::value) {
+#if EMUD_MORI_GDA
+    using namespace ::mori::core;
+    auto& g = d.ibgda;
+    g.numQpPerPe = contexts > 0 ? contexts : 4;  // MORI's comm default
+    if (d.gdaConnType == CCO_GDA_CONNECTION_NONE) return 0;
+    const int n = d.worldSize, q = g.numQpPerPe;
+    std::vector<RdmaEndpointDevice> eps((size_t)n * q);
+    std::memset(static_cast<void*>(eps.data()), 0, eps.size() * sizeof(RdmaEndpointDevice));
+    auto* sigKeys = static_cast<uint32_t*>(emud_obj_alloc(n * sizeof(uint32_t)));
+    uint64_t b[16] = {};
+    for (int p = 0; p < n; p++) {
+      for (int x = 0; x < q; x++) {
+        uint64_t c[16] = {handle, (uint64_t)p, (uint64_t)x};
+        if (call(EMUD_H_MORI_GDA_EP, c, "ccoDevCommCreate") != 0) return 1;
+        std::memcpy(b, c, sizeof b);
+        sigKeys[p] = (uint32_t)c[10];
+        if (c[0] == 0) continue;  // this rank: no queue pair to itself
+        RdmaEndpointDevice& e = eps[(size_t)p * q + x];
+        e.vendorId = RdmaDeviceVendorId::Mellanox;
+        e.qpn = (uint32_t)c[7];
+        e.wqHandle.sqAddr = reinterpret_cast<void*>((uintptr_t)c[0]);
+        e.wqHandle.dbrRecAddr = reinterpret_cast<void*>((uintptr_t)c[1]);
+        e.wqHandle.dbrAddr = reinterpret_cast<void*>((uintptr_t)c[2]);
+        e.wqHandle.rqdbrAddr = e.wqHandle.dbrRecAddr;
+        e.wqHandle.sqWqeNum = (uint32_t)c[8];
+        e.wqHandle.mtuSize = 4096;
+        e.cqHandle.cqAddr = reinterpret_cast<void*>((uintptr_t)c[3]);
+        e.cqHandle.dbrRecAddr = reinterpret_cast<void*>((uintptr_t)c[4]);
+        e.cqHandle.cqeNum = (uint32_t)c[9];
+        e.cqHandle.cqeSize = 64;
+        e.atomicIbuf.addr = (uintptr_t)c[5];
+        e.atomicIbuf.lkey = (uint32_t)c[6];
+        e.atomicIbuf.rkey = (uint32_t)c[6];
+        e.atomicIbuf.nslots = 1;
+      }
+    }
+    void* ev = nullptr;
+    if (hipMalloc(&ev, eps.size() * sizeof(RdmaEndpointDevice)) != hipSuccess ||
+        hipMemcpy(ev, eps.data(), eps.size() * sizeof(RdmaEndpointDevice), hipMemcpyHostToDevice) != hipSuccess)
+      return 1;
+    g.endpoints = static_cast<RdmaEndpointDevice*>(ev);
+    uint64_t dn[16] = {handle, (uint64_t)(uintptr_t)ev, sizeof(RdmaEndpointDevice),
+                       offsetof(RdmaEndpointDevice, wqHandle) + offsetof(WorkQueueHandle, doneIdx)};
+    if (call(EMUD_H_MORI_GDA_DONE, dn, "ccoDevCommCreate") != 0) return 1;
+    const uint64_t base = b[12], nsig = b[13], nctr = b[14];
+    g.signalCount = (int)nsig;
+    g.counterCount = (int)nctr;
+    auto* pool = reinterpret_cast<uint64_t*>((uintptr_t)base);
+    g.signalBuf = nsig ? pool : nullptr;
+    g.signalShadows = nsig ? pool + nsig : nullptr;
+    g.counterBuf = nctr ? pool + 2 * nsig : nullptr;
+    // A signal's WQE names the resource window's key and the slot's
+    // offset (raddr = id * 8): the pool is that region.
+    if constexpr (emudlayout::hasIbgdaWin<ccoWindowDevice>::value) {
+      d.resourceWindow_inlined.ibgdaWin.peerRkeys = sigKeys;
+      d.resourceWindow_inlined.ibgdaWin.lkey = (uint32_t)b[11];
+      if (d.resourceWindow) d.resourceWindow->ibgdaWin = d.resourceWindow_inlined.ibgdaWin;
+    }
+#else
+    static_assert(sizeof(D) == 0,
+                  "emud-layout: ccoDevComm has ibgda but mori/core/transport/rdma/core_device_types.hpp "
+                  "(core::RdmaEndpointDevice) is not on the include path");
+#endif
+  }
+  (void)d;
+  (void)handle;
+  (void)contexts;
+  return 0;
+}
+
+// freeGda frees fillGda's endpoints.
+template <class D>
+void freeGda(D& d) {
+  if constexpr (emudlayout::hasIbgda<D>::value) {
+    if (d.ibgda.endpoints) hipFree(d.ibgda.endpoints);
+    d.ibgda.endpoints = nullptr;
+  }
+  (void)d;
+}
+
 // freeMade gives back what ccoDevCommCreate hipMalloc'd for the dev
 // comm's device code (each queue's handle, the handle and peer-signal
 // arrays, the expected-signal counters), as MORI's ccoDevCommDestroy
@@ -214,6 +379,7 @@ void freeMade(ccoDevComm& d) {
   if (d.sdma.peerSignalPtrs) hipFree(d.sdma.peerSignalPtrs);
   d.sdma.peerSignalPtrs = nullptr;
   freeExpect(d.sdma);
+  freeGda(d);
 }
 
 int ccoGetUniqueId(ccoUniqueId* id) {
@@ -254,7 +420,8 @@ int ccoMemImport(ccoComm*, void*, size_t, void** ptr) {
 int ccoWindowRegister(ccoComm* comm, size_t size, ccoWindow_t* win, void** localPtr) {
   uint64_t a[16] = {handleOf(comm), 0, size};
   int rc = call(EMUD_H_WINDOW_REGISTER, a, "ccoWindowRegister");
-  if (win) *win = rc == 0 ? window(a[3]) : nullptr;
+  if (win) *win = rc == 0 ? window(a[3], true) : nullptr;
+  if (rc == 0 && win && !*win) return 1;
   if (localPtr) *localPtr = rc == 0 ? reinterpret_cast<void*>((uintptr_t)a[4]) : nullptr;
   return rc;
 }
@@ -266,7 +433,8 @@ int ccoWindowRegister(ccoComm* comm, void* ptr, size_t size, ccoWindow_t* win) {
   }
   uint64_t a[16] = {handleOf(comm), handleOf(ptr), size};
   int rc = call(EMUD_H_WINDOW_REGISTER, a, "ccoWindowRegister");
-  if (win) *win = rc == 0 ? window(a[3]) : nullptr;
+  if (win) *win = rc == 0 ? window(a[3], true) : nullptr;
+  if (rc == 0 && win && !*win) return 1;
   return rc;
 }
 
@@ -293,10 +461,25 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
     std::fprintf(stderr, "emud: %s ccoDevCommCreate: null %s\n", kSite, reqs ? "outDevComm" : "requirements");
     return 1;
   }
+  // emud's ranks share one node: CROSSNODE and RAIL have no peers and
+  // collapse to NONE, as MORI's ccoDevCommCreate does on one node; FULL
+  // connects every pair (capi/mori_gda.go).
   uint64_t gda = reqs->gdaConnectionType == CCO_GDA_CONNECTION_FULL ? 1 : 0;
-  uint64_t a[16] = {handleOf(comm), reqs->magic, reqs->version, (uint64_t)(int64_t)reqs->sdmaQueueCount,
-                    0, gda, (uint64_t)(int64_t)reqs->lsaBarrierCount, (uint64_t)(int64_t)reqs->barrierCount,
-                    (uint64_t)(int64_t)reqs->railGdaBarrierCount};
+  uint64_t a[16] = {handleOf(comm),
+                    reqs->magic,
+                    reqs->version,
+                    (uint64_t)(int64_t)reqs->sdmaQueueCount,
+                    0,
+                    gda,
+                    (uint64_t)(int64_t)reqs->lsaBarrierCount,
+                    (uint64_t)(int64_t)reqs->barrierCount,
+                    (uint64_t)(int64_t)reqs->railGdaBarrierCount,
+                    0,
+                    (uint64_t)(int64_t)reqs->gdaSignalCount,
+                    (uint64_t)(int64_t)reqs->gdaCounterCount,
+                    (uint64_t)(int64_t)reqs->gdaContextCount,
+                    (uint64_t)(int64_t)reqs->gdaQueueDepth,
+                    1 /* this control plane fills GDA */};
   int rc = call(EMUD_H_DEVCOMM_CREATE, a, "ccoDevCommCreate");
   if (rc != 0) return rc;
   ccoDevComm d;
@@ -306,7 +489,7 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
   d.lsaRank = (int)a[2];
   d.lsaSize = (int)a[3];
   d.myNodeStart = 0;
-  d.gdaConnType = reqs->gdaConnectionType;
+  d.gdaConnType = gda && d.worldSize > 1 ? CCO_GDA_CONNECTION_FULL : CCO_GDA_CONNECTION_NONE;
   d.flatBase = reinterpret_cast<void*>((uintptr_t)a[7]);
   d.perRankSize = (size_t)a[8];
   d.windowTable = nullptr;
@@ -317,7 +500,7 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
   d.resourceWindow_inlined.winBase = reinterpret_cast<char*>((uintptr_t)a[11]);
   d.resourceWindow_inlined.stride4G = (uint32_t)a[12];
   d.resourceWindow_inlined.lsaRank = d.lsaRank;
-  d.resourceWindow = window(a[15]);
+  d.resourceWindow = window(a[15], false);
   const uint64_t handle = a[6];
   const uint32_t n = (uint32_t)a[4];
   d.sdma.sdmaNumQueue = n;
@@ -355,6 +538,7 @@ int ccoDevCommCreate(ccoComm* comm, const ccoDevCommRequirements* reqs, ccoDevCo
     d.sdma.peerSignalPtrs = static_cast<uint64_t**>(pv);
     if (fillExpect(d.sdma, nq) != 0) return 1;
   }
+  if (fillGda(d, handle, reqs->gdaContextCount) != 0) return 1;
   {
     std::lock_guard<std::mutex> g(madeMu);
     madeList.push_back({d.sdma.signalBuf, handle});

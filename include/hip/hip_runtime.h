@@ -310,8 +310,9 @@ inline void unsupported(const char* name, EMUD_SITE) {
 }
 
 // Atomic load: a lane whose atomic loads repeat a cycle over up to
-// EMUD_SPIN_WORDS words with unchanged values (one word read twice in a
-// row; or A, B, A, B; …) is spinning: nothing else runs while it runs
+// EMUD_SPIN_WORDS words with unchanged values, at the same source lines
+// (one word read twice in a row at one line; or A, B, A, B; …) is
+// spinning: nothing else runs while it runs
 // its own code, so the words cannot change. The emulator then waits for a
 // write to any of them (virtual time passes, a flag that is never set is
 // a reported hang). The cycle must show twice in a row, so a loop that
@@ -321,7 +322,9 @@ inline bool repeats(const emud_lane* l, int k) {
   // must be the same k loads twice.
   for (int j = 0; j < k; j++) {
     int a = (l->nload - 1 - j) & 15, b = (l->nload - 1 - j - k) & 15;
-    if (l->load_addr[a] != l->load_addr[b] || l->load_val[a] != l->load_val[b] || l->load_width[a] != l->load_width[b]) return false;
+    if (l->load_addr[a] != l->load_addr[b] || l->load_val[a] != l->load_val[b] || l->load_width[a] != l->load_width[b] ||
+        l->load_line[a] != l->load_line[b])
+      return false;
   }
   return true;
 }
@@ -333,6 +336,7 @@ inline T note_load(const volatile T* p, T v, const char* file, int line, const c
   l->load_addr[i] = addr(p);
   l->load_val[i] = bits(v);
   l->load_width[i] = sizeof(T);
+  l->load_line[i] = line;
   if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
   for (int k = 1; k <= EMUD_SPIN_WORDS && 2 * k <= l->nload; k++) {
     if (!repeats(l, k)) continue;
