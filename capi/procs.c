@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,9 +149,15 @@ static int peer_gone(int fd) {
 // word_wait waits until *w is no longer old: 0 then, -1 once the other
 // end of socket fd hung up (a futex cannot see a process end, so a
 // sleep looks every 20 ms).
-static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, int fd) {
+static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, int fd, volatile int32_t* mine,
+                     volatile int32_t* peer) {
   if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
   int64_t budget = spin_budget();
+  // A spin on the CPU the other side runs on only delays it: it gets the
+  // CPU when the spin ends.
+  int cpu = sched_getcpu();
+  __atomic_store_n(mine, cpu, __ATOMIC_RELAXED);
+  if (cpu < 0 || cpu == __atomic_load_n(peer, __ATOMIC_RELAXED)) budget = 0;
   if (budget > 0) {
     int64_t end = mono_ns() + budget;
     for (int i = 1;; i++) {
@@ -197,6 +204,9 @@ typedef struct {
   // call, return or fault is in the slot).
   volatile uint32_t back __attribute__((aligned(64)));
   volatile uint32_t back_sleep;
+  // The CPU each side last waited on (a spin on the other's only delays it).
+  volatile int32_t coord_cpu __attribute__((aligned(64)));
+  volatile int32_t proc_cpu;
   // The slot: RESUME (lane, entry, arg) and the lane one way, YIELD (the
   // lane's id, n bytes of str) and the lane the other.
   pmsg m __attribute__((aligned(64)));
@@ -426,6 +436,12 @@ void emud_remote_free(emud_lane* l) {
   free(l);
 }
 
+// chan_init readies slot's channel for a new rank: no CPU known yet.
+static void chan_init(int slot) {
+  pchan* c = &exts->chan[slot];
+  c->coord_cpu = c->proc_cpu = -1;
+}
+
 // lane_copy copies lane src into dst but for the entries of its access
 // log past nlog, which nothing reads (most of the lane's bytes, and an
 // empty log on a resume: the coordinator took the entries).
@@ -462,8 +478,8 @@ void emud_remote_resume(emud_lane* l) {
   uint32_t back = __atomic_load_n(&c->back, __ATOMIC_ACQUIRE);
   __atomic_store_n(&c->resume, 1, __ATOMIC_RELEASE);
   word_ring(&c->bell, &c->bell_sleep);
-  if (word_wait(&c->back, &c->back_sleep, back, fd) != 0 || c->m.kind != PM_YIELD || c->m.lane != (uint64_t)(uintptr_t)l ||
-      c->m.n > sizeof r->str) {
+  if (word_wait(&c->back, &c->back_sleep, back, fd, &c->coord_cpu, &c->proc_cpu) != 0 || c->m.kind != PM_YIELD ||
+      c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
     l->state = EMUD_LANE_GONE;
     return;
   }
@@ -805,7 +821,7 @@ static int client_next(pmsg* r, volatile int* stop) {
       return 1;
     }
     if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
-    if (word_wait(&c->bell, &c->bell_sleep, bell, client_fd) != 0) client_gone();
+    if (word_wait(&c->bell, &c->bell_sleep, bell, client_fd, &c->proc_cpu, &c->coord_cpu) != 0) client_gone();
   }
 }
 
@@ -1066,6 +1082,7 @@ pid_t fork(void) {
     fprintf(stderr, "emud: fork: more than %d ranks; the child gets no emulation (its HIP calls will fail)\n", MAX_PROCS);
     return real_fork();
   }
+  chan_init(slot);
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     fprintf(stderr, "emud: fork: socketpair: %s; the child's HIP calls will fail\n", strerror(errno));
@@ -1402,6 +1419,7 @@ void emud_node_serve(void) {
     st.slot = next_slot < MAX_PROCS ? next_slot++ : -1;
     pthread_mutex_unlock(&procs_mu);
     if (st.slot < 0) node_die("more than %d ranks", MAX_PROCS);
+    chan_init(st.slot);
     if (node_reply(fds[r - 1], &st)) node_die("rank %d went away before it was taken in", r);
     proc* p = calloc(1, sizeof *p);
     if (!p) node_die("out of memory");
