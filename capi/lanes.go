@@ -245,7 +245,7 @@ func runLane(g *grid, t *kernel.Thread) {
 		case 1:
 			ln.call()
 		case C.EMUD_LANE_GONE:
-			t.Fail("lane", procGone())
+			t.Fail("lane", procGone(l))
 		}
 	}
 }

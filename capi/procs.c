@@ -442,6 +442,8 @@ static void chan_init(int slot) {
   c->coord_cpu = c->proc_cpu = -1;
 }
 
+static void ended(int pid, char* how, size_t cap);
+
 // lane_copy copies lane src into dst but for the entries of its access
 // log past nlog, which nothing reads (most of the lane's bytes, and an
 // empty log on a resume: the coordinator took the entries).
@@ -498,6 +500,20 @@ static void sock_sent(proc* p) {
   pchan* c = &exts->chan[p->slot];
   __atomic_fetch_add(&c->socks, 1, __ATOMIC_RELEASE);
   word_ring(&c->bell, &c->bell_sleep);
+}
+
+// emud_remote_gone says, for a lane whose resume found its process gone,
+// which process that was (its pid; the host thread of its proxy in *host,
+// whether it was started apart in *apart) and how it ended, in how.
+int emud_remote_gone(emud_lane* l, int* host, int* apart, char* how, int cap) {
+  proc* p = ((remote_lane*)l->impl)->p;
+  *host = p->host;
+  *apart = p->apart;
+  if (p->apart)
+    snprintf(how, (size_t)cap, "ended (started apart: its status is its launcher's)");
+  else
+    ended(p->pid, how, (size_t)cap);
+  return p->pid;
 }
 
 void emud_remote_free_ctx(void* proc_, emud_entry fin, void* ctx) {
