@@ -96,10 +96,11 @@
 // on its behalf, so a rank process takes the turns a rank thread would,
 // and the same seed gives the digest of the same program with its ranks
 // as threads (thread_alltoall.cpp). The child's lanes run in the child:
-// the coordinator's lane is a mirror whose resume sends the lane over
-// and waits for its next device call, so the child's kernels, device
-// calls, atomics, faults and (instrumented) accesses are seen as a
-// thread's are. Device memory is shared: at the first fork the chunks
+// the coordinator's lane is a mirror whose resume puts the lane in the
+// child's channel, a slot of shared memory, and waits there for its next
+// device call, so the child's kernels, device calls, atomics, faults and
+// (instrumented) accesses are seen as a thread's are; lanes still run
+// one at a time, in the simulator's order. Device memory is shared: at the first fork the chunks
 // mapped so far move into one memfd mapped MAP_SHARED at the same
 // addresses, later chunks are mapped from it (a child maps them from a
 // shared table at each message), and so are the runtime's objects that
@@ -125,13 +126,21 @@
 // bounds when resumed (the call context of MORI mode reads its frames
 // there), so a child's lanes meet at the lock-step points a thread's
 // would: cxx/testdata/mori/put.cpp with "fork" gives the threads' digest
-// against the MORI-shaped header. A
-// cross-process call costs a round trip on the socket
-// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
-// call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
-// against 5-9 µs, 57-79 µs before a resume and its yield went as one
-// message each way; the 8-rank all-to-all 0.50-0.61 s of wall time
-// against 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
+// against the MORI-shaped header. A cross-process host call costs a
+// round trip on the socket; a device call one on the channel, where each
+// side spins on a word of shared memory before it sleeps on it (a futex):
+// EMUD_FORK_SPIN_US, 50 µs by default, 0 never; no spin with one CPU, nor
+// on the CPU the other side last waited on. A sleeping side looks every
+// 20 ms for the other's socket hanging up, so a rank process that dies
+// while its lane runs fails the lane at once, naming the process and how
+// it ended. Costs (examples/cxx/procs/handoff.cpp, 2 cores, load 4-5): a
+// host call 35-41 µs against 0.6-0.7 µs as a thread; a device call 2.1-2.4
+// µs when the rank's process and the coordinator stay awake on the two
+// CPUs, 23 µs with no spin, against 43-49 µs over the socket before.
+// Where the simulator's consecutive resumes go to one rank's lanes the
+// channel gains most; where they alternate between ranks (lanes of
+// several GPUs in lock-step) each resume wakes a sleeping process, and
+// the cost is the machine's wake-up, about what the socket cost. Partial: a forked rank has one host thread (a call from
 // a second thread of the child exits 1 saying so); hipMemcpyAsync or
 // hipMemsetAsync into the child's pageable host memory is refused
 // (exits 1 naming it; its staged copy could only land after the call);

@@ -10,7 +10,25 @@
 // calls out on the child's behalf, in the turns the simulator gives it.
 // The child's lanes run in the child, as coroutines resumed on the
 // coordinator's word: the coordinator's lane is a mirror whose resume
-// sends the lane's state over and waits for its next device call.
+// puts the lane's state in the child's channel and waits for its next
+// device call there.
+//
+// Channels (pchan): a lane's resume is most of what crosses, one per
+// device call, so it does not go over the socket: each rank process has
+// a slot in shared memory that holds one lane (lanes run one at a time,
+// so a resume and its yield are one slot's traffic), a word the
+// coordinator bumps to post (the bell) and one the process bumps to
+// answer. A side that waits spins on its word for a while first
+// (EMUD_FORK_SPIN_US, 50 µs; none with one CPU, nor on the CPU the
+// other side last waited on, which the spin would only keep from it),
+// then sleeps on it (a futex), announcing so, and only then does the
+// other side make a system call to wake it. With both awake a device
+// call's round trip costs no system call and no wake-up. A futex cannot
+// see a process end, so a sleeper looks at the socket every 20 ms for a
+// hang-up. Calls and their replies stay on the socket: the coordinator
+// counts its messages there in the channel and rings the same bell, so
+// a process waits in one place (client_next) for a resume or a reply.
+// Only the live part of a lane is copied (its access log up to nlog).
 //
 // Memory: at the first fork the device chunks mapped so far move into
 // one memfd, mapped MAP_SHARED at the same addresses, and so does the
@@ -148,9 +166,13 @@ static int peer_gone(int fd) {
 
 // word_wait waits until *w is no longer old: 0 then, -1 once the other
 // end of socket fd hung up (a futex cannot see a process end, so a
-// sleep looks every 20 ms).
+// sleep looks every 20 ms). mine and peer are where this side and the
+// other say which CPU they last waited on; with who, the spin ends as
+// soon as *who is no longer me (a rank process: the coordinator resumed
+// another process's lane, so its own next resume is not near, and the
+// spin would keep that process from the CPU).
 static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, int fd, volatile int32_t* mine,
-                     volatile int32_t* peer) {
+                     volatile int32_t* peer, volatile int32_t* who, int32_t me) {
   if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
   int64_t budget = spin_budget();
   // A spin on the CPU the other side runs on only delays it: it gets the
@@ -163,6 +185,7 @@ static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t ol
     for (int i = 1;; i++) {
       cpu_relax();
       if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
+      if (who && __atomic_load_n(who, __ATOMIC_RELAXED) != me) break;
       if ((i & 63) == 0 && mono_ns() > end) break;
     }
   }
@@ -232,6 +255,9 @@ typedef struct {
   // without waiting for its ranks): a rank running its own code goes on
   // as it would on hardware, and a later call of its says the node is gone.
   volatile int32_t coord_exited;
+  // The slot whose lane the coordinator resumed last (a process spins
+  // for its next resume only while it is its own).
+  volatile int32_t resumed __attribute__((aligned(64)));
   // Each rank process's lane channel, by its slot (a proc's).
   pchan chan[MAX_PROCS];
 } ext_table;
@@ -478,9 +504,10 @@ void emud_remote_resume(emud_lane* l) {
   c->m.arg = (uint64_t)(uintptr_t)r->arg;
   lane_copy(&c->l, l);
   uint32_t back = __atomic_load_n(&c->back, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&exts->resumed, p->slot, __ATOMIC_RELAXED);
   __atomic_store_n(&c->resume, 1, __ATOMIC_RELEASE);
   word_ring(&c->bell, &c->bell_sleep);
-  if (word_wait(&c->back, &c->back_sleep, back, fd, &c->coord_cpu, &c->proc_cpu) != 0 || c->m.kind != PM_YIELD ||
+  if (word_wait(&c->back, &c->back_sleep, back, fd, &c->coord_cpu, &c->proc_cpu, NULL, 0) != 0 || c->m.kind != PM_YIELD ||
       c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
     l->state = EMUD_LANE_GONE;
     return;
@@ -666,6 +693,7 @@ static pthread_t client_owner;
 static int client_owned;
 static uint64_t client_gen;
 static pchan* my_chan;      // this process's lane channel (pchan)
+static int32_t my_slot;     // its slot
 static uint64_t socks_seen;  // messages of the coordinator's read off the socket
 
 int emud_client_active(void) { return client_fd >= 0; }
@@ -837,7 +865,8 @@ static int client_next(pmsg* r, volatile int* stop) {
       return 1;
     }
     if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
-    if (word_wait(&c->bell, &c->bell_sleep, bell, client_fd, &c->proc_cpu, &c->coord_cpu) != 0) client_gone();
+    if (word_wait(&c->bell, &c->bell_sleep, bell, client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot) != 0)
+      client_gone();
   }
 }
 
@@ -1116,6 +1145,7 @@ pid_t fork(void) {
       if (procs[i]->fd >= 0) close(procs[i]->fd);
     client_fd = sv[1];
     my_chan = &exts->chan[slot];
+    my_slot = slot;
     client_gen = exts->gen;
     emud_fault_default();
     client_watch_start(client_fd);
@@ -1324,6 +1354,7 @@ static void node_ready(void) {
   if (exts == MAP_FAILED || arena != (void*)(uintptr_t)st.arena || pm != pool)
     node_die("cannot map rank 0's node memory here (%s)", strerror(errno));
   my_chan = &exts->chan[st.slot];
+  my_slot = st.slot;
   client_gen = 0;
   client_map();
   emud_set_race(st.race);
