@@ -100,47 +100,49 @@
 // child's channel, a slot of shared memory, and waits there for its next
 // device call, so the child's kernels, device calls, atomics, faults and
 // (instrumented) accesses are seen as a thread's are; lanes still run
-// one at a time, in the simulator's order. Device memory is shared: at the first fork the chunks
-// mapped so far move into one memfd mapped MAP_SHARED at the same
-// addresses, later chunks are mapped from it (a child maps them from a
-// shared table at each message), and so are the runtime's objects that
-// lanes read and the block shared memory of a child's grids. The host
-// side of a child's call (hipMemcpy's, a unique id) is staged over the
-// socket. waitpid (and wait) of a forked rank by a host thread waits in
-// virtual time, as a pthread_join. A child that exits, is killed or
-// crashes is named by pid, host thread and GPU, with its status and its
-// last call, on stderr and in a failed run's report; a lane whose
-// process is gone fails; a rank process whose coordinator is gone exits
-// with the failed run's status (2 hang, 5 race, 1 failed), saying
-// nothing (the report names it as still running), so a launcher such as
-// mpirun sees the run's outcome whichever rank it hears of first, or 1,
-// saying so, if the coordinator ended another way (killed). It does so
-// at once, even while it runs its own code and never calls emud again (a
-// lane or host loop the spin watch reported, naming the process): a
-// thread of it watches its socket for the coordinator's end to close
-// (the coordinator's ends of earlier ranks' sockets, which a fork copies
-// into each later child, are closed there so that no sibling keeps them
-// open). After a coordinator that exited normally, without waiting for
-// its ranks, a rank goes on with its own code, and its next call says
-// the coordinator is gone. Each lane of a child keeps its own stack
-// bounds when resumed (the call context of MORI mode reads its frames
-// there), so a child's lanes meet at the lock-step points a thread's
-// would: cxx/testdata/mori/put.cpp with "fork" gives the threads' digest
-// against the MORI-shaped header. A cross-process host call costs a
-// round trip on the socket; a device call one on the channel, where each
-// side spins on a word of shared memory before it sleeps on it (a futex):
-// EMUD_FORK_SPIN_US, 50 µs by default, 0 never; no spin with one CPU, nor
-// on the CPU the other side last waited on. A sleeping side looks every
-// 20 ms for the other's socket hanging up, so a rank process that dies
-// while its lane runs fails the lane at once, naming the process and how
-// it ended. Costs (examples/cxx/procs/handoff.cpp, 2 cores, load 4-5): a
-// host call 35-41 µs against 0.6-0.7 µs as a thread; a device call 2.1-2.4
-// µs when the rank's process and the coordinator stay awake on the two
-// CPUs, 23 µs with no spin, against 43-49 µs over the socket before.
-// Where the simulator's consecutive resumes go to one rank's lanes the
-// channel gains most; where they alternate between ranks (lanes of
-// several GPUs in lock-step) each resume wakes a sleeping process, and
-// the cost is the machine's wake-up, about what the socket cost. Partial: a forked rank has one host thread (a call from
+// one at a time, in the simulator's order. Device memory is shared: at
+// the first fork the chunks mapped so far move into one memfd mapped
+// MAP_SHARED at the same addresses, later chunks are mapped from it (a
+// child maps them from a shared table at each message), and so are the
+// runtime's objects that lanes read and the block shared memory of a
+// child's grids. The host side of a child's call (hipMemcpy's, a unique
+// id) is staged over the socket. waitpid (and wait) of a forked rank by
+// a host thread waits in virtual time, as a pthread_join. A child that
+// exits, is killed or crashes is named by pid, host thread and GPU, with
+// its status and its last call, on stderr and in a failed run's report;
+// a lane whose process is gone fails; a rank process whose coordinator
+// is gone exits with the failed run's status (2 hang, 5 race, 1 failed),
+// saying nothing (the report names it as still running), so a launcher
+// such as mpirun sees the run's outcome whichever rank it hears of
+// first, or 1, saying so, if the coordinator ended another way (killed).
+// It does so at once, even while it runs its own code and never calls
+// emud again (a lane or host loop the spin watch reported, naming the
+// process): a thread of it watches its socket for the coordinator's end
+// to close (the coordinator's ends of earlier ranks' sockets, which a
+// fork copies into each later child, are closed there so that no sibling
+// keeps them open). After a coordinator that exited normally, without
+// waiting for its ranks, a rank goes on with its own code, and its next
+// call says the coordinator is gone. Each lane of a child keeps its own
+// stack bounds when resumed (the call context of MORI mode reads its
+// frames there), so a child's lanes meet at the lock-step points a
+// thread's would: cxx/testdata/mori/put.cpp with "fork" gives the
+// threads' digest against the MORI-shaped header. A cross-process host
+// call costs a round trip on the socket; a device call one on the
+// channel, where each side spins on a word of shared memory before it
+// sleeps on it (a futex): EMUD_FORK_SPIN_US, 50 µs by default, 0 never;
+// no spin with one CPU, nor on the CPU the other side last waited on. A
+// sleeping side looks every 20 ms for the other's socket hanging up, so
+// a rank process that dies while its lane runs fails the lane at once,
+// naming the process and how it ended. Costs
+// (examples/cxx/procs/handoff.cpp, 2 cores, load 4-5): a host call 35-41
+// µs against 0.6-0.7 µs as a thread; a device call 2.1-2.4 µs when the
+// rank's process and the coordinator stay awake on the two CPUs, 23 µs
+// with no spin, against 43-49 µs over the socket before. Where the
+// simulator's consecutive resumes go to one rank's lanes the channel
+// gains most; where they alternate between ranks (lanes of several GPUs
+// in lock-step) each resume wakes a sleeping process, and the cost is
+// the machine's wake-up, about what the socket cost. Partial: a forked
+// rank has one host thread (a call from
 // a second thread of the child exits 1 saying so); hipMemcpyAsync or
 // hipMemsetAsync into the child's pageable host memory is refused
 // (exits 1 naming it; its staged copy could only land after the call);

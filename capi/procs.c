@@ -156,23 +156,24 @@ static void word_ring(volatile uint32_t* w, volatile uint32_t* sleep) {
   if (__atomic_load_n(sleep, __ATOMIC_SEQ_CST)) syscall(SYS_futex, w, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 }
 
-// peer_gone says whether the other end of socket fd hung up (its process
-// ended), reading nothing.
-static int peer_gone(int fd) {
+// peer_gone says whether the other end of socket *fdp hung up (its
+// process ended), reading nothing.
+static int peer_gone(volatile int* fdp) {
+  int fd = __atomic_load_n(fdp, __ATOMIC_ACQUIRE);  // -1 once its reader closed it (proxy)
   if (fd < 0) return 1;
   struct pollfd pf = {fd, 0, 0};  // no events asked: a hang-up or error only
   return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 // word_wait waits until *w is no longer old: 0 then, -1 once the other
-// end of socket fd hung up (a futex cannot see a process end, so a
+// end of socket *fd hung up (a futex cannot see a process end, so a
 // sleep looks every 20 ms). mine and peer are where this side and the
 // other say which CPU they last waited on; with who, the spin ends as
 // soon as *who is no longer me (a rank process: the coordinator resumed
 // another process's lane, so its own next resume is not near, and the
 // spin would keep that process from the CPU).
-static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, int fd, volatile int32_t* mine,
-                     volatile int32_t* peer, volatile int32_t* who, int32_t me) {
+static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, volatile int* fd,
+                     volatile int32_t* mine, volatile int32_t* peer, volatile int32_t* who, int32_t me) {
   if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
   int64_t budget = spin_budget();
   // A spin on the CPU the other side runs on only delays it: it gets the
@@ -492,8 +493,7 @@ void emud_remote_resume(emud_lane* l) {
   remote_lane* r = l->impl;
   proc* p = r->p;
   pchan* c = &exts->chan[p->slot];
-  int fd = __atomic_load_n(&p->fd, __ATOMIC_ACQUIRE);
-  if (fd < 0) {
+  if (__atomic_load_n(&p->fd, __ATOMIC_ACQUIRE) < 0) {
     l->state = EMUD_LANE_GONE;
     return;
   }
@@ -507,8 +507,8 @@ void emud_remote_resume(emud_lane* l) {
   __atomic_store_n(&exts->resumed, p->slot, __ATOMIC_RELAXED);
   __atomic_store_n(&c->resume, 1, __ATOMIC_RELEASE);
   word_ring(&c->bell, &c->bell_sleep);
-  if (word_wait(&c->back, &c->back_sleep, back, fd, &c->coord_cpu, &c->proc_cpu, NULL, 0) != 0 || c->m.kind != PM_YIELD ||
-      c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
+  if (word_wait(&c->back, &c->back_sleep, back, &p->fd, &c->coord_cpu, &c->proc_cpu, NULL, 0) != 0 ||
+      c->m.kind != PM_YIELD || c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
     l->state = EMUD_LANE_GONE;
     return;
   }
@@ -834,7 +834,8 @@ static void serve_lane(void) {
   }
   lane_copy(&c->l, l);
   emud_lane* back = &c->l;
-  if (back->nallow > 0 && back->allow_lo[0] == (uint64_t)(uintptr_t)l && back->allow_hi[0] == (uint64_t)(uintptr_t)l + sizeof *l) {
+  if (back->nallow > 0 && back->allow_lo[0] == (uint64_t)(uintptr_t)l &&
+      back->allow_hi[0] == (uint64_t)(uintptr_t)l + sizeof *l) {
     back->allow_lo[0] = id;
     back->allow_hi[0] = id + sizeof *l;
   }
@@ -865,7 +866,7 @@ static int client_next(pmsg* r, volatile int* stop) {
       return 1;
     }
     if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
-    if (word_wait(&c->bell, &c->bell_sleep, bell, client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot) != 0)
+    if (word_wait(&c->bell, &c->bell_sleep, bell, &client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot) != 0)
       client_gone();
   }
 }
