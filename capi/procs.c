@@ -171,11 +171,11 @@ static int peer_gone(volatile int* fdp) {
 // other say which CPU they last waited on; with who, the spin ends as
 // soon as *who is no longer me (a rank process: the coordinator resumed
 // another process's lane, so its own next resume is not near, and the
-// spin would keep that process from the CPU).
+// spin would keep that process from the CPU); with spin 0, no spin.
 static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, volatile int* fd,
-                     volatile int32_t* mine, volatile int32_t* peer, volatile int32_t* who, int32_t me) {
+                     volatile int32_t* mine, volatile int32_t* peer, volatile int32_t* who, int32_t me, int spin) {
   if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
-  int64_t budget = spin_budget();
+  int64_t budget = spin ? spin_budget() : 0;
   // A spin on the CPU the other side runs on only delays it: it gets the
   // CPU when the spin ends.
   int cpu = sched_getcpu();
@@ -507,7 +507,7 @@ void emud_remote_resume(emud_lane* l) {
   __atomic_store_n(&exts->resumed, p->slot, __ATOMIC_RELAXED);
   __atomic_store_n(&c->resume, 1, __ATOMIC_RELEASE);
   word_ring(&c->bell, &c->bell_sleep);
-  if (word_wait(&c->back, &c->back_sleep, back, &p->fd, &c->coord_cpu, &c->proc_cpu, NULL, 0) != 0 ||
+  if (word_wait(&c->back, &c->back_sleep, back, &p->fd, &c->coord_cpu, &c->proc_cpu, NULL, 0, 1) != 0 ||
       c->m.kind != PM_YIELD || c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
     l->state = EMUD_LANE_GONE;
     return;
@@ -852,11 +852,17 @@ static void serve_lane(void) {
 // r, 0 once *stop is set.
 static int client_next(pmsg* r, volatile int* stop) {
   pchan* c = my_chan;
+  // No spin before a first resume: a reply comes from the proxy, which a
+  // spin here may keep from the CPU, and which takes a wake-up and the
+  // call's own work anyway; once a lane of this process ran, the next
+  // resume is likely near.
+  int served = 0;
   for (;;) {
     uint32_t bell = __atomic_load_n(&c->bell, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&c->resume, __ATOMIC_ACQUIRE)) {
       __atomic_store_n(&c->resume, 0, __ATOMIC_RELAXED);
       serve_lane();
+      served = 1;
       continue;
     }
     if (__atomic_load_n(&c->socks, __ATOMIC_ACQUIRE) != socks_seen) {
@@ -866,7 +872,8 @@ static int client_next(pmsg* r, volatile int* stop) {
       return 1;
     }
     if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
-    if (word_wait(&c->bell, &c->bell_sleep, bell, &client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot) != 0)
+    if (word_wait(&c->bell, &c->bell_sleep, bell, &client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot,
+                  served) != 0)
       client_gone();
   }
 }
