@@ -130,20 +130,27 @@
 // call costs a round trip on the socket; a device call one on the
 // channel, where each side spins on a word of shared memory before it
 // sleeps on it (a futex): EMUD_FORK_SPIN_US, 50 µs by default, 0 never;
-// no spin with one CPU, nor on the CPU the other side last waited on. A
-// sleeping side looks every 20 ms for the other's socket hanging up, so
-// a rank process that dies while its lane runs fails the lane at once,
-// naming the process and how it ended. Costs
-// (examples/cxx/procs/handoff.cpp, 2 cores, load 4-5): a host call 35-41
-// µs against 0.6-0.7 µs as a thread; a device call 2.1-2.4 µs when the
-// rank's process and the coordinator stay awake on the two CPUs, 23 µs
-// with no spin, against 43-49 µs over the socket before. Where the
-// simulator's consecutive resumes go to one rank's lanes the channel
-// gains most; where they alternate between ranks (lanes of several GPUs
-// in lock-step) each resume wakes a sleeping process, and the cost is
-// the machine's wake-up, about what the socket cost. Partial: a forked
-// rank has one host thread (a call from
-// a second thread of the child exits 1 saying so); hipMemcpyAsync or
+// no spin with one CPU, nor on the CPU the other side last waited on; a
+// rank process spins only while the lane the coordinator resumed last is
+// its own, and not for a call's reply before a lane of it ran in the
+// call. A sleeping side looks every 20 ms for the other's socket hanging
+// up, so a rank process that dies while its lane runs fails the lane at
+// once, naming the process and how it ended. Costs, new against the
+// socket's before, on 2 cores at a load of 3.6-4:
+// examples/cxx/procs/handoff.cpp's device call 2.1-2.5 µs with both
+// sides awake (43-49 µs; 23 µs with no spin), its host call unchanged
+// (25-50 µs, load-bound); MORI's test_sdma_put 1.6 s (2.6 s) and
+// test_lsa_memcheck 14 s (44 s), 8 ranks; its test_lsa_barrier cut to
+// 100 rounds, 53 s to its first line (167 s): a sync of a 256-lane block
+// on 8 ranks 0.27 s (0.84 s). Where the simulator's consecutive resumes
+// go to one rank's lanes the channel gains most; where they alternate
+// between ranks each resume wakes a sleeping process, and the cost is
+// the machine's wake-up, about what the socket cost. Partial: each
+// device call of a forked rank's lane is still a cross-process round
+// trip (MORI's puts take about 25 each), so MORI's test_sdma_edge (8192-
+// put ring wraps) and test_lsa_barrier (20,000 syncs) at full size still
+// run far past 300 s on 2 cores (neither ended in 7 and 2.5 minutes); a
+// forked rank has one host thread (a call from a second thread of the child exits 1 saying so); hipMemcpyAsync or
 // hipMemsetAsync into the child's pageable host memory is refused
 // (exits 1 naming it; its staged copy could only land after the call);
 // a host copy stages at most 1 GiB per call; a child's own plain stores

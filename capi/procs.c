@@ -22,7 +22,9 @@
 // (EMUD_FORK_SPIN_US, 50 µs; none with one CPU, nor on the CPU the
 // other side last waited on, which the spin would only keep from it),
 // then sleeps on it (a futex), announcing so, and only then does the
-// other side make a system call to wake it. With both awake a device
+// other side make a system call to wake it. A process spins only while
+// the lane the coordinator resumed last is its own (exts->resumed), and
+// not for a call's reply before a lane of it ran in the call. With both awake a device
 // call's round trip costs no system call and no wake-up. A futex cannot
 // see a process end, so a sleeper looks at the socket every 20 ms for a
 // hang-up. Calls and their replies stay on the socket: the coordinator
