@@ -131,7 +131,11 @@ static int64_t spin_budget(void) {
   if (e && *e) {
     char* end = NULL;
     long us = strtol(e, &end, 10);
-    if (end && !*end && us >= 0 && us <= 1000000) v = (int64_t)us * 1000;
+    if (end && !*end && us >= 0 && us <= 1000000)
+      v = (int64_t)us * 1000;
+    else if (!emud_forked())  // said once, by the coordinator
+      fprintf(stderr, "emud: EMUD_FORK_SPIN_US=%s is not a whole number of µs from 0 to 1000000; forked ranks' lanes spin "
+              "50 µs\n", e);
   }
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) v = 0;
   __atomic_store_n(&spin_ns, v, __ATOMIC_RELAXED);

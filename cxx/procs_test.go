@@ -261,7 +261,8 @@ func TestForkHandoff(t *testing.T) {
 // resumes its lane in its forked rank's process through the process's
 // shared-memory channel (capi/procs.c pchan). The processes print what
 // the threads print (each lane's sum depends on the order the simulator
-// ran the lanes in) and give their digest, twice; a lane that traps
+// ran the lanes in) and give their digest, spinning or not (a bad
+// EMUD_FORK_SPIN_US is named); a lane that traps
 // fails the run as it does as a thread, its message crossing the
 // channel; and a rank process that exits while the coordinator waits for
 // its lane's next device call ends the run at once, naming the process
@@ -288,11 +289,16 @@ func TestForkLanesChannel(t *testing.T) {
 	require.Equal(t, 0, r.code, "threads: stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	want, wantDigest := rankLines(r.stdout), digestOf(t, r.stderr)
 	require.Len(t, want, 4, r.stdout)
-	for run := range 2 {
-		r := runFull(t, prog, "fork", "EMUD_SUMMARY=1")
-		require.Equal(t, 0, r.code, "processes, run %d: stdout:\n%s\nstderr:\n%s", run, r.stdout, r.stderr)
-		assert.Equal(t, want, rankLines(r.stdout), "processes, run %d: the threads' sums", run)
-		assert.Equal(t, wantDigest, digestOf(t, r.stderr), "processes, run %d: the threads' digest", run)
+	// The default spin; none, so every wait sleeps on its futex; and a
+	// spin setting that is not a number, named, with the default.
+	for _, spin := range []string{"", "EMUD_FORK_SPIN_US=0", "EMUD_FORK_SPIN_US=abc"} {
+		r := runFull(t, prog, "fork", "EMUD_SUMMARY=1", spin)
+		require.Equal(t, 0, r.code, "processes, %q: stdout:\n%s\nstderr:\n%s", spin, r.stdout, r.stderr)
+		assert.Equal(t, want, rankLines(r.stdout), "processes, %q: the threads' sums", spin)
+		assert.Equal(t, wantDigest, digestOf(t, r.stderr), "processes, %q: the threads' digest", spin)
+		if spin == "EMUD_FORK_SPIN_US=abc" {
+			assert.Contains(t, r.stderr, "emud: EMUD_FORK_SPIN_US=abc is not a whole number of µs from 0 to 1000000; forked ranks' lanes spin 50 µs\n")
+		}
 	}
 
 	trap := regexp.MustCompile(`kernel "churn": GPU 1 block 1 thread 5 \(wave 0 lane 5\): __builtin_trap: lane trap: __builtin_trap \(at [^ ]*fork_lanes.cpp:\d+\)`)
