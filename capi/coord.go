@@ -58,9 +58,30 @@ func emudGoProcEnded(id, pid, apart C.int, how *C.char) {
 	}
 }
 
-// procGone is the error of a lane whose rank process is gone.
-func procGone() error {
-	return fmt.Errorf("the forked rank process that runs this lane is gone (it exited or was killed while its kernel ran)")
+// procGone is the error of lane l, whose rank process is gone: it names
+// the process and how it ended, and so does the report's list of ranks
+// (the process's proxy, in a call that waits for the kernel, would see
+// it end only after the report).
+func procGone(l *C.emud_lane) error {
+	var host, apart C.int
+	var how [128]C.char
+	pid := C.emud_remote_gone(l, &host, &apart, &how[0], C.int(len(how)))
+	text := C.GoString(&how[0])
+	kind := "forked rank process"
+	if apart != 0 {
+		kind = "rank process"
+	}
+	if h := hostByID(int(host)); h != nil {
+		rt.mu.Lock()
+		if procs.ended == nil {
+			procs.ended = map[int]string{}
+		}
+		if _, ok := procs.ended[h.id]; !ok {
+			procs.ended[h.id] = fmt.Sprintf("%s is %s %d (GPU %d), which %s while its kernel ran", h.name, kind, int(pid), h.dev, text)
+		}
+		rt.mu.Unlock()
+	}
+	return fmt.Errorf("the %s %d that runs this lane %s while its kernel ran", kind, int(pid), text)
 }
 
 // procNotes lists the forked rank processes that ended, for a failed

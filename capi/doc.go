@@ -96,43 +96,61 @@
 // on its behalf, so a rank process takes the turns a rank thread would,
 // and the same seed gives the digest of the same program with its ranks
 // as threads (thread_alltoall.cpp). The child's lanes run in the child:
-// the coordinator's lane is a mirror whose resume sends the lane over
-// and waits for its next device call, so the child's kernels, device
-// calls, atomics, faults and (instrumented) accesses are seen as a
-// thread's are. Device memory is shared: at the first fork the chunks
-// mapped so far move into one memfd mapped MAP_SHARED at the same
-// addresses, later chunks are mapped from it (a child maps them from a
-// shared table at each message), and so are the runtime's objects that
-// lanes read and the block shared memory of a child's grids. The host
-// side of a child's call (hipMemcpy's, a unique id) is staged over the
-// socket. waitpid (and wait) of a forked rank by a host thread waits in
-// virtual time, as a pthread_join. A child that exits, is killed or
-// crashes is named by pid, host thread and GPU, with its status and its
-// last call, on stderr and in a failed run's report; a lane whose
-// process is gone fails; a rank process whose coordinator is gone exits
-// with the failed run's status (2 hang, 5 race, 1 failed), saying
-// nothing (the report names it as still running), so a launcher such as
-// mpirun sees the run's outcome whichever rank it hears of first, or 1,
-// saying so, if the coordinator ended another way (killed). It does so
-// at once, even while it runs its own code and never calls emud again (a
-// lane or host loop the spin watch reported, naming the process): a
-// thread of it watches its socket for the coordinator's end to close
-// (the coordinator's ends of earlier ranks' sockets, which a fork copies
-// into each later child, are closed there so that no sibling keeps them
-// open). After a coordinator that exited normally, without waiting for
-// its ranks, a rank goes on with its own code, and its next call says
-// the coordinator is gone. Each lane of a child keeps its own stack
-// bounds when resumed (the call context of MORI mode reads its frames
-// there), so a child's lanes meet at the lock-step points a thread's
-// would: cxx/testdata/mori/put.cpp with "fork" gives the threads' digest
-// against the MORI-shaped header. A
-// cross-process call costs a round trip on the socket
-// (examples/cxx/procs/handoff.cpp, on 2 cores at a load near 14: a host
-// call 30-36 µs against 0.7-2.8 µs as a thread, a device call 31-50 µs
-// against 5-9 µs, 57-79 µs before a resume and its yield went as one
-// message each way; the 8-rank all-to-all 0.50-0.61 s of wall time
-// against 0.31-0.38 s). Partial: a forked rank has one host thread (a call from
-// a second thread of the child exits 1 saying so); hipMemcpyAsync or
+// the coordinator's lane is a mirror whose resume puts the lane in the
+// child's channel, a slot of shared memory, and waits there for its next
+// device call, so the child's kernels, device calls, atomics, faults and
+// (instrumented) accesses are seen as a thread's are; lanes still run
+// one at a time, in the simulator's order. Device memory is shared: at
+// the first fork the chunks mapped so far move into one memfd mapped
+// MAP_SHARED at the same addresses, later chunks are mapped from it (a
+// child maps them from a shared table at each message), and so are the
+// runtime's objects that lanes read and the block shared memory of a
+// child's grids. The host side of a child's call (hipMemcpy's, a unique
+// id) is staged over the socket. waitpid (and wait) of a forked rank by
+// a host thread waits in virtual time, as a pthread_join. A child that
+// exits, is killed or crashes is named by pid, host thread and GPU, with
+// its status and its last call, on stderr and in a failed run's report;
+// a lane whose process is gone fails; a rank process whose coordinator
+// is gone exits with the failed run's status (2 hang, 5 race, 1 failed),
+// saying nothing (the report names it as still running), so a launcher
+// such as mpirun sees the run's outcome whichever rank it hears of
+// first, or 1, saying so, if the coordinator ended another way (killed).
+// It does so at once, even while it runs its own code and never calls
+// emud again (a lane or host loop the spin watch reported, naming the
+// process): a thread of it watches its socket for the coordinator's end
+// to close (the coordinator's ends of earlier ranks' sockets, which a
+// fork copies into each later child, are closed there so that no sibling
+// keeps them open). After a coordinator that exited normally, without
+// waiting for its ranks, a rank goes on with its own code, and its next
+// call says the coordinator is gone. Each lane of a child keeps its own
+// stack bounds when resumed (the call context of MORI mode reads its
+// frames there), so a child's lanes meet at the lock-step points a
+// thread's would: cxx/testdata/mori/put.cpp with "fork" gives the
+// threads' digest against the MORI-shaped header. A cross-process host
+// call costs a round trip on the socket; a device call one on the
+// channel, where each side spins on a word of shared memory before it
+// sleeps on it (a futex): EMUD_FORK_SPIN_US, 50 µs by default, 0 never;
+// no spin with one CPU, nor on the CPU the other side last waited on; a
+// rank process spins only while the lane the coordinator resumed last is
+// its own, and not for a call's reply before a lane of it ran in the
+// call. A sleeping side looks every 20 ms for the other's socket hanging
+// up, so a rank process that dies while its lane runs fails the lane at
+// once, naming the process and how it ended. Costs, new against the
+// socket's before, on 2 cores at a load of 3.6-4:
+// examples/cxx/procs/handoff.cpp's device call 2.1-2.5 µs with both
+// sides awake (43-49 µs; 23 µs with no spin), its host call unchanged
+// (25-50 µs, load-bound); MORI's test_sdma_put 1.6 s (2.6 s) and
+// test_lsa_memcheck 14 s (44 s), 8 ranks; its test_lsa_barrier cut to
+// 100 rounds, 53 s to its first line (167 s): a sync of a 256-lane block
+// on 8 ranks 0.27 s (0.84 s). Where the simulator's consecutive resumes
+// go to one rank's lanes the channel gains most; where they alternate
+// between ranks each resume wakes a sleeping process, and the cost is
+// the machine's wake-up, about what the socket cost. Partial: each
+// device call of a forked rank's lane is still a cross-process round
+// trip (MORI's puts take about 25 each), so MORI's test_sdma_edge (8192-
+// put ring wraps) and test_lsa_barrier (20,000 syncs) at full size still
+// run far past 300 s on 2 cores (neither ended in 7 and 2.5 minutes); a
+// forked rank has one host thread (a call from a second thread of the child exits 1 saying so); hipMemcpyAsync or
 // hipMemsetAsync into the child's pageable host memory is refused
 // (exits 1 naming it; its staged copy could only land after the call);
 // a host copy stages at most 1 GiB per call; a child's own plain stores

@@ -56,6 +56,7 @@ int emud_lane_is_remote(emud_lane* l);
 void emud_remote_resume(emud_lane* l);
 void emud_remote_free(emud_lane* l);
 int emud_remote_pid(emud_lane* l);  // the rank process a remote lane runs in, else 0
+int emud_remote_gone(emud_lane* l, int* host, int* apart, char* how, int cap);
 emud_lane* emud_lane_make(emud_entry entry, void* arg, void* proc);
 void* emud_thread_proc(void);
 void emud_remote_free_ctx(void* proc, emud_entry fin, void* ctx);

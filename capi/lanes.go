@@ -220,6 +220,8 @@ func runLane(g *grid, t *kernel.Thread) {
 		l.bdim[i], l.gdim[i] = C.uint32_t(g.bdim[i]), C.uint32_t(g.gdim[i])
 	}
 	l.warp_size, l.lane_id, l.gpu = C.int32_t(t.WarpSize()), C.int32_t(t.Lane()), C.int32_t(t.GPU())
+	// The lane's own struct first: a forked rank's process finds its
+	// mirror there (procs.c serve_lane).
 	ln.allow(unsafe.Pointer(l), C.sizeof_emud_lane)
 	ln.allow(g.ctx, g.ctxBytes)
 	if g.dynBytes > 0 {
@@ -243,7 +245,7 @@ func runLane(g *grid, t *kernel.Thread) {
 		case 1:
 			ln.call()
 		case C.EMUD_LANE_GONE:
-			t.Fail("lane", procGone())
+			t.Fail("lane", procGone(l))
 		}
 	}
 }

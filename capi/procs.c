@@ -10,7 +10,27 @@
 // calls out on the child's behalf, in the turns the simulator gives it.
 // The child's lanes run in the child, as coroutines resumed on the
 // coordinator's word: the coordinator's lane is a mirror whose resume
-// sends the lane's state over and waits for its next device call.
+// puts the lane's state in the child's channel and waits for its next
+// device call there.
+//
+// Channels (pchan): a lane's resume is most of what crosses, one per
+// device call, so it does not go over the socket: each rank process has
+// a slot in shared memory that holds one lane (lanes run one at a time,
+// so a resume and its yield are one slot's traffic), a word the
+// coordinator bumps to post (the bell) and one the process bumps to
+// answer. A side that waits spins on its word for a while first
+// (EMUD_FORK_SPIN_US, 50 µs; none with one CPU, nor on the CPU the
+// other side last waited on, which the spin would only keep from it),
+// then sleeps on it (a futex), announcing so, and only then does the
+// other side make a system call to wake it. A process spins only while
+// the lane the coordinator resumed last is its own (exts->resumed), and
+// not for a call's reply before a lane of it ran in the call. With both awake a device
+// call's round trip costs no system call and no wake-up. A futex cannot
+// see a process end, so a sleeper looks at the socket every 20 ms for a
+// hang-up. Calls and their replies stay on the socket: the coordinator
+// counts its messages there in the channel and rings the same bell, so
+// a process waits in one place (client_next) for a resume or a reply.
+// Only the live part of a lane is copied (its access log up to nlog).
 //
 // Memory: at the first fork the device chunks mapped so far move into
 // one memfd, mapped MAP_SHARED at the same addresses, and so does the
@@ -32,8 +52,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,10 +112,138 @@ static int recv_all(int fd, void* p, size_t n) {
   return 0;
 }
 
+// ---- waiting on a word of shared memory ----
+
+// spin_ns is how long a side spins on a channel's word before it sleeps
+// on it: a round trip where both sides stay awake costs no system call
+// and no wake-up, and a lane's code up to its next device call, or the
+// simulator's turn on one, is mostly shorter than a sleep and a wake-up
+// (a few µs against tens on a loaded VM). With one CPU the other side
+// cannot run while this one spins: no spin. EMUD_FORK_SPIN_US sets it
+// (0: never spin).
+static int64_t spin_ns = -1;
+
+static int64_t spin_budget(void) {
+  int64_t v = __atomic_load_n(&spin_ns, __ATOMIC_RELAXED);
+  if (v >= 0) return v;
+  v = 50000;
+  const char* e = getenv("EMUD_FORK_SPIN_US");
+  if (e && *e) {
+    char* end = NULL;
+    long us = strtol(e, &end, 10);
+    if (end && !*end && us >= 0 && us <= 1000000)
+      v = (int64_t)us * 1000;
+    else if (!emud_forked())  // said once, by the coordinator
+      fprintf(stderr, "emud: EMUD_FORK_SPIN_US=%s is not a whole number of µs from 0 to 1000000; forked ranks' lanes spin "
+              "50 µs\n", e);
+  }
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) v = 0;
+  __atomic_store_n(&spin_ns, v, __ATOMIC_RELAXED);
+  return v;
+}
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// word_ring bumps *w and wakes a sleeper on it, if any: the bump and the
+// look at *sleep are sequentially consistent, as are the sleeper's
+// announcement and its look at *w, so one of the two sees the other.
+static void word_ring(volatile uint32_t* w, volatile uint32_t* sleep) {
+  __atomic_fetch_add(w, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(sleep, __ATOMIC_SEQ_CST)) syscall(SYS_futex, w, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+// peer_gone says whether the other end of socket *fdp hung up (its
+// process ended), reading nothing.
+static int peer_gone(volatile int* fdp) {
+  int fd = __atomic_load_n(fdp, __ATOMIC_ACQUIRE);  // -1 once its reader closed it (proxy)
+  if (fd < 0) return 1;
+  struct pollfd pf = {fd, 0, 0};  // no events asked: a hang-up or error only
+  return poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
+// word_wait waits until *w is no longer old: 0 then, -1 once the other
+// end of socket *fd hung up (a futex cannot see a process end, so a
+// sleep looks every 20 ms). mine and peer are where this side and the
+// other say which CPU they last waited on; with who, the spin ends as
+// soon as *who is no longer me (a rank process: the coordinator resumed
+// another process's lane, so its own next resume is not near, and the
+// spin would keep that process from the CPU); with spin 0, no spin.
+static int word_wait(volatile uint32_t* w, volatile uint32_t* sleep, uint32_t old, volatile int* fd,
+                     volatile int32_t* mine, volatile int32_t* peer, volatile int32_t* who, int32_t me, int spin) {
+  if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
+  int64_t budget = spin ? spin_budget() : 0;
+  // A spin on the CPU the other side runs on only delays it: it gets the
+  // CPU when the spin ends.
+  int cpu = sched_getcpu();
+  __atomic_store_n(mine, cpu, __ATOMIC_RELAXED);
+  if (cpu < 0 || cpu == __atomic_load_n(peer, __ATOMIC_RELAXED)) budget = 0;
+  if (budget > 0) {
+    int64_t end = mono_ns() + budget;
+    for (int i = 1;; i++) {
+      cpu_relax();
+      if (__atomic_load_n(w, __ATOMIC_ACQUIRE) != old) return 0;
+      if (who && __atomic_load_n(who, __ATOMIC_RELAXED) != me) break;
+      if ((i & 63) == 0 && mono_ns() > end) break;
+    }
+  }
+  __atomic_fetch_add(sleep, 1, __ATOMIC_SEQ_CST);
+  int gone = 0;
+  while (__atomic_load_n(w, __ATOMIC_SEQ_CST) == old) {
+    struct timespec ts = {0, 20000000};
+    if (syscall(SYS_futex, w, FUTEX_WAIT, old, &ts, NULL, 0) != 0 && errno == ETIMEDOUT && peer_gone(fd)) {
+      gone = __atomic_load_n(w, __ATOMIC_SEQ_CST) == old;
+      break;
+    }
+  }
+  __atomic_fetch_sub(sleep, 1, __ATOMIC_SEQ_CST);
+  return gone ? -1 : 0;
+}
+
 // ---- shared memory ----
 
 #define EXT_MAX 65536
 #define MAX_PROCS 256
+
+// pchan is a rank process's channel for its lanes' resumes, in shared
+// memory: a resume and its yield are the lane copied into the slot and a
+// word bumped, with no system call while the other side is awake; a side
+// that finds nothing after a brief spin sleeps on the word (a futex),
+// and the other side wakes it only then. Everything else (calls, their
+// replies, a grid's context to free) goes over the socket, whose
+// messages from the coordinator are counted here and ring the same bell,
+// so a process waits in one place for whichever comes.
+typedef struct {
+  // Coordinator to process: bumped for each resume posted and each
+  // message sent on the socket; bell_sleep counts the process's
+  // threads asleep on it.
+  volatile uint32_t bell __attribute__((aligned(64)));
+  volatile uint32_t bell_sleep;
+  volatile uint32_t resume;  // a resume is in the slot, not yet taken
+  volatile uint64_t socks;   // messages the coordinator sent on the socket
+  // Process to coordinator: bumped when the resumed lane yielded (its
+  // call, return or fault is in the slot).
+  volatile uint32_t back __attribute__((aligned(64)));
+  volatile uint32_t back_sleep;
+  // The CPU each side last waited on (a spin on the other's only delays it).
+  volatile int32_t coord_cpu __attribute__((aligned(64)));
+  volatile int32_t proc_cpu;
+  // The slot: RESUME (lane, entry, arg) and the lane one way, YIELD (the
+  // lane's id, n bytes of str) and the lane the other.
+  pmsg m __attribute__((aligned(64)));
+  emud_lane l;
+  char str[1024];
+} pchan;
+
 typedef struct {
   volatile uint64_t gen;  // bumped when the table changes
   volatile int32_t n;
@@ -112,6 +262,11 @@ typedef struct {
   // without waiting for its ranks): a rank running its own code goes on
   // as it would on hardware, and a later call of its says the node is gone.
   volatile int32_t coord_exited;
+  // The slot whose lane the coordinator resumed last (a process spins
+  // for its next resume only while it is its own).
+  volatile int32_t resumed __attribute__((aligned(64)));
+  // Each rank process's lane channel, by its slot (a proc's).
+  pchan chan[MAX_PROCS];
 } ext_table;
 
 static int dev_fd = -1;       // the device memory's memfd, once shared
@@ -314,35 +469,84 @@ void emud_remote_free(emud_lane* l) {
   free(l);
 }
 
+// chan_init readies slot's channel for a new rank: no CPU known yet.
+static void chan_init(int slot) {
+  pchan* c = &exts->chan[slot];
+  c->coord_cpu = c->proc_cpu = -1;
+}
+
+static void ended(int pid, char* how, size_t cap);
+
+// lane_copy copies lane src into dst but for the entries of its access
+// log past nlog, which nothing reads (most of the lane's bytes, and an
+// empty log on a resume: the coordinator took the entries).
+static void lane_copy(emud_lane* dst, const emud_lane* src) {
+  int n = src->nlog;
+  if (n < 0 || n > 128) n = 128;
+  memcpy(dst, src, offsetof(emud_lane, log_lo));
+  memcpy(dst->log_lo, src->log_lo, (size_t)n * sizeof src->log_lo[0]);
+  memcpy(dst->log_hi, src->log_hi, (size_t)n * sizeof src->log_hi[0]);
+  memcpy(dst->log_pc, src->log_pc, (size_t)n * sizeof src->log_pc[0]);
+  memcpy(dst->log_kind, src->log_kind, (size_t)n * sizeof src->log_kind[0]);
+  memcpy(&dst->nbytes, &src->nbytes, sizeof *src - offsetof(emud_lane, nbytes));
+}
+
 // emud_remote_resume runs a forked rank's lane in its process until its
 // next device call, its return or its fault; EMUD_LANE_GONE when the
-// process is gone.
-// A resume and its yield: one send each way (the header and the lane
-// together); one buffer, since lanes run one at a time.
-static struct {
-  pmsg m;
-  emud_lane l;
-} rbuf;
-
+// process is gone. The lane goes through the process's channel (pchan):
+// lanes run one at a time, so the slot holds one lane at a time.
 void emud_remote_resume(emud_lane* l) {
   remote_lane* r = l->impl;
-  memset(&rbuf.m, 0, sizeof rbuf.m);
-  rbuf.m.kind = PM_RESUME;
-  rbuf.m.lane = (uint64_t)(uintptr_t)l;
-  rbuf.m.entry = (uint64_t)(uintptr_t)r->entry;
-  rbuf.m.arg = (uint64_t)(uintptr_t)r->arg;
-  rbuf.l = *l;
-  if (send_all(r->p->fd, &rbuf, sizeof rbuf) || recv_all(r->p->fd, &rbuf, sizeof rbuf) || rbuf.m.kind != PM_YIELD ||
-      rbuf.m.lane != (uint64_t)(uintptr_t)l || rbuf.m.n > sizeof r->str || recv_all(r->p->fd, r->str, rbuf.m.n)) {
+  proc* p = r->p;
+  pchan* c = &exts->chan[p->slot];
+  if (__atomic_load_n(&p->fd, __ATOMIC_ACQUIRE) < 0) {
     l->state = EMUD_LANE_GONE;
     return;
   }
-  *l = rbuf.l;
+  memset(&c->m, 0, sizeof c->m);
+  c->m.kind = PM_RESUME;
+  c->m.lane = (uint64_t)(uintptr_t)l;
+  c->m.entry = (uint64_t)(uintptr_t)r->entry;
+  c->m.arg = (uint64_t)(uintptr_t)r->arg;
+  lane_copy(&c->l, l);
+  uint32_t back = __atomic_load_n(&c->back, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&exts->resumed, p->slot, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->resume, 1, __ATOMIC_RELEASE);
+  word_ring(&c->bell, &c->bell_sleep);
+  if (word_wait(&c->back, &c->back_sleep, back, &p->fd, &c->coord_cpu, &c->proc_cpu, NULL, 0, 1) != 0 ||
+      c->m.kind != PM_YIELD || c->m.lane != (uint64_t)(uintptr_t)l || c->m.n > sizeof r->str) {
+    l->state = EMUD_LANE_GONE;
+    return;
+  }
+  lane_copy(l, &c->l);
   l->impl = r;
-  if (rbuf.m.n > 0) {
+  if (c->m.n > 0) {
+    memcpy(r->str, c->str, c->m.n);
     r->str[sizeof r->str - 1] = 0;
     l->a[0] = (uint64_t)(uintptr_t)r->str;
   }
+}
+
+// sock_sent counts a message just sent on process p's socket and rings
+// its bell: the process waits on the bell, not the socket (pchan).
+static void sock_sent(proc* p) {
+  pchan* c = &exts->chan[p->slot];
+  __atomic_fetch_add(&c->socks, 1, __ATOMIC_RELEASE);
+  word_ring(&c->bell, &c->bell_sleep);
+}
+
+// emud_remote_gone says, for a lane whose resume found its process gone,
+// which process that was (its pid; the host thread of its proxy in *host,
+// whether it was started apart in *apart) and how it ended, in how.
+int emud_remote_gone(emud_lane* l, int* host, int* apart, char* how, int cap) {
+  proc* p = ((remote_lane*)l->impl)->p;
+  *host = p->host;
+  *apart = p->apart;
+  if (p->apart)
+    snprintf(how, (size_t)cap, "ended (started apart: its status is its launcher's)");
+  else
+    ended(p->pid, how, (size_t)cap);
+  return p->pid;
 }
 
 void emud_remote_free_ctx(void* proc_, emud_entry fin, void* ctx) {
@@ -352,7 +556,7 @@ void emud_remote_free_ctx(void* proc_, emud_entry fin, void* ctx) {
   m.kind = PM_FREE;
   m.entry = (uint64_t)(uintptr_t)fin;
   m.arg = (uint64_t)(uintptr_t)ctx;
-  send_all(p->fd, &m, sizeof m);  // a process gone has nothing to free
+  if (send_all(p->fd, &m, sizeof m) == 0) sock_sent(p);  // a process gone has nothing to free
 }
 
 // ended says how process pid ended, without reaping it (the program's
@@ -383,11 +587,6 @@ static void ended(int pid, char* how, size_t cap) {
 // thread of the process while its main thread is in the call. Nonzero
 // when the process is gone.
 static int proxy_free(proc* p, pmsg* m, const char* name) {
-  if (p->slot >= MAX_PROCS) {
-    fprintf(stderr, "emud: rank process %d: more than %d rank processes have been served; its blocking call outside emud "
-            "cannot give its turn up, and the coordinator drops it\n", p->pid, MAX_PROCS);
-    return -1;
-  }
   volatile uint32_t* done = &exts->free_done[p->slot];
   __atomic_store_n(done, 0, __ATOMIC_RELEASE);
   char nm[64];
@@ -402,6 +601,7 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   r.rc = 0;
   r.a[15] = (uint64_t)p->slot;
   int gone = send_all(p->fd, &r, sizeof r) != 0;
+  if (!gone) sock_sent(p);
   emud_enter();
   emudGoFreeRelease();  // from here to emudGoFreeEnd this thread holds no turn
   emud_leave();
@@ -416,7 +616,9 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   emud_leave();
   if (gone) return -1;
   r.a[15] = 0;
-  return send_all(p->fd, &r, sizeof r);
+  if (send_all(p->fd, &r, sizeof r)) return -1;
+  sock_sent(p);
+  return 0;
 }
 
 // proxy is the host thread that carries process p's calls out.
@@ -456,6 +658,7 @@ static void* proxy(void* arg) {
     m.kind = PM_REPLY;
     m.n = m.out_n;
     int bad = send_all(p->fd, &m, sizeof m) || (m.n && send_all(p->fd, out, m.n));
+    if (!bad) sock_sent(p);
     free(in);
     free(out);
     in = out = NULL;
@@ -495,6 +698,9 @@ static int coord_pid;  // the coordinator, for the child's messages (getppid cha
 static pthread_t client_owner;
 static int client_owned;
 static uint64_t client_gen;
+static pchan* my_chan;      // this process's lane channel (pchan)
+static int32_t my_slot;     // its slot
+static uint64_t socks_seen;  // messages of the coordinator's read off the socket
 
 int emud_client_active(void) { return client_fd >= 0; }
 
@@ -575,11 +781,12 @@ void emud_procs_status(int code) {
   if (exts) exts->run_status = code;
 }
 
-// serve_lane runs the lane a RESUME names until its next device call and
-// sends the lane back.
-static void serve_lane(pmsg* m) {
-  emud_lane in;
-  if (recv_all(client_fd, &in, sizeof in) != 0) client_gone();
+// serve_lane runs the lane the channel's RESUME names until its next
+// device call and puts the lane back in the slot.
+static void serve_lane(void) {
+  pchan* c = my_chan;
+  pmsg* m = &c->m;
+  if (m->kind != PM_RESUME) client_gone();
   client_map();
   local_lane** pp = &locals;
   while (*pp && (*pp)->id != m->lane) pp = &(*pp)->next;
@@ -597,6 +804,7 @@ static void serve_lane(pmsg* m) {
     locals = ll;
     pp = &locals;
   }
+  const uint64_t id = m->lane;
   emud_lane* l = ll->l;
   // The lane's own runtime state and stack are this process's: the
   // mirror's copy has the coordinator's (none). The stack bounds bound
@@ -606,43 +814,73 @@ static void serve_lane(pmsg* m) {
   // ds_bpermute, reached from two places) met as one lock-step point.
   void* impl = l->impl;
   const uint64_t slo = l->stack_lo, shi = l->stack_hi;
-  *l = in;
+  lane_copy(l, &c->l);
   l->impl = impl;
   l->stack_lo = slo;
   l->stack_hi = shi;
-  // The coordinator lent the lane its mirror; here the lane is l.
-  for (int i = 0; i < l->nallow && i < 8; i++)
-    if (l->allow_lo[i] == m->lane) {
-      l->allow_lo[i] = (uint64_t)(uintptr_t)l;
-      l->allow_hi[i] = (uint64_t)(uintptr_t)l + sizeof *l;
-    }
+  // The coordinator lent the lane its mirror, the first range it allows
+  // (lanes.go runLane); here the lane is l. Only that entry: a range of
+  // this process's (the launch's context) may start at the mirror's
+  // address, which is the coordinator's heap, not this one's, and
+  // "translating" it too left the lane's own arguments out of bounds.
+  if (l->nallow > 0 && l->allow_lo[0] == id && l->allow_hi[0] == id + sizeof *l) {
+    l->allow_lo[0] = (uint64_t)(uintptr_t)l;
+    l->allow_hi[0] = (uint64_t)(uintptr_t)l + sizeof *l;
+  }
   emud_resume(l);
-  pmsg r;
-  memset(&r, 0, sizeof r);
-  r.kind = PM_YIELD;
-  r.lane = m->lane;
+  memset(m, 0, sizeof *m);
+  m->kind = PM_YIELD;
+  m->lane = id;
   const char* s = NULL;
   if (l->state == 1 && (l->op == EMUD_OP_UNSUPPORTED || l->op == EMUD_OP_TRAP) && l->a[0]) s = (const char*)(uintptr_t)l->a[0];
-  if (s) r.n = strnlen(s, 1023) + 1;
-  rbuf.m = r;
-  rbuf.l = *l;
-  emud_lane* back = &rbuf.l;
-  for (int i = 0; i < back->nallow && i < 8; i++)
-    if (back->allow_lo[i] == (uint64_t)(uintptr_t)l) {
-      back->allow_lo[i] = m->lane;
-      back->allow_hi[i] = m->lane + sizeof *l;
-    }
-  if (send_all(client_fd, &rbuf, sizeof rbuf)) client_gone();
   if (s) {
-    char buf[1024];
-    memcpy(buf, s, r.n - 1);
-    buf[r.n - 1] = 0;
-    if (send_all(client_fd, buf, r.n)) client_gone();
+    m->n = strnlen(s, sizeof c->str - 1) + 1;
+    memcpy(c->str, s, m->n - 1);
+    c->str[m->n - 1] = 0;
+  }
+  lane_copy(&c->l, l);
+  emud_lane* back = &c->l;
+  if (back->nallow > 0 && back->allow_lo[0] == (uint64_t)(uintptr_t)l &&
+      back->allow_hi[0] == (uint64_t)(uintptr_t)l + sizeof *l) {
+    back->allow_lo[0] = id;
+    back->allow_hi[0] = id + sizeof *l;
   }
   if (l->state == 2 || l->state == 3) {
     *pp = ll->next;
     emud_lane_free(l);
     free(ll);
+  }
+  word_ring(&c->back, &c->back_sleep);
+}
+
+// client_next waits for the coordinator's next message, serving the
+// lanes it resumes meanwhile: 1 with a message of the socket's header in
+// r, 0 once *stop is set.
+static int client_next(pmsg* r, volatile int* stop) {
+  pchan* c = my_chan;
+  // No spin before a first resume: a reply comes from the proxy, which a
+  // spin here may keep from the CPU, and which takes a wake-up and the
+  // call's own work anyway; once a lane of this process ran, the next
+  // resume is likely near.
+  int served = 0;
+  for (;;) {
+    uint32_t bell = __atomic_load_n(&c->bell, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&c->resume, __ATOMIC_ACQUIRE)) {
+      __atomic_store_n(&c->resume, 0, __ATOMIC_RELAXED);
+      serve_lane();
+      served = 1;
+      continue;
+    }
+    if (__atomic_load_n(&c->socks, __ATOMIC_ACQUIRE) != socks_seen) {
+      socks_seen++;
+      if (recv_all(client_fd, r, sizeof *r) != 0) client_gone();
+      client_map();
+      return 1;
+    }
+    if (stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)) return 0;
+    if (word_wait(&c->bell, &c->bell_sleep, bell, &client_fd, &c->proc_cpu, &c->coord_cpu, &exts->resumed, my_slot,
+                  served) != 0)
+      client_gone();
   }
 }
 
@@ -719,13 +957,10 @@ int emud_client_call(int op, uint64_t* a, const char* file, int line) {
   return client_reply(&m, a, out);
 }
 
-// client_serve handles a message from the coordinator that is not a
-// reply: a lane to resume, a grid's context to free.
+// client_serve handles a message of the socket from the coordinator that
+// is not a reply: a grid's context to free.
 static void client_serve(pmsg* r) {
   switch (r->kind) {
-    case PM_RESUME:
-      serve_lane(r);
-      break;
     case PM_FREE:
       ((emud_entry)(uintptr_t)r->entry)((void*)(uintptr_t)r->arg);
       break;
@@ -739,8 +974,7 @@ static void client_serve(pmsg* r) {
 static int client_reply(pmsg* m, uint64_t* a, void* out) {
   for (;;) {
     pmsg r;
-    if (recv_all(client_fd, &r, sizeof r) != 0) client_gone();
-    client_map();
+    client_next(&r, NULL);
     if (r.kind != PM_REPLY) {
       client_serve(&r);
       continue;
@@ -760,27 +994,19 @@ static int client_reply(pmsg* m, uint64_t* a, void* out) {
 // thread is in the call), and stops before the process says it returned.
 
 static pthread_t free_server;
-static int free_stop[2] = {-1, -1};
+static volatile int free_stop;  // the call returned: the main thread serves from here
 static volatile uint32_t* free_word;
 static int free_slot;
 static pmsg free_call;
 
 static void* free_serve(void* arg) {
   (void)arg;
-  for (;;) {
-    struct pollfd pf[2] = {{free_stop[0], POLLIN, 0}, {client_fd, POLLIN, 0}};
-    if (poll(pf, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      client_gone();
-    }
-    if (pf[0].revents) return NULL;  // the call returned: the main thread serves from here
-    if (!pf[1].revents) continue;
-    pmsg r;
-    if (recv_all(client_fd, &r, sizeof r) != 0) client_gone();
-    client_map();
+  pmsg r;
+  while (client_next(&r, &free_stop)) {
     if (r.kind == PM_REPLY) client_gone();  // no call is waiting for one
     client_serve(&r);
   }
+  return NULL;
 }
 
 static int client_free_begin(const char* name) {
@@ -799,10 +1025,7 @@ static int client_free_begin(const char* name) {
   if (a[15] >= MAX_PROCS) client_gone();
   free_word = &exts->free_done[a[15]];
   free_slot = (int)a[15];
-  if (pipe2(free_stop, O_CLOEXEC) != 0) {
-    fprintf(stderr, "emud: rank process %d: %s: pipe: %s\n", (int)getpid(), name, strerror(errno));
-    _exit(1);
-  }
+  __atomic_store_n(&free_stop, 0, __ATOMIC_RELEASE);
   emud_enter();  // the runtime's own thread, not the program's
   int rc = pthread_create(&free_server, NULL, free_serve, NULL);
   emud_leave();
@@ -816,14 +1039,11 @@ static int client_free_begin(const char* name) {
 
 static void client_free_end(void) {
   client_free_open = 0;
-  char c = 1;
-  if (write(free_stop[1], &c, 1) != 1) client_gone();
+  __atomic_store_n(&free_stop, 1, __ATOMIC_RELEASE);
+  word_ring(&my_chan->bell, &my_chan->bell_sleep);  // the server, if asleep, wakes to see it
   emud_enter();
   pthread_join(free_server, NULL);
   emud_leave();
-  close(free_stop[0]);
-  close(free_stop[1]);
-  free_stop[0] = free_stop[1] = -1;
   __atomic_store_n(free_word, 1, __ATOMIC_RELEASE);
   syscall(SYS_futex, free_word, FUTEX_WAKE, 1, NULL, NULL, 0);
   uint64_t a[16] = {0};
@@ -891,7 +1111,10 @@ pid_t fork(void) {
   if (emud_forked()) {
     // A rank's own child would share its rank's connection: it has none.
     pid_t pid = real_fork();
-    if (pid == 0) client_fd = -1;
+    if (pid == 0) {
+      client_fd = -1;
+      my_chan = NULL;
+    }
     return pid;
   }
   if (emud_in_emud() || emud_current()) return real_fork();
@@ -909,6 +1132,16 @@ pid_t fork(void) {
             strerror(e));
     return real_fork();
   }
+  // The rank's slot (its channel, pchan) is its before the fork, so the
+  // child knows it; slots are never reused, as procs' entries are not.
+  pthread_mutex_lock(&procs_mu);
+  int slot = next_slot < MAX_PROCS ? next_slot++ : -1;
+  pthread_mutex_unlock(&procs_mu);
+  if (slot < 0) {
+    fprintf(stderr, "emud: fork: more than %d ranks; the child gets no emulation (its HIP calls will fail)\n", MAX_PROCS);
+    return real_fork();
+  }
+  chan_init(slot);
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     fprintf(stderr, "emud: fork: socketpair: %s; the child's HIP calls will fail\n", strerror(errno));
@@ -925,6 +1158,8 @@ pid_t fork(void) {
     for (int i = 0; i < nprocs; i++)
       if (procs[i]->fd >= 0) close(procs[i]->fd);
     client_fd = sv[1];
+    my_chan = &exts->chan[slot];
+    my_slot = slot;
     client_gen = exts->gen;
     emud_fault_default();
     client_watch_start(client_fd);
@@ -936,19 +1171,15 @@ pid_t fork(void) {
     return pid;
   }
   proc* p = calloc(1, sizeof *p);
-  pthread_mutex_lock(&procs_mu);
-  int room = nprocs < MAX_PROCS;
-  pthread_mutex_unlock(&procs_mu);
-  if (!p || !room) {
-    fprintf(stderr, "emud: fork: more than %d forked ranks; process %d gets no emulation\n", MAX_PROCS, (int)pid);
-    free(p);
+  if (!p) {
+    fprintf(stderr, "emud: fork: out of memory; process %d gets no emulation\n", (int)pid);
     close(sv[0]);
     return pid;
   }
   p->fd = sv[0];
   p->pid = pid;
   p->host = -1;
-  p->slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+  p->slot = slot;
   // The proxy is a host thread of the forking thread, made as a
   // std::thread's is (lane.c's pthread_create): so a rank process and a
   // rank thread take the same turns.
@@ -1012,6 +1243,7 @@ typedef struct {
   uint32_t magic;
   int32_t ok, race, pid;  // pid: rank 0's
   uint64_t arena;
+  int32_t slot, pad;  // the rank's channel (pchan)
   char err[400];
 } node_setup;
 
@@ -1118,6 +1350,7 @@ static void node_ready(void) {
     node_die("rank 0's node ended before it took this rank in");
   if (!st.ok) node_die("rank 0 refused this rank: %s", st.err);
   coord_pid = st.pid;
+  if (st.slot < 0 || st.slot >= MAX_PROCS) node_die("rank 0 gave this rank no channel (slot %d)", st.slot);
   struct cmsghdr* c = CMSG_FIRSTHDR(&mh);
   if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds)) node_die("rank 0 sent no memory");
   memcpy(fds, CMSG_DATA(c), sizeof fds);
@@ -1134,6 +1367,8 @@ static void node_ready(void) {
   void* pm = mmap(pool, pn, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[3], 0);
   if (exts == MAP_FAILED || arena != (void*)(uintptr_t)st.arena || pm != pool)
     node_die("cannot map rank 0's node memory here (%s)", strerror(errno));
+  my_chan = &exts->chan[st.slot];
+  my_slot = st.slot;
   client_gen = 0;
   client_map();
   emud_set_race(st.race);
@@ -1241,6 +1476,11 @@ void emud_node_serve(void) {
     st.race = emud_race_on();
     st.pid = (int32_t)getpid();
     st.arena = (uint64_t)(uintptr_t)arena;
+    pthread_mutex_lock(&procs_mu);
+    st.slot = next_slot < MAX_PROCS ? next_slot++ : -1;
+    pthread_mutex_unlock(&procs_mu);
+    if (st.slot < 0) node_die("more than %d ranks", MAX_PROCS);
+    chan_init(st.slot);
     if (node_reply(fds[r - 1], &st)) node_die("rank %d went away before it was taken in", r);
     proc* p = calloc(1, sizeof *p);
     if (!p) node_die("out of memory");
@@ -1248,7 +1488,7 @@ void emud_node_serve(void) {
     p->pid = pids[r - 1];
     p->host = -1;
     p->apart = 1;
-    p->slot = __atomic_fetch_add(&next_slot, 1, __ATOMIC_RELAXED);
+    p->slot = st.slot;
     if (pthread_create(&p->th, NULL, proxy, p) != 0) node_die("cannot start the thread that serves rank %d", r);
     pthread_mutex_lock(&procs_mu);
     procs[nprocs++] = p;

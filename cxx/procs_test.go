@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -253,6 +254,69 @@ func TestForkHandoff(t *testing.T) {
 	out, report, code := runExample(t, prog, "500")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, report)
 	assert.Regexp(t, `handoff: as a thread: \d+ ns a host call, \d+ ns a device call\nhandoff: as a process: \d+ ns a host call, \d+ ns a device call\nhandoff: PASS`, out)
+}
+
+// TestForkLanesChannel runs testdata/procs/fork_lanes.cpp: 4 ranks of 256
+// lanes, 5 device calls a lane a round for 20 rounds, each of which
+// resumes its lane in its forked rank's process through the process's
+// shared-memory channel (capi/procs.c pchan). The processes print what
+// the threads print (each lane's sum depends on the order the simulator
+// ran the lanes in) and give their digest, spinning or not (a bad
+// EMUD_FORK_SPIN_US is named); a lane that traps
+// fails the run as it does as a thread, its message crossing the
+// channel; and a rank process that exits while the coordinator waits for
+// its lane's next device call ends the run at once, naming the process
+// and its exit status in the lane's failure and in the list of ranks
+// (before, the lane said only "gone" and the list had the process
+// "still running").
+func TestForkLanesChannel(t *testing.T) {
+	plainLine(t)
+	needCxx(t)
+	src, err := filepath.Abs(filepath.Join("testdata", "procs", "fork_lanes.cpp"))
+	require.NoError(t, err)
+	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
+	rankLines := func(out string) []string {
+		var ls []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "rank ") {
+				ls = append(ls, l)
+			}
+		}
+		sort.Strings(ls)
+		return ls
+	}
+	r := runFull(t, prog, "threads", "EMUD_SUMMARY=1")
+	require.Equal(t, 0, r.code, "threads: stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	want, wantDigest := rankLines(r.stdout), digestOf(t, r.stderr)
+	require.Len(t, want, 4, r.stdout)
+	// The default spin; none, so every wait sleeps on its futex; and a
+	// spin setting that is not a number, named, with the default.
+	for _, spin := range []string{"", "EMUD_FORK_SPIN_US=0", "EMUD_FORK_SPIN_US=abc"} {
+		r := runFull(t, prog, "fork", "EMUD_SUMMARY=1", spin)
+		require.Equal(t, 0, r.code, "processes, %q: stdout:\n%s\nstderr:\n%s", spin, r.stdout, r.stderr)
+		assert.Equal(t, want, rankLines(r.stdout), "processes, %q: the threads' sums", spin)
+		assert.Equal(t, wantDigest, digestOf(t, r.stderr), "processes, %q: the threads' digest", spin)
+		if spin == "EMUD_FORK_SPIN_US=abc" {
+			assert.Contains(t, r.stderr, "emud: EMUD_FORK_SPIN_US=abc is not a whole number of µs from 0 to 1000000; forked ranks' lanes spin 50 µs\n")
+		}
+	}
+
+	trap := regexp.MustCompile(`kernel "churn": GPU 1 block 1 thread 5 \(wave 0 lane 5\): __builtin_trap: lane trap: __builtin_trap \(at [^ ]*fork_lanes.cpp:\d+\)`)
+	tr := runFull(t, prog, "threads", "trap", "EMUD_SUMMARY=1")
+	require.NotEqual(t, 0, tr.code, "threads, trap: stdout:\n%s\nstderr:\n%s", tr.stdout, tr.stderr)
+	assert.Regexp(t, trap, tr.stderr)
+	fr := runFull(t, prog, "fork", "trap", "EMUD_SUMMARY=1")
+	assert.Equal(t, tr.code, fr.code, "processes, trap: the threads' status; stderr:\n%s", fr.stderr)
+	assert.Regexp(t, trap, fr.stderr)
+	assert.Equal(t, digestOf(t, tr.stderr), digestOf(t, fr.stderr), "processes, trap: the threads' digest")
+
+	start := time.Now()
+	dr := runFull(t, prog, "fork", "die", "EMUD_SPIN_LIMIT=20s")
+	assert.Less(t, time.Since(start), 20*time.Second, "ended by the lane's failure, not by the spin watch")
+	require.NotEqual(t, 0, dr.code, "processes, die: stdout:\n%s\nstderr:\n%s", dr.stdout, dr.stderr)
+	m := regexp.MustCompile(`kernel "churn": GPU 1 block 1 thread 5 \(wave 0 lane 5\): lane: the forked rank process (\d+) that runs this lane exited with status 3 while its kernel ran`).FindStringSubmatch(dr.stderr)
+	require.NotNil(t, m, "the lane's failure names its process:\n%s", dr.stderr)
+	assert.Contains(t, dr.stderr, "  host thread 2 is forked rank process "+m[1]+" (GPU 1), which exited with status 3 while its kernel ran\n")
 }
 
 // startRanks starts env_alltoall.cpp as world processes with the
