@@ -41,8 +41,8 @@ var floors = []floor{
 	// 1, address maps, links and the timing model.
 	{"lsa", 1}, {"nic", 1}, {"model", 1},
 	// 2, what runs device work: the issuer protocol, the emulated engines
-	// and memory, SIMT lanes.
-	{"issuer", 2}, {"engine", 2}, {"kernel", 2},
+	// and memory, SIMT lanes, the mlx5 NIC beneath MORI's ccoGda.
+	{"issuer", 2}, {"engine", 2}, {"kernel", 2}, {"mlx5", 2},
 	// 3, the device APIs.
 	{"cco", 3}, {"fabric", 3},
 	// 4, what hosts them: the real backend, the job chain, tracing.
