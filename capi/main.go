@@ -332,7 +332,16 @@ func watch(ran chan error) {
 	}
 }
 
+// failing is held by the first fail for good: a run that ends badly can
+// reach fail twice, from watch and from the main thread's exit
+// (emudGoExit reads the run's error that watch put back), and under load
+// both wrote the report before either's os.Exit (cxx TestErrors/lane_race
+// printed its race twice in CI's -race run). The second caller waits for
+// the first's exit.
+var failing sync.Mutex
+
 func fail(err error) {
+	failing.Lock() // never unlocked: the process exits with this report
 	// The program's own output first: os.Exit skips C's exit, which
 	// would flush stdio (a PASS/FAIL line printed before a race at exit).
 	C.fflush(nil)
