@@ -527,8 +527,12 @@ void emud_remote_resume(emud_lane* l) {
   }
 }
 
-// sock_sent counts a message just sent on process p's socket and rings
-// its bell: the process waits on the bell, not the socket (pchan).
+// sock_sent counts a message about to be sent on process p's socket and
+// rings its bell: the process waits on the bell, not the socket (pchan).
+// It rings before the send: a reply's staged bytes (a hipMemcpy into the
+// process's pageable memory) can pass the socket's buffer, and the send
+// then blocks until the process reads, which it does only once woken
+// (MORI's test_sdma_signal hung so at its first 64 MiB check).
 static void sock_sent(proc* p) {
   pchan* c = &exts->chan[p->slot];
   __atomic_fetch_add(&c->socks, 1, __ATOMIC_RELEASE);
@@ -556,7 +560,8 @@ void emud_remote_free_ctx(void* proc_, emud_entry fin, void* ctx) {
   m.kind = PM_FREE;
   m.entry = (uint64_t)(uintptr_t)fin;
   m.arg = (uint64_t)(uintptr_t)ctx;
-  if (send_all(p->fd, &m, sizeof m) == 0) sock_sent(p);  // a process gone has nothing to free
+  sock_sent(p);
+  send_all(p->fd, &m, sizeof m);  // a process gone has nothing to free
 }
 
 // ended says how process pid ended, without reaping it (the program's
@@ -600,8 +605,8 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   r.n = 0;
   r.rc = 0;
   r.a[15] = (uint64_t)p->slot;
+  sock_sent(p);
   int gone = send_all(p->fd, &r, sizeof r) != 0;
-  if (!gone) sock_sent(p);
   emud_enter();
   emudGoFreeRelease();  // from here to emudGoFreeEnd this thread holds no turn
   emud_leave();
@@ -616,8 +621,8 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   emud_leave();
   if (gone) return -1;
   r.a[15] = 0;
-  if (send_all(p->fd, &r, sizeof r)) return -1;
   sock_sent(p);
+  if (send_all(p->fd, &r, sizeof r)) return -1;
   return 0;
 }
 
@@ -657,8 +662,8 @@ static void* proxy(void* arg) {
     m.rc = emud_host(m.op, m.a, m.file, m.line);
     m.kind = PM_REPLY;
     m.n = m.out_n;
+    sock_sent(p);
     int bad = send_all(p->fd, &m, sizeof m) || (m.n && send_all(p->fd, out, m.n));
-    if (!bad) sock_sent(p);
     free(in);
     free(out);
     in = out = NULL;

@@ -289,6 +289,9 @@ func TestForkLanesChannel(t *testing.T) {
 	require.Equal(t, 0, r.code, "threads: stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	want, wantDigest := rankLines(r.stdout), digestOf(t, r.stderr)
 	require.Len(t, want, 4, r.stdout)
+	for _, l := range want {
+		require.Contains(t, l, "1 MiB back intact", "threads: each rank's 1 MiB round trip")
+	}
 	// The default spin; none, so every wait sleeps on its futex; and a
 	// spin setting that is not a number, named, with the default.
 	for _, spin := range []string{"", "EMUD_FORK_SPIN_US=0", "EMUD_FORK_SPIN_US=abc"} {

@@ -57,9 +57,20 @@ static int rank(int r, int end) {
   if (hipMemcpy(&s, sum, sizeof s, hipMemcpyDeviceToHost) != hipSuccess ||
       hipMemcpy(&n, tickets, sizeof n, hipMemcpyDeviceToHost) != hipSuccess)
     return 1;
-  std::printf("rank %d: sum %016llx, %u tickets\n", r, s, n);
+  // A round trip of 1 MiB through pageable host memory: as a process, the
+  // copy back is the call's reply, staged over the socket, past its
+  // buffer (a reply rung only after its send blocked for good).
+  const size_t big = 1 << 20;
+  std::vector<unsigned> out(big / 4), back(big / 4);
+  for (size_t i = 0; i < out.size(); i++) out[i] = (unsigned)(i * 2654435761u) ^ (unsigned)r;
+  void* dev = nullptr;
+  if (hipMalloc(&dev, big) != hipSuccess || hipMemcpy(dev, out.data(), big, hipMemcpyHostToDevice) != hipSuccess ||
+      hipMemcpy(back.data(), dev, big, hipMemcpyDeviceToHost) != hipSuccess || hipFree(dev) != hipSuccess)
+    return 1;
+  const bool same = out == back;
+  std::printf("rank %d: sum %016llx, %u tickets, 1 MiB back %s\n", r, s, n, same ? "intact" : "CORRUPT");
   std::fflush(stdout);
-  return n == (unsigned)(kBlocks * kLanes * kRounds) ? 0 : 1;
+  return n == (unsigned)(kBlocks * kLanes * kRounds) && same ? 0 : 1;
 }
 
 int main(int argc, char** argv) {
