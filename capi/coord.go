@@ -36,6 +36,7 @@ func emudGoProcStarted(id, pid C.int) {
 
 //export emudGoProcEnded
 func emudGoProcEnded(id, pid, apart C.int, how *C.char) {
+	rt.announced = false // what the process stored before it ended is not known
 	h := hostByID(int(id))
 	if h == nil {
 		return

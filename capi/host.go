@@ -167,6 +167,7 @@ func emudGoHostStores(id C.int) {
 // the thread, at each store's line: the words hang reports watch record
 // who wrote them. Called on the thread, in its turn.
 func (h *host) flushStores() {
+	rt.announced = false // its own code ran: stores of uninstrumented code (a library's) are not logged
 	lg := C.emud_host_stores()
 	n := int(lg.n)
 	if n == 0 {

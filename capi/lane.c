@@ -1222,6 +1222,69 @@ static inline __attribute__((always_inline)) int host_skips(const volatile void*
 static int instrumented;
 int emud_instrumented(void) { return instrumented; }
 void __tsan_init(void) { instrumented = 1; }
+
+// Device stores the access log misses, for a lane's fence (lanes.go
+// fenceWakesAll): with every store logged and announced at the lane's
+// next device call, a fence need not wake every watcher in case some
+// store was not. Three kinds are not logged, and each is known here:
+//  - an object built without -fsanitize=thread: emud's device headers
+//    note each such unit from a constructor (emud_uninstrumented_unit);
+//  - a call to the C library's memcpy, memmove or memset (and the
+//    _FORTIFY_SOURCE _chk forms): GCC's TSan leaves them to the runtime's
+//    interceptors, and emud has none; emud c++ links the program (and its
+//    seed form, and the seed server) with -Wl,--wrap for each, so the
+//    program's calls reach the wrappers below, which mark the running
+//    lane's struct when the destination is device memory;
+//  - a program not linked so (another driver's link): __real_memcpy,
+//    weak, is then null, and every fence wakes every watcher, as before.
+// Host code's stores are the Go side's (every host call marks memory
+// possibly changed). Inline assembly that stores to device memory is not
+// seen (partial).
+static int uninstrumented_units;
+void emud_uninstrumented_unit(void) { uninstrumented_units = 1; }
+
+extern void* __real_memcpy(void*, const void*, size_t) __attribute__((weak));
+extern void* __real_memmove(void*, const void*, size_t) __attribute__((weak));
+extern void* __real_memset(void*, int, size_t) __attribute__((weak));
+extern void* __real___memcpy_chk(void*, const void*, size_t, size_t) __attribute__((weak));
+extern void* __real___memmove_chk(void*, const void*, size_t, size_t) __attribute__((weak));
+extern void* __real___memset_chk(void*, int, size_t, size_t) __attribute__((weak));
+
+static inline void mem_store(const void* d, size_t n) {
+  emud_lane* l = cur_lane;
+  if (__builtin_expect(l != NULL, 0) && n > 0 && (uint64_t)(uintptr_t)d - resv_lo < resv_hi - resv_lo) l->unlogged = 1;
+}
+void* __wrap_memcpy(void* d, const void* s, size_t n) {
+  mem_store(d, n);
+  return __real_memcpy(d, s, n);
+}
+void* __wrap_memmove(void* d, const void* s, size_t n) {
+  mem_store(d, n);
+  return __real_memmove(d, s, n);
+}
+void* __wrap_memset(void* d, int c, size_t n) {
+  mem_store(d, n);
+  return __real_memset(d, c, n);
+}
+void* __wrap___memcpy_chk(void* d, const void* s, size_t n, size_t dn) {
+  mem_store(d, n);
+  return __real___memcpy_chk(d, s, n, dn);
+}
+void* __wrap___memmove_chk(void* d, const void* s, size_t n, size_t dn) {
+  mem_store(d, n);
+  return __real___memmove_chk(d, s, n, dn);
+}
+void* __wrap___memset_chk(void* d, int c, size_t n, size_t dn) {
+  mem_store(d, n);
+  return __real___memset_chk(d, c, n, dn);
+}
+
+// emud_logs_all_stores reports whether every device store of lane code
+// is logged or marked (above): the program is instrumented, has no unit
+// that is not, and was linked with the wrappers.
+int emud_logs_all_stores(void) {
+  return instrumented && !uninstrumented_units && __real_memcpy != NULL && __real_memmove != NULL && __real_memset != NULL;
+}
 void __tsan_func_entry(void* pc) { (void)pc; }
 void __tsan_func_exit(void) {}
 #define EMUD_TSAN_RW(n)                                                                   \

@@ -28,6 +28,7 @@ typedef struct {
 emud_host_log* emud_host_stores(void);
 extern void emudGoHostStores(int id);
 int emud_instrumented(void);
+int emud_logs_all_stores(void);
 void* emud_obj_alloc(size_t n);
 void emud_enter(void);
 void emud_leave(void);

@@ -88,7 +88,7 @@ func (g *grid) laneDone(b int) {
 		g.freeBlock(m)
 	}
 	// The grid's plain stores are visible now: wake whoever polls memory.
-	rt.mem.Watch().NotifyAll()
+	notifyAll()
 }
 
 func (g *grid) freeBlock(m *blockMem) {
@@ -234,6 +234,10 @@ func runLane(g *grid, t *kernel.Thread) {
 	for {
 		laneRuns(ln)
 		C.emud_resume(l)
+		if l.unlogged != 0 { // a memcpy, memmove or memset to device memory
+			l.unlogged = 0
+			rt.announced = false
+		}
 		ln.takeAccesses()
 		laneStops()
 		switch l.state {
@@ -622,6 +626,30 @@ var (
 	clockPayCall = &kernel.Call[kernel.None]{Name: "clock read", Run: func(*kernel.Active, []kernel.None) error { return nil }}
 )
 
+// notifyAll wakes every watcher whose condition now holds: memory may
+// have changed anywhere (a grid's end, a fence after stores nothing
+// announced).
+func notifyAll() {
+	rt.mem.Watch().NotifyAll()
+	rt.announced = true
+}
+
+// fenceWakesAll reports whether a lane's fence must wake every watcher
+// whose condition holds (notifyAll), as it did always before: unless
+// every device store since the last such wake was announced. The lane's
+// own logged stores were, at this call (flushAccesses); so were other
+// lanes' and the hosts' logged stores, at their calls. What a log does
+// not hold is known (lane.c emud_logs_all_stores, the lanes' unlogged
+// marks and the hosts' calls: rt.announced). Only the cost differs: a
+// fence evaluated every watch's condition and loaded every tracked word,
+// and a block of 256 lanes fencing at each of MORI's LSA barrier syncs
+// spent most of its run there (test_lsa_barrier, 8 ranks: 5.9x).
+// Partial: a store by inline assembly, or by a thread that is not a host
+// thread (a library's own), is not seen unless another wake covers it.
+func fenceWakesAll() bool {
+	return !rt.announced || C.emud_logs_all_stores() == 0
+}
+
 // call runs the lane's pending device call.
 func (ln *lane) call() {
 	l, t := ln.l, ln.t
@@ -707,7 +735,9 @@ func (ln *lane) call() {
 		}
 	case C.EMUD_OP_FENCE:
 		moriPublished(ln) // the lane's stores have landed (mori.go)
-		rt.mem.Watch().NotifyAll()
+		if fenceWakesAll() {
+			notifyAll()
+		}
 	case C.EMUD_OP_LSA_BARRIER:
 		ln.lsaBarrier(a)
 	case C.EMUD_OP_GIN:

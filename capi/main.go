@@ -62,6 +62,13 @@ type emulation struct {
 	mem  *engine.Memory
 	gpus int
 	pool *kernel.Pool // the lanes alive at once of every launch (resident.go)
+	// announced: every device store since the last wake of every watcher
+	// (notifyAll) was announced by a Notify: a host's code has not run
+	// since (its next call clears it: flushStores), and no lane's code
+	// called memcpy, memmove or memset on device memory (emud_lane's
+	// unlogged). A lane's fence then need not wake every watcher
+	// (fenceWakesAll).
+	announced bool
 	ran  chan error   // sim.Run's result
 	// adopted is closed when the main thread's first call has adopted
 	// the threads it started before it (adoptEarly).

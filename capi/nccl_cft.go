@@ -329,7 +329,7 @@ func (ln *lane) cftCall(a []uint64) {
 	case C.EMUD_CFT_WAIT_COUNTED:
 		ln.cftWaitCounted(a)
 	case C.EMUD_CFT_FENCE:
-		rt.mem.Watch().NotifyAll() // sequentially consistent memory: a fence only wakes pollers
+		notifyAll() // sequentially consistent memory: a fence only wakes pollers
 	default:
 		t.Fail("ncclCft", fmt.Errorf("unknown CFT call %d (headers and library out of step?)", a[0]))
 	}

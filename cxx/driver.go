@@ -388,7 +388,7 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 		fmt.Fprintf(o.Stderr, "emud c++: %s has no seed form (a seed sweep starts it once per seed): %s\n", out, why)
 	}
 	cmd = append(cmd, lib, "-lpthread", "-ldl",
-		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", "-o", out)
+		"-Wl,--export-dynamic-symbol=pthread_create", "-Wl,--export-dynamic-symbol=pthread_join", memWrap, "-o", out)
 	var linkErr bytes.Buffer
 	o2 := o
 	o2.Stderr = io.MultiWriter(o.Stderr, &linkErr)
@@ -397,6 +397,14 @@ func (o Options) link(cc, root, tmp string, inv *Invocation, objs []string) erro
 	}
 	return nil
 }
+
+// memWrap links the program's calls of the C library's memcpy, memmove
+// and memset (and their _FORTIFY_SOURCE forms) to capi's lane.c wrappers,
+// which note a lane's call on device memory: a store its access log,
+// fed by -fsanitize=thread's callbacks, does not see (GCC leaves these
+// calls to the sanitizer runtime's interceptors, which emud does not
+// have). The program, its seed form and the seed server are linked so.
+const memWrap = "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset,--wrap=__memcpy_chk,--wrap=__memmove_chk,--wrap=__memset_chk"
 
 // instrument makes lane code instrumented by default: -fsanitize=thread
 // (the emulator implements its callbacks: the race detector sees each

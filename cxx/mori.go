@@ -145,7 +145,9 @@ func (o Options) moriHost(cc, root, tmp, h string, inv *Invocation) (string, err
 			cmd = append(cmd, f)
 		}
 	}
-	cmd = append(cmd, "-UBUILD_CCO_SDMA", "-DBUILD_CCO_SDMA=1", "-std=c++17", "-O1")
+	// EMUD_HOST_UNIT: host code only, not a unit whose lane code goes
+	// unlogged (hip_runtime.h's note; it is built without TSan).
+	cmd = append(cmd, "-UBUILD_CCO_SDMA", "-DBUILD_CCO_SDMA=1", "-DEMUD_HOST_UNIT=1", "-std=c++17", "-O1")
 	cmd = append(cmd, seedFlags(cc)...)
 	cmd = append(cmd, "-x", "c++", "-c", filepath.Join(root, "include", "emud", "mori_host.cpp"), "-o", obj)
 	var errs bytes.Buffer

@@ -48,7 +48,7 @@ func (o Options) seedForm(cc, tmp, out, lib string, prog []string) (string, stri
 	}
 	cmd := []string{"-shared", "-Wl,-Bsymbolic"}
 	cmd = append(cmd, prog...)
-	cmd = append(cmd, "-lpthread", "-ldl", "-o", so)
+	cmd = append(cmd, "-lpthread", "-ldl", memWrap, "-o", so)
 	if o.Verbose {
 		fmt.Fprintln(o.Stderr, "emud c++: running", cc, strings.Join(cmd, " "))
 	}
@@ -158,7 +158,7 @@ int main(int argc, char** argv) { return emud_seed_serve(argc, argv); }
 func serverLink(src, lib, out string) []string {
 	return []string{"-no-pie", "-O1", "-x", "c++", src, "-x", "none",
 		"-Wl,--whole-archive", lib, "-Wl,--no-whole-archive", "-lpthread", "-ldl",
-		"-Wl,--export-dynamic", "-o", out}
+		"-Wl,--export-dynamic", memWrap, "-o", out}
 }
 
 // seedServer returns the seed server of lib's build next to it, building

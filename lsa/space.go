@@ -27,15 +27,24 @@ type Space struct {
 	regions      []*Region  // sorted by Base
 	next         []uint64   // per GPU, then the host slice: bump pointer
 	last         [2]*Region // most recently used regions
-	watch        *sim.WatchList
-	before       func()                          // called before each data access (SetBeforeAccess)
-	released     bool                            // Release dropped every region
-	foreign      bool                            // SetOnNotify was called: another layer writes these bytes too
-	onNotify     func(addr, n uint64)            // SetOnNotify
-	watched      []*Region                       // WatchWrites: regions no notified write has reached yet
-	pristine     []pristineRegion                // SetPristine: regions no write has reached yet
-	sums         *SumRanges                      // TrackSum's ranges (sums.go); nil until the first, or UseSums
-	sourceSum    func(src []byte) (uint64, bool) // SetSourceSums
+	// near caches regions by a hash of an address they hold (Region):
+	// a lane's fence evaluates every watched word's predicate (MORI's
+	// doorbells, signal slots, flags) across hundreds of regions, which
+	// the two-entry cache misses and a binary search over every region
+	// paid each time. Regions never move or shrink while the space
+	// lives, so an entry stays right; a hit is checked by bounds. Made
+	// once the space holds nearFrom regions: a small seed's node (a
+	// dozen regions) neither needs nor allocates it.
+	near      *[nearSlots]*Region
+	watch     *sim.WatchList
+	before    func()                          // called before each data access (SetBeforeAccess)
+	released  bool                            // Release dropped every region
+	foreign   bool                            // SetOnNotify was called: another layer writes these bytes too
+	onNotify  func(addr, n uint64)            // SetOnNotify
+	watched   []*Region                       // WatchWrites: regions no notified write has reached yet
+	pristine  []pristineRegion                // SetPristine: regions no write has reached yet
+	sums      *SumRanges                      // TrackSum's ranges (sums.go); nil until the first, or UseSums
+	sourceSum func(src []byte) (uint64, bool) // SetSourceSums
 	// spare are regions made a chunk at a time and not yet placed: a
 	// run's node places a dozen, an allocation each before.
 	spare []Region
@@ -272,6 +281,7 @@ func (s *Space) place(g int, base, rounded uint64, name string, back func(base, 
 func (s *Space) Release() {
 	s.released = true
 	s.regions, s.last, s.watched, s.spare, s.sums, s.pristine = nil, [2]*Region{}, nil, nil, nil, nil
+	s.near = nil
 	s.sourceSum = nil
 }
 
@@ -290,17 +300,45 @@ func (s *Space) Region(op string, addr, n uint64) (*Region, error) {
 			return r, nil
 		}
 	}
-	i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].End() > addr })
-	if i == len(s.regions) || s.regions[i].Base > addr {
-		return nil, &AddrError{Op: op, Addr: addr, Len: n, Reason: s.hole(addr)}
+	var r *Region
+	h := nearSlot(addr)
+	if s.near != nil {
+		r = s.near[h]
 	}
-	r := s.regions[i]
+	if r == nil || addr < r.Base || addr-r.Base >= r.Size {
+		i := sort.Search(len(s.regions), func(i int) bool { return s.regions[i].End() > addr })
+		if i == len(s.regions) || s.regions[i].Base > addr {
+			return nil, &AddrError{Op: op, Addr: addr, Len: n, Reason: s.hole(addr)}
+		}
+		r = s.regions[i]
+		if s.near == nil && len(s.regions) >= nearFrom {
+			s.near = new([nearSlots]*Region)
+		}
+		if s.near != nil {
+			s.near[h] = r
+		}
+	}
 	if n > r.Size-(addr-r.Base) {
 		return nil, &AddrError{Op: op, Addr: addr, Len: n,
 			Reason: fmt.Sprintf("runs %d B past the end of region %q [%#x, %#x)", addr+n-r.End(), r.Name, r.Base, r.End())}
 	}
 	s.last[1], s.last[0] = s.last[0], r
 	return r, nil
+}
+
+// nearSlots is the size of Space.near: a power of two. nearFrom is the
+// region count from which a space keeps it.
+const (
+	nearSlots = 512
+	nearFrom  = 64
+)
+
+// nearSlot hashes an address to its Space.near entry: by its 256-byte
+// granule (small allocations, such as a queue's pointer words, share
+// pages) folded with its GPU slice's bits, so the same offset in two
+// GPUs' slices lands apart.
+func nearSlot(addr uint64) int {
+	return int((addr>>8 ^ addr>>20 ^ addr>>32) & (nearSlots - 1))
 }
 
 func (s *Space) hole(addr uint64) string {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/emud-dev/emud/internal/slab"
 )
@@ -41,6 +42,7 @@ type WriteLog struct {
 	s         *Sim
 	load      func(addr uint64, width int) uint64
 	words     map[uint64]*wordLog
+	list      []*wordLog // words' records, in the order tracked: what changed visits (a map visit cost more than its loads)
 	pages     map[uint64][]*wordLog
 	recs      slab.Arena[wordLog] // where new words' records are made, a few at a time
 	untracked int
@@ -81,6 +83,8 @@ func (g *WriteLog) reuse() {
 		}
 	}
 	clear(g.words)
+	clear(g.list)
+	g.list = g.list[:0]
 	clear(g.pages)
 	g.recs.Reset()
 	clear(g.free)
@@ -116,6 +120,7 @@ func (g *WriteLog) Track(addr uint64, width int) bool {
 	}
 	*w = wordLog{addr: addr, width: width, since: g.s.now, last: g.load(addr, width)}
 	g.words[addr] = w
+	g.list = append(g.list, w)
 	for p := addr >> pageShift; p <= (addr+uint64(width)-1)>>pageShift; p++ {
 		ws := g.pages[p]
 		if ws == nil {
@@ -164,6 +169,9 @@ func (g *WriteLog) Untrack(lo, hi uint64) {
 			g.pages[p] = ws
 		}
 		g.free = append(g.free, w)
+	}
+	if len(g.list) != len(g.words) {
+		g.list = slices.DeleteFunc(g.list, func(w *wordLog) bool { return w.addr >= lo && w.addr < hi })
 	}
 }
 
@@ -251,7 +259,7 @@ func (g *WriteLog) written(lo, hi uint64) {
 // one last seen: for [WatchList.NotifyAll], which says memory may have
 // changed anywhere without saying where.
 func (g *WriteLog) changed() {
-	for _, w := range g.words {
+	for _, w := range g.list {
 		if g.load(w.addr, w.width) != w.last {
 			g.record(w)
 		}

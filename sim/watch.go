@@ -14,13 +14,23 @@ import (
 // looks at the watches on the pages it touched: a node with thousands of
 // waiting lanes does not pay for all of them on every copy.
 type WatchList struct {
-	s      *Sim
-	name   string
-	pages  map[uint64][]*watch // watches spanning at most two pages, under each page
-	wide   []*watch            // watches spanning more
-	n      int                 // live watches
-	nextID uint64
-	log    *WriteLog // nil unless EnableLog
+	s     *Sim
+	name  string
+	pages map[uint64][]*watch // watches spanning at most two pages, under each page
+	wide  []*watch            // watches spanning more
+	// all holds every watch once, in registration (id) order, for
+	// NotifyAll: a C++ lane's fence announces a write anywhere, and
+	// visiting the page map for it (random order, then a sort) cost more
+	// than the predicates. Watches a Notify fired or a Cancel removed
+	// stay until the next NotifyAll or add drops them; page lists keep
+	// what NotifyAll fired until their page is notified, added to or
+	// tidied (tidyPages, once a NotifyAll finds that many).
+	all      []*watch
+	sweeping bool // NotifyAll runs predicates: add appends only
+	allFired int  // watches NotifyAll fired since the page lists were tidied
+	n        int  // live watches
+	nextID   uint64
+	log      *WriteLog // nil unless EnableLog
 }
 
 const pageShift = 12
@@ -71,10 +81,18 @@ func (l *WatchList) add(lo, hi uint64, pred func() bool, cond Cond, fire func(),
 	w := l.s.newWatch()
 	*w = watch{id: l.nextID, lo: lo, hi: hi, pred: pred, cond: cond, fire: fire, actor: a, token: tok, held: a != nil}
 	l.n++
+	if l.all == nil {
+		l.all = l.s.pageList()
+	}
+	if !l.sweeping && len(l.all) >= 2*l.n+64 {
+		l.all = l.s.compact(l.all)
+	}
+	l.all = append(l.all, w)
+	w.in++
 	p0, p1 := lo>>pageShift, (hi-1)>>pageShift
 	if p1-p0 > 1 {
 		l.wide = append(l.s.compact(l.wide), w)
-		w.in = 1
+		w.in++
 		return w
 	}
 	if l.pages == nil {
@@ -183,6 +201,9 @@ type WatchHandle struct {
 func (h WatchHandle) Cancel() {
 	if h.w != nil {
 		h.l.remove(h.w)
+		if h.l.n == 0 {
+			h.l.dropAll()
+		}
 	}
 }
 
@@ -212,7 +233,89 @@ func (l *WatchList) NotifyAll() {
 	if l.log != nil {
 		l.log.changed()
 	}
-	l.wake(0, ^uint64(0))
+	l.wakeAll()
+}
+
+// wakeAll is wake over the whole address space: the watches whose
+// predicate holds fire, in registration order, as wake's would.
+func (l *WatchList) wakeAll() {
+	if l.n == 0 {
+		return
+	}
+	fired := l.s.fired[:0]
+	l.s.fired = nil
+	// A predicate may register a watch (add appends past n0, and may
+	// move the slice): index l.all afresh each time.
+	l.sweeping = true
+	n0, j := len(l.all), 0
+	for i := range n0 {
+		w := l.all[i]
+		if w.dead {
+			l.s.leave(w)
+			continue
+		}
+		if w.holds() {
+			l.remove(w)
+			l.s.progress = l.s.now
+			fired = append(fired, w)
+			w.in-- // recycled, if at all, once its page lists and actor are done with it
+			l.allFired++
+			continue
+		}
+		l.all[j] = w
+		j++
+	}
+	l.sweeping = false
+	added := copy(l.all[j:], l.all[n0:])
+	clear(l.all[j+added:])
+	l.all = l.all[:j+added]
+	if l.allFired > 2*l.n+64 {
+		l.tidyPages()
+	}
+	for _, w := range fired {
+		if w.actor != nil {
+			l.s.wakeTok(w.actor, l.s.now, w.token)
+		} else {
+			l.s.At(l.s.now, w.fire)
+		}
+	}
+	clear(fired)
+	l.s.fired = fired[:0]
+}
+
+// dropAll empties all once no watch lives, so that the dead ones go back
+// to the run's free watches (and the list to its free lists) without
+// waiting for a NotifyAll.
+func (l *WatchList) dropAll() {
+	if l.sweeping || l.all == nil {
+		return
+	}
+	for _, w := range l.all {
+		l.s.leave(w)
+	}
+	clear(l.all)
+	if len(l.s.freeLists) < maxFreeWatches {
+		l.s.freeLists = append(l.s.freeLists, l.all[:0])
+	}
+	l.all = nil
+}
+
+// tidyPages drops dead watches from every page list and the wide list,
+// and empty pages from the map: what NotifyAll fired stays in them
+// otherwise until their page is written.
+func (l *WatchList) tidyPages() {
+	l.allFired = 0
+	for p, ws := range l.pages {
+		if ws = l.s.compact(ws); len(ws) == 0 {
+			delete(l.pages, p)
+			if len(l.s.freeLists) < maxFreeWatches && cap(ws) > 0 {
+				l.s.freeLists = append(l.s.freeLists, ws)
+			}
+		} else {
+			l.pages[p] = ws
+		}
+	}
+	l.wide = l.s.compact(l.wide)
 }
 
 func (l *WatchList) wake(lo, hi uint64) {
@@ -240,6 +343,9 @@ func (l *WatchList) wake(lo, hi uint64) {
 	}
 	if len(l.wide) > 0 {
 		fired = l.scanWide(lo, hi, fired)
+	}
+	if l.n == 0 {
+		l.dropAll()
 	}
 	if l.pages != nil && len(l.pages) == 0 && len(l.s.freeMaps) < maxFreeWatches {
 		l.s.freeMaps = append(l.s.freeMaps, l.pages)

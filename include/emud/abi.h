@@ -112,7 +112,13 @@ typedef struct emud_lane {
    * same lines, so a wait that saw its word and a later read of that word
    * elsewhere are not a poll of it (MORI's waitSignal then readSignal). */
   int32_t load_line[16];
-  int32_t nload, pad1;
+  int32_t nload;
+  /* Set (by lane.c's wrappers of memcpy, memmove and memset, which emud
+   * c++ links in place of the C library's) when the lane's code called
+   * one of them on device memory since the runtime last took it: stores
+   * its access log did not see, which its next fence must announce by
+   * waking every watcher (capi's lanes.go fenceWakesAll). */
+  int32_t unlogged;
   /* The lane's call context at its pending call, when its code was built
    * with -DEMUD_CALL_CONTEXT (emud c++ does so against a user's MORI
    * header): the return addresses of its frames, innermost first, read

@@ -1371,4 +1371,24 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
 #define hipLaunchKernelGGL(k, grid, block, shmem, stream, ...) \
   ::emud::launch(::emud::cfg((grid), (block), (shmem), (stream)), #k, EMUD_KERNEL_BODY(k), ##__VA_ARGS__)
 
+// A unit built without -fsanitize=thread may hold lane code whose device
+// stores no access log sees: it says so once the program loads, and a
+// lane's fence then wakes every watcher, as it would without the logs
+// (capi's lane.c emud_logs_all_stores). emud's own host-only units
+// (mori_host.cpp) define EMUD_HOST_UNIT.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EMUD_UNIT_SANITIZED 1
+#endif
+#endif
+#if !defined(__SANITIZE_THREAD__) && !defined(EMUD_UNIT_SANITIZED) && !defined(EMUD_HOST_UNIT)
+extern "C" void emud_uninstrumented_unit(void);
+namespace {
+struct emud_unit_note {
+  emud_unit_note() { emud_uninstrumented_unit(); }
+};
+const emud_unit_note emud_unit_note_{};
+}  // namespace
+#endif
+
 #endif
