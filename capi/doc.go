@@ -537,6 +537,26 @@
 // has mapped (a live std::vector's data, say) is read or written natively
 // without a report, where a GPU would fault.
 //
+// A lane's logged stores are announced at its next device call (they
+// wake waiters on their words); a fence (__threadfence*) or a grid's end
+// wakes every waiter whose condition holds, for stores no log saw. A
+// fence does so only when such a store may have happened since the last
+// such wake (lanes.go fenceWakesAll): a host's code ran (its next call
+// says so), a lane called the C library's memcpy, memmove or memset on
+// device memory (emud c++ links the program, its seed form and the seed
+// server with -Wl,--wrap for each, and lane.c's wrappers mark the lane),
+// a unit was built without -fsanitize=thread (emud's hip_runtime.h notes
+// it from a constructor), or the program is not instrumented or not
+// linked with the wrappers: then every fence wakes every waiter, as it
+// always did. A block of 256 lanes each fencing at each of MORI's LSA
+// barrier syncs spent most of its run in those wakes (every watched
+// word's condition, every tracked word loaded): test_lsa_barrier cut to
+// 200 rounds ran its 256-lane case 4.5x faster as threads and 8.4x
+// forked (cxx/testdata/fence/unlogged.cpp, TestFenceSeesUnloggedStores).
+// Partial: a store by inline assembly, or by a thread that is not a host
+// thread, is seen only at a wake that a fence after a host's call or a
+// grid's end makes.
+//
 // A lane's own code takes virtual time (lanecost.go): the bytes of
 // device memory its instrumented code stores since its last device call
 // (each once; loads are not charged, since what -O0 and -O2 load

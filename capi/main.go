@@ -69,7 +69,7 @@ type emulation struct {
 	// unlogged). A lane's fence then need not wake every watcher
 	// (fenceWakesAll).
 	announced bool
-	ran  chan error   // sim.Run's result
+	ran       chan error // sim.Run's result
 	// adopted is closed when the main thread's first call has adopted
 	// the threads it started before it (adoptEarly).
 	adopted chan struct{}
