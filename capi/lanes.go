@@ -635,17 +635,10 @@ func notifyAll() {
 }
 
 // fenceWakesAll reports whether a lane's fence must wake every watcher
-// whose condition holds (notifyAll), as it did always before: unless
-// every device store since the last such wake was announced. The lane's
-// own logged stores were, at this call (flushAccesses); so were other
-// lanes' and the hosts' logged stores, at their calls. What a log does
-// not hold is known (lane.c emud_logs_all_stores, the lanes' unlogged
-// marks and the hosts' calls: rt.announced). Only the cost differs: a
-// fence evaluated every watch's condition and loaded every tracked word,
-// and a block of 256 lanes fencing at each of MORI's LSA barrier syncs
-// spent most of its run there (test_lsa_barrier, 8 ranks: 5.9x).
-// Partial: a store by inline assembly, or by a thread that is not a host
-// thread (a library's own), is not seen unless another wake covers it.
+// whose condition holds: only when some device store since the last such
+// wake was not logged (rt.announced), or any may go unlogged (lane.c
+// emud_logs_all_stores). The lane's own logged stores were announced at
+// this call (flushAccesses). Why, and what is partial: doc.go, "Lanes".
 func fenceWakesAll() bool {
 	return !rt.announced || C.emud_logs_all_stores() == 0
 }

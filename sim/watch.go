@@ -159,6 +159,13 @@ func (s *Sim) newWatch() *watch {
 	return new(watch)
 }
 
+// freeList keeps an emptied (cleared) page list for the run's next ones.
+func (s *Sim) freeList(ws []*watch) {
+	if len(s.freeLists) < maxFreeWatches && cap(ws) > 0 {
+		s.freeLists = append(s.freeLists, ws[:0])
+	}
+}
+
 func (s *Sim) pageList() []*watch {
 	if n := len(s.freeLists); n > 0 {
 		ws := s.freeLists[n-1]
@@ -250,28 +257,25 @@ func (l *WatchList) wakeAll() {
 	n0, j := len(l.all), 0
 	for i := range n0 {
 		w := l.all[i]
-		if w.dead {
-			l.s.leave(w)
-			continue
+		var dropped bool
+		if fired, dropped = l.drops(w, 0, ^uint64(0), fired); !dropped {
+			l.all[j] = w
+			j++
 		}
-		if w.holds() {
-			l.remove(w)
-			l.s.progress = l.s.now
-			fired = append(fired, w)
-			w.in-- // recycled, if at all, once its page lists and actor are done with it
-			l.allFired++
-			continue
-		}
-		l.all[j] = w
-		j++
 	}
 	l.sweeping = false
 	added := copy(l.all[j:], l.all[n0:])
 	clear(l.all[j+added:])
 	l.all = l.all[:j+added]
-	if l.allFired > 2*l.n+64 {
+	if l.allFired += len(fired); l.allFired > 2*l.n+64 {
 		l.tidyPages()
 	}
+	l.wakeFired(fired) // in registration order already: no sort
+}
+
+// wakeFired wakes the fired watches' actors and schedules their callbacks,
+// in fired's order, and gives the buffer back to the run.
+func (l *WatchList) wakeFired(fired []*watch) {
 	for _, w := range fired {
 		if w.actor != nil {
 			l.s.wakeTok(w.actor, l.s.now, w.token)
@@ -294,9 +298,7 @@ func (l *WatchList) dropAll() {
 		l.s.leave(w)
 	}
 	clear(l.all)
-	if len(l.s.freeLists) < maxFreeWatches {
-		l.s.freeLists = append(l.s.freeLists, l.all[:0])
-	}
+	l.s.freeList(l.all[:0])
 	l.all = nil
 }
 
@@ -306,14 +308,7 @@ func (l *WatchList) dropAll() {
 func (l *WatchList) tidyPages() {
 	l.allFired = 0
 	for p, ws := range l.pages {
-		if ws = l.s.compact(ws); len(ws) == 0 {
-			delete(l.pages, p)
-			if len(l.s.freeLists) < maxFreeWatches && cap(ws) > 0 {
-				l.s.freeLists = append(l.s.freeLists, ws)
-			}
-		} else {
-			l.pages[p] = ws
-		}
+		l.setPage(p, l.s.compact(ws))
 	}
 	l.wide = l.s.compact(l.wide)
 }
@@ -355,29 +350,26 @@ func (l *WatchList) wake(lo, hi uint64) {
 		// Map order is random; wake order must not be.
 		slices.SortFunc(fired, func(a, b *watch) int { return cmp.Compare(a.id, b.id) })
 	}
-	for _, w := range fired {
-		if w.actor != nil {
-			l.s.wakeTok(w.actor, l.s.now, w.token)
-		} else {
-			l.s.At(l.s.now, w.fire)
-		}
-	}
-	clear(fired)
-	l.s.fired = fired[:0]
+	l.wakeFired(fired)
 }
 
 func (l *WatchList) scan(p uint64, ws []*watch, lo, hi uint64, fired []*watch) []*watch {
 	kept, fired, changed := l.sweep(ws, lo, hi, fired)
-	switch {
-	case len(kept) == 0:
-		delete(l.pages, p)
-		if len(l.s.freeLists) < maxFreeWatches && cap(kept) > 0 {
-			l.s.freeLists = append(l.s.freeLists, kept) // cleared by sweep
-		}
-	case changed:
-		l.pages[p] = kept
+	if changed || len(kept) == 0 {
+		l.setPage(p, kept)
 	}
 	return fired
+}
+
+// setPage makes ws (dead watches dropped, the rest cleared) page p's
+// list: an empty one leaves the map for the run's free lists.
+func (l *WatchList) setPage(p uint64, ws []*watch) {
+	if len(ws) > 0 {
+		l.pages[p] = ws
+		return
+	}
+	delete(l.pages, p)
+	l.s.freeList(ws)
 }
 
 func (l *WatchList) scanWide(lo, hi uint64, fired []*watch) []*watch {
@@ -390,22 +382,32 @@ func (l *WatchList) scanWide(lo, hi uint64, fired []*watch) []*watch {
 func (l *WatchList) sweep(ws []*watch, lo, hi uint64, fired []*watch) (kept, out []*watch, changed bool) {
 	j := 0
 	for _, w := range ws {
-		if w.dead {
-			l.s.leave(w)
-			continue
+		var dropped bool
+		if fired, dropped = l.drops(w, lo, hi, fired); !dropped {
+			ws[j] = w
+			j++
 		}
-		if w.lo < hi && lo < w.hi && w.holds() {
-			l.remove(w)
-			l.s.progress = l.s.now
-			fired = append(fired, w)
-			w.in-- // recycled, if at all, once its actor is done with it
-			continue
-		}
-		ws[j] = w
-		j++
 	}
 	clear(ws[j:])
 	return ws[:j], fired, j != len(ws)
+}
+
+// drops reports whether a sweep of a list for a write to [lo, hi) drops
+// w from it: cancelled (it leaves the list), or fired (appended to fired;
+// recycled, if at all, once its other lists and its actor are done with
+// it).
+func (l *WatchList) drops(w *watch, lo, hi uint64, fired []*watch) ([]*watch, bool) {
+	if w.dead {
+		l.s.leave(w)
+		return fired, true
+	}
+	if w.lo < hi && lo < w.hi && w.holds() {
+		l.remove(w)
+		l.s.progress = l.s.now
+		w.in--
+		return append(fired, w), true
+	}
+	return fired, false
 }
 
 // Observed reports whether a write to [lo, hi) would be seen by anyone
