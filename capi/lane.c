@@ -1285,6 +1285,24 @@ void* __wrap___memset_chk(void* d, int c, size_t n, size_t dn) {
 int emud_logs_all_stores(void) {
   return instrumented && !uninstrumented_units && __real_memcpy != NULL && __real_memmove != NULL && __real_memset != NULL;
 }
+// emud_fence_skip says whether lane l's fence may pass without a device
+// call. At the lane's resume the runtime set idle_fences when a fence
+// would do nothing then (lanes.go idleFences: every store is announced and
+// none of the lane's ring stores waits for a publish); it still would do
+// nothing while the lane has done nothing its next call must carry: no
+// access logged, no byte counted, no store unlogged, and every store of
+// lane code is logged. Such a fence changes nothing, so skipping its round
+// trip through the runtime (a cross-process one for a forked rank's lane)
+// changes no run. MORI's LSA barrier fences on every lane of the coop, 5
+// fences a lane a block sync, most of them so. Each skip spends one idle
+// fence, so a loop of fences still reaches the runtime every few turns,
+// where the call watch reports it (callwatch.go).
+int emud_fence_skip(emud_lane* l) {
+  if (l->idle_fences <= 0 || l->nlog != 0 || l->unlogged || l->nbytes != 0 || l->peer_ld != 0 || !emud_logs_all_stores())
+    return 0;
+  l->idle_fences--;
+  return 1;
+}
 void __tsan_func_entry(void* pc) { (void)pc; }
 void __tsan_func_exit(void) {}
 #define EMUD_TSAN_RW(n)                                                                   \

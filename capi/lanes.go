@@ -233,6 +233,7 @@ func runLane(g *grid, t *kernel.Thread) {
 	}
 	for {
 		laneRuns(ln)
+		l.idle_fences = ln.idleFences()
 		C.emud_resume(l)
 		if l.unlogged != 0 { // a memcpy, memmove or memset to device memory
 			l.unlogged = 0
@@ -641,6 +642,29 @@ func notifyAll() {
 // this call (flushAccesses). Why, and what is partial: doc.go, "Lanes".
 func fenceWakesAll() bool {
 	return !rt.announced || C.emud_logs_all_stores() == 0
+}
+
+// idleFencesMax is how many fences in a row a lane passes in C while they
+// do nothing (lane.c emud_fence_skip): a loop of fences then still makes
+// a call every idleFencesMax+1 turns, for the call watch.
+const idleFencesMax = 64
+
+// idleFences is the lane's idle_fences for its next resume: how many of
+// its fences may pass without a call, nonzero when a fence would do
+// nothing now (call's EMUD_OP_FENCE: every store is announced, so it
+// would not wake everyone, and the lane has no ring store waiting for a
+// publish). The lane's own accesses, counts and unlogged stores since
+// then, which its fence would carry, lane.c checks.
+func (ln *lane) idleFences() C.int32_t {
+	if !rt.announced {
+		return 0
+	}
+	if len(moriPending) > 0 {
+		if _, ok := moriPending[ln]; ok {
+			return 0
+		}
+	}
+	return idleFencesMax
 }
 
 // call runs the lane's pending device call.

@@ -124,7 +124,11 @@ typedef struct emud_lane {
    * header): the return addresses of its frames, innermost first, read
    * from the frame-pointer chain inside its stack [stack_lo, stack_hi). */
   uint64_t ctx_pc[EMUD_CTX_FRAMES];
-  int32_t nctx, pad2;
+  int32_t nctx;
+  /* How many fences the lane may still pass without a device call, set by
+   * the runtime at each resume: nonzero when a fence would do nothing
+   * then (lane.c emud_fence_skip says when it still does). */
+  int32_t idle_fences;
   uint64_t stack_lo, stack_hi;
   /* Bytes the lane's instrumented code loaded from and stored to other
    * GPUs' slices (peers' LSA windows) since the runtime last took the
@@ -144,6 +148,9 @@ emud_lane* emud_current(void);
 /* emud_yield posts l's pending call (op and a[] filled) and returns its
  * result once the emulator ran it. */
 uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func);
+/* emud_fence_skip says whether l's fence may pass without a device call,
+ * and spends one of its idle fences if so (lane.c). */
+int emud_fence_skip(emud_lane* l);
 
 /* Host calls: one entry point, a[] in and out; returns a hipError_t-like
  * code (0 success) or, for cco calls, MORI's int status. */

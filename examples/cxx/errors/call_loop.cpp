@@ -7,6 +7,9 @@
 //   call_loop shfl:    a lane loops on __shfl;
 //   call_loop cycle:   a lane loops on __shfl and __ballot in turn (a
 //                      grouping loop whose mask never empties);
+//   call_loop fence:   a lane loops on __threadfence over a plain load (a
+//                      fence with nothing to announce passes in the lane's
+//                      own code, lane.c emud_fence_skip, but not forever);
 //   call_loop device:  the host loops on hipDeviceSynchronize with no work.
 #include <cstring>
 
@@ -34,6 +37,10 @@ __global__ void loopCycle(int* stop) {
   }
 }
 
+__global__ void loopFence(int* stop) {
+  while (*stop == 0) __threadfence();
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "sync";
   int* stop = nullptr;
@@ -44,6 +51,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "ballot")) loopBallot<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "shfl")) loopShfl<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "cycle")) loopCycle<<<1, 1>>>(stop);
+  if (!std::strcmp(mode, "fence")) loopFence<<<1, 1>>>(stop);
   if (!std::strcmp(mode, "device"))
     while (host == 0) HIP_CHECK(hipDeviceSynchronize());
   HIP_CHECK(hipDeviceSynchronize());
