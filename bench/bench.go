@@ -93,7 +93,7 @@ func scale(label, name string, ranks int, bytes uint64, phantom bool) scaleRun {
 
 // Full is the measurement.
 func Full() Sizes {
-	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 200, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 200}, hostScale: 1, scale: []scaleRun{
+	return Sizes{packets: 200_000, bigCopies: 64, putRounds: 256, fabricRanks: 128, fabricReps: 8, seeds: 2000, bigSeeds: 20, cxxRuns: 20, scalingSeeds: [2]int{1000, 200}, hostScale: 1, scale: []scaleRun{
 		scale("cft-allreduce, 1024 ranks × 64 MiB, phantom", "cft-allreduce", 1024, 64<<20, true),
 		scale("cft-allreduce, 4096 ranks × 256 B, phantom", "cft-allreduce", 4096, 256, true),
 		scale("cft-alltoall, 1024 ranks × 128 B per pair, phantom", "cft-alltoall", 1024, 128, true),
@@ -605,12 +605,11 @@ func exploreRow(what string, o scenario.Options, seeds, jobs int) (benchRow, flo
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	gc0, used0 := gcCPU()
+	gc0 := gcCPU()
 	start, cpu0 := time.Now(), cpuTime()
 	x := scenario.Explore(sc, o, 1, seeds, jobs, nil)
 	el, cpu := time.Since(start), cpuTime()-cpu0
-	gc1, used1 := gcCPU()
-	gc, used := gc1-gc0, used1-used0
+	gc := gcCPU() - gc0
 	runtime.ReadMemStats(&m1)
 	if f := x.Found(); f != nil {
 		return benchRow{}, 0, fmt.Errorf("bench: explore: seed %d %s", f.O.Seed, f.Status)
@@ -618,9 +617,9 @@ func exploreRow(what string, o scenario.Options, seeds, jobs int) (benchRow, flo
 	perSeed := float64(m1.TotalAlloc-m0.TotalAlloc) / float64(seeds)
 	seedRate := float64(seeds) / el.Seconds()
 	return benchRow{fmt.Sprintf("%s, --jobs %d", what, jobs), rate(seedRate, "seeds/s"),
-		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0f allocations; %d GCs, GC %.0f%% of CPU",
+		fmt.Sprintf("%d seeds in %v; per seed %v CPU, %s and %.0f allocations; %s",
 			seeds, el.Round(time.Millisecond), (cpu / time.Duration(seeds)).Round(10*time.Microsecond), scenario.ApproxBytes(uint64(perSeed)),
-			float64(m1.Mallocs-m0.Mallocs)/float64(seeds), m1.NumGC-m0.NumGC, 100*gc.Seconds()/max(used.Seconds(), 1e-9))}, seedRate, nil
+			float64(m1.Mallocs-m0.Mallocs)/float64(seeds), gcShare(m1.NumGC-m0.NumGC, gc, cpu))}, seedRate, nil
 }
 
 // scalingShape is one explore shape the scaling rows run at 1, 2, 4 ...
@@ -733,21 +732,36 @@ func (sh *scalingShape) shardRow(procs int) (benchRow, error) {
 }
 
 // gcCPU is runtime/metrics' estimate of the CPU time the collector has
-// taken so far and of all the CPU time used, both without the idle
-// marking the collector does on otherwise idle processors (which costs
-// the run nothing).
-func gcCPU() (gc, used time.Duration) {
-	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"},
-		{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/idle:cpu-seconds"}}
+// taken so far, without the idle marking it does on otherwise idle
+// processors (which costs the run nothing).
+func gcCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}}
 	metrics.Read(s)
-	var v [4]float64
+	var v [2]float64
 	for i := range s {
 		if s[i].Value.Kind() == metrics.KindFloat64 {
 			v[i] = s[i].Value.Float64()
 		}
 	}
-	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-	return sec(v[0] - v[1]), sec(v[2] - v[3] - v[1])
+	return time.Duration((v[0] - v[1]) * float64(time.Second))
+}
+
+// gcShare says what the collector took of a row's CPU time (the
+// process's, from getrusage): n collections and gc of estimated
+// collector time over cpu. The share was once taken of runtime/metrics'
+// own estimate of the CPU used (its total less its idle time), but that
+// idle time is credited in lumps: over a row that ran no collection, on
+// one job of two processors, it came to nearly the whole window, and the
+// row read "0 GCs, GC 15553400% of CPU". The collector's estimate is an
+// overestimate too, so the share is capped at 100%.
+func gcShare(n uint32, gc, cpu time.Duration) string {
+	if n == 0 {
+		return "0 GCs"
+	}
+	if cpu <= 0 {
+		return fmt.Sprintf("%d GCs (no CPU time read: no GC share)", n)
+	}
+	return fmt.Sprintf("%d GCs, GC %.0f%% of CPU", n, min(100, 100*max(gc.Seconds(), 0)/cpu.Seconds()))
 }
 
 // benchScale runs emud with sr.args in a child process and reports its
