@@ -116,6 +116,27 @@ func TestMoriPut(t *testing.T) {
 	}
 }
 
+// TestMoriPublishAfterACall: a lane whose ring stores reach the runtime
+// at a device call before its publish (a wave barrier between them, the
+// header's EMUD_TEST_MORI_CALL_FIRST) still publishes them at its
+// s_waitcnt: no false MoriPublishError under the race detector, and
+// correct data under perturbation. A fence with nothing logged since the
+// lane's last call passes in its own code (lane.c emud_fence_skip), but
+// not this one: its stores wait for it (lanes.go idleFences).
+func TestMoriPublishAfterACall(t *testing.T) {
+	plainLine(t)
+	needCxx(t)
+	prog := buildMori(t, "-DEMUD_TEST_MORI_CALL_FIRST")
+	for seed := 1; seed <= 4; seed++ {
+		for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_STRATEGY=perturb"}} {
+			stdout, stderr, code := runExample(t, prog, append(env, fmt.Sprintf("EMUD_SEED=%d", seed), "2")...)
+			assert.Equal(t, 0, code, "seed %d %v: a false report\nstdout:\n%s\nstderr:\n%s", seed, env, stdout, stderr)
+			assert.Contains(t, stdout, "mori put: PASS", "seed %d %v", seed, env)
+			assert.NotContains(t, stderr, "MORI ring publish", "seed %d %v", seed, env)
+		}
+	}
+}
+
 // TestMoriPutFork runs put.cpp's ranks as forked processes in MORI's
 // fork harness shape (the unique id in the parent, a child per rank, the
 // parent in waitpid) against the MORI-shaped header: it passes, and gives

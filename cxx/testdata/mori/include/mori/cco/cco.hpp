@@ -25,10 +25,13 @@
 //                              layout emud cannot fill (a build error);
 //   EMUD_TEST_MORI_ADDED       ccoSdmaContext has a field emud does not
 //                              know (a build error, never left zero).
-// A variant, not a bug:
+// Variants, not bugs:
 //   EMUD_TEST_MORI_CAS_RESERVE ReserveSlot reserves by compare-and-swap and
 //                              waits for a full ring re-reading the write
-//                              and read pointers in turn (put.cpp full).
+//                              and read pointers in turn (put.cpp full);
+//   EMUD_TEST_MORI_CALL_FIRST  a device call (a wave barrier) between a
+//                              lane's ring stores and its publish: the
+//                              publish still comes before the doorbell.
 #pragma once
 
 #include <stddef.h>
@@ -309,6 +312,9 @@ struct ccoSdma {
         uint64_t base = idx == 0 ? h.ReserveSlot(run) : 0;
         base = testFrom(base, first);
         write<localSignal, remoteSignal>(h, base + idx * units * CCO_SDMA_UNIT, src, dst, bytes, peer, queueId);
+#ifdef EMUD_TEST_MORI_CALL_FIRST
+        __builtin_amdgcn_wave_barrier();
+#endif
         testPublish();  // each lane publishes its own stores
         __builtin_amdgcn_wave_barrier();
         if (idx == 0) h.submitPacket(base, base + run);
