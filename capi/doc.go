@@ -522,7 +522,17 @@
 // values, with nothing but fences and clock reads between, is the
 // poll's, and its quiescence the hang (examples/cxx/quiet/read_twice.cpp).
 // Partial: a loop whose cycle is longer than 8 loads is not seen (it runs
-// natively until EMUD_SPIN_LIMIT). clock64 counts 2.4 GHz cycles and wall_clock64 a
+// natively until EMUD_SPIN_LIMIT). A lane's volatile loads of device
+// memory join the same count (lane.c volatile_load, each at its load's
+// pc): a volatile load is made afresh each time and, on a GPU, sees other
+// waves' writes, so a loop of them is a poll too, waiting at the lane's
+// last call's point (cxx/testdata/spin/volatile_poll.cpp: MORI's cco
+// benchmarks wait for their all-block barrier so, and each ran into the
+// spin hang before). emud c++ gives TSan's volatile callbacks to lane code
+// (--param=tsan-distinguish-volatile=1, clang's -mllvm form); code built
+// without them, or with -fno-sanitize=thread, polls as with a plain load:
+// natively, until EMUD_SPIN_LIMIT. A plain load's loop stays the spin
+// hang: the compiler may keep its value in a register. clock64 counts 2.4 GHz cycles and wall_clock64 a
 // 100 MHz clock of virtual time; a lane that reads a clock again at the
 // instant of its last read of it (a delay loop) reads it 20 ns later, so
 // such a loop ends (overshooting by less than 20 ns). A lane's SIGSEGV/SIGBUS, __builtin_trap,

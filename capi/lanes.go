@@ -170,6 +170,10 @@ type lane struct {
 	g     *grid
 	sdmas []*cco.Sdma // by dev comm handle
 	spin  []spinWord  // the words of the last SPIN (for the group wait)
+	// spinVolatile: the last SPIN's loads were volatile loads (lane.c
+	// volatile_load), not atomic ones (for the hang report's words).
+	spinVolatile bool
+	last         *kernel.NativeSite // the site of the lane's last call but a volatile spin
 	// released: the words of the lane's last SPIN, when a quiescent run
 	// ended it, not a write (runSpin); valid until the lane's next call
 	// other than a spin, fence or clock read.
@@ -463,6 +467,23 @@ func (ln *lane) site() *kernel.NativeSite {
 	return s
 }
 
+// volatileSite is the point of a lane's spin on volatile loads (lane.c
+// volatile_load), which is no call of the lane's: its last call's site,
+// since the loop runs after that call and before any later one (so
+// lanes still to reach later points of the wave wait for the spin, as
+// on a GPU), with its whole call chain where the lane's code records
+// one; or, if the lane made no call yet, the load's own line (pc).
+func (ln *lane) volatileSite(pc uint64) *kernel.NativeSite {
+	if ln.last != nil {
+		return ln.last
+	}
+	file, line := pcFileLine(pc)
+	if file == "" {
+		file = "(a volatile load in lane code with no line table)"
+	}
+	return kernel.NewNativeSite("", file, line, cxx.LoopsAt(file, line))
+}
+
 func (ln *lane) sdma(h uint64) *cco.Sdma {
 	if h == 0 || h > uint64(len(rt.devcomms)) {
 		ln.t.Fail("ccoSdma", fmt.Errorf("dev comm handle %d: not a ccoDevComm that ccoDevCommCreate filled", h))
@@ -618,10 +639,13 @@ func putOpts(f uint64) []cco.Option {
 }
 
 var (
-	shflCall  = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
-	spinCall  = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
-	stepCall  = &kernel.Call[kernel.None]{Name: "atomic access", StepOnly: true, Run: func(*kernel.Active, []kernel.None) error { return nil }}
-	clockCall = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
+	shflCall = &kernel.Call[kernel.None]{Name: "__shfl", Run: runShfl}
+	spinCall = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
+	// volatileSpinCall is spinCall for a spin on volatile loads (lane.c
+	// volatile_load): the same wait, named for what the lane does.
+	volatileSpinCall = &kernel.Call[kernel.None]{Name: "volatile load (spin)", Run: runSpin}
+	stepCall         = &kernel.Call[kernel.None]{Name: "atomic access", StepOnly: true, Run: func(*kernel.Active, []kernel.None) error { return nil }}
+	clockCall        = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
 	// clockPayCall only gathers the lanes: kernel.Config.Between has made
 	// the wave pay for their code before it runs.
 	clockPayCall = &kernel.Call[kernel.None]{Name: "clock read", Run: func(*kernel.Active, []kernel.None) error { return nil }}
@@ -671,7 +695,12 @@ func (ln *lane) idleFences() C.int32_t {
 func (ln *lane) call() {
 	l, t := ln.l, ln.t
 	a := unsafe.Slice((*uint64)(unsafe.Pointer(&l.a[0])), len(l.a))
-	t.AtNative(ln.site())
+	if l.op == C.EMUD_OP_SPIN && a[4] == 1 {
+		t.AtNative(ln.volatileSite(a[5]))
+	} else {
+		ln.last = ln.site()
+		t.AtNative(ln.last)
+	}
 	defer func() {
 		t.AtNative(nil)
 		l.nctx = 0 // the next call sets its own (lane.c's access-log flush does not)
@@ -737,8 +766,13 @@ func (ln *lane) call() {
 		l.ret = C.uint64_t(ln.shfl)
 	case C.EMUD_OP_SPIN:
 		ln.spin = ln.spinWords(a[3])
+		ln.spinVolatile = a[4] == 1 // lane.c volatile_load's
 		ln.inSpin = true
-		kernel.Converge(t, spinCall, kernel.None{})
+		if ln.spinVolatile {
+			kernel.Converge(t, volatileSpinCall, kernel.None{})
+		} else {
+			kernel.Converge(t, spinCall, kernel.None{})
+		}
 	case C.EMUD_OP_STEP:
 		// A lock-step point: the lane's atomic access waits for the
 		// wave's program order to reach it (hip_runtime.h step).
@@ -888,16 +922,24 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 		again = again && ln.released.ok && slices.Equal(ln.released.words, ln.spin)
 	}
 	first := lanes[g.Lanes()[0]].spin
+	kind := "atomic"
+	if lanes[g.Lanes()[0]].spinVolatile {
+		kind = "volatile"
+	}
 	what := func() string {
 		if len(first) == 1 {
-			return fmt.Sprintf("spin on an atomic load of %#x (%d lanes) at %s: value %#x, never written again", first[0].addr, len(g.Lanes()), g.Site(), first[0].seen)
+			article := "an"
+			if kind == "volatile" {
+				article = "a"
+			}
+			return fmt.Sprintf("spin on %s %s load of %#x (%d lanes) at %s: value %#x, never written again", article, kind, first[0].addr, len(g.Lanes()), g.Site(), first[0].seen)
 		}
 		addrs, vals := make([]string, len(first)), make([]string, len(first))
 		for i, w := range first {
 			addrs[i], vals[i] = fmt.Sprintf("%#x", w.addr), fmt.Sprintf("%#x", w.seen)
 		}
-		return fmt.Sprintf("spin on atomic loads of %d words in turn (%s; %d lanes) at %s, the load that closed the cycle: values %s, none written again",
-			len(first), strings.Join(addrs, ", "), len(g.Lanes()), g.Site(), strings.Join(vals, ", "))
+		return fmt.Sprintf("spin on %s loads of %d words in turn (%s; %d lanes) at %s, the load that closed the cycle: values %s, none written again",
+			kind, len(first), strings.Join(addrs, ", "), len(g.Lanes()), g.Site(), strings.Join(vals, ", "))
 	}
 	if d, ok := timedSpin(g); ok {
 		// A poll with a timeout: the write, or the lanes' next clock read.

@@ -232,7 +232,7 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	// Before the user's flags, so a -fno-PIC of theirs wins (and the
 	// program then has no seed form).
 	cmd = append(cmd, seedFlags(cc)...)
-	cmd = append(cmd, instrument(inv.Flags)...)
+	cmd = append(cmd, instrument(cc, inv.Flags)...)
 	if MoriHeader(inv.Flags) != "" {
 		cmd = append(cmd, callContextFlags(cmd)...)
 	}
@@ -411,8 +411,10 @@ const memWrap = "-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset,--wrap=__memcpy_
 // lane load and store, and a lane's host access fails it), with -g1's
 // line tables so a race report names the access's file:line; unless the
 // flags say -fno-sanitize=thread or choose another sanitizer (a
-// -fsanitize=thread or -g of their own is kept).
-func instrument(flags []string) []string {
+// -fsanitize=thread or -g of their own is kept). Volatile accesses get
+// callbacks of their own (compiler cc's tsan-distinguish-volatile): a
+// lane's loop of volatile loads is a poll (lane.c volatile_load).
+func instrument(cc string, flags []string) []string {
 	tsan, debug := false, false
 	for _, f := range flags {
 		switch {
@@ -428,6 +430,11 @@ func instrument(flags []string) []string {
 	}
 	if !tsan {
 		flags = append(flags, "-fsanitize=thread")
+	}
+	if strings.Contains(filepath.Base(cc), "clang") {
+		flags = append(flags, "-mllvm", "-tsan-distinguish-volatile=1")
+	} else {
+		flags = append(flags, "--param=tsan-distinguish-volatile=1")
 	}
 	if !debug {
 		flags = append(flags, "-g1")

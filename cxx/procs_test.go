@@ -172,7 +172,7 @@ func TestForkKilledRank(t *testing.T) {
 }
 
 // TestForkStuckRank: rank 1 of two forked ranks never calls emud again
-// (its lane polls a plain load; or its host code loops) while rank 0
+// (its lane loops in its own code; or its host code does) while rank 0
 // waits for it in ccoBarrierAll. The spin watch ends the run with a hang
 // report that names rank 1's process and what the coordinator waits on
 // its socket for, and both rank processes end with it, saying nothing:

@@ -67,3 +67,45 @@ func TestSpinTimedPoll(t *testing.T) {
 		})
 	}
 }
+
+// TestSpinVolatilePoll: a lane's loop of volatile loads of device memory
+// (cxx/testdata/spin/volatile_poll.cpp) is a wait for a write, as on a
+// GPU, where a volatile load is made afresh each time: the flag set by
+// another block at 1 µs is seen then, and 8 blocks pass 4 rounds of the
+// all-block barrier MORI's cco benchmarks use (an atomicInc'd arrival
+// count, a round word bumped by the last arrival and polled by volatile
+// loads). Before, each lane looped natively on the load, holding the
+// turn, and the run ended as a spin hang after EMUD_SPIN_LIMIT (MORI's
+// p2p_put_bw -t lsa). A flag nobody sets is a hang report naming the
+// spin on a volatile load and its line. Built without the
+// instrumentation, a volatile loop runs natively and is still the spin
+// hang (capi/doc.go says so).
+func TestSpinVolatilePoll(t *testing.T) {
+	needCxx(t)
+	src := filepath.Join("testdata", "spin", "volatile_poll.cpp")
+	prog := buildExample(t, src, "-O2", "-Wall", "-Werror")
+	for _, c := range []struct {
+		mode string
+		code int
+		want []string
+	}{
+		{"flag", 0, []string{"volatile_poll flag: flag seen at 1000 ns: PASS"}},
+		{"barrier", 0, []string{"volatile_poll barrier: 32 arrivals, round 4, 8 blocks through: PASS"}},
+		{"never", 2, []string{"emud: seed 1: hang", "spin on a volatile load of 0x", "at volatile_poll.cpp:30: value 0x0, never written again",
+			"volatile load (spin) by lanes 0 at volatile_poll.cpp:30"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s")
+			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			for _, w := range c.want {
+				assert.Contains(t, out+report, w)
+			}
+		})
+	}
+	t.Run("uninstrumented", func(t *testing.T) {
+		plain := buildExample(t, src, "-O2", "-Wall", "-Werror", "-fno-sanitize=thread")
+		out, report, code := runExample(t, plain, "flag", "EMUD_SPIN_LIMIT=1s")
+		require.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, report)
+		assert.Contains(t, report, "hang (spin)")
+	})
+}

@@ -148,6 +148,9 @@ emud_lane* emud_current(void);
 /* emud_yield posts l's pending call (op and a[] filled) and returns its
  * result once the emulator ran it. */
 uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func);
+/* emud_load_cycle is the k (1 to EMUD_SPIN_WORDS) for which l's newest
+ * 2k polling loads repeat k loads, 0 if none: a spin (lane.c). */
+int emud_load_cycle(const emud_lane* l);
 /* emud_fence_skip says whether l's fence may pass without a device call,
  * and spends one of its idle fences if so (lane.c). */
 int emud_fence_skip(emud_lane* l);

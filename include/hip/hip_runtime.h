@@ -318,18 +318,8 @@ inline void unsupported(const char* name, EMUD_SITE) {
 // its own code, so the words cannot change. The emulator then waits for a
 // write to any of them (virtual time passes, a flag that is never set is
 // a reported hang). The cycle must show twice in a row, so a loop that
-// walks other words between its polls is not stopped.
-inline bool repeats(const emud_lane* l, int k) {
-  // load j back (0 the newest) sits at (nload-1-j) % 16; the newest 2k
-  // must be the same k loads twice.
-  for (int j = 0; j < k; j++) {
-    int a = (l->nload - 1 - j) & 15, b = (l->nload - 1 - j - k) & 15;
-    if (l->load_addr[a] != l->load_addr[b] || l->load_val[a] != l->load_val[b] || l->load_width[a] != l->load_width[b] ||
-        l->load_line[a] != l->load_line[b])
-      return false;
-  }
-  return true;
-}
+// walks other words between its polls is not stopped (lane.c
+// emud_load_cycle; its volatile loads join the same ring).
 template <class T>
 inline T note_load(const volatile T* p, T v, const char* file, int line, const char* fn) {
   emud_lane* l = emud_current();
@@ -340,15 +330,14 @@ inline T note_load(const volatile T* p, T v, const char* file, int line, const c
   l->load_width[i] = sizeof(T);
   l->load_line[i] = line;
   if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
-  for (int k = 1; k <= EMUD_SPIN_WORDS && 2 * k <= l->nload; k++) {
-    if (!repeats(l, k)) continue;
+  if (int k = emud_load_cycle(l)) {
     l->a[0] = addr(p);
     l->a[1] = sizeof(T);
     l->a[2] = bits(v);
     l->a[3] = (uint64_t)k;
+    l->a[4] = 0;  // an atomic load's
     yield(l, EMUD_OP_SPIN, file, line, fn);
     l->nload = 0;
-    return v;
   }
   return v;
 }

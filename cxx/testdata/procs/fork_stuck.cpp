@@ -1,6 +1,8 @@
 // Two ranks as forked processes (MORI's fork harness shape) where rank 1
 // never calls emud again: "lane" (the default) launches a kernel whose
-// lane polls a flag with a plain load, "host" loops in its host code.
+// lane loops in its own code on a local it never changes (a volatile one,
+// which the compiler keeps: no device memory, which a loop of volatile
+// loads would poll, waiting for a write), "host" loops in its host code.
 // Rank 0 waits for it in ccoBarrierAll. The coordinator's spin watch
 // ends the run with a hang report naming rank 1's process, and both rank
 // processes, rank 1 still in its loop and rank 0 in its call, exit with
@@ -17,9 +19,11 @@
 
 using namespace mori::cco;
 
-__global__ void pollPlain(volatile int* flag) {
-  while (*flag == 0) {
+__global__ void pollPlain(int* flag) {
+  volatile int forever = 1;
+  while (forever) {
   }
+  *flag = 1;
 }
 
 int main(int argc, char** argv) {
