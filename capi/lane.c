@@ -1305,13 +1305,12 @@ int emud_fence_skip(emud_lane* l) {
 }
 void __tsan_func_entry(void* pc) { (void)pc; }
 void __tsan_func_exit(void) {}
-// emud_load_cycle is the spin test of a lane's polling loads (its atomic
-// loads, hip_runtime.h note_load, and its volatile loads of device
-// memory, volatile_load below): the k (1 to EMUD_SPIN_WORDS) for which its
-// newest 2k loads are the same k loads twice (the same words, values,
-// widths and sites), or 0. Nothing else runs while a lane runs its own
-// code, so such words cannot change: the lane is spinning.
-int emud_load_cycle(const emud_lane* l) {
+// load_cycle is the spin test of a lane's polling loads: the k (1 to
+// EMUD_SPIN_WORDS) for which its newest 2k loads are the same k loads
+// twice (the same words, values, widths and sites), or 0. Nothing else
+// runs while a lane runs its own code, so such words cannot change: the
+// lane is spinning.
+static int load_cycle(const emud_lane* l) {
   for (int k = 1; k <= EMUD_SPIN_WORDS && 2 * k <= l->nload; k++) {
     int same = 1;
     // load j back (0 the newest) sits at (nload-1-j) % 16
@@ -1325,6 +1324,29 @@ int emud_load_cycle(const emud_lane* l) {
   return 0;
 }
 
+// emud_note_load records a lane's polling load (an atomic load,
+// hip_runtime.h note_load, or a volatile load of device memory,
+// volatile_load below) in its ring, and says whether the ring now shows
+// a spin: then it has filled a[0..4] for the SPIN call the caller makes
+// (the word, its width and value, the cycle's length, and whether the
+// loads were volatile).
+int emud_note_load(emud_lane* l, uint64_t addr, uint64_t val, uint32_t width, int32_t site, int vol) {
+  int i = l->nload & 15;
+  l->load_addr[i] = addr;
+  l->load_val[i] = val;
+  l->load_width[i] = width;
+  l->load_line[i] = site;
+  if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
+  int k = load_cycle(l);
+  if (k == 0) return 0;
+  l->a[0] = addr;
+  l->a[1] = width;
+  l->a[2] = val;
+  l->a[3] = (uint64_t)k;
+  l->a[4] = (uint64_t)vol;
+  return 1;
+}
+
 // volatile_load is a lane's volatile load of device memory, before it
 // happens: a poll's read, as an atomic load is. A volatile load is made
 // afresh at each iteration, and on a GPU it reaches the memory other
@@ -1332,10 +1354,11 @@ int emud_load_cycle(const emud_lane* l) {
 // while (counter[1] != round) {}), so a loop of them is a wait, not a
 // plain load the compiler may keep in a register. The load joins the
 // lane's ring of polling loads with its pc as its site (negative, never
-// a line number); a cycle of them is a SPIN call (a[4] = 1: volatile),
-// which waits for a write to the words. emud c++ compiles lane code with
-// TSan's volatile callbacks apart (--param=tsan-distinguish-volatile=1,
-// cxx's instrument); a unit built without it polls as a plain load does.
+// a line number); a cycle of them is a SPIN call (a[4] = 1: volatile;
+// a[5] the load's pc, for its site: lanes.go volatileSite), which waits
+// for a write to the words. emud c++ compiles lane code with TSan's
+// volatile callbacks apart (--param=tsan-distinguish-volatile=1, cxx's
+// instrument); a unit built without it polls as a plain load does.
 static __attribute__((noinline)) void volatile_load(const volatile void* p, int n, void* pc) {
   emud_lane* l = cur_lane;
   uint64_t a = (uint64_t)(uintptr_t)p, v;
@@ -1347,21 +1370,9 @@ static __attribute__((noinline)) void volatile_load(const volatile void* p, int 
     case 8: v = *(const volatile uint64_t*)p; break;
     default: return;  // 16 bytes: not a flag
   }
-  int i = l->nload & 15;
-  l->load_addr[i] = a;
-  l->load_val[i] = v;
-  l->load_width[i] = (uint32_t)n;
-  l->load_line[i] = (int32_t)((uint32_t)(uintptr_t)pc | 0x80000000u);
-  if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
-  int k = emud_load_cycle(l);
-  if (k == 0) return;
-  l->a[0] = a;
-  l->a[1] = (uint64_t)n;
-  l->a[2] = v;
-  l->a[3] = (uint64_t)k;
-  l->a[4] = 1;
-  l->a[5] = (uint64_t)(uintptr_t)pc;  // for its site (lanes.go volatileSite)
-  emud_yield(l, EMUD_OP_SPIN, l->file, l->line, l->func);
+  if (!emud_note_load(l, a, v, (uint32_t)n, (int32_t)((uint32_t)(uintptr_t)pc | 0x80000000u), 1)) return;
+  l->a[5] = (uint64_t)(uintptr_t)pc;
+  emud_yield(l, EMUD_OP_SPIN, l->file, l->line, l->func);  // at its last call's site (volatileSite)
   l->nload = 0;
 }
 
@@ -1372,12 +1383,12 @@ static __attribute__((noinline)) void volatile_load(const volatile void* p, int 
   void __tsan_unaligned_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }        \
   void __tsan_volatile_read##n(void* p) {                                                      \
     lane_access(p, n, 0, RA);                                                                  \
-    if (cur_lane) volatile_load(p, n, RA);                                                     \
+    volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
   void __tsan_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }         \
   void __tsan_unaligned_volatile_read##n(void* p) {                                            \
     lane_access(p, n, 0, RA);                                                                  \
-    if (cur_lane) volatile_load(p, n, RA);                                                     \
+    volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
   void __tsan_unaligned_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }
 EMUD_TSAN_RW(1)

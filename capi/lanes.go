@@ -168,12 +168,9 @@ type lane struct {
 	t     *kernel.Thread
 	l     *C.emud_lane
 	g     *grid
-	sdmas []*cco.Sdma // by dev comm handle
-	spin  []spinWord  // the words of the last SPIN (for the group wait)
-	// spinVolatile: the last SPIN's loads were volatile loads (lane.c
-	// volatile_load), not atomic ones (for the hang report's words).
-	spinVolatile bool
-	last         *kernel.NativeSite // the site of the lane's last call but a volatile spin
+	sdmas []*cco.Sdma        // by dev comm handle
+	spin  []spinWord         // the words of the last SPIN (for the group wait)
+	last  *kernel.NativeSite // the site of the lane's last call but a volatile spin
 	// released: the words of the lane's last SPIN, when a quiescent run
 	// ended it, not a write (runSpin); valid until the lane's next call
 	// other than a spin, fence or clock read.
@@ -643,7 +640,7 @@ var (
 	spinCall = &kernel.Call[kernel.None]{Name: "atomic load (spin)", Run: runSpin}
 	// volatileSpinCall is spinCall for a spin on volatile loads (lane.c
 	// volatile_load): the same wait, named for what the lane does.
-	volatileSpinCall = &kernel.Call[kernel.None]{Name: "volatile load (spin)", Run: runSpin}
+	volatileSpinCall = &kernel.Call[kernel.None]{Name: volatileSpin, Run: runSpin}
 	stepCall         = &kernel.Call[kernel.None]{Name: "atomic access", StepOnly: true, Run: func(*kernel.Active, []kernel.None) error { return nil }}
 	clockCall        = &kernel.Call[kernel.None]{Name: "clock read (spin)", Run: func(g *kernel.Active, _ []kernel.None) error { g.Actor().Sleep(clockPoll); return nil }}
 	// clockPayCall only gathers the lanes: kernel.Config.Between has made
@@ -667,6 +664,9 @@ func notifyAll() {
 func fenceWakesAll() bool {
 	return !rt.announced || C.emud_logs_all_stores() == 0
 }
+
+// volatileSpin is volatileSpinCall's name: runSpin tells its groups by it.
+const volatileSpin = "volatile load (spin)"
 
 // idleFencesMax is how many fences in a row a lane passes in C while they
 // do nothing (lane.c emud_fence_skip): a loop of fences then still makes
@@ -766,13 +766,12 @@ func (ln *lane) call() {
 		l.ret = C.uint64_t(ln.shfl)
 	case C.EMUD_OP_SPIN:
 		ln.spin = ln.spinWords(a[3])
-		ln.spinVolatile = a[4] == 1 // lane.c volatile_load's
 		ln.inSpin = true
-		if ln.spinVolatile {
-			kernel.Converge(t, volatileSpinCall, kernel.None{})
-		} else {
-			kernel.Converge(t, spinCall, kernel.None{})
+		c := spinCall
+		if a[4] == 1 { // lane.c volatile_load's
+			c = volatileSpinCall
 		}
+		kernel.Converge(t, c, kernel.None{})
 	case C.EMUD_OP_STEP:
 		// A lock-step point: the lane's atomic access waits for the
 		// wave's program order to reach it (hip_runtime.h step).
@@ -922,17 +921,13 @@ func runSpin(g *kernel.Active, _ []kernel.None) error {
 		again = again && ln.released.ok && slices.Equal(ln.released.words, ln.spin)
 	}
 	first := lanes[g.Lanes()[0]].spin
-	kind := "atomic"
-	if lanes[g.Lanes()[0]].spinVolatile {
-		kind = "volatile"
+	kind, one := "atomic", "an atomic"
+	if g.Call() == volatileSpin {
+		kind, one = "volatile", "a volatile"
 	}
 	what := func() string {
 		if len(first) == 1 {
-			article := "an"
-			if kind == "volatile" {
-				article = "a"
-			}
-			return fmt.Sprintf("spin on %s %s load of %#x (%d lanes) at %s: value %#x, never written again", article, kind, first[0].addr, len(g.Lanes()), g.Site(), first[0].seen)
+			return fmt.Sprintf("spin on %s load of %#x (%d lanes) at %s: value %#x, never written again", one, first[0].addr, len(g.Lanes()), g.Site(), first[0].seen)
 		}
 		addrs, vals := make([]string, len(first)), make([]string, len(first))
 		for i, w := range first {

@@ -29,7 +29,7 @@ enum {
   EMUD_OP_BALLOT,       /* a: pred -> mask of the active lanes' predicates */
   EMUD_OP_ACTIVE_MASK,  /* -> mask */
   EMUD_OP_SHFL,         /* a: value, srcLane, width -> value of srcLane */
-  EMUD_OP_SPIN,         /* a: addr, width, value seen twice, k: the last k loads (load_*) repeat: wait for a write to one */
+  EMUD_OP_SPIN,         /* a: addr, width, value seen twice, k: the last k loads (load_*) repeat: wait for a write to one; 1 if they were volatile loads (then the load's pc) */
   EMUD_OP_ATOMIC,       /* a: addr, width: a native atomic RMW/store happened there */
   EMUD_OP_FENCE,        /* a fence: stores so far are visible (wakes waiters) */
   EMUD_OP_CLOCK,        /* a: 0 cycles (clock64), 1 wall clock (wall_clock64) -> ticks */
@@ -148,9 +148,10 @@ emud_lane* emud_current(void);
 /* emud_yield posts l's pending call (op and a[] filled) and returns its
  * result once the emulator ran it. */
 uint64_t emud_yield(emud_lane* l, int op, const char* file, int line, const char* func);
-/* emud_load_cycle is the k (1 to EMUD_SPIN_WORDS) for which l's newest
- * 2k polling loads repeat k loads, 0 if none: a spin (lane.c). */
-int emud_load_cycle(const emud_lane* l);
+/* emud_note_load records a polling load of l's (its word, value, width
+ * and site) and returns 1 when its newest loads repeat a cycle: a spin,
+ * with a[0..4] filled for the SPIN call (lane.c). */
+int emud_note_load(emud_lane* l, uint64_t addr, uint64_t val, uint32_t width, int32_t site, int vol);
 /* emud_fence_skip says whether l's fence may pass without a device call,
  * and spends one of its idle fences if so (lane.c). */
 int emud_fence_skip(emud_lane* l);

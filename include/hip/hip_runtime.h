@@ -319,23 +319,11 @@ inline void unsupported(const char* name, EMUD_SITE) {
 // write to any of them (virtual time passes, a flag that is never set is
 // a reported hang). The cycle must show twice in a row, so a loop that
 // walks other words between its polls is not stopped (lane.c
-// emud_load_cycle; its volatile loads join the same ring).
+// emud_note_load; its volatile loads join the same ring).
 template <class T>
 inline T note_load(const volatile T* p, T v, const char* file, int line, const char* fn) {
   emud_lane* l = emud_current();
-  if (!l) return v;
-  int i = l->nload & 15;
-  l->load_addr[i] = addr(p);
-  l->load_val[i] = bits(v);
-  l->load_width[i] = sizeof(T);
-  l->load_line[i] = line;
-  if (++l->nload >= 32) l->nload -= 16;  // the same ring slots, no overflow
-  if (int k = emud_load_cycle(l)) {
-    l->a[0] = addr(p);
-    l->a[1] = sizeof(T);
-    l->a[2] = bits(v);
-    l->a[3] = (uint64_t)k;
-    l->a[4] = 0;  // an atomic load's
+  if (l && emud_note_load(l, addr(p), bits(v), sizeof(T), line, 0)) {
     yield(l, EMUD_OP_SPIN, file, line, fn);
     l->nload = 0;
   }
