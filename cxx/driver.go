@@ -431,7 +431,7 @@ func instrument(cc string, flags []string) []string {
 	if !tsan {
 		flags = append(flags, "-fsanitize=thread")
 	}
-	if strings.Contains(filepath.Base(cc), "clang") {
+	if isClang(cc) {
 		flags = append(flags, "-mllvm", "-tsan-distinguish-volatile=1")
 	} else {
 		flags = append(flags, "--param=tsan-distinguish-volatile=1")

@@ -7,6 +7,10 @@ import (
 	"strings"
 )
 
+// isClang says whether compiler cc is clang (by its name), whose flags
+// differ from GCC's in places.
+func isClang(cc string) bool { return strings.Contains(filepath.Base(cc), "clang") }
+
 // seedFlags are the compile flags every object emud c++ makes gets, so
 // that it can go into a program's seed form as well as its executable:
 // position-independent code; calls to other objects' functions through
@@ -17,7 +21,7 @@ import (
 // mark a shared object NODELETE: dlclose would leave it loaded, and the
 // next seed's dlopen would see the last seed's globals.
 func seedFlags(cc string) []string {
-	if strings.Contains(filepath.Base(cc), "clang") {
+	if isClang(cc) {
 		return []string{"-fPIC", "-fno-plt"} // clang makes no unique symbols and knows no -fno-gnu-unique
 	}
 	return []string{"-fPIC", "-fno-plt", "-fno-gnu-unique"}
