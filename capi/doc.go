@@ -532,7 +532,15 @@
 // (--param=tsan-distinguish-volatile=1, clang's -mllvm form); code built
 // without them, or with -fno-sanitize=thread, polls as with a plain load:
 // natively, until EMUD_SPIN_LIMIT. A plain load's loop stays the spin
-// hang: the compiler may keep its value in a register. clock64 counts 2.4 GHz cycles and wall_clock64 a
+// hang: the compiler may keep its value in a register. For the race
+// detector a lane's volatile load or store of device memory is an atomic
+// access (acquiring and, storing, releasing its word, as atomics do), as
+// AMDGPU compiles it: a relaxed atomic at system scope
+// (https://reviews.llvm.org/D94214). So a flag set by a volatile or
+// atomic store and polled by volatile loads is no race, and the poll's
+// last load (the one after its wait) orders what the lane reads next;
+// a flag stored plainly, or data stored after the flag, still is a race
+// (volatile_poll.cpp's race cases). clock64 counts 2.4 GHz cycles and wall_clock64 a
 // 100 MHz clock of virtual time; a lane that reads a clock again at the
 // instant of its last read of it (a delay loop) reads it 20 ns later, so
 // such a loop ends (overshooting by less than 20 ns). A lane's SIGSEGV/SIGBUS, __builtin_trap,

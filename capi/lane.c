@@ -1174,7 +1174,7 @@ static __attribute__((noinline)) void lane_access_slow(const volatile void* p, u
     // words hang reports watch), loads only for the race detector.
     if (!race_on && !(kind & EMUD_ACCESS_WRITE)) return;
     int i = l->nlog - 1;
-    if (i >= 0 && !(kind & EMUD_ACCESS_ATOMIC) && l->log_kind[i] == kind && l->log_pc[i] == (uint64_t)(uintptr_t)pc &&
+    if (i >= 0 && !(kind & (EMUD_ACCESS_ATOMIC | EMUD_ACCESS_VOLATILE)) && l->log_kind[i] == kind && l->log_pc[i] == (uint64_t)(uintptr_t)pc &&
         a <= l->log_hi[i] && a + n >= l->log_lo[i]) {
       if (a < l->log_lo[i]) l->log_lo[i] = a;
       if (a + n > l->log_hi[i]) l->log_hi[i] = a + n;
@@ -1374,23 +1374,34 @@ static __attribute__((noinline)) void volatile_load(const volatile void* p, int 
   l->a[5] = (uint64_t)(uintptr_t)pc;
   emud_yield(l, EMUD_OP_SPIN, l->file, l->line, l->func);  // at its last call's site (volatileSite)
   l->nload = 0;
+  // The load the code makes next is after the wait, so after the write
+  // that ended it: the one logged before the call was flushed by it.
+  lane_access(p, (uint64_t)n, EMUD_ACCESS_VOLATILE, pc);
 }
 
+// A volatile access is logged as one (EMUD_ACCESS_VOLATILE): the race
+// detector takes it as an atomic access of its word, as AMDGPU's code
+// generation makes a non-atomic volatile load or store a relaxed atomic
+// at system scope (https://reviews.llvm.org/D94214) and HIP programs poll
+// flags with it (MORI's benchmarks' all-block barrier). A volatile store
+// is still a plain store for the write history and wakes (lanes.go
+// logStores); in host code the bit changes nothing.
+#define VW (EMUD_ACCESS_VOLATILE | EMUD_ACCESS_WRITE)
 #define EMUD_TSAN_RW(n)                                                                   \
   void __tsan_read##n(void* p) { lane_access(p, n, 0, RA); }                                   \
   void __tsan_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }                  \
   void __tsan_unaligned_read##n(void* p) { lane_access(p, n, 0, RA); }                         \
   void __tsan_unaligned_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }        \
   void __tsan_volatile_read##n(void* p) {                                                      \
-    lane_access(p, n, 0, RA);                                                                  \
+    lane_access(p, n, EMUD_ACCESS_VOLATILE, RA);                                               \
     volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
-  void __tsan_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }         \
+  void __tsan_volatile_write##n(void* p) { lane_access(p, n, VW, RA); }                        \
   void __tsan_unaligned_volatile_read##n(void* p) {                                            \
-    lane_access(p, n, 0, RA);                                                                  \
+    lane_access(p, n, EMUD_ACCESS_VOLATILE, RA);                                               \
     volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
-  void __tsan_unaligned_volatile_write##n(void* p) { lane_access(p, n, EMUD_ACCESS_WRITE, RA); }
+  void __tsan_unaligned_volatile_write##n(void* p) { lane_access(p, n, VW, RA); }
 EMUD_TSAN_RW(1)
 EMUD_TSAN_RW(2)
 EMUD_TSAN_RW(4)

@@ -290,8 +290,9 @@ type laneInfoKey struct {
 
 // flushAccesses records the device-memory loads and stores the lane's
 // TSan-instrumented code logged since its last device call, as accesses
-// of its wave's detector thread; atomics are atomic accesses and, for
-// ordering, acquire (and, writing, release) their word.
+// of its wave's detector thread; atomics and volatile accesses are
+// atomic accesses and, for ordering, acquire (and, writing, release)
+// their word.
 func (ln *lane) flushAccesses(returned bool) {
 	l := ln.l
 	n := int(l.nlog)
@@ -314,13 +315,17 @@ func (ln *lane) flushAccesses(returned bool) {
 	sp := d.Space(rt.mem, "LSA memory")
 	for i := range n {
 		lo, hi, kind, pc := uint64(l.log_lo[i]), uint64(l.log_hi[i]), int(l.log_kind[i]), uint64(l.log_pc[i])
-		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&C.EMUD_ACCESS_ATOMIC != 0
+		// A volatile access is an atomic one here (lane.c's VW says why).
+		write, atomic := kind&C.EMUD_ACCESS_WRITE != 0, kind&(C.EMUD_ACCESS_ATOMIC|C.EMUD_ACCESS_VOLATILE) != 0
 		k := laneInfoKey{site, pc, write}
 		info := ln.infos[k]
 		if info == nil {
 			op := "load"
 			if write {
 				op = "store"
+			}
+			if kind&C.EMUD_ACCESS_VOLATILE != 0 {
+				op = "volatile " + op
 			}
 			at := where
 			if line := pcLine(pc); line != "" {

@@ -77,9 +77,10 @@ func TestSpinTimedPoll(t *testing.T) {
 // loads). Before, each lane looped natively on the load, holding the
 // turn, and the run ended as a spin hang after EMUD_SPIN_LIMIT (MORI's
 // p2p_put_bw -t lsa). A flag nobody sets is a hang report naming the
-// spin on a volatile load and its line. Built without the
-// instrumentation, a volatile loop runs natively and is still the spin
-// hang (capi/doc.go says so).
+// spin on a volatile load and its line; under EMUD_RACE=1 the volatile
+// flag is no race and orders what follows it (the race cases). Built
+// without the instrumentation, a volatile loop runs natively and is still
+// the spin hang (capi/doc.go says so).
 func TestSpinVolatilePoll(t *testing.T) {
 	needCxx(t)
 	src := filepath.Join("testdata", "spin", "volatile_poll.cpp")
@@ -91,14 +92,43 @@ func TestSpinVolatilePoll(t *testing.T) {
 	}{
 		{"flag", 0, []string{"volatile_poll flag: flag seen at 1000 ns: PASS"}},
 		{"barrier", 0, []string{"volatile_poll barrier: 32 arrivals, round 4, 8 blocks through: PASS"}},
-		{"never", 2, []string{"emud: seed 1: hang", "spin on a volatile load of 0x", "at volatile_poll.cpp:30: value 0x0, never written again",
-			"volatile load (spin) by lanes 0 at volatile_poll.cpp:30"}},
+		{"never", 2, []string{"emud: seed 1: hang", "spin on a volatile load of 0x", "at volatile_poll.cpp:39: value 0x0, never written again",
+			"volatile load (spin) by lanes 0 at volatile_poll.cpp:39"}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s")
 			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, report)
 			for _, w := range c.want {
 				assert.Contains(t, out+report, w)
+			}
+		})
+	}
+	// Under the race detector a volatile access is an atomic one, as
+	// AMDGPU compiles it (a relaxed atomic at system scope): a flag set
+	// by an atomic or volatile store and polled by volatile loads is no
+	// race, and the poll that saw it orders the data read after it; the
+	// flag set before the data, or by a plain store, is.
+	for _, c := range []struct {
+		mode string
+		code int
+		want []string
+	}{
+		{"flag", 0, []string{"volatile_poll flag: flag seen at 1000 ns: PASS"}},
+		{"barrier", 0, []string{"volatile_poll barrier: 32 arrivals, round 4, 8 blocks through: PASS"}},
+		{"publish", 0, []string{"volatile_poll publish: sum 36: PASS"}},
+		{"late", 5, []string{"emud: seed 1: 1 data race(s)", "store (write) of [0x", "(/", "volatile_poll.cpp:67, ",
+			"load (read) of [0x", "volatile_poll.cpp:77, lane code before the lane returned"}},
+		{"plain", 5, []string{"data race(s)", "volatile_poll.cpp:70, lane code before the lane returned",
+			"volatile load (read) of [0x", "volatile_poll.cpp:73, lane code before volatile_poll.cpp:75"}},
+	} {
+		t.Run("race/"+c.mode, func(t *testing.T) {
+			out, report, code := runExample(t, prog, c.mode, "EMUD_SPIN_LIMIT=1s", "EMUD_RACE=1")
+			require.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, report)
+			for _, w := range c.want {
+				assert.Contains(t, out+report, w)
+			}
+			if c.code == 0 {
+				assert.NotContains(t, report, "data race")
 			}
 		})
 	}

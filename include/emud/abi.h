@@ -139,6 +139,10 @@ typedef struct emud_lane {
 #define EMUD_SPIN_WORDS 8
 #define EMUD_ACCESS_WRITE 1
 #define EMUD_ACCESS_ATOMIC 2
+/* A volatile load or store of lane code: a plain native access, announced
+ * as a store is, that the race detector takes as an atomic one (capi's
+ * lanes.go flushAccesses). */
+#define EMUD_ACCESS_VOLATILE 4
 #define EMUD_SIG_HOST_ACCESS 1000 /* fault code: a load or store of host memory */
 
 /* emud_current is the running lane, NULL in host code. It is a call, not a

@@ -11,7 +11,16 @@
 //            count, the last arrival bumps the round word with a volatile
 //            add, and the others loop on a volatile load of it);
 //   never:   a volatile poll of a flag nobody sets: a hang report naming
-//            the spin on a volatile load.
+//            the spin on a volatile load;
+//   publish: block 1's lane stores 8 words of data, fences and sets the
+//            flag with a volatile store; block 0's lane polls it and
+//            reads the data: correct, no race under EMUD_RACE=1 (a
+//            volatile access is a relaxed atomic at system scope on
+//            AMDGPU, and emud's detector takes it as an atomic);
+//   late:    the same with the flag set before the data (the bug): under
+//            EMUD_RACE=1 a race on the data words;
+//   plain:   the flag set by a plain store, polled by volatile loads: a
+//            race under EMUD_RACE=1 (a plain store is not atomic).
 #include <cstdio>
 #include <cstring>
 
@@ -48,6 +57,27 @@ __global__ void blockBarrier(volatile unsigned int* counter, int rounds, int* pa
   if (threadIdx.x == 0) atomicAdd(passed, 1);
 }
 
+// publishWait: block 1 publishes data[0..8) and the flag (data[8]) in
+// the order mode says; block 0 waits for the flag and sums the data.
+__global__ void publishWait(int* data, int mode, int* sum) {
+  if (threadIdx.x != 0) return;
+  volatile int* flag = data + 8;
+  if (blockIdx.x == 1) {
+    if (mode == 1) *flag = 1;  // late: the flag before the data
+    for (int i = 0; i < 8; i++) data[i] = i + 1;
+    __threadfence();
+    if (mode == 0) *flag = 1;
+    if (mode == 2) data[8] = 1;  // plain: not a volatile store
+    return;
+  }
+  while (*flag == 0) {
+  }
+  __threadfence();
+  int s = 0;
+  for (int i = 0; i < 8; i++) s += data[i];
+  *sum = s;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   int* words = nullptr;
@@ -74,6 +104,17 @@ int main(int argc, char** argv) {
                 ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
   }
-  std::fprintf(stderr, "usage: volatile_poll flag|barrier|never\n");
+  const int pm = !std::strcmp(mode, "publish") ? 0 : !std::strcmp(mode, "late") ? 1 : !std::strcmp(mode, "plain") ? 2 : -1;
+  if (pm >= 0) {
+    publishWait<<<2, 64>>>(words, pm, words + 12);
+    int got = 0;
+    if (hipDeviceSynchronize() != hipSuccess || hipMemcpy(&got, words + 12, sizeof got, hipMemcpyDeviceToHost) != hipSuccess)
+      return 1;
+    // late may read the data before it lands: its sum is the schedule's.
+    const bool ok = pm == 1 || got == 36;
+    std::printf("volatile_poll %s: sum %d: %s\n", mode, got, ok ? "PASS" : "FAIL");
+    return ok ? 0 : 1;
+  }
+  std::fprintf(stderr, "usage: volatile_poll flag|barrier|never|publish|late|plain\n");
   return 3;
 }
