@@ -254,6 +254,45 @@
 // turn, and the spin watch ends the run after EMUD_SPIN_LIMIT naming
 // the thread.
 //
+// # Mutexes and condition variables
+//
+// A host thread's pthread mutexes and condition variables (std::mutex and
+// std::condition_variable are built on them) wait in virtual time, as
+// its pthread barriers do (pmutex.c, pmutex.go): natively, a thread
+// waiting on a condition variable held its turn, so the thread that was
+// to notify it never ran (rank 0 making the unique id and notifying the
+// others), and a thread locking a mutex that another host thread held
+// across an emud call that waits (a launch and its synchronize inside a
+// lock_guard) held it while the owner waited for it: both were spin
+// hangs of correct programs. Once the emulation is built, for a host
+// thread in its turn (not in a lane, an emud call or a free section, and
+// not a rank process, whose one host thread waits natively as before):
+// pthread_mutex_lock takes a free mutex at once; one that another host
+// thread owns (glibc's owner field: its thread id) is waited for until an
+// unlock, then taken again, while an owner emud does not run (a
+// library's thread, a host thread in an MPI call's free section, the
+// thread itself) is waited for natively. pthread_cond_wait,
+// pthread_cond_timedwait and pthread_cond_clockwait unlock the mutex,
+// wait for a signal or broadcast of the condition and lock the mutex
+// again; a signal wakes every waiter (a spurious wake-up, which POSIX
+// allows: a program loops on its predicate), and both signal natively
+// too. A timed wait waits at most its time left, rounded up to a whole
+// millisecond (so a seed gives one digest), as virtual time; once that
+// passes, it waits natively, holding its turn, for what is left of its
+// deadline in wall time, since the C++ library reads the clock again to
+// tell a timeout (cxx/testdata/pthread/sync.cpp timeout: a wait_for of
+// 50 ms ends at 50 ms of virtual time). Under the race detector each
+// unlock and each signal releases a synchronisation of the object that
+// each lock and each return from a wait acquires (the unique id handed
+// over with a buffer that rank 0 filled: race-clean). Host threads that
+// lock two mutexes in opposite orders are a deadlock report naming each
+// wait and the mutex's owner. emud's own C code locks its mutexes with
+// the C library's calls (lane.h). Partial: a wait whose unlock or signal
+// comes from a thread emud does not run, or from a free section, is
+// never woken in virtual time (a hang report); only glibc's mutexes are
+// told by owner (another C library's are locked natively); at most 256
+// objects are waited on at once (a wait on another one is native).
+//
 // # The KFD view
 //
 // Launchers find GPUs in KFD's sysfs topology: MORI's test harness counts

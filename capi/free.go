@@ -113,6 +113,14 @@ func emudGoFreeBegin(name *C.char, cur unsafe.Pointer) {
 	freeState.mu.Unlock()
 }
 
+// open says whether host thread id has a free section open: it runs its
+// own code outside the turns.
+func (fs *freeSections) open(id int) bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.byHost[id] != nil
+}
+
 // emudGoFreeRelease gives the thread's turn up: its actor waits, on a
 // goroutine of its own, for a quiescent point to let it back in. After
 // it the thread must not touch the emulation until emudGoFreeEnd.

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "emud/abi.h"
@@ -95,6 +96,21 @@ static __thread int in_emud;          // inside an emud host call (thread creati
 static __thread int host_id = -1;     // this thread's emud host thread, -1 = none
 
 emud_lane* emud_current(void) { return cur_lane; }
+
+// host_tids maps a host thread to its OS thread id while it runs, so that
+// a mutex's owner (glibc's field holds its tid) can be told a host thread
+// (pmutex.c). Written by each thread for itself, read by the turn holder.
+#define MAX_HOST_TIDS 4096
+static int host_tids[MAX_HOST_TIDS];
+static void note_tid(int id, int on) {
+  if (id >= 0 && id < MAX_HOST_TIDS) __atomic_store_n(&host_tids[id], on ? (int)syscall(SYS_gettid) : 0, __ATOMIC_RELAXED);
+}
+int emud_host_of_tid(int tid) {
+  if (tid <= 0) return -1;
+  for (int i = 0; i < MAX_HOST_TIDS; i++)
+    if (__atomic_load_n(&host_tids[i], __ATOMIC_RELAXED) == tid) return i;
+  return -1;
+}
 
 // HIP's and CUDA's built-in variables, as objects: hip_runtime.h declares
 // threadIdx, blockIdx, blockDim and gridDim as const uint3 objects bound
@@ -702,6 +718,7 @@ static void forked_call(const char* what, const char* file, int line) {
 // The main thread is the program's first host thread.
 __attribute__((constructor)) static void mark_main(void) {
   host_id = 0;
+  note_tid(0, 1);
   pthread_atfork(NULL, NULL, on_fork_child);
 }
 
@@ -710,12 +727,16 @@ int emud_in_emud(void) { return in_emud; }
 void emud_enter(void) { in_emud++; }
 void emud_leave(void) { in_emud--; }
 int emud_host_id(void) { return host_id; }
-void emud_set_host_id(int id) { host_id = id; }
+void emud_set_host_id(int id) {
+  host_id = id;
+  note_tid(id, 1);
+}
 
 static void* trampoline(void* p) {
   struct tramp t = *(struct tramp*)p;
   free(p);
   host_id = t.id;
+  note_tid(t.id, 1);
   in_emud++;
   emudGoHostAttach(t.id);
   in_emud--;
@@ -724,6 +745,7 @@ static void* trampoline(void* p) {
   in_emud++;
   emudGoHostExit(t.id);
   in_emud--;
+  note_tid(t.id, 0);
   host_id = -1;
   return r;
 }
@@ -777,10 +799,12 @@ static void* early_trampoline(void* p) {
     in_emud++;
     if (host_id < 0) {  // adopted, never called in: its first turn is its end
       host_id = id;
+      note_tid(id, 1);
       emudGoHostAttach(id);
     }
     emudGoHostExit(id);
     in_emud--;
+    note_tid(id, 0);
     host_id = -1;
   }
   return r;
@@ -853,7 +877,10 @@ int emud_early_id(void) {
   pthread_mutex_lock(&tr_mu);
   int id = early[my_early].state == EARLY_ADOPTED ? early[my_early].id : -1;
   pthread_mutex_unlock(&tr_mu);
-  if (id >= 0) host_id = id;
+  if (id >= 0) {
+    host_id = id;
+    note_tid(id, 1);
+  }
   return id;
 }
 

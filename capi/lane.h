@@ -110,4 +110,16 @@ extern void emudGoFreeBegin(char* name, void* cur);
 extern void emudGoFreeRelease(void);
 extern void emudGoFreeEnd(void);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
+int emud_free_local(void);
+int emud_host_of_tid(int tid);
+// Host threads' pthread mutexes and condition variables (pmutex.c) wait
+// in virtual time; emud's own C code locks its own mutexes with the C
+// library's calls, never through those interposers.
+#include <pthread.h>
+int emud_real_mutex_lock(pthread_mutex_t* m);
+int emud_real_mutex_unlock(pthread_mutex_t* m);
+#ifndef EMUD_PMUTEX_IMPL
+#define pthread_mutex_lock emud_real_mutex_lock
+#define pthread_mutex_unlock emud_real_mutex_unlock
+#endif
 #endif

@@ -1099,6 +1099,8 @@ int emud_free_begin(const char* name) {
   return 1;
 }
 
+int emud_free_local(void) { return free_local; }
+
 // emud_free_close ends the calling thread's free section, if open, before
 // it touches the emulation: it waits for a quiescent point to let it in.
 void emud_free_close(void) {

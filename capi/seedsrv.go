@@ -197,5 +197,6 @@ func seedReset() {
 	queueNoted = map[queueNote]bool{}
 	moriRings, moriSpare, moriPending, moriRng = nil, map[int][]moriMem{}, map[*lane][]moriStore{}, (*rand.Rand)(nil)
 	threadBarriers = map[uint64]*threadBarrier{}
+	threadSyncs = map[uint64]*threadSync{}
 	pcLines.bias = 0 // the next seed's object says its own
 }

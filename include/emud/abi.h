@@ -190,6 +190,8 @@ enum {
   EMUD_H_MORI_GDA_EP,      /* a: devcomm, peer, context -> sq, dbr, uar, cq, cq dbr, ibuf, ibuf key, qpn, WQEs, CQEs, peer's signal key, own, signal base, signals, counters, contexts */
   EMUD_H_MORI_GDA_KEY,     /* a: emud window, peer -> a[2] peer's key, a[3] own key, a[4] ranks */
   EMUD_H_MORI_GDA_DONE,    /* a: devcomm, endpoints, endpoint bytes, doneIdx offset */
+  /* pthread mutexes and condition variables of host threads (capi/pmutex.c) */
+  EMUD_H_THREAD_SYNC,      /* a: what, object, owner tid or timeout ns -> a[4] 1: lock natively / timed out */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
