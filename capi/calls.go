@@ -345,6 +345,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return threadBarrierCall(act, a, bad)
 	case C.EMUD_H_THREAD_SYNC:
 		return threadSyncCall(h, act, a, bad)
+	case C.EMUD_H_THREAD_SLEEP:
+		return threadSleepCall(h, act, a, bad)
 	case C.EMUD_H_GIN_CREATE:
 		return ginCreate(h, act, a, bad)
 	case C.EMUD_H_CFT:

@@ -293,6 +293,32 @@
 // told by owner (another C library's are locked natively); at most 256
 // objects are waited on at once (a wait on another one is native).
 //
+// # Sleeps, yields and polls
+//
+// A host thread's sleeps, yields and polls in its own code pass in
+// virtual time (psleep.c, psleep.go), for a host thread in its turn as
+// above and for a rank process's host thread after its first call
+// (through its proxy, so ranks as processes give the threads' digest:
+// cxx/testdata/pthread/sleep_ranks.cpp): nanosleep, clock_nanosleep, usleep and sleep
+// (std::this_thread::sleep_for) sleep their time as virtual time and
+// return at once (an absolute clock_nanosleep sleeps its time left,
+// rounded up to a whole millisecond, then what is left of its deadline
+// natively); sched_yield (std::this_thread::yield) sleeps 1 µs; and 64
+// atomic or volatile loads in a row at one site, of one address, seeing
+// one value (emud c++ instruments host code as lane code; lane.c calls
+// emud_host_poll) are a poll that sleeps 1 µs, then polls on. So a host
+// thread that waits for another with sleep_for(1ms) between reads of an
+// atomic flag, with yields, or spinning on an atomic or volatile flag
+// (a word of hipHostMalloc memory a kernel sets included) lets the others
+// run, where it held its turn until the spin watch's report before
+// (cxx/testdata/pthread/poll.cpp); a flag nobody sets is the watchdog's
+// hang, naming the poll. Partial: a host loop on a plain load, or one
+// built with -fno-sanitize=thread, is still the spin hang (the compiler
+// may keep a plain load's value in a register, so natively it may never
+// end either); a program whose host code loads one atomic word 64 times
+// in a row for another reason pauses 1 µs of virtual time there. emud's
+// own C code sleeps natively (lane.h).
+//
 // # The KFD view
 //
 // Launchers find GPUs in KFD's sysfs topology: MORI's test harness counts

@@ -1389,7 +1389,18 @@ int emud_note_load(emud_lane* l, uint64_t addr, uint64_t val, uint32_t width, in
 static __attribute__((noinline)) void volatile_load(const volatile void* p, int n, void* pc) {
   emud_lane* l = cur_lane;
   uint64_t a = (uint64_t)(uintptr_t)p, v;
-  if (!l || a < resv_lo || a >= resv_hi) return;  // host code's, or not device memory
+  if (!l) {  // host code's: a run of them may be a poll (psleep.c)
+    switch (n) {
+      case 1: v = *(const volatile uint8_t*)p; break;
+      case 2: v = *(const volatile uint16_t*)p; break;
+      case 4: v = *(const volatile uint32_t*)p; break;
+      case 8: v = *(const volatile uint64_t*)p; break;
+      default: return;
+    }
+    emud_host_poll(p, v, pc);
+    return;
+  }
+  if (a < resv_lo || a >= resv_hi) return;  // not device memory
   switch (n) {
     case 1: v = *(const volatile uint8_t*)p; break;
     case 2: v = *(const volatile uint16_t*)p; break;
@@ -1450,7 +1461,9 @@ void __tsan_vptr_read(void** p) { lane_access(p, sizeof(void*), 0, RA); }
   T __tsan_atomic##n##_load(const volatile T* p, int mo) {                                             \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), EMUD_ACCESS_ATOMIC, RA);                                                      \
-    return __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                       \
+    T v = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                        \
+    if (!cur_lane) emud_host_poll(p, (uint64_t)v, RA); /* host code's poll? (psleep.c) */             \
+    return v;                                                                                          \
   }                                                                                                    \
   void __tsan_atomic##n##_store(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \

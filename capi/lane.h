@@ -112,14 +112,26 @@ extern void emudGoFreeEnd(void);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
 int emud_free_local(void);
 int emud_host_of_tid(int tid);
+// emud_host_turn: the calling thread is a host thread in its turn,
+// outside emud (not a lane, an emud call, a free section or a rank
+// process): its waits are emud's (pmutex.c, psleep.c).
+int emud_host_turn(void);
+int emud_client_turn(void);
+// emud_host_poll notes a host thread's atomic or volatile load (psleep.c):
+// a run of the same load seeing the same value is a poll.
+void emud_host_poll(const volatile void* p, uint64_t v, void* pc);
 // Host threads' pthread mutexes and condition variables (pmutex.c) wait
 // in virtual time; emud's own C code locks its own mutexes with the C
 // library's calls, never through those interposers.
 #include <pthread.h>
 int emud_real_mutex_lock(pthread_mutex_t* m);
 int emud_real_mutex_unlock(pthread_mutex_t* m);
+// So do its own sleeps (psleep.c passes a host thread's in virtual time).
+#include <time.h>
+int emud_real_nanosleep(const struct timespec* req, struct timespec* rem);
 #ifndef EMUD_PMUTEX_IMPL
 #define pthread_mutex_lock emud_real_mutex_lock
 #define pthread_mutex_unlock emud_real_mutex_unlock
+#define nanosleep emud_real_nanosleep
 #endif
 #endif

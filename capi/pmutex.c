@@ -94,10 +94,11 @@ int emud_real_mutex_lock(pthread_mutex_t* m) { return real_lock(m); }
 int emud_real_mutex_unlock(pthread_mutex_t* m) { return real_unlock(m); }
 
 // A host thread in its turn, outside emud: the calls wait in virtual time.
-static int emulated(void) {
+int emud_host_turn(void) {
   return emud_started() && !emud_forked() && !emud_client_active() && !emud_in_emud() && emud_host_id() >= 0 &&
          emud_current() == NULL && !emud_free_local();
 }
+#define emulated emud_host_turn
 
 // The objects host threads wait for in virtual time, with their waiters:
 // touched only by host threads in their turns, one at a time, so an

@@ -1101,6 +1101,15 @@ int emud_free_begin(const char* name) {
 
 int emud_free_local(void) { return free_local; }
 
+// emud_client_turn: the calling thread is a rank process's host thread,
+// after its first call, in its own code (not a lane, an emud call or a
+// free section): its sleeps and polls are emud calls, as a rank thread's
+// are (psleep.c), so the ranks as processes give the threads' run.
+int emud_client_turn(void) {
+  return emud_client_active() && node_client_ready && client_owned && !client_free_open &&
+         pthread_equal(client_owner, pthread_self()) && !emud_current() && !emud_in_emud();
+}
+
 // emud_free_close ends the calling thread's free section, if open, before
 // it touches the emulation: it waits for a quiescent point to let it in.
 void emud_free_close(void) {

@@ -120,7 +120,7 @@ func frozen(ln *lane, h *host, limit time.Duration) *sim.HangError {
 	return rt.s.FrozenHang(sim.Waiter{Kind: "spinner", Name: h.name, State: "running its own code", Since: rt.s.Now(),
 		WaitsFor: fmt.Sprintf("nothing: no emud call for %v of wall time since %s%s", limit, h.lastCallText(), inProcess(pid, "its next call"))},
 		sim.Because(fmt.Sprintf("emud runs host threads one at a time, in turns, and %s holds its turn without calling into emud, so no other "+
-			"host thread or lane runs: a wait in its own code for what another thread does (a flag polled in a loop, a lock of its own making) "+
+			"host thread or lane runs: a wait in its own code for what another thread does (a flag polled with plain loads, a lock of its own making) "+
 			"never ends, though it would natively, or it worked longer than EMUD_SPIN_LIMIT (%v). Wait with an emud call instead (pthread_join, "+
 			"a pthread barrier, mutex or condition variable, hipStreamSynchronize, hipEventSynchronize, ccoBarrierAll)", h.name, limit)))
 }

@@ -52,3 +52,59 @@ func TestPthreadSync(t *testing.T) {
 		assert.Equal(t, a.summary(), b.summary())
 	})
 }
+
+// TestHostPoll: a host thread that waits in its own code, sleeping,
+// yielding or spinning on an atomic flag another host thread sets, or
+// spinning on a volatile word of pinned memory a kernel sets
+// (cxx/testdata/pthread/poll.cpp; capi/psleep.c), gives its turn up in
+// virtual time: each run passes, at the virtual time its wait took
+// (a sleep_for of 1 ms: 1 ms; a yield or a run of equal loads: 1 µs;
+// the kernel's 2 µs), where before each was a spin hang after
+// EMUD_SPIN_LIMIT. A flag nobody sets is the watchdog's hang naming the
+// poll.
+func TestHostPoll(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "pthread", "poll.cpp"), "-O2", "-Wall", "-Werror")
+	for _, c := range []struct {
+		mode string
+		code int
+		want []string
+	}{
+		{"sleep", 0, []string{"poll sleep: 5: PASS", "end 1000000000 ps"}},
+		{"yield", 0, []string{"poll yield: 5: PASS", "end 1000000 ps"}},
+		{"spin", 0, []string{"poll spin: 5: PASS", "end 1000000 ps"}},
+		{"pinned", 0, []string{"poll pinned: flag seen: PASS", "end 2000417 ps"}},
+		{"never", 2, []string{"hang (watchdog)", "pthread_join of host thread 1",
+			"host thread 1: a poll of an atomic or volatile word in its own code"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			r := runFull(t, prog, c.mode, "EMUD_SUMMARY=1", "EMUD_SPIN_LIMIT=5s")
+			require.Equal(t, c.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, w := range c.want {
+				assert.Contains(t, r.stdout+r.stderr, w)
+			}
+			assert.NotContains(t, r.stderr, "hang (spin)")
+		})
+	}
+}
+
+// TestSleepRanksForked: ranks that sleep and yield between their calls
+// (cxx/testdata/pthread/sleep_ranks.cpp) give one digest as threads and
+// as forked rank processes, exact and perturbed: a rank process's sleeps
+// pass in virtual time through its proxy, as a thread's do.
+func TestSleepRanksForked(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "pthread", "sleep_ranks.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{"EMUD_SEED=1"}, {"EMUD_SEED=4", "EMUD_PERTURB=1"}} {
+		threads := runFull(t, prog, append([]string{"EMUD_SUMMARY=1"}, env...)...)
+		require.Equal(t, 0, threads.code, threads.stderr)
+		assert.Contains(t, threads.stdout, "sleep_ranks threads: PASS")
+		if len(env) == 1 {
+			assert.Contains(t, threads.stderr, "end 401000417 ps") // 400 µs of the last rank's sleep, 1 µs yield
+		}
+		forked := runFull(t, prog, append([]string{"fork", "EMUD_SUMMARY=1"}, env...)...)
+		require.Equal(t, 0, forked.code, forked.stderr)
+		assert.Contains(t, forked.stdout, "sleep_ranks fork: PASS")
+		assert.Equal(t, digestOf(t, threads.stderr), digestOf(t, forked.stderr), "%v: the processes' digest", env)
+	}
+}

@@ -192,6 +192,7 @@ enum {
   EMUD_H_MORI_GDA_DONE,    /* a: devcomm, endpoints, endpoint bytes, doneIdx offset */
   /* pthread mutexes and condition variables of host threads (capi/pmutex.c) */
   EMUD_H_THREAD_SYNC,      /* a: what, object, owner tid or timeout ns -> a[4] 1: lock natively / timed out */
+  EMUD_H_THREAD_SLEEP,     /* a: ns of virtual time, why (1 sleep, 2 yield, 3 poll) (capi/psleep.c) */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
