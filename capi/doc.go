@@ -293,6 +293,27 @@
 // told by owner (another C library's are locked natively); at most 256
 // objects are waited on at once (a wait on another one is native).
 //
+// The C++ library's own futex waits (std::future and std::promise,
+// std::atomic::wait and notify, std::latch, std::barrier,
+// std::counting_semaphore: syscall(SYS_futex, ...), interposed in
+// pmutex.c) are waits of the same kind: a host thread's FUTEX_WAIT whose
+// word still holds its value waits in virtual time for another host
+// thread's FUTEX_WAKE of the word (every waiter wakes; futex users
+// re-check) or for its timeout (sync.cpp promise and latch); every other
+// syscall is the C library's. For the race detector a host thread's
+// atomic and volatile accesses are its synchronisation too, as a lane's
+// are: the words its instrumented code loaded since its last emud call
+// are acquired at that call and those it stored or updated released
+// (lane.c host_atomic, host.go flushAtomics), on the synchronisation of
+// the word that lanes' atomics use; so a std::promise, a std::atomic
+// flag or a volatile word between host threads, or a lane's atomic store
+// to pinned memory that a host thread polls, orders what each does
+// around it (sync.cpp promise: race-clean; its twin racy, with nothing
+// between the threads: a race). A release taken at the next call orders
+// what the thread did up to that call: an over-approximation that can
+// hide a race, never invent one. Partial: a rank process's host atomics
+// are not seen (its calls run on its proxy thread).
+//
 // # Sleeps, yields and polls
 //
 // A host thread's sleeps, yields and polls in its own code pass in

@@ -167,6 +167,7 @@ func emudGoHostStores(id C.int) {
 // the thread, at each store's line: the words hang reports watch record
 // who wrote them. Called on the thread, in its turn.
 func (h *host) flushStores() {
+	h.flushAtomics()
 	rt.announced = false // its own code ran: stores of uninstrumented code (a library's) are not logged
 	lg := C.emud_host_stores()
 	n := int(lg.n)
@@ -201,4 +202,52 @@ func emudGoHostJoin(self, child C.int) {
 			t.Acquire(&c.end)
 		}
 	})
+}
+
+// hostAtomicsAll stands for every word once some host thread's log of
+// atomic words ran over (lane.c keeps 64 a call): that thread releases
+// it, and from then on every thread's acquires take it too.
+var (
+	hostAtomicsAll  race.Sync
+	hostAtomicsOver bool
+)
+
+// flushAtomics takes the words the thread's instrumented code loaded
+// (acquired) and stored or updated (released) with atomics or volatile
+// accesses since its last emud call (lane.c host_atomic) to the race
+// detector: the acquires, then the releases, each on the word's
+// synchronisation (the one lanes' atomics use), so a std::atomic flag,
+// a std::promise or a volatile word between host threads, or between a
+// lane and a host thread, orders what each does around it. A release
+// taken at the next call orders what the thread did up to that call,
+// not only up to its store: an over-approximation that can hide a race,
+// never invent one. Called on the thread, in its turn.
+func (h *host) flushAtomics() {
+	lg := C.emud_host_atomics()
+	n, over := int(lg.n), lg.over != 0
+	if n == 0 && !over {
+		return
+	}
+	lg.n, lg.over = 0, 0
+	d := rt.s.Race()
+	t := h.actor.RaceThread()
+	if d == nil || t == nil {
+		return
+	}
+	sp := d.Space(rt.mem, "LSA memory")
+	hostAtomicsOver = hostAtomicsOver || over
+	for i := range n {
+		t.Acquire(d.AddrSync(sp, uint64(lg.addr[i])))
+	}
+	if hostAtomicsOver {
+		t.Acquire(&hostAtomicsAll)
+	}
+	for i := range n {
+		if lg.write[i] != 0 {
+			t.Release(d.AddrSync(sp, uint64(lg.addr[i])))
+		}
+	}
+	if over {
+		t.Release(&hostAtomicsAll)
+	}
 }

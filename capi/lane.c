@@ -1244,6 +1244,33 @@ static inline __attribute__((always_inline)) int host_skips(const volatile void*
   } while (0)
 
 #define RA __builtin_return_address(0)
+
+// A host thread's atomic and volatile accesses, for the race detector:
+// the words it acquired (loads) and released (stores, read-modify-writes)
+// since its last emud call, which takes them (emud_host_atomics; capi's
+// host.go flushAtomics), so a flag or a std::promise between host threads
+// orders what each does around it. Only the turn holder runs host code,
+// so a release is taken before any other host thread's later acquire.
+static __thread emud_host_atomic_log host_at;
+static __attribute__((noinline)) void host_atomic(const volatile void* p, int write) {
+  uint64_t a = (uint64_t)(uintptr_t)p;
+  for (int i = host_at.n - 1; i >= 0; i--)
+    if (host_at.addr[i] == a) {
+      host_at.write[i] |= (uint8_t)write;
+      return;
+    }
+  if (host_at.n == EMUD_HOST_ATOMIC_LOG) {
+    host_at.over = 1;  // more words than the log holds: the Go side orders by one word for all
+    return;
+  }
+  host_at.addr[host_at.n] = a;
+  host_at.write[host_at.n++] = (uint8_t)write;
+}
+emud_host_atomic_log* emud_host_atomics(void) { return &host_at; }
+#define HOST_AT(p, w)                                            \
+  do {                                                           \
+    if (__builtin_expect(race_on && !cur_lane, 0)) host_atomic(p, w); \
+  } while (0)
 // Each object compiled with -fsanitize=thread calls __tsan_init from a
 // constructor of its own: the program's lanes are instrumented.
 static int instrumented;
@@ -1390,6 +1417,7 @@ static __attribute__((noinline)) void volatile_load(const volatile void* p, int 
   emud_lane* l = cur_lane;
   uint64_t a = (uint64_t)(uintptr_t)p, v;
   if (!l) {  // host code's: a run of them may be a poll (psleep.c)
+    HOST_AT(p, 0);
     switch (n) {
       case 1: v = *(const volatile uint8_t*)p; break;
       case 2: v = *(const volatile uint16_t*)p; break;
@@ -1434,12 +1462,18 @@ static __attribute__((noinline)) void volatile_load(const volatile void* p, int 
     lane_access(p, n, EMUD_ACCESS_VOLATILE, RA);                                               \
     volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
-  void __tsan_volatile_write##n(void* p) { lane_access(p, n, VW, RA); }                        \
+  void __tsan_volatile_write##n(void* p) {                                                     \
+    lane_access(p, n, VW, RA);                                                                 \
+    HOST_AT(p, 1);                                                                             \
+  }                                                                                            \
   void __tsan_unaligned_volatile_read##n(void* p) {                                            \
     lane_access(p, n, EMUD_ACCESS_VOLATILE, RA);                                               \
     volatile_load(p, n, RA);                                                                   \
   }                                                                                            \
-  void __tsan_unaligned_volatile_write##n(void* p) { lane_access(p, n, VW, RA); }
+  void __tsan_unaligned_volatile_write##n(void* p) {                                           \
+    lane_access(p, n, VW, RA);                                                                 \
+    HOST_AT(p, 1);                                                                             \
+  }
 EMUD_TSAN_RW(1)
 EMUD_TSAN_RW(2)
 EMUD_TSAN_RW(4)
@@ -1461,6 +1495,7 @@ void __tsan_vptr_read(void** p) { lane_access(p, sizeof(void*), 0, RA); }
   T __tsan_atomic##n##_load(const volatile T* p, int mo) {                                             \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), EMUD_ACCESS_ATOMIC, RA);                                                      \
+    HOST_AT(p, 0);                                                                                     \
     T v = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                        \
     if (!cur_lane) emud_host_poll(p, (uint64_t)v, RA); /* host code's poll? (psleep.c) */             \
     return v;                                                                                          \
@@ -1468,56 +1503,67 @@ void __tsan_vptr_read(void** p) { lane_access(p, sizeof(void*), 0, RA); }
   void __tsan_atomic##n##_store(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                          \
   }                                                                                                    \
   T __tsan_atomic##n##_exchange(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                                \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_add(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                                 \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_sub(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                                 \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_and(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                                 \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_or(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                                  \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_xor(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                 \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_nand(volatile T* p, T v, int mo) {                                        \
     (void)mo;                                                                                          \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST);                                                \
   }                                                                                                    \
   int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* c, T v, int mo, int fmo) {          \
     (void)mo, (void)fmo;                                                                               \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
   }                                                                                                    \
   int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* c, T v, int mo, int fmo) {            \
     (void)mo, (void)fmo;                                                                               \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
   }                                                                                                    \
   T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T c, T v, int mo, int fmo) {                \
     (void)mo, (void)fmo;                                                                               \
     lane_access(p, sizeof(T), AW, RA);                                                                      \
+    HOST_AT(p, 1);                                                                                     \
     __atomic_compare_exchange_n(p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                      \
     return c;                                                                                          \
   }

@@ -110,6 +110,15 @@ extern void emudGoFreeBegin(char* name, void* cur);
 extern void emudGoFreeRelease(void);
 extern void emudGoFreeEnd(void);
 #define EMUD_LANE_GONE 4 /* a remote lane's process is gone */
+// A host thread's atomic and volatile words since its last emud call,
+// for the race detector (lane.c host_atomic).
+#define EMUD_HOST_ATOMIC_LOG 64
+typedef struct {
+  int n, over;
+  uint64_t addr[EMUD_HOST_ATOMIC_LOG];
+  uint8_t write[EMUD_HOST_ATOMIC_LOG];
+} emud_host_atomic_log;
+emud_host_atomic_log* emud_host_atomics(void);
 int emud_free_local(void);
 int emud_host_of_tid(int tid);
 // emud_host_turn: the calling thread is a host thread in its turn,

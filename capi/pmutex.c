@@ -37,8 +37,11 @@
 #define EMUD_PMUTEX_IMPL
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "lane.h"
@@ -50,6 +53,7 @@ static int (*real_cond_wait)(pthread_cond_t*, pthread_mutex_t*);
 static int (*real_cond_timedwait)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
 static int (*real_cond_clockwait)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
 static int (*real_cond_signal)(pthread_cond_t*);
+static long (*real_syscall)(long, ...);
 static int (*real_cond_broadcast)(pthread_cond_t*);
 
 // glibc has old condition variables at the base version too: the default
@@ -72,6 +76,7 @@ static void resolve(void) {
   real_cond_timedwait = (int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*))real_sym("pthread_cond_timedwait");
   real_cond_clockwait = (int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*))dlsym(RTLD_NEXT, "pthread_cond_clockwait");
   real_cond_signal = (int (*)(pthread_cond_t*))real_sym("pthread_cond_signal");
+  real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
   __atomic_store_n(&real_cond_broadcast, (int (*)(pthread_cond_t*))real_sym("pthread_cond_broadcast"), __ATOMIC_RELEASE);
 }
 
@@ -145,7 +150,7 @@ static int sync_call(uint64_t what, const void* obj, uint64_t x, uint64_t clock,
   return rc;
 }
 
-enum { SYNC_MUTEX_WAIT = 1, SYNC_COND_WAIT = 2, SYNC_WAKE = 3, SYNC_RELEASE = 4, SYNC_ACQUIRE = 5 };
+enum { SYNC_MUTEX_WAIT = 1, SYNC_COND_WAIT = 2, SYNC_WAKE = 3, SYNC_RELEASE = 4, SYNC_ACQUIRE = 5, SYNC_FUTEX_WAIT = 6 };
 
 // lock_emulated locks m for a host thread in its turn.
 static int lock_emulated(pthread_mutex_t* m) {
@@ -288,4 +293,63 @@ int pthread_cond_signal(pthread_cond_t* c) {
 int pthread_cond_broadcast(pthread_cond_t* c) {
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
   return wake(c, real_cond_broadcast, "pthread_cond_broadcast");
+}
+
+// ---- futexes ----
+//
+// The C++ library waits on a futex word itself, through syscall(SYS_futex,
+// ...), for std::future and std::promise, std::atomic::wait and notify,
+// std::latch, std::barrier and std::counting_semaphore: for a host thread
+// in its turn a FUTEX_WAIT (or FUTEX_WAIT_BITSET) whose word still holds
+// its value waits in virtual time for a FUTEX_WAKE of the word by another
+// host thread (a wake wakes every such waiter: futex users re-check their
+// word), or for its timeout (an absolute one as a timed condition wait's:
+// its time left in virtual time, then natively to its deadline). Under the
+// race detector each wake releases what each return from a wait acquires.
+// Every other syscall, and every call from elsewhere, is the C library's.
+
+static int valid_ts(const struct timespec* t) { return t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000; }
+
+long syscall(long n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  long x[6];
+  for (int i = 0; i < 6; i++) x[i] = va_arg(ap, long);
+  va_end(ap);
+  if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
+  if (n == SYS_futex && x[0] != 0 && emulated()) {
+    uint32_t* word = (uint32_t*)x[0];
+    const int op = (int)x[1] & FUTEX_CMD_MASK;
+    if (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET) {
+      const struct timespec* ts = (const struct timespec*)x[3];
+      if (ts && !valid_ts(ts)) goto native;
+      if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != (uint32_t)x[2]) {
+        errno = EAGAIN;
+        return -1;
+      }
+      const int absolute = op == FUTEX_WAIT_BITSET;
+      const clockid_t clock = ((int)x[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+      uint64_t timeout = UINT64_MAX;
+      if (ts) timeout = absolute ? (uint64_t)left(clock, ts) : (uint64_t)ts->tv_sec * 1000000000 + (uint64_t)ts->tv_nsec;
+      if (note_waiter(word, 1) != 0) goto native;
+      int timed_out = 0;
+      int rc = sync_call(SYNC_FUTEX_WAIT, word, timeout, 0, "futex wait", &timed_out);
+      note_waiter(word, -1);
+      if (rc != 0 || (timed_out && absolute)) goto native;  // the rest of its deadline natively
+      if (timed_out) {
+        errno = ETIMEDOUT;
+        return -1;
+      }
+      return 0;
+    }
+    if (op == FUTEX_WAKE || op == FUTEX_WAKE_BITSET) {
+      long r = real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
+      int w = waiters(word);
+      if (w > 0) sync_call(SYNC_WAKE, word, 0, 0, "futex wake", NULL);
+      else if (emud_race_on()) sync_call(SYNC_RELEASE, word, 0, 0, "futex wake", NULL);
+      return r < 0 ? r : r + w;
+    }
+  }
+native:
+  return real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
 }

@@ -43,12 +43,14 @@ const (
 	syncWake
 	syncRelease
 	syncAcquire
+	syncFutexWait
 )
 
 // threadSyncCall is EMUD_H_THREAD_SYNC: a[0] what, a[1] the object; a
 // mutex wait's a[2] is the owner's thread id (a[4] = 1: lock it
 // natively, its owner is not a host thread in a turn), a condition
-// wait's the timeout in ns (MaxUint64: none; a[4] = 1: timed out).
+// wait's and a futex wait's the timeout in ns (MaxUint64: none; a[4] =
+// 1: timed out).
 func threadSyncCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
 	obj := a[1]
 	a[4] = 0
@@ -65,11 +67,15 @@ func threadSyncCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, e
 		act.Await(sim.Wait{List: s.wl, Lo: 0, Hi: 1, Pred: func() bool { return s.gen != g0 },
 			Text: func() string { return fmt.Sprintf("pthread_mutex_lock of %#x, held by %s", obj, o.name) }})
 		s.acquire(act)
-	case syncCondWait:
-		s := threadSyncOf(obj, "pthread condition variable")
+	case syncCondWait, syncFutexWait:
+		what, text := "pthread condition variable", "pthread_cond_wait on %#x: no signal or broadcast"
+		if a[0] == syncFutexWait {
+			what, text = "futex word", "a futex wait on %#x (std::future, std::atomic::wait, std::latch ...): no wake"
+		}
+		s := threadSyncOf(obj, what)
 		g0 := s.gen
 		w := sim.Wait{List: s.wl, Lo: 0, Hi: 1, Pred: func() bool { return s.gen != g0 },
-			Text: func() string { return fmt.Sprintf("pthread_cond_wait on %#x: no signal or broadcast", obj) }}
+			Text: func() string { return fmt.Sprintf(text, obj) }}
 		if a[2] == math.MaxUint64 {
 			act.Await(w)
 		} else {

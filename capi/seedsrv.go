@@ -19,6 +19,7 @@ import (
 
 	"github.com/emud-dev/emud/cco"
 	"github.com/emud-dev/emud/kernel"
+	"github.com/emud-dev/emud/race"
 )
 
 // The seed server's Go side (seedsrv.c runs the loop): the environment
@@ -198,5 +199,6 @@ func seedReset() {
 	moriRings, moriSpare, moriPending, moriRng = nil, map[int][]moriMem{}, map[*lane][]moriStore{}, (*rand.Rand)(nil)
 	threadBarriers = map[uint64]*threadBarrier{}
 	threadSyncs = map[uint64]*threadSync{}
+	hostAtomicsAll, hostAtomicsOver = race.Sync{}, false
 	pcLines.bias = 0 // the next seed's object says its own
 }

@@ -16,12 +16,15 @@ import (
 // run passes, race-clean under EMUD_RACE=1 (the notify orders rank 0's
 // copy before the others' reads), and one seed gives one digest. Before,
 // the first waiter held its turn in pthread_cond_wait: a spin hang. A
-// wait_for nobody notifies times out at its 50 ms of virtual time; two
+// wait_for nobody notifies times out at its 50 ms of virtual time; a
+// std::promise hands a buffer over (a futex wait in the C++ library:
+// race-clean; its twin without the promise is a race) and a std::latch
+// lets 4 ranks through; two
 // threads taking two mutexes in opposite orders are a deadlock report
 // naming each mutex wait and its owner.
 func TestPthreadSync(t *testing.T) {
 	needCxx(t)
-	prog := buildExample(t, filepath.Join("testdata", "pthread", "sync.cpp"), "-O2", "-Wall", "-Werror")
+	prog := buildExample(t, filepath.Join("testdata", "pthread", "sync.cpp"), "-O2", "-std=c++20", "-Wall", "-Werror")
 	for _, c := range []struct {
 		name string
 		args []string
@@ -31,6 +34,8 @@ func TestPthreadSync(t *testing.T) {
 		{"cv", []string{"cv"}, 0, []string{"sync cv: 4 of 4 ranks through, 4 checked: PASS"}},
 		{"cv_race", []string{"cv", "EMUD_RACE=1", "EMUD_PERTURB=1"}, 0, []string{"sync cv: 4 of 4 ranks through, 4 checked: PASS"}},
 		{"timeout", []string{"timeout"}, 0, []string{"sync timeout: timed out: PASS", "end 50000000000 ps"}},
+		{"promise_race", []string{"promise", "EMUD_RACE=1", "EMUD_PERTURB=1"}, 0, []string{"sync promise: 3 of 3 ranks read the buffer: PASS"}},
+		{"latch", []string{"latch", "EMUD_PERTURB=1"}, 0, []string{"sync latch: 4 of 4 through: PASS"}},
 		{"deadlock", []string{"deadlock", "EMUD_SPIN_LIMIT=5s"}, 2, []string{"hang (deadlock)",
 			"host thread 1 [waiting since 0ps]: pthread_mutex_lock of 0x", ", held by host thread 2",
 			"host thread 2 [waiting since 0ps]: pthread_mutex_lock of 0x", ", held by host thread 1"}},
@@ -44,6 +49,14 @@ func TestPthreadSync(t *testing.T) {
 			assert.NotContains(t, r.stderr, "data race")
 		})
 	}
+	t.Run("racy", func(t *testing.T) {
+		// The promise's twin without it: the race detector still sees
+		// host threads' copies that nothing orders.
+		r := runFull(t, prog, "racy", "EMUD_RACE=1")
+		require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+		assert.Contains(t, r.stderr, "data race")
+		assert.Contains(t, r.stderr, "sync.cpp:")
+	})
 	t.Run("same_seed", func(t *testing.T) {
 		a := runFull(t, prog, "cv", "EMUD_SUMMARY=1", "EMUD_SEED=3", "EMUD_PERTURB=1")
 		b := runFull(t, prog, "cv", "EMUD_SUMMARY=1", "EMUD_SEED=3", "EMUD_PERTURB=1")

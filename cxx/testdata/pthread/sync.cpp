@@ -9,6 +9,13 @@
 //   timeout:  a wait_for nobody notifies ends after its 50 ms as timed
 //             out (virtual time, then what is left of the wall-clock
 //             deadline, which the C++ library checks); the thread goes on.
+//   promise:  rank 0 fills the buffer and hands its pointer to ranks 1..3
+//             through std::promise (a futex wait in the C++ library);
+//   latch:    4 ranks count a std::latch down and wait on it, each
+//             after a kernel of its own (C++20);
+//   racy:     the promise's twin without it: thread 1 reads the buffer
+//             while the main thread fills it, with nothing between them
+//             (a data race under EMUD_RACE=1);
 //   deadlock: two threads take two mutexes in opposite orders, meeting at
 //             a pthread barrier between: a hang report naming the
 //             mutexes' waits and their owners.
@@ -16,6 +23,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <latch>
 #include <mutex>
 #include <pthread.h>
 #include <thread>
@@ -98,6 +107,62 @@ int main(int argc, char** argv) {
     std::printf("sync timeout: %s: %s\n", timedOut ? "timed out" : "woken", timedOut ? "PASS" : "FAIL");
     return timedOut ? 0 : 1;
   }
+  if (!std::strcmp(mode, "promise")) {
+    std::promise<int*> pr;
+    std::shared_future<int*> fut = pr.get_future().share();
+    int seen = 0;
+    std::vector<std::thread> ts;
+    for (int r = 1; r < 4; r++)
+      ts.emplace_back([&, r] {
+        if (hipSetDevice(r) != hipSuccess) return;
+        int* buf = fut.get();
+        std::vector<int> v(64);
+        if (hipMemcpy(v.data(), buf, 64 * sizeof(int), hipMemcpyDeviceToHost) != hipSuccess) return;
+        bool ok = true;
+        for (int i = 0; i < 64; i++) ok = ok && v[i] == 3 * i;
+        seen += ok;
+      });
+    int* buf = nullptr;
+    std::vector<int> v(64);
+    for (int i = 0; i < 64; i++) v[i] = 3 * i;
+    if (hipMalloc(&buf, 64 * sizeof(int)) != hipSuccess ||
+        hipMemcpy(buf, v.data(), 64 * sizeof(int), hipMemcpyHostToDevice) != hipSuccess)
+      return 1;
+    pr.set_value(buf);
+    for (auto& t : ts) t.join();
+    std::printf("sync promise: %d of 3 ranks read the buffer: %s\n", seen, seen == 3 ? "PASS" : "FAIL");
+    return seen == 3 ? 0 : 1;
+  }
+  if (!std::strcmp(mode, "racy")) {
+    int* buf = nullptr;
+    if (hipMalloc(&buf, 64 * sizeof(int)) != hipSuccess) return 1;
+    std::thread t([buf] {
+      std::vector<int> v(64);
+      if (hipSetDevice(1) == hipSuccess) (void)hipMemcpy(v.data(), buf, 64 * sizeof(int), hipMemcpyDeviceToHost);
+    });
+    std::vector<int> v(64, 3);
+    if (hipMemcpy(buf, v.data(), 64 * sizeof(int), hipMemcpyHostToDevice) != hipSuccess) return 1;
+    t.join();
+    std::printf("sync racy: done\n");
+    return 0;
+  }
+  if (!std::strcmp(mode, "latch")) {
+    std::latch all(4);
+    int through = 0;
+    std::vector<std::thread> ts;
+    for (int r = 0; r < 4; r++)
+      ts.emplace_back([&, r] {
+        int* p = nullptr;
+        if (hipSetDevice(r) != hipSuccess || hipMalloc(&p, sizeof(int)) != hipSuccess) return;
+        bump<<<1, 1>>>(p);
+        if (hipDeviceSynchronize() != hipSuccess) return;
+        all.arrive_and_wait();
+        through++;
+      });
+    for (auto& t : ts) t.join();
+    std::printf("sync latch: %d of 4 through: %s\n", through, through == 4 ? "PASS" : "FAIL");
+    return through == 4 ? 0 : 1;
+  }
   if (!std::strcmp(mode, "deadlock")) {
     std::mutex a, b;
     pthread_barrier_t both;
@@ -114,6 +179,6 @@ int main(int argc, char** argv) {
     std::printf("sync deadlock: no deadlock: FAIL\n");
     return 1;
   }
-  std::fprintf(stderr, "usage: sync cv|timeout|deadlock\n");
+  std::fprintf(stderr, "usage: sync cv|timeout|promise|racy|latch|deadlock\n");
   return 3;
 }
