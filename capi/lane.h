@@ -135,10 +135,13 @@ void emud_host_poll(const volatile void* p, uint64_t v, void* pc);
 #include <pthread.h>
 int emud_real_mutex_lock(pthread_mutex_t* m);
 int emud_real_mutex_unlock(pthread_mutex_t* m);
-// So do its own sleeps (psleep.c passes a host thread's in virtual time).
+// So do its own sleeps (psleep.c passes a host thread's in virtual time)
+// and its futex waits and wakes.
 #include <time.h>
 int emud_real_nanosleep(const struct timespec* req, struct timespec* rem);
+long emud_real_syscall(long n, ...);  // and its futexes (pmutex.c's syscall waits a host thread's in virtual time)
 #ifndef EMUD_PMUTEX_IMPL
+#define syscall emud_real_syscall
 #define pthread_mutex_lock emud_real_mutex_lock
 #define pthread_mutex_unlock emud_real_mutex_unlock
 #define nanosleep emud_real_nanosleep

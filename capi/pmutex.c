@@ -310,6 +310,16 @@ int pthread_cond_broadcast(pthread_cond_t* c) {
 
 static int valid_ts(const struct timespec* t) { return t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000; }
 
+long emud_real_syscall(long n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  long x[6];
+  for (int i = 0; i < 6; i++) x[i] = va_arg(ap, long);
+  va_end(ap);
+  if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
+  return real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
+}
+
 long syscall(long n, ...) {
   va_list ap;
   va_start(ap, n);
