@@ -284,7 +284,9 @@
 // 50 ms ends at 50 ms of virtual time). Under the race detector each
 // unlock and each signal releases a synchronisation of the object that
 // each lock and each return from a wait acquires (the unique id handed
-// over with a buffer that rank 0 filled: race-clean). Host threads that
+// over with a buffer that rank 0 filled: race-clean); those calls are no
+// steps of a loop for the call watch (sync.cpp lockloop: a loop of a lock,
+// an inert call and an unlock is still its hang). Host threads that
 // lock two mutexes in opposite orders are a deadlock report naming each
 // wait and the mutex's owner. emud's own C code locks its mutexes with
 // the C library's calls (lane.h). Partial: a wait whose unlock or signal

@@ -16,6 +16,10 @@
 //   racy:     the promise's twin without it: thread 1 reads the buffer
 //             while the main thread fills it, with nothing between them
 //             (a data race under EMUD_RACE=1);
+//   lockloop: a loop of a lock, a hipDeviceSynchronize with nothing to
+//             wait for and an unlock, for a flag nobody sets: the call
+//             watch's hang, under EMUD_RACE=1 too (the detector's calls
+//             at each lock and unlock are not steps of the loop);
 //   deadlock: two threads take two mutexes in opposite orders, meeting at
 //             a pthread barrier between: a hang report naming the
 //             mutexes' waits and their owners.
@@ -163,6 +167,14 @@ int main(int argc, char** argv) {
     std::printf("sync latch: %d of 4 through: %s\n", through, through == 4 ? "PASS" : "FAIL");
     return through == 4 ? 0 : 1;
   }
+  if (!std::strcmp(mode, "lockloop")) {
+    for (;;) {
+      std::lock_guard<std::mutex> g(mu);
+      if (ready) break;
+      if (hipDeviceSynchronize() != hipSuccess) return 1;
+    }
+    return 0;
+  }
   if (!std::strcmp(mode, "deadlock")) {
     std::mutex a, b;
     pthread_barrier_t both;
@@ -179,6 +191,6 @@ int main(int argc, char** argv) {
     std::printf("sync deadlock: no deadlock: FAIL\n");
     return 1;
   }
-  std::fprintf(stderr, "usage: sync cv|timeout|promise|racy|latch|deadlock\n");
+  std::fprintf(stderr, "usage: sync cv|timeout|promise|racy|latch|lockloop|deadlock\n");
   return 3;
 }
