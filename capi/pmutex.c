@@ -238,7 +238,8 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   return real_cond_wait(c, m);
 }
 
-// left is the time from now on clock to abstime, in ns (0 if past),
+// left is the time from now on clock to abstime, in ns (0 if past, -1
+// for none: a deadline decades away, such as a time point's maximum),
 // rounded up to a whole millisecond: the virtual timeout of a wait, whose
 // deadline the program took from the wall clock a moment before. So a
 // seed's run does not depend on that moment (its digest is the same),
@@ -246,6 +247,7 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
 static int64_t left(clockid_t clock, const struct timespec* abstime) {
   struct timespec now;
   if (clock_gettime(clock, &now) != 0) return 0;
+  if (abstime->tv_sec - now.tv_sec > 1000000000) return -1;
   int64_t d = (int64_t)(abstime->tv_sec - now.tv_sec) * 1000000000 + (abstime->tv_nsec - now.tv_nsec);
   if (d <= 0) return 0;
   const int64_t ms = 1000000;
@@ -340,7 +342,8 @@ long syscall(long n, ...) {
       const int absolute = op == FUTEX_WAIT_BITSET;
       const clockid_t clock = ((int)x[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
       uint64_t timeout = UINT64_MAX;
-      if (ts) timeout = absolute ? (uint64_t)left(clock, ts) : (uint64_t)ts->tv_sec * 1000000000 + (uint64_t)ts->tv_nsec;
+      if (ts && absolute) timeout = (uint64_t)left(clock, ts);  // -1: none
+      if (ts && !absolute && ts->tv_sec < 1000000000) timeout = (uint64_t)ts->tv_sec * 1000000000 + (uint64_t)ts->tv_nsec;
       if (note_waiter(word, 1) != 0) goto native;
       int timed_out = 0;
       int rc = sync_call(SYNC_FUTEX_WAIT, word, timeout, 0, "futex wait", &timed_out);
