@@ -264,9 +264,11 @@
 // others), and a thread locking a mutex that another host thread held
 // across an emud call that waits (a launch and its synchronize inside a
 // lock_guard) held it while the owner waited for it: both were spin
-// hangs of correct programs. Once the emulation is built, for a host
-// thread in its turn (not in a lane, an emud call or a free section, and
-// not a rank process, whose one host thread waits natively as before):
+// hangs of correct programs. Once the emulation is built and until its
+// end of run (exit handlers and static destructors after it are native),
+// for a host thread in its turn (not in a lane, an emud call or a free
+// section, and not a rank process, whose one host thread waits natively
+// as before):
 // pthread_mutex_lock takes a free mutex at once; one that another host
 // thread owns (glibc's owner field: its thread id) is waited for until an
 // unlock, then taken again, while an owner emud does not run (a

@@ -994,12 +994,19 @@ int emud_host(int op, uint64_t* a, const char* file, int line) {
   return rc;
 }
 
+// run_over: the main thread's end of run has run (at_exit): its exit
+// handlers and static destructors after it lock, sleep and wait natively
+// (pmutex.c, psleep.c), as the emulation has ended.
+static int run_over;
+int emud_run_over(void) { return __atomic_load_n(&run_over, __ATOMIC_ACQUIRE); }
+
 static void at_exit(void) {
   if (host_id != 0 || forked) return;  // exit() from another thread, or a forked child: nothing to wait for
   emud_free_close();
   in_emud++;
   emudGoExit();
   in_emud--;
+  __atomic_store_n(&run_over, 1, __ATOMIC_RELEASE);
 }
 
 static int exit_registered;  // once per process: a seed server's seeds must not pile up handlers
@@ -1703,6 +1710,7 @@ int emud_seed_reset_c(void) {
   adopted = 0;
   pthread_mutex_unlock(&tr_mu);
   __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&run_over, 0, __ATOMIC_RELEASE);
   race_on = 0;
   lsa_gpus = 0;
   host_cost_on = 0;

@@ -125,6 +125,7 @@ int emud_host_of_tid(int tid);
 // outside emud (not a lane, an emud call, a free section or a rank
 // process): its waits are emud's (pmutex.c, psleep.c).
 int emud_host_turn(void);
+int emud_run_over(void);
 int emud_client_turn(void);
 // emud_host_poll notes a host thread's atomic or volatile load (psleep.c):
 // a run of the same load seeing the same value is a poll.

@@ -100,8 +100,8 @@ int emud_real_mutex_unlock(pthread_mutex_t* m) { return real_unlock(m); }
 
 // A host thread in its turn, outside emud: the calls wait in virtual time.
 int emud_host_turn(void) {
-  return emud_started() && !emud_forked() && !emud_client_active() && !emud_in_emud() && emud_host_id() >= 0 &&
-         emud_current() == NULL && !emud_free_local();
+  return emud_started() && !emud_run_over() && !emud_forked() && !emud_client_active() && !emud_in_emud() &&
+         emud_host_id() >= 0 && emud_current() == NULL && !emud_free_local();
 }
 #define emulated emud_host_turn
 

@@ -20,7 +20,9 @@ import (
 // std::promise hands a buffer over (a futex wait in the C++ library:
 // race-clean; its twin without the promise is a race) and a std::latch
 // lets 4 ranks through; a loop of a lock, an inert call and an unlock
-// is the call watch's hang under the race detector too; two
+// is the call watch's hang under the race detector too; a destructor
+// that locks, yields and sleeps after the end of run does so natively;
+// two
 // threads taking two mutexes in opposite orders are a deadlock report
 // naming each mutex wait and its owner.
 func TestPthreadSync(t *testing.T) {
@@ -37,6 +39,7 @@ func TestPthreadSync(t *testing.T) {
 		{"timeout", []string{"timeout"}, 0, []string{"sync timeout: timed out: PASS", "end 50000000000 ps"}},
 		{"promise_race", []string{"promise", "EMUD_RACE=1", "EMUD_PERTURB=1"}, 0, []string{"sync promise: 3 of 3 ranks read the buffer: PASS"}},
 		{"latch", []string{"latch", "EMUD_PERTURB=1"}, 0, []string{"sync latch: 4 of 4 through: PASS"}},
+		{"atexit_race", []string{"atexit", "EMUD_RACE=1"}, 0, []string{"sync atexit: main returns", "sync atexit: the destructor ran"}},
 		{"lockloop_race", []string{"lockloop", "EMUD_RACE=1", "EMUD_SPIN_LIMIT=1s"}, 2, []string{"hang (spin)",
 			"loops on hipDeviceSynchronize at ", "sync.cpp:"}},
 		{"deadlock", []string{"deadlock", "EMUD_SPIN_LIMIT=5s"}, 2, []string{"hang (deadlock)",

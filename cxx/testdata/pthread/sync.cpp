@@ -20,6 +20,9 @@
 //             wait for and an unlock, for a flag nobody sets: the call
 //             watch's hang, under EMUD_RACE=1 too (the detector's calls
 //             at each lock and unlock are not steps of the loop);
+//   atexit:   a global object's destructor, which runs after the end of
+//             run, locks a mutex, yields and sleeps: natively, as the
+//             emulation has ended (under EMUD_RACE=1 too);
 //   deadlock: two threads take two mutexes in opposite orders, meeting at
 //             a pthread barrier between: a hang report naming the
 //             mutexes' waits and their owners.
@@ -85,6 +88,19 @@ void rank(int r, int n) {
   ccoBarrierAll(comm);
   ccoCommDestroy(comm);
 }
+
+// Made before main, so destroyed after the end of run (its exit handler
+// was registered at the first emud call, later).
+struct Late {
+  bool used = false;
+  ~Late() {
+    if (!used) return;
+    std::lock_guard<std::mutex> g(mu);
+    std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(10));
+    std::printf("sync atexit: the destructor ran\n");
+  }
+} late;
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
@@ -167,6 +183,13 @@ int main(int argc, char** argv) {
     std::printf("sync latch: %d of 4 through: %s\n", through, through == 4 ? "PASS" : "FAIL");
     return through == 4 ? 0 : 1;
   }
+  if (!std::strcmp(mode, "atexit")) {
+    int* p = nullptr;
+    if (hipMalloc(&p, sizeof(int)) != hipSuccess) return 1;
+    late.used = true;
+    std::printf("sync atexit: main returns\n");
+    return 0;
+  }
   if (!std::strcmp(mode, "lockloop")) {
     for (;;) {
       std::lock_guard<std::mutex> g(mu);
@@ -191,6 +214,6 @@ int main(int argc, char** argv) {
     std::printf("sync deadlock: no deadlock: FAIL\n");
     return 1;
   }
-  std::fprintf(stderr, "usage: sync cv|timeout|promise|racy|latch|lockloop|deadlock\n");
+  std::fprintf(stderr, "usage: sync cv|timeout|promise|racy|latch|atexit|lockloop|deadlock\n");
   return 3;
 }
