@@ -312,22 +312,29 @@ int pthread_cond_broadcast(pthread_cond_t* c) {
 
 static int valid_ts(const struct timespec* t) { return t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000; }
 
-long emud_real_syscall(long n, ...) {
-  va_list ap;
-  va_start(ap, n);
-  long x[6];
-  for (int i = 0; i < 6; i++) x[i] = va_arg(ap, long);
-  va_end(ap);
+// syscall_args reads a syscall's six words (as the C library's syscall
+// does: the ones not passed are whatever the registers hold, unused).
+#define syscall_args(n, x)                         \
+  long x[6];                                       \
+  do {                                             \
+    va_list ap;                                    \
+    va_start(ap, n);                               \
+    for (int i = 0; i < 6; i++) x[i] = va_arg(ap, long); \
+    va_end(ap);                                    \
+  } while (0)
+
+static long native_syscall(long n, const long x[6]) {
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
   return real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
 }
 
+long emud_real_syscall(long n, ...) {
+  syscall_args(n, x);
+  return native_syscall(n, x);
+}
+
 long syscall(long n, ...) {
-  va_list ap;
-  va_start(ap, n);
-  long x[6];
-  for (int i = 0; i < 6; i++) x[i] = va_arg(ap, long);
-  va_end(ap);
+  syscall_args(n, x);
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
   if (n == SYS_futex && x[0] != 0 && emulated()) {
     uint32_t* word = (uint32_t*)x[0];
@@ -356,7 +363,7 @@ long syscall(long n, ...) {
       return 0;
     }
     if (op == FUTEX_WAKE || op == FUTEX_WAKE_BITSET) {
-      long r = real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
+      long r = native_syscall(n, x);
       int w = waiters(word);
       if (w > 0) sync_call(SYNC_WAKE, word, 0, 0, "futex wake", NULL);
       else if (emud_race_on()) sync_call(SYNC_RELEASE, word, 0, 0, "futex wake", NULL);
@@ -364,5 +371,5 @@ long syscall(long n, ...) {
     }
   }
 native:
-  return real_syscall(n, x[0], x[1], x[2], x[3], x[4], x[5]);
+  return native_syscall(n, x);
 }

@@ -31,7 +31,8 @@ func threadSleepCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, 
 	if ns > math.MaxInt64/uint64(sim.Nanosecond) {
 		ns = math.MaxInt64 / uint64(sim.Nanosecond)
 	}
-	act.SetLabel(fmt.Sprintf("%s: %s", h.name, why))
+	// Built only if a report asks: a poll sleeps a microsecond at a time.
+	act.SetLabelFunc(func() string { return h.name + ": " + why })
 	act.Sleep(sim.Time(ns) * sim.Nanosecond)
 	act.SetLabel("")
 	return 0
