@@ -1498,80 +1498,105 @@ void __tsan_vptr_read(void** p) { lane_access(p, sizeof(void*), 0, RA); }
 // consistent whatever order was asked (stronger is allowed), and logged as
 // atomic accesses.
 #define AW (EMUD_ACCESS_ATOMIC | EMUD_ACCESS_WRITE)
+// A host read-modify-write's key for psleep.c's cycles: what it saw and
+// what it left. One that leaves the word as it was may be a poll's
+// sleep; one that changed it may have taken a lock, and does not sleep.
+#define HOST_RMW(old, new) ((uint64_t)(old) * 0x100000001b3ull ^ (uint64_t)(new))
 #define EMUD_TSAN_ATOMIC(n, T)                                                                         \
   T __tsan_atomic##n##_load(const volatile T* p, int mo) {                                             \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), EMUD_ACCESS_ATOMIC, RA);                                                      \
+    lane_access(p, sizeof(T), EMUD_ACCESS_ATOMIC, RA);                                                 \
     HOST_AT(p, 0);                                                                                     \
     T v = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                        \
-    if (!cur_lane) emud_host_poll(p, (uint64_t)v, RA); /* host code's poll? (psleep.c) */             \
+    if (!cur_lane) emud_host_poll(p, (uint64_t)v, RA); /* host code's poll? (psleep.c) */              \
     return v;                                                                                          \
   }                                                                                                    \
   void __tsan_atomic##n##_store(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
     __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                                          \
+    if (!cur_lane) emud_host_op(p, (uint64_t)v, RA, 1); /* a step of a host poll? (psleep.c) */        \
   }                                                                                                    \
   T __tsan_atomic##n##_exchange(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                                \
+    T old = __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                                               \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, v), RA, old == v);                                    \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_add(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                                 \
+    T old = __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                                                \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, (T)(old + v)), RA, (T)(old + v) == old);              \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_sub(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                                 \
+    T old = __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                                                \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, (T)(old - v)), RA, (T)(old - v) == old);              \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_and(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                                 \
+    T old = __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                                                \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, old & v), RA, (T)(old & v) == old);                   \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_or(volatile T* p, T v, int mo) {                                          \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                                  \
+    T old = __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                                                 \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, old | v), RA, (T)(old | v) == old);                   \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_xor(volatile T* p, T v, int mo) {                                         \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                 \
+    T old = __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                                                \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, (T)(old ^ v)), RA, (T)(old ^ v) == old);              \
+    return old;                                                                                        \
   }                                                                                                    \
   T __tsan_atomic##n##_fetch_nand(volatile T* p, T v, int mo) {                                        \
     (void)mo;                                                                                          \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST);                                                \
+    T old = __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST);                                               \
+    if (!cur_lane) emud_host_op(p, HOST_RMW(old, (T)(~(old & v))), RA, (T)(~(old & v)) == old);        \
+    return old;                                                                                        \
   }                                                                                                    \
   int __tsan_atomic##n##_compare_exchange_strong(volatile T* p, T* c, T v, int mo, int fmo) {          \
     (void)mo, (void)fmo;                                                                               \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+    int ok = __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);              \
+    if (!cur_lane) emud_host_op(p, ok ? HOST_RMW(*c, v) : (uint64_t)*c, RA, !ok);                      \
+    return ok;                                                                                         \
   }                                                                                                    \
   int __tsan_atomic##n##_compare_exchange_weak(volatile T* p, T* c, T v, int mo, int fmo) {            \
     (void)mo, (void)fmo;                                                                               \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    return __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                \
+    int ok = __atomic_compare_exchange_n(p, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);              \
+    if (!cur_lane) emud_host_op(p, ok ? HOST_RMW(*c, v) : (uint64_t)*c, RA, !ok);                      \
+    return ok;                                                                                         \
   }                                                                                                    \
   T __tsan_atomic##n##_compare_exchange_val(volatile T* p, T c, T v, int mo, int fmo) {                \
     (void)mo, (void)fmo;                                                                               \
-    lane_access(p, sizeof(T), AW, RA);                                                                      \
+    lane_access(p, sizeof(T), AW, RA);                                                                 \
     HOST_AT(p, 1);                                                                                     \
-    __atomic_compare_exchange_n(p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                      \
+    T want = c;                                                                                        \
+    int ok = __atomic_compare_exchange_n(p, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
+    if (!cur_lane) emud_host_op(p, ok ? HOST_RMW(want, v) : (uint64_t)c, RA, !ok);                     \
     return c;                                                                                          \
   }
 EMUD_TSAN_ATOMIC(8, uint8_t)

@@ -130,6 +130,25 @@ int emud_client_turn(void);
 // emud_host_poll notes a host thread's atomic or volatile load (psleep.c):
 // a run of the same load seeing the same value is a poll.
 void emud_host_poll(const volatile void* p, uint64_t v, void* pc);
+// emud_host_op notes any atomic operation or lock of a host thread; one
+// that may have taken a lock (may_sleep 0) never sleeps itself.
+void emud_host_op(const volatile void* p, uint64_t v, void* pc, int may_sleep);
+// The values a lock's operations note (pmutex.c, psync.c): a lock's
+// words are not the program's, so any distinct tags do.
+#define EMUD_POLL_LOCK 0x10c0001u
+#define EMUD_POLL_UNLOCK 0x10c0002u
+#define EMUD_POLL_BUSY 0x10c0003u
+#define EMUD_POLL_READ 0x10c0004u
+// Semaphores, read-write locks, spin locks and once calls (psync.c) use
+// pmutex.c's waits: EMUD_H_THREAD_SYNC's call what on obj (out: its a[4]
+// and a[5]), its table of waited objects, a deadline's time left, and
+// psleep.c's retry (1 µs of virtual time).
+#include <time.h>
+int emud_thread_sync(uint64_t what, const void* obj, uint64_t x, uint64_t kind, const char* name, uint64_t out[2]);
+int emud_note_waiter(const void* obj, int d);
+int emud_waiters(const void* obj);
+int64_t emud_time_left(clockid_t clock, const struct timespec* abstime);
+int emud_host_retry(const char* name, void* pc);
 // Host threads' pthread mutexes and condition variables (pmutex.c) wait
 // in virtual time; emud's own C code locks its own mutexes with the C
 // library's calls, never through those interposers.
@@ -140,11 +159,13 @@ int emud_real_mutex_unlock(pthread_mutex_t* m);
 // and its futex waits and wakes.
 #include <time.h>
 int emud_real_nanosleep(const struct timespec* req, struct timespec* rem);
+int emud_real_once(pthread_once_t* o, void (*init)(void));  // and its once calls (psync.c)
 long emud_real_syscall(long n, ...);  // and its futexes (pmutex.c's syscall waits a host thread's in virtual time)
 #ifndef EMUD_PMUTEX_IMPL
 #define syscall emud_real_syscall
 #define pthread_mutex_lock emud_real_mutex_lock
 #define pthread_mutex_unlock emud_real_mutex_unlock
 #define nanosleep emud_real_nanosleep
+#define pthread_once emud_real_once
 #endif
 #endif

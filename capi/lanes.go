@@ -1172,3 +1172,88 @@ func lineAt(rows []lineRow, pc uint64) fileLine {
 // where names a pc for a report: the executable's file:line when
 // addr2line finds it, else the address.
 func where(pc uint64) string { return fmt.Sprintf("%#x", pc) }
+
+// pcCallerLine is the line of the program's own code that pc runs in:
+// where pc is code inlined from a header (std::mutex::lock's
+// pthread_mutex_lock call, std::atomic's load, a lambda inlined into
+// std::thread's start), the innermost of its inlined calls
+// (DW_AT_call_file, DW_AT_call_line) made from a file of the program's,
+// not the C++ library's or emud's own headers; else pcLine's. For
+// reports only: it walks the unit's entries.
+func pcCallerLine(pc uint64) string {
+	own := pcEntry(pc)
+	if pcLines.d == nil || pc <= pcLines.bias || own.show == "" || !systemFile(own.file) {
+		return own.show
+	}
+	d, at := pcLines.d, pc-pcLines.bias-1
+	r := d.Reader()
+	cu, err := r.SeekPC(at)
+	if err != nil || !cu.Children {
+		return own.show
+	}
+	lr, err := d.LineReader(cu)
+	if err != nil || lr == nil {
+		return own.show
+	}
+	files := lr.Files()
+	dir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	covers := func(e *dwarf.Entry) bool {
+		rs, err := d.Ranges(e)
+		if err != nil {
+			return false
+		}
+		for _, rg := range rs {
+			if rg[0] <= at && at < rg[1] {
+				return true
+			}
+		}
+		return false
+	}
+	best := own.show
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			continue // the end of some entry's children
+		}
+		switch e.Tag {
+		case dwarf.TagInlinedSubroutine:
+			if !covers(e) {
+				break
+			}
+			// A call on pc's chain, outermost first: the innermost made
+			// from the program's own file wins.
+			idx, _ := e.Val(dwarf.AttrCallFile).(int64)
+			line, _ := e.Val(dwarf.AttrCallLine).(int64)
+			if idx > 0 && int(idx) < len(files) && files[idx] != nil && line > 0 {
+				file := files[idx].Name
+				if dir != "" && !filepath.IsAbs(file) {
+					file = filepath.Join(dir, file)
+				}
+				if !systemFile(file) {
+					best = file + ":" + strconv.Itoa(int(line))
+				}
+			}
+			continue
+		case dwarf.TagSubprogram, dwarf.TagLexDwarfBlock:
+			if covers(e) {
+				continue // into its children
+			}
+		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructType:
+			continue // functions may be defined inside
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+	return best
+}
+
+// systemFile: a file of the C or C++ library's headers, or emud's own,
+// never the line a report should name for a program's statement.
+func systemFile(f string) bool {
+	return strings.HasPrefix(f, "/usr/include/") || strings.HasPrefix(f, "/usr/lib/") ||
+		strings.HasPrefix(f, "/usr/local/include/") || emudOwnFile(f)
+}

@@ -152,6 +152,16 @@ static int sync_call(uint64_t what, const void* obj, uint64_t x, uint64_t clock,
 
 enum { SYNC_MUTEX_WAIT = 1, SYNC_COND_WAIT = 2, SYNC_WAKE = 3, SYNC_RELEASE = 4, SYNC_ACQUIRE = 5, SYNC_FUTEX_WAIT = 6 };
 
+// For psync.c's semaphores, read-write locks and once calls.
+int emud_thread_sync(uint64_t what, const void* obj, uint64_t x, uint64_t kind, const char* name, uint64_t out[2]) {
+  uint64_t a[16] = {what, (uint64_t)(uintptr_t)obj, x, kind};
+  int rc = emud_host(EMUD_H_THREAD_SYNC, a, name, 0);
+  if (out) out[0] = a[4], out[1] = a[5];
+  return rc;
+}
+int emud_note_waiter(const void* obj, int d) { return note_waiter(obj, d); }
+int emud_waiters(const void* obj) { return waiters(obj); }
+
 // lock_emulated locks m for a host thread in its turn.
 static int lock_emulated(pthread_mutex_t* m) {
   for (;;) {
@@ -177,7 +187,19 @@ static int lock_emulated(pthread_mutex_t* m) {
 
 int pthread_mutex_lock(pthread_mutex_t* m) {
   if (!emulated()) return real_lock(m);
-  return lock_emulated(m);
+  int rc = lock_emulated(m);
+  if (rc == 0) emud_host_op(m, EMUD_POLL_LOCK, __builtin_return_address(0), 0);  // a lock in a loop may poll (psleep.c)
+  return rc;
+}
+
+// A trylock that succeeds is a lock for the race detector; a run of
+// them that fail is a poll.
+int pthread_mutex_trylock(pthread_mutex_t* m) {
+  int rc = real_trylock(m);
+  if (!emulated()) return rc;
+  if (rc == 0 && emud_race_on()) sync_call(SYNC_ACQUIRE, m, 0, 0, "pthread_mutex_trylock", NULL);
+  if (rc == 0 || rc == EBUSY) emud_host_op(m, rc == 0 ? EMUD_POLL_LOCK : EMUD_POLL_BUSY, __builtin_return_address(0), rc != 0);
+  return rc;
 }
 
 static int unlock_emulated(pthread_mutex_t* m) {
@@ -189,7 +211,9 @@ static int unlock_emulated(pthread_mutex_t* m) {
 
 int pthread_mutex_unlock(pthread_mutex_t* m) {
   if (!emulated()) return real_unlock(m);
-  return unlock_emulated(m);
+  int rc = unlock_emulated(m);
+  if (rc == 0) emud_host_poll(m, EMUD_POLL_UNLOCK, __builtin_return_address(0));  // its sleep with the mutex free
+  return rc;
 }
 
 // cond_wait waits for c in virtual time: timeout_ns < 0 none. A timed
@@ -244,6 +268,8 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
 // deadline the program took from the wall clock a moment before. So a
 // seed's run does not depend on that moment (its digest is the same),
 // unless a millisecond boundary falls in it.
+static int64_t left(clockid_t clock, const struct timespec* abstime);
+int64_t emud_time_left(clockid_t clock, const struct timespec* abstime) { return left(clock, abstime); }
 static int64_t left(clockid_t clock, const struct timespec* abstime) {
   struct timespec now;
   if (clock_gettime(clock, &now) != 0) return 0;

@@ -44,13 +44,22 @@ const (
 	syncRelease
 	syncAcquire
 	syncFutexWait
+	syncObjWait
 )
+
+// What a syncObjWait waits for (psync.c's WAIT_*), in its hang report.
+var objWaitText = map[uint64]string{
+	1: "sem_wait on %#x: no sem_post",
+	2: "pthread_rwlock_rdlock of %#x: held for writing, no unlock",
+	3: "pthread_rwlock_wrlock of %#x: held, no unlock",
+}
 
 // threadSyncCall is EMUD_H_THREAD_SYNC: a[0] what, a[1] the object; a
 // mutex wait's a[2] is the owner's thread id (a[4] = 1: lock it
 // natively, its owner is not a host thread in a turn), a condition
 // wait's and a futex wait's the timeout in ns (MaxUint64: none; a[4] =
-// 1: timed out).
+// 1: timed out); an object wait's (psync.c: a semaphore, a read-write
+// lock) also, with a[3] what it waits for and a[5] the ns it waited.
 func threadSyncCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
 	obj := a[1]
 	a[4] = 0
@@ -67,11 +76,19 @@ func threadSyncCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, e
 		act.Await(sim.Wait{List: s.wl, Lo: 0, Hi: 1, Pred: func() bool { return s.gen != g0 },
 			Text: func() string { return fmt.Sprintf("pthread_mutex_lock of %#x, held by %s", obj, o.name) }})
 		s.acquire(act)
-	case syncCondWait, syncFutexWait:
+	case syncCondWait, syncFutexWait, syncObjWait:
 		what, text := "pthread condition variable", "pthread_cond_wait on %#x: no signal or broadcast"
-		if a[0] == syncFutexWait {
+		switch a[0] {
+		case syncFutexWait:
 			what, text = "futex word", "a futex wait on %#x (std::future, std::atomic::wait, std::latch ...): no wake"
+		case syncObjWait:
+			t, ok := objWaitText[a[3]]
+			if !ok {
+				return bad("semaphore or read-write lock", C.EINVAL, fmt.Errorf("unknown wait kind %d (headers and library out of step?)", a[3]))
+			}
+			what, text = "semaphore or read-write lock", t
 		}
+		t0 := act.Now()
 		s := threadSyncOf(obj, what)
 		g0 := s.gen
 		w := sim.Wait{List: s.wl, Lo: 0, Hi: 1, Pred: func() bool { return s.gen != g0 },
@@ -87,6 +104,7 @@ func threadSyncCall(h *host, act *sim.Actor, a []uint64, bad func(string, int, e
 				a[4] = 1
 			}
 		}
+		a[5] = uint64((act.Now() - t0) / sim.Nanosecond)
 		s.acquire(act)
 	case syncWake:
 		s := threadSyncOf(obj, "pthread object")

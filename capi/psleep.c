@@ -10,10 +10,15 @@
 //    to a whole millisecond), and return at once in wall time;
 //  - sched_yield (std::this_thread::yield) sleeps 1 µs of virtual time, so
 //    a yield loop lets virtual time pass for the work it waits for;
-//  - EMUD_HOST_POLL_RUN atomic or volatile loads in a row by the thread
-//    at one site, of one address, seeing one value (emud c++ instruments
-//    host code; lane.c calls emud_host_poll), are a poll: the thread
-//    sleeps 1 µs of virtual time, then goes on polling.
+//  - EMUD_HOST_POLL_RUN atomic operations in a row that repeat a cycle of
+//    at most 8, each at the same site and address seeing and writing the
+//    same values as one cycle before (emud c++ instruments host code;
+//    lane.c calls emud_host_poll for atomic and volatile loads and for
+//    read-modify-writes that change nothing, pmutex.c and psync.c for
+//    locks taken and let go): a flag polled, a failed test-and-set or
+//    compare-and-swap retried, a lock taken to read a flag and let go,
+//    again and again, are a poll: the thread sleeps 1 µs of virtual
+//    time, then goes on. A loop whose values change (a counter) is not.
 // Everywhere else they are the C library's. Partial: a poll on a plain
 // load, or in code built with -fno-sanitize=thread, is still the spin
 // hang (the compiler may keep a plain load's value in a register).
@@ -52,7 +57,7 @@ int emud_real_nanosleep(const struct timespec* req, struct timespec* rem) {
   return real_nanosleep(req, rem);
 }
 
-enum { SLEEP_SLEEP = 1, SLEEP_YIELD = 2, SLEEP_POLL = 3 };
+enum { SLEEP_SLEEP = 1, SLEEP_YIELD = 2, SLEEP_POLL = 3, SLEEP_RETRY = 4 };
 
 // A host thread in its turn, or a rank process's host thread in its own
 // code: a rank process's sleeps and polls are its proxy's, in virtual
@@ -60,11 +65,13 @@ enum { SLEEP_SLEEP = 1, SLEEP_YIELD = 2, SLEEP_POLL = 3 };
 // native: its other threads are not host threads).
 static int sleeps_virtual(void) { return emud_host_turn() || emud_client_turn(); }
 
-// vsleep is EMUD_H_THREAD_SLEEP (psleep.go): ns of virtual time.
-static int vsleep(uint64_t ns, uint64_t why, const char* name) {
-  uint64_t a[16] = {ns, why};
+// vsleep_at is EMUD_H_THREAD_SLEEP (psleep.go): ns of virtual time, why,
+// and the site of a poll or retry (a pc) for its report.
+static int vsleep_at(uint64_t ns, uint64_t why, const char* name, void* pc) {
+  uint64_t a[16] = {ns, why, (uint64_t)(uintptr_t)pc};
   return emud_host(EMUD_H_THREAD_SLEEP, a, name, 0);
 }
+static int vsleep(uint64_t ns, uint64_t why, const char* name) { return vsleep_at(ns, why, name, NULL); }
 
 static int valid(const struct timespec* t) { return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000; }
 
@@ -122,19 +129,54 @@ int sched_yield(void) {
   return real_sched_yield();
 }
 
-// The thread's last polling load: its site, address and value, and how
-// many times in a row it was made.
-static __thread const volatile void* poll_p;
-static __thread uint64_t poll_v;
-static __thread void* poll_pc;
+// The thread's recent atomic operations (host_ops) as keys of their
+// address, site and values; run[L] counts the operations in a row that
+// repeat the one L before them, so a loop of L operations that sees and
+// writes the same values each time (a flag polled; a lock taken, a flag
+// read under it and the lock let go) keeps run[L] growing. poll_n counts
+// the operations in a row made inside such a cycle.
+#define HOST_CYCLE 8
+static __thread uint64_t host_ops[HOST_CYCLE];
+static __thread unsigned host_op_n;
+static __thread unsigned run[HOST_CYCLE + 1];
 static __thread int poll_n;
 
-void emud_host_poll(const volatile void* p, uint64_t v, void* pc) {
-  if (p != poll_p || v != poll_v || pc != poll_pc) {
-    poll_p = p, poll_v = v, poll_pc = pc, poll_n = 1;
+static uint64_t op_key(const volatile void* p, uint64_t v, void* pc) {
+  uint64_t k = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+  k ^= (v + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+  k ^= (uint64_t)(uintptr_t)pc * 0xff51afd7ed558ccdull;
+  return k ^ (k >> 29);
+}
+
+// emud_host_op notes one: may_sleep is 0 for one that may have taken a
+// lock (a read-modify-write that changed the word, a pthread lock), so
+// that the poll's sleep comes at a later one (the unlock), with the lock
+// free for the threads it lets run.
+void emud_host_op(const volatile void* p, uint64_t v, void* pc, int may_sleep) {
+  const uint64_t k = op_key(p, v, pc);
+  int cycle = 0;
+  for (unsigned l = 1; l <= HOST_CYCLE; l++) {
+    if (host_op_n >= l && host_ops[(host_op_n - l) % HOST_CYCLE] == k) {
+      if (++run[l] >= l) cycle = 1;
+    } else {
+      run[l] = 0;
+    }
+  }
+  host_ops[host_op_n++ % HOST_CYCLE] = k;
+  if (!cycle) {
+    poll_n = 0;
     return;
   }
-  if (++poll_n < EMUD_HOST_POLL_RUN) return;
+  if (++poll_n < EMUD_HOST_POLL_RUN || !may_sleep) return;
   poll_n = 0;
-  if (sleeps_virtual()) vsleep(EMUD_YIELD_NS, SLEEP_POLL, "a poll of its own");
+  if (sleeps_virtual()) vsleep_at(EMUD_YIELD_NS, SLEEP_POLL, "a poll of its own", pc);
+}
+
+void emud_host_poll(const volatile void* p, uint64_t v, void* pc) { emud_host_op(p, v, pc, 1); }
+
+// emud_host_retry sleeps 1 µs of virtual time between two tries of a
+// lock or a once in progress (psync.c): 0, or not a host thread's turn.
+int emud_host_retry(const char* name, void* pc) {
+  if (!emud_host_turn()) return -1;
+  return vsleep_at(EMUD_YIELD_NS, SLEEP_RETRY, name, pc);
 }

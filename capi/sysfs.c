@@ -26,6 +26,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+// emud's own once call, never a host thread's (psync.c).
+int emud_real_once(pthread_once_t* o, void (*init)(void));
+
 // The node's GPU count when EMUD_GPUS is unset or out of range (the
 // emulation's first call then refuses a bad EMUD_GPUS, naming it).
 #define KFD_NODE_GPUS 8
@@ -246,7 +249,7 @@ static const char* served(const char* path, char* buf, size_t cap) {
   for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
     size_t n = strlen(prefixes[i]);
     if (strncmp(path, prefixes[i], n) != 0 || (path[n] != '\0' && path[n] != '/')) continue;
-    pthread_once(&tree_once, make_tree);
+    emud_real_once(&tree_once, make_tree);
     if (!tree[0]) return path;
     if (snprintf(buf, cap, "%s%s", tree, path + n) >= (int)cap) return path;
     return buf;

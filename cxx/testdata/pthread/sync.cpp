@@ -17,9 +17,10 @@
 //             while the main thread fills it, with nothing between them
 //             (a data race under EMUD_RACE=1);
 //   lockloop: a loop of a lock, a hipDeviceSynchronize with nothing to
-//             wait for and an unlock, for a flag nobody sets: the call
-//             watch's hang, under EMUD_RACE=1 too (the detector's calls
-//             at each lock and unlock are not steps of the loop);
+//             wait for and an unlock, for a flag nobody sets: a poll of
+//             the thread's own (a cycle of locks that see the same each
+//             time: psleep.c), so virtual time passes, and the
+//             watchdog's hang names its line, under EMUD_RACE=1 too;
 //   atexit:   a global object's destructor, which runs after the end of
 //             run, locks a mutex, yields and sleeps: natively, as the
 //             emulation has ended (under EMUD_RACE=1 too);
