@@ -287,8 +287,9 @@
 // unlock and each signal releases a synchronisation of the object that
 // each lock and each return from a wait acquires (the unique id handed
 // over with a buffer that rank 0 filled: race-clean); those calls are no
-// steps of a loop for the call watch (sync.cpp lockloop: a loop of a lock,
-// an inert call and an unlock is still its hang). Host threads that
+// steps of a loop for the call watch, and a loop of a lock, an inert call
+// and an unlock for a flag nobody sets is a poll (below), the watchdog's
+// hang naming its line (sync.cpp lockloop). Host threads that
 // lock two mutexes in opposite orders are a deadlock report naming each
 // wait and the mutex's owner. emud's own C code locks its mutexes with
 // the C library's calls (lane.h). Partial: a wait whose unlock or signal
@@ -318,6 +319,27 @@
 // hide a race, never invent one. Partial: a rank process's host atomics
 // are not seen (its calls run on its proxy thread).
 //
+// Semaphores, read-write locks, spin locks and once calls (psync.c) wait
+// in virtual time the same way; glibc waits for them on futexes of its
+// own, not through syscall(), so each was a spin hang of a correct
+// program (cxx/testdata/pthread/locks.cpp). For a host thread in its
+// turn: sem_wait, sem_timedwait and sem_clockwait take the semaphore if
+// its count is above zero, and otherwise wait for another host thread's
+// sem_post and try again; pthread_rwlock_rdlock and _wrlock (and their
+// timed and clock forms: std::shared_mutex, std::shared_timed_mutex) try
+// the lock and wait for an unlock; a timed one waits at most its time
+// left, as a condition variable's; a semaphore nobody posts is a
+// deadlock report naming each sem_wait. pthread_spin_lock, and
+// pthread_once (std::call_once) whose initialiser another host thread is
+// running, retry each µs of virtual time (a lock never unlocked is the
+// watchdog's hang naming the retries). For the race detector a post, an
+// unlock and the end of a once's initialiser release what a wait's or
+// lock's return and a once's return acquire (a std::call_once that
+// publishes a buffer: race-clean; locks.cpp sem_racy, the readers not
+// waiting: a race). Partial: a post or unlock by a thread emud does not
+// run never wakes a virtual-time waiter; a process-shared semaphore
+// between rank processes is glibc's.
+//
 // # Sleeps, yields and polls
 //
 // A host thread's sleeps, yields and polls in its own code pass in
@@ -328,21 +350,34 @@
 // (std::this_thread::sleep_for) sleep their time as virtual time and
 // return at once (an absolute clock_nanosleep sleeps its time left,
 // rounded up to a whole millisecond, then what is left of its deadline
-// natively); sched_yield (std::this_thread::yield) sleeps 1 µs; and 64
-// atomic or volatile loads in a row at one site, of one address, seeing
-// one value (emud c++ instruments host code as lane code; lane.c calls
-// emud_host_poll) are a poll that sleeps 1 µs, then polls on. So a host
-// thread that waits for another with sleep_for(1ms) between reads of an
-// atomic flag, with yields, or spinning on an atomic or volatile flag
-// (a word of hipHostMalloc memory a kernel sets included) lets the others
-// run, where it held its turn until the spin watch's report before
-// (cxx/testdata/pthread/poll.cpp); a flag nobody sets is the watchdog's
-// hang, naming the poll. Partial: a host loop on a plain load, or one
-// built with -fno-sanitize=thread, is still the spin hang (the compiler
-// may keep a plain load's value in a register, so natively it may never
-// end either); a program whose host code loads one atomic word 64 times
-// in a row for another reason pauses 1 µs of virtual time there. emud's
-// own C code sleeps natively (lane.h).
+// natively); sched_yield (std::this_thread::yield) sleeps 1 µs; and a
+// loop of a host thread's atomic operations and locks that sees and
+// leaves the same values each time is a poll that sleeps 1 µs every 64
+// of them, then goes on. emud c++ instruments host code as lane code:
+// lane.c notes each atomic or volatile load, store and read-modify-write
+// (emud_host_op), pmutex.c and psync.c each lock taken and let go, and
+// psleep.c keeps the thread's last 8 as keys of address, site and values;
+// 64 in a row that each repeat the one 1 to 8 before them are the poll.
+// The sleep never comes right after an operation that may have taken a
+// lock (a lock, a read-modify-write that changed its word), but at the
+// next one, with the lock let go, so the threads it lets run can take it.
+// So a host thread that waits for another with sleep_for(1ms) between
+// reads of an atomic flag, with yields, spinning on an atomic or volatile
+// flag (a word of hipHostMalloc memory a kernel sets included), on a
+// test-and-set lock of its own, a try_lock loop, or a lock taken to read
+// a flag and let go, lets the others run, where it held its turn until
+// the spin watch's report before (cxx/testdata/pthread/poll.cpp,
+// locks.cpp); a flag nobody sets is the watchdog's hang, naming the poll
+// and its line (the program's statement: where the site is code inlined
+// from a header, the innermost inlined call made from the program's own
+// file, from the DWARF entries). Partial: a host loop on a plain load, or
+// one built with -fno-sanitize=thread, is still the spin hang (the
+// compiler may keep a plain load's value in a register, so natively it
+// may never end either); a loop whose values change (a counter) is no
+// poll, however long; a program whose host code repeats such a cycle 64
+// times for another reason (a lock taken and let go in a loop of work)
+// pauses 1 µs of virtual time there. emud's own C code sleeps natively
+// (lane.h).
 //
 // # The KFD view
 //
