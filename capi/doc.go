@@ -340,6 +340,22 @@
 // run never wakes a virtual-time waiter; a process-shared semaphore
 // between rank processes is glibc's.
 //
+// Threads the main thread starts before its first call (above) run
+// natively until adopted, so a wait of theirs (a condition variable, a
+// mutex, a semaphore, a read-write or spin lock, a futex, a once, a
+// pthread barrier once the emulation is built) may begin before the
+// adoption and would then hold the turn the adoption gives the thread
+// while the thread it waits for waits for one (every handover of
+// locks.cpp was a spin hang so). Such a thread waits natively in slices
+// of a millisecond (lane.c emud_early_unattached; a condition wait on a
+// mutex of its own, so that glibc never takes the program's mutex back
+// unsliced, and the slice's end a spurious wake-up), and at a slice's
+// end, once adopted, calls in with the program's mutex let go
+// (emud_early_attach), its later waits in virtual time (locks.cpp's
+// modes with "early", TestPthreadLocks). Partial: a pthread barrier
+// entered before the emulation is built, and any other native wait (a
+// pipe's read), are still glibc's.
+//
 // # Sleeps, yields and polls
 //
 // A host thread's sleeps, yields and polls in its own code pass in

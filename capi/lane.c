@@ -870,6 +870,50 @@ int emud_early_pending(void) {
   return p;
 }
 
+// emud_early_unattached says whether the calling thread is an early
+// thread that has not called in yet, adopted or still waiting for its
+// adoption. A wait of its own in glibc (a condition variable, a mutex, a
+// semaphore, a futex) begun before the adoption would hold the turn the
+// adoption gives it while the thread it waits for waits for a turn: the
+// interposers (pmutex.c, psync.c, pbarrier.c) wait natively in slices of
+// a millisecond instead, and at each slice's end call in
+// (emud_early_attach) once adopted, and wait in virtual time.
+int emud_early_unattached(void) {
+  if (my_early < 0 || host_id >= 0 || forked || in_emud || cur_lane) return 0;
+  pthread_mutex_lock(&tr_mu);
+  int st = early[my_early].state;
+  pthread_mutex_unlock(&tr_mu);
+  return st == EARLY_RUNNING || st == EARLY_ADOPTED;
+}
+
+// emud_early_attach: an adopted early thread that has not called in does
+// (EMUD_H_START: its first turn), so that it is a host thread in its turn
+// (1); 0 if it is not one or not adopted yet.
+int emud_early_attach(void) {
+  if (my_early < 0 || host_id >= 0 || forked || in_emud || cur_lane || !emud_started()) return 0;
+  pthread_mutex_lock(&tr_mu);
+  int st = early[my_early].state;
+  pthread_mutex_unlock(&tr_mu);
+  if (st != EARLY_ADOPTED) return 0;
+  uint64_t a[16] = {0};
+  emud_host(EMUD_H_START, a, "its first wait", 0);
+  return host_id >= 0;
+}
+
+// emud_early_slice sets at to the end of an early thread's next native
+// slice of a wait on clock: a millisecond from now, or the caller's own
+// deadline (NULL: none) if sooner; 1 when it is the caller's.
+int emud_early_slice(clockid_t clock, const struct timespec* deadline, struct timespec* at) {
+  clock_gettime(clock, at);
+  at->tv_nsec += 1000000;
+  if (at->tv_nsec >= 1000000000) at->tv_sec++, at->tv_nsec -= 1000000000;
+  if (deadline && (deadline->tv_sec < at->tv_sec || (deadline->tv_sec == at->tv_sec && deadline->tv_nsec <= at->tv_nsec))) {
+    *at = *deadline;
+    return 1;
+  }
+  return 0;
+}
+
 // emud_early_id is the host of an adopted early thread calling in for the
 // first time (and becomes its host_id), or -1.
 int emud_early_id(void) {

@@ -149,6 +149,11 @@ int emud_note_waiter(const void* obj, int d);
 int emud_waiters(const void* obj);
 int64_t emud_time_left(clockid_t clock, const struct timespec* abstime);
 int emud_host_retry(const char* name, void* pc);
+// An early thread not yet called in waits natively in slices, and calls
+// in once adopted (lane.c).
+int emud_early_unattached(void);
+int emud_early_attach(void);
+int emud_early_slice(clockid_t clock, const struct timespec* deadline, struct timespec* at);
 // Host threads' pthread mutexes and condition variables (pmutex.c) wait
 // in virtual time; emud's own C code locks its own mutexes with the C
 // library's calls, never through those interposers.

@@ -49,6 +49,7 @@
 static int (*real_lock_fn)(pthread_mutex_t*);
 static int (*real_unlock_fn)(pthread_mutex_t*);
 static int (*real_trylock_fn)(pthread_mutex_t*);
+static int (*real_timedlock)(pthread_mutex_t*, const struct timespec*);
 static int (*real_cond_wait)(pthread_cond_t*, pthread_mutex_t*);
 static int (*real_cond_timedwait)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*);
 static int (*real_cond_clockwait)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*);
@@ -72,6 +73,7 @@ static void resolve(void) {
   real_lock_fn = (int (*)(pthread_mutex_t*))dlsym(RTLD_NEXT, "pthread_mutex_lock");
   real_unlock_fn = (int (*)(pthread_mutex_t*))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
   real_trylock_fn = (int (*)(pthread_mutex_t*))dlsym(RTLD_NEXT, "pthread_mutex_trylock");
+  real_timedlock = (int (*)(pthread_mutex_t*, const struct timespec*))dlsym(RTLD_NEXT, "pthread_mutex_timedlock");
   real_cond_wait = (int (*)(pthread_cond_t*, pthread_mutex_t*))real_sym("pthread_cond_wait");
   real_cond_timedwait = (int (*)(pthread_cond_t*, pthread_mutex_t*, const struct timespec*))real_sym("pthread_cond_timedwait");
   real_cond_clockwait = (int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const struct timespec*))dlsym(RTLD_NEXT, "pthread_cond_clockwait");
@@ -186,7 +188,19 @@ static int lock_emulated(pthread_mutex_t* m) {
 }
 
 int pthread_mutex_lock(pthread_mutex_t* m) {
-  if (!emulated()) return real_lock(m);
+  if (!emulated()) {
+    if (!emud_early_unattached()) return real_lock(m);
+    // An early thread (lane.c): natively, in slices, until it is adopted.
+    for (;;) {
+      int rc = real_trylock(m);
+      if (rc != EBUSY) return rc;
+      if (emud_early_attach()) break;
+      struct timespec at;
+      emud_early_slice(CLOCK_REALTIME, NULL, &at);
+      rc = real_timedlock(m, &at);
+      if (rc != ETIMEDOUT) return rc;
+    }
+  }
   int rc = lock_emulated(m);
   if (rc == 0) emud_host_op(m, EMUD_POLL_LOCK, __builtin_return_address(0), 0);  // a lock in a loop may poll (psleep.c)
   return rc;
@@ -196,7 +210,9 @@ int pthread_mutex_lock(pthread_mutex_t* m) {
 // them that fail is a poll.
 int pthread_mutex_trylock(pthread_mutex_t* m) {
   int rc = real_trylock(m);
-  if (!emulated()) return rc;
+  // An early thread's try_lock loop calls in once it is adopted (lane.c),
+  // so that the loop is a host poll and lets the owner run.
+  if (!emulated() && (rc != EBUSY || !emud_early_unattached() || !emud_early_attach())) return rc;
   if (rc == 0 && emud_race_on()) sync_call(SYNC_ACQUIRE, m, 0, 0, "pthread_mutex_trylock", NULL);
   if (rc == 0 || rc == EBUSY) emud_host_op(m, rc == 0 ? EMUD_POLL_LOCK : EMUD_POLL_BUSY, __builtin_return_address(0), rc != 0);
   return rc;
@@ -253,8 +269,40 @@ static int native_timedwait(pthread_cond_t* c, pthread_mutex_t* m, void* arg) {
   return real_cond_timedwait(c, m, ((struct deadline*)arg)->at);
 }
 
+static int valid_ts(const struct timespec* t);
+
+// early_cond_wait is an early thread's wait (lane.c): it lets the mutex
+// go, waits on the condition natively for a millisecond (or to the
+// caller's deadline if sooner) with a mutex of its own, and locks the
+// mutex again through pthread_mutex_lock, whose early path waits in
+// slices too. The end of the slice is a spurious wake-up (POSIX allows
+// them: the caller loops on its predicate). glibc's own wait would take
+// the mutex back natively, unsliced, and hold the thread there while its
+// owner, a host thread, waited for the turn the adoption gave this one.
+// Once adopted, the thread calls in with the mutex let go, and its next
+// wait is in virtual time.
+static int early_cond_wait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock, const struct timespec* deadline) {
+  static __thread pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
+  struct timespec at;
+  const int mine = emud_early_slice(clock, deadline, &at);
+  int rc = real_unlock(m);
+  if (rc != 0) return rc;
+  if (!emud_early_attach()) {
+    real_lock(&own);
+    rc = real_cond_clockwait ? real_cond_clockwait(c, &own, clock, &at) : real_cond_timedwait(c, &own, &at);
+    real_unlock(&own);
+  }
+  int lrc = pthread_mutex_lock(m);
+  if (lrc != 0) return lrc;
+  return rc == ETIMEDOUT && mine ? ETIMEDOUT : 0;
+}
+
 int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
+  if (!emulated() && emud_early_unattached()) {
+    int rc = early_cond_wait(c, m, CLOCK_MONOTONIC, NULL);
+    if (rc >= 0) return rc;
+  }
   if (emulated()) {
     int rc = cond_wait(c, m, -1, "pthread_cond_wait", NULL, NULL);
     if (rc >= 0) return rc;
@@ -282,6 +330,11 @@ static int64_t left(clockid_t clock, const struct timespec* abstime) {
 
 int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock, const struct timespec* abstime) {
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
+  if (!emulated() && emud_early_unattached() && abstime && valid_ts(abstime) &&
+      (clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC)) {
+    int rc = early_cond_wait(c, m, clock, abstime);
+    if (rc >= 0) return rc;
+  }
   if (emulated() && abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000 &&
       (clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC)) {
     struct deadline d = {clock, abstime};
@@ -294,13 +347,17 @@ int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t cloc
 
 int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const struct timespec* abstime) {
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
-  if (emulated() && abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000) {
-    clockid_t clock = CLOCK_REALTIME;
+  clockid_t clock = CLOCK_REALTIME;
 #ifdef __GLIBC__
-    // pthread_condattr_setclock's clock: bit 1 of the wait references
-    // word in glibc's condition variables since 2.25.
-    if (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2) clock = CLOCK_MONOTONIC;
+  // pthread_condattr_setclock's clock: bit 1 of the wait references
+  // word in glibc's condition variables since 2.25.
+  if (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2) clock = CLOCK_MONOTONIC;
 #endif
+  if (!emulated() && emud_early_unattached() && abstime && valid_ts(abstime)) {
+    int rc = early_cond_wait(c, m, clock, abstime);
+    if (rc >= 0) return rc;
+  }
+  if (emulated() && abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000) {
     struct deadline d = {clock, abstime};
     int rc = cond_wait(c, m, left(clock, abstime), "pthread_cond_timedwait", native_timedwait, &d);
     if (rc >= 0) return rc;
@@ -359,9 +416,39 @@ long emud_real_syscall(long n, ...) {
   return native_syscall(n, x);
 }
 
+// early_futex_wait is an early thread's FUTEX_WAIT (lane.c): natively, a
+// millisecond at a time (or to its own timeout if sooner), whose end is
+// a spurious wake-up (futex users re-check their word); -2 once the
+// thread has called in, for the wait in virtual time.
+static long early_futex_wait(long n, const long x[6]) {
+  if (emud_early_attach()) return -2;
+  const int op = (int)x[1] & FUTEX_CMD_MASK;
+  const struct timespec* ts = (const struct timespec*)x[3];
+  if (ts && !valid_ts(ts)) return native_syscall(n, x);
+  long y[6] = {x[0], x[1], x[2], x[3], x[4], x[5]};
+  struct timespec slice;
+  int mine;
+  if (op == FUTEX_WAIT) {  // a relative timeout
+    mine = ts && (ts->tv_sec == 0 && ts->tv_nsec <= 1000000);
+    slice = mine ? *ts : (struct timespec){0, 1000000};
+  } else {
+    const clockid_t clock = ((int)x[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+    mine = emud_early_slice(clock, ts, &slice);
+  }
+  y[3] = (long)&slice;
+  long r = native_syscall(n, y);
+  if (r == -1 && errno == ETIMEDOUT && !mine) return 0;
+  return r;
+}
+
 long syscall(long n, ...) {
   syscall_args(n, x);
   if (!__atomic_load_n(&real_cond_broadcast, __ATOMIC_ACQUIRE)) resolve();
+  if (n == SYS_futex && x[0] != 0 && !emulated() &&
+      ((x[1] & FUTEX_CMD_MASK) == FUTEX_WAIT || (x[1] & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET) && emud_early_unattached()) {
+    long r = early_futex_wait(n, x);
+    if (r != -2) return r;
+  }
   if (n == SYS_futex && x[0] != 0 && emulated()) {
     uint32_t* word = (uint32_t*)x[0];
     const int op = (int)x[1] & FUTEX_CMD_MASK;

@@ -63,7 +63,9 @@ enum { SLEEP_SLEEP = 1, SLEEP_YIELD = 2, SLEEP_POLL = 3, SLEEP_RETRY = 4 };
 // code: a rank process's sleeps and polls are its proxy's, in virtual
 // time, as a rank thread's are (its mutexes and condition variables stay
 // native: its other threads are not host threads).
-static int sleeps_virtual(void) { return emud_host_turn() || emud_client_turn(); }
+// An early thread that the adoption made a host thread calls in here
+// (lane.c), or its sleep loop would hold the turn it was given.
+static int sleeps_virtual(void) { return emud_host_turn() || emud_client_turn() || emud_early_attach(); }
 
 // vsleep_at is EMUD_H_THREAD_SLEEP (psleep.go): ns of virtual time, why,
 // and the site of a poll or retry (a pc) for its report.

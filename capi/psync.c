@@ -147,6 +147,33 @@ static int take(void* obj, const struct taker* k, clockid_t clock, const struct 
   return rc;
 }
 
+// early_take is an early thread's wait (lane.c): natively, a millisecond
+// at a time (or to the caller's deadline if sooner), until it is taken
+// or the thread has called in (-1: wait in virtual time).
+static int early_take(void* obj, const struct taker* k, clockid_t clock, const struct timespec* at) {
+  for (;;) {
+    int rc = k->try_take(obj);
+    if (rc != k->busy) return rc;
+    if (emud_early_attach()) return -1;
+    struct timespec slice;
+    const int mine = emud_early_slice(clock, at, &slice);
+    rc = k->native(obj, clock, &slice);
+    if (rc != ETIMEDOUT || mine) return rc;
+  }
+}
+
+// lock is an interposer's path for a host thread in its turn, or an
+// early thread (natively in slices until it calls in); -2 for neither
+// (the C library's call).
+static int lock(void* obj, const struct taker* k, clockid_t clock, const struct timespec* at, const char* name) {
+  if (!emud_host_turn()) {
+    if (!emud_early_unattached()) return -2;
+    int rc = early_take(obj, k, clock, at);
+    if (rc != -1) return rc;
+  }
+  return take(obj, k, clock, at, name);
+}
+
 // Semaphores report through errno, -1 on failure.
 static int sem_try(void* s) { return real_sem_trywait(s) == 0 ? 0 : errno; }
 static int sem_native(void* s, clockid_t clock, const struct timespec* at) {
@@ -162,24 +189,25 @@ static int sem_native(void* s, clockid_t clock, const struct timespec* at) {
 static const struct taker sem_taker = {sem_try, sem_native, EAGAIN, WAIT_SEM};
 
 static int sem_take(sem_t* s, clockid_t clock, const struct timespec* at, const char* name) {
-  int rc = take(s, &sem_taker, clock, at, name);
-  if (rc == 0) return 0;
+  int rc = lock(s, &sem_taker, clock, at, name);
+  if (rc == 0 || rc == -2) return rc;
   errno = rc;
   return -1;
 }
 
 int sem_wait(sem_t* s) {
   resolve();
-  if (!emud_host_turn()) return real_sem_wait(s);
   int rc = sem_take(s, CLOCK_REALTIME, NULL, "sem_wait");
-  if (rc == 0) emud_host_op(s, EMUD_POLL_LOCK, RA, 0);
+  if (rc == -2) return real_sem_wait(s);
+  if (rc == 0 && emud_host_turn()) emud_host_op(s, EMUD_POLL_LOCK, RA, 0);
   return rc;
 }
 
 int sem_timedwait(sem_t* s, const struct timespec* at) {
   resolve();
-  if (!emud_host_turn() || !valid(at)) return real_sem_timedwait(s, at);
-  return sem_take(s, CLOCK_REALTIME, at, "sem_timedwait");
+  if (!valid(at)) return real_sem_timedwait(s, at);
+  int rc = sem_take(s, CLOCK_REALTIME, at, "sem_timedwait");
+  return rc == -2 ? real_sem_timedwait(s, at) : rc;
 }
 
 int sem_clockwait(sem_t* s, clockid_t clock, const struct timespec* at) {
@@ -188,9 +216,9 @@ int sem_clockwait(sem_t* s, clockid_t clock, const struct timespec* at) {
     errno = ENOSYS;
     return -1;
   }
-  if (!emud_host_turn() || !valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
-    return real_sem_clockwait(s, clock, at);
-  return sem_take(s, clock, at, "sem_clockwait");
+  if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_sem_clockwait(s, clock, at);
+  int rc = sem_take(s, clock, at, "sem_clockwait");
+  return rc == -2 ? real_sem_clockwait(s, clock, at) : rc;
 }
 
 int sem_trywait(sem_t* s) {
@@ -230,46 +258,48 @@ static const struct taker wr_taker = {wr_try, wr_native, EBUSY, WAIT_WRITE};
 
 int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
   resolve();
-  if (!emud_host_turn()) return real_rdlock(l);
-  int rc = take(l, &rd_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_rdlock");
-  if (rc == 0) emud_host_op(l, EMUD_POLL_READ, RA, 0);
+  int rc = lock(l, &rd_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_rdlock");
+  if (rc == -2) return real_rdlock(l);
+  if (rc == 0 && emud_host_turn()) emud_host_op(l, EMUD_POLL_READ, RA, 0);
   return rc;
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
   resolve();
-  if (!emud_host_turn()) return real_wrlock(l);
-  int rc = take(l, &wr_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_wrlock");
-  if (rc == 0) emud_host_op(l, EMUD_POLL_LOCK, RA, 0);
+  int rc = lock(l, &wr_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_wrlock");
+  if (rc == -2) return real_wrlock(l);
+  if (rc == 0 && emud_host_turn()) emud_host_op(l, EMUD_POLL_LOCK, RA, 0);
   return rc;
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* at) {
   resolve();
-  if (!emud_host_turn() || !valid(at)) return real_timedrdlock(l, at);
-  return take(l, &rd_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedrdlock");
+  if (!valid(at)) return real_timedrdlock(l, at);
+  int rc = lock(l, &rd_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedrdlock");
+  return rc == -2 ? real_timedrdlock(l, at) : rc;
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* at) {
   resolve();
-  if (!emud_host_turn() || !valid(at)) return real_timedwrlock(l, at);
-  return take(l, &wr_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedwrlock");
+  if (!valid(at)) return real_timedwrlock(l, at);
+  int rc = lock(l, &wr_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedwrlock");
+  return rc == -2 ? real_timedwrlock(l, at) : rc;
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const struct timespec* at) {
   resolve();
   if (!real_clockrdlock) return ENOSYS;
-  if (!emud_host_turn() || !valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
-    return real_clockrdlock(l, clock, at);
-  return take(l, &rd_taker, clock, at, "pthread_rwlock_clockrdlock");
+  if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_clockrdlock(l, clock, at);
+  int rc = lock(l, &rd_taker, clock, at, "pthread_rwlock_clockrdlock");
+  return rc == -2 ? real_clockrdlock(l, clock, at) : rc;
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const struct timespec* at) {
   resolve();
   if (!real_clockwrlock) return ENOSYS;
-  if (!emud_host_turn() || !valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
-    return real_clockwrlock(l, clock, at);
-  return take(l, &wr_taker, clock, at, "pthread_rwlock_clockwrlock");
+  if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_clockwrlock(l, clock, at);
+  int rc = lock(l, &wr_taker, clock, at, "pthread_rwlock_clockwrlock");
+  return rc == -2 ? real_clockwrlock(l, clock, at) : rc;
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t* l) {
@@ -303,7 +333,17 @@ int pthread_rwlock_unlock(pthread_rwlock_t* l) {
 // Spin locks: retried each µs of virtual time while taken.
 int pthread_spin_lock(pthread_spinlock_t* l) {
   resolve();
-  if (!emud_host_turn()) return real_spin_lock(l);
+  if (!emud_host_turn()) {
+    if (!emud_early_unattached()) return real_spin_lock(l);
+    // An early thread (lane.c): natively until it calls in.
+    for (;;) {
+      int rc = real_spin_trylock(l);
+      if (rc != EBUSY) return rc;
+      if (emud_early_attach()) break;
+      const struct timespec pause = {0, 50000};
+      emud_real_nanosleep(&pause, NULL);
+    }
+  }
   for (;;) {
     int rc = real_spin_trylock(l);
     if (rc == 0) {
@@ -349,8 +389,19 @@ static void once_trampoline(void) {
   void (*fn)(void) = once_fn;
   pthread_once_t* o = once_obj;
   fn();
-  // Only a host thread in its turn comes here (pthread_once below).
-  if (emud_race_on()) emud_thread_sync(SYNC_RELEASE, o, 0, 0, "pthread_once", NULL);
+  // A host thread in its turn, or an early thread that became one in
+  // the initialiser (its first call, which may have built the emulation).
+  if (emud_host_turn() && emud_race_on()) emud_thread_sync(SYNC_RELEASE, o, 0, 0, "pthread_once", NULL);
+}
+
+// run_once runs the initialiser through the trampoline, so that its end
+// releases for the race detector.
+static int run_once(pthread_once_t* o, void (*init)(void)) {
+  once_fn = init;
+  once_obj = o;
+  int rc = real_once(o, once_trampoline);
+  if (rc == 0 && emud_host_turn()) acquired(o, "pthread_once");
+  return rc;
 }
 
 int emud_real_once(pthread_once_t* o, void (*init)(void)) {
@@ -360,7 +411,19 @@ int emud_real_once(pthread_once_t* o, void (*init)(void)) {
 
 int pthread_once(pthread_once_t* o, void (*init)(void)) {
   resolve();
-  if (!emud_host_turn()) return real_once(o, init);
+  if (!emud_host_turn()) {
+    if (!emud_early_unattached()) return real_once(o, init);
+    // An early thread (lane.c): an initialiser another thread runs is
+    // waited for natively until this one calls in.
+    for (;;) {
+      const int v = __atomic_load_n((int*)o, __ATOMIC_ACQUIRE);
+      if (v & ONCE_DONE) return real_once(o, init);
+      if (!(v & ONCE_INPROGRESS)) return run_once(o, init);
+      if (emud_early_attach()) break;
+      const struct timespec pause = {0, 50000};
+      emud_real_nanosleep(&pause, NULL);
+    }
+  }
   for (;;) {
     const int v = __atomic_load_n((int*)o, __ATOMIC_ACQUIRE);
     if (v & ONCE_DONE) {
@@ -372,9 +435,5 @@ int pthread_once(pthread_once_t* o, void (*init)(void)) {
     // emud call needs turns to finish it.
     if (emud_host_retry("pthread_once", RA) != 0) return real_once(o, init);
   }
-  once_fn = init;
-  once_obj = o;
-  int rc = real_once(o, once_trampoline);
-  if (rc == 0) acquired(o, "pthread_once");
-  return rc;
+  return run_once(o, init);
 }

@@ -137,20 +137,24 @@ func TestSleepRanksForked(t *testing.T) {
 // capi/psync.c, the host cycles of psleep.c). Each passes, race-clean
 // under EMUD_RACE=1, where before all but the C++20 ones were a spin
 // hang (or, under the detector, ran on unreported) and call_once was a
-// false race. A semaphore nobody posts is a deadlock report naming the
+// false race; each also with the threads started before the program's
+// first HIP call (early), whose first waits begin natively, before the
+// emulation adopts them, where before every mode was a spin hang. A semaphore nobody posts is a deadlock report naming the
 // waits, a spin lock never unlocked the watchdog's naming the retries,
 // and the semaphore's twin whose readers do not wait is a race.
 func TestPthreadLocks(t *testing.T) {
 	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "pthread", "locks.cpp"), "-O2", "-std=c++20", "-Wall", "-Werror")
-	for _, mode := range []string{"sem", "rwlock", "shared", "spin", "flag", "mutex", "trylock", "csem", "barrier", "once"} {
+	for _, mode := range []string{"sem", "rwlock", "shared", "spin", "flag", "mutex", "trylock", "cv", "csem", "barrier", "once"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			for _, race := range []string{"0", "1"} {
-				r := runFull(t, prog, mode, "EMUD_RACE="+race, "EMUD_SPIN_LIMIT=5s")
-				require.Equal(t, 0, r.code, "EMUD_RACE=%s; stdout:\n%s\nstderr:\n%s", race, r.stdout, r.stderr)
-				assert.Contains(t, r.stdout, "locks "+mode+": 4 of 4 ranks read the buffer: PASS")
-				assert.NotContains(t, r.stderr, "data race")
+			for _, start := range []string{"main", "early"} {
+				for _, race := range []string{"0", "1"} {
+					r := runFull(t, prog, mode, start, "EMUD_RACE="+race, "EMUD_SPIN_LIMIT=5s")
+					require.Equal(t, 0, r.code, "%s EMUD_RACE=%s; stdout:\n%s\nstderr:\n%s", start, race, r.stdout, r.stderr)
+					assert.Contains(t, r.stdout, "locks "+mode+": 4 of 4 ranks read the buffer: PASS")
+					assert.NotContains(t, r.stderr, "data race")
+				}
 			}
 		})
 	}
@@ -177,9 +181,11 @@ func TestPthreadLocks(t *testing.T) {
 		})
 	}
 	t.Run("same_seed", func(t *testing.T) {
-		a := runFull(t, prog, "rwlock", "EMUD_SUMMARY=1", "EMUD_SEED=5", "EMUD_PERTURB=1")
-		b := runFull(t, prog, "rwlock", "EMUD_SUMMARY=1", "EMUD_SEED=5", "EMUD_PERTURB=1")
-		require.Equal(t, 0, a.code, a.stderr)
-		assert.Equal(t, digestOf(t, a.stderr), digestOf(t, b.stderr))
+		for _, start := range []string{"main", "early"} {
+			a := runFull(t, prog, "rwlock", start, "EMUD_SUMMARY=1", "EMUD_SEED=5", "EMUD_PERTURB=1")
+			b := runFull(t, prog, "rwlock", start, "EMUD_SUMMARY=1", "EMUD_SEED=5", "EMUD_PERTURB=1")
+			require.Equal(t, 0, a.code, a.stderr)
+			assert.Equal(t, digestOf(t, a.stderr), digestOf(t, b.stderr), start)
+		}
 	})
 }

@@ -8,15 +8,19 @@
 // wait for it, then copy the buffer back and check it. Before, each of these (but the C++20 ones) held the waiting
 // thread's turn in glibc's own wait or in the program's loop, and the
 // run was a spin hang, or, under EMUD_RACE=1, ran on with no report.
-// By argument:
-//   sem, rwlock, shared, spin, flag, mutex, trylock, csem, barrier, once:
-//     the handovers, each correct;
+// By argument (and a second, "early": the main thread makes no HIP call
+// before it starts the threads, so each thread's first wait begins
+// natively, before the emulation adopts it, and is waited in slices
+// until then: lane.c emud_early_unattached):
+//   sem, rwlock, shared, spin, flag, mutex, trylock, cv, csem, barrier,
+//   once: the handovers, each correct;
 //   sem_never:  the readers wait on a semaphore nobody posts (a hang);
 //   spin_never: rank 0 never unlocks its spin lock (a hang);
 //   sem_racy:   the sem handover's twin whose readers do not wait (a
 //               data race under EMUD_RACE=1).
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <latch>
@@ -41,6 +45,7 @@ std::shared_mutex smu;
 pthread_spinlock_t spin;
 std::atomic_flag flag = ATOMIC_FLAG_INIT;
 std::mutex mu;
+std::condition_variable cv;
 std::counting_semaphore<kRanks> csem(0);
 std::barrier<> bar(kRanks);
 std::once_flag once;
@@ -52,6 +57,7 @@ __global__ void scale(int* p) { p[threadIdx.x] *= 7; }
 
 void publish() {
   if (hipSetDevice(0) != hipSuccess) return;
+  if (!shared && hipMalloc(&shared, kWords * sizeof(int)) != hipSuccess) return;  // early: the first call
   std::vector<int> v(kWords);
   for (int i = 0; i < kWords; i++) v[i] = i;
   if (hipMemcpy(shared, v.data(), kWords * sizeof(int), hipMemcpyHostToDevice) != hipSuccess) return;
@@ -122,6 +128,13 @@ void rank(int r) {
     if (mode == "spin") pthread_spin_unlock(&spin);
     if (mode == "flag") flag.clear(std::memory_order_release);
     if (mode == "mutex" || mode == "trylock") mu.unlock();
+    if (mode == "cv") {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        ready = true;
+      }
+      cv.notify_all();
+    }
     if (mode == "sem")
       for (int i = 1; i < kRanks; i++) sem_post(&psem);
     if (mode == "csem") csem.release(kRanks - 1);
@@ -131,6 +144,10 @@ void rank(int r) {
     if (mode == "sem" || mode == "sem_never") sem_wait(&psem);
     if (mode == "csem") csem.acquire();
     if (mode == "barrier") bar.arrive_and_wait();
+    if (mode == "cv") {
+      std::unique_lock<std::mutex> g(mu);
+      cv.wait(g, [] { return ready; });
+    }
     if (mode == "spin_never") {
       pthread_spin_lock(&spin);
       pthread_spin_unlock(&spin);
@@ -144,7 +161,11 @@ void rank(int r) {
 
 int main(int argc, char** argv) {
   mode = argc > 1 ? argv[1] : "sem";
-  if (hipSetDevice(0) != hipSuccess || hipMalloc(&shared, kWords * sizeof(int)) != hipSuccess) return 1;
+  // "early": the threads start before the program's first HIP call, so
+  // that the ranks' first waits begin natively, before the emulation
+  // adopts them (rank 0's hipSetDevice builds it).
+  const bool early = argc > 2 && !std::strcmp(argv[2], "early");
+  if (!early && (hipSetDevice(0) != hipSuccess || hipMalloc(&shared, kWords * sizeof(int)) != hipSuccess)) return 1;
   sem_init(&psem, 0, 0);
   pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
   std::vector<std::thread> threads;
