@@ -27,6 +27,7 @@ const (
 	hipErrorOutOfMemory   = 2
 	hipErrorInvalidDevice = 101
 	hipErrorInvalidHandle = 400
+	hipErrorNotReady      = 600
 	hipErrorNotSupported  = 801
 	hipErrorLaunchFailure = 719
 )
@@ -121,6 +122,10 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if err := st.wait(act); err != nil {
 			return bad("hipStreamSynchronize", hipErrorLaunchFailure, err)
 		}
+	case C.EMUD_H_STREAM_QUERY:
+		return queryStream(h, act, a, bad)
+	case C.EMUD_H_DEVICE_RESET:
+		return resetDevice(h, act, a, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {

@@ -342,8 +342,8 @@
 //
 // Threads the main thread starts before its first call (above) run
 // natively until adopted, so a wait of theirs (a condition variable, a
-// mutex, a semaphore, a read-write or spin lock, a futex, a once, a
-// pthread barrier once the emulation is built) may begin before the
+// mutex, a semaphore, a read-write or spin lock, a futex, a once) may
+// begin before the
 // adoption and would then hold the turn the adoption gives the thread
 // while the thread it waits for waits for one (every handover of
 // locks.cpp was a spin hang so). Such a thread waits natively in slices
@@ -352,9 +352,12 @@
 // unsliced, and the slice's end a spurious wake-up), and at a slice's
 // end, once adopted, calls in with the program's mutex let go
 // (emud_early_attach), its later waits in virtual time (locks.cpp's
-// modes with "early", TestPthreadLocks). Partial: a pthread barrier
-// entered before the emulation is built, and any other native wait (a
-// pipe's read), are still glibc's.
+// modes with "early", TestPthreadLocks). Partial: an early thread's
+// pthread barrier is glibc's (its other threads may have entered it
+// natively before the emulation was built: a barrier split between
+// native and virtual waits never completes), so a barrier some early
+// threads reach after the adoption and others before it hangs, as any
+// other native wait (a pipe's read) does.
 //
 // # Sleeps, yields and polls
 //

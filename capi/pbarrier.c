@@ -72,13 +72,6 @@ int pthread_barrier_init(pthread_barrier_t* b, const pthread_barrierattr_t* attr
 
 int pthread_barrier_wait(pthread_barrier_t* b) {
   if (!real_wait) real_wait = (int (*)(pthread_barrier_t*))dlsym(RTLD_NEXT, "pthread_barrier_wait");
-  if (!emulated() && emud_started() && emud_early_unattached()) {
-    // An early thread once the emulation is built (lane.c): a native
-    // wait would hold the turn its adoption gives it, so it waits for
-    // the adoption natively, then calls in and waits in virtual time.
-    const struct timespec pause = {0, 50000};
-    while (!emud_early_attach() && emud_early_unattached()) emud_real_nanosleep(&pause, NULL);
-  }
   if (!emulated()) return real_wait(b);
   return barrier_call(b, count_of(b, 0), 1, "pthread_barrier_wait");
 }

@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -321,4 +322,72 @@ func init() {
 		race.RegisterAdvice(k, race.OpHost, hostAdvice)
 	}
 	race.RegisterAdvice(race.OpHost, race.OpHost, hostAdvice)
+}
+
+// queryPoll is what a hipStreamQuery that finds the stream busy waits
+// in virtual time before it says so: a loop of queries is a poll, and
+// the work it waits for advances under it.
+const queryPoll = sim.Microsecond
+
+// queryStream is EMUD_H_STREAM_QUERY: a[1] 0 is hipStreamQuery (success
+// once the stream's work is done, acquired as a synchronize's; else
+// hipErrorNotReady after queryPoll), 1 hipStreamGetFlags (a[2]).
+func queryStream(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
+	name := "hipStreamQuery"
+	if a[1] == 1 {
+		name = "hipStreamGetFlags"
+	}
+	st, err := streamOf(h, a[0])
+	if err != nil {
+		return bad(name, hipErrorInvalidHandle, err)
+	}
+	switch a[1] {
+	case 0:
+		if st.last != nil && !st.last.Done() {
+			act.Sleep(queryPoll)
+			if !st.last.Done() {
+				return hipErrorNotReady
+			}
+		}
+		if err := st.wait(act); err != nil { // done: returns at once, ordering its work before the caller
+			return bad(name, hipErrorLaunchFailure, err)
+		}
+	case 1:
+		a[2] = 0
+		if st.nonBlocking {
+			a[2] = hipStreamNonBlocking
+		}
+	default:
+		return bad("hipStream query", hipErrorInvalidValue, fmt.Errorf("unknown query %d (headers and library out of step?)", a[1]))
+	}
+	return hipSuccess
+}
+
+// resetDevice is EMUD_H_DEVICE_RESET, hipDeviceReset: the current
+// device's work ends, then its hipMalloc blocks are freed (in address
+// order, so a later hipMalloc's reuse is the seed's) and its streams
+// destroyed; a[0] is the device (the header disables its peer access).
+func resetDevice(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
+	if err := syncDevice(act, h.dev); err != nil {
+		return bad("hipDeviceReset", hipErrorLaunchFailure, err)
+	}
+	var blocks []uint64
+	for p := range hipLive {
+		if rt.mem.GPUOf(p) == h.dev {
+			blocks = append(blocks, p)
+		}
+	}
+	slices.Sort(blocks)
+	for _, p := range blocks {
+		if err := hipFree(p); err != nil {
+			return bad("hipDeviceReset", hipErrorInvalidValue, err)
+		}
+	}
+	for i, st := range rt.streams {
+		if st != nil && !st.null && st.dev == h.dev {
+			rt.streams[i] = nil
+		}
+	}
+	a[0] = uint64(h.dev)
+	return hipSuccess
 }

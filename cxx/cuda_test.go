@@ -210,3 +210,18 @@ func compileFails(t *testing.T, root, name, src, why string) string {
 	require.Error(t, err, why)
 	return log.String()
 }
+
+// TestCudaMoreCalls: the CUDA runtime calls a harness makes beyond the
+// basic ones (cxx/testdata/cuda/more_calls.cu), over the HIP layer's
+// emulation with CUDA's names, enums and figures, each result checked in
+// the program: it passes, race-clean.
+func TestCudaMoreCalls(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "cuda", "more_calls.cu"), "-O2", "-Wall", "-Werror")
+	for _, env := range []string{"EMUD_SEED=1", "EMUD_RACE=1"} {
+		r := runFull(t, prog, env)
+		require.Equal(t, 0, r.code, "%s; stdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "cuda more_calls: PASS")
+		assert.NotContains(t, r.stderr, "data race")
+	}
+}

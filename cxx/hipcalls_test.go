@@ -38,7 +38,7 @@ func hipHeaderCalls(t *testing.T) (supported, unsupported []string) {
 func TestHIPCallsDocumented(t *testing.T) {
 	supported, unsupported := hipHeaderCalls(t)
 	require.Greater(t, len(supported), 40)
-	require.Greater(t, len(unsupported), 100)
+	require.Greater(t, len(unsupported), 80)
 	b, err := os.ReadFile(filepath.Join("..", "docs", "hip.md"))
 	require.NoError(t, err)
 	doc := string(b)
@@ -77,10 +77,10 @@ func TestUnsupportedHIPCalls(t *testing.T) {
 	// call's own message is the error.
 	emit("hipMemAdvise", "int* p = nullptr; (void)hipMemAdvise(p, 64, hipMemAdviseSetReadMostly, 0)")
 	emit("hipHostRegister", "int x; (void)hipHostRegister(&x, 4, hipHostRegisterMapped)")
-	emit("hipDeviceSetLimit", "(void)hipDeviceSetLimit(hipLimitStackSize, 1024)")
+	emit("hipMemcpy2D", "char* d = nullptr; (void)hipMemcpy2D(d, 64, d, 64, 64, 1, hipMemcpyDeviceToDevice)")
 	emit("hipIpcGetMemHandle", "hipIpcMemHandle_t h; (void)hipIpcGetMemHandle(&h, nullptr)")
 	emit("hipStreamBeginCapture", "hipStream_t s = nullptr; (void)hipStreamBeginCapture(s, hipStreamCaptureModeGlobal)")
-	emit("hipFuncSetAttribute", "(void)hipFuncSetAttribute(nullptr, hipFuncAttributeMaxDynamicSharedMemorySize, 0)")
+	emit("hipStreamWaitValue32", "hipStream_t s = nullptr; (void)hipStreamWaitValue32(s, nullptr, 0, hipStreamWaitValueEq, 0)")
 	emit("hipMallocManaged", "float* p; (void)hipMallocManaged(&p, 64, hipMemAttachGlobal)")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "unsupported.cpp")
@@ -158,4 +158,32 @@ func TestHipFreeGivesBack(t *testing.T) {
 		assert.Contains(t, stdout, "free loop: PASS", "%v", env)
 		assert.NotContains(t, stderr, "race", "%v", env)
 	}
+}
+
+// TestMoreHIPCalls: the HIP calls of a program's own harness beyond
+// MORI's (cxx/testdata/hip/more_calls.cpp): copies by kind and between
+// devices, stream queries, flags and priorities, device queries and
+// versions, settings, kernels' attributes and occupancy by emud's CU
+// model, and hipDeviceReset, each result checked in the program. A loop
+// of hipStreamQuery whose kernel waits for a flag the host sets after
+// its third query ends (a query that waited for the stream's work would
+// hang), and the query that succeeds orders the kernel's stores to
+// pinned memory before the host's reads (race-clean); its twin clearing
+// them with a memset on another stream while the kernel runs is a race.
+func TestMoreHIPCalls(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "hip", "more_calls.cpp"), "-O2", "-Wall", "-Werror")
+	for _, arch := range []string{"gfx950", "gfx1250"} {
+		r := runFull(t, prog, "EMUD_ARCH="+arch)
+		require.Equal(t, 0, r.code, "%s; stdout:\n%s\nstderr:\n%s", arch, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "more_calls query: 12800 counted, polled until the flag was set")
+		assert.Contains(t, r.stdout, "more_calls: PASS")
+	}
+	r := runFull(t, prog, "query", "EMUD_RACE=1", "EMUD_PERTURB=1")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.NotContains(t, r.stderr, "data race")
+	r = runFull(t, prog, "racy", "EMUD_RACE=1")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "data race")
+	assert.Contains(t, r.stderr, "more_calls.cpp:")
 }

@@ -33,6 +33,7 @@ typedef enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
+  cudaErrorInvalidDeviceFunction = 98,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
@@ -80,6 +81,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNotReady: return "device not ready";
@@ -94,6 +96,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
@@ -183,6 +186,223 @@ inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b,
   return ::emud::cuda::err(hipEventElapsedTime(ms, a, b, EMUD_SITE_ARGS));
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t e, EMUD_SITE) { return ::emud::cuda::err(hipEventDestroy(e, EMUD_SITE_ARGS)); }
+
+// ---- copies between devices, pinned memory, stream queries, device
+// attributes and settings, kernels' attributes and occupancy: the HIP
+// layer's (docs/hip.md), with CUDA's names, enums and figures ----
+#define cudaHostAllocPortable 0x1
+#define cudaHostAllocMapped 0x2
+#define cudaHostAllocWriteCombined 0x4
+#define cudaDeviceScheduleAuto 0x0
+#define cudaDeviceScheduleSpin 0x1
+#define cudaDeviceScheduleYield 0x2
+#define cudaDeviceScheduleBlockingSync 0x4
+#define cudaDeviceMapHost 0x8
+#define cudaDeviceLmemResizeToMax 0x10
+typedef enum cudaLimit { cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2 } cudaLimit;
+typedef enum cudaFuncAttribute {
+  cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+  cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+} cudaFuncAttribute;
+struct cudaFuncAttributes {
+  size_t sharedSizeBytes;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int ptxVersion;
+  int binaryVersion;
+  int cacheModeCA;
+  int maxDynamicSharedSizeBytes;
+  int preferredShmemCarveout;
+};
+typedef enum cudaMemoryType {
+  cudaMemoryTypeUnregistered = 0,
+  cudaMemoryTypeHost = 1,
+  cudaMemoryTypeDevice = 2,
+  cudaMemoryTypeManaged = 3,
+} cudaMemoryType;
+struct cudaPointerAttributes {
+  cudaMemoryType type;
+  int device;
+  void* devicePointer;
+  void* hostPointer;
+};
+// The attributes collective code asks for, with CUDA's numbers; any other
+// is cudaErrorInvalidValue.
+typedef enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1,
+  cudaDevAttrMaxBlockDimX = 2,
+  cudaDevAttrMaxBlockDimY = 3,
+  cudaDevAttrMaxBlockDimZ = 4,
+  cudaDevAttrMaxGridDimX = 5,
+  cudaDevAttrMaxGridDimY = 6,
+  cudaDevAttrMaxGridDimZ = 7,
+  cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrTotalConstantMemory = 9,
+  cudaDevAttrWarpSize = 10,
+  cudaDevAttrMaxRegistersPerBlock = 12,
+  cudaDevAttrClockRate = 13,
+  cudaDevAttrMultiProcessorCount = 16,
+  cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19,
+  cudaDevAttrConcurrentKernels = 31,
+  cudaDevAttrPciBusId = 33,
+  cudaDevAttrPciDeviceId = 34,
+  cudaDevAttrMemoryClockRate = 36,
+  cudaDevAttrGlobalMemoryBusWidth = 37,
+  cudaDevAttrL2CacheSize = 38,
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrUnifiedAddressing = 41,
+  cudaDevAttrPciDomainId = 50,
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+  cudaDevAttrManagedMemory = 83,
+  cudaDevAttrIsMultiGpuBoard = 84,
+  cudaDevAttrCooperativeLaunch = 95,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+} cudaDeviceAttr;
+
+inline cudaError_t cudaMemcpyPeer(void* dst, int dstDev, const void* src, int srcDev, size_t n, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyPeer(dst, dstDev, src, srcDev, n, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDev, const void* src, int srcDev, size_t n,
+                                       cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyPeerAsync(dst, dstDev, src, srcDev, n, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaHostAlloc(void** p, size_t n, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipHostMalloc(p, n, flags, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaHostAlloc(T** p, size_t n, unsigned flags, EMUD_SITE) {
+  return cudaHostAlloc((void**)p, n, flags, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipHostGetDevicePointer(d, h, flags, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaHostGetDevicePointer(T** d, void* h, unsigned flags, EMUD_SITE) {
+  return cudaHostGetDevicePointer((void**)d, h, flags, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* at, const void* p, EMUD_SITE) {
+  if (!at) return cudaErrorInvalidValue;
+  hipPointerAttribute_t h;
+  hipError_t e = hipPointerGetAttributes(&h, p, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return ::emud::cuda::err(e);
+  at->type = (cudaMemoryType)h.type;
+  at->device = h.device;
+  at->devicePointer = h.devicePointer;
+  at->hostPointer = h.hostPointer;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamGetFlags(s, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned flags, int priority, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamCreateWithPriority(s, flags, priority, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamGetPriority(cudaStream_t s, int* priority, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamGetPriority(s, priority, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceGetStreamPriorityRange(least, greatest, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceReset(EMUD_SITE) { return ::emud::cuda::err(hipDeviceReset(EMUD_SITE_ARGS)); }
+inline cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceSetLimit((hipLimit_t)limit, value, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceGetLimit(value, (hipLimit_t)limit, EMUD_SITE_ARGS));
+}
+// cudaDeviceLmemResizeToMax is taken and dropped: local memory is a
+// lane's stack, emud's 256 KiB.
+inline cudaError_t cudaSetDeviceFlags(unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipSetDeviceFlags(flags & ~(unsigned)cudaDeviceLmemResizeToMax, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGetDeviceFlags(unsigned* flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipGetDeviceFlags(flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaRuntimeGetVersion(int* v, EMUD_SITE) {
+  if (!v) return cudaErrorInvalidValue;
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDriverGetVersion(int* v, EMUD_SITE) { return cudaRuntimeGetVersion(v, EMUD_SITE_ARGS); }
+inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return ::emud::cuda::err(e);
+  if (!v) return cudaErrorInvalidValue;
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *v = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *v = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *v = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *v = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *v = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *v = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *v = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *v = (int)p.maxSharedMemoryPerMultiProcessor; break;
+    case cudaDevAttrTotalConstantMemory: *v = (int)p.totalConstMem; break;
+    case cudaDevAttrWarpSize: *v = 32; break;
+    case cudaDevAttrMaxRegistersPerBlock: *v = p.regsPerBlock; break;
+    case cudaDevAttrClockRate: *v = p.clockRate; break;
+    case cudaDevAttrMultiProcessorCount: *v = p.multiProcessorCount; break;
+    case cudaDevAttrIntegrated: *v = 0; break;
+    case cudaDevAttrCanMapHostMemory:
+    case cudaDevAttrConcurrentKernels:
+    case cudaDevAttrUnifiedAddressing:
+    case cudaDevAttrIsMultiGpuBoard:
+    case cudaDevAttrCooperativeLaunch: *v = 1; break;
+    case cudaDevAttrManagedMemory: *v = 0; break;  // cudaMallocManaged is refused
+    case cudaDevAttrPciBusId: *v = p.pciBusID; break;
+    case cudaDevAttrPciDeviceId: *v = p.pciDeviceID; break;
+    case cudaDevAttrPciDomainId: *v = p.pciDomainID; break;
+    case cudaDevAttrMemoryClockRate: *v = p.memoryClockRate; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *v = p.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *v = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *v = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *v = 10; break;  // cudaGetDeviceProperties's 10.0
+    case cudaDevAttrComputeCapabilityMinor: *v = 0; break;
+    default:
+      std::fprintf(stderr, "emud: %s:%d: cudaDeviceGetAttribute: attribute %d is not one emud answers (docs/cuda.md)\n",
+                   __emud_file, __emud_line, (int)attr);
+      return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+inline cudaError_t cudaFuncSetAttribute(const void* f, cudaFuncAttribute attr, int value, EMUD_SITE) {
+  return ::emud::cuda::err(hipFuncSetAttribute(f, (hipFuncAttribute)attr, value, EMUD_SITE_ARGS));
+}
+template <class F>
+inline cudaError_t cudaFuncSetAttribute(F* f, cudaFuncAttribute attr, int value, EMUD_SITE) {
+  return cudaFuncSetAttribute((const void*)(f), attr, value, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* at, const void* f, EMUD_SITE) {
+  if (!at) return cudaErrorInvalidValue;
+  hipFuncAttributes h;
+  hipError_t e = hipFuncGetAttributes(&h, f, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return ::emud::cuda::err(e);
+  std::memset(at, 0, sizeof *at);
+  at->maxThreadsPerBlock = h.maxThreadsPerBlock;
+  at->maxDynamicSharedSizeBytes = h.maxDynamicSharedSizeBytes;
+  at->ptxVersion = at->binaryVersion = 100;
+  return cudaSuccess;
+}
+template <class F>
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* at, F* f, EMUD_SITE) {
+  return cudaFuncGetAttributes(at, (const void*)(f), EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f, int block, size_t dyn, EMUD_SITE) {
+  return ::emud::cuda::err(hipOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, dyn, EMUD_SITE_ARGS));
+}
+template <class F>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F* f, int block, size_t dyn, EMUD_SITE) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, (const void*)(f), block, dyn, EMUD_SITE_ARGS);
+}
 
 // ---- warp intrinsics with a member mask (warps of 32) ----
 // The mask is not checked: every lane of the warp that reaches the call
@@ -280,12 +500,8 @@ EMUD_CUDA_UNSUPPORTED(cudaMallocAsync)
 EMUD_CUDA_UNSUPPORTED(cudaFreeAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMallocPitch)
 EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
-EMUD_CUDA_UNSUPPORTED(cudaHostAlloc)
 EMUD_CUDA_UNSUPPORTED(cudaHostRegister)
 EMUD_CUDA_UNSUPPORTED(cudaHostUnregister)
-EMUD_CUDA_UNSUPPORTED(cudaHostGetDevicePointer)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyPeer)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyPeerAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy2D)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy2DAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
@@ -300,25 +516,15 @@ EMUD_CUDA_UNSUPPORTED(cudaLaunchKernel)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchCooperativeKernel)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchHostFunc)
-EMUD_CUDA_UNSUPPORTED(cudaFuncSetAttribute)
-EMUD_CUDA_UNSUPPORTED(cudaFuncGetAttributes)
-EMUD_CUDA_UNSUPPORTED(cudaOccupancyMaxActiveBlocksPerMultiprocessor)
 EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)
 EMUD_CUDA_UNSUPPORTED(cudaStreamEndCapture)
 EMUD_CUDA_UNSUPPORTED(cudaGraphCreate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphInstantiate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphLaunch)
-EMUD_CUDA_UNSUPPORTED(cudaStreamQuery)
 EMUD_CUDA_UNSUPPORTED(cudaStreamAddCallback)
-EMUD_CUDA_UNSUPPORTED(cudaStreamCreateWithPriority)
 EMUD_CUDA_UNSUPPORTED(cudaIpcGetMemHandle)
 EMUD_CUDA_UNSUPPORTED(cudaIpcOpenMemHandle)
 EMUD_CUDA_UNSUPPORTED(cudaIpcCloseMemHandle)
-EMUD_CUDA_UNSUPPORTED(cudaDeviceReset)
-EMUD_CUDA_UNSUPPORTED(cudaDeviceSetLimit)
-EMUD_CUDA_UNSUPPORTED(cudaDeviceGetAttribute)
-EMUD_CUDA_UNSUPPORTED(cudaSetDeviceFlags)
-EMUD_CUDA_UNSUPPORTED(cudaPointerGetAttributes)
 #undef EMUD_CUDA_UNSUPPORTED
 
 #endif

@@ -192,7 +192,9 @@ enum {
   EMUD_H_MORI_GDA_DONE,    /* a: devcomm, endpoints, endpoint bytes, doneIdx offset */
   /* pthread mutexes and condition variables of host threads (capi/pmutex.c) */
   EMUD_H_THREAD_SYNC,      /* a: what, object, owner tid or timeout ns -> a[4] 1: lock natively / timed out */
-  EMUD_H_THREAD_SLEEP,     /* a: ns of virtual time, why (1 sleep, 2 yield, 3 poll) (capi/psleep.c) */
+  EMUD_H_THREAD_SLEEP,     /* a: ns of virtual time, why (1 sleep, 2 yield, 3 poll, 4 retry), site pc (capi/psleep.c) */
+  EMUD_H_STREAM_QUERY,     /* a: stream, what (0 hipStreamQuery, 1 flags -> a[2]) (capi/streams.go) */
+  EMUD_H_DEVICE_RESET,     /* -> a[0] the device reset (capi/streams.go) */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

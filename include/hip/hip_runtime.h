@@ -58,6 +58,8 @@
 #define __EMUD__ 1
 #define HIP_VERSION_MAJOR 6
 #define HIP_VERSION_MINOR 4
+#define HIP_VERSION_PATCH 0
+#define HIP_VERSION (HIP_VERSION_MAJOR * 10000000 + HIP_VERSION_MINOR * 100000 + HIP_VERSION_PATCH)
 
 #define __global__
 #define __device__
@@ -129,6 +131,7 @@ typedef enum hipError_t {
   hipErrorOutOfMemory = 2,
   hipErrorMemoryAllocation = 2,
   hipErrorNotInitialized = 3,
+  hipErrorInvalidDeviceFunction = 98,
   hipErrorInvalidDevice = 101,
   hipErrorInvalidHandle = 400,
   hipErrorInvalidResourceHandle = 400,
@@ -712,6 +715,7 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorInvalidValue: return "hipErrorInvalidValue";
     case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
     case hipErrorNotInitialized: return "hipErrorNotInitialized";
+    case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
     case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
     case hipErrorNotReady: return "hipErrorNotReady";
@@ -1151,7 +1155,23 @@ typedef struct ihipCtx_t* hipCtx_t;
 typedef int hipDevice_t;
 typedef struct hipIpcMemHandle_st { char reserved[64]; } hipIpcMemHandle_t;
 typedef struct hipIpcEventHandle_st { char reserved[64]; } hipIpcEventHandle_t;
-typedef struct hipFuncAttributes { int binaryVersion; size_t sharedSizeBytes; int maxThreadsPerBlock; } hipFuncAttributes;
+typedef struct hipFuncAttributes {
+  int binaryVersion;
+  int cacheModeCA;
+  size_t constSizeBytes;
+  size_t localSizeBytes;
+  int maxDynamicSharedSizeBytes;
+  int maxThreadsPerBlock;
+  int numRegs;
+  int preferredShmemCarveout;
+  int ptxVersion;
+  size_t sharedSizeBytes;
+} hipFuncAttributes;
+typedef enum hipSharedMemConfig {
+  hipSharedMemBankSizeDefault,
+  hipSharedMemBankSizeFourByte,
+  hipSharedMemBankSizeEightByte
+} hipSharedMemConfig;
 typedef void (*hipHostFn_t)(void*);
 typedef enum hipMemoryAdvise { hipMemAdviseSetReadMostly = 1, hipMemAdviseUnsetReadMostly, hipMemAdviseSetPreferredLocation,
   hipMemAdviseUnsetPreferredLocation, hipMemAdviseSetAccessedBy, hipMemAdviseUnsetAccessedBy, hipMemAdviseSetCoarseGrain = 100,
@@ -1172,6 +1192,319 @@ typedef enum hipStreamCaptureMode { hipStreamCaptureModeGlobal = 0, hipStreamCap
 #define hipDeviceMapHost 0x8
 #define hipStreamWaitValueGte 0x0
 #define hipStreamWaitValueEq 0x1
+
+// ---- Copies by kind and between devices, streams' queries, device
+// queries and settings (emulated; docs/hip.md) ----
+
+// hipMemcpyPeer and the driver-style copies are hipMemcpy's, of the kind
+// their name says (every GPU's memory is mapped for every other: the
+// copy's engine path follows the two addresses, not the device numbers,
+// which must name devices of the node).
+namespace emud {
+inline hipError_t peer_devices(int a, int b, const char* file, int line) {
+  uint64_t q[16] = {0};
+  hipError_t e = host(EMUD_H_DEVICE_COUNT, q, file, line);
+  if (e != hipSuccess) return e;
+  if (a < 0 || b < 0 || (uint64_t)a >= q[0] || (uint64_t)b >= q[0]) return last_error = hipErrorInvalidDevice;
+  return hipSuccess;
+}
+}  // namespace emud
+inline hipError_t hipMemcpyPeer(void* dst, int dstDev, const void* src, int srcDev, size_t n, EMUD_SITE) {
+  hipError_t e = ::emud::peer_devices(dstDev, srcDev, __emud_file, __emud_line);
+  return e != hipSuccess ? e : hipMemcpy(dst, src, n, hipMemcpyDeviceToDevice, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyPeerAsync(void* dst, int dstDev, const void* src, int srcDev, size_t n, hipStream_t s = nullptr,
+                                     EMUD_SITE) {
+  hipError_t e = ::emud::peer_devices(dstDev, srcDev, __emud_file, __emud_line);
+  return e != hipSuccess ? e : hipMemcpyAsync(dst, src, n, hipMemcpyDeviceToDevice, s, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, const void* src, size_t n, EMUD_SITE) {
+  return hipMemcpy(dst, src, n, hipMemcpyHostToDevice, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t n, EMUD_SITE) {
+  return hipMemcpy(dst, src, n, hipMemcpyDeviceToHost, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, EMUD_SITE) {
+  return hipMemcpy(dst, src, n, hipMemcpyDeviceToDevice, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, const void* src, size_t n, hipStream_t s, EMUD_SITE) {
+  return hipMemcpyAsync(dst, src, n, hipMemcpyHostToDevice, s, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyDtoHAsync(void* dst, hipDeviceptr_t src, size_t n, hipStream_t s, EMUD_SITE) {
+  return hipMemcpyAsync(dst, src, n, hipMemcpyDeviceToHost, s, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t dst, hipDeviceptr_t src, size_t n, hipStream_t s, EMUD_SITE) {
+  return hipMemcpyAsync(dst, src, n, hipMemcpyDeviceToDevice, s, EMUD_SITE_ARGS);
+}
+// hipMemcpyWithStream: the copy on the stream, returning once it is done.
+inline hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t n, hipMemcpyKind k, hipStream_t s, EMUD_SITE) {
+  hipError_t e = hipMemcpyAsync(dst, src, n, k, s, EMUD_SITE_ARGS);
+  return e != hipSuccess ? e : hipStreamSynchronize(s, EMUD_SITE_ARGS);
+}
+
+// hipStreamQuery: hipSuccess once the stream's work is done (its effects
+// ordered before the caller, for the race detector, as a synchronize's);
+// else hipErrorNotReady after a microsecond of virtual time, so that a
+// loop of queries lets the work it waits for advance (capi streams.go).
+inline hipError_t hipStreamQuery(hipStream_t s, EMUD_SITE) {
+  uint64_t a[16] = {(uint64_t)(uintptr_t)s, 0};
+  hipError_t e = (hipError_t)emud_host(EMUD_H_STREAM_QUERY, a, __emud_file, __emud_line);
+  if (e != hipSuccess && e != hipErrorNotReady) ::emud::last_error = e;  // not ready is no error
+  return e;
+}
+inline hipError_t hipStreamGetFlags(hipStream_t s, unsigned* flags, EMUD_SITE) {
+  if (!flags) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {(uint64_t)(uintptr_t)s, 1};
+  hipError_t e = ::emud::host(EMUD_H_STREAM_QUERY, a, __emud_file, __emud_line);
+  if (e == hipSuccess) *flags = (unsigned)a[2];
+  return e;
+}
+// Stream priorities: the range is [0, 0], as a device without priorities
+// reports it, so every stream has priority 0 and a requested one is
+// clamped to it (HIP's rule for a priority outside the range).
+inline hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest, EMUD_SITE) {
+  if (least) *least = 0;
+  if (greatest) *greatest = 0;
+  return hipSuccess;
+}
+inline hipError_t hipStreamCreateWithPriority(hipStream_t* s, unsigned flags, int priority, EMUD_SITE) {
+  (void)priority;
+  return hipStreamCreateWithFlags(s, flags, EMUD_SITE_ARGS);
+}
+inline hipError_t hipStreamGetPriority(hipStream_t s, int* priority, EMUD_SITE) {
+  unsigned flags = 0;
+  hipError_t e = hipStreamGetFlags(s, &flags, EMUD_SITE_ARGS);  // the stream must be one
+  if (e == hipSuccess && priority) *priority = 0;
+  return e != hipSuccess ? e : priority ? hipSuccess : (::emud::last_error = hipErrorInvalidValue);
+}
+
+// hipDeviceReset: the current device's work finishes, then its hipMalloc
+// blocks are freed, its streams destroyed and its peer access disabled
+// (a later use of them is HIP's error); events and the other devices'
+// state stay (capi calls.go).
+inline hipError_t hipDeviceReset(EMUD_SITE) {
+  uint64_t a[16] = {0};
+  hipError_t e = ::emud::host(EMUD_H_DEVICE_RESET, a, __emud_file, __emud_line);
+  if (e == hipSuccess && a[0] < 64) {
+    std::lock_guard<std::mutex> g(::emud::peer_mu);
+    for (int p = 0; p < 64; p++) ::emud::peer_on[a[0]][p] = false;
+  }
+  return e;
+}
+
+// Device queries: hipGetDeviceProperties's figures.
+inline hipError_t hipDeviceGet(hipDevice_t* d, int ordinal, EMUD_SITE) {
+  uint64_t a[16] = {0};
+  hipError_t e = ::emud::host(EMUD_H_DEVICE_COUNT, a, __emud_file, __emud_line);
+  if (e != hipSuccess) return e;
+  if (!d) return ::emud::last_error = hipErrorInvalidValue;
+  if (ordinal < 0 || (uint64_t)ordinal >= a[0]) return ::emud::last_error = hipErrorInvalidDevice;
+  *d = ordinal;
+  return hipSuccess;
+}
+inline hipError_t hipDeviceGetName(char* name, int len, hipDevice_t dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!name || len <= 0) return ::emud::last_error = hipErrorInvalidValue;
+  int i = 0;  // as much of the name as fits (not snprintf: -Wformat-truncation under the user's -Werror)
+  for (; i < len - 1 && p.name[i]; i++) name[i] = p.name[i];
+  name[i] = '\0';
+  return hipSuccess;
+}
+inline hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!bytes) return ::emud::last_error = hipErrorInvalidValue;
+  *bytes = p.totalGlobalMem;
+  return hipSuccess;
+}
+inline hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDevice_t dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!major || !minor) return ::emud::last_error = hipErrorInvalidValue;
+  *major = p.major, *minor = p.minor;
+  return hipSuccess;
+}
+// hipDeviceGetPCIBusId: domain:bus:device.function, the bus the device's
+// number (hipGetDeviceProperties's pciBusID).
+inline hipError_t hipDeviceGetPCIBusId(char* id, int len, int dev, EMUD_SITE) {
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!id || len <= 0) return ::emud::last_error = hipErrorInvalidValue;
+  char full[32];
+  std::snprintf(full, sizeof full, "%04x:%02x:%02x.0", p.pciDomainID & 0xffff, p.pciBusID & 0xff, p.pciDeviceID & 0xff);
+  int i = 0;
+  for (; i < len - 1 && full[i]; i++) id[i] = full[i];
+  id[i] = '\0';
+  return hipSuccess;
+}
+// The HIP version this header stands for (HIP_VERSION), as both the
+// runtime's and the driver's.
+inline hipError_t hipRuntimeGetVersion(int* v, EMUD_SITE) {
+  if (!v) return ::emud::last_error = hipErrorInvalidValue;
+  *v = HIP_VERSION;
+  return hipSuccess;
+}
+inline hipError_t hipDriverGetVersion(int* v, EMUD_SITE) { return hipRuntimeGetVersion(v, EMUD_SITE_ARGS); }
+
+// Settings. Cache and shared-memory-bank configurations are hints that
+// HIP itself takes and ignores on AMD GPUs: they succeed and read back
+// hipFuncCachePreferNone. Device flags (scheduling, hipDeviceMapHost) are
+// kept per device and read back; they change nothing emud does. Limits:
+// a lane's stack is emud's, 256 KiB, so hipLimitStackSize reads back at
+// least that and a larger one is hipErrorInvalidValue; the printf FIFO
+// and malloc heap sizes are kept and read back (device printf and malloc
+// run on the host's).
+namespace emud {
+inline std::mutex settings_mu;
+inline unsigned device_flags[64];
+inline size_t limits[3] = {256 << 10, 4 << 20, 8 << 20};
+inline int current_device(const char* file, int line) {
+  uint64_t a[16] = {0};
+  return host(EMUD_H_GET_DEVICE, a, file, line) == hipSuccess ? (int)a[0] : -1;
+}
+}  // namespace emud
+inline hipError_t hipDeviceSetCacheConfig(hipFuncCache_t c, EMUD_SITE) {
+  return (unsigned)c <= hipFuncCachePreferEqual ? hipSuccess : (::emud::last_error = hipErrorInvalidValue);
+}
+inline hipError_t hipDeviceGetCacheConfig(hipFuncCache_t* c, EMUD_SITE) {
+  if (!c) return ::emud::last_error = hipErrorInvalidValue;
+  *c = hipFuncCachePreferNone;
+  return hipSuccess;
+}
+inline hipError_t hipFuncSetCacheConfig(const void* f, hipFuncCache_t c, EMUD_SITE) {
+  if (!f || (unsigned)c > hipFuncCachePreferEqual) return ::emud::last_error = hipErrorInvalidValue;
+  return hipSuccess;
+}
+template <class F>
+inline hipError_t hipFuncSetCacheConfig(F* f, hipFuncCache_t c, EMUD_SITE) {
+  return hipFuncSetCacheConfig((const void*)(f), c, EMUD_SITE_ARGS);
+}
+inline hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig c, EMUD_SITE) {
+  return (unsigned)c <= hipSharedMemBankSizeEightByte ? hipSuccess : (::emud::last_error = hipErrorInvalidValue);
+}
+inline hipError_t hipSetDeviceFlags(unsigned flags, EMUD_SITE) {
+  const int dev = ::emud::current_device(__emud_file, __emud_line);
+  if (dev < 0 || dev >= 64) return ::emud::last_error = hipErrorInvalidDevice;
+  if (flags & ~(unsigned)(hipDeviceScheduleSpin | hipDeviceScheduleYield | hipDeviceScheduleBlockingSync | hipDeviceMapHost))
+    return ::emud::last_error = hipErrorInvalidValue;
+  std::lock_guard<std::mutex> g(::emud::settings_mu);
+  ::emud::device_flags[dev] = flags;
+  return hipSuccess;
+}
+inline hipError_t hipGetDeviceFlags(unsigned* flags, EMUD_SITE) {
+  const int dev = ::emud::current_device(__emud_file, __emud_line);
+  if (dev < 0 || dev >= 64) return ::emud::last_error = hipErrorInvalidDevice;
+  if (!flags) return ::emud::last_error = hipErrorInvalidValue;
+  std::lock_guard<std::mutex> g(::emud::settings_mu);
+  *flags = ::emud::device_flags[dev];
+  return hipSuccess;
+}
+inline hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value, EMUD_SITE) {
+  if ((unsigned)limit > hipLimitMallocHeapSize) return ::emud::last_error = hipErrorInvalidValue;
+  if (limit == hipLimitStackSize && value > (256 << 10)) {
+    std::fprintf(stderr, "emud: %s:%d: hipDeviceSetLimit(hipLimitStackSize, %zu): a lane's stack is emud's 256 KiB\n",
+                 __emud_file, __emud_line, value);
+    return ::emud::last_error = hipErrorInvalidValue;
+  }
+  std::lock_guard<std::mutex> g(::emud::settings_mu);
+  if (limit != hipLimitStackSize) ::emud::limits[limit] = value;  // the stack reads back its 256 KiB
+  return hipSuccess;
+}
+inline hipError_t hipDeviceGetLimit(size_t* value, hipLimit_t limit, EMUD_SITE) {
+  if (!value || (unsigned)limit > hipLimitMallocHeapSize) return ::emud::last_error = hipErrorInvalidValue;
+  std::lock_guard<std::mutex> g(::emud::settings_mu);
+  *value = ::emud::limits[limit];
+  return hipSuccess;
+}
+
+// Kernels' attributes and occupancy, by emud's model of a CU (capi
+// resident.go): 32 waves and 160 KiB of dynamic shared memory a CU, up to
+// 1024 threads a block; registers and static __shared__ are not counted
+// (partial: numRegs and sharedSizeBytes read 0).
+inline hipError_t hipFuncGetAttributes(hipFuncAttributes* at, const void* f, EMUD_SITE) {
+  if (!at) return ::emud::last_error = hipErrorInvalidValue;
+  if (!f) return ::emud::last_error = hipErrorInvalidDeviceFunction;
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, 0, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  std::memset(at, 0, sizeof *at);
+  at->binaryVersion = at->ptxVersion = p.major * 10 + p.minor;
+  at->maxDynamicSharedSizeBytes = 160 << 10;
+  at->maxThreadsPerBlock = 1024;
+  return hipSuccess;
+}
+template <class F>
+inline hipError_t hipFuncGetAttributes(hipFuncAttributes* at, F* f, EMUD_SITE) {
+  return hipFuncGetAttributes(at, (const void*)(f), EMUD_SITE_ARGS);
+}
+inline hipError_t hipFuncSetAttribute(const void* f, hipFuncAttribute attr, int value, EMUD_SITE) {
+  if (!f) return ::emud::last_error = hipErrorInvalidDeviceFunction;
+  switch (attr) {
+    case hipFuncAttributeMaxDynamicSharedMemorySize:
+      return value >= 0 && value <= (160 << 10) ? hipSuccess : (::emud::last_error = hipErrorInvalidValue);
+    case hipFuncAttributePreferredSharedMemoryCarveout:
+      return value >= -1 && value <= 100 ? hipSuccess : (::emud::last_error = hipErrorInvalidValue);
+  }
+  return ::emud::last_error = hipErrorInvalidValue;
+}
+template <class F>
+inline hipError_t hipFuncSetAttribute(F* f, hipFuncAttribute attr, int value, EMUD_SITE) {
+  return hipFuncSetAttribute((const void*)(f), attr, value, EMUD_SITE_ARGS);
+}
+namespace emud {
+// blocks_per_cu is how many blocks of block threads and dyn bytes of
+// dynamic shared memory a CU holds at once (resident.go's bound).
+inline int blocks_per_cu(int block, size_t dyn, int wave) {
+  const int waves = (block + wave - 1) / wave;
+  int n = 32 / waves;
+  if (dyn > 0 && (size_t)n > (size_t)(160 << 10) / dyn) n = (int)((size_t)(160 << 10) / dyn);
+  return n;
+}
+}  // namespace emud
+inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void* f, int block, size_t dyn, EMUD_SITE) {
+  if (!n || block <= 0 || block > 1024) return ::emud::last_error = hipErrorInvalidValue;
+  if (!f) return ::emud::last_error = hipErrorInvalidDeviceFunction;
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, 0, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  *n = ::emud::blocks_per_cu(block, dyn, p.warpSize);
+  return hipSuccess;
+}
+template <class F>
+inline hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F* f, int block, size_t dyn, EMUD_SITE) {
+  return hipOccupancyMaxActiveBlocksPerMultiprocessor(n, (const void*)(f), block, dyn, EMUD_SITE_ARGS);
+}
+// hipOccupancyMaxPotentialBlockSize: the block size (a whole number of
+// waves, at most limit when limit > 0) that keeps the most threads of a CU
+// busy, the larger on a tie; the grid fills every CU with it.
+inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid, int* block, const void* f, size_t dyn = 0, int limit = 0,
+                                                    EMUD_SITE) {
+  if (!grid || !block || limit < 0) return ::emud::last_error = hipErrorInvalidValue;
+  if (!f) return ::emud::last_error = hipErrorInvalidDeviceFunction;
+  hipDeviceProp_t p;
+  hipError_t e = hipGetDeviceProperties(&p, 0, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  const int top = limit > 0 && limit < 1024 ? limit : 1024;
+  int best = 0, bestThreads = 0;
+  for (int b = p.warpSize; b <= top; b += p.warpSize) {
+    const int threads = ::emud::blocks_per_cu(b, dyn, p.warpSize) * b;
+    if (threads >= bestThreads && threads > 0) best = b, bestThreads = threads;
+  }
+  if (best == 0) return ::emud::last_error = hipErrorInvalidValue;  // dyn past a CU's shared memory
+  *block = best;
+  *grid = ::emud::blocks_per_cu(best, dyn, p.warpSize) * p.multiProcessorCount;
+  return hipSuccess;
+}
+template <class F>
+inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid, int* block, F* f, size_t dyn = 0, int limit = 0, EMUD_SITE) {
+  return hipOccupancyMaxPotentialBlockSize(grid, block, (const void*)(f), dyn, limit, EMUD_SITE_ARGS);
+}
+
 EMUD_UNSUPPORTED(hipMallocManaged)
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
@@ -1188,19 +1521,10 @@ EMUD_UNSUPPORTED(hipMalloc3D)
 EMUD_UNSUPPORTED(hipMallocArray)
 EMUD_UNSUPPORTED(hipFreeArray)
 EMUD_UNSUPPORTED(hipMemAllocPitch)
-EMUD_UNSUPPORTED(hipMemcpyPeer)
-EMUD_UNSUPPORTED(hipMemcpyPeerAsync)
 EMUD_UNSUPPORTED(hipMemcpy2D)
 EMUD_UNSUPPORTED(hipMemcpy2DAsync)
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
-EMUD_UNSUPPORTED(hipMemcpyHtoD)
-EMUD_UNSUPPORTED(hipMemcpyDtoH)
-EMUD_UNSUPPORTED(hipMemcpyDtoD)
-EMUD_UNSUPPORTED(hipMemcpyHtoDAsync)
-EMUD_UNSUPPORTED(hipMemcpyDtoHAsync)
-EMUD_UNSUPPORTED(hipMemcpyDtoDAsync)
-EMUD_UNSUPPORTED(hipMemcpyWithStream)
 EMUD_UNSUPPORTED(hipMemcpyToSymbol)
 EMUD_UNSUPPORTED(hipMemcpyFromSymbol)
 EMUD_UNSUPPORTED(hipMemcpyToSymbolAsync)
@@ -1226,50 +1550,24 @@ EMUD_UNSUPPORTED(hipMemAddressFree)
 EMUD_UNSUPPORTED(hipMemGetAllocationGranularity)
 EMUD_UNSUPPORTED(hipMemExportToShareableHandle)
 EMUD_UNSUPPORTED(hipMemImportFromShareableHandle)
-EMUD_UNSUPPORTED(hipStreamQuery)
 EMUD_UNSUPPORTED(hipStreamAddCallback)
 EMUD_UNSUPPORTED(hipLaunchHostFunc)
-EMUD_UNSUPPORTED(hipStreamCreateWithPriority)
-EMUD_UNSUPPORTED(hipStreamGetPriority)
-EMUD_UNSUPPORTED(hipStreamGetFlags)
-EMUD_UNSUPPORTED(hipDeviceGetStreamPriorityRange)
 EMUD_UNSUPPORTED(hipStreamWaitValue32)
 EMUD_UNSUPPORTED(hipStreamWaitValue64)
 EMUD_UNSUPPORTED(hipStreamWriteValue32)
 EMUD_UNSUPPORTED(hipStreamWriteValue64)
-EMUD_UNSUPPORTED(hipDeviceReset)
-EMUD_UNSUPPORTED(hipDeviceSetLimit)
-EMUD_UNSUPPORTED(hipDeviceGetLimit)
-EMUD_UNSUPPORTED(hipDeviceSetCacheConfig)
-EMUD_UNSUPPORTED(hipDeviceGetCacheConfig)
-EMUD_UNSUPPORTED(hipDeviceSetSharedMemConfig)
-EMUD_UNSUPPORTED(hipSetDeviceFlags)
-EMUD_UNSUPPORTED(hipGetDeviceFlags)
 EMUD_UNSUPPORTED(hipChooseDevice)
 EMUD_UNSUPPORTED(hipDeviceGetByPCIBusId)
-EMUD_UNSUPPORTED(hipDeviceGetPCIBusId)
-EMUD_UNSUPPORTED(hipDeviceGetName)
-EMUD_UNSUPPORTED(hipDeviceTotalMem)
-EMUD_UNSUPPORTED(hipDeviceComputeCapability)
 EMUD_UNSUPPORTED(hipDeviceGetP2PAttribute)
-EMUD_UNSUPPORTED(hipDeviceGet)
-EMUD_UNSUPPORTED(hipDriverGetVersion)
-EMUD_UNSUPPORTED(hipRuntimeGetVersion)
 EMUD_UNSUPPORTED(hipCtxCreate)
 EMUD_UNSUPPORTED(hipCtxDestroy)
 EMUD_UNSUPPORTED(hipCtxGetCurrent)
 EMUD_UNSUPPORTED(hipCtxSetCurrent)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRetain)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRelease)
-EMUD_UNSUPPORTED(hipFuncGetAttributes)
-EMUD_UNSUPPORTED(hipFuncSetAttribute)
-EMUD_UNSUPPORTED(hipFuncSetCacheConfig)
-EMUD_UNSUPPORTED(hipOccupancyMaxActiveBlocksPerMultiprocessor)
-EMUD_UNSUPPORTED(hipOccupancyMaxPotentialBlockSize)
 EMUD_UNSUPPORTED(hipLaunchCooperativeKernel)
 EMUD_UNSUPPORTED(hipLaunchCooperativeKernelMultiDevice)
 EMUD_UNSUPPORTED(hipLaunchKernel)
-EMUD_UNSUPPORTED(hipExtLaunchKernelGGL)
 EMUD_UNSUPPORTED(hipConfigureCall)
 EMUD_UNSUPPORTED(hipSetupArgument)
 EMUD_UNSUPPORTED(hipLaunchByPtr)
@@ -1349,6 +1647,28 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
 #define EMUD_KERNEL_BODY(k) [=](auto&... emud_a_) { k(emud_a_...); }
 #define hipLaunchKernelGGL(k, grid, block, shmem, stream, ...) \
   ::emud::launch(::emud::cfg((grid), (block), (shmem), (stream)), #k, EMUD_KERNEL_BODY(k), ##__VA_ARGS__)
+// hipExtLaunchKernelGGL (hip/hip_ext.h): the launch between records of
+// its start and stop events on its stream, where they are not null
+// (hipEventRecord returns once the stream's work is done, so the stop
+// event's record waits for the kernel: partial, as for every record).
+// flags must be 0 (hipExtAnyOrderLaunch is not emulated).
+namespace emud {
+template <class F, class... A>
+hipError_t ext_launch(launch_cfg c, hipEvent_t start, hipEvent_t stop, unsigned flags, const char* name, F body,
+                      A&&... args) {
+  if (flags != 0) return last_error = hipErrorInvalidValue;
+  if (start) {
+    hipError_t e = hipEventRecord(start, c.stream, c.file, c.line);
+    if (e != hipSuccess) return e;
+  }
+  hipError_t e = launch(c, name, body, std::forward<A>(args)...);
+  if (e != hipSuccess || !stop) return e;
+  return hipEventRecord(stop, c.stream, c.file, c.line);
+}
+}  // namespace emud
+#define hipExtLaunchKernelGGL(k, grid, block, shmem, stream, start, stop, flags, ...)                         \
+  ::emud::ext_launch(::emud::cfg((grid), (block), (shmem), (stream)), (start), (stop), (flags), #k, EMUD_KERNEL_BODY(k), \
+                     ##__VA_ARGS__)
 
 // A unit built without -fsanitize=thread may hold lane code whose device
 // stores no access log sees: it says so once the program loads, and a
