@@ -42,11 +42,67 @@ func hostFail(h *host, file string, line int, call string, code int, err error) 
 	return code
 }
 
+// event is a hipEvent_t: its latest record (nil before any, and after a
+// hipEventDestroy made it a new event).
 type event struct {
-	at       sim.Time
-	recorded bool
-	done     race.Sync // the recorded work: released at record, acquired by a wait on the event
+	rec *eventRec
 }
+
+// eventRec is one hipEventRecord: a marker queued on its stream after
+// the work queued there so far (and what that work follows), complete
+// once that work is, at the virtual time it ends; the record returns at
+// once. A stream that waits for the event (hipStreamWaitEvent) follows
+// the marker: eventRec is a streamOp.
+type eventRec struct {
+	deps     []streamOp
+	complete bool
+	at       sim.Time // when it completed
+	err      error    // the first failure of the work it follows
+	wl       *sim.WatchList
+	host     race.Sync // the recording thread's clock at the record
+	end      race.Sync // released at completion: the work's ends and host
+}
+
+func (r *eventRec) Done() bool { return r.complete }
+
+// Wait waits for the marker and orders the waiter after the work it
+// follows.
+func (r *eventRec) Wait(a *sim.Actor) error {
+	a.Await(sim.Wait{List: r.wl, Lo: 0, Hi: 1, Pred: r.Done,
+		Text: func() string { return "an event's recorded work still running" }})
+	if t := a.RaceThread(); t != nil {
+		t.Acquire(&r.end)
+	}
+	return r.err
+}
+
+// recordEvent records e on st: a new marker whose completion an actor of
+// its own waits for, so that the host thread goes on at once and gets
+// no ordering after the stream's work it did not wait for.
+func recordEvent(act *sim.Actor, e *event, st *stream) {
+	r := &eventRec{deps: st.deps(), wl: rt.s.NewWatchList("hipEventRecord")}
+	if t := act.RaceThread(); t != nil {
+		t.Release(&r.host)
+	}
+	e.rec = r
+	rt.s.Spawn("hipEventRecord on "+st.String(), func(w *sim.Actor) {
+		for _, o := range r.deps {
+			if err := o.Wait(w); err != nil && r.err == nil {
+				r.err = err
+			}
+		}
+		if t := w.RaceThread(); t != nil {
+			t.Acquire(&r.host)
+			t.Release(&r.end)
+		}
+		r.complete, r.at = true, w.Now()
+		r.wl.Notify(0, 1)
+	})
+}
+
+// eventPoll is what a query of an event still pending waits in virtual
+// time before it says so (as hipStreamQuery's queryPoll).
+const eventPoll = sim.Microsecond
 
 func commOf(p uint64) (*cco.Comm, error) {
 	if p == 0 || p > uint64(len(rt.comms)) || rt.comms[p-1] == nil {
@@ -465,26 +521,23 @@ func eventOp(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		if err != nil {
 			return bad("hipEventRecord", hipErrorInvalidHandle, err)
 		}
-		// The event completes when the stream's work so far is done; the
-		// host waits for that here (partial: HIP would return at once).
-		_ = st.wait(act)
-		e.at, e.recorded = act.Now(), true
-		if t := act.RaceThread(); t != nil {
-			t.Release(&e.done)
-		}
+		recordEvent(act, e, st)
 	case C.EMUD_H_EVENT_SYNC:
-		if !e.recorded {
+		if e.rec == nil {
 			return bad("hipEventSynchronize", hipErrorInvalidHandle, fmt.Errorf("event was never recorded"))
 		}
-		if t := act.RaceThread(); t != nil {
-			t.Acquire(&e.done)
+		if err := e.rec.Wait(act); err != nil {
+			return bad("hipEventSynchronize", hipErrorLaunchFailure, err)
 		}
 	case C.EMUD_H_EVENT_ELAPSED:
 		e2 := ev(a[1])
-		if e2 == nil || !e.recorded || !e2.recorded {
+		if e2 == nil || e.rec == nil || e2.rec == nil {
 			return bad("hipEventElapsedTime", hipErrorInvalidHandle, fmt.Errorf("both events must be recorded"))
 		}
-		ms := float32(float64(e2.at-e.at) / 1e9) // ps -> ms
+		if !e.rec.complete || !e2.rec.complete {
+			return hipErrorNotReady // HIP's answer while either's work runs
+		}
+		ms := float32(float64(e2.rec.at-e.rec.at) / 1e9) // ps -> ms
 		*(*float32)(unsafe.Pointer(&a[2])) = ms
 	case C.EMUD_H_EVENT_DESTROY:
 		rt.events[a[0]] = &event{}

@@ -517,15 +517,22 @@
 // not calibrated), so work on another stream sees it in flight. A host
 // source is staged when the call is made, as HIP stages pageable memory.
 // hipMemsetD8/D16/D32 and their async forms fill with the value's
-// element pattern the same way. hipEventRecord's event is complete when
-// the call returns (below), so hipEventQuery succeeds on it and
-// hipStreamWaitEvent has nothing to wait for; for the race detector an
-// event is a synchronisation that its record releases and a wait on it
-// (hipEventSynchronize, hipEventQuery, hipStreamWaitEvent) acquires, in
-// the calling host thread, so work it then queues follows the event's.
-// Partial: a kernel launch makes the launching thread wait for the work
-// the kernel must follow (HIP would queue it), and so does hipEventRecord
-// for the stream's work. A launch itself takes no virtual time (the seed
+// element pattern the same way. hipEventRecord queues a marker after the
+// stream's work (and what that work follows) and returns at once: an
+// actor of its own (calls.go recordEvent) waits for the work, then
+// completes the event at that virtual time. hipEventSynchronize waits for
+// it; hipEventQuery succeeds once it is complete and, before, answers
+// hipErrorNotReady after 1 µs of virtual time, as hipStreamQuery does for
+// a busy stream, so a loop of queries is a poll the work advances under;
+// hipStreamWaitEvent makes the stream's later work, and its synchronize,
+// follow the marker. For the race detector the marker's completion
+// acquires the work's ends and the recording thread's clock and releases
+// them to whatever waits for the event; a thread that only records is
+// ordered after nothing, so a stream that should have waited for another
+// stream's event and did not races with its work
+// (cxx/testdata/hip/more_calls.cpp nowait). Partial: a kernel launch makes
+// the launching thread wait for the work the kernel must follow, an event
+// it waits for included (HIP would queue it). A launch itself takes no virtual time (the seed
 // documents no launch latency), so hipEventElapsedTime around a kernel
 // whose lanes return at once reads 0 ms, and around one that waits reads
 // that wait (MORI's test_lsa_barrier prints such a figure).

@@ -106,30 +106,38 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		}
 		a[1], a[2], a[3] = 2, uint64(g), r.Base
 	case C.EMUD_H_STREAM_WAIT_EVENT:
-		if _, err := streamOf(h, a[0]); err != nil {
+		st, err := streamOf(h, a[0])
+		if err != nil {
 			return bad("hipStreamWaitEvent", hipErrorInvalidHandle, err)
 		}
 		e, err := eventAt(a[1])
 		if err != nil {
 			return bad("hipStreamWaitEvent", hipErrorInvalidHandle, err)
 		}
-		// hipEventRecord returned when the event's work was done, so the
-		// stream's later work follows it already; for the race detector
-		// the host thread that queues that work acquires the event (an
-		// event never recorded orders nothing, as in HIP).
-		if t := act.RaceThread(); t != nil && e.recorded {
-			t.Acquire(&e.done)
+		// The stream's later work follows the event's marker (an event
+		// never recorded orders nothing, as in HIP).
+		if e.rec != nil {
+			st.waits = append(st.waits, e.rec)
 		}
 	case C.EMUD_H_EVENT_QUERY:
 		e, err := eventAt(a[0])
 		if err != nil {
 			return bad("hipEventQuery", hipErrorInvalidHandle, err)
 		}
-		// Recorded work is complete (hipEventRecord waited for it): the
-		// query succeeds and, as a successful query does, orders the
-		// caller after that work.
-		if t := act.RaceThread(); t != nil && e.recorded {
-			t.Acquire(&e.done)
+		// Not recorded: success, as HIP. Recorded: success once its work
+		// is done, ordering the caller after it; else not ready, after a
+		// microsecond of virtual time, so that a loop of queries is a
+		// poll the work advances under.
+		if r := e.rec; r != nil {
+			if !r.complete {
+				act.Sleep(eventPoll)
+				if !r.complete {
+					return hipErrorNotReady
+				}
+			}
+			if err := r.Wait(act); err != nil {
+				return bad("hipEventQuery", hipErrorLaunchFailure, err)
+			}
 		}
 	}
 	return hipSuccess

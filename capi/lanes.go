@@ -159,7 +159,7 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
 	}
-	st.last = k
+	st.queued(k)
 	return hipSuccess
 }
 

@@ -33,6 +33,16 @@ type stream struct {
 	nonBlocking bool
 	null        bool
 	last        streamOp // the stream's latest work, nil before any
+	// waits are the event markers hipStreamWaitEvent put on the stream
+	// since its latest work was queued: the next work follows them too
+	// (and through it, all later work), as does a synchronize.
+	waits []streamOp
+}
+
+// queued makes o the stream's latest work, which followed its deps.
+func (st *stream) queued(o streamOp) {
+	st.last = o
+	st.waits = nil
 }
 
 // streamOp is work on a stream: a kernel, or an async copy or memset.
@@ -78,6 +88,7 @@ func (st *stream) deps() []streamOp {
 	if st.last != nil {
 		d = append(d, st.last)
 	}
+	d = append(d, st.waits...)
 	if st.nonBlocking {
 		return d
 	}
@@ -102,6 +113,11 @@ func (st *stream) waitDeps(a *sim.Actor) error {
 
 // wait waits for st's own work, as hipStreamSynchronize.
 func (st *stream) wait(a *sim.Actor) error {
+	for _, w := range st.waits {
+		if err := w.Wait(a); err != nil {
+			return err
+		}
+	}
 	if st.last == nil {
 		return nil
 	}
@@ -245,7 +261,7 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 		staged = C.GoBytes(ptr(src), C.int(n))
 	}
 	j := &memJob{call: info.Who, wl: rt.s.NewWatchList(call)}
-	st.last = j
+	st.queued(j)
 	child := rt.s.Spawn(info.Who, func(w *sim.Actor) {
 		defer func() {
 			j.done = true
@@ -343,9 +359,9 @@ func queryStream(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 	}
 	switch a[1] {
 	case 0:
-		if st.last != nil && !st.last.Done() {
+		if !st.idle() {
 			act.Sleep(queryPoll)
-			if !st.last.Done() {
+			if !st.idle() {
 				return hipErrorNotReady
 			}
 		}
@@ -390,4 +406,14 @@ func resetDevice(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 	}
 	a[0] = uint64(h.dev)
 	return hipSuccess
+}
+
+// idle says whether st's work, and the events it waits for, are done.
+func (st *stream) idle() bool {
+	for _, w := range st.waits {
+		if !w.Done() {
+			return false
+		}
+	}
+	return st.last == nil || st.last.Done()
 }

@@ -170,6 +170,8 @@ func TestHipFreeGivesBack(t *testing.T) {
 // hang), and the query that succeeds orders the kernel's stores to
 // pinned memory before the host's reads (race-clean); its twin clearing
 // them with a memset on another stream while the kernel runs is a race.
+// hipEventRecord returns at once in the same way, and hipStreamWaitEvent
+// orders one stream's kernel after another's; without it, a race.
 func TestMoreHIPCalls(t *testing.T) {
 	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "hip", "more_calls.cpp"), "-O2", "-Wall", "-Werror")
@@ -186,4 +188,17 @@ func TestMoreHIPCalls(t *testing.T) {
 	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "data race")
 	assert.Contains(t, r.stderr, "more_calls.cpp:")
+	// Events: a record returns at once (its kernel waits for the host's
+	// third query), and a stream that waits for the event is ordered
+	// after its work; the twin without hipStreamWaitEvent is a race.
+	for _, env := range [][]string{{"EMUD_RACE=1"}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=3"}} {
+		r = runFull(t, prog, append([]string{"events"}, env...)...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, fmt.Sprintf("more_calls events: %d of %d words copied after the fill", 256, 256))
+		assert.NotContains(t, r.stderr, "data race")
+	}
+	r = runFull(t, prog, "nowait", "EMUD_RACE=1")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "data race")
+	assert.Contains(t, r.stderr, "copy_out")
 }

@@ -1094,10 +1094,12 @@ inline hipError_t hipEventSynchronize(hipEvent_t e, EMUD_SITE) {
   uint64_t a[16] = {(uint64_t)(uintptr_t)e};
   return ::emud::host(EMUD_H_EVENT_SYNC, a, __emud_file, __emud_line);
 }
+// hipEventElapsedTime: hipErrorNotReady while either event's work runs.
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop, EMUD_SITE) {
   uint64_t a[16] = {(uint64_t)(uintptr_t)start, (uint64_t)(uintptr_t)stop};
-  hipError_t r = ::emud::host(EMUD_H_EVENT_ELAPSED, a, __emud_file, __emud_line);
-  if (ms) std::memcpy(ms, &a[2], sizeof(float));
+  hipError_t r = (hipError_t)emud_host(EMUD_H_EVENT_ELAPSED, a, __emud_file, __emud_line);
+  if (r != hipSuccess && r != hipErrorNotReady) ::emud::last_error = r;
+  if (ms && r == hipSuccess) std::memcpy(ms, &a[2], sizeof(float));
   return r;
 }
 inline hipError_t hipEventDestroy(hipEvent_t e, EMUD_SITE) {
@@ -1106,13 +1108,17 @@ inline hipError_t hipEventDestroy(hipEvent_t e, EMUD_SITE) {
 }
 
 inline hipError_t hipEventCreateWithFlags(hipEvent_t* e, unsigned, EMUD_SITE) { return hipEventCreate(e, EMUD_SITE_ARGS); }
-// hipEventRecord returns once the stream's work so far is done (partial:
-// HIP returns at once), so a recorded event is complete: hipEventQuery
-// succeeds, and hipStreamWaitEvent orders the stream's later work after it
-// (for the race detector, through the calling host thread).
+// hipEventRecord queues a marker after the stream's work so far and
+// returns at once; the event completes when that work does (capi
+// calls.go). hipEventQuery is hipSuccess then (ordering the caller after
+// the work) and hipErrorNotReady before, after a microsecond of virtual
+// time, so a loop of queries lets the work advance; hipStreamWaitEvent
+// makes the stream's later work follow the marker.
 inline hipError_t hipEventQuery(hipEvent_t e, EMUD_SITE) {
   uint64_t a[16] = {(uint64_t)(uintptr_t)e};
-  return ::emud::host(EMUD_H_EVENT_QUERY, a, __emud_file, __emud_line);
+  hipError_t r = (hipError_t)emud_host(EMUD_H_EVENT_QUERY, a, __emud_file, __emud_line);
+  if (r != hipSuccess && r != hipErrorNotReady) ::emud::last_error = r;  // not ready is no error
+  return r;
 }
 inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags = 0, EMUD_SITE) {
   if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
@@ -1648,9 +1654,7 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
 #define hipLaunchKernelGGL(k, grid, block, shmem, stream, ...) \
   ::emud::launch(::emud::cfg((grid), (block), (shmem), (stream)), #k, EMUD_KERNEL_BODY(k), ##__VA_ARGS__)
 // hipExtLaunchKernelGGL (hip/hip_ext.h): the launch between records of
-// its start and stop events on its stream, where they are not null
-// (hipEventRecord returns once the stream's work is done, so the stop
-// event's record waits for the kernel: partial, as for every record).
+// its start and stop events on its stream, where they are not null.
 // flags must be 0 (hipExtAnyOrderLaunch is not emulated).
 namespace emud {
 template <class F, class... A>

@@ -207,6 +207,7 @@ static void kernels() {
   OK(hipEventCreate(&e1));
   hipExtLaunchKernelGGL(fill, dim3(1), dim3(kWords), 0, 0, e0, e1, 0, buf, 9u);
   OK(hipGetLastError());
+  OK(hipEventSynchronize(e1));
   float ms = -1;
   OK(hipEventElapsedTime(&ms, e0, e1));
   EXPECT(ms >= 0);
@@ -255,17 +256,92 @@ static void racy() {
   OK(hipHostFree(host));
 }
 
+// events: a record returns at once. The kernel on stream a waits for a
+// flag the host sets only after its third not-ready hipEventQuery (a
+// record that waited for the stream's work would hang). Then a's kernel
+// fills a buffer, an event is recorded after it, and stream b's kernel
+// copies the buffer out after hipStreamWaitEvent: it sees every word and,
+// under EMUD_RACE=1, races with nothing. "nowait", the planted twin,
+// leaves hipStreamWaitEvent out: b's kernel runs unordered with a's (a
+// race; before, the record itself waited for a's kernel and ordered the
+// host, and so b, after it, hiding the missing wait).
+__global__ void gate(unsigned* flag) {
+  while (atomicAdd(flag, 0u) == 0) {
+  }
+}
+__global__ void fill_rounds(unsigned* buf, unsigned v, int rounds) {
+  for (int r = 0; r < rounds; r++) buf[threadIdx.x] = v + threadIdx.x + r;
+}
+__global__ void copy_out(const unsigned* buf, unsigned* out) { out[threadIdx.x] = buf[threadIdx.x]; }
+
+static void events(bool wait) {
+  OK(hipSetDevice(5));
+  unsigned *flag = nullptr, *buf = nullptr, *out = nullptr;
+  OK(hipHostMalloc(&flag, sizeof(unsigned)));
+  *flag = 0;
+  OK(hipMalloc(&buf, kWords * sizeof(unsigned)));
+  OK(hipMalloc(&out, kWords * sizeof(unsigned)));
+  hipStream_t a = nullptr, b = nullptr;
+  OK(hipStreamCreateWithFlags(&a, hipStreamNonBlocking));
+  OK(hipStreamCreateWithFlags(&b, hipStreamNonBlocking));
+  hipEvent_t start, opened, filled;
+  OK(hipEventCreate(&start));
+  OK(hipEventCreate(&opened));
+  OK(hipEventCreate(&filled));
+  OK(hipEventRecord(start, a));
+  gate<<<1, 1, 0, a>>>(flag);
+  OK(hipEventRecord(opened, a));  // returns at once: the kernel waits for the flag
+  long polls = 0;
+  hipError_t e;
+  float ms = -1;
+  while ((e = hipEventQuery(opened)) == hipErrorNotReady) {
+    if (polls == 0) EXPECT(hipEventElapsedTime(&ms, start, opened) == hipErrorNotReady);
+    if (++polls == 3) __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+  }
+  OK(e);
+  OK(hipGetLastError());  // neither not-ready answer is kept as the last error
+  EXPECT(polls >= 3);
+  OK(hipEventElapsedTime(&ms, start, opened));
+  EXPECT(ms > 0);  // the gate stood for three queries' worth of virtual time
+  fill_rounds<<<1, kWords, 0, a>>>(buf, 40, 4);
+  OK(hipEventRecord(filled, a));
+  if (wait) OK(hipStreamWaitEvent(b, filled, 0));
+  copy_out<<<1, kWords, 0, b>>>(buf, out);
+  OK(hipStreamSynchronize(b));
+  OK(hipStreamSynchronize(a));
+  unsigned back[kWords];
+  OK(hipMemcpy(back, out, sizeof back, hipMemcpyDeviceToHost));
+  int good = 0;
+  for (int i = 0; i < kWords; i++) good += back[i] == 40u + i + 3;
+  if (wait) EXPECT(good == kWords);
+  std::printf("more_calls events%s: %d of %d words copied after the fill, %ld polls\n", wait ? "" : " (no wait)", good,
+              kWords, polls);
+  OK(hipEventDestroy(start));
+  OK(hipEventDestroy(opened));
+  OK(hipEventDestroy(filled));
+  OK(hipStreamDestroy(a));
+  OK(hipStreamDestroy(b));
+  OK(hipFree(out));
+  OK(hipFree(buf));
+  OK(hipHostFree(flag));
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && !std::strcmp(argv[1], "query")) {
     query();
   } else if (argc > 1 && !std::strcmp(argv[1], "racy")) {
     racy();
+  } else if (argc > 1 && !std::strcmp(argv[1], "events")) {
+    events(true);
+  } else if (argc > 1 && !std::strcmp(argv[1], "nowait")) {
+    events(false);
   } else {
     copies();
     query();
     devices();
     settings();
     kernels();
+    events(true);
     reset();
   }
   std::printf("more_calls: %s\n", failures == 0 ? "PASS" : "FAIL");
