@@ -771,7 +771,13 @@
 // that changes the doorbell word (a lane's atomic, a plain store at the
 // lane's next device call, or a fence) makes the engine read wptr and
 // fetch the ring bytes rung since the last doorbell into its own ring,
-// which it runs; its read-pointer write-backs land in the rptr word. The
+// which it runs; its read-pointer write-backs land in the rptr word. For
+// the race detector, a lane's atomic or volatile load of an rptr word
+// (MORI's quiet and ring-full waits) orders it after the retired packets
+// up to that read pointer whose posts it knew of (mori.go drainedBy, as
+// cco's quiet does for a Go kernel), so data a quiet drained and a host
+// barrier then handed over is race-clean (cxx TestMoriQuietDrainOrders;
+// before, MORI's test_sdma_put raced on every put). The
 // publish edge: a lane's plain stores into a ring are pending until its
 // next fence (s_waitcnt, the AMDGCN fence); a fetch of pending bytes is,
 // with the race detector on, a *MoriPublishError naming the store, the

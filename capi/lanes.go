@@ -346,6 +346,8 @@ func (ln *lane) flushAccesses(returned bool) {
 			d.AcquireWriters(t, sp, lo, hi)
 			if write {
 				t.Release(s)
+			} else if mq := moriRptrIn(lo, hi); mq != nil {
+				mq.drainedBy(t)
 			}
 		}
 	}

@@ -437,3 +437,28 @@ func unpublished(lo, hi uint64) []moriStore {
 	})
 	return out
 }
+
+// moriRptrIn is the live MORI queue whose read-pointer word lies in
+// [lo, hi), or nil.
+func moriRptrIn(lo, hi uint64) *moriQueue {
+	for _, m := range moriRings {
+		if m.rptr >= lo && m.rptr < hi && !m.dead {
+			return m
+		}
+	}
+	return nil
+}
+
+// drainedBy orders lane thread t, which loaded the queue's read-pointer
+// word, after the retired packets up to the read pointer that it knew of
+// (its own posts, and those ordered before it): a MORI header's quiet
+// and ring-full waits poll that word, and the engine's write-back of it
+// was no edge, so every put a quiet drained raced with its reader (MORI's
+// test_sdma_put under EMUD_RACE=1). The word is read when the lane's
+// access log is flushed, at its next device call: it may have grown since
+// the load, an over-approximation that can hide a race, never invent one.
+func (m *moriQueue) drainedBy(t *race.Thread) {
+	if v, err := rt.mem.Load64(m.rptr); err == nil {
+		m.eq.RaceDrainedBy(t, v)
+	}
+}

@@ -474,3 +474,22 @@ func TestMoriDevCommPerRound(t *testing.T) {
 	}
 	assert.Equal(t, digests[0], digests[1], "processes: the threads' digest")
 }
+
+// TestMoriQuietDrainOrders: puts without signals, each quieted by its
+// lane (a MORI header's quiet polls the queue's read-pointer word), then
+// the host's synchronize and barrier before the receivers copy out
+// (testdata/mori/put.cpp quiet, MORI's test_sdma_put's shape): race-clean
+// under EMUD_RACE=1. Before, the engine's read-pointer write-back was no
+// edge, and every put raced with its receiver's hipMemcpy (MORI's own
+// test_sdma_put and test_sdma_signal reported 64 races each).
+func TestMoriQuietDrainOrders(t *testing.T) {
+	plainLine(t)
+	needCxx(t)
+	prog := buildMori(t)
+	for seed := 1; seed <= 3; seed++ {
+		stdout, stderr, code := runExample(t, prog, fmt.Sprintf("EMUD_SEED=%d", seed), "EMUD_RACE=1", "EMUD_PERTURB=1", "2", "quiet")
+		require.Equal(t, 0, code, "seed %d: stdout:\n%s\nstderr:\n%s", seed, stdout, stderr)
+		assert.Contains(t, stdout, "mori put: PASS")
+		assert.NotContains(t, stderr, "data race")
+	}
+}

@@ -31,3 +31,15 @@ func (q *Queue) RaceRangBy(end uint64, m race.Mark) {
 	}
 	r.rung = max(r.rung, end)
 }
+
+// RaceDrainedBy orders thread t after the retired packets up to target
+// whose posts t knew of, as AwaitDrained does for an actor: for a
+// producer outside the actors that saw the queue's read pointer at target
+// (a MORI header's quiet, which polls the read-pointer word the engine
+// writes back).
+func (q *Queue) RaceDrainedBy(t *race.Thread, target uint64) {
+	if q.rc == nil || t == nil || target == 0 {
+		return
+	}
+	q.rc.q.Drain(t, target)
+}

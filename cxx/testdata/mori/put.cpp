@@ -8,7 +8,10 @@
 // "full" for lane 0 posting its block kFullReps times before its quiet:
 // more than its ring holds, so it waits for the engine to free ring space
 // (with -DEMUD_TEST_MORI_CAS_RESERVE, re-reading the write and read
-// pointers in turn). "fork" (after the mode, or alone after the rounds)
+// pointers in turn), or "quiet" for puts without signals that each lane
+// quiets, the receivers reading after the host's synchronize and barrier
+// (MORI's test_sdma_put: the quiet's drain of the read pointer is the
+// only device-side edge). "fork" (after the mode, or alone after the rounds)
 // runs the ranks as processes in MORI's fork harness shape: the unique id
 // first, then one forked child per rank, the parent in waitpid; the
 // digest is the threads' (capi/procs.c). "redev" makes and destroys a
@@ -69,6 +72,11 @@ __global__ void alltoall(ccoDevComm dc, ccoWindow_t sendWin, ccoWindow_t recvWin
     return;
   }
   const int peer = (me + 1 + t) % n;
+  if (same == 3) {  // "quiet": no signal; the receiver reads after the host's barrier
+    sdma.put<ccoCoopThread, false, false>(peer, recvWin, me * kBytes, sendWin, peer * kBytes, kBytes, peer % nq);
+    sdma.quiet(peer);
+    return;
+  }
   const int reps = same == 2 && t == 0 ? kFullReps : 1;  // "full": lane t receives from lane t of its sender
   for (int i = 0; i < reps; i++)
     sdma.put<ccoCoopThread, false, true>(peer, recvWin, me * kBytes, sendWin, peer * kBytes, kBytes, peer % nq);
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; i++) {
     if (!std::strcmp(argv[i], "same")) same = 1;
     if (!std::strcmp(argv[i], "full")) same = 2;
+    if (!std::strcmp(argv[i], "quiet")) same = 3;
     if (!std::strcmp(argv[i], "fork")) fork_ranks = true;
     if (!std::strcmp(argv[i], "redev")) redev = true;
   }
