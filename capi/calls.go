@@ -100,10 +100,6 @@ func recordEvent(act *sim.Actor, e *event, st *stream) {
 	})
 }
 
-// eventPoll is what a query of an event still pending waits in virtual
-// time before it says so (as hipStreamQuery's queryPoll).
-const eventPoll = sim.Microsecond
-
 func commOf(p uint64) (*cco.Comm, error) {
 	if p == 0 || p > uint64(len(rt.comms)) || rt.comms[p-1] == nil {
 		return nil, fmt.Errorf("comm %#x was not made by ccoCommCreate (or was destroyed)", p)

@@ -129,11 +129,8 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		// microsecond of virtual time, so that a loop of queries is a
 		// poll the work advances under.
 		if r := e.rec; r != nil {
-			if !r.complete {
-				act.Sleep(eventPoll)
-				if !r.complete {
-					return hipErrorNotReady
-				}
+			if !queried(act, r.Done) {
+				return hipErrorNotReady
 			}
 			if err := r.Wait(act); err != nil {
 				return bad("hipEventQuery", hipErrorLaunchFailure, err)

@@ -1132,14 +1132,7 @@ func pcEntry(pc uint64) fileLine {
 		at := pc - 1 // the call instruction, not the one after it
 		if cu, err := d.Reader().SeekPC(at); err == nil {
 			s = lineAt(unitRows(d, cu), at)
-			// DWARF 5 directories are relative to the unit's compilation
-			// directory, which debug/dwarf joins only for DWARF 4: a
-			// header found through a relative -I was named relative to
-			// the run's directory, so run elsewhere its loops were
-			// unknown and the lanes' order, and the digest, changed.
-			if dir, _ := cu.Val(dwarf.AttrCompDir).(string); s.file != "" && dir != "" && !filepath.IsAbs(s.file) {
-				s.file = filepath.Join(dir, s.file)
-			}
+			s.file = unitPath(cu, s.file)
 		}
 	}
 	if s.file != "" {
@@ -1147,6 +1140,18 @@ func pcEntry(pc uint64) fileLine {
 	}
 	pcLines.cache[pc] = s
 	return s
+}
+
+// unitPath is a file name of unit cu's line table as a path: DWARF 5
+// directories are relative to the unit's compilation directory, which
+// debug/dwarf joins only for DWARF 4. A header found through a relative
+// -I was named relative to the run's directory, so run elsewhere its
+// loops were unknown and the lanes' order, and the digest, changed.
+func unitPath(cu *dwarf.Entry, file string) string {
+	if dir, _ := cu.Val(dwarf.AttrCompDir).(string); file != "" && dir != "" && !filepath.IsAbs(file) {
+		return filepath.Join(dir, file)
+	}
+	return file
 }
 
 type fileLine struct {
@@ -1198,7 +1203,6 @@ func pcCallerLine(pc uint64) string {
 		return own.show
 	}
 	files := lr.Files()
-	dir, _ := cu.Val(dwarf.AttrCompDir).(string)
 	covers := func(e *dwarf.Entry) bool {
 		rs, err := d.Ranges(e)
 		if err != nil {
@@ -1229,12 +1233,8 @@ func pcCallerLine(pc uint64) string {
 			// from the program's own file wins.
 			idx, _ := e.Val(dwarf.AttrCallFile).(int64)
 			line, _ := e.Val(dwarf.AttrCallLine).(int64)
-			if idx > 0 && int(idx) < len(files) && files[idx] != nil && line > 0 {
-				file := files[idx].Name
-				if dir != "" && !filepath.IsAbs(file) {
-					file = filepath.Join(dir, file)
-				}
-				if !systemFile(file) {
+			if idx >= 0 && int(idx) < len(files) && files[idx] != nil && line > 0 { // DWARF 4 has no file 0: nil
+				if file := unitPath(cu, files[idx].Name); !systemFile(file) {
 					best = file + ":" + strconv.Itoa(int(line))
 				}
 			}

@@ -164,14 +164,27 @@ static int early_take(void* obj, const struct taker* k, clockid_t clock, const s
 
 // lock is an interposer's path for a host thread in its turn, or an
 // early thread (natively in slices until it calls in); -2 for neither
-// (the C library's call).
-static int lock(void* obj, const struct taker* k, clockid_t clock, const struct timespec* at, const char* name) {
+// (the C library's call). A host thread's lock taken is a step of a
+// possible poll at the caller's site pc (tag: EMUD_POLL_LOCK or _READ).
+static int lock(void* obj, const struct taker* k, clockid_t clock, const struct timespec* at, const char* name,
+                uint64_t tag, void* pc) {
   if (!emud_host_turn()) {
     if (!emud_early_unattached()) return -2;
     int rc = early_take(obj, k, clock, at);
     if (rc != -1) return rc;
   }
-  return take(obj, k, clock, at, name);
+  int rc = take(obj, k, clock, at, name);
+  if (rc == 0) emud_host_op(obj, tag, pc, 0);
+  return rc;
+}
+
+// tried follows a try form's result rc (busy: its answer for a taken
+// object): a success acquires, and a success or a failure is a step of a
+// possible poll at pc; only a failure may sleep there.
+static void tried(const void* obj, int rc, int busy, uint64_t tag, const char* name, void* pc) {
+  if (!emud_host_turn()) return;
+  if (rc == 0) acquired(obj, name);
+  if (rc == 0 || rc == busy) emud_host_op(obj, rc == 0 ? tag : EMUD_POLL_BUSY, pc, rc != 0);
 }
 
 // Semaphores report through errno, -1 on failure.
@@ -188,8 +201,8 @@ static int sem_native(void* s, clockid_t clock, const struct timespec* at) {
 }
 static const struct taker sem_taker = {sem_try, sem_native, EAGAIN, WAIT_SEM};
 
-static int sem_take(sem_t* s, clockid_t clock, const struct timespec* at, const char* name) {
-  int rc = lock(s, &sem_taker, clock, at, name);
+static int sem_take(sem_t* s, clockid_t clock, const struct timespec* at, const char* name, void* pc) {
+  int rc = lock(s, &sem_taker, clock, at, name, EMUD_POLL_LOCK, pc);
   if (rc == 0 || rc == -2) return rc;
   errno = rc;
   return -1;
@@ -197,16 +210,14 @@ static int sem_take(sem_t* s, clockid_t clock, const struct timespec* at, const 
 
 int sem_wait(sem_t* s) {
   resolve();
-  int rc = sem_take(s, CLOCK_REALTIME, NULL, "sem_wait");
-  if (rc == -2) return real_sem_wait(s);
-  if (rc == 0 && emud_host_turn()) emud_host_op(s, EMUD_POLL_LOCK, RA, 0);
-  return rc;
+  int rc = sem_take(s, CLOCK_REALTIME, NULL, "sem_wait", RA);
+  return rc == -2 ? real_sem_wait(s) : rc;
 }
 
 int sem_timedwait(sem_t* s, const struct timespec* at) {
   resolve();
   if (!valid(at)) return real_sem_timedwait(s, at);
-  int rc = sem_take(s, CLOCK_REALTIME, at, "sem_timedwait");
+  int rc = sem_take(s, CLOCK_REALTIME, at, "sem_timedwait", RA);
   return rc == -2 ? real_sem_timedwait(s, at) : rc;
 }
 
@@ -217,16 +228,16 @@ int sem_clockwait(sem_t* s, clockid_t clock, const struct timespec* at) {
     return -1;
   }
   if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_sem_clockwait(s, clock, at);
-  int rc = sem_take(s, clock, at, "sem_clockwait");
+  int rc = sem_take(s, clock, at, "sem_clockwait", RA);
   return rc == -2 ? real_sem_clockwait(s, clock, at) : rc;
 }
 
 int sem_trywait(sem_t* s) {
   resolve();
   int rc = real_sem_trywait(s);
-  if (!emud_host_turn()) return rc;
-  if (rc == 0) acquired(s, "sem_trywait");
-  if (rc == 0 || errno == EAGAIN) emud_host_op(s, rc == 0 ? EMUD_POLL_LOCK : EMUD_POLL_BUSY, RA, rc != 0);
+  const int e = errno;
+  tried(s, rc == 0 ? 0 : e, EAGAIN, EMUD_POLL_LOCK, "sem_trywait", RA);
+  errno = e;
   return rc;
 }
 
@@ -258,31 +269,27 @@ static const struct taker wr_taker = {wr_try, wr_native, EBUSY, WAIT_WRITE};
 
 int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
   resolve();
-  int rc = lock(l, &rd_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_rdlock");
-  if (rc == -2) return real_rdlock(l);
-  if (rc == 0 && emud_host_turn()) emud_host_op(l, EMUD_POLL_READ, RA, 0);
-  return rc;
+  int rc = lock(l, &rd_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_rdlock", EMUD_POLL_READ, RA);
+  return rc == -2 ? real_rdlock(l) : rc;
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
   resolve();
-  int rc = lock(l, &wr_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_wrlock");
-  if (rc == -2) return real_wrlock(l);
-  if (rc == 0 && emud_host_turn()) emud_host_op(l, EMUD_POLL_LOCK, RA, 0);
-  return rc;
+  int rc = lock(l, &wr_taker, CLOCK_REALTIME, NULL, "pthread_rwlock_wrlock", EMUD_POLL_LOCK, RA);
+  return rc == -2 ? real_wrlock(l) : rc;
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const struct timespec* at) {
   resolve();
   if (!valid(at)) return real_timedrdlock(l, at);
-  int rc = lock(l, &rd_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedrdlock");
+  int rc = lock(l, &rd_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedrdlock", EMUD_POLL_READ, RA);
   return rc == -2 ? real_timedrdlock(l, at) : rc;
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const struct timespec* at) {
   resolve();
   if (!valid(at)) return real_timedwrlock(l, at);
-  int rc = lock(l, &wr_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedwrlock");
+  int rc = lock(l, &wr_taker, CLOCK_REALTIME, at, "pthread_rwlock_timedwrlock", EMUD_POLL_LOCK, RA);
   return rc == -2 ? real_timedwrlock(l, at) : rc;
 }
 
@@ -290,7 +297,7 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const struc
   resolve();
   if (!real_clockrdlock) return ENOSYS;
   if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_clockrdlock(l, clock, at);
-  int rc = lock(l, &rd_taker, clock, at, "pthread_rwlock_clockrdlock");
+  int rc = lock(l, &rd_taker, clock, at, "pthread_rwlock_clockrdlock", EMUD_POLL_READ, RA);
   return rc == -2 ? real_clockrdlock(l, clock, at) : rc;
 }
 
@@ -298,25 +305,21 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const struc
   resolve();
   if (!real_clockwrlock) return ENOSYS;
   if (!valid(at) || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)) return real_clockwrlock(l, clock, at);
-  int rc = lock(l, &wr_taker, clock, at, "pthread_rwlock_clockwrlock");
+  int rc = lock(l, &wr_taker, clock, at, "pthread_rwlock_clockwrlock", EMUD_POLL_LOCK, RA);
   return rc == -2 ? real_clockwrlock(l, clock, at) : rc;
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t* l) {
   resolve();
   int rc = real_tryrdlock(l);
-  if (!emud_host_turn()) return rc;
-  if (rc == 0) acquired(l, "pthread_rwlock_tryrdlock");
-  if (rc == 0 || rc == EBUSY) emud_host_op(l, rc == 0 ? EMUD_POLL_READ : EMUD_POLL_BUSY, RA, rc != 0);
+  tried(l, rc, EBUSY, EMUD_POLL_READ, "pthread_rwlock_tryrdlock", RA);
   return rc;
 }
 
 int pthread_rwlock_trywrlock(pthread_rwlock_t* l) {
   resolve();
   int rc = real_trywrlock(l);
-  if (!emud_host_turn()) return rc;
-  if (rc == 0) acquired(l, "pthread_rwlock_trywrlock");
-  if (rc == 0 || rc == EBUSY) emud_host_op(l, rc == 0 ? EMUD_POLL_LOCK : EMUD_POLL_BUSY, RA, rc != 0);
+  tried(l, rc, EBUSY, EMUD_POLL_LOCK, "pthread_rwlock_trywrlock", RA);
   return rc;
 }
 
@@ -330,6 +333,13 @@ int pthread_rwlock_unlock(pthread_rwlock_t* l) {
   return rc;
 }
 
+// early_pause is an early thread's native wait between two tries of a
+// spin lock or a once in progress: 50 µs of wall time.
+static void early_pause(void) {
+  const struct timespec pause = {0, 50000};
+  emud_real_nanosleep(&pause, NULL);
+}
+
 // Spin locks: retried each µs of virtual time while taken.
 int pthread_spin_lock(pthread_spinlock_t* l) {
   resolve();
@@ -340,8 +350,7 @@ int pthread_spin_lock(pthread_spinlock_t* l) {
       int rc = real_spin_trylock(l);
       if (rc != EBUSY) return rc;
       if (emud_early_attach()) break;
-      const struct timespec pause = {0, 50000};
-      emud_real_nanosleep(&pause, NULL);
+      early_pause();
     }
   }
   for (;;) {
@@ -358,9 +367,7 @@ int pthread_spin_lock(pthread_spinlock_t* l) {
 int pthread_spin_trylock(pthread_spinlock_t* l) {
   resolve();
   int rc = real_spin_trylock(l);
-  if (!emud_host_turn()) return rc;
-  if (rc == 0) acquired((const void*)l, "pthread_spin_trylock");
-  if (rc == 0 || rc == EBUSY) emud_host_op((const void*)l, rc == 0 ? EMUD_POLL_LOCK : EMUD_POLL_BUSY, RA, rc != 0);
+  tried((const void*)l, rc, EBUSY, EMUD_POLL_LOCK, "pthread_spin_trylock", RA);
   return rc;
 }
 
@@ -420,8 +427,7 @@ int pthread_once(pthread_once_t* o, void (*init)(void)) {
       if (v & ONCE_DONE) return real_once(o, init);
       if (!(v & ONCE_INPROGRESS)) return run_once(o, init);
       if (emud_early_attach()) break;
-      const struct timespec pause = {0, 50000};
-      emud_real_nanosleep(&pause, NULL);
+      early_pause();
     }
   }
   for (;;) {

@@ -340,10 +340,19 @@ func init() {
 	race.RegisterAdvice(race.OpHost, race.OpHost, hostAdvice)
 }
 
-// queryPoll is what a hipStreamQuery that finds the stream busy waits
-// in virtual time before it says so: a loop of queries is a poll, and
-// the work it waits for advances under it.
+// queryPoll is what a query (hipStreamQuery, hipEventQuery) that finds
+// its work still running waits in virtual time before it says so: a loop
+// of queries is a poll, and the work it waits for advances under it.
 const queryPoll = sim.Microsecond
+
+// queried is a query's answer: whether done holds now or after queryPoll.
+func queried(act *sim.Actor, done func() bool) bool {
+	if done() {
+		return true
+	}
+	act.Sleep(queryPoll)
+	return done()
+}
 
 // queryStream is EMUD_H_STREAM_QUERY: a[1] 0 is hipStreamQuery (success
 // once the stream's work is done, acquired as a synchronize's; else
@@ -359,11 +368,8 @@ func queryStream(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 	}
 	switch a[1] {
 	case 0:
-		if !st.idle() {
-			act.Sleep(queryPoll)
-			if !st.idle() {
-				return hipErrorNotReady
-			}
+		if !queried(act, st.idle) {
+			return hipErrorNotReady
 		}
 		if err := st.wait(act); err != nil { // done: returns at once, ordering its work before the caller
 			return bad(name, hipErrorLaunchFailure, err)

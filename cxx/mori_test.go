@@ -481,7 +481,7 @@ func TestMoriDevCommPerRound(t *testing.T) {
 // (testdata/mori/put.cpp quiet, MORI's test_sdma_put's shape): race-clean
 // under EMUD_RACE=1. Before, the engine's read-pointer write-back was no
 // edge, and every put raced with its receiver's hipMemcpy (MORI's own
-// test_sdma_put and test_sdma_signal reported 64 races each).
+// test_sdma_put and test_sdma_signal reported 112 and 72 races).
 func TestMoriQuietDrainOrders(t *testing.T) {
 	plainLine(t)
 	needCxx(t)

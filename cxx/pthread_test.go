@@ -132,16 +132,18 @@ func TestSleepRanksForked(t *testing.T) {
 // TestPthreadLocks: host threads hand a device buffer over with a POSIX
 // semaphore, a read-write lock (pthread's and std::shared_mutex), a
 // pthread spin lock, a spin lock of the program's own (std::atomic_flag),
-// a mutex or a try_lock loop polled under, C++20 semaphores and
-// barriers, and std::call_once (cxx/testdata/pthread/locks.cpp;
-// capi/psync.c, the host cycles of psleep.c). Each passes, race-clean
-// under EMUD_RACE=1, where before all but the C++20 ones were a spin
-// hang (or, under the detector, ran on unreported) and call_once was a
+// a mutex or a try_lock loop polled under, a condition variable, C++20
+// semaphores and barriers, and std::call_once
+// (cxx/testdata/pthread/locks.cpp; capi/psync.c, the host cycles of
+// psleep.c). Each passes, race-clean under EMUD_RACE=1, where before sem,
+// rwlock, shared, spin and flag were a spin hang and call_once was a
 // false race; each also with the threads started before the program's
 // first HIP call (early), whose first waits begin natively, before the
-// emulation adopts them, where before every mode was a spin hang. A semaphore nobody posts is a deadlock report naming the
-// waits, a spin lock never unlocked the watchdog's naming the retries,
-// and the semaphore's twin whose readers do not wait is a race.
+// emulation adopts them, where before sem, rwlock, shared, spin, flag,
+// csem, barrier and once were each a spin hang (the modes tried). A
+// semaphore nobody posts is a deadlock report naming the waits, a spin
+// lock never unlocked the watchdog's naming the retries, and the
+// semaphore's twin whose readers do not wait is a race.
 func TestPthreadLocks(t *testing.T) {
 	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "pthread", "locks.cpp"), "-O2", "-std=c++20", "-Wall", "-Werror")

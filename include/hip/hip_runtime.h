@@ -1299,6 +1299,15 @@ inline hipError_t hipDeviceReset(EMUD_SITE) {
 }
 
 // Device queries: hipGetDeviceProperties's figures.
+namespace emud {
+// copy_cstr copies as much of src as fits in dst's len bytes, ended by a
+// NUL (not snprintf: -Wformat-truncation under the user's -Werror).
+inline void copy_cstr(char* dst, int len, const char* src) {
+  int i = 0;
+  for (; i < len - 1 && src[i]; i++) dst[i] = src[i];
+  dst[i] = '\0';
+}
+}  // namespace emud
 inline hipError_t hipDeviceGet(hipDevice_t* d, int ordinal, EMUD_SITE) {
   uint64_t a[16] = {0};
   hipError_t e = ::emud::host(EMUD_H_DEVICE_COUNT, a, __emud_file, __emud_line);
@@ -1313,9 +1322,7 @@ inline hipError_t hipDeviceGetName(char* name, int len, hipDevice_t dev, EMUD_SI
   hipError_t e = hipGetDeviceProperties(&p, dev, EMUD_SITE_ARGS);
   if (e != hipSuccess) return e;
   if (!name || len <= 0) return ::emud::last_error = hipErrorInvalidValue;
-  int i = 0;  // as much of the name as fits (not snprintf: -Wformat-truncation under the user's -Werror)
-  for (; i < len - 1 && p.name[i]; i++) name[i] = p.name[i];
-  name[i] = '\0';
+  ::emud::copy_cstr(name, len, p.name);
   return hipSuccess;
 }
 inline hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t dev, EMUD_SITE) {
@@ -1343,9 +1350,7 @@ inline hipError_t hipDeviceGetPCIBusId(char* id, int len, int dev, EMUD_SITE) {
   if (!id || len <= 0) return ::emud::last_error = hipErrorInvalidValue;
   char full[32];
   std::snprintf(full, sizeof full, "%04x:%02x:%02x.0", p.pciDomainID & 0xffff, p.pciBusID & 0xff, p.pciDeviceID & 0xff);
-  int i = 0;
-  for (; i < len - 1 && full[i]; i++) id[i] = full[i];
-  id[i] = '\0';
+  ::emud::copy_cstr(id, len, full);
   return hipSuccess;
 }
 // The HIP version this header stands for (HIP_VERSION), as both the
