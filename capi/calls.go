@@ -22,14 +22,15 @@ import (
 
 // hipError_t values the headers know (HIP's public enum).
 const (
-	hipSuccess            = 0
-	hipErrorInvalidValue  = 1
-	hipErrorOutOfMemory   = 2
-	hipErrorInvalidDevice = 101
-	hipErrorInvalidHandle = 400
-	hipErrorNotReady      = 600
-	hipErrorNotSupported  = 801
-	hipErrorLaunchFailure = 719
+	hipSuccess                   = 0
+	hipErrorInvalidValue         = 1
+	hipErrorOutOfMemory          = 2
+	hipErrorInvalidDevicePointer = 17
+	hipErrorInvalidDevice        = 101
+	hipErrorInvalidHandle        = 400
+	hipErrorNotReady             = 600
+	hipErrorNotSupported         = 801
+	hipErrorLaunchFailure        = 719
 )
 
 // hostFail reports a failed host call on stderr, naming the call and why,
@@ -178,6 +179,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return queryStream(h, act, a, bad)
 	case C.EMUD_H_DEVICE_RESET:
 		return resetDevice(h, act, a, bad)
+	case C.EMUD_H_IPC:
+		return ipcCall(h, act, a, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {

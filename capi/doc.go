@@ -176,7 +176,15 @@
 // first (one digest on every start order), and hands each the node's
 // memfds (SCM_RIGHTS), which it maps at rank 0's addresses at its first
 // call. From there a rank's calls and lanes go as a forked rank's. Rank
-// 0's exit waits, in virtual time, for the other ranks to end. A rank of
+// 0's exit waits, in virtual time, for the other ranks to end. A rank
+// that exits with a status other than 0 (a failed check) ends its part
+// of the run there, then waits for rank 0's process to end before it
+// exits (procs.c node_on_exit), with the failed run's status if the run
+// failed, else its own: a launcher that ends the job at the first rank
+// to fail (mpirun) would otherwise end rank 0 before it reports the
+// race or hang behind the failed check (examples/cxx/procs/mpi_ipc.cpp
+// planted). Ranks share device buffers without MORI or NCCL through IPC
+// memory handles (ipc.go: a handle opens to the exporter's address). A rank of
 // another world size, a rank taken twice, or another program image is
 // refused by name; a rank 0 that waits past the timeout names the ranks
 // that never came, and a rank that finds no rank 0 says so; each exits 1.
@@ -1012,7 +1020,7 @@
 //     written) for the next seed's node. The simulation's and the
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
-//     hostAllocs, hipUsed/hipLive, ncclDevs, threadBarriers, moriRings,
+//     hostAllocs, hipUsed/hipLive/hipSerial, ipcOpened, ncclDevs, threadBarriers, moriRings,
 //     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
 //     cftState, gins, freeState, procs, spinWatch)
 //     and the settings start reads (callLoopLimit, hostRate, laneCode,

@@ -40,6 +40,8 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 	for i := len(free) - 1; i >= 0; i-- {
 		if b := free[i]; b.rounded == rounded && b.size >= size {
 			hipFreed[g] = append(free[:i], free[i+1:]...)
+			hipSerial++
+			b.serial = hipSerial
 			hipLive[b.addr] = b
 			return b.addr, nil
 		}
@@ -53,21 +55,24 @@ func hipAlloc(g int, size uint64) (uint64, error) {
 		return 0, fmt.Errorf("%d B does not fit in GPU %d's slice: %w", size, g, err)
 	}
 	hipUsed[g] += rounded
-	hipLive[p] = hipBlock{addr: p, size: size, rounded: rounded}
+	hipSerial++
+	hipLive[p] = hipBlock{addr: p, size: size, rounded: rounded, serial: hipSerial}
 	return p, nil
 }
 
 // hipBlock is one hipMalloc allocation: its address, the size of its
-// region (what the hipMalloc that made it asked for) and that size
-// rounded up to a page.
-type hipBlock struct{ addr, size, rounded uint64 }
+// region (what the hipMalloc that made it asked for), that size rounded
+// up to a page, and its serial (hipSerial when it was handed out: an IPC
+// handle of a block freed and handed out again is not the new one's).
+type hipBlock struct{ addr, size, rounded, serial uint64 }
 
 // hipLive holds the blocks hipMalloc returned and hipFree has not freed,
 // by address; hipFreed, per GPU, the blocks hipFree gave back, oldest
 // first, for hipAlloc to reuse (guarded by rt.mu).
 var (
-	hipLive  map[uint64]hipBlock
-	hipFreed [][]hipBlock
+	hipLive   map[uint64]hipBlock
+	hipFreed  [][]hipBlock
+	hipSerial uint64
 )
 
 // hipFreedBytes is the region bytes of GPU g's freed blocks: free again

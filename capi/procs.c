@@ -613,8 +613,10 @@ static int proxy_free(proc* p, pmsg* m, const char* name) {
   while (!gone && !__atomic_load_n(done, __ATOMIC_ACQUIRE)) {
     struct timespec ts = {0, 20000000};
     syscall(SYS_futex, done, FUTEX_WAIT, 0, &ts, NULL, 0);
-    struct pollfd pf = {p->fd, 0, 0};  // no events asked: a hang-up or error only, reading nothing
-    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR))) gone = 1;
+    // Reading nothing: a hang-up, an error, or the process's end of the
+    // socket shut for writing (a failed rank's exit: node_on_exit).
+    struct pollfd pf = {p->fd, POLLRDHUP, 0};
+    if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLRDHUP))) gone = 1;
   }
   emud_enter();
   emudGoFreeEnd();  // the turn again
@@ -732,6 +734,10 @@ typedef struct local_lane {
 } local_lane;
 static local_lane* locals;
 
+// client_exiting is a rank started apart's own exit status while it waits
+// for its coordinator to end (node_on_exit).
+static int client_exiting;
+
 static void client_gone(void) {
   // The coordinator ended (its run failed and it exited with the run's
   // status, or it was killed): nothing can go on. After a failed run
@@ -739,6 +745,10 @@ static void client_gone(void) {
   // running"), and a line of its own, merged by a launcher (mpirun) with
   // the coordinator's stderr, could land inside that report.
   const char* kind = node_world ? "rank process" : "forked rank process";
+  // A thread of a rank that is exiting (its lanes' server in a free
+  // section) finds the socket shut: node_on_exit ends the process.
+  if (__atomic_load_n(&client_exiting, __ATOMIC_ACQUIRE))
+    for (;;) pause();
   int st = exts ? exts->run_status : 0;
   if (st != 0) _exit(st);
   fprintf(stderr, "emud: %s %d: the coordinator (process %d) is gone; this rank exits 1\n", kind, (int)getpid(), coord_pid);
@@ -760,6 +770,7 @@ static void* client_watch(void* arg) {
     if (r < 0 || (pf.revents & POLLNVAL)) return NULL;  // the process closed it itself
     if (!(pf.revents & (POLLHUP | POLLERR))) continue;
     if (exts && exts->coord_exited && !exts->run_status) return NULL;
+    if (__atomic_load_n(&client_exiting, __ATOMIC_ACQUIRE)) return NULL;  // node_on_exit waits for the coordinator
     client_gone();
   }
 }
@@ -1308,6 +1319,34 @@ static int node_timeout(void) {
   return (int)s;
 }
 
+// node_on_exit runs when a rank started apart exits with a status other
+// than 0 (a failed check, say). A launcher such as mpirun ends the whole
+// job at the first rank that does, rank 0 too, before rank 0's run could
+// report (a race the failed check came from, a hang). So the rank ends
+// its part of the run here (its proxy sees the socket's end, as at an
+// exit) and waits for rank 0's process to end, then exits with the
+// failed run's status if it failed (as a rank whose coordinator is gone
+// does), else with its own; the launcher hears of rank 0 first.
+static void node_on_exit(int status, void* arg) {
+  (void)arg;
+  if (status == 0 || client_fd < 0 || !node_client_ready || coord_pid <= 0 || (exts && exts->coord_exited)) return;
+  __atomic_store_n(&client_exiting, status, __ATOMIC_RELEASE);
+  fflush(NULL);
+  shutdown(client_fd, SHUT_WR);
+  int pfd = (int)syscall(SYS_pidfd_open, coord_pid, 0);
+  for (;;) {
+    if (pfd >= 0) {
+      struct pollfd pf = {pfd, POLLIN, 0};
+      if (poll(&pf, 1, -1) >= 0 || errno != EINTR) break;
+    } else {
+      if (kill(coord_pid, 0) != 0 && errno == ESRCH) break;
+      struct timespec ts = {0, 10000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (exts && exts->run_status) _exit(exts->run_status);
+}
+
 __attribute__((constructor(103))) static void node_join(void) {
   const char* path = getenv("EMUD_NODE");
   static const char* const ranks[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
@@ -1346,6 +1385,7 @@ __attribute__((constructor(103))) static void node_join(void) {
   if (send_all(fd, &h, sizeof h)) node_die("rank 0's node closed the connection");
   client_fd = fd;
   node_client_ready = 0;
+  on_exit(node_on_exit, NULL);
 }
 
 // node_ready takes the setup a rank started apart gets from rank 0: the

@@ -189,7 +189,8 @@ func seedReset() {
 	moriDevSeq, moriDevOf, moriPoolsOf = map[cco.UniqueId]map[int]int{}, map[uint64]moriDevKey{}, map[moriDevKey][]uint64{}
 	spinWatch = spinMarks{}
 	hostAllocs = map[uint64]uint64{}
-	hipUsed, hipLive, hipFreed = nil, nil, nil
+	hipUsed, hipLive, hipFreed, hipSerial = nil, nil, nil, 0
+	ipcOpened = map[ipcKey]int{}
 	hostRate = 0
 	laneCode, lsaTimed = nil, false
 	ncclDevs = map[uint64]bool{}

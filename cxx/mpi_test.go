@@ -128,6 +128,30 @@ func mpiSameDigest(t *testing.T, prog string, n, runs int, env []string, check f
 	}
 }
 
+// TestMPIIpc runs examples/cxx/procs/mpi_ipc.cpp under mpirun -np 4:
+// ranks share their inputs through IPC memory handles sent by
+// MPI_Allgather and sum them with a kernel that reads the peers' buffers.
+// It passes race-clean with one digest on two runs. The planted twin (no
+// barrier between the fills and the kernels) is a race between a peer's
+// hipMemcpy and the kernel's loads, and its failed ranks' exits (status
+// 1) do not end the job before rank 0 reports: mpirun hears rank 0's
+// status 5 first (before, it ended the job at the first rank's 1 and the
+// race was never reported).
+func TestMPIIpc(t *testing.T) {
+	needMPI(t)
+	root := setupCxx(t)
+	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_ipc.cpp"))
+	mpiSameDigest(t, prog, 4, 2, []string{"EMUD_GPUS=4", "EMUD_RACE=1"}, func(run int, out string) {
+		assert.Equal(t, 4, strings.Count(out, "PASS (0 of 1024 words wrong)"), "run %d: every rank passes:\n%s", run, out)
+		assert.NotContains(t, out, "data race", "run %d", run)
+	})
+	out, code := mpirun(t, prog, 4, "EMUD_GPUS=4", "EMUD_RACE=1", "planted")
+	require.Equal(t, 5, code, "%s", out)
+	assert.Regexp(t, `load \(read\) of .* by kernel "sum" .*mpi_ipc\.cpp:\d+`, out)
+	assert.Regexp(t, `hipMemcpy \(write\) of .*mpi_ipc\.cpp:\d+`, out)
+	assert.Regexp(t, `Exit code:\s+5`, out)
+}
+
 // TestMPIHarness runs examples/cxx/procs/mpi_harness.cpp, MORI's MPI
 // harness in shape, under mpirun -np 8: MPI_Bcast, MPI_Barrier, a ring
 // of MPI_Recv and MPI_Send (each rank's receive waits for the previous

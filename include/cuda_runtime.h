@@ -33,6 +33,7 @@ typedef enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
+  cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidDeviceFunction = 98,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
@@ -81,6 +82,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
@@ -96,6 +98,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
@@ -295,6 +298,28 @@ inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* at, const voi
   at->devicePointer = h.devicePointer;
   at->hostPointer = h.hostPointer;
   return cudaSuccess;
+}
+// Interprocess memory handles: HIP's (capi/ipc.go), except that a handle
+// opens to its allocation's base, as CUDA's does, whatever pointer into it
+// the handle was made from.
+#define CUDA_IPC_HANDLE_SIZE 64
+typedef struct cudaIpcMemHandle_st { char reserved[CUDA_IPC_HANDLE_SIZE]; } cudaIpcMemHandle_t;
+#define cudaIpcMemLazyEnablePeerAccess 0x01
+inline cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* hd, void* p, EMUD_SITE) {
+  return ::emud::cuda::err(hipIpcGetMemHandle(reinterpret_cast<hipIpcMemHandle_t*>(hd), p, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaIpcOpenMemHandle(void** p, cudaIpcMemHandle_t hd, unsigned flags, EMUD_SITE) {
+  hipIpcMemHandle_t h;
+  static_assert(sizeof h == sizeof hd, "IPC handles of one size");
+  std::memcpy(&h, &hd, sizeof h);
+  return ::emud::cuda::err(::emud::ipc_open(p, h, flags, 1, __emud_file, __emud_line));
+}
+template <class T>
+inline cudaError_t cudaIpcOpenMemHandle(T** p, cudaIpcMemHandle_t hd, unsigned flags, EMUD_SITE) {
+  return cudaIpcOpenMemHandle((void**)p, hd, flags, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaIpcCloseMemHandle(void* p, EMUD_SITE) {
+  return ::emud::cuda::err(hipIpcCloseMemHandle(p, EMUD_SITE_ARGS));
 }
 inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
@@ -522,9 +547,6 @@ EMUD_CUDA_UNSUPPORTED(cudaGraphCreate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphInstantiate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphLaunch)
 EMUD_CUDA_UNSUPPORTED(cudaStreamAddCallback)
-EMUD_CUDA_UNSUPPORTED(cudaIpcGetMemHandle)
-EMUD_CUDA_UNSUPPORTED(cudaIpcOpenMemHandle)
-EMUD_CUDA_UNSUPPORTED(cudaIpcCloseMemHandle)
 #undef EMUD_CUDA_UNSUPPORTED
 
 #endif

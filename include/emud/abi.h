@@ -195,6 +195,7 @@ enum {
   EMUD_H_THREAD_SLEEP,     /* a: ns of virtual time, why (1 sleep, 2 yield, 3 poll, 4 retry), site pc (capi/psleep.c) */
   EMUD_H_STREAM_QUERY,     /* a: stream, what (0 hipStreamQuery, 1 flags -> a[2]) (capi/streams.go) */
   EMUD_H_DEVICE_RESET,     /* -> a[0] the device reset (capi/streams.go) */
+  EMUD_H_IPC,              /* a: what (1 get, 2 open, 3 close), then its words (capi/ipc.go) */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

@@ -131,6 +131,7 @@ typedef enum hipError_t {
   hipErrorOutOfMemory = 2,
   hipErrorMemoryAllocation = 2,
   hipErrorNotInitialized = 3,
+  hipErrorInvalidDevicePointer = 17,
   hipErrorInvalidDeviceFunction = 98,
   hipErrorInvalidDevice = 101,
   hipErrorInvalidHandle = 400,
@@ -715,6 +716,7 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorInvalidValue: return "hipErrorInvalidValue";
     case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
     case hipErrorNotInitialized: return "hipErrorNotInitialized";
+    case hipErrorInvalidDevicePointer: return "hipErrorInvalidDevicePointer";
     case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
     case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
@@ -1516,6 +1518,43 @@ inline hipError_t hipOccupancyMaxPotentialBlockSize(int* grid, int* block, F* f,
   return hipOccupancyMaxPotentialBlockSize(grid, block, (const void*)(f), dyn, limit, EMUD_SITE_ARGS);
 }
 
+// Interprocess memory handles (capi/ipc.go). A handle names a device
+// allocation (hipMalloc's or ccoMemAlloc's) and the offset of the pointer
+// it was made from; every rank of the node, thread or process, maps
+// device memory at the same addresses, so opening it returns that
+// address (HIP's: the allocation's base plus the offset). It is checked
+// when opened: a handle emud did not make, or whose allocation was freed
+// since, is hipErrorInvalidHandle naming why. A pointer opened is closed
+// once per open.
+namespace emud {
+inline hipError_t ipc_open(void** p, const hipIpcMemHandle_t& hd, unsigned flags, int base_only, const char* file,
+                           int line) {
+  if (!p) return last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {2};
+  std::memcpy(&a[1], hd.reserved, sizeof hd.reserved);
+  a[9] = flags;
+  a[10] = (uint64_t)base_only;
+  hipError_t e = host(EMUD_H_IPC, a, file, line);
+  if (e == hipSuccess) *p = (void*)(uintptr_t)a[11];
+  return e;
+}
+}  // namespace emud
+inline hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* hd, void* p, EMUD_SITE) {
+  if (!hd || !p) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {1, ::emud::addr(p)};
+  hipError_t e = ::emud::host(EMUD_H_IPC, a, __emud_file, __emud_line);
+  if (e == hipSuccess) std::memcpy(hd->reserved, &a[2], sizeof hd->reserved);
+  return e;
+}
+inline hipError_t hipIpcOpenMemHandle(void** p, hipIpcMemHandle_t hd, unsigned flags, EMUD_SITE) {
+  return ::emud::ipc_open(p, hd, flags, 0, __emud_file, __emud_line);
+}
+inline hipError_t hipIpcCloseMemHandle(void* p, EMUD_SITE) {
+  if (!p) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {3, ::emud::addr(p)};
+  return ::emud::host(EMUD_H_IPC, a, __emud_file, __emud_line);
+}
+
 EMUD_UNSUPPORTED(hipMallocManaged)
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
@@ -1588,9 +1627,6 @@ EMUD_UNSUPPORTED(hipModuleUnload)
 EMUD_UNSUPPORTED(hipModuleGetFunction)
 EMUD_UNSUPPORTED(hipModuleGetGlobal)
 EMUD_UNSUPPORTED(hipModuleLaunchKernel)
-EMUD_UNSUPPORTED(hipIpcGetMemHandle)
-EMUD_UNSUPPORTED(hipIpcOpenMemHandle)
-EMUD_UNSUPPORTED(hipIpcCloseMemHandle)
 EMUD_UNSUPPORTED(hipIpcGetEventHandle)
 EMUD_UNSUPPORTED(hipIpcOpenEventHandle)
 EMUD_UNSUPPORTED(hipGraphCreate)

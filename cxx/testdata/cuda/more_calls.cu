@@ -3,7 +3,7 @@
 // mapped pinned memory a kernel writes while the host polls
 // cudaStreamQuery, pointer attributes, device attributes, kernels'
 // attributes and occupancy (warps of 32), versions, settings and
-// cudaDeviceReset, each result checked.
+// IPC memory handles and cudaDeviceReset, each result checked.
 #include <cstdio>
 #include <cstring>
 
@@ -98,6 +98,18 @@ int main() {
   OK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync | cudaDeviceMapHost | cudaDeviceLmemResizeToMax));
   OK(cudaGetDeviceFlags(&flags));
   EXPECT(flags == (cudaDeviceScheduleBlockingSync | cudaDeviceMapHost));
+
+  // IPC: a handle made from a pointer into an allocation opens to the
+  // allocation's base, as CUDA's does (HIP's opens to the pointer).
+  cudaIpcMemHandle_t ih;
+  OK(cudaIpcGetMemHandle(&ih, b + 16));
+  unsigned* opened = nullptr;
+  OK(cudaIpcOpenMemHandle(&opened, ih, cudaIpcMemLazyEnablePeerAccess));
+  EXPECT(opened == b);
+  OK(cudaIpcCloseMemHandle(opened));
+  EXPECT(cudaIpcCloseMemHandle(opened) == cudaErrorInvalidResourceHandle);
+  EXPECT(cudaIpcGetMemHandle(&ih, h) == cudaErrorInvalidDevicePointer);
+  (void)cudaGetLastError();
 
   OK(cudaDeviceReset());  // device 1: b is freed
   EXPECT(cudaFree(b) == cudaErrorInvalidValue);
