@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -86,6 +87,9 @@ func recordEvent(act *sim.Actor, e *event, st *stream) {
 		t.Release(&r.host)
 	}
 	e.rec = r
+	// Marks already complete need no wait: dropped, so that records in a
+	// loop with no synchronize do not pile up.
+	st.marks = append(slices.DeleteFunc(st.marks, func(o streamOp) bool { return o.Done() }), r)
 	rt.s.Spawn("hipEventRecord on "+st.String(), func(w *sim.Actor) {
 		for _, o := range r.deps {
 			if err := o.Wait(w); err != nil && r.err == nil {
@@ -135,34 +139,9 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		}
 		props(a)
 	case C.EMUD_H_MALLOC:
-		if a[2] == 0 {
-			return bad("hipMalloc", hipErrorInvalidValue, errors.New("ptr is null: nowhere to store the pointer"))
-		}
-		if a[0] == 0 {
-			a[1] = 0
-			return hipSuccess
-		}
-		p, err := hipAlloc(h.dev, a[0])
-		if err != nil {
-			return bad("hipMalloc", hipErrorOutOfMemory, err)
-		}
-		a[1] = p
+		return mallocCall(h, act, a, bad)
 	case C.EMUD_H_FREE:
-		// HIP's hipFree makes an implicit hipDeviceSynchronize: the
-		// block's last users have finished (and, for the race detector,
-		// come before this thread) when hipMalloc hands it out again.
-		if a[0] != 0 {
-			if err := syncDevice(act, h.dev); err != nil {
-				return bad("hipFree", hipErrorLaunchFailure, err)
-			}
-		}
-		// Regions live as long as the run (engine.Memory never frees): a
-		// freed block stays mapped until hipMalloc reuses it, so a use
-		// after free is not caught; freeing it twice, or a pointer
-		// hipMalloc never returned, is.
-		if err := hipFree(a[0]); err != nil {
-			return bad("hipFree", hipErrorInvalidValue, err)
-		}
+		return freeCall(h, act, a, bad)
 	case C.EMUD_H_MEMCPY, C.EMUD_H_MEMSET:
 		return memOp(h, act, op, a, file, line, bad)
 	case C.EMUD_H_STREAM_CREATE:
@@ -181,6 +160,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return resetDevice(h, act, a, bad)
 	case C.EMUD_H_IPC:
 		return ipcCall(h, act, a, bad)
+	case C.EMUD_H_STREAM_MEMOP:
+		return streamMemCall(h, act, a, file, line, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {

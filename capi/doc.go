@@ -1020,7 +1020,7 @@
 //     written) for the next seed's node. The simulation's and the
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
-//     hostAllocs, hipUsed/hipLive/hipSerial, ipcOpened, ncclDevs, threadBarriers, moriRings,
+//     hostAllocs/hostFlags, hipUsed/hipLive/hipSerial, ipcOpened, ncclDevs, threadBarriers, moriRings,
 //     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
 //     cftState, gins, freeState, procs, spinWatch)
 //     and the settings start reads (callLoopLimit, hostRate, laneCode,

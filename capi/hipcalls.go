@@ -32,9 +32,13 @@ func props(a []uint64) {
 	a[1], a[2], a[3], a[4], a[5], a[6] = propHBM, propCUs, propClockKHz, propL2, propMemClock, propMemBusBits
 }
 
-// hostAllocs are hipHostMalloc's live allocations (base -> size), read
-// and written only in a host thread's turn, as rt.events are.
-var hostAllocs = map[uint64]uint64{}
+// hostAllocs are hipHostMalloc's live allocations (base -> size), and
+// hostFlags their flags (hipHostGetFlags), read and written only in a
+// host thread's turn, as rt.events are.
+var (
+	hostAllocs = map[uint64]uint64{}
+	hostFlags  = map[uint64]uint64{}
+)
 
 // hipHostMalloc flags HIP defines; emud's host memory is coherent and
 // mapped whatever is asked.
@@ -62,6 +66,7 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 			return bad("hipHostMalloc", hipErrorOutOfMemory, err)
 		}
 		hostAllocs[p] = a[0]
+		hostFlags[p] = a[1]
 		a[2] = p
 	case C.EMUD_H_HOST_FREE:
 		if a[0] == 0 {
@@ -72,6 +77,7 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 		}
 		// As hipFree: the mapping stays until the run ends.
 		delete(hostAllocs, a[0])
+		delete(hostFlags, a[0])
 	case C.EMUD_H_HOST_DEVPTR:
 		if _, ok := hostBase(a[0]); !ok {
 			return bad("hipHostGetDevicePointer", hipErrorInvalidValue, fmt.Errorf("%#x is not in memory hipHostMalloc returned", a[0]))
@@ -92,19 +98,22 @@ func hipCall(h *host, act *sim.Actor, op int, a []uint64, bad func(string, int, 
 	case C.EMUD_H_POINTER_ATTR:
 		p := a[0]
 		if base, ok := hostBase(p); ok {
-			a[1], a[2], a[3] = 1, uint64(h.dev), base
+			a[1], a[2], a[3], a[4], a[5] = 1, uint64(h.dev), base, hostAllocs[base], hostFlags[base]
 			return hipSuccess
 		}
 		g := rt.mem.GPUOf(p)
 		if g < 0 {
-			a[1], a[2], a[3] = 0, uint64(h.dev), 0 // not memory HIP knows: unregistered
+			a[1], a[2], a[3], a[4] = 0, uint64(h.dev), 0, 0 // not memory HIP knows: unregistered
 			return hipSuccess
 		}
 		r, err := rt.mem.Region("hipPointerGetAttributes", p, 1)
 		if err != nil {
 			return bad("hipPointerGetAttributes", hipErrorInvalidValue, err)
 		}
-		a[1], a[2], a[3] = 2, uint64(g), r.Base
+		a[1], a[2], a[3], a[4] = 2, uint64(g), r.Base, r.Size
+		if b, ok := hipLive[r.Base]; ok {
+			a[4] = b.size // the region is page-rounded; the allocation is what hipMalloc was asked for
+		}
 	case C.EMUD_H_STREAM_WAIT_EVENT:
 		st, err := streamOf(h, a[0])
 		if err != nil {

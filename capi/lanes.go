@@ -42,7 +42,9 @@ type grid struct {
 	blocks    map[int]*blockMem
 	done      map[int]uint32 // returned lanes of the blocks not all returned
 	nt        uint32         // lanes a block
+	nb        uint32         // blocks
 	proc      unsafe.Pointer // the forked rank process whose lanes these are (procs.c), nil in this process
+	coop      *gridBarrier   // a cooperative launch's grid barrier (gridsync.go), nil otherwise
 }
 
 type blockMem struct {
@@ -119,7 +121,8 @@ func (g *grid) release(p unsafe.Pointer) {
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
 // entry, ctx, free, name, the context's size, the warp size (0: the
-// architecture's).
+// architecture's), 1 for a cooperative launch (gridsync.go) and then
+// the kernel's address (its name, from the program's DWARF).
 func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
 	st, err := streamOf(h, a[7])
 	if err != nil {
@@ -140,27 +143,107 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if err := checkGrid(nb, nt, g.dynBytes); err != nil {
 		return bad("kernel launch "+g.name, hipErrorOutOfMemory, fmt.Errorf("grid (%d,%d,%d) of blocks (%d,%d,%d): %w", g.gdim[0], g.gdim[1], g.gdim[2], g.bdim[0], g.bdim[1], g.bdim[2], err))
 	}
-	// The work of one stream runs in order (and the null stream's with
-	// the blocking streams'). Partial: the launching thread waits here for
-	// the work before the kernel, where HIP would queue the launch.
-	if err := st.waitDeps(act); err != nil {
-		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
-	}
-	g.remaining, g.nt = int(nb*nt), uint32(nt)
+	g.remaining, g.nt, g.nb = int(nb*nt), uint32(nt), uint32(nb)
 	// A CUDA source's launch asks for warps of 32 (cuda_runtime.h), whatever
 	// the node's architecture; a HIP launch asks for nothing (0).
 	wave := rt.j.Node.Arch().WaveSize
 	if a[13] != 0 {
 		wave = int(a[13])
 	}
-	k, err := kernel.Launch(rt.s, kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween(),
-		Resident: residentBlocks(int(nt), wave, g.dynBytes), Pool: rt.pool},
-		func(t *kernel.Thread) { runLane(g, t) })
+	if a[14] != 0 { // hipLaunchCooperativeKernel
+		if name := pcFuncName(a[15]); name != "" {
+			g.name = name // the header knows the kernel by its address only
+		}
+		if err := cooperativeFits(nb, nt, wave, g.dynBytes); err != nil {
+			return bad("hipLaunchCooperativeKernel "+g.name, hipErrorCooperativeLaunchTooLarge, err)
+		}
+		g.coop = &gridBarrier{wl: rt.s.NewWatchList("grid sync")}
+	}
+	cfg := kernel.Config{Name: g.name, GPU: st.dev, Grid: int(nb), Block: int(nt), WaveSize: wave, Between: laneBetween(),
+		Resident: residentBlocks(int(nt), wave, g.dynBytes), Pool: rt.pool}
+	body := func(t *kernel.Thread) { runLane(g, t) }
+	// The work of one stream runs in order (and the null stream's with
+	// the blocking streams'). Work before the kernel that is done (or
+	// none) is waited for here, for the race detector's edges, and the
+	// grid starts now; else the launch is queued behind it, as HIP queues
+	// it, and the thread goes on: a host that sets a flag the stream's
+	// earlier work waits for (hipStreamWaitValue32, a kernel's poll)
+	// after its launch must not wait for that work at the launch.
+	deps := st.deps()
+	if !allDone(deps) {
+		st.queued(queueLaunch(act, st, g.name, deps, cfg, body))
+		return hipSuccess
+	}
+	if err := st.waitDeps(act); err != nil {
+		return bad("kernel launch "+g.name, hipErrorLaunchFailure, err)
+	}
+	k, err := kernel.Launch(rt.s, cfg, body)
 	if err != nil {
 		return bad("kernel launch "+g.name, hipErrorInvalidValue, err)
 	}
 	st.queued(k)
 	return hipSuccess
+}
+
+// allDone reports whether every op of ops is done.
+func allDone(ops []streamOp) bool {
+	for _, o := range ops {
+		if !o.Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// queuedLaunch is a kernel launched behind stream work not yet done: an
+// actor of its own, ordered after what the launching thread did before
+// the launch, waits for that work and then starts the grid.
+type queuedLaunch struct {
+	name     string
+	launched bool
+	k        *kernel.Kernel
+	err      error
+	wl       *sim.WatchList
+}
+
+func queueLaunch(act *sim.Actor, st *stream, name string, deps []streamOp, cfg kernel.Config, body func(*kernel.Thread)) *queuedLaunch {
+	q := &queuedLaunch{name: name, wl: rt.s.NewWatchList("kernel launch")}
+	child := rt.s.Spawn(fmt.Sprintf("kernel %q queued on %s", name, st), func(w *sim.Actor) {
+		defer func() {
+			q.launched = true
+			q.wl.Notify(0, 1)
+		}()
+		for _, o := range deps {
+			if err := o.Wait(w); err != nil {
+				q.err = err
+				return
+			}
+		}
+		k, err := kernel.Launch(rt.s, cfg, body)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "emud: kernel launch %s (queued on %s): %v\n", name, st, err)
+			q.err = err
+			return
+		}
+		q.k = k
+	})
+	if d := rt.s.Race(); d != nil {
+		d.Fork(act.RaceThread(), child.RaceThread()) // the grid knows what the host did before the launch
+	}
+	return q
+}
+
+func (q *queuedLaunch) Done() bool { return q.launched && (q.k == nil || q.k.Done()) }
+
+// Wait waits for the grid to start and end, and orders the waiter after
+// it.
+func (q *queuedLaunch) Wait(a *sim.Actor) error {
+	a.Await(sim.Wait{List: q.wl, Lo: 0, Hi: 1, Pred: func() bool { return q.launched },
+		Text: func() string { return fmt.Sprintf("kernel %q waits, queued, for its stream's earlier work", q.name) }})
+	if q.err != nil {
+		return q.err
+	}
+	return q.k.Wait(a)
 }
 
 // lane is one C++ thread of a grid while it runs.
@@ -764,6 +847,8 @@ func (ln *lane) call() {
 		t.SyncThreads()
 	case C.EMUD_OP_SYNC_WARP:
 		t.SyncWarp()
+	case C.EMUD_OP_GRID_SYNC:
+		kernel.Converge(t, gridSyncCall, kernel.None{})
 	case C.EMUD_OP_BALLOT:
 		l.ret = C.uint64_t(t.Ballot(a[0] != 0))
 	case C.EMUD_OP_ACTIVE_MASK:

@@ -188,7 +188,7 @@ func seedReset() {
 	gdaState = newGdaTable()
 	moriDevSeq, moriDevOf, moriPoolsOf = map[cco.UniqueId]map[int]int{}, map[uint64]moriDevKey{}, map[moriDevKey][]uint64{}
 	spinWatch = spinMarks{}
-	hostAllocs = map[uint64]uint64{}
+	hostAllocs, hostFlags = map[uint64]uint64{}, map[uint64]uint64{}
 	hipUsed, hipLive, hipFreed, hipSerial = nil, nil, nil, 0
 	ipcOpened = map[ipcKey]int{}
 	hostRate = 0

@@ -37,6 +37,11 @@ type stream struct {
 	// since its latest work was queued: the next work follows them too
 	// (and through it, all later work), as does a synchronize.
 	waits []streamOp
+	// marks are the events recorded on the stream since its last
+	// synchronize: they complete with the work before them, and a
+	// synchronize waits for them too, so that an event recorded before
+	// it is complete after it (hipEventElapsedTime, hipEventQuery).
+	marks []streamOp
 }
 
 // queued makes o the stream's latest work, which followed its deps.
@@ -111,17 +116,26 @@ func (st *stream) waitDeps(a *sim.Actor) error {
 	return nil
 }
 
-// wait waits for st's own work, as hipStreamSynchronize.
+// wait waits for st's own work, as hipStreamSynchronize, and the events
+// recorded on it.
 func (st *stream) wait(a *sim.Actor) error {
 	for _, w := range st.waits {
 		if err := w.Wait(a); err != nil {
 			return err
 		}
 	}
-	if st.last == nil {
-		return nil
+	if st.last != nil {
+		if err := st.last.Wait(a); err != nil {
+			return err
+		}
 	}
-	return st.last.Wait(a)
+	for _, m := range st.marks {
+		if err := m.Wait(a); err != nil {
+			return err
+		}
+	}
+	st.marks = nil
+	return nil
 }
 
 func (st *stream) String() string {
@@ -401,7 +415,7 @@ func resetDevice(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 	}
 	slices.Sort(blocks)
 	for _, p := range blocks {
-		if err := hipFree(p); err != nil {
+		if err := hipFree(p, nil); err != nil {
 			return bad("hipDeviceReset", hipErrorInvalidValue, err)
 		}
 	}
@@ -418,6 +432,11 @@ func resetDevice(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 func (st *stream) idle() bool {
 	for _, w := range st.waits {
 		if !w.Done() {
+			return false
+		}
+	}
+	for _, m := range st.marks {
+		if !m.Done() {
 			return false
 		}
 	}

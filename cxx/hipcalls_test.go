@@ -38,7 +38,7 @@ func hipHeaderCalls(t *testing.T) (supported, unsupported []string) {
 func TestHIPCallsDocumented(t *testing.T) {
 	supported, unsupported := hipHeaderCalls(t)
 	require.Greater(t, len(supported), 40)
-	require.Greater(t, len(unsupported), 80)
+	require.Greater(t, len(unsupported), 60) // the parse found the list (it shrinks as calls become emulated)
 	b, err := os.ReadFile(filepath.Join("..", "docs", "hip.md"))
 	require.NoError(t, err)
 	doc := string(b)
@@ -80,8 +80,8 @@ func TestUnsupportedHIPCalls(t *testing.T) {
 	emit("hipMemcpy2D", "char* d = nullptr; (void)hipMemcpy2D(d, 64, d, 64, 64, 1, hipMemcpyDeviceToDevice)")
 	emit("hipIpcGetEventHandle", "hipIpcEventHandle_t h; hipEvent_t e = nullptr; (void)hipIpcGetEventHandle(&h, e)")
 	emit("hipStreamBeginCapture", "hipStream_t s = nullptr; (void)hipStreamBeginCapture(s, hipStreamCaptureModeGlobal)")
-	emit("hipStreamWaitValue32", "hipStream_t s = nullptr; (void)hipStreamWaitValue32(s, nullptr, 0, hipStreamWaitValueEq, 0)")
-	emit("hipMallocManaged", "float* p; (void)hipMallocManaged(&p, 64, hipMemAttachGlobal)")
+	emit("hipLaunchHostFunc", "hipStream_t s = nullptr; hipHostFn_t fn = nullptr; (void)hipLaunchHostFunc(s, fn, nullptr)")
+	emit("hipMemPrefetchAsync", "float* p = nullptr; hipStream_t s = nullptr; (void)hipMemPrefetchAsync(p, 64, 0, s)")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "unsupported.cpp")
 	require.NoError(t, os.WriteFile(file, []byte(src.String()), 0o644))
@@ -246,5 +246,78 @@ func TestHIPIpc(t *testing.T) {
 		"was freed since the handle was made",
 	} {
 		assert.Contains(t, r.stderr, want)
+	}
+}
+
+// TestStreamMemOps runs cxx/testdata/hip/stream_mem.cpp: a stream waits
+// (hipStreamWaitValue32) for the flag another stream writes
+// (hipStreamWriteValue32) after its kernel, and copies what the kernel
+// filled: all of it, race-clean at two seeds. Each wait condition holds
+// its stream's kernels until the host's store, which the host makes
+// after launching them (a launch behind unfinished work is queued: it
+// hung, the host waiting at the launch for a wait on its own later
+// store). Managed, stream-ordered and host allocation, address ranges
+// and device queries pass with their refusals. The twin that copies
+// without waiting is a race; the flag nobody writes is a hang naming the
+// wait.
+func TestStreamMemOps(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "hip", "stream_mem.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=3"}} {
+		r := runFull(t, prog, env...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "stream_mem handover: 256 of 256 words as filled")
+		assert.Contains(t, r.stdout, "stream_mem conditions: 5 kernels ran after their waits")
+		assert.Contains(t, r.stdout, "stream_mem: PASS")
+		assert.NotContains(t, r.stderr, "data race")
+	}
+	r := runFull(t, prog, "nowait", "EMUD_RACE=1")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `store \(write\) of .* by kernel "fill" .*stream_mem\.cpp:\d+`, r.stderr)
+	assert.Contains(t, r.stderr, "hipMemcpyAsync (read)")
+	r = runFull(t, prog, "never")
+	require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `hipStreamWaitValue32 at stream_mem\.cpp:\d+ waits for the word at 0x[0-9a-f]+ \(now 0x0\) & 0xffffffff == 0x1`, r.stderr)
+}
+
+// TestCooperativeLaunch runs cxx/testdata/hip/coop.cpp and
+// cxx/testdata/cuda/coop.cu: a grid-wide sync (cooperative groups'
+// this_grid().sync()) in a cooperative launch orders every thread's
+// writes before every thread's reads after it (PASS, race-clean), also
+// for a grid past the resident-lane budget that the GPU's CUs hold; left
+// out, the reads race with other blocks' writes; a thread that returns
+// before the sync is a hang naming the sync and the counts; a sync in a
+// kernel launched with <<<>>> fails the lane naming why; a grid larger
+// than the CUs hold is hipErrorCooperativeLaunchTooLarge. The kernel is
+// named from its address (DWARF).
+func TestCooperativeLaunch(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "hip", "coop.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=2"}} {
+		r := runFull(t, prog, env...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "coop sync: 0 of 256 words wrong (PASS)")
+		assert.NotContains(t, r.stderr, "data race")
+	}
+	r := runFull(t, prog, "nosync", "EMUD_RACE=1")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `by kernel "shift" GPU 0 block \d+ wave 0 lane \d+ \(.*coop\.cpp:\d+`, r.stderr)
+	r = runFull(t, prog, "returned")
+	require.Equal(t, 2, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, `this_grid().sync() of kernel "shift" (coop.cpp:30): 255 of 256 threads arrived, 1 returned without it`)
+	r = runFull(t, prog, "plain")
+	require.Equal(t, 1, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, `this_grid().sync(): kernel "shift" was not launched cooperatively`)
+	r = runFull(t, prog, "toolarge")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "coop toolarge: hipErrorCooperativeLaunchTooLarge")
+	assert.Contains(t, r.stderr, "a cooperative grid of 600 blocks of 1024 threads: the GPU's 256 CUs hold 512 such blocks at once")
+
+	cu := buildExample(t, filepath.Join("testdata", "cuda", "coop.cu"), "-O2", "-Wall", "-Werror")
+	for _, words := range [][]string{{"EMUD_RACE=1"}, {"big"}} {
+		r := runFull(t, cu, words...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", words, r.stdout, r.stderr)
+		assert.Regexp(t, `cuda coop \d+ x \d+: 0 of \d+ sums wrong \(PASS\)`, r.stdout)
+		assert.NotContains(t, r.stderr, "data race")
 	}
 }

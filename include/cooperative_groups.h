@@ -3,9 +3,10 @@
 // Groups are views of the block and its warps: their collectives are the
 // lane runtime's __syncthreads, __syncwarp, shuffles and ballot, grouped
 // by program order. Built: this_thread_block() (thread_block) and
-// tiled_partition<32> (thread_block_tile<32>). Refused at compile time,
-// naming themselves: tiles of other sizes, this_grid(),
-// coalesced_threads(), this_multi_grid().
+// tiled_partition<32> (thread_block_tile<32>), and this_grid()
+// (grid_group) in a cooperative launch. Refused at compile time, naming
+// themselves: tiles of other sizes, coalesced_threads(),
+// this_multi_grid().
 #ifndef EMUD_COOPERATIVE_GROUPS_H
 #define EMUD_COOPERATIVE_GROUPS_H
 
@@ -29,6 +30,29 @@ class thread_block {
   dim3 dim_threads() const { return group_dim(); }
 };
 inline thread_block this_thread_block() { return thread_block(); }
+
+// grid_group: the whole grid of a cooperative launch
+// (cudaLaunchCooperativeKernel); its sync is a barrier of every thread of
+// the grid (capi/gridsync.go). In any other launch, sync fails the lane
+// naming the call.
+class grid_group {
+ public:
+  void sync(EMUD_SITE) const { ::emud::grid_sync(EMUD_SITE_ARGS); }
+  bool is_valid() const { return true; }
+  unsigned long long thread_rank() const { return block_rank() * block_size() + thread_block().thread_rank(); }
+  unsigned long long size() const { return num_blocks() * block_size(); }
+  unsigned long long num_threads() const { return size(); }
+  unsigned long long block_rank() const { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
+  unsigned long long num_blocks() const { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
+  dim3 group_dim() const { return dim3(gridDim.x, gridDim.y, gridDim.z); }
+  dim3 dim_blocks() const { return group_dim(); }
+  dim3 block_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+
+ private:
+  static unsigned long long block_size() { return thread_block().size(); }
+};
+inline grid_group this_grid() { return grid_group(); }
+inline void sync(const grid_group& g, EMUD_SITE) { g.sync(EMUD_SITE_ARGS); }
 inline void sync(const thread_block& g, EMUD_SITE) { g.sync(EMUD_SITE_ARGS); }
 
 // thread_block_tile<32>: the calling thread's warp.
@@ -81,7 +105,6 @@ inline void sync(const thread_block_tile<N>& g, EMUD_SITE) {
     static_assert(emudimpl::unsupported_v<A...>,                                                              \
                   "cooperative_groups::" #name " is not supported by emud (docs/cuda.md lists what is)");     \
   }
-EMUD_CG_UNSUPPORTED(this_grid)
 EMUD_CG_UNSUPPORTED(this_multi_grid)
 EMUD_CG_UNSUPPORTED(coalesced_threads)
 #undef EMUD_CG_UNSUPPORTED

@@ -39,6 +39,7 @@ typedef enum cudaError {
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
   cudaErrorLaunchFailure = 719,
+  cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
   cudaErrorUnknown = 999,
 } cudaError_t;
@@ -88,6 +89,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorNotSupported: return "operation not supported";
     default: return "unknown error";
   }
@@ -104,6 +106,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorCooperativeLaunchTooLarge: return "cudaErrorCooperativeLaunchTooLarge";
     case cudaErrorNotSupported: return "cudaErrorNotSupported";
     default: return "cudaErrorUnknown";
   }
@@ -321,6 +324,68 @@ inline cudaError_t cudaIpcOpenMemHandle(T** p, cudaIpcMemHandle_t hd, unsigned f
 inline cudaError_t cudaIpcCloseMemHandle(void* p, EMUD_SITE) {
   return ::emud::cuda::err(hipIpcCloseMemHandle(p, EMUD_SITE_ARGS));
 }
+// Managed and stream-ordered allocation, host flags, device choice and
+// peer attributes: HIP's (hip.md), with CUDA's constants.
+#define cudaMemAttachGlobal 0x01
+#define cudaMemAttachHost 0x02
+inline cudaError_t cudaMallocManaged(void** p, size_t n, unsigned flags = cudaMemAttachGlobal, EMUD_SITE) {
+  return ::emud::cuda::err(hipMallocManaged(p, n, flags, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMallocManaged(T** p, size_t n, unsigned flags = cudaMemAttachGlobal, EMUD_SITE) {
+  return cudaMallocManaged((void**)p, n, flags, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t s, EMUD_SITE) {
+  return ::emud::cuda::err(hipMallocAsync(p, n, s, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMallocAsync(T** p, size_t n, cudaStream_t s, EMUD_SITE) {
+  return cudaMallocAsync((void**)p, n, s, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t s, EMUD_SITE) {
+  return ::emud::cuda::err(hipFreeAsync(p, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaHostGetFlags(unsigned* flags, void* p, EMUD_SITE) {
+  return ::emud::cuda::err(hipHostGetFlags(flags, p, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaDeviceGetPCIBusId(char* id, int len, int dev, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceGetPCIBusId(id, len, dev, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaChooseDevice(int* dev, const cudaDeviceProp* prop, EMUD_SITE) {
+  if (!dev || !prop) return cudaErrorInvalidValue;
+  *dev = 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceGetByPCIBusId(int* dev, const char* id, EMUD_SITE) {
+  return ::emud::cuda::err(hipDeviceGetByPCIBusId(dev, id, EMUD_SITE_ARGS));
+}
+typedef enum cudaDeviceP2PAttr {
+  cudaDevP2PAttrPerformanceRank = 1,
+  cudaDevP2PAttrAccessSupported = 2,
+  cudaDevP2PAttrNativeAtomicSupported = 3,
+  cudaDevP2PAttrCudaArrayAccessSupported = 4
+} cudaDeviceP2PAttr;
+inline cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int src, int dst, EMUD_SITE) {
+  if (attr < cudaDevP2PAttrPerformanceRank || attr > cudaDevP2PAttrCudaArrayAccessSupported) return cudaErrorInvalidValue;
+  return ::emud::cuda::err(hipDeviceGetP2PAttribute(v, (hipDeviceP2PAttr)(attr - 1), src, dst, EMUD_SITE_ARGS));
+}
+// cudaLaunchCooperativeKernel: hipLaunchCooperativeKernel's (hip.md):
+// every block fits the GPU at once, and this_grid().sync() is a barrier
+// of the whole grid; the kernel is passed as itself (a kernel cast to
+// const void* is a compile error saying so).
+template <class... P>
+inline cudaError_t cudaLaunchCooperativeKernel(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem = 0,
+                                               cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(
+      ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}));
+}
+template <class T>
+inline cudaError_t cudaLaunchCooperativeKernel(T* f, dim3, dim3, void**, size_t = 0, cudaStream_t = nullptr, EMUD_SITE) {
+  static_assert(::emud::untyped_kernel_v<T>,
+                "emud: pass the kernel itself to cudaLaunchCooperativeKernel, not a void pointer to it: emud calls it "
+                "with the arguments' types (docs/cuda.md)");
+  return cudaErrorInvalidValue;
+}
 inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
   return ::emud::cuda::err(hipStreamGetFlags(s, flags, EMUD_SITE_ARGS));
@@ -382,7 +447,7 @@ inline cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int dev, 
     case cudaDevAttrUnifiedAddressing:
     case cudaDevAttrIsMultiGpuBoard:
     case cudaDevAttrCooperativeLaunch: *v = 1; break;
-    case cudaDevAttrManagedMemory: *v = 0; break;  // cudaMallocManaged is refused
+    case cudaDevAttrManagedMemory: *v = 1; break;
     case cudaDevAttrPciBusId: *v = p.pciBusID; break;
     case cudaDevAttrPciDeviceId: *v = p.pciDeviceID; break;
     case cudaDevAttrPciDomainId: *v = p.pciDomainID; break;
@@ -520,9 +585,6 @@ inline constexpr bool unsupported_v = false;
                   #name " is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)");        \
     return cudaErrorNotSupported;                                                                              \
   }
-EMUD_CUDA_UNSUPPORTED(cudaMallocManaged)
-EMUD_CUDA_UNSUPPORTED(cudaMallocAsync)
-EMUD_CUDA_UNSUPPORTED(cudaFreeAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMallocPitch)
 EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
 EMUD_CUDA_UNSUPPORTED(cudaHostRegister)
@@ -539,7 +601,6 @@ EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernel)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
-EMUD_CUDA_UNSUPPORTED(cudaLaunchCooperativeKernel)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchHostFunc)
 EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)
 EMUD_CUDA_UNSUPPORTED(cudaStreamEndCapture)

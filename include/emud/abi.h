@@ -45,6 +45,7 @@ enum {
   /* CFT (include/nccl_device/cft.h, capi/nccl_cft.go) */
   EMUD_OP_CFT,          /* a: what (EMUD_CFT_*), then the call's arguments (capi/nccl_cft.go) */
   EMUD_OP_STEP,         /* the lane is about to make an atomic access (-DEMUD_CALL_CONTEXT): a lock-step point */
+  EMUD_OP_GRID_SYNC,    /* cooperative groups' grid sync: every thread of a cooperative launch's grid (capi/gridsync.go) */
 };
 
 /* EMUD_OP_GIN's first argument: the ncclGin or GIN barrier call. */
@@ -176,7 +177,7 @@ enum {
   EMUD_H_HOST_FREE,        /* a: pointer */
   EMUD_H_HOST_DEVPTR,      /* a: host pointer -> a[1] device pointer */
   EMUD_H_MEM_INFO,         /* -> a[0] free, a[1] total of the current device */
-  EMUD_H_POINTER_ATTR,     /* a: pointer -> a[1] type (0 unregistered, 1 host, 2 device), a[2] device, a[3] base */
+  EMUD_H_POINTER_ATTR,     /* a: pointer -> a[1] type (0 unregistered, 1 host, 2 device), a[2] device, a[3] base, a[4] size, a[5] hipHostMalloc flags */
   EMUD_H_STREAM_WAIT_EVENT,/* a: stream, event */
   EMUD_H_EVENT_QUERY,      /* a: event */
   EMUD_H_MORI_QUEUE,       /* a: devcomm, peer, queueId, ring bytes -> ring, rptr, wptr, doorbell, cachedWptr, committedWptr, start, peer pool (capi/mori.go) */
@@ -196,6 +197,7 @@ enum {
   EMUD_H_STREAM_QUERY,     /* a: stream, what (0 hipStreamQuery, 1 flags -> a[2]) (capi/streams.go) */
   EMUD_H_DEVICE_RESET,     /* -> a[0] the device reset (capi/streams.go) */
   EMUD_H_IPC,              /* a: what (1 get, 2 open, 3 close), then its words (capi/ipc.go) */
+  EMUD_H_STREAM_MEMOP,     /* a: what (1 write, 2 wait), stream, pointer, value, width, flags, mask (capi/streammem.go) */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

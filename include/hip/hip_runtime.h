@@ -140,6 +140,7 @@ typedef enum hipError_t {
   hipErrorPeerAccessAlreadyEnabled = 704,
   hipErrorPeerAccessNotEnabled = 705,
   hipErrorLaunchFailure = 719,
+  hipErrorCooperativeLaunchTooLarge = 720,
   hipErrorNotSupported = 801,
   hipErrorUnknown = 999,
 } hipError_t;
@@ -724,6 +725,7 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorPeerAccessAlreadyEnabled: return "hipErrorPeerAccessAlreadyEnabled";
     case hipErrorPeerAccessNotEnabled: return "hipErrorPeerAccessNotEnabled";
     case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+    case hipErrorCooperativeLaunchTooLarge: return "hipErrorCooperativeLaunchTooLarge";
     case hipErrorNotSupported: return "hipErrorNotSupported";
     default: return "hipErrorUnknown";
   }
@@ -818,6 +820,7 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int dev, EMUD_SITE)
   p->isMultiGpuBoard = 1;
   p->canMapHostMemory = 1;
   p->cooperativeLaunch = 1;
+  p->managedMemory = 1;
   return hipSuccess;
 }
 
@@ -856,6 +859,7 @@ typedef enum hipDeviceAttribute_t {
   hipDeviceAttributeManagedMemory,
   hipDeviceAttributeMaxSharedMemoryPerMultiprocessor,
   hipDeviceAttributeWallClockRate,
+  hipDeviceAttributeCanUseStreamWaitValue,
 } hipDeviceAttribute_t;
 inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int dev, EMUD_SITE) {
   hipDeviceProp_t p;
@@ -894,6 +898,7 @@ inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int d
     case hipDeviceAttributeManagedMemory: *v = p.managedMemory; break;
     case hipDeviceAttributeMaxSharedMemoryPerMultiprocessor: *v = (int)p.maxSharedMemoryPerMultiProcessor; break;
     case hipDeviceAttributeWallClockRate: *v = 100000; break;  // wall_clock64: 100 MHz (in kHz)
+    case hipDeviceAttributeCanUseStreamWaitValue: *v = 1; break;
     default:
       std::fprintf(stderr, "emud: %s:%d: hipDeviceGetAttribute: attribute %d is not one emud knows (docs/hip.md)\n",
                    __emud_file, __emud_line, (int)attr);
@@ -1193,6 +1198,7 @@ typedef enum hipStreamCaptureMode { hipStreamCaptureModeGlobal = 0, hipStreamCap
 #define hipHostRegisterMapped 0x2
 #define hipIpcMemLazyEnablePeerAccess 0x1
 #define hipMemAttachGlobal 0x1
+#define hipMemAttachHost 0x2
 #define hipDeviceScheduleAuto 0x0
 #define hipDeviceScheduleSpin 0x1
 #define hipDeviceScheduleYield 0x2
@@ -1200,6 +1206,8 @@ typedef enum hipStreamCaptureMode { hipStreamCaptureModeGlobal = 0, hipStreamCap
 #define hipDeviceMapHost 0x8
 #define hipStreamWaitValueGte 0x0
 #define hipStreamWaitValueEq 0x1
+#define hipStreamWaitValueAnd 0x2
+#define hipStreamWaitValueNor 0x3
 
 // ---- Copies by kind and between devices, streams' queries, device
 // queries and settings (emulated; docs/hip.md) ----
@@ -1555,13 +1563,164 @@ inline hipError_t hipIpcCloseMemHandle(void* p, EMUD_SITE) {
   return ::emud::host(EMUD_H_IPC, a, __emud_file, __emud_line);
 }
 
-EMUD_UNSUPPORTED(hipMallocManaged)
+// Stream memory operations (capi/streammem.go): a word written or
+// waited for in the stream's order; the mask applies as HIP says.
+inline hipError_t hipStreamWriteValue32(hipStream_t s, void* p, uint32_t v, unsigned flags, EMUD_SITE) {
+  uint64_t a[16] = {1, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 4, flags, 0};
+  return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
+}
+inline hipError_t hipStreamWriteValue64(hipStream_t s, void* p, uint64_t v, unsigned flags, EMUD_SITE) {
+  uint64_t a[16] = {1, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 8, flags, 0};
+  return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
+}
+inline hipError_t hipStreamWaitValue32(hipStream_t s, void* p, uint32_t v, unsigned flags, uint32_t mask = 0xFFFFFFFFu,
+                                       EMUD_SITE) {
+  uint64_t a[16] = {2, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 4, flags, mask};
+  return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
+}
+inline hipError_t hipStreamWaitValue64(hipStream_t s, void* p, uint64_t v, unsigned flags,
+                                       uint64_t mask = 0xFFFFFFFFFFFFFFFFull, EMUD_SITE) {
+  uint64_t a[16] = {2, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 8, flags, mask};
+  return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
+}
+
+// hipMallocManaged: device memory of the current GPU, which the host
+// reaches at the same address (emud's device memory is the process's);
+// the flags must be hipMemAttachGlobal or hipMemAttachHost. Partial: no
+// pages migrate, and the host's plain accesses to it are not seen by the
+// race detector (as of any device memory).
+inline hipError_t hipMallocManaged(void** p, size_t n, unsigned flags = hipMemAttachGlobal, EMUD_SITE) {
+  uint64_t a[16] = {n, 0, ::emud::addr(p), 1, 0, flags};
+  hipError_t e = ::emud::host(EMUD_H_MALLOC, a, __emud_file, __emud_line);
+  if (p) *p = (void*)(uintptr_t)a[1];
+  return e;
+}
+template <class T>
+inline hipError_t hipMallocManaged(T** p, size_t n, unsigned flags = hipMemAttachGlobal, EMUD_SITE) {
+  return hipMallocManaged((void**)p, n, flags, EMUD_SITE_ARGS);
+}
+// hipMallocAsync: allocated at once (for use by the stream's later work);
+// hipFreeAsync: the block goes back once the stream's work queued before
+// the free is done, and a later allocation that takes it is ordered after
+// that work.
+inline hipError_t hipMallocAsync(void** p, size_t n, hipStream_t s, EMUD_SITE) {
+  uint64_t a[16] = {n, 0, ::emud::addr(p), 2, (uint64_t)(uintptr_t)s};
+  hipError_t e = ::emud::host(EMUD_H_MALLOC, a, __emud_file, __emud_line);
+  if (p) *p = (void*)(uintptr_t)a[1];
+  return e;
+}
+template <class T>
+inline hipError_t hipMallocAsync(T** p, size_t n, hipStream_t s, EMUD_SITE) {
+  return hipMallocAsync((void**)p, n, s, EMUD_SITE_ARGS);
+}
+inline hipError_t hipFreeAsync(void* p, hipStream_t s, EMUD_SITE) {
+  uint64_t a[16] = {::emud::addr(p), 1, (uint64_t)(uintptr_t)s};
+  return ::emud::host(EMUD_H_FREE, a, __emud_file, __emud_line);
+}
+// hipHostAlloc is hipHostMalloc (hipHostAllocMapped and the others are
+// its flags' values); hipHostGetFlags reads back the flags it was given.
+#define hipHostAllocDefault 0x0
+#define hipHostAllocPortable 0x1
+#define hipHostAllocMapped 0x2
+#define hipHostAllocWriteCombined 0x4
+inline hipError_t hipHostAlloc(void** p, size_t n, unsigned flags, EMUD_SITE) {
+  return hipHostMalloc(p, n, flags, EMUD_SITE_ARGS);
+}
+template <class T>
+inline hipError_t hipHostAlloc(T** p, size_t n, unsigned flags, EMUD_SITE) {
+  return hipHostMalloc((void**)p, n, flags, EMUD_SITE_ARGS);
+}
+inline hipError_t hipHostGetFlags(unsigned* flags, void* p, EMUD_SITE) {
+  if (!flags) return ::emud::last_error = hipErrorInvalidValue;
+  uint64_t a[16] = {::emud::addr(p)};
+  hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
+  if (e != hipSuccess) return e;
+  if (a[1] != 1) {
+    std::fprintf(stderr, "emud: %s:%d: hipHostGetFlags: %p is not in memory hipHostMalloc returned\n", __emud_file,
+                 __emud_line, p);
+    return ::emud::last_error = hipErrorInvalidValue;
+  }
+  *flags = (unsigned)a[5];
+  return hipSuccess;
+}
+// hipMemGetAddressRange, hipMemPtrGetInfo: the allocation (hipMalloc's,
+// ccoMemAlloc's, hipHostMalloc's) holding the pointer.
+inline hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t p, EMUD_SITE) {
+  uint64_t a[16] = {::emud::addr(p)};
+  hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
+  if (e != hipSuccess) return e;
+  if (a[1] == 0) {
+    std::fprintf(stderr, "emud: %s:%d: hipMemGetAddressRange: %p is in no allocation HIP made\n", __emud_file,
+                 __emud_line, p);
+    return ::emud::last_error = hipErrorInvalidDevicePointer;
+  }
+  if (base) *base = (hipDeviceptr_t)(uintptr_t)a[3];
+  if (size) *size = (size_t)a[4];
+  return hipSuccess;
+}
+inline hipError_t hipMemPtrGetInfo(void* p, size_t* size, EMUD_SITE) {
+  if (!size) return ::emud::last_error = hipErrorInvalidValue;
+  return hipMemGetAddressRange(nullptr, size, p, EMUD_SITE_ARGS);
+}
+// hipChooseDevice: every GPU of the node is alike, so device 0 matches
+// any properties as well as another.
+inline hipError_t hipChooseDevice(int* dev, const hipDeviceProp_t* prop, EMUD_SITE) {
+  if (!dev || !prop) return ::emud::last_error = hipErrorInvalidValue;
+  *dev = 0;
+  return hipSuccess;
+}
+// hipDeviceGetByPCIBusId: the device whose bus (hipDeviceGetPCIBusId's
+// "domain:bus:device.function", or "bus:device.function") the id names.
+inline hipError_t hipDeviceGetByPCIBusId(int* dev, const char* id, EMUD_SITE) {
+  unsigned dom = 0, bus = 0, d = 0, fn = 0;
+  char extra = 0;
+  if (!dev || !id ||
+      (std::sscanf(id, "%x:%x:%x.%x%c", &dom, &bus, &d, &fn, &extra) != 4 &&
+       std::sscanf(id, "%x:%x.%x%c", &bus, &d, &fn, &extra) != 3)) {
+    std::fprintf(stderr, "emud: %s:%d: hipDeviceGetByPCIBusId: \"%s\" is not a PCI id (domain:bus:device.function)\n",
+                 __emud_file, __emud_line, id ? id : "(null)");
+    return ::emud::last_error = hipErrorInvalidValue;
+  }
+  int n = 0;
+  hipError_t e = hipGetDeviceCount(&n, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  for (int g = 0; g < n; g++) {
+    hipDeviceProp_t p;
+    if ((e = hipGetDeviceProperties(&p, g, EMUD_SITE_ARGS)) != hipSuccess) return e;
+    if ((unsigned)p.pciBusID == bus && (unsigned)p.pciDomainID == dom && (unsigned)p.pciDeviceID == d && fn == 0) {
+      *dev = g;
+      return hipSuccess;
+    }
+  }
+  std::fprintf(stderr, "emud: %s:%d: hipDeviceGetByPCIBusId: no GPU of the node is at %s\n", __emud_file, __emud_line, id);
+  return ::emud::last_error = hipErrorInvalidDevice;
+}
+// hipDeviceGetP2PAttribute: every pair of GPUs is linked directly (the
+// node's fabric), with peer access and native atomics; rank 0.
+typedef enum hipDeviceP2PAttr {
+  hipDevP2PAttrPerformanceRank = 0,
+  hipDevP2PAttrAccessSupported,
+  hipDevP2PAttrNativeAtomicSupported,
+  hipDevP2PAttrHipArrayAccessSupported
+} hipDeviceP2PAttr;
+inline hipError_t hipDeviceGetP2PAttribute(int* v, hipDeviceP2PAttr attr, int src, int dst, EMUD_SITE) {
+  int n = 0;
+  hipError_t e = hipGetDeviceCount(&n, EMUD_SITE_ARGS);
+  if (e != hipSuccess) return e;
+  if (!v) return ::emud::last_error = hipErrorInvalidValue;
+  if (src < 0 || dst < 0 || src >= n || dst >= n || src == dst) return ::emud::last_error = hipErrorInvalidDevice;
+  switch (attr) {
+    case hipDevP2PAttrPerformanceRank: *v = 0; break;
+    case hipDevP2PAttrAccessSupported:
+    case hipDevP2PAttrNativeAtomicSupported: *v = 1; break;
+    case hipDevP2PAttrHipArrayAccessSupported: *v = 0; break;  // no arrays in emud
+    default: return ::emud::last_error = hipErrorInvalidValue;
+  }
+  return hipSuccess;
+}
+
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
-EMUD_UNSUPPORTED(hipHostGetFlags)
-EMUD_UNSUPPORTED(hipHostAlloc)
-EMUD_UNSUPPORTED(hipMallocAsync)
-EMUD_UNSUPPORTED(hipFreeAsync)
 EMUD_UNSUPPORTED(hipMallocFromPoolAsync)
 EMUD_UNSUPPORTED(hipMemPoolCreate)
 EMUD_UNSUPPORTED(hipMemPoolDestroy)
@@ -1588,8 +1747,6 @@ EMUD_UNSUPPORTED(hipMemsetD32Async2D)
 EMUD_UNSUPPORTED(hipMemPrefetchAsync)
 EMUD_UNSUPPORTED(hipMemAdvise)
 EMUD_UNSUPPORTED(hipMemRangeGetAttribute)
-EMUD_UNSUPPORTED(hipMemGetAddressRange)
-EMUD_UNSUPPORTED(hipMemPtrGetInfo)
 EMUD_UNSUPPORTED(hipMemCreate)
 EMUD_UNSUPPORTED(hipMemRelease)
 EMUD_UNSUPPORTED(hipMemMap)
@@ -1602,20 +1759,12 @@ EMUD_UNSUPPORTED(hipMemExportToShareableHandle)
 EMUD_UNSUPPORTED(hipMemImportFromShareableHandle)
 EMUD_UNSUPPORTED(hipStreamAddCallback)
 EMUD_UNSUPPORTED(hipLaunchHostFunc)
-EMUD_UNSUPPORTED(hipStreamWaitValue32)
-EMUD_UNSUPPORTED(hipStreamWaitValue64)
-EMUD_UNSUPPORTED(hipStreamWriteValue32)
-EMUD_UNSUPPORTED(hipStreamWriteValue64)
-EMUD_UNSUPPORTED(hipChooseDevice)
-EMUD_UNSUPPORTED(hipDeviceGetByPCIBusId)
-EMUD_UNSUPPORTED(hipDeviceGetP2PAttribute)
 EMUD_UNSUPPORTED(hipCtxCreate)
 EMUD_UNSUPPORTED(hipCtxDestroy)
 EMUD_UNSUPPORTED(hipCtxGetCurrent)
 EMUD_UNSUPPORTED(hipCtxSetCurrent)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRetain)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRelease)
-EMUD_UNSUPPORTED(hipLaunchCooperativeKernel)
 EMUD_UNSUPPORTED(hipLaunchCooperativeKernelMultiDevice)
 EMUD_UNSUPPORTED(hipLaunchKernel)
 EMUD_UNSUPPORTED(hipConfigureCall)
@@ -1657,12 +1806,14 @@ struct launch_cfg {
   hipStream_t stream;
   const char* file;  // the launch's own line, for its errors
   int line;
+  int coop = 0;  // a cooperative launch (hipLaunchCooperativeKernel)
+  const void* fn = nullptr;  // its kernel, whose name emud finds from its address
 };
 // cfg is called where the user's <<<>>> (or hipLaunchKernelGGL) was, so
 // its defaulted __builtin_FILE/LINE name that line, not this header.
 inline launch_cfg cfg(dim3 g, dim3 b, size_t shmem = 0, hipStream_t s = nullptr, const char* file = __builtin_FILE(),
                       int line = __builtin_LINE()) {
-  return {g, b, shmem, s, file, line};
+  return {g, b, shmem, s, file, line, 0, nullptr};
 }
 
 // launch runs body(args...) on every thread of the grid: each lane gets its
@@ -1684,8 +1835,45 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
   emud_entry fin = [](void* p) { delete static_cast<Ctx*>(p); };
   uint64_t a[16] = {c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z, c.shmem,
                     (uint64_t)(uintptr_t)c.stream, (uint64_t)(uintptr_t)entry, (uint64_t)(uintptr_t)ctx,
-                    (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx), EMUD_LAUNCH_WARP};
+                    (uint64_t)(uintptr_t)fin, addr(name), sizeof(Ctx), EMUD_LAUNCH_WARP, (uint64_t)c.coop, addr(c.fn)};
   return host(EMUD_H_LAUNCH, a, c.file, c.line);
+}
+
+// coop_launch calls f with the arguments args points at (one pointer a
+// parameter, as hipLaunchKernel's kernelParams), its grid cooperative.
+template <class... P, size_t... I>
+hipError_t coop_launch(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem, hipStream_t s, const char* file,
+                       int line, std::index_sequence<I...>) {
+  if (!f || (sizeof...(P) > 0 && !args)) return last_error = hipErrorInvalidValue;
+  launch_cfg c{g, b, shmem, s, file, line, 1, (const void*)f};
+  auto body = [f](auto&... a) { f(a...); };
+  return launch(c, "cooperative kernel", body, *static_cast<std::decay_t<P>*>(args[I])...);
+}
+template <class...>
+inline constexpr bool untyped_kernel_v = false;
+}  // namespace emud
+
+// hipLaunchCooperativeKernel: a launch whose every block must fit the GPU
+// at once (else hipErrorCooperativeLaunchTooLarge), in which a grid sync
+// (cooperative groups' this_grid().sync()) is a barrier of every thread
+// of the grid (capi/gridsync.go). The kernel is passed as itself, so that
+// emud knows its parameters' types: a kernel cast to const void* has none
+// to call it with (partial: that form is a compile error saying so).
+template <class... P>
+inline hipError_t hipLaunchCooperativeKernel(void (*f)(P...), dim3 g, dim3 b, void** args, unsigned shmem = 0,
+                                             hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{});
+}
+template <class T>
+inline hipError_t hipLaunchCooperativeKernel(T* f, dim3, dim3, void**, unsigned = 0, hipStream_t = nullptr, EMUD_SITE) {
+  static_assert(::emud::untyped_kernel_v<T>,
+                "emud: pass the kernel itself to hipLaunchCooperativeKernel, not a void pointer to it: emud calls it "
+                "with the arguments' types (docs/hip.md)");
+  return hipErrorInvalidValue;
+}
+namespace emud {
+inline void grid_sync(const char* file, int line, const char* fn) {
+  dev(EMUD_OP_GRID_SYNC, {}, "this_grid().sync()", file, line, fn);
 }
 }  // namespace emud
 

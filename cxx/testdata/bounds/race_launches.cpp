@@ -3,7 +3,8 @@
 // ordered launches from unordered ones (cxx TestRaceLaunchesBounded).
 // argv[1] is the launch count on stream a; argv[2] says how a last launch
 // on stream b is ordered after them: "synced" (hipStreamSynchronize(a)
-// first: no race) or "unsynced" (nothing: a race with the last launch on a).
+// first: no race) or "unsynced" (nothing: a race with a's launches, which
+// wait queued behind each other while the host goes on to stream b).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
