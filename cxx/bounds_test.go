@@ -97,7 +97,7 @@ func TestRaceLaunchesBounded(t *testing.T) {
 		words []string
 	}{
 		{"synced", 0, nil},
-		{"unsynced", 5, []string{"emud: seed 1: 512 data race(s)", `by kernel "bump" GPU 0 block 0 wave 0 lane 0 (` + src + `:13`}},
+		{"unsynced", 5, []string{"emud: seed 1: 512 data race(s)", `by kernel "bump" GPU 0 block 0 wave 0 lane 0 (` + src + `:14`}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			out, report, code := runExample(t, prog, "300", c.mode, "EMUD_RACE=1")
