@@ -162,6 +162,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return ipcCall(h, act, a, bad)
 	case C.EMUD_H_STREAM_MEMOP:
 		return streamMemCall(h, act, a, file, line, bad)
+	case C.EMUD_H_SYMBOL:
+		return symbolCall(h, act, a, file, line, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {

@@ -538,9 +538,20 @@
 // them to whatever waits for the event; a thread that only records is
 // ordered after nothing, so a stream that should have waited for another
 // stream's event and did not races with its work
-// (cxx/testdata/hip/more_calls.cpp nowait). Partial: a kernel launch makes
-// the launching thread wait for the work the kernel must follow, an event
-// it waits for included (HIP would queue it). A launch itself takes no virtual time (the seed
+// (cxx/testdata/hip/more_calls.cpp nowait). A stream's synchronize also
+// waits for the events recorded on it since the last one, so an event
+// recorded before it is complete after it. A kernel launch behind work
+// that is not done (the stream's, the events it waits for) is queued as
+// HIP queues it: an actor of its own (lanes.go queueLaunch), ordered
+// after what the launching thread did before the launch, waits for that
+// work and then starts the grid, while the thread goes on; before, the
+// thread waited at the launch, and a host that launches behind a stream
+// wait for its own later store (hipStreamWaitValue32, a kernel polling a
+// flag the host sets next) hung (cxx/testdata/hip/stream_mem.cpp). A
+// launch behind work already done starts its grid at once, as before.
+// Stream memory operations (streammem.go), hipFreeAsync (hipheap.go) and
+// cooperative launches with grid syncs (gridsync.go) are stream work too.
+// A launch itself takes no virtual time (the seed
 // documents no launch latency), so hipEventElapsedTime around a kernel
 // whose lanes return at once reads 0 ms, and around one that waits reads
 // that wait (MORI's test_lsa_barrier prints such a figure).
@@ -1020,7 +1031,7 @@
 //     written) for the next seed's node. The simulation's and the
 //     watch's goroutines have already ended with the run.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
-//     hostAllocs/hostFlags, hipUsed/hipLive/hipSerial, ipcOpened, ncclDevs, threadBarriers, moriRings,
+//     hostAllocs/hostFlags, hipUsed/hipLive/hipSerial, ipcOpened, symbolFills, ncclDevs, threadBarriers, moriRings,
 //     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
 //     cftState, gins, freeState, procs, spinWatch)
 //     and the settings start reads (callLoopLimit, hostRate, laneCode,

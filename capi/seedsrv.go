@@ -191,6 +191,7 @@ func seedReset() {
 	hostAllocs, hostFlags = map[uint64]uint64{}, map[uint64]uint64{}
 	hipUsed, hipLive, hipFreed, hipSerial = nil, nil, nil, 0
 	ipcOpened = map[ipcKey]int{}
+	symbolFills = map[symbolKey]symbolFill{}
 	hostRate = 0
 	laneCode, lsaTimed = nil, false
 	ncclDevs = map[uint64]bool{}

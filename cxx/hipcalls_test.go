@@ -321,3 +321,28 @@ func TestCooperativeLaunch(t *testing.T) {
 		assert.NotContains(t, r.stderr, "data race")
 	}
 }
+
+// TestSymbols runs cxx/testdata/hip/symbols.cpp: a __constant__ table
+// and a __device__ counter filled and read through hipMemcpyToSymbol,
+// hipMemcpyFromSymbol (with an offset, and their async forms on a
+// stream), hipGetSymbolAddress and hipGetSymbolSize; a copy past the
+// symbol's end and a wrong kind are refused. Two rank threads loading
+// the same table pass; loading different ones is refused, naming both
+// GPUs (emud's GPUs share one copy of a symbol).
+func TestSymbols(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, filepath.Join("testdata", "hip", "symbols.cpp"), "-O2", "-Wall", "-Werror")
+	for _, words := range [][]string{{}, {"EMUD_RACE=1"}, {"ranks"}, {"conflict"}} {
+		r := runFull(t, prog, words...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", words, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "symbols: PASS", "%v", words)
+		assert.NotContains(t, r.stderr, "data race")
+	}
+	r := runFull(t, prog)
+	assert.Contains(t, r.stdout, "symbols: 0 of 64 words wrong, counter 32")
+	assert.Contains(t, r.stderr, "hipMemcpyToSymbol: 16 bytes at offset 4 of a 16-byte symbol")
+	assert.Contains(t, r.stderr, "kind 2: a copy to a symbol is hipMemcpyHostToDevice, hipMemcpyDeviceToDevice or hipMemcpyDefault")
+	r = runFull(t, prog, "conflict")
+	assert.Contains(t, r.stdout, "symbols conflict: rank 1: hipErrorInvalidValue")
+	assert.Regexp(t, `the symbol at 0x[0-9a-f]+ was filled for GPU 0 \(.*symbols\.cpp:\d+\) with other bytes: emud's GPUs share one copy`, r.stderr)
+}

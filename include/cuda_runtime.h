@@ -33,6 +33,7 @@ typedef enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
+  cudaErrorInvalidMemcpyDirection = 21,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidDeviceFunction = 98,
   cudaErrorInvalidDevice = 101,
@@ -84,6 +85,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInitializationError: return "initialization error";
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";
@@ -101,6 +103,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorInitializationError: return "cudaErrorInitializationError";
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
     case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
@@ -386,6 +389,37 @@ inline cudaError_t cudaLaunchCooperativeKernel(T* f, dim3, dim3, void**, size_t 
                 "with the arguments' types (docs/cuda.md)");
   return cudaErrorInvalidValue;
 }
+// Symbols: hipMemcpyToSymbol's (hip.md), with CUDA's names.
+template <class T>
+inline cudaError_t cudaMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyHostToDevice, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyToSymbol(sym, src, n, off, (hipMemcpyKind)kind, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& sym, size_t n, size_t off = 0,
+                                        cudaMemcpyKind kind = cudaMemcpyDeviceToHost, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyFromSymbol(dst, sym, n, off, (hipMemcpyKind)kind, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMemcpyToSymbolAsync(const T& sym, const void* src, size_t n, size_t off = 0,
+                                           cudaMemcpyKind kind = cudaMemcpyHostToDevice, cudaStream_t s = nullptr,
+                                           EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyToSymbolAsync(sym, src, n, off, (hipMemcpyKind)kind, s, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& sym, size_t n, size_t off = 0,
+                                             cudaMemcpyKind kind = cudaMemcpyDeviceToHost, cudaStream_t s = nullptr,
+                                             EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpyFromSymbolAsync(dst, sym, n, off, (hipMemcpyKind)kind, s, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaGetSymbolAddress(void** p, const T& sym, EMUD_SITE) {
+  return ::emud::cuda::err(hipGetSymbolAddress(p, sym, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaGetSymbolSize(size_t* n, const T& sym, EMUD_SITE) {
+  return ::emud::cuda::err(hipGetSymbolSize(n, sym, EMUD_SITE_ARGS));
+}
 inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
   return ::emud::cuda::err(hipStreamGetFlags(s, flags, EMUD_SITE_ARGS));
@@ -592,10 +626,6 @@ EMUD_CUDA_UNSUPPORTED(cudaHostUnregister)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy2D)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy2DAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyToSymbol)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyFromSymbol)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyToSymbolAsync)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpyFromSymbolAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemset2D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)

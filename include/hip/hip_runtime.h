@@ -131,6 +131,7 @@ typedef enum hipError_t {
   hipErrorOutOfMemory = 2,
   hipErrorMemoryAllocation = 2,
   hipErrorNotInitialized = 3,
+  hipErrorInvalidMemcpyDirection = 21,
   hipErrorInvalidDevicePointer = 17,
   hipErrorInvalidDeviceFunction = 98,
   hipErrorInvalidDevice = 101,
@@ -718,6 +719,7 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
     case hipErrorNotInitialized: return "hipErrorNotInitialized";
     case hipErrorInvalidDevicePointer: return "hipErrorInvalidDevicePointer";
+    case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
     case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
     case hipErrorInvalidDevice: return "hipErrorInvalidDevice";
     case hipErrorInvalidHandle: return "hipErrorInvalidHandle";
@@ -1719,6 +1721,81 @@ inline hipError_t hipDeviceGetP2PAttribute(int* v, hipDeviceP2PAttr attr, int sr
   return hipSuccess;
 }
 
+// Symbols (capi/symbols.go): a __device__ or __constant__ variable is
+// one object of the program, which every lane of every GPU reads at its
+// host address. The copies first wait for the current device's work (the
+// async forms for their stream's, before they return: partial), then
+// copy in this process; hipGetSymbolAddress is the variable's address and
+// hipGetSymbolSize its size. The symbol is the variable itself (or
+// HIP_SYMBOL(variable)). Partial: the GPUs share the one copy, so a
+// symbol that host threads of different GPUs fill with different bytes is
+// refused (hipErrorInvalidValue, naming both GPUs); the same bytes pass.
+#define HIP_SYMBOL(X) X
+namespace emud {
+inline uint64_t fnv1a(const void* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 0x100000001b3ull;
+  return h;
+}
+// symbol_copy: what 1 copies other to the symbol's [off, off+n), 2 the
+// other way.
+inline hipError_t symbol_copy(int what, const void* sym, size_t size, void* other, size_t n, size_t off,
+                              hipMemcpyKind kind, hipStream_t s, int async, const char* file, int line) {
+  const char* call = what == 1 ? "hipMemcpyToSymbol" : "hipMemcpyFromSymbol";
+  if (!other && n) return last_error = hipErrorInvalidValue;
+  if (off > size || n > size - off) {
+    std::fprintf(stderr, "emud: %s:%d: %s: %zu bytes at offset %zu of a %zu-byte symbol\n", file, line, call, n, off,
+                 size);
+    return last_error = hipErrorInvalidValue;
+  }
+  unsigned char* at = const_cast<unsigned char*>(static_cast<const unsigned char*>(sym)) + off;
+  uint64_t a[16] = {(uint64_t)what, addr(at), n, (uint64_t)kind, (uint64_t)(uintptr_t)s, (uint64_t)async,
+                    what == 1 ? fnv1a(other, n) : 0};
+  hipError_t e = host(EMUD_H_SYMBOL, a, file, line);
+  if (e != hipSuccess) return e;
+  if (n == 0) return hipSuccess;
+  if (what == 1)
+    std::memmove(at, other, n);
+  else
+    std::memmove(other, at, n);
+  return hipSuccess;
+}
+}  // namespace emud
+template <class T>
+inline hipError_t hipMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
+                                    hipMemcpyKind kind = hipMemcpyHostToDevice, EMUD_SITE) {
+  return ::emud::symbol_copy(1, &sym, sizeof(T), const_cast<void*>(src), n, off, kind, nullptr, 0, __emud_file,
+                             __emud_line);
+}
+template <class T>
+inline hipError_t hipMemcpyFromSymbol(void* dst, const T& sym, size_t n, size_t off = 0,
+                                      hipMemcpyKind kind = hipMemcpyDeviceToHost, EMUD_SITE) {
+  return ::emud::symbol_copy(2, &sym, sizeof(T), dst, n, off, kind, nullptr, 0, __emud_file, __emud_line);
+}
+template <class T>
+inline hipError_t hipMemcpyToSymbolAsync(const T& sym, const void* src, size_t n, size_t off, hipMemcpyKind kind,
+                                         hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::symbol_copy(1, &sym, sizeof(T), const_cast<void*>(src), n, off, kind, s, 1, __emud_file,
+                             __emud_line);
+}
+template <class T>
+inline hipError_t hipMemcpyFromSymbolAsync(void* dst, const T& sym, size_t n, size_t off, hipMemcpyKind kind,
+                                           hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::symbol_copy(2, &sym, sizeof(T), dst, n, off, kind, s, 1, __emud_file, __emud_line);
+}
+template <class T>
+inline hipError_t hipGetSymbolAddress(void** p, const T& sym, EMUD_SITE) {
+  if (!p) return ::emud::last_error = hipErrorInvalidValue;
+  *p = const_cast<void*>(static_cast<const void*>(&sym));
+  return hipSuccess;
+}
+template <class T>
+inline hipError_t hipGetSymbolSize(size_t* n, const T&, EMUD_SITE) {
+  if (!n) return ::emud::last_error = hipErrorInvalidValue;
+  *n = sizeof(T);
+  return hipSuccess;
+}
+
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
 EMUD_UNSUPPORTED(hipMallocFromPoolAsync)
@@ -1734,12 +1811,6 @@ EMUD_UNSUPPORTED(hipMemcpy2D)
 EMUD_UNSUPPORTED(hipMemcpy2DAsync)
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
-EMUD_UNSUPPORTED(hipMemcpyToSymbol)
-EMUD_UNSUPPORTED(hipMemcpyFromSymbol)
-EMUD_UNSUPPORTED(hipMemcpyToSymbolAsync)
-EMUD_UNSUPPORTED(hipMemcpyFromSymbolAsync)
-EMUD_UNSUPPORTED(hipGetSymbolAddress)
-EMUD_UNSUPPORTED(hipGetSymbolSize)
 EMUD_UNSUPPORTED(hipMemset2D)
 EMUD_UNSUPPORTED(hipMemset2DAsync)
 EMUD_UNSUPPORTED(hipMemset3D)
