@@ -652,8 +652,8 @@ func TestErrors(t *testing.T) {
 		err := Run([]string{"-O2", filepath.Join(dir, "unsupported_call.cpp"), "-o", filepath.Join(lib.dir, "unsupported_call")},
 			Options{Root: root, Library: lib.path, Stdout: &log, Stderr: &log})
 		require.Error(t, err, "a call emud does not emulate must not build")
-		assert.Contains(t, log.String(), "hipMallocPitch is not supported by emud")
-		assert.Contains(t, log.String(), "unsupported_call.cpp:9", "the error points at the call")
+		assert.Contains(t, log.String(), "hipMalloc3D is not supported by emud")
+		assert.Contains(t, log.String(), "unsupported_call.cpp:8", "the error points at the call")
 	})
 }
 

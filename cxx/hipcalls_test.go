@@ -77,7 +77,7 @@ func TestUnsupportedHIPCalls(t *testing.T) {
 	// call's own message is the error.
 	emit("hipMemAdvise", "int* p = nullptr; (void)hipMemAdvise(p, 64, hipMemAdviseSetReadMostly, 0)")
 	emit("hipHostRegister", "int x; (void)hipHostRegister(&x, 4, hipHostRegisterMapped)")
-	emit("hipMemcpy2D", "char* d = nullptr; (void)hipMemcpy2D(d, 64, d, 64, 64, 1, hipMemcpyDeviceToDevice)")
+	emit("hipMemcpy3D", "(void)hipMemcpy3D(nullptr)")
 	emit("hipIpcGetEventHandle", "hipIpcEventHandle_t h; hipEvent_t e = nullptr; (void)hipIpcGetEventHandle(&h, e)")
 	emit("hipStreamBeginCapture", "hipStream_t s = nullptr; (void)hipStreamBeginCapture(s, hipStreamCaptureModeGlobal)")
 	emit("hipLaunchHostFunc", "hipStream_t s = nullptr; hipHostFn_t fn = nullptr; (void)hipLaunchHostFunc(s, fn, nullptr)")

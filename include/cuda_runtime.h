@@ -33,6 +33,7 @@ typedef enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
   cudaErrorInitializationError = 3,
+  cudaErrorInvalidPitchValue = 12,
   cudaErrorInvalidMemcpyDirection = 21,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidDeviceFunction = 98,
@@ -84,6 +85,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInitializationError: return "initialization error";
+    case cudaErrorInvalidPitchValue: return "invalid pitch argument";
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case cudaErrorInvalidDeviceFunction: return "invalid device function";
@@ -102,6 +104,7 @@ inline const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorInvalidPitchValue: return "cudaErrorInvalidPitchValue";
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
     case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
@@ -420,6 +423,25 @@ template <class T>
 inline cudaError_t cudaGetSymbolSize(size_t* n, const T& sym, EMUD_SITE) {
   return ::emud::cuda::err(hipGetSymbolSize(n, sym, EMUD_SITE_ARGS));
 }
+// Pitched memory and 2D copies: HIP's (hip.md).
+inline cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height, EMUD_SITE) {
+  return ::emud::cuda::err(hipMallocPitch(p, pitch, width, height, EMUD_SITE_ARGS));
+}
+template <class T>
+inline cudaError_t cudaMallocPitch(T** p, size_t* pitch, size_t width, size_t height, EMUD_SITE) {
+  return cudaMallocPitch((void**)p, pitch, width, height, EMUD_SITE_ARGS);
+}
+inline cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                                cudaMemcpyKind k, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpy2D(dst, dpitch, src, spitch, width, height, (hipMemcpyKind)k, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                     size_t height, cudaMemcpyKind k, cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, (hipMemcpyKind)k, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaMemset2D(void* dst, size_t pitch, int v, size_t width, size_t height, EMUD_SITE) {
+  return ::emud::cuda::err(hipMemset2D(dst, pitch, v, width, height, EMUD_SITE_ARGS));
+}
 inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
   return ::emud::cuda::err(hipStreamGetFlags(s, flags, EMUD_SITE_ARGS));
@@ -619,14 +641,10 @@ inline constexpr bool unsupported_v = false;
                   #name " is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)");        \
     return cudaErrorNotSupported;                                                                              \
   }
-EMUD_CUDA_UNSUPPORTED(cudaMallocPitch)
 EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
 EMUD_CUDA_UNSUPPORTED(cudaHostRegister)
 EMUD_CUDA_UNSUPPORTED(cudaHostUnregister)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpy2D)
-EMUD_CUDA_UNSUPPORTED(cudaMemcpy2DAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
-EMUD_CUDA_UNSUPPORTED(cudaMemset2D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernel)

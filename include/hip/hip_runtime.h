@@ -132,6 +132,7 @@ typedef enum hipError_t {
   hipErrorMemoryAllocation = 2,
   hipErrorNotInitialized = 3,
   hipErrorInvalidMemcpyDirection = 21,
+  hipErrorInvalidPitchValue = 12,
   hipErrorInvalidDevicePointer = 17,
   hipErrorInvalidDeviceFunction = 98,
   hipErrorInvalidDevice = 101,
@@ -718,6 +719,7 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorInvalidValue: return "hipErrorInvalidValue";
     case hipErrorOutOfMemory: return "hipErrorOutOfMemory";
     case hipErrorNotInitialized: return "hipErrorNotInitialized";
+    case hipErrorInvalidPitchValue: return "hipErrorInvalidPitchValue";
     case hipErrorInvalidDevicePointer: return "hipErrorInvalidDevicePointer";
     case hipErrorInvalidMemcpyDirection: return "hipErrorInvalidMemcpyDirection";
     case hipErrorInvalidDeviceFunction: return "hipErrorInvalidDeviceFunction";
@@ -1796,23 +1798,88 @@ inline hipError_t hipGetSymbolSize(size_t* n, const T&, EMUD_SITE) {
   return hipSuccess;
 }
 
+// Pitched memory and 2D copies: hipMallocPitch rounds each row up to 256
+// bytes; a 2D copy or memset is one copy or memset a row (one in all when
+// the rows are contiguous), each as hipMemcpy or hipMemcpyAsync does it,
+// in order on the stream. A width past either pitch is
+// hipErrorInvalidPitchValue.
+namespace emud {
+constexpr size_t pitch_align = 256;
+inline hipError_t pitch_check(size_t width, size_t p1, size_t p2, const char* call, const char* file, int line) {
+  if (width > p1 || width > p2) {
+    std::fprintf(stderr, "emud: %s:%d: %s: a row of %zu bytes is wider than a pitch (%zu, %zu)\n", file, line, call, width,
+                 p1, p2);
+    return last_error = hipErrorInvalidPitchValue;
+  }
+  return hipSuccess;
+}
+inline hipError_t memcpy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                            hipMemcpyKind k, hipStream_t s, int async, const char* file, int line, const char* fn) {
+  hipError_t e = pitch_check(width, dpitch, spitch, async ? "hipMemcpy2DAsync" : "hipMemcpy2D", file, line);
+  if (e != hipSuccess || width == 0 || height == 0) return e;
+  if (dpitch == width && spitch == width)  // contiguous rows: one copy
+    return async ? hipMemcpyAsync(dst, src, width * height, k, s, file, line, fn) : hipMemcpy(dst, src, width * height, k, file, line, fn);
+  for (size_t r = 0; r < height; r++) {
+    void* d = static_cast<char*>(dst) + r * dpitch;
+    const void* q = static_cast<const char*>(src) + r * spitch;
+    e = async ? hipMemcpyAsync(d, q, width, k, s, file, line, fn) : hipMemcpy(d, q, width, k, file, line, fn);
+    if (e != hipSuccess) return e;
+  }
+  return hipSuccess;
+}
+inline hipError_t memset_2d(void* dst, size_t pitch, int v, size_t width, size_t height, hipStream_t s, int async,
+                            const char* file, int line, const char* fn) {
+  hipError_t e = pitch_check(width, pitch, pitch, async ? "hipMemset2DAsync" : "hipMemset2D", file, line);
+  if (e != hipSuccess || width == 0 || height == 0) return e;
+  if (pitch == width)
+    return async ? hipMemsetAsync(dst, v, width * height, s, file, line, fn) : hipMemset(dst, v, width * height, file, line, fn);
+  for (size_t r = 0; r < height; r++) {
+    void* d = static_cast<char*>(dst) + r * pitch;
+    e = async ? hipMemsetAsync(d, v, width, s, file, line, fn) : hipMemset(d, v, width, file, line, fn);
+    if (e != hipSuccess) return e;
+  }
+  return hipSuccess;
+}
+}  // namespace emud
+inline hipError_t hipMallocPitch(void** p, size_t* pitch, size_t width, size_t height, EMUD_SITE) {
+  if (!p || !pitch) return ::emud::last_error = hipErrorInvalidValue;
+  *pitch = (width + ::emud::pitch_align - 1) / ::emud::pitch_align * ::emud::pitch_align;
+  return hipMalloc(p, *pitch * height, EMUD_SITE_ARGS);
+}
+template <class T>
+inline hipError_t hipMallocPitch(T** p, size_t* pitch, size_t width, size_t height, EMUD_SITE) {
+  return hipMallocPitch((void**)p, pitch, width, height, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemAllocPitch(hipDeviceptr_t* p, size_t* pitch, size_t width, size_t height, unsigned, EMUD_SITE) {
+  return hipMallocPitch((void**)p, pitch, width, height, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                              hipMemcpyKind k, EMUD_SITE) {
+  return ::emud::memcpy_2d(dst, dpitch, src, spitch, width, height, k, nullptr, 0, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                   size_t height, hipMemcpyKind k, hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::memcpy_2d(dst, dpitch, src, spitch, width, height, k, s, 1, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemset2D(void* dst, size_t pitch, int v, size_t width, size_t height, EMUD_SITE) {
+  return ::emud::memset_2d(dst, pitch, v, width, height, nullptr, 0, EMUD_SITE_ARGS);
+}
+inline hipError_t hipMemset2DAsync(void* dst, size_t pitch, int v, size_t width, size_t height, hipStream_t s = nullptr,
+                                   EMUD_SITE) {
+  return ::emud::memset_2d(dst, pitch, v, width, height, s, 1, EMUD_SITE_ARGS);
+}
+
 EMUD_UNSUPPORTED(hipHostRegister)
 EMUD_UNSUPPORTED(hipHostUnregister)
 EMUD_UNSUPPORTED(hipMallocFromPoolAsync)
 EMUD_UNSUPPORTED(hipMemPoolCreate)
 EMUD_UNSUPPORTED(hipMemPoolDestroy)
 EMUD_UNSUPPORTED(hipDeviceGetDefaultMemPool)
-EMUD_UNSUPPORTED(hipMallocPitch)
 EMUD_UNSUPPORTED(hipMalloc3D)
 EMUD_UNSUPPORTED(hipMallocArray)
 EMUD_UNSUPPORTED(hipFreeArray)
-EMUD_UNSUPPORTED(hipMemAllocPitch)
-EMUD_UNSUPPORTED(hipMemcpy2D)
-EMUD_UNSUPPORTED(hipMemcpy2DAsync)
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
-EMUD_UNSUPPORTED(hipMemset2D)
-EMUD_UNSUPPORTED(hipMemset2DAsync)
 EMUD_UNSUPPORTED(hipMemset3D)
 EMUD_UNSUPPORTED(hipMemsetD32Async2D)
 EMUD_UNSUPPORTED(hipMemPrefetchAsync)

@@ -12,7 +12,8 @@
 //           reused once that stream's work is done), hipHostAlloc and
 //           hipHostGetFlags, hipMemGetAddressRange, hipMemPtrGetInfo,
 //           hipChooseDevice, hipDeviceGetByPCIBusId and
-//           hipDeviceGetP2PAttribute; and the refusals.
+//           hipDeviceGetP2PAttribute, hipMallocPitch, hipMemcpy2D(Async)
+//           and hipMemset2D; and the refusals.
 //   nowait  stream B copies without waiting for the flag: a race with
 //           the kernel's stores.
 //   never   stream B waits for a flag nobody sets: a hang report naming
@@ -188,6 +189,29 @@ static void allocs() {
   (void)hipGetLastError();
   OK(hipHostFree(h));
   OK(hipFree(d));
+  // Pitched memory: a 100 x 8 byte matrix in rows of 256, a 2D memset of
+  // a 10 x 4 corner, and back to the host packed.
+  unsigned char* pm = nullptr;
+  size_t pitch = 0;
+  OK(hipMallocPitch(&pm, &pitch, 100, 8));
+  EXPECT(pitch == 256);
+  unsigned char mat[8][100], back[8][100];
+  for (int r = 0; r < 8; r++)
+    for (int c = 0; c < 100; c++) mat[r][c] = (unsigned char)(r * 100 + c);
+  OK(hipMemcpy2D(pm, pitch, mat, 100, 100, 8, hipMemcpyHostToDevice));
+  OK(hipMemset2D(pm + pitch, pitch, 0xee, 10, 4));
+  hipStream_t s3 = nullptr;
+  OK(hipStreamCreate(&s3));
+  OK(hipMemcpy2DAsync(back, 100, pm, pitch, 100, 8, hipMemcpyDeviceToHost, s3));
+  OK(hipStreamSynchronize(s3));
+  OK(hipStreamDestroy(s3));
+  int bad2d = 0;
+  for (int r = 0; r < 8; r++)
+    for (int c = 0; c < 100; c++) bad2d += back[r][c] != (r >= 1 && r < 5 && c < 10 ? 0xee : mat[r][c]);
+  EXPECT(bad2d == 0);
+  EXPECT(hipMemcpy2D(pm, 64, mat, 100, 100, 8, hipMemcpyHostToDevice) == hipErrorInvalidPitchValue);
+  (void)hipGetLastError();
+  OK(hipFree(pm));
   // Devices.
   hipDeviceProp_t p;
   OK(hipGetDeviceProperties(&p, 0));

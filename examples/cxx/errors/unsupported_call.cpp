@@ -1,12 +1,11 @@
 // A HIP call emud does not emulate names itself at build time: this
-// program does not compile, and the error says "hipMallocPitch is not
+// program does not compile, and the error says "hipMalloc3D is not
 // supported by emud" (never a silent no-op).
 #include "../common.hpp"
 
 int main() {
   float* p = nullptr;
-  size_t pitch = 0;
-  HIP_CHECK(hipMallocPitch((void**)&p, &pitch, 4096, 4));
+  HIP_CHECK(hipMalloc3D((void**)&p, 4096));
   std::printf("unsupported_call: built (FAIL)\n");
   return 1;
 }
