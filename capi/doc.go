@@ -719,8 +719,9 @@
 // (examples/cxx/errors/bad_pointer.cpp). Built with -fsanitize=thread, a
 // lane's load or store of any host memory fails the lane with the address
 // too, before it happens (the lane's stack, the program's static data, as
-// a __device__ global is, and what the runtime lends the lane, its launch
-// arguments and shared memory, excepted). Partial: without the flag only
+// a __device__ global is, what the runtime lends the lane, its launch
+// arguments and shared memory, and host memory hipHostRegister registered,
+// excepted). Partial: without the flag only
 // an access that faults is caught; a host pointer to memory the process
 // has mapped (a live std::vector's data, say) is read or written natively
 // without a report, where a GPU would fault.

@@ -1140,6 +1140,58 @@ void* emud_obj_alloc(size_t n) {
 static uint64_t seg_lo[32], seg_hi[32];  // the program's own loaded segments
 static int nseg;
 
+// Host memory the program registered (hipHostRegister), which lanes may
+// touch as the device would through its mapping: at most 256 ranges at
+// once. Changed only in a host thread's turn, read by lanes (one runs at
+// a time); reg_mu orders host threads of a rank process that register
+// outside the emulation.
+#define MAX_REG 256
+static uint64_t reg_lo[MAX_REG], reg_hi[MAX_REG];
+static unsigned reg_flags[MAX_REG];
+static int nreg;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int emud_host_register(uint64_t p, uint64_t n, unsigned flags) {
+  if (n == 0 || p + n < p) return 1;
+  int rc = 0;
+  emud_real_mutex_lock(&reg_mu);
+  for (int i = 0; i < nreg && !rc; i++)
+    if (p < reg_hi[i] && reg_lo[i] < p + n) rc = 2;  // overlaps a registered range
+  if (!rc && nreg == MAX_REG) rc = 3;
+  if (!rc) {
+    reg_lo[nreg] = p, reg_hi[nreg] = p + n, reg_flags[nreg] = flags;
+    __atomic_store_n(&nreg, nreg + 1, __ATOMIC_RELEASE);
+  }
+  emud_real_mutex_unlock(&reg_mu);
+  return rc;
+}
+
+int emud_host_unregister(uint64_t p) {
+  int rc = 1;
+  emud_real_mutex_lock(&reg_mu);
+  for (int i = 0; i < nreg; i++)
+    if (reg_lo[i] == p) {
+      reg_lo[i] = reg_lo[nreg - 1], reg_hi[i] = reg_hi[nreg - 1], reg_flags[i] = reg_flags[nreg - 1];
+      __atomic_store_n(&nreg, nreg - 1, __ATOMIC_RELEASE);
+      rc = 0;
+      break;
+    }
+  emud_real_mutex_unlock(&reg_mu);
+  return rc;
+}
+
+int emud_host_registered(uint64_t p, uint64_t* base, uint64_t* size, unsigned* flags) {
+  int n = __atomic_load_n(&nreg, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n; i++)
+    if (p >= reg_lo[i] && p < reg_hi[i]) {
+      if (base) *base = reg_lo[i];
+      if (size) *size = reg_hi[i] - reg_lo[i];
+      if (flags) *flags = reg_flags[i];
+      return 1;
+    }
+  return 0;
+}
+
 // add_segments records an object's loaded segments as the program's.
 static void add_segments(struct dl_phdr_info* info) {
   for (int i = 0; i < info->dlpi_phnum && nseg < 32; i++) {
@@ -1273,6 +1325,7 @@ static __attribute__((noinline)) void lane_access_slow(const volatile void* p, u
     if (a >= l->allow_lo[i] && a < l->allow_hi[i]) return;
   for (int i = 0; i < nseg; i++)
     if (a >= seg_lo[i] && a < seg_hi[i]) return;
+  if (emud_host_registered(a, NULL, NULL, NULL)) return;
   host_access(l, a, kind, pc);
 }
 

@@ -76,7 +76,7 @@ func TestUnsupportedHIPCalls(t *testing.T) {
 	// The constants and types these calls take are declared, so the
 	// call's own message is the error.
 	emit("hipMemAdvise", "int* p = nullptr; (void)hipMemAdvise(p, 64, hipMemAdviseSetReadMostly, 0)")
-	emit("hipHostRegister", "int x; (void)hipHostRegister(&x, 4, hipHostRegisterMapped)")
+	emit("hipMemPoolCreate", "hipMemPool_t pool; (void)hipMemPoolCreate(&pool, nullptr)")
 	emit("hipMemcpy3D", "(void)hipMemcpy3D(nullptr)")
 	emit("hipIpcGetEventHandle", "hipIpcEventHandle_t h; hipEvent_t e = nullptr; (void)hipIpcGetEventHandle(&h, e)")
 	emit("hipStreamBeginCapture", "hipStream_t s = nullptr; (void)hipStreamBeginCapture(s, hipStreamCaptureModeGlobal)")
@@ -256,7 +256,8 @@ func TestHIPIpc(t *testing.T) {
 // its stream's kernels until the host's store, which the host makes
 // after launching them (a launch behind unfinished work is queued: it
 // hung, the host waiting at the launch for a wait on its own later
-// store). Managed, stream-ordered and host allocation, address ranges
+// store). Managed, stream-ordered and host allocation, pitched memory
+// and 2D copies, registered host memory a kernel writes, address ranges
 // and device queries pass with their refusals. The twin that copies
 // without waiting is a race; the flag nobody writes is a hang naming the
 // wait.

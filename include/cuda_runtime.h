@@ -40,6 +40,8 @@ typedef enum cudaError {
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
+  cudaErrorHostMemoryAlreadyRegistered = 712,
+  cudaErrorHostMemoryNotRegistered = 713,
   cudaErrorLaunchFailure = 719,
   cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
@@ -442,6 +444,16 @@ inline cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, 
 inline cudaError_t cudaMemset2D(void* dst, size_t pitch, int v, size_t width, size_t height, EMUD_SITE) {
   return ::emud::cuda::err(hipMemset2D(dst, pitch, v, width, height, EMUD_SITE_ARGS));
 }
+// Registered host memory: hipHostRegister's (hip.md).
+#define cudaHostRegisterDefault 0x0
+#define cudaHostRegisterPortable 0x1
+#define cudaHostRegisterMapped 0x2
+#define cudaHostRegisterIoMemory 0x4
+#define cudaHostRegisterReadOnly 0x8
+inline cudaError_t cudaHostRegister(void* p, size_t n, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipHostRegister(p, n, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaHostUnregister(void* p, EMUD_SITE) { return ::emud::cuda::err(hipHostUnregister(p, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamQuery(cudaStream_t s, EMUD_SITE) { return ::emud::cuda::err(hipStreamQuery(s, EMUD_SITE_ARGS)); }
 inline cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned* flags, EMUD_SITE) {
   return ::emud::cuda::err(hipStreamGetFlags(s, flags, EMUD_SITE_ARGS));
@@ -642,8 +654,6 @@ inline constexpr bool unsupported_v = false;
     return cudaErrorNotSupported;                                                                              \
   }
 EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
-EMUD_CUDA_UNSUPPORTED(cudaHostRegister)
-EMUD_CUDA_UNSUPPORTED(cudaHostUnregister)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)

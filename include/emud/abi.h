@@ -202,6 +202,13 @@ enum {
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);
+/* Host memory registered for the device (hipHostRegister): lanes may
+ * touch it. register returns 0, 1 (empty or wrapping range), 2 (overlaps
+ * a registered range) or 3 (the table is full); unregister 0 or 1 (p does
+ * not start a registered range); registered 1 if p is in a range. */
+int emud_host_register(uint64_t p, uint64_t n, unsigned flags);
+int emud_host_unregister(uint64_t p);
+int emud_host_registered(uint64_t p, uint64_t* base, uint64_t* size, unsigned* flags);
 
 /* A kernel launch: the runtime calls entry(ctx) as each lane's body and
  * free_ctx(ctx) once every lane of the grid has returned. */

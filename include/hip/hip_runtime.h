@@ -142,6 +142,8 @@ typedef enum hipError_t {
   hipErrorPeerAccessAlreadyEnabled = 704,
   hipErrorPeerAccessNotEnabled = 705,
   hipErrorLaunchFailure = 719,
+  hipErrorHostMemoryAlreadyRegistered = 712,
+  hipErrorHostMemoryNotRegistered = 713,
   hipErrorCooperativeLaunchTooLarge = 720,
   hipErrorNotSupported = 801,
   hipErrorUnknown = 999,
@@ -729,6 +731,8 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorPeerAccessAlreadyEnabled: return "hipErrorPeerAccessAlreadyEnabled";
     case hipErrorPeerAccessNotEnabled: return "hipErrorPeerAccessNotEnabled";
     case hipErrorLaunchFailure: return "hipErrorLaunchFailure";
+    case hipErrorHostMemoryAlreadyRegistered: return "hipErrorHostMemoryAlreadyRegistered";
+    case hipErrorHostMemoryNotRegistered: return "hipErrorHostMemoryNotRegistered";
     case hipErrorCooperativeLaunchTooLarge: return "hipErrorCooperativeLaunchTooLarge";
     case hipErrorNotSupported: return "hipErrorNotSupported";
     default: return "hipErrorUnknown";
@@ -969,6 +973,10 @@ inline hipError_t hipFreeHost(void* p, EMUD_SITE) { return hipHostFree(p, EMUD_S
 inline hipError_t hipHostGetDevicePointer(void** d, void* h, unsigned flags, EMUD_SITE) {
   uint64_t a[16] = {::emud::addr(h), 0};
   if (!d || flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  if (emud_host_registered(::emud::addr(h), nullptr, nullptr, nullptr)) {  // hipHostRegister's: the same address
+    *d = h;
+    return hipSuccess;
+  }
   hipError_t e = ::emud::host(EMUD_H_HOST_DEVPTR, a, __emud_file, __emud_line);
   *d = e == hipSuccess ? (void*)(uintptr_t)a[1] : nullptr;
   return e;
@@ -1010,6 +1018,7 @@ inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t* at, const void*
   uint64_t a[16] = {::emud::addr(p)};
   hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
   if (e != hipSuccess) return e;
+  if (a[1] == 0 && emud_host_registered(::emud::addr(p), nullptr, nullptr, nullptr)) a[1] = 1;  // hipHostRegister's
   std::memset(at, 0, sizeof *at);
   at->type = (hipMemoryType)a[1];
   at->device = (int)a[2];
@@ -1636,6 +1645,7 @@ inline hipError_t hipHostAlloc(T** p, size_t n, unsigned flags, EMUD_SITE) {
 }
 inline hipError_t hipHostGetFlags(unsigned* flags, void* p, EMUD_SITE) {
   if (!flags) return ::emud::last_error = hipErrorInvalidValue;
+  if (emud_host_registered(::emud::addr(p), nullptr, nullptr, flags)) return hipSuccess;
   uint64_t a[16] = {::emud::addr(p)};
   hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
   if (e != hipSuccess) return e;
@@ -1651,6 +1661,12 @@ inline hipError_t hipHostGetFlags(unsigned* flags, void* p, EMUD_SITE) {
 // ccoMemAlloc's, hipHostMalloc's) holding the pointer.
 inline hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t p, EMUD_SITE) {
   uint64_t a[16] = {::emud::addr(p)};
+  uint64_t rb = 0, rn = 0;
+  if (emud_host_registered(a[0], &rb, &rn, nullptr)) {
+    if (base) *base = (hipDeviceptr_t)(uintptr_t)rb;
+    if (size) *size = (size_t)rn;
+    return hipSuccess;
+  }
   hipError_t e = ::emud::host(EMUD_H_POINTER_ATTR, a, __emud_file, __emud_line);
   if (e != hipSuccess) return e;
   if (a[1] == 0) {
@@ -1869,8 +1885,6 @@ inline hipError_t hipMemset2DAsync(void* dst, size_t pitch, int v, size_t width,
   return ::emud::memset_2d(dst, pitch, v, width, height, s, 1, EMUD_SITE_ARGS);
 }
 
-EMUD_UNSUPPORTED(hipHostRegister)
-EMUD_UNSUPPORTED(hipHostUnregister)
 EMUD_UNSUPPORTED(hipMallocFromPoolAsync)
 EMUD_UNSUPPORTED(hipMemPoolCreate)
 EMUD_UNSUPPORTED(hipMemPoolDestroy)
@@ -1878,6 +1892,41 @@ EMUD_UNSUPPORTED(hipDeviceGetDefaultMemPool)
 EMUD_UNSUPPORTED(hipMalloc3D)
 EMUD_UNSUPPORTED(hipMallocArray)
 EMUD_UNSUPPORTED(hipFreeArray)
+// hipHostRegister: the range becomes memory the device reaches at the
+// host's address (hipHostGetDevicePointer gives it back), so lanes may
+// load and store it (lane.c: else a lane's access to host memory fails
+// it); hipMemcpy and hipMemcpyAsync treat it as they treat any host
+// memory. Partial: the race detector does not see lanes' accesses to it,
+// and an SDMA engine cannot copy from it (a window must be device
+// memory). Overlapping an earlier registration is
+// hipErrorHostMemoryAlreadyRegistered; unregistering a pointer that did
+// not start one is hipErrorHostMemoryNotRegistered.
+#define hipHostRegisterIoMemory 0x4
+#define hipHostRegisterReadOnly 0x8
+inline hipError_t hipHostRegister(void* p, size_t n, unsigned flags, EMUD_SITE) {
+  if (!p || n == 0 || (flags & ~0xfu)) {
+    std::fprintf(stderr, "emud: %s:%d: hipHostRegister(%p, %zu, %#x): a pointer, a size and hipHostRegister flags\n",
+                 __emud_file, __emud_line, p, n, flags);
+    return ::emud::last_error = hipErrorInvalidValue;
+  }
+  switch (emud_host_register(::emud::addr(p), n, flags)) {
+    case 0: return hipSuccess;
+    case 2:
+      std::fprintf(stderr, "emud: %s:%d: hipHostRegister: [%p, +%zu) overlaps memory registered already\n", __emud_file,
+                   __emud_line, p, n);
+      return ::emud::last_error = hipErrorHostMemoryAlreadyRegistered;
+    default:
+      std::fprintf(stderr, "emud: %s:%d: hipHostRegister: more than 256 ranges registered at once (emud's table)\n",
+                   __emud_file, __emud_line);
+      return ::emud::last_error = hipErrorOutOfMemory;
+  }
+}
+inline hipError_t hipHostUnregister(void* p, EMUD_SITE) {
+  if (emud_host_unregister(::emud::addr(p)) == 0) return hipSuccess;
+  std::fprintf(stderr, "emud: %s:%d: hipHostUnregister: %p does not start memory hipHostRegister registered\n",
+               __emud_file, __emud_line, p);
+  return ::emud::last_error = hipErrorHostMemoryNotRegistered;
+}
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
 EMUD_UNSUPPORTED(hipMemset3D)

@@ -13,7 +13,8 @@
 //           hipHostGetFlags, hipMemGetAddressRange, hipMemPtrGetInfo,
 //           hipChooseDevice, hipDeviceGetByPCIBusId and
 //           hipDeviceGetP2PAttribute, hipMallocPitch, hipMemcpy2D(Async)
-//           and hipMemset2D; and the refusals.
+//           and hipMemset2D, hipHostRegister (a kernel writes registered
+//           host memory); and the refusals.
 //   nowait  stream B copies without waiting for the flag: a race with
 //           the kernel's stores.
 //   never   stream B waits for a flag nobody sets: a hang report naming
@@ -212,6 +213,24 @@ static void allocs() {
   EXPECT(hipMemcpy2D(pm, 64, mat, 100, 100, 8, hipMemcpyHostToDevice) == hipErrorInvalidPitchValue);
   (void)hipGetLastError();
   OK(hipFree(pm));
+  // Registered host memory: a kernel writes it through the device
+  // pointer hipHostGetDevicePointer gives.
+  static unsigned reg[kWords];
+  OK(hipHostRegister(reg, sizeof reg, hipHostRegisterMapped));
+  unsigned* regDev = nullptr;
+  OK(hipHostGetDevicePointer((void**)&regDev, reg, 0));
+  fill<<<1, kWords>>>(regDev, 40);
+  OK(hipDeviceSynchronize());
+  EXPECT(reg[0] == 43 && reg[kWords - 1] == 43 + kWords - 1);
+  OK(hipHostGetFlags(&flags, reg + 5));
+  EXPECT(flags == hipHostRegisterMapped);
+  hipPointerAttribute_t at;
+  OK(hipPointerGetAttributes(&at, reg));
+  EXPECT(at.type == hipMemoryTypeHost);
+  EXPECT(hipHostRegister(reg + 4, 16, 0) == hipErrorHostMemoryAlreadyRegistered);
+  OK(hipHostUnregister(reg));
+  EXPECT(hipHostUnregister(reg) == hipErrorHostMemoryNotRegistered);
+  (void)hipGetLastError();
   // Devices.
   hipDeviceProp_t p;
   OK(hipGetDeviceProperties(&p, 0));
