@@ -121,8 +121,9 @@ func (g *grid) release(p unsafe.Pointer) {
 
 // launch is EMUD_H_LAUNCH: a = gx, gy, gz, bx, by, bz, shmem, stream,
 // entry, ctx, free, name, the context's size, the warp size (0: the
-// architecture's), 1 for a cooperative launch (gridsync.go) and then
-// the kernel's address (its name, from the program's DWARF).
+// architecture's), 1 for a cooperative launch (gridsync.go), and the
+// kernel's address where the header knows no name (hipLaunchKernel's:
+// its name comes from the program's DWARF).
 func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
 	st, err := streamOf(h, a[7])
 	if err != nil {
@@ -150,10 +151,12 @@ func launch(h *host, act *sim.Actor, a []uint64, bad func(string, int, error) in
 	if a[13] != 0 {
 		wave = int(a[13])
 	}
-	if a[14] != 0 { // hipLaunchCooperativeKernel
+	if a[15] != 0 { // hipLaunchKernel, hipLaunchCooperativeKernel
 		if name := pcFuncName(a[15]); name != "" {
 			g.name = name // the header knows the kernel by its address only
 		}
+	}
+	if a[14] != 0 { // hipLaunchCooperativeKernel
 		if err := cooperativeFits(nb, nt, wave, g.dynBytes); err != nil {
 			return bad("hipLaunchCooperativeKernel "+g.name, hipErrorCooperativeLaunchTooLarge, err)
 		}

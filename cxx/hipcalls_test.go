@@ -288,7 +288,8 @@ func TestStreamMemOps(t *testing.T) {
 // for a grid past the resident-lane budget that the GPU's CUs hold; left
 // out, the reads race with other blocks' writes; a thread that returns
 // before the sync is a hang naming the sync and the counts; a sync in a
-// kernel launched with <<<>>> fails the lane naming why; a grid larger
+// kernel launched with hipLaunchKernel (as <<<>>>) fails the lane naming
+// why; a grid larger
 // than the CUs hold is hipErrorCooperativeLaunchTooLarge. The kernel is
 // named from its address (DWARF).
 func TestCooperativeLaunch(t *testing.T) {

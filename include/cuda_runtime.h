@@ -394,6 +394,20 @@ inline cudaError_t cudaLaunchCooperativeKernel(T* f, dim3, dim3, void**, size_t 
                 "with the arguments' types (docs/cuda.md)");
   return cudaErrorInvalidValue;
 }
+// cudaLaunchKernel: hipLaunchKernel's (the kernel passed as itself).
+template <class... P>
+inline cudaError_t cudaLaunchKernel(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem = 0,
+                                    cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(
+      ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}, 0));
+}
+template <class T>
+inline cudaError_t cudaLaunchKernel(T* f, dim3, dim3, void**, size_t = 0, cudaStream_t = nullptr, EMUD_SITE) {
+  static_assert(::emud::untyped_kernel_v<T>,
+                "emud: pass the kernel itself to cudaLaunchKernel, not a void pointer to it: emud calls it with the "
+                "arguments' types (docs/cuda.md)");
+  return cudaErrorInvalidValue;
+}
 // Symbols: hipMemcpyToSymbol's (hip.md), with CUDA's names.
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
@@ -657,7 +671,6 @@ EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
-EMUD_CUDA_UNSUPPORTED(cudaLaunchKernel)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchHostFunc)
 EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)

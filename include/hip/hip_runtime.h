@@ -1953,7 +1953,6 @@ EMUD_UNSUPPORTED(hipCtxSetCurrent)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRetain)
 EMUD_UNSUPPORTED(hipDevicePrimaryCtxRelease)
 EMUD_UNSUPPORTED(hipLaunchCooperativeKernelMultiDevice)
-EMUD_UNSUPPORTED(hipLaunchKernel)
 EMUD_UNSUPPORTED(hipConfigureCall)
 EMUD_UNSUPPORTED(hipSetupArgument)
 EMUD_UNSUPPORTED(hipLaunchByPtr)
@@ -2030,11 +2029,11 @@ hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
 // parameter, as hipLaunchKernel's kernelParams), its grid cooperative.
 template <class... P, size_t... I>
 hipError_t coop_launch(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem, hipStream_t s, const char* file,
-                       int line, std::index_sequence<I...>) {
+                       int line, std::index_sequence<I...>, int coop = 1) {
   if (!f || (sizeof...(P) > 0 && !args)) return last_error = hipErrorInvalidValue;
-  launch_cfg c{g, b, shmem, s, file, line, 1, (const void*)f};
+  launch_cfg c{g, b, shmem, s, file, line, coop, (const void*)f};
   auto body = [f](auto&... a) { f(a...); };
-  return launch(c, "cooperative kernel", body, *static_cast<std::decay_t<P>*>(args[I])...);
+  return launch(c, coop ? "cooperative kernel" : "kernel", body, *static_cast<std::decay_t<P>*>(args[I])...);
 }
 template <class...>
 inline constexpr bool untyped_kernel_v = false;
@@ -2056,6 +2055,20 @@ inline hipError_t hipLaunchCooperativeKernel(T* f, dim3, dim3, void**, unsigned 
   static_assert(::emud::untyped_kernel_v<T>,
                 "emud: pass the kernel itself to hipLaunchCooperativeKernel, not a void pointer to it: emud calls it "
                 "with the arguments' types (docs/hip.md)");
+  return hipErrorInvalidValue;
+}
+// hipLaunchKernel: the launch of <<<>>>, with the arguments args points
+// at (one pointer a parameter); the kernel passed as itself, as above.
+template <class... P>
+inline hipError_t hipLaunchKernel(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem = 0, hipStream_t s = nullptr,
+                                  EMUD_SITE) {
+  return ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}, 0);
+}
+template <class T>
+inline hipError_t hipLaunchKernel(T* f, dim3, dim3, void**, size_t = 0, hipStream_t = nullptr, EMUD_SITE) {
+  static_assert(::emud::untyped_kernel_v<T>,
+                "emud: pass the kernel itself to hipLaunchKernel, not a void pointer to it: emud calls it with the "
+                "arguments' types (docs/hip.md)");
   return hipErrorInvalidValue;
 }
 namespace emud {

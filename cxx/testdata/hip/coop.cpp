@@ -8,8 +8,8 @@
 //   nosync    the sync is left out: a race between blocks;
 //   returned  one thread returns before the sync: a hang naming the
 //             sync, 255 of 256 threads arrived and 1 returned;
-//   plain     the kernel launched with <<<>>>: its sync fails the lane,
-//             naming the call;
+//   plain     the kernel launched with hipLaunchKernel (as <<<>>>): its
+//             sync fails the lane, naming the call;
 //   toolarge  a grid larger than the GPU holds at once is refused with
 //             hipErrorCooperativeLaunchTooLarge.
 #include <cstdio>
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     return e == hipErrorCooperativeLaunchTooLarge ? 0 : 1;
   }
   if (!std::strcmp(mode, "plain")) {
-    shift<<<kBlocks, kThreads>>>(buf, out, 0);
+    if (hipLaunchKernel(shift, dim3(kBlocks), dim3(kThreads), args, 0, nullptr) != hipSuccess) return 1;
   } else if (hipLaunchCooperativeKernel(shift, dim3(kBlocks), dim3(kThreads), args, 0, nullptr) != hipSuccess) {
     std::printf("coop: launch failed\n");
     return 1;
