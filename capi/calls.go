@@ -164,6 +164,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return streamMemCall(h, act, a, file, line, bad)
 	case C.EMUD_H_SYMBOL:
 		return symbolCall(h, act, a, file, line, bad)
+	case C.EMUD_H_HOST_FUNC:
+		return hostFnCall(h, act, a, file, line, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
 		if err != nil || a[0] == 0 {

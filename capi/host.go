@@ -47,6 +47,9 @@ type host struct {
 	lastLine int
 	lastName string
 	loop     callLoop // the call watch (callwatch.go)
+	// onExit runs in the thread's last turn, as it returns: the thread
+	// of a host function (hostfunc.go) completes its stream work there.
+	onExit []func(*sim.Actor)
 }
 
 func hostByID(id int) *host {
@@ -121,6 +124,10 @@ func (h *host) exit() {
 	if t := h.actor.RaceThread(); t != nil {
 		t.Release(&h.end)
 	}
+	for _, f := range h.onExit {
+		f(h.actor)
+	}
+	h.onExit = nil
 	h.exited = true
 	h.wl.Notify(0, 1)
 	h.back <- struct{}{}

@@ -92,6 +92,7 @@ type emulation struct {
 	devDead  []bool // by dev comm handle - 1: ccoDevCommDestroy'd
 	streams  []*stream
 	events   []*event
+	hostFns  []*hostFn // hipLaunchHostFunc's stream work, by token - 1 (hostfunc.go)
 	commUID  []cco.UniqueId
 	commSite []string // the file:line of each comm's ccoCommCreate
 	barriers map[cco.UniqueId]*barrier

@@ -408,6 +408,18 @@ inline cudaError_t cudaLaunchKernel(T* f, dim3, dim3, void**, size_t = 0, cudaSt
                 "arguments' types (docs/cuda.md)");
   return cudaErrorInvalidValue;
 }
+// Host functions on a stream: hipLaunchHostFunc's (hip.md).
+typedef hipHostFn_t cudaHostFn_t;
+typedef void (*cudaStreamCallback_t)(cudaStream_t, cudaError_t, void*);
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data, EMUD_SITE) {
+  return ::emud::cuda::err(hipLaunchHostFunc(s, fn, data, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb, void* data, unsigned flags, EMUD_SITE) {
+  // hipError_t and cudaError_t share their numbers (err above), and the
+  // callback's other arguments their types.
+  return ::emud::cuda::err(
+      hipStreamAddCallback(s, reinterpret_cast<hipStreamCallback_t>(cb), data, flags, EMUD_SITE_ARGS));
+}
 // Symbols: hipMemcpyToSymbol's (hip.md), with CUDA's names.
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
@@ -672,13 +684,11 @@ EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
-EMUD_CUDA_UNSUPPORTED(cudaLaunchHostFunc)
 EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)
 EMUD_CUDA_UNSUPPORTED(cudaStreamEndCapture)
 EMUD_CUDA_UNSUPPORTED(cudaGraphCreate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphInstantiate)
 EMUD_CUDA_UNSUPPORTED(cudaGraphLaunch)
-EMUD_CUDA_UNSUPPORTED(cudaStreamAddCallback)
 #undef EMUD_CUDA_UNSUPPORTED
 
 #endif

@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <pthread.h>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -1927,6 +1928,55 @@ inline hipError_t hipHostUnregister(void* p, EMUD_SITE) {
                __emud_file, __emud_line, p);
   return ::emud::last_error = hipErrorHostMemoryNotRegistered;
 }
+// Host functions on a stream (capi/hostfunc.go): each runs on a thread
+// of its own (a host thread, as a std::thread is) once the stream's
+// earlier work is done, and the stream's later work waits for it to
+// return. hipStreamAddCallback's callback gets the stream and the status
+// of the work before it; its flags must be 0.
+typedef void (*hipStreamCallback_t)(hipStream_t, hipError_t, void*);
+namespace emud {
+struct host_fn_job {
+  hipHostFn_t fn;
+  hipStreamCallback_t cb;
+  hipStream_t stream;
+  void* data;
+  uint64_t token;
+};
+inline void* host_fn_thread(void* p) {
+  host_fn_job* j = static_cast<host_fn_job*>(p);
+  uint64_t a[16] = {2, j->token};
+  hipError_t status = (hipError_t)emud_host(EMUD_H_HOST_FUNC, a, "hipLaunchHostFunc", 0);
+  if (j->cb)
+    j->cb(j->stream, status, j->data);
+  else
+    j->fn(j->data);
+  delete j;
+  return nullptr;
+}
+inline hipError_t host_fn(hipStream_t s, hipHostFn_t fn, hipStreamCallback_t cb, void* data, const char* file,
+                          int line) {
+  uint64_t a[16] = {1, (uint64_t)(uintptr_t)s};
+  hipError_t e = host(EMUD_H_HOST_FUNC, a, file, line);
+  if (e != hipSuccess) return e;
+  host_fn_job* j = new host_fn_job{fn, cb, s, data, a[2]};
+  pthread_t t;
+  if (int rc = pthread_create(&t, nullptr, host_fn_thread, j)) {
+    std::fprintf(stderr, "emud: %s:%d: cannot start the thread of a host function: %s\n", file, line, std::strerror(rc));
+    delete j;
+    return last_error = hipErrorOutOfMemory;
+  }
+  pthread_detach(t);
+  return hipSuccess;
+}
+}  // namespace emud
+inline hipError_t hipLaunchHostFunc(hipStream_t s, hipHostFn_t fn, void* data, EMUD_SITE) {
+  if (!fn) return ::emud::last_error = hipErrorInvalidValue;
+  return ::emud::host_fn(s, fn, nullptr, data, __emud_file, __emud_line);
+}
+inline hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, void* data, unsigned flags, EMUD_SITE) {
+  if (!cb || flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  return ::emud::host_fn(s, nullptr, cb, data, __emud_file, __emud_line);
+}
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
 EMUD_UNSUPPORTED(hipMemset3D)
@@ -1944,8 +1994,6 @@ EMUD_UNSUPPORTED(hipMemAddressFree)
 EMUD_UNSUPPORTED(hipMemGetAllocationGranularity)
 EMUD_UNSUPPORTED(hipMemExportToShareableHandle)
 EMUD_UNSUPPORTED(hipMemImportFromShareableHandle)
-EMUD_UNSUPPORTED(hipStreamAddCallback)
-EMUD_UNSUPPORTED(hipLaunchHostFunc)
 EMUD_UNSUPPORTED(hipCtxCreate)
 EMUD_UNSUPPORTED(hipCtxDestroy)
 EMUD_UNSUPPORTED(hipCtxGetCurrent)

@@ -3,7 +3,8 @@
 // mapped pinned memory a kernel writes while the host polls
 // cudaStreamQuery, pointer attributes, device attributes, kernels'
 // attributes and occupancy (warps of 32), versions, settings and
-// IPC memory handles and cudaDeviceReset, each result checked.
+// IPC memory handles, host functions on a stream and cudaDeviceReset,
+// each result checked.
 #include <cstdio>
 #include <cstring>
 
@@ -110,6 +111,17 @@ int main() {
   EXPECT(cudaIpcCloseMemHandle(opened) == cudaErrorInvalidResourceHandle);
   EXPECT(cudaIpcGetMemHandle(&ih, h) == cudaErrorInvalidDevicePointer);
   (void)cudaGetLastError();
+
+  // A host function and a callback on a stream run after its work.
+  static int ran = 0;
+  static cudaError_t seen = cudaErrorUnknown;
+  cudaStream_t hs = nullptr;
+  OK(cudaStreamCreate(&hs));
+  OK(cudaLaunchHostFunc(hs, [](void* p) { *static_cast<int*>(p) += 1; }, &ran));
+  OK(cudaStreamAddCallback(hs, [](cudaStream_t, cudaError_t st, void* p) { seen = st; *static_cast<int*>(p) += 10; }, &ran, 0));
+  OK(cudaStreamSynchronize(hs));
+  EXPECT(ran == 11 && seen == cudaSuccess);
+  OK(cudaStreamDestroy(hs));
 
   OK(cudaDeviceReset());  // device 1: b is freed
   EXPECT(cudaFree(b) == cudaErrorInvalidValue);
