@@ -293,6 +293,7 @@ func TestStreamMemOps(t *testing.T) {
 // than the CUs hold is hipErrorCooperativeLaunchTooLarge. The kernel is
 // named from its address (DWARF).
 func TestCooperativeLaunch(t *testing.T) {
+	plainLine(t)
 	needCxx(t)
 	prog := buildExample(t, filepath.Join("testdata", "hip", "coop.cpp"), "-O2", "-Wall", "-Werror")
 	for _, env := range [][]string{{}, {"EMUD_RACE=1"}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=2"}} {

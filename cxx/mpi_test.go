@@ -138,6 +138,7 @@ func mpiSameDigest(t *testing.T, prog string, n, runs int, env []string, check f
 // status 5 first (before, it ended the job at the first rank's 1 and the
 // race was never reported).
 func TestMPIIpc(t *testing.T) {
+	plainLine(t)
 	needMPI(t)
 	root := setupCxx(t)
 	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_ipc.cpp"))
