@@ -549,8 +549,11 @@
 // wait for its own later store (hipStreamWaitValue32, a kernel polling a
 // flag the host sets next) hung (cxx/testdata/hip/stream_mem.cpp). A
 // launch behind work already done starts its grid at once, as before.
-// Stream memory operations (streammem.go), hipFreeAsync (hipheap.go) and
-// cooperative launches with grid syncs (gridsync.go) are stream work too.
+// Stream memory operations (streammem.go), hipFreeAsync (hipheap.go),
+// host functions (hostfunc.go) and cooperative launches with grid syncs
+// (gridsync.go) are stream work too. A stream capture is the header's
+// alone (hip_runtime.h): the captured launches, copies and memsets are
+// closures that hipGraphLaunch makes again on its stream, as new work.
 // A launch itself takes no virtual time (the seed
 // documents no launch latency), so hipEventElapsedTime around a kernel
 // whose lanes return at once reads 0 ms, and around one that waits reads

@@ -75,12 +75,12 @@ func TestUnsupportedCUDACalls(t *testing.T) {
 	root := setupCxx(t)
 	src := "#include <cuda_runtime.h>\n#include <cooperative_groups.h>\n" +
 		"void f() { float* p; (void)cudaMalloc3D(&p, 64); }\n" +
-		"void g() { cudaStream_t s = nullptr; (void)cudaStreamBeginCapture(s, 0); }\n" +
+		"void g() { (void)cudaMemPrefetchAsync(nullptr, 64, 0); }\n" +
 		"void h() { cooperative_groups::this_multi_grid(); }\n" +
 		"#include <nccl_device.h>\n" +
 		"void i(ncclDevComm dc, ncclWindow_t w) { ncclGin gin{dc, 0}; gin.get(ncclTeamWorld(dc), 0, w, 0, w, 0, 8); }\n"
 	log := compileFails(t, root, "unsupported.cu", src, "calls emud does not emulate must not build")
-	for _, call := range []string{"cudaMalloc3D", "cudaStreamBeginCapture"} {
+	for _, call := range []string{"cudaMalloc3D", "cudaMemPrefetchAsync"} {
 		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the CUDA calls emud emulates)")
 	}
 	assert.Contains(t, log, "cooperative_groups::this_multi_grid is not supported by emud (docs/cuda.md lists what is)")

@@ -39,12 +39,14 @@ typedef enum cudaError {
   cudaErrorInvalidDeviceFunction = 98,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorIllegalState = 401,
   cudaErrorNotReady = 600,
   cudaErrorHostMemoryAlreadyRegistered = 712,
   cudaErrorHostMemoryNotRegistered = 713,
   cudaErrorLaunchFailure = 719,
   cudaErrorCooperativeLaunchTooLarge = 720,
   cudaErrorNotSupported = 801,
+  cudaErrorStreamCaptureUnsupported = 900,
   cudaErrorUnknown = 999,
 } cudaError_t;
 
@@ -420,6 +422,47 @@ inline cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t cb
   return ::emud::cuda::err(
       hipStreamAddCallback(s, reinterpret_cast<hipStreamCallback_t>(cb), data, flags, EMUD_SITE_ARGS));
 }
+// Stream capture and graphs: HIP's (hip.md); cudaGraphInstantiate has
+// CUDA 12's form (flags).
+typedef hipGraph_t cudaGraph_t;
+typedef hipGraphExec_t cudaGraphExec_t;
+typedef hipGraphNode_t cudaGraphNode_t;
+typedef enum cudaStreamCaptureMode {
+  cudaStreamCaptureModeGlobal = 0,
+  cudaStreamCaptureModeThreadLocal = 1,
+  cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+typedef enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2
+} cudaStreamCaptureStatus;
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamBeginCapture(s, (hipStreamCaptureMode)mode, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* g, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamEndCapture(s, g, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* st, EMUD_SITE) {
+  return ::emud::cuda::err(hipStreamIsCapturing(s, reinterpret_cast<hipStreamCaptureStatus*>(st), EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned flags, EMUD_SITE) {
+  return ::emud::cuda::err(hipGraphCreate(g, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGraphDestroy(cudaGraph_t g, EMUD_SITE) { return ::emud::cuda::err(hipGraphDestroy(g, EMUD_SITE_ARGS)); }
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0, EMUD_SITE) {
+  return ::emud::cuda::err(hipGraphInstantiateWithFlags(e, g, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0,
+                                                 EMUD_SITE) {
+  return ::emud::cuda::err(hipGraphInstantiateWithFlags(e, g, flags, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s, EMUD_SITE) {
+  return ::emud::cuda::err(hipGraphLaunch(e, s, EMUD_SITE_ARGS));
+}
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e, EMUD_SITE) {
+  return ::emud::cuda::err(hipGraphExecDestroy(e, EMUD_SITE_ARGS));
+}
 // Symbols: hipMemcpyToSymbol's (hip.md), with CUDA's names.
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
@@ -684,11 +727,6 @@ EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
 EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
-EMUD_CUDA_UNSUPPORTED(cudaStreamBeginCapture)
-EMUD_CUDA_UNSUPPORTED(cudaStreamEndCapture)
-EMUD_CUDA_UNSUPPORTED(cudaGraphCreate)
-EMUD_CUDA_UNSUPPORTED(cudaGraphInstantiate)
-EMUD_CUDA_UNSUPPORTED(cudaGraphLaunch)
 #undef EMUD_CUDA_UNSUPPORTED
 
 #endif

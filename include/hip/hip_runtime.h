@@ -138,6 +138,7 @@ typedef enum hipError_t {
   hipErrorInvalidDeviceFunction = 98,
   hipErrorInvalidDevice = 101,
   hipErrorInvalidHandle = 400,
+  hipErrorIllegalState = 401,
   hipErrorInvalidResourceHandle = 400,
   hipErrorNotReady = 600,
   hipErrorPeerAccessAlreadyEnabled = 704,
@@ -147,6 +148,7 @@ typedef enum hipError_t {
   hipErrorHostMemoryNotRegistered = 713,
   hipErrorCooperativeLaunchTooLarge = 720,
   hipErrorNotSupported = 801,
+  hipErrorStreamCaptureUnsupported = 900,
   hipErrorUnknown = 999,
 } hipError_t;
 
@@ -736,6 +738,8 @@ inline const char* hipGetErrorString(hipError_t e) {
     case hipErrorHostMemoryNotRegistered: return "hipErrorHostMemoryNotRegistered";
     case hipErrorCooperativeLaunchTooLarge: return "hipErrorCooperativeLaunchTooLarge";
     case hipErrorNotSupported: return "hipErrorNotSupported";
+    case hipErrorStreamCaptureUnsupported: return "hipErrorStreamCaptureUnsupported";
+    case hipErrorIllegalState: return "hipErrorIllegalState";
     default: return "hipErrorUnknown";
   }
 }
@@ -1028,8 +1032,63 @@ inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t* at, const void*
   return hipSuccess;
 }
 
+// Stream capture and graphs: between hipStreamBeginCapture and
+// hipStreamEndCapture a stream's kernel launches, async copies and
+// memsets are recorded in the graph, not run (a kernel's arguments as
+// they were at the launch, a copy's pointers to be read when the graph
+// runs); hipGraphLaunch runs an instantiated graph's work on a stream, in
+// the order it was captured, as that stream's own work. Partial: one
+// stream a capture (an event recorded or waited for on a capturing
+// stream, host functions, stream memory operations and stream-ordered
+// allocation there are hipErrorStreamCaptureUnsupported, naming the
+// call), and graphs built node by node (hipGraphAddKernelNode ...) are
+// not declared.
+struct ihipGraph {
+  std::vector<std::function<hipError_t(hipStream_t)>> ops;
+};
+struct hipGraphExec {
+  std::vector<std::function<hipError_t(hipStream_t)>> ops;
+};
+namespace emud {
+struct capture_table {
+  std::mutex mu;
+  std::vector<std::pair<hipStream_t, ihipGraph*>> on;
+};
+inline capture_table& captures() {
+  static capture_table t;
+  return t;
+}
+// capturing counts the captures open: a plain word, read without the
+// lock on every async call (host threads run one at a time under emud),
+// so a program that never captures takes no lock for it.
+inline int capturing = 0;
+inline ihipGraph* capture_of(hipStream_t s) {
+  if (!capturing || !s) return nullptr;
+  capture_table& t = captures();
+  std::lock_guard<std::mutex> g(t.mu);
+  for (auto& p : t.on)
+    if (p.first == s) return p.second;
+  return nullptr;
+}
+// capture_refused: what a capturing stream cannot take in emud.
+inline hipError_t capture_refused(hipStream_t s, const char* call, const char* file, int line) {
+  if (!capture_of(s)) return hipSuccess;
+  if (!std::strcmp(call, "hipStreamSynchronize"))
+    std::fprintf(stderr, "emud: %s:%d: hipStreamSynchronize on a stream being captured: its work is in the graph, "
+                         "not running (HIP and CUDA refuse this too)\n", file, line);
+  else
+    std::fprintf(stderr, "emud: %s:%d: %s on a stream being captured is not emulated (partial: captures hold kernels, "
+                         "async copies and memsets; docs/hip.md)\n", file, line, call);
+  return last_error = hipErrorStreamCaptureUnsupported;
+}
+}  // namespace emud
+
 inline hipError_t hipMemcpyAsync(void* dst, const void* src, size_t n, hipMemcpyKind k, hipStream_t s = nullptr,
                                  EMUD_SITE) {
+  if (ihipGraph* g = ::emud::capture_of(s)) {
+    g->ops.push_back([=](hipStream_t on) { return hipMemcpyAsync(dst, src, n, k, on, __emud_file, __emud_line, __emud_fn); });
+    return hipSuccess;
+  }
   uint64_t a[16] = {::emud::addr(dst), ::emud::addr(src), n, (uint64_t)(uintptr_t)s, (uint64_t)k, 1};
   return ::emud::host(EMUD_H_MEMCPY, a, __emud_file, __emud_line);
 }
@@ -1038,6 +1097,10 @@ inline hipError_t hipMemcpy(void* dst, const void* src, size_t n, hipMemcpyKind 
   return ::emud::host(EMUD_H_MEMCPY, a, __emud_file, __emud_line);
 }
 inline hipError_t hipMemsetAsync(void* dst, int v, size_t n, hipStream_t s = nullptr, EMUD_SITE) {
+  if (ihipGraph* g = ::emud::capture_of(s)) {
+    g->ops.push_back([=](hipStream_t on) { return hipMemsetAsync(dst, v, n, on, __emud_file, __emud_line, __emud_fn); });
+    return hipSuccess;
+  }
   uint64_t a[16] = {::emud::addr(dst), (uint64_t)(uint8_t)v, n, (uint64_t)(uintptr_t)s, 0, 1};
   return ::emud::host(EMUD_H_MEMSET, a, __emud_file, __emud_line);
 }
@@ -1051,6 +1114,10 @@ typedef void* hipDeviceptr_t;
 namespace emud {
 inline hipError_t memset_d(void* dst, uint64_t v, size_t count, size_t width, hipStream_t s, bool async, const char* file,
                            int line) {
+  if (ihipGraph* g = async ? capture_of(s) : nullptr) {
+    g->ops.push_back([=](hipStream_t on) { return memset_d(dst, v, count, width, on, true, file, line); });
+    return hipSuccess;
+  }
   uint64_t a[16] = {addr(dst), v, count * width, (uint64_t)(uintptr_t)s, 0, async ? 1u : 0u, width};
   return host(EMUD_H_MEMSET, a, file, line);
 }
@@ -1090,6 +1157,7 @@ inline hipError_t hipStreamCreateWithFlags(hipStream_t* s, unsigned flags, EMUD_
 #define hipStreamNonBlocking 1
 #define hipStreamDefault 0
 inline hipError_t hipStreamSynchronize(hipStream_t s, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipStreamSynchronize", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {(uint64_t)(uintptr_t)s};
   return ::emud::host(EMUD_H_STREAM_SYNC, a, __emud_file, __emud_line);
 }
@@ -1108,6 +1176,7 @@ inline hipError_t hipEventCreate(hipEvent_t* e, EMUD_SITE) {
   return r;
 }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr, EMUD_SITE) {
+  if (hipError_t r = ::emud::capture_refused(s, "hipEventRecord", __emud_file, __emud_line)) return r;
   uint64_t a[16] = {(uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s};
   return ::emud::host(EMUD_H_EVENT_RECORD, a, __emud_file, __emud_line);
 }
@@ -1143,6 +1212,7 @@ inline hipError_t hipEventQuery(hipEvent_t e, EMUD_SITE) {
 }
 inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags = 0, EMUD_SITE) {
   if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  if (hipError_t r = ::emud::capture_refused(s, "hipStreamWaitEvent", __emud_file, __emud_line)) return r;
   uint64_t a[16] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)e};
   return ::emud::host(EMUD_H_STREAM_WAIT_EVENT, a, __emud_file, __emud_line);
 }
@@ -1580,20 +1650,24 @@ inline hipError_t hipIpcCloseMemHandle(void* p, EMUD_SITE) {
 // Stream memory operations (capi/streammem.go): a word written or
 // waited for in the stream's order; the mask applies as HIP says.
 inline hipError_t hipStreamWriteValue32(hipStream_t s, void* p, uint32_t v, unsigned flags, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipStreamWriteValue32", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {1, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 4, flags, 0};
   return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
 }
 inline hipError_t hipStreamWriteValue64(hipStream_t s, void* p, uint64_t v, unsigned flags, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipStreamWriteValue64", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {1, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 8, flags, 0};
   return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
 }
 inline hipError_t hipStreamWaitValue32(hipStream_t s, void* p, uint32_t v, unsigned flags, uint32_t mask = 0xFFFFFFFFu,
                                        EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipStreamWaitValue32", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {2, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 4, flags, mask};
   return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
 }
 inline hipError_t hipStreamWaitValue64(hipStream_t s, void* p, uint64_t v, unsigned flags,
                                        uint64_t mask = 0xFFFFFFFFFFFFFFFFull, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipStreamWaitValue64", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {2, (uint64_t)(uintptr_t)s, ::emud::addr(p), v, 8, flags, mask};
   return ::emud::host(EMUD_H_STREAM_MEMOP, a, __emud_file, __emud_line);
 }
@@ -1618,6 +1692,7 @@ inline hipError_t hipMallocManaged(T** p, size_t n, unsigned flags = hipMemAttac
 // the free is done, and a later allocation that takes it is ordered after
 // that work.
 inline hipError_t hipMallocAsync(void** p, size_t n, hipStream_t s, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipMallocAsync", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {n, 0, ::emud::addr(p), 2, (uint64_t)(uintptr_t)s};
   hipError_t e = ::emud::host(EMUD_H_MALLOC, a, __emud_file, __emud_line);
   if (p) *p = (void*)(uintptr_t)a[1];
@@ -1628,6 +1703,7 @@ inline hipError_t hipMallocAsync(T** p, size_t n, hipStream_t s, EMUD_SITE) {
   return hipMallocAsync((void**)p, n, s, EMUD_SITE_ARGS);
 }
 inline hipError_t hipFreeAsync(void* p, hipStream_t s, EMUD_SITE) {
+  if (hipError_t e = ::emud::capture_refused(s, "hipFreeAsync", __emud_file, __emud_line)) return e;
   uint64_t a[16] = {::emud::addr(p), 1, (uint64_t)(uintptr_t)s};
   return ::emud::host(EMUD_H_FREE, a, __emud_file, __emud_line);
 }
@@ -1955,6 +2031,7 @@ inline void* host_fn_thread(void* p) {
 }
 inline hipError_t host_fn(hipStream_t s, hipHostFn_t fn, hipStreamCallback_t cb, void* data, const char* file,
                           int line) {
+  if (hipError_t e = capture_refused(s, fn ? "hipLaunchHostFunc" : "hipStreamAddCallback", file, line)) return e;
   uint64_t a[16] = {1, (uint64_t)(uintptr_t)s};
   hipError_t e = host(EMUD_H_HOST_FUNC, a, file, line);
   if (e != hipSuccess) return e;
@@ -1977,6 +2054,83 @@ inline hipError_t hipStreamAddCallback(hipStream_t s, hipStreamCallback_t cb, vo
   if (!cb || flags != 0) return ::emud::last_error = hipErrorInvalidValue;
   return ::emud::host_fn(s, nullptr, cb, data, __emud_file, __emud_line);
 }
+// Stream capture and graphs (see hipMemcpyAsync above for what a
+// capture holds).
+typedef enum hipStreamCaptureStatus {
+  hipStreamCaptureStatusNone = 0,
+  hipStreamCaptureStatusActive,
+  hipStreamCaptureStatusInvalidated
+} hipStreamCaptureStatus;
+typedef struct hipGraphNode* hipGraphNode_t;
+inline hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode, EMUD_SITE) {
+  (void)mode;  // every mode captures the same here: one stream a capture
+  if (!s) {
+    std::fprintf(stderr, "emud: %s:%d: hipStreamBeginCapture: the null stream cannot be captured\n", __emud_file,
+                 __emud_line);
+    return ::emud::last_error = hipErrorStreamCaptureUnsupported;
+  }
+  ::emud::capture_table& t = ::emud::captures();
+  std::lock_guard<std::mutex> g(t.mu);
+  for (auto& p : t.on)
+    if (p.first == s) return ::emud::last_error = hipErrorIllegalState;
+  t.on.push_back({s, new ihipGraph});
+  ::emud::capturing++;
+  return hipSuccess;
+}
+inline hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph, EMUD_SITE) {
+  if (!graph) return ::emud::last_error = hipErrorInvalidValue;
+  ::emud::capture_table& t = ::emud::captures();
+  std::lock_guard<std::mutex> g(t.mu);
+  for (size_t i = 0; i < t.on.size(); i++)
+    if (t.on[i].first == s) {
+      *graph = t.on[i].second;
+      t.on.erase(t.on.begin() + (long)i);
+      ::emud::capturing--;
+      return hipSuccess;
+    }
+  std::fprintf(stderr, "emud: %s:%d: hipStreamEndCapture: the stream is not being captured\n", __emud_file, __emud_line);
+  return ::emud::last_error = hipErrorIllegalState;
+}
+inline hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* st, EMUD_SITE) {
+  if (!st) return ::emud::last_error = hipErrorInvalidValue;
+  *st = ::emud::capture_of(s) ? hipStreamCaptureStatusActive : hipStreamCaptureStatusNone;
+  return hipSuccess;
+}
+inline hipError_t hipGraphCreate(hipGraph_t* graph, unsigned flags, EMUD_SITE) {
+  if (!graph || flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  *graph = new ihipGraph;
+  return hipSuccess;
+}
+inline hipError_t hipGraphDestroy(hipGraph_t graph, EMUD_SITE) {
+  if (!graph) return ::emud::last_error = hipErrorInvalidValue;
+  delete graph;
+  return hipSuccess;
+}
+inline hipError_t hipGraphInstantiate(hipGraphExec_t* exec, hipGraph_t graph, hipGraphNode_t* errNode = nullptr,
+                                      char* log = nullptr, size_t logSize = 0, EMUD_SITE) {
+  if (!exec || !graph) return ::emud::last_error = hipErrorInvalidValue;
+  if (errNode) *errNode = nullptr;
+  if (log && logSize) log[0] = 0;
+  *exec = new hipGraphExec{graph->ops};
+  return hipSuccess;
+}
+inline hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t* exec, hipGraph_t graph, unsigned long long flags,
+                                               EMUD_SITE) {
+  if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
+  return hipGraphInstantiate(exec, graph, nullptr, nullptr, 0, EMUD_SITE_ARGS);
+}
+inline hipError_t hipGraphLaunch(hipGraphExec_t exec, hipStream_t s, EMUD_SITE) {
+  if (!exec) return ::emud::last_error = hipErrorInvalidValue;
+  for (auto& op : exec->ops)
+    if (hipError_t e = op(s)) return e;
+  return hipSuccess;
+}
+inline hipError_t hipGraphExecDestroy(hipGraphExec_t exec, EMUD_SITE) {
+  if (!exec) return ::emud::last_error = hipErrorInvalidValue;
+  delete exec;
+  return hipSuccess;
+}
+
 EMUD_UNSUPPORTED(hipMemcpy3D)
 EMUD_UNSUPPORTED(hipMemcpy3DAsync)
 EMUD_UNSUPPORTED(hipMemset3D)
@@ -2012,15 +2166,7 @@ EMUD_UNSUPPORTED(hipModuleGetGlobal)
 EMUD_UNSUPPORTED(hipModuleLaunchKernel)
 EMUD_UNSUPPORTED(hipIpcGetEventHandle)
 EMUD_UNSUPPORTED(hipIpcOpenEventHandle)
-EMUD_UNSUPPORTED(hipGraphCreate)
-EMUD_UNSUPPORTED(hipGraphDestroy)
-EMUD_UNSUPPORTED(hipGraphInstantiate)
-EMUD_UNSUPPORTED(hipGraphLaunch)
-EMUD_UNSUPPORTED(hipGraphExecDestroy)
 EMUD_UNSUPPORTED(hipGraphAddKernelNode)
-EMUD_UNSUPPORTED(hipStreamBeginCapture)
-EMUD_UNSUPPORTED(hipStreamEndCapture)
-EMUD_UNSUPPORTED(hipStreamIsCapturing)
 EMUD_UNSUPPORTED(hipEventRecordWithFlags)
 EMUD_UNSUPPORTED(hipExtStreamCreateWithCUMask)
 EMUD_UNSUPPORTED(hipExtGetLinkTypeAndHopCount)
@@ -2056,6 +2202,16 @@ inline launch_cfg cfg(dim3 g, dim3 b, size_t shmem = 0, hipStream_t s = nullptr,
 template <class F, class... A>
 hipError_t launch(launch_cfg c, const char* name, F body, A&&... args) {
   using Tup = std::tuple<std::decay_t<A>...>;
+  if (ihipGraph* g = capture_of(c.stream)) {
+    // Captured: the launch as it is now, its arguments copied, made again
+    // on the stream the graph runs on.
+    g->ops.push_back([c, name, body, tup = Tup(std::forward<A>(args)...)](hipStream_t on) {
+      launch_cfg again = c;
+      again.stream = on;
+      return std::apply([&](const auto&... a) { return launch(again, name, body, a...); }, tup);
+    });
+    return hipSuccess;
+  }
   struct Ctx {
     F body;
     Tup args;

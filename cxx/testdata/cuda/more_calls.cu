@@ -3,8 +3,8 @@
 // mapped pinned memory a kernel writes while the host polls
 // cudaStreamQuery, pointer attributes, device attributes, kernels'
 // attributes and occupancy (warps of 32), versions, settings and
-// IPC memory handles, host functions on a stream and cudaDeviceReset,
-// each result checked.
+// IPC memory handles, host functions on a stream, a captured graph and
+// cudaDeviceReset, each result checked.
 #include <cstdio>
 #include <cstring>
 
@@ -121,6 +121,21 @@ int main() {
   OK(cudaStreamAddCallback(hs, [](cudaStream_t, cudaError_t st, void* p) { seen = st; *static_cast<int*>(p) += 10; }, &ran, 0));
   OK(cudaStreamSynchronize(hs));
   EXPECT(ran == 11 && seen == cudaSuccess);
+  // A captured memset runs when its graph is launched, not before.
+  OK(cudaStreamBeginCapture(hs, cudaStreamCaptureModeGlobal));
+  OK(cudaMemsetAsync(a, 7, sizeof h, hs));
+  cudaGraph_t graph = nullptr;
+  OK(cudaStreamEndCapture(hs, &graph));
+  OK(cudaMemcpy(back, a, sizeof back, cudaMemcpyDeviceToHost));
+  EXPECT(std::memcmp(h, back, sizeof h) == 0);
+  cudaGraphExec_t exec = nullptr;
+  OK(cudaGraphInstantiate(&exec, graph, 0));
+  OK(cudaGraphLaunch(exec, hs));
+  OK(cudaStreamSynchronize(hs));
+  OK(cudaMemcpy(back, a, sizeof back, cudaMemcpyDeviceToHost));
+  EXPECT(back[0] == 0x07070707u);
+  OK(cudaGraphExecDestroy(exec));
+  OK(cudaGraphDestroy(graph));
   OK(cudaStreamDestroy(hs));
 
   OK(cudaDeviceReset());  // device 1: b is freed
