@@ -1037,14 +1037,18 @@ inline hipError_t hipPointerGetAttributes(hipPointerAttribute_t* at, const void*
 // memsets are recorded in the graph, not run (a kernel's arguments as
 // they were at the launch, a copy's pointers to be read when the graph
 // runs); hipGraphLaunch runs an instantiated graph's work on a stream, in
-// the order it was captured, as that stream's own work. Partial: one
-// stream a capture (an event recorded or waited for on a capturing
-// stream, host functions, stream memory operations and stream-ordered
-// allocation there are hipErrorStreamCaptureUnsupported, naming the
-// call), and graphs built node by node (hipGraphAddKernelNode ...) are
-// not declared.
+// the order it was captured, as that stream's own work. A stream that
+// waits for an event recorded in a capture joins it (a fork), and its
+// work goes into the same graph; the origin's hipStreamEndCapture ends
+// them all. Partial: a graph runs its work in the order it was captured,
+// on one stream, so branches a capture forked are ordered one after the
+// other (a race between them is not seen); host functions, stream memory
+// operations and stream-ordered allocation on a capturing stream are
+// hipErrorStreamCaptureUnsupported, naming the call; graphs built node by
+// node (hipGraphAddKernelNode ...) are not declared.
 struct ihipGraph {
   std::vector<std::function<hipError_t(hipStream_t)>> ops;
+  hipStream_t origin = nullptr;  // the stream whose hipStreamBeginCapture made it
 };
 struct hipGraphExec {
   std::vector<std::function<hipError_t(hipStream_t)>> ops;
@@ -1052,7 +1056,8 @@ struct hipGraphExec {
 namespace emud {
 struct capture_table {
   std::mutex mu;
-  std::vector<std::pair<hipStream_t, ihipGraph*>> on;
+  std::vector<std::pair<hipStream_t, ihipGraph*>> on;       // capturing streams: the origin and those joined
+  std::vector<std::pair<hipEvent_t, ihipGraph*>> recorded;  // events recorded on a capturing stream
 };
 inline capture_table& captures() {
   static capture_table t;
@@ -1176,7 +1181,19 @@ inline hipError_t hipEventCreate(hipEvent_t* e, EMUD_SITE) {
   return r;
 }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s = nullptr, EMUD_SITE) {
-  if (hipError_t r = ::emud::capture_refused(s, "hipEventRecord", __emud_file, __emud_line)) return r;
+  if (ihipGraph* g = ::emud::capture_of(s)) {
+    // Captured: the event names the capture, so that a stream that waits
+    // for it joins the capture (a fork); nothing is recorded on the GPU.
+    ::emud::capture_table& t = ::emud::captures();
+    std::lock_guard<std::mutex> lk(t.mu);
+    for (auto& p : t.recorded)
+      if (p.first == e) {
+        p.second = g;
+        return hipSuccess;
+      }
+    t.recorded.push_back({e, g});
+    return hipSuccess;
+  }
   uint64_t a[16] = {(uint64_t)(uintptr_t)e, (uint64_t)(uintptr_t)s};
   return ::emud::host(EMUD_H_EVENT_RECORD, a, __emud_file, __emud_line);
 }
@@ -1212,7 +1229,40 @@ inline hipError_t hipEventQuery(hipEvent_t e, EMUD_SITE) {
 }
 inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags = 0, EMUD_SITE) {
   if (flags != 0) return ::emud::last_error = hipErrorInvalidValue;
-  if (hipError_t r = ::emud::capture_refused(s, "hipStreamWaitEvent", __emud_file, __emud_line)) return r;
+  if (::emud::capturing) {
+    // An event recorded in a capture: the waiting stream joins that
+    // capture (or already captures into it: a join, nothing to do).
+    ::emud::capture_table& t = ::emud::captures();
+    std::lock_guard<std::mutex> lk(t.mu);
+    ihipGraph* g = nullptr;
+    for (auto& p : t.recorded)
+      if (p.first == e) g = p.second;
+    ihipGraph* mine = nullptr;
+    for (auto& p : t.on)
+      if (p.first == s) mine = p.second;
+    if (g && mine && g != mine) {
+      std::fprintf(stderr, "emud: %s:%d: hipStreamWaitEvent: the event was recorded in another stream capture "
+                           "(partial: captures do not join one another)\n", __emud_file, __emud_line);
+      return ::emud::last_error = hipErrorStreamCaptureUnsupported;
+    }
+    if (g) {
+      if (!mine) {
+        if (!s) {
+          std::fprintf(stderr, "emud: %s:%d: hipStreamWaitEvent: the null stream cannot join a capture\n", __emud_file,
+                       __emud_line);
+          return ::emud::last_error = hipErrorStreamCaptureUnsupported;
+        }
+        t.on.push_back({s, g});
+        ::emud::capturing++;
+      }
+      return hipSuccess;
+    }
+    if (mine) {
+      std::fprintf(stderr, "emud: %s:%d: hipStreamWaitEvent on a stream being captured, for an event recorded outside "
+                           "the capture, is not emulated (partial; docs/hip.md)\n", __emud_file, __emud_line);
+      return ::emud::last_error = hipErrorStreamCaptureUnsupported;
+    }
+  }
   uint64_t a[16] = {(uint64_t)(uintptr_t)s, (uint64_t)(uintptr_t)e};
   return ::emud::host(EMUD_H_STREAM_WAIT_EVENT, a, __emud_file, __emud_line);
 }
@@ -2070,26 +2120,39 @@ inline hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode
     return ::emud::last_error = hipErrorStreamCaptureUnsupported;
   }
   ::emud::capture_table& t = ::emud::captures();
-  std::lock_guard<std::mutex> g(t.mu);
+  std::lock_guard<std::mutex> lk(t.mu);
   for (auto& p : t.on)
     if (p.first == s) return ::emud::last_error = hipErrorIllegalState;
-  t.on.push_back({s, new ihipGraph});
+  ihipGraph* g = new ihipGraph;
+  g->origin = s;
+  t.on.push_back({s, g});
   ::emud::capturing++;
   return hipSuccess;
 }
 inline hipError_t hipStreamEndCapture(hipStream_t s, hipGraph_t* graph, EMUD_SITE) {
   if (!graph) return ::emud::last_error = hipErrorInvalidValue;
   ::emud::capture_table& t = ::emud::captures();
-  std::lock_guard<std::mutex> g(t.mu);
-  for (size_t i = 0; i < t.on.size(); i++)
-    if (t.on[i].first == s) {
-      *graph = t.on[i].second;
+  std::lock_guard<std::mutex> lk(t.mu);
+  ihipGraph* g = nullptr;
+  for (auto& p : t.on)
+    if (p.first == s) g = p.second;
+  if (!g || g->origin != s) {
+    std::fprintf(stderr, "emud: %s:%d: hipStreamEndCapture: %s\n", __emud_file, __emud_line,
+                 g ? "the stream joined a capture another stream began: that stream ends it"
+                   : "the stream is not being captured");
+    return ::emud::last_error = hipErrorIllegalState;
+  }
+  // The streams that joined end with it (partial: HIP requires them to
+  // have joined back into the origin first, which emud does not check).
+  for (size_t i = t.on.size(); i-- > 0;)
+    if (t.on[i].second == g) {
       t.on.erase(t.on.begin() + (long)i);
       ::emud::capturing--;
-      return hipSuccess;
     }
-  std::fprintf(stderr, "emud: %s:%d: hipStreamEndCapture: the stream is not being captured\n", __emud_file, __emud_line);
-  return ::emud::last_error = hipErrorIllegalState;
+  for (size_t i = t.recorded.size(); i-- > 0;)
+    if (t.recorded[i].second == g) t.recorded.erase(t.recorded.begin() + (long)i);
+  *graph = g;
+  return hipSuccess;
 }
 inline hipError_t hipStreamIsCapturing(hipStream_t s, hipStreamCaptureStatus* st, EMUD_SITE) {
   if (!st) return ::emud::last_error = hipErrorInvalidValue;
