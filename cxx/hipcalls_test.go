@@ -285,7 +285,8 @@ func TestStreamMemOps(t *testing.T) {
 // cxx/testdata/cuda/coop.cu: a grid-wide sync (cooperative groups'
 // this_grid().sync()) in a cooperative launch orders every thread's
 // writes before every thread's reads after it (PASS, race-clean), also
-// for a grid past the resident-lane budget that the GPU's CUs hold; left
+// for a grid past the resident-lane budget that the GPU's CUs hold and
+// through cudaLaunchKernelEx's cooperative attribute; left
 // out, the reads race with other blocks' writes; a thread that returns
 // before the sync is a hang naming the sync and the counts; a sync in a
 // kernel launched with hipLaunchKernel (as <<<>>>) fails the lane naming
@@ -317,7 +318,7 @@ func TestCooperativeLaunch(t *testing.T) {
 	assert.Contains(t, r.stderr, "a cooperative grid of 600 blocks of 1024 threads: the GPU's 256 CUs hold 512 such blocks at once")
 
 	cu := buildExample(t, filepath.Join("testdata", "cuda", "coop.cu"), "-O2", "-Wall", "-Werror")
-	for _, words := range [][]string{{"EMUD_RACE=1"}, {"big"}} {
+	for _, words := range [][]string{{"EMUD_RACE=1"}, {"big"}, {"ex", "EMUD_RACE=1"}} {
 		r := runFull(t, cu, words...)
 		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", words, r.stdout, r.stderr)
 		assert.Regexp(t, `cuda coop \d+ x \d+: 0 of \d+ sums wrong \(PASS\)`, r.stdout)

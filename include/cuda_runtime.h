@@ -463,6 +463,88 @@ inline cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t s, EMUD_SITE)
 inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e, EMUD_SITE) {
   return ::emud::cuda::err(hipGraphExecDestroy(e, EMUD_SITE_ARGS));
 }
+// cudaLaunchKernelEx (CUDA 12's, its C++ form: the kernel and its
+// arguments): the launch of its config's grid, block, dynamic shared
+// memory and stream. Attributes: cudaLaunchAttributeCooperative makes it
+// a cooperative launch (cudaLaunchCooperativeKernel's); a priority and
+// programmatic stream serialization are taken and change nothing (the
+// launch keeps its stream's full order); a cluster of 1x1x1 is no
+// cluster. Any other attribute is cudaErrorNotSupported, naming it.
+typedef enum cudaLaunchAttributeID {
+  cudaLaunchAttributeIgnore = 0,
+  cudaLaunchAttributeAccessPolicyWindow = 1,
+  cudaLaunchAttributeCooperative = 2,
+  cudaLaunchAttributeSynchronizationPolicy = 3,
+  cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeClusterSchedulingPolicyPreference = 5,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6,
+  cudaLaunchAttributeProgrammaticEvent = 7,
+  cudaLaunchAttributePriority = 8,
+} cudaLaunchAttributeID;
+typedef union cudaLaunchAttributeValue {
+  char pad[64];
+  int cooperative;
+  struct {
+    unsigned x, y, z;
+  } clusterDim;
+  int programmaticStreamSerializationAllowed;
+  int priority;
+} cudaLaunchAttributeValue;
+typedef struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  char pad[8 - sizeof(cudaLaunchAttributeID)];
+  cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+typedef struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned int numAttrs;
+} cudaLaunchConfig_t;
+namespace emud {
+namespace cuda {
+// with_site carries the call's file and line into a variadic call, whose
+// own parameters cannot end with defaulted ones: its constructor's
+// defaults are taken where the argument converts, at the caller's line.
+template <class T>
+struct with_site {
+  T v;
+  const char* file;
+  int line;
+  with_site(T value, const char* f = __builtin_FILE(), int l = __builtin_LINE()) : v(value), file(f), line(l) {}
+};
+}  // namespace cuda
+}  // namespace emud
+template <class... P, class... A>
+inline cudaError_t cudaLaunchKernelEx(::emud::cuda::with_site<const cudaLaunchConfig_t*> site, void (*f)(P...),
+                                      A&&... args) {
+  const cudaLaunchConfig_t* cfg = site.v;
+  if (!cfg || !f || (cfg->numAttrs && !cfg->attrs)) return cudaErrorInvalidValue;
+  static_assert(sizeof...(P) == sizeof...(A), "cudaLaunchKernelEx: one argument a kernel parameter");
+  int coop = 0;
+  for (unsigned i = 0; i < cfg->numAttrs; i++) {
+    const cudaLaunchAttribute& at = cfg->attrs[i];
+    switch (at.id) {
+      case cudaLaunchAttributeIgnore:
+      case cudaLaunchAttributePriority:
+      case cudaLaunchAttributeProgrammaticStreamSerialization: break;
+      case cudaLaunchAttributeCooperative: coop = at.val.cooperative != 0; break;
+      case cudaLaunchAttributeClusterDimension:
+        if (at.val.clusterDim.x * at.val.clusterDim.y * at.val.clusterDim.z <= 1) break;
+        [[fallthrough]];
+      default:
+        std::fprintf(stderr, "emud: %s:%d: cudaLaunchKernelEx: launch attribute %d is not emulated (docs/cuda.md)\n",
+                     site.file, site.line, (int)at.id);
+        return (cudaError_t)(::emud::last_error = hipErrorNotSupported);
+    }
+  }
+  ::emud::launch_cfg c{cfg->gridDim, cfg->blockDim, cfg->dynamicSmemBytes, cfg->stream, site.file, site.line,
+                       coop, (const void*)f};
+  auto body = [f](auto&... a) { f(a...); };
+  return ::emud::cuda::err(::emud::launch(c, coop ? "cooperative kernel" : "kernel", body, P(std::forward<A>(args))...));
+}
 // Symbols: hipMemcpyToSymbol's (hip.md), with CUDA's names.
 template <class T>
 inline cudaError_t cudaMemcpyToSymbol(const T& sym, const void* src, size_t n, size_t off = 0,
@@ -726,7 +808,6 @@ EMUD_CUDA_UNSUPPORTED(cudaMalloc3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemcpy3D)
 EMUD_CUDA_UNSUPPORTED(cudaMemPrefetchAsync)
 EMUD_CUDA_UNSUPPORTED(cudaMemAdvise)
-EMUD_CUDA_UNSUPPORTED(cudaLaunchKernelEx)
 #undef EMUD_CUDA_UNSUPPORTED
 
 #endif

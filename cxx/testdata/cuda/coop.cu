@@ -4,6 +4,8 @@
 // next block. argv[1] "big" launches 160 blocks of 512 threads (81,920
 // threads: more than emud's 65,536 resident lanes, all within the GPU's
 // CUs): the later blocks start when the first ones wait in the sync.
+// "ex" makes the launch through cudaLaunchKernelEx with the cooperative
+// attribute.
 #include <cstdio>
 #include <cstring>
 
@@ -23,13 +25,29 @@ __global__ void nextSum(unsigned long long* sums, unsigned long long* out) {
 
 int main(int argc, char** argv) {
   const bool big = argc > 1 && !std::strcmp(argv[1], "big");
+  const bool ex = argc > 1 && !std::strcmp(argv[1], "ex");
   const unsigned blocks = big ? 160 : 8, threads = big ? 512 : 64;
   unsigned long long *sums = nullptr, *out = nullptr;
   if (cudaMalloc(&sums, blocks * sizeof *sums) != cudaSuccess || cudaMalloc(&out, blocks * sizeof *out) != cudaSuccess)
     return 3;
   cudaMemset(sums, 0, blocks * sizeof *sums);
   void* args[] = {&sums, &out};
-  cudaError_t e = cudaLaunchCooperativeKernel(nextSum, dim3(blocks), dim3(threads), args, 0, nullptr);
+  cudaError_t e;
+  if (ex) {  // the same launch through cudaLaunchKernelEx's cooperative attribute
+    cudaLaunchAttribute at[2];
+    at[0].id = cudaLaunchAttributeCooperative;
+    at[0].val.cooperative = 1;
+    at[1].id = cudaLaunchAttributePriority;
+    at[1].val.priority = 0;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(threads);
+    cfg.attrs = at;
+    cfg.numAttrs = 2;
+    e = cudaLaunchKernelEx(&cfg, nextSum, sums, out);
+  } else {
+    e = cudaLaunchCooperativeKernel(nextSum, dim3(blocks), dim3(threads), args, 0, nullptr);
+  }
   if (e != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
     std::printf("cuda coop: %s\n", cudaGetErrorString(e));
     return 1;
