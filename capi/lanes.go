@@ -425,17 +425,32 @@ func (ln *lane) flushAccesses(returned bool) {
 			}
 			ln.infos[k] = info
 		}
-		d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: atomic})
-		if atomic {
-			s := d.AddrSync(sp, lo)
-			t.Acquire(s)
-			d.AcquireWriters(t, sp, lo, hi)
-			if write {
-				t.Release(s)
-			} else if mq := moriRptrIn(lo, hi); mq != nil {
-				mq.drainedBy(t)
-			}
+		if !atomic {
+			d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write})
+			continue
 		}
+		atomicAccess(d, t, sp, lo, hi, info, write)
+		if write {
+			continue
+		}
+		if mq := moriRptrIn(lo, hi); mq != nil {
+			mq.drainedBy(t)
+		}
+	}
+}
+
+// atomicAccess records t's atomic access of [lo, hi): it conflicts with
+// plain accesses only, acquires the word (and its writers) and, writing,
+// releases it, an over-approximation of its memory order that can hide a
+// race but not invent one. Lanes' atomics and volatile accesses and the
+// stream memory operations' words (streammem.go) are recorded so.
+func atomicAccess(d *race.Detector, t *race.Thread, sp race.SpaceID, lo, hi uint64, info *race.Info, write bool) {
+	d.Access(t, sp, lo, hi, race.Access{Info: info, Write: write, Atomic: true})
+	s := d.AddrSync(sp, lo)
+	t.Acquire(s)
+	d.AcquireWriters(t, sp, lo, hi)
+	if write {
+		t.Release(s)
 	}
 }
 

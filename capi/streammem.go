@@ -98,23 +98,7 @@ func streamMemCall(h *host, act *sim.Actor, a []uint64, file string, line int, b
 	}
 	info := &race.Info{Kind: race.KindHost, OpKind: race.OpHost, Op: call,
 		Who: fmt.Sprintf("%s on %s (%s)", call, st, h.name), Site: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
-	deps := st.deps()
-	j := &memJob{call: info.Who, wl: rt.s.NewWatchList(call)}
-	st.queued(j)
-	child := rt.s.Spawn(info.Who, func(w *sim.Actor) {
-		defer func() {
-			j.done = true
-			if t := w.RaceThread(); t != nil {
-				t.Release(&j.end)
-			}
-			j.wl.Notify(0, 1)
-		}()
-		for _, o := range deps {
-			if err := o.Wait(w); err != nil {
-				j.err = err
-				return
-			}
-		}
+	queueJob(act, st, call, info.Who, func(w *sim.Actor) {
 		if write {
 			w.Sleep(memOpLatency)
 			streamMemRace(w, info, p, width, true)
@@ -133,9 +117,6 @@ func streamMemCall(h *host, act *sim.Actor, a []uint64, file string, line int, b
 			}})
 		streamMemRace(w, info, p, width, false)
 	})
-	if d := rt.s.Race(); d != nil {
-		d.Fork(act.RaceThread(), child.RaceThread()) // the operation follows what the host did before it
-	}
 	return hipSuccess
 }
 
@@ -147,12 +128,5 @@ func streamMemRace(w *sim.Actor, info *race.Info, p, width uint64, write bool) {
 	if d == nil || t == nil {
 		return
 	}
-	sp := d.Space(rt.mem, "LSA memory")
-	d.Access(t, sp, p, p+width, race.Access{Info: info, Write: write, Atomic: true})
-	s := d.AddrSync(sp, p)
-	t.Acquire(s)
-	d.AcquireWriters(t, sp, p, p+width)
-	if write {
-		t.Release(s)
-	}
+	atomicAccess(d, t, d.Space(rt.mem, "LSA memory"), p, p+width, info, write)
 }

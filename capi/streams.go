@@ -267,16 +267,34 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 		}
 		return hipSuccess
 	}
-	deps := st.deps()
 	var staged []byte
 	if op == C.EMUD_H_MEMCPY && !emuSrc && n > 0 {
 		// Pageable host memory: HIP stages the source before returning,
 		// so the program may reuse it at once.
 		staged = C.GoBytes(ptr(src), C.int(n))
 	}
-	j := &memJob{call: info.Who, wl: rt.s.NewWatchList(call)}
+	queueJob(act, st, call, info.Who, func(w *sim.Actor) {
+		w.Sleep(memOpLatency)
+		bw := memOpBandwidth(!devDst || op == C.EMUD_H_MEMCPY && !devSrc)
+		for off := uint64(0); off < n; off += memOpChunk {
+			k := min(memOpChunk, n-off)
+			raceMemOp(w, info, dst+off, src+off, k, emuDst, emuSrc)
+			landMemOp(op, dst, src, off, k, val, width, staged, emuDst)
+			w.Sleep(sim.Time(max(k*uint64(sim.Microsecond)/bw, 1)))
+		}
+	})
+	return hipSuccess
+}
+
+// queueJob queues a job on st (an async copy or memset, a stream memory
+// operation): an actor of its own, ordered after what act's thread did
+// before the call, waits for the work st's new work must follow, runs
+// body, and completes the job, which becomes the stream's latest work.
+func queueJob(act *sim.Actor, st *stream, call, who string, body func(w *sim.Actor)) {
+	deps := st.deps()
+	j := &memJob{call: who, wl: rt.s.NewWatchList(call)}
 	st.queued(j)
-	child := rt.s.Spawn(info.Who, func(w *sim.Actor) {
+	child := rt.s.Spawn(who, func(w *sim.Actor) {
 		defer func() {
 			j.done = true
 			if t := w.RaceThread(); t != nil {
@@ -290,19 +308,11 @@ func memOp(h *host, act *sim.Actor, op int, a []uint64, file string, line int, b
 				return
 			}
 		}
-		w.Sleep(memOpLatency)
-		bw := memOpBandwidth(!devDst || op == C.EMUD_H_MEMCPY && !devSrc)
-		for off := uint64(0); off < n; off += memOpChunk {
-			k := min(memOpChunk, n-off)
-			raceMemOp(w, info, dst+off, src+off, k, emuDst, emuSrc)
-			landMemOp(op, dst, src, off, k, val, width, staged, emuDst)
-			w.Sleep(sim.Time(max(k*uint64(sim.Microsecond)/bw, 1)))
-		}
+		body(w)
 	})
 	if d := rt.s.Race(); d != nil {
 		d.Fork(act.RaceThread(), child.RaceThread()) // the job knows what the host did before it
 	}
-	return hipSuccess
 }
 
 // landMemOp moves or fills [off, off+k) of the operation.

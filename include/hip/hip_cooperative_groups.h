@@ -9,37 +9,6 @@
 #define EMUD_HIP_COOPERATIVE_GROUPS_H
 
 #include "hip_runtime.h"
-
-namespace cooperative_groups {
-
-class thread_block {
- public:
-  void sync(EMUD_SITE) const { __syncthreads(EMUD_SITE_ARGS); }
-  unsigned long long thread_rank() const { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
-  unsigned long long size() const { return (unsigned long long)blockDim.x * blockDim.y * blockDim.z; }
-  unsigned long long num_threads() const { return size(); }
-  dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
-  dim3 thread_index() const { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
-  dim3 group_dim() const { return dim3(blockDim.x, blockDim.y, blockDim.z); }
-};
-inline thread_block this_thread_block() { return thread_block(); }
-
-class grid_group {
- public:
-  void sync(EMUD_SITE) const { ::emud::grid_sync(EMUD_SITE_ARGS); }
-  bool is_valid() const { return true; }
-  unsigned long long thread_rank() const { return block_rank() * thread_block().size() + thread_block().thread_rank(); }
-  unsigned long long size() const { return num_blocks() * thread_block().size(); }
-  unsigned long long num_threads() const { return size(); }
-  unsigned long long block_rank() const { return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); }
-  unsigned long long num_blocks() const { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
-  dim3 group_dim() const { return dim3(gridDim.x, gridDim.y, gridDim.z); }
-};
-inline grid_group this_grid() { return grid_group(); }
-
-inline void sync(const thread_block& g, EMUD_SITE) { g.sync(EMUD_SITE_ARGS); }
-inline void sync(const grid_group& g, EMUD_SITE) { g.sync(EMUD_SITE_ARGS); }
-
-}  // namespace cooperative_groups
+#include "../emud/groups.h"  // thread_block, grid_group
 
 #endif
