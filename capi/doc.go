@@ -76,7 +76,12 @@
 // it to come back), so host threads take turns the simulator chooses,
 // host code takes no virtual time unless EMUD_HOST_GBPS gives the rate
 // its memory accesses run at (hostcost.go; lane code does: # Lanes), and a call that does not wait costs
-// no switch between OS threads. The same seed therefore gives the same
+// no switch between OS threads. A call that waits does so on the
+// thread's turnstile, a futex word (turn.c, sim.Turnstile): a turn
+// handed from one host thread to another, or between host threads and
+// the lanes' goroutines through the simulator's gate, wakes one thread
+// (by Go's channels, a turn between two host threads woke two: a third
+// thread handed Go's P on). The same seed therefore gives the same
 // run and digest. Ranks may also be processes (below, "Ranks as
 // processes"): forked by the program, or started apart by a launcher
 // with EMUD_NODE set; processes started apart without it each build

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -23,13 +24,13 @@ import (
 // block costs no switch between OS threads (a host call once went to a
 // goroutine of the actor's and back: two switches, most of a C++
 // program's wall time). The actor's own goroutine only starts the turn
-// (turn) and takes the last one back when the thread returns (back); the
+// (on the thread's turnstile, ts) and takes the last one back when the
+// thread returns (back); the
 // actor is foreign (sim.Actor.SetForeign) because its turns are taken on
 // a C thread.
 type host struct {
 	id     int
 	name   string
-	turn   chan struct{} // the actor's goroutine gives the thread its first turn
 	back   chan struct{} // the thread gives its last turn back when it returns
 	dev    int
 	exited bool           // the thread returned
@@ -50,6 +51,24 @@ type host struct {
 	// onExit runs in the thread's last turn, as it returns: the thread
 	// of a host function (hostfunc.go) completes its stream work there.
 	onExit []func(*sim.Actor)
+	ts     turnstile
+}
+
+// turnstile is a host thread's sim.Turnstile: a futex word (turn.c) the
+// thread waits on for its turn, in a cgo call.
+type turnstile struct{ word uint32 }
+
+func (t *turnstile) ptr() *C.uint32_t { return (*C.uint32_t)(unsafe.Pointer(&t.word)) }
+
+func (t *turnstile) Wake() { C.emud_turn_wake(t.ptr()) }
+
+func (t *turnstile) Pass(to sim.Turnstile) {
+	if o, ok := to.(*turnstile); ok {
+		C.emud_turn_pass(o.ptr(), t.ptr())
+		return
+	}
+	to.Wake()
+	C.emud_turn_wait(t.ptr())
 }
 
 func hostByID(id int) *host {
@@ -66,7 +85,7 @@ func hostByID(id int) *host {
 // begin.
 func newHost(parent int) *host {
 	rt.mu.Lock()
-	h := &host{id: len(rt.hosts), turn: make(chan struct{}), back: make(chan struct{})}
+	h := &host{id: len(rt.hosts), back: make(chan struct{})}
 	rt.hosts = append(rt.hosts, h)
 	rt.mu.Unlock()
 	h.name = fmt.Sprintf("host thread %d", h.id)
@@ -78,6 +97,7 @@ func newHost(parent int) *host {
 	h.wl = rt.s.NewWatchList(h.name)
 	h.actor = rt.s.Spawn(h.name, h.body)
 	h.actor.SetForeign()
+	h.actor.SetTurnstile(&h.ts)
 	if d := rt.s.Race(); d != nil && parent >= 0 {
 		// The new thread is ordered after what its creator did so far.
 		d.Fork(hostByID(parent).actor.RaceThread(), h.actor.RaceThread())
@@ -93,13 +113,15 @@ func (h *host) body(*sim.Actor) {
 		// watch names it if that never comes.
 		hostRuns(h, nil, "it started (before the program's first HIP/cco call)", 0)
 	}
-	h.turn <- struct{}{}
+	h.actor.EnterThread()
 	<-h.back
 }
 
 // begin waits for the thread's first turn: called on the thread before
-// its first call.
-func (h *host) begin() { <-h.turn }
+// its first call. The thread waits on its turnstile, so that a turn
+// passed to it from another host thread (sim.Actor.SetTurnstile) can
+// reach it there from its first block on.
+func (h *host) begin() { C.emud_turn_wait(h.ts.ptr()) }
 
 // attach is begin for a thread's first call, once: the main thread and
 // the threads adopted at start call in whenever they first do.
@@ -130,7 +152,7 @@ func (h *host) exit() {
 	h.onExit = nil
 	h.exited = true
 	h.wl.Notify(0, 1)
-	h.back <- struct{}{}
+	h.actor.LeaveThread(func() { h.back <- struct{}{} })
 }
 
 //export emudGoHostSpawn

@@ -149,6 +149,10 @@ int emud_note_waiter(const void* obj, int d);
 int emud_waiters(const void* obj);
 int64_t emud_time_left(clockid_t clock, const struct timespec* abstime);
 int emud_host_retry(const char* name, void* pc);
+// Host threads' turnstiles (turn.c): futex words a turn passes through.
+void emud_turn_wait(uint32_t* self);
+void emud_turn_wake(uint32_t* to);
+void emud_turn_pass(uint32_t* to, uint32_t* self);
 // An early thread not yet called in waits natively in slices, and calls
 // in once adopted (lane.c).
 int emud_early_unattached(void);

@@ -292,6 +292,9 @@ func start() error {
 	// The goroutines take this run's channel and sim, not rt's fields:
 	// a seed server's reset (seedsrv.go) makes rt anew for the next seed.
 	ran, s := rt.ran, rt.s
+	// Host threads wait for their turns on turnstiles (host.go), and
+	// turns cross to the lanes' goroutines through the gate.
+	s.SetGate(new(turnstile))
 	go func() { ran <- s.Run() }()
 	go watch(ran)
 	rt.stop = make(chan struct{})

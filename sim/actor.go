@@ -49,6 +49,10 @@ type Actor struct {
 	// tentative: the actor waits in AwaitUnlessQuiescent; released: a
 	// quiescent run ended that wait without its predicate.
 	tentative, released bool
+	// ts is a foreign actor's turnstile (SetTurnstile); inTs: the actor
+	// waits on it for its turn, not on resume.
+	ts   Turnstile
+	inTs bool
 }
 
 // newActor makes an actor with the next id and adds it to s.actors. Once
@@ -176,6 +180,16 @@ func (s *Sim) dispatch(a *Actor) {
 		goStart(a.start)
 		return
 	}
+	a.wakeUp()
+}
+
+// wakeUp lets a's blocked goroutine or thread go on, wherever it waits:
+// a thread on its turnstile through the gate, when the gate is free.
+func (a *Actor) wakeUp() {
+	if a.inTs {
+		a.s.toThread(a.ts)
+		return
+	}
 	a.resume <- struct{}{}
 }
 
@@ -249,8 +263,19 @@ func (a *Actor) block() {
 		a.s.enter(a) // our own wake is next: no goroutine switch
 		return
 	}
-	a.s.dispatch(nx)
-	<-a.resume
+	switch g := a.s.gate; {
+	case a.ts != nil && nx != nil && nx.inTs:
+		// From a thread to a thread, both on turnstiles (turnstile.go).
+		a.s.enter(nx)
+		a.passWait(nx.ts)
+	case a.ts != nil && g != nil && g.inC:
+		// From a thread to the goroutines' side, through the gate.
+		g.job = func() { a.s.dispatch(nx) }
+		a.passWait(g.ts)
+	default:
+		a.s.dispatch(nx)
+		<-a.resume
+	}
 	if a.killed {
 		if a.foreign {
 			// Not our goroutine to end: tell killAll the actor is done
@@ -439,7 +464,7 @@ func (s *Sim) killAll() {
 		if a.started && a.state != stateDone {
 			a.killed = true
 			s.cur = a
-			a.resume <- struct{}{}
+			a.wakeUp()
 			<-s.back
 			s.cur = nil
 		}

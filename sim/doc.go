@@ -9,7 +9,13 @@
 //   - actors: goroutines ([Sim.Spawn]) that model code running on a GPU or
 //     host. Exactly one actor or event runs at a time; control passes between
 //     goroutines through channels, so emulated state needs no locks and the
-//     race detector sees every hand-off.
+//     race detector sees every hand-off. A foreign actor, whose turns a
+//     thread the simulator did not start takes (a C++ program's host
+//     thread), may wait for them on a [Turnstile] instead, a futex word
+//     in a cgo call: turns between such threads, and through the gate
+//     ([Sim.SetGate]) between them and the goroutines, cost one thread's
+//     wake each (turnstile.go). Only how a turn reaches its thread
+//     changes, never which actor runs next.
 //
 // A layer with many steps per object schedules them as a [Handler]'s steps
 // ([Sim.AtWorkStep]) instead of a closure each; many steps at once

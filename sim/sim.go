@@ -71,6 +71,7 @@ func (st *Stopper) stopped() error {
 // Sim is one deterministic run. It is single-use: build it, spawn actors,
 // call Run once.
 type Sim struct {
+	gate *gate // SetGate (turnstile.go)
 	// released: how many actors the last quiescent point released from
 	// AwaitUnlessQuiescent (LastRelease)
 	released int
@@ -336,6 +337,9 @@ func (s *Sim) Run() error {
 		s.err = s.race.Err()
 	}
 	s.killAll()
+	if s.gate != nil {
+		s.gate.stop()
+	}
 	for _, fn := range s.atEnd {
 		fn()
 	}
