@@ -18,6 +18,7 @@ import (
 // rsmi_status_string has words for each status. A call of ROCm SMI's
 // device API, which emud does not emulate, fails the build naming it.
 func TestAPIHeaders(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	dir, err := filepath.Abs(filepath.Join("testdata", "apiheaders"))

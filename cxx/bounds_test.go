@@ -182,6 +182,7 @@ func TestLaneStackOverflow(t *testing.T) {
 // counted a loop's calls whatever their sites. A loop of __threadfence
 // over a plain load is one too, instrumented or not.
 func TestCallLoopIsAHang(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "errors", "call_loop.cpp")

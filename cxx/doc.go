@@ -1,6 +1,9 @@
 // Package cxx is emud's compiler driver for HIP C++ programs (emud c++):
-// it rewrites a source's <<<...>>> launches and __shared__ declarations
-// into calls of emud's headers (include/), compiles it as host C++ with
+// it rewrites a source's <<<...>>> launches, __shared__ declarations and
+// casts of names to void pointers (voidcast.go: a kernel cast so is
+// registered for launches by its address, hipLaunchKernel((const
+// void*)k, ...)) into calls of emud's headers (include/, with
+// emud-forced/emud_kernel_addr.h included first in every source), compiles it as host C++ with
 // g++ or clang++ with emud's include directory first, and links the
 // emulator library built from package capi. It also finds the loops of a
 // C++ source, which give native lanes their program order (capi).

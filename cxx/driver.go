@@ -229,6 +229,13 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		// __HIP__ before it accepts a compiler).
 		cmd = append(cmd, "-D__HIP__=1", "-D__HIPCC__=1")
 	}
+	// What a cast of a kernel to a void pointer becomes (Rewrite) is
+	// declared there, in every source: one that includes no HIP header
+	// may cast pointers too. From a directory of its own, searched as a
+	// system header's (so -MMD's dependency rules leave it out, as they
+	// leave out the C++ library), holding nothing else a program could
+	// include by mistake.
+	cmd = append(cmd, "-isystem", filepath.Join(root, "include", "emud-forced"), "-include", "emud_kernel_addr.h")
 	// Before the user's flags, so a -fno-PIC of theirs wins (and the
 	// program then has no seed form).
 	cmd = append(cmd, seedFlags(cc)...)

@@ -292,7 +292,12 @@ func TestStreamMemOps(t *testing.T) {
 // kernel launched with hipLaunchKernel (as <<<>>>) fails the lane naming
 // why; a grid larger
 // than the CUs hold is hipErrorCooperativeLaunchTooLarge. The kernel is
-// named from its address (DWARF).
+// named from its address (DWARF). Kernels passed as void pointers
+// (cudaLaunchCooperativeKernel((void*)k, ...); launch_addr.cpp's
+// hipLaunchKernel and hipLaunchCooperativeKernel, its arguments copied
+// at the launch) launch as the typed ones do; an address the program
+// never cast from a kernel is hipErrorInvalidDeviceFunction, said at its
+// line.
 func TestCooperativeLaunch(t *testing.T) {
 	plainLine(t)
 	needCxx(t)
@@ -318,12 +323,26 @@ func TestCooperativeLaunch(t *testing.T) {
 	assert.Contains(t, r.stderr, "a cooperative grid of 600 blocks of 1024 threads: the GPU's 256 CUs hold 512 such blocks at once")
 
 	cu := buildExample(t, filepath.Join("testdata", "cuda", "coop.cu"), "-O2", "-Wall", "-Werror")
-	for _, words := range [][]string{{"EMUD_RACE=1"}, {"big"}, {"ex", "EMUD_RACE=1"}} {
+	for _, words := range [][]string{{"EMUD_RACE=1"}, {"big"}, {"ex", "EMUD_RACE=1"}, {"addr", "EMUD_RACE=1"}} {
 		r := runFull(t, cu, words...)
 		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", words, r.stdout, r.stderr)
 		assert.Regexp(t, `cuda coop \d+ x \d+: 0 of \d+ sums wrong \(PASS\)`, r.stdout)
 		assert.NotContains(t, r.stderr, "data race")
 	}
+
+	// Kernels launched by address (cxx/testdata/hip/launch_addr.cpp):
+	// registered where the source casts them to void pointers.
+	la := buildExample(t, filepath.Join("testdata", "hip", "launch_addr.cpp"), "-O2", "-Wall", "-Werror")
+	for _, env := range [][]string{{}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=3"}} {
+		r := runFull(t, la, env...)
+		require.Equal(t, 0, r.code, "%v; stdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "launch_addr: 0 of 768 values wrong (PASS)")
+		assert.NotContains(t, r.stderr, "data race")
+	}
+	r = runFull(t, la, "unknown")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "launch_addr unknown: hipErrorInvalidDeviceFunction")
+	assert.Regexp(t, `launch_addr\.cpp:\d+: hipLaunchKernel: 0x[0-9a-f]+ is no kernel emud knows`, r.stderr)
 }
 
 // TestSymbols runs cxx/testdata/hip/symbols.cpp: a __constant__ table

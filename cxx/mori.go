@@ -86,7 +86,7 @@ func moriIncludes(root, tmp, h, arch string, flags []string) ([]string, error) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, err
 		}
-		for _, d := range []string{"hip", "emud"} {
+		for _, d := range []string{"hip", "emud", "emud-forced"} {
 			if err := os.Symlink(filepath.Join(root, "include", d), filepath.Join(dir, d)); err != nil {
 				return nil, fmt.Errorf("emud c++: %w", err)
 			}

@@ -322,6 +322,7 @@ func TestMoriCommitChainDeadlock(t *testing.T) {
 //     drained before lane 0 posted, and the signal was not there after
 //     the quiet (MORI's test_sdma_signal A[scope=1 q=1]).
 func TestMoriLockstep(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "lockstep.cpp"))
 	require.NoError(t, err)
@@ -361,6 +362,7 @@ func TestMoriLockstep(t *testing.T) {
 // different atomic sequences end 834 ps apart at 17.10 ms: lane code is
 // paid at each group's call, each payment rounded to the picosecond.
 func TestMoriRingFull(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	var ends []int64
 	for _, flags := range [][]string{nil, {"-DEMUD_TEST_MORI_CAS_RESERVE"}} {

@@ -249,6 +249,7 @@ func TestMPIKilledRank(t *testing.T) {
 // first spin wait ends at the quiescent point where rank 1 is out in
 // MPI_Recv: no hang, no warning.
 func TestMPIFreeGrace(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needMPI(t)
 	root := setupCxx(t)
 	prog := buildMPI(t, filepath.Join(root, "examples", "cxx", "procs", "mpi_late.cpp"))

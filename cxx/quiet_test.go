@@ -20,6 +20,7 @@ var quietSeeds = flag.Int("cxx.quiet-seeds", 1, "seeds per strategy, perturbatio
 // and under PCT (EMUD_STRATEGY). Without the reset-aware lifecycle checks
 // each run reported a stale epoch.
 func TestQuietShapes(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	src := filepath.Join(root, "examples", "cxx", "quiet", "reset_epochs.cpp")

@@ -21,7 +21,10 @@ import (
 //     text to it and are rewritten the same way;
 //   - `__shared__ T name[dims];` becomes a reference to the block's
 //     static shared storage, and `extern __shared__ T name[];` a pointer
-//     to the block's dynamic shared memory sized at launch.
+//     to the block's dynamic shared memory sized at launch;
+//   - a cast of a name to a void pointer, `(const void*)kernel`, becomes
+//     the same cast of `::emud::kernel_addr(kernel, "kernel")`, which
+//     registers a kernel for launches by its address (voidcast.go).
 //
 // Preprocessor conditionals are honoured (cond.go): a dead branch (`#if
 // 0`) is left as it is, and each branch of an unknown condition is
@@ -92,6 +95,9 @@ func Rewrite(src []byte, file string) ([]byte, error) {
 				edits = append(edits, edit(e))
 			}
 		}
+	}
+	for _, e := range voidCastEdits(src, toks, c) {
+		edits = append(edits, edit(e))
 	}
 	// Branches of a conditional are walked in turn, and a launch's scan
 	// may run past its branch's #endif: edits come out of order, and a

@@ -381,8 +381,8 @@ inline cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int
 }
 // cudaLaunchCooperativeKernel: hipLaunchCooperativeKernel's (hip.md):
 // every block fits the GPU at once, and this_grid().sync() is a barrier
-// of the whole grid; the kernel is passed as itself (a kernel cast to
-// const void* is a compile error saying so).
+// of the whole grid; the kernel is passed as itself, or as a void
+// pointer the program's source cast it to (emud::launch_addr).
 template <class... P>
 inline cudaError_t cudaLaunchCooperativeKernel(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem = 0,
                                                cudaStream_t s = nullptr, EMUD_SITE) {
@@ -390,13 +390,13 @@ inline cudaError_t cudaLaunchCooperativeKernel(void (*f)(P...), dim3 g, dim3 b, 
       ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}));
 }
 template <class T>
-inline cudaError_t cudaLaunchCooperativeKernel(T* f, dim3, dim3, void**, size_t = 0, cudaStream_t = nullptr, EMUD_SITE) {
-  static_assert(::emud::untyped_kernel_v<T>,
-                "emud: pass the kernel itself to cudaLaunchCooperativeKernel, not a void pointer to it: emud calls it "
-                "with the arguments' types (docs/cuda.md)");
-  return cudaErrorInvalidValue;
+inline cudaError_t cudaLaunchCooperativeKernel(T* f, dim3 g, dim3 b, void** args, size_t shmem = 0,
+                                               cudaStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::cuda::err(
+      ::emud::launch_addr("cudaLaunchCooperativeKernel", f, g, b, args, shmem, s, __emud_file, __emud_line, 1));
 }
-// cudaLaunchKernel: hipLaunchKernel's (the kernel passed as itself).
+// cudaLaunchKernel: hipLaunchKernel's (the kernel passed as itself or as
+// a void pointer).
 template <class... P>
 inline cudaError_t cudaLaunchKernel(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shmem = 0,
                                     cudaStream_t s = nullptr, EMUD_SITE) {
@@ -404,11 +404,9 @@ inline cudaError_t cudaLaunchKernel(void (*f)(P...), dim3 g, dim3 b, void** args
       ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}, 0));
 }
 template <class T>
-inline cudaError_t cudaLaunchKernel(T* f, dim3, dim3, void**, size_t = 0, cudaStream_t = nullptr, EMUD_SITE) {
-  static_assert(::emud::untyped_kernel_v<T>,
-                "emud: pass the kernel itself to cudaLaunchKernel, not a void pointer to it: emud calls it with the "
-                "arguments' types (docs/cuda.md)");
-  return cudaErrorInvalidValue;
+inline cudaError_t cudaLaunchKernel(T* f, dim3 g, dim3 b, void** args, size_t shmem = 0, cudaStream_t s = nullptr,
+                                    EMUD_SITE) {
+  return ::emud::cuda::err(::emud::launch_addr("cudaLaunchKernel", f, g, b, args, shmem, s, __emud_file, __emud_line, 0));
 }
 // Host functions on a stream: hipLaunchHostFunc's (hip.md).
 typedef hipHostFn_t cudaHostFn_t;

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "emud/abi.h"
+#include "emud-forced/emud_kernel_addr.h"
 
 // (emud c++ predefines __HIP__ and __HIPCC__ for HIP-language sources, as
 // clang's -x hip does; hipcc's users pass -D__HIP_PLATFORM_AMD__.)
@@ -2302,27 +2303,81 @@ hipError_t coop_launch(void (*f)(P...), dim3 g, dim3 b, void** args, size_t shme
   auto body = [f](auto&... a) { f(a...); };
   return launch(c, coop ? "cooperative kernel" : "kernel", body, *static_cast<std::decay_t<P>*>(args[I])...);
 }
-template <class...>
-inline constexpr bool untyped_kernel_v = false;
+// launch_addr launches the kernel at f, known by its address only: one
+// the program cast to a void pointer, registered there (emud c++
+// rewrites the cast: emud-forced/emud_kernel_addr.h). Its arguments' bytes are
+// copied now, as HIP's launch copies them, into the launch's context
+// (which lanes may read, as they read a <<<>>> launch's arguments), and
+// each lane calls the kernel with copies of them. An address no cast
+// registered fails the launch with hipErrorInvalidDeviceFunction, saying
+// so at its line; so do more than 64 parameters or 4 KiB of them (HIP's
+// own limit on a kernel's arguments is 4 KiB).
+struct addr_args {
+  enum { max_args = 64, max_bytes = 4096, max_align = 64 };
+  kernel_invoker invoke;
+  const void* fn;
+  unsigned nargs;
+  unsigned off[max_args];
+  alignas(max_align) unsigned char bytes[max_bytes];
+};
+inline hipError_t launch_addr(const char* call, const void* f, dim3 g, dim3 b, void** args, size_t shmem,
+                              hipStream_t s, const char* file, int line, int coop) {
+  const kernel_entry* k = f ? kernel_lookup(f) : nullptr;
+  if (!k) {
+    std::fprintf(stderr,
+                 "emud: %s:%d: %s: %p is no kernel emud knows: emud launches a kernel given as a void pointer when the "
+                 "program's source casts it to one, `(const void*)kernel`, which emud c++ registers%s (docs/hip.md)\n",
+                 file, line, call, f,
+                 kernel_table_full() ? "; the table of such kernels (4096) was full" : "");
+    return last_error = hipErrorInvalidDeviceFunction;
+  }
+  if (k->nargs > 0 && !args) return last_error = hipErrorInvalidValue;
+  auto a = std::make_unique<addr_args>();
+  a->invoke = k->invoke;
+  a->fn = k->fn;
+  a->nargs = k->nargs;
+  size_t n = 0;
+  for (unsigned i = 0; i < k->nargs; i++) {
+    const size_t al = k->align[i] ? k->align[i] : 1;
+    n = (n + al - 1) / al * al;
+    if (i >= addr_args::max_args || al > addr_args::max_align || n + k->size[i] > addr_args::max_bytes) {
+      std::fprintf(stderr, "emud: %s:%d: %s: kernel %s: emud copies at most %d arguments of %d bytes in all, aligned to "
+                           "at most %d, for a launch by address\n",
+                   file, line, call, k->name ? k->name : "", (int)addr_args::max_args, (int)addr_args::max_bytes,
+                   (int)addr_args::max_align);
+      return last_error = hipErrorInvalidValue;
+    }
+    if (!args[i]) return last_error = hipErrorInvalidValue;
+    a->off[i] = (unsigned)n;
+    std::memcpy(a->bytes + n, args[i], k->size[i]);
+    n += k->size[i];
+  }
+  launch_cfg c{g, b, shmem, s, file, line, coop, f};
+  auto body = [a = *a]() {
+    void* ptrs[addr_args::max_args];
+    for (unsigned i = 0; i < a.nargs; i++) ptrs[i] = const_cast<unsigned char*>(a.bytes + a.off[i]);
+    a.invoke(a.fn, ptrs);
+  };
+  return launch(c, k->name ? k->name : (coop ? "cooperative kernel" : "kernel"), body);
+}
 }  // namespace emud
 
 // hipLaunchCooperativeKernel: a launch whose every block must fit the GPU
 // at once (else hipErrorCooperativeLaunchTooLarge), in which a grid sync
 // (cooperative groups' this_grid().sync()) is a barrier of every thread
-// of the grid (capi/gridsync.go). The kernel is passed as itself, so that
-// emud knows its parameters' types: a kernel cast to const void* has none
-// to call it with (partial: that form is a compile error saying so).
+// of the grid (capi/gridsync.go). The kernel is passed as itself, or as
+// a void pointer that the program's source cast it to (launch_addr).
 template <class... P>
 inline hipError_t hipLaunchCooperativeKernel(void (*f)(P...), dim3 g, dim3 b, void** args, unsigned shmem = 0,
                                              hipStream_t s = nullptr, EMUD_SITE) {
   return ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{});
 }
+// A kernel given as a void pointer: one the program's source casts so
+// (emud::launch_addr).
 template <class T>
-inline hipError_t hipLaunchCooperativeKernel(T* f, dim3, dim3, void**, unsigned = 0, hipStream_t = nullptr, EMUD_SITE) {
-  static_assert(::emud::untyped_kernel_v<T>,
-                "emud: pass the kernel itself to hipLaunchCooperativeKernel, not a void pointer to it: emud calls it "
-                "with the arguments' types (docs/hip.md)");
-  return hipErrorInvalidValue;
+inline hipError_t hipLaunchCooperativeKernel(T* f, dim3 g, dim3 b, void** args, unsigned shmem = 0, hipStream_t s = nullptr,
+                                             EMUD_SITE) {
+  return ::emud::launch_addr("hipLaunchCooperativeKernel", f, g, b, args, shmem, s, __emud_file, __emud_line, 1);
 }
 // hipLaunchKernel: the launch of <<<>>>, with the arguments args points
 // at (one pointer a parameter); the kernel passed as itself, as above.
@@ -2332,11 +2387,8 @@ inline hipError_t hipLaunchKernel(void (*f)(P...), dim3 g, dim3 b, void** args, 
   return ::emud::coop_launch(f, g, b, args, shmem, s, __emud_file, __emud_line, std::index_sequence_for<P...>{}, 0);
 }
 template <class T>
-inline hipError_t hipLaunchKernel(T* f, dim3, dim3, void**, size_t = 0, hipStream_t = nullptr, EMUD_SITE) {
-  static_assert(::emud::untyped_kernel_v<T>,
-                "emud: pass the kernel itself to hipLaunchKernel, not a void pointer to it: emud calls it with the "
-                "arguments' types (docs/hip.md)");
-  return hipErrorInvalidValue;
+inline hipError_t hipLaunchKernel(T* f, dim3 g, dim3 b, void** args, size_t shmem = 0, hipStream_t s = nullptr, EMUD_SITE) {
+  return ::emud::launch_addr("hipLaunchKernel", f, g, b, args, shmem, s, __emud_file, __emud_line, 0);
 }
 namespace emud {
 inline void grid_sync(const char* file, int line, const char* fn) {

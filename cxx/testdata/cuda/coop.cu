@@ -5,7 +5,8 @@
 // threads: more than emud's 65,536 resident lanes, all within the GPU's
 // CUs): the later blocks start when the first ones wait in the sync.
 // "ex" makes the launch through cudaLaunchKernelEx with the cooperative
-// attribute.
+// attribute; "addr" passes the kernel as a void pointer, as CUDA's
+// samples do: cudaLaunchCooperativeKernel((void*)nextSum, ...).
 #include <cstdio>
 #include <cstring>
 
@@ -26,6 +27,7 @@ __global__ void nextSum(unsigned long long* sums, unsigned long long* out) {
 int main(int argc, char** argv) {
   const bool big = argc > 1 && !std::strcmp(argv[1], "big");
   const bool ex = argc > 1 && !std::strcmp(argv[1], "ex");
+  const bool byAddr = argc > 1 && !std::strcmp(argv[1], "addr");
   const unsigned blocks = big ? 160 : 8, threads = big ? 512 : 64;
   unsigned long long *sums = nullptr, *out = nullptr;
   if (cudaMalloc(&sums, blocks * sizeof *sums) != cudaSuccess || cudaMalloc(&out, blocks * sizeof *out) != cudaSuccess)
@@ -45,6 +47,8 @@ int main(int argc, char** argv) {
     cfg.attrs = at;
     cfg.numAttrs = 2;
     e = cudaLaunchKernelEx(&cfg, nextSum, sums, out);
+  } else if (byAddr) {
+    e = cudaLaunchCooperativeKernel((void*)nextSum, dim3(blocks), dim3(threads), args, 0, nullptr);
   } else {
     e = cudaLaunchCooperativeKernel(nextSum, dim3(blocks), dim3(threads), args, 0, nullptr);
   }
