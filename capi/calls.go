@@ -160,6 +160,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return resetDevice(h, act, a, bad)
 	case C.EMUD_H_IPC:
 		return ipcCall(h, act, a, bad)
+	case C.EMUD_H_NCCL_COLL:
+		return ncclCollCall(h, act, a, file, line, bad)
 	case C.EMUD_H_STREAM_MEMOP:
 		return streamMemCall(h, act, a, file, line, bad)
 	case C.EMUD_H_SYMBOL:

@@ -22,7 +22,14 @@
 // run; each ncclCftSmem's completions and the CFT barriers' epochs and
 // inboxes are kept there with fabric's semantics; the race detector sees
 // each operation's window accesses as its GPU's fabric's (docs/cuda.md
-// says what is partial: shared memory is not in its view).
+// says what is partial: shared memory is not in its view). Its host
+// collectives and point-to-point calls (ncclAllReduce ... ncclAlltoAll,
+// ncclSend, ncclRecv, in ncclGroupStart/End groups) are nccl_coll.go's:
+// stream jobs, one a stream a group, matched across ranks by call order
+// on each communicator, whose last rank to post moves the data, a
+// synchronisation of the ranks for the race detector; ranks that
+// disagree fail the run naming both calls, and one that never calls is
+// a hang naming it.
 //
 // # The program and its ranks
 //

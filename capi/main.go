@@ -94,7 +94,8 @@ type emulation struct {
 	events   []*event
 	hostFns  []*hostFn // hipLaunchHostFunc's stream work, by token - 1 (hostfunc.go)
 	commUID  []cco.UniqueId
-	commSite []string // the file:line of each comm's ccoCommCreate
+	commSite []string   // the file:line of each comm's ccoCommCreate
+	nccl     *ncclState // NCCL's host collectives in flight (nccl_coll.go)
 	barriers map[cco.UniqueId]*barrier
 	lastErr  []string
 }

@@ -70,20 +70,25 @@ func newStream(dev int, nonBlocking bool) uint64 {
 // null stream.
 func streamOf(h *host, handle uint64) (*stream, error) {
 	if handle == 0 {
-		for len(rt.streams) <= rt.gpus {
-			rt.streams = append(rt.streams, nil)
-		}
-		i := 1 + h.dev
-		if rt.streams[i] == nil {
-			rt.streams[i] = &stream{dev: h.dev, id: 0, null: true}
-		}
-		return rt.streams[i], nil
+		return nullStream(h.dev), nil
 	}
 	i := handle - 1
 	if i < uint64(rt.gpus)+1 || i >= uint64(len(rt.streams)) || rt.streams[i] == nil {
 		return nil, fmt.Errorf("stream handle %#x was not made by hipStreamCreate (or was destroyed)", handle)
 	}
 	return rt.streams[i], nil
+}
+
+// nullStream is device dev's null stream.
+func nullStream(dev int) *stream {
+	for len(rt.streams) <= rt.gpus {
+		rt.streams = append(rt.streams, nil)
+	}
+	i := 1 + dev
+	if rt.streams[i] == nil {
+		rt.streams[i] = &stream{dev: dev, id: 0, null: true}
+	}
+	return rt.streams[i]
 }
 
 // deps is the work that new work on st must follow: st's own, and the

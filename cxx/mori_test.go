@@ -212,6 +212,7 @@ func TestMoriMissingPublish(t *testing.T) {
 // renamed (the queue handle's committedWptr), and a field the header
 // added that emud does not know (one in ccoSdmaContext).
 func TestMoriLayoutMismatch(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "mori", "put.cpp"))
@@ -414,6 +415,7 @@ func TestMoriRelativeInclude(t *testing.T) {
 // spdlog/sinks/basic_file_sink.h, and test_host now passes on 8 ranks);
 // with spdlog on the include path, the user's own header is the one used.
 func TestMoriLogWithoutSpdlog(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	inc := t.TempDir()

@@ -163,6 +163,7 @@ func TestNcclCftAllGather(t *testing.T) {
 // whose likely cause names the counter, the bytes it holds and awaits,
 // and the cause; at 4 ranks the report's first lines are a golden file.
 func TestNcclCftAllGatherWrongCount(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "cft_allgather", "-DWRONG_BYTE_COUNT")
 	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
@@ -184,6 +185,7 @@ func TestNcclCftAllGatherWrongCount(t *testing.T) {
 // this rank's host copying it out is reported (exit 5) with the missing
 // edge.
 func TestNcclCftAllGatherNoWait(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "cft_allgather", "-DSKIP_WAIT")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
@@ -196,6 +198,7 @@ func TestNcclCftAllGatherNoWait(t *testing.T) {
 // reduction, a put with a copy mask and a get, checked for data) on 4
 // and 8 ranks, with and without the race detector.
 func TestNcclCftOps(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "cft_ops")
 	for _, ranks := range []string{"4", "8"} {

@@ -58,6 +58,7 @@ func TestCftAllReduceMatchesGo(t *testing.T) {
 // second granule has not landed; once it holds 8 KiB, it has. (A put
 // landed whole, at its last byte, before.)
 func TestCftGranules(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	root := setupCxx(t)
 	common := filepath.Join(root, "examples", "cxx", "nccl", "common")

@@ -84,6 +84,7 @@ func TestNcclHybridAlltoAll(t *testing.T) {
 // and this rank's host copying it out are unordered (exit 5), the report
 // naming both and the line of each.
 func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "hybrid_alltoall", "-DSKIP_EXIT_BARRIER")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(_ int, _, report string) {
@@ -99,6 +100,7 @@ func TestNcclHybridAlltoAllNoExitBarrier(t *testing.T) {
 // times out returns ncclTimeout and the program passes; ncclDevCommDestroy
 // gives the GIN words back to the comm's heap.
 func TestNcclGinMisuse(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "gin_misuse")
 	for _, c := range []struct{ misuse, want string }{

@@ -53,6 +53,7 @@ func TestNcclLsaAllReduce(t *testing.T) {
 // reported (exit 5) naming the peer host's copy into its send buffer and
 // this kernel's load through an LSA pointer, and the missing edge.
 func TestNcclLsaAllReduceNoEntryBarrier(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DSKIP_ENTRY_BARRIER")
 	twinRuns(t, prog, 5, []string{"EMUD_RACE=1"}, func(ranks int, out, report string) {
@@ -101,6 +102,7 @@ func TestNcclLsaAllReduceAliasedSlot(t *testing.T) {
 // other rank's CTAs wait in the entry barrier at main.cu's line, on their
 // own slot, naming the rank that never arrived.
 func TestNcclLsaAllReduceMissingRank(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	prog := ncclExample(t, "lsa_allreduce", "-DLAST_RANK_SKIPS_LAUNCH")
 	twinRuns(t, prog, 2, nil, func(ranks int, out, report string) {
@@ -113,6 +115,58 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNcclHostCollectives runs examples/cxx/nccl/host_coll/main.cu: one
+// thread drives 4 devices' comms (ncclCommInitAll) through NCCL's host
+// collectives and a send/receive ring in groups, each result checked on
+// the host (PASS, race-clean, one digest a seed). Its planted bugs: a
+// rank whose count differs and one that skips a broadcast fail the run
+// naming both calls; one that skips an all-to-all is a hang naming the
+// ranks that posted it and the one that did not; a ring outside a
+// group is a hang (each send waits for a receive queued behind the
+// peer's own send); a kernel on an unordered stream overwriting the
+// all-reduce's input is a race naming both.
+func TestNcclHostCollectives(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "host_coll", "main.cu"), "-O2", "-Wall", "-Werror")
+	digest := ""
+	for _, env := range [][]string{{}, {"EMUD_SEED=1"}, {"EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=4"}} {
+		r := runFull(t, prog, append([]string{"EMUD_SUMMARY=1"}, env...)...)
+		require.Equal(t, 0, r.code, "%v\nstdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "host_coll 4 ranks: 0 wrong (PASS)")
+		assert.NotContains(t, r.stderr, "data race")
+		if len(env) < 2 {
+			d := regexp.MustCompile(`digest [0-9a-f]+`).FindString(r.stderr)
+			require.NotEmpty(t, d, r.stderr)
+			if digest != "" {
+				assert.Equal(t, digest, d, "the same seed, another digest")
+			}
+			digest = d
+		}
+	}
+	for _, c := range []struct {
+		mode string
+		code int
+		want []string
+	}{
+		{"mismatch", 1, []string{`collective #1 of the communicator made at \S+main\.cu:\d+: rank 0's ncclAllReduce at main\.cu:\d+ and rank 1's ncclAllReduce at main\.cu:\d+ disagree: count 1024 against 512`}},
+		{"skipped", 1, []string{`rank 0's ncclBroadcast at main\.cu:\d+ and rank 2's ncclBcast at main\.cu:\d+ disagree: ncclFloat32 against ncclInt32 \(a rank's calls match the others' in the order`}},
+		{"missing", 2, []string{`hang \(deadlock\)`, `ncclAlltoAll at main\.cu:\d+, the collective #11 of the communicator made at \S+: posted by rank 0, 1, 3; rank 2 not yet \(its call was not made\)`}},
+		{"nogroup", 2, []string{`hang \(deadlock\)`, `ncclSend at main\.cu:\d+, the send #1 from rank 0 to rank 1: posted by rank 0; rank 1 not yet \(its call was made, and its stream has not reached it\)`}},
+	} {
+		r := runFull(t, prog, c.mode)
+		require.Equal(t, c.code, r.code, "%s\nstdout:\n%s\nstderr:\n%s", c.mode, r.stdout, r.stderr)
+		for _, w := range c.want {
+			assert.Regexp(t, w, r.stderr, c.mode)
+		}
+	}
+	r := runFull(t, prog, "racy", "EMUD_RACE=1")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `store \(write\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by kernel "scribble" GPU 0 .*main\.cu:\d+`, r.stderr)
+	assert.Regexp(t, `ncclAllReduce \(read\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by ncclAllReduce of rank 0 on stream \d+ of GPU 0 \(host main thread\) \(main\.cu:\d+\)`, r.stderr)
 }
 
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8

@@ -182,6 +182,7 @@ func TestForkKilledRank(t *testing.T) {
 // CPU and rank 0 blocked in its call, since rank 1's copy of rank 0's
 // socket kept it from seeing the coordinator go.
 func TestForkStuckRank(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
 	src, err := filepath.Abs(filepath.Join("testdata", "procs", "fork_stuck.cpp"))
 	require.NoError(t, err)

@@ -10,9 +10,12 @@
 // thread per device, made here), ncclCommFinalize, ncclCommDestroy,
 // ncclCommCount, ncclCommUserRank, ncclCommCuDevice, ncclMemAlloc,
 // ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
-// ncclGetVersion; nccl_device.h adds the device-communicator calls.
-// Host collectives (ncclAllReduce, ...) and group calls are not
-// emulated: each is a compile error naming it.
+// ncclGetVersion, ncclCommInitRankConfig, ncclCommRegister/Deregister;
+// the host collectives (ncclAllReduce, ncclBroadcast, ncclBcast,
+// ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll), ncclSend,
+// ncclRecv and ncclGroupStart/End (capi/nccl_coll.go); nccl_device.h adds
+// the device-communicator calls. The calls below "not emulated" are a
+// compile error naming each.
 #ifndef EMUD_NCCL_H
 #define EMUD_NCCL_H
 
@@ -81,7 +84,7 @@ typedef enum {
 } ncclDataType_t;
 typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5 } ncclRedOp_t;
 // A communicator's configuration: the fields programs set before
-// ncclCommInitRankConfig (refused), each undefined until set.
+// ncclCommInitRankConfig, each undefined until set.
 typedef struct {
   size_t size;
   unsigned int magic;
@@ -334,6 +337,121 @@ inline ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win, 
   return ::emud::nccl::rc(emud_host(EMUD_H_WINDOW_DEREGISTER, a, __emud_file, __emud_line));
 }
 
+// ---- host collectives and point-to-point (capi/nccl_coll.go) ----
+// Stream work, matched across ranks by call order on each communicator;
+// the calls between the outermost ncclGroupStart and ncclGroupEnd of a
+// thread post together, one job a stream, so a group's sends and
+// receives do not wait for each other. Arguments are checked at the
+// call (a bad one is ncclInvalidUsage, said at its line); ranks whose
+// calls disagree fail the run naming both, and a call some rank never
+// makes is a hang naming the ranks that made it.
+namespace emud {
+namespace nccl {
+enum {
+  coll_allreduce = 1,
+  coll_broadcast,
+  coll_reduce,
+  coll_allgather,
+  coll_reducescatter,
+  coll_alltoall,
+  coll_send,
+  coll_recv,
+  coll_group_start,
+  coll_group_end
+};
+// coll makes call kind; inPlace names an ncclBcast (a broadcast).
+inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t count, int type, int op, int peer,
+                         ncclComm_t comm, cudaStream_t s, const char* file, int line, bool inPlace = false) {
+  uint64_t a[16] = {(uint64_t)kind,          ::emud::addr(send),        ::emud::addr(recv),
+                    (uint64_t)count,         (uint64_t)(int64_t)type,   (uint64_t)(int64_t)op,
+                    (uint64_t)(int64_t)peer, (uint64_t)(uintptr_t)comm, (uint64_t)(uintptr_t)s,
+                    (uint64_t)inPlace};
+  return rc(emud_host(EMUD_H_NCCL_COLL, a, file, line));
+}
+}  // namespace nccl
+}  // namespace emud
+inline ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_allreduce, sendbuff, recvbuff, count, datatype, op, 0, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                  ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_broadcast, sendbuff, recvbuff, count, datatype, 0, root, comm, stream,
+                            __emud_file, __emud_line);
+}
+// ncclBcast: the in-place broadcast.
+inline ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                              cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_broadcast, buff, buff, count, datatype, 0, root, comm, stream, __emud_file,
+                            __emud_line, true);
+}
+inline ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_reduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                  ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_allgather, sendbuff, recvbuff, sendcount, datatype, 0, 0, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                      ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_reducescatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm,
+                            stream, __emud_file, __emud_line);
+}
+inline ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_alltoall, sendbuff, recvbuff, count, datatype, 0, 0, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                             cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_send, sendbuff, nullptr, count, datatype, 0, peer, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                             cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_recv, nullptr, recvbuff, count, datatype, 0, peer, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclGroupStart(EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_group_start, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file,
+                            __emud_line);
+}
+inline ncclResult_t ncclGroupEnd(EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_group_end, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file,
+                            __emud_line);
+}
+// ncclCommRegister: the buffer is usable by collectives as it is (emud
+// copies from device memory directly); the handle names it.
+inline ncclResult_t ncclCommRegister(ncclComm_t comm, void* buff, size_t size, void** handle, EMUD_SITE) {
+  if (!handle) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRegister", "null handle", __emud_file, __emud_line);
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRegister", "comm was not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  (void)size;
+  *handle = buff;
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommDeregister(ncclComm_t comm, void* handle, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommDeregister", "comm was not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  (void)handle;
+  return ncclSuccess;
+}
+// ncclCommInitRankConfig: ncclCommInitRank's; the configuration's fields
+// change nothing in emud (every call blocks as a blocking comm's does).
+inline ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nRanks, ncclUniqueId id, int rank,
+                                           ncclConfig_t* config, EMUD_SITE) {
+  (void)config;
+  return ncclCommInitRank(comm, nRanks, id, rank, EMUD_SITE_ARGS);
+}
+
 // ---- not emulated: a compile error naming the call ----
 namespace emud {
 namespace nccl {
@@ -348,22 +466,8 @@ inline constexpr bool unsupported_v = false;
                   #name " is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)");      \
     return ncclInvalidUsage;                                                                                  \
   }
-EMUD_NCCL_UNSUPPORTED(ncclAllReduce)
-EMUD_NCCL_UNSUPPORTED(ncclBroadcast)
-EMUD_NCCL_UNSUPPORTED(ncclBcast)
-EMUD_NCCL_UNSUPPORTED(ncclReduce)
-EMUD_NCCL_UNSUPPORTED(ncclAllGather)
-EMUD_NCCL_UNSUPPORTED(ncclReduceScatter)
-EMUD_NCCL_UNSUPPORTED(ncclAlltoAll)
-EMUD_NCCL_UNSUPPORTED(ncclSend)
-EMUD_NCCL_UNSUPPORTED(ncclRecv)
-EMUD_NCCL_UNSUPPORTED(ncclGroupStart)
-EMUD_NCCL_UNSUPPORTED(ncclGroupEnd)
-EMUD_NCCL_UNSUPPORTED(ncclCommInitRankConfig)
 EMUD_NCCL_UNSUPPORTED(ncclCommSplit)
 EMUD_NCCL_UNSUPPORTED(ncclCommAbort)
-EMUD_NCCL_UNSUPPORTED(ncclCommRegister)
-EMUD_NCCL_UNSUPPORTED(ncclCommDeregister)
 EMUD_NCCL_UNSUPPORTED(ncclPutSignal)
 EMUD_NCCL_UNSUPPORTED(ncclSignal)
 EMUD_NCCL_UNSUPPORTED(ncclWaitSignal)

@@ -1,0 +1,825 @@
+package main
+
+/*
+#include <string.h>
+#include "lane.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/lsa"
+	"github.com/emud-dev/emud/race"
+	"github.com/emud-dev/emud/sim"
+)
+
+// NCCL's host collectives and point-to-point calls (EMUD_H_NCCL_COLL: a
+// = kind, send, recv, count, type, reduction, root or peer, comm,
+// stream, in place (ncclBcast); include/nccl.h): ncclAllReduce, ncclBroadcast, ncclBcast, ncclReduce,
+// ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclSend and ncclRecv,
+// grouped by ncclGroupStart and ncclGroupEnd.
+//
+// Each call is stream work, as NCCL's kernels are: the ops a host thread
+// makes between its outermost ncclGroupStart and ncclGroupEnd (or one op
+// outside a group) become one job on each stream they name, which waits
+// for the stream's earlier work, then posts its ops together and waits
+// until each is done: so a group's sends and receives do not wait for
+// each other (a ring's send and receive, as NCCL's groups promise). Ops
+// match across ranks by call order, per communicator (the clique of its
+// unique id): a rank's n-th collective with the other ranks' n-th, its
+// n-th send to a peer with that peer's n-th receive from it. The last
+// rank whose job posts an op moves its data: it reads every input, then
+// writes every output, so in-place calls hold. Reductions fold the ranks
+// in rank order, each step rounded to the element type (half and
+// bfloat16 in float32 between steps, as a kernel would), ncclAvg as the
+// sum divided by the count of ranks. The jobs then take the op's time:
+// 10 µs, plus the bytes a rank sends in a ring algorithm over a 57 GB/s
+// link (mi355x-documented.csv's bw.split figure; not fitted).
+//
+// For the race detector an op is a synchronisation of its ranks: each
+// job's post releases what its rank's stream did before it, the moving
+// job acquires them all, its reads and writes are its own accesses, and
+// each job acquires the op's end before its stream goes on. So a kernel
+// that writes a buffer a collective is reading, on a stream the
+// collective does not follow, is a race, and one ordered by the stream
+// is not.
+//
+// Ranks whose ops do not agree (count, type, reduction, root, or a
+// send's count and type against its receive's) fail the run, naming
+// both; an op some rank never posts is a hang naming the ranks that
+// posted it and the ones that did not. Partial: ncclCommSplit, user
+// reduction operators and the fp8 types are refused; NCCL's algorithm
+// choice (tree or ring, protocols) is not modelled, only the ring's
+// bytes.
+
+const (
+	ncclCollAllReduce = iota + 1
+	ncclCollBroadcast
+	ncclCollReduce
+	ncclCollAllGather
+	ncclCollReduceScatter
+	ncclCollAlltoAll
+	ncclCollSend
+	ncclCollRecv
+	ncclCollGroupStart
+	ncclCollGroupEnd
+)
+
+var ncclCollNames = map[int]string{ncclCollAllReduce: "ncclAllReduce", ncclCollBroadcast: "ncclBroadcast",
+	ncclCollReduce: "ncclReduce", ncclCollAllGather: "ncclAllGather", ncclCollReduceScatter: "ncclReduceScatter",
+	ncclCollAlltoAll: "ncclAlltoAll", ncclCollSend: "ncclSend", ncclCollRecv: "ncclRecv"}
+
+// NCCL's element types (ncclDataType_t) and reductions (ncclRedOp_t).
+var ncclTypeNames = []string{"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
+	"ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"}
+var ncclTypeSizes = []uint64{1, 1, 4, 4, 8, 8, 2, 4, 8, 2}
+var ncclOpNames = []string{"ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg"}
+
+const (
+	ncclCollLatency = 10 * sim.Microsecond
+	ncclLinkRate    = 57_000 // bytes a microsecond
+)
+
+// ncclOp is one rank's call.
+type ncclOp struct {
+	kind       int
+	send, recv uint64
+	count      uint64
+	dtype      int
+	redop      int
+	peer       int // the root (broadcast, reduce) or the peer (send, receive)
+	comm       *cco.Comm
+	st         *stream
+	bcast      bool // an ncclBcast (a broadcast in place)
+	who, site  string
+	inst       *ncclInst
+	queued     bool // its group ended: it is stream work
+}
+
+func (o *ncclOp) call() string {
+	if o.bcast {
+		return "ncclBcast"
+	}
+	return ncclCollNames[o.kind]
+}
+
+// ncclInst is one op as its ranks make it: a collective, or a send and
+// its receive.
+type ncclInst struct {
+	what   string    // for reports
+	ranks  []int     // the ranks that take part
+	ops    []*ncclOp // by position in ranks
+	posted []bool    // by position in ranks
+	n      int       // posted so far
+	done   bool
+	bytes  uint64    // what a rank sends, for the op's time
+	arrive race.Sync // each post releases into it
+	end    race.Sync // the move releases into it
+	wl     *sim.WatchList
+	forget func() // drops it from the matching maps once done: every rank's call has found it
+}
+
+// ncclState is the run's matching state.
+type ncclState struct {
+	colls map[ncclCollKey]*ncclInst
+	p2p   map[ncclP2PKey]*ncclInst
+	seq   map[ncclSeqKey]int // next sequence number
+	group map[int]*ncclGroup // by host thread
+}
+
+type ncclCollKey struct {
+	uid cco.UniqueId
+	seq int
+}
+
+type ncclP2PKey struct {
+	uid      cco.UniqueId
+	src, dst int
+	seq      int
+}
+
+type ncclSeqKey struct {
+	uid  cco.UniqueId
+	rank int // the caller
+	peer int // -1 for collectives; else the peer
+	send bool
+}
+
+type ncclGroup struct {
+	depth int
+	ops   []*ncclOp
+}
+
+func ncclRun() *ncclState {
+	if rt.nccl == nil {
+		rt.nccl = &ncclState{colls: map[ncclCollKey]*ncclInst{}, p2p: map[ncclP2PKey]*ncclInst{},
+			seq: map[ncclSeqKey]int{}, group: map[int]*ncclGroup{}}
+	}
+	return rt.nccl
+}
+
+// ncclCollCall is EMUD_H_NCCL_COLL.
+func ncclCollCall(h *host, act *sim.Actor, a []uint64, file string, line int, bad func(string, int, error) int) int {
+	ns := ncclRun()
+	g := ns.group[h.id]
+	if g == nil {
+		g = &ncclGroup{}
+		ns.group[h.id] = g
+	}
+	kind := int(a[0])
+	switch kind {
+	case ncclCollGroupStart:
+		g.depth++
+		return 0
+	case ncclCollGroupEnd:
+		if g.depth == 0 {
+			return bad("ncclGroupEnd", 1, fmt.Errorf("no ncclGroupStart is open on %s", h.name))
+		}
+		g.depth--
+		if g.depth == 0 {
+			ops := g.ops
+			g.ops = nil
+			ncclSubmit(act, ops)
+		}
+		return 0
+	}
+	call := ncclCollNames[kind]
+	if call == "" {
+		return bad("emud NCCL call", 1, fmt.Errorf("unknown collective %d (headers and library out of step?)", kind))
+	}
+	o, err := ncclParse(h, kind, a, file, line)
+	if err != nil {
+		return bad(call, 1, err)
+	}
+	ncclMatch(ns, o)
+	if g.depth > 0 {
+		g.ops = append(g.ops, o)
+		return 0
+	}
+	ncclSubmit(act, []*ncclOp{o})
+	return 0
+}
+
+func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, error) {
+	o := &ncclOp{kind: kind, send: a[1], recv: a[2], count: a[3], dtype: int(a[4]), redop: int(a[5]), peer: int(int64(a[6])),
+		bcast: a[9] != 0 && kind == ncclCollBroadcast, site: fmt.Sprintf("%s:%d", filepath.Base(file), line)}
+	c, err := commOf(a[7])
+	if err != nil {
+		return nil, err
+	}
+	o.comm = c
+	if o.dtype < 0 || o.dtype >= len(ncclTypeNames) {
+		return nil, fmt.Errorf("datatype %d: emud reduces %s (the fp8 types are not emulated)", o.dtype, strings.Join(ncclTypeNames, ", "))
+	}
+	reduces := kind == ncclCollAllReduce || kind == ncclCollReduce || kind == ncclCollReduceScatter
+	if reduces && (o.redop < 0 || o.redop >= len(ncclOpNames)) {
+		return nil, fmt.Errorf("reduction %d: emud has %s (user reduction operators are not emulated)", o.redop, strings.Join(ncclOpNames, ", "))
+	}
+	if (kind == ncclCollBroadcast || kind == ncclCollReduce || kind == ncclCollSend || kind == ncclCollRecv) && (o.peer < 0 || o.peer >= c.NRanks) {
+		what := "root"
+		if kind == ncclCollSend || kind == ncclCollRecv {
+			what = "peer"
+		}
+		return nil, fmt.Errorf("%s %d: the communicator has ranks 0..%d", what, o.peer, c.NRanks-1)
+	}
+	if a[8] == 0 {
+		o.st = nullStream(c.LsaRank) // the comm's device's: NCCL runs on the comm's GPU
+	} else if o.st, err = streamOf(h, a[8]); err != nil {
+		return nil, err
+	}
+	if o.count > (1<<40)/ncclTypeSizes[o.dtype]/uint64(c.NRanks) {
+		return nil, fmt.Errorf("count %d of %s: more than emud's node holds", o.count, ncclTypeNames[o.dtype])
+	}
+	in, out := ncclSizes(kind, o.count, ncclTypeSizes[o.dtype], c.NRanks)
+	// A broadcast reads the root's sendbuff only, a reduce writes the
+	// root's recvbuff only: NCCL ignores the others.
+	if in > 0 && kind != ncclCollRecv && (kind != ncclCollBroadcast || c.Rank == o.peer) {
+		if err := ncclBuffer("sendbuff", o.send, in); err != nil {
+			return nil, err
+		}
+	}
+	if out > 0 && kind != ncclCollSend && (kind != ncclCollReduce || c.Rank == o.peer) {
+		if err := ncclBuffer("recvbuff", o.recv, out); err != nil {
+			return nil, err
+		}
+	}
+	o.who = fmt.Sprintf("%s of rank %d on %s (%s)", o.call(), c.Rank, o.st, h.name)
+	return o, nil
+}
+
+// ncclSizes is the bytes a rank's op reads and writes.
+func ncclSizes(kind int, count, size uint64, n int) (in, out uint64) {
+	b := count * size
+	switch kind {
+	case ncclCollAllGather:
+		return b, b * uint64(n)
+	case ncclCollReduceScatter:
+		return b * uint64(n), b
+	case ncclCollAlltoAll:
+		return b * uint64(n), b * uint64(n)
+	}
+	return b, b
+}
+
+func ncclBuffer(what string, p, n uint64) error {
+	if rt.mem.GPUOf(p) < 0 && rt.mem.HomeOf(p) != lsa.Host {
+		return fmt.Errorf("%s %#x is not device memory (cudaMalloc, ncclMemAlloc) or cudaHostAlloc's", what, p)
+	}
+	return rt.mem.Check(what, p, n)
+}
+
+// ncclMatch gives o its instance, by call order.
+func ncclMatch(ns *ncclState, o *ncclOp) {
+	c := o.comm
+	uid := ncclUID(c)
+	if o.kind == ncclCollSend || o.kind == ncclCollRecv {
+		src, dst := c.Rank, o.peer
+		if o.kind == ncclCollRecv {
+			src, dst = o.peer, c.Rank
+		}
+		k := ncclSeqKey{uid, c.Rank, o.peer, o.kind == ncclCollSend}
+		seq := ns.seq[k]
+		ns.seq[k] = seq + 1
+		key := ncclP2PKey{uid, src, dst, seq}
+		inst := ns.p2p[key]
+		if inst == nil {
+			inst = &ncclInst{what: fmt.Sprintf("send #%d from rank %d to rank %d", seq+1, src, dst), ranks: []int{src, dst},
+				ops: make([]*ncclOp, 2), posted: make([]bool, 2)}
+			inst.wl = rt.s.NewWatchList(inst.what)
+			inst.forget = func() { delete(ns.p2p, key) }
+			ns.p2p[key] = inst
+		}
+		i := 0
+		if o.kind == ncclCollRecv {
+			i = 1
+		}
+		inst.ops[i], o.inst = o, inst
+		return
+	}
+	k := ncclSeqKey{uid, c.Rank, -1, false}
+	seq := ns.seq[k]
+	ns.seq[k] = seq + 1
+	key := ncclCollKey{uid, seq}
+	inst := ns.colls[key]
+	if inst == nil {
+		inst = &ncclInst{what: fmt.Sprintf("collective #%d of the communicator made at %s", seq+1, commSite(c)),
+			ranks: make([]int, c.NRanks), ops: make([]*ncclOp, c.NRanks), posted: make([]bool, c.NRanks)}
+		for r := range inst.ranks {
+			inst.ranks[r] = r
+		}
+		inst.wl = rt.s.NewWatchList(inst.what)
+		inst.forget = func() { delete(ns.colls, key) }
+		ns.colls[key] = inst
+	}
+	inst.ops[c.Rank], o.inst = o, inst
+}
+
+func ncclUID(c *cco.Comm) cco.UniqueId {
+	for i, x := range rt.comms {
+		if x == c {
+			return rt.commUID[i]
+		}
+	}
+	return 0
+}
+
+func commSite(c *cco.Comm) string {
+	for i, x := range rt.comms {
+		if x == c {
+			return rt.commSite[i]
+		}
+	}
+	return "?"
+}
+
+// ncclSubmit queues a group's ops: one job a stream.
+func ncclSubmit(act *sim.Actor, ops []*ncclOp) {
+	var streams []*stream
+	by := map[*stream][]*ncclOp{}
+	for _, o := range ops {
+		o.queued = true
+		if by[o.st] == nil {
+			streams = append(streams, o.st)
+		}
+		by[o.st] = append(by[o.st], o)
+	}
+	for _, st := range streams {
+		mine := by[st]
+		names := make([]string, len(mine))
+		for i, o := range mine {
+			names[i] = o.call()
+		}
+		who := mine[0].who
+		if len(mine) > 1 {
+			who = fmt.Sprintf("a group of %s of rank %d on %s", strings.Join(names, ", "), mine[0].comm.Rank, st)
+		}
+		queueJob(act, st, names[0], who, func(w *sim.Actor) { ncclJob(w, mine) })
+	}
+}
+
+// ncclJob posts its ops, moves the data of those it completes, and
+// waits for all of them.
+func ncclJob(w *sim.Actor, ops []*ncclOp) {
+	t := w.RaceThread()
+	for _, o := range ops {
+		in := o.inst
+		i := ncclPos(in, o)
+		in.posted[i] = true
+		in.n++
+		if t != nil {
+			t.Release(&in.arrive)
+		}
+		if in.n == len(in.ranks) {
+			if t != nil {
+				t.Acquire(&in.arrive)
+			}
+			if err := ncclMove(w, in); err != nil {
+				w.Sim().Fail(err)
+				return
+			}
+			in.done = true
+			in.forget()
+			if t != nil {
+				t.Release(&in.end)
+			}
+			in.wl.Notify(0, 1)
+		}
+	}
+	var bytes uint64
+	for _, o := range ops {
+		in := o.inst
+		w.Await(sim.Wait{List: in.wl, Lo: 0, Hi: 1, Pred: func() bool { return in.done }, Text: func() string { return ncclWaitText(in, o) }})
+		if t != nil {
+			t.Acquire(&in.end)
+		}
+		bytes += in.bytes
+	}
+	w.Sleep(ncclCollLatency + sim.Time(bytes*uint64(sim.Microsecond)/ncclLinkRate))
+}
+
+func ncclPos(in *ncclInst, o *ncclOp) int {
+	for i, p := range in.ops {
+		if p == o {
+			return i
+		}
+	}
+	return -1
+}
+
+func ncclWaitText(in *ncclInst, o *ncclOp) string {
+	var got, missing []string
+	for i, r := range in.ranks {
+		if in.posted[i] {
+			got = append(got, fmt.Sprint(r))
+		} else {
+			missing = append(missing, fmt.Sprint(r))
+		}
+	}
+	not := "its call was not made"
+	if len(missing) > 0 {
+		switch m := in.ops[ncclIndex(in, missing[0])]; {
+		case m != nil && !m.queued:
+			not = "its call was made inside a ncclGroupStart with no ncclGroupEnd yet"
+		case m != nil:
+			not = "its call was made, and its stream has not reached it"
+		}
+	}
+	return fmt.Sprintf("%s at %s, the %s: posted by rank %s; rank %s not yet (%s)", o.call(), o.site, in.what,
+		strings.Join(got, ", "), strings.Join(missing, ", "), not)
+}
+
+func ncclIndex(in *ncclInst, rank string) int {
+	for i, r := range in.ranks {
+		if fmt.Sprint(r) == rank {
+			return i
+		}
+	}
+	return 0
+}
+
+// ncclMove checks that the ranks' ops agree and moves the data.
+func ncclMove(w *sim.Actor, in *ncclInst) error {
+	first := in.ops[0]
+	for i, o := range in.ops[1:] {
+		if err := ncclAgree(first, o); err != nil {
+			return fmt.Errorf("%s: rank %d's %s at %s and rank %d's %s at %s disagree: %v (a rank's calls match the others' in the order each rank makes them: one that skips or adds a call meets the others' next)",
+				in.what, in.ranks[0], first.call(), first.site, in.ranks[i+1], o.call(), o.site, err)
+		}
+	}
+	size := ncclTypeSizes[first.dtype]
+	n := len(in.ranks)
+	read := func(o *ncclOp, p, k uint64) []byte {
+		ncclAccess(w, o, p, k, false)
+		return append([]byte(nil), unsafe.Slice((*byte)(ptr(p)), k)...)
+	}
+	write := func(o *ncclOp, p uint64, b []byte) {
+		ncclAccess(w, o, p, uint64(len(b)), true)
+		if len(b) > 0 {
+			C.memmove(ptr(p), unsafe.Pointer(&b[0]), C.size_t(len(b)))
+		}
+	}
+	b := first.count * size
+	switch first.kind {
+	case ncclCollSend:
+		send, recv := in.ops[0], in.ops[1]
+		write(recv, recv.recv, read(send, send.send, b))
+		in.bytes = b
+	case ncclCollAllReduce, ncclCollReduce:
+		ins := make([][]byte, n)
+		for r, o := range in.ops {
+			ins[r] = read(o, o.send, b)
+		}
+		out := ncclReduce(first.redop, first.dtype, ins, n)
+		for r, o := range in.ops {
+			if first.kind == ncclCollAllReduce || r == first.peer {
+				write(o, o.recv, out)
+			}
+		}
+		in.bytes = 2 * b * uint64(n-1) / uint64(n)
+		if first.kind == ncclCollReduce {
+			in.bytes = b
+		}
+	case ncclCollBroadcast:
+		root := in.ops[first.peer]
+		src := read(root, root.send, b)
+		for _, o := range in.ops {
+			write(o, o.recv, src)
+		}
+		in.bytes = b
+	case ncclCollAllGather:
+		out := make([]byte, 0, b*uint64(n))
+		for _, o := range in.ops {
+			out = append(out, read(o, o.send, b)...)
+		}
+		for _, o := range in.ops {
+			write(o, o.recv, out)
+		}
+		in.bytes = b * uint64(n-1)
+	case ncclCollReduceScatter:
+		ins := make([][]byte, n)
+		for r, o := range in.ops {
+			ins[r] = read(o, o.send, b*uint64(n))
+		}
+		out := ncclReduce(first.redop, first.dtype, ins, n)
+		for r, o := range in.ops {
+			write(o, o.recv, out[uint64(r)*b:uint64(r+1)*b])
+		}
+		in.bytes = b * uint64(n-1)
+	case ncclCollAlltoAll:
+		ins := make([][]byte, n)
+		for r, o := range in.ops {
+			ins[r] = read(o, o.send, b*uint64(n))
+		}
+		for r, o := range in.ops {
+			out := make([]byte, 0, b*uint64(n))
+			for k := range n {
+				out = append(out, ins[k][uint64(r)*b:uint64(r+1)*b]...)
+			}
+			write(o, o.recv, out)
+		}
+		in.bytes = b * uint64(n-1)
+	}
+	notifyAll() // lanes polling the buffers see the new bytes
+	return nil
+}
+
+// ncclAgree says why two ranks' ops of one instance differ, or nil.
+func ncclAgree(a, b *ncclOp) error {
+	kind := func(o *ncclOp) int {
+		if o.kind == ncclCollRecv {
+			return ncclCollSend
+		}
+		return o.kind
+	}
+	switch {
+	case kind(a) != kind(b):
+		return fmt.Errorf("%s against %s", a.call(), b.call())
+	case a.count != b.count:
+		return fmt.Errorf("count %d against %d", a.count, b.count)
+	case a.dtype != b.dtype:
+		return fmt.Errorf("%s against %s", ncclTypeNames[a.dtype], ncclTypeNames[b.dtype])
+	case (a.kind == ncclCollAllReduce || a.kind == ncclCollReduce || a.kind == ncclCollReduceScatter) && a.redop != b.redop:
+		return fmt.Errorf("%s against %s", ncclOpNames[a.redop], ncclOpNames[b.redop])
+	case (a.kind == ncclCollBroadcast || a.kind == ncclCollReduce) && a.peer != b.peer:
+		return fmt.Errorf("root %d against %d", a.peer, b.peer)
+	}
+	return nil
+}
+
+func ncclAccess(w *sim.Actor, o *ncclOp, p, n uint64, write bool) {
+	d := rt.s.Race()
+	if d == nil || n == 0 {
+		return
+	}
+	info := &race.Info{Kind: race.KindHost, OpKind: race.OpHost, Op: o.call(), Who: o.who, Site: o.site}
+	d.Access(w.RaceThread(), d.Space(rt.mem, "LSA memory"), p, p+n, race.Access{Info: info, Write: write})
+}
+
+// ncclReduce folds the ranks' inputs element by element, in rank order.
+func ncclReduce(op, dtype int, ins [][]byte, n int) []byte {
+	switch dtype {
+	case 0:
+		return reduceAs[int8](op, ins, n)
+	case 1:
+		return reduceAs[uint8](op, ins, n)
+	case 2:
+		return reduceAs[int32](op, ins, n)
+	case 3:
+		return reduceAs[uint32](op, ins, n)
+	case 4:
+		return reduceAs[int64](op, ins, n)
+	case 5:
+		return reduceAs[uint64](op, ins, n)
+	case 7:
+		return reduceAs[float32](op, ins, n)
+	case 8:
+		return reduceAs[float64](op, ins, n)
+	}
+	return reduceHalf(op, dtype, ins, n)
+}
+
+// reduceAs is ncclReduce over a Go type (an element's step in T's own
+// arithmetic, as a kernel's).
+func reduceAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float64](op int, ins [][]byte, n int) []byte {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	out := make([]T, len(ins[0])/size)
+	view := func(b []byte) []T {
+		if len(b) == 0 {
+			return nil
+		}
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
+	}
+	copy(out, view(ins[0]))
+	for _, in := range ins[1:] {
+		v := view(in)
+		switch op {
+		case 0, 4:
+			for i := range out {
+				out[i] += v[i]
+			}
+		case 1:
+			for i := range out {
+				out[i] *= v[i]
+			}
+		case 2:
+			for i := range out {
+				out[i] = max(out[i], v[i])
+			}
+		default:
+			for i := range out {
+				out[i] = min(out[i], v[i])
+			}
+		}
+	}
+	if op == 4 { // ncclAvg: the sum over the ranks
+		for i := range out {
+			out[i] /= T(n)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(out)*size)
+}
+
+// reduceHalf is ncclReduce over half or bfloat16: each step in float32,
+// rounded back to the type.
+func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
+	size := int(ncclTypeSizes[dtype])
+	out := make([]byte, len(ins[0]))
+	for i := 0; i < len(out); i += size {
+		acc := ncclLoad(dtype, ins[0][i:])
+		for _, in := range ins[1:] {
+			acc = ncclApply(op, dtype, acc, ncclLoad(dtype, in[i:]))
+		}
+		if op == 4 { // ncclAvg: the sum over the ranks
+			acc = ncclDiv(dtype, acc, n)
+		}
+		ncclStore(dtype, out[i:], acc)
+	}
+	return out
+}
+
+// An element as a value: integers as int64 or uint64 bits, floats as
+// float64 (half and bfloat16 rounded back at each step).
+type ncclVal struct {
+	i int64
+	u uint64
+	f float64
+}
+
+func ncclFloat(dtype int) bool  { return dtype >= 6 }
+func ncclSigned(dtype int) bool { return dtype == 0 || dtype == 2 || dtype == 4 }
+
+func ncclLoad(dtype int, b []byte) ncclVal {
+	switch dtype {
+	case 0:
+		return ncclVal{i: int64(int8(b[0]))}
+	case 1:
+		return ncclVal{u: uint64(b[0])}
+	case 2:
+		return ncclVal{i: int64(int32(binary.LittleEndian.Uint32(b)))}
+	case 3:
+		return ncclVal{u: uint64(binary.LittleEndian.Uint32(b))}
+	case 4:
+		return ncclVal{i: int64(binary.LittleEndian.Uint64(b))}
+	case 5:
+		return ncclVal{u: binary.LittleEndian.Uint64(b)}
+	case 6:
+		return ncclVal{f: float64(halfToFloat(binary.LittleEndian.Uint16(b)))}
+	case 7:
+		return ncclVal{f: float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))}
+	case 8:
+		return ncclVal{f: math.Float64frombits(binary.LittleEndian.Uint64(b))}
+	default:
+		return ncclVal{f: float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))}
+	}
+}
+
+func ncclStore(dtype int, b []byte, v ncclVal) {
+	switch dtype {
+	case 0:
+		b[0] = byte(v.i)
+	case 1:
+		b[0] = byte(v.u)
+	case 2:
+		binary.LittleEndian.PutUint32(b, uint32(v.i))
+	case 3:
+		binary.LittleEndian.PutUint32(b, uint32(v.u))
+	case 4:
+		binary.LittleEndian.PutUint64(b, uint64(v.i))
+	case 5:
+		binary.LittleEndian.PutUint64(b, v.u)
+	case 6:
+		binary.LittleEndian.PutUint16(b, floatToHalf(float32(v.f)))
+	case 7:
+		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v.f)))
+	case 8:
+		binary.LittleEndian.PutUint64(b, math.Float64bits(v.f))
+	default:
+		binary.LittleEndian.PutUint16(b, floatToBF16(float32(v.f)))
+	}
+}
+
+// ncclRound is v as its type holds it (a step's rounding).
+func ncclRound(dtype int, v ncclVal) ncclVal {
+	var b [8]byte
+	ncclStore(dtype, b[:], v)
+	return ncclLoad(dtype, b[:])
+}
+
+func ncclApply(op, dtype int, a, b ncclVal) ncclVal {
+	var r ncclVal
+	switch {
+	case ncclFloat(dtype):
+		switch op {
+		case 0, 4:
+			r.f = a.f + b.f
+		case 1:
+			r.f = a.f * b.f
+		case 2:
+			r.f = math.Max(a.f, b.f)
+		default:
+			r.f = math.Min(a.f, b.f)
+		}
+		if dtype == 7 || dtype == 6 || dtype == 9 {
+			r.f = float64(float32(r.f)) // a float32 step, then the type's own
+		}
+	case ncclSigned(dtype):
+		switch op {
+		case 0, 4:
+			r.i = a.i + b.i
+		case 1:
+			r.i = a.i * b.i
+		case 2:
+			r.i = max(a.i, b.i)
+		default:
+			r.i = min(a.i, b.i)
+		}
+	default:
+		switch op {
+		case 0, 4:
+			r.u = a.u + b.u
+		case 1:
+			r.u = a.u * b.u
+		case 2:
+			r.u = max(a.u, b.u)
+		default:
+			r.u = min(a.u, b.u)
+		}
+	}
+	return ncclRound(dtype, r)
+}
+
+func ncclDiv(dtype int, v ncclVal, n int) ncclVal {
+	switch {
+	case ncclFloat(dtype):
+		v.f /= float64(n)
+	case ncclSigned(dtype):
+		v.i /= int64(n)
+	default:
+		v.u /= uint64(n)
+	}
+	return ncclRound(dtype, v)
+}
+
+// halfToFloat and floatToHalf convert IEEE binary16, rounding to nearest
+// even; floatToBF16 keeps a float32's upper half, rounded so.
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := int(h>>10) & 0x1f
+	man := uint32(h & 0x3ff)
+	switch {
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0xff<<23 | man<<13)
+	case exp == 0 && man == 0:
+		return math.Float32frombits(sign)
+	case exp == 0: // subnormal
+		f := float32(man) / 1024 / 16384
+		if sign != 0 {
+			f = -f
+		}
+		return f
+	}
+	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | man<<13)
+}
+
+func floatToHalf(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	if math.IsNaN(float64(f)) {
+		return sign | 0x7e00
+	}
+	a := math.Abs(float64(f))
+	if a >= 65520 { // rounds past the largest half
+		return sign | 0x7c00
+	}
+	if a < math.Ldexp(1, -14) { // subnormal: steps of 2^-24
+		return sign | uint16(math.RoundToEven(a*(1<<24)))
+	}
+	exp := int(b>>23&0xff) - 127
+	man := float64(b&0x7fffff) / (1 << 23)
+	m := math.RoundToEven(man * 1024)
+	if m == 1024 {
+		m = 0
+		exp++
+	}
+	return sign | uint16(exp+15)<<10 | uint16(m)
+}
+
+func floatToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if math.IsNaN(float64(f)) {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7fff + (b>>16)&1
+	return uint16(b >> 16)
+}
