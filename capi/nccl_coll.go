@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/emud-dev/emud/cco"
+	"github.com/emud-dev/emud/fabric/redop"
 	"github.com/emud-dev/emud/lsa"
 	"github.com/emud-dev/emud/race"
 	"github.com/emud-dev/emud/sim"
@@ -37,9 +38,9 @@ import (
 // n-th send to a peer with that peer's n-th receive from it. The last
 // rank whose job posts an op moves its data: it reads every input, then
 // writes every output, so in-place calls hold. Reductions fold the ranks
-// in rank order, each step rounded to the element type (half and
-// bfloat16 in float32 between steps, as a kernel would), ncclAvg as the
-// sum divided by the count of ranks. The jobs then take the op's time:
+// in rank order, each step in the element type's own arithmetic (half
+// and bfloat16: the exact result rounded once, as fabric/redop rounds
+// the CFT reductions), ncclAvg as the sum divided by the count of ranks. The jobs then take the op's time:
 // 10 µs, plus the bytes a rank sends in a ring algorithm over a 57 GB/s
 // link (mi355x-documented.csv's bw.split figure; not fitted).
 //
@@ -630,8 +631,9 @@ func reduceAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float
 	return unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(out)*size)
 }
 
-// reduceHalf is ncclReduce over half or bfloat16: each step in float32,
-// rounded back to the type.
+// reduceHalf is ncclReduce over half or bfloat16: each step's exact
+// result rounded once to the type (package redop's rounding, as the CFT
+// reductions round).
 func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
 	size := int(ncclTypeSizes[dtype])
 	out := make([]byte, len(ins[0]))
@@ -649,7 +651,7 @@ func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
 }
 
 // An element as a value: integers as int64 or uint64 bits, floats as
-// float64 (half and bfloat16 rounded back at each step).
+// float64 (rounded back to the type at each step).
 type ncclVal struct {
 	i int64
 	u uint64
@@ -674,13 +676,13 @@ func ncclLoad(dtype int, b []byte) ncclVal {
 	case 5:
 		return ncclVal{u: binary.LittleEndian.Uint64(b)}
 	case 6:
-		return ncclVal{f: float64(halfToFloat(binary.LittleEndian.Uint16(b)))}
+		return ncclVal{f: redop.F16ToFloat64(binary.LittleEndian.Uint16(b))}
 	case 7:
 		return ncclVal{f: float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))}
 	case 8:
 		return ncclVal{f: math.Float64frombits(binary.LittleEndian.Uint64(b))}
 	default:
-		return ncclVal{f: float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))}
+		return ncclVal{f: redop.BF16ToFloat64(binary.LittleEndian.Uint16(b))}
 	}
 }
 
@@ -699,13 +701,13 @@ func ncclStore(dtype int, b []byte, v ncclVal) {
 	case 5:
 		binary.LittleEndian.PutUint64(b, v.u)
 	case 6:
-		binary.LittleEndian.PutUint16(b, floatToHalf(float32(v.f)))
+		binary.LittleEndian.PutUint16(b, redop.RoundF16(v.f))
 	case 7:
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v.f)))
 	case 8:
 		binary.LittleEndian.PutUint64(b, math.Float64bits(v.f))
 	default:
-		binary.LittleEndian.PutUint16(b, floatToBF16(float32(v.f)))
+		binary.LittleEndian.PutUint16(b, redop.RoundBF16(v.f))
 	}
 }
 
@@ -729,9 +731,6 @@ func ncclApply(op, dtype int, a, b ncclVal) ncclVal {
 			r.f = math.Max(a.f, b.f)
 		default:
 			r.f = math.Min(a.f, b.f)
-		}
-		if dtype == 7 || dtype == 6 || dtype == 9 {
-			r.f = float64(float32(r.f)) // a float32 step, then the type's own
 		}
 	case ncclSigned(dtype):
 		switch op {
@@ -769,57 +768,4 @@ func ncclDiv(dtype int, v ncclVal, n int) ncclVal {
 		v.u /= uint64(n)
 	}
 	return ncclRound(dtype, v)
-}
-
-// halfToFloat and floatToHalf convert IEEE binary16, rounding to nearest
-// even; floatToBF16 keeps a float32's upper half, rounded so.
-func halfToFloat(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := int(h>>10) & 0x1f
-	man := uint32(h & 0x3ff)
-	switch {
-	case exp == 0x1f:
-		return math.Float32frombits(sign | 0xff<<23 | man<<13)
-	case exp == 0 && man == 0:
-		return math.Float32frombits(sign)
-	case exp == 0: // subnormal
-		f := float32(man) / 1024 / 16384
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	}
-	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | man<<13)
-}
-
-func floatToHalf(f float32) uint16 {
-	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	if math.IsNaN(float64(f)) {
-		return sign | 0x7e00
-	}
-	a := math.Abs(float64(f))
-	if a >= 65520 { // rounds past the largest half
-		return sign | 0x7c00
-	}
-	if a < math.Ldexp(1, -14) { // subnormal: steps of 2^-24
-		return sign | uint16(math.RoundToEven(a*(1<<24)))
-	}
-	exp := int(b>>23&0xff) - 127
-	man := float64(b&0x7fffff) / (1 << 23)
-	m := math.RoundToEven(man * 1024)
-	if m == 1024 {
-		m = 0
-		exp++
-	}
-	return sign | uint16(exp+15)<<10 | uint16(m)
-}
-
-func floatToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if math.IsNaN(float64(f)) {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7fff + (b>>16)&1
-	return uint16(b >> 16)
 }

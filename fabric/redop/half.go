@@ -145,3 +145,30 @@ func minMaxHalf(f halfFormat, isMin bool, a, b uint16) uint16 {
 	}
 	return b
 }
+
+// F16ToFloat64 and BF16ToFloat64 are a half's or a bfloat16's value,
+// exactly (a NaN as float64's NaN).
+func F16ToFloat64(h uint16) float64 { return f16.toFloat64(h) }
+
+// BF16ToFloat64 is F16ToFloat64 for bfloat16.
+func BF16ToFloat64(h uint16) float64 { return bf16.toFloat64(h) }
+
+// RoundF16 and RoundBF16 round v once to the 16-bit format, to nearest
+// with ties to even, keeping subnormals and overflowing to ±Inf, as the
+// reductions' own steps round; a NaN is the canonical NaN (0x7FFF). For
+// other users of the formats' arithmetic (package capi's NCCL host
+// collectives), so that they round as the CFT reductions do.
+func RoundF16(v float64) uint16 { return roundTo(f16, v) }
+
+// RoundBF16 is RoundF16 for bfloat16.
+func RoundBF16(v float64) uint16 { return roundTo(bf16, v) }
+
+func roundTo(f halfFormat, v float64) uint16 {
+	switch {
+	case v != v:
+		return canonNaN16
+	case math.IsInf(v, 0):
+		return f.infBits() | signBit16(v)
+	}
+	return f.round(v, 0)
+}
