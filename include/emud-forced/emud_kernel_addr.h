@@ -149,6 +149,35 @@ struct kernel_decay<void (*)(P...) noexcept> {
 };
 #endif
 
+// kernel_copyable: every parameter is trivially copyable (no reference,
+// no move-only or self-copying type), as a launch's argument bytes are
+// copied; a function with another parameter is no kernel emud can call
+// from bytes, and casting it still compiles.
+template <class... P>
+struct kernel_copyable {
+  static constexpr bool value = true;
+};
+template <class P, class... R>
+struct kernel_copyable<P, R...> {
+  static constexpr bool value = __is_trivially_copyable(P) && kernel_copyable<R...>::value;
+};
+
+template <bool ok>
+struct kernel_register_if {
+  template <class F>
+  static int add(F, const char*) {
+    return 0;
+  }
+};
+template <>
+struct kernel_register_if<true> {
+  template <class... P>
+  static int add(void (*f)(P...), const char* name) {
+    register_kernel(f, name);
+    return 0;
+  }
+};
+
 template <class T>
 struct kernel_register {
   template <class V>
@@ -159,8 +188,7 @@ struct kernel_register {
 template <class... P>
 struct kernel_register<void (*)(P...)> {
   static int add(void (*f)(P...), const char* name) {
-    register_kernel(f, name);
-    return 0;
+    return kernel_register_if<kernel_copyable<P...>::value>::add(f, name);
   }
 };
 

@@ -2316,9 +2316,9 @@ struct addr_args {
   enum { max_args = 64, max_bytes = 4096, max_align = 64 };
   kernel_invoker invoke;
   const void* fn;
-  unsigned nargs;
+  unsigned nargs, used;
   unsigned off[max_args];
-  alignas(max_align) unsigned char bytes[max_bytes];
+  unsigned char bytes[max_bytes];  // laid out for a base aligned to max_align (each lane's copy)
 };
 inline hipError_t launch_addr(const char* call, const void* f, dim3 g, dim3 b, void** args, size_t shmem,
                               hipStream_t s, const char* file, int line, int coop) {
@@ -2352,10 +2352,17 @@ inline hipError_t launch_addr(const char* call, const void* f, dim3 g, dim3 b, v
     std::memcpy(a->bytes + n, args[i], k->size[i]);
     n += k->size[i];
   }
+  a->used = (unsigned)n;
   launch_cfg c{g, b, shmem, s, file, line, coop, f};
+  // The launch copies the body wherever it keeps it, so each lane copies
+  // the bytes to an aligned buffer of its own (a few bytes, usually)
+  // before it calls the kernel with them. (An over-aligned member of the
+  // body itself would make GCC note an ABI change in every program.)
   auto body = [a = *a]() {
+    alignas(addr_args::max_align) unsigned char mine[addr_args::max_bytes];
+    std::memcpy(mine, a.bytes, a.used);
     void* ptrs[addr_args::max_args];
-    for (unsigned i = 0; i < a.nargs; i++) ptrs[i] = const_cast<unsigned char*>(a.bytes + a.off[i]);
+    for (unsigned i = 0; i < a.nargs; i++) ptrs[i] = mine + a.off[i];
     a.invoke(a.fn, ptrs);
   };
   return launch(c, k->name ? k->name : (coop ? "cooperative kernel" : "kernel"), body);

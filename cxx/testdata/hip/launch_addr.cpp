@@ -14,6 +14,7 @@
 // hipErrorInvalidDeviceFunction, said at its line.
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include <hip/hip_cooperative_groups.h>
 #include <hip/hip_runtime.h>
@@ -44,6 +45,13 @@ __global__ void rotate(int* buf, int* out) {
   g.sync();
   out[i] = buf[(i + 1) % g.size()];
 }
+
+// A host function whose parameter is a reference, and one taking a
+// std::string by value, cast to void pointers as C callback tables hold
+// them: not kernels emud can call from bytes, so not registered, and
+// their casts compile as they do without emud.
+static void bump(int& x) { x++; }
+static void named(std::string s) { std::printf("%s\n", s.c_str()); }
 
 #define LAUNCH_BY_ADDRESS(k, grid, block, args) hipLaunchKernel((const void*)k, dim3(grid), dim3(block), args, 0, nullptr)
 
@@ -94,6 +102,10 @@ int main(int argc, char** argv) {
     return 6;
   hipMemcpy(hi, rot, sizeof hi, hipMemcpyDeviceToHost);
   for (int i = 0; i < n; i++) wrong += hi[i] != ((i + 1) % n) * 3;
+
+  const void* callbacks[] = {(const void*)bump, (const void*)&named};
+  void* none[] = {nullptr};
+  wrong += hipLaunchKernel(callbacks[0], dim3(1), dim3(1), none, 0, nullptr) != hipErrorInvalidDeviceFunction;
 
   std::printf("launch_addr: %d of %d values wrong (%s)\n", wrong, 3 * n, wrong ? "FAIL" : "PASS");
   return wrong != 0;
