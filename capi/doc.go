@@ -27,7 +27,8 @@
 // ncclSend, ncclRecv, in ncclGroupStart/End groups) are nccl_coll.go's:
 // stream jobs, one a stream a group, matched across ranks by call order
 // on each communicator, whose last rank to post moves the data, a
-// synchronisation of the ranks for the race detector; ranks that
+// synchronisation of the ranks for the race detector; a call outside a
+// group waits until every rank has made its own, as NCCL may; ranks that
 // disagree fail the run naming both calls, and one that never calls is
 // a hang naming it.
 //

@@ -27,7 +27,11 @@ import (
 // ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclSend and ncclRecv,
 // grouped by ncclGroupStart and ncclGroupEnd.
 //
-// Each call is stream work, as NCCL's kernels are: the ops a host thread
+// A call outside a group returns once every rank has made its call (NCCL
+// may block so, and says a thread managing several devices must group
+// their calls): a program that makes several ranks' calls from one
+// thread without a group hangs, naming that rule. Each call is stream
+// work, as NCCL's kernels are: the ops a host thread
 // makes between its outermost ncclGroupStart and ncclGroupEnd (or one op
 // outside a group) become one job on each stream they name, which waits
 // for the stream's earlier work, then posts its ops together and waits
@@ -205,7 +209,48 @@ func ncclCollCall(h *host, act *sim.Actor, a []uint64, file string, line int, ba
 		return 0
 	}
 	ncclSubmit(act, []*ncclOp{o})
+	// Outside a group, NCCL may block in the call until every rank has
+	// made its own (its documentation: a thread managing several devices
+	// must group their calls for that reason). emud always does, so a
+	// program that relies on it not blocking hangs here, naming the rule,
+	// on every seed, not only where NCCL happens to block.
+	in := o.inst
+	act.Await(sim.Wait{List: in.wl, Lo: 0, Hi: 1, Pred: in.called, Text: func() string { return ncclCallText(in, o, h) }})
 	return 0
+}
+
+// called says every rank of the op has made its call.
+func (in *ncclInst) called() bool {
+	for _, o := range in.ops {
+		if o == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func ncclCallText(in *ncclInst, o *ncclOp, h *host) string {
+	var missing []string
+	for i, r := range in.ranks {
+		if in.ops[i] == nil {
+			missing = append(missing, fmt.Sprint(r))
+		}
+	}
+	verb := "has"
+	if len(missing) > 1 {
+		verb = "have"
+	}
+	return fmt.Sprintf("%s at %s, outside a group, waits until every rank has made its call, as NCCL may (the %s); %s %s not: "+
+		"where one thread makes several ranks' calls (%s), put them between ncclGroupStart and ncclGroupEnd", o.call(), o.site, in.what,
+		ranksText(missing), verb, h.name)
+}
+
+// ranksText is "rank 2" or "ranks 1, 2, 3".
+func ranksText(ranks []string) string {
+	if len(ranks) == 1 {
+		return "rank " + ranks[0]
+	}
+	return "ranks " + strings.Join(ranks, ", ")
 }
 
 func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, error) {
@@ -302,6 +347,7 @@ func ncclMatch(ns *ncclState, o *ncclOp) {
 			i = 1
 		}
 		inst.ops[i], o.inst = o, inst
+		inst.wl.Notify(0, 1) // a call blocked until its peer's is let go
 		return
 	}
 	k := ncclSeqKey{uid, c.Rank, -1, false}
@@ -320,6 +366,7 @@ func ncclMatch(ns *ncclState, o *ncclOp) {
 		ns.colls[key] = inst
 	}
 	inst.ops[c.Rank], o.inst = o, inst
+	inst.wl.Notify(0, 1)
 }
 
 func ncclUID(c *cco.Comm) cco.UniqueId {
@@ -432,8 +479,8 @@ func ncclWaitText(in *ncclInst, o *ncclOp) string {
 			not = "its call was made, and its stream has not reached it"
 		}
 	}
-	return fmt.Sprintf("%s at %s, the %s: posted by rank %s; rank %s not yet (%s)", o.call(), o.site, in.what,
-		strings.Join(got, ", "), strings.Join(missing, ", "), not)
+	return fmt.Sprintf("%s at %s, the %s: posted by %s; %s not yet (%s)", o.call(), o.site, in.what,
+		ranksText(got), ranksText(missing), not)
 }
 
 func ncclIndex(in *ncclInst, rank string) int {

@@ -124,8 +124,10 @@ func TestNcclLsaAllReduceMissingRank(t *testing.T) {
 // rank whose count differs and one that skips a broadcast fail the run
 // naming both calls; one that skips an all-to-all is a hang naming the
 // ranks that posted it and the one that did not; a ring outside a
-// group is a hang (each send waits for a receive queued behind the
-// peer's own send); a kernel on an unordered stream overwriting the
+// group is a hang (the first send waits for its receive, which the same
+// thread would make after it); one thread making every rank's all-reduce outside a
+// group is a hang naming NCCL's rule (a call may block until every rank
+// has made its own); a kernel on an unordered stream overwriting the
 // all-reduce's input is a race naming both.
 func TestNcclHostCollectives(t *testing.T) {
 	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
@@ -154,8 +156,10 @@ func TestNcclHostCollectives(t *testing.T) {
 	}{
 		{"mismatch", 1, []string{`collective #1 of the communicator made at \S+main\.cu:\d+: rank 0's ncclAllReduce at main\.cu:\d+ and rank 1's ncclAllReduce at main\.cu:\d+ disagree: count 1024 against 512`}},
 		{"skipped", 1, []string{`rank 0's ncclBroadcast at main\.cu:\d+ and rank 2's ncclBcast at main\.cu:\d+ disagree: ncclFloat32 against ncclInt32 \(a rank's calls match the others' in the order`}},
-		{"missing", 2, []string{`hang \(deadlock\)`, `ncclAlltoAll at main\.cu:\d+, the collective #11 of the communicator made at \S+: posted by rank 0, 1, 3; rank 2 not yet \(its call was not made\)`}},
-		{"nogroup", 2, []string{`hang \(deadlock\)`, `ncclSend at main\.cu:\d+, the send #1 from rank 0 to rank 1: posted by rank 0; rank 1 not yet \(its call was made, and its stream has not reached it\)`}},
+		{"missing", 2, []string{`hang \(deadlock\)`, `ncclAlltoAll at main\.cu:\d+, the collective #11 of the communicator made at \S+: posted by ranks 0, 1, 3; rank 2 not yet \(its call was not made\)`}},
+		{"nogroup", 2, []string{`hang \(deadlock\)`, `ncclSend at main\.cu:\d+, outside a group, waits until every rank has made its call, as NCCL may \(the send #1 from rank 0 to rank 1\); rank 1 has not`,
+			`ncclSend at main\.cu:\d+, the send #1 from rank 0 to rank 1: posted by rank 0; rank 1 not yet \(its call was not made\)`}},
+		{"ungrouped", 2, []string{`hang \(deadlock\)`, `ncclAllReduce at main\.cu:\d+, outside a group, waits until every rank has made its call, as NCCL may \(the collective #1 of the communicator made at \S+\); ranks 1, 2, 3 have not: where one thread makes several ranks' calls \(host main thread\), put them between ncclGroupStart and ncclGroupEnd`}},
 	} {
 		r := runFull(t, prog, c.mode)
 		require.Equal(t, c.code, r.code, "%s\nstdout:\n%s\nstderr:\n%s", c.mode, r.stdout, r.stderr)

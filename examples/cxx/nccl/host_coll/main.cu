@@ -14,9 +14,14 @@
 //             made it and rank 2;
 //   skipped   rank 2 skips its broadcast, so its next collective meets
 //             the others' broadcast: the run fails naming both calls;
-//   nogroup   the ring's sends and receives outside a group: each rank's
-//             send waits for a receive queued behind its own send on its
-//             stream (as on NCCL): a hang;
+//   nogroup   the ring's sends and receives outside a group: the first
+//             send waits for its receive, which this thread would make
+//             after it (with a thread a rank, each send would wait for a
+//             receive queued behind the peer's own send): a hang;
+//   ungrouped the first all-reduce's calls outside a group, all from
+//             this one thread: NCCL may block in a call until every rank
+//             has made its own, which here can only come after it
+//             returns (NCCL's rule: group them): a hang naming the rule;
 //   racy      a kernel on a second stream of rank 0 overwrites the
 //             all-reduce's input while it runs (nothing orders them):
 //             EMUD_RACE=1 reports the race.
@@ -123,7 +128,8 @@ int main(int argc, char** argv) {
   };
 
   // ncclAllReduce, float sum, out of place (rank 1 plants a mismatch).
-  CHECK(ncclGroupStart());
+  const bool ungrouped = !std::strcmp(mode, "ungrouped");
+  if (!ungrouped) CHECK(ncclGroupStart());
   for (int r = 0; r < n; r++) {
     const size_t c = !std::strcmp(mode, "mismatch") && r == 1 ? count / 2 : count;
     CHECK(ncclAllReduce(fsend[r], frecv[r], c, ncclFloat, ncclSum, comms[r], st[r]));
@@ -134,7 +140,7 @@ int main(int argc, char** argv) {
     CHECK(cudaStreamCreate(&other));
     scribble<<<(count + 255) / 256, 256, 0, other>>>(fsend[0], (int)count);
   }
-  CHECK(ncclGroupEnd());
+  if (!ungrouped) CHECK(ncclGroupEnd());
   CHECK(sync());
   if (!std::strcmp(mode, "racy")) return 0;  // the race is the result
   for (int r = 0; r < n; r++) {
