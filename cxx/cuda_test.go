@@ -114,25 +114,25 @@ func TestDeviceMath(t *testing.T) {
 	}
 }
 
-// TestNcclRefusedCallsNameThemselves: a host-collective program (as
-// NCCL's symmetric-memory examples are) fails to build with the refused
-// calls' own messages, not with undeclared ncclFloat, ncclSum or
-// ncclConfig_t; and the LSA multimem pointer calls are declared (NCCL's
+// TestNcclRefusedCallsNameThemselves: a program calling what emud does
+// not emulate (ncclCommSplit, ncclCommAbort, ncclPutSignal) fails to
+// build with the refused calls' own messages, not with undeclared
+// ncclFloat or ncclConfig_t; and the LSA multimem pointer calls are declared (NCCL's
 // multimem example checks multimemSupport first and stops, as on a GPU
 // without multimem).
 func TestNcclRefusedCallsNameThemselves(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
 	src := "#include <nccl.h>\n#include <nccl_device.h>\n" +
-		"void f(ncclComm_t c, ncclUniqueId id, float* p, cudaStream_t s) {\n" +
+		"void f(ncclComm_t c, ncclComm_t* out, float* p, cudaStream_t s) {\n" +
 		"  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n  config.CTAPolicy = 2;\n" +
-		"  (void)ncclCommInitRankConfig(&c, 2, id, 0, &config);\n" +
-		"  (void)ncclAllReduce(p, p, 4, ncclFloat, ncclSum, c, s);\n" +
-		"  (void)ncclAllGather(p, p, 4, ncclBfloat16, c, s);\n}\n" +
+		"  (void)ncclCommSplit(c, 0, 0, out, &config);\n" +
+		"  (void)ncclCommAbort(c);\n" +
+		"  (void)ncclPutSignal(p, 4, ncclFloat, 1, c, s);\n}\n" +
 		"__global__ void k(ncclWindow_t w, ncclDevComm dc) { *(float*)ncclGetLsaMultimemPointer(w, 0, dc) = 1; }\n" +
 		"void g(ncclWindow_t w) { void* p; (void)ncclGetLsaMultimemDevicePointer(w, 0, &p); }\n"
-	log := compileFails(t, root, "collectives.cu", src, "host collectives must not build")
-	for _, call := range []string{"ncclCommInitRankConfig", "ncclAllReduce", "ncclAllGather"} {
+	log := compileFails(t, root, "collectives.cu", src, "calls emud does not emulate must not build")
+	for _, call := range []string{"ncclCommSplit", "ncclCommAbort", "ncclPutSignal"} {
 		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
 	}
 	assert.NotContains(t, log, "not declared")
