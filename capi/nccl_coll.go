@@ -324,7 +324,8 @@ func ncclBuffer(what string, p, n uint64) error {
 // ncclMatch gives o its instance, by call order.
 func ncclMatch(ns *ncclState, o *ncclOp) {
 	c := o.comm
-	uid := ncclUID(c)
+	ci := commIndex(c)
+	uid, site := rt.commUID[ci], rt.commSite[ci]
 	if o.kind == ncclCollSend || o.kind == ncclCollRecv {
 		src, dst := c.Rank, o.peer
 		if o.kind == ncclCollRecv {
@@ -356,7 +357,7 @@ func ncclMatch(ns *ncclState, o *ncclOp) {
 	key := ncclCollKey{uid, seq}
 	inst := ns.colls[key]
 	if inst == nil {
-		inst = &ncclInst{what: fmt.Sprintf("collective #%d of the communicator made at %s", seq+1, commSite(c)),
+		inst = &ncclInst{what: fmt.Sprintf("collective #%d of the communicator made at %s", seq+1, site),
 			ranks: make([]int, c.NRanks), ops: make([]*ncclOp, c.NRanks), posted: make([]bool, c.NRanks)}
 		for r := range inst.ranks {
 			inst.ranks[r] = r
@@ -369,22 +370,14 @@ func ncclMatch(ns *ncclState, o *ncclOp) {
 	inst.wl.Notify(0, 1)
 }
 
-func ncclUID(c *cco.Comm) cco.UniqueId {
+// commIndex is c's index in rt.comms (its uid's and site's too).
+func commIndex(c *cco.Comm) int {
 	for i, x := range rt.comms {
 		if x == c {
-			return rt.commUID[i]
+			return i
 		}
 	}
-	return 0
-}
-
-func commSite(c *cco.Comm) string {
-	for i, x := range rt.comms {
-		if x == c {
-			return rt.commSite[i]
-		}
-	}
-	return "?"
+	return -1
 }
 
 // ncclSubmit queues a group's ops: one job a stream.
@@ -463,16 +456,20 @@ func ncclPos(in *ncclInst, o *ncclOp) int {
 
 func ncclWaitText(in *ncclInst, o *ncclOp) string {
 	var got, missing []string
+	first := -1 // the first rank not posted
 	for i, r := range in.ranks {
 		if in.posted[i] {
 			got = append(got, fmt.Sprint(r))
-		} else {
-			missing = append(missing, fmt.Sprint(r))
+			continue
+		}
+		missing = append(missing, fmt.Sprint(r))
+		if first < 0 {
+			first = i
 		}
 	}
 	not := "its call was not made"
-	if len(missing) > 0 {
-		switch m := in.ops[ncclIndex(in, missing[0])]; {
+	if first >= 0 {
+		switch m := in.ops[first]; {
 		case m != nil && !m.queued:
 			not = "its call was made inside a ncclGroupStart with no ncclGroupEnd yet"
 		case m != nil:
@@ -481,15 +478,6 @@ func ncclWaitText(in *ncclInst, o *ncclOp) string {
 	}
 	return fmt.Sprintf("%s at %s, the %s: posted by %s; %s not yet (%s)", o.call(), o.site, in.what,
 		ranksText(got), ranksText(missing), not)
-}
-
-func ncclIndex(in *ncclInst, rank string) int {
-	for i, r := range in.ranks {
-		if fmt.Sprint(r) == rank {
-			return i
-		}
-	}
-	return 0
 }
 
 // ncclMove checks that the ranks' ops agree and moves the data.
@@ -678,141 +666,36 @@ func reduceAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float
 	return unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(out)*size)
 }
 
-// reduceHalf is ncclReduce over half or bfloat16: each step's exact
-// result rounded once to the type (package redop's rounding, as the CFT
-// reductions round).
+// reduceHalf is ncclReduce over half (dtype 6) or bfloat16: each step's
+// exact result rounded once to the type (package redop's rounding, as
+// the CFT reductions round).
 func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
-	size := int(ncclTypeSizes[dtype])
+	load, round := redop.F16ToFloat64, redop.RoundF16
+	if dtype != 6 {
+		load, round = redop.BF16ToFloat64, redop.RoundBF16
+	}
+	value := func(b []byte, i int) float64 { return load(binary.LittleEndian.Uint16(b[i:])) }
 	out := make([]byte, len(ins[0]))
-	for i := 0; i < len(out); i += size {
-		acc := ncclLoad(dtype, ins[0][i:])
+	for i := 0; i < len(out); i += 2 {
+		acc := value(ins[0], i)
 		for _, in := range ins[1:] {
-			acc = ncclApply(op, dtype, acc, ncclLoad(dtype, in[i:]))
+			v := value(in, i)
+			switch op {
+			case 0, 4:
+				acc += v
+			case 1:
+				acc *= v
+			case 2:
+				acc = math.Max(acc, v)
+			default:
+				acc = math.Min(acc, v)
+			}
+			acc = load(round(acc))
 		}
 		if op == 4 { // ncclAvg: the sum over the ranks
-			acc = ncclDiv(dtype, acc, n)
+			acc = load(round(acc / float64(n)))
 		}
-		ncclStore(dtype, out[i:], acc)
+		binary.LittleEndian.PutUint16(out[i:], round(acc))
 	}
 	return out
-}
-
-// An element as a value: integers as int64 or uint64 bits, floats as
-// float64 (rounded back to the type at each step).
-type ncclVal struct {
-	i int64
-	u uint64
-	f float64
-}
-
-func ncclFloat(dtype int) bool  { return dtype >= 6 }
-func ncclSigned(dtype int) bool { return dtype == 0 || dtype == 2 || dtype == 4 }
-
-func ncclLoad(dtype int, b []byte) ncclVal {
-	switch dtype {
-	case 0:
-		return ncclVal{i: int64(int8(b[0]))}
-	case 1:
-		return ncclVal{u: uint64(b[0])}
-	case 2:
-		return ncclVal{i: int64(int32(binary.LittleEndian.Uint32(b)))}
-	case 3:
-		return ncclVal{u: uint64(binary.LittleEndian.Uint32(b))}
-	case 4:
-		return ncclVal{i: int64(binary.LittleEndian.Uint64(b))}
-	case 5:
-		return ncclVal{u: binary.LittleEndian.Uint64(b)}
-	case 6:
-		return ncclVal{f: redop.F16ToFloat64(binary.LittleEndian.Uint16(b))}
-	case 7:
-		return ncclVal{f: float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))}
-	case 8:
-		return ncclVal{f: math.Float64frombits(binary.LittleEndian.Uint64(b))}
-	default:
-		return ncclVal{f: redop.BF16ToFloat64(binary.LittleEndian.Uint16(b))}
-	}
-}
-
-func ncclStore(dtype int, b []byte, v ncclVal) {
-	switch dtype {
-	case 0:
-		b[0] = byte(v.i)
-	case 1:
-		b[0] = byte(v.u)
-	case 2:
-		binary.LittleEndian.PutUint32(b, uint32(v.i))
-	case 3:
-		binary.LittleEndian.PutUint32(b, uint32(v.u))
-	case 4:
-		binary.LittleEndian.PutUint64(b, uint64(v.i))
-	case 5:
-		binary.LittleEndian.PutUint64(b, v.u)
-	case 6:
-		binary.LittleEndian.PutUint16(b, redop.RoundF16(v.f))
-	case 7:
-		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v.f)))
-	case 8:
-		binary.LittleEndian.PutUint64(b, math.Float64bits(v.f))
-	default:
-		binary.LittleEndian.PutUint16(b, redop.RoundBF16(v.f))
-	}
-}
-
-// ncclRound is v as its type holds it (a step's rounding).
-func ncclRound(dtype int, v ncclVal) ncclVal {
-	var b [8]byte
-	ncclStore(dtype, b[:], v)
-	return ncclLoad(dtype, b[:])
-}
-
-func ncclApply(op, dtype int, a, b ncclVal) ncclVal {
-	var r ncclVal
-	switch {
-	case ncclFloat(dtype):
-		switch op {
-		case 0, 4:
-			r.f = a.f + b.f
-		case 1:
-			r.f = a.f * b.f
-		case 2:
-			r.f = math.Max(a.f, b.f)
-		default:
-			r.f = math.Min(a.f, b.f)
-		}
-	case ncclSigned(dtype):
-		switch op {
-		case 0, 4:
-			r.i = a.i + b.i
-		case 1:
-			r.i = a.i * b.i
-		case 2:
-			r.i = max(a.i, b.i)
-		default:
-			r.i = min(a.i, b.i)
-		}
-	default:
-		switch op {
-		case 0, 4:
-			r.u = a.u + b.u
-		case 1:
-			r.u = a.u * b.u
-		case 2:
-			r.u = max(a.u, b.u)
-		default:
-			r.u = min(a.u, b.u)
-		}
-	}
-	return ncclRound(dtype, r)
-}
-
-func ncclDiv(dtype int, v ncclVal, n int) ncclVal {
-	switch {
-	case ncclFloat(dtype):
-		v.f /= float64(n)
-	case ncclSigned(dtype):
-		v.i /= int64(n)
-	default:
-		v.u /= uint64(n)
-	}
-	return ncclRound(dtype, v)
 }
