@@ -5,6 +5,9 @@
 // emud-seed-server next to libemud.a: a main that calls emud_seed_serve.
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -157,6 +160,112 @@ static int restore_process(void) {
   return ok;
 }
 
+// ---- one CPU a seed ----
+//
+// A seed runs one actor at a time (the simulator's turns), but its
+// threads (the program's host threads, Go's) hand turns to each other
+// hundreds of times a seed: a thread woken on another CPU costs that CPU
+// a wake from idle (an IPI, in a VM an exit) before it runs, and the two
+// CPUs' caches the data. So each seed's threads are held on the CPU the
+// seed began on, and let go between seeds, where the kernel may place the
+// next seed's start on another (two sweeps on one machine still spread).
+// EMUD_SEED_PIN=0 in the server's starting environment turns it off.
+// A program asking its own affinity (sched_getaffinity,
+// pthread_getaffinity_np) is told the server's, as a process of its own
+// would be (lane.c's interposers, by emud_seed_pinned).
+static cpu_set_t srv_cpus;  // the server's affinity at its start
+static int srv_cpus_ok;     // srv_cpus was read
+static int pin_ok;          // pinning is on, over more than one CPU
+static int pinned = -1;     // the CPU the running seed is held on, or -1
+
+static void affinity_all(const cpu_set_t* m) {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) {
+    int tid = atoi(e->d_name);
+    // The system call, not this file's sched_setaffinity (the program's).
+    // A thread ending meanwhile: ESRCH, nothing to hold.
+    if (tid > 0) syscall(SYS_sched_setaffinity, tid, sizeof *m, m);
+  }
+  closedir(d);
+}
+
+static void pin_init(void) {
+  srv_cpus_ok = sched_getaffinity(0, sizeof srv_cpus, &srv_cpus) == 0;
+  const char* v = getenv("EMUD_SEED_PIN");
+  pin_ok = srv_cpus_ok && CPU_COUNT(&srv_cpus) > 1 && !(v && strcmp(v, "0") == 0);
+}
+
+static void pin_seed(void) {
+  int cpu = sched_getcpu();
+  if (!pin_ok || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &srv_cpus)) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  affinity_all(&one);
+  pinned = cpu;
+}
+
+static int prog_set;  // the seed set an affinity of its own: its queries are answered as they are
+
+// unpin_seed lets the threads go at a seed's end, and puts back an
+// affinity the seed set (pinned or not), which the next seed must not
+// inherit.
+static void unpin_seed(void) {
+  if ((pinned >= 0 || prog_set) && srv_cpus_ok) affinity_all(&srv_cpus);
+  pinned = -1;
+  prog_set = 0;
+}
+
+// as_unpinned makes a query's answer m (size bytes) the server's
+// affinity where it is the seed's pin: the program never sees it.
+static void as_unpinned(size_t size, cpu_set_t* m) {
+  if (pinned < 0 || prog_set || !m) return;
+  size_t n = size < sizeof srv_cpus ? size : sizeof srv_cpus;
+  if (CPU_COUNT_S(n, m) != 1 || !CPU_ISSET_S(pinned, n, m)) return;
+  memcpy(m, &srv_cpus, n);
+}
+
+static void* next_fn(void** cache, const char* name) {
+  if (!*cache) *cache = dlsym(RTLD_NEXT, name);
+  return *cache;
+}
+
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t* m) {
+  static void* f;
+  int (*real)(pid_t, size_t, cpu_set_t*) = (int (*)(pid_t, size_t, cpu_set_t*))next_fn(&f, "sched_getaffinity");
+  if (!real) return errno = ENOSYS, -1;
+  int rc = real(pid, size, m);
+  if (rc == 0) as_unpinned(size, m);
+  return rc;
+}
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t* m) {
+  static void* f;
+  int (*real)(pid_t, size_t, const cpu_set_t*) = (int (*)(pid_t, size_t, const cpu_set_t*))next_fn(&f, "sched_setaffinity");
+  if (!real) return errno = ENOSYS, -1;
+  prog_set = 1;
+  return real(pid, size, m);
+}
+
+int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t* m) {
+  static void* f;
+  int (*real)(pthread_t, size_t, cpu_set_t*) = (int (*)(pthread_t, size_t, cpu_set_t*))next_fn(&f, "pthread_getaffinity_np");
+  if (!real) return ENOSYS;
+  int rc = real(th, size, m);
+  if (rc == 0) as_unpinned(size, m);
+  return rc;
+}
+
+int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t* m) {
+  static void* f;
+  int (*real)(pthread_t, size_t, const cpu_set_t*) = (int (*)(pthread_t, size_t, const cpu_set_t*))next_fn(&f, "pthread_setaffinity_np");
+  if (!real) return ENOSYS;
+  prog_set = 1;
+  return real(th, size, m);
+}
+
 static int open_out(const char* path) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) die(path, strerror(errno));
@@ -259,6 +368,7 @@ int emud_seed_serve(int argc, char** argv) {
     return 2;
   }
   emud_seed_mark_start();
+  pin_init();
   emud_enter();
   (void)emudGoSeedLive();  // the Go runtime is up (its signal handlers installed) before they are saved
   emud_leave();
@@ -290,6 +400,7 @@ int emud_seed_serve(int argc, char** argv) {
     }
     strs[ns] = NULL;
     int more = 0;
+    pin_seed();
     int status = run_seed(object, strs, ns, &more);
     if (dup2(srv_out, 1) < 0 || dup2(srv_err, 2) < 0) die("dup2", strerror(errno));
     if (emud_seed_reset_c() != 0) more = 0;
@@ -302,6 +413,7 @@ int emud_seed_serve(int argc, char** argv) {
     free(strs);
     free(buf);
     unsigned char reply[5] = {(unsigned char)status, 0, 0, 0, (unsigned char)more};
+    unpin_seed();
     if (write_full(4, reply, sizeof reply) != 0) die("writing a reply", strerror(errno));
     if (!more) _exit(0);
   }

@@ -497,3 +497,42 @@ func TestSeedServerEarlyStart(t *testing.T) {
 
 // digestLine is a run's end and digest (EMUD_SUMMARY=1).
 var digestLine = regexp.MustCompile(`seed \d+: end \d+ ps, digest [0-9a-f]{64}`)
+
+// TestSeedServerPin: a seed server holds each seed's threads on one CPU
+// (on a machine of more), where EMUD_SEED_PIN=0 does not; either way the
+// program's affinity queries give what a process's give, before and
+// after it sets one of its own, from main and from a thread.
+func TestSeedServerPin(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/seedsrv/affinity.cpp")
+	form, err := ReadSeedForm(prog)
+	require.NoError(t, err)
+	base := seedEnv([]string{"EMUD_SEED_PIN=1"})
+	want := runProgram(t, runOpts{env: base}, prog)
+	require.Equal(t, 0, want.code, want.stderr)
+	held := runProgram(t, runOpts{env: base}, prog, "held")
+	require.Equal(t, 0, held.code, held.stderr)
+	var n int
+	_, err = fmt.Sscanf(held.stdout, "held: main %d", &n)
+	require.NoError(t, err, held.stdout)
+	assert.Equal(t, fmt.Sprintf("held: main %d, thread %d\n", n, n), held.stdout, "a process is not held")
+	for _, pin := range []string{"1", "0"} {
+		env := seedEnv([]string{"EMUD_SEED_PIN=" + pin})
+		cl := newSeedClient(t, form, env)
+		for i := 0; i < 2; i++ {
+			got, err := cl.run([]string{prog}, env)
+			require.NoError(t, err)
+			assert.Equal(t, want.code, got.code, "EMUD_SEED_PIN=%s, seed %d: %s", pin, i+1, got.stderr)
+			assert.Equal(t, want.stdout, got.stdout, "EMUD_SEED_PIN=%s, seed %d", pin, i+1)
+			got, err = cl.run([]string{prog, "held"}, env)
+			require.NoError(t, err)
+			w := held.stdout
+			if pin == "1" && n > 1 {
+				w = "held: main 1, thread 1\n"
+			}
+			assert.Equal(t, w, got.stdout, "EMUD_SEED_PIN=%s, seed %d", pin, i+1)
+		}
+		require.NoError(t, cl.stop())
+		assert.Equal(t, 1, cl.starts)
+	}
+}
