@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -942,14 +943,51 @@ static int seed_object(const Dl_info* c) {
   return (seed_base && c->dli_fbase == seed_base) || (seed_file[0] && c->dli_fname && !strcmp(c->dli_fname, seed_file));
 }
 
-static int runtime_thread(void* caller) {
+static int runtime_thread_of(void* caller) {
   Dl_info self, c;
-  if (!caller || !dladdr((void*)&runtime_thread, &self) || !dladdr(caller, &c) || !c.dli_fname) return 0;
+  if (!caller || !dladdr((void*)&runtime_thread_of, &self) || !dladdr(caller, &c) || !c.dli_fname) return 0;
   if (c.dli_fbase == self.dli_fbase || seed_object(&c)) return 0;
   const char* base = strrchr(c.dli_fname, '/');
   base = base ? base + 1 : c.dli_fname;
   return strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libstdc++.so", 12) != 0 &&
          strncmp(base, "libpthread.so", 13) != 0;
+}
+
+// The answer for the last caller, kept while no object was loaded or
+// unloaded since (the loader's counts): dladdr searches a whole object's
+// symbols for the nearest, and a seed's threads (std::thread's) all come
+// from one call site in the C++ library.
+static pthread_mutex_t rt_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  void* caller;
+  unsigned long long adds, subs;
+  int ans;
+} rt_last;
+
+static int load_counts(struct dl_phdr_info* i, size_t n, void* d) {
+  (void)n;
+  unsigned long long* c = d;
+  c[0] = i->dlpi_adds;
+  c[1] = i->dlpi_subs;
+  return 1;  // the first object's counts are the loader's
+}
+
+static int runtime_thread(void* caller) {
+  unsigned long long c[2] = {0, 0};
+  dl_iterate_phdr(load_counts, c);
+  pthread_mutex_lock(&rt_mu);
+  int hit = caller && rt_last.caller == caller && rt_last.adds == c[0] && rt_last.subs == c[1];
+  int ans = rt_last.ans;
+  pthread_mutex_unlock(&rt_mu);
+  if (hit) return ans;
+  ans = runtime_thread_of(caller);
+  pthread_mutex_lock(&rt_mu);
+  rt_last.caller = caller;
+  rt_last.adds = c[0];
+  rt_last.subs = c[1];
+  rt_last.ans = ans;
+  pthread_mutex_unlock(&rt_mu);
+  return ans;
 }
 
 int pthread_create(pthread_t* th, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
@@ -1090,8 +1128,6 @@ void emud_register_exit(void) {
 // device call; an address that is neither device memory, the lane's
 // stack, the program's static data nor memory the runtime lent the lane
 // (allow_lo/hi) is a host pointer: the lane fails with the address.
-
-#include <link.h>
 
 static int race_on;  // the Go side's race detector is on
 void emud_set_race(int on) { race_on = on; }
