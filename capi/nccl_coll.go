@@ -85,7 +85,16 @@ var ncclCollNames = map[int]string{ncclCollAllReduce: "ncclAllReduce", ncclCollB
 var ncclTypeNames = []string{"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
 	"ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"}
 var ncclTypeSizes = []uint64{1, 1, 4, 4, 8, 8, 2, 4, 8, 2}
-var ncclOpNames = []string{"ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg"}
+var ncclOpNames = []string{"ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg", "ncclRedOpCreatePreMulSum's operator"}
+
+// ncclPreMulSum is the redop code nccl.h passes for an operator of
+// ncclRedOpCreatePreMulSum, with its scalar's residence and value.
+const (
+	ncclAvg        = 4
+	ncclPreMulSum  = 5
+	ncclScalarHost = 1 // the scalar's bytes are in the call
+	ncclScalarDev  = 2 // the call holds the scalar's device address
+)
 
 const (
 	ncclCollLatency = 10 * sim.Microsecond
@@ -102,7 +111,9 @@ type ncclOp struct {
 	peer       int // the root (broadcast, reduce) or the peer (send, receive)
 	comm       *cco.Comm
 	st         *stream
-	bcast      bool // an ncclBcast (a broadcast in place)
+	bcast      bool   // an ncclBcast (a broadcast in place)
+	residence  int    // a PreMulSum's scalar: ncclScalarHost or ncclScalarDev
+	scalar     uint64 // its bytes, or its device address
 	who, site  string
 	inst       *ncclInst
 	queued     bool // its group ended: it is stream work
@@ -266,7 +277,19 @@ func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, e
 	}
 	reduces := kind == ncclCollAllReduce || kind == ncclCollReduce || kind == ncclCollReduceScatter
 	if reduces && (o.redop < 0 || o.redop >= len(ncclOpNames)) {
-		return nil, fmt.Errorf("reduction %d: emud has %s (user reduction operators are not emulated)", o.redop, strings.Join(ncclOpNames, ", "))
+		return nil, fmt.Errorf("reduction %d: emud has %s", o.redop, strings.Join(ncclOpNames, ", "))
+	}
+	if reduces && o.redop == ncclPreMulSum {
+		o.residence, o.scalar = int(a[10]), a[11]
+		switch o.residence {
+		case ncclScalarHost:
+		case ncclScalarDev:
+			if err := ncclBuffer("the PreMulSum operator's scalar", o.scalar, ncclTypeSizes[o.dtype]); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("a PreMulSum operator's scalar residence %d: want host or device", o.residence)
+		}
 	}
 	if (kind == ncclCollBroadcast || kind == ncclCollReduce || kind == ncclCollSend || kind == ncclCollRecv) && (o.peer < 0 || o.peer >= c.NRanks) {
 		what := "root"
@@ -512,7 +535,7 @@ func ncclMove(w *sim.Actor, in *ncclInst) error {
 		for r, o := range in.ops {
 			ins[r] = read(o, o.send, b)
 		}
-		out := ncclReduce(first.redop, first.dtype, ins, n)
+		out := ncclReduce(ncclPreMul(w, in.ops, ins, n), first.dtype, ins, n)
 		for r, o := range in.ops {
 			if first.kind == ncclCollAllReduce || r == first.peer {
 				write(o, o.recv, out)
@@ -543,7 +566,7 @@ func ncclMove(w *sim.Actor, in *ncclInst) error {
 		for r, o := range in.ops {
 			ins[r] = read(o, o.send, b*uint64(n))
 		}
-		out := ncclReduce(first.redop, first.dtype, ins, n)
+		out := ncclReduce(ncclPreMul(w, in.ops, ins, n), first.dtype, ins, n)
 		for r, o := range in.ops {
 			write(o, o.recv, out[uint64(r)*b:uint64(r+1)*b])
 		}
@@ -596,6 +619,102 @@ func ncclAccess(w *sim.Actor, o *ncclOp, p, n uint64, write bool) {
 	}
 	info := &race.Info{Kind: race.KindHost, OpKind: race.OpHost, Op: o.call(), Who: o.who, Site: o.site}
 	d.Access(w.RaceThread(), d.Space(rt.mem, "LSA memory"), p, p+n, race.Access{Info: info, Write: write})
+}
+
+// ncclPreMul scales each rank's input by its scalar where the operator
+// is a PreMulSum, and returns the operator that folds the scaled inputs
+// (ncclSum then; the call's own otherwise). NCCL runs ncclAvg on the
+// floating-point types as a PreMulSum by 1/n (float(1/n), rounded to the
+// type), and on integers as a sum divided at the end: so does this.
+func ncclPreMul(w *sim.Actor, ops []*ncclOp, ins [][]byte, n int) int {
+	first := ops[0]
+	size := ncclTypeSizes[first.dtype]
+	float := first.dtype >= 6
+	switch {
+	case first.redop == ncclAvg && float:
+		s := ncclScalarOf(first.dtype, 1/float64(n))
+		for r := range ins {
+			ncclScale(first.dtype, ins[r], s)
+		}
+	case first.redop == ncclPreMulSum:
+		for r, o := range ops {
+			s := make([]byte, 8)
+			if o.residence == ncclScalarHost {
+				binary.LittleEndian.PutUint64(s, o.scalar)
+			} else {
+				ncclAccess(w, o, o.scalar, size, false)
+				copy(s, unsafe.Slice((*byte)(ptr(o.scalar)), size))
+			}
+			ncclScale(first.dtype, ins[r], s[:size])
+		}
+	default:
+		return first.redop
+	}
+	return 0
+}
+
+// ncclScalarOf is v as a scalar of the floating-point dtype: through
+// float for the 16-bit types, as NCCL makes ncclAvg's.
+func ncclScalarOf(dtype int, v float64) []byte {
+	b := make([]byte, 8)
+	switch dtype {
+	case 6:
+		binary.LittleEndian.PutUint16(b, redop.RoundF16(float64(float32(v))))
+		return b[:2]
+	case 9:
+		binary.LittleEndian.PutUint16(b, redop.RoundBF16(float64(float32(v))))
+		return b[:2]
+	case 7:
+		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
+		return b[:4]
+	}
+	binary.LittleEndian.PutUint64(b, math.Float64bits(v))
+	return b
+}
+
+// ncclScale multiplies each element of in by the scalar s, in place, in
+// the dtype's own arithmetic (a 16-bit float's product rounded once).
+func ncclScale(dtype int, in, s []byte) {
+	switch dtype {
+	case 0:
+		scaleAs[int8](in, s)
+	case 1:
+		scaleAs[uint8](in, s)
+	case 2:
+		scaleAs[int32](in, s)
+	case 3:
+		scaleAs[uint32](in, s)
+	case 4:
+		scaleAs[int64](in, s)
+	case 5:
+		scaleAs[uint64](in, s)
+	case 7:
+		scaleAs[float32](in, s)
+	case 8:
+		scaleAs[float64](in, s)
+	default:
+		load, round := redop.F16ToFloat64, redop.RoundF16
+		if dtype != 6 {
+			load, round = redop.BF16ToFloat64, redop.RoundBF16
+		}
+		k := load(binary.LittleEndian.Uint16(s))
+		for i := 0; i+1 < len(in); i += 2 {
+			binary.LittleEndian.PutUint16(in[i:], round(load(binary.LittleEndian.Uint16(in[i:]))*k))
+		}
+	}
+}
+
+func scaleAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float64](in, s []byte) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if len(in) < size {
+		return
+	}
+	k := *(*T)(unsafe.Pointer(&s[0]))
+	v := unsafe.Slice((*T)(unsafe.Pointer(&in[0])), len(in)/size)
+	for i := range v {
+		v[i] *= k
+	}
 }
 
 // ncclReduce folds the ranks' inputs element by element, in rank order.

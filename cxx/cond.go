@@ -1,5 +1,11 @@
 package cxx
 
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // The preprocessor conditionals of a source, as the rewriter honours them
 // before any preprocessor has run: a branch whose condition is known
 // false (`#if 0`, `#elif false`, an `#else` or `#elif` after a branch
@@ -39,19 +45,214 @@ type conds struct {
 	groups []condGroup
 }
 
-// known is the value of a condition emud can tell without macros: a lone
-// 0, 1, false or true.
+// known is the value of a condition emud can tell without running the
+// preprocessor: integer literals, true and false, and the macros emud
+// never defines (neverDefined: 0, and not defined), joined by !, &&,
+// ||, ==, !=, <, >, <=, >= and parentheses. Any other name is unknown,
+// and so is the condition, unless && or || decide it without that name
+// (`#if __CUDA_ARCH__ >= 900 && X` is false whatever X is).
 func known(toks []token, i, end int) (val, ok bool) {
-	if end-i != 1 {
+	p := condParser{toks: toks, i: i, end: end}
+	v := p.or()
+	if p.bad || p.i != end || !v.ok {
 		return false, false
 	}
-	switch toks[i].text {
-	case "0", "false":
-		return false, true
-	case "1", "true":
-		return true, true
+	return v.v != 0, true
+}
+
+// neverDefined are the macros of a device compilation pass, which emud
+// never defines (it compiles a source once, as host code): code under
+// #if __CUDA_ARCH__ >= 700 is dead to the compiler, and so to the
+// rewriter (its PTX is not checked either). Partial: a -D of one of them
+// on the command line is not seen here.
+var neverDefined = map[string]bool{"__CUDA_ARCH__": true, "__HIP_DEVICE_COMPILE__": true}
+
+// definedKnown is the value of #ifdef NAME (or, negated, #ifndef) where
+// emud knows it.
+func definedKnown(toks []token, i, end int, negate bool) (val, ok bool) {
+	if end-i != 1 || !neverDefined[toks[i].text] {
+		return false, false
 	}
-	return false, false
+	return negate, true
+}
+
+// condVal is a condition's value where known (ok).
+type condVal struct {
+	v  int64
+	ok bool
+}
+
+func truth(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// condParser evaluates an #if expression's tokens toks[i:end].
+type condParser struct {
+	toks   []token
+	i, end int
+	bad    bool // something it does not evaluate (arithmetic, a call)
+}
+
+// peek is the next operator: two adjacent punctuation tokens that spell
+// one (&&, ||, ==, !=, <=, >=) count as one; n is how many tokens.
+func (p *condParser) peek() (op string, n int) {
+	if p.i >= p.end {
+		return "", 0
+	}
+	t := p.toks[p.i]
+	if t.kind != tokPunct {
+		return "", 0
+	}
+	if p.i+1 < p.end {
+		u := p.toks[p.i+1]
+		if u.kind == tokPunct && u.start == t.end {
+			switch two := t.text + u.text; two {
+			case "&&", "||", "==", "!=", "<=", ">=":
+				return two, 2
+			}
+		}
+	}
+	return t.text, 1
+}
+
+func (p *condParser) binary(ops []string, next func() condVal, apply func(op string, a, b condVal) condVal) condVal {
+	a := next()
+	for !p.bad {
+		op, n := p.peek()
+		if !slices.Contains(ops, op) {
+			break
+		}
+		p.i += n
+		a = apply(op, a, next())
+	}
+	return a
+}
+
+func (p *condParser) or() condVal {
+	return p.binary([]string{"||"}, p.and, func(_ string, a, b condVal) condVal {
+		switch {
+		case a.ok && a.v != 0, b.ok && b.v != 0:
+			return condVal{1, true}
+		case a.ok && b.ok:
+			return condVal{0, true}
+		}
+		return condVal{}
+	})
+}
+
+func (p *condParser) and() condVal {
+	return p.binary([]string{"&&"}, p.cmp, func(_ string, a, b condVal) condVal {
+		switch {
+		case a.ok && a.v == 0, b.ok && b.v == 0:
+			return condVal{0, true}
+		case a.ok && b.ok:
+			return condVal{1, true}
+		}
+		return condVal{}
+	})
+}
+
+func (p *condParser) cmp() condVal {
+	return p.binary([]string{"==", "!=", "<", ">", "<=", ">="}, p.unary, func(op string, a, b condVal) condVal {
+		if !a.ok || !b.ok {
+			return condVal{}
+		}
+		var r bool
+		switch op {
+		case "==":
+			r = a.v == b.v
+		case "!=":
+			r = a.v != b.v
+		case "<":
+			r = a.v < b.v
+		case ">":
+			r = a.v > b.v
+		case "<=":
+			r = a.v <= b.v
+		case ">=":
+			r = a.v >= b.v
+		}
+		return condVal{truth(r), true}
+	})
+}
+
+func (p *condParser) unary() condVal {
+	if op, n := p.peek(); op == "!" {
+		p.i += n
+		v := p.unary()
+		return condVal{truth(v.v == 0), v.ok}
+	}
+	return p.primary()
+}
+
+func (p *condParser) primary() condVal {
+	if p.i >= p.end {
+		p.bad = true
+		return condVal{}
+	}
+	t := p.toks[p.i]
+	switch {
+	case t.text == "(":
+		p.i++
+		v := p.or()
+		if op, _ := p.peek(); op != ")" {
+			p.bad = true
+			return condVal{}
+		}
+		p.i++
+		return v
+	case t.kind == tokNumber:
+		p.i++
+		n, err := strconv.ParseInt(strings.TrimRight(t.text, "uUlL"), 0, 64)
+		if err != nil {
+			p.bad = true
+		}
+		return condVal{n, err == nil}
+	case t.kind == tokIdent && t.text == "defined":
+		p.i++
+		paren := false
+		if op, _ := p.peek(); op == "(" {
+			paren = true
+			p.i++
+		}
+		if p.i >= p.end || p.toks[p.i].kind != tokIdent {
+			p.bad = true
+			return condVal{}
+		}
+		name := p.toks[p.i].text
+		p.i++
+		if paren {
+			if op, _ := p.peek(); op != ")" {
+				p.bad = true
+				return condVal{}
+			}
+			p.i++
+		}
+		if neverDefined[name] {
+			return condVal{0, true}
+		}
+		return condVal{}
+	case t.kind == tokIdent:
+		p.i++
+		if op, _ := p.peek(); op == "(" { // a function-like macro's call
+			p.bad = true
+			return condVal{}
+		}
+		switch {
+		case t.text == "true":
+			return condVal{1, true}
+		case t.text == "false":
+			return condVal{0, true}
+		case neverDefined[t.text]:
+			return condVal{0, true}
+		}
+		return condVal{}
+	}
+	p.bad = true
+	return condVal{}
 }
 
 // scanConds finds the conditional directives of toks. Unbalanced ones
@@ -81,12 +282,15 @@ func scanConds(toks []token) *conds {
 		if i+1 >= after || toks[i+1].kind != tokIdent {
 			continue
 		}
-		val, ok := known(toks, i+2, after)
+		var val, ok bool
+		switch d := toks[i+1].text; d {
+		case "if", "elif":
+			val, ok = known(toks, i+2, after)
+		case "ifdef", "elifdef", "ifndef", "elifndef":
+			val, ok = definedKnown(toks, i+2, after, d == "ifndef" || d == "elifndef")
+		}
 		switch toks[i+1].text {
 		case "if", "ifdef", "ifndef":
-			if toks[i+1].text != "if" {
-				ok = false
-			}
 			g := len(c.groups)
 			c.groups = append(c.groups, condGroup{starts: []int{i}, end: len(toks)})
 			dead := parentDead() || ok && !val
@@ -99,8 +303,6 @@ func scanConds(toks []token) *conds {
 			top := &stack[len(stack)-1]
 			if toks[i+1].text == "else" {
 				val, ok = true, true
-			} else if toks[i+1].text != "elif" {
-				ok = false
 			}
 			outer := len(stack) > 1 && stack[len(stack)-2].deadFrom
 			dead := outer || top.taken || ok && !val

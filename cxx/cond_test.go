@@ -31,6 +31,15 @@ func TestRewriteConditionals(t *testing.T) {
 		{name: "shared per branch", in: "#ifdef X\n__shared__ int a[4];\n#else\n__shared__ float a[4];\n#endif\n", has: "shared_t<float[4]>"},
 		{name: "stringizing is no directive", in: "#define S(x) #x\n#if 0\nk<<<\n#endif\n", unchanged: true},
 		{name: "unmatched endif", in: "#endif\nk<<<1,1>>>();\n", launches: 1},
+		// The device pass's macros are never defined (host code only).
+		{name: "cuda arch at least", in: "#if __CUDA_ARCH__ >= 900\nk<<<\n#endif\n", unchanged: true},
+		{name: "cuda arch below is live", in: "#if __CUDA_ARCH__ < 700\nk<<<1,1>>>();\n#endif\n", launches: 1},
+		{name: "ifdef cuda arch", in: "#ifdef __CUDA_ARCH__\nk<<<\n#else\nk<<<1,1>>>();\n#endif\n", launches: 1},
+		{name: "ifndef cuda arch", in: "#ifndef __CUDA_ARCH__\nk<<<1,1>>>();\n#else\nk<<<\n#endif\n", launches: 1},
+		{name: "defined and unknown", in: "#if defined(__CUDA_ARCH__) && X > 2\nk<<<\n#elif defined __HIP_DEVICE_COMPILE__ || !defined(__CUDA_ARCH__)\nk<<<1,1>>>();\n#else\nk<<<\n#endif\n", launches: 1},
+		{name: "unknown or cuda arch", in: "#if X || __CUDA_ARCH__\nk<<<1,1>>>();\n#else\nk<<<2,2>>>();\n#endif\n", launches: 2},
+		{name: "arithmetic is unknown", in: "#if __CUDA_ARCH__ + 1\nk<<<1,1>>>();\n#endif\n", launches: 1},
+		{name: "parentheses and hex", in: "#if (0x10 == 16) && !(__CUDA_ARCH__ != 0)\nk<<<1,1>>>();\n#else\nk<<<\n#endif\n", launches: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := Rewrite([]byte(c.in), "a.cpp")

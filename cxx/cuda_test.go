@@ -115,7 +115,7 @@ func TestDeviceMath(t *testing.T) {
 }
 
 // TestNcclRefusedCallsNameThemselves: a program calling what emud does
-// not emulate (ncclCommSplit, ncclCommAbort, ncclPutSignal) fails to
+// not emulate (ncclCommSplit, ncclSignal, ncclPutSignal) fails to
 // build with the refused calls' own messages, not with undeclared
 // ncclFloat or ncclConfig_t; and the LSA multimem pointer calls are declared (NCCL's
 // multimem example checks multimemSupport first and stops, as on a GPU
@@ -127,12 +127,12 @@ func TestNcclRefusedCallsNameThemselves(t *testing.T) {
 		"void f(ncclComm_t c, ncclComm_t* out, float* p, cudaStream_t s) {\n" +
 		"  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n  config.CTAPolicy = 2;\n" +
 		"  (void)ncclCommSplit(c, 0, 0, out, &config);\n" +
-		"  (void)ncclCommAbort(c);\n" +
+		"  (void)ncclSignal(1, 0, 0, 0, c, s);\n" +
 		"  (void)ncclPutSignal(p, 4, ncclFloat, 1, c, s);\n}\n" +
 		"__global__ void k(ncclWindow_t w, ncclDevComm dc) { *(float*)ncclGetLsaMultimemPointer(w, 0, dc) = 1; }\n" +
 		"void g(ncclWindow_t w) { void* p; (void)ncclGetLsaMultimemDevicePointer(w, 0, &p); }\n"
 	log := compileFails(t, root, "collectives.cu", src, "calls emud does not emulate must not build")
-	for _, call := range []string{"ncclCommSplit", "ncclCommAbort", "ncclPutSignal"} {
+	for _, call := range []string{"ncclCommSplit", "ncclSignal", "ncclPutSignal"} {
 		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
 	}
 	assert.NotContains(t, log, "not declared")

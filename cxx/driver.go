@@ -189,6 +189,13 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 			return "", fmt.Errorf("emud c++: %w", err)
 		}
 	}
+	// The user's headers that need the rewrite too (headers.go), copied
+	// under the source's own directory.
+	dir := filepath.Join(tmp, fmt.Sprint(i))
+	shadow := filepath.Join(dir, ".emud-headers")
+	if b, err = shadowHeaders(b, abs, userSearchPath(root, filepath.Dir(abs), inv.Flags), isCUDA(s), shadow); err != nil {
+		return "", fmt.Errorf("emud c++: %w", err)
+	}
 	rw, err := Rewrite(b, abs)
 	if err != nil {
 		return "", fmt.Errorf("emud c++: %w", err)
@@ -199,8 +206,7 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	// The rewritten source keeps the user's file name (in a directory of
 	// its own), so the compiler's default names (a -M rule's target, an
 	// object's) are the ones the user's source would get.
-	dir := filepath.Join(tmp, fmt.Sprint(i))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	rsrc := filepath.Join(dir, filepath.Base(s.path))
@@ -300,7 +306,7 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 		return "", fmt.Errorf("emud c++: compiling %s: %w", s.path, err)
 	}
 	if toStdout {
-		_, err := o.Stdout.Write(unmapPath(captured.Bytes(), rsrc, s.path, inv.Mode == ModeDeps))
+		_, err := o.Stdout.Write(unmapPath(unmapPath(captured.Bytes(), rsrc, s.path, inv.Mode == ModeDeps), shadow, "", inv.Mode == ModeDeps))
 		return "", err
 	}
 	if inv.Mode == ModeDeps && out != "" {
@@ -308,6 +314,9 @@ func (o Options) compile(cc, root, tmp string, inv *Invocation, i int, s source)
 	}
 	if depfile != "" {
 		if err := fixDepFile(depfile, rsrc, s.path); err != nil {
+			return "", err
+		}
+		if err := fixDepFile(depfile, shadow, ""); err != nil { // a header's copy is the header
 			return "", err
 		}
 	}

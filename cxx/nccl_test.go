@@ -173,6 +173,39 @@ func TestNcclHostCollectives(t *testing.T) {
 	assert.Regexp(t, `ncclAllReduce \(read\) of \[0x[0-9a-f]+, 0x[0-9a-f]+\) by ncclAllReduce of rank 0 on stream \d+ of GPU 0 \(host main thread\) \(main\.cu:\d+\)`, r.stderr)
 }
 
+// TestNcclOneThread runs examples/cxx/nccl/one_thread: one thread makes
+// every rank's ncclCommInitRank in a group (emud runs them at the group's
+// end), posts grouped collectives (float sum and Avg, NCCL's premultiplied
+// Avg showing on 3 GPUs, int32 Avg, a half sum, PreMulSum operators with
+// host and device scalars), launches kernels from a header's template
+// helper (rewritten from a copy: harness.h), instantiates a captured graph
+// through the pre-CUDA-12 signature, and frees NCCL memory after its comm
+// is destroyed; every result is checked exactly, with and without the
+// race detector, and a seed gives one digest.
+func TestNcclOneThread(t *testing.T) {
+	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
+	needCxx(t)
+	root := setupCxx(t)
+	prog := buildExample(t, filepath.Join(root, "examples", "cxx", "nccl", "one_thread", "main.cu"), "-O2", "-Wall", "-Werror")
+	digest := ""
+	for _, env := range [][]string{{"EMUD_GPUS=3"}, {"EMUD_GPUS=8"}, {"EMUD_GPUS=8"}, {"EMUD_GPUS=4", "EMUD_RACE=1", "EMUD_PERTURB=1", "EMUD_SEED=3"}} {
+		r := runFull(t, prog, append([]string{"EMUD_SUMMARY=1"}, env...)...)
+		require.Equal(t, 0, r.code, "%v\nstdout:\n%s\nstderr:\n%s", env, r.stdout, r.stderr)
+		gpus := strings.TrimPrefix(env[0], "EMUD_GPUS=")
+		assert.Contains(t, r.stdout, "one_thread "+gpus+" ranks: 0 wrong (PASS)")
+		assert.Contains(t, r.stdout, "last error: names ncclRedOpDestroy")
+		assert.NotContains(t, r.stderr, "data race")
+		if gpus == "8" {
+			d := regexp.MustCompile(`digest [0-9a-f]+`).FindString(r.stderr)
+			require.NotEmpty(t, d, r.stderr)
+			if digest != "" {
+				assert.Equal(t, digest, d, "the same seed, another digest")
+			}
+			digest = d
+		}
+	}
+}
+
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
 // GPUs: ncclCommInitAll from one thread, the comm queries, team
 // arithmetic, and misuse failing with NCCL's result and a line naming why

@@ -37,12 +37,16 @@ func (e *PTXError) Error() string {
 //   - an empty template (a compiler barrier): nothing.
 //
 // The types are u32, s32, b32, u64, s64, b64. Any other instruction, or a
-// template of more than one instruction, is a *PTXError naming it.
+// template of more than one instruction, is a *PTXError naming it, unless
+// it sits in a conditional branch the compiler never sees (cond.go: #if 0,
+// #if __CUDA_ARCH__ >= 900 and the like, since emud never defines the
+// device pass's macros), which is left as written.
 func RewritePTX(src []byte, file string) ([]byte, error) {
 	toks := lex(src)
+	c := scanConds(toks) // asm in a branch the compiler never sees (#if __CUDA_ARCH__ >= 900) is left as written
 	var b bytes.Buffer
 	at := 0
-	for i := 0; i < len(toks); i++ {
+	for i := c.settle(0, true); i < len(toks); i = c.settle(i+1, true) {
 		t := toks[i]
 		if t.directive || t.kind != tokIdent || (t.text != "asm" && t.text != "__asm__" && t.text != "__asm") {
 			continue

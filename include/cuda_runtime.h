@@ -66,14 +66,66 @@ typedef enum cudaMemcpyKind {
 #define cudaEventDisableTiming 0x2
 #define cudaHostAllocDefault 0x0
 
+typedef struct cudaUUID_st {
+  char bytes[16];
+} cudaUUID_t;
+// The fields CUDA programs read most (names and types as CUDA's); the
+// figures are emud's GPU's (hipGetDeviceProperties), with warps of 32.
 struct cudaDeviceProp {
   char name[256];
+  cudaUUID_t uuid;
   size_t totalGlobalMem;
   size_t sharedMemPerBlock;
+  int regsPerBlock;
   int warpSize;
+  size_t memPitch;
   int maxThreadsPerBlock;
-  int multiProcessorCount;
+  int maxThreadsDim[3];
+  int maxGridSize[3];
+  int clockRate;
+  size_t totalConstMem;
   int major, minor;
+  size_t textureAlignment;
+  int deviceOverlap;
+  int multiProcessorCount;
+  int kernelExecTimeoutEnabled;
+  int integrated;
+  int canMapHostMemory;
+  int computeMode;
+  int concurrentKernels;
+  int ECCEnabled;
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int tccDriver;
+  int asyncEngineCount;
+  int unifiedAddressing;
+  int memoryClockRate;
+  int memoryBusWidth;
+  int l2CacheSize;
+  int persistingL2CacheMaxSize;
+  int maxThreadsPerMultiProcessor;
+  int streamPrioritiesSupported;
+  int globalL1CacheSupported;
+  int localL1CacheSupported;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor;
+  int managedMemory;
+  int isMultiGpuBoard;
+  int multiGpuBoardGroupID;
+  int hostNativeAtomicSupported;
+  int pageableMemoryAccess;
+  int concurrentManagedAccess;
+  int computePreemptionSupported;
+  int canUseHostPointerForRegisteredMem;
+  int cooperativeLaunch;
+  int cooperativeMultiDeviceLaunch;
+  size_t sharedMemPerBlockOptin;
+  int pageableMemoryAccessUsesHostPageTables;
+  int directManagedMemAccessFromHost;
+  int maxBlocksPerMultiProcessor;
+  int accessPolicyMaxWindowSize;
+  size_t reservedSharedMemPerBlock;
 };
 
 namespace emud {
@@ -132,13 +184,44 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int dev, EMUD_SITE
   if (e != hipSuccess) return ::emud::cuda::err(e);
   std::memset(p, 0, sizeof *p);
   std::snprintf(p->name, sizeof p->name, "emud NVLink-class GPU (warps of 32)");
+  for (int i = 0; i < 16; i++) p->uuid.bytes[i] = (char)(i == 15 ? dev + 1 : 0x5e);  // one per device, never all zero
   p->totalGlobalMem = h.totalGlobalMem;
-  p->sharedMemPerBlock = h.sharedMemPerBlock;
+  p->sharedMemPerBlock = p->sharedMemPerBlockOptin = h.sharedMemPerBlock;
+  p->regsPerBlock = p->regsPerMultiprocessor = h.regsPerBlock;
   p->warpSize = 32;
+  p->memPitch = (size_t)1 << 31;
   p->maxThreadsPerBlock = h.maxThreadsPerBlock;
-  p->multiProcessorCount = h.multiProcessorCount;
+  for (int i = 0; i < 3; i++) {
+    p->maxThreadsDim[i] = h.maxThreadsDim[i];
+    p->maxGridSize[i] = h.maxGridSize[i];
+  }
+  p->clockRate = h.clockRate;
+  p->totalConstMem = h.totalConstMem;
   p->major = 10;  // compute capability 10.0, a Blackwell-class part (NVLink 5)
   p->minor = 0;
+  p->textureAlignment = 512;
+  p->deviceOverlap = 1;
+  p->multiProcessorCount = h.multiProcessorCount;
+  p->integrated = h.integrated;
+  p->canMapHostMemory = h.canMapHostMemory;
+  p->computeMode = h.computeMode;
+  p->concurrentKernels = h.concurrentKernels;
+  p->pciBusID = h.pciBusID;
+  p->pciDeviceID = h.pciDeviceID;
+  p->pciDomainID = h.pciDomainID;
+  p->asyncEngineCount = 2;
+  p->unifiedAddressing = 1;
+  p->memoryClockRate = h.memoryClockRate;
+  p->memoryBusWidth = h.memoryBusWidth;
+  p->l2CacheSize = h.l2CacheSize;
+  p->maxThreadsPerMultiProcessor = h.maxThreadsPerMultiProcessor;
+  p->globalL1CacheSupported = p->localL1CacheSupported = 1;
+  p->sharedMemPerMultiprocessor = h.maxSharedMemoryPerMultiProcessor;
+  p->managedMemory = h.managedMemory;
+  p->isMultiGpuBoard = h.isMultiGpuBoard;
+  p->hostNativeAtomicSupported = 1;
+  p->cooperativeLaunch = h.cooperativeLaunch;
+  p->maxBlocksPerMultiProcessor = h.maxThreadsPerMultiProcessor / 32 > 0 ? h.maxThreadsPerMultiProcessor / 32 : 1;
   return cudaSuccess;
 }
 inline cudaError_t cudaDeviceCanAccessPeer(int* can, int dev, int peer, EMUD_SITE) {
@@ -448,8 +531,25 @@ inline cudaError_t cudaGraphCreate(cudaGraph_t* g, unsigned flags, EMUD_SITE) {
   return ::emud::cuda::err(hipGraphCreate(g, flags, EMUD_SITE_ARGS));
 }
 inline cudaError_t cudaGraphDestroy(cudaGraph_t g, EMUD_SITE) { return ::emud::cuda::err(hipGraphDestroy(g, EMUD_SITE_ARGS)); }
-inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0, EMUD_SITE) {
+namespace emud {
+namespace cuda {
+// noMoreArgs ends a call's own parameters before the defaulted site
+// ones: a call with more arguments (the older signature below) cannot
+// slide them into the site's file and line.
+struct noMoreArgs {};
+}  // namespace cuda
+}  // namespace emud
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0,
+                                        ::emud::cuda::noMoreArgs = {}, EMUD_SITE) {
   return ::emud::cuda::err(hipGraphInstantiateWithFlags(e, g, flags, EMUD_SITE_ARGS));
+}
+// The signature before CUDA 12 (error node and log buffer), which CUDA 12
+// keeps for C++: no error node is ever reported and the log is empty.
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* e, cudaGraph_t g, cudaGraphNode_t* errorNode, char* log,
+                                        size_t logSize, EMUD_SITE) {
+  if (errorNode) *errorNode = nullptr;
+  if (log && logSize > 0) log[0] = 0;
+  return ::emud::cuda::err(hipGraphInstantiateWithFlags(e, g, 0, EMUD_SITE_ARGS));
 }
 inline cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long flags = 0,
                                                  EMUD_SITE) {

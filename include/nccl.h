@@ -23,12 +23,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "cuda_runtime.h"
+// As NCCL's nccl.h: its data types' C++ types come with it.
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
+#include "cuda_fp8.h"
 
 #define NCCL_MAJOR 2
 #define NCCL_MINOR 31
@@ -82,7 +88,8 @@ typedef enum {
   ncclFloat8e5m2 = 11,
   ncclNumTypes = 12
 } ncclDataType_t;
-typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5 } ncclRedOp_t;
+typedef enum { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3, ncclAvg = 4, ncclNumOps = 5, ncclMaxRedOp = 0x7fffffff } ncclRedOp_t;
+typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
 // A communicator's configuration: the fields programs set before
 // ncclCommInitRankConfig, each undefined until set.
 typedef struct {
@@ -136,8 +143,19 @@ inline std::map<uintptr_t, commInfo> comms;   // by ncclComm_t
 inline std::map<int, uintptr_t> devComm;      // device -> its latest live comm (ncclMemAlloc's)
 inline std::map<uintptr_t, uintptr_t> allocs; // ncclMemAlloc'd pointer -> its comm
 
+}  // namespace nccl
+}  // namespace emud
+// ncclGetLastError: the calling thread's last failed call, in words (C
+// linkage, as NCCL's: capi/nccl_err.c).
+extern "C" const char* ncclGetLastError(ncclComm_t comm);
+extern "C" void emud_nccl_set_last_error(const char* msg);
+namespace emud {
+namespace nccl {
 inline ncclResult_t fail(ncclResult_t r, const char* call, const char* why, const char* file, int line) {
   std::fprintf(stderr, "emud: %s:%d: %s: %s\n", file, line, call, why);
+  char msg[512];
+  std::snprintf(msg, sizeof msg, "%s: %s (%s:%d)", call, why, file, line);
+  emud_nccl_set_last_error(msg);
   return r;
 }
 inline bool info(ncclComm_t c, commInfo* out) {
@@ -179,12 +197,63 @@ inline ncclResult_t ncclGetUniqueId(ncclUniqueId* id, EMUD_SITE) {
   return ::emud::nccl::rc(emud_host(EMUD_H_UNIQUE_ID, a, __emud_file, __emud_line));
 }
 
+// Groups and the collective setup calls: one thread may make several
+// ranks' ncclCommInitRank (or ncclCommWindowRegister, ncclDevCommCreate)
+// between ncclGroupStart and ncclGroupEnd, each after cudaSetDevice to
+// its rank's GPU, as NCCL allows. emud's are collective on the calling
+// thread, so inside a group each is kept, with the device current at the
+// call, and the outermost ncclGroupEnd runs them at once, each on a
+// thread of its own (host threads of the emulation, as ncclCommInitAll's)
+// on its device, before the group's collectives; their outputs are set
+// when ncclGroupEnd returns, as NCCL says.
+namespace emud {
+namespace nccl {
+inline thread_local int groupDepth;
+struct deferredCall {
+  int dev;
+  std::function<ncclResult_t()> call;
+};
+inline thread_local std::vector<deferredCall> deferred;
+// defer keeps call for the group's end when a group is open.
+inline bool defer(std::function<ncclResult_t()> call, const char* file, int line, const char* fn) {
+  if (groupDepth == 0) return false;
+  int dev = 0;
+  (void)cudaGetDevice(&dev, file, line, fn);
+  deferred.push_back({dev, std::move(call)});
+  return true;
+}
+// runDeferred runs the calls a group kept: the first failure, if any.
+inline ncclResult_t runDeferred(const char* file, int line, const char* fn) {
+  std::vector<deferredCall> calls = std::move(deferred);
+  deferred.clear();
+  std::vector<ncclResult_t> res(calls.size(), ncclSuccess);
+  std::vector<std::thread> ts;
+  for (size_t i = 0; i < calls.size(); i++) {
+    ts.emplace_back([&, i] {
+      if (cudaSetDevice(calls[i].dev, file, line, fn) != cudaSuccess) {
+        res[i] = ncclUnhandledCudaError;
+        return;
+      }
+      res[i] = calls[i].call();
+    });
+  }
+  for (auto& t : ts) t.join();
+  for (ncclResult_t r : res)
+    if (r != ncclSuccess) return r;
+  return ncclSuccess;
+}
+}  // namespace nccl
+}  // namespace emud
+
 // ncclCommInitRank is collective: it returns when every rank of the id
 // has made it, as NCCL's bootstrap does. The rank runs on the calling
 // thread's current device (cudaSetDevice first).
 inline ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nRanks, ncclUniqueId id, int rank, EMUD_SITE) {
   if (!comm) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "null comm", __emud_file, __emud_line);
   *comm = nullptr;
+  if (::emud::nccl::defer([=] { return ncclCommInitRank(comm, nRanks, id, rank, __emud_file, __emud_line, __emud_fn); },
+                          EMUD_SITE_ARGS))
+    return ncclSuccess;
   if (nRanks < 1 || rank < 0 || rank >= nRanks)
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "rank outside [0, nRanks)", __emud_file, __emud_line);
   int dev = 0;
@@ -243,6 +312,9 @@ inline ncclResult_t ncclCommDestroy(ncclComm_t comm, EMUD_SITE) {
   std::lock_guard<std::mutex> g(::emud::nccl::mu);
   ::emud::nccl::comms.erase((uintptr_t)comm);
   if (::emud::nccl::devComm[ci.dev] == (uintptr_t)comm) ::emud::nccl::devComm.erase(ci.dev);
+  for (auto& al : ::emud::nccl::allocs)
+    if (al.second == (uintptr_t)comm) al.second = 0;  // ncclMemFree may still come
+
   return ::emud::nccl::rc(r);
 }
 inline ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {
@@ -302,6 +374,10 @@ inline ncclResult_t ncclMemFree(void* ptr, EMUD_SITE) {
     comm = it->second;
     ::emud::nccl::allocs.erase(it);
   }
+  // NCCL's memory outlives the comm it was allocated beside (nccl-tests
+  // frees its buffers after ncclCommDestroy); emud's came from the comm's
+  // heap, which stays with the node once the comm is gone: nothing to free.
+  if (comm == 0) return ncclSuccess;
   uint64_t a[16] = {(uint64_t)comm, ::emud::addr(ptr)};
   return ::emud::nccl::rc(emud_host(EMUD_H_MEM_FREE, a, __emud_file, __emud_line));
 }
@@ -314,6 +390,9 @@ inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t s
   if (!win || !buff)
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister", "null buffer or window", __emud_file, __emud_line);
   *win = nullptr;
+  if (::emud::nccl::defer([=] { return ncclCommWindowRegister(comm, buff, size, win, winFlags, __emud_file, __emud_line, __emud_fn); },
+                          EMUD_SITE_ARGS))
+    return ncclSuccess;
   if (winFlags & ~(NCCL_WIN_COLL_SYMMETRIC | NCCL_WIN_STRICT_ORDERING | NCCL_WIN_CFT_COUNTED))
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister",
                               "window flags other than NCCL_WIN_COLL_SYMMETRIC, NCCL_WIN_STRICT_ORDERING and NCCL_WIN_CFT_COUNTED",
@@ -359,13 +438,40 @@ enum {
   coll_group_start,
   coll_group_end
 };
+// A reduction operator ncclRedOpCreatePreMulSum made: ncclNumOps + its
+// index names it; the emulator gets its scalar with each call.
+struct preMulSum {
+  ncclComm_t comm;
+  int type;
+  int residence;    // ncclScalarDevice or ncclScalarHostImmediate
+  uint64_t scalar;  // the host scalar's bytes, or the device scalar's address
+  bool live;
+};
+inline std::vector<preMulSum> userOps;
+// preMulOp is the PreMulSum for the redop code 5 the emulator knows it by.
+constexpr int preMulOp = 5;
+
 // coll makes call kind; inPlace names an ncclBcast (a broadcast).
 inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t count, int type, int op, int peer,
                          ncclComm_t comm, cudaStream_t s, const char* file, int line, bool inPlace = false) {
+  uint64_t residence = 0, scalar = 0;
+  if (op >= ncclNumOps && (kind == coll_allreduce || kind == coll_reduce || kind == coll_reducescatter)) {
+    std::lock_guard<std::mutex> g(mu);
+    size_t k = (size_t)(op - ncclNumOps);
+    if (k >= userOps.size() || !userOps[k].live)
+      return fail(ncclInvalidArgument, "the collective", "a reduction operator ncclRedOpCreatePreMulSum did not make (or destroyed)", file, line);
+    if (userOps[k].comm != comm)
+      return fail(ncclInvalidArgument, "the collective", "a reduction operator made for another communicator", file, line);
+    if (userOps[k].type != type)
+      return fail(ncclInvalidArgument, "the collective", "a reduction operator made for another datatype", file, line);
+    residence = userOps[k].residence == ncclScalarHostImmediate ? 1 : 2;
+    scalar = userOps[k].scalar;
+    op = preMulOp;
+  }
   uint64_t a[16] = {(uint64_t)kind,          ::emud::addr(send),        ::emud::addr(recv),
                     (uint64_t)count,         (uint64_t)(int64_t)type,   (uint64_t)(int64_t)op,
                     (uint64_t)(int64_t)peer, (uint64_t)(uintptr_t)comm, (uint64_t)(uintptr_t)s,
-                    (uint64_t)inPlace};
+                    (uint64_t)inPlace,       residence,                 scalar};
   return rc(emud_host(EMUD_H_NCCL_COLL, a, file, line));
 }
 }  // namespace nccl
@@ -417,10 +523,19 @@ inline ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t dataty
                             __emud_file, __emud_line);
 }
 inline ncclResult_t ncclGroupStart(EMUD_SITE) {
-  return ::emud::nccl::coll(::emud::nccl::coll_group_start, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file,
-                            __emud_line);
+  ncclResult_t r = ::emud::nccl::coll(::emud::nccl::coll_group_start, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file,
+                                      __emud_line);
+  if (r == ncclSuccess) ::emud::nccl::groupDepth++;
+  return r;
 }
 inline ncclResult_t ncclGroupEnd(EMUD_SITE) {
+  if (::emud::nccl::groupDepth > 0 && --::emud::nccl::groupDepth == 0 && !::emud::nccl::deferred.empty()) {
+    ncclResult_t r = ::emud::nccl::runDeferred(EMUD_SITE_ARGS);
+    if (r != ncclSuccess) {
+      (void)::emud::nccl::coll(::emud::nccl::coll_group_end, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file, __emud_line);
+      return r;
+    }
+  }
   return ::emud::nccl::coll(::emud::nccl::coll_group_end, nullptr, nullptr, 0, 0, 0, 0, nullptr, nullptr, __emud_file,
                             __emud_line);
 }
@@ -452,6 +567,63 @@ inline ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nRanks, ncclUni
   return ncclCommInitRank(comm, nRanks, id, rank, EMUD_SITE_ARGS);
 }
 
+// ncclRedOpCreatePreMulSum: an operator that multiplies each rank's input
+// by that rank's scalar (in the datatype), then sums; a host scalar is
+// read now, a device one when the collective runs.
+inline ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                                             ncclScalarResidence_t residence, ncclComm_t comm, EMUD_SITE) {
+  static const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+  ::emud::nccl::commInfo ci;
+  if (!op || !scalar)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum", "null op or scalar", __emud_file, __emud_line);
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum", "comm was not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  if ((int)datatype < 0 || (int)datatype >= ncclNumTypes)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum", "not an ncclDataType_t", __emud_file, __emud_line);
+  if (residence != ncclScalarDevice && residence != ncclScalarHostImmediate)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum", "residence is neither ncclScalarDevice nor ncclScalarHostImmediate",
+                              __emud_file, __emud_line);
+  ::emud::nccl::preMulSum m{comm, (int)datatype, (int)residence, 0, true};
+  if (residence == ncclScalarHostImmediate) {
+    std::memcpy(&m.scalar, scalar, sizes[datatype]);
+  } else {
+    m.scalar = ::emud::addr(scalar);
+  }
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  ::emud::nccl::userOps.push_back(m);
+  *op = (ncclRedOp_t)(ncclNumOps + (int)::emud::nccl::userOps.size() - 1);
+  return ncclSuccess;
+}
+inline ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm, EMUD_SITE) {
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  size_t k = (size_t)((int)op - ncclNumOps);
+  if ((int)op < ncclNumOps || k >= ::emud::nccl::userOps.size() || !::emud::nccl::userOps[k].live)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpDestroy", "not an operator ncclRedOpCreatePreMulSum made (or destroyed)",
+                              __emud_file, __emud_line);
+  if (::emud::nccl::userOps[k].comm != comm)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclRedOpDestroy", "the operator was made for another communicator",
+                              __emud_file, __emud_line);
+  ::emud::nccl::userOps[k].live = false;
+  return ncclSuccess;
+}
+// ncclCommGetAsyncError: emud's collectives fail the run at once (the
+// report names the call), so a live comm never holds an error.
+inline ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!asyncError)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommGetAsyncError", "null asyncError", __emud_file, __emud_line);
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommGetAsyncError", "comm was not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  *asyncError = ncclSuccess;
+  return ncclSuccess;
+}
+// ncclCommAbort: ncclCommDestroy's (emud has no operation in flight to
+// cancel once the comm's streams were waited for; partial: one still
+// queued runs as it would after a destroy).
+inline ncclResult_t ncclCommAbort(ncclComm_t comm, EMUD_SITE) { return ncclCommDestroy(comm, EMUD_SITE_ARGS); }
+
 // ---- not emulated: a compile error naming the call ----
 namespace emud {
 namespace nccl {
@@ -467,7 +639,6 @@ inline constexpr bool unsupported_v = false;
     return ncclInvalidUsage;                                                                                  \
   }
 EMUD_NCCL_UNSUPPORTED(ncclCommSplit)
-EMUD_NCCL_UNSUPPORTED(ncclCommAbort)
 EMUD_NCCL_UNSUPPORTED(ncclPutSignal)
 EMUD_NCCL_UNSUPPORTED(ncclSignal)
 EMUD_NCCL_UNSUPPORTED(ncclWaitSignal)

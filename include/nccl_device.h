@@ -170,6 +170,11 @@ inline ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_
 // what emud does not emulate in C++ yet fails naming it.
 inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* out, EMUD_SITE) {
   const char* call = "ncclDevCommCreate";
+  if (reqs && out) {
+    ncclDevCommRequirements_t keep = *reqs;  // the call's copy: the group's end may come after the caller's goes
+    if (::emud::nccl::defer([=] { return ncclDevCommCreate(comm, &keep, out, __emud_file, __emud_line, __emud_fn); }, EMUD_SITE_ARGS))
+      return ncclSuccess;
+  }
   if (!reqs || !out)
     return ::emud::nccl::fail(ncclInvalidArgument, call,
                               reqs ? "null outDevComm" : "null requirements (start from NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER)",

@@ -127,6 +127,38 @@ inline constexpr uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return {
 #undef EMUD_VEC3
 #undef EMUD_VEC4
 
+// The global min and max of HIP's and CUDA's math headers, for host and
+// device code alike: each integer type with itself (and a signed with an
+// unsigned of its width, as unsigned), floats as fminf/fmaxf (a NaN
+// operand gives the other).
+#define EMUD_MINMAX(T, U)                                                 \
+  inline __host__ __device__ T min(T a, U b) { return b < a ? b : a; } \
+  inline __host__ __device__ T max(T a, U b) { return a < b ? b : a; }
+EMUD_MINMAX(int, int)
+EMUD_MINMAX(unsigned, unsigned)
+EMUD_MINMAX(long, long)
+EMUD_MINMAX(unsigned long, unsigned long)
+EMUD_MINMAX(long long, long long)
+EMUD_MINMAX(unsigned long long, unsigned long long)
+#undef EMUD_MINMAX
+#define EMUD_MINMAX_MIXED(S, U)                                                                \
+  inline __host__ __device__ U min(S a, U b) { return ::min((U)a, b); }                       \
+  inline __host__ __device__ U min(U a, S b) { return ::min(a, (U)b); }                       \
+  inline __host__ __device__ U max(S a, U b) { return ::max((U)a, b); }                       \
+  inline __host__ __device__ U max(U a, S b) { return ::max(a, (U)b); }
+EMUD_MINMAX_MIXED(int, unsigned)
+EMUD_MINMAX_MIXED(long, unsigned long)
+EMUD_MINMAX_MIXED(long long, unsigned long long)
+#undef EMUD_MINMAX_MIXED
+inline __host__ __device__ float min(float a, float b) { return std::fmin(a, b); }
+inline __host__ __device__ float max(float a, float b) { return std::fmax(a, b); }
+inline __host__ __device__ double min(double a, double b) { return std::fmin(a, b); }
+inline __host__ __device__ double max(double a, double b) { return std::fmax(a, b); }
+inline __host__ __device__ double min(float a, double b) { return std::fmin((double)a, b); }
+inline __host__ __device__ double min(double a, float b) { return std::fmin(a, (double)b); }
+inline __host__ __device__ double max(float a, double b) { return std::fmax((double)a, b); }
+inline __host__ __device__ double max(double a, float b) { return std::fmax(a, (double)b); }
+
 typedef enum hipError_t {
   hipSuccess = 0,
   hipErrorInvalidValue = 1,

@@ -1,0 +1,196 @@
+// One thread drives every GPU of the node, as nccl-tests does with -g N:
+// the communicators are made by ncclCommInitRank calls between
+// ncclGroupStart and ncclGroupEnd (cudaSetDevice before each), every
+// collective is posted in a group, and the device side comes from a
+// header (harness.h). It checks each result exactly:
+//   - ncclAllReduce sum and ncclAvg of floats (NCCL's Avg on floats is a
+//     sum of the inputs premultiplied by 1/n), ncclAvg of int32 (a sum
+//     divided at the end), a sum of halves;
+//   - ncclRedOpCreatePreMulSum with a host scalar (rank r's is r + 1) and
+//     with a device scalar, then ncclRedOpDestroy;
+//   - a graph captured from the header's launch helper, instantiated
+//     through the pre-CUDA-12 signature (error node and log buffer);
+//   - ncclCommGetAsyncError, ncclGetLastError (declared again with a weak
+//     fallback, as nccl-tests does: emud's wins), ncclMemFree after
+//     ncclCommDestroy (NCCL's memory outlives the comm).
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "harness.h"
+
+extern "C" const char* ncclGetLastError(ncclComm_t comm);
+extern "C" __attribute__((weak)) const char* ncclGetLastError(ncclComm_t) { return "(the weak fallback)"; }
+
+#define CHECK(cmd)                                                              \
+  do {                                                                          \
+    auto rc_ = (cmd);                                                           \
+    if ((int)rc_ != 0) {                                                        \
+      std::printf("%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #cmd, (int)rc_); \
+      return 1;                                                                 \
+    }                                                                           \
+  } while (0)
+
+constexpr size_t kCount = 1000;
+
+int main() {
+  int n = 0;
+  CHECK(cudaGetDeviceCount(&n));
+  std::vector<ncclComm_t> comms(n);
+  std::vector<cudaStream_t> streams(n);
+  ncclUniqueId id;
+  CHECK(ncclGetUniqueId(&id));
+  CHECK(ncclGroupStart());
+  for (int g = 0; g < n; g++) {
+    CHECK(cudaSetDevice(g));
+    CHECK(ncclCommInitRank(&comms[g], n, id, g));
+  }
+  CHECK(ncclGroupEnd());
+
+  std::vector<float*> fsend(n), frecv(n), scalars(n);
+  std::vector<int32_t*> isend(n), irecv(n);
+  std::vector<__half*> hsend(n), hrecv(n);
+  for (int g = 0; g < n; g++) {
+    int rank = -1;
+    CHECK(ncclCommUserRank(comms[g], &rank));
+    if (rank != g) return 2;
+    CHECK(cudaSetDevice(g));
+    CHECK(cudaStreamCreateWithFlags(&streams[g], cudaStreamNonBlocking));
+    CHECK(ncclMemAlloc((void**)&fsend[g], kCount * sizeof(float)));
+    CHECK(ncclMemAlloc((void**)&frecv[g], kCount * sizeof(float)));
+    CHECK(cudaMalloc((void**)&scalars[g], sizeof(float)));
+    CHECK(cudaMalloc((void**)&isend[g], kCount * sizeof(int32_t)));
+    CHECK(cudaMalloc((void**)&irecv[g], kCount * sizeof(int32_t)));
+    CHECK(cudaMalloc((void**)&hsend[g], kCount * sizeof(__half)));
+    CHECK(cudaMalloc((void**)&hrecv[g], kCount * sizeof(__half)));
+    CHECK(launchFill(fsend[g], kCount, (float)(g + 1), streams[g]));
+    CHECK(launchFill(isend[g], kCount, (float)(g + 1), streams[g]));
+    CHECK(launchFill(hsend[g], kCount, (float)(g + 1), streams[g]));
+    float s = 2.0f * (float)(g + 1);
+    CHECK(cudaMemcpy(scalars[g], &s, sizeof s, cudaMemcpyHostToDevice));
+  }
+  // Σ over ranks of (r+1) and of (r+1)^2 (host scalars premultiply by r+1).
+  double sum1 = 0, sum2 = 0;
+  for (int r = 0; r < n; r++) {
+    sum1 += r + 1;
+    sum2 += (r + 1) * (r + 1);
+  }
+  int wrong = 0;
+  // perElem * (i % 7 + 1) is element i's result; with avg, NCCL's Avg
+  // on floats instead: each input times float(1/n), summed in float (in
+  // rank order, as emud adds).
+  auto checkF = [&](const char* what, double perElem, bool avg = false) {
+    std::vector<float> h(kCount);
+    for (int g = 0; g < n; g++) {
+      cudaSetDevice(g);
+      cudaStreamSynchronize(streams[g]);
+      cudaMemcpy(h.data(), frecv[g], kCount * sizeof(float), cudaMemcpyDeviceToHost);
+      for (size_t i = 0; i < kCount; i++) {
+        float want = (float)(perElem * (double)(i % 7 + 1));
+        if (avg) {  // the inputs are avgFill's
+          const float inv = (float)(1.0 / n);
+          want = 0;
+          for (int r = 0; r < n; r++) {
+            float x = (float)(0.1 * (r + 1)) * (float)(i % 7 + 1);
+            want += x * inv;
+          }
+        }
+        if (h[i] != want && wrong++ < 5) std::printf("%s: GPU %d element %zu: %.9g, want %.9g\n", what, g, i, h[i], want);
+      }
+    }
+  };
+  auto allReduce = [&](ncclRedOp_t op, const std::vector<ncclRedOp_t>* ops) -> int {
+    CHECK(ncclGroupStart());
+    for (int g = 0; g < n; g++)
+      CHECK(ncclAllReduce(fsend[g], frecv[g], kCount, ncclFloat, ops ? (*ops)[g] : op, comms[g], streams[g]));
+    CHECK(ncclGroupEnd());
+    return 0;
+  };
+  if (allReduce(ncclSum, nullptr)) return 1;
+  checkF("sum", sum1);
+  // Avg on inputs a tenth of the others': inexact, so the order of
+  // NCCL's arithmetic shows (on 3 GPUs dividing the sum differs).
+  for (int g = 0; g < n; g++) CHECK(launchFill(fsend[g], kCount, (float)(0.1 * (g + 1)), streams[g]));
+  if (allReduce(ncclAvg, nullptr)) return 1;
+  checkF("avg", 0, true);
+  for (int g = 0; g < n; g++) CHECK(launchFill(fsend[g], kCount, (float)(g + 1), streams[g]));
+
+  std::vector<ncclRedOp_t> host(n), dev(n);
+  for (int g = 0; g < n; g++) {
+    float s = (float)(g + 1);
+    CHECK(ncclRedOpCreatePreMulSum(&host[g], &s, ncclFloat, ncclScalarHostImmediate, comms[g]));
+    CHECK(ncclRedOpCreatePreMulSum(&dev[g], scalars[g], ncclFloat, ncclScalarDevice, comms[g]));
+  }
+  if (allReduce(ncclSum, &host)) return 1;
+  checkF("premulsum (host scalar)", sum2);
+  if (allReduce(ncclSum, &dev)) return 1;
+  checkF("premulsum (device scalar)", 2 * sum2);
+  for (int g = 0; g < n; g++) {
+    CHECK(ncclRedOpDestroy(host[g], comms[g]));
+    CHECK(ncclRedOpDestroy(dev[g], comms[g]));
+  }
+
+  // int32 Avg: the sum divided at the end, truncating.
+  CHECK(ncclGroupStart());
+  for (int g = 0; g < n; g++) CHECK(ncclAllReduce(isend[g], irecv[g], kCount, ncclInt32, ncclAvg, comms[g], streams[g]));
+  for (int g = 0; g < n; g++) CHECK(ncclAllReduce(hsend[g], hrecv[g], kCount, ncclFloat16, ncclSum, comms[g], streams[g]));
+  CHECK(ncclGroupEnd());
+  for (int g = 0; g < n; g++) {
+    std::vector<int32_t> hi(kCount);
+    std::vector<__half> hh(kCount);
+    cudaSetDevice(g);
+    cudaStreamSynchronize(streams[g]);
+    cudaMemcpy(hi.data(), irecv[g], kCount * sizeof(int32_t), cudaMemcpyDeviceToHost);
+    cudaMemcpy(hh.data(), hrecv[g], kCount * sizeof(__half), cudaMemcpyDeviceToHost);
+    for (size_t i = 0; i < kCount; i++) {
+      int32_t want = (int32_t)(sum1 * (double)(i % 7 + 1)) / n;
+      if (hi[i] != want && wrong++ < 5) std::printf("int avg: GPU %d element %zu: %d, want %d\n", g, i, hi[i], want);
+      if (__half2float(hh[i]) != (float)(sum1 * (double)(i % 7 + 1)) && wrong++ < 5)
+        std::printf("half sum: GPU %d element %zu: %g\n", g, i, __half2float(hh[i]));
+    }
+  }
+
+  // A graph of the header's launches, through the older instantiate.
+  CHECK(cudaSetDevice(0));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeGlobal));
+  CHECK(launchFill(fsend[0], 64 * 4, 1.0f, streams[0]));
+  blockSum<<<4, 64, 0, streams[0]>>>(fsend[0], frecv[0]);
+  CHECK(cudaStreamEndCapture(streams[0], &graph));
+  CHECK(cudaGraphInstantiate(&exec, graph, NULL, NULL, 0));
+  CHECK(cudaGraphLaunch(exec, streams[0]));
+  CHECK(cudaStreamSynchronize(streams[0]));
+  float sums[4];
+  CHECK(cudaMemcpy(sums, frecv[0], sizeof sums, cudaMemcpyDeviceToHost));
+  for (int b = 0; b < 4; b++) {
+    float want = 0;
+    for (int i = b * 64; i < b * 64 + 64; i++) want += (float)(i % 7 + 1);
+    if (sums[b] != want && wrong++ < 5) std::printf("graph block %d: %g, want %g\n", b, sums[b], want);
+  }
+  CHECK(cudaGraphExecDestroy(exec));
+  CHECK(cudaGraphDestroy(graph));
+
+  for (int g = 0; g < n; g++) {
+    ncclResult_t async = ncclInternalError;
+    CHECK(ncclCommGetAsyncError(comms[g], &async));
+    if (async != ncclSuccess) wrong++;
+  }
+  // A failed call leaves its words for ncclGetLastError.
+  if (ncclRedOpDestroy(host[0], comms[0]) == ncclSuccess) wrong++;
+  std::printf("last error: %s\n", std::strstr(ncclGetLastError(nullptr), "ncclRedOpDestroy") ? "names ncclRedOpDestroy" : ncclGetLastError(nullptr));
+
+  for (int g = 0; g < n; g++) CHECK(ncclCommDestroy(comms[g]));
+  for (int g = 0; g < n; g++) {
+    CHECK(cudaSetDevice(g));
+    CHECK(ncclMemFree(fsend[g]));
+    CHECK(ncclMemFree(frecv[g]));
+    CHECK(cudaStreamDestroy(streams[g]));
+  }
+  std::printf("one_thread %d ranks: %d wrong (%s)\n", n, wrong, wrong ? "FAIL" : "PASS");
+  return wrong != 0;
+}
