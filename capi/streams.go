@@ -10,6 +10,7 @@ import "C"
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unsafe"
@@ -359,7 +360,10 @@ func raceMemOp(a *sim.Actor, info *race.Info, dst, src, n uint64, devDst, devSrc
 }
 
 func init() {
-	hostAdvice := func(race.Edge) string {
+	hostAdvice := func(e race.Edge) string {
+		if w := ncclGroupAdvice(e); w != "" {
+			return w
+		}
 		return "a HIP copy or memset and device work on streams that nothing orders: put them on one stream, or synchronise (hipStreamSynchronize, hipDeviceSynchronize) before the later one is queued"
 	}
 	for _, k := range []race.OpKind{race.OpLane, race.OpPacket} {
@@ -456,4 +460,21 @@ func (st *stream) idle() bool {
 		}
 	}
 	return st.last == nil || st.last.Done()
+}
+
+// ncclStreamOf finds "on stream N of GPU G" in an NCCL call's Who.
+var ncclStreamOf = regexp.MustCompile(`^nccl\w+ of rank \d+ on (.+) \(`)
+
+// ncclGroupAdvice words the missing edge between two NCCL calls on one
+// stream: stream order would have ordered them, so they were posted in
+// one group, whose calls NCCL runs in no order it promises ("" for any
+// other pair).
+func ncclGroupAdvice(e race.Edge) string {
+	a, b := ncclStreamOf.FindStringSubmatch(e.Prev.Who), ncclStreamOf.FindStringSubmatch(e.Cur.Who)
+	if a == nil || b == nil || a[1] != b[1] {
+		return ""
+	}
+	return fmt.Sprintf("%s and %s were posted in one group on %s: NCCL runs a group's calls in no order it promises "+
+		"(its sends and receives progress together), so one must not read what another writes; end the group between them "+
+		"(ncclGroupEnd, then ncclGroupStart), as a step that forwards what an earlier step received needs", e.Prev.Op, e.Cur.Op, a[1])
 }

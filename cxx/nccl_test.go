@@ -181,7 +181,8 @@ func TestNcclHostCollectives(t *testing.T) {
 // helper (rewritten from a copy: harness.h), instantiates a captured graph
 // through the pre-CUDA-12 signature, and frees NCCL memory after its comm
 // is destroyed; every result is checked exactly, with and without the
-// race detector, and a seed gives one digest.
+// race detector, and a seed gives one digest. Steps that forward received
+// data in one group are a race, its advice naming the group.
 func TestNcclOneThread(t *testing.T) {
 	plainLine(t) // its programs are no -race builds: .ci/run runs it in a plain one
 	needCxx(t)
@@ -204,6 +205,15 @@ func TestNcclOneThread(t *testing.T) {
 			digest = d
 		}
 	}
+	// Two steps that forward what the first received: a group each is
+	// clean, both in one group is the race it is on NCCL, worded so.
+	r := runFull(t, prog, "forward", "EMUD_RACE=1", "EMUD_GPUS=4")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "forward: 0 wrong")
+	r = runFull(t, prog, "grouped", "EMUD_RACE=1", "EMUD_GPUS=4")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `ncclSend and ncclRecv were posted in one group on stream \d+ of GPU \d: NCCL runs a group's calls in no order it promises`, r.stderr)
+	assert.Regexp(t, `by ncclRecv of rank \d on stream \d+ of GPU \d \(host main thread\) \(main\.cu:\d+\)`, r.stderr)
 }
 
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8

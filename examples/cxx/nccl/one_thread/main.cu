@@ -13,6 +13,9 @@
 //   - ncclCommGetAsyncError, ncclGetLastError (declared again with a weak
 //     fallback, as nccl-tests does: emud's wins), ncclMemFree after
 //     ncclCommDestroy (NCCL's memory outlives the comm).
+// argv[1] "forward" instead passes blocks two ranks on in two grouped
+// steps; "grouped" puts both steps in one outer group (a planted bug,
+// as nccl-tests' hypercube with one thread driving every GPU has).
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -37,7 +40,40 @@ extern "C" __attribute__((weak)) const char* ncclGetLastError(ncclComm_t) { retu
 
 constexpr size_t kCount = 1000;
 
-int main() {
+// forward passes each rank's block two ranks on, in two steps: a send of
+// its own block to the next rank, then a send of the block it received.
+// The second step reads what the first one's receive wrote, so the steps
+// need a group each; with grouped, both are in one outer group (a
+// planted bug: NCCL runs a group's calls in no order it promises, and
+// EMUD_RACE=1 reports the receive and the send that follows it).
+static int forward(std::vector<ncclComm_t>& comms, std::vector<float*>& buf, std::vector<cudaStream_t>& streams, bool grouped) {
+  const int n = (int)comms.size();
+  const size_t b = 256;  // floats a block: [own | first step's | second step's]
+  if (grouped) CHECK(ncclGroupStart());
+  for (int step = 0; step < 2; step++) {
+    CHECK(ncclGroupStart());
+    for (int g = 0; g < n; g++) {
+      CHECK(ncclSend(buf[g] + step * b, b, ncclFloat, (g + 1) % n, comms[g], streams[g]));
+      CHECK(ncclRecv(buf[g] + (step + 1) * b, b, ncclFloat, (g + n - 1) % n, comms[g], streams[g]));
+    }
+    CHECK(ncclGroupEnd());
+  }
+  if (grouped) CHECK(ncclGroupEnd());
+  int wrong = 0;
+  std::vector<float> h(3 * b);
+  for (int g = 0; g < n; g++) {
+    cudaSetDevice(g);
+    cudaStreamSynchronize(streams[g]);
+    cudaMemcpy(h.data(), buf[g], h.size() * sizeof(float), cudaMemcpyDeviceToHost);
+    int from = (g + n - 2) % n;  // the block two ranks back
+    for (size_t i = 0; i < b; i++) wrong += h[2 * b + i] != (float)(from + 1) * (float)(i % 7 + 1);
+  }
+  std::printf("forward%s: %d wrong\n", grouped ? " (one group)" : "", wrong);
+  return wrong != 0;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
   int n = 0;
   CHECK(cudaGetDeviceCount(&n));
   std::vector<ncclComm_t> comms(n);
@@ -73,6 +109,8 @@ int main() {
     float s = 2.0f * (float)(g + 1);
     CHECK(cudaMemcpy(scalars[g], &s, sizeof s, cudaMemcpyHostToDevice));
   }
+  if (!std::strcmp(mode, "forward") || !std::strcmp(mode, "grouped")) return forward(comms, fsend, streams, mode[0] == 'g');
+
   // Σ over ranks of (r+1) and of (r+1)^2 (host scalars premultiply by r+1).
   double sum1 = 0, sum2 = 0;
   for (int r = 0; r < n; r++) {
