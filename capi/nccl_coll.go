@@ -75,11 +75,14 @@ const (
 	ncclCollRecv
 	ncclCollGroupStart
 	ncclCollGroupEnd
+	ncclCollGather
+	ncclCollScatter
 )
 
 var ncclCollNames = map[int]string{ncclCollAllReduce: "ncclAllReduce", ncclCollBroadcast: "ncclBroadcast",
 	ncclCollReduce: "ncclReduce", ncclCollAllGather: "ncclAllGather", ncclCollReduceScatter: "ncclReduceScatter",
-	ncclCollAlltoAll: "ncclAlltoAll", ncclCollSend: "ncclSend", ncclCollRecv: "ncclRecv"}
+	ncclCollAlltoAll: "ncclAlltoAll", ncclCollSend: "ncclSend", ncclCollRecv: "ncclRecv",
+	ncclCollGather: "ncclGather", ncclCollScatter: "ncclScatter"}
 
 // NCCL's element types (ncclDataType_t) and reductions (ncclRedOp_t).
 var ncclTypeNames = []string{"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
@@ -291,7 +294,8 @@ func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, e
 			return nil, fmt.Errorf("a PreMulSum operator's scalar residence %d: want host or device", o.residence)
 		}
 	}
-	if (kind == ncclCollBroadcast || kind == ncclCollReduce || kind == ncclCollSend || kind == ncclCollRecv) && (o.peer < 0 || o.peer >= c.NRanks) {
+	rooted := kind == ncclCollBroadcast || kind == ncclCollReduce || kind == ncclCollGather || kind == ncclCollScatter
+	if (rooted || kind == ncclCollSend || kind == ncclCollRecv) && (o.peer < 0 || o.peer >= c.NRanks) {
 		what := "root"
 		if kind == ncclCollSend || kind == ncclCollRecv {
 			what = "peer"
@@ -309,12 +313,14 @@ func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, e
 	in, out := ncclSizes(kind, o.count, ncclTypeSizes[o.dtype], c.NRanks)
 	// A broadcast reads the root's sendbuff only, a reduce writes the
 	// root's recvbuff only: NCCL ignores the others.
-	if in > 0 && kind != ncclCollRecv && (kind != ncclCollBroadcast || c.Rank == o.peer) {
+	// (A scatter reads the root's sendbuff only, a gather writes the
+	// root's recvbuff only.)
+	if in > 0 && kind != ncclCollRecv && (kind != ncclCollBroadcast && kind != ncclCollScatter || c.Rank == o.peer) {
 		if err := ncclBuffer("sendbuff", o.send, in); err != nil {
 			return nil, err
 		}
 	}
-	if out > 0 && kind != ncclCollSend && (kind != ncclCollReduce || c.Rank == o.peer) {
+	if out > 0 && kind != ncclCollSend && (kind != ncclCollReduce && kind != ncclCollGather || c.Rank == o.peer) {
 		if err := ncclBuffer("recvbuff", o.recv, out); err != nil {
 			return nil, err
 		}
@@ -333,6 +339,10 @@ func ncclSizes(kind int, count, size uint64, n int) (in, out uint64) {
 		return b * uint64(n), b
 	case ncclCollAlltoAll:
 		return b * uint64(n), b * uint64(n)
+	case ncclCollGather:
+		return b, b * uint64(n)
+	case ncclCollScatter:
+		return b * uint64(n), b
 	}
 	return b, b
 }
@@ -545,6 +555,21 @@ func ncclMove(w *sim.Actor, in *ncclInst) error {
 		if first.kind == ncclCollReduce {
 			in.bytes = b
 		}
+	case ncclCollGather:
+		root := in.ops[first.peer]
+		out := make([]byte, 0, b*uint64(n))
+		for _, o := range in.ops {
+			out = append(out, read(o, o.send, b)...)
+		}
+		write(root, root.recv, out)
+		in.bytes = b * uint64(n-1)
+	case ncclCollScatter:
+		root := in.ops[first.peer]
+		src := read(root, root.send, b*uint64(n))
+		for r, o := range in.ops {
+			write(o, o.recv, src[uint64(r)*b:uint64(r+1)*b])
+		}
+		in.bytes = b * uint64(n-1)
 	case ncclCollBroadcast:
 		root := in.ops[first.peer]
 		src := read(root, root.send, b)
@@ -606,7 +631,7 @@ func ncclAgree(a, b *ncclOp) error {
 		return fmt.Errorf("%s against %s", ncclTypeNames[a.dtype], ncclTypeNames[b.dtype])
 	case (a.kind == ncclCollAllReduce || a.kind == ncclCollReduce || a.kind == ncclCollReduceScatter) && a.redop != b.redop:
 		return fmt.Errorf("%s against %s", ncclOpNames[a.redop], ncclOpNames[b.redop])
-	case (a.kind == ncclCollBroadcast || a.kind == ncclCollReduce) && a.peer != b.peer:
+	case (a.kind == ncclCollBroadcast || a.kind == ncclCollReduce || a.kind == ncclCollGather || a.kind == ncclCollScatter) && a.peer != b.peer:
 		return fmt.Errorf("root %d against %d", a.peer, b.peer)
 	}
 	return nil

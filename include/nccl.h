@@ -12,7 +12,8 @@
 // ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
 // ncclGetVersion, ncclCommInitRankConfig, ncclCommRegister/Deregister;
 // the host collectives (ncclAllReduce, ncclBroadcast, ncclBcast,
-// ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll), ncclSend,
+// ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclGather,
+// ncclScatter), ncclSend,
 // ncclRecv and ncclGroupStart/End (capi/nccl_coll.go); nccl_device.h adds
 // the device-communicator calls. The calls below "not emulated" are a
 // compile error naming each.
@@ -436,7 +437,9 @@ enum {
   coll_send,
   coll_recv,
   coll_group_start,
-  coll_group_end
+  coll_group_end,
+  coll_gather,
+  coll_scatter
 };
 // A reduction operator ncclRedOpCreatePreMulSum made: ncclNumOps + its
 // index names it; the emulator gets its scalar with each call.
@@ -510,6 +513,18 @@ inline ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size
 inline ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
   return ::emud::nccl::coll(::emud::nccl::coll_alltoall, sendbuff, recvbuff, count, datatype, 0, 0, comm, stream,
+                            __emud_file, __emud_line);
+}
+// ncclGather: every rank's count elements to the root's recvbuff, in rank
+// order; ncclScatter: the root's sendbuff, count elements to each rank.
+inline ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                               ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_gather, sendbuff, recvbuff, count, datatype, 0, root, comm, stream,
+                            __emud_file, __emud_line);
+}
+inline ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                ncclComm_t comm, cudaStream_t stream, EMUD_SITE) {
+  return ::emud::nccl::coll(::emud::nccl::coll_scatter, sendbuff, recvbuff, count, datatype, 0, root, comm, stream,
                             __emud_file, __emud_line);
 }
 inline ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,

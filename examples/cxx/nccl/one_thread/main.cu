@@ -8,6 +8,7 @@
 //     divided at the end), a sum of halves;
 //   - ncclRedOpCreatePreMulSum with a host scalar (rank r's is r + 1) and
 //     with a device scalar, then ncclRedOpDestroy;
+//   - ncclGather to the last rank and ncclScatter back from it;
 //   - a graph captured from the header's launch helper, instantiated
 //     through the pre-CUDA-12 signature (error node and log buffer);
 //   - ncclCommGetAsyncError, ncclGetLastError (declared again with a weak
@@ -190,6 +191,25 @@ int main(int argc, char** argv) {
       if (__half2float(hh[i]) != (float)(sum1 * (double)(i % 7 + 1)) && wrong++ < 5)
         std::printf("half sum: GPU %d element %zu: %g\n", g, i, __half2float(hh[i]));
     }
+  }
+
+  // ncclGather to rank n-1, then ncclScatter of it back from there: each
+  // rank gets its own first 16 floats again.
+  const int root = n - 1;
+  const size_t k = 16;
+  CHECK(ncclGroupStart());
+  for (int g = 0; g < n; g++) CHECK(ncclGather(fsend[g], frecv[g], k, ncclFloat, root, comms[g], streams[g]));
+  CHECK(ncclGroupEnd());
+  CHECK(ncclGroupStart());
+  for (int g = 0; g < n; g++) CHECK(ncclScatter(frecv[g], fsend[g] + 512, k, ncclFloat, root, comms[g], streams[g]));
+  CHECK(ncclGroupEnd());
+  for (int g = 0; g < n; g++) {
+    float back[16], own[16];
+    cudaSetDevice(g);
+    cudaStreamSynchronize(streams[g]);
+    cudaMemcpy(back, fsend[g] + 512, sizeof back, cudaMemcpyDeviceToHost);
+    cudaMemcpy(own, fsend[g], sizeof own, cudaMemcpyDeviceToHost);
+    if (std::memcmp(back, own, sizeof own) != 0 && wrong++ < 5) std::printf("gather then scatter: GPU %d got another rank's block\n", g);
   }
 
   // A graph of the header's launches, through the older instantiate.
