@@ -86,8 +86,8 @@ var ncclCollNames = map[int]string{ncclCollAllReduce: "ncclAllReduce", ncclCollB
 
 // NCCL's element types (ncclDataType_t) and reductions (ncclRedOp_t).
 var ncclTypeNames = []string{"ncclInt8", "ncclUint8", "ncclInt32", "ncclUint32", "ncclInt64", "ncclUint64",
-	"ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16"}
-var ncclTypeSizes = []uint64{1, 1, 4, 4, 8, 8, 2, 4, 8, 2}
+	"ncclFloat16", "ncclFloat32", "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"}
+var ncclTypeSizes = []uint64{1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1}
 var ncclOpNames = []string{"ncclSum", "ncclProd", "ncclMax", "ncclMin", "ncclAvg", "ncclRedOpCreatePreMulSum's operator"}
 
 // ncclPreMulSum is the redop code nccl.h passes for an operator of
@@ -276,7 +276,7 @@ func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, e
 	}
 	o.comm = c
 	if o.dtype < 0 || o.dtype >= len(ncclTypeNames) {
-		return nil, fmt.Errorf("datatype %d: emud reduces %s (the fp8 types are not emulated)", o.dtype, strings.Join(ncclTypeNames, ", "))
+		return nil, fmt.Errorf("datatype %d: emud reduces %s", o.dtype, strings.Join(ncclTypeNames, ", "))
 	}
 	reduces := kind == ncclCollAllReduce || kind == ncclCollReduce || kind == ncclCollReduceScatter
 	if reduces && (o.redop < 0 || o.redop >= len(ncclOpNames)) {
@@ -692,6 +692,10 @@ func ncclScalarOf(dtype int, v float64) []byte {
 	case 7:
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
 		return b[:4]
+	case 10, 11:
+		_, round := fp8(dtype)
+		b[0] = round(float64(float32(v)))
+		return b[:1]
 	}
 	binary.LittleEndian.PutUint64(b, math.Float64bits(v))
 	return b
@@ -717,6 +721,12 @@ func ncclScale(dtype int, in, s []byte) {
 		scaleAs[float32](in, s)
 	case 8:
 		scaleAs[float64](in, s)
+	case 10, 11:
+		load, round := fp8(dtype)
+		k := load(s[0])
+		for i := range in {
+			in[i] = round(load(in[i]) * k)
+		}
 	default:
 		load, round := redop.F16ToFloat64, redop.RoundF16
 		if dtype != 6 {
@@ -761,6 +771,8 @@ func ncclReduce(op, dtype int, ins [][]byte, n int) []byte {
 		return reduceAs[float32](op, ins, n)
 	case 8:
 		return reduceAs[float64](op, ins, n)
+	case 10, 11:
+		return reduceFP8(op, dtype, ins)
 	}
 	return reduceHalf(op, dtype, ins, n)
 }
@@ -808,6 +820,43 @@ func reduceAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(out)*size)
+}
+
+// fp8 is the load and rounding of ncclFloat8e4m3 (10) or ncclFloat8e5m2:
+// rounding saturates to the largest finite value, as CUDA's fp8
+// constructors (NCCL's reductions build their results with them) do.
+func fp8(dtype int) (load func(uint8) float64, round func(float64) uint8) {
+	if dtype == 10 {
+		return redop.E4M3ToFloat64, redop.RoundE4M3
+	}
+	return redop.E5M2ToFloat64, redop.RoundE5M2
+}
+
+// reduceFP8 is ncclReduce over the 8-bit floats: each step's exact result
+// (a sum or product of two fp8 values is exact in float64) rounded once.
+func reduceFP8(op, dtype int, ins [][]byte) []byte {
+	load, round := fp8(dtype)
+	out := append([]byte(nil), ins[0]...)
+	for _, in := range ins[1:] {
+		for i := range out {
+			a, b := load(out[i]), load(in[i])
+			switch op {
+			case 0:
+				out[i] = round(a + b)
+			case 1:
+				out[i] = round(a * b)
+			case 2:
+				if b > a || a != a {
+					out[i] = in[i]
+				}
+			default:
+				if b < a || a != a {
+					out[i] = in[i]
+				}
+			}
+		}
+	}
+	return out
 }
 
 // reduceHalf is ncclReduce over half (dtype 6) or bfloat16: each step's

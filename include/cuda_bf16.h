@@ -4,6 +4,8 @@
 // (github.com/emud-dev/emud); not NVIDIA's header.
 #ifndef EMUD_CUDA_BF16_H
 #define EMUD_CUDA_BF16_H
+// What CUDA's header defines, by which programs (nccl-tests) test for it.
+#define __CUDA_BF16_TYPES_EXIST__
 #include "cuda_fp16.h"
 #define EMUD_BF16 __nv_bfloat16
 #define EMUD_BF162 __nv_bfloat162

@@ -7,6 +7,8 @@
 // conversions of pairs are.
 #ifndef EMUD_CUDA_FP8_H
 #define EMUD_CUDA_FP8_H
+// What CUDA's header defines, by which programs (nccl-tests) test for it.
+#define __CUDA_FP8_TYPES_EXIST__
 #include "cuda_bf16.h"
 
 typedef unsigned char __nv_fp8_storage_t;

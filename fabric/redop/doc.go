@@ -3,6 +3,10 @@
 // types NCCL accepts, bit-exact and little-endian, as the fabric performs
 // them for red, redCpMask, redMultimem, redMultimemCpMask and pullRed.
 //
+// It also holds the conversions other layers round as the reductions do:
+// half and bfloat16 (RoundF16, F16ToFloat64, ...) and NCCL's two 8-bit
+// floats, which CFT does not reduce (RoundE4M3, E4M3ToFloat64, ...: fp8.go).
+//
 // It knows nothing about endpoints, timing or ordering; package fabric calls
 // it once per reduction (or per element batch) it applies to memory.
 //

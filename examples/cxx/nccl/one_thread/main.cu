@@ -5,7 +5,8 @@
 // header (harness.h). It checks each result exactly:
 //   - ncclAllReduce sum and ncclAvg of floats (NCCL's Avg on floats is a
 //     sum of the inputs premultiplied by 1/n), ncclAvg of int32 (a sum
-//     divided at the end), a sum of halves;
+//     divided at the end), sums of halves, bfloat16 and E4M3 (each step
+//     rounded to the type, as the host's loop rounds);
 //   - ncclRedOpCreatePreMulSum with a host scalar (rank r's is r + 1) and
 //     with a device scalar, then ncclRedOpDestroy;
 //   - ncclGather to the last rank and ncclScatter back from it;
@@ -17,7 +18,9 @@
 // argv[1] "forward" instead passes blocks two ranks on in two grouped
 // steps; "grouped" puts both steps in one outer group (a planted bug,
 // as nccl-tests' hypercube with one thread driving every GPU has).
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -190,6 +193,50 @@ int main(int argc, char** argv) {
       if (hi[i] != want && wrong++ < 5) std::printf("int avg: GPU %d element %zu: %d, want %d\n", g, i, hi[i], want);
       if (__half2float(hh[i]) != (float)(sum1 * (double)(i % 7 + 1)) && wrong++ < 5)
         std::printf("half sum: GPU %d element %zu: %g\n", g, i, __half2float(hh[i]));
+    }
+  }
+
+  // bfloat16 and E4M3 sums: each step rounded once to the type (E4M3
+  // saturating), in rank order, as this host loop rounds with
+  // cuda_bf16.h's and cuda_fp8.h's conversions.
+  {
+    std::vector<__nv_bfloat16*> bs(n), br(n);
+    std::vector<__nv_fp8_e4m3*> es(n), er(n);
+    for (int g = 0; g < n; g++) {
+      CHECK(cudaSetDevice(g));
+      CHECK(cudaMalloc((void**)&bs[g], kCount * 2));
+      CHECK(cudaMalloc((void**)&br[g], kCount * 2));
+      CHECK(cudaMalloc((void**)&es[g], kCount));
+      CHECK(cudaMalloc((void**)&er[g], kCount));
+      CHECK(launchFill(bs[g], kCount, (float)(g + 1), streams[g]));
+      CHECK(launchFill(es[g], kCount, (float)(g + 1), streams[g]));
+    }
+    CHECK(ncclGroupStart());
+    for (int g = 0; g < n; g++) {
+      CHECK(ncclAllReduce(bs[g], br[g], kCount, ncclBfloat16, ncclSum, comms[g], streams[g]));
+      CHECK(ncclAllReduce(es[g], er[g], kCount, ncclFloat8e4m3, ncclSum, comms[g], streams[g]));
+    }
+    CHECK(ncclGroupEnd());
+    for (int g = 0; g < n; g++) {
+      std::vector<__nv_bfloat16> hb(kCount);
+      std::vector<__nv_fp8_e4m3> he(kCount);
+      cudaSetDevice(g);
+      cudaStreamSynchronize(streams[g]);
+      cudaMemcpy(hb.data(), br[g], kCount * 2, cudaMemcpyDeviceToHost);
+      cudaMemcpy(he.data(), er[g], kCount, cudaMemcpyDeviceToHost);
+      for (size_t i = 0; i < kCount; i++) {
+        __nv_bfloat16 wb = __float2bfloat16((float)(i % 7 + 1));
+        __nv_fp8_e4m3 we((float)(i % 7 + 1));
+        for (int r = 1; r < n; r++) {
+          float x = (float)(r + 1) * (float)(i % 7 + 1);
+          wb = __float2bfloat16(__bfloat162float(wb) + __bfloat162float(__float2bfloat16(x)));
+          we = __nv_fp8_e4m3(float(we) + float(__nv_fp8_e4m3(x)));
+        }
+        if (__bfloat16_as_ushort(hb[i]) != __bfloat16_as_ushort(wb) && wrong++ < 5)
+          std::printf("bfloat16 sum: GPU %d element %zu: %g, want %g\n", g, i, __bfloat162float(hb[i]), __bfloat162float(wb));
+        if (he[i].__x != we.__x && wrong++ < 5)
+          std::printf("e4m3 sum: GPU %d element %zu: %g, want %g\n", g, i, float(he[i]), float(we));
+      }
     }
   }
 
