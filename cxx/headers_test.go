@@ -115,3 +115,27 @@ func TestHeaderLaunchBuilds(t *testing.T) {
 	assert.Contains(t, log.String(), filepath.Join(dir, "k.h")+":3:")
 	assert.Contains(t, log.String(), "undeclared_thing")
 }
+
+// FuzzShadowHeaders: whatever a source's text, following its includes
+// never panics, and what it returns keeps the source's lines (only
+// directives' names change).
+func FuzzShadowHeaders(f *testing.F) {
+	dir := f.TempDir()
+	for name, text := range map[string]string{"a.h": "#include \"b.h\"\nvoid f() { k<<<1, 1>>>(); }\n", "b.h": "#include <c.h>\n", "c.h": "int c;\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, s := range []string{"#include \"a.h\"\n", "#include <c.h>\n#include \"b.h\"", "#  include \"a.h\" // x\n#include \"none.h\"\n", "#include \"\n", "#include <a.h\n"} {
+		f.Add(s)
+	}
+	d := searchPath{quote: []string{dir}, both: []string{dir}}
+	n := 0
+	f.Fuzz(func(t *testing.T, src string) {
+		n++
+		out, err := shadowHeaders([]byte(src), filepath.Join(dir, "main.cu"), d, n%2 == 0, filepath.Join(dir, "shadow"))
+		if err == nil && strings.Count(string(out), "\n") != strings.Count(src, "\n") {
+			t.Fatalf("line count changed: %q -> %q", src, out)
+		}
+	})
+}

@@ -91,7 +91,9 @@ func FuzzRewrite(f *testing.F) {
 	for _, s := range []string{"k<<<1,2>>>(a);", "__shared__ int x[3];", "R\"(<<<)\" k<<<a>>>()", "/* <<< */", "#define X k<<<1,1>>>(\\\n)",
 		"#ifdef S\n  k<<<g, b, 0, s>>>(\n#else\n  k<<<g, b>>>(\n#endif\n  a);\n", "#if 0\nk<<<\n#elif X\n__shared__ int a[2];\n#endif\n",
 		"#if 1\nk<<<1,1>>>();\n#else\n#if 0\n#endif\nk<<<\n#endif\n", "extern __shared__ __align__(16) unsigned char s[];", "__shared__ __align__((8)) int a[2];",
-		"__global__ void k(int);\nf((const void*)k<int>, reinterpret_cast<void*>(&ns::k));", "#define L(f) (void*)(f)\n(void*)(T)x;"} {
+		"__global__ void k(int);\nf((const void*)k<int>, reinterpret_cast<void*>(&ns::k));", "#define L(f) (void*)(f)\n(void*)(T)x;",
+		"#if __CUDA_ARCH__ >= 900 && (X || !defined(__CUDA_ARCH__))\nk<<<\n#endif\n", "#if (((\nk<<<1,1>>>();\n#endif\n", "#if 0x1 + \n#endif\n",
+		"#if defined(\n#elif defined __HIP_DEVICE_COMPILE__ == 0\n#endif\n", "#ifdef __CUDA_ARCH__\nk<<<\n#elifndef __CUDA_ARCH__\n#endif\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
