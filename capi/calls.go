@@ -259,16 +259,14 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		if h == 0 || h > uint64(len(rt.devcomms)) || rt.devDead[h-1] {
 			return bad("ccoDevCommDestroy", 1, fmt.Errorf("dev comm handle %d: not a live ccoDevComm that ccoDevCommCreate filled (destroyed twice?)", h))
 		}
-		// The queues are the comm's (MORI frees them in ccoCommDestroy);
-		// the dev comm is gone: a kernel that still uses it fails.
-		if err := cco.DevCommDestroy(c, &rt.devcomms[h-1]); err != nil {
-			return bad("ccoDevCommDestroy", 1, err)
+		if a[2] != 0 { // NCCL's, from a thread driving several ranks
+			if err := devCommDestroyAll(c, h); err != nil {
+				return bad("ncclDevCommDestroy", 1, err)
+			}
+			break
 		}
-		rt.devDead[h-1] = true
-		moriFree(h)
-		gdaFree(h)
-		if err := ginFree(h); err != nil {
-			return bad("ncclDevCommDestroy (GIN)", 1, err)
+		if err := devCommDestroy(c, h); err != nil {
+			return bad("ccoDevCommDestroy", 1, err)
 		}
 	case C.EMUD_H_WINDOW_REGISTER:
 		c, err := commOf(a[0])
@@ -564,4 +562,59 @@ func windowDevice(winBase, stride4G uint64, lsaRank int) unsafe.Pointer {
 	*(*uint32)(unsafe.Add(d, 8)) = uint32(stride4G)
 	*(*int32)(unsafe.Add(d, 12)) = int32(lsaRank)
 	return d
+}
+
+// devDying is one rank's dev comm waiting for its comm's other ranks'
+// ncclDevCommDestroy.
+type devDying struct {
+	c *cco.Comm
+	h uint64
+}
+
+// devCommDestroy destroys dev comm h of comm c. The queues are the comm's
+// (MORI frees them in ccoCommDestroy); the dev comm is gone: a kernel
+// that still uses it fails.
+func devCommDestroy(c *cco.Comm, h uint64) error {
+	if err := cco.DevCommDestroy(c, &rt.devcomms[h-1]); err != nil {
+		return err
+	}
+	rt.devDead[h-1] = true
+	moriFree(h)
+	gdaFree(h)
+	if err := ginFree(h); err != nil {
+		return fmt.Errorf("GIN: %w", err)
+	}
+	return nil
+}
+
+// devCommDestroyAll is ncclDevCommDestroy from a thread that drives
+// several of the comm's ranks (nccl-tests' cleanup destroys every rank's
+// in turn, outside a group), where the barrier the collective call
+// otherwise waits in would wait for the thread itself: each rank's dev
+// comm stays alive until the comm's last rank has called, and that call
+// destroys them all, so still no rank's barrier slots go while a peer may
+// arrive at them.
+func devCommDestroyAll(c *cco.Comm, h uint64) error {
+	uid := rt.commUID[commIndex(c)]
+	if rt.devDying == nil {
+		rt.devDying = map[cco.UniqueId][]devDying{}
+	}
+	for _, d := range rt.devDying[uid] {
+		if d.h == h {
+			return fmt.Errorf("dev comm handle %d: destroyed twice", h)
+		}
+	}
+	dying := append(rt.devDying[uid], devDying{c, h})
+	if len(dying) < c.NRanks {
+		rt.devDying[uid] = dying
+		return nil
+	}
+	delete(rt.devDying, uid)
+	var errs []error
+	for _, d := range dying {
+		if err := devCommDestroy(d.c, d.h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -90,6 +90,10 @@ type emulation struct {
 	windows  map[uintptr]cco.Window
 	devcomms []cco.DevComm
 	devDead  []bool // by dev comm handle - 1: ccoDevCommDestroy'd
+	// devDying holds, by comm id, the NCCL dev comms whose ranks called
+	// ncclDevCommDestroy from a thread that drives several of the comm's
+	// ranks, before the comm's last rank did (devCommDestroyAll).
+	devDying map[cco.UniqueId][]devDying
 	streams  []*stream
 	events   []*event
 	hostFns  []*hostFn // hipLaunchHostFunc's stream work, by token - 1 (hostfunc.go)

@@ -138,11 +138,29 @@ namespace nccl {
 // rank, size and device, for the calls NCCL answers on the host.
 struct commInfo {
   int rank, nRanks, dev;
+  uint64_t clique;  // the unique id's: comms of one ncclCommInitRank id share it
 };
 inline std::mutex mu;
 inline std::map<uintptr_t, commInfo> comms;   // by ncclComm_t
 inline std::map<int, uintptr_t> devComm;      // device -> its latest live comm (ncclMemAlloc's)
 inline std::map<uintptr_t, uintptr_t> allocs; // ncclMemAlloc'd pointer -> its comm
+// drives is, for the calling thread, each clique's comms it has made
+// NCCL calls on: a thread with two of one clique drives several ranks
+// (one thread, every GPU), where a blocking collective setup call would
+// wait for the thread itself.
+inline thread_local std::map<uint64_t, std::map<uintptr_t, bool>> drives;
+inline void noteDrive(uintptr_t comm) {
+  std::lock_guard<std::mutex> g(mu);
+  auto it = comms.find(comm);
+  if (it != comms.end()) drives[it->second.clique][comm] = true;
+}
+inline bool drivesSeveral(uintptr_t comm) {
+  std::lock_guard<std::mutex> g(mu);
+  auto it = comms.find(comm);
+  if (it == comms.end()) return false;
+  auto d = drives.find(it->second.clique);
+  return d != drives.end() && (d->second.size() > 1 || (d->second.size() == 1 && !d->second.count(comm)));
+}
 
 }  // namespace nccl
 }  // namespace emud
@@ -264,7 +282,9 @@ inline ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nRanks, ncclUniqueId 
   if (r != 0) return ::emud::nccl::rc(r);
   *comm = (ncclComm_t)(uintptr_t)a[4];
   std::lock_guard<std::mutex> g(::emud::nccl::mu);
-  ::emud::nccl::comms[(uintptr_t)*comm] = {rank, nRanks, dev};
+  uint64_t clique = 0;
+  std::memcpy(&clique, reinterpret_cast<const unsigned char*>(&id) + 8, sizeof clique);
+  ::emud::nccl::comms[(uintptr_t)*comm] = {rank, nRanks, dev, clique};
   ::emud::nccl::devComm[dev] = (uintptr_t)*comm;
   return ncclSuccess;
 }
@@ -319,18 +339,21 @@ inline ncclResult_t ncclCommDestroy(ncclComm_t comm, EMUD_SITE) {
   return ::emud::nccl::rc(r);
 }
 inline ncclResult_t ncclCommCount(ncclComm_t comm, int* count) {
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   ::emud::nccl::commInfo ci;
   if (!count || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
   *count = ci.nRanks;
   return ncclSuccess;
 }
 inline ncclResult_t ncclCommUserRank(ncclComm_t comm, int* rank) {
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   ::emud::nccl::commInfo ci;
   if (!rank || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
   *rank = ci.rank;
   return ncclSuccess;
 }
 inline ncclResult_t ncclCommCuDevice(ncclComm_t comm, int* dev) {
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   ::emud::nccl::commInfo ci;
   if (!dev || !::emud::nccl::info(comm, &ci)) return ncclInvalidArgument;
   *dev = ci.dev;
@@ -388,6 +411,7 @@ inline ncclResult_t ncclMemFree(void* ptr, EMUD_SITE) {
 // in part (the emulator names what else it was).
 inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags = NCCL_WIN_DEFAULT,
                                            EMUD_SITE) {
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   if (!win || !buff)
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommWindowRegister", "null buffer or window", __emud_file, __emud_line);
   *win = nullptr;
@@ -413,6 +437,7 @@ inline ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t s
   return ncclSuccess;
 }
 inline ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win, EMUD_SITE) {
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, ::emud::addr(win)};
   return ::emud::nccl::rc(emud_host(EMUD_H_WINDOW_DEREGISTER, a, __emud_file, __emud_line));
 }
@@ -457,6 +482,7 @@ constexpr int preMulOp = 5;
 // coll makes call kind; inPlace names an ncclBcast (a broadcast).
 inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t count, int type, int op, int peer,
                          ncclComm_t comm, cudaStream_t s, const char* file, int line, bool inPlace = false) {
+  if (comm) noteDrive((uintptr_t)comm);
   uint64_t residence = 0, scalar = 0;
   if (op >= ncclNumOps && (kind == coll_allreduce || kind == coll_reduce || kind == coll_reducescatter)) {
     std::lock_guard<std::mutex> g(mu);

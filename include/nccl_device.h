@@ -170,6 +170,7 @@ inline ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_
 // what emud does not emulate in C++ yet fails naming it.
 inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* out, EMUD_SITE) {
   const char* call = "ncclDevCommCreate";
+  ::emud::nccl::noteDrive((uintptr_t)comm);
   if (reqs && out) {
     ncclDevCommRequirements_t keep = *reqs;  // the call's copy: the group's end may come after the caller's goes
     if (::emud::nccl::defer([=] { return ncclDevCommCreate(comm, &keep, out, __emud_file, __emud_line, __emud_fn); }, EMUD_SITE_ARGS))
@@ -249,9 +250,18 @@ inline ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t
 }
 // ncclDevCommDestroy is collective, as NCCL's is (it deregisters the dev
 // comm's resource window, a collective call): no rank frees its barriers
-// while a peer's kernel may still arrive at them.
+// while a peer's kernel may still arrive at them. A thread that drives
+// several of the comm's ranks (it made NCCL calls on another comm of the
+// same id: nccl-tests' one thread for every GPU, whose cleanup destroys
+// each rank's in turn outside a group) does not wait in it: each rank's
+// dev comm then lives until the comm's last rank has destroyed its own,
+// and that call destroys them all (capi's devCommDestroyAll).
 inline ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* dc, EMUD_SITE) {
   if (!dc) return ncclSuccess;
+  if (::emud::nccl::drivesSeveral((uintptr_t)comm)) {
+    uint64_t a[16] = {(uint64_t)(uintptr_t)comm, dc->emudHandle, 1};
+    return ::emud::nccl::rc(emud_host(EMUD_H_DEVCOMM_DESTROY, a, __emud_file, __emud_line));
+  }
   uint64_t b[16] = {(uint64_t)(uintptr_t)comm};
   int r = emud_host(EMUD_H_BARRIER_ALL, b, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);

@@ -12,6 +12,7 @@
 //   - ncclGather to the last rank and ncclScatter back from it;
 //   - a graph captured from the header's launch helper, instantiated
 //     through the pre-CUDA-12 signature (error node and log buffer);
+//   - dev comms made in a group and destroyed rank by rank outside one;
 //   - ncclCommGetAsyncError, ncclGetLastError (declared again with a weak
 //     fallback, as nccl-tests does: emud's wins), ncclMemFree after
 //     ncclCommDestroy (NCCL's memory outlives the comm).
@@ -23,6 +24,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <nccl_device.h>
 
 #include <cstdio>
 #include <cstring>
@@ -288,6 +290,19 @@ int main(int argc, char** argv) {
   // A failed call leaves its words for ncclGetLastError.
   if (ncclRedOpDestroy(host[0], comms[0]) == ncclSuccess) wrong++;
   std::printf("last error: %s\n", std::strstr(ncclGetLastError(nullptr), "ncclRedOpDestroy") ? "names ncclRedOpDestroy" : ncclGetLastError(nullptr));
+
+  // Dev comms made in a group and destroyed one rank after another,
+  // outside any group, as nccl-tests' cleanup does: the thread drives
+  // every rank, so no destroy waits for the others (the last destroys all).
+  {
+    std::vector<ncclDevComm> dcs(n);
+    ncclDevCommRequirements reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+    reqs.lsaBarrierCount = 1;
+    CHECK(ncclGroupStart());
+    for (int g = 0; g < n; g++) CHECK(ncclDevCommCreate(comms[g], &reqs, &dcs[g]));
+    CHECK(ncclGroupEnd());
+    for (int g = 0; g < n; g++) CHECK(ncclDevCommDestroy(comms[g], &dcs[g]));
+  }
 
   for (int g = 0; g < n; g++) CHECK(ncclCommDestroy(comms[g]));
   for (int g = 0; g < n; g++) {
