@@ -216,6 +216,21 @@ func TestNcclOneThread(t *testing.T) {
 	assert.Regexp(t, `by ncclRecv of rank \d on stream \d+ of GPU \d \(host main thread\) \(main\.cu:\d+\)`, r.stderr)
 }
 
+// TestNcclForkGroupInit: ranks as forked processes, each making its own
+// ncclCommInitRank inside a group (nccl-tests' way under MPI), build their
+// comms on their one thread and sum over them; before, the group's end
+// ran the lone init on a second thread, which a forked rank refuses.
+func TestNcclForkGroupInit(t *testing.T) {
+	plainLine(t) // its ranks are processes Go's detector does not see: .ci/run runs it in a plain build
+	needCxx(t)
+	prog := buildExample(t, "testdata/nccl/fork_group_init.cu", "-O2", "-Wall", "-Werror")
+	for _, gpus := range []string{"2", "4"} {
+		r := runFull(t, prog, "EMUD_GPUS="+gpus)
+		require.Equal(t, 0, r.code, "EMUD_GPUS=%s\nstdout:\n%s\nstderr:\n%s", gpus, r.stdout, r.stderr)
+		assert.Contains(t, r.stdout, "fork_group_init "+gpus+" ranks: 0 failed")
+	}
+}
+
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
 // GPUs: ncclCommInitAll from one thread, the comm queries, team
 // arithmetic, and misuse failing with NCCL's result and a line naming why

@@ -223,8 +223,9 @@ inline ncclResult_t ncclGetUniqueId(ncclUniqueId* id, EMUD_SITE) {
 // thread, so inside a group each is kept, with the device current at the
 // call, and the outermost ncclGroupEnd runs them at once, each on a
 // thread of its own (host threads of the emulation, as ncclCommInitAll's)
-// on its device, before the group's collectives; their outputs are set
-// when ncclGroupEnd returns, as NCCL says.
+// on its device, before the group's collectives; a lone one runs on the
+// calling thread (a rank process, under MPI, groups its own). Their
+// outputs are set when ncclGroupEnd returns, as NCCL says.
 namespace emud {
 namespace nccl {
 inline thread_local int groupDepth;
@@ -245,6 +246,17 @@ inline bool defer(std::function<ncclResult_t()> call, const char* file, int line
 inline ncclResult_t runDeferred(const char* file, int line, const char* fn) {
   std::vector<deferredCall> calls = std::move(deferred);
   deferred.clear();
+  if (calls.size() == 1) {
+    // One call (a process's own rank, as nccl-tests groups it under MPI):
+    // on the calling thread, on the call's device, as without a group. A
+    // forked rank process is emulated with one host thread.
+    int prev = 0;
+    if (cudaGetDevice(&prev, file, line, fn) != cudaSuccess) return ncclUnhandledCudaError;
+    if (prev != calls[0].dev && cudaSetDevice(calls[0].dev, file, line, fn) != cudaSuccess) return ncclUnhandledCudaError;
+    ncclResult_t r = calls[0].call();
+    if (prev != calls[0].dev) (void)cudaSetDevice(prev, file, line, fn);
+    return r;
+  }
   std::vector<ncclResult_t> res(calls.size(), ncclSuccess);
   std::vector<std::thread> ts;
   for (size_t i = 0; i < calls.size(); i++) {
