@@ -774,7 +774,7 @@ func ncclReduce(op, dtype int, ins [][]byte, n int) []byte {
 	case 10, 11:
 		return reduceFP8(op, dtype, ins)
 	}
-	return reduceHalf(op, dtype, ins, n)
+	return reduceHalf(op, dtype, ins)
 }
 
 // reduceAs is ncclReduce over a Go type (an element's step in T's own
@@ -811,7 +811,7 @@ func reduceAs[T int8 | uint8 | int32 | uint32 | int64 | uint64 | float32 | float
 			}
 		}
 	}
-	if op == 4 { // ncclAvg: the sum over the ranks
+	if op == ncclAvg { // the integers' (ncclPreMul premultiplies the floats'): the sum divided at the end
 		for i := range out {
 			out[i] /= T(n)
 		}
@@ -862,7 +862,7 @@ func reduceFP8(op, dtype int, ins [][]byte) []byte {
 // reduceHalf is ncclReduce over half (dtype 6) or bfloat16: each step's
 // exact result rounded once to the type (package redop's rounding, as
 // the CFT reductions round).
-func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
+func reduceHalf(op, dtype int, ins [][]byte) []byte {
 	load, round := redop.F16ToFloat64, redop.RoundF16
 	if dtype != 6 {
 		load, round = redop.BF16ToFloat64, redop.RoundBF16
@@ -874,7 +874,7 @@ func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
 		for _, in := range ins[1:] {
 			v := value(in, i)
 			switch op {
-			case 0, 4:
+			case 0: // ncclAvg came as a sum of premultiplied inputs (ncclPreMul)
 				acc += v
 			case 1:
 				acc *= v
@@ -884,9 +884,6 @@ func reduceHalf(op, dtype int, ins [][]byte, n int) []byte {
 				acc = math.Min(acc, v)
 			}
 			acc = load(round(acc))
-		}
-		if op == 4 { // ncclAvg: the sum over the ranks
-			acc = load(round(acc / float64(n)))
 		}
 		binary.LittleEndian.PutUint16(out[i:], round(acc))
 	}

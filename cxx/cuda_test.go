@@ -225,3 +225,15 @@ func TestCudaMoreCalls(t *testing.T) {
 		assert.NotContains(t, r.stderr, "data race")
 	}
 }
+
+// TestCudaDriverCallsRefused: cuda.h gives the driver API's version and
+// types, and a driver call fails the build with its own name.
+func TestCudaDriverCallsRefused(t *testing.T) {
+	needCxx(t)
+	root := setupCxx(t)
+	src := "#include <cuda.h>\nstatic_assert(CUDA_VERSION >= 12000, \"version\");\n" +
+		"int f() { CUdevice d; CUdeviceptr p = 0; (void)p; return (int)cuDeviceGet(&d, 0); }\n"
+	log := compileFails(t, root, "driver.cu", src, "a driver call must not build")
+	assert.Contains(t, log, "cuDeviceGet: emud emulates CUDA's runtime API, not the driver's (docs/cuda.md)")
+	assert.Equal(t, 1, strings.Count(log, "error: static assertion failed"), log)
+}

@@ -32,16 +32,10 @@ typedef enum cudaError_enum {
   CUDA_ERROR_UNKNOWN = 999,
 } CUresult;
 
-namespace emud {
-namespace cuda {
-template <class...>
-inline constexpr bool driver_unsupported_v = false;
-}  // namespace cuda
-}  // namespace emud
 #define EMUD_CU_UNSUPPORTED(name)                                                                         \
   template <class... A>                                                                                   \
   CUresult name(A&&...) {                                                                                 \
-    static_assert(::emud::cuda::driver_unsupported_v<A...>,                                               \
+    static_assert(::emud::cuda::unsupported_v<A...>,                                                      \
                   #name ": emud emulates CUDA's runtime API, not the driver's (docs/cuda.md)");         \
     return CUDA_ERROR_NOT_SUPPORTED;                                                                      \
   }
