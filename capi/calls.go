@@ -198,12 +198,18 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			return bad("ccoCommCreate", 1, fmt.Errorf("the unique id was not filled by ccoGetUniqueId"))
 		}
 		uid := cco.UniqueId(*(*uint64)(unsafe.Pointer(&b[8])))
-		c, err := cco.CommCreate(rt.j.Host, uid, int(a[1]), int(a[2]), a[3])
+		var c *cco.Comm
+		var err error
+		if a[5] != 0 { // NCCL's: the rank runs on device a[6]
+			c, err = cco.CommCreateOn(rt.j.Host, uid, int(a[1]), int(a[2]), int(a[6]), a[3])
+		} else {
+			c, err = cco.CommCreate(rt.j.Host, uid, int(a[1]), int(a[2]), a[3])
+		}
 		if err != nil {
 			return bad("ccoCommCreate", 1, err)
 		}
-		if c.LsaRank != h.dev {
-			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoCommCreate: rank %d runs on GPU %d but %s's current device is %d (hipSetDevice first)\n", file, line, c.Rank, c.LsaRank, h.name, h.dev)
+		if a[5] == 0 && c.GPU != h.dev { // MORI's: rank r is GPU r
+			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoCommCreate: rank %d runs on GPU %d but %s's current device is %d (hipSetDevice first)\n", file, line, c.Rank, c.GPU, h.name, h.dev)
 		}
 		rt.comms = append(rt.comms, c)
 		rt.commUID = append(rt.commUID, uid)
@@ -324,7 +330,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			C.fflush(nil)
 			writeTrace()
 			fmt.Fprintf(os.Stderr, "emud: %s:%d: ccoDevCommCreate (%s): %v; the process exits, as MORI's does when KFD refuses a queue\n", file, line, h.name, err)
-			fmt.Fprintf(os.Stderr, "emud: the live comms of GPU %d, by the ccoCommCreate that made them: %s\n", c.LsaRank, liveComms(c.LsaRank))
+			fmt.Fprintf(os.Stderr, "emud: the live comms of GPU %d, by the ccoCommCreate that made them: %s\n", c.GPU, liveComms(c.GPU))
 			exitRun(exitFailed) // an emulated run's failure, as a failed check's: hunt counts it
 		}
 		if err != nil {
@@ -367,7 +373,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 			return bad("ccoGetPeerPtr", 1, err)
 		}
 		g := rt.mem.GPUOf(a[1])
-		if g != c.LsaRank || a[2] >= uint64(c.LsaSize) {
+		if g != c.GPU || a[2] >= uint64(c.LsaSize) || !c.RanksOnOwnGPUs() {
 			a[3] = 0
 			return hipSuccess
 		}
@@ -401,6 +407,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return ginCreate(h, act, a, bad)
 	case C.EMUD_H_CFT:
 		return cftHost(a, bad) // nccl_cft.go
+	case C.EMUD_H_COMM_SPLIT:
+		return commSplit(act, a, bad) // split.go
 	case C.EMUD_H_UNSUPPORTED:
 		fmt.Fprintf(os.Stderr, "emud: %s:%d: %s is not supported by emud (%s)\n", file, line, cstr(a[0]), h.name)
 		os.Exit(exitFailed)
@@ -416,7 +424,7 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 func liveComms(g int) string {
 	var live []string
 	for i, c := range rt.comms {
-		if c != nil && c.LsaRank == g {
+		if c != nil && c.GPU == g {
 			live = append(live, fmt.Sprintf("rank %d's comm made at %s", c.Rank, rt.commSite[i]))
 		}
 	}

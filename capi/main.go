@@ -101,6 +101,8 @@ type emulation struct {
 	commSite []string   // the file:line of each comm's ccoCommCreate
 	nccl     *ncclState // NCCL's host collectives in flight (nccl_coll.go)
 	barriers map[cco.UniqueId]*barrier
+	splits   map[splitKey]*commSplitState // ncclCommSplit's rendezvous in progress (split.go)
+	splitSeq map[uint64]int      // by comm handle: the ncclCommSplit calls its rank made
 	lastErr  []string
 }
 
@@ -285,6 +287,7 @@ func start() error {
 	}
 	rt.windows = map[uintptr]cco.Window{}
 	rt.barriers = map[cco.UniqueId]*barrier{}
+	rt.splits, rt.splitSeq = map[splitKey]*commSplitState{}, map[uint64]int{}
 	rt.streams = []*stream{nil} // stream 0: the null stream of each device, made on use
 	rt.events = []*event{nil}
 	rt.ran = make(chan error, 1)

@@ -303,7 +303,7 @@ func ncclParse(h *host, kind int, a []uint64, file string, line int) (*ncclOp, e
 		return nil, fmt.Errorf("%s %d: the communicator has ranks 0..%d", what, o.peer, c.NRanks-1)
 	}
 	if a[8] == 0 {
-		o.st = nullStream(c.LsaRank) // the comm's device's: NCCL runs on the comm's GPU
+		o.st = nullStream(c.GPU) // the comm's device's: NCCL runs on the comm's GPU
 	} else if o.st, err = streamOf(h, a[8]); err != nil {
 		return nil, err
 	}

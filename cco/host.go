@@ -147,6 +147,10 @@ type Comm struct {
 	LsaRank     int
 	LsaSize     int
 	PerRankSize uint64 // vmmSize rounded up to 4 GiB
+	// GPU is the device the rank runs on: its LSA rank (CommCreate, as
+	// MORI assumes), or the device NCCL's ncclCommInitRank found current
+	// (CommCreateOn), where a comm's ranks may be any distinct GPUs.
+	GPU int
 
 	sdmaEnabled bool
 	numQueue    int  // fixed by the first dev comm
@@ -230,26 +234,43 @@ func (l *liveSlots) del(addr uint64) {
 // rank l runs on GPU l (MORI assumes the same). vmmSize is rounded up to 4
 // GiB; 0 means the node's whole per-GPU slice.
 func CommCreate(h *Host, uid UniqueId, nRanks, rank int, vmmSize uint64) (*Comm, error) {
+	return commCreate(h, uid, nRanks, rank, rank, vmmSize, "ccoCommCreate")
+}
+
+// CommCreateOn is ncclCommInitRank's CommCreate: the rank runs on GPU gpu,
+// the device current at the call, which no other live rank of the comm
+// runs on (NCCL refuses a duplicate GPU). A comm whose ranks are not on
+// GPUs 0..nRanks-1 in rank order (two comms on disjoint halves of the
+// node, a split) serves host collectives and memory; its windows and dev
+// comms are refused (RanksOnOwnGPUs), since an LSA window's peer pointers
+// are GPU slices in LSA rank order.
+func CommCreateOn(h *Host, uid UniqueId, nRanks, rank, gpu int, vmmSize uint64) (*Comm, error) {
+	return commCreate(h, uid, nRanks, rank, gpu, vmmSize, "ncclCommInitRank")
+}
+
+func commCreate(h *Host, uid UniqueId, nRanks, rank, gpu int, vmmSize uint64, call string) (*Comm, error) {
 	if h == nil {
-		return nil, errors.New("ccoCommCreate: nil host")
+		return nil, fmt.Errorf("%s: nil host", call)
 	}
 	gpus := h.dev.GPUs()
 	switch {
 	case nRanks < 1:
-		return nil, fmt.Errorf("ccoCommCreate: nRanks %d: need at least 1", nRanks)
+		return nil, fmt.Errorf("%s: nRanks %d: need at least 1", call, nRanks)
 	case nRanks > gpus:
-		return nil, fmt.Errorf("ccoCommCreate: nRanks %d exceeds the node's %d GPUs: ccoSdma is intra-node (LSA) only, multi-node comms are not emulated", nRanks, gpus)
+		return nil, fmt.Errorf("%s: nRanks %d exceeds the node's %d GPUs: ccoSdma is intra-node (LSA) only, multi-node comms are not emulated", call, nRanks, gpus)
 	case rank < 0 || rank >= nRanks:
-		return nil, fmt.Errorf("ccoCommCreate: rank %d outside [0, %d)", rank, nRanks)
+		return nil, fmt.Errorf("%s: rank %d outside [0, %d)", call, rank, nRanks)
+	case gpu < 0 || gpu >= gpus:
+		return nil, fmt.Errorf("%s: rank %d's device %d is not one of the node's %d GPUs", call, rank, gpu, gpus)
 	case uid == 0 || uint64(uid) > h.nextID:
-		return nil, fmt.Errorf("ccoCommCreate: unique id %d was not made by GetUniqueId on this host", uid)
+		return nil, fmt.Errorf("%s: unique id %d was not made by GetUniqueId on this host", call, uid)
 	}
 	stride := h.dev.Stride()
 	per := stride
 	if vmmSize != 0 {
 		per = (vmmSize + (4<<30 - 1)) &^ (4<<30 - 1)
 		if per < vmmSize || per > stride {
-			return nil, fmt.Errorf("ccoCommCreate: vmmSize %d B (%d B rounded to 4 GiB) exceeds the emulated node's %d B per-GPU slice (engine.Config.Stride)", vmmSize, per, stride)
+			return nil, fmt.Errorf("%s: vmmSize %d B (%d B rounded to 4 GiB) exceeds the emulated node's %d B per-GPU slice (engine.Config.Stride)", call, vmmSize, per, stride)
 		}
 	}
 	w := h.worlds[uid]
@@ -258,15 +279,45 @@ func CommCreate(h *Host, uid UniqueId, nRanks, rank int, vmmSize uint64) (*Comm,
 		h.worlds[uid] = w
 	}
 	if w.nRanks != nRanks {
-		return nil, fmt.Errorf("ccoCommCreate: rank %d says nRanks %d, but unique id %d was created with %d", rank, nRanks, uid, w.nRanks)
+		return nil, fmt.Errorf("%s: rank %d says nRanks %d, but unique id %d was created with %d", call, rank, nRanks, uid, w.nRanks)
 	}
 	if w.comms[rank] != nil {
-		return nil, fmt.Errorf("ccoCommCreate: rank %d of unique id %d already has a comm", rank, uid)
+		return nil, fmt.Errorf("%s: rank %d of unique id %d already has a comm", call, rank, uid)
 	}
-	c := &Comm{h: h, w: w, Rank: rank, NRanks: nRanks, LsaRank: rank, LsaSize: nRanks, PerRankSize: per,
+	for _, o := range w.comms {
+		if o != nil && o.GPU == gpu {
+			return nil, fmt.Errorf("%s: rank %d and rank %d of unique id %d both run on GPU %d: a comm's ranks are on distinct GPUs (cudaSetDevice before the call; NCCL says \"Duplicate GPU detected\")", call, rank, o.Rank, uid, gpu)
+		}
+	}
+	c := &Comm{h: h, w: w, Rank: rank, NRanks: nRanks, LsaRank: rank, LsaSize: nRanks, PerRankSize: per, GPU: gpu,
 		sdmaEnabled: Truthy(h.env["MORI_ENABLE_SDMA"]), gen: -1}
 	w.comms[rank] = c
 	return c, nil
+}
+
+// RanksOnOwnGPUs says whether every live rank of c's comm runs on the GPU
+// of its own rank number (CommCreate's ranks always do): LSA windows and
+// dev comms address peer p at GPU p's slice.
+func (c *Comm) RanksOnOwnGPUs() bool {
+	for _, o := range c.w.comms {
+		if o != nil && o.GPU != o.Rank {
+			return false
+		}
+	}
+	return c.GPU == c.Rank
+}
+
+// lsaRefused is the error of a device-side call on a comm whose ranks are
+// not on their own GPUs.
+func (c *Comm) lsaRefused(call string) error {
+	var on []string
+	for _, o := range c.w.comms {
+		if o != nil {
+			on = append(on, fmt.Sprintf("rank %d on GPU %d", o.Rank, o.GPU))
+		}
+	}
+	return fmt.Errorf("%s (rank %d): this comm's ranks are not on GPUs 0..%d in rank order (%s): emud emulates its host collectives and memory, but not LSA windows or dev comms on it, whose peer pointers are GPU slices in rank order",
+		call, c.Rank, c.NRanks-1, strings.Join(on, ", "))
 }
 
 // CommCreateAll creates the comms of every rank of a new job, as the ranks'
@@ -343,9 +394,9 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	var addr uint64
 	var err error
 	if phantom {
-		addr, err = mem.AllocPhantom(c.LsaRank, bytes, name)
+		addr, err = mem.AllocPhantom(c.GPU, bytes, name)
 	} else {
-		addr, err = mem.Alloc(c.LsaRank, bytes, name)
+		addr, err = mem.Alloc(c.GPU, bytes, name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("ccoMemAlloc (rank %d): %w", c.Rank, err)
@@ -354,7 +405,7 @@ func memAlloc(c *Comm, bytes uint64, phantom bool) (uint64, error) {
 	if c.allocs == nil {
 		c.allocs = c.allocsBuf[:0]
 	}
-	c.allocs = append(c.allocs, addr-mem.SliceBase(c.LsaRank))
+	c.allocs = append(c.allocs, addr-mem.SliceBase(c.GPU))
 	c.live.put(memSlot{addr: addr, size: rounded, phantom: phantom})
 	return addr, nil
 }
@@ -388,6 +439,9 @@ func (w Window) LocalPtr(off uint64) uint64 { return w.LsaPtr(w.LsaRank, off) }
 // the map). The byte count given here is not exchanged, so ranks may
 // register different counts. A mismatch is an error naming both ranks.
 func WindowRegister(c *Comm, buf, bytes uint64) (Window, error) {
+	if !c.RanksOnOwnGPUs() {
+		return Window{}, c.lsaRefused("ccoWindowRegister")
+	}
 	mem := c.h.dev.Memory()
 	base := mem.SliceBase(c.LsaRank)
 	if buf < base || bytes == 0 {
@@ -534,6 +588,9 @@ type devState struct {
 func DevCommCreate(c *Comm, reqs *DevCommRequirements) (DevComm, error) {
 	if reqs == nil {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): nil requirements", c.Rank)
+	}
+	if !c.RanksOnOwnGPUs() {
+		return DevComm{}, c.lsaRefused("ccoDevCommCreate")
 	}
 	if reqs.Magic != DevCommMagic {
 		return DevComm{}, fmt.Errorf("ccoDevCommCreate (rank %d): requirements magic %#x, want %#x: start from DevCommRequirementsInitializer", c.Rank, reqs.Magic, DevCommMagic)

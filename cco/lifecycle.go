@@ -52,7 +52,7 @@ func (l *lifecycle) own(c *Comm) {
 	if l.owners == nil {
 		l.owners = map[int][]*Comm{}
 	}
-	slots := l.owners[c.LsaRank]
+	slots := l.owners[c.GPU]
 	gen := len(slots)
 	var live []string
 	for g, o := range slots {
@@ -66,7 +66,7 @@ func (l *lifecycle) own(c *Comm) {
 		slots = append(slots, nil)
 	}
 	slots[gen] = c
-	l.owners[c.LsaRank] = slots
+	l.owners[c.GPU] = slots
 	c.gen = gen
 	if len(live) > 0 {
 		perEngine := 0
@@ -74,7 +74,7 @@ func (l *lifecycle) own(c *Comm) {
 			perEngine = m.Engines().QueuesPerEngine
 		}
 		c.h.warn("ccoDevCommCreate (rank %d): GPU %d already has live comms that own queues (%s), never destroyed: this comm's queues are new hardware queues beside theirs; if those comms are finished, that is a queue leak (ccoCommDestroy frees them; an engine holds %d)",
-			c.Rank, c.LsaRank, strings.Join(live, ", "), perEngine)
+			c.Rank, c.GPU, strings.Join(live, ", "), perEngine)
 	}
 }
 
@@ -90,13 +90,13 @@ func (l *lifecycle) make(c *Comm, p, q int) (*Queue, error) {
 	var qu *Queue
 	var err error
 	if cq, ok := c.h.dev.(commQueuer); ok && c.gen > 0 {
-		qu, err = cq.CommQueue(c.LsaRank, p, q, c.gen)
+		qu, err = cq.CommQueue(c.GPU, p, q, c.gen)
 	} else {
-		qu, err = c.h.dev.Queue(c.LsaRank, p, q)
+		qu, err = c.h.dev.Queue(c.GPU, p, q)
 	}
 	if err != nil && c.gen >= 0 {
 		var held []string
-		for _, o := range l.owners[c.LsaRank] {
+		for _, o := range l.owners[c.GPU] {
 			if o != nil && o != c {
 				held = append(held, fmt.Sprintf("%s holds %d queues", o.name(), o.queueCount()))
 			}
@@ -159,7 +159,7 @@ func CommDestroy(c *Comm) error {
 		return misuse("ccoCommDestroy", c.Rank, err)
 	}
 	if c.gen >= 0 {
-		l.owners[c.LsaRank][c.gen] = nil
+		l.owners[c.GPU][c.gen] = nil
 	}
 	c.destroyed = true
 	if c.w.comms[c.Rank] == c {

@@ -231,6 +231,49 @@ func TestNcclForkGroupInit(t *testing.T) {
 	}
 }
 
+// TestNcclSplit runs testdata/nccl/split.cu: ncclCommSplit by parity
+// with keys that reverse the order, by halves, and with
+// NCCL_SPLIT_NOCOLOR, each sub-comm checked by its queries (rank, size,
+// the parent rank's device), an all-reduce whose sum names its members
+// and a broadcast from its rank 0; with a thread per rank (clean under
+// EMUD_RACE=1), one thread splitting in a group, ranks as processes, and
+// two comms of ncclCommInitRank on the node's halves (which ran both
+// comms' rank 0 on GPU 0 before: a false hang). A rank that never splits
+// is a hang naming the split; a window on a sub-comm whose ranks are not
+// GPUs 0..n-1 in order is refused with the reason; two ranks of one comm
+// on one GPU fail ncclCommInitRank with NCCL's complaint.
+func TestNcclSplit(t *testing.T) {
+	plainLine(t) // its fork mode's ranks are processes Go's detector does not see
+	needCxx(t)
+	prog := buildExample(t, "testdata/nccl/split.cu", "-O2", "-Wall", "-Werror")
+	for _, gpus := range []string{"4", "8"} {
+		for _, mode := range []string{"threads", "grouped", "fork", "halves"} {
+			env := []string{"EMUD_GPUS=" + gpus}
+			if mode != "fork" {
+				env = append(env, "EMUD_RACE=1")
+			}
+			r := runFull(t, prog, append(env, mode)...)
+			require.Equal(t, 0, r.code, "%s on %s GPUs\nstdout:\n%s\nstderr:\n%s", mode, gpus, r.stdout, r.stderr)
+			assert.Contains(t, r.stdout, "split "+mode+" on "+gpus+" GPUs: 0 failed")
+			assert.NotContains(t, r.stderr, "current device", "%s on %s GPUs: no device warning", mode, gpus)
+		}
+	}
+	r := runFull(t, prog, "EMUD_GPUS=4", "missing")
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stdout+r.stderr, "ncclCommSplit (rank 0): 3 of 4 ranks arrived")
+
+	r = runFull(t, prog, "EMUD_GPUS=4", "window")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "window on world rank 0: invalid usage")
+	assert.Contains(t, r.stderr, "split.cu:88: ccoWindowRegister")
+	assert.Contains(t, r.stderr, "this comm's ranks are not on GPUs 0..1 in rank order (rank 0 on GPU 2, rank 1 on GPU 0)")
+
+	r = runFull(t, prog, "EMUD_GPUS=4", "dup")
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "both run on GPU 0: a comm's ranks are on distinct GPUs")
+	assert.Contains(t, r.stdout, "ncclCommInitRank: invalid usage")
+}
+
 // TestNcclHostAPI runs examples/cxx/nccl/host_api/main.cu on 4 and 8
 // GPUs: ncclCommInitAll from one thread, the comm queries, team
 // arithmetic, and misuse failing with NCCL's result and a line naming why

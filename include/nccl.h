@@ -10,7 +10,8 @@
 // thread per device, made here), ncclCommFinalize, ncclCommDestroy,
 // ncclCommCount, ncclCommUserRank, ncclCommCuDevice, ncclMemAlloc,
 // ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
-// ncclGetVersion, ncclCommInitRankConfig, ncclCommRegister/Deregister;
+// ncclGetVersion, ncclCommInitRankConfig, ncclCommSplit,
+// ncclCommRegister/Deregister;
 // the host collectives (ncclAllReduce, ncclBroadcast, ncclBcast,
 // ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclGather,
 // ncclScatter), ncclSend,
@@ -62,6 +63,7 @@ typedef enum {
 } ncclResult_t;
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
+#define NCCL_SPLIT_NOCOLOR -1
 #define NCCL_API_MAGIC 0xcafebeef
 #define NCCL_CONFIG_UNDEF_PTR nullptr
 
@@ -276,9 +278,32 @@ inline ncclResult_t runDeferred(const char* file, int line, const char* fn) {
 }  // namespace nccl
 }  // namespace emud
 
-// ncclCommInitRank is collective: it returns when every rank of the id
-// has made it, as NCCL's bootstrap does. The rank runs on the calling
-// thread's current device (cudaSetDevice first).
+namespace emud {
+namespace nccl {
+// initRank makes rank's comm of the id on device dev: collective, it
+// returns when every rank of the id has made its call, as NCCL's
+// bootstrap does.
+inline ncclResult_t initRank(ncclComm_t* comm, int nRanks, const ncclUniqueId& id, int rank, int dev, const char* file,
+                             int line) {
+  uint64_t a[16] = {::emud::addr(&id), (uint64_t)(int64_t)nRanks, (uint64_t)(int64_t)rank, 0, 0, 1, (uint64_t)dev};
+  int r = emud_host(EMUD_H_COMM_CREATE, a, file, line);
+  if (r != 0) return rc(r);
+  *comm = (ncclComm_t)(uintptr_t)a[4];
+  std::lock_guard<std::mutex> g(mu);
+  uint64_t clique = 0;
+  std::memcpy(&clique, reinterpret_cast<const unsigned char*>(&id) + 8, sizeof clique);
+  comms[(uintptr_t)*comm] = {rank, nRanks, dev, clique};
+  devComm[dev] = (uintptr_t)*comm;
+  return ncclSuccess;
+}
+}  // namespace nccl
+}  // namespace emud
+
+// ncclCommInitRank: the rank runs on the calling thread's current device
+// (cudaSetDevice first), which no other rank of the id may share. Ranks
+// on GPUs other than 0..nRanks-1 in rank order (two comms on halves of
+// the node) run host collectives; their windows and dev comms are
+// refused (docs/cuda.md).
 inline ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nRanks, ncclUniqueId id, int rank, EMUD_SITE) {
   if (!comm) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "null comm", __emud_file, __emud_line);
   *comm = nullptr;
@@ -289,16 +314,40 @@ inline ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nRanks, ncclUniqueId 
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRank", "rank outside [0, nRanks)", __emud_file, __emud_line);
   int dev = 0;
   if (cudaGetDevice(&dev, EMUD_SITE_ARGS) != cudaSuccess) return ncclUnhandledCudaError;
-  uint64_t a[16] = {::emud::addr(&id), (uint64_t)(int64_t)nRanks, (uint64_t)(int64_t)rank, 0};
-  int r = emud_host(EMUD_H_COMM_CREATE, a, __emud_file, __emud_line);
+  return ::emud::nccl::initRank(comm, nRanks, id, rank, dev, __emud_file, __emud_line);
+}
+
+// ncclCommSplit: collective over comm's ranks. The ranks of one color
+// make a new comm, ranked by key and then by their rank in comm, each on
+// its rank's device in comm; a rank of color NCCL_SPLIT_NOCOLOR gets
+// none (*newcomm NULL). One thread splitting several ranks groups the
+// calls (ncclGroupStart/End), as NCCL asks. The configuration changes
+// nothing (as ncclCommInitRankConfig's).
+inline ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config,
+                                  EMUD_SITE) {
+  (void)config;
+  if (!newcomm) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSplit", "null newcomm", __emud_file, __emud_line);
+  *newcomm = nullptr;
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSplit", "comm was not made by ncclCommInitRank (or destroyed)",
+                              __emud_file, __emud_line);
+  if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSplit", "color is negative and not NCCL_SPLIT_NOCOLOR",
+                              __emud_file, __emud_line);
+  ::emud::nccl::noteDrive((uintptr_t)comm);
+  if (::emud::nccl::defer([=] { return ncclCommSplit(comm, color, key, newcomm, config, __emud_file, __emud_line, __emud_fn); },
+                          EMUD_SITE_ARGS))
+    return ncclSuccess;
+  uint64_t a[16] = {(uint64_t)(uintptr_t)comm, (uint64_t)(int64_t)color, (uint64_t)(int64_t)key};
+  int r = emud_host(EMUD_H_COMM_SPLIT, a, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);
-  *comm = (ncclComm_t)(uintptr_t)a[4];
-  std::lock_guard<std::mutex> g(::emud::nccl::mu);
-  uint64_t clique = 0;
-  std::memcpy(&clique, reinterpret_cast<const unsigned char*>(&id) + 8, sizeof clique);
-  ::emud::nccl::comms[(uintptr_t)*comm] = {rank, nRanks, dev, clique};
-  ::emud::nccl::devComm[dev] = (uintptr_t)*comm;
-  return ncclSuccess;
+  if (a[3] == 0) return ncclSuccess;  // NCCL_SPLIT_NOCOLOR
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  std::memcpy(&id, "emud-uid", 8);
+  std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
+  return ::emud::nccl::initRank(newcomm, (int)a[5], id, (int)a[4], ci.dev, __emud_file, __emud_line);
 }
 
 // ncclCommInitAll makes the comms of nDev devices from one thread: as
@@ -691,7 +740,6 @@ inline constexpr bool unsupported_v = false;
                   #name " is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)");      \
     return ncclInvalidUsage;                                                                                  \
   }
-EMUD_NCCL_UNSUPPORTED(ncclCommSplit)
 EMUD_NCCL_UNSUPPORTED(ncclPutSignal)
 EMUD_NCCL_UNSUPPORTED(ncclSignal)
 EMUD_NCCL_UNSUPPORTED(ncclWaitSignal)
