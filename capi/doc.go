@@ -30,7 +30,11 @@
 // synchronisation of the ranks for the race detector; a call outside a
 // group waits until every rank has made its own, as NCCL may; ranks that
 // disagree fail the run naming both calls, and one that never calls is
-// a hang naming it.
+// a hang naming it. An NCCL rank runs on the device current at its
+// ncclCommInitRank (cco.CommCreateOn), and ncclCommSplit's rendezvous
+// (split.go) gives each color's ranks a comm of their own on their
+// parent ranks' GPUs; a comm whose ranks are not GPUs 0..n-1 in order
+// has no windows or dev comms (partial: docs/cuda.md).
 //
 // # The program and its ranks
 //

@@ -102,7 +102,7 @@ type emulation struct {
 	nccl     *ncclState // NCCL's host collectives in flight (nccl_coll.go)
 	barriers map[cco.UniqueId]*barrier
 	splits   map[splitKey]*commSplitState // ncclCommSplit's rendezvous in progress (split.go)
-	splitSeq map[uint64]int      // by comm handle: the ncclCommSplit calls its rank made
+	splitSeq map[uint64]int               // by comm handle: the ncclCommSplit calls its rank made
 	lastErr  []string
 }
 

@@ -44,7 +44,11 @@ import (
 // writes every output, so in-place calls hold. Reductions fold the ranks
 // in rank order, each step in the element type's own arithmetic (half
 // and bfloat16: the exact result rounded once, as fabric/redop rounds
-// the CFT reductions), ncclAvg as the sum divided by the count of ranks. The jobs then take the op's time:
+// the CFT reductions; fp8 saturating), ncclAvg on integers as the sum
+// divided by the count of ranks and on floating types as a sum of inputs
+// each premultiplied by 1/n (NCCL's), ncclRedOpCreatePreMulSum's
+// operators as a sum of inputs each times its rank's scalar. The jobs
+// then take the op's time:
 // 10 µs, plus the bytes a rank sends in a ring algorithm over a 57 GB/s
 // link (mi355x-documented.csv's bw.split figure; not fitted).
 //
@@ -59,10 +63,11 @@ import (
 // Ranks whose ops do not agree (count, type, reduction, root, or a
 // send's count and type against its receive's) fail the run, naming
 // both; an op some rank never posts is a hang naming the ranks that
-// posted it and the ones that did not. Partial: ncclCommSplit, user
-// reduction operators and the fp8 types are refused; NCCL's algorithm
-// choice (tree or ring, protocols) is not modelled, only the ring's
-// bytes.
+// posted it and the ones that did not. A comm's ranks run on the
+// GPUs their ncclCommInitRank found current (a split's on the parent
+// ranks', split.go), so each op's null stream is its rank's GPU's.
+// Partial: NCCL's algorithm choice (tree or ring, protocols) is not
+// modelled, only the ring's bytes.
 
 const (
 	ncclCollAllReduce = iota + 1

@@ -9,15 +9,19 @@ import (
 )
 
 // ncclCommSplit's rendezvous (EMUD_H_COMM_SPLIT). Every rank of the
-// parent comm brings its color and key; once all have (the parent's
-// collective barrier, so a rank that never calls is a hang naming it),
-// the ranks of one color form a new comm, ordered by key and then by
-// parent rank, and each color gets a unique id of its own, in ascending
-// color order, so the ids are the same whichever rank reads first. The
-// header then makes the rank's comm with ncclCommInitRank's own call on
-// the parent rank's device (include/nccl.h), so a split comm's ranks
-// keep their GPUs, which need not be GPUs 0..n-1 (cco.CommCreateOn).
-// A rank of color NCCL_SPLIT_NOCOLOR (-1) takes part and gets no comm.
+// parent comm brings its color and key; once all have (a barrier of its
+// own, so a rank that never calls is a hang naming the split and how
+// many arrived), the ranks of one color form a new comm, ordered by key
+// and then by parent rank, and each color gets a unique id of its own,
+// in ascending color order, so the ids are the same whichever rank reads
+// first. The header then makes the rank's comm with ncclCommInitRank's
+// own call on the parent rank's device (include/nccl.h), so a split
+// comm's ranks keep their GPUs, which need not be GPUs 0..n-1
+// (cco.CommCreateOn). A rank of color NCCL_SPLIT_NOCOLOR (-1) takes part
+// and gets no comm. ncclCommShrink is a split of one color, keyed by
+// parent rank, that only the ranks not excluded make: a[6] says how many
+// take part and a[7] is a digest of the excluded ranks, which every
+// caller must give alike.
 
 // splitKey names one split of a parent comm: the seq-th its ranks made.
 type splitKey struct {
@@ -30,6 +34,10 @@ type splitKey struct {
 type commSplitState struct {
 	color, key []int64
 	uids       map[int64]cco.UniqueId
+	want       int    // the ranks taking part
+	digest     uint64 // ncclCommShrink's excluded ranks
+	first      int    // the rank that arrived first
+	bar        hostBarrier
 	read       int // the ranks that took their answer: the last deletes it
 }
 
@@ -37,7 +45,10 @@ type commSplitState struct {
 const noColor = -1
 
 func commSplit(act *sim.Actor, a []uint64, bad func(string, int, error) int) int {
-	const call = "ncclCommSplit"
+	call := "ncclCommSplit"
+	if a[6] != 0 {
+		call = "ncclCommShrink"
+	}
 	c, err := commOf(a[0])
 	if err != nil {
 		return bad(call, 1, err)
@@ -46,18 +57,33 @@ func commSplit(act *sim.Actor, a []uint64, bad func(string, int, error) int) int
 	if color < 0 && color != noColor {
 		return bad(call, 1, fmt.Errorf("rank %d: color %d is negative and not NCCL_SPLIT_NOCOLOR (-1)", c.Rank, color))
 	}
+	want := c.NRanks
+	if a[6] != 0 {
+		want = int(a[6])
+	}
+	if want < 1 || want > c.NRanks {
+		return bad(call, 1, fmt.Errorf("rank %d: %d of the comm's %d ranks take part", c.Rank, want, c.NRanks))
+	}
 	uid := rt.commUID[a[0]-1]
 	k := splitKey{uid, rt.splitSeq[a[0]]}
 	rt.splitSeq[a[0]]++
 	sp := rt.splits[k]
 	if sp == nil {
-		sp = &commSplitState{color: make([]int64, c.NRanks), key: make([]int64, c.NRanks)}
+		sp = &commSplitState{color: make([]int64, c.NRanks), key: make([]int64, c.NRanks), want: want, digest: a[7], first: c.Rank,
+			bar: hostBarrier{wl: rt.s.NewWatchList(call)}}
+		for r := range sp.color {
+			sp.color[r] = noColor // a rank a shrink excludes is in no comm
+		}
 		rt.splits[k] = sp
 	}
-	sp.color[c.Rank], sp.key[c.Rank] = color, key
-	if err := barrierAll(act, c, uid, call); err != nil {
-		return bad(call, 1, err)
+	if sp.want != want || sp.digest != a[7] {
+		return bad(call, 1, fmt.Errorf("rank %d's call does not match rank %d's: %d ranks taking part against %d, or other excluded ranks (every rank of one split or shrink passes the same)",
+			c.Rank, sp.first, want, sp.want))
 	}
+	sp.color[c.Rank], sp.key[c.Rank] = color, key
+	sp.bar.arrive(act, want, func() string {
+		return fmt.Sprintf("%s (rank %d): %d of %d ranks arrived", call, c.Rank, sp.bar.arrived, want)
+	})
 	if sp.uids == nil {
 		colors := slices.Clone(sp.color)
 		slices.Sort(colors)
@@ -89,7 +115,7 @@ func commSplit(act *sim.Actor, a []uint64, bad func(string, int, error) int) int
 		a[4] = uint64(slices.Index(members, c.Rank))
 		a[5] = uint64(len(members))
 	}
-	if sp.read++; sp.read == c.NRanks {
+	if sp.read++; sp.read == want {
 		delete(rt.splits, k)
 	}
 	return hipSuccess

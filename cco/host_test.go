@@ -347,3 +347,46 @@ func TestDevCommDestroyUntracks(t *testing.T) {
 	assert.Contains(t, err.Error(), "was destroyed already")
 	require.Error(t, cco.DevCommDestroy(comms[1], &second), "another comm's dev comm")
 }
+
+// CommCreateOn (ncclCommInitRank's) puts a rank on the GPU given, which
+// need not be its rank: two comms on the node's halves allocate on their
+// own GPUs, refuse LSA windows and dev comms with the reason, and a
+// comm's two ranks on one GPU, or a GPU the node lacks, are refused.
+func TestCommCreateOn(t *testing.T) {
+	h := newHost(t, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	lo, hi := cco.GetUniqueId(h), cco.GetUniqueId(h)
+	var comms []*cco.Comm
+	for g := range 4 {
+		uid := lo
+		if g >= 2 {
+			uid = hi
+		}
+		c, err := cco.CommCreateOn(h, uid, 2, g%2, g, 0)
+		require.NoError(t, err, "GPU %d", g)
+		assert.Equal(t, g, c.GPU)
+		assert.Equal(t, g%2, c.LsaRank)
+		comms = append(comms, c)
+	}
+	mem := h.Device().Memory()
+	for g, c := range comms {
+		assert.Equal(t, g < 2, c.RanksOnOwnGPUs(), "GPU %d", g)
+		p, err := cco.MemAlloc(c, 4096)
+		require.NoError(t, err)
+		assert.Equal(t, g, mem.GPUOf(p), "GPU %d's allocation", g)
+	}
+	_, err := cco.WindowRegister(comms[2], mem.SliceBase(2), 4096)
+	assert.ErrorContains(t, err, "ccoWindowRegister (rank 0): this comm's ranks are not on GPUs 0..1 in rank order (rank 0 on GPU 2, rank 1 on GPU 3)")
+	reqs := cco.DevCommRequirementsInitializer()
+	_, err = cco.DevCommCreate(comms[3], &reqs)
+	assert.ErrorContains(t, err, "ccoDevCommCreate (rank 1): this comm's ranks are not on GPUs 0..1")
+	_, err = cco.WindowRegister(comms[0], mem.SliceBase(0), 4096)
+	assert.NoError(t, err, "the comm on GPUs 0 and 1 keeps its windows")
+
+	uid := cco.GetUniqueId(h)
+	_, err = cco.CommCreateOn(h, uid, 2, 0, 5, 0)
+	require.NoError(t, err)
+	_, err = cco.CommCreateOn(h, uid, 2, 1, 5, 0)
+	assert.ErrorContains(t, err, "ncclCommInitRank: rank 1 and rank 0 of unique id 3 both run on GPU 5")
+	_, err = cco.CommCreateOn(h, uid, 2, 1, 8, 0)
+	assert.ErrorContains(t, err, "ncclCommInitRank: rank 1's device 8 is not one of the node's 8 GPUs")
+}

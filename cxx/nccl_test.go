@@ -241,13 +241,16 @@ func TestNcclForkGroupInit(t *testing.T) {
 // comms' rank 0 on GPU 0 before: a false hang). A rank that never splits
 // is a hang naming the split; a window on a sub-comm whose ranks are not
 // GPUs 0..n-1 in order is refused with the reason; two ranks of one comm
-// on one GPU fail ncclCommInitRank with NCCL's complaint.
+// on one GPU fail ncclCommInitRank with NCCL's complaint. ncclCommShrink
+// by the last rank (of a world made by ncclCommInitRankScalable) leaves
+// the others a comm checked the same way, and refuses a rank excluding
+// itself.
 func TestNcclSplit(t *testing.T) {
 	plainLine(t) // its fork mode's ranks are processes Go's detector does not see
 	needCxx(t)
 	prog := buildExample(t, "testdata/nccl/split.cu", "-O2", "-Wall", "-Werror")
 	for _, gpus := range []string{"4", "8"} {
-		for _, mode := range []string{"threads", "grouped", "fork", "halves"} {
+		for _, mode := range []string{"threads", "grouped", "fork", "halves", "shrink"} {
 			env := []string{"EMUD_GPUS=" + gpus}
 			if mode != "fork" {
 				env = append(env, "EMUD_RACE=1")
@@ -256,6 +259,9 @@ func TestNcclSplit(t *testing.T) {
 			require.Equal(t, 0, r.code, "%s on %s GPUs\nstdout:\n%s\nstderr:\n%s", mode, gpus, r.stdout, r.stderr)
 			assert.Contains(t, r.stdout, "split "+mode+" on "+gpus+" GPUs: 0 failed")
 			assert.NotContains(t, r.stderr, "current device", "%s on %s GPUs: no device warning", mode, gpus)
+			if mode == "shrink" {
+				assert.Contains(t, r.stderr, "ncclCommShrink: the calling rank is in excludeRanksList")
+			}
 		}
 	}
 	r := runFull(t, prog, "EMUD_GPUS=4", "missing")
@@ -265,7 +271,7 @@ func TestNcclSplit(t *testing.T) {
 	r = runFull(t, prog, "EMUD_GPUS=4", "window")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "window on world rank 0: invalid usage")
-	assert.Contains(t, r.stderr, "split.cu:88: ccoWindowRegister")
+	assert.Regexp(t, `split\.cu:\d+: ccoWindowRegister`, r.stderr)
 	assert.Contains(t, r.stderr, "this comm's ranks are not on GPUs 0..1 in rank order (rank 0 on GPU 2, rank 1 on GPU 0)")
 
 	r = runFull(t, prog, "EMUD_GPUS=4", "dup")

@@ -10,8 +10,8 @@
 // thread per device, made here), ncclCommFinalize, ncclCommDestroy,
 // ncclCommCount, ncclCommUserRank, ncclCommCuDevice, ncclMemAlloc,
 // ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
-// ncclGetVersion, ncclCommInitRankConfig, ncclCommSplit,
-// ncclCommRegister/Deregister;
+// ncclGetVersion, ncclCommInitRankConfig, ncclCommInitRankScalable,
+// ncclCommSplit, ncclCommShrink, ncclCommRegister/Deregister;
 // the host collectives (ncclAllReduce, ncclBroadcast, ncclBcast,
 // ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclGather,
 // ncclScatter), ncclSend,
@@ -21,6 +21,7 @@
 #ifndef EMUD_NCCL_H
 #define EMUD_NCCL_H
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +65,8 @@ typedef enum {
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
 #define NCCL_SPLIT_NOCOLOR -1
+#define NCCL_SHRINK_DEFAULT 0x00
+#define NCCL_SHRINK_ABORT 0x01
 #define NCCL_API_MAGIC 0xcafebeef
 #define NCCL_CONFIG_UNDEF_PTR nullptr
 
@@ -348,6 +351,68 @@ inline ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   std::memcpy(&id, "emud-uid", 8);
   std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
   return ::emud::nccl::initRank(newcomm, (int)a[5], id, (int)a[4], ci.dev, __emud_file, __emud_line);
+}
+
+// ncclCommShrink: ncclCommSplit's rendezvous among the ranks not in
+// excludeRanksList (every caller passes the same list, and the excluded
+// ranks do not call): one comm, its ranks in their order in comm, each
+// on its rank's device. Partial: NCCL_SHRINK_ABORT aborts nothing, as
+// emud's comm has no operation in flight once its streams were waited.
+inline ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                                   ncclConfig_t* config, int shrinkFlags, EMUD_SITE) {
+  (void)config;
+  if (!newcomm) return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink", "null newcomm", __emud_file, __emud_line);
+  *newcomm = nullptr;
+  ::emud::nccl::commInfo ci;
+  if (!::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink", "comm was not made by ncclCommInitRank (or destroyed)",
+                              __emud_file, __emud_line);
+  if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink", "shrinkFlags is neither NCCL_SHRINK_DEFAULT nor NCCL_SHRINK_ABORT",
+                              __emud_file, __emud_line);
+  if (excludeRanksCount < 0 || excludeRanksCount >= ci.nRanks || (excludeRanksCount > 0 && !excludeRanksList))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink",
+                              "excludeRanksCount must be at least 0 and leave a rank, with a list of that many ranks", __emud_file,
+                              __emud_line);
+  std::vector<int> ex(excludeRanksList, excludeRanksList + excludeRanksCount);
+  std::sort(ex.begin(), ex.end());
+  uint64_t digest = 1469598103934665603ull;  // FNV-1a over the sorted ranks
+  for (size_t i = 0; i < ex.size(); i++) {
+    if (ex[i] < 0 || ex[i] >= ci.nRanks || (i > 0 && ex[i] == ex[i - 1]))
+      return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink", "excludeRanksList holds a rank twice or one outside the comm",
+                                __emud_file, __emud_line);
+    if (ex[i] == ci.rank)
+      return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommShrink", "the calling rank is in excludeRanksList (excluded ranks do not call)",
+                                __emud_file, __emud_line);
+    digest = (digest ^ (uint64_t)ex[i]) * 1099511628211ull;
+  }
+  ::emud::nccl::noteDrive((uintptr_t)comm);
+  if (::emud::nccl::defer(
+          [=] {
+            return ncclCommShrink(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags, __emud_file, __emud_line,
+                                  __emud_fn);
+          },
+          EMUD_SITE_ARGS))
+    return ncclSuccess;
+  uint64_t a[16] = {(uint64_t)(uintptr_t)comm, 0, (uint64_t)ci.rank, 0, 0, 0, (uint64_t)(ci.nRanks - excludeRanksCount), digest};
+  int r = emud_host(EMUD_H_COMM_SPLIT, a, __emud_file, __emud_line);
+  if (r != 0) return ::emud::nccl::rc(r);
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  std::memcpy(&id, "emud-uid", 8);
+  std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
+  return ::emud::nccl::initRank(newcomm, (int)a[5], id, (int)a[4], ci.dev, __emud_file, __emud_line);
+}
+
+// ncclCommInitRankScalable: ncclCommInitRank's over the first of the
+// nId ids (NCCL spreads its bootstrap over them; emud's comm is made at
+// once, and every rank passes the same ids in the same order).
+inline ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                             ncclConfig_t* config, EMUD_SITE) {
+  (void)config;
+  if (nId < 1 || !commIds)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommInitRankScalable", "nId < 1 or null commIds", __emud_file, __emud_line);
+  return ncclCommInitRank(newcomm, nranks, commIds[0], myrank, EMUD_SITE_ARGS);
 }
 
 // ncclCommInitAll makes the comms of nDev devices from one thread: as

@@ -201,7 +201,7 @@ enum {
   EMUD_H_SYMBOL,           /* a: what (1 to, 2 from), address, bytes, kind, stream, async, FNV-1a of the bytes written (capi/symbols.go) */
   EMUD_H_HOST_FUNC,        /* a: what (1 queue on stream a[1] -> a[2] token, 2 the function's thread waits for token a[1]) (capi/hostfunc.go) */
   EMUD_H_NCCL_COLL,        /* a: kind, send, recv, count, type, reduction, root or peer, comm, stream (capi/nccl_coll.go) */
-  EMUD_H_COMM_SPLIT,       /* a: parent comm, color, key -> a[3] the new comm's unique id (0: no color), a[4] its rank, a[5] its ranks (capi/split.go) */
+  EMUD_H_COMM_SPLIT,       /* a: parent comm, color, key, -, -, -, ranks taking part (0: all), excluded ranks' digest -> a[3] the new comm's unique id (0: no color), a[4] its rank, a[5] its ranks (capi/split.go) */
 };
 enum { EMUD_CFT_H_DEVCOMM = 1, EMUD_CFT_H_WINDOW = 2 };
 int emud_host(int op, uint64_t* a, const char* file, int line);

@@ -10,7 +10,10 @@
 //   halves   two comms of ncclCommInitRank on the node's two halves;
 //   missing  (planted) the last rank never calls ncclCommSplit: a hang;
 //   window   a window on an odd/even sub-comm: refused, with the reason;
-//   dup      (misuse) two ranks of one comm on GPU 0.
+//   dup      (misuse) two ranks of one comm on GPU 0;
+//   shrink   the world (made by ncclCommInitRankScalable) shrunk by its
+//            last rank, which does not call, checked as a split's; a rank
+//            that names itself among the excluded is refused.
 // Each rank's value is its world rank + 1, so a sub-comm's sum names its
 // members.
 #include <cuda_runtime.h>
@@ -80,6 +83,18 @@ static std::vector<int> butFirst(int n) {
 static int splitRank(int w, ncclComm_t world, const char* mode) {
   int n = nGpus, bad = 0;
   ncclComm_t a = nullptr, b = nullptr, c = nullptr;
+  if (!std::strcmp(mode, "shrink")) {
+    int self[1] = {w};
+    if (ncclCommShrink(world, self, 1, &a, nullptr, NCCL_SHRINK_DEFAULT) != ncclInvalidArgument) bad++;
+    if (w == n - 1) return bad;
+    int last[1] = {n - 1};
+    if (ncclCommShrink(world, last, 1, &a, nullptr, NCCL_SHRINK_DEFAULT) != ncclSuccess) return 104;
+    std::vector<int> m;
+    for (int x = 0; x < n - 1; x++) m.push_back(x);
+    bad += check("shrink", a, w, m);
+    ncclCommDestroy(a);
+    return bad;
+  }
   if (ncclCommSplit(world, w % 2, -w, &a, nullptr) != ncclSuccess) return 100;
   if (!std::strcmp(mode, "window")) {
     void* buf = nullptr;
@@ -184,7 +199,9 @@ int main(int argc, char** argv) {
       ts.emplace_back([&, w] {
         cudaSetDevice(w);
         ncclComm_t world;
-        if (ncclCommInitRank(&world, n, id, w) != ncclSuccess) {
+        ncclUniqueId ids[2] = {id, id};
+        if ((!std::strcmp(mode, "shrink") ? ncclCommInitRankScalable(&world, n, w, 2, ids, nullptr)
+                                          : ncclCommInitRank(&world, n, id, w)) != ncclSuccess) {
           res[w] = 99;
           return;
         }
