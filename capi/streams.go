@@ -364,7 +364,7 @@ func init() {
 		if w := ncclGroupAdvice(e); w != "" {
 			return w
 		}
-		return "a HIP copy or memset and device work on streams that nothing orders: put them on one stream, or synchronise (hipStreamSynchronize, hipDeviceSynchronize) before the later one is queued"
+		return "stream work (a HIP copy or memset, a kernel, an NCCL call) and device work that nothing orders: put them on one stream, make the later one's stream wait for an event recorded after the earlier (hipEventRecord, then hipStreamWaitEvent), or synchronise (hipStreamSynchronize, hipDeviceSynchronize) before the later one is queued"
 	}
 	for _, k := range []race.OpKind{race.OpLane, race.OpPacket} {
 		race.RegisterAdvice(race.OpHost, k, hostAdvice)
