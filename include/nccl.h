@@ -299,6 +299,15 @@ inline ncclResult_t initRank(ncclComm_t* comm, int nRanks, const ncclUniqueId& i
   devComm[dev] = (uintptr_t)*comm;
   return ncclSuccess;
 }
+// joinSplit makes the calling rank's comm of a split's answer a (the
+// id's number, the rank, the ranks: capi/split.go) on device dev.
+inline ncclResult_t joinSplit(ncclComm_t* comm, const uint64_t* a, int dev, const char* file, int line) {
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  std::memcpy(&id, "emud-uid", 8);
+  std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
+  return initRank(comm, (int)a[5], id, (int)a[4], dev, file, line);
+}
 }  // namespace nccl
 }  // namespace emud
 
@@ -346,11 +355,7 @@ inline ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   int r = emud_host(EMUD_H_COMM_SPLIT, a, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);
   if (a[3] == 0) return ncclSuccess;  // NCCL_SPLIT_NOCOLOR
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  std::memcpy(&id, "emud-uid", 8);
-  std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
-  return ::emud::nccl::initRank(newcomm, (int)a[5], id, (int)a[4], ci.dev, __emud_file, __emud_line);
+  return ::emud::nccl::joinSplit(newcomm, a, ci.dev, __emud_file, __emud_line);
 }
 
 // ncclCommShrink: ncclCommSplit's rendezvous among the ranks not in
@@ -397,11 +402,7 @@ inline ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int e
   uint64_t a[16] = {(uint64_t)(uintptr_t)comm, 0, (uint64_t)ci.rank, 0, 0, 0, (uint64_t)(ci.nRanks - excludeRanksCount), digest};
   int r = emud_host(EMUD_H_COMM_SPLIT, a, __emud_file, __emud_line);
   if (r != 0) return ::emud::nccl::rc(r);
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  std::memcpy(&id, "emud-uid", 8);
-  std::memcpy(reinterpret_cast<unsigned char*>(&id) + 8, &a[3], sizeof a[3]);
-  return ::emud::nccl::initRank(newcomm, (int)a[5], id, (int)a[4], ci.dev, __emud_file, __emud_line);
+  return ::emud::nccl::joinSplit(newcomm, a, ci.dev, __emud_file, __emud_line);
 }
 
 // ncclCommInitRankScalable: ncclCommInitRank's over the first of the
