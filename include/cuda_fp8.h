@@ -68,8 +68,8 @@ inline __host__ __device__ __half2_raw __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_sto
     NAME() = default;                                                                                               \
     explicit __host__ __device__ NAME(double f) : __x(::emud::lowp::toFP8(f, __NV_SATFINITE, KIND)) {}              \
     explicit __host__ __device__ NAME(float f) : NAME((double)f) {}                                                 \
-    explicit __host__ __device__ NAME(__half h) : NAME(::emud::lowp::hv(h)) {}                                      \
-    explicit __host__ __device__ NAME(__nv_bfloat16 h) : NAME(::emud::lowp::bv(h)) {}                               \
+    explicit __host__ __device__ NAME(__half h) : NAME(::emud::lowp::value(h)) {}                                      \
+    explicit __host__ __device__ NAME(__nv_bfloat16 h) : NAME(::emud::lowp::value(h)) {}                               \
     explicit __host__ __device__ NAME(short v) : NAME((double)v) {}                                                 \
     explicit __host__ __device__ NAME(unsigned short v) : NAME((double)v) {}                                        \
     explicit __host__ __device__ NAME(int v) : NAME((double)v) {}                                                   \
