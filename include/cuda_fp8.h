@@ -2,9 +2,10 @@
 // E5M2: __nv_fp8_e4m3, __nv_fp8_e5m2) and their conversions
 // (__nv_cvt_float_to_fp8 and kin, with __NV_NOSAT or __NV_SATFINITE), bit
 // for bit in software (emud/lowp.h). Written for emud
-// (github.com/emud-dev/emud); not NVIDIA's header. Partial: the two- and
-// four-wide structs (__nv_fp8x2_e4m3, ...) are not here; the storage
-// conversions of pairs are.
+// (github.com/emud-dev/emud); not NVIDIA's header. The two- and four-wide
+// structs (__nv_fp8x2_e4m3, __nv_fp8x4_e5m2, ...) hold their values low
+// element first, as CUDA's storage types do. Partial: no arithmetic on
+// the fp8 types (CUDA has none either, bar conversions).
 #ifndef EMUD_CUDA_FP8_H
 #define EMUD_CUDA_FP8_H
 // What CUDA's header defines, by which programs (nccl-tests) test for it.
@@ -100,5 +101,54 @@ inline __host__ __device__ __half2_raw __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_sto
 EMUD_FP8(__nv_fp8_e4m3, __NV_E4M3)
 EMUD_FP8(__nv_fp8_e5m2, __NV_E5M2)
 #undef EMUD_FP8
+
+// Pairs and quads: each element as the scalar type converts it
+// (__NV_SATFINITE), the first in the lowest byte; out to floats and
+// halves exactly.
+#define EMUD_FP8X(NAME2, NAME4, KIND)                                                                                \
+  struct __attribute__((aligned(2))) NAME2 {                                                                        \
+    __nv_fp8x2_storage_t __x;                                                                                       \
+    NAME2() = default;                                                                                              \
+    explicit __host__ __device__ NAME2(double2 f) : __x(__nv_cvt_double2_to_fp8x2(f, __NV_SATFINITE, KIND)) {}     \
+    explicit __host__ __device__ NAME2(float2 f) : __x(__nv_cvt_float2_to_fp8x2(f, __NV_SATFINITE, KIND)) {}       \
+    explicit __host__ __device__ NAME2(__half2 h)                                                                   \
+        : __x(__nv_cvt_halfraw2_to_fp8x2((__half2_raw)h, __NV_SATFINITE, KIND)) {}                                  \
+    explicit __host__ __device__ NAME2(__nv_bfloat162 h)                                                            \
+        : __x(__nv_cvt_bfloat16raw2_to_fp8x2((__nv_bfloat162_raw)h, __NV_SATFINITE, KIND)) {}                       \
+    explicit __host__ __device__ operator __half2() const { return __half2(__nv_cvt_fp8x2_to_halfraw2(__x, KIND)); } \
+    explicit __host__ __device__ operator float2() const {                                                          \
+      __half2 h = (__half2) * this;                                                                                 \
+      return float2{__half2float(h.x), __half2float(h.y)};                                                          \
+    }                                                                                                               \
+  };                                                                                                                \
+  struct __attribute__((aligned(4))) NAME4 {                                                                        \
+    __nv_fp8x4_storage_t __x;                                                                                       \
+    NAME4() = default;                                                                                              \
+    explicit __host__ __device__ NAME4(double4 f)                                                                   \
+        : __x(pack(__nv_cvt_double2_to_fp8x2(double2{f.x, f.y}, __NV_SATFINITE, KIND),                              \
+                   __nv_cvt_double2_to_fp8x2(double2{f.z, f.w}, __NV_SATFINITE, KIND))) {}                          \
+    explicit __host__ __device__ NAME4(float4 f)                                                                    \
+        : __x(pack(__nv_cvt_float2_to_fp8x2(float2{f.x, f.y}, __NV_SATFINITE, KIND),                                \
+                   __nv_cvt_float2_to_fp8x2(float2{f.z, f.w}, __NV_SATFINITE, KIND))) {}                            \
+    explicit __host__ __device__ NAME4(__half2 lo, __half2 hi)                                                      \
+        : __x(pack(__nv_cvt_halfraw2_to_fp8x2((__half2_raw)lo, __NV_SATFINITE, KIND),                               \
+                   __nv_cvt_halfraw2_to_fp8x2((__half2_raw)hi, __NV_SATFINITE, KIND))) {}                           \
+    explicit __host__ __device__ NAME4(__nv_bfloat162 lo, __nv_bfloat162 hi)                                        \
+        : __x(pack(__nv_cvt_bfloat16raw2_to_fp8x2((__nv_bfloat162_raw)lo, __NV_SATFINITE, KIND),                    \
+                   __nv_cvt_bfloat16raw2_to_fp8x2((__nv_bfloat162_raw)hi, __NV_SATFINITE, KIND))) {}                \
+    explicit __host__ __device__ operator float4() const {                                                          \
+      __half2 lo(__nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(__x & 0xFFFF), KIND));                           \
+      __half2 hi(__nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(__x >> 16), KIND));                              \
+      return float4{__half2float(lo.x), __half2float(lo.y), __half2float(hi.x), __half2float(hi.y)};                \
+    }                                                                                                               \
+                                                                                                                    \
+   private:                                                                                                         \
+    static __host__ __device__ __nv_fp8x4_storage_t pack(__nv_fp8x2_storage_t lo, __nv_fp8x2_storage_t hi) {       \
+      return (__nv_fp8x4_storage_t)lo | (__nv_fp8x4_storage_t)hi << 16;                                             \
+    }                                                                                                               \
+  };
+EMUD_FP8X(__nv_fp8x2_e4m3, __nv_fp8x4_e4m3, __NV_E4M3)
+EMUD_FP8X(__nv_fp8x2_e5m2, __nv_fp8x4_e5m2, __NV_E5M2)
+#undef EMUD_FP8X
 
 #endif

@@ -99,6 +99,33 @@ int main() {
                 __bfloat16_as_ushort(__hmax(p, q)));
   }
 
+  // The fp8 pairs and quads hold the scalar types' bytes, low element
+  // first, from floats, doubles, halves and bfloat16 pairs, and give back
+  // the scalars' values.
+  int pairs = 0, npairs = 0;
+  for (size_t i = 0; i + 1 < fs.size(); i += 7) {
+    const float a = bitsf(fs[i]), b = bitsf(fs[i + 1]);
+    npairs++;
+    const __nv_fp8x2_e4m3 p(float2{a, b});
+    const __nv_fp8x2_e5m2 q(double2{a, b});
+    const float2 pb = (float2)p;
+    const __half2 qh = (__half2)q;
+    const __nv_fp8x4_e4m3 r(__floats2half2_rn(a, b), __floats2half2_rn(b, a));
+    const __nv_fp8x4_e5m2 w(float4{a, b, b, a});
+    const __nv_fp8x4_e4m3 z(__floats2bfloat162_rn(a, b), __floats2bfloat162_rn(a, a));
+    const float4 wb = (float4)w;
+    const unsigned a4 = __nv_fp8_e4m3(a).__x, b4 = __nv_fp8_e4m3(b).__x, a5 = __nv_fp8_e5m2(a).__x, b5 = __nv_fp8_e5m2(b).__x;
+    const unsigned ha = __nv_fp8_e4m3(__float2half(a)).__x, hb = __nv_fp8_e4m3(__float2half(b)).__x;
+    const unsigned za = __nv_fp8_e4m3(__float2bfloat16(a)).__x, zb = __nv_fp8_e4m3(__float2bfloat16(b)).__x;
+    const auto same = [](float x, float y) { return fbits(x) == fbits(y) || (x != x && y != y); };
+    pairs += p.__x != (a4 | b4 << 8) || q.__x != (a5 | b5 << 8) || r.__x != (ha | hb << 8 | hb << 16 | ha << 24) ||
+             w.__x != (a5 | b5 << 8 | b5 << 16 | a5 << 24) || z.__x != (za | zb << 8 | za << 16 | za << 24) ||
+             !same(pb.x, (float)__nv_fp8_e4m3(a)) || !same(pb.y, (float)__nv_fp8_e4m3(b)) ||
+             !same(__half2float(qh.y), (float)__nv_fp8_e5m2(b)) || !same(wb.x, (float)__nv_fp8_e5m2(a)) ||
+             !same(wb.z, (float)__nv_fp8_e5m2(b)) || sizeof p != 2 || sizeof w != 4;
+  }
+  std::printf("fp8 pairs %d of %d differ\n", pairs, npairs);
+
   // The device side agrees with the host's.
   const int n = 4096;
   uint32_t *din = nullptr, *dout = nullptr;
@@ -116,5 +143,5 @@ int main() {
     bad += out[i] != want;
   }
   std::printf("device %d of %d differ\n", bad, n);
-  return bad != 0;
+  return bad != 0 || pairs != 0;
 }
