@@ -1050,7 +1050,11 @@
 //     goroutine is stopped through rt.stop, and the job's node is closed
 //     first, so its rings go back to the process's pool (cleared where
 //     written) for the next seed's node. The simulation's and the
-//     watch's goroutines have already ended with the run.
+//     watch's goroutines have already ended with the run. The server's
+//     one engine.Scratch stays (srvScratch, main.go): each seed's
+//     simulator and node borrow it as an explore worker's seeds do (its
+//     event store, idle lane coroutines, interned names, and the node's
+//     queue, ring and engine objects), each handed out cleared.
 //   - The package maps and tables (ctxSites, sites, lanes, queueNoted,
 //     hostAllocs/hostFlags, hipUsed/hipLive/hipSerial, ipcOpened, symbolFills, ncclDevs, threadBarriers, moriRings,
 //     moriPending, moriRng, moriDevSeq/moriDevOf/moriPoolsOf, gdaState,
