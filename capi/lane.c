@@ -548,23 +548,15 @@ static int map_chunks(uint64_t lo, uint64_t hi) {
   return 0;
 }
 
+static void zero_dirty(uint64_t lo, uint64_t hi);
+
 // clear_resident zeroes the resident pages of [lo, hi) (page-aligned,
 // inside one or two chunks already mapped): pages never touched read as
-// zero already, and clearing them would fault them in.
-static void clear_resident(uint64_t lo, uint64_t hi) {
-  unsigned char vec[2 * EMUD_CHUNK / 4096];
-  for (uint64_t a = lo; a < hi;) {
-    uint64_t n = hi - a;
-    if (n > sizeof vec * 4096) n = sizeof vec * 4096;
-    if (mincore((void*)(uintptr_t)a, n, vec) != 0) {
-      memset((void*)(uintptr_t)a, 0, n);
-    } else {
-      for (uint64_t i = 0; i < n / 4096; i++)
-        if (vec[i] & 1) memset((void*)(uintptr_t)(a + i * 4096), 0, 4096);
-    }
-    a += n;
-  }
-}
+// zero already, and clearing them would fault them in. A resident page
+// is read first and cleared only if a byte is not zero (zero_dirty): the
+// free tail of a chunk, which a new region mostly gets, is clean unless
+// a stray store dirtied it, and reading it costs less than writing it.
+static void clear_resident(uint64_t lo, uint64_t hi) { zero_dirty(lo, hi); }
 
 uint64_t emud_resv_lo(void) { return resv_lo; }
 uint64_t emud_resv_hi(void) { return resv_hi; }
