@@ -105,6 +105,7 @@ type emulation struct {
 	commSite []string   // the file:line of each comm's ccoCommCreate
 	nccl     *ncclState // NCCL's host collectives in flight (nccl_coll.go)
 	barriers map[cco.UniqueId]*barrier
+	budget   launchBudget                 // a launch's memory budget (budget.go)
 	splits   map[splitKey]*commSplitState // ncclCommSplit's rendezvous in progress (split.go)
 	splitSeq map[uint64]int               // by comm handle: the ncclCommSplit calls its rank made
 	lastErr  []string
