@@ -170,8 +170,8 @@ func hostCall(h *host, act *sim.Actor, op int, a []uint64, file string, line int
 		return hostFnCall(h, act, a, file, line, bad)
 	case C.EMUD_H_STREAM_DESTROY:
 		st, err := streamOf(h, a[0])
-		if err != nil || a[0] == 0 {
-			return bad("hipStreamDestroy", hipErrorInvalidHandle, fmt.Errorf("stream %#x: not a stream hipStreamCreate made", a[0]))
+		if err != nil || a[0] <= perThreadStreamHandle {
+			return bad("hipStreamDestroy", hipErrorInvalidHandle, fmt.Errorf("stream %#x: not a stream hipStreamCreate made (the default streams are not destroyed)", a[0]))
 		}
 		_ = st.wait(act) // HIP waits for the stream's work
 		rt.streams[a[0]-1] = nil

@@ -52,6 +52,9 @@ type host struct {
 	// of a host function (hostfunc.go) completes its stream work there.
 	onExit []func(*sim.Actor)
 	ts     turnstile
+	// perThread is the thread's per-thread default stream of each device
+	// (hipStreamPerThread, cudaStreamPerThread), made on first use.
+	perThread map[int]*stream
 }
 
 // turnstile is a host thread's sim.Turnstile: a futex word (turn.c) the

@@ -33,6 +33,7 @@ type stream struct {
 	id          int // handle
 	nonBlocking bool
 	null        bool
+	owner       string   // the host thread of a per-thread default stream, else ""
 	last        streamOp // the stream's latest work, nil before any
 	// waits are the event markers hipStreamWaitEvent put on the stream
 	// since its latest work was queued: the next work follows them too
@@ -67,17 +68,50 @@ func newStream(dev int, nonBlocking bool) uint64 {
 	return uint64(st.id) // handle = index + 1
 }
 
-// streamOf is the stream of a handle; 0 is the calling thread's device's
-// null stream.
+// The handles CUDA and HIP give the default streams by name:
+// cudaStreamLegacy (hipStreamLegacy) is the null stream, and
+// cudaStreamPerThread (hipStreamPerThread) the calling thread's own
+// default stream. emud's handles of made streams start past them.
+const (
+	legacyStreamHandle    = 1
+	perThreadStreamHandle = 2
+)
+
+// streamOf is the stream of a handle; 0 and legacyStreamHandle are the
+// calling thread's device's null stream, perThreadStreamHandle its
+// per-thread stream there.
 func streamOf(h *host, handle uint64) (*stream, error) {
-	if handle == 0 {
+	switch handle {
+	case 0, legacyStreamHandle:
 		return nullStream(h.dev), nil
+	case perThreadStreamHandle:
+		return perThreadStream(h, h.dev), nil
 	}
 	i := handle - 1
 	if i < uint64(rt.gpus)+1 || i >= uint64(len(rt.streams)) || rt.streams[i] == nil {
 		return nil, fmt.Errorf("stream handle %#x was not made by hipStreamCreate (or was destroyed)", handle)
 	}
 	return rt.streams[i], nil
+}
+
+// perThreadStream is host thread h's per-thread default stream on
+// device dev: a blocking stream of its own (CUDA's per-thread stream
+// orders with the legacy null stream, not with the other threads'), made
+// on first use and named for its thread in reports.
+func perThreadStream(h *host, dev int) *stream {
+	if st := h.perThread[dev]; st != nil {
+		return st
+	}
+	for len(rt.streams) <= rt.gpus {
+		rt.streams = append(rt.streams, nil)
+	}
+	st := &stream{dev: dev, id: len(rt.streams) + 1, owner: h.name}
+	rt.streams = append(rt.streams, st)
+	if h.perThread == nil {
+		h.perThread = map[int]*stream{}
+	}
+	h.perThread[dev] = st
+	return st
 }
 
 // nullStream is device dev's null stream.
@@ -147,6 +181,9 @@ func (st *stream) wait(a *sim.Actor) error {
 func (st *stream) String() string {
 	if st.null {
 		return fmt.Sprintf("the null stream of GPU %d", st.dev)
+	}
+	if st.owner != "" {
+		return fmt.Sprintf("the per-thread stream of %s on GPU %d", st.owner, st.dev)
 	}
 	return fmt.Sprintf("stream %d of GPU %d", st.id, st.dev)
 }
@@ -439,7 +476,7 @@ func resetDevice(h *host, act *sim.Actor, a []uint64, bad func(string, int, erro
 		}
 	}
 	for i, st := range rt.streams {
-		if st != nil && !st.null && st.dev == h.dev {
+		if st != nil && !st.null && st.owner == "" && st.dev == h.dev { // the default streams stay, as the device's own
 			rt.streams[i] = nil
 		}
 	}

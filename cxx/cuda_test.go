@@ -238,3 +238,23 @@ func TestCudaDriverCallsRefused(t *testing.T) {
 	assert.Contains(t, log, "cuDeviceGet: emud emulates CUDA's runtime API, not the driver's (docs/cuda.md)")
 	assert.Equal(t, 1, strings.Count(log, "error: static assertion failed"), log)
 }
+
+// TestPerThreadStream runs testdata/streams/per_thread.cu: each thread's
+// cudaStreamPerThread is a stream of its own that the legacy stream
+// (cudaStreamLegacy, the null stream) waits for and that waits for it, so
+// the ordered run is right and clean under the race detector, and
+// destroying either default stream is refused; two threads' per-thread
+// streams do not order each other, so the planted twin, one thread's
+// kernel reading what another's writes, is a race naming both kernels.
+func TestPerThreadStream(t *testing.T) {
+	needCxx(t)
+	prog := buildExample(t, "testdata/streams/per_thread.cu", "-O2", "-Wall", "-Werror")
+	r := runFull(t, prog, "EMUD_RACE=1", "ordered")
+	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "per_thread ordered: 0 wrong")
+	assert.NotContains(t, r.stderr, "race")
+	assert.Contains(t, r.stderr, "hipStreamDestroy (host main thread): stream 0x2: not a stream hipStreamCreate made (the default streams are not destroyed)")
+	r = runFull(t, prog, "EMUD_RACE=1", "cross")
+	require.Equal(t, 5, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	assert.Regexp(t, `data race on LSA memory .*\n\s+store \(write\) of \[[^)]*\) by kernel "fill" GPU 0 .*\n\s+load \(read\) of \[[^)]*\) by kernel "copyPlusOne" GPU 0`, r.stderr)
+}

@@ -51,6 +51,9 @@ typedef enum cudaError {
 } cudaError_t;
 
 typedef hipStream_t cudaStream_t;
+// CUDA's default streams by name (hip_runtime.h's, the same values).
+#define cudaStreamLegacy ((cudaStream_t)0x1)
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 typedef hipEvent_t cudaEvent_t;
 typedef enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,

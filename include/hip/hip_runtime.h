@@ -194,6 +194,13 @@ typedef enum hipMemcpyKind {
 } hipMemcpyKind;
 
 typedef struct ihipStream_t* hipStream_t;
+// The default streams by name (HIP's values): hipStreamLegacy is the
+// null stream, hipStreamPerThread the calling thread's own default
+// stream, which orders with the null stream but not with other threads'
+// (capi/streams.go). Partial: -fgpu-default-stream=per-thread (the null
+// stream meaning the per-thread one) is not emulated.
+#define hipStreamLegacy ((hipStream_t)1)
+#define hipStreamPerThread ((hipStream_t)2)
 typedef struct ihipEvent_t* hipEvent_t;
 
 typedef struct hipDeviceProp_t {
@@ -1101,7 +1108,7 @@ inline capture_table& captures() {
 // so a program that never captures takes no lock for it.
 inline int capturing = 0;
 inline ihipGraph* capture_of(hipStream_t s) {
-  if (!capturing || !s) return nullptr;
+  if (!capturing || !s || s == hipStreamLegacy) return nullptr;
   capture_table& t = captures();
   std::lock_guard<std::mutex> g(t.mu);
   for (auto& p : t.on)
@@ -1280,7 +1287,7 @@ inline hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned flags
     }
     if (g) {
       if (!mine) {
-        if (!s) {
+        if (!s || s == hipStreamLegacy) {
           std::fprintf(stderr, "emud: %s:%d: hipStreamWaitEvent: the null stream cannot join a capture\n", __emud_file,
                        __emud_line);
           return ::emud::last_error = hipErrorStreamCaptureUnsupported;
@@ -2147,7 +2154,7 @@ typedef enum hipStreamCaptureStatus {
 typedef struct hipGraphNode* hipGraphNode_t;
 inline hipError_t hipStreamBeginCapture(hipStream_t s, hipStreamCaptureMode mode, EMUD_SITE) {
   (void)mode;  // every mode captures the same here: one stream a capture
-  if (!s) {
+  if (!s || s == hipStreamLegacy) {
     std::fprintf(stderr, "emud: %s:%d: hipStreamBeginCapture: the null stream cannot be captured\n", __emud_file,
                  __emud_line);
     return ::emud::last_error = hipErrorStreamCaptureUnsupported;
