@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -29,8 +30,8 @@ type splitKey struct {
 	seq int
 }
 
-// commSplitState is one split's colors and keys by parent rank, and the ids of
-// its new comms by color once every rank has arrived.
+// commSplitState is one split's colors and keys by parent rank, and the
+// ids of its new comms by color once every rank has arrived.
 type commSplitState struct {
 	color, key []int64
 	uids       map[int64]cco.UniqueId
@@ -102,15 +103,7 @@ func commSplit(act *sim.Actor, a []uint64, bad func(string, int, error) int) int
 				members = append(members, r)
 			}
 		}
-		slices.SortStableFunc(members, func(x, y int) int {
-			if sp.key[x] != sp.key[y] {
-				if sp.key[x] < sp.key[y] {
-					return -1
-				}
-				return 1
-			}
-			return x - y
-		})
+		slices.SortFunc(members, func(x, y int) int { return cmp.Or(cmp.Compare(sp.key[x], sp.key[y]), cmp.Compare(x, y)) })
 		a[3] = uint64(sp.uids[color])
 		a[4] = uint64(slices.Index(members, c.Rank))
 		a[5] = uint64(len(members))
