@@ -115,7 +115,8 @@ func TestDeviceMath(t *testing.T) {
 }
 
 // TestNcclRefusedCallsNameThemselves: a program calling what emud does
-// not emulate (ncclSignal, ncclPutSignal) fails to build with the
+// not emulate (ncclSignal, ncclPutSignal, ncclGroupSimulateEnd,
+// ncclCommGrow) fails to build with the
 // refused calls' own messages, not with undeclared ncclFloat or
 // ncclConfig_t, while its ncclCommSplit with a configuration builds; and the LSA multimem pointer calls are declared (NCCL's
 // multimem example checks multimemSupport first and stops, as on a GPU
@@ -128,17 +129,19 @@ func TestNcclRefusedCallsNameThemselves(t *testing.T) {
 		"  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;\n  config.CTAPolicy = 2;\n" +
 		"  (void)ncclCommSplit(c, 0, 0, out, &config);\n" +
 		"  (void)ncclSignal(1, 0, 0, 0, c, s);\n" +
-		"  (void)ncclPutSignal(p, 4, ncclFloat, 1, c, s);\n}\n" +
+		"  (void)ncclPutSignal(p, 4, ncclFloat, 1, c, s);\n" +
+		"  ncclSimInfo_t si = NCCL_SIM_INFO_INITIALIZER;\n  (void)ncclGroupSimulateEnd(&si);\n" +
+		"  (void)ncclCommGrow(c, 4, nullptr, -1, out, &config);\n}\n" +
 		"__global__ void k(ncclWindow_t w, ncclDevComm dc) { *(float*)ncclGetLsaMultimemPointer(w, 0, dc) = 1; }\n" +
 		"void g(ncclWindow_t w) { void* p; (void)ncclGetLsaMultimemDevicePointer(w, 0, &p); }\n"
 	log := compileFails(t, root, "collectives.cu", src, "calls emud does not emulate must not build")
-	for _, call := range []string{"ncclSignal", "ncclPutSignal"} {
+	for _, call := range []string{"ncclSignal", "ncclPutSignal", "ncclGroupSimulateEnd", "ncclCommGrow"} {
 		assert.Contains(t, log, call+" is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)")
 	}
 	assert.NotContains(t, log, "ncclCommSplit")
 	assert.NotContains(t, log, "not declared")
 	assert.NotContains(t, log, "does not name a type")
-	assert.Equal(t, 2, strings.Count(log, "error: static assertion failed"), "one error a refused call:\n%s", log)
+	assert.Equal(t, 4, strings.Count(log, "error: static assertion failed"), "one error a refused call:\n%s", log)
 }
 
 // TestCudaCallsDocumented: docs/cuda.md names, as a code span, every

@@ -314,7 +314,8 @@ func TestNcclStreamOverlap(t *testing.T) {
 // GPUs: ncclCommInitAll from one thread, the comm queries, team
 // arithmetic, and misuse failing with NCCL's result and a line naming why
 // (ncclMemAlloc before any comm, ncclMemFree of a stranger, a dev comm
-// asking for LL all-to-all slots, requirements without NCCL's magic).
+// asking for LL all-to-all slots, requirements without NCCL's magic), and
+// a suspended or revoked comm refusing collectives, naming why.
 func TestNcclHostAPI(t *testing.T) {
 	needCxx(t)
 	root := setupCxx(t)
@@ -324,11 +325,15 @@ func TestNcclHostAPI(t *testing.T) {
 		require.Equal(t, 0, r.code, "EMUD_GPUS=%s\nstdout:\n%s\nstderr:\n%s", gpus, r.stdout, r.stderr)
 		assert.Contains(t, r.stdout, "host_api: PASS")
 		for _, want := range []string{
-			"main.cu:26: ncclMemAlloc: no NCCL comm on the current device yet",
-			"main.cu:27: ncclMemFree: not a pointer ncclMemAlloc returned",
+			"main.cu:27: ncclMemAlloc: no NCCL comm on the current device yet",
+			"main.cu:28: ncclMemFree: not a pointer ncclMemAlloc returned",
 			"ncclDevCommCreate: LL all-to-all slots: not emulated in C++ yet",
 			"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
-			"main.cu:56: ncclGetLsaMultimemDevicePointer: LSA multimem is not emulated (docs/cuda.md)",
+			"main.cu:57: ncclGetLsaMultimemDevicePointer: LSA multimem is not emulated (docs/cuda.md)",
+			"main.cu:64: ncclCommSuspend: the communicator is suspended already",
+			"main.cu:66: the collective: the communicator is suspended (ncclCommSuspend): ncclCommResume first",
+			"main.cu:83: the collective: the communicator was revoked (ncclCommRevoke): destroy, split or shrink it",
+			"main.cu:84: ncclCommFinalize: the communicator was revoked",
 		} {
 			assert.Contains(t, r.stderr, want, "EMUD_GPUS=%s", gpus)
 		}

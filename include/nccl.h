@@ -11,7 +11,8 @@
 // ncclCommCount, ncclCommUserRank, ncclCommCuDevice, ncclMemAlloc,
 // ncclMemFree, ncclCommWindowRegister/Deregister, ncclGetErrorString,
 // ncclGetVersion, ncclCommInitRankConfig, ncclCommInitRankScalable,
-// ncclCommSplit, ncclCommShrink, ncclCommRegister/Deregister;
+// ncclCommSplit, ncclCommShrink, ncclCommSuspend/Resume, ncclCommMemStats,
+// ncclCommRevoke, ncclWinGetUserPtr, ncclCommRegister/Deregister;
 // the host collectives (ncclAllReduce, ncclBroadcast, ncclBcast,
 // ncclReduce, ncclAllGather, ncclReduceScatter, ncclAlltoAll, ncclGather,
 // ncclScatter), ncclSend,
@@ -67,6 +68,9 @@ typedef enum {
 #define NCCL_SPLIT_NOCOLOR -1
 #define NCCL_SHRINK_DEFAULT 0x00
 #define NCCL_SHRINK_ABORT 0x01
+#define NCCL_REVOKE_DEFAULT 0x00
+#define NCCL_SUSPEND_MEM 0x01
+#define NCCL_UNDEF_FLOAT -1.0f
 #define NCCL_API_MAGIC 0xcafebeef
 #define NCCL_CONFIG_UNDEF_PTR nullptr
 
@@ -143,7 +147,9 @@ namespace nccl {
 // rank, size and device, for the calls NCCL answers on the host.
 struct commInfo {
   int rank, nRanks, dev;
-  uint64_t clique;  // the unique id's: comms of one ncclCommInitRank id share it
+  uint64_t clique;         // the unique id's: comms of one ncclCommInitRank id share it
+  bool suspended = false;  // ncclCommSuspend'ed, not resumed yet
+  bool revoked = false;    // ncclCommRevoke'd
 };
 inline std::mutex mu;
 inline std::map<uintptr_t, commInfo> comms;   // by ncclComm_t
@@ -443,12 +449,16 @@ inline ncclResult_t ncclCommInitAll(ncclComm_t* comms, int nDev, const int* devL
   return ncclSuccess;
 }
 
-// ncclCommFinalize: nothing is outstanding (no host collectives), so it
-// has nothing to flush.
+// ncclCommFinalize: emud's collectives are stream work queued at their
+// call, so there is nothing left to flush; after ncclCommRevoke it is
+// invalid, as NCCL says.
 inline ncclResult_t ncclCommFinalize(ncclComm_t comm, EMUD_SITE) {
   ::emud::nccl::commInfo ci;
   if (!::emud::nccl::info(comm, &ci))
     return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommFinalize", "not a comm ncclCommInitRank made", __emud_file, __emud_line);
+  if (ci.revoked)
+    return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommFinalize", "the communicator was revoked (ncclCommRevoke): destroy it",
+                              __emud_file, __emud_line);
   return ncclSuccess;
 }
 inline ncclResult_t ncclCommDestroy(ncclComm_t comm, EMUD_SITE) {
@@ -610,6 +620,12 @@ constexpr int preMulOp = 5;
 inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t count, int type, int op, int peer,
                          ncclComm_t comm, cudaStream_t s, const char* file, int line, bool inPlace = false) {
   if (comm) noteDrive((uintptr_t)comm);
+  commInfo ci;
+  if (comm && info(comm, &ci) && (ci.suspended || ci.revoked))
+    return fail(ncclInvalidUsage, "the collective",
+                ci.revoked ? "the communicator was revoked (ncclCommRevoke): destroy, split or shrink it"
+                           : "the communicator is suspended (ncclCommSuspend): ncclCommResume first",
+                file, line);
   uint64_t residence = 0, scalar = 0;
   if (op >= ncclNumOps && (kind == coll_allreduce || kind == coll_reduce || kind == coll_reducescatter)) {
     std::lock_guard<std::mutex> g(mu);
@@ -792,6 +808,94 @@ inline ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncEr
 // queued runs as it would after a destroy).
 inline ncclResult_t ncclCommAbort(ncclComm_t comm, EMUD_SITE) { return ncclCommDestroy(comm, EMUD_SITE_ARGS); }
 
+// ncclCommSuspend and ncclCommResume: a suspended comm refuses
+// collectives until resumed. Partial: it releases no memory, as emud's
+// comm holds no GPU memory of NCCL's own (ncclMemAlloc's is the user's).
+inline ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags, EMUD_SITE) {
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
+  if (it == ::emud::nccl::comms.end())
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSuspend", "comm was not made by ncclCommInitRank (or destroyed)",
+                              __emud_file, __emud_line);
+  if (flags & ~NCCL_SUSPEND_MEM)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSuspend", "flags other than NCCL_SUSPEND_MEM", __emud_file, __emud_line);
+  if (it->second.suspended)
+    return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommSuspend", "the communicator is suspended already", __emud_file, __emud_line);
+  it->second.suspended = true;
+  return ncclSuccess;
+}
+inline ncclResult_t ncclCommResume(ncclComm_t comm, EMUD_SITE) {
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
+  if (it == ::emud::nccl::comms.end())
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommResume", "comm was not made by ncclCommInitRank (or destroyed)",
+                              __emud_file, __emud_line);
+  if (!it->second.suspended)
+    return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommResume", "the communicator is not suspended", __emud_file, __emud_line);
+  it->second.suspended = false;
+  return ncclSuccess;
+}
+// ncclCommMemStats: emud's comm holds no GPU memory of NCCL's own, so the
+// byte counts are 0; ncclStatGpuMemSuspended says whether it is suspended.
+typedef enum {
+  ncclStatGpuMemSuspend = 0,
+  ncclStatGpuMemSuspended = 1,
+  ncclStatGpuMemPersist = 2,
+  ncclStatGpuMemTotal = 3
+} ncclCommMemStat_t;
+inline ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!value || !::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommMemStats", "null value, or comm not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  switch (stat) {
+    case ncclStatGpuMemSuspended: *value = ci.suspended; return ncclSuccess;
+    case ncclStatGpuMemSuspend:
+    case ncclStatGpuMemPersist:
+    case ncclStatGpuMemTotal: *value = 0; return ncclSuccess;
+  }
+  return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommMemStats", "not an ncclCommMemStat_t", __emud_file, __emud_line);
+}
+// ncclCommRevoke: the comm takes no more collectives (they fail naming
+// the revoke); destroy, split and shrink still work. emud's comm has
+// nothing in flight to stop once its streams were waited for (partial:
+// work already queued on a stream runs).
+inline ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags, EMUD_SITE) {
+  std::lock_guard<std::mutex> g(::emud::nccl::mu);
+  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
+  if (it == ::emud::nccl::comms.end())
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRevoke", "comm was not made by ncclCommInitRank (or destroyed)",
+                              __emud_file, __emud_line);
+  if (revokeFlags != NCCL_REVOKE_DEFAULT)
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRevoke", "revokeFlags must be NCCL_REVOKE_DEFAULT", __emud_file,
+                              __emud_line);
+  it->second.revoked = true;
+  return ncclSuccess;
+}
+// ncclWinGetUserPtr: the buffer the calling rank registered the window on.
+inline ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr, EMUD_SITE) {
+  ::emud::nccl::commInfo ci;
+  if (!outUserPtr || !win || !::emud::nccl::info(comm, &ci))
+    return ::emud::nccl::fail(ncclInvalidArgument, "ncclWinGetUserPtr", "null window or pointer, or comm not made by ncclCommInitRank",
+                              __emud_file, __emud_line);
+  *outUserPtr = win->winBase + (((uint64_t)win->lsaRank * win->stride4G) << 32);
+  return ncclSuccess;
+}
+// ncclResetDebugInit (deprecated by NCCL): emud's NCCL has no debug log
+// to set up again.
+inline void ncclResetDebugInit() {}
+
+// ncclGroupSimulateEnd's and the parameter API's types, so that a
+// program calling them fails on the call's own message below.
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  float estimatedTime;
+} ncclSimInfo_t;
+#define NCCL_SIM_INFO_INITIALIZER {sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION_CODE, NCCL_UNDEF_FLOAT}
+typedef struct ncclParamHandle* ncclParamHandle_t;
+
 // ---- not emulated: a compile error naming the call ----
 namespace emud {
 namespace nccl {
@@ -806,6 +910,23 @@ inline constexpr bool unsupported_v = false;
                   #name " is not supported by emud (docs/cuda.md lists the NCCL calls emud emulates)");      \
     return ncclInvalidUsage;                                                                                  \
   }
+EMUD_NCCL_UNSUPPORTED(ncclCommGetUniqueId)
+EMUD_NCCL_UNSUPPORTED(ncclCommGrow)
+EMUD_NCCL_UNSUPPORTED(ncclGroupSimulateEnd)
+EMUD_NCCL_UNSUPPORTED(ncclParamBind)
+EMUD_NCCL_UNSUPPORTED(ncclParamGet)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetI8)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetI16)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetI32)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetI64)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetU8)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetU16)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetU32)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetU64)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetStr)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetParameter)
+EMUD_NCCL_UNSUPPORTED(ncclParamGetAllParameterKeys)
+EMUD_NCCL_UNSUPPORTED(ncclParamDumpAll)
 EMUD_NCCL_UNSUPPORTED(ncclPutSignal)
 EMUD_NCCL_UNSUPPORTED(ncclSignal)
 EMUD_NCCL_UNSUPPORTED(ncclWaitSignal)

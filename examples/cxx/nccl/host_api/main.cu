@@ -2,6 +2,7 @@
 // (each must fail with the result NCCL gives, and say why on stderr),
 // then ncclCommInitAll over every device and the comm queries. Prints
 // PASS or each call that came out wrong.
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -54,6 +55,34 @@ int main() {
   // LSA multimem is not emulated: its pointer query says so.
   void* mm = &dc;
   EXPECT(ncclGetLsaMultimemDevicePointer(nullptr, 0, &mm) == ncclInvalidUsage && mm == nullptr);
+  // Suspend, resume, revoke and the memory statistics: a suspended or
+  // revoked comm refuses collectives, naming why.
+  float* f = nullptr;
+  EXPECT(cudaMalloc(&f, sizeof(float)) == cudaSuccess);
+  uint64_t v = 9;
+  EXPECT(ncclCommSuspend(comms[0], NCCL_SUSPEND_MEM) == ncclSuccess);
+  EXPECT(ncclCommSuspend(comms[0], 0) == ncclInvalidUsage);
+  EXPECT(ncclCommMemStats(comms[0], ncclStatGpuMemSuspended, &v) == ncclSuccess && v == 1);
+  EXPECT(ncclAllReduce(f, f, 1, ncclFloat, ncclSum, comms[0], nullptr) == ncclInvalidUsage);
+  EXPECT(ncclCommResume(comms[0]) == ncclSuccess && ncclCommResume(comms[0]) == ncclInvalidUsage);
+  EXPECT(ncclCommMemStats(comms[0], ncclStatGpuMemSuspended, &v) == ncclSuccess && v == 0);
+  EXPECT(ncclCommMemStats(comms[0], ncclStatGpuMemTotal, &v) == ncclSuccess && v == 0);
+  EXPECT(ncclCommMemStats(comms[0], (ncclCommMemStat_t)7, &v) == ncclInvalidArgument);
+  EXPECT(ncclCommRevoke(comms[0], 1) == ncclInvalidArgument);
+  // A window gives back the buffer it was registered on (a lone rank's
+  // comm, so that the registration, collective, needs no other thread).
+  ncclUniqueId id;
+  ncclComm_t solo = nullptr;
+  ncclWindow_t win = nullptr;
+  void* userPtr = nullptr;
+  EXPECT(ncclGetUniqueId(&id) == ncclSuccess && ncclCommInitRank(&solo, 1, id, 0) == ncclSuccess);
+  EXPECT(ncclMemAlloc(&p, 1 << 16) == ncclSuccess);
+  EXPECT(ncclCommWindowRegister(solo, p, 1 << 16, &win) == ncclSuccess);
+  EXPECT(ncclWinGetUserPtr(solo, win, &userPtr) == ncclSuccess && userPtr == p);
+  EXPECT(ncclCommRevoke(solo, NCCL_REVOKE_DEFAULT) == ncclSuccess);
+  EXPECT(ncclAllReduce(f, f, 1, ncclFloat, ncclSum, solo, nullptr) == ncclInvalidUsage);
+  EXPECT(ncclCommFinalize(solo) == ncclInvalidUsage);
+  EXPECT(ncclCommDestroy(solo) == ncclSuccess);
   // Team arithmetic: 8 ranks as 2 x 4.
   ncclTeam_t world{8, 5, 1};
   ncclTeam_t inner = ncclTeamInnerFactor(world, 4), outer = ncclTeamOuterFactor(world, 4);
