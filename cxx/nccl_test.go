@@ -331,8 +331,8 @@ func TestNcclHostAPI(t *testing.T) {
 			"ncclDevCommCreate: requirements magic is not NCCL_API_MAGIC",
 			"main.cu:57: ncclGetLsaMultimemDevicePointer: LSA multimem is not emulated (docs/cuda.md)",
 			"main.cu:64: ncclCommSuspend: the communicator is suspended already",
-			"main.cu:66: the collective: the communicator is suspended (ncclCommSuspend): ncclCommResume first",
-			"main.cu:83: the collective: the communicator was revoked (ncclCommRevoke): destroy, split or shrink it",
+			"main.cu:66: ncclAllReduce: the communicator is suspended (ncclCommSuspend): ncclCommResume first",
+			"main.cu:83: ncclAllReduce: the communicator was revoked (ncclCommRevoke): destroy, split or shrink it",
 			"main.cu:84: ncclCommFinalize: the communicator was revoked",
 		} {
 			assert.Contains(t, r.stderr, want, "EMUD_GPUS=%s", gpus)

@@ -603,6 +603,14 @@ enum {
   coll_gather,
   coll_scatter
 };
+// collName is call kind's NCCL name, for its errors.
+inline const char* collName(int kind, bool inPlace) {
+  static const char* const names[] = {"ncclAllReduce", "ncclBroadcast",  "ncclReduce",   "ncclAllGather",
+                                      "ncclReduceScatter", "ncclAlltoAll", "ncclSend",     "ncclRecv",
+                                      "ncclGroupStart", "ncclGroupEnd",   "ncclGather",   "ncclScatter"};
+  if (kind == coll_broadcast && inPlace) return "ncclBcast";
+  return kind >= coll_allreduce && kind <= coll_scatter ? names[kind - coll_allreduce] : "the collective";
+}
 // A reduction operator ncclRedOpCreatePreMulSum made: ncclNumOps + its
 // index names it; the emulator gets its scalar with each call.
 struct preMulSum {
@@ -622,7 +630,7 @@ inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t co
   if (comm) noteDrive((uintptr_t)comm);
   commInfo ci;
   if (comm && info(comm, &ci) && (ci.suspended || ci.revoked))
-    return fail(ncclInvalidUsage, "the collective",
+    return fail(ncclInvalidUsage, collName(kind, inPlace),
                 ci.revoked ? "the communicator was revoked (ncclCommRevoke): destroy, split or shrink it"
                            : "the communicator is suspended (ncclCommSuspend): ncclCommResume first",
                 file, line);
@@ -631,11 +639,11 @@ inline ncclResult_t coll(int kind, const void* send, const void* recv, size_t co
     std::lock_guard<std::mutex> g(mu);
     size_t k = (size_t)(op - ncclNumOps);
     if (k >= userOps.size() || !userOps[k].live)
-      return fail(ncclInvalidArgument, "the collective", "a reduction operator ncclRedOpCreatePreMulSum did not make (or destroyed)", file, line);
+      return fail(ncclInvalidArgument, collName(kind, inPlace), "a reduction operator ncclRedOpCreatePreMulSum did not make (or destroyed)", file, line);
     if (userOps[k].comm != comm)
-      return fail(ncclInvalidArgument, "the collective", "a reduction operator made for another communicator", file, line);
+      return fail(ncclInvalidArgument, collName(kind, inPlace), "a reduction operator made for another communicator", file, line);
     if (userOps[k].type != type)
-      return fail(ncclInvalidArgument, "the collective", "a reduction operator made for another datatype", file, line);
+      return fail(ncclInvalidArgument, collName(kind, inPlace), "a reduction operator made for another datatype", file, line);
     residence = userOps[k].residence == ncclScalarHostImmediate ? 1 : 2;
     scalar = userOps[k].scalar;
     op = preMulOp;
