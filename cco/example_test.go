@@ -34,6 +34,34 @@ func ExampleDevCommCreate() {
 	// Output: queues per peer: 8 lsaSize: 1
 }
 
+// NCCL's comms put each rank on the device its thread had set: two
+// comms on the node's two halves keep their memory on their own GPUs,
+// and the second, not on GPUs 0..n-1 in rank order, has no LSA windows.
+func ExampleCommCreateOn() {
+	s := sim.New(sim.Config{Seed: 1})
+	node, _ := engine.NewNode(s, cco.MI355X(0))
+	host := cco.NewEmulatedHost(node, cco.Env{"MORI_ENABLE_SDMA": "1"})
+	lo, hi := cco.GetUniqueId(host), cco.GetUniqueId(host)
+	for gpu := range 4 {
+		uid := lo
+		if gpu >= 2 {
+			uid = hi
+		}
+		c, err := cco.CommCreateOn(host, uid, 2, gpu%2, gpu, 0)
+		if err != nil {
+			panic(err)
+		}
+		buf, _ := cco.MemAlloc(c, 4096)
+		_, err = cco.WindowRegister(c, buf, 4096)
+		fmt.Printf("rank %d on GPU %d: memory on GPU %d, LSA windows %v\n", c.Rank, c.GPU, node.Memory().GPUOf(buf), err == nil)
+	}
+	// Output:
+	// rank 0 on GPU 0: memory on GPU 0, LSA windows true
+	// rank 1 on GPU 1: memory on GPU 1, LSA windows true
+	// rank 0 on GPU 2: memory on GPU 2, LSA windows false
+	// rank 1 on GPU 3: memory on GPU 3, LSA windows false
+}
+
 // Put then QuietQueue: the send is out and the source reusable.
 func ExampleSdma_Put() {
 	j, _ := job.New(job.Config{Sim: sim.Config{Seed: 1}, Ranks: 2}) // host side: package job
