@@ -533,8 +533,10 @@
 //
 // A stream's work (kernels, hipMemcpyAsync, hipMemsetAsync) runs in
 // order; the null stream waits for the device's blocking streams and they
-// for it, as HIP's legacy default stream; a stream made with
-// hipStreamNonBlocking is ordered by its own work only. hipMemcpy and
+// for it, as HIP's legacy default stream (hipStreamLegacy names it); a
+// stream made with hipStreamNonBlocking is ordered by its own work only;
+// hipStreamPerThread is each host thread's own blocking stream, made on
+// first use (streams.go). hipMemcpy and
 // hipMemset follow all of the device's work and are done by the host
 // thread. The Async forms are really asynchronous: each is a sim actor of
 // its stream that starts 2 µs after it is queued and lands 64 KiB at a
