@@ -819,29 +819,36 @@ inline ncclResult_t ncclCommAbort(ncclComm_t comm, EMUD_SITE) { return ncclCommD
 // ncclCommSuspend and ncclCommResume: a suspended comm refuses
 // collectives until resumed. Partial: it releases no memory, as emud's
 // comm holds no GPU memory of NCCL's own (ncclMemAlloc's is the user's).
+namespace emud {
+namespace nccl {
+// changeState runs change on comm's kept state under the lock, or fails
+// call as NCCL does for a comm that is not live.
+inline ncclResult_t changeState(ncclComm_t comm, const char* call, const char* file, int line,
+                                const std::function<ncclResult_t(commInfo&)>& change) {
+  std::lock_guard<std::mutex> g(mu);
+  auto it = comms.find((uintptr_t)comm);
+  if (it == comms.end()) return fail(ncclInvalidArgument, call, "comm was not made by ncclCommInitRank (or destroyed)", file, line);
+  return change(it->second);
+}
+}  // namespace nccl
+}  // namespace emud
 inline ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags, EMUD_SITE) {
-  std::lock_guard<std::mutex> g(::emud::nccl::mu);
-  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
-  if (it == ::emud::nccl::comms.end())
-    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSuspend", "comm was not made by ncclCommInitRank (or destroyed)",
-                              __emud_file, __emud_line);
-  if (flags & ~NCCL_SUSPEND_MEM)
-    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSuspend", "flags other than NCCL_SUSPEND_MEM", __emud_file, __emud_line);
-  if (it->second.suspended)
-    return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommSuspend", "the communicator is suspended already", __emud_file, __emud_line);
-  it->second.suspended = true;
-  return ncclSuccess;
+  return ::emud::nccl::changeState(comm, "ncclCommSuspend", __emud_file, __emud_line, [&](::emud::nccl::commInfo& ci) {
+    if (flags & ~NCCL_SUSPEND_MEM)
+      return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommSuspend", "flags other than NCCL_SUSPEND_MEM", __emud_file, __emud_line);
+    if (ci.suspended)
+      return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommSuspend", "the communicator is suspended already", __emud_file, __emud_line);
+    ci.suspended = true;
+    return ncclSuccess;
+  });
 }
 inline ncclResult_t ncclCommResume(ncclComm_t comm, EMUD_SITE) {
-  std::lock_guard<std::mutex> g(::emud::nccl::mu);
-  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
-  if (it == ::emud::nccl::comms.end())
-    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommResume", "comm was not made by ncclCommInitRank (or destroyed)",
-                              __emud_file, __emud_line);
-  if (!it->second.suspended)
-    return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommResume", "the communicator is not suspended", __emud_file, __emud_line);
-  it->second.suspended = false;
-  return ncclSuccess;
+  return ::emud::nccl::changeState(comm, "ncclCommResume", __emud_file, __emud_line, [&](::emud::nccl::commInfo& ci) {
+    if (!ci.suspended)
+      return ::emud::nccl::fail(ncclInvalidUsage, "ncclCommResume", "the communicator is not suspended", __emud_file, __emud_line);
+    ci.suspended = false;
+    return ncclSuccess;
+  });
 }
 // ncclCommMemStats: emud's comm holds no GPU memory of NCCL's own, so the
 // byte counts are 0; ncclStatGpuMemSuspended says whether it is suspended.
@@ -869,16 +876,13 @@ inline ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, ui
 // nothing in flight to stop once its streams were waited for (partial:
 // work already queued on a stream runs).
 inline ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags, EMUD_SITE) {
-  std::lock_guard<std::mutex> g(::emud::nccl::mu);
-  auto it = ::emud::nccl::comms.find((uintptr_t)comm);
-  if (it == ::emud::nccl::comms.end())
-    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRevoke", "comm was not made by ncclCommInitRank (or destroyed)",
-                              __emud_file, __emud_line);
-  if (revokeFlags != NCCL_REVOKE_DEFAULT)
-    return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRevoke", "revokeFlags must be NCCL_REVOKE_DEFAULT", __emud_file,
-                              __emud_line);
-  it->second.revoked = true;
-  return ncclSuccess;
+  return ::emud::nccl::changeState(comm, "ncclCommRevoke", __emud_file, __emud_line, [&](::emud::nccl::commInfo& ci) {
+    if (revokeFlags != NCCL_REVOKE_DEFAULT)
+      return ::emud::nccl::fail(ncclInvalidArgument, "ncclCommRevoke", "revokeFlags must be NCCL_REVOKE_DEFAULT", __emud_file,
+                                __emud_line);
+    ci.revoked = true;
+    return ncclSuccess;
+  });
 }
 // ncclWinGetUserPtr: the buffer the calling rank registered the window on.
 inline ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr, EMUD_SITE) {

@@ -26,14 +26,5 @@
 #define EMUD_LP_ONE 0x3F80
 #define EMUD_LP_INF 0x7F80
 #include "emud/lowp_type.h"
-#undef EMUD_LP_INF
-#undef EMUD_LP_ONE
-#undef EMUD_LP_N2
-#undef EMUD_LP_N
-#undef EMUD_LP_FMT
-#undef EMUD_LP2_RAW
-#undef EMUD_LP_RAW
-#undef EMUD_LP2
-#undef EMUD_LP
 
 #endif

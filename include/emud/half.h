@@ -33,15 +33,6 @@
 #define EMUD_LP_ONE 0x3C00
 #define EMUD_LP_INF 0x7C00
 #include "emud/lowp_type.h"
-#undef EMUD_LP_INF
-#undef EMUD_LP_ONE
-#undef EMUD_LP_N2
-#undef EMUD_LP_N
-#undef EMUD_LP_FMT
-#undef EMUD_LP2_RAW
-#undef EMUD_LP_RAW
-#undef EMUD_LP2
-#undef EMUD_LP
 
 typedef __half half;
 typedef __half2 half2;

@@ -11,7 +11,7 @@
 //   EMUD_LP_N, EMUD_LP_N2          the conversions' stem (half, half2;
 //                                  bfloat16, bfloat162);
 //   EMUD_LP_ONE, EMUD_LP_INF       the encodings of 1 and +infinity.
-// The includer undefines them after. Written for emud
+// They are undefined at the end, with the body's own macros. Written for emud
 // (github.com/emud-dev/emud); not NVIDIA's or AMD's header.
 #if !defined(EMUD_LP) || !defined(EMUD_LP2) || !defined(EMUD_LP_RAW) || !defined(EMUD_LP2_RAW) || !defined(EMUD_LP_FMT) || \
     !defined(EMUD_LP_N) || !defined(EMUD_LP_N2) || !defined(EMUD_LP_ONE) || !defined(EMUD_LP_INF)
@@ -297,3 +297,12 @@ inline __host__ __device__ bool operator!=(const EMUD_LP2& a, const EMUD_LP2& b)
 #undef EMUD_LP_CAT3
 #undef EMUD_LP_CAT
 #undef EMUD_LP_CAT_
+#undef EMUD_LP_INF
+#undef EMUD_LP_ONE
+#undef EMUD_LP_N2
+#undef EMUD_LP_N
+#undef EMUD_LP_FMT
+#undef EMUD_LP2_RAW
+#undef EMUD_LP_RAW
+#undef EMUD_LP2
+#undef EMUD_LP
